@@ -1,0 +1,66 @@
+# gavel's interface: every target a developer or CI needs. `make demo` and `make test`
+# do all set-up themselves (packages, Kubernetes binaries, images) and reuse the cache
+# kept outside the repository ($(GAVEL_CACHE)).
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+export GAVEL_CACHE ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/gavel
+HARNESS := test/harness
+VITEST := node_modules/.bin/vitest run
+
+.PHONY: all deps build lint typecheck verify test test-unit test-integration test-e2e \
+        demo bench images base-image k8s-binaries docker-up cluster-up cluster-down clean
+
+all: build
+
+deps: ## system packages and npm modules
+	$(HARNESS)/install-deps.sh
+
+build: deps ## compile TypeScript to dist/; bin/gavel runs it
+	node_modules/.bin/tsc -p tsconfig.build.json
+
+typecheck: deps
+	node_modules/.bin/tsc -p tsconfig.json --noEmit
+
+lint: typecheck ## eslint with type information
+	node_modules/.bin/eslint --max-warnings 0 .
+
+verify: build ## generated files have not drifted from their sources
+	$(HARNESS)/verify.sh
+
+test-unit: deps ## pure logic, no servers
+	$(VITEST) --project unit
+
+k8s-binaries: deps ## kube-apiserver & co. and helm, built from the Go module proxy
+	$(HARNESS)/build-k8s.sh
+
+docker-up: deps
+	$(HARNESS)/docker-up.sh
+
+base-image: docker-up ## Debian bookworm + Node 20, built locally
+	$(HARNESS)/base-image.sh
+
+images: base-image build ## every image gavel ships, FROM the base image
+	$(HARNESS)/images.sh
+
+test-integration: build k8s-binaries images ## real etcd + kube-apiserver, NATS, Docker
+	$(VITEST) --project integration
+
+cluster-up: k8s-binaries images ## single-node cluster: control plane + kubelet on containerd
+	$(HARNESS)/cluster.sh up
+
+cluster-down:
+	$(HARNESS)/cluster.sh down
+
+test-e2e: cluster-up ## the chart on the single-node cluster, real pods
+	$(VITEST) --project e2e
+
+test: lint verify test-unit test-integration test-e2e ## everything CI runs
+
+demo: build images ## gavel's main job, end to end
+	$(HARNESS)/demo.sh
+
+bench: build images ## benchmarks, reported as ratios against a same-run baseline
+	node dist/bench/run.js
+
+clean:
+	rm -rf dist

@@ -1,0 +1,346 @@
+// TypeScript shapes of gavel's custom resources (group 100monkeys.ai, version v1).
+// Field names are the reference documents' own (snake_case) so that every manifest shown
+// there applies verbatim. crds/ is the source of truth; a test checks these against it.
+
+export const GROUP = "100monkeys.ai";
+export const VERSION = "v1";
+export const API_VERSION = `${GROUP}/${VERSION}`;
+
+/** Label that marks an Agent as a judge (`metadata.labels.role: judge`). */
+export const ROLE_LABEL = "role";
+export const ROLE_JUDGE = "judge";
+
+export interface ObjectMeta {
+  name: string;
+  namespace?: string;
+  uid?: string;
+  generation?: number;
+  resourceVersion?: string;
+  creationTimestamp?: string;
+  deletionTimestamp?: string;
+  labels?: Record<string, string>;
+  annotations?: Record<string, string>;
+  finalizers?: string[];
+  ownerReferences?: OwnerReference[];
+}
+
+export interface OwnerReference {
+  apiVersion: string;
+  kind: string;
+  name: string;
+  uid: string;
+  controller?: boolean;
+  blockOwnerDeletion?: boolean;
+}
+
+export interface Condition {
+  type: string;
+  status: "True" | "False" | "Unknown";
+  reason: string;
+  message: string;
+  lastTransitionTime: string;
+  observedGeneration?: number;
+}
+
+// ---------------------------------------------------------------- Agent
+
+export interface Agent {
+  apiVersion: typeof API_VERSION;
+  kind: "Agent";
+  metadata: ObjectMeta;
+  spec: AgentSpec;
+  status?: AgentStatus;
+}
+
+export interface AgentSpec {
+  runtime?: RuntimeSpec;
+  task?: { instruction?: string };
+  /** JSON Schema of the input; for judges, the property names gavel maps its payload onto. */
+  input_schema?: JsonObject;
+  tools?: ToolEntry[];
+  security?: SecuritySpec;
+  execution?: ExecutionSpec;
+  volumes?: VolumeSpec[];
+}
+
+export interface RuntimeSpec {
+  language?: string;
+  version?: string;
+  /** Container image; when absent gavel picks its agent image for the language. */
+  image?: string;
+  pull_policy?: "Always" | "IfNotPresent" | "Never";
+}
+
+/** A tool is a bare name or an object with per-tool settings. */
+export type ToolEntry = string | ToolObject;
+
+export interface ToolObject {
+  name: string;
+  /** Commands the tool may run (cmd.run): each an allowed command prefix. */
+  allowlist?: string[];
+  /** Bypass the inner-loop semantic judge (never the guard). */
+  skip_judge?: boolean;
+  /** Capability the tool requires (guardian check 3), e.g. "shell:safe". */
+  capability?: string;
+}
+
+export interface SecuritySpec {
+  network?: { mode?: "none" | "allow"; allowlist?: string[] };
+  resources?: { timeout?: string; memory?: string; cpu?: string };
+  /** Capability scope of the task (guardian check 3); never widens during execution. */
+  capabilities?: string[];
+}
+
+export type ExecutionMode = "one-shot" | "iterative";
+
+export interface ExecutionSpec {
+  mode?: ExecutionMode;
+  max_iterations?: number;
+  /** Whole-execution deadline in seconds. */
+  timeout_seconds?: number;
+  /** Deadline of one iteration's worker run, in seconds. */
+  iteration_timeout_seconds?: number;
+  validation?: ValidatorSpec[] | JudgeValidationSpec;
+  tool_validation?: SemanticValidatorSpec[];
+}
+
+/** The judge form of `execution.validation`. */
+export interface JudgeValidationSpec {
+  system?: { must_succeed?: boolean };
+  output?: { format?: "json" | "text"; schema?: JsonObject };
+}
+
+export type ValidatorType = "exit_code" | "json_schema" | "regex" | "semantic" | "multi_judge";
+
+interface ValidatorBase {
+  type: ValidatorType;
+  /** Default 1.0 for outer validators, 0.7 for tool_validation entries. */
+  min_score?: number;
+  /** Default 0.0. */
+  min_confidence?: number;
+}
+
+export interface ExitCodeValidatorSpec extends ValidatorBase {
+  type: "exit_code";
+  expected?: number;
+}
+
+export interface JsonSchemaValidatorSpec extends ValidatorBase {
+  type: "json_schema";
+  /** Path of the schema file inside the agent's image. */
+  schema_path?: string;
+  /** Inline schema, instead of schema_path. */
+  schema?: JsonObject;
+  target_path: string;
+}
+
+export interface RegexValidatorSpec extends ValidatorBase {
+  type: "regex";
+  pattern: string;
+  /** "stdout" (default) or an absolute file path. */
+  target?: string;
+}
+
+export interface SemanticValidatorSpec extends ValidatorBase {
+  type: "semantic";
+  judge_agent: string;
+  criteria?: string;
+  /** Default 300. */
+  timeout_seconds?: number;
+}
+
+export type ConsensusStrategy = "weighted_average" | "majority" | "unanimous" | "best_of_n";
+
+export interface MultiJudgeValidatorSpec extends ValidatorBase {
+  type: "multi_judge";
+  judges: string[];
+  /** Default weighted_average. */
+  consensus?: ConsensusStrategy;
+  /** Default 1. */
+  min_judges_required?: number;
+  min_agreement_confidence?: number;
+  criteria?: string;
+  /** Per-judge weights by judge name; a judge not named weighs 1. */
+  weights?: Record<string, number>;
+  /** Multiply each judge's weight by its confidence. */
+  confidence_weighting?: boolean;
+  /** Default 300. */
+  timeout_seconds?: number;
+}
+
+export type ValidatorSpec =
+  | ExitCodeValidatorSpec
+  | JsonSchemaValidatorSpec
+  | RegexValidatorSpec
+  | SemanticValidatorSpec
+  | MultiJudgeValidatorSpec;
+
+export interface VolumeSpec {
+  name: string;
+  mount_path: string;
+  size?: string;
+  access_mode?: "ReadWriteOnce" | "ReadWriteMany" | "ReadOnlyMany" | "ReadWriteOncePod";
+  storage_class?: string;
+}
+
+export interface AgentStatus {
+  observedGeneration?: number;
+  conditions?: Condition[];
+}
+
+// ---------------------------------------------------------------- Execution
+
+export interface Execution {
+  apiVersion: typeof API_VERSION;
+  kind: "Execution";
+  metadata: ObjectMeta;
+  spec: ExecutionObjectSpec;
+  status?: ExecutionStatus;
+}
+
+export interface ExecutionObjectSpec {
+  agentRef: { name: string };
+  /** Input handed to the agent; validated against its input_schema when it has one. */
+  input?: JsonValue;
+  /** Set on judge children: what they judge and for whom. */
+  parent?: ParentRef;
+  timeoutSeconds?: number;
+}
+
+export type JudgePurpose = "validation" | "tool_validation";
+
+export interface ParentRef {
+  name: string;
+  uid: string;
+  purpose: JudgePurpose;
+  iteration: number;
+  /** Index of the validator (validation) or tool_validation entry. */
+  validatorIndex: number;
+  /** Idempotency key of the judged tool call (tool_validation only). */
+  toolCallId?: string;
+  /** Depth in the judge tree: a worker's judge is 1, a judge's judge 2; at most 3. */
+  depth?: number;
+}
+
+export type ExecutionPhase =
+  | "Pending"
+  | "Running"
+  | "Refining"
+  | "Succeeded"
+  | "Failed"
+  | "Cancelled"
+  | "TimedOut";
+
+export interface ExecutionStatus {
+  phase?: ExecutionPhase;
+  iteration?: number;
+  /** Lowest validator score of the last finished iteration. */
+  score?: number;
+  iterations?: IterationRecord[];
+  children?: ChildRef[];
+  /** A judge's parsed verdict. */
+  verdict?: GradientResult;
+  /** Why a judge produced no verdict: malformed_output, failed, cancelled, timed_out. */
+  rejection?: JudgeRejectionReason;
+  conditions?: Condition[];
+  observedGeneration?: number;
+  startTime?: string;
+  completionTime?: string;
+  message?: string;
+}
+
+export interface IterationRecord {
+  number: number;
+  phase: "Running" | "Validating" | "Passed" | "Refining" | "Failed";
+  exitCode?: number;
+  startTime?: string;
+  completionTime?: string;
+  validators?: ValidatorRecord[];
+  /** Feedback handed to this iteration from the previous one. */
+  feedback?: string;
+}
+
+export interface ValidatorRecord {
+  index: number;
+  type: ValidatorType;
+  passed: boolean;
+  score: number;
+  confidence: number;
+  reasoning: string;
+  signals?: Signal[];
+  children?: string[];
+}
+
+export interface ChildRef {
+  name: string;
+  purpose: JudgePurpose;
+  iteration: number;
+  validatorIndex: number;
+  judge: string;
+  toolCallId?: string;
+  phase?: ExecutionPhase;
+}
+
+// ---------------------------------------------------------------- GradientResult
+
+export interface Signal {
+  category: string;
+  score: number;
+  message: string;
+}
+
+/** A judge's or validator's verdict: a score and a confidence in [0, 1], with reasons. */
+export interface GradientResult {
+  score: number;
+  confidence: number;
+  reasoning: string;
+  signals?: Signal[];
+  metadata?: JsonObject;
+}
+
+export type JudgeRejectionReason = "malformed_output" | "failed" | "cancelled" | "timed_out";
+
+// ---------------------------------------------------------------- GuardPolicy
+
+export interface GuardPolicy {
+  apiVersion: typeof API_VERSION;
+  kind: "GuardPolicy";
+  metadata: ObjectMeta;
+  spec: GuardPolicySpec;
+}
+
+/** Name of the cluster-wide default GuardPolicy in the controller's namespace. */
+export const DEFAULT_GUARD_POLICY = "default";
+
+export interface GuardPolicySpec {
+  revoked_tools?: { tool: string; reason: string; revoked_at?: string }[];
+  /** Registered tools: expected SHA-256 of their code and an Ed25519 signature of it. */
+  tool_registry?: { tool: string; sha256: string; signature?: string }[];
+  /** Tool name → capability it requires. */
+  required_capabilities?: Record<string, string>;
+  destructive_patterns?: { pattern: string; reason?: string }[];
+  forbidden_paths?: { pattern: string; reason?: string }[];
+  sequence_contracts?: {
+    name: string;
+    requires_prior: string;
+    triggers_for: string;
+    within_steps?: number;
+  }[];
+  adaptive_rules?: {
+    name: string;
+    match_field: "tool" | "args" | "hash";
+    pattern: string;
+    action: "deny" | "flag";
+    reason: string;
+    enabled?: boolean;
+  }[];
+  /** Base64 (raw 32-byte) or PEM Ed25519 public keys trusted to sign tool registrations. */
+  trusted_keys?: { name: string; public_key: string }[];
+}
+
+// ---------------------------------------------------------------- JSON
+
+export type JsonValue = string | number | boolean | null | JsonValue[] | JsonObject;
+export interface JsonObject {
+  [key: string]: JsonValue;
+}

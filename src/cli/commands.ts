@@ -1,0 +1,6 @@
+// The list of `gavel` subcommands. Each lives in its own file under src/cli/.
+import type { Command } from "./command.js";
+import { versionCommand } from "./version.js";
+
+/** Every subcommand, in the order `gavel help` lists them. */
+export const commands: Command[] = [versionCommand];

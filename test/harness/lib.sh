@@ -1,0 +1,35 @@
+# Shared settings for the harness scripts: pinned versions and the cache kept outside
+# the repository, so warm runs reuse what cold runs built.
+set -euo pipefail
+
+GAVEL_CACHE="${GAVEL_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/gavel}"
+K8S_VERSION="v1.31.13"
+STAGING_VERSION="v0.31.13"
+HELM_VERSION="v3.16.4"
+K8S_BIN="$GAVEL_CACHE/k8s/$K8S_VERSION/bin"
+HELM_BIN="$GAVEL_CACHE/helm/$HELM_VERSION/bin"
+HARNESS_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+REPO_DIR="$(cd "$HARNESS_DIR/../.." && pwd)"
+BASE_IMAGE="${BASE_IMAGE:-gavel/base:bookworm-node20}"
+PAUSE_IMAGE="${PAUSE_IMAGE:-gavel/pause:3.10}"
+
+log() { printf '[harness] %s\n' "$*" >&2; }
+
+# as_root runs a command as root (sudo when not already root).
+as_root() {
+  if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi
+}
+
+# apt_install installs Debian packages that are missing; it is a no-op when all are there.
+apt_install() {
+  local missing=()
+  for p in "$@"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  log "apt-get install ${missing[*]}"
+  local stamp=/var/lib/apt/periodic/gavel-update-stamp
+  if [ ! -f "$stamp" ] || [ -n "$(find "$stamp" -mmin +720 2>/dev/null)" ]; then
+    as_root apt-get update -qq
+    as_root mkdir -p "$(dirname "$stamp")" && as_root touch "$stamp"
+  fi
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+}
