@@ -1,13 +1,22 @@
 // `gavel version`: prints the version of this build.
-import { createRequire } from "node:module";
+import { existsSync, readFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
 import type { Command } from "./command.js";
 
-const require = createRequire(import.meta.url);
-
-/** Reads the version from package.json (two levels up from src/cli or dist/cli). */
+/** Reads the version from gavel's package.json, found by walking up from this module. */
 export function gavelVersion(): string {
-  const pkg = require("../../package.json") as { version: string };
-  return pkg.version;
+  let dir = dirname(fileURLToPath(import.meta.url));
+  for (;;) {
+    const candidate = join(dir, "package.json");
+    if (existsSync(candidate)) {
+      const pkg = JSON.parse(readFileSync(candidate, "utf8")) as { name?: string; version?: string };
+      if (pkg.name === "gavel" && pkg.version !== undefined) return pkg.version;
+    }
+    const up = dirname(dir);
+    if (up === dir) return "0.0.0-unknown";
+    dir = up;
+  }
 }
 
 export const versionCommand: Command = {
