@@ -3,7 +3,7 @@
 # runc, CNI plugins, debootstrap) and the npm dependencies. Idempotent.
 source "$(dirname "$0")/lib.sh"
 
-apt_install ca-certificates curl unzip git make \
+apt_install ca-certificates curl unzip git make bc openssl \
   nats-server docker.io etcd-server containerd runc \
   containernetworking-plugins iptables conntrack iproute2 socat util-linux mount \
   debootstrap

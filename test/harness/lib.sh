@@ -12,6 +12,9 @@ HARNESS_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 REPO_DIR="$(cd "$HARNESS_DIR/../.." && pwd)"
 BASE_IMAGE="${BASE_IMAGE:-gavel/base:bookworm-node20}"
 PAUSE_IMAGE="${PAUSE_IMAGE:-gavel/pause:3.10}"
+# The single-node cluster's node name: "localhost", so that the apiserver reaches the
+# kubelet on loopback by the node's Hostname address (a node IP may not be loopback).
+NODE_NAME=localhost
 
 log() { printf '[harness] %s\n' "$*" >&2; }
 

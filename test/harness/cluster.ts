@@ -1,0 +1,63 @@
+// Test API for the single-node cluster of cluster.sh: brings it up when it is not (the
+// call is idempotent and quick when it is) and returns clients for it.
+import { join } from "node:path";
+import * as k8s from "@kubernetes/client-node";
+import { run, runOk, type ExecResult } from "./exec.js";
+import { GAVEL_CACHE, HARNESS_DIR, KUBECTL } from "./paths.js";
+
+export interface Cluster {
+  kubeconfigPath: string;
+  kc: k8s.KubeConfig;
+  kubectl(args: string[], opts?: { stdin?: string }): Promise<ExecResult>;
+  createNamespace(prefix: string): Promise<string>;
+  deleteNamespace(name: string): Promise<void>;
+}
+
+/** Ensures the single-node cluster is up and returns clients for it. */
+export async function useCluster(): Promise<Cluster> {
+  await runOk(join(HARNESS_DIR, "cluster.sh"), ["up"], { timeoutMs: 900_000 });
+  const kubeconfigPath = join(GAVEL_CACHE, "cluster", "kubeconfig");
+  const kc = new k8s.KubeConfig();
+  kc.loadFromFile(kubeconfigPath);
+  const core = kc.makeApiClient(k8s.CoreV1Api);
+  return {
+    kubeconfigPath,
+    kc,
+    kubectl: (args, o = {}) => run(KUBECTL, ["--kubeconfig", kubeconfigPath, ...args], { stdin: o.stdin }),
+    async createNamespace(prefix) {
+      const name = `${prefix}-${Math.random().toString(36).slice(2, 8)}`;
+      await core.createNamespace({ body: { metadata: { name } } });
+      // Pods need the namespace's default service account, made by the controller-manager.
+      for (let i = 0; i < 100; i++) {
+        try {
+          await core.readNamespacedServiceAccount({ name: "default", namespace: name });
+          return name;
+        } catch {
+          await new Promise((r) => setTimeout(r, 200));
+        }
+      }
+      throw new Error(`namespace ${name}: default service account never appeared`);
+    },
+    async deleteNamespace(name) {
+      await run(KUBECTL, ["--kubeconfig", kubeconfigPath, "delete", "namespace", name, "--wait=false"]);
+    },
+  };
+}
+
+/** Polls `probe` until it returns a value other than undefined, or throws after `timeoutMs`. */
+export async function eventually<T>(probe: () => Promise<T | undefined>, timeoutMs = 60_000, what = "condition"): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let lastError: unknown;
+  for (;;) {
+    try {
+      const v = await probe();
+      if (v !== undefined) return v;
+    } catch (err) {
+      lastError = err;
+    }
+    if (Date.now() > deadline) {
+      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`, { cause: lastError });
+    }
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}

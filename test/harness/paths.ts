@@ -1,0 +1,13 @@
+// Where the harness keeps its cache and binaries; mirrors test/harness/lib.sh.
+import { homedir } from "node:os";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+export const HARNESS_DIR = dirname(fileURLToPath(import.meta.url));
+export const REPO_DIR = join(HARNESS_DIR, "..", "..");
+export const GAVEL_CACHE =
+  process.env.GAVEL_CACHE ?? join(process.env.XDG_CACHE_HOME ?? join(homedir(), ".cache"), "gavel");
+export const K8S_VERSION = "v1.31.13";
+export const K8S_BIN = join(GAVEL_CACHE, "k8s", K8S_VERSION, "bin");
+export const KUBECTL = join(K8S_BIN, "kubectl");
+export const BASE_IMAGE = process.env.BASE_IMAGE ?? "gavel/base:bookworm-node20";
