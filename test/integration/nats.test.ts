@@ -44,7 +44,7 @@ describe("NATS with JetStream (real nats-server)", () => {
     const seen: number[] = [];
     const messages = await consumer.fetch({ max_messages: 5, expires: 2000 });
     for await (const m of messages) {
-      seen.push((m.json()).i);
+      seen.push(m.json<{ i: number }>().i);
       m.ack();
     }
     expect(seen).toEqual([0, 1, 2, 3, 4]);
