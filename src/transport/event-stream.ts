@@ -1,0 +1,121 @@
+// The durable event stream of every Execution: a JetStream stream, one subject per
+// (namespace, execution tree, execution, event type). Publishing is idempotent per event
+// id (JetStream de-duplicates by Nats-Msg-Id), so a retried publish never doubles an event.
+import { randomUUID } from "node:crypto";
+import type { NatsConnection } from "@nats-io/transport-node";
+import {
+  DeliverPolicy,
+  jetstream,
+  jetstreamManager,
+  RetentionPolicy,
+  StorageType,
+  type JetStreamClient,
+} from "@nats-io/jetstream";
+import { EVENT_STREAM, eventFilter, eventSubject, EVENT_SUBJECT_PREFIX } from "./subjects.js";
+
+/** One event about an Execution, as stored in the stream. */
+export interface GavelEvent {
+  id: string;
+  time: string;
+  namespace: string;
+  /** The top-level Execution of the tree this event belongs to. */
+  root: string;
+  execution: string;
+  /** Dot-separated kind, e.g. "execution.phase", "iteration.finished", "toolcall.decision". */
+  type: string;
+  data: Record<string, unknown>;
+}
+
+export interface EventStreamOptions {
+  /** How long events are kept; default 7 days. */
+  maxAgeSeconds?: number;
+  /** Window within which a re-published event id is dropped; default 2 minutes. */
+  duplicateWindowSeconds?: number;
+}
+
+/** Publishes and reads gavel events on JetStream. */
+export class EventStream {
+  private readonly js: JetStreamClient;
+
+  private constructor(private readonly nc: NatsConnection) {
+    this.js = jetstream(nc);
+  }
+
+  /** Connects to the stream, creating or updating it to gavel's settings. */
+  static async open(nc: NatsConnection, options: EventStreamOptions = {}): Promise<EventStream> {
+    const jsm = await jetstreamManager(nc);
+    const config = {
+      name: EVENT_STREAM,
+      subjects: [`${EVENT_SUBJECT_PREFIX}.>`],
+      retention: RetentionPolicy.Limits,
+      storage: StorageType.File,
+      max_age: (options.maxAgeSeconds ?? 7 * 24 * 3600) * 1e9,
+      duplicate_window: (options.duplicateWindowSeconds ?? 120) * 1e9,
+    };
+    try {
+      await jsm.streams.info(EVENT_STREAM);
+      await jsm.streams.update(EVENT_STREAM, config);
+    } catch {
+      await jsm.streams.add(config);
+    }
+    return new EventStream(nc);
+  }
+
+  /** Builds an event with a fresh id and the current time. */
+  static event(fields: Omit<GavelEvent, "id" | "time"> & { id?: string; time?: string }): GavelEvent {
+    return { id: fields.id ?? randomUUID(), time: fields.time ?? new Date().toISOString(), ...fields };
+  }
+
+  /** Publishes an event and waits for the stream's acknowledgement; returns its sequence. */
+  async publish(event: GavelEvent): Promise<number> {
+    const subject = eventSubject(event.namespace, event.root, event.execution, event.type);
+    const ack = await this.js.publish(subject, JSON.stringify(event), { msgID: event.id, timeout: 5000 });
+    return ack.seq;
+  }
+
+  /**
+   * Reads the events of a namespace or an execution tree in order, from the start (or a
+   * sequence), then follows new ones until the signal aborts or `untilIdleMs` passes
+   * with nothing new.
+   */
+  async *read(filter: {
+    namespace?: string;
+    root?: string;
+    fromSequence?: number;
+    untilIdleMs?: number;
+    signal?: AbortSignal;
+  }): AsyncGenerator<GavelEvent & { seq: number }> {
+    const consumer = await this.js.consumers.get(EVENT_STREAM, {
+      // A single filter (not an array) keeps this working on nats-server 2.9.
+      filter_subjects: eventFilter(filter.namespace, filter.root),
+      ...(filter.fromSequence !== undefined
+        ? { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: filter.fromSequence }
+        : { deliver_policy: DeliverPolicy.All }),
+    });
+    const messages = await consumer.consume({ idle_heartbeat: 1000 });
+    let idle: NodeJS.Timeout | undefined;
+    const arm = () => {
+      if (filter.untilIdleMs === undefined) return;
+      clearTimeout(idle);
+      idle = setTimeout(() => void messages.close(), filter.untilIdleMs);
+    };
+    const onAbort = () => void messages.close();
+    filter.signal?.addEventListener("abort", onAbort);
+    arm();
+    try {
+      for await (const m of messages) {
+        arm();
+        yield { ...(m.json<GavelEvent>()), seq: m.seq };
+      }
+    } finally {
+      clearTimeout(idle);
+      filter.signal?.removeEventListener("abort", onAbort);
+      await messages.close();
+    }
+  }
+
+  /** The connection this stream publishes on. */
+  get connection(): NatsConnection {
+    return this.nc;
+  }
+}
