@@ -45,7 +45,8 @@ describe("NATS with JetStream (real nats-server)", () => {
     const messages = await consumer.fetch({ max_messages: 5, expires: 2000 });
     for await (const m of messages) {
       seen.push(m.json<{ i: number }>().i);
-      m.ack();
+      // ackAck waits for the server to record the ack, so the info below is exact.
+      expect(await m.ackAck()).toBe(true);
     }
     expect(seen).toEqual([0, 1, 2, 3, 4]);
     const info = await jsm.consumers.info("GAVEL_TEST", "reader");
