@@ -1,0 +1,293 @@
+// GradientResult parsing: finds a judge's verdict in its final text output and validates
+// it strictly. The controller, local mode and `gavel verdict` all go through here.
+import { Ajv, type ValidateFunction } from "ajv";
+import type { GradientResult, JudgeRejectionReason, JudgeValidationSpec, JsonObject } from "../api/types.js";
+
+/** What a finished judge run amounts to: a verdict, or a rejection with its reason. */
+export type JudgeOutcome =
+  | { ok: true; result: GradientResult }
+  | { ok: false; rejection: JudgeRejectionReason; detail: string };
+
+/** A finished judge run as a driver observes it. */
+export interface JudgeRun {
+  exitCode: number;
+  stdout: string;
+  timedOut?: boolean;
+  cancelled?: boolean;
+  /** The judge's own `execution.validation` (judge form), when it declares one. */
+  validation?: JudgeValidationSpec;
+}
+
+const unitInterval = { type: "number", minimum: 0, maximum: 1 } as const;
+
+/** The strict shape of a verdict; extra top-level fields are allowed but not kept. */
+export const GRADIENT_RESULT_SCHEMA = {
+  type: "object",
+  required: ["score", "confidence", "reasoning"],
+  properties: {
+    score: unitInterval,
+    confidence: unitInterval,
+    reasoning: { type: "string" },
+    signals: {
+      type: "array",
+      items: {
+        type: "object",
+        required: ["category", "score", "message"],
+        properties: {
+          category: { type: "string" },
+          score: unitInterval,
+          message: { type: "string" },
+        },
+      },
+    },
+    metadata: { type: "object" },
+  },
+} as const;
+
+// One compiled validator for the fixed verdict schema; judge-declared schemas are compiled
+// per call in their own Ajv instance so that their $ids can never collide.
+const validateGradientShape: ValidateFunction = new Ajv({ allErrors: true, strict: false }).compile(
+  GRADIENT_RESULT_SCHEMA,
+);
+
+/** A balanced `{...}` region of the output, as offsets [start, end). */
+interface Span {
+  start: number;
+  end: number;
+}
+
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const OPEN = 0x7b;
+const CLOSE = 0x7d;
+const LF = 0x0a;
+const CR = 0x0d;
+
+/**
+ * Finds balanced brace regions in one forward pass, in order of their end. Quotes are
+ * honoured only inside braces (prose outside may contain stray quotes), and a raw newline
+ * ends a string because JSON strings cannot contain one. An unmatched `{` never closes, so
+ * the regions after it are still found. Linear in the length of the text.
+ */
+export function scanBraceSpans(text: string): Span[] {
+  const spans: Span[] = [];
+  const stack: number[] = [];
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === BACKSLASH) i++;
+      else if (c === QUOTE || c === LF || c === CR) inString = false;
+      continue;
+    }
+    if (c === OPEN) stack.push(i);
+    else if (c === CLOSE) {
+      const start = stack.pop();
+      if (start !== undefined) spans.push({ start, end: i + 1 });
+    } else if (c === QUOTE && stack.length > 0) inString = true;
+  }
+  return spans;
+}
+
+/**
+ * The same regions found by scanning from the end, in order of their end, last first.
+ * A forward scan can be thrown off by a stray quote in prose before the verdict on the same
+ * line, a backward scan by one after it; the verdict is found if either scan finds it.
+ */
+export function scanBraceSpansBackward(text: string): Span[] {
+  // Each `}` is met in order of decreasing end; its start is filled in when its `{` is met.
+  const starts: number[] = [];
+  const ends: number[] = [];
+  const stack: number[] = [];
+  let inString = false;
+  for (let i = text.length - 1; i >= 0; i--) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === LF || c === CR) inString = false;
+      else if (c === QUOTE) {
+        let backslashes = 0;
+        while (i - 1 - backslashes >= 0 && text.charCodeAt(i - 1 - backslashes) === BACKSLASH) backslashes++;
+        if (backslashes % 2 === 0) inString = false;
+      }
+      continue;
+    }
+    if (c === CLOSE) {
+      stack.push(ends.length);
+      ends.push(i + 1);
+      starts.push(-1);
+    } else if (c === OPEN) {
+      const k = stack.pop();
+      if (k !== undefined) starts[k] = i;
+    } else if (c === QUOTE && stack.length > 0) inString = true;
+  }
+  const spans: Span[] = [];
+  for (let k = 0; k < ends.length; k++) {
+    const start = starts[k] as number;
+    if (start >= 0) spans.push({ start, end: ends[k] as number });
+  }
+  return spans;
+}
+
+/** Both scans merged, last end first; on equal ends the longer region first. */
+function spansLastFirst(text: string): Span[] {
+  const forward = scanBraceSpans(text);
+  const backward = scanBraceSpansBackward(text);
+  const merged: Span[] = [];
+  let f = forward.length - 1;
+  let b = 0;
+  while (f >= 0 || b < backward.length) {
+    const x = forward[f];
+    const y = backward[b];
+    const takeForward = y === undefined || (x !== undefined && (x.end > y.end || (x.end === y.end && x.start <= y.start)));
+    const next = (takeForward ? x : y) as Span;
+    if (takeForward) f--;
+    else b++;
+    const prev = merged[merged.length - 1];
+    if (prev === undefined || prev.start !== next.start || prev.end !== next.end) merged.push(next);
+  }
+  return merged;
+}
+
+// A span is worth handing to JSON.parse only if it starts like a JSON object: `{` then
+// whitespace then `"` or `}`. This keeps `{{{{` floods and prose braces cheap.
+function looksLikeObject(text: string, span: Span): boolean {
+  for (let i = span.start + 1; i < span.end; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0x20 || c === 0x09 || c === LF || c === CR) continue;
+    return c === QUOTE || c === CLOSE;
+  }
+  return false;
+}
+
+// A later block that names "score" but does not parse is a broken verdict, not prose:
+// it must not let an earlier (possibly injected) verdict win.
+const SCORE_KEY = /"score"\s*:/;
+
+function isPlainObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
+type Candidate = { ok: true; value: Record<string, unknown>; span: Span } | { ok: false; detail: string };
+
+/**
+ * The last JSON object in the output: of the balanced regions that parse as a JSON object,
+ * the one that ends last (an enclosing object ends after its members, so it wins over them).
+ */
+function lastJsonObject(text: string): Candidate {
+  const spans = spansLastFirst(text);
+  // Parse work is capped at a few times the text length so that adversarial nesting
+  // (every level valid until its last byte) cannot make this quadratic.
+  let budget = 4 * text.length + 1024;
+  let brokenVerdict: { span: Span; error: string } | undefined;
+  for (const span of spans) {
+    if (!looksLikeObject(text, span)) continue;
+    const length = span.end - span.start;
+    if (length > budget) {
+      return { ok: false, detail: "output has too many nested JSON-like blocks to search for a verdict" };
+    }
+    budget -= length;
+    const slice = text.slice(span.start, span.end);
+    let value: unknown;
+    try {
+      value = JSON.parse(slice);
+    } catch (err) {
+      if (SCORE_KEY.test(slice) && (brokenVerdict === undefined || span.start > brokenVerdict.span.start)) {
+        brokenVerdict = { span, error: err instanceof Error ? err.message : String(err) };
+      }
+      continue;
+    }
+    if (!isPlainObject(value)) continue;
+    // Only a broken block wholly after this object counts; one around it (prose braces)
+    // or overlapping it (a scan thrown off by stray quotes) is not a later verdict.
+    if (brokenVerdict !== undefined && brokenVerdict.span.start >= span.end) {
+      return {
+        ok: false,
+        detail: `the last verdict-like block (offset ${brokenVerdict.span.start}) is not valid JSON: ${brokenVerdict.error}`,
+      };
+    }
+    return { ok: true, value, span };
+  }
+  if (brokenVerdict !== undefined) {
+    return {
+      ok: false,
+      detail: `the last verdict-like block (offset ${brokenVerdict.span.start}) is not valid JSON: ${brokenVerdict.error}`,
+    };
+  }
+  return { ok: false, detail: "no JSON object found in the output" };
+}
+
+function ajvErrors(validate: ValidateFunction): string {
+  return (validate.errors ?? []).map((e) => `${e.instancePath || "/"} ${e.message ?? "is invalid"}`).join("; ");
+}
+
+/**
+ * Finds and validates the verdict in a judge's text output. Fenced (```json or ```) and
+ * bare objects in prose are both found; the last JSON object in the output wins, and if
+ * it is not a valid GradientResult the output is malformed (no fallback to earlier ones).
+ */
+export function parseGradientResult(stdout: string, outputSchema?: JsonObject): JudgeOutcome {
+  const text = stdout.charCodeAt(0) === 0xfeff ? stdout.slice(1) : stdout;
+  const found = lastJsonObject(text);
+  if (!found.ok) return { ok: false, rejection: "malformed_output", detail: found.detail };
+  const value = found.value;
+  if (!validateGradientShape(value)) {
+    return {
+      ok: false,
+      rejection: "malformed_output",
+      detail: `verdict is not a valid GradientResult: ${ajvErrors(validateGradientShape)}`,
+    };
+  }
+  if (outputSchema !== undefined) {
+    let validate: ValidateFunction;
+    try {
+      validate = new Ajv({ allErrors: true, strict: false }).compile(outputSchema);
+    } catch (err) {
+      const reason = err instanceof Error ? err.message : String(err);
+      return { ok: false, rejection: "malformed_output", detail: `the judge's output schema is invalid: ${reason}` };
+    }
+    if (!validate(value)) {
+      return {
+        ok: false,
+        rejection: "malformed_output",
+        detail: `verdict does not match the judge's output schema: ${ajvErrors(validate)}`,
+      };
+    }
+  }
+  const result: GradientResult = {
+    score: value.score as number,
+    confidence: value.confidence as number,
+    reasoning: value.reasoning as string,
+  };
+  if (value.signals !== undefined) result.signals = value.signals as GradientResult["signals"];
+  if (value.metadata !== undefined) result.metadata = value.metadata as JsonObject;
+  return { ok: true, result };
+}
+
+/**
+ * Maps a finished judge run to its outcome. Cancellation and timeout win over anything the
+ * judge printed; a non-zero exit is `failed` unless the judge declares
+ * `system.must_succeed: false`; otherwise the verdict is parsed (and checked against the
+ * judge's `output.schema` when its format is json).
+ */
+export function judgeOutcome(run: JudgeRun): JudgeOutcome {
+  if (run.cancelled === true) return { ok: false, rejection: "cancelled", detail: "the judge was cancelled" };
+  if (run.timedOut === true) return { ok: false, rejection: "timed_out", detail: "the judge ran past its deadline" };
+  const mustSucceed = run.validation?.system?.must_succeed ?? true;
+  if (mustSucceed && run.exitCode !== 0) {
+    return { ok: false, rejection: "failed", detail: `the judge exited with code ${run.exitCode}` };
+  }
+  const output = run.validation?.output;
+  const schema = output !== undefined && (output.format ?? "json") === "json" ? output.schema : undefined;
+  return parseGradientResult(run.stdout, schema);
+}
+
+/** The GradientResult a validator records for an outcome: a rejection scores 0 with confidence 0. */
+export function outcomeToGradient(outcome: JudgeOutcome): GradientResult {
+  if (outcome.ok) return outcome.result;
+  return {
+    score: 0,
+    confidence: 0,
+    reasoning: `no verdict (${outcome.rejection}): ${outcome.detail}`,
+    signals: [{ category: outcome.rejection, score: 0, message: outcome.detail }],
+  };
+}
