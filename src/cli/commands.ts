@@ -1,6 +1,7 @@
 // The list of `gavel` subcommands. Each lives in its own file under src/cli/.
 import type { Command } from "./command.js";
+import { eventsCommand } from "./events.js";
 import { versionCommand } from "./version.js";
 
 /** Every subcommand, in the order `gavel help` lists them. */
-export const commands: Command[] = [versionCommand];
+export const commands: Command[] = [eventsCommand, versionCommand];
