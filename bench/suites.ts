@@ -1,0 +1,4 @@
+// Every benchmark suite `make bench` runs, in order. Add a suite here when you add one.
+import type { BenchSuite } from "./types.js";
+
+export const suites: BenchSuite[] = [];

@@ -1,0 +1,59 @@
+// The inner-loop protocol: what a worker proposes over NATS and what the gate answers.
+// docs/protocol.md describes the subjects and the retry rules; schemas live beside the codec.
+import type { GradientResult, JsonObject } from "./types.js";
+
+/** A tool call the worker wants to make; `toolCallId` is the idempotency key. */
+export interface ToolCallProposal {
+  namespace: string;
+  execution: string;
+  iteration: number;
+  /** 1-based position of this call in the iteration's tool history. */
+  step: number;
+  toolCallId: string;
+  tool: string;
+  args: JsonObject;
+  /** The model's stated reason for the call, if it gave one. */
+  intent?: string;
+}
+
+export type BlockedBy = "guard" | "judge" | "none";
+
+/** The guard's answer for one call: the first failing check, or approval. */
+export interface GuardDecision {
+  approved: boolean;
+  /** Which of the seven checks denied (or flagged) the call. */
+  check?:
+    | "revocation"
+    | "hash"
+    | "capability"
+    | "destructive_pattern"
+    | "sequence_contract"
+    | "signature"
+    | "adaptive_rule";
+  /** e.g. "tool_revoked: <reason>", "destructive_pattern: <pattern>". */
+  reason?: string;
+  /** Adaptive rules with action flag that matched; the call is still allowed. */
+  flags?: string[];
+}
+
+/** One tool_validation judge's part in a decision. */
+export interface JudgeVerdictRecord {
+  judge: string;
+  child: string;
+  passed: boolean;
+  result?: GradientResult;
+  rejection?: "malformed_output" | "failed" | "cancelled" | "timed_out";
+}
+
+/** The gate's reply to a proposal. */
+export interface ToolCallDecision {
+  toolCallId: string;
+  allowed: boolean;
+  blocked_by: BlockedBy;
+  reason: string;
+  guard: GuardDecision;
+  /** True when skip_judge bypassed the tool_validation judges. */
+  skippedJudges: boolean;
+  judges: JudgeVerdictRecord[];
+  latencyMs: number;
+}

@@ -1,0 +1,69 @@
+// The WorkloadRuntime port: how the engine's drivers start and watch worker and judge runs.
+// Implemented by runtime/docker (local mode) and runtime/kubernetes (pods); the engine
+// itself never imports either.
+
+/** A volume a workload mounts: the worker's workspaces, read-only copies for judges. */
+export interface WorkloadMount {
+  /** Volume name from the Agent's `spec.volumes`. */
+  name: string;
+  /** Host directory (docker) or PVC name (kubernetes) that backs the volume. */
+  source: string;
+  /** Path inside the container, the same for the worker and its judges. */
+  mountPath: string;
+  readOnly: boolean;
+}
+
+/** Everything needed to start one run of one container. */
+export interface WorkloadSpec {
+  /** Unique, deterministic name (e.g. `<execution>-i<iteration>` or the judge child's name). */
+  name: string;
+  image: string;
+  command?: string[];
+  env?: Record<string, string>;
+  /** Written to the container's stdin, then stdin is closed. */
+  stdin?: string;
+  mounts: WorkloadMount[];
+  /** "none" disconnects the container from every network; "allow" keeps the default. */
+  network: "none" | "allow";
+  resources?: { memoryBytes?: number; nanoCpus?: number };
+  /** Hard deadline: the workload is killed after this many seconds. */
+  timeoutSeconds: number;
+  labels?: Record<string, string>;
+}
+
+export type WorkloadPhase = "Pending" | "Running" | "Succeeded" | "Failed";
+
+/** What a finished (or killed) workload left behind. */
+export interface WorkloadResult {
+  exitCode: number;
+  stdout: string;
+  stderr: string;
+  /** True when the output was longer than the cap and cut (a marker is appended). */
+  truncated: boolean;
+  timedOut: boolean;
+  cancelled: boolean;
+  startedAt: Date;
+  finishedAt: Date;
+}
+
+/** A running workload. */
+export interface WorkloadHandle {
+  readonly name: string;
+  /** Resolves when the workload ends for any reason (exit, deadline, stop); never rejects for a non-zero exit. */
+  wait(): Promise<WorkloadResult>;
+  /** Stops the workload (it ends with `cancelled: true`). Idempotent. */
+  stop(): Promise<void>;
+}
+
+/** The port. Implementations remove everything they created, even when a run fails. */
+export interface WorkloadRuntime {
+  start(spec: WorkloadSpec): Promise<WorkloadHandle>;
+  /** Reads a file from a volume source as a short-lived read-only reader would; undefined when missing. */
+  readFile(mount: WorkloadMount, path: string): Promise<string | undefined>;
+  /** Removes every workload this runtime started and not yet removed. */
+  close(): Promise<void>;
+}
+
+/** Output cap per stream; longer output is cut and marked. */
+export const OUTPUT_CAP_BYTES = 1024 * 1024;
+export const TRUNCATION_MARKER = "\n[gavel: output truncated at 1 MiB]\n";
