@@ -1,0 +1,61 @@
+// The regex validator: stdout or a file's content searched with a linear-time RE2 pattern.
+// Matching is a search (like Python's re.search); ^ and $ anchor the whole text unless the
+// pattern turns on (?m); one trailing newline is dropped first, so "^...$" fits a one-line stdout.
+import { RE2JS, RE2JSException, RE2JSSyntaxException } from "re2js";
+import type { RegexValidatorSpec } from "../../api/types.js";
+import { deterministic, type FileContent, type ValidatorOutcome } from "./outcome.js";
+
+/** A compiled pattern, or why RE2 refuses it. */
+export type CompiledPattern = { ok: true; regex: RE2JS } | { ok: false; error: string };
+
+/** Compiles a pattern with RE2; backreferences, lookaround and the like are clear errors. */
+export function compilePattern(pattern: string): CompiledPattern {
+  try {
+    return { ok: true, regex: RE2JS.compile(pattern) };
+  } catch (err) {
+    if (err instanceof RE2JSSyntaxException) {
+      const description = String(err.getDescription());
+      const at = String(err.getPattern() ?? "");
+      return {
+        ok: false,
+        error: `regex pattern ${JSON.stringify(pattern)} is not supported by RE2 (linear-time matching): ${description}${at === "" ? "" : ` at ${JSON.stringify(at)}`}`,
+      };
+    }
+    if (err instanceof RE2JSException) return { ok: false, error: `regex pattern ${JSON.stringify(pattern)} is invalid: ${err.message}` };
+    throw err;
+  }
+}
+
+/** For manifest validation (CLI and API): the error for a pattern RE2 refuses, or undefined. */
+export function validateRegexPattern(pattern: string): string | undefined {
+  const compiled = compilePattern(pattern);
+  return compiled.ok ? undefined : compiled.error;
+}
+
+/** Drops one trailing "\n" or "\r\n": a program's one-line output ends with one. */
+export function trimTrailingNewline(text: string): string {
+  if (text.endsWith("\r\n")) return text.slice(0, -2);
+  if (text.endsWith("\n")) return text.slice(0, -1);
+  return text;
+}
+
+/** The path the regex validator reads, or undefined when it matches stdout. */
+export function regexTargetPath(spec: RegexValidatorSpec): string | undefined {
+  const target = spec.target ?? "stdout";
+  return target === "stdout" ? undefined : target;
+}
+
+/** Searches stdout (or the target file's content, as read by the driver) for the pattern. */
+export function validateRegex(spec: RegexValidatorSpec, subject: FileContent): ValidatorOutcome {
+  const compiled = compilePattern(spec.pattern);
+  if (!compiled.ok) return deterministic(false, compiled.error);
+  const where = regexTargetPath(spec) ?? "stdout";
+  if (!subject.ok) {
+    return deterministic(false, subject.reason === "missing" ? `${where} does not exist` : `${where} could not be read: ${subject.detail}`);
+  }
+  const found = compiled.regex.matcher(trimTrailingNewline(subject.content)).find();
+  if (found) return deterministic(true, `${where} matches /${spec.pattern}/`);
+  return deterministic(false, `${where} does not match /${spec.pattern}/`, [
+    { category: "regex", score: 0, message: `${where} does not match /${spec.pattern}/` },
+  ]);
+}
