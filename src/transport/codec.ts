@@ -1,0 +1,224 @@
+// The tool-call wire format: JSON Schemas for ToolCallProposal, ToolCallDecision and the
+// error reply, compiled once with ajv and applied on both sides (docs/protocol.md).
+import { createHash } from "node:crypto";
+import { Ajv, type ErrorObject, type ValidateFunction } from "ajv";
+import type { ToolCallDecision, ToolCallProposal } from "../api/protocol.js";
+import { GRADIENT_RESULT_SCHEMA } from "../engine/gradient.js";
+
+const k8sName = { type: "string", minLength: 1, maxLength: 253, pattern: "^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$" } as const;
+
+/** The idempotency key must be one NATS subject token (it names the stored decision). */
+export const TOOL_CALL_ID_PATTERN = "^[A-Za-z0-9_-]{1,128}$";
+
+/** Schema of a proposal; unknown fields are refused so a typo never passes silently. */
+export const TOOL_CALL_PROPOSAL_SCHEMA = {
+  $id: "gavel:ToolCallProposal",
+  type: "object",
+  additionalProperties: false,
+  required: ["namespace", "execution", "iteration", "step", "toolCallId", "tool", "args"],
+  properties: {
+    namespace: k8sName,
+    execution: k8sName,
+    iteration: { type: "integer", minimum: 0 },
+    step: { type: "integer", minimum: 1 },
+    toolCallId: { type: "string", pattern: TOOL_CALL_ID_PATTERN },
+    tool: { type: "string", minLength: 1, maxLength: 256 },
+    args: { type: "object" },
+    intent: { type: "string", maxLength: 16384 },
+  },
+} as const;
+
+const guardChecks = ["revocation", "hash", "capability", "destructive_pattern", "sequence_contract", "signature", "adaptive_rule"];
+
+/** Schema of a decision; extra fields are allowed so a newer gate can add some. */
+export const TOOL_CALL_DECISION_SCHEMA = {
+  $id: "gavel:ToolCallDecision",
+  type: "object",
+  required: ["toolCallId", "allowed", "blocked_by", "reason", "guard", "skippedJudges", "judges", "latencyMs"],
+  properties: {
+    toolCallId: { type: "string", pattern: TOOL_CALL_ID_PATTERN },
+    allowed: { type: "boolean" },
+    blocked_by: { enum: ["guard", "judge", "none"] },
+    reason: { type: "string" },
+    guard: {
+      type: "object",
+      required: ["approved"],
+      properties: {
+        approved: { type: "boolean" },
+        check: { enum: guardChecks },
+        reason: { type: "string" },
+        flags: { type: "array", items: { type: "string" } },
+      },
+    },
+    skippedJudges: { type: "boolean" },
+    judges: {
+      type: "array",
+      items: {
+        type: "object",
+        required: ["judge", "child", "passed"],
+        properties: {
+          judge: { type: "string" },
+          child: { type: "string" },
+          passed: { type: "boolean" },
+          result: GRADIENT_RESULT_SCHEMA,
+          rejection: { enum: ["malformed_output", "failed", "cancelled", "timed_out"] },
+        },
+      },
+    },
+    latencyMs: { type: "number", minimum: 0 },
+  },
+  // An allowed call is blocked by nothing; a blocked one names who blocked it.
+  if: { properties: { allowed: { const: true } } },
+  then: { properties: { blocked_by: { const: "none" } } },
+  else: { properties: { blocked_by: { enum: ["guard", "judge"] } } },
+} as const;
+
+/** Why the gate could not answer with a decision. */
+export type ToolCallErrorCode =
+  /** The proposal is malformed; `field` names the first offending field. Terminal. */
+  | "invalid_proposal"
+  /** The proposal claims another execution than the subject it came in on. Terminal. */
+  | "forbidden"
+  /** The toolCallId was already used for a different call. Terminal. */
+  | "conflict"
+  /** The gate failed to answer; the worker may re-send. */
+  | "internal";
+
+/** The gate's reply when it has no decision to give. */
+export interface ToolCallErrorReply {
+  toolCallId?: string;
+  error: { code: ToolCallErrorCode; field?: string; message: string };
+}
+
+/** Schema of the error reply. */
+export const TOOL_CALL_ERROR_SCHEMA = {
+  $id: "gavel:ToolCallErrorReply",
+  type: "object",
+  required: ["error"],
+  properties: {
+    toolCallId: { type: "string" },
+    error: {
+      type: "object",
+      required: ["code", "message"],
+      properties: {
+        code: { enum: ["invalid_proposal", "forbidden", "conflict", "internal"] },
+        field: { type: "string" },
+        message: { type: "string" },
+      },
+    },
+  },
+} as const;
+
+// One Ajv instance, each schema compiled once at module load.
+const ajv = new Ajv({ allErrors: true, strict: false });
+const validateProposal: ValidateFunction = ajv.compile(TOOL_CALL_PROPOSAL_SCHEMA);
+const validateDecision: ValidateFunction = ajv.compile(TOOL_CALL_DECISION_SCHEMA);
+const validateError: ValidateFunction = ajv.compile(TOOL_CALL_ERROR_SCHEMA);
+
+/** A message that does not match its schema; `field` is a JSON pointer such as "/args". */
+export class ProtocolError extends Error {
+  override readonly name = "ProtocolError";
+  constructor(
+    readonly field: string,
+    message: string,
+    options?: ErrorOptions,
+  ) {
+    super(message, options);
+  }
+}
+
+/** The outcome of decoding: a typed value or the error naming the field. */
+export type Decoded<T> = { ok: true; value: T } | { ok: false; error: ProtocolError };
+
+// The most useful error first: a missing or unknown property names that property itself.
+function toProtocolError(what: string, errors: ErrorObject[] | null | undefined): ProtocolError {
+  const sorted = [...(errors ?? [])].filter((e) => e.keyword !== "if");
+  const first = sorted[0];
+  if (first === undefined) return new ProtocolError("", `${what} is invalid`);
+  let field = first.instancePath;
+  const params = first.params as { missingProperty?: string; additionalProperty?: string };
+  if (first.keyword === "required" && params.missingProperty !== undefined) field += `/${params.missingProperty}`;
+  if (first.keyword === "additionalProperties" && params.additionalProperty !== undefined) {
+    field += `/${params.additionalProperty}`;
+  }
+  const detail = sorted.map((e) => `${e.instancePath || "/"} ${e.message ?? e.keyword}`).join("; ");
+  return new ProtocolError(field || "/", `${what}: field ${field || "/"} is invalid (${detail})`);
+}
+
+function parse(what: string, data: Uint8Array | string): Decoded<unknown> {
+  const text = typeof data === "string" ? data : Buffer.from(data.buffer, data.byteOffset, data.byteLength).toString("utf8");
+  try {
+    return { ok: true, value: JSON.parse(text) as unknown };
+  } catch (err) {
+    return { ok: false, error: new ProtocolError("/", `${what} is not JSON: ${(err as Error).message}`, { cause: err }) };
+  }
+}
+
+function check<T>(what: string, validate: ValidateFunction, value: unknown): Decoded<T> {
+  if (validate(value)) return { ok: true, value: value as T };
+  return { ok: false, error: toProtocolError(what, validate.errors) };
+}
+
+/** Decodes and validates a proposal from the wire. */
+export function decodeProposal(data: Uint8Array | string): Decoded<ToolCallProposal> {
+  const p = parse("proposal", data);
+  return p.ok ? check<ToolCallProposal>("proposal", validateProposal, p.value) : p;
+}
+
+/** Validates and encodes a proposal; throws ProtocolError naming the field when it is invalid. */
+export function encodeProposal(proposal: ToolCallProposal): string {
+  const c = check<ToolCallProposal>("proposal", validateProposal, proposal);
+  if (!c.ok) throw c.error;
+  return JSON.stringify(proposal);
+}
+
+/** Validates a decision (the gate checks what its decide function produced). */
+export function checkDecision(decision: unknown): Decoded<ToolCallDecision> {
+  return check<ToolCallDecision>("decision", validateDecision, decision);
+}
+
+/** Validates and encodes a decision; throws ProtocolError naming the field when it is invalid. */
+export function encodeDecision(decision: ToolCallDecision): string {
+  const c = checkDecision(decision);
+  if (!c.ok) throw c.error;
+  return JSON.stringify(decision);
+}
+
+/** Encodes an error reply. */
+export function encodeErrorReply(reply: ToolCallErrorReply): string {
+  return JSON.stringify(reply);
+}
+
+/** What a worker can receive: a decision or an error reply. */
+export type ToolCallReply = { kind: "decision"; decision: ToolCallDecision } | { kind: "error"; reply: ToolCallErrorReply };
+
+/** Decodes a reply from the gate: a valid decision, a valid error reply, or a ProtocolError. */
+export function decodeReply(data: Uint8Array | string): Decoded<ToolCallReply> {
+  const p = parse("reply", data);
+  if (!p.ok) return p;
+  if (typeof p.value === "object" && p.value !== null && "error" in p.value) {
+    const e = check<ToolCallErrorReply>("error reply", validateError, p.value);
+    return e.ok ? { ok: true, value: { kind: "error", reply: e.value } } : e;
+  }
+  const d = check<ToolCallDecision>("decision", validateDecision, p.value);
+  return d.ok ? { ok: true, value: { kind: "decision", decision: d.value } } : d;
+}
+
+// JSON with object keys sorted, so that equal values always serialise the same way.
+function canonical(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonical).join(",")}]`;
+  if (value !== null && typeof value === "object") {
+    const entries = Object.entries(value as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonical(v)}`).join(",")}}`;
+  }
+  return JSON.stringify(value);
+}
+
+/**
+ * What makes two proposals with one toolCallId the same call (intent may be reworded): a
+ * SHA-256 of the canonical call, so that it can be stored without storing argument values.
+ */
+export function proposalFingerprint(p: ToolCallProposal): string {
+  const text = canonical({ n: p.namespace, e: p.execution, i: p.iteration, s: p.step, t: p.tool, a: p.args });
+  return createHash("sha256").update(text).digest("hex");
+}
