@@ -1,0 +1,111 @@
+// Turns a WorkloadSpec into Docker create options: limits, mounts, network and the
+// hardening every gavel container gets. Pure, so the policy is tested without a daemon.
+import type { ContainerCreateOptions } from "dockerode";
+import type { WorkloadMount, WorkloadSpec } from "../workload.js";
+
+/** Labels on every container a DockerRuntime creates; leftovers are found by them. */
+export const LABELS = {
+  managed: "gavel.dev/managed-by",
+  instance: "gavel.dev/runtime-instance",
+  ownerPid: "gavel.dev/owner-pid",
+  workload: "gavel.dev/workload",
+} as const;
+export const MANAGED_BY = "gavel-docker-runtime";
+
+/**
+ * Docker network mode for a spec. This engine runs with `--bridge=none --iptables=false`,
+ * so Docker's default bridge does not exist: "allow" shares the host's network namespace
+ * (a worker reaches NATS on loopback), "none" leaves only a private loopback.
+ */
+export function networkMode(network: WorkloadSpec["network"]): "host" | "none" {
+  return network === "allow" ? "host" : "none";
+}
+
+/** Non-root by default: `nobody`, unless a writable mount needs the host's owner (see userFor). */
+export const NOBODY = "65534:65534";
+
+/**
+ * The user a workload runs as. A workload that only reads (judges, readers) runs as
+ * `nobody`. One with a writable bind mount must run as the owner of the host directory, or
+ * it cannot write its workspace: the host user when it is not root; when the host user is
+ * root, root in the container, still with every capability dropped and no-new-privileges.
+ */
+export function userFor(mounts: WorkloadMount[], hostUid: number, hostGid: number, override?: string): string {
+  if (override !== undefined) return override;
+  if (mounts.every((m) => m.readOnly)) return NOBODY;
+  return `${hostUid}:${hostGid}`;
+}
+
+/** Docker container names allow `[a-zA-Z0-9][a-zA-Z0-9_.-]*`; anything else becomes `-`. */
+export function containerName(specName: string, instance: string): string {
+  const cleaned = specName.replace(/[^a-zA-Z0-9_.-]/g, "-").replace(/^[^a-zA-Z0-9]+/, "");
+  return `gavel-${cleaned || "workload"}-${instance}`;
+}
+
+/** Options for creating the container, from a validated spec. */
+export interface ContainerConfigInput {
+  spec: WorkloadSpec;
+  name: string;
+  instance: string;
+  ownerPid: number;
+  user: string;
+  /** Size of the writable /tmp tmpfs (the root filesystem is read-only). */
+  tmpSize?: string;
+  pidsLimit?: number;
+}
+
+/** Builds the create options for one workload. */
+export function containerConfig(input: ContainerConfigInput): ContainerCreateOptions {
+  const { spec } = input;
+  const env = { HOME: "/tmp", ...spec.env };
+  const hasStdin = spec.stdin !== undefined;
+  const resources = spec.resources ?? {};
+  return {
+    name: input.name,
+    Image: spec.image,
+    ...(spec.command !== undefined ? { Cmd: spec.command } : {}),
+    Env: Object.entries(env).map(([k, v]) => `${k}=${v}`),
+    User: input.user,
+    Tty: false,
+    AttachStdin: hasStdin,
+    AttachStdout: true,
+    AttachStderr: true,
+    OpenStdin: hasStdin,
+    StdinOnce: hasStdin,
+    Labels: {
+      ...spec.labels,
+      [LABELS.managed]: MANAGED_BY,
+      [LABELS.instance]: input.instance,
+      [LABELS.ownerPid]: String(input.ownerPid),
+      [LABELS.workload]: spec.name,
+    },
+    HostConfig: {
+      Binds: spec.mounts.map((m) => `${m.source}:${m.mountPath}:${m.readOnly ? "ro" : "rw"}`),
+      NetworkMode: networkMode(spec.network),
+      ReadonlyRootfs: true,
+      // The only writable places: the rw mounts and a small /tmp (also HOME).
+      Tmpfs: { "/tmp": `rw,nosuid,nodev,size=${input.tmpSize ?? "64m"}` },
+      CapDrop: ["ALL"],
+      SecurityOpt: ["no-new-privileges"],
+      PidsLimit: input.pidsLimit ?? 512,
+      ...(resources.memoryBytes !== undefined
+        ? { Memory: resources.memoryBytes, MemorySwap: resources.memoryBytes }
+        : {}),
+      ...(resources.nanoCpus !== undefined ? { NanoCpus: resources.nanoCpus } : {}),
+      AutoRemove: false,
+    },
+  };
+}
+
+/** Checks a spec before anything is created; returns a message naming the bad field. */
+export function specProblem(spec: WorkloadSpec): string | undefined {
+  if (spec.name.trim() === "") return "spec.name is empty";
+  if (spec.image.trim() === "") return `spec.image is empty (workload ${spec.name})`;
+  if (!(spec.timeoutSeconds > 0)) return `spec.timeoutSeconds must be > 0 (workload ${spec.name})`;
+  for (const [i, m] of spec.mounts.entries()) {
+    if (!m.source.startsWith("/")) return `spec.mounts[${i}].source must be an absolute host path (got "${m.source}")`;
+    if (!m.mountPath.startsWith("/")) return `spec.mounts[${i}].mountPath must be absolute (got "${m.mountPath}")`;
+    if (m.source.includes(":") || m.mountPath.includes(":")) return `spec.mounts[${i}] must not contain ":"`;
+  }
+  return undefined;
+}
