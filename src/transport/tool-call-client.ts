@@ -1,0 +1,144 @@
+// The worker's side of the inner loop: sends a proposal and waits for the gate's decision,
+// re-sending the same proposal (same toolCallId) with backoff until a total deadline.
+import { createInbox, type Msg, type NatsConnection } from "@nats-io/transport-node";
+import type { ToolCallDecision, ToolCallProposal } from "../api/protocol.js";
+import { decodeReply, encodeProposal, type ToolCallErrorCode } from "./codec.js";
+import { inboxPrefix, toolCallSubject } from "./subjects.js";
+
+/** Why a proposal got no decision. */
+export type ToolCallFailure =
+  /** No decision arrived before the total deadline (gate down, unreachable, or too slow). */
+  | "deadline_exceeded"
+  /** The gate refused the proposal itself (invalid, forbidden, conflicting toolCallId). */
+  | ToolCallErrorCode
+  /** The gate's reply did not match the protocol. */
+  | "invalid_reply"
+  /** The caller aborted the wait. */
+  | "aborted";
+
+/** A proposal that ended without a decision; `field` names the offending field when known. */
+export class ToolCallError extends Error {
+  override readonly name = "ToolCallError";
+  constructor(
+    readonly code: ToolCallFailure,
+    message: string,
+    readonly field?: string,
+    options?: ErrorOptions,
+  ) {
+    super(message, options);
+  }
+}
+
+export interface ToolCallClientOptions {
+  /** How long to wait for a reply before re-sending; default 2 s. */
+  attemptTimeoutMs?: number;
+  /** How long to keep trying in all; default 330 s (a judge's default 300 s plus margin). */
+  totalTimeoutMs?: number;
+  /** Pause added after each unanswered attempt: initial, doubled each time up to max; default 100 ms .. 5 s. */
+  backoffInitialMs?: number;
+  backoffMaxMs?: number;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Sends one execution's proposals to the gate. */
+export class ToolCallClient {
+  private readonly attemptMs: number;
+  private readonly totalMs: number;
+  private readonly backoffInitial: number;
+  private readonly backoffMax: number;
+  /** How many times each proposal was sent, for tests and logs. */
+  readonly sends = new Map<string, number>();
+
+  constructor(
+    private readonly nc: NatsConnection,
+    options: ToolCallClientOptions = {},
+  ) {
+    this.attemptMs = options.attemptTimeoutMs ?? 2000;
+    this.totalMs = options.totalTimeoutMs ?? 330_000;
+    this.backoffInitial = options.backoffInitialMs ?? 100;
+    this.backoffMax = options.backoffMaxMs ?? 5000;
+  }
+
+  /**
+   * Proposes a call and resolves with the gate's decision. A reply to any earlier send of
+   * the same proposal is accepted too: all sends share one reply inbox.
+   */
+  async propose(proposal: ToolCallProposal, signal?: AbortSignal): Promise<ToolCallDecision> {
+    const data = encodeProposal(proposal);
+    const subject = toolCallSubject(proposal.namespace, proposal.execution);
+    const inbox = createInbox(inboxPrefix(proposal.namespace, proposal.execution));
+    const deadline = Date.now() + this.totalMs;
+
+    let wake: ((m: Msg | undefined) => void) | undefined;
+    const queued: Msg[] = [];
+    const sub = this.nc.subscribe(inbox, {
+      callback: (err, m) => {
+        if (err !== null) return;
+        if (wake !== undefined) wake(m);
+        else queued.push(m);
+      },
+    });
+    const onAbort = () => wake?.(undefined);
+    signal?.addEventListener("abort", onAbort);
+    const next = (ms: number): Promise<Msg | undefined> => {
+      const ready = queued.shift();
+      if (ready !== undefined) return Promise.resolve(ready);
+      return new Promise((resolve) => {
+        const timer = setTimeout(() => done(undefined), ms);
+        const done = (m: Msg | undefined) => {
+          clearTimeout(timer);
+          wake = undefined;
+          resolve(m);
+        };
+        wake = done;
+      });
+    };
+
+    try {
+      let sends = 0;
+      let noResponders = 0;
+      let pause = this.backoffInitial;
+      while (Date.now() < deadline) {
+        if (signal?.aborted) throw new ToolCallError("aborted", `proposal ${proposal.toolCallId} aborted`);
+        this.nc.publish(subject, data, { reply: inbox });
+        sends++;
+        this.sends.set(proposal.toolCallId, sends);
+        const m = await next(Math.min(this.attemptMs + pause, Math.max(0, deadline - Date.now())));
+        const waited = pause;
+        pause = Math.min(pause * 2, this.backoffMax);
+        if (m === undefined) continue;
+        if (m.headers?.code === 503) {
+          // No gate is subscribed (starting or restarting): wait, then send again.
+          noResponders++;
+          await sleep(Math.min(waited, Math.max(0, deadline - Date.now())));
+          continue;
+        }
+        const reply = decodeReply(m.data);
+        if (!reply.ok) {
+          throw new ToolCallError("invalid_reply", `gate replied to ${proposal.toolCallId} with an invalid message: ${reply.error.message}`, reply.error.field, { cause: reply.error });
+        }
+        if (reply.value.kind === "error") {
+          const e = reply.value.reply.error;
+          // An internal gate error is worth another try; everything else is final.
+          if (e.code === "internal") continue;
+          throw new ToolCallError(e.code, `gate refused proposal ${proposal.toolCallId}: ${e.message}`, e.field);
+        }
+        const decision = reply.value.decision;
+        if (decision.toolCallId !== proposal.toolCallId) {
+          throw new ToolCallError("invalid_reply", `gate answered toolCallId ${decision.toolCallId} for ${proposal.toolCallId}`, "/toolCallId");
+        }
+        return decision;
+      }
+      if (signal?.aborted) throw new ToolCallError("aborted", `proposal ${proposal.toolCallId} aborted`);
+      throw new ToolCallError(
+        "deadline_exceeded",
+        `no decision for tool call ${proposal.toolCallId} (${proposal.tool}) on ${subject} after ${sends} send(s) in ${this.totalMs} ms` +
+          (noResponders > 0 ? `; no gate was listening ${noResponders} time(s)` : ""),
+      );
+    } finally {
+      signal?.removeEventListener("abort", onAbort);
+      sub.unsubscribe();
+    }
+  }
+}
