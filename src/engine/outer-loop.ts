@@ -14,6 +14,7 @@ import type {
   ValidatorRecord,
   ValidatorSpec,
 } from "../api/types.js";
+import { aggregateConsensus, type JudgeVote } from "./consensus.js";
 import { judgeChildName, MAX_JUDGE_DEPTH, workerName } from "./child-names.js";
 import { executionTimeoutSeconds, iterationTimeoutSeconds, judgeTimeoutSeconds, maxIterations } from "./durations.js";
 import { feedbackFrom, feedbackFromWorker } from "./feedback.js";
@@ -22,7 +23,6 @@ import { validateExitCode } from "./validators/exit-code.js";
 import { validateJsonSchema } from "./validators/json-schema.js";
 import { applyThresholds, deterministic, thresholdsOf, type FileContent, type ValidatorOutcome } from "./validators/outcome.js";
 import { regexTargetPath, validateRegex } from "./validators/regex.js";
-import { averageVotes, type Vote, type VoteAggregator } from "./vote-aggregation.js";
 
 /** What the engine is given once per Execution. */
 export interface EngineContext {
@@ -31,8 +31,8 @@ export interface EngineContext {
   agent: Agent;
   /** Judge Agents by name. */
   judges: ReadonlyMap<string, Agent>;
-  /** multi_judge consensus; defaults to a plain average. */
-  aggregate?: VoteAggregator;
+  /** multi_judge consensus; defaults to aggregateConsensus (consensus.ts). */
+  aggregate?: typeof aggregateConsensus;
 }
 
 /** How the current iteration's worker run ended, as the driver observed it. */
@@ -422,11 +422,11 @@ function judged(
     // No verdict is a failing score whatever the thresholds (the reference: "treated as failing").
     return outcome.ok ? result : { ...result, passed: false };
   }
-  const votes: Vote[] = mine.map((c) => {
+  const votes: JudgeVote[] = mine.map((c) => {
     const o = state.judgeResults.get(c.name) as JudgeOutcome;
     return o.ok ? { judge: c.judge, result: o.result } : { judge: c.judge, rejection: o.rejection };
   });
-  return (ctx.aggregate ?? averageVotes)(spec, votes, 1.0);
+  return (ctx.aggregate ?? aggregateConsensus)(spec, votes, 1.0);
 }
 
 interface IterationEnd {
