@@ -159,9 +159,12 @@ function looksLikeObject(text: string, span: Span): boolean {
   return false;
 }
 
-// A later block that names "score" but does not parse is a broken verdict, not prose:
-// it must not let an earlier (possibly injected) verdict win.
-const SCORE_KEY = /"score"\s*:/;
+// An object is a verdict candidate when it names a verdict field anywhere in its text; an
+// object that names none (`{}`, `{"retries": 3}`) is prose and is passed over, insides and all.
+// A later block that names one but does not parse is a broken verdict, not prose: it must
+// not let an earlier (possibly injected) verdict win. A wrapped verdict
+// (`{"verdict": {...}}`) names one too, so it is a candidate that fails the shape check.
+const VERDICT_KEY = /"(?:score|confidence|reasoning)"\s*:/;
 
 function isPlainObject(v: unknown): v is Record<string, unknown> {
   return typeof v === "object" && v !== null && !Array.isArray(v);
@@ -169,17 +172,79 @@ function isPlainObject(v: unknown): v is Record<string, unknown> {
 
 type Candidate = { ok: true; value: Record<string, unknown>; span: Span } | { ok: false; detail: string };
 
+function brokenDetail(broken: { span: Span; error: string }): Candidate {
+  return { ok: false, detail: `the last verdict-like block (offset ${broken.span.start}) is not valid JSON: ${broken.error}` };
+}
+
 /**
- * The last JSON object in the output: of the balanced regions that parse as a JSON object,
- * the one that ends last (an enclosing object ends after its members, so it wins over them).
+ * The span the full search would try first: the region the backward scan closes for the
+ * last `}` of the text. Only the end of the text is scanned, so a verdict printed last (the
+ * contract) is found without reading the rest of a large output.
+ */
+function lastSpan(text: string): Span | undefined {
+  const last = text.lastIndexOf("}");
+  if (last < 0) return undefined;
+  // Past the last `}` the backward scan's stack is empty and it ignores quotes, so its state
+  // here is fresh; it pairs this `}` exactly as the full scan does.
+  let depth = 0;
+  let inString = false;
+  for (let i = last; i >= 0; i--) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === LF || c === CR) inString = false;
+      else if (c === QUOTE) {
+        let backslashes = 0;
+        while (i - 1 - backslashes >= 0 && text.charCodeAt(i - 1 - backslashes) === BACKSLASH) backslashes++;
+        if (backslashes % 2 === 0) inString = false;
+      }
+      continue;
+    }
+    if (c === CLOSE) depth++;
+    else if (c === OPEN) {
+      depth--;
+      if (depth === 0) return { start: i, end: last + 1 };
+    } else if (c === QUOTE) inString = true;
+  }
+  return undefined;
+}
+
+/**
+ * Fast path: when the region closed by the last `}` parses as an object naming a verdict
+ * field, the full search would pick it too. No span ends later, and a longer span ending at
+ * the same place that parsed would have been paired by the backward scan instead, so every
+ * span tried before it fails to parse and cannot count as a later broken verdict.
+ */
+function lastObjectFast(text: string): Candidate | undefined {
+  const span = lastSpan(text);
+  if (span === undefined) return undefined;
+  const slice = text.slice(span.start, span.end);
+  if (!VERDICT_KEY.test(slice)) return undefined;
+  let value: unknown;
+  try {
+    value = JSON.parse(slice);
+  } catch {
+    return undefined;
+  }
+  return isPlainObject(value) ? { ok: true, value, span } : undefined;
+}
+
+/**
+ * The verdict candidate: of the balanced regions that parse as a JSON object naming a
+ * verdict field, the one that ends last (an enclosing object ends after its members, so it
+ * wins over them). Objects naming no verdict field are prose and are passed over.
  */
 function lastJsonObject(text: string): Candidate {
+  const fast = lastObjectFast(text);
+  if (fast !== undefined) return fast;
   const spans = spansLastFirst(text);
   // Parse work is capped at a few times the text length so that adversarial nesting
   // (every level valid until its last byte) cannot make this quadratic.
   let budget = 4 * text.length + 1024;
   let brokenVerdict: { span: Span; error: string } | undefined;
+  // The last prose object passed over: spans inside it are prose too and are not re-parsed.
+  let prose: Span | undefined;
   for (const span of spans) {
+    if (prose !== undefined && span.start >= prose.start && span.end <= prose.end) continue;
     if (!looksLikeObject(text, span)) continue;
     const length = span.end - span.start;
     if (length > budget) {
@@ -187,33 +252,28 @@ function lastJsonObject(text: string): Candidate {
     }
     budget -= length;
     const slice = text.slice(span.start, span.end);
+    const namesVerdict = VERDICT_KEY.test(slice);
     let value: unknown;
     try {
       value = JSON.parse(slice);
     } catch (err) {
-      if (SCORE_KEY.test(slice) && (brokenVerdict === undefined || span.start > brokenVerdict.span.start)) {
+      if (namesVerdict && (brokenVerdict === undefined || span.start > brokenVerdict.span.start)) {
         brokenVerdict = { span, error: err instanceof Error ? err.message : String(err) };
       }
       continue;
     }
     if (!isPlainObject(value)) continue;
+    if (!namesVerdict) {
+      prose = span;
+      continue;
+    }
     // Only a broken block wholly after this object counts; one around it (prose braces)
     // or overlapping it (a scan thrown off by stray quotes) is not a later verdict.
-    if (brokenVerdict !== undefined && brokenVerdict.span.start >= span.end) {
-      return {
-        ok: false,
-        detail: `the last verdict-like block (offset ${brokenVerdict.span.start}) is not valid JSON: ${brokenVerdict.error}`,
-      };
-    }
+    if (brokenVerdict !== undefined && brokenVerdict.span.start >= span.end) return brokenDetail(brokenVerdict);
     return { ok: true, value, span };
   }
-  if (brokenVerdict !== undefined) {
-    return {
-      ok: false,
-      detail: `the last verdict-like block (offset ${brokenVerdict.span.start}) is not valid JSON: ${brokenVerdict.error}`,
-    };
-  }
-  return { ok: false, detail: "no JSON object found in the output" };
+  if (brokenVerdict !== undefined) return brokenDetail(brokenVerdict);
+  return { ok: false, detail: "no verdict found: no JSON object naming score, confidence or reasoning" };
 }
 
 function ajvErrors(validate: ValidateFunction): string {
