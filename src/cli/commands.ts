@@ -1,7 +1,8 @@
 // The list of `gavel` subcommands. Each lives in its own file under src/cli/.
 import type { Command } from "./command.js";
 import { eventsCommand } from "./events.js";
+import { verdictCommand } from "./verdict.js";
 import { versionCommand } from "./version.js";
 
 /** Every subcommand, in the order `gavel help` lists them. */
-export const commands: Command[] = [eventsCommand, versionCommand];
+export const commands: Command[] = [eventsCommand, verdictCommand, versionCommand];
