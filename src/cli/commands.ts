@@ -1,8 +1,9 @@
 // The list of `gavel` subcommands. Each lives in its own file under src/cli/.
 import type { Command } from "./command.js";
 import { eventsCommand } from "./events.js";
+import { validateCommand } from "./validate.js";
 import { verdictCommand } from "./verdict.js";
 import { versionCommand } from "./version.js";
 
 /** Every subcommand, in the order `gavel help` lists them. */
-export const commands: Command[] = [eventsCommand, verdictCommand, versionCommand];
+export const commands: Command[] = [eventsCommand, validateCommand, verdictCommand, versionCommand];

@@ -1,0 +1,68 @@
+// Offline validation: every reference manifest passes (warnings only), and typical mistakes are
+// reported at the field that is wrong.
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { parseAllDocuments } from "yaml";
+import { describe, expect, it } from "vitest";
+import { validateManifest, withSchemaDefaults, pointerToPath } from "./validate.js";
+
+const refDir = join(import.meta.dirname, "..", "..", "test", "fixtures", "reference");
+
+function agent(spec: unknown): unknown {
+  return { apiVersion: "100monkeys.ai/v1", kind: "Agent", metadata: { name: "a" }, spec };
+}
+const errors = (doc: unknown) => validateManifest(doc).filter((p) => p.severity === "error");
+
+describe("validateManifest", () => {
+  for (const file of readdirSync(refDir).filter((f) => f.endsWith(".yaml"))) {
+    it(`accepts the reference manifest ${file}`, () => {
+      for (const doc of parseAllDocuments(readFileSync(join(refDir, file), "utf8"))) {
+        expect(errors(doc.toJS())).toEqual([]);
+      }
+    });
+  }
+
+  it("warns that metadata.version is dropped", () => {
+    const doc = { ...(agent({}) as object), metadata: { name: "j", version: "1.0.0" } };
+    expect(validateManifest(doc)).toEqual([expect.objectContaining({ path: "metadata.version", severity: "warning" })]);
+  });
+
+  it.each([
+    [{ execution: { validation: [{ type: "semantic" }] } }, "spec.execution.validation[0].judge_agent"],
+    [{ execution: { validation: [{ type: "exit_code", min_score: 1.5 }] } }, "spec.execution.validation[0].min_score"],
+    [{ execution: { validation: [{ type: "multi_judge", judges: ["a"], min_judges_required: 2 }] } }, "spec.execution.validation[0].min_judges_required"],
+    [{ execution: { validation: [{ type: "regex", pattern: "x", target: "out.txt" }] } }, "spec.execution.validation[0].target"],
+    [{ execution: { validation: [{ type: "bogus" }] } }, "spec.execution.validation[0].type"],
+    [{ execution: { validation: "exit_code" } }, "spec.execution.validation"],
+    [{ execution: { validation: { output: { format: "xml" } } } }, "spec.execution.validation.output.format"],
+    [{ execution: { tool_validation: [{ type: "regex", judge_agent: "j" }] } }, "spec.execution.tool_validation[0].type"],
+    [{ execution: { tool_validation: [{ type: "semantic", judge_agent: "j", min_score: -1 }] } }, "spec.execution.tool_validation[0].min_score"],
+    [{ execution: { tool_validation: { type: "semantic" } } }, "spec.execution.tool_validation"],
+    [{ execution: { mode: "twice" } }, "spec.execution.mode"],
+    [{ execution: { max_iterations: 0 } }, "spec.execution.max_iterations"],
+    [{ execution: { timeout_seconds: -5 } }, "spec.execution.timeout_seconds"],
+    [{ security: { network: { mode: "none", allowlist: ["x.com"] } } }, "spec.security.network.allowlist"],
+    [{ volumes: [{ name: "w", mount_path: "workspace" }] }, "spec.volumes[0].mount_path"],
+    [{ tools: [{ allowlist: ["x"] }] }, "spec.tools[0].name"],
+    [{ runtime: { language: "python", versoin: "3" } }, "spec.runtime.versoin"],
+  ])("refuses %j at %s", (spec, path) => {
+    const found = errors(agent(spec)).map((p) => p.path);
+    expect(found).toContain(path);
+  });
+
+  it("fills the structural defaults the API server fills", () => {
+    const got = withSchemaDefaults("Agent", agent({ execution: { tool_validation: [{ type: "semantic", judge_agent: "j" }] } })) as {
+      spec: { execution: Record<string, unknown> };
+    };
+    expect(got.spec.execution).toEqual({
+      mode: "iterative",
+      max_iterations: 10,
+      tool_validation: [{ type: "semantic", judge_agent: "j", min_score: 0.7, min_confidence: 0, timeout_seconds: 300 }],
+    });
+  });
+
+  it("turns JSON pointers into field paths", () => {
+    expect(pointerToPath("/spec/tools/0/name")).toBe("spec.tools[0].name");
+    expect(pointerToPath("")).toBe("");
+  });
+});

@@ -1,0 +1,84 @@
+// `gavel validate` over the fixture corpus: every bad manifest is refused naming its field (or its
+// YAML line), the reference manifests pass, and usage errors exit 2.
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { PassThrough } from "node:stream";
+import { describe, expect, it } from "vitest";
+import { main } from "./app.js";
+
+const repo = join(import.meta.dirname, "..", "..");
+const badDir = "test/fixtures/bad";
+
+async function gavel(...argv: string[]): Promise<{ code: number; out: string; err: string }> {
+  const stdout = new PassThrough();
+  const stderr = new PassThrough();
+  let out = "";
+  let err = "";
+  stdout.on("data", (d: Buffer) => (out += d.toString()));
+  stderr.on("data", (d: Buffer) => (err += d.toString()));
+  const code = await main(argv, { stdout, stderr, stdin: new PassThrough(), env: {}, cwd: repo });
+  return { code, out, err };
+}
+
+/** The `# expect: PATH` header of a bad fixture. */
+export function expectedPath(file: string): string {
+  const m = /^# expect: (.+)$/m.exec(readFileSync(join(repo, file), "utf8"));
+  if (m?.[1] === undefined) throw new Error(`${file} has no "# expect:" line`);
+  return m[1].trim();
+}
+
+describe("gavel validate", () => {
+  const bad = readdirSync(join(repo, badDir)).filter((f) => f.endsWith(".yaml"));
+
+  it("has a corpus of at least 40 bad manifests", () => {
+    expect(bad.length).toBeGreaterThanOrEqual(40);
+  });
+
+  for (const f of bad) {
+    it(`refuses ${f}`, async () => {
+      const file = `${badDir}/${f}`;
+      const expected = expectedPath(file);
+      const r = await gavel("validate", "-f", file);
+      expect(r.code).toBe(1);
+      const yamlLine = /^yaml line (\d+)$/.exec(expected);
+      if (yamlLine) {
+        expect(r.out).toContain(`${file}:${yamlLine[1]}:doc#1: YAML syntax error at line ${yamlLine[1]}`);
+      } else {
+        const lines = r.out.split("\n").filter((l) => l.startsWith(`${file}:doc#`) && !l.includes(": warning: "));
+        expect(lines.length).toBeGreaterThan(0);
+        // Each error line is file:doc#N: path: message, and one names the expected field.
+        expect(lines.some((l) => l.replace(/^[^:]+:doc#\d+: /, "").startsWith(expected))).toBe(true);
+      }
+    });
+  }
+
+  it("reports the document index in multi-document files", async () => {
+    const r = await gavel("validate", "-f", `${badDir}/multi-doc-second-bad.yaml`);
+    expect(r.out).toMatch(/multi-doc-second-bad\.yaml:doc#2: spec\.execution\.validation\[0\]\.judge_agent: a semantic validator needs judge_agent/);
+    expect(r.out).not.toMatch(/doc#1: (?!warning)/);
+  });
+
+  it("accepts every reference manifest, with warnings only (metadata.version, judges deployed elsewhere)", async () => {
+    const r = await gavel("validate", "-f", "test/fixtures/reference");
+    expect(r.out).toMatch(/valid\n$/);
+    expect(r.code).toBe(0);
+    expect(r.out).toContain("av-08-code-quality-judge.yaml:doc#1: warning: metadata.version:");
+    // code-quality-judge is among the given manifests: the semantic fragment naming it gets no warning.
+    expect(r.out).not.toContain('judge Agent "code-quality-judge"');
+    expect(r.out).toContain('judge Agent "security-judge" does not exist among the given manifests');
+  });
+
+  it("cross-validates the documents given together", async () => {
+    const r = await gavel("validate", "-f", "src/cli/testdata/cross.yaml");
+    expect(r.code).toBe(1);
+    expect(r.out).toContain('doc#1: spec.execution.validation[0].judge_agent: Agent "worker" is not a judge');
+    expect(r.out).toContain('doc#1: spec.execution.tool_validation[0].judge_agent: judge "slow-judge" has execution.mode iterative');
+    expect(r.out).toContain('doc#3: spec.input_schema.properties.secret_sauce: gavel cannot fill judge input "secret_sauce"');
+  });
+
+  it("exits 2 on usage errors", async () => {
+    expect((await gavel("validate")).code).toBe(2);
+    expect((await gavel("validate", "-f", "no/such/file.yaml")).code).toBe(2);
+    expect((await gavel("validate", "--bogus")).code).toBe(2);
+  });
+});

@@ -1,0 +1,138 @@
+// `gavel validate -f FILE|DIR`: checks manifests offline with the CRDs' schemas, their CEL rules
+// and the cross-object rules, printing each problem as `file:doc#N: field.path: message`.
+import { readdir, readFile, stat } from "node:fs/promises";
+import { join, resolve } from "node:path";
+import { parseArgs } from "node:util";
+import { LineCounter, parseAllDocuments } from "yaml";
+import { crossValidateAgent, isJudge } from "../api/cross-validate.js";
+import { isMap } from "../api/schema-dsl.js";
+import type { Agent } from "../api/types.js";
+import { validateManifest, type Problem } from "../api/validate.js";
+import { ExitCode, UsageError, type Command } from "./command.js";
+
+/** One finding of `gavel validate`, located in a file and a document of it (1-based). */
+export interface Finding extends Problem {
+  file: string;
+  doc: number;
+  /** Line of a YAML syntax error. */
+  line?: number;
+}
+
+interface ParsedDoc {
+  file: string;
+  doc: number;
+  value: unknown;
+}
+
+/** Expands files and directories (recursively, *.yaml / *.yml / *.json) in a stable order. */
+export async function manifestFiles(paths: string[], cwd: string): Promise<string[]> {
+  const out: string[] = [];
+  for (const p of paths) {
+    const abs = resolve(cwd, p);
+    const st = await stat(abs).catch(() => undefined);
+    if (st === undefined) throw new UsageError(`${p}: no such file or directory`);
+    if (st.isDirectory()) {
+      const entries = (await readdir(abs, { withFileTypes: true })).sort((a, b) => a.name.localeCompare(b.name));
+      const children = entries.filter((e) => e.isDirectory() || /\.(ya?ml|json)$/.test(e.name)).map((e) => join(p, e.name));
+      out.push(...(await manifestFiles(children, cwd)));
+    } else out.push(p);
+  }
+  return out;
+}
+
+/** Parses one file's documents; YAML syntax errors become findings with their line. */
+export function parseManifests(file: string, text: string): { docs: ParsedDoc[]; findings: Finding[] } {
+  const lineCounter = new LineCounter();
+  const docs: ParsedDoc[] = [];
+  const findings: Finding[] = [];
+  parseAllDocuments(text, { lineCounter }).forEach((d, i) => {
+    if (d.errors.length > 0) {
+      for (const e of d.errors) {
+        const line = e.linePos?.[0].line ?? lineCounter.linePos(e.pos[0]).line;
+        findings.push({ file, doc: i + 1, line, path: "", message: `YAML syntax error at line ${line}: ${(e.message.split("\n")[0] ?? e.code).replace(/ at line \d+, column \d+:?$/, "")}`, severity: "error" });
+      }
+      return;
+    }
+    const value: unknown = d.toJS();
+    if (value === null || value === undefined) return; // an empty document (e.g. a trailing ---)
+    docs.push({ file, doc: i + 1, value });
+  });
+  return { docs, findings };
+}
+
+/**
+ * Validates documents together: each on its own, then the Agents against each other. A judge
+ * not among the documents is only a warning, since it may already be deployed.
+ */
+export function validateDocuments(docs: ParsedDoc[]): Finding[] {
+  const findings: Finding[] = [];
+  const agents: { d: ParsedDoc; agent: Agent }[] = [];
+  for (const d of docs) {
+    const problems = validateManifest(d.value);
+    findings.push(...problems.map((p) => ({ ...p, file: d.file, doc: d.doc })));
+    // Cross-object rules need a well-formed Agent; a malformed one already has its errors.
+    if (!problems.some((p) => p.severity === "error") && isMap(d.value) && d.value.kind === "Agent" && isMap(d.value.metadata) && isMap(d.value.spec ?? {})) {
+      agents.push({ d, agent: d.value as unknown as Agent });
+    }
+  }
+  const byKey = new Map(agents.map(({ agent }) => [key(agent), agent]));
+  for (const { d, agent } of agents) {
+    const ns = agent.metadata.namespace ?? "";
+    for (const p of crossValidateAgent({ ...agent, spec: agent.spec ?? {} }, (n) => byKey.get(`${ns}/${n}`))) {
+      const severity = p.reason === "JudgeNotFound" ? "warning" : "error";
+      const message = p.reason === "JudgeNotFound" ? `${p.message.replace(" in this namespace", " among the given manifests")} (fine if it is already deployed)` : p.message;
+      findings.push({ file: d.file, doc: d.doc, path: p.path, message, severity });
+    }
+  }
+  return findings;
+}
+
+function key(a: Agent): string {
+  return `${a.metadata.namespace ?? ""}/${a.metadata.name}`;
+}
+
+/** `file:doc#N: path: message`, with "warning: " in front of warnings. */
+export function formatFinding(f: Finding): string {
+  const where = f.line === undefined ? `${f.file}:doc#${f.doc}` : `${f.file}:${f.line}:doc#${f.doc}`;
+  return `${where}: ${f.severity === "warning" ? "warning: " : ""}${f.path === "" ? "" : `${f.path}: `}${f.message}`;
+}
+
+function parseFlags(argv: string[]) {
+  try {
+    return parseArgs({
+      args: argv,
+      allowPositionals: true,
+      options: { filename: { type: "string", short: "f", multiple: true }, quiet: { type: "boolean", short: "q", default: false } },
+    });
+  } catch (err) {
+    throw new UsageError(err instanceof Error ? err.message : String(err));
+  }
+}
+
+export const validateCommand: Command = {
+  name: "validate",
+  summary: "check Agent, Execution and GuardPolicy manifests offline (schemas, rules, judge references)",
+  usage: "gavel validate -f FILE|DIR [-f FILE|DIR ...] [--quiet]",
+  async run(argv, io) {
+    const { values, positionals } = parseFlags(argv);
+    const paths = [...(values.filename ?? []), ...positionals];
+    if (paths.length === 0) throw new UsageError("give at least one -f FILE|DIR");
+    const files = await manifestFiles(paths, io.cwd);
+    const docs: ParsedDoc[] = [];
+    const findings: Finding[] = [];
+    for (const file of files) {
+      const parsed = parseManifests(file, await readFile(resolve(io.cwd, file), "utf8"));
+      docs.push(...parsed.docs);
+      findings.push(...parsed.findings);
+    }
+    findings.push(...validateDocuments(docs));
+    findings.sort((a, b) => a.file.localeCompare(b.file) || a.doc - b.doc);
+    for (const f of findings) {
+      if (f.severity === "error" || !values.quiet) io.stdout.write(`${formatFinding(f)}\n`);
+    }
+    const errors = findings.filter((f) => f.severity === "error").length;
+    const judges = docs.filter((d) => isMap(d.value) && d.value.kind === "Agent" && isJudge(d.value as unknown as Agent)).length;
+    io.stdout.write(`${files.length} file(s), ${docs.length} document(s) (${judges} judge(s)): ${errors === 0 ? "valid" : `${errors} error(s)`}\n`);
+    return errors === 0 ? ExitCode.ok : ExitCode.failed;
+  },
+};
