@@ -69,7 +69,7 @@ describe("gavel validate", () => {
   });
 
   it("cross-validates the documents given together", async () => {
-    const r = await gavel("validate", "-f", "src/cli/testdata/cross.yaml");
+    const r = await gavel("validate", "-f", "test/fixtures/bad/cross-object/judges.yaml");
     expect(r.code).toBe(1);
     expect(r.out).toContain('doc#1: spec.execution.validation[0].judge_agent: Agent "worker" is not a judge');
     expect(r.out).toContain('doc#1: spec.execution.tool_validation[0].judge_agent: judge "slow-judge" has execution.mode iterative');
