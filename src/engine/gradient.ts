@@ -276,19 +276,40 @@ function lastJsonObject(text: string): Candidate {
   return { ok: false, detail: "no verdict found: no JSON object naming score, confidence or reasoning" };
 }
 
+/**
+ * Where a verdict field is named after `from`, or -1. A verdict that is cut short (output
+ * capped mid-verdict) or mangled past recognition (a BOM after its brace) leaves no span to
+ * parse, so without this an earlier, possibly injected, verdict would win.
+ */
+function verdictKeyAfter(text: string, from: number): number {
+  const re = new RegExp(VERDICT_KEY.source, "g");
+  re.lastIndex = from;
+  return re.exec(text)?.index ?? -1;
+}
+
 function ajvErrors(validate: ValidateFunction): string {
   return (validate.errors ?? []).map((e) => `${e.instancePath || "/"} ${e.message ?? "is invalid"}`).join("; ");
 }
 
 /**
  * Finds and validates the verdict in a judge's text output. Fenced (```json or ```) and
- * bare objects in prose are both found; the last JSON object in the output wins, and if
- * it is not a valid GradientResult the output is malformed (no fallback to earlier ones).
+ * bare objects in prose are both found; the last JSON object naming a verdict field wins
+ * (objects naming none are prose), and if it is not a valid GradientResult, or verdict-like
+ * text follows it, the output is malformed: there is no fallback to earlier verdicts.
+ * docs/judges.md states the rules.
  */
 export function parseGradientResult(stdout: string, outputSchema?: JsonObject): JudgeOutcome {
   const text = stdout.charCodeAt(0) === 0xfeff ? stdout.slice(1) : stdout;
   const found = lastJsonObject(text);
   if (!found.ok) return { ok: false, rejection: "malformed_output", detail: found.detail };
+  const later = verdictKeyAfter(text, found.span.end);
+  if (later >= 0) {
+    return {
+      ok: false,
+      rejection: "malformed_output",
+      detail: `verdict-like text at offset ${later} follows the last complete verdict (offset ${found.span.start}); an earlier verdict is never used in its place`,
+    };
+  }
   const value = found.value;
   if (!validateGradientShape(value)) {
     return {
