@@ -83,6 +83,9 @@ const semanticToolValidator: SchemaNode = obj(
   },
 );
 
+/** Fields of a tools entry in its object form. */
+export const TOOL_FIELDS = ["name", "allowlist", "skip_judge", "capability"] as const;
+
 const toolEntry: SchemaNode = {
   description:
     "A tool the agent may call: a bare name (e.g. fs.read) or {name, allowlist, skip_judge, capability}.",
@@ -94,11 +97,11 @@ const toolEntry: SchemaNode = {
       (self) => ok(typeof self === "string" ? self.length > 0 : isMap(self) && typeof self.name === "string" && self.name.length > 0, isMap(self) ? ".name" : ""),
     ),
     cel(
-      "type(self) != map || self.all(k, k in ['name', 'allowlist', 'skip_judge', 'capability'])",
+      `type(self) != map || self.all(k, k in [${TOOL_FIELDS.map((f) => `'${f}'`).join(", ")}])`,
       "a tools entry has only name, allowlist, skip_judge and capability",
       (self) => {
         if (!isMap(self)) return true;
-        const bad = Object.keys(self).find((k) => !["name", "allowlist", "skip_judge", "capability"].includes(k));
+        const bad = Object.keys(self).find((k) => !(TOOL_FIELDS as readonly string[]).includes(k));
         return bad === undefined ? true : { at: `.${bad}` };
       },
     ),

@@ -307,6 +307,14 @@ export interface GuardPolicy {
   kind: "GuardPolicy";
   metadata: ObjectMeta;
   spec: GuardPolicySpec;
+  status?: GuardPolicyStatus;
+}
+
+export interface GuardPolicyStatus {
+  observedGeneration?: number;
+  /** Entries loaded per list, e.g. {revoked_tools: 3}. */
+  counts?: Record<string, number>;
+  conditions?: Condition[];
 }
 
 /** Name of the cluster-wide default GuardPolicy in the controller's namespace. */
