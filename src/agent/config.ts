@@ -1,0 +1,190 @@
+// The worker runtime's configuration, read from its environment at the edge (main.ts) and
+// nowhere else. Drivers (docker, kubernetes) build that environment with agentEnvironment().
+import type { JsonValue, ToolEntry } from "../api/types.js";
+import type { Mount } from "./confinement.js";
+
+/** Every environment variable the worker runtime reads. */
+export const AGENT_ENV = {
+  namespace: "GAVEL_NAMESPACE",
+  execution: "GAVEL_EXECUTION",
+  iteration: "GAVEL_ITERATION",
+  task: "GAVEL_TASK",
+  /** JSON of the Execution's spec.input. */
+  input: "GAVEL_INPUT",
+  feedback: "GAVEL_FEEDBACK",
+  /** JSON of the Agent's spec.tools. */
+  tools: "GAVEL_TOOLS",
+  /** JSON list of mounts: "/workspace" or {"path": "/data", "readOnly": true}. */
+  mounts: "GAVEL_MOUNTS",
+  natsUrl: "GAVEL_NATS_URL",
+  /** The worker's NATS .creds text, or a path to it in GAVEL_NATS_CREDS_FILE. */
+  natsCreds: "GAVEL_NATS_CREDS",
+  natsCredsFile: "GAVEL_NATS_CREDS_FILE",
+  /** "scripted" or "openai"; default scripted when a script is given, else openai. */
+  model: "GAVEL_MODEL",
+  script: "GAVEL_SCRIPT",
+  scriptFile: "GAVEL_SCRIPT_FILE",
+  llmBaseUrl: "GAVEL_LLM_BASE_URL",
+  llmModel: "GAVEL_LLM_MODEL",
+  llmApiKey: "GAVEL_LLM_API_KEY",
+  maxTurns: "GAVEL_MAX_TURNS",
+  /** Total seconds to wait for one decision (default 330) and per send (default 2). */
+  gateTimeoutSeconds: "GAVEL_GATE_TIMEOUT_SECONDS",
+  gateAttemptSeconds: "GAVEL_GATE_ATTEMPT_SECONDS",
+  commandTimeoutSeconds: "GAVEL_CMD_TIMEOUT_SECONDS",
+  outputCapBytes: "GAVEL_OUTPUT_CAP_BYTES",
+} as const;
+
+/** The worker runtime's whole configuration. */
+export interface AgentConfig {
+  namespace: string;
+  execution: string;
+  iteration: number;
+  task: string;
+  input?: JsonValue;
+  feedback?: string;
+  tools: ToolEntry[];
+  mounts: Mount[];
+  nats: { url: string; creds?: string; credsFile?: string };
+  model:
+    | { kind: "scripted"; script?: string; scriptFile?: string }
+    | { kind: "openai"; baseUrl: string; model: string; apiKey?: string };
+  maxTurns: number;
+  gate: { totalTimeoutMs: number; attemptTimeoutMs: number };
+  limits: { commandTimeoutSeconds: number; outputCapBytes: number };
+}
+
+/** A configuration problem; the message names the variable. */
+export class ConfigError extends Error {
+  override readonly name = "ConfigError";
+}
+
+type Env = Record<string, string | undefined>;
+
+function required(env: Env, name: string): string {
+  const v = env[name];
+  if (v === undefined || v === "") throw new ConfigError(`${name} is not set`);
+  return v;
+}
+
+function json(env: Env, name: string): unknown {
+  const v = env[name];
+  if (v === undefined || v === "") return undefined;
+  try {
+    return JSON.parse(v) as unknown;
+  } catch (err) {
+    throw new ConfigError(`${name} is not valid JSON: ${(err as Error).message}`);
+  }
+}
+
+function positive(env: Env, name: string, dflt: number, integer = false): number {
+  const v = env[name];
+  if (v === undefined || v === "") return dflt;
+  const n = Number(v);
+  if (!Number.isFinite(n) || n <= 0 || (integer && !Number.isInteger(n))) {
+    throw new ConfigError(`${name} must be a positive ${integer ? "integer" : "number"}, got "${v}"`);
+  }
+  return n;
+}
+
+/** Reads and checks the configuration from an environment; throws ConfigError naming the variable. */
+export function readAgentConfig(env: Env): AgentConfig {
+  const E = AGENT_ENV;
+  const iteration = env[E.iteration] === undefined || env[E.iteration] === "" ? 1 : Number(env[E.iteration]);
+  if (!Number.isInteger(iteration) || iteration < 0) throw new ConfigError(`${E.iteration} must be a non-negative integer`);
+  const tools = json(env, E.tools) ?? [];
+  if (!Array.isArray(tools) || !tools.every((t) => typeof t === "string" || (typeof t === "object" && t !== null && typeof (t as { name?: unknown }).name === "string"))) {
+    throw new ConfigError(`${E.tools} must be a JSON list of tool names or {name, ...} entries`);
+  }
+  for (const t of tools as ToolEntry[]) {
+    if (typeof t !== "string" && t.allowlist !== undefined && (!Array.isArray(t.allowlist) || !t.allowlist.every((a) => typeof a === "string"))) {
+      throw new ConfigError(`${E.tools}: allowlist of "${t.name}" must be a list of strings`);
+    }
+  }
+  const rawMounts = json(env, E.mounts) ?? [];
+  if (!Array.isArray(rawMounts)) throw new ConfigError(`${E.mounts} must be a JSON list`);
+  const mounts: Mount[] = rawMounts.map((m: unknown, i) => {
+    if (typeof m === "string") return { path: m, readOnly: false };
+    if (typeof m === "object" && m !== null && typeof (m as { path?: unknown }).path === "string") {
+      return { path: (m as { path: string }).path, readOnly: (m as { readOnly?: unknown }).readOnly === true };
+    }
+    throw new ConfigError(`${E.mounts}[${i}] must be a path or {"path": ..., "readOnly": bool}`);
+  });
+  const script = env[E.script];
+  const scriptFile = env[E.scriptFile];
+  const hasScript = (script !== undefined && script !== "") || (scriptFile !== undefined && scriptFile !== "");
+  const kind = env[E.model] ?? (hasScript ? "scripted" : "openai");
+  let model: AgentConfig["model"];
+  if (kind === "scripted") {
+    if (!hasScript) throw new ConfigError(`${E.model}=scripted needs ${E.script} or ${E.scriptFile}`);
+    model = { kind, ...(script ? { script } : {}), ...(scriptFile ? { scriptFile } : {}) };
+  } else if (kind === "openai") {
+    const apiKey = env[E.llmApiKey];
+    model = { kind, baseUrl: env[E.llmBaseUrl] || "https://api.openai.com/v1", model: required(env, E.llmModel), ...(apiKey ? { apiKey } : {}) };
+  } else {
+    throw new ConfigError(`${E.model} must be "scripted" or "openai", got "${kind}"`);
+  }
+  const creds = env[E.natsCreds];
+  const credsFile = env[E.natsCredsFile];
+  const feedback = env[E.feedback];
+  const input = json(env, E.input) as JsonValue | undefined;
+  return {
+    namespace: required(env, E.namespace),
+    execution: required(env, E.execution),
+    iteration,
+    task: env[E.task] ?? "",
+    ...(input !== undefined ? { input } : {}),
+    ...(feedback ? { feedback } : {}),
+    tools: tools as ToolEntry[],
+    mounts,
+    nats: { url: required(env, E.natsUrl), ...(creds ? { creds } : {}), ...(credsFile ? { credsFile } : {}) },
+    model,
+    maxTurns: positive(env, E.maxTurns, 50, true),
+    gate: {
+      totalTimeoutMs: positive(env, E.gateTimeoutSeconds, 330) * 1000,
+      attemptTimeoutMs: positive(env, E.gateAttemptSeconds, 2) * 1000,
+    },
+    limits: {
+      commandTimeoutSeconds: positive(env, E.commandTimeoutSeconds, 60),
+      outputCapBytes: positive(env, E.outputCapBytes, 64 * 1024, true),
+    },
+  };
+}
+
+/** The environment a driver gives a worker container: the inverse of readAgentConfig. */
+export function agentEnvironment(c: {
+  namespace: string;
+  execution: string;
+  iteration: number;
+  task?: string;
+  input?: JsonValue;
+  feedback?: string;
+  tools?: ToolEntry[];
+  mounts?: Mount[];
+  natsUrl: string;
+  natsCreds?: string;
+}): Record<string, string> {
+  const E = AGENT_ENV;
+  return {
+    [E.namespace]: c.namespace,
+    [E.execution]: c.execution,
+    [E.iteration]: String(c.iteration),
+    [E.task]: c.task ?? "",
+    ...(c.input !== undefined ? { [E.input]: JSON.stringify(c.input) } : {}),
+    ...(c.feedback !== undefined ? { [E.feedback]: c.feedback } : {}),
+    [E.tools]: JSON.stringify(c.tools ?? []),
+    [E.mounts]: JSON.stringify(c.mounts ?? []),
+    [E.natsUrl]: c.natsUrl,
+    ...(c.natsCreds !== undefined ? { [E.natsCreds]: c.natsCreds } : {}),
+  };
+}
+
+/** The environment commands run with: the worker's, minus gavel's own (credentials, keys, config). */
+export function commandEnvironment(env: Env): NodeJS.ProcessEnv {
+  const out: NodeJS.ProcessEnv = {};
+  for (const [k, v] of Object.entries(env)) {
+    if (v === undefined || k.startsWith("GAVEL_") || /KEY|TOKEN|SECRET|PASSWORD|CREDS/i.test(k)) continue;
+    out[k] = v;
+  }
+  return out;
+}

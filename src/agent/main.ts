@@ -1,0 +1,81 @@
+// Entry point of the worker runtime inside a worker container: reads its configuration
+// from the environment, connects to the gate over NATS with its own credentials, runs the
+// model loop, prints the final answer on stdout. Exit 0 on an answer, 1 on an
+// unrecoverable error, 2 on bad configuration.
+import { readFile } from "node:fs/promises";
+import { connect, credsAuthenticator, type NatsConnection } from "@nats-io/transport-node";
+import { inboxPrefix } from "../transport/subjects.js";
+import { ToolCallClient } from "../transport/tool-call-client.js";
+import { commandEnvironment, ConfigError, readAgentConfig, type AgentConfig } from "./config.js";
+import { Confinement } from "./confinement.js";
+import type { ChatModel } from "./model.js";
+import { OpenAiModel } from "./openai-model.js";
+import { parseScript, ScriptedModel } from "./scripted-model.js";
+import { runWorker } from "./worker-loop.js";
+
+function log(event: Record<string, unknown>): void {
+  process.stderr.write(`${JSON.stringify({ time: new Date().toISOString(), component: "gavel-agent", ...event })}\n`);
+}
+
+async function buildModel(c: AgentConfig["model"]): Promise<ChatModel> {
+  if (c.kind === "openai") return new OpenAiModel({ baseUrl: c.baseUrl, model: c.model, ...(c.apiKey !== undefined ? { apiKey: c.apiKey } : {}) });
+  const source = c.scriptFile ?? "GAVEL_SCRIPT";
+  const text = c.script ?? (await readFile(c.scriptFile as string, "utf8").catch((err: Error) => {
+    throw new ConfigError(`GAVEL_SCRIPT_FILE ${c.scriptFile}: ${err.message}`);
+  }));
+  return new ScriptedModel(parseScript(text, source));
+}
+
+async function connectGate(c: AgentConfig): Promise<NatsConnection> {
+  const creds = c.nats.creds ?? (c.nats.credsFile !== undefined ? await readFile(c.nats.credsFile, "utf8") : undefined);
+  return connect({
+    servers: c.nats.url,
+    name: `gavel-agent ${c.namespace}/${c.execution}`,
+    // The worker may only subscribe below its own inbox prefix.
+    inboxPrefix: inboxPrefix(c.namespace, c.execution),
+    ...(creds !== undefined ? { authenticator: credsAuthenticator(new TextEncoder().encode(creds)) } : {}),
+  });
+}
+
+/** Runs the worker with the given environment; returns the process exit code. */
+export async function main(env: Record<string, string | undefined>): Promise<number> {
+  let config: AgentConfig;
+  let model: ChatModel;
+  let confinement: Confinement;
+  try {
+    config = readAgentConfig(env);
+    model = await buildModel(config.model);
+    confinement = await Confinement.of(config.mounts);
+  } catch (err) {
+    log({ event: "config_error", error: (err as Error).message });
+    return 2;
+  }
+  let nc: NatsConnection | undefined;
+  try {
+    nc = await connectGate(config);
+    const gate = new ToolCallClient(nc, config.gate);
+    log({ event: "start", namespace: config.namespace, execution: config.execution, iteration: config.iteration, model: config.model.kind });
+    const outcome = await runWorker({
+      identity: { namespace: config.namespace, execution: config.execution, iteration: config.iteration },
+      task: { instruction: config.task, ...(config.input !== undefined ? { input: config.input } : {}), ...(config.feedback !== undefined ? { feedback: config.feedback } : {}) },
+      tools: config.tools,
+      confinement,
+      model,
+      gate,
+      limits: config.limits,
+      commandEnv: commandEnvironment(env),
+      maxTurns: config.maxTurns,
+      log,
+    });
+    process.stdout.write(outcome.answer.endsWith("\n") ? outcome.answer : `${outcome.answer}\n`);
+    log({ event: "done", turns: outcome.turns, calls: outcome.calls.length, denied: outcome.calls.filter((c) => !c.allowed).length });
+    return 0;
+  } catch (err) {
+    log({ event: "failed", error: err instanceof Error ? `${err.name}: ${err.message}` : String(err) });
+    return 1;
+  } finally {
+    await nc?.close().catch(() => undefined);
+  }
+}
+
+process.exitCode = await main(process.env);

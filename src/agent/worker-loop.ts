@@ -1,0 +1,171 @@
+// The worker's model loop: asks the model, sends every tool call it wants through the gate
+// and waits, executes allowed built-ins itself, hands denials back to the model as tool
+// errors with the reasoning, and ends with the model's final answer.
+import { randomBytes } from "node:crypto";
+import type { ToolCallDecision, ToolCallProposal } from "../api/protocol.js";
+import type { JsonValue, ToolEntry } from "../api/types.js";
+import { BUILTIN_TOOLS, runBuiltin, toolEntry, toolName, type BuiltinLimits, type ToolSpec } from "./builtin-tools.js";
+import type { Confinement } from "./confinement.js";
+import { ModelError, type ChatMessage, type ChatModel, type ModelToolCall } from "./model.js";
+
+/** Where proposals go: the NATS client in a worker, anything with the same shape in tests. */
+export interface Gate {
+  propose(proposal: ToolCallProposal): Promise<ToolCallDecision>;
+}
+
+/** Who this worker run is. */
+export interface WorkerIdentity {
+  namespace: string;
+  execution: string;
+  iteration: number;
+}
+
+/** What the worker is asked to do. */
+export interface WorkerTask {
+  instruction: string;
+  input?: JsonValue;
+  /** The previous iteration's validator reasoning, when this is a refinement. */
+  feedback?: string;
+}
+
+export interface WorkerLoopOptions {
+  identity: WorkerIdentity;
+  task: WorkerTask;
+  /** The agent's spec.tools: the only tools offered to the model. */
+  tools: ToolEntry[];
+  confinement: Confinement;
+  model: ChatModel;
+  gate: Gate;
+  limits: BuiltinLimits;
+  /** Environment commands run with (secrets already removed). */
+  commandEnv: NodeJS.ProcessEnv;
+  /** Model turns before giving up; default 50. */
+  maxTurns?: number;
+  /** Structured progress lines (never argument values). */
+  log?: (event: Record<string, unknown>) => void;
+  /** Makes toolCallIds unique to this run; random by default. */
+  runNonce?: string;
+}
+
+/** What happened to one proposed call. */
+export interface CallRecord {
+  step: number;
+  toolCallId: string;
+  tool: string;
+  allowed: boolean;
+  blockedBy: ToolCallDecision["blocked_by"];
+  executed: boolean;
+  error?: string;
+}
+
+/** The end of a run: the final answer and the calls made on the way. */
+export interface WorkerOutcome {
+  answer: string;
+  calls: CallRecord[];
+  turns: number;
+}
+
+const SYSTEM_PROMPT = [
+  "You are a worker agent run by gavel.",
+  "Every tool call you make is reviewed before it runs. A denied call comes back as a tool error with the reason: do not retry it unchanged; adapt and continue with the task.",
+  "Files are available only inside the mounted volumes. Commands run without a shell: one command per call, no pipes or redirections.",
+  "When the task is done, reply with the final answer and no tool calls.",
+].join("\n");
+
+/** The first user message: the task, its input and any feedback from the previous iteration. */
+export function taskMessage(task: WorkerTask): string {
+  const parts = [task.instruction];
+  if (task.input !== undefined && task.input !== null) parts.push(`Input:\n${typeof task.input === "string" ? task.input : JSON.stringify(task.input, null, 2)}`);
+  if (task.feedback !== undefined && task.feedback !== "") parts.push(`Feedback on the previous attempt (fix what it points out):\n${task.feedback}`);
+  return parts.join("\n\n");
+}
+
+/** The tools offered to the model: the built-ins named in spec.tools, in its order. */
+export function offeredTools(tools: ToolEntry[]): { offered: ToolSpec[]; unsupported: string[] } {
+  const offered: ToolSpec[] = [];
+  const unsupported: string[] = [];
+  for (const t of tools) {
+    const spec = BUILTIN_TOOLS[toolName(t)];
+    if (spec !== undefined) offered.push(spec);
+    else unsupported.push(toolName(t));
+  }
+  return { offered, unsupported };
+}
+
+/** Text the model gets back for a denied call: who denied it and why. */
+export function denialText(d: ToolCallDecision): string {
+  const who = d.blocked_by === "guard" ? `the guard${d.guard.check !== undefined ? ` (${d.guard.check} check)` : ""}` : `a judge`;
+  const lines = [`Tool call denied by ${who}: ${d.reason}`];
+  for (const j of d.judges) {
+    if (j.passed) continue;
+    const why = j.result !== undefined ? `score ${j.result.score}, confidence ${j.result.confidence}: ${j.result.reasoning}` : (j.rejection ?? "rejected");
+    lines.push(`- judge ${j.judge}: ${why}`);
+  }
+  lines.push("The call was not executed.");
+  return lines.join("\n");
+}
+
+/** Runs the loop to the model's final answer; throws on an unrecoverable error (gate, model). */
+export async function runWorker(o: WorkerLoopOptions): Promise<WorkerOutcome> {
+  const { offered, unsupported } = offeredTools(o.tools);
+  if (unsupported.length > 0) o.log?.({ event: "tools_not_offered", tools: unsupported, why: "not a built-in tool of this runtime" });
+  const nonce = o.runNonce ?? randomBytes(4).toString("hex");
+  const messages: ChatMessage[] = [
+    { role: "system", content: SYSTEM_PROMPT },
+    { role: "user", content: taskMessage(o.task) },
+  ];
+  const calls: CallRecord[] = [];
+  const maxTurns = o.maxTurns ?? 50;
+  for (let turn = 1; turn <= maxTurns; turn++) {
+    const reply = await o.model.next(messages, offered);
+    if (reply.toolCalls.length === 0) {
+      o.log?.({ event: "final_answer", turns: turn, calls: calls.length });
+      return { answer: reply.content ?? "", calls, turns: turn };
+    }
+    messages.push({ role: "assistant", content: reply.content ?? null, toolCalls: reply.toolCalls });
+    for (const call of reply.toolCalls) {
+      const record = await oneCall(o, call, calls.length + 1, nonce, offered);
+      calls.push(record.record);
+      messages.push({ role: "tool", toolCallId: call.id, name: call.name, content: record.content });
+    }
+  }
+  throw new ModelError(`no final answer after ${maxTurns} model turns`);
+}
+
+async function oneCall(
+  o: WorkerLoopOptions,
+  call: ModelToolCall,
+  step: number,
+  nonce: string,
+  offered: ToolSpec[],
+): Promise<{ record: CallRecord; content: string }> {
+  const toolCallId = `i${o.identity.iteration}-s${step}-${nonce}`;
+  const proposal: ToolCallProposal = {
+    namespace: o.identity.namespace,
+    execution: o.identity.execution,
+    iteration: o.identity.iteration,
+    step,
+    toolCallId,
+    tool: call.name,
+    args: call.args,
+    ...(call.intent !== undefined ? { intent: call.intent.slice(0, 16384) } : {}),
+  };
+  // Every call goes to the gate, even one this worker could not run: the gate records it.
+  const decision = await o.gate.propose(proposal);
+  const base = { step, toolCallId, tool: call.name, allowed: decision.allowed, blockedBy: decision.blocked_by };
+  o.log?.({ event: "tool_call", ...base, argKeys: Object.keys(call.args), check: decision.guard.check, latencyMs: decision.latencyMs });
+  if (!decision.allowed) return { record: { ...base, executed: false }, content: denialText(decision) };
+  const entry = toolEntry(o.tools, call.name);
+  if (entry === undefined || !offered.some((t) => t.name === call.name)) {
+    const error = `tool "${call.name}" is not available to this agent (offered: ${offered.map((t) => t.name).join(", ") || "none"})`;
+    return { record: { ...base, executed: false, error }, content: `Error: ${error}` };
+  }
+  try {
+    const content = await runBuiltin(call.name, call.args, { entry, confinement: o.confinement, limits: o.limits, env: o.commandEnv });
+    return { record: { ...base, executed: true }, content };
+  } catch (err) {
+    const error = err instanceof Error ? err.message : String(err);
+    o.log?.({ event: "tool_error", step, tool: call.name, error });
+    return { record: { ...base, executed: false, error }, content: `Error: ${error}` };
+  }
+}
