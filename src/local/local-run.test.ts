@@ -1,0 +1,178 @@
+// Tests of the local-mode driver on the in-memory runtime: what it starts (env, mounts,
+// network, stdin, deadlines), what it reads, and how judge runs become outcomes.
+import { describe, expect, it } from "vitest";
+import type { Agent, Execution, ValidatorSpec } from "../api/types.js";
+import type { GavelEvent } from "../transport/event-stream.js";
+import { applyEvent, emptyTree, renderTree } from "../cli/tree.js";
+import { InMemoryRuntime, type Behaviour } from "./in-memory-runtime.js";
+import { LocalRun, runLocal } from "./local-run.js";
+import { virtualWorkspace } from "./workspace.js";
+import { parseMemoryBytes, parseNanoCpus } from "./resources.js";
+
+function worker(validation: ValidatorSpec[], extra: Partial<NonNullable<Agent["spec"]["execution"]>> = {}): Agent {
+  return {
+    apiVersion: "100monkeys.ai/v1",
+    kind: "Agent",
+    metadata: { name: "writer" },
+    spec: {
+      runtime: { image: "example/worker:dev" },
+      task: { instruction: "write result.json" },
+      security: { resources: { timeout: "5s", memory: "256Mi", cpu: "500m" } },
+      execution: { mode: "iterative", max_iterations: 3, validation, ...extra },
+    },
+  };
+}
+function judge(name: string, extra: Partial<Agent["spec"]> = {}): Agent {
+  return {
+    apiVersion: "100monkeys.ai/v1",
+    kind: "Agent",
+    metadata: { name, labels: { role: "judge" } },
+    spec: {
+      runtime: { image: `judges/${name}:dev` },
+      input_schema: { type: "object", properties: { output: { type: "string" }, criteria: { type: "string" }, worker_mounts: { type: "array" } } },
+      security: { network: { mode: "none" }, resources: { timeout: "2s" } },
+      execution: { mode: "one-shot" },
+      ...extra,
+    },
+  };
+}
+const execution: Execution = { apiVersion: "100monkeys.ai/v1", kind: "Execution", metadata: { name: "demo" }, spec: { agentRef: { name: "writer" }, input: { n: 3 } } };
+
+async function run(agent: Agent, judges: Agent[], behaviour: Behaviour, exec: Execution = execution) {
+  const runtime = new InMemoryRuntime(behaviour);
+  const events: GavelEvent[] = [];
+  const result = await runLocal({
+    execution: exec,
+    agent,
+    judges: new Map(judges.map((j) => [j.metadata.name, j])),
+    runtime,
+    onEvent: (e) => events.push(e),
+    workspace: virtualWorkspace,
+  });
+  return { result, runtime, events };
+}
+
+describe("local run (in-memory runtime)", () => {
+  it("refines once: iteration 2 gets the feedback, the file is read through the runtime, then a judge passes it", async () => {
+    const agent = worker([
+      { type: "exit_code" },
+      { type: "json_schema", target_path: "/workspace/result.json", schema: { type: "object", required: ["answer"] } },
+      { type: "semantic", judge_agent: "checker", criteria: "answer present", min_score: 0.5 },
+    ]);
+    const { result, runtime, events } = await run(agent, [judge("checker")], (spec, rt) => {
+      if (spec.image === "example/worker:dev") {
+        const ws = spec.mounts[0];
+        if (ws === undefined) throw new Error("no workspace mount");
+        const second = spec.env?.GAVEL_ITERATION === "2";
+        rt.write(ws, "/workspace/result.json", second ? '{"answer": 42}' : '{"wrong": 1}');
+        return { stdout: "wrote result.json\n" };
+      }
+      return { stdout: '{"score": 0.9, "confidence": 0.8, "reasoning": "fine"}' };
+    });
+    const status = result.execution.status;
+    expect(status?.phase).toBe("Succeeded");
+    expect(status?.iterations?.map((i) => i.phase)).toEqual(["Refining", "Passed"]);
+    expect(status?.score).toBe(0.9);
+    const workers = runtime.started.filter((s) => s.image === "example/worker:dev");
+    expect(workers.map((w) => w.name)).toEqual(["demo-i1", "demo-i2"]);
+    expect(workers[0]?.env).toMatchObject({ GAVEL_ITERATION: "1", GAVEL_FEEDBACK: "", GAVEL_TASK: "write result.json", GAVEL_INPUT: '{"n":3}' });
+    expect(workers[1]?.env?.GAVEL_FEEDBACK).toContain("Iteration 1 failed validator 1 (json_schema)");
+    expect(workers[1]?.env?.GAVEL_FEEDBACK).toContain("must have required property 'answer'");
+    expect(workers[0]).toMatchObject({ network: "allow", timeoutSeconds: 5, resources: { memoryBytes: 256 * 2 ** 20, nanoCpus: 5e8 } });
+    expect(workers[0]?.mounts[0]).toMatchObject({ mountPath: "/workspace", readOnly: false });
+    const judged = runtime.started.filter((s) => s.image === "judges/checker:dev");
+    expect(judged).toHaveLength(1);
+    expect(judged[0]).toMatchObject({ name: "demo-i2-v2-checker", network: "none", timeoutSeconds: 2 });
+    expect(judged[0]?.mounts.every((m) => m.readOnly && m.mountPath === "/workspace")).toBe(true);
+    expect(JSON.parse(judged[0]?.stdin ?? "")).toEqual({ output: "wrote result.json\n", criteria: "answer present", worker_mounts: ["/workspace"] });
+    expect(judged[0]?.env?.GAVEL_INPUT).toBe(judged[0]?.stdin);
+    expect(result.children.map((c) => [c.metadata.name, c.status?.phase, c.status?.verdict?.score])).toEqual([["demo-i2-v2-checker", "Succeeded", 0.9]]);
+    expect(result.children[0]?.spec.parent).toMatchObject({ name: "demo", iteration: 2, validatorIndex: 2, depth: 1 });
+    // the events fold into the tree the CLI shows
+    const tree = emptyTree("demo");
+    for (const e of events) applyEvent(tree, e);
+    expect(tree.phase).toBe("Succeeded");
+    expect(tree.iterations.map((i) => i.state)).toEqual(["refining", "passed"]);
+    expect(tree.iterations[1]?.validators[2]?.judges[0]).toMatchObject({ child: "demo-i2-v2-checker", state: "done", score: 0.9 });
+    expect(renderTree(tree).join("\n")).toContain("judge checker (demo-i2-v2-checker) score 0.90");
+  });
+
+  it("a judge that hangs is killed at its deadline and rejected as timed_out", async () => {
+    const agent = worker([{ type: "semantic", judge_agent: "slow", timeout_seconds: 0.05 }], { max_iterations: 1 });
+    const { result, runtime } = await run(agent, [judge("slow")], (spec) => (spec.image.startsWith("judges/") ? { hang: true } : {}));
+    expect(result.execution.status?.phase).toBe("Failed");
+    expect(result.children[0]?.status).toMatchObject({ phase: "TimedOut", rejection: "timed_out" });
+    expect(result.execution.status?.iterations?.[0]?.validators?.[0]?.reasoning).toContain("timed_out");
+    expect(runtime.started.find((s) => s.name === "demo-i1-v0-slow")?.timeoutSeconds).toBe(0.05);
+  });
+
+  it("crashing, garbage-printing and workspace-writing judges are each rejected with their reason", async () => {
+    const agent = worker([{ type: "multi_judge", judges: ["crash", "garbage", "writer-judge"], min_judges_required: 1 }], { max_iterations: 1 });
+    const { result } = await run(agent, [judge("crash"), judge("garbage"), judge("writer-judge")], (spec, rt) => {
+      if (spec.image === "judges/crash:dev") return { exitCode: 2, stderr: "Segmentation fault" };
+      if (spec.image === "judges/garbage:dev") return { stdout: "I think it is good {score: high}" };
+      if (spec.image === "judges/writer-judge:dev") {
+        rt.write(spec.mounts[0] as never, "/workspace/pwned", "x"); // throws EROFS → the judge dies
+        return {};
+      }
+      return {};
+    });
+    const byName = Object.fromEntries(result.children.map((c) => [c.spec.agentRef.name, c.status]));
+    expect(byName.crash).toMatchObject({ phase: "Failed", rejection: "failed" });
+    expect(byName.garbage).toMatchObject({ phase: "Failed", rejection: "malformed_output" });
+    expect(byName["writer-judge"]).toMatchObject({ phase: "Failed", rejection: "failed" });
+    expect(result.execution.status?.phase).toBe("Failed");
+    expect(result.execution.status?.message).toContain("min_judges_required");
+  });
+
+  it("a worker past its iteration deadline is killed and the next iteration is told", async () => {
+    const agent = worker([{ type: "exit_code" }], { max_iterations: 2, iteration_timeout_seconds: 0.05 });
+    const { result, runtime } = await run(agent, [], (spec) => (spec.env?.GAVEL_ITERATION === "1" ? { hang: true } : {}));
+    expect(result.execution.status?.phase).toBe("Succeeded");
+    expect(result.execution.status?.iterations?.[1]?.feedback).toContain("ran past its iteration deadline");
+    expect(runtime.started[1]?.env?.GAVEL_FEEDBACK).toContain("was killed");
+  });
+
+  it("reads a regex target file through the runtime and reports a file outside every volume", async () => {
+    const agent = worker([{ type: "regex", pattern: "ok", target: "/etc/passwd" }], { max_iterations: 1 });
+    const { result } = await run(agent, [], () => ({}));
+    expect(result.execution.status?.message).toContain("is not inside any workspace volume");
+  });
+
+  it("a judge whose input_schema cannot be filled is a failed judge, not a crashed run", async () => {
+    const picky = judge("picky", { input_schema: { type: "object", required: ["deployment_result"], properties: { deployment_result: { type: "string" } } } });
+    const agent = worker([{ type: "semantic", judge_agent: "picky" }], { max_iterations: 1 });
+    const { result, runtime } = await run(agent, [picky], () => ({}));
+    expect(result.children[0]?.status).toMatchObject({ phase: "Failed", rejection: "failed" });
+    expect(result.children[0]?.status?.message).toContain("deployment_result");
+    expect(runtime.started.some((s) => s.image === "judges/picky:dev")).toBe(false);
+  });
+
+  it("cancel stops the running worker and ends Cancelled", async () => {
+    const runtime = new InMemoryRuntime(() => ({ hang: true }));
+    const lr = new LocalRun({ execution, agent: worker([{ type: "exit_code" }]), judges: new Map(), runtime, workspace: virtualWorkspace });
+    const done = lr.run();
+    await new Promise((r) => setTimeout(r, 20));
+    lr.cancel();
+    const result = await done;
+    expect(result.execution.status?.phase).toBe("Cancelled");
+    expect(runtime.stopped).toEqual(["demo-i1"]);
+  });
+
+  it("a worker that cannot start fails the run with an error naming the iteration", async () => {
+    const runtime = new InMemoryRuntime(() => ({}));
+    runtime.start = () => Promise.reject(new Error("image example/worker:dev is not on this engine"));
+    await expect(runLocal({ execution, agent: worker([]), judges: new Map(), runtime, workspace: virtualWorkspace })).rejects.toThrow(
+      /starting the worker of iteration 1: image example\/worker:dev/,
+    );
+  });
+
+  it("parses resource quantities", () => {
+    expect(parseMemoryBytes("512Mi")).toBe(512 * 2 ** 20);
+    expect(parseMemoryBytes("1G")).toBe(1e9);
+    expect(parseMemoryBytes("lots")).toBeUndefined();
+    expect(parseNanoCpus("250m")).toBe(2.5e8);
+    expect(parseNanoCpus("2")).toBe(2e9);
+    expect(parseNanoCpus("x")).toBeUndefined();
+  });
+});
