@@ -1,4 +1,5 @@
 // Every benchmark suite `make bench` runs, in order. Add a suite here when you add one.
 import type { BenchSuite } from "./types.js";
+import { suite as gradient } from "./gradient.js";
 
-export const suites: BenchSuite[] = [];
+export const suites: BenchSuite[] = [gradient];

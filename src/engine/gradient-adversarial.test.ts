@@ -4,7 +4,7 @@
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
 import type { GradientResult, JsonObject, JsonValue } from "../api/types.js";
-import { judgeOutcome, outcomeToGradient, parseGradientResult, type JudgeOutcome } from "./gradient.js";
+import { judgeOutcome, outcomeToGradient, parseGradientResult, scanBraceSpans, scanBraceSpansBackward, type JudgeOutcome } from "./gradient.js";
 
 const unit = fc.double({ min: 0, max: 1, noNaN: true });
 const verdictArb: fc.Arbitrary<GradientResult> = fc.record(
@@ -230,5 +230,85 @@ describe("rejections", () => {
   it("passes a verdict through unchanged", () => {
     const v: JsonValue = { score: 0.4, confidence: 0.6, reasoning: "r", signals: [{ category: "c", score: 0.1, message: "m" }] };
     expect(outcomeToGradient(judgeOutcome({ exitCode: 0, stdout: JSON.stringify(v) }))).toEqual(v);
+  });
+});
+
+describe("brace scans", () => {
+  // The scans skip prose outside braces with indexOf/lastIndexOf; these plain per-character
+  // versions are what they must stay equal to.
+  function forwardReference(text: string): { start: number; end: number }[] {
+    const spans: { start: number; end: number }[] = [];
+    const stack: number[] = [];
+    let inString = false;
+    for (let i = 0; i < text.length; i++) {
+      const c = text[i];
+      if (inString) {
+        if (c === "\\") {
+          if (text[i + 1] !== "\n" && text[i + 1] !== "\r") i++;
+        } else if (c === '"' || c === "\n" || c === "\r") inString = false;
+        continue;
+      }
+      if (c === "{") stack.push(i);
+      else if (c === "}") {
+        const start = stack.pop();
+        if (start !== undefined) spans.push({ start, end: i + 1 });
+      } else if (c === '"' && stack.length > 0) inString = true;
+    }
+    return spans;
+  }
+  const text = fc.string({ unit: fc.constantFrom("{", "}", '"', "\\", "\n", "\r", "a", " ", ":"), maxLength: 200 });
+
+  it("the forward scan equals a per-character scan", () => {
+    fc.assert(
+      fc.property(text, (t) => {
+        expect(scanBraceSpans(t)).toEqual(forwardReference(t));
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  // The brace pairs of valid JSON, from a scanner that honours every quote.
+  function jsonSpans(json: string, offset: number): { start: number; end: number }[] {
+    const spans: { start: number; end: number }[] = [];
+    const stack: number[] = [];
+    let inString = false;
+    for (let i = 0; i < json.length; i++) {
+      const c = json[i];
+      if (inString) {
+        if (c === "\\") i++;
+        else if (c === '"') inString = false;
+      } else if (c === '"') inString = true;
+      else if (c === "{") stack.push(i);
+      else if (c === "}") spans.push({ start: (stack.pop() as number) + offset, end: i + 1 + offset });
+    }
+    return spans.sort((a, b) => a.start - b.start);
+  }
+
+  // Both scans honour quotes only inside braces, so they are exact for a JSON object (not a
+  // top-level array with quoted braces) on its own line: the shape a verdict has.
+  it("the backward scan pairs every brace of a valid JSON object on its own line, after any prose", () => {
+    fc.assert(
+      fc.property(fc.dictionary(fc.string(), fc.jsonValue({ maxDepth: 3 })), noisyProse, (v, prose) => {
+        const json = JSON.stringify(v);
+        const offset = prose.length + 1;
+        const inJson = (s: { start: number; end: number }): boolean => s.start >= offset && s.end <= offset + json.length;
+        const back = scanBraceSpansBackward(`${prose}\n${json}\n`).filter(inJson);
+        expect(back.sort((a, b) => a.start - b.start)).toEqual(jsonSpans(json, offset));
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it("the forward scan pairs every brace of a valid JSON object on its own line, after any prose", () => {
+    fc.assert(
+      fc.property(fc.dictionary(fc.string(), fc.jsonValue({ maxDepth: 3 })), noisyProse, (v, prose) => {
+        const json = JSON.stringify(v);
+        const offset = prose.length + 1;
+        const inJson = (s: { start: number; end: number }): boolean => s.start >= offset && s.end <= offset + json.length;
+        const fwd = scanBraceSpans(`${prose}\n${json}\n`).filter(inJson);
+        expect(fwd.sort((a, b) => a.start - b.start)).toEqual(jsonSpans(json, offset));
+      }),
+      { numRuns: 500 },
+    );
   });
 });

@@ -74,10 +74,18 @@ export function scanBraceSpans(text: string): Span[] {
   const stack: number[] = [];
   let inString = false;
   for (let i = 0; i < text.length; i++) {
+    if (!inString && stack.length === 0) {
+      // Outside every brace only `{` matters: let the native search skip the prose.
+      i = text.indexOf("{", i);
+      if (i < 0) break;
+    }
     const c = text.charCodeAt(i);
     if (inString) {
-      if (c === BACKSLASH) i++;
-      else if (c === QUOTE || c === LF || c === CR) inString = false;
+      if (c === BACKSLASH) {
+        // An escape never swallows a raw line end: that still ends the (invalid) string.
+        const next = text.charCodeAt(i + 1);
+        if (next !== LF && next !== CR) i++;
+      } else if (c === QUOTE || c === LF || c === CR) inString = false;
       continue;
     }
     if (c === OPEN) stack.push(i);
@@ -101,6 +109,11 @@ export function scanBraceSpansBackward(text: string): Span[] {
   const stack: number[] = [];
   let inString = false;
   for (let i = text.length - 1; i >= 0; i--) {
+    if (!inString && stack.length === 0) {
+      // Outside every brace only `}` matters.
+      i = text.lastIndexOf("}", i);
+      if (i < 0) break;
+    }
     const c = text.charCodeAt(i);
     if (inString) {
       if (c === LF || c === CR) inString = false;
