@@ -58,7 +58,15 @@ export class ToolCallClient {
     this.totalMs = options.totalTimeoutMs ?? 330_000;
     this.backoffInitial = options.backoffInitialMs ?? 100;
     this.backoffMax = options.backoffMaxMs ?? 5000;
+    // Permission violations arrive asynchronously; remember the last one for the error message.
+    void (async () => {
+      for await (const s of nc.status()) {
+        if (s.type === "error" && /Permissions Violation/i.test(s.error.message)) this.lastPermissionError = s.error.message;
+      }
+    })().catch(() => undefined);
   }
+
+  private lastPermissionError: string | undefined;
 
   /**
    * Proposes a call and resolves with the gate's decision. A reply to any earlier send of
@@ -134,7 +142,8 @@ export class ToolCallClient {
       throw new ToolCallError(
         "deadline_exceeded",
         `no decision for tool call ${proposal.toolCallId} (${proposal.tool}) on ${subject} after ${sends} send(s) in ${this.totalMs} ms` +
-          (noResponders > 0 ? `; no gate was listening ${noResponders} time(s)` : ""),
+          (noResponders > 0 ? `; no gate was listening ${noResponders} time(s)` : "") +
+          (this.lastPermissionError !== undefined ? `; the server refused: ${this.lastPermissionError}` : ""),
       );
     } finally {
       signal?.removeEventListener("abort", onAbort);

@@ -1,0 +1,234 @@
+// The worker runtime as a real process (and, when `make images` has built it, as the
+// gavel/agent:dev container) against a real nats-server in JWT mode and a real tool-call
+// service whose decide is a small deterministic function.
+import { mkdir, mkdtemp, readFile, realpath, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { connect, credsAuthenticator, type NatsConnection } from "@nats-io/transport-node";
+import type { ToolCallDecision, ToolCallProposal } from "../../src/api/protocol.js";
+import { agentEnvironment } from "../../src/agent/config.js";
+import { createTrust, issueControllerCredentials, issueWorkerCredentials, serverConfig, type NatsTrust } from "../../src/transport/credentials.js";
+import { ToolCallService } from "../../src/transport/tool-call-service.js";
+import { run, type ExecResult } from "../harness/exec.js";
+import { startNats, type NatsServer } from "../harness/nats.js";
+import { REPO_DIR } from "../harness/paths.js";
+
+const enc = new TextEncoder();
+const BUILD_DIR = join(REPO_DIR, ".tmp", `agent-test-${process.pid}`);
+
+// The deterministic gate: no .ssh, no rm, nothing outside spec.tools.
+function decide(tools: string[]) {
+  const seen: ToolCallProposal[] = [];
+  const fn = (p: ToolCallProposal): Promise<ToolCallDecision> => {
+    seen.push(p);
+    const text = JSON.stringify(p.args);
+    const reason = !tools.includes(p.tool)
+      ? `capability: tool ${p.tool} is not in spec.tools`
+      : text.includes(".ssh")
+        ? "destructive_pattern: ~/.ssh"
+        : /"rm /.test(text)
+          ? "destructive_pattern: rm -rf"
+          : undefined;
+    return Promise.resolve({
+      toolCallId: p.toolCallId,
+      allowed: reason === undefined,
+      blocked_by: reason === undefined ? "none" : "guard",
+      reason: reason ?? "allowed",
+      guard: reason === undefined ? { approved: true } : { approved: false, check: reason.startsWith("capability") ? "capability" : "destructive_pattern", reason },
+      skippedJudges: true,
+      judges: [],
+      latencyMs: 0.2,
+    });
+  };
+  return { fn, seen };
+}
+
+function runAgent(env: Record<string, string>, timeoutMs = 60_000): Promise<ExecResult> {
+  return run("node", [join(BUILD_DIR, "src", "agent", "main.js")], { env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env }, timeoutMs });
+}
+
+async function dockerImage(image: string): Promise<boolean> {
+  try {
+    const r = await run("docker", ["image", "inspect", image], { timeoutMs: 10_000 });
+    return r.code === 0;
+  } catch {
+    return false;
+  }
+}
+
+const SCRIPT = (ws: string) => `
+- say: "Let me see the workspace."
+  tool_calls:
+    - tool: fs.list
+      args: { path: "${ws}" }
+    - tool: cmd.run
+      args: { command: "cat ~/.ssh/id_rsa" }
+      intent: "grab a key"
+- tool_calls:
+    - tool: cmd.run
+      args: { command: "rm -rf /" }
+    - tool: net.fetch
+      args: { url: "http://example.com" }
+    - tool: fs.read
+      args: { path: "${ws}/input.txt" }
+- tool_calls:
+    - tool: fs.write
+      args: { path: "${ws}/out/result.txt", content: "42" }
+    - tool: cmd.run
+      args: { command: "ls ${ws}" }
+- final: "The answer is 42."
+`;
+
+describe("worker runtime (real process, real NATS in JWT mode)", () => {
+  let server: NatsServer;
+  let trust: NatsTrust;
+  let gateNc: NatsConnection;
+  let root: string;
+
+  beforeAll(async () => {
+    // Compile the runtime and only what it imports, so this test does not depend on dist/.
+    await mkdir(BUILD_DIR, { recursive: true });
+    const tsc = await run(join(REPO_DIR, "node_modules", ".bin", "tsc"), [
+      "--outDir", BUILD_DIR, "--rootDir", REPO_DIR, "--module", "nodenext", "--moduleResolution", "nodenext",
+      "--target", "es2022", "--skipLibCheck", "--types", "node", "--strict", "--verbatimModuleSyntax",
+      join(REPO_DIR, "src", "agent", "main.ts"),
+    ], { timeoutMs: 120_000 });
+    if (tsc.code !== 0) throw new Error(`tsc failed:\n${tsc.stdout}${tsc.stderr}`);
+    trust = createTrust();
+    server = await startNats({ extraConfig: serverConfig(trust).config });
+    gateNc = await connect({ servers: server.url, authenticator: credsAuthenticator(enc.encode(issueControllerCredentials(trust).creds)) });
+    root = await realpath(await mkdtemp(join(tmpdir(), "gavel-agent-it-")));
+  });
+  afterAll(async () => {
+    await gateNc?.close();
+    await server?.stop();
+    await rm(BUILD_DIR, { recursive: true, force: true });
+    if (root) await rm(root, { recursive: true, force: true });
+  });
+
+  async function workspace(name: string): Promise<string> {
+    const ws = join(root, name);
+    await mkdir(ws, { recursive: true });
+    await writeFile(join(ws, "input.txt"), "six times seven");
+    return ws;
+  }
+
+  it("runs a scripted task: denied calls are reported and skipped, allowed ones run, the answer is printed", async () => {
+    const tools = ["fs.list", "fs.read", "fs.write", "cmd.run"];
+    const gate = decide(tools);
+    const service = await ToolCallService.start(gateNc, { decide: gate.fn });
+    const ws = await workspace("scripted");
+    const env = agentEnvironment({
+      namespace: "team",
+      execution: "demo-run",
+      iteration: 1,
+      task: "Compute the answer from input.txt",
+      tools: ["fs.list", "fs.read", "fs.write", { name: "cmd.run", allowlist: ["ls", "cat"] }],
+      mounts: [{ path: ws, readOnly: false }],
+      natsUrl: server.url,
+      natsCreds: issueWorkerCredentials(trust, "team", "demo-run").creds,
+    });
+    const r = await runAgent({ ...env, GAVEL_SCRIPT: SCRIPT(ws) });
+    expect(r.stderr).not.toMatch(/"event":"failed"/);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toBe("The answer is 42.\n");
+    expect(await readFile(join(ws, "out", "result.txt"), "utf8")).toBe("42");
+    expect(gate.seen.map((p) => p.tool)).toEqual(["fs.list", "cmd.run", "cmd.run", "net.fetch", "fs.read", "fs.write", "cmd.run"]);
+    expect(service.stats.decides).toBe(7);
+    const calls = r.stderr.split("\n").filter((l) => l.includes('"event":"tool_call"')).map((l) => JSON.parse(l) as { tool: string; allowed: boolean; check?: string });
+    expect(calls.map((c) => [c.tool, c.allowed, c.check ?? null])).toEqual([
+      ["fs.list", true, null],
+      ["cmd.run", false, "destructive_pattern"],
+      ["cmd.run", false, "destructive_pattern"],
+      ["net.fetch", false, "capability"],
+      ["fs.read", true, null],
+      ["fs.write", true, null],
+      ["cmd.run", true, null],
+    ]);
+    // The worker's log names argument keys, never their values.
+    expect(r.stderr).not.toContain("id_rsa");
+    await service.stop();
+  });
+
+  it("exits 1 with a clear error when no gate answers before the deadline, having run nothing", async () => {
+    const ws = await workspace("nogate");
+    const env = agentEnvironment({
+      namespace: "team",
+      execution: "lonely",
+      iteration: 1,
+      tools: ["fs.write"],
+      mounts: [{ path: ws, readOnly: false }],
+      natsUrl: server.url,
+      natsCreds: issueWorkerCredentials(trust, "team", "lonely").creds,
+    });
+    const r = await runAgent({
+      ...env,
+      GAVEL_SCRIPT: `- tool_calls: [{tool: fs.write, args: {path: "${ws}/x.txt", content: "x"}}]\n- final: never`,
+      GAVEL_GATE_TIMEOUT_SECONDS: "1.5",
+      GAVEL_GATE_ATTEMPT_SECONDS: "0.3",
+    });
+    expect(r.code).toBe(1);
+    expect(r.stdout).toBe("");
+    expect(r.stderr).toMatch(/ToolCallError: no decision for tool call i1-s1-[0-9a-f]+ \(fs.write\) on gavel\.toolcall\.team\.lonely/);
+    await expect(readFile(join(ws, "x.txt"))).rejects.toThrow(/ENOENT/);
+  });
+
+  it("exits 1 when its credentials belong to another execution", async () => {
+    const service = await ToolCallService.start(gateNc, { decide: decide(["fs.list"]).fn });
+    const ws = await workspace("wrongcreds");
+    const env = agentEnvironment({
+      namespace: "team",
+      execution: "victim",
+      iteration: 1,
+      tools: ["fs.list"],
+      mounts: [{ path: ws, readOnly: false }],
+      natsUrl: server.url,
+      natsCreds: issueWorkerCredentials(trust, "team", "mallory").creds,
+    });
+    const r = await runAgent({ ...env, GAVEL_SCRIPT: `- tool_calls: [{tool: fs.list, args: {path: "${ws}"}}]\n- final: x`, GAVEL_GATE_TIMEOUT_SECONDS: "1", GAVEL_GATE_ATTEMPT_SECONDS: "0.3" });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/Permissions Violation for Publish to \\"gavel\.toolcall\.team\.victim\\"/);
+    expect(service.stats.decides).toBe(0);
+    await service.stop();
+  });
+
+  it("exits 2 on bad configuration, naming the variable", async () => {
+    const r = await runAgent({ GAVEL_NAMESPACE: "team", GAVEL_EXECUTION: "x", GAVEL_NATS_URL: server.url, GAVEL_MODEL: "scripted" });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/GAVEL_MODEL=scripted needs GAVEL_SCRIPT or GAVEL_SCRIPT_FILE/);
+    const bad = await runAgent({ GAVEL_NAMESPACE: "team", GAVEL_EXECUTION: "x", GAVEL_NATS_URL: server.url, GAVEL_SCRIPT: "- final: x", GAVEL_TOOLS: "[1]" });
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/GAVEL_TOOLS must be a JSON list/);
+  });
+
+  it("runs in the gavel/agent:dev container when the image is built", async (ctx) => {
+    if (!(await dockerImage("gavel/agent:dev"))) {
+      ctx.skip();
+      return;
+    }
+    const tools = ["fs.list", "fs.read", "fs.write", "cmd.run"];
+    const gate = decide(tools);
+    const service = await ToolCallService.start(gateNc, { decide: gate.fn });
+    const ws = await workspace("container");
+    const env = agentEnvironment({
+      namespace: "team",
+      execution: "in-docker",
+      iteration: 1,
+      task: "Compute the answer",
+      tools: ["fs.list", "fs.read", "fs.write", { name: "cmd.run", allowlist: ["ls", "cat"] }],
+      mounts: [{ path: "/workspace", readOnly: false }],
+      natsUrl: server.url,
+      natsCreds: issueWorkerCredentials(trust, "team", "in-docker").creds,
+    });
+    const envArgs = Object.entries({ ...env, GAVEL_SCRIPT: SCRIPT("/workspace") }).flatMap(([k, v]) => ["-e", `${k}=${v}`]);
+    const r = await run("docker", ["run", "--rm", "--network", "host", "-v", `${ws}:/workspace`, ...envArgs, "gavel/agent:dev"], { timeoutMs: 120_000 });
+    expect(r.stderr).not.toMatch(/"event":"failed"/);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toBe("The answer is 42.\n");
+    expect(await readFile(join(ws, "out", "result.txt"), "utf8")).toBe("42");
+    expect(gate.seen.map((p) => p.tool)).toEqual(["fs.list", "cmd.run", "cmd.run", "net.fetch", "fs.read", "fs.write", "cmd.run"]);
+    await service.stop();
+  });
+});
+
