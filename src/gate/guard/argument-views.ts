@@ -1,0 +1,225 @@
+// The texts the guard searches for one call: every string value and key nested anywhere in
+// the arguments, plus decoded, shell-normalised and path-normalised views of each (docs/guard.md).
+import { posix } from "node:path";
+import type { JsonValue } from "../../api/types.js";
+
+/** Where `~`, `$HOME` and relative paths point for the worker being guarded. */
+export interface ViewOptions {
+  /** Expansion of `~`, `$HOME`, `${HOME}`; default "/root" (worker containers run as root). */
+  home?: string;
+  /** Directory relative paths resolve against; default "/workspace". */
+  cwd?: string;
+}
+
+/** How deep encoded payloads (base64, hex) are unwrapped inside each other. */
+const MAX_DECODE_DEPTH = 2;
+
+/** Commands whose path prefix (`/bin/rm`) is dropped so the bare name matches. */
+const DANGEROUS_COMMANDS = new Set(["rm", "dd", "mkfs", "chmod", "chown", "curl", "wget", "sh", "bash", "zsh", "dash", "shred", "base64", "env", "sudo"]);
+
+/** Lookalike letters (Cyrillic, Greek, Latin variants) that NFKC leaves alone, folded to ASCII. */
+const CONFUSABLES: Record<string, string> = {
+  "\u0430": "a", "\u0435": "e", "\u043e": "o", "\u0440": "p", "\u0441": "c", "\u0443": "y", "\u0445": "x",
+  "\u0455": "s", "\u0456": "i", "\u0458": "j", "\u04bb": "h", "\u0501": "d", "\u0261": "g", "\u043a": "k",
+  "\u043c": "m", "\u0442": "t", "\u0433": "r", "\u0410": "A", "\u0415": "E", "\u041e": "O", "\u0420": "P",
+  "\u0421": "C", "\u0425": "X", "\u041c": "M", "\u0422": "T", "\u041a": "K", "\u0392": "B", "\u0395": "E",
+  "\u039f": "O", "\u03bf": "o", "\u03c1": "p", "\u03b1": "a", "\u03b9": "i", "\u03ba": "k", "\u03bd": "v",
+  "\u0131": "i", "\u017f": "s", "\u2044": "/", "\u2215": "/", "\u29f8": "/", "\uff0f": "/", "\u2010": "-",
+  "\u2011": "-", "\u2012": "-", "\u2013": "-", "\u2014": "-", "\u2212": "-", "\ufe63": "-", "\uff0d": "-",
+};
+const CONFUSABLE_RE = new RegExp(`[${Object.keys(CONFUSABLES).join("")}]`, "g");
+// Zero-width and other format characters: invisible, so a lookalike of "rm" may hide one.
+const FORMAT_CHARS_RE = /[\p{Cf}\u00ad]/gu;
+const NON_ASCII_RE = /[^\x00-\x7f]/;
+const PERCENT_RE = /%[0-9a-fA-F]{2}/;
+const ESCAPE_RE = /\\(?:x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4}|u\{[0-9a-fA-F]{1,6}\}|[0-7]{3})/;
+const ENTITY_RE = /&#(?:[0-9]{1,7}|x[0-9a-fA-F]{1,6});/;
+const SHELL_SYNTAX_RE = /['"\\$`(){};|&<>\t\n\r]|\s\s|(?:^|[\s/])(?:rm|chmod)\s/;
+const PATH_SPLIT_RE = /[\s'"`=,:;|&<>(){}[\]]+/;
+const BASE64_TOKEN_RE = /[A-Za-z0-9+/_-]{12,}={0,2}/g;
+const HEX_TOKEN_RE = /\b(?:[0-9a-fA-F]{2}){6,}\b/g;
+
+/** Every text the guard's patterns are searched in, deduplicated, originals first. */
+export function argumentViews(args: JsonValue, options: ViewOptions = {}): string[] {
+  const out = new Set<string>();
+  const ctx = { home: options.home ?? "/root", cwd: options.cwd ?? "/workspace", out };
+  walk(args, ctx);
+  return [...out];
+}
+
+interface Ctx {
+  home: string;
+  cwd: string;
+  out: Set<string>;
+}
+
+function walk(v: JsonValue, ctx: Ctx): void {
+  if (typeof v === "string") addString(v, ctx, 0);
+  else if (typeof v === "number") ctx.out.add(String(v));
+  else if (Array.isArray(v)) {
+    const strings: string[] = [];
+    for (const item of v) {
+      walk(item, ctx);
+      if (typeof item === "string") strings.push(item);
+    }
+    // An argv array is a command too: vaglio joins a list-valued command with spaces.
+    if (strings.length > 1 && strings.length === v.length) addString(strings.join(" "), ctx, 0);
+  } else if (v !== null && typeof v === "object") {
+    for (const [k, item] of Object.entries(v)) {
+      addString(k, ctx, 0);
+      walk(item, ctx);
+    }
+  }
+}
+
+function addString(s: string, ctx: Ctx, depth: number): void {
+  if (ctx.out.has(s) && depth === 0) return;
+  ctx.out.add(s);
+  const decoded = deobfuscate(s);
+  if (decoded !== s) ctx.out.add(decoded);
+  for (const base of decoded === s ? [s] : [s, decoded]) {
+    const shell = SHELL_SYNTAX_RE.test(base) ? shellNormalise(base) : base;
+    if (shell !== base) ctx.out.add(shell);
+    const expanded = expandHome(shell, ctx.home);
+    if (expanded !== shell) ctx.out.add(expanded);
+    if (expanded.includes("/") || expanded.includes("~")) {
+      for (const tok of expanded.split(PATH_SPLIT_RE)) {
+        if (tok.includes("/")) ctx.out.add(normalisePath(tok, ctx.cwd));
+      }
+    }
+    if (depth < MAX_DECODE_DEPTH) {
+      for (const payload of encodedPayloads(base)) addString(payload, ctx, depth + 1);
+    }
+  }
+}
+
+/** Undoes the encodings a model or an attacker may wrap text in: lookalikes, %XX, \xHH, &#NN;. */
+export function deobfuscate(s: string): string {
+  let t = s;
+  if (NON_ASCII_RE.test(t)) {
+    t = t.normalize("NFKC").replace(FORMAT_CHARS_RE, "").replace(CONFUSABLE_RE, (c) => CONFUSABLES[c] ?? c);
+  }
+  for (let i = 0; i < 3 && PERCENT_RE.test(t); i++) t = percentDecode(t);
+  if (ESCAPE_RE.test(t)) t = decodeEscapes(t);
+  if (ENTITY_RE.test(t)) {
+    t = t.replace(/&#(x?)([0-9a-fA-F]+);/g, (m, x: string, n: string) => codePoint(parseInt(n, x === "" ? 10 : 16)) ?? m);
+  }
+  return t;
+}
+
+function codePoint(n: number): string | undefined {
+  return Number.isFinite(n) && n >= 0 && n <= 0x10ffff ? String.fromCodePoint(n) : undefined;
+}
+
+function percentDecode(s: string): string {
+  try {
+    return decodeURIComponent(s);
+  } catch {
+    // Invalid UTF-8 sequences: decode byte by byte rather than give up on the whole text.
+    return s.replace(/%([0-9a-fA-F]{2})/g, (_m, h: string) => String.fromCharCode(parseInt(h, 16)));
+  }
+}
+
+function decodeEscapes(s: string): string {
+  return s.replace(/\\(?:x([0-9a-fA-F]{2})|u([0-9a-fA-F]{4})|u\{([0-9a-fA-F]{1,6})\}|([0-7]{3}))/g, (m, x?: string, u?: string, ub?: string, o?: string) => {
+    const n = x !== undefined ? parseInt(x, 16) : u !== undefined ? parseInt(u, 16) : ub !== undefined ? parseInt(ub, 16) : parseInt(o ?? "", 8);
+    return codePoint(n) ?? m;
+  });
+}
+
+/**
+ * A command as the shell would see its words: quotes and backslashes removed, `$IFS` read
+ * as a space, operators spaced out, `/bin/rm` read as `rm`, and rm's flags merged into one
+ * canonical `-rf` (so `rm -r -f`, `rm -fr`, `rm --recursive --force` all read `rm -rf`).
+ */
+export function shellNormalise(s: string): string {
+  const t = s
+    .replace(/\$\{IFS[^}]*\}|\$IFS\b/g, " ")
+    .replace(/\$(?=['"])/g, "")
+    .replace(/\\(.)/gs, "$1")
+    .replace(/['"]/g, "")
+    .replace(/([`(){};|&<>])/g, " $1 ");
+  const words = t.split(/\s+/).filter((w) => w !== "");
+  const out: string[] = [];
+  for (let i = 0; i < words.length; i++) {
+    let w = words[i] as string;
+    const slash = w.lastIndexOf("/");
+    if (slash >= 0 && slash < w.length - 1 && DANGEROUS_COMMANDS.has(w.slice(slash + 1))) w = w.slice(slash + 1);
+    out.push(w);
+    if (w !== "rm") continue;
+    const letters = new Set<string>();
+    const longs: string[] = [];
+    let j = i + 1;
+    for (; j < words.length; j++) {
+      const opt = words[j] as string;
+      if (opt === "--") {
+        j++;
+        break;
+      }
+      if (!opt.startsWith("-") || opt === "-") break;
+      if (opt.startsWith("--")) {
+        if (opt === "--recursive") letters.add("r");
+        else if (opt === "--force") letters.add("f");
+        else if (opt === "--dir") letters.add("d");
+        else longs.push(opt);
+      } else for (const c of opt.slice(1)) letters.add(c === "R" ? "r" : c);
+    }
+    if (letters.size > 0) {
+      const rest = [...letters].filter((c) => c !== "r" && c !== "f").sort().join("");
+      out.push(`-${letters.has("r") ? "r" : ""}${letters.has("f") ? "f" : ""}${rest}`);
+    }
+    out.push(...longs);
+    // rm's operands are paths: `//`, `/./`, `/tmp/..` all mean `/`.
+    for (; j < words.length; j++) {
+      const arg = words[j] as string;
+      if (/^[;|&)`]$/.test(arg)) break;
+      out.push(arg.startsWith("/") ? posix.normalize(arg) : arg);
+    }
+    i = j - 1;
+  }
+  return out.join(" ");
+}
+
+/** Expands `~`, `~user`, `$HOME` and `${HOME}` at the start of a word. */
+export function expandHome(s: string, home: string): string {
+  if (!s.includes("~") && !s.includes("HOME")) return s;
+  return s
+    .replace(/\$\{HOME\}|\$HOME\b/g, home)
+    .replace(/(^|[\s=:'"])~([a-z_][a-z0-9_-]*)?(?=\/|$|\s)/g, (_m, pre: string, user?: string) =>
+      `${pre}${user === undefined ? home : user === "root" ? "/root" : `/home/${user}`}`,
+    );
+}
+
+/** A path as the kernel resolves it: `file://` dropped, `.`/`..`/`//` folded, relative made absolute. */
+export function normalisePath(p: string, cwd: string): string {
+  const path = p.startsWith("file://") ? p.slice("file://".length) : p;
+  return path.startsWith("/") ? posix.normalize(path) : posix.resolve(cwd, path);
+}
+
+/** Printable texts hidden in base64 or hex tokens of s. */
+function encodedPayloads(s: string): string[] {
+  const found: string[] = [];
+  for (const m of s.matchAll(BASE64_TOKEN_RE)) {
+    const tok = m[0];
+    // Plain words and lower-case paths also fit the alphabet; real base64 mixes case or pads.
+    if (!tok.endsWith("=") && !(/[A-Z]/.test(tok) && /[a-z]/.test(tok))) continue;
+    const text = printable(Buffer.from(tok, "base64"));
+    if (text !== undefined) found.push(text);
+  }
+  for (const m of s.matchAll(HEX_TOKEN_RE)) {
+    const text = printable(Buffer.from(m[0], "hex"));
+    if (text !== undefined) found.push(text);
+  }
+  return found;
+}
+
+function printable(bytes: Buffer): string | undefined {
+  if (bytes.length < 4) return undefined;
+  const text = bytes.toString("utf8");
+  let ok = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if ((c >= 0x20 && c < 0x7f) || c === 0x09 || c === 0x0a || c === 0x0d) ok++;
+  }
+  return ok / text.length >= 0.9 ? text : undefined;
+}

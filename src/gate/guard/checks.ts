@@ -1,0 +1,115 @@
+// The seven deterministic checks of guardian-checks.txt, each a pure function of the call and
+// its context that returns a denial or undefined. guard.ts runs them in order.
+import type { GuardDecision } from "../../api/protocol.js";
+import type { JsonObject } from "../../api/types.js";
+import { argumentViews } from "./argument-views.js";
+import type { GuardContext } from "./context.js";
+
+/** The part of a proposal the guard reads. */
+export interface GuardCall {
+  tool: string;
+  args: JsonObject;
+  /** 1-based position of the call in its iteration. */
+  step: number;
+}
+
+/** Per-call values computed at most once and shared by the checks that need them. */
+export class CallState {
+  private cachedViews: string[] | undefined;
+  constructor(
+    readonly call: GuardCall,
+    readonly ctx: GuardContext,
+  ) {}
+
+  /** The texts patterns are searched in (argument-views.ts). */
+  get views(): string[] {
+    this.cachedViews ??= argumentViews(this.call.args, this.ctx.views);
+    return this.cachedViews;
+  }
+}
+
+type Denial = GuardDecision & { approved: false };
+/** A check: a denial, or undefined to pass the call on. */
+export type Check = (state: CallState) => Denial | undefined;
+
+/** 1. The revocation list: an O(1) map lookup. */
+export const revocation: Check = ({ call, ctx }) => {
+  const reason = ctx.policy.revoked.get(call.tool);
+  return reason === undefined ? undefined : { approved: false, check: "revocation", reason: `tool_revoked: ${reason}` };
+};
+
+/** 2. Tool hash: a registered tool's live code must hash to the registry's SHA-256. */
+export const hash: Check = ({ call, ctx }) => {
+  const entry = ctx.policy.registry.get(call.tool);
+  if (entry === undefined) return undefined;
+  const live = ctx.liveHashes?.get(call.tool);
+  return live?.toLowerCase() === entry.sha256 ? undefined : { approved: false, check: "hash", reason: "hash_mismatch" };
+};
+
+/**
+ * 3. Capability boundary: the tool must be in the agent's `spec.tools`, and each capability
+ * it requires (manifest `capability`, policy `required_capabilities`; `a|b` = either) must be
+ * in the execution's scope.
+ */
+export const capability: Check = ({ call, ctx }) => {
+  const declared = ctx.scope.tools.get(call.tool);
+  if (declared === undefined) return { approved: false, check: "capability", reason: `capability_boundary: missing tool:${call.tool}` };
+  for (const required of [declared.capability, ctx.policy.requiredCapabilities.get(call.tool)]) {
+    if (required === undefined || required === "") continue;
+    const alternatives = required.split("|").map((c) => c.trim());
+    if (!alternatives.some((c) => ctx.scope.capabilities.has(c))) {
+      return { approved: false, check: "capability", reason: `capability_boundary: missing ${required}` };
+    }
+  }
+  return undefined;
+};
+
+/** 4. Destructive patterns and forbidden paths over every argument view. */
+export const destructivePattern: Check = (state) => {
+  const set = state.ctx.policy.destructive;
+  const i = set.firstMatch(state.views);
+  if (i < 0) return undefined;
+  return { approved: false, check: "destructive_pattern", reason: `destructive_pattern: ${set.entries[i]?.label ?? ""}` };
+};
+
+/** 5. Sequence contracts: `requires_prior` must have been allowed within the last `within_steps` steps. */
+export const sequenceContract: Check = ({ call, ctx }) => {
+  for (const c of ctx.policy.sequenceContracts) {
+    if (c.triggers_for !== call.tool) continue;
+    const from = call.step - c.within_steps;
+    const met = ctx.history.some((h) => h.tool === c.requires_prior && h.step < call.step && h.step >= from);
+    if (!met) return { approved: false, check: "sequence_contract", reason: `sequence_contract: ${c.name}` };
+  }
+  return undefined;
+};
+
+/** 6. Signature: a registered tool's registration must carry a valid Ed25519 signature (verified at policy load). */
+export const signature: Check = ({ call, ctx }) => {
+  const entry = ctx.policy.registry.get(call.tool);
+  return entry === undefined || entry.signatureValid ? undefined : { approved: false, check: "signature", reason: "signature_invalid" };
+};
+
+/** 7. Adaptive rules: the first matching `deny` (in declaration order) blocks; `flag` rules are listed. */
+export function adaptiveRules(state: CallState): GuardDecision {
+  const { policy, liveHashes } = state.ctx;
+  const matched: { order: number; name: string; action: "deny" | "flag" }[] = [];
+  const fields = [
+    ["tool", [state.call.tool]],
+    ["args", undefined],
+    ["hash", [liveHashes?.get(state.call.tool) ?? policy.registry.get(state.call.tool)?.sha256 ?? ""]],
+  ] as const;
+  for (const [field, texts] of fields) {
+    const { rules, patterns } = policy.adaptive[field];
+    if (rules.length === 0) continue;
+    for (const i of patterns.allMatches(texts ?? state.views)) {
+      const rule = rules[i];
+      if (rule !== undefined) matched.push({ order: rule.order, name: rule.name, action: rule.action });
+    }
+  }
+  if (matched.length === 0) return { approved: true };
+  matched.sort((a, b) => a.order - b.order);
+  const flags = matched.filter((m) => m.action === "flag").map((m) => m.name);
+  const deny = matched.find((m) => m.action === "deny");
+  if (deny !== undefined) return { approved: false, check: "adaptive_rule", reason: `adaptive_rule: ${deny.name}`, ...(flags.length ? { flags } : {}) };
+  return { approved: true, check: "adaptive_rule", flags };
+}

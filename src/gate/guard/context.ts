@@ -1,0 +1,38 @@
+// What the guard knows about the call besides the proposal: the agent's tools and
+// capability scope, this iteration's tool history, the live code hashes, the policy.
+import type { Agent, ToolObject } from "../../api/types.js";
+import type { ViewOptions } from "./argument-views.js";
+import type { CompiledPolicy } from "./policy.js";
+
+/** The agent's declared tools by name, and the capability scope of its executions. */
+export interface AgentScope {
+  tools: ReadonlyMap<string, ToolObject>;
+  capabilities: ReadonlySet<string>;
+}
+
+/** One earlier call of this iteration that the gate allowed. */
+export interface HistoryEntry {
+  tool: string;
+  /** Its `step` in the iteration (1-based position among all proposals). */
+  step: number;
+}
+
+/** Everything a check may read; built once per call by the gate or the CLI. */
+export interface GuardContext {
+  policy: CompiledPolicy;
+  scope: AgentScope;
+  history: readonly HistoryEntry[];
+  /** SHA-256 (hex) of each tool's live code, as the tool-code hasher last computed it. */
+  liveHashes?: ReadonlyMap<string, string>;
+  views?: ViewOptions;
+}
+
+/** The scope of an Agent: `spec.tools` (bare names become `{name}`) and `security.capabilities`. */
+export function agentScope(agent: Pick<Agent, "spec">): AgentScope {
+  const tools = new Map<string, ToolObject>();
+  for (const t of agent.spec.tools ?? []) {
+    const obj = typeof t === "string" ? { name: t } : t;
+    tools.set(obj.name, obj);
+  }
+  return { tools, capabilities: new Set(agent.spec.security?.capabilities ?? []) };
+}

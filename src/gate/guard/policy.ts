@@ -1,0 +1,151 @@
+// A compiled guard policy: the built-in tables plus every GuardPolicy that applies, merged and
+// compiled once (RE2, keys, signatures) so that a check at call time is lookups and searches.
+import type { KeyObject } from "node:crypto";
+import type { GuardPolicySpec } from "../../api/types.js";
+import { DESTRUCTIVE_PATTERNS, FORBIDDEN_PATHS } from "./builtin-patterns.js";
+import { PatternSet, PolicyError, type PatternEntry } from "./pattern-set.js";
+import { parsePublicKey, verifyRegistration } from "./signature.js";
+
+/** A GuardPolicy as the store receives it: its name (for error messages) and spec. */
+export interface NamedPolicy {
+  name: string;
+  namespace?: string;
+  spec: GuardPolicySpec;
+}
+
+/** A registered tool: expected code hash and whether its signature verified at compile time. */
+export interface RegistryEntry {
+  sha256: string;
+  signatureValid: boolean;
+  /** Policy that registered it. */
+  from: string;
+}
+
+/** One adaptive rule, ready to match. */
+export interface AdaptiveRule {
+  name: string;
+  match_field: "tool" | "args" | "hash";
+  action: "deny" | "flag";
+  reason: string;
+  /** Position among all adaptive rules of the merged policy: the first deny wins. */
+  order: number;
+}
+
+/** Everything the seven checks read, immutable once compiled. */
+export interface CompiledPolicy {
+  /** Names of the merged policies, in merge order. */
+  sources: string[];
+  revoked: ReadonlyMap<string, string>;
+  registry: ReadonlyMap<string, RegistryEntry>;
+  requiredCapabilities: ReadonlyMap<string, string>;
+  /** Destructive patterns then forbidden paths, built-in first; the label is the reason text. */
+  destructive: PatternSet;
+  sequenceContracts: readonly { name: string; requires_prior: string; triggers_for: string; within_steps: number }[];
+  /** Adaptive rules per match field, in policy order; indices line up with the PatternSets. */
+  adaptive: Record<AdaptiveRule["match_field"], { rules: AdaptiveRule[]; patterns: PatternSet }>;
+  trustedKeys: readonly KeyObject[];
+  /** Conflicts resolved while merging (first policy wins), for the operator. */
+  warnings: string[];
+}
+
+const FIELDS = ["tool", "args", "hash"] as const;
+const SHA256_RE = /^[0-9a-f]{64}$/;
+
+/**
+ * Merges and compiles policies in order (callers put the cluster `default` first). Lists are
+ * concatenated; for a tool registered or given a capability twice, the first policy wins.
+ * Throws a PolicyError naming the policy and rule on any pattern RE2 refuses or bad key.
+ */
+export function compilePolicy(policies: readonly NamedPolicy[]): CompiledPolicy {
+  const revoked = new Map<string, string>();
+  const registrations: { tool: string; sha256: string; signature?: string; from: string }[] = [];
+  const requiredCapabilities = new Map<string, string>();
+  const destructive: PatternEntry[] = [
+    ...DESTRUCTIVE_PATTERNS.map((p) => ({ pattern: p.pattern, label: p.pattern })),
+    ...FORBIDDEN_PATHS.map((p) => ({ pattern: p.pattern, label: p.pattern })),
+  ];
+  const sequenceContracts: CompiledPolicy["sequenceContracts"][number][] = [];
+  const adaptiveRules: Record<AdaptiveRule["match_field"], { rules: AdaptiveRule[]; entries: PatternEntry[] }> = {
+    tool: { rules: [], entries: [] },
+    args: { rules: [], entries: [] },
+    hash: { rules: [], entries: [] },
+  };
+  const trustedKeys: KeyObject[] = [];
+  const warnings: string[] = [];
+  let order = 0;
+
+  for (const p of policies) {
+    const where = `GuardPolicy ${p.namespace ? `${p.namespace}/` : ""}${p.name}`;
+    const s = p.spec;
+    for (const r of s.revoked_tools ?? []) if (!revoked.has(r.tool)) revoked.set(r.tool, r.reason);
+    for (const [i, r] of (s.tool_registry ?? []).entries()) {
+      if (!SHA256_RE.test(r.sha256.toLowerCase())) throw new PolicyError(`${where}: tool_registry[${i}] (${r.tool}): sha256 must be 64 hex digits`);
+      registrations.push({ tool: r.tool, sha256: r.sha256.toLowerCase(), ...(r.signature !== undefined ? { signature: r.signature } : {}), from: where });
+    }
+    for (const [tool, cap] of Object.entries(s.required_capabilities ?? {})) {
+      const had = requiredCapabilities.get(tool);
+      if (had === undefined) requiredCapabilities.set(tool, cap);
+      else if (had !== cap) warnings.push(`${where}: required_capabilities.${tool} ignored, already "${had}"`);
+    }
+    for (const [i, d] of (s.destructive_patterns ?? []).entries()) {
+      destructive.push({ pattern: d.pattern, label: d.pattern, where: `${where}: destructive_patterns[${i}]` });
+    }
+    for (const [i, d] of (s.forbidden_paths ?? []).entries()) {
+      destructive.push({ pattern: d.pattern, label: d.pattern, where: `${where}: forbidden_paths[${i}]` });
+    }
+    for (const [i, c] of (s.sequence_contracts ?? []).entries()) {
+      const within = c.within_steps ?? 5;
+      if (!Number.isInteger(within) || within < 1) throw new PolicyError(`${where}: sequence_contracts[${i}] (${c.name}): within_steps must be a positive integer`);
+      sequenceContracts.push({ name: c.name, requires_prior: c.requires_prior, triggers_for: c.triggers_for, within_steps: within });
+    }
+    for (const [i, r] of (s.adaptive_rules ?? []).entries()) {
+      if (!FIELDS.includes(r.match_field)) throw new PolicyError(`${where}: adaptive_rules[${i}] (${r.name}): match_field must be tool, args or hash`);
+      if (r.action !== "deny" && r.action !== "flag") throw new PolicyError(`${where}: adaptive_rules[${i}] (${r.name}): action must be deny or flag`);
+      const at = `${where}: adaptive_rules[${i}] (${r.name})`;
+      if (r.enabled === false) {
+        checkPattern(at, r.pattern);
+        continue;
+      }
+      adaptiveRules[r.match_field].rules.push({ name: r.name, match_field: r.match_field, action: r.action, reason: r.reason, order: order++ });
+      adaptiveRules[r.match_field].entries.push({ pattern: r.pattern, label: r.name, where: at });
+    }
+    for (const [i, k] of (s.trusted_keys ?? []).entries()) {
+      try {
+        trustedKeys.push(parsePublicKey(k.public_key));
+      } catch (err) {
+        throw new PolicyError(`${where}: trusted_keys[${i}] (${k.name}): ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+      }
+    }
+  }
+
+  // Signatures are verified here, once per policy version: a registration cannot change
+  // without a new policy, so verifying at every call would only repeat the same answer.
+  const registry = new Map<string, RegistryEntry>();
+  for (const r of registrations) {
+    const had = registry.get(r.tool);
+    if (had !== undefined) {
+      if (had.sha256 !== r.sha256) warnings.push(`${r.from}: tool_registry ${r.tool} ignored, already registered by ${had.from}`);
+      continue;
+    }
+    registry.set(r.tool, { sha256: r.sha256, signatureValid: verifyRegistration(trustedKeys, r.tool, r.sha256, r.signature), from: r.from });
+  }
+
+  const adaptive = Object.fromEntries(
+    FIELDS.map((f) => [f, { rules: adaptiveRules[f].rules, patterns: PatternSet.compile(adaptiveRules[f].entries) }]),
+  ) as CompiledPolicy["adaptive"];
+  return {
+    sources: policies.map((p) => p.name),
+    revoked,
+    registry,
+    requiredCapabilities,
+    destructive: PatternSet.compile(destructive),
+    sequenceContracts,
+    adaptive,
+    trustedKeys,
+    warnings,
+  };
+}
+
+function checkPattern(where: string, pattern: string): void {
+  PatternSet.compile([{ pattern, label: where }]);
+}
