@@ -1,0 +1,274 @@
+// `gavel run -f AGENT.yaml [-f JUDGES.yaml ...]`: local mode. Runs one Execution end to end
+// on Docker with the state in memory, shows the live tree, prints a summary, and exits 0
+// only when the Execution Succeeded.
+import { randomBytes } from "node:crypto";
+import { readFile } from "node:fs/promises";
+import { resolve } from "node:path";
+import { parseArgs } from "node:util";
+import { connect, type NatsConnection } from "@nats-io/transport-node";
+import { isJudge } from "../api/cross-validate.js";
+import { withDefaults } from "../api/defaults.js";
+import type { Agent, Execution, JsonValue } from "../api/types.js";
+import { API_VERSION } from "../api/types.js";
+import { DockerRuntime } from "../runtime/docker/docker-runtime.js";
+import { LocalRun, type LocalRunResult } from "../local/local-run.js";
+import { EventStream, type GavelEvent } from "../transport/event-stream.js";
+import { ExitCode, UsageError, type Command, type CommandIO } from "./command.js";
+import { applyEvent, emptyTree, renderTree, type ExecutionTree } from "./tree.js";
+import { formatFinding, manifestFiles, parseManifests, validateDocuments, type Finding } from "./validate.js";
+
+/** The Agents of a local run: the one worker and its judges. */
+export interface RunManifests {
+  worker: Agent;
+  judges: Map<string, Agent>;
+}
+
+/** A manifest set that cannot run; `findings` say where and why. */
+export class ManifestError extends Error {
+  override readonly name = "ManifestError";
+  constructor(readonly findings: Finding[]) {
+    super(findings.map(formatFinding).join("\n"));
+  }
+}
+
+/**
+ * Loads and checks the manifests of a local run: every document valid, exactly one worker
+ * Agent (not labelled role: judge), and every judge it names among the files.
+ */
+export async function loadRunManifests(paths: string[], cwd: string): Promise<RunManifests> {
+  const files = await manifestFiles(paths, cwd);
+  const docs: Parameters<typeof validateDocuments>[0] = [];
+  const findings: Finding[] = [];
+  for (const file of files) {
+    const text = await readFile(resolve(cwd, file), "utf8");
+    const parsed = parseManifests(file, text);
+    docs.push(...parsed.docs);
+    findings.push(...parsed.findings);
+  }
+  // Locally every judge must be among the files: there is no cluster to find it in.
+  findings.push(
+    ...validateDocuments(docs).map((f) =>
+      f.severity === "warning" && f.message.includes("does not exist") ? { ...f, severity: "error" as const, message: f.message.replace(/ \(fine if it is already deployed\)$/, "; pass its manifest with -f") } : f,
+    ),
+  );
+  const errors = findings.filter((f) => f.severity === "error");
+  if (errors.length > 0) throw new ManifestError(errors);
+  const agents = docs.filter((d) => (d.value as { kind?: unknown }).kind === "Agent");
+  const workers = agents.filter((d) => !isJudge(d.value as Agent));
+  if (workers.length !== 1) {
+    const where = workers.map((w) => `${w.file}:doc#${w.doc} (${(w.value as Agent).metadata.name})`).join(", ");
+    throw new ManifestError([
+      {
+        file: files.join(", "),
+        doc: 0,
+        path: "metadata.labels.role",
+        severity: "error",
+        message:
+          workers.length === 0
+            ? "no worker Agent among the manifests (every Agent is labelled role: judge)"
+            : `exactly one worker Agent is run; found ${workers.length}: ${where} (label judges with role: judge)`,
+      },
+    ]);
+  }
+  const judges = new Map<string, Agent>();
+  for (const d of agents) if (isJudge(d.value as Agent)) judges.set((d.value as Agent).metadata.name, withDefaults(d.value as Agent));
+  return { worker: withDefaults((workers[0] as (typeof workers)[number]).value as Agent), judges };
+}
+
+/** Parses `--input`: inline JSON, or `@file` holding JSON. */
+export async function parseInput(value: string | undefined, cwd: string): Promise<JsonValue | undefined> {
+  if (value === undefined) return undefined;
+  const fromFile = value.startsWith("@");
+  const text = fromFile ? await readFile(resolve(cwd, value.slice(1)), "utf8").catch((err: unknown) => {
+    throw new UsageError(`--input ${value}: ${err instanceof Error ? err.message : String(err)}`);
+  }) : value;
+  try {
+    return JSON.parse(text) as JsonValue;
+  } catch (err) {
+    throw new UsageError(`--input ${fromFile ? value : "JSON"} is not valid JSON: ${err instanceof Error ? err.message : String(err)}`);
+  }
+}
+
+function parseFlags(argv: string[]) {
+  try {
+    return parseArgs({
+      args: argv,
+      allowPositionals: false,
+      options: {
+        filename: { type: "string", short: "f", multiple: true },
+        input: { type: "string", short: "i" },
+        output: { type: "string", short: "o", default: "tree" },
+        nats: { type: "string" },
+        name: { type: "string" },
+        namespace: { type: "string", short: "n", default: "default" },
+      },
+    });
+  } catch (err) {
+    throw new UsageError(err instanceof Error ? err.message : String(err));
+  }
+}
+
+/** Draws the tree: redrawn in place with spinners on a TTY, one plain line per event otherwise. */
+class TreeView {
+  private readonly tree: ExecutionTree;
+  private drawn = 0;
+  private frame = 0;
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(
+    execution: string,
+    private readonly out: CommandIO["stdout"] & { isTTY?: boolean; columns?: number },
+    private readonly live: boolean,
+  ) {
+    this.tree = emptyTree(execution);
+    if (live) {
+      this.timer = setInterval(() => this.redraw(), 100);
+      this.timer.unref();
+    }
+  }
+
+  add(e: GavelEvent): void {
+    applyEvent(this.tree, e);
+    if (!this.live) this.out.write(`${plainLine(e)}\n`);
+  }
+
+  private redraw(): void {
+    const lines = renderTree(this.tree, this.frame++, { color: true, width: this.out.columns ?? 120 });
+    const up = this.drawn > 0 ? `\x1b[${this.drawn}A\r\x1b[0J` : "";
+    this.out.write(`${up}${lines.join("\n")}\n`);
+    this.drawn = lines.length;
+  }
+
+  /** Stops the animation and draws the final tree once more. */
+  end(): void {
+    if (this.timer !== undefined) clearInterval(this.timer);
+    if (this.live) this.redraw();
+    else this.out.write(`\n${renderTree(this.tree, 0, { width: 200 }).join("\n")}\n`);
+  }
+}
+
+/** One line per event for logs and pipes. */
+export function plainLine(e: GavelEvent): string {
+  const d = e.data;
+  const s = (k: string): string => {
+    const v = d[k];
+    return v === undefined ? "" : typeof v === "string" ? v : JSON.stringify(v);
+  };
+  const n = (k: string) => {
+    const v = d[k];
+    return typeof v === "number" ? v.toFixed(2) : "";
+  };
+  switch (e.type) {
+    case "execution.started":
+      return `execution ${e.execution} started (agent ${s("agent")})`;
+    case "execution.phase":
+      return `execution ${e.execution} ${s("phase")}${d.score !== undefined ? ` score ${n("score")}` : ""}${d.message !== undefined ? `: ${s("message")}` : ""}`;
+    case "iteration.started":
+      return `iteration ${s("iteration")} started${d.feedback !== undefined ? ` with feedback: ${s("feedback").replace(/\s+/g, " ").slice(0, 200)}` : ""}`;
+    case "worker.finished":
+      return `iteration ${s("iteration")} worker exited ${s("exitCode")}${d.timedOut === true ? " (killed at its deadline)" : ""}`;
+    case "validator.started":
+      return `iteration ${s("iteration")} validator ${s("index")} ${s("type")} running`;
+    case "validator.result":
+      return `iteration ${s("iteration")} validator ${s("index")} ${s("type")} ${d.passed === true ? "passed" : "failed"} score ${n("score")} confidence ${n("confidence")}${d.passed === true ? "" : `: ${s("reasoning").replace(/\s+/g, " ").slice(0, 300)}`}`;
+    case "judge.spawned":
+      return `iteration ${s("iteration")} validator ${s("index")} judge ${s("judge")} started as ${s("child")}`;
+    case "judge.finished":
+      return `judge ${s("judge")} (${s("child")}) ${d.rejection !== undefined ? `rejected: ${s("rejection")}` : `score ${n("score")} confidence ${n("confidence")}`}`;
+    case "iteration.finished":
+      return `iteration ${s("iteration")} ${s("outcome")} score ${n("score")}`;
+    default:
+      return `${e.type} ${JSON.stringify(d)}`;
+  }
+}
+
+/** The summary printed after the tree. */
+export function summary(r: LocalRunResult): string {
+  const st = r.execution.status ?? {};
+  const lines = [
+    `execution ${r.execution.metadata.name}: ${st.phase ?? "?"} after ${st.iteration ?? 0} iteration(s)${st.score !== undefined ? `, score ${st.score.toFixed(2)}` : ""}`,
+  ];
+  if (st.message !== undefined) lines.push(`  ${st.message.split("\n")[0] ?? ""}`);
+  for (const c of r.children) {
+    const v = c.status?.verdict;
+    lines.push(`  judge ${c.spec.agentRef.name} (${c.metadata.name}): ${v !== undefined ? `score ${v.score.toFixed(2)} confidence ${v.confidence.toFixed(2)}` : `${c.status?.phase ?? "?"} (${c.status?.rejection ?? "?"})`}`);
+  }
+  return `${lines.join("\n")}\n`;
+}
+
+function dockerSocket(env: NodeJS.ProcessEnv): string | undefined {
+  const host = env.DOCKER_HOST;
+  return host !== undefined && host.startsWith("unix://") ? host.slice("unix://".length) : undefined;
+}
+
+export const runCommand: Command = {
+  name: "run",
+  summary: "run one Execution locally on Docker (live tree, exit 0 only on Succeeded)",
+  usage: "gavel run -f AGENT.yaml [-f JUDGES.yaml ...] [--input JSON|@file] [--output json] [--nats URL] [--name NAME]",
+  async run(argv, io) {
+    const { values } = parseFlags(argv);
+    const files = values.filename ?? [];
+    if (files.length === 0) throw new UsageError("at least one -f AGENT.yaml is required");
+    if (values.output !== "tree" && values.output !== "json") throw new UsageError(`--output must be json or tree, not "${values.output}"`);
+    const input = await parseInput(values.input, io.cwd);
+    let manifests: RunManifests;
+    try {
+      manifests = await loadRunManifests(files, io.cwd);
+    } catch (err) {
+      if (!(err instanceof ManifestError)) throw err;
+      io.stderr.write(`gavel run: the manifests cannot run:\n${err.message}\n`);
+      return ExitCode.usage;
+    }
+    const name = values.name ?? `${manifests.worker.metadata.name}-${randomBytes(3).toString("hex")}`;
+    const execution: Execution = {
+      apiVersion: API_VERSION,
+      kind: "Execution",
+      metadata: { name, namespace: values.namespace, uid: randomBytes(8).toString("hex") },
+      spec: { agentRef: { name: manifests.worker.metadata.name }, ...(input !== undefined ? { input } : {}) },
+    };
+
+    // With --output json stdout carries only the final Execution; progress goes to stderr.
+    const progress = (values.output === "json" ? io.stderr : io.stdout) as CommandIO["stdout"] & { isTTY?: boolean; columns?: number };
+    const view = new TreeView(name, progress, progress.isTTY === true);
+    let nc: NatsConnection | undefined;
+    let publishing: Promise<unknown> = Promise.resolve();
+    let stream: EventStream | undefined;
+    if (values.nats !== undefined) {
+      nc = await connect({ servers: values.nats });
+      stream = await EventStream.open(nc);
+    }
+    const runtime = new DockerRuntime({ ...(dockerSocket(io.env) !== undefined ? { socketPath: dockerSocket(io.env) } : {}) });
+    const run = new LocalRun({
+      execution,
+      agent: manifests.worker,
+      judges: manifests.judges,
+      runtime,
+      ...(values.nats !== undefined ? { workerEnv: { NATS_URL: values.nats } } : {}),
+      onEvent: (e) => {
+        view.add(e);
+        if (stream !== undefined) {
+          const s = stream;
+          // In order, one after another; a failed publish is reported, not fatal to the run.
+          publishing = publishing.then(() => s.publish(e)).catch((err: unknown) => io.stderr.write(`gavel run: publishing ${e.type} failed: ${String(err)}\n`));
+        }
+      },
+    });
+    const onSignal = () => run.cancel();
+    process.once("SIGINT", onSignal);
+    process.once("SIGTERM", onSignal);
+    let result: LocalRunResult;
+    try {
+      result = await run.run();
+    } finally {
+      view.end();
+      process.off("SIGINT", onSignal);
+      process.off("SIGTERM", onSignal);
+      await runtime.close();
+      await publishing;
+      await nc?.close();
+    }
+    if (values.output === "json") io.stdout.write(`${JSON.stringify(result.execution, null, 2)}\n`);
+    else io.stdout.write(`\n${summary(result)}`);
+    return result.execution.status?.phase === "Succeeded" ? ExitCode.ok : ExitCode.failed;
+  },
+};
