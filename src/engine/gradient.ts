@@ -250,14 +250,14 @@ function lastJsonObject(text: string): Candidate {
   const fast = lastObjectFast(text);
   if (fast !== undefined) return fast;
   const spans = spansLastFirst(text);
+  const keys = verdictKeys(text);
   // Parse work is capped at a few times the text length so that adversarial nesting
   // (every level valid until its last byte) cannot make this quadratic.
   let budget = 4 * text.length + 1024;
   let brokenVerdict: { span: Span; error: string } | undefined;
-  // The last prose object passed over: spans inside it are prose too and are not re-parsed.
-  let prose: Span | undefined;
   for (const span of spans) {
-    if (prose !== undefined && span.start >= prose.start && span.end <= prose.end) continue;
+    // A region naming no verdict field is prose whether or not it parses: never parsed.
+    if (!keys.within(span)) continue;
     if (!looksLikeObject(text, span)) continue;
     const length = span.end - span.start;
     if (length > budget) {
@@ -265,21 +265,16 @@ function lastJsonObject(text: string): Candidate {
     }
     budget -= length;
     const slice = text.slice(span.start, span.end);
-    const namesVerdict = VERDICT_KEY.test(slice);
     let value: unknown;
     try {
       value = JSON.parse(slice);
     } catch (err) {
-      if (namesVerdict && (brokenVerdict === undefined || span.start > brokenVerdict.span.start)) {
+      if (brokenVerdict === undefined || span.start > brokenVerdict.span.start) {
         brokenVerdict = { span, error: err instanceof Error ? err.message : String(err) };
       }
       continue;
     }
     if (!isPlainObject(value)) continue;
-    if (!namesVerdict) {
-      prose = span;
-      continue;
-    }
     // Only a broken block wholly after this object counts; one around it (prose braces)
     // or overlapping it (a scan thrown off by stray quotes) is not a later verdict.
     if (brokenVerdict !== undefined && brokenVerdict.span.start >= span.end) return brokenDetail(brokenVerdict);
@@ -287,6 +282,34 @@ function lastJsonObject(text: string): Candidate {
   }
   if (brokenVerdict !== undefined) return brokenDetail(brokenVerdict);
   return { ok: false, detail: "no verdict found: no JSON object naming score, confidence or reasoning" };
+}
+
+/**
+ * Every place the text names a verdict field, found in one regex pass, so that whether a
+ * region names one is a binary search rather than a rescan of the region. Matches cannot
+ * overlap (a key's closing quote is followed by a blank or `:`), so a match lies inside a
+ * region exactly when the region's own text would match.
+ */
+function verdictKeys(text: string): { within(span: Span): boolean } {
+  const starts: number[] = [];
+  const ends: number[] = [];
+  const re = new RegExp(VERDICT_KEY.source, "g");
+  for (let m = re.exec(text); m !== null; m = re.exec(text)) {
+    starts.push(m.index);
+    ends.push(m.index + m[0].length);
+  }
+  return {
+    within(span: Span): boolean {
+      let lo = 0;
+      let hi = starts.length;
+      while (lo < hi) {
+        const mid = (lo + hi) >>> 1;
+        if ((starts[mid] as number) < span.start) lo = mid + 1;
+        else hi = mid;
+      }
+      return lo < starts.length && (ends[lo] as number) <= span.end;
+    },
+  };
 }
 
 /**
