@@ -65,10 +65,15 @@ function walk(v: JsonValue, ctx: Ctx): void {
     // An argv array is a command too: vaglio joins a list-valued command with spaces.
     if (strings.length > 1 && strings.length === v.length) addString(strings.join(" "), ctx, 0);
   } else if (v !== null && typeof v === "object") {
+    const words: string[] = [];
     for (const [k, item] of Object.entries(v)) {
       addString(k, ctx, 0);
       walk(item, ctx);
+      if (typeof item === "string") words.push(item);
+      else if (Array.isArray(item) && item.every((x) => typeof x === "string")) words.push(...item);
     }
+    // A command split into fields ({cmd: "rm", args: ["-rf", "/"]}) is read as one line too.
+    if (words.length > 1) addString(words.join(" "), ctx, 0);
   }
 }
 

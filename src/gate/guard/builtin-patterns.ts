@@ -14,7 +14,9 @@ export interface BuiltinPattern {
  * as a regex its `|` would split it into two unrelated alternatives.
  */
 export const DESTRUCTIVE_PATTERNS: readonly BuiltinPattern[] = [
-  { pattern: String.raw`rm\s+-rf\s+/`, source: "guardian", why: "recursive root delete" },
+  // Guardian writes `rm\s+-rf\s+/`, which also blocks `rm -rf /workspace/build`; gavel
+  // anchors it at the root (a policy can add the broad form back).
+  { pattern: String.raw`rm\s+-rf\s+/(\s|\*|$)`, source: "guardian", why: "recursive root delete" },
   { pattern: String.raw`(?i)(DROP|TRUNCATE)\s+TABLE`, source: "guardian", why: "destructive SQL" },
   { pattern: String.raw`:\s*\(\s*\)\s*\{\s*:\s*\|\s*:\s*&\s*\}`, source: "guardian", why: "fork bomb" },
   { pattern: String.raw`curl.+(\|sh|\|bash)`, source: "guardian", why: "pipe to shell" },

@@ -57,7 +57,7 @@ describe("guard", () => {
   });
 
   it("4. destructive patterns: built-in tables and policy patterns over nested values and keys", () => {
-    expect(guard("cmd.run", { command: "rm -rf /" })).toMatchObject({ approved: false, check: "destructive_pattern", reason: String.raw`destructive_pattern: rm\s+-rf\s+/` });
+    expect(guard("cmd.run", { command: "rm -rf /" })).toMatchObject({ approved: false, check: "destructive_pattern", reason: String.raw`destructive_pattern: rm\s+-rf\s+/(\s|\*|$)` });
     expect(guard("fs.read", { opts: { paths: ["/workspace/a", "~/.ssh/id_rsa"] } }).reason).toBe(String.raw`destructive_pattern: (^|/)\.ssh(/|$)`);
     expect(guard("fs.read", { "/etc/shadow": true }).check).toBe("destructive_pattern");
     expect(guard("db.query", { q: "drop table users" }).reason).toBe(String.raw`destructive_pattern: (?i)(DROP|TRUNCATE)\s+TABLE`);
