@@ -101,6 +101,16 @@ describe("parseGradientResult examples", () => {
     expect(ok(parseGradientResult('(see { verdict: {"score":0.4,"confidence":1,"reasoning":"r"} })')).score).toBe(0.4);
     expect(ok(parseGradientResult('he said "hi {\n{"score":0.6,"confidence":1,"reasoning":"r"}')).score).toBe(0.6);
   });
+  it("checks an output schema of the draft it names (2020-12 keywords work)", () => {
+    const schema = {
+      $schema: "https://json-schema.org/draft/2020-12/schema",
+      type: "object",
+      properties: { signals: { type: "array", prefixItems: [{ type: "object", properties: { category: { const: "tests" } } }] } },
+    };
+    const first = (category: string): string => `{"score":1,"confidence":1,"reasoning":"r","signals":[{"category":"${category}","score":1,"message":"m"}]}`;
+    expect(ok(parseGradientResult(first("tests"), schema)).score).toBe(1);
+    expect(rejection(parseGradientResult(first("lint"), schema))).toBe("malformed_output");
+  });
   it("checks the judge's own output schema", () => {
     const schema = { type: "object", required: ["verdict"], properties: { verdict: { enum: ["pass", "fail"] } } };
     expect(rejection(parseGradientResult('{"score":1,"confidence":1,"reasoning":"r"}', schema))).toBe("malformed_output");

@@ -2,6 +2,7 @@
 // it strictly. The controller, local mode and `gavel verdict` all go through here.
 import { Ajv, type ValidateFunction } from "ajv";
 import type { GradientResult, JudgeRejectionReason, JudgeValidationSpec, JsonObject } from "../api/types.js";
+import { compileUserSchema } from "./validators/json-schema.js";
 
 /** What a finished judge run amounts to: a verdict, or a rejection with its reason. */
 export type JudgeOutcome =
@@ -45,7 +46,7 @@ export const GRADIENT_RESULT_SCHEMA = {
 } as const;
 
 // One compiled validator for the fixed verdict schema; judge-declared schemas are compiled
-// per call in their own Ajv instance so that their $ids can never collide.
+// per call in their own Ajv of the draft they name, so that their $ids can never collide.
 const validateGradientShape: ValidateFunction = new Ajv({ allErrors: true, strict: false }).compile(
   GRADIENT_RESULT_SCHEMA,
 );
@@ -357,7 +358,7 @@ export function parseGradientResult(stdout: string, outputSchema?: JsonObject): 
   if (outputSchema !== undefined) {
     let validate: ValidateFunction;
     try {
-      validate = new Ajv({ allErrors: true, strict: false }).compile(outputSchema);
+      validate = compileUserSchema(outputSchema);
     } catch (err) {
       const reason = err instanceof Error ? err.message : String(err);
       return { ok: false, rejection: "malformed_output", detail: `the judge's output schema is invalid: ${reason}` };

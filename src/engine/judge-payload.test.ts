@@ -101,6 +101,12 @@ describe("buildValidationPayload", () => {
     expect(() => buildValidationPayload({ ...base, judge: j })).toThrow(/judge typed: .*\/worker_mounts must be string/);
   });
 
+  it("validates against the draft the input_schema names", () => {
+    const schema = { $schema: "https://json-schema.org/draft/2020-12/schema", type: "object", properties: { worker_mounts: { type: "array", prefixItems: [{ const: "/workspace" }] } } };
+    expect(buildValidationPayload({ ...base, judge: judge("d", schema) })).toEqual({ worker_mounts: ["/workspace"] });
+    expect(() => buildValidationPayload({ ...base, workerMounts: ["/data"], judge: judge("d", schema) })).toThrow(/\/worker_mounts\/0 must be equal to constant/);
+  });
+
   it("reports an input_schema that is not a schema", () => {
     const j = judge("broken", { type: "object", properties: { output: { type: "no-such-type" } } });
     expect(() => buildValidationPayload({ ...base, judge: j })).toThrow(/judge broken: spec.input_schema is not a valid JSON Schema/);

@@ -1,8 +1,8 @@
 // The input a judge child execution receives: the reference's canonical fields mapped onto
 // the property names the judge declares in spec.input_schema (docs/judges.md).
-import { Ajv } from "ajv";
 import type { Agent, JsonObject, JsonValue, MultiJudgeValidatorSpec, SemanticValidatorSpec } from "../api/types.js";
 import type { ToolCallProposal } from "../api/protocol.js";
+import { compileUserSchema } from "./validators/json-schema.js";
 
 /** validation_context of every inner-loop (tool-call) judge, fixed by the reference. */
 export const INNER_LOOP_VALIDATION_CONTEXT = "semantic_judge_pre_execution_inner_loop";
@@ -98,10 +98,10 @@ function mapOntoSchema(judge: Agent, props: Record<string, unknown>, canonical: 
       unfillable,
     );
   }
-  const ajv = new Ajv({ allErrors: true, strict: false });
   let validate;
   try {
-    validate = ajv.compile(judge.spec.input_schema as JsonObject);
+    // The draft the schema names (2020-12, 2019-09, else draft-07), as json_schema validators do.
+    validate = compileUserSchema(judge.spec.input_schema);
   } catch (err) {
     throw new JudgePayloadError(`judge ${name}: spec.input_schema is not a valid JSON Schema: ${err instanceof Error ? err.message : String(err)}`, name, []);
   }
