@@ -16,6 +16,8 @@ export const AGENT_ENV = {
   tools: "GAVEL_TOOLS",
   /** JSON list of mounts: "/workspace" or {"path": "/data", "readOnly": true}. */
   mounts: "GAVEL_MOUNTS",
+  /** Colon-separated writable mount paths (what local mode sets); used when GAVEL_MOUNTS is not. */
+  workspace: "GAVEL_WORKSPACE",
   natsUrl: "GAVEL_NATS_URL",
   /** The worker's NATS .creds text, or a path to it in GAVEL_NATS_CREDS_FILE. */
   natsCreds: "GAVEL_NATS_CREDS",
@@ -101,7 +103,8 @@ export function readAgentConfig(env: Env): AgentConfig {
       throw new ConfigError(`${E.tools}: allowlist of "${t.name}" must be a list of strings`);
     }
   }
-  const rawMounts = json(env, E.mounts) ?? [];
+  const workspace = env[E.workspace];
+  const rawMounts = json(env, E.mounts) ?? (workspace ? workspace.split(":").filter((p) => p !== "") : []);
   if (!Array.isArray(rawMounts)) throw new ConfigError(`${E.mounts} must be a JSON list`);
   const mounts: Mount[] = rawMounts.map((m: unknown, i) => {
     if (typeof m === "string") return { path: m, readOnly: false };
@@ -127,7 +130,8 @@ export function readAgentConfig(env: Env): AgentConfig {
   const creds = env[E.natsCreds];
   const credsFile = env[E.natsCredsFile];
   const feedback = env[E.feedback];
-  const input = json(env, E.input) as JsonValue | undefined;
+  // Local mode passes "null" for an Execution without input.
+  const input = (json(env, E.input) ?? undefined) as JsonValue | undefined;
   return {
     namespace: required(env, E.namespace),
     execution: required(env, E.execution),

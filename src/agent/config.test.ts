@@ -1,0 +1,76 @@
+// The worker runtime's environment contract: what drivers set is what the runtime reads.
+import { describe, expect, it } from "vitest";
+import { agentEnvironment, commandEnvironment, readAgentConfig } from "./config.js";
+
+const base = { GAVEL_NAMESPACE: "team", GAVEL_EXECUTION: "run-a", GAVEL_NATS_URL: "nats://127.0.0.1:4222", GAVEL_SCRIPT: "- final: x" };
+
+describe("readAgentConfig", () => {
+  it("reads back what agentEnvironment writes", () => {
+    const env = agentEnvironment({
+      namespace: "team",
+      execution: "run-a",
+      iteration: 3,
+      task: "do it",
+      input: { n: 1 },
+      feedback: "try harder",
+      tools: ["fs.read", { name: "cmd.run", allowlist: ["ls"] }],
+      mounts: [{ path: "/workspace", readOnly: false }, { path: "/data", readOnly: true }],
+      natsUrl: "nats://gate:4222",
+      natsCreds: "CREDS",
+    });
+    const c = readAgentConfig({ ...env, GAVEL_SCRIPT: "- final: x" });
+    expect(c).toMatchObject({
+      namespace: "team",
+      execution: "run-a",
+      iteration: 3,
+      task: "do it",
+      input: { n: 1 },
+      feedback: "try harder",
+      tools: ["fs.read", { name: "cmd.run", allowlist: ["ls"] }],
+      mounts: [{ path: "/workspace", readOnly: false }, { path: "/data", readOnly: true }],
+      nats: { url: "nats://gate:4222", creds: "CREDS" },
+      model: { kind: "scripted", script: "- final: x" },
+      gate: { totalTimeoutMs: 330_000, attemptTimeoutMs: 2000 },
+    });
+  });
+
+  it("accepts local mode's GAVEL_WORKSPACE and null input", () => {
+    const c = readAgentConfig({ ...base, GAVEL_WORKSPACE: "/workspace:/cache", GAVEL_INPUT: "null", GAVEL_FEEDBACK: "" });
+    expect(c.mounts).toEqual([{ path: "/workspace", readOnly: false }, { path: "/cache", readOnly: false }]);
+    expect(c.input).toBeUndefined();
+    expect(c.feedback).toBeUndefined();
+  });
+
+  it("picks the OpenAI-compatible model when no script is given", () => {
+    const { GAVEL_SCRIPT: _s, ...rest } = base;
+    expect(readAgentConfig({ ...rest, GAVEL_LLM_MODEL: "gpt-4o-mini", GAVEL_LLM_BASE_URL: "http://llm:8000/v1" }).model).toEqual({
+      kind: "openai",
+      baseUrl: "http://llm:8000/v1",
+      model: "gpt-4o-mini",
+    });
+    expect(() => readAgentConfig(rest)).toThrow(/GAVEL_LLM_MODEL is not set/);
+  });
+
+  it.each([
+    [{ GAVEL_NAMESPACE: undefined }, /GAVEL_NAMESPACE is not set/],
+    [{ GAVEL_ITERATION: "x" }, /GAVEL_ITERATION/],
+    [{ GAVEL_TOOLS: "{}" }, /GAVEL_TOOLS must be a JSON list/],
+    [{ GAVEL_TOOLS: '[{"name":"cmd.run","allowlist":"ls"}]' }, /allowlist of "cmd.run"/],
+    [{ GAVEL_MOUNTS: "[1]" }, /GAVEL_MOUNTS\[0\]/],
+    [{ GAVEL_INPUT: "{" }, /GAVEL_INPUT is not valid JSON/],
+    [{ GAVEL_MODEL: "magic" }, /GAVEL_MODEL must be/],
+    [{ GAVEL_GATE_TIMEOUT_SECONDS: "-1" }, /GAVEL_GATE_TIMEOUT_SECONDS must be a positive number/],
+  ])("refuses %j", (patch, message) => {
+    expect(() => readAgentConfig({ ...base, ...patch })).toThrow(message);
+  });
+});
+
+describe("commandEnvironment", () => {
+  it("drops gavel's own variables and anything that looks like a secret", () => {
+    expect(commandEnvironment({ PATH: "/bin", HOME: "/root", GAVEL_NATS_CREDS: "c", AWS_SECRET_ACCESS_KEY: "k", GITHUB_TOKEN: "t", LANG: "C" })).toEqual({
+      PATH: "/bin",
+      HOME: "/root",
+      LANG: "C",
+    });
+  });
+});
