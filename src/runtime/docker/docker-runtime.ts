@@ -43,8 +43,13 @@ function messageOf(err: unknown): string {
 
 /** Exit code of the reader when the file does not exist. */
 const READER_MISSING = 3;
-// `$1` is the path; `-e` so a dangling symlink counts as missing, `-f` so a directory is an error.
-const READER_SCRIPT = `if [ ! -e "$1" ]; then exit ${READER_MISSING}; fi; if [ ! -f "$1" ]; then echo "not a regular file: $1" >&2; exit 4; fi; exec cat -- "$1"`;
+// `$1` is the path. Missing (exit 3) only when its directory is searchable, so a permission
+// problem is an error rather than "no file"; `-f` so a directory is an error too.
+const READER_SCRIPT = [
+  `if [ ! -e "$1" ]; then if [ -x "$(dirname -- "$1")" ]; then exit ${READER_MISSING}; fi; echo "cannot access $1 (permissions?)" >&2; exit 4; fi`,
+  `if [ ! -f "$1" ]; then echo "not a regular file: $1" >&2; exit 4; fi`,
+  `exec cat -- "$1"`,
+].join("; ");
 
 /** Runs workloads as Docker containers. */
 export class DockerRuntime implements WorkloadRuntime {

@@ -1,0 +1,176 @@
+// DockerRuntime on the real engine: exit codes, separate and capped streams, deadline and
+// stop kills, read-only mounts, no network, readFile through a reader, nothing left behind.
+import { chmod, mkdir, mkdtemp, readFile, rm, symlink, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import Docker from "dockerode";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { LABELS, MANAGED_BY } from "../../src/runtime/docker/container-config.js";
+import { DockerRuntime, removeStaleContainers } from "../../src/runtime/docker/docker-runtime.js";
+import type { WorkloadMount, WorkloadSpec } from "../../src/runtime/workload.js";
+import { OUTPUT_CAP_BYTES, TRUNCATION_MARKER } from "../../src/runtime/workload.js";
+import { runOk } from "../harness/exec.js";
+import { BASE_IMAGE, HARNESS_DIR } from "../harness/paths.js";
+
+const docker = new Docker({ socketPath: "/var/run/docker.sock" });
+
+function node(name: string, script: string, extra: Partial<WorkloadSpec> = {}): WorkloadSpec {
+  return { name, image: BASE_IMAGE, command: ["node", "-e", script], mounts: [], network: "none", timeoutSeconds: 30, ...extra };
+}
+
+async function containersOf(instance: string): Promise<Docker.ContainerInfo[]> {
+  return docker.listContainers({ all: true, filters: { label: [`${LABELS.instance}=${instance}`] } });
+}
+
+describe("DockerRuntime (real dockerd)", () => {
+  let runtime: DockerRuntime;
+  let dir: string;
+  let mount: WorkloadMount;
+
+  beforeAll(async () => {
+    await runOk(join(HARNESS_DIR, "base-image.sh"), []);
+    runtime = new DockerRuntime({ readerImage: BASE_IMAGE });
+    dir = await mkdtemp(join(tmpdir(), "gavel-runtime-"));
+    // Read-only workloads run as nobody: the workspace must be world-readable (mkdtemp makes 0700).
+    await chmod(dir, 0o755);
+    await writeFile(join(dir, "note.txt"), "from the host\n");
+    mount = { name: "workspace", source: dir, mountPath: "/workspace", readOnly: true };
+  }, 600_000);
+  afterAll(async () => {
+    await runtime.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it("reports exit codes and keeps stdout and stderr apart", async () => {
+    const h = await runtime.start(node("exit-7", "process.stdout.write('to out'); process.stderr.write('to err'); process.exit(7)"));
+    const r = await h.wait();
+    expect(r).toMatchObject({ exitCode: 7, stdout: "to out", stderr: "to err", truncated: false, timedOut: false, cancelled: false });
+    expect(r.finishedAt.getTime()).toBeGreaterThanOrEqual(r.startedAt.getTime());
+    const ok = await (await runtime.start(node("exit-0", "console.log('fine')"))).wait();
+    expect(ok.exitCode).toBe(0);
+    expect(ok.stdout).toBe("fine\n");
+  });
+
+  it("feeds stdin and passes env", async () => {
+    const h = await runtime.start(
+      node("stdin-echo", "let s='';process.stdin.on('data',d=>s+=d).on('end',()=>console.log(JSON.stringify({s,env:process.env.GAVEL_INPUT})))", {
+        stdin: '{"task":"t"}',
+        env: { GAVEL_INPUT: "payload" },
+      }),
+    );
+    const r = await h.wait();
+    expect(r.exitCode).toBe(0);
+    expect(JSON.parse(r.stdout)).toEqual({ s: '{"task":"t"}', env: "payload" });
+  });
+
+  it("caps each stream at 1 MiB with the marker", async () => {
+    const r = await (
+      await runtime.start(node("flood", "const b=Buffer.alloc(64*1024,'x');for(let i=0;i<40;i++)process.stdout.write(b);process.stderr.write('small')"))
+    ).wait();
+    expect(r.exitCode).toBe(0);
+    expect(r.truncated).toBe(true);
+    expect(r.stdout.endsWith(TRUNCATION_MARKER)).toBe(true);
+    expect(r.stdout.length).toBe(OUTPUT_CAP_BYTES + TRUNCATION_MARKER.length);
+    expect(r.stderr).toBe("small");
+  });
+
+  it("kills a workload past its deadline", async () => {
+    const t0 = Date.now();
+    const r = await (await runtime.start(node("sleeper", "setTimeout(()=>{},60000); console.log('started')", { timeoutSeconds: 1 }))).wait();
+    expect(r.timedOut).toBe(true);
+    expect(r.cancelled).toBe(false);
+    expect(r.exitCode).not.toBe(0);
+    expect(r.stdout).toBe("started\n");
+    expect(Date.now() - t0).toBeLessThan(15_000);
+  });
+
+  it("stop() cancels a running workload and is idempotent", async () => {
+    const h = await runtime.start(node("stoppable", "setTimeout(()=>{},60000)"));
+    await Promise.all([h.stop(), h.stop()]);
+    const r = await h.wait();
+    expect(r.cancelled).toBe(true);
+    expect(r.timedOut).toBe(false);
+    await h.stop();
+  });
+
+  it("a read-only mount refuses writes with EROFS; the root filesystem too", async () => {
+    const r = await (
+      await runtime.start(
+        node("writer", "const fs=require('fs');for(const p of ['/workspace/note.txt','/etc/x']){try{fs.writeFileSync(p,'x');console.log('wrote '+p)}catch(e){console.log(e.code)}}", {
+          mounts: [mount],
+        }),
+      )
+    ).wait();
+    expect(r.stdout).toBe("EROFS\nEROFS\n");
+    expect(await readFile(join(dir, "note.txt"), "utf8")).toBe("from the host\n");
+  });
+
+  it("a writable mount is written as the host owner", async () => {
+    const r = await (
+      await runtime.start(node("rw", "require('fs').writeFileSync('/workspace/out.txt','made')", { mounts: [{ ...mount, readOnly: false }] }))
+    ).wait();
+    expect(r.exitCode).toBe(0);
+    expect(await readFile(join(dir, "out.txt"), "utf8")).toBe("made");
+  });
+
+  it("network none leaves only loopback; allow shares the host network", async () => {
+    const script = "console.log(Object.keys(require('os').networkInterfaces()).sort().join(','))";
+    const none = await (await runtime.start(node("net-none", script))).wait();
+    expect(none.stdout.trim()).toBe("lo");
+    const allow = await (await runtime.start(node("net-allow", script, { network: "allow" }))).wait();
+    const hostIfaces = Object.keys((await import("node:os")).networkInterfaces()).sort().join(",");
+    expect(allow.stdout.trim()).toBe(hostIfaces);
+  });
+
+  it("runs as a non-root user with no capabilities", async () => {
+    const r = await (await runtime.start(node("whoami", "console.log(process.getuid(), require('fs').readFileSync('/proc/self/status','utf8').match(/CapEff:\\s*(\\w+)/)[1])", { mounts: [mount] }))).wait();
+    expect(r.stdout.trim()).toBe("65534 0000000000000000");
+  });
+
+  it("readFile reads through a reader container: present, missing, outside, symlink", async () => {
+    expect(await runtime.readFile(mount, "note.txt")).toBe("from the host\n");
+    expect(await runtime.readFile(mount, "/workspace/note.txt")).toBe("from the host\n");
+    expect(await runtime.readFile(mount, "missing.json")).toBeUndefined();
+    await expect(runtime.readFile(mount, "../etc/passwd")).rejects.toThrow(/outside the mount/);
+    // A planted symlink resolves inside the reader, not on this host.
+    await writeFile("/tmp/gavel-host-secret", "host secret");
+    await symlink("/tmp/gavel-host-secret", join(dir, "leak.txt"));
+    expect(await runtime.readFile(mount, "leak.txt")).toBeUndefined();
+    await rm("/tmp/gavel-host-secret", { force: true });
+    // A directory the reader (nobody) cannot enter is an error, not a missing file.
+    await mkdir(join(dir, "private"), { mode: 0o700 });
+    await writeFile(join(dir, "private", "f.txt"), "hidden");
+    await expect(runtime.readFile(mount, "private/f.txt")).rejects.toThrow(/cannot access/);
+    await expect(runtime.readFile(mount, "/workspace")).rejects.toThrow(/not a regular file/);
+  });
+
+  it("fails clearly for a missing image and leaves nothing behind", async () => {
+    await expect(runtime.start(node("no-image", "", { image: "gavel/does-not-exist:dev" }))).rejects.toThrow(/gavel\/does-not-exist:dev/);
+  });
+
+  it("removes every container after the runs, and close() removes the running ones", async () => {
+    expect(await containersOf(runtime.instance)).toEqual([]);
+    const other = new DockerRuntime({ readerImage: BASE_IMAGE });
+    await other.start(node("left-running-1", "setTimeout(()=>{},60000)"));
+    await other.start(node("left-running-2", "setTimeout(()=>{},60000)"));
+    expect((await containersOf(other.instance)).length).toBe(2);
+    await other.close();
+    expect(await containersOf(other.instance)).toEqual([]);
+    await expect(other.start(node("after-close", ""))).rejects.toThrow(/closed/);
+  });
+
+  it("removeStaleContainers removes a dead owner's leftovers and spares live ones", async () => {
+    const dead = await docker.createContainer({
+      Image: BASE_IMAGE,
+      Cmd: ["true"],
+      Labels: { [LABELS.managed]: MANAGED_BY, [LABELS.instance]: "crashed", [LABELS.ownerPid]: "999999999" },
+    });
+    const live = await runtime.start(node("live", "setTimeout(()=>{},60000)"));
+    await removeStaleContainers(docker);
+    expect(await containersOf("crashed")).toEqual([]);
+    expect((await containersOf(runtime.instance)).length).toBe(1);
+    await live.stop();
+    await live.wait();
+    await dead.remove({ force: true }).catch(() => undefined);
+  });
+});
