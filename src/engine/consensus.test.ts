@@ -214,6 +214,35 @@ describe("judges required and agreement", () => {
   });
 });
 
+describe("configuration edges", () => {
+  it("treats min_judges_required 0 as 1 and cannot pass when it exceeds the judges", () => {
+    expect(aggregateConsensus(spec({ min_judges_required: 0 }), [r("a", "failed")]).reasoning).toContain("min_judges_required is 1");
+    const out = aggregateConsensus(spec({ min_judges_required: 5 }), [v("a", 1, 1), v("b", 1, 1)]);
+    expect(out.passed).toBe(false);
+    expect(out.reasoning).toContain("only 2 of 2 judges returned a valid verdict; min_judges_required is 5");
+  });
+
+  it("ignores weights in the other modes and weights naming no voting judge", () => {
+    const votes = [v("a", 0.9, 0.9), v("b", 0.5, 0.9), v("c", 0.85, 0.9)];
+    const weights = { b: 100, nobody: 7 };
+    expect(aggregateConsensus(spec({ consensus: "majority", weights }), votes).passed).toBe(true);
+    expect(aggregateConsensus(spec({ weights: { nobody: 7 } }), votes).score).toBeCloseTo(2.25 / 3, 12);
+    expect(aggregateConsensus(spec({ weights }), votes).score).toBeCloseTo((0.9 + 50 + 0.85) / 102, 12);
+  });
+
+  it("fails with a clear reason on an unknown consensus mode", () => {
+    const out = aggregateConsensus(spec({ consensus: "loudest" as ConsensusStrategy }), [v("a", 1, 1)]);
+    expect(out.passed).toBe(false);
+    expect(out.reasoning).toContain('unknown consensus "loudest"');
+  });
+
+  it("a rejection wins over a result carried on the same vote", () => {
+    const out = aggregateConsensus(spec(), [{ judge: "a", result: { score: 1, confidence: 1, reasoning: "r" }, rejection: "timed_out" }]);
+    expect(out.passed).toBe(false);
+    expect(out.reasoning).toContain("- a: rejected (timed_out)");
+  });
+});
+
 describe("consensus properties", () => {
   const unit = fc.double({ min: 0, max: 1, noNaN: true });
   const voteArb = fc.oneof(
