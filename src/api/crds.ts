@@ -1,7 +1,7 @@
 // The source of gavel's three CustomResourceDefinitions: `render-crds.ts` writes crds/*.yaml
 // from these objects (`make verify` fails on drift) and `validate.ts` checks manifests with them.
 import { GROUP, VERSION } from "./types.js";
-import { arr, bool, cel, int, isMap, obj, ok, str, threshold, type SchemaNode } from "./schema-dsl.js";
+import { ADMISSION, arr, bool, cel, int, isMap, obj, ok, str, threshold, type CelRule, type SchemaNode } from "./schema-dsl.js";
 import { validationRules } from "./validation-rules.js";
 
 /** A CustomResourceDefinition as gavel writes them (one served and stored version). */
@@ -90,7 +90,7 @@ const toolEntry: SchemaNode = {
   description:
     "A tool the agent may call: a bare name (e.g. fs.read) or {name, allowlist, skip_judge, capability}.",
   "x-kubernetes-preserve-unknown-fields": true,
-  "x-kubernetes-validations": [
+  [ADMISSION]: [
     cel(
       "type(self) == string ? size(self) > 0 : (type(self) == map && 'name' in self && type(self.name) == string && size(self.name) > 0)",
       "a tools entry is a tool name (- fs.read) or an object with name (- name: cmd.run)",
@@ -136,9 +136,9 @@ const executionSpec: SchemaNode = obj(
         "semantic {judge_agent, criteria} | multi_judge {judges, consensus: weighted_average|majority|unanimous|best_of_n, min_judges_required: 1, " +
         "min_agreement_confidence, weights, confidence_weighting}; each with min_score (default 1.0), min_confidence (default 0.0), timeout_seconds (judges, default 300)), " +
         "or, in a judge, the form {system: {must_succeed}, output: {format: json|text, schema}} describing its own verdict. " +
-        "Checked by CEL rules; defaults of list entries are applied by gavel, not stored (see docs/api.md).",
+        "Checked by the gavel-agent-rules ValidatingAdmissionPolicy (CEL); defaults of list entries are applied by gavel, not stored (see docs/api.md).",
       "x-kubernetes-preserve-unknown-fields": true,
-      "x-kubernetes-validations": validationRules,
+      [ADMISSION]: validationRules,
     },
     tool_validation: arr(
       "Inner-loop judges: before each tool call (unless its tool has skip_judge), each entry's judge runs in order; the first rejection blocks the call and its reasoning goes back to the model.",
@@ -486,4 +486,66 @@ function crd(
       ],
     },
   };
+}
+
+// ---------------------------------------------------------------- admission policy
+
+/** A ValidatingAdmissionPolicy or its binding, as rendered under crds/policies/. */
+export type PolicyDocument = Record<string, unknown>;
+
+/** Every [ADMISSION] rule of a schema, with the steps from the object root ("[]" = each item). */
+export function admissionRules(node: SchemaNode, steps: string[] = []): { steps: string[]; rule: CelRule }[] {
+  const here = (node[ADMISSION] ?? []).map((rule) => ({ steps, rule }));
+  const below = [
+    ...Object.entries(node.properties ?? {}).flatMap(([k, child]) => admissionRules(child, [...steps, k])),
+    ...(node.items === undefined ? [] : admissionRules(node.items, [...steps, "[]"])),
+  ];
+  return [...here, ...below];
+}
+
+/** The CEL expression of a rule on `object`: vacuously true where the field is absent. */
+export function admissionExpression(steps: string[], rule: string): string {
+  const walk = (ctx: string, rest: string[], depth: number): string => {
+    const [step, ...tail] = rest;
+    if (step === undefined) return `(${rule.replace(/\bself\b/g, ctx)})`;
+    if (step === "[]") return `${ctx}.all(x${depth}, ${walk(`x${depth}`, tail, depth + 1)})`;
+    return `!has(${ctx}.${step}) || ${walk(`${ctx}.${step}`, tail, depth)}`;
+  };
+  return walk("object", steps, 0);
+}
+
+/** The field path a rule's message starts with, e.g. spec.tools[*]. */
+function stepsPath(steps: string[]): string {
+  return steps.map((s, i) => (s === "[]" ? "[*]" : i === 0 ? s : `.${s}`)).join("");
+}
+
+/** The ValidatingAdmissionPolicy (and binding) enforcing the rules the Agent CRD cannot hold. */
+export function agentAdmissionPolicy(): PolicyDocument[] {
+  const name = `agents.${GROUP}`;
+  const schema = agentCrd.spec.versions[0]?.schema.openAPIV3Schema;
+  const rules = schema === undefined ? [] : admissionRules(schema);
+  return [
+    {
+      apiVersion: "admissionregistration.k8s.io/v1",
+      kind: "ValidatingAdmissionPolicy",
+      metadata: { name },
+      spec: {
+        failurePolicy: "Fail",
+        matchConstraints: {
+          resourceRules: [{ apiGroups: [GROUP], apiVersions: [VERSION], operations: ["CREATE", "UPDATE"], resources: ["agents"] }],
+        },
+        validations: rules.map(({ steps, rule }) => ({
+          expression: admissionExpression(steps, rule.rule),
+          message: `${stepsPath(steps)}: ${rule.message}`,
+          reason: "Invalid",
+        })),
+      },
+    },
+    {
+      apiVersion: "admissionregistration.k8s.io/v1",
+      kind: "ValidatingAdmissionPolicyBinding",
+      metadata: { name },
+      spec: { policyName: name, validationActions: ["Deny"] },
+    },
+  ];
 }

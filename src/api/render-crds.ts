@@ -1,10 +1,10 @@
 // Writes crds/*.yaml from src/api/crds.ts, or with --check fails when they differ (make verify).
-// Usage: node dist/src/api/render-crds.js [--check] [CRDS_DIR]
+// Usage: node dist/src/api/render-crds.js [--check] [CRDS_DIR] | --policy (print the Agent admission policy)
 import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { stringify } from "yaml";
-import { crds, type CrdDocument } from "./crds.js";
+import { agentAdmissionPolicy, crds, type CrdDocument, type PolicyDocument } from "./crds.js";
 
 /** The YAML text of one CRD as stored under crds/ (symbol-keyed TypeScript twins are dropped). */
 export function renderCrd(crd: CrdDocument): string {
@@ -15,17 +15,37 @@ export function renderCrd(crd: CrdDocument): string {
   return header + stringify(plain, { lineWidth: 0, aliasDuplicateObjects: false });
 }
 
+/** The YAML text of the admission policy documents. */
+export function renderPolicy(docs: PolicyDocument[]): string {
+  const header =
+    "# ValidatingAdmissionPolicy for Agents: the rules on fields that have no structural type (execution.validation, tools entries).\n" +
+    "# GENERATED from src/api/crds.ts: node dist/src/api/render-crds.js --policy | kubectl apply --server-side -f -\n";
+  return header + docs.map((d) => stringify(d, { lineWidth: 0 })).join("---\n");
+}
+
+/**
+ * Every generated file: path under crds/ and content. The admission policy is not among them:
+ * anything under crds/ is waited on for condition=established (test/harness/control-plane.sh).
+ */
+export function renderedFiles(): { file: string; text: string }[] {
+  return crds.map(({ file, crd }) => ({ file, text: renderCrd(crd) }));
+}
+
 /** Files under dir whose content differs from the rendering (or is missing). */
 export async function driftedCrds(dir: string): Promise<string[]> {
   const drifted: string[] = [];
-  for (const { file, crd } of crds) {
+  for (const { file, text } of renderedFiles()) {
     const current = await readFile(join(dir, file), "utf8").catch(() => "");
-    if (current !== renderCrd(crd)) drifted.push(file);
+    if (current !== text) drifted.push(file);
   }
   return drifted;
 }
 
 async function main(argv: string[]): Promise<number> {
+  if (argv.includes("--policy")) {
+    process.stdout.write(renderPolicy(agentAdmissionPolicy()));
+    return 0;
+  }
   const check = argv.includes("--check");
   const dir = argv.find((a) => !a.startsWith("--")) ?? "crds";
   if (check) {
@@ -33,7 +53,7 @@ async function main(argv: string[]): Promise<number> {
     for (const f of drifted) process.stderr.write(`${join(dir, f)} differs from src/api/crds.ts; run node dist/src/api/render-crds.js\n`);
     return drifted.length === 0 ? 0 : 1;
   }
-  for (const { file, crd } of crds) await writeFile(join(dir, file), renderCrd(crd));
+  for (const { file, text } of renderedFiles()) await writeFile(join(dir, file), text);
   return 0;
 }
 

@@ -24,7 +24,15 @@ export interface SchemaNode {
   "x-kubernetes-list-type"?: "atomic" | "set" | "map";
   "x-kubernetes-list-map-keys"?: string[];
   "x-kubernetes-validations"?: CelRule[];
+  /**
+   * Rules for a node without a structural type, where the CRD cannot hold CEL: enforced by the
+   * ValidatingAdmissionPolicy rendered next to the CRD (docs/adr/0003-crd-schemas.md).
+   */
+  [ADMISSION]?: CelRule[];
 }
+
+/** Key of a schema node's admission-policy rules; symbol-keyed, so never rendered into the CRD. */
+export const ADMISSION: unique symbol = Symbol("admission");
 
 /** Where a failing TypeScript twin points, relative to the node: "" for the node itself. */
 export type CheckResult = true | { at: string; message?: string };

@@ -3,7 +3,7 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from "ajv";
 import addFormatsModule from "ajv-formats";
 import { crds, type CrdDocument } from "./crds.js";
-import { CHECK, isMap, type SchemaNode } from "./schema-dsl.js";
+import { ADMISSION, CHECK, isMap, type SchemaNode } from "./schema-dsl.js";
 import { API_VERSION, GROUP } from "./types.js";
 
 /** One problem in a manifest: where (a field path such as spec.execution.tool_validation[0].min_score) and what. */
@@ -155,7 +155,7 @@ function typeMatches(node: SchemaNode, value: unknown): boolean {
 /** Runs every rule of x-kubernetes-validations on the value under its node, depth first. */
 function celProblems(node: SchemaNode, value: unknown, path: string, out: Problem[]): void {
   if (!typeMatches(node, value)) return;
-  for (const rule of node["x-kubernetes-validations"] ?? []) {
+  for (const rule of [...(node["x-kubernetes-validations"] ?? []), ...(node[ADMISSION] ?? [])]) {
     const r = rule[CHECK](value);
     if (r !== true) out.push({ path: join(path, r.at), message: r.message ?? rule.message, severity: "error" });
   }
