@@ -102,8 +102,9 @@ export function scanBraceSpans(text: string): Span[] {
  * The same regions found by scanning from the end, in order of their end, last first.
  * A forward scan can be thrown off by a stray quote in prose before the verdict on the same
  * line, a backward scan by one after it; the verdict is found if either scan finds it.
+ * With `stopBelow`, the scan may stop once every region ending after that offset is found.
  */
-export function scanBraceSpansBackward(text: string): Span[] {
+export function scanBraceSpansBackward(text: string, stopBelow = 0): Span[] {
   // Each `}` is met in order of decreasing end; its start is filled in when its `{` is met.
   const starts: number[] = [];
   const ends: number[] = [];
@@ -111,9 +112,10 @@ export function scanBraceSpansBackward(text: string): Span[] {
   let inString = false;
   for (let i = text.length - 1; i >= 0; i--) {
     if (!inString && stack.length === 0) {
-      // Outside every brace only `}` matters.
+      // Outside every brace only `}` matters; below `stopBelow` no region that is still to be
+      // found can end after it, so the caller has everything it wants.
       i = text.lastIndexOf("}", i);
-      if (i < 0) break;
+      if (i < stopBelow) break;
     }
     const c = text.charCodeAt(i);
     if (inString) {
@@ -143,9 +145,9 @@ export function scanBraceSpansBackward(text: string): Span[] {
 }
 
 /** Both scans merged, last end first; on equal ends the longer region first. */
-function spansLastFirst(text: string): Span[] {
+function spansLastFirst(text: string, endAfter: number): Span[] {
   const forward = scanBraceSpans(text);
-  const backward = scanBraceSpansBackward(text);
+  const backward = scanBraceSpansBackward(text, endAfter);
   const merged: Span[] = [];
   let f = forward.length - 1;
   let b = 0;
@@ -250,8 +252,11 @@ function lastObjectFast(text: string): Candidate | undefined {
 function lastJsonObject(text: string): Candidate {
   const fast = lastObjectFast(text);
   if (fast !== undefined) return fast;
-  const spans = spansLastFirst(text);
   const keys = verdictKeys(text);
+  const first = keys.first();
+  if (first === undefined) return { ok: false, detail: NO_VERDICT };
+  // A candidate contains a key, so regions ending before the first key need not be found.
+  const spans = spansLastFirst(text, first);
   // Parse work is capped at a few times the text length so that adversarial nesting
   // (every level valid until its last byte) cannot make this quadratic.
   let budget = 4 * text.length + 1024;
@@ -282,8 +287,10 @@ function lastJsonObject(text: string): Candidate {
     return { ok: true, value, span };
   }
   if (brokenVerdict !== undefined) return brokenDetail(brokenVerdict);
-  return { ok: false, detail: "no verdict found: no JSON object naming score, confidence or reasoning" };
+  return { ok: false, detail: NO_VERDICT };
 }
+
+const NO_VERDICT = "no verdict found: no JSON object naming score, confidence or reasoning";
 
 /**
  * Every place the text names a verdict field, found in one regex pass, so that whether a
@@ -291,7 +298,7 @@ function lastJsonObject(text: string): Candidate {
  * overlap (a key's closing quote is followed by a blank or `:`), so a match lies inside a
  * region exactly when the region's own text would match.
  */
-function verdictKeys(text: string): { within(span: Span): boolean } {
+function verdictKeys(text: string): { first(): number | undefined; within(span: Span): boolean } {
   const starts: number[] = [];
   const ends: number[] = [];
   const re = new RegExp(VERDICT_KEY.source, "g");
@@ -300,6 +307,7 @@ function verdictKeys(text: string): { within(span: Span): boolean } {
     ends.push(m.index + m[0].length);
   }
   return {
+    first: () => starts[0],
     within(span: Span): boolean {
       let lo = 0;
       let hi = starts.length;
