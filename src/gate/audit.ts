@@ -1,0 +1,117 @@
+// The audit trail of the gate: one JSON line (and one event) per decision, with the tool and
+// the nested key paths of its arguments but never their values (vaglio's privacy rule).
+import type { Writable } from "node:stream";
+import type { ToolCallDecision, ToolCallProposal } from "../api/protocol.js";
+import type { JsonValue } from "../api/types.js";
+
+/** What is recorded about one decision. */
+export interface AuditRecord {
+  ts: string;
+  namespace: string;
+  execution: string;
+  iteration: number;
+  step: number;
+  toolCallId: string;
+  tool: string;
+  /** Key paths of the arguments, e.g. `opts.paths[]`, never values. */
+  arg_keys: string[];
+  allowed: boolean;
+  blocked_by: ToolCallDecision["blocked_by"];
+  check?: string;
+  /** The guard's reason (rule and pattern names only); judge reasoning is not copied here. */
+  guard_reason?: string;
+  flags?: string[];
+  skipped_judges: boolean;
+  judges: { judge: string; child: string; passed: boolean; score?: number; confidence?: number; rejection?: string }[];
+  latency_ms: number;
+  policy_version?: number;
+}
+
+/** Where audit records go; a sink must not throw into the decision path. */
+export interface AuditSink {
+  record(record: AuditRecord): void | Promise<void>;
+}
+
+/** Nested key paths of a JSON value: objects add `.key`, arrays add `[]`; sorted, unique. */
+export function argKeyPaths(value: JsonValue): string[] {
+  const out = new Set<string>();
+  const walk = (v: JsonValue, prefix: string): void => {
+    if (Array.isArray(v)) {
+      for (const item of v) walk(item, `${prefix}[]`);
+    } else if (v !== null && typeof v === "object") {
+      for (const [k, item] of Object.entries(v)) {
+        const path = prefix === "" ? k : `${prefix}.${k}`;
+        out.add(path);
+        walk(item, path);
+      }
+    }
+  };
+  walk(value, "");
+  return [...out].sort();
+}
+
+/** The audit record of a decision. Only keys, names, numbers and the guard's reason are copied. */
+export function auditRecord(p: ToolCallProposal, d: ToolCallDecision, now: Date, policyVersion?: number): AuditRecord {
+  return {
+    ts: now.toISOString(),
+    namespace: p.namespace,
+    execution: p.execution,
+    iteration: p.iteration,
+    step: p.step,
+    toolCallId: p.toolCallId,
+    tool: p.tool,
+    arg_keys: argKeyPaths(p.args),
+    allowed: d.allowed,
+    blocked_by: d.blocked_by,
+    ...(d.guard.check !== undefined ? { check: d.guard.check } : {}),
+    ...(d.guard.reason !== undefined ? { guard_reason: d.guard.reason } : {}),
+    ...(d.guard.flags !== undefined ? { flags: d.guard.flags } : {}),
+    skipped_judges: d.skippedJudges,
+    judges: d.judges.map((j) => ({
+      judge: j.judge,
+      child: j.child,
+      passed: j.passed,
+      ...(j.result !== undefined ? { score: j.result.score, confidence: j.result.confidence } : {}),
+      ...(j.rejection !== undefined ? { rejection: j.rejection } : {}),
+    })),
+    latency_ms: d.latencyMs,
+    ...(policyVersion !== undefined ? { policy_version: policyVersion } : {}),
+  };
+}
+
+/** Writes each record as one JSON line. */
+export function jsonLinesAudit(out: Writable): AuditSink {
+  return {
+    record(r) {
+      out.write(`${JSON.stringify(r)}\n`);
+    },
+  };
+}
+
+/** Publishes each record as a `toolcall.decision` event through the given publisher. */
+export function eventAudit(publish: (type: string, execution: string, data: Record<string, unknown>) => Promise<unknown>): AuditSink {
+  return {
+    async record(r) {
+      await publish("toolcall.decision", r.execution, { ...r });
+    },
+  };
+}
+
+/**
+ * Replaces every argument string value of at least `min` characters found in text. Used on
+ * judge reasoning before it leaves the gate, since a judge may quote what it judged.
+ */
+export function scrubArgValues(text: string, args: JsonValue, min = 6): string {
+  const values: string[] = [];
+  const walk = (v: JsonValue): void => {
+    if (typeof v === "string") {
+      if (v.length >= min) values.push(v);
+    } else if (Array.isArray(v)) v.forEach(walk);
+    else if (v !== null && typeof v === "object") Object.values(v).forEach(walk);
+  };
+  walk(args);
+  values.sort((a, b) => b.length - a.length);
+  let out = text;
+  for (const v of values) if (out.includes(v)) out = out.split(v).join("[arg value]");
+  return out;
+}

@@ -1,0 +1,153 @@
+// The gate's decision chain with a judge runner that is a plain function: guard first,
+// skip_judge, judges in order with tool_validation thresholds, policy_violations, idempotency.
+import { Writable } from "node:stream";
+import { describe, expect, it } from "vitest";
+import type { ToolCallProposal } from "../api/protocol.js";
+import type { Agent, GradientResult, JsonObject, SemanticValidatorSpec } from "../api/types.js";
+import { createLogger } from "../telemetry/logger.js";
+import { jsonLinesAudit } from "./audit.js";
+import { createGate, type JudgeRunner, type JudgeRunResult } from "./gate.js";
+import { PolicyStore } from "./guard/policy-store.js";
+import { skipJudge } from "./skip-judge.js";
+import { agentScope } from "./guard/context.js";
+
+const verdict = (score: number, confidence = 1, reasoning = "ok"): GradientResult => ({ score, confidence, reasoning });
+
+function agentWith(toolValidation: SemanticValidatorSpec[], tools: Agent["spec"]["tools"] = ["fs.read", "fs.write", "cmd.run", "fs.delete"]): Pick<Agent, "spec"> {
+  return { spec: { tools, execution: { tool_validation: toolValidation } } };
+}
+let seq = 0;
+function proposal(tool: string, args: JsonObject, extra: Partial<ToolCallProposal> = {}): ToolCallProposal {
+  seq++;
+  return { namespace: "team-a", execution: "ex-1", iteration: 1, step: seq, toolCallId: `call-${seq}`, tool, args, ...extra };
+}
+/** A judge runner that answers from a table by judge name and records its calls. */
+function scripted(answers: Record<string, JudgeRunResult | ((p: ToolCallProposal) => JudgeRunResult)>) {
+  const calls: { judge: string; tool: string; violations: readonly string[]; index: number }[] = [];
+  const run: JudgeRunner = (entry, p, violations, index) => {
+    calls.push({ judge: entry.judge_agent, tool: p.tool, violations, index });
+    const a = answers[entry.judge_agent];
+    if (a === undefined) return Promise.reject(new Error(`no answer for ${entry.judge_agent}`));
+    return Promise.resolve(typeof a === "function" ? a(p) : a);
+  };
+  return { run, calls };
+}
+const sem = (judge: string, extra: Partial<SemanticValidatorSpec> = {}): SemanticValidatorSpec => ({ type: "semantic", judge_agent: judge, ...extra });
+
+describe("skip_judge", () => {
+  it("uses the built-in table, and the agent's explicit value wins", () => {
+    const scope = agentScope({ spec: { tools: ["fs.read", "fs.list", "cmd.run", "fs.write", "x.custom", { name: "fs.read2", skip_judge: true }] } });
+    expect([skipJudge("fs.read", scope), skipJudge("fs.list", scope), skipJudge("cmd.run", scope), skipJudge("fs.write", scope), skipJudge("x.custom", scope), skipJudge("fs.read2", scope)]).toEqual([true, true, false, false, false, true]);
+    const overridden = agentScope({ spec: { tools: [{ name: "fs.read", skip_judge: false }, { name: "cmd.run", skip_judge: true }] } });
+    expect([skipJudge("fs.read", overridden), skipJudge("cmd.run", overridden)]).toEqual([false, true]);
+  });
+});
+
+describe("gate", () => {
+  it("blocks at the guard without asking a judge, and lists the tool in later policy_violations", async () => {
+    const j = scripted({ sec: { result: verdict(0.9), child: "ex-1-tv-1" } });
+    const gate = createGate({ policyStore: new PolicyStore(), agent: agentWith([sem("sec")]), judgeRunner: j.run });
+    const blocked = await gate.decide(proposal("cmd.run", { command: "rm -rf /" }));
+    expect(blocked).toMatchObject({ allowed: false, blocked_by: "guard", guard: { check: "destructive_pattern" }, judges: [] });
+    expect(j.calls).toEqual([]);
+    const ok = await gate.decide(proposal("fs.write", { path: "/workspace/a", content: "x" }));
+    expect(ok).toMatchObject({ allowed: true, blocked_by: "none", skippedJudges: false });
+    expect(ok.judges).toEqual([{ judge: "sec", child: "ex-1-tv-1", passed: true, result: verdict(0.9) }]);
+    expect(j.calls).toEqual([{ judge: "sec", tool: "fs.write", violations: ["cmd.run"], index: 0 }]);
+    // another iteration starts with no violations
+    await gate.decide(proposal("fs.write", { path: "/workspace/b" }, { iteration: 2 }));
+    expect(j.calls[1]?.violations).toEqual([]);
+  });
+
+  it("skips the judges for skip_judge tools but still runs the guard", async () => {
+    const j = scripted({ sec: { result: verdict(0.9), child: "c" } });
+    const gate = createGate({ policyStore: new PolicyStore(), agent: agentWith([sem("sec")]), judgeRunner: j.run });
+    expect(await gate.decide(proposal("fs.read", { path: "/workspace/a" }))).toMatchObject({ allowed: true, skippedJudges: true, judges: [] });
+    expect(await gate.decide(proposal("fs.read", { path: "~/.ssh/id_rsa" }))).toMatchObject({ allowed: false, blocked_by: "guard" });
+    expect(j.calls).toEqual([]);
+  });
+
+  it("applies tool_validation thresholds: default min_score 0.7, min_confidence 0.0, explicit values win", async () => {
+    const decideWith = async (entry: SemanticValidatorSpec, r: GradientResult) => {
+      const gate = createGate({ policyStore: new PolicyStore(), agent: agentWith([entry]), judgeRunner: scripted({ sec: { result: r, child: "c" } }).run });
+      return gate.decide(proposal("fs.write", { path: "/workspace/a" }));
+    };
+    expect((await decideWith(sem("sec"), verdict(0.7, 0))).allowed).toBe(true);
+    const low = await decideWith(sem("sec"), verdict(0.69, 1, "too broad"));
+    expect(low).toMatchObject({ allowed: false, blocked_by: "judge" });
+    expect(low.reason).toBe("judge sec: score 0.69 is below min_score 0.70. too broad");
+    expect((await decideWith(sem("sec", { min_score: 0.9 }), verdict(0.85))).allowed).toBe(false);
+    expect((await decideWith(sem("sec", { min_confidence: 0.5 }), verdict(0.95, 0.4))).reason).toMatch(/confidence 0.40 is below min_confidence 0.50/);
+  });
+
+  it("runs judges in order and the first rejection blocks; rejections and thrown errors block", async () => {
+    const j = scripted({ a: { result: verdict(0.8), child: "ca" }, b: { rejection: "timed_out", detail: "no verdict within 300s", child: "cb" }, c: { result: verdict(1), child: "cc" } });
+    const gate = createGate({ policyStore: new PolicyStore(), agent: agentWith([sem("a"), sem("b"), sem("c")]), judgeRunner: j.run });
+    const d = await gate.decide(proposal("cmd.run", { command: "npm test" }));
+    expect(d).toMatchObject({ allowed: false, blocked_by: "judge", reason: "judge b: rejected (timed_out): no verdict within 300s" });
+    expect(d.judges.map((x) => [x.judge, x.passed, x.rejection])).toEqual([["a", true, undefined], ["b", false, "timed_out"]]);
+    expect(j.calls.map((c) => c.judge)).toEqual(["a", "b"]);
+    const broken = createGate({ policyStore: new PolicyStore(), agent: agentWith([sem("missing")]), judgeRunner: j.run });
+    expect(await broken.decide(proposal("cmd.run", { command: "ls" }))).toMatchObject({ allowed: false, blocked_by: "judge", judges: [{ rejection: "failed" }] });
+  });
+
+  it("answers a re-sent proposal with the same decision and never runs a second judge", async () => {
+    let release: (r: JudgeRunResult) => void = () => undefined;
+    let runs = 0;
+    const gate = createGate({
+      policyStore: new PolicyStore(),
+      agent: agentWith([sem("slow")]),
+      judgeRunner: () => {
+        runs++;
+        return new Promise((r) => (release = r));
+      },
+    });
+    const p = proposal("cmd.run", { command: "make" });
+    const first = gate.decide(p);
+    const retry = gate.decide({ ...p, args: { command: "make" } });
+    expect(retry).toBe(first);
+    release({ result: verdict(0.9), child: "c1" });
+    const [a, b] = await Promise.all([first, retry]);
+    expect(a).toBe(b);
+    expect(await gate.decide(p)).toBe(a);
+    expect(runs).toBe(1);
+    const hijack = await gate.decide({ ...p, args: { command: "rm -rf /workspace" } });
+    expect(hijack).toMatchObject({ allowed: false, reason: "toolCallId reused for a different call" });
+    expect(runs).toBe(1);
+  });
+
+  it("feeds allowed calls into the sequence-contract history of the iteration", async () => {
+    const store = new PolicyStore("gavel-system", [
+      { name: "default", namespace: "gavel-system", spec: { sequence_contracts: [{ name: "read_before_delete", requires_prior: "fs.read", triggers_for: "fs.delete" }] } },
+    ]);
+    const gate = createGate({ policyStore: store, agent: agentWith([]), judgeRunner: scripted({}).run });
+    expect((await gate.decide(proposal("fs.delete", { path: "/workspace/a" }))).reason).toBe("sequence_contract: read_before_delete");
+    await gate.decide(proposal("fs.read", { path: "/workspace/a" }));
+    expect((await gate.decide(proposal("fs.delete", { path: "/workspace/a" }))).allowed).toBe(true);
+  });
+
+  it("keeps a secret argument out of the audit line, the decision's reason and the logs", async () => {
+    const secret = "PASSWORD_segreto_9f83c1";
+    const lines: string[] = [];
+    const sink = (into: string[]) => new Writable({ write(chunk: Buffer, _enc, cb) { into.push(chunk.toString()); cb(); } });
+    const logs: string[] = [];
+    const j = scripted({ sec: (p) => ({ result: verdict(0.1, 1, `refusing to send ${JSON.stringify((p.args.auth as JsonObject).password)} anywhere`), child: "c" }) });
+    const gate = createGate({
+      policyStore: new PolicyStore(),
+      agent: agentWith([sem("sec")], ["http.post", "fs.read"]),
+      judgeRunner: j.run,
+      audit: jsonLinesAudit(sink(lines)),
+      logger: createLogger({ destination: sink(logs), level: "debug" }),
+    });
+    const judged = await gate.decide(proposal("http.post", { url: "https://example.com", auth: { password: secret, user: "bob" } }));
+    const guarded = await gate.decide(proposal("fs.read", { path: `/root/.ssh/${secret}` }));
+    expect(judged).toMatchObject({ allowed: false, blocked_by: "judge" });
+    expect(guarded).toMatchObject({ allowed: false, blocked_by: "guard" });
+    expect(lines).toHaveLength(2);
+    const first = JSON.parse(lines[0] ?? "{}") as { arg_keys: string[]; tool: string };
+    expect(first).toMatchObject({ tool: "http.post", arg_keys: ["auth", "auth.password", "auth.user", "url"] });
+    for (const text of [...lines, ...logs, judged.reason, guarded.reason, JSON.stringify(guarded.guard)]) expect(text).not.toContain(secret);
+    expect(logs.length).toBeGreaterThan(0);
+    expect(judged.reason).toContain("[arg value]");
+  });
+});
