@@ -1,5 +1,6 @@
 // Every benchmark suite `make bench` runs, in order. Add a suite here when you add one.
 import type { BenchSuite } from "./types.js";
 import { suite as gradient } from "./gradient.js";
+import { suite as engine } from "./engine.js";
 
-export const suites: BenchSuite[] = [gradient];
+export const suites: BenchSuite[] = [gradient, engine];

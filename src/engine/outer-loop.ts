@@ -202,8 +202,15 @@ export function decide(ctx: EngineContext, state: EngineState, now: number): Eng
   return actions;
 }
 
+// Many records are stamped within the same millisecond; formatting a date is not free.
+let lastIsoMs = Number.NaN;
+let lastIso = "";
 function iso(ms: number): string {
-  return new Date(ms).toISOString();
+  if (ms !== lastIsoMs) {
+    lastIsoMs = ms;
+    lastIso = new Date(ms).toISOString();
+  }
+  return lastIso;
 }
 
 function event(type: string, data: Record<string, unknown>): EngineAction {

@@ -1,10 +1,16 @@
 #!/usr/bin/env bash
-# `make demo`: gavel's main job end to end in local mode (Docker + NATS, state in memory).
+# `make demo`: gavel's main job end to end in local mode (Docker, state in memory): a worker
+# fails validation once, its judges' reasoning becomes the feedback of iteration 2, and it
+# passes (examples/refine-once). `make demo` has already run `make build images`.
 source "$(dirname "$0")/lib.sh"
 cd "$REPO_DIR"
 echo "gavel demo: environment"
 echo "  docker:      $(docker version --format '{{.Server.Version}}')"
-echo "  nats-server: $(nats-server --version)"
-echo "  images:      $(docker images --format '{{.Repository}}:{{.Tag}}' | grep '^gavel/' | grep -v rootfs | tr '\n' ' ')"
+echo "  nats-server: $(nats-server --version 2>/dev/null || echo 'not installed (not needed for this demo)')"
+log "building the example worker image gavel/example-sum-writer:dev"
+docker build -q --build-arg BASE_IMAGE="$BASE_IMAGE" -t gavel/example-sum-writer:dev examples/refine-once >/dev/null
+echo "  images:      $(docker images --format '{{.Repository}}:{{.Tag}}' | grep '^gavel/' | grep -v rootfs | sort | tr '\n' ' ')"
 echo
-echo "The outer loop (gavel run) is not built yet; this demo will run examples/ once it is."
+echo "\$ bin/gavel run -f examples/refine-once/agent.yaml -f judges/command-judge/agent.yaml -f judges/rule-judge/agent.yaml"
+echo
+bin/gavel run -f examples/refine-once/agent.yaml -f judges/command-judge/agent.yaml -f judges/rule-judge/agent.yaml

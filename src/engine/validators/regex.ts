@@ -8,8 +8,22 @@ import { deterministic, type FileContent, type ValidatorOutcome } from "./outcom
 /** A compiled pattern, or why RE2 refuses it. */
 export type CompiledPattern = { ok: true; regex: RE2JS } | { ok: false; error: string };
 
-/** Compiles a pattern with RE2; backreferences, lookaround and the like are clear errors. */
+// Validators run the same few patterns every iteration; compiling RE2 programs is the costly part.
+const CACHE_LIMIT = 256;
+const compiledCache = new Map<string, CompiledPattern>();
+
+/** Compiles a pattern with RE2 (cached); backreferences, lookaround and the like are clear errors. */
 export function compilePattern(pattern: string): CompiledPattern {
+  let compiled = compiledCache.get(pattern);
+  if (compiled === undefined) {
+    compiled = compileUncached(pattern);
+    if (compiledCache.size >= CACHE_LIMIT) compiledCache.clear();
+    compiledCache.set(pattern, compiled);
+  }
+  return compiled;
+}
+
+function compileUncached(pattern: string): CompiledPattern {
   try {
     return { ok: true, regex: RE2JS.compile(pattern) };
   } catch (err) {

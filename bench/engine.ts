@@ -1,0 +1,104 @@
+// Engine throughput: simulated iterations per second through the local driver and the
+// in-memory runtime (no containers), against an empty loop of the same shape in the same run.
+import type { Agent, Execution } from "../src/api/types.js";
+import { InMemoryRuntime } from "../src/local/in-memory-runtime.js";
+import { runLocal } from "../src/local/local-run.js";
+import { virtualWorkspace } from "../src/local/workspace.js";
+import type { BenchResult, BenchSuite } from "./types.js";
+
+const ITERATIONS = 10_000;
+/** Each Execution refines this many times: iterations 1..N-1 fail the regex, N passes. */
+const PER_EXECUTION = 10;
+const TARGET_PER_SECOND = 5_000;
+
+const agent: Agent = {
+  apiVersion: "100monkeys.ai/v1",
+  kind: "Agent",
+  metadata: { name: "bench-worker" },
+  spec: {
+    runtime: { image: "bench/worker" },
+    execution: {
+      mode: "iterative",
+      max_iterations: PER_EXECUTION,
+      validation: [
+        { type: "exit_code" },
+        { type: "regex", pattern: "^done$" },
+        { type: "semantic", judge_agent: "bench-judge", min_score: 0.5 },
+      ],
+    },
+  },
+};
+const judge: Agent = {
+  apiVersion: "100monkeys.ai/v1",
+  kind: "Agent",
+  metadata: { name: "bench-judge", labels: { role: "judge" } },
+  spec: { runtime: { image: "bench/judge" }, execution: { mode: "one-shot" } },
+};
+const VERDICT = '{"score": 0.9, "confidence": 0.9, "reasoning": "ok"}';
+
+function execution(i: number): Execution {
+  return { apiVersion: "100monkeys.ai/v1", kind: "Execution", metadata: { name: `bench-${i}` }, spec: { agentRef: { name: "bench-worker" } } };
+}
+
+/** The measured loop: Executions of PER_EXECUTION iterations through the engine and driver. */
+async function engineIterations(total: number): Promise<number> {
+  const runtime = new InMemoryRuntime((spec) =>
+    spec.image === "bench/judge" ? { stdout: VERDICT } : { stdout: spec.env?.GAVEL_ITERATION === String(PER_EXECUTION) ? "done\n" : "not yet\n" },
+  );
+  runtime.record = false;
+  const judges = new Map([["bench-judge", judge]]);
+  let iterations = 0;
+  for (let i = 0; iterations < total; i++) {
+    const r = await runLocal({ execution: execution(i), agent, judges, runtime, workspace: virtualWorkspace });
+    if (r.execution.status?.phase !== "Succeeded") throw new Error(`bench execution ended ${r.execution.status?.phase ?? "?"}`);
+    iterations += r.execution.status.iterations?.length ?? 0;
+  }
+  return iterations;
+}
+
+/**
+ * The baseline: the same number of "iterations", each one workload start + wait on the same
+ * in-memory runtime (one worker, one judge), with no engine decisions, validators or events.
+ */
+async function emptyIterations(total: number): Promise<number> {
+  const runtime = new InMemoryRuntime((spec) => (spec.image === "bench/judge" ? { stdout: VERDICT } : { stdout: "done\n" }));
+  runtime.record = false;
+  for (let i = 0; i < total; i++) {
+    const w = await runtime.start({ name: `w${i}`, image: "bench/worker", mounts: [], network: "none", timeoutSeconds: 60 });
+    await w.wait();
+    const j = await runtime.start({ name: `j${i}`, image: "bench/judge", mounts: [], network: "none", timeoutSeconds: 60 });
+    await j.wait();
+  }
+  return total;
+}
+
+async function perSecond(f: (n: number) => Promise<number>, n: number): Promise<number> {
+  const start = performance.now();
+  const done = await f(n);
+  return done / ((performance.now() - start) / 1000);
+}
+
+export const suite: BenchSuite = {
+  name: "engine",
+  needs: [],
+  async run(): Promise<BenchResult[]> {
+    // Warm up the JIT on both loops before measuring.
+    await engineIterations(500);
+    await emptyIterations(500);
+    const engine = await perSecond(engineIterations, ITERATIONS);
+    const baseline = await perSecond(emptyIterations, ITERATIONS);
+    return [
+      {
+        name: "engine: simulated iterations per second (in-memory runtime, 1 core)",
+        baselineName: "same runtime, worker + judge start/wait only",
+        baseline,
+        value: engine,
+        unit: "iterations/s",
+        ratio: engine / baseline,
+        target: `>= ${TARGET_PER_SECOND} iterations/s`,
+        met: engine >= TARGET_PER_SECOND,
+        notes: `${ITERATIONS} iterations in Executions of ${PER_EXECUTION}; each iteration: worker, exit_code, regex, one semantic judge child (verdict parsed), events`,
+      },
+    ];
+  },
+};
