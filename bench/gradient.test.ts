@@ -11,9 +11,9 @@ describe("gradient bench", () => {
     expect(parseGradientResult(t).ok).toBe(false);
   });
 
-  it("reports three finite measurements against same-run baselines", () => {
+  it("reports four finite measurements against same-run baselines", () => {
     const results = runGradientBench(3);
-    expect(results.map((r) => r.name)).toHaveLength(3);
+    expect(results.map((r) => r.name)).toHaveLength(4);
     for (const r of results) {
       expect(Number.isFinite(r.value) && r.value > 0).toBe(true);
       expect(Number.isFinite(r.baseline) && r.baseline > 0).toBe(true);

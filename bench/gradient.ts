@@ -63,7 +63,7 @@ function paired(runs: number, subject: () => void, baseline: () => void): { valu
   return { value: p50(a), base: p50(b) };
 }
 
-/** Runs the three measurements; `runs` is lowered by the suite's own test. */
+/** Runs the four measurements; `runs` is lowered by the suite's own test. */
 export function runGradientBench(runs = 31): BenchResult[] {
   const filler = transcript(MIB);
   const fenced = "```json\n" + JSON.stringify(VERDICT, null, 2) + "\n```\n";
@@ -85,6 +85,13 @@ export function runGradientBench(runs = 31): BenchResult[] {
   const fast = paired(runs, () => checkVerdict(parseGradientResult(last), "verdict last"), jsonParse);
   const slowVsJson = paired(runs, () => checkVerdict(parseGradientResult(full), "full search"), jsonParse);
   const slowVsScan = paired(runs, () => checkVerdict(parseGradientResult(full), "full search"), scan);
+  const none = paired(
+    runs,
+    () => {
+      if (parseGradientResult(filler).ok) throw new Error("no verdict: the parser found one in a transcript without any");
+    },
+    scan,
+  );
   if (Number.isNaN(sink)) throw new Error("unreachable: keeps the baselines from being optimised away");
 
   const result = (name: string, baselineName: string, m: { value: number; base: number }, notes: string): BenchResult => ({
@@ -102,6 +109,7 @@ export function runGradientBench(runs = 31): BenchResult[] {
     result("gradient parse 1 MiB, verdict last, p50", "JSON.parse of the same 1 MiB with the verdict embedded", fast, "scans back from the last } only"),
     result("gradient parse 1 MiB, full search, p50", "JSON.parse of the same 1 MiB with the verdict embedded", slowVsJson, "a prose {} after the verdict forces the forward+backward scan"),
     result("gradient parse 1 MiB, full search, p50 (vs scan)", "charCodeAt pass over the same 1 MiB", slowVsScan, "ratio = cost of the two scans and span handling over one bare pass"),
+    result("gradient parse 1 MiB without a verdict, p50", "charCodeAt pass over the same 1 MiB", none, "rejected after one regex pass for verdict keys"),
   ];
 }
 
