@@ -136,7 +136,7 @@ const executionSpec: SchemaNode = obj(
         "semantic {judge_agent, criteria} | multi_judge {judges, consensus: weighted_average|majority|unanimous|best_of_n, min_judges_required: 1, " +
         "min_agreement_confidence, weights, confidence_weighting}; each with min_score (default 1.0), min_confidence (default 0.0), timeout_seconds (judges, default 300)), " +
         "or, in a judge, the form {system: {must_succeed}, output: {format: json|text, schema}} describing its own verdict. " +
-        "Checked by the gavel-agent-rules ValidatingAdmissionPolicy (CEL); defaults of list entries are applied by gavel, not stored (see docs/api.md).",
+        "Checked by the agents.100monkeys.ai ValidatingAdmissionPolicy (CEL); defaults of list entries are applied by gavel, not stored (see docs/api.md).",
       "x-kubernetes-preserve-unknown-fields": true,
       [ADMISSION]: validationRules,
     },
