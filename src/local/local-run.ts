@@ -271,7 +271,9 @@ export class LocalRun {
     const r = await handle.wait();
     if (r.exitCode === 3) return { ok: false, reason: "missing", detail: "not in the agent's image" };
     if (r.exitCode !== 0 || r.timedOut || r.truncated) {
-      return { ok: false, reason: "unreadable", detail: r.timedOut ? "the reader timed out" : r.truncated ? "file larger than 1 MiB" : `exit ${r.exitCode}: ${r.stderr.trim()}` };
+      const why = r.timedOut ? "the reader timed out" : r.truncated ? "file larger than 1 MiB" : `exit ${r.exitCode}: ${r.stderr.trim().slice(-300)}`;
+      // The reader runs `sh -c cat` as the image's command; an image with an ENTRYPOINT runs that instead.
+      return { ok: false, reason: "unreadable", detail: `${why} (the image's ENTRYPOINT must not be set, or it must run its command, for gavel to read files from it)` };
     }
     return { ok: true, content: r.stdout };
   }
