@@ -45,8 +45,8 @@ function thresholded(raw: number, threshold: number, reasons: string[], base: Om
   signals.push({ category: "threshold", score: approved ? 1 : 0, message: `score ${score.toFixed(2)} ${approved ? ">=" : "<"} threshold ${threshold.toFixed(2)}` });
   const detail = reasons.length > 0 ? ` (${reasons.join("; ")})` : "";
   return {
-    ...base,
     score: approved ? score : 0,
+    confidence: base.confidence,
     reasoning: approved ? `approved: score ${score.toFixed(2)}${detail}` : `judge: score ${score.toFixed(2)} < threshold ${threshold.toFixed(2)}${detail}`,
     signals,
     metadata: { ...base.metadata, judge_kind: "rule-based-v1", raw_score: score, threshold, blocked_by: approved ? null : "judge" },
