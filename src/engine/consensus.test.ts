@@ -271,6 +271,24 @@ describe("consensus properties", () => {
     );
   });
 
+  it("does not depend on the order of the votes (except best_of_n ties) or on the scale of the weights", () => {
+    // Every judge named, so that scaling the weights scales all of them (an unnamed judge weighs 1).
+    const weightsArb = fc.array(fc.double({ min: 0.01, max: 10, noNaN: true }), { minLength: 7, maxLength: 7 }).map((ws) => Object.fromEntries(ws.map((w, i) => [`j${i}`, w])));
+    fc.assert(
+      fc.property(votesArb, fc.constantFrom<ConsensusStrategy>("weighted_average", "majority", "unanimous"), unit, weightsArb, fc.double({ min: 0.1, max: 10, noNaN: true }), fc.boolean(), (votes, consensus, minScore, weights, k, cw) => {
+        const s = spec({ consensus, min_score: minScore, weights, confidence_weighting: cw });
+        const a = aggregateConsensus(s, votes);
+        const b = aggregateConsensus(s, [...votes].reverse());
+        expect(b.passed).toBe(a.passed);
+        expect(b.score).toBeCloseTo(a.score, 9);
+        expect(b.confidence).toBeCloseTo(a.confidence, 9);
+        const scaled = aggregateConsensus({ ...s, weights: Object.fromEntries(Object.entries(weights).map(([j, w]) => [j, w * k])) }, votes);
+        expect(scaled.score).toBeCloseTo(a.score, 9);
+        expect(scaled.confidence).toBeCloseTo(a.confidence, 9);
+      }),
+    );
+  });
+
   it("majority passes exactly when more than half the valid judges pass; unanimous when all do", () => {
     fc.assert(
       fc.property(votesArb, unit, unit, (votes, minScore, minConfidence) => {
