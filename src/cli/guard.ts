@@ -1,0 +1,145 @@
+// `gavel guard check`: runs the deterministic guard over one proposed call offline, with the
+// same code the gate uses, so operators can test GuardPolicy objects before applying them.
+import { readFile } from "node:fs/promises";
+import { resolve } from "node:path";
+import { parseArgs } from "node:util";
+import { parseAllDocuments } from "yaml";
+import type { Agent, GuardPolicySpec, JsonObject } from "../api/types.js";
+import { DEFAULT_GUARD_POLICY } from "../api/types.js";
+import { validateManifest } from "../api/validate.js";
+import { agentScope, type AgentScope, type HistoryEntry } from "../gate/guard/context.js";
+import { runGuard } from "../gate/guard/guard.js";
+import { PolicyError } from "../gate/guard/pattern-set.js";
+import { compilePolicy, type NamedPolicy } from "../gate/guard/policy.js";
+import { ExitCode, UsageError, type Command } from "./command.js";
+
+const USAGE =
+  "gavel guard check --tool NAME --args JSON [--agent FILE] [--policy FILE...] [--history JSON] [--step N] [--capabilities a,b] [--live-hash TOOL=SHA256...]";
+
+export const guardCommand: Command = {
+  name: "guard",
+  summary: "evaluate a proposed tool call with the deterministic guard (guard check)",
+  usage: USAGE,
+  async run(argv, io) {
+    const [sub, ...rest] = argv;
+    if (sub !== "check") throw new UsageError(sub === undefined ? "missing subcommand: check" : `unknown subcommand "${sub}"`);
+    const { values, positionals } = parseArgs({
+      args: rest,
+      allowPositionals: true,
+      options: {
+        tool: { type: "string" },
+        args: { type: "string", default: "{}" },
+        agent: { type: "string" },
+        policy: { type: "string", multiple: true, default: [] },
+        history: { type: "string", default: "[]" },
+        step: { type: "string" },
+        capabilities: { type: "string" },
+        "live-hash": { type: "string", multiple: true, default: [] },
+      },
+    });
+    if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0] ?? ""}"`);
+    if (values.tool === undefined || values.tool === "") throw new UsageError("--tool NAME is required");
+    const tool = values.tool;
+    const args = parseJson("--args", values.args);
+    if (args === null || typeof args !== "object" || Array.isArray(args)) throw new UsageError("--args must be a JSON object");
+    const history = parseHistory(parseJson("--history", values.history));
+    const step = values.step === undefined ? (history.at(-1)?.step ?? 0) + 1 : Number(values.step);
+    if (!Number.isInteger(step) || step < 1) throw new UsageError(`--step must be a positive integer, not "${values.step ?? ""}"`);
+
+    let scope: AgentScope;
+    if (values.agent !== undefined) scope = agentScope(await readAgent(resolve(io.cwd, values.agent)));
+    else scope = { tools: new Map([[tool, { name: tool }]]), capabilities: new Set<string>() };
+    if (values.capabilities !== undefined) scope = { tools: scope.tools, capabilities: new Set(values.capabilities.split(",").map((c) => c.trim()).filter((c) => c !== "")) };
+
+    const policies: NamedPolicy[] = [];
+    for (const file of values.policy) policies.push(...(await readPolicies(resolve(io.cwd, file), file)));
+    const ordered = [...policies.filter((p) => p.name === DEFAULT_GUARD_POLICY), ...policies.filter((p) => p.name !== DEFAULT_GUARD_POLICY)];
+    let policy;
+    try {
+      policy = compilePolicy(ordered);
+    } catch (err) {
+      if (err instanceof PolicyError) throw new UsageError(err.message);
+      throw err;
+    }
+    for (const w of policy.warnings) io.stderr.write(`gavel guard: warning: ${w}\n`);
+
+    const liveHashes = new Map<string, string>();
+    for (const pair of values["live-hash"]) {
+      const eq = pair.indexOf("=");
+      if (eq <= 0) throw new UsageError(`--live-hash must be TOOL=SHA256, not "${pair}"`);
+      liveHashes.set(pair.slice(0, eq), pair.slice(eq + 1));
+    }
+
+    const d = runGuard({ tool, args: args as JsonObject, step }, { policy, scope, history, liveHashes });
+    const out = { approved: d.approved, blocked_by: d.approved ? "none" : "guard", check: d.check ?? null, reason: d.reason ?? null, flags: d.flags ?? [] };
+    io.stdout.write(`${JSON.stringify(out)}\n`);
+    return d.approved ? ExitCode.ok : ExitCode.failed;
+  },
+};
+
+function parseJson(flag: string, text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch (err) {
+    throw new UsageError(`${flag} is not valid JSON: ${err instanceof Error ? err.message : String(err)}`);
+  }
+}
+
+/** `--history`: tool names in call order, or `{tool, step}` objects. */
+function parseHistory(v: unknown): HistoryEntry[] {
+  if (!Array.isArray(v)) throw new UsageError("--history must be a JSON array of tool names or {tool, step} objects");
+  return v.map((item: unknown, i) => {
+    if (typeof item === "string") return { tool: item, step: i + 1 };
+    if (item !== null && typeof item === "object") {
+      const o = item as { tool?: unknown; step?: unknown };
+      if (typeof o.tool === "string" && Number.isInteger(o.step)) return { tool: o.tool, step: o.step as number };
+    }
+    throw new UsageError(`--history[${i}] must be a tool name or {tool, step}`);
+  });
+}
+
+async function readDocs(path: string, shown: string): Promise<unknown[]> {
+  let text: string;
+  try {
+    text = await readFile(path, "utf8");
+  } catch (err) {
+    throw new UsageError(`cannot read ${shown}: ${err instanceof Error ? err.message : String(err)}`);
+  }
+  const docs = parseAllDocuments(text);
+  const list = Array.isArray(docs) ? docs : [docs];
+  return list.map((d, i) => {
+    if (d.errors.length > 0) throw new UsageError(`${shown}: document ${i + 1} is not valid YAML: ${d.errors[0]?.message ?? ""}`);
+    return d.toJS() as unknown;
+  }).filter((d) => d !== null && d !== undefined);
+}
+
+async function readAgent(path: string): Promise<Agent> {
+  const docs = await readDocs(path, path);
+  const agent = docs.find((d) => (d as { kind?: unknown }).kind === "Agent") as Agent | undefined;
+  if (agent === undefined) throw new UsageError(`--agent ${path}: no document of kind Agent`);
+  refuseProblems(`--agent ${path}`, agent);
+  return agent;
+}
+
+async function readPolicies(path: string, shown: string): Promise<NamedPolicy[]> {
+  const docs = await readDocs(path, shown);
+  return docs.map((d, i) => {
+    const o = d as { kind?: unknown; metadata?: { name?: unknown; namespace?: unknown }; spec?: unknown };
+    const where = `--policy ${shown} (document ${i + 1})`;
+    if (o.kind !== "GuardPolicy") throw new UsageError(`${where}: kind must be GuardPolicy, not ${JSON.stringify(o.kind ?? null)}`);
+    refuseProblems(where, d);
+    if (typeof o.metadata?.name !== "string") throw new UsageError(`${where}: metadata.name is required`);
+    return {
+      name: o.metadata.name,
+      ...(typeof o.metadata.namespace === "string" ? { namespace: o.metadata.namespace } : {}),
+      spec: (o.spec ?? {}) as GuardPolicySpec,
+    };
+  });
+}
+
+/** Refuses a manifest the API server would refuse, naming the first bad field. */
+function refuseProblems(where: string, doc: unknown): void {
+  const errors = validateManifest(doc).filter((p) => p.severity === "error");
+  const first = errors[0];
+  if (first !== undefined) throw new UsageError(`${where}: ${first.path === "" ? "" : `${first.path}: `}${first.message}${errors.length > 1 ? ` (and ${errors.length - 1} more)` : ""}`);
+}
