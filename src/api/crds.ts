@@ -227,7 +227,12 @@ export const agentCrd: CrdDocument = crd("Agent", "agents", ["ag"], {
   columns: [
     { name: "Role", type: "string", jsonPath: ".metadata.labels.role" },
     { name: "Mode", type: "string", jsonPath: ".spec.execution.mode" },
-    { name: "Judges", type: "string", jsonPath: ".spec.execution.validation[*].judge_agent", description: "Judges of the outer loop (semantic validators)." },
+    {
+      name: "Judges",
+      type: "string",
+      jsonPath: ".spec.execution.validation[*]['judge_agent','judges']",
+      description: "Judges of the outer loop (semantic judge_agent, multi_judge judges).",
+    },
     { name: "Tool-Judges", type: "string", jsonPath: ".spec.execution.tool_validation[*].judge_agent", description: "Judges of tool calls.", priority: 1 },
     { name: "Ready", type: "string", jsonPath: '.status.conditions[?(@.type=="Ready")].status' },
     { name: "Age", type: "date", jsonPath: ".metadata.creationTimestamp" },

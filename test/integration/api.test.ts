@@ -105,7 +105,8 @@ spec:
     const got = await cp.kubectl(["get", "agents,executions", "-n", ns]);
     expect(got.stdout).toMatch(/NAME\s+ROLE\s+MODE\s+JUDGES\s+READY\s+AGE/);
     expect(got.stdout).toMatch(/agent\.100monkeys\.ai\/code-quality-judge\s+judge\s+one-shot/);
-    expect(got.stdout).toMatch(/agent\.100monkeys\.ai\/ref-semantic\s+iterative\s+code-quality-judge/);
+    expect(got.stdout).toMatch(/agent\.100monkeys\.ai\/ref-semantic\s+iterative\s+code-quality-judge\s/);
+    expect(got.stdout).toMatch(/agent\.100monkeys\.ai\/ref-multi-judge\s+iterative\s+\["code-quality-judge","security-reviewer-judge","test-coverage-judge"\]/);
     expect(got.stdout).toMatch(/NAME\s+AGENT\s+PHASE\s+ITERATION\s+SCORE\s+PARENT\s+AGE/);
     expect(got.stdout).toMatch(/execution\.100monkeys\.ai\/judge-run\s+code-quality-judge\s+worker-run\s/);
     const explain = await cp.kubectl(["explain", "agent.spec.execution.tool_validation"]);
