@@ -36,6 +36,18 @@ describe("weighted_average", () => {
     expect(out.reasoning).toContain("below min_score 0.80");
   });
 
+  it("is not pushed below an exact threshold by floating-point noise", () => {
+    // Naively (0.1·0.7 + 0.2·0.7 + 0.3·0.7) / 0.6 = 0.6999999999999997 and 7 × 0.8 / 7 = 0.7999999999999999.
+    const same = aggregateConsensus(spec({ min_score: 0.7, weights: { a: 0.1, b: 0.2, c: 0.3 } }), [v("a", 0.7, 1), v("b", 0.7, 1), v("c", 0.7, 1)]);
+    expect([same.score, same.passed]).toEqual([0.7, true]);
+    const seven = ["a", "b", "c", "d", "e", "f", "g"].map((j) => v(j, 0.8, 0.9));
+    for (const consensus of ["weighted_average", "majority"] as const) {
+      expect(aggregateConsensus(spec({ consensus }), seven)).toMatchObject({ score: 0.8, passed: true });
+    }
+    // A mean that is mathematically the threshold: (0.7 + 0.8 + 0.6) / 3 = 0.7.
+    expect(aggregateConsensus(spec({ min_score: 0.7 }), [v("a", 0.7, 1), v("b", 0.8, 1), v("c", 0.6, 1)]).passed).toBe(true);
+  });
+
   it("multiplies weights by confidence when confidence_weighting is set", () => {
     // w = 2·0.8, 0.6, 1.0 → score (1.44 + 0.36 + 0.9) / 3.2 = 0.84375; confidence stays base-weighted 0.8
     const out = aggregateConsensus(spec({ weights: { a: 2 }, confidence_weighting: true }), votes);

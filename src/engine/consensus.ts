@@ -43,10 +43,20 @@ function votesPass(v: ValidVote, t: Thresholds): boolean {
   return v.result.score >= t.min_score && v.result.confidence >= t.min_confidence;
 }
 
+/**
+ * Removes floating-point noise from an average of `xs`: rounded to 12 decimals, then kept
+ * within [min xs, max xs] as an average must be. Without it three judges at 0.7 average to
+ * 0.6999999999999998 and miss a min_score of 0.7.
+ */
+function settle(avg: number, xs: number[]): number {
+  const rounded = Math.round(avg * 1e12) / 1e12;
+  return Math.min(Math.max(rounded, Math.min(...xs)), Math.max(...xs));
+}
+
 function mean(xs: number[]): number {
   let sum = 0;
   for (const x of xs) sum += x;
-  return xs.length === 0 ? 0 : sum / xs.length;
+  return xs.length === 0 ? 0 : settle(sum / xs.length, xs);
 }
 
 /**
@@ -90,8 +100,9 @@ function weightedAverage(spec: MultiJudgeValidatorSpec, votes: ValidVote[]): Mod
     // Only reachable with confidence weighting: every weighted judge has confidence 0.
     return { score: 0, confidence: bConfidence / bSum, contributing, summary: `weighted_average by ${how}: all effective weights are 0`, failure: "every weighted judge has confidence 0, so confidence weighting leaves no score to average" };
   }
-  const score = wScore / wSum;
-  const confidence = bConfidence / bSum;
+  // Only judges with a non-zero effective weight bound the score's average.
+  const score = settle(wScore / wSum, contributing.filter((v) => !byConfidence || v.result.confidence > 0).map((v) => v.result.score));
+  const confidence = settle(bConfidence / bSum, contributing.map((v) => v.result.confidence));
   return { score, confidence, contributing, summary: `weighted_average by ${how} over ${contributing.length} judge(s)` };
 }
 
