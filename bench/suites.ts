@@ -2,5 +2,6 @@
 import type { BenchSuite } from "./types.js";
 import { suite as gradient } from "./gradient.js";
 import { suite as engine } from "./engine.js";
+import { suite as judgeOverhead } from "./judge-overhead.js";
 
-export const suites: BenchSuite[] = [gradient, engine];
+export const suites: BenchSuite[] = [gradient, engine, judgeOverhead];
