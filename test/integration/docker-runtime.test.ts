@@ -144,6 +144,43 @@ describe("DockerRuntime (real dockerd)", () => {
     await expect(runtime.readFile(mount, "/workspace")).rejects.toThrow(/not a regular file/);
   });
 
+  it("passes a large stdin intact (beyond pipe buffers)", async () => {
+    const big = "x".repeat(3 * 1024 * 1024) + "end";
+    const r = await (
+      await runtime.start(node("big-stdin", "const h=require('crypto').createHash('sha256');let n=0;process.stdin.on('data',d=>{n+=d.length;h.update(d)}).on('end',()=>console.log(n,h.digest('hex')))", { stdin: big }))
+    ).wait();
+    const { createHash } = await import("node:crypto");
+    expect(r.stdout.trim()).toBe(`${big.length} ${createHash("sha256").update(big).digest("hex")}`);
+  });
+
+  it("enforces the memory limit (the workload is OOM-killed, not the host)", async () => {
+    const r = await (
+      await runtime.start(node("hog", "const a=[];for(;;){a.push(Buffer.alloc(16*1024*1024,1))}", { resources: { memoryBytes: 64 * 1024 * 1024 } }))
+    ).wait();
+    expect(r.exitCode).toBe(137);
+    expect(r.timedOut).toBe(false);
+    expect(r.cancelled).toBe(false);
+  });
+
+  it("runs workloads side by side, each with its own output", async () => {
+    const handles = await Promise.all([1, 2, 3, 4].map((i) => runtime.start(node(`parallel-${i}`, `setTimeout(()=>console.log('n=${i}'),300)`))));
+    const results = await Promise.all(handles.map((h) => h.wait()));
+    expect(results.map((r) => r.stdout)).toEqual(["n=1\n", "n=2\n", "n=3\n", "n=4\n"]);
+  });
+
+  it("stop() after a workload ended on its own does not mark it cancelled", async () => {
+    const h = await runtime.start(node("quick", "console.log('bye')"));
+    const r = await h.wait();
+    await h.stop();
+    expect(r.cancelled).toBe(false);
+    expect((await h.wait()).cancelled).toBe(false);
+  });
+
+  it("a command the image lacks is a clear start error and leaves nothing behind", async () => {
+    await expect(runtime.start({ ...node("no-binary", ""), command: ["/no/such/binary"] })).rejects.toThrow(/starting no-binary failed/);
+    expect(await containersOf(runtime.instance)).toEqual([]);
+  });
+
   it("fails clearly for a missing image and leaves nothing behind", async () => {
     await expect(runtime.start(node("no-image", "", { image: "gavel/does-not-exist:dev" }))).rejects.toThrow(/gavel\/does-not-exist:dev/);
   });
