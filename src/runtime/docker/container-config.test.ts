@@ -1,7 +1,7 @@
 // The container policy: hardening, mounts, network, limits and user for a spec.
 import { describe, expect, it } from "vitest";
 import type { WorkloadSpec } from "../workload.js";
-import { LABELS, NOBODY, containerConfig, containerName, networkMode, specProblem, userFor } from "./container-config.js";
+import { LABELS, MAX_ENV_ENTRY_BYTES, NOBODY, containerConfig, containerName, networkMode, specProblem, userFor } from "./container-config.js";
 
 const judgeSpec: WorkloadSpec = {
   name: "exec-1-i1-judge-a",
@@ -82,5 +82,7 @@ describe("policy helpers", () => {
     expect(specProblem({ ...judgeSpec, timeoutSeconds: 0 })).toMatch(/timeoutSeconds/);
     expect(specProblem({ ...judgeSpec, mounts: [{ ...judgeSpec.mounts[0]!, source: "rel" }] })).toMatch(/mounts\[0\]\.source/);
     expect(specProblem({ ...judgeSpec, image: "" })).toMatch(/spec.image/);
+    expect(specProblem({ ...judgeSpec, env: { GAVEL_INPUT: "x".repeat(MAX_ENV_ENTRY_BYTES) } })).toMatch(/spec\.env\.GAVEL_INPUT is \d+ bytes/);
+    expect(specProblem({ ...judgeSpec, env: { GAVEL_INPUT: "x".repeat(64 * 1024) } })).toBeUndefined();
   });
 });

@@ -97,11 +97,21 @@ export function containerConfig(input: ContainerConfigInput): ContainerCreateOpt
   };
 }
 
+/** Linux's MAX_ARG_STRLEN: the longest single `NAME=value` (with its NUL) exec accepts. */
+export const MAX_ENV_ENTRY_BYTES = 128 * 1024;
+
 /** Checks a spec before anything is created; returns a message naming the bad field. */
 export function specProblem(spec: WorkloadSpec): string | undefined {
   if (spec.name.trim() === "") return "spec.name is empty";
   if (spec.image.trim() === "") return `spec.image is empty (workload ${spec.name})`;
   if (!(spec.timeoutSeconds > 0)) return `spec.timeoutSeconds must be > 0 (workload ${spec.name})`;
+  for (const [k, v] of Object.entries(spec.env ?? {})) {
+    // exec fails (E2BIG) for one NAME=value over 128 KiB: the container would start and die.
+    const bytes = Buffer.byteLength(`${k}=${v}`) + 1;
+    if (bytes > MAX_ENV_ENTRY_BYTES) {
+      return `spec.env.${k} is ${bytes} bytes; Linux limits one variable to ${MAX_ENV_ENTRY_BYTES} bytes: pass large data on stdin (workload ${spec.name})`;
+    }
+  }
   for (const [i, m] of spec.mounts.entries()) {
     if (!m.source.startsWith("/")) return `spec.mounts[${i}].source must be an absolute host path (got "${m.source}")`;
     if (!m.mountPath.startsWith("/")) return `spec.mounts[${i}].mountPath must be absolute (got "${m.mountPath}")`;
