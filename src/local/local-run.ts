@@ -181,7 +181,9 @@ export class LocalRun {
   private emit(type: string, data: Record<string, unknown>): void {
     const name = this.opts.execution.metadata.name;
     const id = `${name}:${this.seq++}:${type}`;
-    this.opts.onEvent?.({ id, time: new Date(this.now()).toISOString(), namespace: this.namespace, root: name, execution: name, type, data });
+    // A judge's own events are filed under the child Execution, in its parent's tree.
+    const execution = type.startsWith("judge.") && typeof data.child === "string" ? data.child : name;
+    this.opts.onEvent?.({ id, time: new Date(this.now()).toISOString(), namespace: this.namespace, root: name, execution, type, data });
   }
   private seq = 0;
 
