@@ -255,7 +255,7 @@ describe("configuration edges", () => {
   });
 });
 
-describe("consensus properties", () => {
+describe("consensus properties", { timeout: 60_000 }, () => {
   const unit = fc.double({ min: 0, max: 1, noNaN: true });
   const voteArb = fc.oneof(
     { weight: 4, arbitrary: fc.record({ score: unit, confidence: unit }).map((x) => ({ result: { ...x, reasoning: "r" } })) },

@@ -171,7 +171,8 @@ describe("scanBraceSpans", () => {
   });
 });
 
-describe("parseGradientResult properties", () => {
+// Property runs generate thousands of inputs; a loaded shared machine needs more than 5 s.
+describe("parseGradientResult properties", { timeout: 60_000 }, () => {
   it("returns exactly the last verdict among several blocks in prose", () => {
     fc.assert(
       fc.property(

@@ -180,7 +180,9 @@ function looksLikeObject(text: string, span: Span): boolean {
 // A later block that names one but does not parse is a broken verdict, not prose: it must
 // not let an earlier (possibly injected) verdict win. A wrapped verdict
 // (`{"verdict": {...}}`) names one too, so it is a candidate that fails the shape check.
-const VERDICT_KEY = /"(?:score|confidence|reasoning)"\s*:/;
+// Keys in single quotes or bare (`{score: 1}`) count too: such a block is not JSON and never
+// wins, but it shows the judge meant a verdict there, so an earlier one must not be used.
+const VERDICT_KEY = /(?:["'](?:score|confidence|reasoning)["']|[{,]\s*(?:score|confidence|reasoning))\s*:/;
 
 function isPlainObject(v: unknown): v is Record<string, unknown> {
   return typeof v === "object" && v !== null && !Array.isArray(v);
@@ -296,7 +298,8 @@ const NO_VERDICT = "no verdict found: no JSON object naming score, confidence or
  * Every place the text names a verdict field, found in one regex pass, so that whether a
  * region names one is a binary search rather than a rescan of the region. Matches cannot
  * overlap (a key's closing quote is followed by a blank or `:`), so a match lies inside a
- * region exactly when the region's own text would match.
+ * region exactly when the region's own text would match (a bare key's `{` or `,` is the
+ * region's own opening brace or lies inside it).
  */
 function verdictKeys(text: string): { first(): number | undefined; within(span: Span): boolean } {
   const starts: number[] = [];
