@@ -78,6 +78,12 @@ describe("weighted_average", () => {
     expect(noConfidence.reasoning).toContain("confidence 0");
   });
 
+  it("handles huge weights without overflowing", () => {
+    const out = aggregateConsensus(spec({ weights: { a: 1e308, b: 1e308, c: 0 } }), [v("a", 0.9, 0.8), v("b", 0.7, 0.6), v("c", 0, 0)]);
+    expect(out.score).toBeCloseTo(0.8, 12);
+    expect(out.confidence).toBeCloseTo(0.7, 12);
+  });
+
   it("rejects a negative or non-finite weight, naming it", () => {
     const out = aggregateConsensus(spec({ weights: { b: -1 } }), [v("a", 1, 1), v("b", 1, 1)]);
     expect(out.passed).toBe(false);

@@ -82,8 +82,10 @@ function weightedAverage(spec: MultiJudgeValidatorSpec, votes: ValidVote[]): Mod
   let bSum = 0;
   let bConfidence = 0;
   const contributing: ValidVote[] = [];
+  // Weights are scaled by the largest so that sums of huge weights cannot overflow to Infinity.
+  const scale = Math.max(0, ...votes.map((v) => baseWeight(spec, v.judge)));
   for (const v of votes) {
-    const b = baseWeight(spec, v.judge);
+    const b = scale === 0 ? 0 : baseWeight(spec, v.judge) / scale;
     if (b === 0) continue;
     contributing.push(v);
     const w = byConfidence ? b * v.result.confidence : b;
