@@ -11,7 +11,7 @@ import { declaredVersion } from "../../src/api/declared-version.js";
 import { withDefaults } from "../../src/api/defaults.js";
 import { renderPolicy } from "../../src/api/render-crds.js";
 import type { Agent } from "../../src/api/types.js";
-import { withSchemaDefaults } from "../../src/api/validate.js";
+import { validateManifest, withSchemaDefaults } from "../../src/api/validate.js";
 import { main } from "../../src/cli/app.js";
 import { startControlPlane, type ControlPlane } from "../harness/control-plane.js";
 import { REPO_DIR } from "../harness/paths.js";
@@ -90,6 +90,37 @@ describe("API: CRDs and admission policy on the real kube-apiserver", () => {
       const r = await cp.kubectl(["apply", "--server-side", "--force-conflicts", "-n", ns, "-f", join(refDir, f)]);
       expect(r.code, `${f}: ${r.stderr}`).toBe(0);
     }
+  });
+
+  it("stores a GuardPolicy with the reference's checks and fills its defaults as the offline validator does", async () => {
+    // guardian-checks.txt: the destructive pattern table, a sequence contract and the adaptive rule example.
+    const policy = {
+      apiVersion: "100monkeys.ai/v1",
+      kind: "GuardPolicy",
+      metadata: { name: "default" },
+      spec: {
+        revoked_tools: [{ tool: "evil_tool", reason: "malicious" }],
+        destructive_patterns: [
+          { pattern: "rm\\s+-rf\\s+/", reason: "Recursive root delete" },
+          { pattern: "(DROP|TRUNCATE)\\s+TABLE", reason: "Destructive SQL" },
+          { pattern: ":(){:|:&};:", reason: "Fork bomb" },
+          { pattern: "curl.+(\\|sh|\\|bash)", reason: "Pipe-to-shell" },
+          { pattern: "169\\.254\\.169\\.254", reason: "Cloud metadata service IP" },
+          { pattern: "chmod\\s+777", reason: "World-writable permission" },
+        ],
+        sequence_contracts: [{ name: "read_before_delete", requires_prior: "read_file", triggers_for: "delete_file" }],
+        adaptive_rules: [
+          { name: "block_external_drive_writes", pattern: "/Volumes/(?!MAC_MINI_1TB)", match_field: "args", action: "deny", reason: "Writes to non-canonical external drives are blocked" },
+        ],
+        required_capabilities: { shell_exec: "shell:safe", db_write: "db:write" },
+      },
+    };
+    expect(validateManifest(policy)).toEqual([]);
+    const r = await cp.kubectl(["apply", "--server-side", "-n", ns, "-f", "-"], { stdin: JSON.stringify(policy) });
+    expect(r.code, r.stderr).toBe(0);
+    const stored = JSON.parse((await cp.kubectl(["get", "guardpolicy", "default", "-n", ns, "-o", "json"])).stdout) as { spec: unknown };
+    expect(stored.spec).toEqual(withSchemaDefaults("GuardPolicy", policy).spec);
+    expect(stored.spec).toMatchObject({ sequence_contracts: [{ within_steps: 5 }], adaptive_rules: [{ enabled: true }] });
   });
 
   it("shows the printer columns and explains tool_validation field by field", async () => {
