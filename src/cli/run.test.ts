@@ -80,6 +80,7 @@ describe("gavel run: manifests and arguments", () => {
     expect((await cli(["run", "-f", "worker.yaml", "--output", "xml"])).err).toContain("--output must be json or tree");
     expect((await cli(["run", "-f", "worker.yaml", "--input", "{nope"])).err).toContain("--input JSON is not valid JSON");
     expect((await cli(["run", "-f", "missing.yaml"])).err).toContain("missing.yaml: no such file or directory");
+    expect((await cli(["run", "-f", "worker.yaml", "--timeout", "soon"])).err).toContain("--timeout must be a positive number");
   });
 
   it("parses --input inline and from @file", async () => {

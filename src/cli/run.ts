@@ -100,6 +100,7 @@ function parseFlags(argv: string[]) {
         output: { type: "string", short: "o", default: "tree" },
         nats: { type: "string" },
         name: { type: "string" },
+        timeout: { type: "string" },
         namespace: { type: "string", short: "n", default: "default" },
       },
     });
@@ -204,13 +205,17 @@ function dockerSocket(env: NodeJS.ProcessEnv): string | undefined {
 export const runCommand: Command = {
   name: "run",
   summary: "run one Execution locally on Docker (live tree, exit 0 only on Succeeded)",
-  usage: "gavel run -f AGENT.yaml [-f JUDGES.yaml ...] [--input JSON|@file] [--output json] [--nats URL] [--name NAME]",
+  usage: "gavel run -f AGENT.yaml [-f JUDGES.yaml ...] [--input JSON|@file] [--output json] [--nats URL] [--name NAME] [--timeout SECONDS]",
   async run(argv, io) {
     const { values } = parseFlags(argv);
     const files = values.filename ?? [];
     if (files.length === 0) throw new UsageError("at least one -f AGENT.yaml is required");
     if (values.output !== "tree" && values.output !== "json") throw new UsageError(`--output must be json or tree, not "${values.output}"`);
     const input = await parseInput(values.input, io.cwd);
+    const timeoutSeconds = values.timeout === undefined ? undefined : Number(values.timeout);
+    if (timeoutSeconds !== undefined && !(Number.isFinite(timeoutSeconds) && timeoutSeconds > 0)) {
+      throw new UsageError(`--timeout must be a positive number of seconds, not "${values.timeout}"`);
+    }
     let manifests: RunManifests;
     try {
       manifests = await loadRunManifests(files, io.cwd);
@@ -224,7 +229,11 @@ export const runCommand: Command = {
       apiVersion: API_VERSION,
       kind: "Execution",
       metadata: { name, namespace: values.namespace, uid: randomBytes(8).toString("hex") },
-      spec: { agentRef: { name: manifests.worker.metadata.name }, ...(input !== undefined ? { input } : {}) },
+      spec: {
+        agentRef: { name: manifests.worker.metadata.name },
+        ...(input !== undefined ? { input } : {}),
+        ...(timeoutSeconds !== undefined ? { timeoutSeconds } : {}),
+      },
     };
 
     // With --output json stdout carries only the final Execution; progress goes to stderr.

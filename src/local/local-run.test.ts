@@ -97,6 +97,17 @@ describe("local run (in-memory runtime)", () => {
     expect(renderTree(tree).join("\n")).toContain("judge checker (demo-i2-v2-checker) score 0.90");
   });
 
+  it("a judge payload too big for the environment goes on stdin only", async () => {
+    const agent = worker([{ type: "semantic", judge_agent: "checker" }], { max_iterations: 1 });
+    const big = "x".repeat(200 * 1024);
+    const { runtime } = await run(agent, [judge("checker")], (spec) =>
+      spec.image === "example/worker:dev" ? { stdout: big } : { stdout: '{"score": 1, "confidence": 1, "reasoning": "ok"}' },
+    );
+    const j = runtime.started.find((s) => s.image === "judges/checker:dev");
+    expect(j?.env?.GAVEL_INPUT).toBeUndefined();
+    expect((JSON.parse(j?.stdin ?? "{}") as { output: string }).output).toBe(big);
+  });
+
   it("a judge that hangs is killed at its deadline and rejected as timed_out", async () => {
     const agent = worker([{ type: "semantic", judge_agent: "slow", timeout_seconds: 0.05 }], { max_iterations: 1 });
     const { result, runtime } = await run(agent, [judge("slow")], (spec) => (spec.image.startsWith("judges/") ? { hang: true } : {}));

@@ -25,6 +25,9 @@ import type { WorkloadHandle, WorkloadRuntime, WorkloadSpec } from "../runtime/w
 import { parseMemoryBytes, parseNanoCpus } from "./resources.js";
 import { createWorkspace, type Workspace } from "./workspace.js";
 
+/** Largest judge payload also passed in env GAVEL_INPUT (MAX_ARG_STRLEN is 128 KiB). */
+export const ENV_PAYLOAD_LIMIT = 96 * 1024;
+
 /** Image a worker runs when its Agent names none. */
 export const DEFAULT_WORKER_IMAGE = "gavel/agent:dev";
 
@@ -333,7 +336,8 @@ export class LocalRun {
     const handle = await this.opts.runtime.start({
       name: c.name,
       image,
-      env: { GAVEL_INPUT: input, GAVEL_EXECUTION: c.name },
+      // Linux refuses a single env string over 128 KiB at exec; stdin always carries the payload.
+      env: { ...(Buffer.byteLength(input) <= ENV_PAYLOAD_LIMIT ? { GAVEL_INPUT: input } : {}), GAVEL_EXECUTION: c.name },
       stdin: input,
       mounts: ws.readOnly(),
       network: c.network,
