@@ -62,7 +62,8 @@ describe("commandJudge on real node --test runs", () => {
     const v = await commandJudge({ criteria: "run: node --test", worker_mounts: [mixed] }, config, process.env);
     expect(v.score).toBe(0.5);
     expect(v.reasoning).toContain("arithmetic is off");
-    expect(v.signals?.[0]?.message).toBe("node --test: exit 1");
+    expect(v.signals?.[0]?.message).toBe("node --test: exit 1, 1/2 tests pass");
+    expect(v.reasoning).toMatch(/^0\/1 commands pass in \S+: node --test: exit 1, 1\/2 tests pass/);
   });
 
   it("averages over commands; refuses commands off the allowlist without running them", async () => {

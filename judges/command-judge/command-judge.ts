@@ -103,6 +103,11 @@ export async function detectCommands(dir: string): Promise<string[]> {
   return [];
 }
 
+function countsText(output: string): string {
+  const c = testCounts(output);
+  return c === undefined ? "" : `, ${c.passed}/${c.passed + c.failed} tests pass`;
+}
+
 function tail(text: string, bytes: number): string {
   const t = text.trimEnd();
   return t.length <= bytes ? t : `…${t.slice(-bytes)}`;
@@ -163,11 +168,11 @@ export async function commandJudge(
   const signals = runs.map((r, i) => ({
     category: "command",
     score: unit(scores[i] as number),
-    message: `${r.command}: ${r.refused ?? (r.timedOut ? `killed after ${config.timeoutSeconds}s` : `exit ${r.exitCode}`)}`,
+    message: `${r.command}: ${r.refused ?? (r.timedOut ? `killed after ${config.timeoutSeconds}s` : `exit ${r.exitCode}${countsText(r.output)}`)}`,
   }));
   const failing = runs.filter((_, i) => (scores[i] as number) < 1);
   const passedCount = runs.length - failing.length;
-  const head = `${passedCount}/${runs.length} commands pass in ${workdir}${detected ? " (commands detected from the files)" : ""}`;
+  const head = `${passedCount}/${runs.length} commands pass in ${workdir}${detected ? " (commands detected from the files)" : ""}: ${signals.map((sig) => sig.message).join("; ")}`;
   const details = failing.map((r) => `$ ${r.command}\n${r.refused ?? (r.timedOut ? `killed after ${config.timeoutSeconds}s\n` : "") + tail(r.output, config.tailBytes)}`);
   return {
     score: unit(score),
