@@ -67,25 +67,45 @@ export class ToolCallClient {
   }
 
   private lastPermissionError: string | undefined;
+  private tokens = 0;
+  private readonly muxes = new Map<string, { base: string; handlers: Map<string, (m: Msg) => void> }>();
+
+  // One wildcard subscription per inbox prefix carries the replies of every proposal, so a
+  // proposal costs no SUB/UNSUB round of its own (a worker only ever uses its own prefix).
+  private mux(prefix: string): { base: string; handlers: Map<string, (m: Msg) => void> } {
+    let mux = this.muxes.get(prefix);
+    if (mux === undefined) {
+      const handlers = new Map<string, (m: Msg) => void>();
+      const base = createInbox(prefix);
+      this.nc.subscribe(`${base}.*`, {
+        callback: (err, m) => {
+          if (err !== null) return;
+          handlers.get(m.subject.slice(base.length + 1))?.(m);
+        },
+      });
+      mux = { base, handlers };
+      this.muxes.set(prefix, mux);
+    }
+    return mux;
+  }
 
   /**
    * Proposes a call and resolves with the gate's decision. A reply to any earlier send of
-   * the same proposal is accepted too: all sends share one reply inbox.
+   * the same proposal is accepted too: all sends share one reply subject.
    */
   async propose(proposal: ToolCallProposal, signal?: AbortSignal): Promise<ToolCallDecision> {
     const data = encodeProposal(proposal);
     const subject = toolCallSubject(proposal.namespace, proposal.execution);
-    const inbox = createInbox(inboxPrefix(proposal.namespace, proposal.execution));
+    const mux = this.mux(inboxPrefix(proposal.namespace, proposal.execution));
+    const token = String(++this.tokens);
+    const inbox = `${mux.base}.${token}`;
     const deadline = Date.now() + this.totalMs;
 
     let wake: ((m: Msg | undefined) => void) | undefined;
     const queued: Msg[] = [];
-    const sub = this.nc.subscribe(inbox, {
-      callback: (err, m) => {
-        if (err !== null) return;
-        if (wake !== undefined) wake(m);
-        else queued.push(m);
-      },
+    mux.handlers.set(token, (m) => {
+      if (wake !== undefined) wake(m);
+      else queued.push(m);
     });
     const onAbort = () => wake?.(undefined);
     signal?.addEventListener("abort", onAbort);
@@ -147,7 +167,7 @@ export class ToolCallClient {
       );
     } finally {
       signal?.removeEventListener("abort", onAbort);
-      sub.unsubscribe();
+      mux.handlers.delete(token);
     }
   }
 }

@@ -75,7 +75,7 @@ export class ToolCallService {
     if (options.durable ?? true) {
       await ensureDecisionStream(nc, options.store);
       service.store = new DecisionStore(nc);
-      await service.store.follow((subject, record) => service.remember(subject, record));
+      await service.store.follow((subject, record) => service.remember(subject, record), options.store?.followLive === true);
     }
     service.sub = nc.subscribe(TOOL_CALL_WILDCARD, {
       queue: options.queue ?? "gavel-gate",
@@ -203,10 +203,14 @@ export class ToolCallService {
     this.entries.set(key, { fingerprint, decision });
     if (this.store !== undefined) {
       // Issued before the reply on the same connection, so stored-before-answered holds.
-      const stored = this.store.store(key, { fingerprint, decision }).catch((err: unknown) => {
-        log?.error({ toolCallId: p.toolCallId, err }, "could not store tool-call decision");
-      });
-      this.track(stored);
+      if (this.options.store?.acknowledged !== true) {
+        this.store.storeNoAck(key, { fingerprint, decision });
+      } else {
+        const stored = this.store.store(key, { fingerprint, decision }).catch((err: unknown) => {
+          log?.error({ toolCallId: p.toolCallId, err }, "could not store tool-call decision");
+        });
+        this.track(stored);
+      }
     }
     return decision;
   }

@@ -1,7 +1,7 @@
 // The durable record of tool-call decisions: a JetStream stream (one subject per call) that
 // a restarted or second gate replays, so a re-sent proposal is answered from the decision
 // already made instead of being decided again.
-import type { NatsConnection } from "@nats-io/transport-node";
+import { headers, type NatsConnection } from "@nats-io/transport-node";
 import {
   DeliverPolicy,
   DiscardPolicy,
@@ -36,6 +36,16 @@ export interface DecisionStoreOptions {
   maxAgeSeconds?: number;
   /** How long a re-sent store of the same call is de-duplicated; default 2 minutes. */
   duplicateWindowSeconds?: number;
+  /**
+   * Ask the stream to acknowledge each stored decision, logging failures; default false:
+   * a plain publish the stream captures costs the gate about a third less per call.
+   */
+  acknowledged?: boolean;
+  /**
+   * Keep following the stream after the start-up replay, so decisions made by another gate
+   * replica become answerable here too; default false (one active gate needs only the replay).
+   */
+  followLive?: boolean;
 }
 
 /** Creates the decision stream, or updates it to these settings; safe to call from every gate. */
@@ -80,10 +90,21 @@ export class DecisionStore {
   }
 
   /**
-   * Replays every stored decision into `onDecision`, resolves once the replay has caught up
-   * with the stream as it was when called, and keeps delivering new ones until close().
+   * Stores a decision without waiting for (or asking for) the stream's acknowledgement: a
+   * plain publish the stream captures, de-duplicated by Nats-Msg-Id. Cheaper per call; a
+   * failed store is only noticed as a re-decide after a restart.
    */
-  async follow(onDecision: (subject: string, record: StoredDecision) => void, timeoutMs = 10_000): Promise<void> {
+  storeNoAck(subject: string, record: StoredDecision): void {
+    const h = headers();
+    h.set("Nats-Msg-Id", subject);
+    this.nc.publish(subject, JSON.stringify(record), { headers: h });
+  }
+
+  /**
+   * Replays every stored decision into `onDecision` and resolves once the replay has caught
+   * up with the stream as it was when called; when `live`, keeps delivering new ones until close().
+   */
+  async follow(onDecision: (subject: string, record: StoredDecision) => void, live: boolean, timeoutMs = 10_000): Promise<void> {
     const jsm = await jetstreamManager(this.nc);
     const last = (await jsm.streams.info(DECISION_STREAM)).state.last_seq;
     const consumer = await this.js.consumers.get(DECISION_STREAM, {
@@ -95,6 +116,8 @@ export class DecisionStore {
     let caughtUp!: () => void;
     const ready = new Promise<void>((resolve) => (caughtUp = resolve));
     if (last === 0) caughtUp();
+    // Without live following, the consumer is closed once the replay has caught up.
+    if (!live) void ready.then(() => messages.close());
     this.following = (async () => {
       for await (const m of messages) {
         try {

@@ -111,7 +111,8 @@ describe("tool calls over NATS (real nats-server, JWT mode)", () => {
   });
 
   it("round-trips allowed and denied decisions, one decide per call, each stored durably", async () => {
-    const service = await startService(rules);
+    const service = await ToolCallService.start(await asGate(), { decide: rules, store: { acknowledged: true } });
+    services.push(service);
     const { nc } = await asWorker("rt");
     const client = new ToolCallClient(nc, { attemptTimeoutMs: 1000 });
     const ok = await client.propose(proposal("rt", "call-1", "fs.read", { path: "/workspace/a" }));
@@ -203,6 +204,34 @@ describe("tool calls over NATS (real nats-server, JWT mode)", () => {
     await expect(reuse).rejects.toMatchObject({ code: "conflict", field: "/toolCallId" });
     expect(callsB).toBe(0);
     await b.stop();
+  });
+
+  it("a second gate following the stream live answers a re-send decided by the first", async () => {
+    let calls = 0;
+    const counting: Decide = (p) => {
+      calls++;
+      return Promise.resolve(allow(p));
+    };
+    const options = { decide: counting, queue: "replicas", store: { followLive: true } };
+    const replicas = [await ToolCallService.start(await asGate(), options), await ToolCallService.start(await asGate(), options)];
+    services.push(...replicas);
+    const { nc } = await asWorker("replicas");
+    const p = proposal("replicas", "call-rep");
+    const client = new ToolCallClient(nc, { attemptTimeoutMs: 1000 });
+    const first = await client.propose(p);
+    // Stop the replica that decided: only the other one is left to answer the re-send,
+    // and it started before the decision existed, so it knows it only by following live.
+    const decided = replicas.find((r) => r.stats.decides === 1);
+    const other = replicas.find((r) => r !== decided);
+    if (decided === undefined || other === undefined) throw new Error("expected exactly one replica to decide");
+    await eventually(() => stored(decisionSubject("team", "replicas", "call-rep")));
+    await decided.stop();
+    await sleep(100); // the live consumer delivers the stored decision
+    const again = await client.propose(p);
+    expect(again).toEqual(first);
+    expect(calls).toBe(1);
+    expect(other.stats.fromDecision).toBe(1);
+    await other.stop();
   });
 
   it("answers malformed proposals with an error naming the field, and keeps serving", async () => {
