@@ -10,13 +10,19 @@ const repo = join(import.meta.dirname, "..", "..");
 const badDir = "test/fixtures/bad";
 
 async function gavel(...argv: string[]): Promise<{ code: number; out: string; err: string }> {
+  return gavelWithStdin("", ...argv);
+}
+
+async function gavelWithStdin(input: string, ...argv: string[]): Promise<{ code: number; out: string; err: string }> {
   const stdout = new PassThrough();
   const stderr = new PassThrough();
   let out = "";
   let err = "";
   stdout.on("data", (d: Buffer) => (out += d.toString()));
   stderr.on("data", (d: Buffer) => (err += d.toString()));
-  const code = await main(argv, { stdout, stderr, stdin: new PassThrough(), env: {}, cwd: repo });
+  const stdin = new PassThrough();
+  stdin.end(input);
+  const code = await main(argv, { stdout, stderr, stdin, env: {}, cwd: repo });
   return { code, out, err };
 }
 
@@ -74,6 +80,23 @@ describe("gavel validate", () => {
     expect(r.out).toContain('doc#1: spec.execution.validation[0].judge_agent: Agent "worker" is not a judge');
     expect(r.out).toContain('doc#1: spec.execution.tool_validation[0].judge_agent: judge "slow-judge" has execution.mode iterative');
     expect(r.out).toContain('doc#3: spec.input_schema.properties.secret_sauce: gavel cannot fill judge input "secret_sauce"');
+  });
+
+  it("reads manifests from stdin with -f -", async () => {
+    const r = await gavelWithStdin("apiVersion: 100monkeys.ai/v1\nkind: Agent\nmetadata: {name: a}\nspec: {execution: {mode: twice}}\n", "validate", "-f", "-");
+    expect(r.code).toBe(1);
+    expect(r.out).toContain("<stdin>:doc#1: spec.execution.mode: must be one of: one-shot, iterative");
+  });
+
+  it("warns about regex patterns RE2 cannot run, without failing", async () => {
+    const r = await gavelWithStdin(
+      "apiVersion: 100monkeys.ai/v1\nkind: Agent\nmetadata: {name: a}\nspec: {execution: {validation: [{type: regex, pattern: 'a(?!b)'}]}}\n",
+      "validate",
+      "-f",
+      "-",
+    );
+    expect(r.code).toBe(0);
+    expect(r.out).toMatch(/<stdin>:doc#1: warning: spec\.execution\.validation\[0\]\.pattern: regex pattern "a\(\?!b\)" is not supported by RE2/);
   });
 
   it("exits 2 on usage errors", async () => {

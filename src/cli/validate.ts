@@ -8,6 +8,7 @@ import { crossValidateAgent, isJudge } from "../api/cross-validate.js";
 import { isMap } from "../api/schema-dsl.js";
 import type { Agent } from "../api/types.js";
 import { validateManifest, type Problem } from "../api/validate.js";
+import { validateRegexPattern } from "../engine/validators/regex.js";
 import { ExitCode, UsageError, type Command } from "./command.js";
 
 /** One finding of `gavel validate`, located in a file and a document of it (1-based). */
@@ -68,7 +69,7 @@ export function validateDocuments(docs: ParsedDoc[]): Finding[] {
   const findings: Finding[] = [];
   const agents: { d: ParsedDoc; agent: Agent }[] = [];
   for (const d of docs) {
-    const problems = validateManifest(d.value);
+    const problems = [...validateManifest(d.value), ...regexWarnings(d.value)];
     findings.push(...problems.map((p) => ({ ...p, file: d.file, doc: d.doc })));
     // Cross-object rules need a well-formed Agent; a malformed one already has its errors.
     if (!problems.some((p) => p.severity === "error") && isMap(d.value) && d.value.kind === "Agent" && isMap(d.value.metadata) && isMap(d.value.spec ?? {})) {
@@ -87,6 +88,21 @@ export function validateDocuments(docs: ParsedDoc[]): Finding[] {
   return findings;
 }
 
+/**
+ * regex validators whose pattern RE2 refuses: the server stores them, the engine fails the
+ * validator at run time, so say it now (a warning: the verdict stays the server's).
+ */
+function regexWarnings(doc: unknown): Problem[] {
+  if (!isMap(doc) || doc.kind !== "Agent" || !isMap(doc.spec) || !isMap(doc.spec.execution)) return [];
+  const validation = doc.spec.execution.validation;
+  if (!Array.isArray(validation)) return [];
+  return validation.flatMap((v: unknown, i) => {
+    if (!isMap(v) || v.type !== "regex" || typeof v.pattern !== "string") return [];
+    const error = validateRegexPattern(v.pattern);
+    return error === undefined ? [] : [{ path: `spec.execution.validation[${i}].pattern`, message: `${error}; the validator will fail every iteration`, severity: "warning" as const }];
+  });
+}
+
 function key(a: Agent): string {
   return `${a.metadata.namespace ?? ""}/${a.metadata.name}`;
 }
@@ -95,6 +111,12 @@ function key(a: Agent): string {
 export function formatFinding(f: Finding): string {
   const where = f.line === undefined ? `${f.file}:doc#${f.doc}` : `${f.file}:${f.line}:doc#${f.doc}`;
   return `${where}: ${f.severity === "warning" ? "warning: " : ""}${f.path === "" ? "" : `${f.path}: `}${f.message}`;
+}
+
+async function readAll(stream: NodeJS.ReadableStream): Promise<string> {
+  let text = "";
+  for await (const chunk of stream) text += typeof chunk === "string" ? chunk : (chunk as Buffer).toString("utf8");
+  return text;
 }
 
 function parseFlags(argv: string[]) {
@@ -112,16 +134,21 @@ function parseFlags(argv: string[]) {
 export const validateCommand: Command = {
   name: "validate",
   summary: "check Agent, Execution and GuardPolicy manifests offline (schemas, rules, judge references)",
-  usage: "gavel validate -f FILE|DIR [-f FILE|DIR ...] [--quiet]",
+  usage: "gavel validate -f FILE|DIR|- [-f FILE|DIR|- ...] [--quiet]",
   async run(argv, io) {
     const { values, positionals } = parseFlags(argv);
     const paths = [...(values.filename ?? []), ...positionals];
     if (paths.length === 0) throw new UsageError("give at least one -f FILE|DIR");
-    const files = await manifestFiles(paths, io.cwd);
+    const files = await manifestFiles(
+      paths.filter((p) => p !== "-"),
+      io.cwd,
+    );
+    if (paths.includes("-")) files.unshift("-");
     const docs: ParsedDoc[] = [];
     const findings: Finding[] = [];
     for (const file of files) {
-      const parsed = parseManifests(file, await readFile(resolve(io.cwd, file), "utf8"));
+      const text = file === "-" ? await readAll(io.stdin) : await readFile(resolve(io.cwd, file), "utf8");
+      const parsed = parseManifests(file === "-" ? "<stdin>" : file, text);
       docs.push(...parsed.docs);
       findings.push(...parsed.findings);
     }
