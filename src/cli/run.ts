@@ -134,7 +134,10 @@ class TreeView {
   }
 
   private redraw(): void {
-    const lines = renderTree(this.tree, this.frame++, { color: true, width: this.out.columns ?? 120 });
+    // Lines must not wrap, or moving the cursor up by the line count would miss; a pseudo
+    // terminal may report 0 columns.
+    const columns = this.out.columns ?? 0;
+    const lines = renderTree(this.tree, this.frame++, { color: true, width: columns > 20 ? columns - 1 : 120 });
     const up = this.drawn > 0 ? `\x1b[${this.drawn}A\r\x1b[0J` : "";
     this.out.write(`${up}${lines.join("\n")}\n`);
     this.drawn = lines.length;
