@@ -115,7 +115,7 @@ export function formatFinding(f: Finding): string {
 
 async function readAll(stream: NodeJS.ReadableStream): Promise<string> {
   let text = "";
-  for await (const chunk of stream) text += typeof chunk === "string" ? chunk : (chunk).toString("utf8");
+  for await (const chunk of stream) text += typeof chunk === "string" ? chunk : chunk.toString("utf8");
   return text;
 }
 
