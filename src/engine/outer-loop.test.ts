@@ -289,6 +289,8 @@ describe("outer loop", () => {
     const actions = decide(ctx, s, T0 + 1);
     expect(ofType(actions, "stop")).toEqual([{ type: "stop", names: ["ex1-i1"], reason: "cancelled" }]);
     expect(ofType(actions, "finish")[0]?.phase).toBe("Cancelled");
+    expect(events(actions)).toEqual(["iteration.finished", "execution.phase"]);
+    expect(s.status.iterations?.[0]?.phase).toBe("Failed");
     const s2 = initialState();
     requestCancel(s2);
     expect(ofType(decide(ctx, s2, T0), "start_worker")).toEqual([]);

@@ -482,11 +482,12 @@ function stopRunning(ctx: EngineContext, state: EngineState, now: number, action
       c.phase = reason === "cancelled" ? "Cancelled" : "TimedOut";
     }
   }
+  if (names.length > 0) actions.push({ type: "stop", names, reason });
   if (record !== undefined && (record.phase === "Running" || record.phase === "Validating")) {
     record.phase = "Failed";
     record.completionTime = iso(now);
+    actions.push(event("iteration.finished", { iteration: record.number, outcome: "failed", reason }));
   }
-  if (names.length > 0) actions.push({ type: "stop", names, reason });
 }
 
 function finish(
