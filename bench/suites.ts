@@ -3,5 +3,6 @@ import type { BenchSuite } from "./types.js";
 import { suite as gradient } from "./gradient.js";
 import { suite as engine } from "./engine.js";
 import { suite as judgeOverhead } from "./judge-overhead.js";
+import { suite as gate } from "./gate.js";
 
-export const suites: BenchSuite[] = [gradient, engine, judgeOverhead];
+export const suites: BenchSuite[] = [gradient, engine, judgeOverhead, gate];

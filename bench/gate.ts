@@ -1,0 +1,197 @@
+// Gate round trip: a guard-only tool call (the real guard, skip_judge tool) proposed by the
+// worker's client (on a load thread) through the tool-call service, against a bare NATS
+// request/reply echo of the same bytes on the same server, interleaved in the same run.
+import { Worker } from "node:worker_threads";
+import { connect, type NatsConnection } from "@nats-io/transport-node";
+import type { ToolCallDecision, ToolCallProposal } from "../src/api/protocol.js";
+import { agentScope } from "../src/gate/guard/context.js";
+import { runGuard } from "../src/gate/guard/guard.js";
+import { compilePolicy } from "../src/gate/guard/policy.js";
+import { startNats } from "../src/transport/nats-server.js";
+import { ToolCallService, type Decide } from "../src/transport/tool-call-service.js";
+import { benchProposal as proposal, type LoadRequest, type LoadResult } from "./gate-load.js";
+import type { BenchResult, BenchSuite } from "./types.js";
+
+const RATE = 1000;
+const P99_LIMIT_MS = 5;
+const SECONDS = Number(process.env.GAVEL_BENCH_GATE_SECONDS ?? "1");
+const ROUNDS = Number(process.env.GAVEL_BENCH_GATE_ROUNDS ?? "4");
+
+/** p-th percentile (0..100) of the samples, nearest rank. */
+function percentile(samples: number[], p: number): number {
+  const sorted = [...samples].sort((a, b) => a - b);
+  const rank = Math.max(1, Math.ceil((p / 100) * sorted.length));
+  return sorted[rank - 1] ?? Number.NaN;
+}
+
+// Runs measurements on the load thread, one at a time.
+class LoadThread {
+  private constructor(private readonly worker: Worker) {}
+
+  static async start(url: string): Promise<LoadThread> {
+    const worker = new Worker(new URL("./gate-load.js", import.meta.url), { workerData: { url } });
+    await new Promise<void>((resolve, reject) => {
+      worker.once("message", () => resolve());
+      worker.once("error", reject);
+    });
+    return new LoadThread(worker);
+  }
+
+  run(req: LoadRequest): Promise<LoadResult> {
+    return new Promise((resolve, reject) => {
+      this.worker.once("message", (r: LoadResult) => (r.error !== undefined ? reject(new Error(r.error)) : resolve(r)));
+      this.worker.postMessage(req);
+    });
+  }
+
+  async stop(): Promise<void> {
+    const exited = new Promise((r) => this.worker.once("exit", r));
+    this.worker.postMessage("close");
+    await exited;
+  }
+}
+
+// The guard-only decide: the real guard over a skip_judge tool (fs.read) with the default policy.
+function guardDecide(): Decide {
+  const ctx = { policy: compilePolicy([]), scope: agentScope({ spec: { tools: ["fs.read", "fs.list"] } }), history: [] };
+  return (p) => {
+    const t = performance.now();
+    const guard = runGuard({ tool: p.tool, args: p.args, step: p.step }, ctx);
+    const decision: ToolCallDecision = {
+      toolCallId: p.toolCallId,
+      allowed: guard.approved,
+      blocked_by: guard.approved ? "none" : "guard",
+      reason: guard.approved ? "guard approved; judges skipped (skip_judge)" : (guard.reason ?? "denied"),
+      guard,
+      skippedJudges: true,
+      judges: [],
+      latencyMs: performance.now() - t,
+    };
+    return Promise.resolve(decision);
+  };
+}
+
+function approve(p: ToolCallProposal): Promise<ToolCallDecision> {
+  return Promise.resolve({ toolCallId: p.toolCallId, allowed: true, blocked_by: "none", reason: "approved", guard: { approved: true }, skippedJudges: true, judges: [], latencyMs: 0 });
+}
+
+// The guard's own cost per call, over the bench's arguments, for the notes.
+function timeGuard(): { p50: number } {
+  const decide = guardDecide();
+  const samples: number[] = [];
+  for (let i = 0; i < 500; i++) {
+    const t = performance.now();
+    void decide(proposal("t", i));
+    samples.push(performance.now() - t);
+  }
+  return { p50: percentile(samples, 50) };
+}
+
+/** Measures the gate against the echo; exported for a quick run with fewer rounds. */
+export async function runGateBench(): Promise<BenchResult[]> {
+  const server = await startNats();
+  const conns: NatsConnection[] = [];
+  let load: LoadThread | undefined;
+  try {
+    const gateNc = await connect({ servers: server.url });
+    const echoNc = await connect({ servers: server.url });
+    conns.push(gateNc, echoNc);
+    // Calls whose id starts with "g" go through the real guard; the others are approved at
+    // once, which isolates the cost of the transport, codec, cache and decision store.
+    const guard = guardDecide();
+    const service = await ToolCallService.start(gateNc, { decide: (p) => (p.toolCallId.startsWith("g") ? guard(p) : approve(p)) });
+    // The baseline answers on this thread too, like the gate.
+    echoNc.subscribe("bench.echo", { callback: (err, m) => void (err === null && m.respond(m.data)) });
+    await echoNc.flush();
+    load = await LoadThread.start(server.url);
+    const lt = load;
+    let runId = 0;
+    const measure = (kind: "echo" | "guard" | "bare", rate: number, seconds: number) =>
+      lt.run({ kind: kind === "echo" ? "echo" : "gate", rate, seconds, run: `${kind === "guard" ? "g" : "a"}${runId++}` });
+
+    // Warm-up, then interleaved rounds at the target rate.
+    for (const kind of ["guard", "bare", "echo"] as const) await measure(kind, RATE, 0.5);
+    const gate: number[] = [];
+    const bare: number[] = [];
+    const echo: number[] = [];
+    for (let r = 0; r < ROUNDS; r++) {
+      echo.push(...(await measure("echo", RATE, SECONDS)).latencies);
+      gate.push(...(await measure("guard", RATE, SECONDS)).latencies);
+      bare.push(...(await measure("bare", RATE, SECONDS)).latencies);
+    }
+    const decides = service.stats.decides;
+    const guardCost = timeGuard();
+
+    // The highest rate each sustains with p99 under the limit (doubling, then one step between).
+    const maxRate = async (kind: "echo" | "guard" | "bare"): Promise<number> => {
+      let best = 0;
+      for (let rate = 500; rate <= 64_000; rate *= 2) {
+        const { latencies, achieved } = await measure(kind, rate, SECONDS);
+        if (percentile(latencies, 99) >= P99_LIMIT_MS || achieved < rate * 0.95) {
+          const mid = (best + rate) / 2;
+          if (best > 0) {
+            const m = await measure(kind, mid, SECONDS);
+            if (percentile(m.latencies, 99) < P99_LIMIT_MS && m.achieved >= mid * 0.95) best = mid;
+          }
+          break;
+        }
+        best = rate;
+      }
+      return best;
+    };
+    const gateMax = await maxRate("guard");
+    const bareMax = await maxRate("bare");
+    const echoMax = await maxRate("echo");
+    await service.stop();
+
+    const n = `${gate.length} calls each, ${ROUNDS} interleaved rounds of ${SECONDS} s, open loop; ${decides} decides for ${decides} distinct calls; decisions stored in JetStream; the guard alone took p50 ${guardCost.p50.toFixed(3)} ms per call in this run`;
+    const row = (name: string, samples: number[], p: number, target: number): BenchResult => {
+      const value = percentile(samples, p);
+      const baseline = percentile(echo, p);
+      return {
+        name,
+        baselineName: "bare NATS request/reply echo",
+        baseline,
+        value,
+        unit: "ms",
+        ratio: value / baseline,
+        target: `ratio <= ${target}`,
+        met: value / baseline <= target,
+        notes: n,
+      };
+    };
+    return [
+      row("gate round trip p50 (real guard, skip_judge, 1,000 calls/s)", gate, 50, 1.5),
+      row("gate round trip p99 (real guard, skip_judge, 1,000 calls/s)", gate, 99, 2),
+      row("gate round trip p50 (decide approves at once, 1,000 calls/s)", bare, 50, 1.5),
+      row("gate round trip p99 (decide approves at once, 1,000 calls/s)", bare, 99, 2),
+      {
+        name: "gate max rate with p99 < 5 ms (real guard)",
+        baselineName: "echo max rate, p99 < 5 ms",
+        baseline: echoMax,
+        value: gateMax,
+        unit: "calls/s",
+        ratio: echoMax > 0 ? gateMax / echoMax : 0,
+        target: "report (>= 1,000)",
+        met: gateMax >= 1000,
+        notes: `rates tried doubling from 500 for ${SECONDS} s each, one step back between the last pass and the first failure`,
+      },
+      {
+        name: "gate max rate with p99 < 5 ms (decide approves at once)",
+        baselineName: "echo max rate, p99 < 5 ms",
+        baseline: echoMax,
+        value: bareMax,
+        unit: "calls/s",
+        ratio: echoMax > 0 ? bareMax / echoMax : 0,
+        target: "report (>= 1,000)",
+        met: bareMax >= 1000,
+      },
+    ];
+  } finally {
+    await load?.stop();
+    for (const c of conns) await c.close().catch(() => undefined);
+    await server.stop();
+  }
+}
+
+export const suite: BenchSuite = { name: "gate", needs: ["nats"], run: runGateBench };
