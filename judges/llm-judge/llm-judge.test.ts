@@ -1,5 +1,8 @@
 // The llm judge against a real HTTP server speaking the chat completions API: request
 // shape, verdicts, the one retry, the malformed-output outcome, API errors.
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { parseGradientResult } from "../../src/engine/gradient.js";
 import { configFromEnv, llmJudge, malformedOutput, userMessage } from "./llm-judge.js";
@@ -63,6 +66,20 @@ describe("llmJudge", () => {
   it("an unreachable API is an error naming the URL", async () => {
     const cfg = configFromEnv({ LLM_JUDGE_BASE_URL: "http://127.0.0.1:9/v1", LLM_JUDGE_MODEL: "m" });
     await expect(llmJudge(payload, cfg)).rejects.toThrow(/POST http:\/\/127\.0\.0\.1:9\/v1\/chat\/completions failed/);
+  });
+
+  it("shows the model the files named by `include:` lines, from the worker mounts only", async () => {
+    const ws = await mkdtemp(join(tmpdir(), "llm-judge-"));
+    await writeFile(join(ws, "sum.js"), "module.exports = (a, b) => a + b;\n");
+    server = await startScriptedChatServer([good]);
+    const criteria = "Is sum.js correct?\ninclude: sum.js\ninclude: /etc/passwd\ninclude: nope.js";
+    await llmJudge({ ...payload, criteria, worker_mounts: [ws] }, config(server));
+    const prompt = server.received[0]?.body.messages?.[1]?.content ?? "";
+    expect(prompt).toContain("## File sum.js\nmodule.exports = (a, b) => a + b;");
+    expect(prompt).toContain("## File /etc/passwd (outside the worker mounts; not read)");
+    expect(prompt).not.toContain("root:");
+    expect(prompt).toContain("## File nope.js (missing)");
+    await rm(ws, { recursive: true, force: true });
   });
 
   it("sends response_format only in JSON mode", async () => {

@@ -1,7 +1,8 @@
 // The llm judge: asks any OpenAI-compatible chat completions API for a strict JSON verdict
 // at temperature 0, retries once when the reply is malformed, then gives up visibly.
-import type { JudgePayload, Verdict } from "../shared/judge-io.js";
+import { type JudgePayload, type Verdict, stringField, stringList } from "../shared/judge-io.js";
 import { checkReply } from "./verdict-check.js";
+import { type IncludedFile, includedFiles } from "./workspace-files.js";
 
 /** Settings read at the edge (env) and passed in. */
 export interface LlmJudgeConfig {
@@ -49,8 +50,8 @@ export const SYSTEM_PROMPT = [
   "score 1 means the criteria are fully met, 0 not at all; confidence is how sure you are.",
 ].join("\n");
 
-/** The user message: the payload's fields as labelled sections, the evaluated content last. */
-export function userMessage(payload: JudgePayload): string {
+/** The user message: the payload's fields and included files as labelled sections, the evaluated content last. */
+export function userMessage(payload: JudgePayload, files: readonly IncludedFile[] = []): string {
   const sections: string[] = [];
   const add = (label: string, v: unknown) => {
     if (v === undefined || v === null || v === "") return;
@@ -64,6 +65,7 @@ export function userMessage(payload: JudgePayload): string {
   add("Tools blocked by policy this iteration", payload.policy_violations);
   add("Worker mounts (read-only)", payload.worker_mounts);
   add("Tool call history", payload.tool_call_history);
+  for (const f of files) add(`File ${f.path}${f.problem !== undefined ? ` (${f.problem})` : ""}`, f.content ?? "(not shown)");
   add("Material to evaluate", payload.output ?? payload.content ?? payload.generated_manifest ?? payload.generated_workflow);
   return sections.join("\n\n");
 }
@@ -114,7 +116,7 @@ export type LlmJudgeOutcome = { ok: true; verdict: Verdict; attempts: number } |
 export async function llmJudge(payload: JudgePayload, config: LlmJudgeConfig, fetchFn: typeof fetch = fetch): Promise<LlmJudgeOutcome> {
   const messages: ChatMessage[] = [
     { role: "system", content: SYSTEM_PROMPT },
-    { role: "user", content: userMessage(payload) },
+    { role: "user", content: userMessage(payload, await includedFiles(stringField(payload, "criteria", "intent") ?? "", stringList(payload, "worker_mounts"))) },
   ];
   const first = await complete(config, messages, fetchFn);
   const firstCheck = checkReply(first);
