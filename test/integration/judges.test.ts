@@ -86,7 +86,7 @@ describe("judge images through DockerRuntime (real dockerd)", () => {
     let server: ScriptedChatServer | undefined;
     afterAll(async () => server?.close());
     const env = (s: ScriptedChatServer) => ({ LLM_JUDGE_BASE_URL: s.baseUrl, LLM_JUDGE_MODEL: "judge-model", LLM_JUDGE_API_KEY: "sk-local" });
-    const payload = { task: "summarise", output: "a summary", criteria: "Is it a summary?", worker_mounts: ["/workspace"] };
+    const payload = { task: "summarise", output: "a summary", criteria: "Is it a summary?\ninclude: out/result.json", worker_mounts: ["/workspace"] };
 
     it("returns the model's verdict (host network: the engine has no bridge)", async () => {
       server = await startScriptedChatServer(['{"score": 0.7, "confidence": 0.6, "reasoning": "a fair summary"}']);
@@ -96,6 +96,8 @@ describe("judge images through DockerRuntime (real dockerd)", () => {
       expect(v.code).toBe(0);
       expect(JSON.parse(v.stdout)).toMatchObject({ score: 0.7, confidence: 0.6 });
       expect(server.received[0]?.body.temperature).toBe(0);
+      // The file named by `include:` was read from the read-only mount inside the container.
+      expect(server.received[0]?.body.messages?.[1]?.content).toContain('## File out/result.json\n{"status": "ok"}');
       await server.close();
       server = undefined;
     });
