@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { withDefaults } from "../../src/api/defaults.js";
 import type { Agent, ConsensusStrategy, Execution, ValidatorSpec } from "../../src/api/types.js";
-import { runLocal, type LocalRunResult } from "../../src/local/local-run.js";
+import { LocalRun, runLocal, type LocalRunResult } from "../../src/local/local-run.js";
 import { DockerRuntime } from "../../src/runtime/docker/docker-runtime.js";
 import { run, runOk } from "../harness/exec.js";
 import { BASE_IMAGE, HARNESS_DIR, REPO_DIR } from "../harness/paths.js";
@@ -60,13 +60,17 @@ function judge(name: string): Agent {
 }
 
 let counter = 0;
-async function runScripted(agent: Agent, script: string, judges: Agent[] = []): Promise<LocalRunResult> {
-  const execution: Execution = {
+function scriptedExecution(agent: Agent, script: string, extra: Partial<Execution["spec"]> = {}): Execution {
+  return {
     apiVersion: "100monkeys.ai/v1",
     kind: "Execution",
     metadata: { name: `it-${process.pid}-${counter++}` },
-    spec: { agentRef: { name: agent.metadata.name }, input: { script } },
+    spec: { agentRef: { name: agent.metadata.name }, input: { script }, ...extra },
   };
+}
+
+async function runScripted(agent: Agent, script: string, judges: Agent[] = [], extra: Partial<Execution["spec"]> = {}): Promise<LocalRunResult> {
+  const execution = scriptedExecution(agent, script, extra);
   const runtime = new DockerRuntime();
   try {
     return await runLocal({ execution, agent, judges: new Map(judges.map((j) => [j.metadata.name, j])), runtime });
@@ -243,6 +247,43 @@ describe("local mode on Docker", () => {
     expect(Date.now() - started).toBeLessThan(60_000);
     const left = await runOk("docker", ["ps", "-aq", "--filter", `label=gavel.dev/execution=${r.children.find((c) => c.spec.agentRef.name === "sleeper")?.metadata.name ?? "?"}`]);
     expect(left.trim()).toBe("");
+  });
+
+  it("the whole Execution times out: the running judge is killed and the phase is TimedOut", async () => {
+    const started = Date.now();
+    const r = await runScripted(
+      worker([{ type: "semantic", judge_agent: "slowpoke", criteria: "setInterval(() => {}, 1000);" }], 1),
+      `console.log("done");`,
+      [judge("slowpoke")],
+      { timeoutSeconds: 4 },
+    );
+    expect(r.execution.status?.phase).toBe("TimedOut");
+    expect(r.execution.status?.message).toContain("deadline of 4s");
+    expect(r.execution.status?.children?.[0]?.phase).toBe("TimedOut");
+    expect(Date.now() - started).toBeLessThan(30_000);
+  });
+
+  it("cancel kills the running worker container and ends Cancelled", async () => {
+    const agent = worker([{ type: "exit_code" }], 1);
+    const execution = scriptedExecution(agent, `setInterval(() => {}, 1000);`);
+    const runtime = new DockerRuntime();
+    try {
+      const lr = new LocalRun({ execution, agent, judges: new Map(), runtime });
+      const done = lr.run();
+      // Wait until the worker container is really running, then cancel.
+      for (let i = 0; i < 100; i++) {
+        const ps = await runOk("docker", ["ps", "-q", "--filter", `label=gavel.dev/execution=${execution.metadata.name}`]);
+        if (ps.trim() !== "") break;
+        await new Promise((res) => setTimeout(res, 200));
+      }
+      lr.cancel();
+      const r = await done;
+      expect(r.execution.status?.phase).toBe("Cancelled");
+      const left = await runOk("docker", ["ps", "-aq", "--filter", `label=gavel.dev/execution=${execution.metadata.name}`]);
+      expect(left.trim()).toBe("");
+    } finally {
+      await runtime.close();
+    }
   });
 
   it("a worker past its iteration deadline is killed and the Execution fails with that reason", async () => {
