@@ -238,7 +238,8 @@ class DockerWorkload implements WorkloadHandle {
       stream.write(this.spec.stdin ?? "");
       (stream as unknown as Duplex).end();
     }
-    this.timer = setTimeout(() => this.end("deadline"), this.spec.timeoutSeconds * 1000);
+    // setTimeout fires at once past 2^31-1 ms (~24.8 days); longer deadlines are capped there.
+    this.timer = setTimeout(() => this.end("deadline"), Math.min(this.spec.timeoutSeconds * 1000, 2 ** 31 - 1));
     this.result = this.finish();
     // wait() may be called late; the result is kept until then.
     this.result.catch(() => undefined);
