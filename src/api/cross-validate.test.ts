@@ -1,8 +1,8 @@
 // Cross-object rules: judge references resolve to one-shot judges, judge inputs are mappable,
 // and problems become a Ready condition.
 import { describe, expect, it } from "vitest";
-import { crossValidateAgent, crossValidateAgents, judgeReferences, readyCondition } from "./cross-validate.js";
-import type { Agent, AgentSpec } from "./types.js";
+import { crossValidateAgent, crossValidateAgents, crossValidateExecution, judgeReferences, readyCondition } from "./cross-validate.js";
+import type { Agent, AgentSpec, Execution } from "./types.js";
 
 function agent(name: string, spec: AgentSpec, labels?: Record<string, string>): Agent {
   return { apiVersion: "100monkeys.ai/v1", kind: "Agent", metadata: { name, ...(labels ? { labels } : {}) }, spec };
@@ -70,5 +70,21 @@ describe("cross-object validation", () => {
   it("survives malformed specs (the schema reports those)", () => {
     const odd = agent("odd", { execution: { validation: "x", tool_validation: { type: "semantic" } } as never });
     expect(crossValidateAgent(odd, () => undefined)).toEqual([]);
+  });
+
+  it("checks an Execution's input against its Agent's input_schema", () => {
+    const summarizer = agent("summarizer", { input_schema: { type: "object", required: ["topic"], properties: { topic: { type: "string" }, pages: { type: "array", items: { type: "integer" } } } } });
+    const run = (input: Execution["spec"]["input"], name = "summarizer"): Execution => ({
+      apiVersion: "100monkeys.ai/v1",
+      kind: "Execution",
+      metadata: { name: "r" },
+      spec: { agentRef: { name }, ...(input === undefined ? {} : { input }) },
+    });
+    const lookup = (n: string) => (n === "summarizer" ? summarizer : undefined);
+    expect(crossValidateExecution(run({ topic: "gavel", pages: [1, 2] }), lookup)).toEqual([]);
+    expect(crossValidateExecution(run(undefined), lookup).map((p) => p.path)).toEqual(["spec.input.topic"]);
+    expect(crossValidateExecution(run({ topic: "x", pages: [1, "two"] }), lookup).map((p) => [p.path, p.reason])).toEqual([["spec.input.pages[1]", "InputInvalid"]]);
+    expect(crossValidateExecution(run({}, "nobody"), lookup)).toEqual([expect.objectContaining({ reason: "AgentNotFound", path: "spec.agentRef.name" })]);
+    expect(crossValidateExecution(run("anything"), (n) => (n === "summarizer" ? agent("summarizer", {}) : undefined))).toEqual([]);
   });
 });

@@ -1,10 +1,26 @@
 // Rules across objects that no schema can state: the judges an Agent names exist, are judges,
 // and run one-shot; a judge's input_schema asks only for data gavel can map. Pure; used by the
 // controller (Agent Ready condition) and by `gavel validate`.
-import type { Agent, Condition } from "./types.js";
+import { Ajv, type ValidateFunction } from "ajv";
+import type { Agent, Condition, Execution } from "./types.js";
 import { ROLE_JUDGE, ROLE_LABEL } from "./types.js";
 import { withDefaults } from "./defaults.js";
 import { isMap } from "./schema-dsl.js";
+
+// Agents' input schemas are user JSON Schemas (draft-07 by default). Compiled validators are
+// kept by schema text, a bounded number, each in its own Ajv so that none accumulates schemas.
+const inputValidators = new Map<string, ValidateFunction>();
+
+function inputValidator(schema: unknown): ValidateFunction {
+  const key = JSON.stringify(schema);
+  let fn = inputValidators.get(key);
+  if (fn === undefined) {
+    fn = new Ajv({ allErrors: true, strict: false }).compile(schema as object);
+    if (inputValidators.size >= 256) inputValidators.clear();
+    inputValidators.set(key, fn);
+  }
+  return fn;
+}
 
 /** Property names of a judge's input_schema that gavel fills (agent-validation.txt "Judge Input Schema", tool-call-judging.txt "Judge Contract"). */
 export const MAPPABLE_JUDGE_INPUTS = [
@@ -119,4 +135,45 @@ export function readyCondition(problems: CrossProblem[], generation: number | un
   if (first === undefined) return { ...base, status: "True", reason: "Valid", message: "the Agent and the judges it names are valid" };
   const message = problems.map((p) => `${p.path}: ${p.message}`).join("; ");
   return { ...base, status: "False", reason: first.reason, message };
+}
+
+/** Why an Execution cannot run, as a condition reason. */
+export type ExecutionCrossReason = "AgentNotFound" | "InputInvalid";
+
+/** One cross-object problem of an Execution. */
+export interface ExecutionCrossProblem {
+  path: string;
+  reason: ExecutionCrossReason;
+  message: string;
+}
+
+/**
+ * An Execution against the Agent it names: the Agent exists and `spec.input` satisfies the
+ * Agent's `spec.input_schema` when it declares one.
+ */
+export function crossValidateExecution(execution: Execution, lookup: (name: string) => Agent | undefined): ExecutionCrossProblem[] {
+  const name = execution.spec?.agentRef?.name;
+  const agent = typeof name === "string" ? lookup(name) : undefined;
+  if (agent === undefined) {
+    return [{ path: "spec.agentRef.name", reason: "AgentNotFound", message: `Agent "${String(name)}" does not exist in this namespace; create it or fix spec.agentRef.name` }];
+  }
+  const schema = agent.spec?.input_schema;
+  if (schema === undefined) return [];
+  let check: ValidateFunction;
+  try {
+    check = inputValidator(schema);
+  } catch (err) {
+    return [{ path: "spec.agentRef.name", reason: "InputInvalid", message: `Agent "${agent.metadata.name}" has an input_schema that is not a valid JSON Schema: ${err instanceof Error ? err.message : String(err)}` }];
+  }
+  if (check(execution.spec.input ?? {})) return [];
+  return (check.errors ?? []).map((e) => {
+    const p = e.params as Record<string, unknown>;
+    const at = `spec.input${e.instancePath.replace(/\/([^/]+)/g, (_m, seg: string) => (/^\d+$/.test(seg) ? `[${seg}]` : `.${seg}`))}`;
+    const field = e.keyword === "required" ? `${at}.${String(p.missingProperty)}` : at;
+    return {
+      path: field,
+      reason: "InputInvalid" as const,
+      message: `${e.keyword === "required" ? "required by" : `${e.message ?? e.keyword}, per`} Agent "${agent.metadata.name}" spec.input_schema`,
+    };
+  });
 }

@@ -80,6 +80,9 @@ describe("gavel validate", () => {
     expect(r.out).toContain('doc#1: spec.execution.validation[0].judge_agent: Agent "worker" is not a judge');
     expect(r.out).toContain('doc#1: spec.execution.tool_validation[0].judge_agent: judge "slow-judge" has execution.mode iterative');
     expect(r.out).toContain('doc#3: spec.input_schema.properties.secret_sauce: gavel cannot fill judge input "secret_sauce"');
+    expect(r.out).toContain('doc#4: spec.input.output: required by Agent "picky-judge" spec.input_schema');
+    expect(r.out).toContain('doc#4: spec.input.secret_sauce: must be string, per Agent "picky-judge" spec.input_schema');
+    expect(r.out).toContain('doc#5: warning: spec.agentRef.name: Agent "deployed-elsewhere" does not exist among the given manifests');
   });
 
   it("reads manifests from stdin with -f -", async () => {

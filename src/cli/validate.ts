@@ -4,9 +4,9 @@ import { readdir, readFile, stat } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { LineCounter, parseAllDocuments } from "yaml";
-import { crossValidateAgent, isJudge } from "../api/cross-validate.js";
+import { crossValidateAgent, crossValidateExecution, isJudge } from "../api/cross-validate.js";
 import { isMap } from "../api/schema-dsl.js";
-import type { Agent } from "../api/types.js";
+import type { Agent, Execution } from "../api/types.js";
 import { validateManifest, type Problem } from "../api/validate.js";
 import { validateRegexPattern } from "../engine/validators/regex.js";
 import { ExitCode, UsageError, type Command } from "./command.js";
@@ -68,12 +68,16 @@ export function parseManifests(file: string, text: string): { docs: ParsedDoc[];
 export function validateDocuments(docs: ParsedDoc[]): Finding[] {
   const findings: Finding[] = [];
   const agents: { d: ParsedDoc; agent: Agent }[] = [];
+  const executions: { d: ParsedDoc; execution: Execution }[] = [];
   for (const d of docs) {
     const problems = [...validateManifest(d.value), ...regexWarnings(d.value)];
     findings.push(...problems.map((p) => ({ ...p, file: d.file, doc: d.doc })));
     // Cross-object rules need a well-formed Agent; a malformed one already has its errors.
     if (!problems.some((p) => p.severity === "error") && isMap(d.value) && d.value.kind === "Agent" && isMap(d.value.metadata) && isMap(d.value.spec ?? {})) {
       agents.push({ d, agent: d.value as unknown as Agent });
+    }
+    if (!problems.some((p) => p.severity === "error") && isMap(d.value) && d.value.kind === "Execution" && isMap(d.value.metadata)) {
+      executions.push({ d, execution: d.value as unknown as Execution });
     }
   }
   const byKey = new Map(agents.map(({ agent }) => [key(agent), agent]));
@@ -83,6 +87,14 @@ export function validateDocuments(docs: ParsedDoc[]): Finding[] {
       const severity = p.reason === "JudgeNotFound" ? "warning" : "error";
       const message = p.reason === "JudgeNotFound" ? `${p.message.replace(" in this namespace", " among the given manifests")} (fine if it is already deployed)` : p.message;
       findings.push({ file: d.file, doc: d.doc, path: p.path, message, severity });
+    }
+  }
+  for (const { d, execution } of executions) {
+    const ns = execution.metadata.namespace ?? "";
+    for (const p of crossValidateExecution(execution, (n) => byKey.get(`${ns}/${n}`))) {
+      const missing = p.reason === "AgentNotFound";
+      const message = missing ? `${p.message.replace(" in this namespace", " among the given manifests")} (fine if it is already deployed)` : p.message;
+      findings.push({ file: d.file, doc: d.doc, path: p.path, message, severity: missing ? "warning" : "error" });
     }
   }
   return findings;
