@@ -84,6 +84,11 @@ describe("DockerRuntime (real dockerd)", () => {
     expect(Date.now() - t0).toBeLessThan(15_000);
   });
 
+  it("a deadline beyond setTimeout's range does not fire at once", async () => {
+    const r = await (await runtime.start(node("far-deadline", "setTimeout(()=>console.log('done'),500)", { timeoutSeconds: 10 ** 9 }))).wait();
+    expect(r).toMatchObject({ exitCode: 0, stdout: "done\n", timedOut: false });
+  });
+
   it("stop() cancels a running workload and is idempotent", async () => {
     const h = await runtime.start(node("stoppable", "setTimeout(()=>{},60000)"));
     await Promise.all([h.stop(), h.stop()]);
