@@ -87,10 +87,19 @@ export class ToolCallService {
     return service;
   }
 
-  /** Stops taking proposals, lets running decides finish and reply, then stops following the stream. */
-  async stop(): Promise<void> {
+  /**
+   * Stops taking proposals, lets running decides finish and reply (for at most `graceMs`,
+   * default 30 s; a decide still running then is re-run by the next gate when the worker
+   * re-sends), then stops following the stream.
+   */
+  async stop(graceMs = 30_000): Promise<void> {
     this.sub?.unsubscribe();
-    await Promise.allSettled([...this.inFlight]);
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      Promise.allSettled([...this.inFlight]),
+      new Promise((r) => (timer = setTimeout(r, graceMs))),
+    ]);
+    clearTimeout(timer);
     await this.store?.close();
   }
 
@@ -114,9 +123,18 @@ export class ToolCallService {
     }
   }
 
+  // Keeps a handler's promise until it settles; a failure (e.g. replying on a connection
+  // that closed meanwhile) is logged, never an unhandled rejection.
   private track(p: Promise<unknown>): void {
-    this.inFlight.add(p);
-    void p.finally(() => this.inFlight.delete(p));
+    const settled: Promise<void> = p.then(
+      () => undefined,
+      (err: unknown) => {
+        this.stats.errors++;
+        this.options.logger?.error({ err }, "tool-call handler failed");
+      },
+    );
+    this.inFlight.add(settled);
+    void settled.then(() => this.inFlight.delete(settled));
   }
 
   private replyError(msg: Msg, reply: ToolCallErrorReply): void {
