@@ -255,7 +255,7 @@ export const runCommand: Command = {
       agent: manifests.worker,
       judges: manifests.judges,
       runtime,
-      ...(values.nats !== undefined ? { workerEnv: { NATS_URL: values.nats } } : {}),
+      ...(values.nats !== undefined ? { natsUrl: values.nats } : {}),
       onEvent: (e) => {
         view.add(e);
         if (stream !== undefined) {

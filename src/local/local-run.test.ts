@@ -75,7 +75,17 @@ describe("local run (in-memory runtime)", () => {
     expect(status?.score).toBe(0.9);
     const workers = runtime.started.filter((s) => s.image === "example/worker:dev");
     expect(workers.map((w) => w.name)).toEqual(["demo-i1", "demo-i2"]);
-    expect(workers[0]?.env).toMatchObject({ GAVEL_ITERATION: "1", GAVEL_FEEDBACK: "", GAVEL_TASK: "write result.json", GAVEL_INPUT: '{"n":3}' });
+    expect(workers[0]?.env).toMatchObject({
+      GAVEL_NAMESPACE: "default",
+      GAVEL_EXECUTION: "demo",
+      GAVEL_ITERATION: "1",
+      GAVEL_FEEDBACK: "",
+      GAVEL_TASK: "write result.json",
+      GAVEL_INPUT: '{"n":3}',
+      GAVEL_TOOLS: "[]",
+      GAVEL_MOUNTS: '[{"path":"/workspace","readOnly":false}]',
+      GAVEL_WORKSPACE: "/workspace",
+    });
     expect(workers[1]?.env?.GAVEL_FEEDBACK).toContain("Iteration 1 failed validator 1 (json_schema)");
     expect(workers[1]?.env?.GAVEL_FEEDBACK).toContain("must have required property 'answer'");
     expect(workers[0]).toMatchObject({ network: "allow", timeoutSeconds: 5, resources: { memoryBytes: 256 * 2 ** 20, nanoCpus: 5e8 } });

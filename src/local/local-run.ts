@@ -1,6 +1,7 @@
 // The local-mode driver: runs one Execution's outer loop against a WorkloadRuntime (Docker
 // in `gavel run`), with the state in memory. It performs the engine's actions (worker
 // containers, file reads, judge containers, stops) and feeds what it observes back.
+import { agentEnvironment } from "../agent/config.js";
 import type { Agent, Execution, JsonObject } from "../api/types.js";
 import { judgeOutcome, type JudgeOutcome } from "../engine/gradient.js";
 import { buildValidationPayload } from "../engine/judge-payload.js";
@@ -41,7 +42,9 @@ export interface LocalRunOptions {
   runtime: WorkloadRuntime;
   /** Called for every event, in order (the live tree; the NATS publisher). */
   onEvent?: (event: GavelEvent) => void;
-  /** Extra env for the worker (e.g. NATS_URL for the inner loop). */
+  /** NATS the worker proposes its tool calls on (the inner-loop gate), when one runs. */
+  natsUrl?: string;
+  /** Extra env for the worker. */
   workerEnv?: Record<string, string>;
   /** Reads the clock; tests may pin it. */
   now?: () => number;
@@ -197,10 +200,18 @@ export class LocalRun {
   private async startWorker(a: Extract<EngineAction, { type: "start_worker" }>): Promise<void> {
     const agent = this.opts.agent;
     const ws = this.workspace as Workspace;
+    // The worker runtime's env contract (src/agent/config.ts), plus GAVEL_WORKSPACE for
+    // plain scripts; feedback and input are always set so a script can read them blindly.
     const env: Record<string, string> = {
-      GAVEL_EXECUTION: this.opts.execution.metadata.name,
-      GAVEL_ITERATION: String(a.iteration),
-      GAVEL_TASK: agent.spec.task?.instruction ?? "",
+      ...agentEnvironment({
+        namespace: this.namespace,
+        execution: this.opts.execution.metadata.name,
+        iteration: a.iteration,
+        task: agent.spec.task?.instruction ?? "",
+        tools: agent.spec.tools ?? [],
+        mounts: ws.mounts.map((m) => ({ path: m.mountPath, readOnly: false })),
+        natsUrl: this.opts.natsUrl ?? "",
+      }),
       GAVEL_INPUT: JSON.stringify(this.opts.execution.spec.input ?? null),
       GAVEL_FEEDBACK: a.feedback ?? "",
       GAVEL_WORKSPACE: ws.mounts.map((m) => m.mountPath).join(":"),
