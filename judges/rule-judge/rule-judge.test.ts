@@ -159,3 +159,18 @@ describe("every verdict is accepted by the engine's parser", () => {
     expect(parsed.ok).toBe(true);
   });
 });
+
+describe("rule judge properties", () => {
+  it("any tool call gets a verdict in [0, 1] that the engine accepts", async () => {
+    const fc = await import("fast-check");
+    await fc.assert(
+      fc.asyncProperty(fc.string(), fc.dictionary(fc.string(), fc.jsonValue()), fc.string(), async (tool, args, task) => {
+        const v = await ruleJudge(call(tool, args, task), DEFAULT_CONFIG, noFiles);
+        expect(v.score).toBeGreaterThanOrEqual(0);
+        expect(v.score).toBeLessThanOrEqual(1);
+        expect(parseGradientResult(JSON.stringify(v)).ok).toBe(true);
+      }),
+      { numRuns: 200 },
+    );
+  });
+});

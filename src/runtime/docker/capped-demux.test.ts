@@ -72,3 +72,34 @@ describe("completeUtf8Length", () => {
     expect(completeUtf8Length(Buffer.alloc(0))).toBe(0);
   });
 });
+
+describe("CappedDemuxer properties", () => {
+  it("any frames cut at any points come out as the concatenation per stream, capped", async () => {
+    const fc = await import("fast-check");
+    fc.assert(
+      fc.property(
+        fc.array(fc.record({ type: fc.constantFrom(0, 1, 2), body: fc.uint8Array({ maxLength: 64 }) }), { maxLength: 20 }),
+        fc.array(fc.nat(), { maxLength: 10 }),
+        fc.integer({ min: 1, max: 300 }),
+        (frames, cuts, cap) => {
+          const raw = Buffer.concat(frames.map((f) => frame(f.type, Buffer.from(f.body))));
+          const points = [...new Set(cuts.map((c) => c % (raw.length + 1)))].sort((a, b) => a - b);
+          const d = new CappedDemuxer(cap);
+          let at = 0;
+          for (const p of [...points, raw.length]) {
+            d.write(raw.subarray(at, p));
+            at = p;
+          }
+          for (const type of [1, 2]) {
+            const all = Buffer.concat(frames.filter((f) => f.type === type).map((f) => Buffer.from(f.body)));
+            const got = type === 1 ? d.stdout : d.stderr;
+            expect(got.truncated).toBe(all.length > cap);
+            if (all.length <= cap) expect(got.text()).toBe(all.toString("utf8"));
+            else expect(got.text().endsWith(TRUNCATION_MARKER)).toBe(true);
+          }
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+});
