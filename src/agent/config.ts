@@ -92,6 +92,10 @@ function positive(env: Env, name: string, dflt: number, integer = false): number
 /** Reads and checks the configuration from an environment; throws ConfigError naming the variable. */
 export function readAgentConfig(env: Env): AgentConfig {
   const E = AGENT_ENV;
+  // Identity and the gate first: without them nothing else matters.
+  const namespace = required(env, E.namespace);
+  const execution = required(env, E.execution);
+  const natsUrl = required(env, E.natsUrl);
   const iteration = env[E.iteration] === undefined || env[E.iteration] === "" ? 1 : Number(env[E.iteration]);
   if (!Number.isInteger(iteration) || iteration < 0) throw new ConfigError(`${E.iteration} must be a non-negative integer`);
   const tools = json(env, E.tools) ?? [];
@@ -133,15 +137,15 @@ export function readAgentConfig(env: Env): AgentConfig {
   // Local mode passes "null" for an Execution without input.
   const input = (json(env, E.input) ?? undefined) as JsonValue | undefined;
   return {
-    namespace: required(env, E.namespace),
-    execution: required(env, E.execution),
+    namespace,
+    execution,
     iteration,
     task: env[E.task] ?? "",
     ...(input !== undefined ? { input } : {}),
     ...(feedback ? { feedback } : {}),
     tools: tools as ToolEntry[],
     mounts,
-    nats: { url: required(env, E.natsUrl), ...(creds ? { creds } : {}), ...(credsFile ? { credsFile } : {}) },
+    nats: { url: natsUrl, ...(creds ? { creds } : {}), ...(credsFile ? { credsFile } : {}) },
     model,
     maxTurns: positive(env, E.maxTurns, 50, true),
     gate: {

@@ -1,14 +1,44 @@
-// Copies the production dependency closure of the worker runtime out of node_modules, as
-// resolved in package-lock.json, so the agent image carries only what the agent imports.
-// Usage: node copy-deps.mjs <dir with package-lock.json and node_modules> <dest> <root>...
-import { cpSync, readFileSync } from "node:fs";
-import { join } from "node:path";
+// Copies the production dependency closure of the worker runtime out of node_modules, so
+// the agent image carries only what the agent imports: the packages are found by walking
+// the static imports of the compiled entry point, then resolved in package-lock.json.
+// Usage: node copy-deps.mjs <dir with package-lock.json and node_modules> <dest> <entry.js>
+import { cpSync, existsSync, readFileSync } from "node:fs";
+import { builtinModules } from "node:module";
+import { dirname, join, resolve as resolvePath } from "node:path";
 
-const [from, dest, ...roots] = process.argv.slice(2);
-if (!from || !dest || roots.length === 0) {
-  process.stderr.write("usage: copy-deps.mjs <from> <dest> <package>...\n");
+const [from, dest, entry] = process.argv.slice(2);
+if (!from || !dest || !entry) {
+  process.stderr.write("usage: copy-deps.mjs <from> <dest> <entry.js>\n");
   process.exit(2);
 }
+
+// The bare packages the entry point reaches through relative imports.
+function packagesImportedBy(file) {
+  const seen = new Set();
+  const packages = new Set();
+  const queue = [resolvePath(file)];
+  const specifier = /(?:^|[\s;}])(?:import|export)\s*(?:[^"'`;]*?\sfrom\s*)?["']([^"']+)["']|import\(\s*["']([^"']+)["']\s*\)/g;
+  while (queue.length > 0) {
+    const f = queue.pop();
+    if (seen.has(f)) continue;
+    seen.add(f);
+    const text = readFileSync(f, "utf8");
+    for (const m of text.matchAll(specifier)) {
+      const spec = m[1] ?? m[2];
+      if (spec.startsWith(".")) {
+        const target = resolvePath(dirname(f), spec);
+        if (!existsSync(target)) throw new Error(`${f} imports ${spec}, which does not exist`);
+        queue.push(target);
+      } else if (!spec.startsWith("node:") && !builtinModules.includes(spec.split("/")[0])) {
+        const parts = spec.split("/");
+        packages.add(spec.startsWith("@") ? `${parts[0]}/${parts[1]}` : parts[0]);
+      }
+    }
+  }
+  return [...packages].sort();
+}
+
+const roots = packagesImportedBy(entry);
 const packages = JSON.parse(readFileSync(join(from, "package-lock.json"), "utf8")).packages;
 
 // Node's resolution over lockfile paths: the nearest node_modules up from the dependent.
@@ -42,4 +72,4 @@ while (queue.length > 0) {
   }
 }
 for (const p of [...keep].sort()) cpSync(join(from, p), join(dest, p), { recursive: true, dereference: true });
-process.stdout.write(`${keep.size} packages: ${[...keep].map((p) => p.replace(/^.*node_modules\//, "")).sort().join(" ")}\n`);
+process.stdout.write(`imports ${roots.join(" ")}; ${keep.size} packages: ${[...keep].map((p) => p.replace(/^.*node_modules\//, "")).sort().join(" ")}\n`);
