@@ -4,5 +4,6 @@ import { suite as gradient } from "./gradient.js";
 import { suite as engine } from "./engine.js";
 import { suite as judgeOverhead } from "./judge-overhead.js";
 import { suite as gate } from "./gate.js";
+import { suite as guard } from "./guard.js";
 
-export const suites: BenchSuite[] = [gradient, engine, judgeOverhead, gate];
+export const suites: BenchSuite[] = [gradient, engine, judgeOverhead, gate, guard];

@@ -34,8 +34,12 @@ const NON_ASCII_RE = /[^\x00-\x7f]/;
 const PERCENT_RE = /%[0-9a-fA-F]{2}/;
 const ESCAPE_RE = /\\(?:x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4}|u\{[0-9a-fA-F]{1,6}\}|[0-7]{3})/;
 const ENTITY_RE = /&#(?:[0-9]{1,7}|x[0-9a-fA-F]{1,6});/;
+// One cheap test before the four decoders: most values are plain ASCII with no escapes.
+const ENCODED_RE = /[^\x00-\x7f]|%[0-9a-fA-F]{2}|\\[xu0-7]|&#/;
 const SHELL_SYNTAX_RE = /['"\\$`(){};|&<>\t\n\r]|\s\s|(?:^|[\s/])(?:rm|chmod)\s/;
 const PATH_SPLIT_RE = /[\s'"`=,:;|&<>(){}[\]]+/;
+const PLAIN_WORD_RE = /^[\w.-]*$/;
+const DOT_SEGMENT_RE = /(^|\/)\.\.?(\/|$)|\/\//;
 const BASE64_TOKEN_RE = /[A-Za-z0-9+/_-]{12,}={0,2}/g;
 const HEX_TOKEN_RE = /\b(?:[0-9a-fA-F]{2}){6,}\b/g;
 
@@ -80,6 +84,12 @@ function walk(v: JsonValue, ctx: Ctx): void {
 function addString(s: string, ctx: Ctx, depth: number): void {
   if (ctx.out.has(s) && depth === 0) return;
   ctx.out.add(s);
+  // A plain word (most keys, names, flags) has no path, shell syntax or escape to unfold;
+  // only a long one may still be an unpadded base64 or hex payload.
+  if (PLAIN_WORD_RE.test(s)) {
+    if (s.length >= 12 && depth < MAX_DECODE_DEPTH) for (const payload of encodedPayloads(s)) addString(payload, ctx, depth + 1);
+    return;
+  }
   const decoded = deobfuscate(s);
   if (decoded !== s) ctx.out.add(decoded);
   for (const base of decoded === s ? [s] : [s, decoded]) {
@@ -100,6 +110,7 @@ function addString(s: string, ctx: Ctx, depth: number): void {
 
 /** Undoes the encodings a model or an attacker may wrap text in: lookalikes, %XX, \xHH, &#NN;. */
 export function deobfuscate(s: string): string {
+  if (!ENCODED_RE.test(s)) return s;
   let t = s;
   if (NON_ASCII_RE.test(t)) {
     t = t.normalize("NFKC").replace(FORMAT_CHARS_RE, "").replace(CONFUSABLE_RE, (c) => CONFUSABLES[c] ?? c);
@@ -198,20 +209,26 @@ export function expandHome(s: string, home: string): string {
 /** A path as the kernel resolves it: `file://` dropped, `.`/`..`/`//` folded, relative made absolute. */
 export function normalisePath(p: string, cwd: string): string {
   const path = p.startsWith("file://") ? p.slice("file://".length) : p;
+  // Fast path: nothing to fold (no `.`/`..` segment, no `//`), the common case.
+  if (!DOT_SEGMENT_RE.test(path)) return path.startsWith("/") ? path : `${cwd}/${path}`;
   return path.startsWith("/") ? posix.normalize(path) : posix.resolve(cwd, path);
 }
 
 /** Printable texts hidden in base64 or hex tokens of s. */
 function encodedPayloads(s: string): string[] {
   const found: string[] = [];
-  for (const m of s.matchAll(BASE64_TOKEN_RE)) {
+  // Real base64 of text mixes upper and lower case or pads with "="; hex of text has digits.
+  const maybeBase64 = s.includes("=") || (/[A-Z]/.test(s) && /[a-z]/.test(s));
+  const maybeHex = /[0-9]/.test(s);
+  if (!maybeBase64 && !maybeHex) return found;
+  if (maybeBase64) for (const m of s.matchAll(BASE64_TOKEN_RE)) {
     const tok = m[0];
     // Plain words and lower-case paths also fit the alphabet; real base64 mixes case or pads.
     if (!tok.endsWith("=") && !(/[A-Z]/.test(tok) && /[a-z]/.test(tok))) continue;
     const text = printable(Buffer.from(tok, "base64"));
     if (text !== undefined) found.push(text);
   }
-  for (const m of s.matchAll(HEX_TOKEN_RE)) {
+  if (maybeHex) for (const m of s.matchAll(HEX_TOKEN_RE)) {
     const text = printable(Buffer.from(m[0], "hex"));
     if (text !== undefined) found.push(text);
   }

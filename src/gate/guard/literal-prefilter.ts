@@ -1,11 +1,303 @@
-// Which (pattern, text) pairs are worth running RE2 on. Placeholder: every pair.
+// A literal prefilter for RE2 patterns (the idea of RE2's FilteredRE2): from each pattern it
+// extracts strings one of which every match must contain, finds them in all texts at once with
+// an Aho-Corasick automaton, and runs RE2 only where they occur. A pattern without such a
+// required literal (e.g. `^.{500,}$`) runs on every text. Case is folded, so it only over-selects.
+
+/** A parsed pattern, reduced to what literal extraction needs. */
+type Node =
+  | { k: "lit"; s: string }
+  | { k: "any" }
+  | { k: "empty" }
+  | { k: "cat"; xs: Node[] }
+  | { k: "alt"; xs: Node[] }
+  | { k: "rep"; x: Node; min: number; max: number };
+
+const MAX_SET = 64;
+/** Alphabet of the automaton: ASCII folded to lower case, every other UTF-16 unit in one class. */
+const OTHER = 128;
+const CLASSES = 129;
+
+/** Folds one UTF-16 unit to its automaton class (RE2's case folding of k and s reaches K and ſ). */
+function classOf(c: number): number {
+  if (c < 128) return c >= 65 && c <= 90 ? c + 32 : c;
+  if (c === 0x212a) return 107;
+  if (c === 0x17f) return 115;
+  return OTHER;
+}
+
+class Parser {
+  private i = 0;
+  constructor(private readonly p: string) {}
+
+  parse(): Node {
+    const n = this.alt();
+    return this.i < this.p.length ? { k: "any" } : n;
+  }
+
+  private alt(): Node {
+    const xs = [this.cat()];
+    while (this.p[this.i] === "|") {
+      this.i++;
+      xs.push(this.cat());
+    }
+    return xs.length === 1 ? (xs[0] as Node) : { k: "alt", xs };
+  }
+
+  private cat(): Node {
+    const xs: Node[] = [];
+    while (this.i < this.p.length && this.p[this.i] !== "|" && this.p[this.i] !== ")") xs.push(this.repeat(this.atom()));
+    return { k: "cat", xs };
+  }
+
+  private repeat(x: Node): Node {
+    for (;;) {
+      const c = this.p[this.i];
+      let min: number;
+      let max: number;
+      if (c === "*" || c === "+" || c === "?") {
+        this.i++;
+        min = c === "+" ? 1 : 0;
+        max = c === "?" ? 1 : Infinity;
+      } else if (c === "{") {
+        const m = /^\{(\d+)(,(\d*))?\}/.exec(this.p.slice(this.i));
+        if (m === null) return x;
+        this.i += m[0].length;
+        min = Number(m[1]);
+        max = m[2] === undefined ? min : m[3] === "" || m[3] === undefined ? Infinity : Number(m[3]);
+      } else return x;
+      if (this.p[this.i] === "?") this.i++;
+      x = { k: "rep", x, min, max };
+    }
+  }
+
+  private atom(): Node {
+    const p = this.p;
+    const c = p[this.i] as string;
+    if (c === "(") {
+      this.i++;
+      if (p[this.i] === "?") {
+        // (?flags) sets flags; (?:...), (?flags:...), (?P<n>...), (?<n>...) group.
+        const m = /^\?(P?<[^>]*>|[a-zA-Z-]*:|[a-zA-Z-]*\))/.exec(p.slice(this.i));
+        if (m === null) return this.skipToEnd();
+        this.i += m[0].length;
+        if (m[0].endsWith(")")) return { k: "empty" };
+      }
+      const inner = this.alt();
+      if (p[this.i] === ")") this.i++;
+      return inner;
+    }
+    if (c === "[") return this.charClass();
+    this.i++;
+    if (c === "." ) return { k: "any" };
+    if (c === "^" || c === "$") return { k: "empty" };
+    if (c !== "\\") return { k: "lit", s: c };
+    const e = p[this.i++] ?? "";
+    if (e === "Q") {
+      const end = p.indexOf("\\E", this.i);
+      const s = p.slice(this.i, end < 0 ? p.length : end);
+      this.i = end < 0 ? p.length : end + 2;
+      return { k: "cat", xs: [...s].map((ch) => ({ k: "lit", s: ch }) as Node) };
+    }
+    if ("bBAz".includes(e)) return { k: "empty" };
+    if ("pP".includes(e)) {
+      if (p[this.i] === "{") this.i = Math.max(this.i, p.indexOf("}", this.i) + 1);
+      else this.i++;
+      return { k: "any" };
+    }
+    if (e === "x") {
+      const m = /^(\{([0-9a-fA-F]+)\}|([0-9a-fA-F]{2}))/.exec(p.slice(this.i));
+      if (m === null) return { k: "any" };
+      this.i += m[0].length;
+      return { k: "lit", s: String.fromCodePoint(parseInt(m[2] ?? m[3] ?? "0", 16)) };
+    }
+    const controls: Record<string, string> = { n: "\n", t: "\t", r: "\r", f: "\f", v: "\v", a: "\x07" };
+    if (controls[e] !== undefined) return { k: "lit", s: controls[e] };
+    if (/[0-9a-zA-Z]/.test(e)) return { k: "any" };
+    return { k: "lit", s: e };
+  }
+
+  private charClass(): Node {
+    const p = this.p;
+    this.i++;
+    if (p[this.i] === "^") this.i++;
+    if (p[this.i] === "]") this.i++;
+    while (this.i < p.length && p[this.i] !== "]") {
+      if (p[this.i] === "\\") this.i += 2;
+      else if (p.startsWith("[:", this.i)) this.i = Math.max(this.i + 1, p.indexOf(":]", this.i + 2) + 2);
+      else this.i++;
+    }
+    this.i++;
+    return { k: "any" };
+  }
+
+  private skipToEnd(): Node {
+    this.i = this.p.length;
+    return { k: "any" };
+  }
+}
+
+interface Info {
+  /** Every string the node can match, when few. */
+  exact?: string[];
+  /** Strings one of which every match contains. */
+  req?: string[];
+}
+
+const score = (set: string[]): number => Math.min(...set.map((s) => s.length));
+const fold = (s: string): string => [...s].map((ch) => (ch.length === 1 ? String.fromCharCode(classOf(ch.charCodeAt(0)) === OTHER ? ch.charCodeAt(0) : classOf(ch.charCodeAt(0))) : ch)).join("");
+
+function info(n: Node): Info {
+  switch (n.k) {
+    case "lit":
+      return { exact: [fold(n.s)] };
+    case "any":
+      return {};
+    case "empty":
+      return { exact: [""] };
+    case "rep": {
+      if (n.min === 0) return {};
+      const x = info(n.x);
+      if (n.min === 1 && n.max === 1) return x;
+      const r = x.exact ?? x.req;
+      return r === undefined ? {} : { req: r };
+    }
+    case "alt": {
+      const xs = n.xs.map(info);
+      if (xs.every((x) => x.exact !== undefined)) {
+        const u = [...new Set(xs.flatMap((x) => x.exact ?? []))];
+        return u.length <= MAX_SET ? { exact: u } : { req: u };
+      }
+      if (xs.every((x) => (x.exact ?? x.req) !== undefined)) return { req: [...new Set(xs.flatMap((x) => x.exact ?? x.req ?? []))] };
+      return {};
+    }
+    case "cat": {
+      const candidates: string[][] = [];
+      let cur: string[] | undefined = [""];
+      let allExact = true;
+      for (const child of n.xs.map(info)) {
+        if (child.exact !== undefined) {
+          if (cur !== undefined && cur.length * child.exact.length <= MAX_SET) {
+            const prev: string[] = cur;
+            cur = prev.flatMap((a) => (child.exact ?? []).map((b) => a + b));
+          } else {
+            if (cur !== undefined) candidates.push(cur);
+            allExact = false;
+            cur = child.exact;
+          }
+        } else {
+          allExact = false;
+          if (cur !== undefined) candidates.push(cur);
+          if (child.req !== undefined) candidates.push(child.req);
+          cur = undefined;
+        }
+      }
+      if (allExact && cur !== undefined) return { exact: [...new Set(cur)] };
+      if (cur !== undefined) candidates.push(cur);
+      const usable = candidates.filter((c) => c.length > 0 && !c.includes(""));
+      if (usable.length === 0) return {};
+      usable.sort((a, b) => score(b) - score(a) || a.length - b.length);
+      return { req: usable[0] as string[] };
+    }
+  }
+}
+
+/** The strings one of which every match of the pattern contains (case-folded), or undefined. */
+export function requiredLiterals(pattern: string): string[] | undefined {
+  let i: Info;
+  try {
+    i = info(new Parser(pattern).parse());
+  } catch {
+    return undefined;
+  }
+  const set = i.exact ?? i.req;
+  if (set === undefined || set.length === 0 || set.includes("")) return undefined;
+  return [...new Set(set)];
+}
+
 /** Chooses, per pattern, the texts that may match it. */
 export class LiteralPrefilter {
-  constructor(private readonly patterns: readonly string[]) {}
+  private readonly delta: Int32Array;
+  /** Per automaton state, the patterns whose literal ends there (after failure links). */
+  private readonly outputs: (number[] | undefined)[];
+  private readonly always: number[] = [];
 
-  /** For each pattern, the indices of the texts RE2 must search. */
-  candidates(texts: readonly string[]): number[][] {
-    const all = texts.map((_, i) => i);
-    return this.patterns.map(() => all);
+  constructor(patterns: readonly string[]) {
+    const goto: Map<number, number>[] = [new Map<number, number>()];
+    const out: number[][] = [[]];
+    patterns.forEach((pattern, id) => {
+      const lits = requiredLiterals(pattern);
+      if (lits === undefined) {
+        this.always.push(id);
+        return;
+      }
+      for (const lit of lits) {
+        let s = 0;
+        for (let k = 0; k < lit.length; k++) {
+          const c = classOf(lit.charCodeAt(k));
+          const row = goto[s] as Map<number, number>;
+          let next = row.get(c);
+          if (next === undefined) {
+            next = goto.length;
+            goto.push(new Map<number, number>());
+            out.push([]);
+            row.set(c, next);
+          }
+          s = next;
+        }
+        (out[s] as number[]).push(id);
+      }
+    });
+    // Breadth-first failure links, folded into a full transition table.
+    const n = goto.length;
+    const delta = new Int32Array(n * CLASSES);
+    const fail = new Int32Array(n);
+    const queue: number[] = [];
+    for (let c = 0; c < CLASSES; c++) {
+      const t = goto[0]?.get(c);
+      if (t !== undefined) {
+        delta[c] = t;
+        queue.push(t);
+      }
+    }
+    for (let qi = 0; qi < queue.length; qi++) {
+      const s = queue[qi] as number;
+      const f = fail[s] as number;
+      (out[s] as number[]).push(...(out[f] as number[]));
+      for (let c = 0; c < CLASSES; c++) {
+        const t = goto[s]?.get(c);
+        if (t !== undefined) {
+          fail[t] = delta[f * CLASSES + c] as number;
+          delta[s * CLASSES + c] = t;
+          queue.push(t);
+        } else delta[s * CLASSES + c] = delta[f * CLASSES + c] as number;
+      }
+    }
+    this.delta = delta;
+    this.outputs = out.map((o) => (o.length === 0 ? undefined : [...new Set(o)]));
+  }
+
+  /** The patterns worth running and, for each, the indices of the texts to run it on; by pattern index. */
+  candidates(texts: readonly string[]): [number, number[]][] {
+    const hits = new Map<number, number[]>();
+    const delta = this.delta;
+    for (let t = 0; t < texts.length; t++) {
+      const text = texts[t] as string;
+      let s = 0;
+      for (let i = 0; i < text.length; i++) {
+        s = delta[s * CLASSES + classOf(text.charCodeAt(i))] as number;
+        const o = this.outputs[s];
+        if (o === undefined) continue;
+        for (const id of o) {
+          const list = hits.get(id);
+          if (list === undefined) hits.set(id, [t]);
+          else if (list[list.length - 1] !== t) list.push(t);
+        }
+      }
+    }
+    if (this.always.length > 0) {
+      const all = texts.map((_, i) => i);
+      for (const id of this.always) hits.set(id, all);
+    }
+    return [...hits.entries()].sort((a, b) => a[0] - b[0]);
   }
 }

@@ -44,10 +44,7 @@ export class PatternSet {
   /** Index of the first pattern (in declaration order) matching any of the texts, or -1. */
   firstMatch(texts: readonly string[]): number {
     if (this.regexes.length === 0) return -1;
-    const candidates = this.prefilter.candidates(texts);
-    for (let i = 0; i < this.regexes.length; i++) {
-      const textIdx = candidates[i];
-      if (textIdx === undefined || textIdx.length === 0) continue;
+    for (const [i, textIdx] of this.prefilter.candidates(texts)) {
       const re = this.regexes[i] as RE2JS;
       for (const t of textIdx) if (re.matcher(texts[t] as string).find()) return i;
     }
@@ -58,10 +55,7 @@ export class PatternSet {
   allMatches(texts: readonly string[]): number[] {
     const out: number[] = [];
     if (this.regexes.length === 0) return out;
-    const candidates = this.prefilter.candidates(texts);
-    for (let i = 0; i < this.regexes.length; i++) {
-      const textIdx = candidates[i];
-      if (textIdx === undefined || textIdx.length === 0) continue;
+    for (const [i, textIdx] of this.prefilter.candidates(texts)) {
       const re = this.regexes[i] as RE2JS;
       for (const t of textIdx) {
         if (re.matcher(texts[t] as string).find()) {

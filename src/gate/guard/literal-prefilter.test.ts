@@ -1,0 +1,49 @@
+// The prefilter may over-select but must never skip a text that RE2 matches.
+import fc from "fast-check";
+import { RE2JS } from "re2js";
+import { describe, expect, it } from "vitest";
+import { DESTRUCTIVE_PATTERNS, FORBIDDEN_PATHS } from "./builtin-patterns.js";
+import { LiteralPrefilter, requiredLiterals } from "./literal-prefilter.js";
+
+describe("literal prefilter", () => {
+  it("extracts the literals every match must contain", () => {
+    expect(requiredLiterals(String.raw`\bforbidden_cmd_5\s+--[a-z]+`)).toEqual(["forbidden_cmd_5"]);
+    expect(requiredLiterals(String.raw`(?i)(DROP|TRUNCATE)\s+TABLE`)).toEqual(["table"]);
+    expect(requiredLiterals(String.raw`(^|/)\.ssh(/|$)`)?.sort()).toEqual([".ssh", ".ssh/", "/.ssh", "/.ssh/"]);
+    expect(requiredLiterals(String.raw`^/mnt/v-1(/|$)`)?.sort()).toEqual(["/mnt/v-1", "/mnt/v-1/"]);
+    expect(requiredLiterals("a*")).toBeUndefined();
+    expect(requiredLiterals("^.{500,}$")).toBeUndefined();
+    expect(requiredLiterals("x|.")).toBeUndefined();
+  });
+
+  const piece = fc.constantFrom("a", "b", "ab", "K", "s", ".", "\\s", "[ab]", "\\bab", "(a|b)", "(?i)a", "a*", "b+", "a?", "(ab){2}", "\\Qa.b\\E", "\\x61", "^", "$", "(?:a|)", "[^a]", "ſ");
+  const pattern = fc.array(piece, { minLength: 1, maxLength: 5 }).chain((ps) => fc.constantFrom(ps.join(""), ps.join("|"), `(${ps.join("")})+`));
+  const text = fc.array(fc.constantFrom("a", "b", "A", "B", "k", "K", "S", "s", "ſ", " ", ".", "x", "é"), { maxLength: 12 }).map((cs) => cs.join(""));
+
+  it("never skips a (pattern, text) pair that RE2 matches", () => {
+    fc.assert(
+      fc.property(fc.array(pattern, { minLength: 1, maxLength: 4 }), fc.array(text, { minLength: 1, maxLength: 4 }), (patterns, texts) => {
+        const pre = new Map(new LiteralPrefilter(patterns).candidates(texts));
+        patterns.forEach((p, i) => {
+          const re = RE2JS.compile(p);
+          texts.forEach((t, ti) => {
+            if (re.matcher(t).find()) expect(pre.get(i) ?? [], `${p} on ${JSON.stringify(t)}`).toContain(ti);
+          });
+        });
+      }),
+      { numRuns: 400 },
+    );
+  });
+
+  it("keeps every built-in pattern matchable", () => {
+    const all = [...DESTRUCTIVE_PATTERNS, ...FORBIDDEN_PATHS].map((p) => p.pattern);
+    const samples = ["rm -rf /", "DROP TABLE x", ":(){ :|:& };:", "curl x|sh", "169.254.169.254", "chmod 777 x", "mkfs", "dd if=x of=/dev/sda", "/root/.ssh/x", "/etc/passwd", "/proc/1", "/dev/sda", "~/.aws/credentials", "/var/run/secrets/x"];
+    const pre = new Map(new LiteralPrefilter(all).candidates(samples));
+    all.forEach((p, i) => {
+      const re = RE2JS.compile(p);
+      samples.forEach((t, ti) => {
+        if (re.matcher(t).find()) expect(pre.get(i) ?? [], p).toContain(ti);
+      });
+    });
+  });
+});
