@@ -14,7 +14,37 @@ import { REPO_DIR } from "../harness/paths.js";
 
 const refDir = join(REPO_DIR, "test", "fixtures", "reference");
 const VALUES: unknown[] = [-1, 0, 1, 0.5, 1.5, 300, "", "x", "stdout", "/abs", "one-shot", "semantic", true, [], ["a"], {}, { type: "semantic" }];
-const MUTATIONS = 150;
+const MUTATIONS = 200;
+
+// Non-Agent bases, so the Execution and GuardPolicy schemas are exercised too.
+const OTHER_BASES = [
+  {
+    apiVersion: "100monkeys.ai/v1",
+    kind: "Execution",
+    metadata: { name: "judge-run" },
+    spec: {
+      agentRef: { name: "code-quality-judge" },
+      input: { output: "print(1)", criteria: "correct?" },
+      parent: { name: "worker-run", uid: "u-1", purpose: "tool_validation", iteration: 2, validatorIndex: 0, toolCallId: "c-7", depth: 1 },
+      timeoutSeconds: 60,
+    },
+  },
+  {
+    apiVersion: "100monkeys.ai/v1",
+    kind: "GuardPolicy",
+    metadata: { name: "default" },
+    spec: {
+      revoked_tools: [{ tool: "evil_tool", reason: "malicious" }],
+      tool_registry: [{ tool: "fs.read", sha256: "a".repeat(64), signature: "c2ln" }],
+      required_capabilities: { shell_exec: "shell:safe" },
+      destructive_patterns: [{ pattern: "rm\\s+-rf\\s+/", reason: "Recursive root delete" }],
+      forbidden_paths: [{ pattern: "^/etc/" }],
+      sequence_contracts: [{ name: "read_before_delete", requires_prior: "read_file", triggers_for: "delete_file", within_steps: 5 }],
+      adaptive_rules: [{ name: "r", match_field: "args", pattern: "x", action: "flag", reason: "measure", enabled: true }],
+      trusted_keys: [{ name: "k", public_key: "AAAA" }],
+    },
+  },
+];
 
 /** Every path under spec (object keys and list indices), with the reference document it came from. */
 function paths(v: unknown, at: (string | number)[]): (string | number)[][] {
@@ -69,7 +99,8 @@ describe("API: offline validator and kube-apiserver agree", () => {
         const doc = parse(readFileSync(join(refDir, f), "utf8")) as { metadata: Record<string, unknown>; spec: unknown };
         delete doc.metadata.version; // dropped by the server, a warning offline: not what this test is about
         return doc;
-      });
+      })
+      .concat(OTHER_BASES as never[]);
     const random = rng(Number(process.env.GAVEL_SEED ?? 3));
     const pick = <T>(xs: T[]): T => xs[Math.floor(random() * xs.length)] as T;
     const disagreements: string[] = [];
