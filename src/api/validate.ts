@@ -189,6 +189,19 @@ const OBJECT_META_FIELDS = new Set([
   "selfLink",
 ]);
 const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+const LABEL_NAME = /^[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/;
+
+/** Kubernetes' label rules: [prefix/]name, name and value at most 63 of [A-Za-z0-9-_.], alphanumeric at both ends. */
+function labelProblem(key: string, value: string): string | undefined {
+  const slash = key.lastIndexOf("/");
+  const prefix = slash >= 0 ? key.slice(0, slash) : undefined;
+  const name = slash >= 0 ? key.slice(slash + 1) : key;
+  if (!LABEL_NAME.test(name) || (prefix !== undefined && (prefix.length > 253 || !DNS_SUBDOMAIN.test(prefix)))) {
+    return "invalid label key: [prefix/]name, the name at most 63 characters of A-Z a-z 0-9 - _ . starting and ending alphanumeric";
+  }
+  if (value !== "" && !LABEL_NAME.test(value)) return "invalid label value: at most 63 characters of A-Z a-z 0-9 - _ . starting and ending alphanumeric";
+  return undefined;
+}
 
 function metadataProblems(meta: unknown): Problem[] {
   if (!isMap(meta)) return [{ path: "metadata", message: "required: metadata with a name", severity: "error" }];
@@ -205,6 +218,10 @@ function metadataProblems(meta: unknown): Problem[] {
     else {
       for (const [k, v] of Object.entries(m)) {
         if (typeof v !== "string") out.push({ path: `metadata.${field}.${k}`, message: `must be a string (quote it: "${String(v)}")`, severity: "error" });
+        else if (field === "labels") {
+          const problem = labelProblem(k, v);
+          if (problem !== undefined) out.push({ path: `metadata.labels.${k}`, message: problem, severity: "error" });
+        }
       }
     }
   }
