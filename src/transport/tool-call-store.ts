@@ -32,7 +32,10 @@ export interface StoredDecision {
 }
 
 export interface DecisionStoreOptions {
-  /** How long decisions are kept (and answerable after a restart); default 1 hour. */
+  /**
+   * How long decisions are kept (and answerable after a restart); default 15 minutes, well
+   * past a worker's total wait for one decision (330 s), so a start-up replay stays short.
+   */
   maxAgeSeconds?: number;
   /** How long a re-sent store of the same call is de-duplicated; default 2 minutes. */
   duplicateWindowSeconds?: number;
@@ -51,7 +54,7 @@ export interface DecisionStoreOptions {
 /** Creates the decision stream, or updates it to these settings; safe to call from every gate. */
 export async function ensureDecisionStream(nc: NatsConnection, options: DecisionStoreOptions = {}): Promise<void> {
   const jsm = await jetstreamManager(nc);
-  const maxAge = options.maxAgeSeconds ?? 3600;
+  const maxAge = options.maxAgeSeconds ?? 900;
   const config = {
     name: DECISION_STREAM,
     subjects: [`${DECISION_SUBJECT_PREFIX}.>`],
