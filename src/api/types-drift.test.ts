@@ -15,6 +15,11 @@ function membersOf<U extends string>(k: Record<U, true>): string[] {
   return Object.keys(k).sort();
 }
 type AllKeys<U> = U extends unknown ? keyof U : never;
+type RequiredKeys<O> = { [K in keyof O]-?: object extends Pick<O, K> ? never : K }[keyof O];
+/** Exactly the non-optional keys of O. */
+function requiredOf<O>(k: { [P in RequiredKeys<O>]: true }): string[] {
+  return Object.keys(k).sort();
+}
 type Item<A> = A extends readonly (infer I)[] ? I : never;
 
 function root(crd: CrdDocument): SchemaNode {
@@ -181,5 +186,39 @@ describe("types.ts matches the CRD schemas", () => {
     ["network mode", (at(agent, "spec.security.network.mode").enum ?? []).map(String).sort(), membersOf<NonNullable<NonNullable<T.SecuritySpec["network"]>["mode"]>>({ none: true, allow: true })],
   ])("enum %s", (_name, schemaValues, typeValues) => {
     expect(schemaValues).toEqual(typeValues);
+  });
+
+  // The server must never refuse what the types allow: every field the schema requires is
+  // required in the type too (the type may require more, e.g. a Condition's reason).
+  it.each([
+    ["tool_validation entry", at(agent, "spec.execution.tool_validation.[]"), requiredOf<T.SemanticValidatorSpec>({ type: true, judge_agent: true })],
+    ["volume", at(agent, "spec.volumes.[]"), requiredOf<T.VolumeSpec>({ name: true, mount_path: true })],
+    ["condition", at(agent, "status.conditions.[]"), requiredOf<T.Condition>({ type: true, status: true, reason: true, message: true, lastTransitionTime: true })],
+    ["Execution spec", at(execution, "spec"), requiredOf<T.ExecutionObjectSpec>({ agentRef: true })],
+    ["Execution parent", at(execution, "spec.parent"), requiredOf<T.ParentRef>({ name: true, uid: true, purpose: true, iteration: true, validatorIndex: true })],
+    ["iteration record", at(execution, "status.iterations.[]"), requiredOf<T.IterationRecord>({ number: true, phase: true })],
+    [
+      "validator record",
+      at(execution, "status.iterations.[].validators.[]"),
+      requiredOf<T.ValidatorRecord>({ index: true, type: true, passed: true, score: true, confidence: true, reasoning: true }),
+    ],
+    ["child ref", at(execution, "status.children.[]"), requiredOf<T.ChildRef>({ name: true, purpose: true, iteration: true, validatorIndex: true, judge: true })],
+    ["verdict", at(execution, "status.verdict"), requiredOf<T.GradientResult>({ score: true, confidence: true, reasoning: true })],
+    ["signal", at(execution, "status.verdict.signals.[]"), requiredOf<T.Signal>({ category: true, score: true, message: true })],
+    ["revoked tool", at(guard, "spec.revoked_tools.[]"), requiredOf<Item<T.GuardPolicySpec["revoked_tools"]>>({ tool: true, reason: true })],
+    ["registered tool", at(guard, "spec.tool_registry.[]"), requiredOf<Item<T.GuardPolicySpec["tool_registry"]>>({ tool: true, sha256: true })],
+    [
+      "sequence contract",
+      at(guard, "spec.sequence_contracts.[]"),
+      requiredOf<Item<T.GuardPolicySpec["sequence_contracts"]>>({ name: true, requires_prior: true, triggers_for: true }),
+    ],
+    [
+      "adaptive rule",
+      at(guard, "spec.adaptive_rules.[]"),
+      requiredOf<Item<T.GuardPolicySpec["adaptive_rules"]>>({ name: true, match_field: true, pattern: true, action: true, reason: true }),
+    ],
+    ["trusted key", at(guard, "spec.trusted_keys.[]"), requiredOf<Item<T.GuardPolicySpec["trusted_keys"]>>({ name: true, public_key: true })],
+  ])("required fields of %s are required in the type", (_name, node, typeRequired) => {
+    for (const field of node.required ?? []) expect(typeRequired).toContain(field);
   });
 });
