@@ -11,7 +11,9 @@ import { withDefaults } from "../api/defaults.js";
 import type { Agent, Execution, JsonValue } from "../api/types.js";
 import { API_VERSION } from "../api/types.js";
 import { DockerRuntime } from "../runtime/docker/docker-runtime.js";
+import { startLocalGate, type LocalGate } from "../local/local-gate.js";
 import { LocalRun, type LocalRunResult } from "../local/local-run.js";
+import { startNats, type NatsServer } from "../transport/nats-server.js";
 import { EventStream, type GavelEvent } from "../transport/event-stream.js";
 import { ExitCode, UsageError, type Command, type CommandIO } from "./command.js";
 import { applyEvent, emptyTree, renderTree, type ExecutionTree } from "./tree.js";
@@ -176,7 +178,11 @@ export function plainLine(e: GavelEvent): string {
     case "validator.result":
       return `iteration ${s("iteration")} validator ${s("index")} ${s("type")} ${d.passed === true ? "passed" : "failed"} score ${n("score")} confidence ${n("confidence")}${d.passed === true ? "" : `: ${s("reasoning").replace(/\s+/g, " ").slice(0, 300)}`}`;
     case "judge.spawned":
-      return `iteration ${s("iteration")} validator ${s("index")} judge ${s("judge")} started as ${s("child")}`;
+      return d.purpose === "tool_validation"
+        ? `iteration ${s("iteration")} tool call ${s("step")} judge ${s("judge")} started as ${s("child")}`
+        : `iteration ${s("iteration")} validator ${s("index")} judge ${s("judge")} started as ${s("child")}`;
+    case "toolcall.decision":
+      return `iteration ${s("iteration")} tool call ${s("step")} ${s("tool")} ${d.allowed === true ? "allowed" : `blocked by ${s("blocked_by")}${d.check !== undefined ? ` (${s("check")})` : ""}`}: ${s("reason")}`;
     case "judge.finished":
       return `judge ${s("judge")} (${s("child")}) ${d.rejection !== undefined ? `rejected: ${s("rejection")}` : `score ${n("score")} confidence ${n("confidence")}`}`;
     case "iteration.finished":
@@ -245,9 +251,19 @@ export const runCommand: Command = {
     let nc: NatsConnection | undefined;
     let publishing: Promise<unknown> = Promise.resolve();
     let stream: EventStream | undefined;
-    if (values.nats !== undefined) {
-      nc = await connect({ servers: values.nats });
-      stream = await EventStream.open(nc);
+    let ownNats: NatsServer | undefined;
+    // A worker with tools proposes each call to the gate over NATS: without --nats, local
+    // mode starts its own nats-server on loopback for the run.
+    const needsGate = (manifests.worker.spec.tools ?? []).length > 0;
+    let natsUrl = values.nats;
+    if (natsUrl === undefined && needsGate) {
+      ownNats = await startNats();
+      natsUrl = ownNats.url;
+    }
+    if (natsUrl !== undefined) nc = await connect({ servers: natsUrl });
+    if (values.nats !== undefined && nc !== undefined) stream = await EventStream.open(nc);
+    if (needsGate && manifests.worker.spec.security?.network?.mode === "none") {
+      io.stderr.write("gavel run: warning: the worker has tools but security.network.mode none, so it cannot reach the gate on NATS\n");
     }
     const runtime = new DockerRuntime({ ...(dockerSocket(io.env) !== undefined ? { socketPath: dockerSocket(io.env) } : {}) });
     const run = new LocalRun({
@@ -255,7 +271,7 @@ export const runCommand: Command = {
       agent: manifests.worker,
       judges: manifests.judges,
       runtime,
-      ...(values.nats !== undefined ? { natsUrl: values.nats } : {}),
+      ...(natsUrl !== undefined ? { natsUrl } : {}),
       onEvent: (e) => {
         view.add(e);
         if (stream !== undefined) {
@@ -269,15 +285,19 @@ export const runCommand: Command = {
     process.once("SIGINT", onSignal);
     process.once("SIGTERM", onSignal);
     let result: LocalRunResult;
+    let gate: LocalGate | undefined;
     try {
+      if (needsGate && nc !== undefined) gate = await startLocalGate(nc, manifests.worker, run);
       result = await run.run();
     } finally {
+      await gate?.stop();
       view.end();
       process.off("SIGINT", onSignal);
       process.off("SIGTERM", onSignal);
       await runtime.close();
       await publishing;
       await nc?.close();
+      await ownNats?.stop();
     }
     if (values.output === "json") io.stdout.write(`${JSON.stringify(result.execution, null, 2)}\n`);
     else io.stdout.write(`\n${summary(result)}`);

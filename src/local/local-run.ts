@@ -2,9 +2,13 @@
 // in `gavel run`), with the state in memory. It performs the engine's actions (worker
 // containers, file reads, judge containers, stops) and feeds what it observes back.
 import { agentEnvironment } from "../agent/config.js";
-import type { Agent, Execution, JsonObject } from "../api/types.js";
+import type { ToolCallProposal } from "../api/protocol.js";
+import type { Agent, Execution, JsonObject, SemanticValidatorSpec } from "../api/types.js";
+import type { JudgeRunResult } from "../gate/gate.js";
+import { judgeTimeoutSeconds } from "../engine/durations.js";
+import { judgeChildName, workerName } from "../engine/child-names.js";
 import { judgeOutcome, type JudgeOutcome } from "../engine/gradient.js";
-import { buildValidationPayload } from "../engine/judge-payload.js";
+import { buildToolCallPayload, buildValidationPayload } from "../engine/judge-payload.js";
 import {
   decide,
   initialState,
@@ -192,6 +196,79 @@ export class LocalRun {
     this.opts.onEvent?.({ id, time: new Date(this.now()).toISOString(), namespace: this.namespace, root: name, execution, type, data });
   }
   private seq = 0;
+
+  /** Publishes an event of this run (the local gate reports its decisions through here). */
+  publish(type: string, data: Record<string, unknown>): void {
+    this.emit(type, data);
+  }
+
+  /**
+   * Runs one tool_validation judge for a proposed call as a judge container (the gate's
+   * JudgeRunner): the reference tool-judge payload, read-only mounts, the judge's network.
+   */
+  async runToolJudge(entry: SemanticValidatorSpec, proposal: ToolCallProposal, violations: readonly string[], index: number): Promise<JudgeRunResult> {
+    const judge = this.opts.judges.get(entry.judge_agent);
+    // `<exec>-i<N>-t<entry>-s<step>-<judge>`: unique per tool call, distinct from validation children.
+    const worker = workerName(this.opts.execution.metadata.name, proposal.iteration);
+    const judgeSuffix = judgeChildName(this.opts.execution.metadata.name, proposal.iteration, index, entry.judge_agent).slice(`${worker}-v${index}-`.length);
+    const child = `${worker}-t${index}-s${proposal.step}-${judgeSuffix}`;
+    this.emit("judge.spawned", { child, judge: entry.judge_agent, iteration: proposal.iteration, step: proposal.step, purpose: "tool_validation" });
+    const finish = (r: Omit<JudgeRunResult, "child">): JudgeRunResult => {
+      this.emit("judge.finished", {
+        child,
+        judge: entry.judge_agent,
+        ...(r.result !== undefined ? { score: r.result.score, confidence: r.result.confidence } : { rejection: r.rejection }),
+      });
+      return { ...r, child };
+    };
+    if (judge === undefined) return finish({ rejection: "failed", detail: `judge agent "${entry.judge_agent}" is not known` });
+    const image = judge.spec.runtime?.image;
+    if (image === undefined) return finish({ rejection: "failed", detail: `judge ${entry.judge_agent} names no image (spec.runtime.image)` });
+    const ws = this.workspace as Workspace;
+    let input: string;
+    try {
+      input = JSON.stringify(
+        buildToolCallPayload({
+          judge,
+          validator: entry,
+          ...(this.opts.agent.spec.task?.instruction !== undefined ? { task: this.opts.agent.spec.task.instruction } : {}),
+          proposal,
+          availableTools: (this.opts.agent.spec.tools ?? []).map((t) => (typeof t === "string" ? t : t.name)),
+          workerMounts: ws.mounts.map((m) => m.mountPath),
+          policyViolations: [...violations],
+        }),
+      );
+    } catch (err) {
+      return finish({ rejection: "failed", detail: err instanceof Error ? err.message : String(err) });
+    }
+    try {
+      const handle = await this.opts.runtime.start({
+        name: child,
+        image,
+        env: { ...(Buffer.byteLength(input) <= ENV_PAYLOAD_LIMIT ? { GAVEL_INPUT: input } : {}), GAVEL_EXECUTION: child },
+        stdin: input,
+        mounts: ws.readOnly(),
+        network: judge.spec.security?.network?.mode === "allow" ? "allow" : "none",
+        resources: this.resources(judge),
+        timeoutSeconds: judgeTimeoutSeconds(entry, judge),
+        labels: { "gavel.dev/execution": child, "gavel.dev/parent": this.opts.execution.metadata.name },
+      });
+      this.handles.set(child, handle);
+      const r = await handle.wait();
+      this.handles.delete(child);
+      const validation = judge.spec.execution?.validation;
+      const outcome = judgeOutcome({
+        exitCode: r.exitCode,
+        stdout: r.stdout,
+        timedOut: r.timedOut,
+        cancelled: r.cancelled,
+        ...(validation !== undefined && !Array.isArray(validation) ? { validation } : {}),
+      });
+      return finish(outcome.ok ? { result: outcome.result } : { rejection: outcome.rejection, detail: outcome.detail });
+    } catch (err) {
+      return finish({ rejection: "failed", detail: `the judge could not be started: ${err instanceof Error ? err.message : String(err)}` });
+    }
+  }
 
   private image(agent: Agent, fallback: string): string {
     return agent.spec.runtime?.image ?? fallback;
