@@ -151,6 +151,53 @@ describe("worker runtime (real process, real NATS in JWT mode)", () => {
     await service.stop();
   });
 
+  it("a judge that times out: the worker re-sends while it waits, gets one rejection, and finishes its task", async () => {
+    let writes = 0;
+    const service = await ToolCallService.start(gateNc, {
+      decide: async (p) => {
+        if (p.tool !== "fs.write") return { toolCallId: p.toolCallId, allowed: true, blocked_by: "none", reason: "ok", guard: { approved: true }, skippedJudges: true, judges: [], latencyMs: 0 };
+        writes++;
+        await new Promise((r) => setTimeout(r, 1500)); // the judge's deadline passes
+        return {
+          toolCallId: p.toolCallId,
+          allowed: false,
+          blocked_by: "judge",
+          reason: "judge security-judge timed out",
+          guard: { approved: true },
+          skippedJudges: false,
+          judges: [{ judge: "security-judge", child: "slow-tj-1", passed: false, rejection: "timed_out" }],
+          latencyMs: 1500,
+        };
+      },
+    });
+    const ws = await workspace("slowjudge");
+    const env = agentEnvironment({
+      namespace: "team",
+      execution: "slow-judge",
+      iteration: 1,
+      tools: ["fs.read", "fs.write"],
+      mounts: [{ path: ws, readOnly: false }],
+      natsUrl: server.url,
+      natsCreds: issueWorkerCredentials(trust, "team", "slow-judge").creds,
+    });
+    const r = await runAgent({
+      ...env,
+      GAVEL_GATE_ATTEMPT_SECONDS: "0.2",
+      GAVEL_SCRIPT: `
+- tool_calls: [{tool: fs.write, args: {path: "${ws}/out.txt", content: "x"}}]
+- tool_calls: [{tool: fs.read, args: {path: "${ws}/input.txt"}}]
+- final: "read the input instead"
+`,
+    });
+    expect(r.code).toBe(0);
+    expect(r.stdout).toBe("read the input instead\n");
+    expect(writes).toBe(1);
+    expect(service.stats.decides).toBe(2);
+    expect(service.stats.fromInFlight).toBeGreaterThanOrEqual(1);
+    await expect(readFile(join(ws, "out.txt"))).rejects.toThrow(/ENOENT/);
+    await service.stop();
+  });
+
   it("exits 1 with a clear error when no gate answers before the deadline, having run nothing", async () => {
     const ws = await workspace("nogate");
     const env = agentEnvironment({
