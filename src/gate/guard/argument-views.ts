@@ -67,7 +67,7 @@ function walk(v: JsonValue, ctx: Ctx): void {
       if (typeof item === "string") strings.push(item);
     }
     // An argv array is a command too: vaglio joins a list-valued command with spaces.
-    if (strings.length > 1 && strings.length === v.length) addString(strings.join(" "), ctx, 0);
+    if (strings.length > 1 && strings.length === v.length) addJoined(strings.join(" "), ctx);
   } else if (v !== null && typeof v === "object") {
     const words: string[] = [];
     for (const [k, item] of Object.entries(v)) {
@@ -77,8 +77,20 @@ function walk(v: JsonValue, ctx: Ctx): void {
       else if (Array.isArray(item) && item.every((x) => typeof x === "string")) words.push(...item);
     }
     // A command split into fields ({cmd: "rm", args: ["-rf", "/"]}) is read as one line too.
-    if (words.length > 1) addString(words.join(" "), ctx, 0);
+    if (words.length > 1) addJoined(words.join(" "), ctx);
   }
+}
+
+/**
+ * A line joined from several values: its words, paths and payloads were already viewed one by
+ * one, so only what spans the values (a command and its flags) is new.
+ */
+function addJoined(s: string, ctx: Ctx): void {
+  if (ctx.out.has(s)) return;
+  ctx.out.add(s);
+  const decoded = deobfuscate(s);
+  if (decoded !== s) ctx.out.add(decoded);
+  if (SHELL_SYNTAX_RE.test(decoded)) ctx.out.add(shellNormalise(decoded));
 }
 
 function addString(s: string, ctx: Ctx, depth: number): void {

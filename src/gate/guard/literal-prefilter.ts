@@ -13,6 +13,7 @@ type Node =
   | { k: "rep"; x: Node; min: number; max: number };
 
 const MAX_SET = 64;
+const NO_CANDIDATES: readonly [number, number[]][] = Object.freeze([]);
 /** Alphabet of the automaton: ASCII folded to lower case, every other UTF-16 unit in one class. */
 const OTHER = 128;
 const CLASSES = 129;
@@ -277,8 +278,8 @@ export class LiteralPrefilter {
   }
 
   /** The patterns worth running and, for each, the indices of the texts to run it on; by pattern index. */
-  candidates(texts: readonly string[]): [number, number[]][] {
-    const hits = new Map<number, number[]>();
+  candidates(texts: readonly string[]): readonly [number, number[]][] {
+    let hits: Map<number, number[]> | undefined;
     const delta = this.delta;
     for (let t = 0; t < texts.length; t++) {
       const text = texts[t] as string;
@@ -287,6 +288,7 @@ export class LiteralPrefilter {
         s = delta[s * CLASSES + classOf(text.charCodeAt(i))] as number;
         const o = this.outputs[s];
         if (o === undefined) continue;
+        hits ??= new Map<number, number[]>();
         for (const id of o) {
           const list = hits.get(id);
           if (list === undefined) hits.set(id, [t]);
@@ -295,9 +297,12 @@ export class LiteralPrefilter {
       }
     }
     if (this.always.length > 0) {
+      hits ??= new Map<number, number[]>();
       const all = texts.map((_, i) => i);
       for (const id of this.always) hits.set(id, all);
     }
+    // The common case, nothing to run, allocates nothing more.
+    if (hits === undefined) return NO_CANDIDATES;
     return [...hits.entries()].sort((a, b) => a[0] - b[0]);
   }
 }
