@@ -3,6 +3,7 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseAllDocuments } from "yaml";
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { validateManifest, withSchemaDefaults, pointerToPath } from "./validate.js";
 
@@ -64,5 +65,23 @@ describe("validateManifest", () => {
   it("turns JSON pointers into field paths", () => {
     expect(pointerToPath("/spec/tools/0/name")).toBe("spec.tools[0].name");
     expect(pointerToPath("")).toBe("");
+  });
+
+  it("never throws, whatever the document holds", () => {
+    const json = fc.jsonValue({ maxDepth: 4 });
+    fc.assert(
+      fc.property(fc.constantFrom("Agent", "Execution", "GuardPolicy"), json, json, (kind, spec, status) => {
+        const problems = validateManifest({ apiVersion: "100monkeys.ai/v1", kind, metadata: { name: "x" }, spec, status });
+        expect(Array.isArray(problems)).toBe(true);
+      }),
+      { numRuns: 300 },
+    );
+    fc.assert(
+      fc.property(json, (execution) => {
+        validateManifest(agent({ execution, tools: [execution], volumes: [execution] }));
+        validateManifest(agent({ execution: { validation: [execution, { type: "multi_judge", judges: execution }], tool_validation: [execution] } }));
+      }),
+      { numRuns: 300 },
+    );
   });
 });
