@@ -230,8 +230,8 @@ function metadataProblems(meta: unknown): Problem[] {
       out.push({
         path: `metadata.${k}`,
         message:
-          `not a Kubernetes metadata field: the API server drops it (kubectl's default strict validation refuses it; ` +
-          `apply with kubectl apply --server-side --validate=warn)${k === "version" ? "; put a version in metadata.labels if you need it" : ""}`,
+          `not a Kubernetes metadata field: the API server drops it (strict validation and server-side apply refuse it; ` +
+          `apply with client-side kubectl apply --validate=warn)${k === "version" ? "; put a version in metadata.labels if you need it" : ""}`,
         severity: "warning",
       });
     }
