@@ -181,6 +181,8 @@ export function plainLine(e: GavelEvent): string {
       return d.purpose === "tool_validation"
         ? `iteration ${s("iteration")} tool call ${s("step")} judge ${s("judge")} started as ${s("child")}`
         : `iteration ${s("iteration")} validator ${s("index")} judge ${s("judge")} started as ${s("child")}`;
+    case "toolcall.proposed":
+      return `iteration ${s("iteration")} tool call ${s("step")} ${s("tool")} proposed`;
     case "toolcall.decision":
       return `iteration ${s("iteration")} tool call ${s("step")} ${s("tool")} ${d.allowed === true ? "allowed" : `blocked by ${s("blocked_by")}${d.check !== undefined ? ` (${s("check")})` : ""}`}: ${s("reason")}`;
     case "judge.finished":

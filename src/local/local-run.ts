@@ -74,6 +74,7 @@ export class LocalRun {
   private workspace: Workspace | undefined;
   private wake: (() => void) | undefined;
   private dirty = false;
+  private readonly proposedCalls = new Set<string>();
   private fatal: Error | undefined;
   private readonly now: () => number;
   private readonly namespace: string;
@@ -212,6 +213,12 @@ export class LocalRun {
     const worker = workerName(this.opts.execution.metadata.name, proposal.iteration);
     const judgeSuffix = judgeChildName(this.opts.execution.metadata.name, proposal.iteration, index, entry.judge_agent).slice(`${worker}-v${index}-`.length);
     const child = `${worker}-t${index}-s${proposal.step}-${judgeSuffix}`;
+    // The tree hangs tool judges under their call, so the call is shown before its decision.
+    const callKey = `${proposal.iteration}/${proposal.step}`;
+    if (!this.proposedCalls.has(callKey)) {
+      this.proposedCalls.add(callKey);
+      this.emit("toolcall.proposed", { iteration: proposal.iteration, step: proposal.step, tool: proposal.tool });
+    }
     this.emit("judge.spawned", { child, judge: entry.judge_agent, iteration: proposal.iteration, step: proposal.step, purpose: "tool_validation" });
     const finish = (r: Omit<JudgeRunResult, "child">): JudgeRunResult => {
       this.emit("judge.finished", {

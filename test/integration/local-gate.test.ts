@@ -68,5 +68,6 @@ describe("gavel run with tools: the inner-loop gate in local mode (real Docker, 
     expect(r.stderr).toMatch(/tool call 1 fs\.write allowed/);
     expect(r.stderr).toMatch(/tool call 2 cmd\.run blocked by guard \(destructive_pattern\)/);
     expect(r.stderr).toMatch(/tool call 1 judge rule-judge started as \S+-i1-t0-s1-rule-judge/);
+    expect(r.stderr).toMatch(/tool call 1 fs\.write proposed/);
   });
 });
