@@ -36,7 +36,12 @@ const ESCAPE_RE = /\\(?:x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4}|u\{[0-9a-fA-F]{1,6}\}|[0
 const ENTITY_RE = /&#(?:[0-9]{1,7}|x[0-9a-fA-F]{1,6});/;
 // One cheap test before the four decoders: most values are plain ASCII with no escapes.
 const ENCODED_RE = /[^\x00-\x7f]|%[0-9a-fA-F]{2}|\\[xu0-7]|&#/;
-const SHELL_SYNTAX_RE = /['"\\$`(){};|&<>\t\n\r]|\s\s|(?:^|[\s/])(?:rm|chmod)\s/;
+const SHELL_CHARS_RE = /['"\\$`(){};|&<>\t\n\r]/;
+const SHELL_WORDS_RE = /\b(?:rm|chmod)\s/;
+/** Whether a text has anything shellNormalise would change (three cheap scans, not one slow alternation). */
+function hasShellSyntax(s: string): boolean {
+  return SHELL_CHARS_RE.test(s) || s.includes("  ") || SHELL_WORDS_RE.test(s);
+}
 const PATH_SPLIT_RE = /[\s'"`=,:;|&<>(){}[\]]+/;
 const PLAIN_WORD_RE = /^[\w.-]*$/;
 const DOT_SEGMENT_RE = /(^|\/)\.\.?(\/|$)|\/\//;
@@ -90,7 +95,7 @@ function addJoined(s: string, ctx: Ctx): void {
   ctx.out.add(s);
   const decoded = deobfuscate(s);
   if (decoded !== s) ctx.out.add(decoded);
-  if (SHELL_SYNTAX_RE.test(decoded)) ctx.out.add(shellNormalise(decoded));
+  if (hasShellSyntax(decoded)) ctx.out.add(shellNormalise(decoded));
 }
 
 function addString(s: string, ctx: Ctx, depth: number): void {
@@ -105,7 +110,7 @@ function addString(s: string, ctx: Ctx, depth: number): void {
   const decoded = deobfuscate(s);
   if (decoded !== s) ctx.out.add(decoded);
   for (const base of decoded === s ? [s] : [s, decoded]) {
-    const shell = SHELL_SYNTAX_RE.test(base) ? shellNormalise(base) : base;
+    const shell = hasShellSyntax(base) ? shellNormalise(base) : base;
     if (shell !== base) ctx.out.add(shell);
     const expanded = expandHome(shell, ctx.home);
     if (expanded !== shell) ctx.out.add(expanded);

@@ -20,6 +20,17 @@ const CLASSES = 129;
 
 /** Folds one UTF-16 unit to its automaton class (RE2's case folding of k and s reaches K and ſ). */
 function classOf(c: number): number {
+  return CLASS_TABLE[c] as number;
+}
+
+// classOf for every UTF-16 unit, precomputed: the scan does one table read per character.
+const CLASS_TABLE = (() => {
+  const t = new Uint8Array(65536);
+  for (let c = 0; c < 65536; c++) t[c] = computeClass(c);
+  return t;
+})();
+
+function computeClass(c: number): number {
   if (c < 128) return c >= 65 && c <= 90 ? c + 32 : c;
   if (c === 0x212a) return 107;
   if (c === 0x17f) return 115;
@@ -221,6 +232,8 @@ export class LiteralPrefilter {
   /** Per automaton state, the patterns whose literal ends there (after failure links). */
   private readonly outputs: (number[] | undefined)[];
   private readonly always: number[] = [];
+  /** 1 for states with outputs: the scan's hot loop reads a byte, not an array slot. */
+  private readonly accepting: Uint8Array;
 
   constructor(patterns: readonly string[]) {
     const goto: Map<number, number>[] = [new Map<number, number>()];
@@ -275,17 +288,20 @@ export class LiteralPrefilter {
     }
     this.delta = delta;
     this.outputs = out.map((o) => (o.length === 0 ? undefined : [...new Set(o)]));
+    this.accepting = Uint8Array.from(this.outputs, (o) => (o === undefined ? 0 : 1));
   }
 
   /** The patterns worth running and, for each, the indices of the texts to run it on; by pattern index. */
   candidates(texts: readonly string[]): readonly [number, number[]][] {
     let hits: Map<number, number[]> | undefined;
     const delta = this.delta;
+    const accepting = this.accepting;
     for (let t = 0; t < texts.length; t++) {
       const text = texts[t] as string;
       let s = 0;
       for (let i = 0; i < text.length; i++) {
-        s = delta[s * CLASSES + classOf(text.charCodeAt(i))] as number;
+        s = delta[s * CLASSES + (CLASS_TABLE[text.charCodeAt(i)] as number)] as number;
+        if (accepting[s] === 0) continue;
         const o = this.outputs[s];
         if (o === undefined) continue;
         hits ??= new Map<number, number[]>();
