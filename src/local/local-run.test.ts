@@ -188,6 +188,40 @@ describe("local run (in-memory runtime)", () => {
     );
   });
 
+  it("runs a tool_validation judge for a proposed call: reference payload, read-only mounts, tree events", async () => {
+    const events: GavelEvent[] = [];
+    let release!: () => void;
+    const hold = new Promise<void>((r) => (release = r));
+    const runtime = new InMemoryRuntime(async (spec) => {
+      if (spec.image === "example/worker:dev") {
+        await hold; // the worker is "running" while its call is judged
+        return {};
+      }
+      return { stdout: '{"score": 0.75, "confidence": 0.9, "reasoning": "looks safe"}' };
+    });
+    const agent: Agent = { ...worker([]), spec: { ...worker([]).spec, tools: ["fs.write", { name: "cmd.run", allowlist: ["ls"] }] } };
+    const lr = new LocalRun({ execution, agent, judges: new Map([["guard-judge", judge("guard-judge", { input_schema: {} })]]), runtime, workspace: virtualWorkspace, onEvent: (e) => events.push(e) });
+    const done = lr.run();
+    await new Promise((r) => setTimeout(r, 10));
+    const proposal = { namespace: "default", execution: "demo", iteration: 1, step: 3, toolCallId: "tc-1", tool: "fs.write", args: { path: "/workspace/a", content: "x" } };
+    const r = await lr.runToolJudge({ type: "semantic", judge_agent: "guard-judge", criteria: "be safe" }, proposal, ["cmd.run"], 0);
+    release();
+    await done;
+    expect(r).toEqual({ child: "demo-i1-t0-s3-guard-judge", result: { score: 0.75, confidence: 0.9, reasoning: "looks safe" } });
+    const spec = runtime.started.find((x) => x.name === "demo-i1-t0-s3-guard-judge");
+    expect(spec?.mounts.every((m) => m.readOnly)).toBe(true);
+    expect(JSON.parse(spec?.stdin ?? "")).toMatchObject({
+      proposed_tool_call: { tool: "fs.write", args: { path: "/workspace/a", content: "x" } },
+      available_tools: ["fs.write", "cmd.run"],
+      worker_mounts: ["/workspace"],
+      criteria: "be safe",
+      validation_context: "semantic_judge_pre_execution_inner_loop",
+      policy_violations: ["cmd.run"],
+    });
+    expect(events.map((e) => e.type).filter((t) => t.startsWith("toolcall") || t.startsWith("judge"))).toEqual(["toolcall.proposed", "judge.spawned", "judge.finished"]);
+    expect(events.find((e) => e.type === "judge.finished")?.execution).toBe("demo-i1-t0-s3-guard-judge");
+  });
+
   it("parses resource quantities", () => {
     expect(parseMemoryBytes("512Mi")).toBe(512 * 2 ** 20);
     expect(parseMemoryBytes("1G")).toBe(1e9);
