@@ -40,8 +40,8 @@ function execution(i: number): Execution {
   return { apiVersion: "100monkeys.ai/v1", kind: "Execution", metadata: { name: `bench-${i}` }, spec: { agentRef: { name: "bench-worker" } } };
 }
 
-/** The measured loop: Executions of PER_EXECUTION iterations through the engine and driver. */
-async function engineIterations(total: number): Promise<number> {
+/** The measured loop (exported for its test): Executions of PER_EXECUTION iterations through the engine and driver. */
+export async function engineIterations(total: number): Promise<number> {
   const runtime = new InMemoryRuntime((spec) =>
     spec.image === "bench/judge" ? { stdout: VERDICT } : { stdout: spec.env?.GAVEL_ITERATION === String(PER_EXECUTION) ? "done\n" : "not yet\n" },
   );
