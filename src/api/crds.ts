@@ -258,6 +258,10 @@ const gradient = obj(
   },
   { required: ["score", "confidence", "reasoning"] },
 );
+/** A transition rule: the field cannot change once set. Offline there is no old object, so its twin always holds. */
+const immutable = (field: string) =>
+  cel("self == oldSelf", `${field} is immutable: create a new Execution instead of changing it`, () => true);
+
 const phase = (description: string) =>
   str(description, { enum: ["Pending", "Running", "Refining", "Succeeded", "Failed", "Cancelled", "TimedOut"] });
 const purpose = str("validation (outer loop) or tool_validation (a tool call).", { enum: ["validation", "tool_validation"] });
@@ -277,13 +281,17 @@ export const executionCrd: CrdDocument = crd("Execution", "executions", ["ex"], 
   spec: obj(
     "One run of an Agent. A judge run is a child Execution with spec.parent set.",
     {
-      agentRef: obj("The Agent to run (same namespace).", { name: str("Agent name.", { minLength: 1, maxLength: 253 }) }, { required: ["name"] }),
+      agentRef: obj(
+        "The Agent to run (same namespace). Immutable.",
+        { name: str("Agent name.", { minLength: 1, maxLength: 253 }) },
+        { required: ["name"], "x-kubernetes-validations": [immutable("spec.agentRef")] },
+      ),
       input: {
         description: "Input handed to the agent; validated against its input_schema when it declares one.",
         "x-kubernetes-preserve-unknown-fields": true,
       },
       parent: obj(
-        "Set on judge children: what they judge and for whom.",
+        "Set on judge children: what they judge and for whom. Immutable.",
         {
           name: str("Parent Execution name."),
           uid: str("Parent Execution uid."),
@@ -293,7 +301,7 @@ export const executionCrd: CrdDocument = crd("Execution", "executions", ["ex"], 
           toolCallId: str("Idempotency key of the judged tool call (tool_validation only)."),
           depth: int("Depth in the judge tree: a worker's judge is 1; at most 3.", { minimum: 1, maximum: 3 }),
         },
-        { required: ["name", "uid", "purpose", "iteration", "validatorIndex"] },
+        { required: ["name", "uid", "purpose", "iteration", "validatorIndex"], "x-kubernetes-validations": [immutable("spec.parent")] },
       ),
       timeoutSeconds: int("Deadline of this Execution in seconds; overrides the Agent's execution.timeout_seconds.", { minimum: 1 }),
     },

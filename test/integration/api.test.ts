@@ -133,6 +133,10 @@ spec:
   parent: {name: worker-run, uid: "0000", purpose: validation, iteration: 1, validatorIndex: 2}
 `;
     expect((await cp.kubectl(["apply", "--server-side", "-n", ns, "-f", "-"], { stdin: ex })).code).toBe(0);
+    // agentRef and parent are immutable (CEL transition rules).
+    const changed = await cp.kubectl(["apply", "--server-side", "-n", ns, "-f", "-"], { stdin: ex.replace("name: code-quality-judge", "name: other-judge") });
+    expect(changed.code).not.toBe(0);
+    expect(changed.stderr).toContain("spec.agentRef is immutable");
     const got = await cp.kubectl(["get", "agents,executions", "-n", ns]);
     expect(got.stdout).toMatch(/NAME\s+ROLE\s+MODE\s+JUDGES\s+READY\s+AGE/);
     expect(got.stdout).toMatch(/agent\.100monkeys\.ai\/code-quality-judge\s+judge\s+one-shot/);
