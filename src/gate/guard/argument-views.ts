@@ -11,6 +11,10 @@ export interface ViewOptions {
   cwd?: string;
 }
 
+/** Texts longer than this are split into lines and windows (see pieces). */
+export const LARGE_TEXT = 4096;
+const WINDOW_OVERLAP = 256;
+
 /** How deep encoded payloads (base64, hex) are unwrapped inside each other. */
 const MAX_DECODE_DEPTH = 2;
 
@@ -62,13 +66,22 @@ interface Ctx {
   out: Set<string>;
 }
 
-function walk(v: JsonValue, ctx: Ctx): void {
+/** Arguments nested deeper than this are refused rather than walked (no stack to exhaust). */
+export const MAX_NESTING = 64;
+
+/** Thrown for arguments nested deeper than MAX_NESTING; the guard denies such a call. */
+export class NestingTooDeep extends Error {
+  override readonly name = "NestingTooDeep";
+}
+
+function walk(v: JsonValue, ctx: Ctx, level = 0): void {
+  if (level > MAX_NESTING) throw new NestingTooDeep(`arguments nested deeper than ${MAX_NESTING} levels`);
   if (typeof v === "string") addString(v, ctx, 0);
   else if (typeof v === "number") ctx.out.add(String(v));
   else if (Array.isArray(v)) {
     const strings: string[] = [];
     for (const item of v) {
-      walk(item, ctx);
+      walk(item, ctx, level + 1);
       if (typeof item === "string") strings.push(item);
     }
     // An argv array is a command too: vaglio joins a list-valued command with spaces.
@@ -77,7 +90,7 @@ function walk(v: JsonValue, ctx: Ctx): void {
     const words: string[] = [];
     for (const [k, item] of Object.entries(v)) {
       addString(k, ctx, 0);
-      walk(item, ctx);
+      walk(item, ctx, level + 1);
       if (typeof item === "string") words.push(item);
       else if (Array.isArray(item) && item.every((x) => typeof x === "string")) words.push(...item);
     }
@@ -91,7 +104,7 @@ function walk(v: JsonValue, ctx: Ctx): void {
  * one, so only what spans the values (a command and its flags) is new.
  */
 function addJoined(s: string, ctx: Ctx): void {
-  if (ctx.out.has(s)) return;
+  if (ctx.out.has(s) || s.length > LARGE_TEXT) return;
   ctx.out.add(s);
   const decoded = deobfuscate(s);
   if (decoded !== s) ctx.out.add(decoded);
@@ -100,6 +113,10 @@ function addJoined(s: string, ctx: Ctx): void {
 
 function addString(s: string, ctx: Ctx, depth: number): void {
   if (ctx.out.has(s) && depth === 0) return;
+  if (s.length > LARGE_TEXT) {
+    for (const piece of pieces(s)) addString(piece, ctx, depth);
+    return;
+  }
   ctx.out.add(s);
   // A plain word (most keys, names, flags) has no path, shell syntax or escape to unfold;
   // only a long one may still be an unpadded base64 or hex payload.
@@ -123,6 +140,21 @@ function addString(s: string, ctx: Ctx, depth: number): void {
       for (const payload of encodedPayloads(base)) addString(payload, ctx, depth + 1);
     }
   }
+}
+
+/**
+ * A long text (file content, a blob) is viewed line by line, and a long line in overlapping
+ * windows: RE2 in JavaScript is slow per character, and the prefilter then sends only the few
+ * lines that contain a literal to it. A match longer than WINDOW_OVERLAP that crosses a window
+ * edge, or one spanning lines of a long text, is not seen (docs/guard.md).
+ */
+function pieces(s: string): string[] {
+  const out: string[] = [];
+  for (const line of s.split(/\r?\n/)) {
+    if (line.length <= LARGE_TEXT) out.push(line);
+    else for (let i = 0; i < line.length; i += LARGE_TEXT - WINDOW_OVERLAP) out.push(line.slice(i, i + LARGE_TEXT));
+  }
+  return out;
 }
 
 /** Undoes the encodings a model or an attacker may wrap text in: lookalikes, %XX, \xHH, &#NN;. */

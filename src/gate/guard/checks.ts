@@ -2,7 +2,7 @@
 // its context that returns a denial or undefined. guard.ts runs them in order.
 import type { GuardDecision } from "../../api/protocol.js";
 import type { JsonObject } from "../../api/types.js";
-import { argumentViews } from "./argument-views.js";
+import { argumentViews, NestingTooDeep } from "./argument-views.js";
 import type { GuardContext } from "./context.js";
 
 /** The part of a proposal the guard reads. */
@@ -67,7 +67,14 @@ export const capability: Check = ({ call, ctx }) => {
 /** 4. Destructive patterns and forbidden paths over every argument view. */
 export const destructivePattern: Check = (state) => {
   const set = state.ctx.policy.destructive;
-  const i = set.firstMatch(state.views);
+  let views: string[];
+  try {
+    views = state.views;
+  } catch (err) {
+    if (err instanceof NestingTooDeep) return { approved: false, check: "destructive_pattern", reason: `destructive_pattern: ${err.message}` };
+    throw err;
+  }
+  const i = set.firstMatch(views);
   if (i < 0) return undefined;
   return { approved: false, check: "destructive_pattern", reason: `destructive_pattern: ${set.entries[i]?.label ?? ""}` };
 };

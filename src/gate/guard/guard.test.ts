@@ -114,6 +114,24 @@ describe("guard", () => {
     expect(guard("fs.read", { path: "/workspace/x" }, bad).reason).toBe("adaptive_rule: bad_hash");
   });
 
+  it("denies arguments nested too deeply instead of exhausting the stack", () => {
+    let deep: JsonObject = { path: "/workspace/a" };
+    for (let i = 0; i < 10_000; i++) deep = { a: deep };
+    expect(guard("fs.read", deep)).toEqual({ approved: false, check: "destructive_pattern", reason: "destructive_pattern: arguments nested deeper than 64 levels" });
+    let ok: JsonObject = { path: "/workspace/a" };
+    for (let i = 0; i < 30; i++) ok = { a: ok };
+    expect(guard("fs.read", ok).approved).toBe(true);
+  });
+
+  it("finds a dangerous line inside a large file content, line by line", () => {
+    const filler = Array.from({ length: 4000 }, (_, i) => `const value${i} = compute(${i}); // harmless line ${i}`).join("\n");
+    const started = performance.now();
+    expect(guard("fs.write", { path: "/workspace/a.ts", content: filler }).approved).toBe(true);
+    const evil = `${filler}\nexec("rm -rf /")\n${filler}`;
+    expect(guard("fs.write", { path: "/workspace/a.ts", content: evil }).check).toBe("destructive_pattern");
+    expect(performance.now() - started).toBeLessThan(5000);
+  });
+
   it("runs the checks in Guardian's order: the first failing one is reported", () => {
     const spec: GuardPolicySpec = {
       revoked_tools: [{ tool: "net.fetch", reason: "gone" }],

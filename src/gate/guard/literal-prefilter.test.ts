@@ -7,7 +7,8 @@ import { LiteralPrefilter, requiredLiterals } from "./literal-prefilter.js";
 
 describe("literal prefilter", () => {
   it("extracts the literals every match must contain", () => {
-    expect(requiredLiterals(String.raw`\bforbidden_cmd_5\s+--[a-z]+`)).toEqual(["forbidden_cmd_5"]);
+    expect(requiredLiterals(String.raw`\bforbidden_cmd_5\s+--[a-z]+`)).toEqual([" ", "\t", "\n", "\r", "\f", "\v"].map((w) => `forbidden_cmd_5${w}`));
+    expect(requiredLiterals(String.raw`\brm\s+-rf?\s+/(\s|$)`)).toContain("rm ");
     expect(requiredLiterals(String.raw`(?i)(DROP|TRUNCATE)\s+TABLE`)).toEqual(["table"]);
     expect(requiredLiterals(String.raw`(^|/)\.ssh(/|$)`)?.sort()).toEqual([".ssh", ".ssh/", "/.ssh", "/.ssh/"]);
     expect(requiredLiterals(String.raw`^/mnt/v-1(/|$)`)?.sort()).toEqual(["/mnt/v-1", "/mnt/v-1/"]);

@@ -111,6 +111,9 @@ class Parser {
       return { k: "cat", xs: [...s].map((ch) => ({ k: "lit", s: ch }) as Node) };
     }
     if ("bBAz".includes(e)) return { k: "empty" };
+    // Small classes become alternatives so that `rm\s+` yields "rm " rather than "rm".
+    if (e === "s") return { k: "alt", xs: [" ", "\t", "\n", "\r", "\f", "\v"].map((ch) => ({ k: "lit", s: ch }) as Node) };
+    if (e === "d") return { k: "alt", xs: [..."0123456789"].map((ch) => ({ k: "lit", s: ch }) as Node) };
     if ("pP".includes(e)) {
       if (p[this.i] === "{") this.i = Math.max(this.i, p.indexOf("}", this.i) + 1);
       else this.i++;
@@ -186,7 +189,19 @@ function info(n: Node): Info {
       const candidates: string[][] = [];
       let cur: string[] | undefined = [""];
       let allExact = true;
-      for (const child of n.xs.map(info)) {
+      for (const node of n.xs) {
+        // x+ (or x{n,}): the run so far followed by one x is required, then the run ends.
+        if (node.k === "rep" && node.min >= 1 && cur !== undefined) {
+          const x = info(node.x).exact;
+          if (x !== undefined && cur.length * x.length <= MAX_SET) {
+            const prev: string[] = cur;
+            candidates.push(prev.flatMap((a) => x.map((b) => a + b)));
+            allExact = false;
+            cur = undefined;
+            continue;
+          }
+        }
+        const child = info(node);
         if (child.exact !== undefined) {
           if (cur !== undefined && cur.length * child.exact.length <= MAX_SET) {
             const prev: string[] = cur;
