@@ -5,7 +5,7 @@ import { describe, expect, it } from "vitest";
 import type { ToolCallProposal } from "../api/protocol.js";
 import type { Agent, GradientResult, JsonObject, SemanticValidatorSpec } from "../api/types.js";
 import { createLogger } from "../telemetry/logger.js";
-import { jsonLinesAudit } from "./audit.js";
+import { eventAudit, jsonLinesAudit } from "./audit.js";
 import { createGate, type JudgeRunner, type JudgeRunResult } from "./gate.js";
 import { PolicyStore } from "./guard/policy-store.js";
 import { skipJudge } from "./skip-judge.js";
@@ -124,6 +124,26 @@ describe("gate", () => {
     expect((await gate.decide(proposal("fs.delete", { path: "/workspace/a" }))).reason).toBe("sequence_contract: read_before_delete");
     await gate.decide(proposal("fs.read", { path: "/workspace/a" }));
     expect((await gate.decide(proposal("fs.delete", { path: "/workspace/a" }))).allowed).toBe(true);
+  });
+
+  it("publishes each decision as a toolcall.decision event without values; a failing sink never changes a decision", async () => {
+    const events: { type: string; execution: string; data: Record<string, unknown> }[] = [];
+    const gate = createGate({
+      policyStore: new PolicyStore(),
+      agent: agentWith([]),
+      judgeRunner: scripted({}).run,
+      audit: eventAudit((type, execution, data) => {
+        events.push({ type, execution, data });
+        return Promise.resolve();
+      }),
+    });
+    await gate.decide(proposal("fs.read", { path: "/workspace/top-secret-plan.txt" }));
+    expect(events).toHaveLength(1);
+    expect(events[0]).toMatchObject({ type: "toolcall.decision", execution: "ex-1", data: { tool: "fs.read", arg_keys: ["path"], allowed: true } });
+    expect(JSON.stringify(events)).not.toContain("top-secret-plan");
+    const broken = createGate({ policyStore: new PolicyStore(), agent: agentWith([]), judgeRunner: scripted({}).run, audit: { record: () => Promise.reject(new Error("disk full")) } });
+    expect(await broken.decide(proposal("fs.read", { path: "/workspace/a" }))).toMatchObject({ allowed: true });
+    expect(await broken.decide(proposal("cmd.run", { command: "rm -rf /" }))).toMatchObject({ allowed: false, blocked_by: "guard" });
   });
 
   it("keeps a secret argument out of the audit line, the decision's reason and the logs", async () => {
