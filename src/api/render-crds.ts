@@ -1,7 +1,9 @@
 // Writes crds/*.yaml from src/api/crds.ts, or with --check fails when they differ (make verify).
+// Also writes the Agent admission policy to manifests/ (beside CRDS_DIR), which the harness and
+// operators apply after the CRDs.
 // Usage: node dist/src/api/render-crds.js [--check] [CRDS_DIR] | --policy (print the Agent admission policy)
-import { readFile, writeFile } from "node:fs/promises";
-import { join } from "node:path";
+import { mkdir, readFile, writeFile } from "node:fs/promises";
+import { dirname, join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { stringify } from "yaml";
 import { agentAdmissionPolicy, crds, type CrdDocument, type PolicyDocument } from "./crds.js";
@@ -19,7 +21,7 @@ export function renderCrd(crd: CrdDocument): string {
 export function renderPolicy(docs: PolicyDocument[]): string {
   const header =
     "# ValidatingAdmissionPolicy for Agents: the rules on fields that have no structural type (execution.validation, tools entries).\n" +
-    "# GENERATED from src/api/crds.ts: node dist/src/api/render-crds.js --policy | kubectl apply --server-side -f -\n";
+    "# GENERATED from src/api/crds.ts by src/api/render-crds.ts; apply after crds/: kubectl apply --server-side -f manifests/\n";
   return header + docs.map((d) => stringify(d, { lineWidth: 0 })).join("---\n");
 }
 
@@ -31,12 +33,23 @@ export function renderedFiles(): { file: string; text: string }[] {
   return crds.map(({ file, crd }) => ({ file, text: renderCrd(crd) }));
 }
 
-/** Files under dir whose content differs from the rendering (or is missing). */
+/** Where the admission policy is written, relative to the parent of the CRD directory. */
+export const POLICY_FILE = join("manifests", "agents-admission-policy.yaml");
+
+/** Every generated file with its path: the CRDs under crdsDir and the policy under manifests/. */
+function generated(crdsDir: string): { path: string; text: string }[] {
+  return [
+    ...renderedFiles().map(({ file, text }) => ({ path: join(crdsDir, file), text })),
+    { path: join(dirname(crdsDir), POLICY_FILE), text: renderPolicy(agentAdmissionPolicy()) },
+  ];
+}
+
+/** Generated files whose content differs from the rendering (or is missing). */
 export async function driftedCrds(dir: string): Promise<string[]> {
   const drifted: string[] = [];
-  for (const { file, text } of renderedFiles()) {
-    const current = await readFile(join(dir, file), "utf8").catch(() => "");
-    if (current !== text) drifted.push(file);
+  for (const { path, text } of generated(dir)) {
+    const current = await readFile(path, "utf8").catch(() => "");
+    if (current !== text) drifted.push(path);
   }
   return drifted;
 }
@@ -50,10 +63,13 @@ async function main(argv: string[]): Promise<number> {
   const dir = argv.find((a) => !a.startsWith("--")) ?? "crds";
   if (check) {
     const drifted = await driftedCrds(dir);
-    for (const f of drifted) process.stderr.write(`${join(dir, f)} differs from src/api/crds.ts; run node dist/src/api/render-crds.js\n`);
+    for (const f of drifted) process.stderr.write(`${f} differs from src/api/crds.ts; run node dist/src/api/render-crds.js\n`);
     return drifted.length === 0 ? 0 : 1;
   }
-  for (const { file, text } of renderedFiles()) await writeFile(join(dir, file), text);
+  for (const { path, text } of generated(dir)) {
+    await mkdir(dirname(path), { recursive: true });
+    await writeFile(path, text);
+  }
   return 0;
 }
 

@@ -109,6 +109,12 @@ ENV
         sleep 0.1
       done
     done
+    # Rules on fields without a structural type live in a ValidatingAdmissionPolicy
+    # (rendered with the CRDs into manifests/); it needs the CRDs' types to be served.
+    for policy in "$REPO_DIR"/manifests/*admission-policy.yaml; do
+      [ -e "$policy" ] || continue
+      "$K8S_BIN/kubectl" --kubeconfig "$dir/kubeconfig" apply --server-side -f "$policy" >/dev/null
+    done
   fi
   elapsed=$(echo "$(date +%s.%N) - $started" | bc 2>/dev/null || echo "?")
   echo "STARTUP_SECONDS=$elapsed" >> "$dir/env"
