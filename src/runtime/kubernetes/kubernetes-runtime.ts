@@ -1,0 +1,390 @@
+// The WorkloadRuntime on Kubernetes: one hardened Pod per workload in one namespace, watched
+// until it ends, its log read (capped), then deleted whatever happens.
+//
+// Honest limits, by design of Kubernetes rather than of this code:
+// - Logs merge a container's stdout and stderr: `stdout` holds both, `stderr` is always "".
+// - stdin is a ConfigMap (≤ ~1000 KiB) mounted read-only and redirected by a `sh` wrapper,
+//   so a spec with stdin needs `command` and an image with `sh`.
+// - There is no per-pod "no network": `network: "none"` labels the pod into a deny-all
+//   NetworkPolicy made once per namespace. Only a CNI that implements NetworkPolicy (Calico,
+//   Cilium, ...) enforces it; the single-node test cluster's bridge CNI does not.
+import { randomBytes } from "node:crypto";
+import * as k8s from "@kubernetes/client-node";
+import { CappedBuffer } from "../docker/capped-demux.js";
+import type { WorkloadHandle, WorkloadMount, WorkloadResult, WorkloadRuntime, WorkloadSpec } from "../workload.js";
+import { OUTPUT_CAP_BYTES } from "../workload.js";
+import type { PodManifestInput, PodUser } from "./pod-spec.js";
+import {
+  LABELS,
+  MAIN_CONTAINER,
+  denyAllNetworkPolicy,
+  pathInMount,
+  podManifest,
+  podName,
+  specProblem,
+  stdinConfigMap,
+  stuckReason,
+  userFor,
+} from "./pod-spec.js";
+
+/** How a KubernetesRuntime is set up. */
+export interface KubernetesRuntimeOptions {
+  kubeConfig: k8s.KubeConfig;
+  /** Namespace of every pod, ConfigMap and the NetworkPolicy. */
+  namespace: string;
+  /** Default IfNotPresent; "Never" for images imported straight into the node's containerd. */
+  imagePullPolicy?: "Always" | "IfNotPresent" | "Never";
+  /** Set on every pod and ConfigMap (e.g. the Execution), so deleting the owner collects them. */
+  ownerReferences?: k8s.V1OwnerReference[];
+  /** User of workloads with a writable mount; default nobody (65534). Read-only ones are always nobody. */
+  writerUser?: PodUser;
+  /** Image for the short-lived reader of `readFile`; needs `sh` and `cat`. */
+  readerImage?: string;
+  /** Seconds a reader may take. Default 60 (it includes scheduling and container start). */
+  readerTimeoutSeconds?: number;
+  /** Create the deny-all NetworkPolicy for `network: "none"` pods. Default true. */
+  networkPolicy?: boolean;
+}
+
+/** A Kubernetes API call failed or a pod could not run; `cause` holds the client's error. */
+export class KubernetesRuntimeError extends Error {
+  override readonly name = "KubernetesRuntimeError";
+}
+
+function codeOf(err: unknown): number | undefined {
+  if (typeof err !== "object" || err === null) return undefined;
+  const code = (err as { code?: unknown }).code;
+  return typeof code === "number" ? code : undefined;
+}
+
+function messageOf(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+/** Exit code of the reader when the file does not exist. */
+const READER_MISSING = 3;
+// Same script as the Docker reader; errors go to stderr, which the pod log merges in.
+const READER_SCRIPT = [
+  `if [ ! -e "$1" ]; then if [ -x "$(dirname -- "$1")" ]; then exit ${READER_MISSING}; fi; echo "cannot access $1 (permissions?)" >&2; exit 4; fi`,
+  `if [ ! -f "$1" ]; then echo "not a regular file: $1" >&2; exit 4; fi`,
+  `exec cat -- "$1"`,
+].join("; ");
+
+/** The exit code reported for a pod that was deleted before it finished (as SIGKILL would). */
+const KILLED_EXIT = 137;
+
+/** API clients and identity shared by the runtime and its workloads. */
+interface Cluster {
+  core: k8s.CoreV1Api;
+  kc: k8s.KubeConfig;
+  namespace: string;
+}
+
+/** Runs workloads as Pods in one namespace. */
+export class KubernetesRuntime implements WorkloadRuntime {
+  /** Identifies this runtime's pods (label + name suffix) among others in the namespace. */
+  readonly instance: string;
+  private readonly cluster: Cluster;
+  private readonly net: k8s.NetworkingV1Api;
+  private readonly live = new Map<string, KubernetesWorkload>();
+  private policy: Promise<void> | undefined;
+  private closed = false;
+
+  constructor(private readonly options: KubernetesRuntimeOptions) {
+    this.instance = randomBytes(4).toString("hex");
+    this.cluster = {
+      core: options.kubeConfig.makeApiClient(k8s.CoreV1Api),
+      kc: options.kubeConfig,
+      namespace: options.namespace,
+    };
+    this.net = options.kubeConfig.makeApiClient(k8s.NetworkingV1Api);
+  }
+
+  /** Creates the pod (and its stdin ConfigMap); resolves once the API accepted it. */
+  async start(spec: WorkloadSpec): Promise<WorkloadHandle> {
+    if (this.closed) throw new KubernetesRuntimeError(`runtime is closed; cannot start ${spec.name}`);
+    const problem = specProblem(spec);
+    if (problem !== undefined) throw new KubernetesRuntimeError(problem);
+    if (spec.network === "none" && this.options.networkPolicy !== false) await this.ensureNetworkPolicy();
+    const name = podName(spec.name, this.instance);
+    const input: PodManifestInput = {
+      spec,
+      name,
+      instance: this.instance,
+      user: userFor(spec.mounts, this.options.writerUser),
+      ...(this.options.imagePullPolicy !== undefined ? { imagePullPolicy: this.options.imagePullPolicy } : {}),
+      ...(this.options.ownerReferences !== undefined ? { ownerReferences: this.options.ownerReferences } : {}),
+    };
+    const { core, namespace } = this.cluster;
+    const withStdin = spec.stdin !== undefined;
+    try {
+      if (withStdin) await core.createNamespacedConfigMap({ namespace, body: stdinConfigMap(input) });
+      await core.createNamespacedPod({ namespace, body: podManifest(input) });
+    } catch (err) {
+      if (withStdin) await deleteConfigMap(this.cluster, name);
+      const hint = codeOf(err) === 409 ? ` (a pod or ConfigMap named ${name} already exists)` : "";
+      throw new KubernetesRuntimeError(`creating pod ${name} for ${spec.name} in ${namespace} failed${hint}: ${messageOf(err)}`, { cause: err });
+    }
+    const workload = new KubernetesWorkload(this.cluster, spec, name, withStdin, () => this.live.delete(name));
+    this.live.set(name, workload);
+    workload.begin();
+    return workload;
+  }
+
+  /**
+   * Reads `path` (relative to the mount, or absolute under its mountPath) through a
+   * short-lived reader pod with the claim mounted read-only: a symlink the worker planted
+   * resolves inside that pod, never on this host.
+   */
+  async readFile(mount: WorkloadMount, path: string): Promise<string | undefined> {
+    const inside = pathInMount(mount.mountPath, path);
+    if (inside === undefined) throw new KubernetesRuntimeError(`path ${path} is outside the mount ${mount.mountPath}`);
+    const handle = await this.start({
+      name: `reader-${randomBytes(3).toString("hex")}`,
+      image: this.options.readerImage ?? "gavel/base:bookworm-node20",
+      command: ["sh", "-c", READER_SCRIPT, "reader", inside],
+      mounts: [{ ...mount, readOnly: true }],
+      network: "none",
+      timeoutSeconds: this.options.readerTimeoutSeconds ?? 60,
+      resources: { memoryBytes: 128 * 1024 * 1024 },
+    });
+    const r = await handle.wait();
+    if (r.timedOut) throw new KubernetesRuntimeError(`reading ${inside} from volume ${mount.name} timed out`);
+    if (r.exitCode === READER_MISSING) return undefined;
+    if (r.exitCode !== 0) {
+      throw new KubernetesRuntimeError(`reading ${inside} from volume ${mount.name} failed (exit ${r.exitCode}): ${r.stdout.trim()}`);
+    }
+    if (r.truncated) throw new KubernetesRuntimeError(`${inside} in volume ${mount.name} is larger than ${OUTPUT_CAP_BYTES} bytes`);
+    return r.stdout;
+  }
+
+  /** Stops every live workload, then deletes whatever pod or ConfigMap still has this instance's label. */
+  async close(): Promise<void> {
+    this.closed = true;
+    const live = [...this.live.values()];
+    await Promise.all(live.map((w) => w.stop().catch(() => undefined)));
+    await Promise.all(live.map((w) => w.wait().catch(() => undefined)));
+    const { core, namespace } = this.cluster;
+    const labelSelector = `${LABELS.instance}=${this.instance}`;
+    await core.deleteCollectionNamespacedPod({ namespace, labelSelector, gracePeriodSeconds: 0 });
+    await core.deleteCollectionNamespacedConfigMap({ namespace, labelSelector });
+  }
+
+  /** Creates the namespace's deny-all NetworkPolicy once; an existing one is kept. */
+  private ensureNetworkPolicy(): Promise<void> {
+    this.policy ??= this.net
+      .createNamespacedNetworkPolicy({ namespace: this.cluster.namespace, body: denyAllNetworkPolicy() })
+      .then(
+        () => undefined,
+        (err: unknown) => {
+          if (codeOf(err) === 409) return;
+          this.policy = undefined;
+          throw new KubernetesRuntimeError(`creating the deny-all NetworkPolicy in ${this.cluster.namespace} failed: ${messageOf(err)}`, { cause: err });
+        },
+      );
+    return this.policy;
+  }
+}
+
+async function deleteConfigMap(cluster: Cluster, name: string): Promise<void> {
+  try {
+    await cluster.core.deleteNamespacedConfigMap({ name, namespace: cluster.namespace });
+  } catch (err) {
+    if (codeOf(err) !== 404) throw err;
+  }
+}
+
+async function deletePod(cluster: Cluster, name: string, gracePeriodSeconds?: number): Promise<void> {
+  try {
+    await cluster.core.deleteNamespacedPod({
+      name,
+      namespace: cluster.namespace,
+      ...(gracePeriodSeconds !== undefined ? { gracePeriodSeconds } : {}),
+    });
+  } catch (err) {
+    if (codeOf(err) !== 404) throw err;
+  }
+}
+
+async function readPod(cluster: Cluster, name: string): Promise<k8s.V1Pod | undefined> {
+  try {
+    return await cluster.core.readNamespacedPod({ name, namespace: cluster.namespace });
+  } catch (err) {
+    if (codeOf(err) === 404) return undefined;
+    throw err;
+  }
+}
+
+function finished(pod: k8s.V1Pod): boolean {
+  return pod.status?.phase === "Succeeded" || pod.status?.phase === "Failed";
+}
+
+type EndReason = "deadline" | "stop";
+
+/** One pod: watch, deadline, stop, logs and deletion. */
+class KubernetesWorkload implements WorkloadHandle {
+  readonly name: string;
+  private readonly startedAt = new Date();
+  private killReason: EndReason | undefined;
+  private kill: Promise<void> | undefined;
+  /** Output read just before a kill deleted the pod (its log goes with it). */
+  private killOutput: CappedBuffer | undefined;
+  private settled = false;
+  private timer: NodeJS.Timeout | undefined;
+  private wake: (() => void) | undefined;
+  private result: Promise<WorkloadResult> | undefined;
+
+  constructor(
+    private readonly cluster: Cluster,
+    private readonly spec: WorkloadSpec,
+    private readonly pod: string,
+    private readonly withStdin: boolean,
+    private readonly forget: () => void,
+  ) {
+    this.name = spec.name;
+  }
+
+  /** Arms the client-side deadline and starts watching. */
+  begin(): void {
+    // The pod's activeDeadlineSeconds is the kubelet's kill; this one also covers a pod
+    // that never got scheduled or started. setTimeout fires at once past 2^31-1 ms.
+    this.timer = setTimeout(() => this.end("deadline"), Math.min(this.spec.timeoutSeconds * 1000, 2 ** 31 - 1));
+    this.result = this.finish();
+    // wait() may be called late; the result is kept until then.
+    this.result.catch(() => undefined);
+  }
+
+  wait(): Promise<WorkloadResult> {
+    if (this.result === undefined) return Promise.reject(new KubernetesRuntimeError(`${this.name} was never started`));
+    return this.result;
+  }
+
+  stop(): Promise<void> {
+    this.end("stop");
+    return this.kill ?? Promise.resolve();
+  }
+
+  private end(reason: EndReason): void {
+    if (this.kill !== undefined || this.settled) return;
+    this.killReason = reason;
+    this.kill = (async () => {
+      // Read what it printed so far: deleting the pod deletes its log.
+      this.killOutput = await withTimeout(this.logs(), 5000).catch(() => undefined);
+      await deletePod(this.cluster, this.pod);
+    })();
+    this.kill.catch(() => undefined);
+    this.wake?.();
+  }
+
+  private async logs(): Promise<CappedBuffer> {
+    const text = await this.cluster.core.readNamespacedPodLog({
+      name: this.pod,
+      namespace: this.cluster.namespace,
+      container: MAIN_CONTAINER,
+      limitBytes: OUTPUT_CAP_BYTES + 1,
+    });
+    const out = new CappedBuffer();
+    out.push(Buffer.from(text, "utf8"));
+    return out;
+  }
+
+  private async finish(): Promise<WorkloadResult> {
+    try {
+      const pod = await this.untilDone();
+      this.settled = true;
+      const finishedAt = new Date();
+      if (this.timer !== undefined) clearTimeout(this.timer);
+      if (this.kill !== undefined) await this.kill.catch(() => undefined);
+      let out = this.killOutput;
+      if (out === undefined && pod !== undefined) out = await this.logs().catch(() => undefined);
+      const terminated = pod?.status?.containerStatuses?.[0]?.state?.terminated;
+      const deadlineExceeded = pod?.status?.reason === "DeadlineExceeded";
+      return {
+        exitCode: terminated?.exitCode ?? KILLED_EXIT,
+        stdout: out?.text() ?? "",
+        stderr: "",
+        truncated: out?.truncated ?? false,
+        timedOut: this.killReason === "deadline" || (deadlineExceeded && this.killReason !== "stop"),
+        cancelled: this.killReason === "stop",
+        startedAt: this.startedAt,
+        finishedAt,
+      };
+    } finally {
+      this.settled = true;
+      if (this.timer !== undefined) clearTimeout(this.timer);
+      await this.remove().catch(() => undefined);
+      this.forget();
+    }
+  }
+
+  /** Deletes the pod and its ConfigMap and waits (bounded) until the pod is gone from the API. */
+  private async remove(): Promise<void> {
+    await deletePod(this.cluster, this.pod);
+    if (this.withStdin) await deleteConfigMap(this.cluster, this.pod);
+    const deadline = Date.now() + 30_000;
+    while (Date.now() < deadline && (await readPod(this.cluster, this.pod)) !== undefined) await delay(250);
+  }
+
+  /** The pod once Succeeded/Failed, or undefined once it is gone; throws if it can never start. */
+  private async untilDone(): Promise<k8s.V1Pod | undefined> {
+    for (;;) {
+      const pod = await readPod(this.cluster, this.pod);
+      if (pod === undefined) return undefined;
+      if (finished(pod)) return pod;
+      const stuck = stuckReason(pod);
+      if (stuck !== undefined) {
+        throw new KubernetesRuntimeError(`pod ${this.pod} (${this.spec.name}, image ${this.spec.image}) cannot start: ${stuck}`);
+      }
+      const began = Date.now();
+      await this.changed(pod.metadata?.resourceVersion);
+      // A watch that ends at once (e.g. 410 Gone) must not turn this into a busy loop.
+      if (Date.now() - began < 200) await delay(200);
+    }
+  }
+
+  /** Resolves on the next event for this pod, when the watch ends, on a kill, or after 30 s. */
+  private changed(resourceVersion: string | undefined): Promise<void> {
+    // Once killed, poll: the pod is about to disappear.
+    if (this.kill !== undefined) return delay(250);
+    return new Promise<void>((resolve) => {
+      let controller: AbortController | undefined;
+      let done = false;
+      const finish = (): void => {
+        if (done) return;
+        done = true;
+        clearTimeout(timer);
+        this.wake = undefined;
+        controller?.abort();
+        resolve();
+      };
+      const timer = setTimeout(finish, 30_000);
+      this.wake = finish;
+      new k8s.Watch(this.cluster.kc)
+        .watch(
+          `/api/v1/namespaces/${this.cluster.namespace}/pods`,
+          {
+            fieldSelector: `metadata.name=${this.pod}`,
+            ...(resourceVersion !== undefined ? { resourceVersion } : {}),
+            timeoutSeconds: 60,
+          },
+          () => finish(),
+          () => finish(),
+        )
+        .then(
+          (c) => {
+            controller = c;
+            if (done) c.abort();
+          },
+          () => finish(),
+        );
+    });
+  }
+}
+
+function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms).unref());
+}
+
+function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
+  return Promise.race([p, delay(ms).then(() => Promise.reject(new Error(`timed out after ${ms} ms`)))]);
+}

@@ -1,0 +1,191 @@
+// The pod a KubernetesRuntime creates: names, hardening, mounts, stdin, limits, validation.
+import { describe, expect, it } from "vitest";
+import type { WorkloadSpec } from "../workload.js";
+import {
+  LABELS,
+  NOBODY,
+  STDIN_DIR,
+  STDIN_MAX_BYTES,
+  denyAllNetworkPolicy,
+  pathInMount,
+  podManifest,
+  podName,
+  resourcesFor,
+  specProblem,
+  stdinConfigMap,
+  stuckReason,
+  userFor,
+} from "./pod-spec.js";
+
+const judge: WorkloadSpec = {
+  name: "exec-1-i2-judge-tests",
+  image: "gavel/base:bookworm-node20",
+  command: ["node", "judge.js"],
+  env: { MODE: "strict" },
+  mounts: [{ name: "workspace", source: "ws-claim", mountPath: "/workspace", readOnly: true }],
+  network: "none",
+  timeoutSeconds: 90.5,
+  resources: { memoryBytes: 256 * 1024 * 1024, nanoCpus: 500_000_000 },
+  labels: { "gavel.dev/role": "judge" },
+};
+
+const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+
+describe("podName", () => {
+  it("keeps a DNS-safe spec name readable and adds the instance", () => {
+    expect(podName("exec-1-i2", "abcd1234")).toBe("gavel-exec-1-i2-abcd1234");
+  });
+
+  it("cleans unsafe names, keeps them within 63 chars, and keeps distinct names distinct", () => {
+    const a = podName("My_Exec.Name/with SPACES", "abcd1234");
+    const b = podName("my-exec-name-with-spaces", "abcd1234");
+    expect(a).toMatch(DNS_LABEL);
+    expect(a).not.toBe(b);
+    const long = podName("x".repeat(300), "abcd1234");
+    expect(long.length).toBeLessThanOrEqual(63);
+    expect(long).toMatch(DNS_LABEL);
+    expect(podName("x".repeat(300), "abcd1234")).toBe(long);
+    expect(podName("y".repeat(300), "abcd1234")).not.toBe(long);
+    expect(podName("---", "abcd1234")).toMatch(/^gavel-workload-[0-9a-f]{6}-abcd1234$/);
+  });
+});
+
+describe("podManifest", () => {
+  const name = podName(judge.name, "abcd1234");
+  const pod = podManifest({ spec: judge, name, instance: "abcd1234", user: userFor(judge.mounts), imagePullPolicy: "Never" });
+  const spec = pod.spec!;
+  const main = spec.containers[0]!;
+
+  it("runs once with the deadline as activeDeadlineSeconds (rounded up) and no API token", () => {
+    expect(spec.restartPolicy).toBe("Never");
+    expect(spec.activeDeadlineSeconds).toBe(91);
+    expect(spec.automountServiceAccountToken).toBe(false);
+    expect(main.imagePullPolicy).toBe("Never");
+  });
+
+  it("is hardened: nobody, no escalation, no capabilities, read-only root with an emptyDir /tmp, RuntimeDefault seccomp", () => {
+    expect(spec.securityContext).toMatchObject({ runAsUser: 65534, runAsGroup: 65534, runAsNonRoot: true, seccompProfile: { type: "RuntimeDefault" } });
+    expect(main.securityContext).toEqual({
+      allowPrivilegeEscalation: false,
+      privileged: false,
+      readOnlyRootFilesystem: true,
+      capabilities: { drop: ["ALL"] },
+    });
+    expect(spec.volumes).toContainEqual({ name: "tmp", emptyDir: { sizeLimit: "64Mi" } });
+    expect(main.volumeMounts).toContainEqual({ name: "tmp", mountPath: "/tmp" });
+    expect(main.env).toContainEqual({ name: "HOME", value: "/tmp" });
+    expect(main.env).toContainEqual({ name: "MODE", value: "strict" });
+  });
+
+  it("mounts a judge's claim read-only on both the volume and the volumeMount", () => {
+    expect(spec.volumes).toContainEqual({ name: "m0", persistentVolumeClaim: { claimName: "ws-claim", readOnly: true } });
+    expect(main.volumeMounts).toContainEqual({ name: "m0", mountPath: "/workspace", readOnly: true });
+  });
+
+  it("labels the pod with the runtime instance, the workload and the network mode, keeping the spec's labels", () => {
+    expect(pod.metadata?.labels).toEqual({
+      "gavel.dev/role": "judge",
+      [LABELS.managed]: "gavel-kubernetes-runtime",
+      [LABELS.instance]: "abcd1234",
+      [LABELS.workload]: name,
+      [LABELS.network]: "none",
+    });
+    expect(pod.metadata?.ownerReferences).toBeUndefined();
+  });
+
+  it("sets limits from the spec and small requests", () => {
+    expect(main.resources).toEqual({
+      limits: { memory: String(256 * 1024 * 1024), cpu: "500m" },
+      requests: { memory: String(16 * 1024 * 1024), cpu: "10m" },
+    });
+    expect(resourcesFor({ ...judge, resources: undefined })).toEqual({ requests: { cpu: "10m", memory: "16Mi" } });
+  });
+
+  it("feeds stdin from a ConfigMap through a sh wrapper around the command", () => {
+    const withStdin = { ...judge, stdin: '{"payload":1}' };
+    const p = podManifest({ spec: withStdin, name, instance: "abcd1234", user: NOBODY });
+    const c = p.spec!.containers[0]!;
+    expect(c.command).toEqual(["sh", "-c", `exec "$@" < ${STDIN_DIR}/stdin`, "gavel-stdin", "node", "judge.js"]);
+    expect(p.spec!.volumes).toContainEqual({ name: "stdin", configMap: { name } });
+    expect(c.volumeMounts).toContainEqual({ name: "stdin", mountPath: STDIN_DIR, readOnly: true });
+    const cm = stdinConfigMap({ spec: withStdin, name, instance: "abcd1234", user: NOBODY });
+    expect(cm.metadata?.name).toBe(name);
+    expect(cm.data).toEqual({ stdin: '{"payload":1}' });
+    expect(cm.metadata?.labels?.[LABELS.instance]).toBe("abcd1234");
+  });
+
+  it("passes owner references through to the pod and the ConfigMap", () => {
+    const ownerReferences = [{ apiVersion: "gavel.dev/v1alpha1", kind: "Execution", name: "e", uid: "u-1", controller: true }];
+    const input = { spec: { ...judge, stdin: "" }, name, instance: "abcd1234", user: NOBODY, ownerReferences };
+    expect(podManifest(input).metadata?.ownerReferences).toEqual(ownerReferences);
+    expect(stdinConfigMap(input).metadata?.ownerReferences).toEqual(ownerReferences);
+  });
+});
+
+describe("userFor", () => {
+  it("runs read-only workloads as nobody and writers as the configured user", () => {
+    expect(userFor(judge.mounts, { uid: 1000, gid: 1000 })).toEqual(NOBODY);
+    const rw = [{ ...judge.mounts[0]!, readOnly: false }];
+    expect(userFor(rw, { uid: 1000, gid: 1000 })).toEqual({ uid: 1000, gid: 1000 });
+    expect(userFor(rw)).toEqual(NOBODY);
+  });
+
+  it("drops runAsNonRoot only when the writer is explicitly root", () => {
+    const rw = { ...judge, mounts: [{ ...judge.mounts[0]!, readOnly: false }] };
+    const p = podManifest({ spec: rw, name: "n", instance: "i", user: { uid: 0, gid: 0 } });
+    expect(p.spec?.securityContext?.runAsNonRoot).toBe(false);
+    expect(p.spec?.containers[0]?.securityContext?.allowPrivilegeEscalation).toBe(false);
+  });
+});
+
+describe("specProblem", () => {
+  it("accepts a valid spec", () => {
+    expect(specProblem(judge)).toBeUndefined();
+  });
+
+  it.each<[string, Partial<WorkloadSpec>, RegExp]>([
+    ["empty name", { name: " " }, /spec\.name/],
+    ["empty image", { image: "" }, /spec\.image/],
+    ["zero timeout", { timeoutSeconds: 0 }, /spec\.timeoutSeconds/],
+    ["stdin without command", { stdin: "x", command: undefined }, /spec\.command is required/],
+    ["stdin too large", { stdin: "x".repeat(STDIN_MAX_BYTES + 1) }, /spec\.stdin is \d+ bytes/],
+    ["host path as source", { mounts: [{ name: "w", source: "/srv/ws", mountPath: "/w", readOnly: true }] }, /spec\.mounts\[0\]\.source must be a PersistentVolumeClaim/],
+    ["relative mountPath", { mounts: [{ name: "w", source: "c", mountPath: "w", readOnly: true }] }, /spec\.mounts\[0\]\.mountPath must be absolute/],
+    ["reserved /tmp", { mounts: [{ name: "w", source: "c", mountPath: "/tmp", readOnly: true }] }, /reserved/],
+    [
+      "duplicate mountPath",
+      { mounts: [{ name: "a", source: "c", mountPath: "/w", readOnly: true }, { name: "b", source: "d", mountPath: "/w", readOnly: true }] },
+      /spec\.mounts\[1\]\.mountPath \/w is mounted twice/,
+    ],
+  ])("rejects %s naming the field", (_what, patch, message) => {
+    expect(specProblem({ ...judge, ...patch })).toMatch(message);
+  });
+});
+
+describe("denyAllNetworkPolicy", () => {
+  it("selects network=none pods and allows nothing in either direction", () => {
+    const np = denyAllNetworkPolicy();
+    expect(np.spec?.podSelector).toEqual({ matchLabels: { [LABELS.network]: "none" } });
+    expect(np.spec?.policyTypes).toEqual(["Ingress", "Egress"]);
+    expect(np.spec?.ingress).toEqual([]);
+    expect(np.spec?.egress).toEqual([]);
+  });
+});
+
+describe("pathInMount", () => {
+  it("resolves relative and absolute paths inside the mount and refuses escapes", () => {
+    expect(pathInMount("/workspace", "result.json")).toBe("/workspace/result.json");
+    expect(pathInMount("/workspace", "/workspace/a/../b")).toBe("/workspace/b");
+    expect(pathInMount("/workspace", "../etc/passwd")).toBeUndefined();
+    expect(pathInMount("/workspace", "/workspace-other/x")).toBeUndefined();
+  });
+});
+
+describe("stuckReason", () => {
+  it("reports an image that will never be pulled, and ignores ordinary waiting", () => {
+    const waiting = (reason: string) => ({ status: { containerStatuses: [{ name: "main", image: "i", imageID: "", ready: false, restartCount: 0, state: { waiting: { reason, message: "m" } } }] } });
+    expect(stuckReason(waiting("ErrImageNeverPull"))).toBe("ErrImageNeverPull: m");
+    expect(stuckReason(waiting("ContainerCreating"))).toBeUndefined();
+    expect(stuckReason({})).toBeUndefined();
+  });
+});

@@ -1,0 +1,248 @@
+// Turns a WorkloadSpec into the Pod (plus stdin ConfigMap and judge NetworkPolicy) a
+// KubernetesRuntime creates. Pure, so the hardening policy is tested without a cluster.
+import { createHash } from "node:crypto";
+import { posix } from "node:path";
+import type * as k8s from "@kubernetes/client-node";
+import type { WorkloadMount, WorkloadSpec } from "../workload.js";
+
+/** Labels on every object a KubernetesRuntime creates; leftovers are found by them. */
+export const LABELS = {
+  managed: "gavel.dev/managed-by",
+  instance: "gavel.dev/runtime-instance",
+  workload: "gavel.dev/workload",
+  /** "none" selects the pod into the deny-all NetworkPolicy. */
+  network: "gavel.dev/network",
+} as const;
+export const MANAGED_BY = "gavel-kubernetes-runtime";
+/** Name of the per-namespace NetworkPolicy that isolates `network: "none"` pods. */
+export const NETWORK_POLICY_NAME = "gavel-workload-no-network";
+/** The one container of a workload pod (logs are read from it). */
+export const MAIN_CONTAINER = "main";
+/** Where the stdin ConfigMap is mounted; the wrapper redirects it to the command's stdin. */
+export const STDIN_DIR = "/gavel-stdin";
+const STDIN_KEY = "stdin";
+/** `nobody`: the user of workloads that only read, and the default for writers. */
+export const NOBODY = { uid: 65534, gid: 65534 } as const;
+
+/** A numeric user and group to run a container as. */
+export interface PodUser {
+  uid: number;
+  gid: number;
+}
+
+/** DNS-1123 label (63 chars max): pod names double as label values and hostnames. */
+const MAX_NAME = 63;
+
+function shortHash(text: string): string {
+  return createHash("sha256").update(text).digest("hex").slice(0, 6);
+}
+
+/**
+ * Deterministic, DNS-safe pod name: `gavel-<cleaned spec name>-<instance>`. When cleaning
+ * or shortening changed the name, a hash of the original keeps distinct names distinct.
+ */
+export function podName(specName: string, instance: string): string {
+  const lowered = specName.toLowerCase().replace(/[^a-z0-9-]+/g, "-").replace(/-+/g, "-").replace(/^-+|-+$/g, "");
+  const suffix = `-${instance}`;
+  const room = MAX_NAME - "gavel-".length - suffix.length;
+  let core = lowered === "" ? "workload" : lowered;
+  if (core !== specName || core.length > room) {
+    const hash = shortHash(specName);
+    core = `${core.slice(0, room - hash.length - 1).replace(/-+$/, "")}-${hash}`;
+  }
+  return `gavel-${core}${suffix}`;
+}
+
+/** Checks a spec before anything is created; returns a message naming the bad field. */
+export function specProblem(spec: WorkloadSpec): string | undefined {
+  if (spec.name.trim() === "") return "spec.name is empty";
+  if (spec.image.trim() === "") return `spec.image is empty (workload ${spec.name})`;
+  if (!(spec.timeoutSeconds > 0)) return `spec.timeoutSeconds must be > 0 (workload ${spec.name})`;
+  if (spec.stdin !== undefined && (spec.command === undefined || spec.command.length === 0)) {
+    // stdin is fed by a `sh` wrapper around the command; the image entrypoint is not known here.
+    return `spec.command is required when spec.stdin is set (workload ${spec.name})`;
+  }
+  if (spec.stdin !== undefined && Buffer.byteLength(spec.stdin) > STDIN_MAX_BYTES) {
+    return `spec.stdin is ${Buffer.byteLength(spec.stdin)} bytes; a ConfigMap holds at most ${STDIN_MAX_BYTES} (workload ${spec.name})`;
+  }
+  const seen = new Set<string>();
+  for (const [i, m] of spec.mounts.entries()) {
+    if (!/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/.test(m.source) || m.source.length > 253) {
+      return `spec.mounts[${i}].source must be a PersistentVolumeClaim name (got "${m.source}")`;
+    }
+    if (!m.mountPath.startsWith("/")) return `spec.mounts[${i}].mountPath must be absolute (got "${m.mountPath}")`;
+    if (m.mountPath === "/tmp" || m.mountPath === STDIN_DIR) return `spec.mounts[${i}].mountPath ${m.mountPath} is reserved`;
+    if (seen.has(m.mountPath)) return `spec.mounts[${i}].mountPath ${m.mountPath} is mounted twice`;
+    seen.add(m.mountPath);
+  }
+  return undefined;
+}
+
+/** ConfigMaps are capped at 1 MiB by etcd; keep room for metadata. */
+export const STDIN_MAX_BYTES = 1000 * 1024;
+
+/** The user a workload runs as: `nobody` when it only reads, else the writer user. */
+export function userFor(mounts: WorkloadMount[], writer: PodUser = NOBODY): PodUser {
+  return mounts.every((m) => m.readOnly) ? NOBODY : writer;
+}
+
+/** Kubernetes quantities for the spec's limits; requests stay small (see podManifest). */
+export function resourcesFor(spec: WorkloadSpec): k8s.V1ResourceRequirements {
+  const limits: Record<string, string> = {};
+  const requests: Record<string, string> = { cpu: "10m", memory: "16Mi" };
+  const r = spec.resources ?? {};
+  if (r.memoryBytes !== undefined) {
+    limits.memory = String(r.memoryBytes);
+    requests.memory = String(Math.min(r.memoryBytes, 16 * 1024 * 1024));
+  }
+  if (r.nanoCpus !== undefined) {
+    const milli = Math.max(1, Math.ceil(r.nanoCpus / 1e6));
+    limits.cpu = `${milli}m`;
+    requests.cpu = `${Math.min(milli, 10)}m`;
+  }
+  return Object.keys(limits).length > 0 ? { limits, requests } : { requests };
+}
+
+/** Everything podManifest needs beyond the spec. */
+export interface PodManifestInput {
+  spec: WorkloadSpec;
+  name: string;
+  instance: string;
+  user: PodUser;
+  imagePullPolicy?: "Always" | "IfNotPresent" | "Never";
+  ownerReferences?: k8s.V1OwnerReference[];
+  /** Size limit of the writable /tmp emptyDir (the root filesystem is read-only). */
+  tmpSize?: string;
+}
+
+/** Labels of one workload's objects. */
+export function labelsFor(spec: WorkloadSpec, name: string, instance: string): Record<string, string> {
+  return {
+    ...spec.labels,
+    [LABELS.managed]: MANAGED_BY,
+    [LABELS.instance]: instance,
+    [LABELS.workload]: name,
+    [LABELS.network]: spec.network,
+  };
+}
+
+/**
+ * The Pod for one workload: restartPolicy Never, activeDeadlineSeconds from the spec,
+ * hardened (non-root, no privilege escalation, no capabilities, read-only root with an
+ * emptyDir /tmp, RuntimeDefault seccomp, no service account token), PVC mounts with
+ * readOnly on both the volume and the mount. Requests are kept small: on a shared node
+ * the limits are what bound a workload (as with Docker), requests only place it.
+ */
+export function podManifest(input: PodManifestInput): k8s.V1Pod {
+  const { spec, name, user } = input;
+  const env = { HOME: "/tmp", ...spec.env };
+  const withStdin = spec.stdin !== undefined;
+  const command = withStdin
+    ? ["sh", "-c", `exec "$@" < ${STDIN_DIR}/${STDIN_KEY}`, "gavel-stdin", ...(spec.command ?? [])]
+    : spec.command;
+  const volumes: k8s.V1Volume[] = [
+    { name: "tmp", emptyDir: { sizeLimit: input.tmpSize ?? "64Mi" } },
+    ...spec.mounts.map((m, i) => ({
+      name: `m${i}`,
+      persistentVolumeClaim: { claimName: m.source, readOnly: m.readOnly },
+    })),
+    ...(withStdin ? [{ name: "stdin", configMap: { name } }] : []),
+  ];
+  const volumeMounts: k8s.V1VolumeMount[] = [
+    { name: "tmp", mountPath: "/tmp" },
+    ...spec.mounts.map((m, i) => ({ name: `m${i}`, mountPath: m.mountPath, readOnly: m.readOnly })),
+    ...(withStdin ? [{ name: "stdin", mountPath: STDIN_DIR, readOnly: true }] : []),
+  ];
+  return {
+    apiVersion: "v1",
+    kind: "Pod",
+    metadata: {
+      name,
+      labels: labelsFor(spec, name, input.instance),
+      ...(input.ownerReferences !== undefined ? { ownerReferences: input.ownerReferences } : {}),
+    },
+    spec: {
+      restartPolicy: "Never",
+      activeDeadlineSeconds: Math.max(1, Math.ceil(spec.timeoutSeconds)),
+      automountServiceAccountToken: false,
+      enableServiceLinks: false,
+      // One second: a stopped pod is gone from the API only once the kubelet killed it.
+      terminationGracePeriodSeconds: 1,
+      securityContext: {
+        runAsUser: user.uid,
+        runAsGroup: user.gid,
+        runAsNonRoot: user.uid !== 0,
+        seccompProfile: { type: "RuntimeDefault" },
+      },
+      containers: [
+        {
+          name: MAIN_CONTAINER,
+          image: spec.image,
+          imagePullPolicy: input.imagePullPolicy ?? "IfNotPresent",
+          ...(command !== undefined ? { command } : {}),
+          env: Object.entries(env).map(([k, v]) => ({ name: k, value: v })),
+          volumeMounts,
+          resources: resourcesFor(spec),
+          securityContext: {
+            allowPrivilegeEscalation: false,
+            privileged: false,
+            readOnlyRootFilesystem: true,
+            capabilities: { drop: ["ALL"] },
+          },
+        },
+      ],
+      volumes,
+    },
+  };
+}
+
+/** The ConfigMap holding a workload's stdin (same name and labels as its pod). */
+export function stdinConfigMap(input: PodManifestInput): k8s.V1ConfigMap {
+  return {
+    apiVersion: "v1",
+    kind: "ConfigMap",
+    metadata: {
+      name: input.name,
+      labels: labelsFor(input.spec, input.name, input.instance),
+      ...(input.ownerReferences !== undefined ? { ownerReferences: input.ownerReferences } : {}),
+    },
+    immutable: true,
+    data: { [STDIN_KEY]: input.spec.stdin ?? "" },
+  };
+}
+
+/**
+ * Denies all ingress and egress for pods labelled `gavel.dev/network=none`. Kubernetes has
+ * no per-pod "no network" switch; this is the enforcement, and only on a CNI that
+ * implements NetworkPolicy (the single-node test cluster's bridge CNI does not).
+ */
+export function denyAllNetworkPolicy(): k8s.V1NetworkPolicy {
+  return {
+    apiVersion: "networking.k8s.io/v1",
+    kind: "NetworkPolicy",
+    metadata: { name: NETWORK_POLICY_NAME, labels: { [LABELS.managed]: MANAGED_BY } },
+    spec: {
+      podSelector: { matchLabels: { [LABELS.network]: "none" } },
+      policyTypes: ["Ingress", "Egress"],
+      ingress: [],
+      egress: [],
+    },
+  };
+}
+
+/** Resolves a file path inside a mount; returns undefined for paths that leave it. */
+export function pathInMount(mountPath: string, path: string): string | undefined {
+  const root = posix.normalize(mountPath);
+  const full = posix.normalize(path.startsWith("/") ? path : posix.join(root, path));
+  const prefix = root.endsWith("/") ? root : `${root}/`;
+  return full === root || full.startsWith(prefix) ? full : undefined;
+}
+
+/** Why a pod that has not finished will never start, from its container's waiting state. */
+export function stuckReason(pod: k8s.V1Pod): string | undefined {
+  const waiting = pod.status?.containerStatuses?.[0]?.state?.waiting;
+  const reason = waiting?.reason;
+  if (reason === undefined) return undefined;
+  const fatal = ["ErrImageNeverPull", "InvalidImageName", "CreateContainerConfigError", "CreateContainerError", "ImagePullBackOff", "RunContainerError"];
+  return fatal.includes(reason) ? `${reason}: ${waiting?.message ?? ""}`.trim() : undefined;
+}
