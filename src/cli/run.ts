@@ -1,6 +1,6 @@
-// `gavel run -f AGENT.yaml [-f JUDGES.yaml ...]`: local mode. Runs one Execution end to end
-// on Docker with the state in memory, shows the live tree, prints a summary, and exits 0
-// only when the Execution Succeeded.
+// `gavel run -f AGENT.yaml [-f JUDGES.yaml ...] [-f POLICY.yaml ...]`: local mode. Runs one
+// Execution end to end on Docker with the state in memory, shows the live tree, prints a
+// summary, and exits 0 only when the Execution Succeeded.
 import { randomBytes } from "node:crypto";
 import { readFile } from "node:fs/promises";
 import { resolve } from "node:path";
@@ -9,7 +9,9 @@ import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { isJudge } from "../api/cross-validate.js";
 import { withDefaults } from "../api/defaults.js";
 import type { Agent, Execution, JsonValue } from "../api/types.js";
-import { API_VERSION } from "../api/types.js";
+import { API_VERSION, DEFAULT_GUARD_POLICY, type GuardPolicySpec } from "../api/types.js";
+import { PolicyError } from "../gate/guard/pattern-set.js";
+import { compilePolicy, type CompiledPolicy, type NamedPolicy } from "../gate/guard/policy.js";
 import { DockerRuntime } from "../runtime/docker/docker-runtime.js";
 import { startLocalGate, type LocalGate } from "../local/local-gate.js";
 import { LocalRun, type LocalRunResult } from "../local/local-run.js";
@@ -19,10 +21,14 @@ import { ExitCode, UsageError, type Command, type CommandIO } from "./command.js
 import { applyEvent, emptyTree, renderTree, type ExecutionTree } from "./tree.js";
 import { formatFinding, manifestFiles, parseManifests, validateDocuments, type Finding } from "./validate.js";
 
-/** The Agents of a local run: the one worker and its judges. */
+/** The Agents of a local run: the one worker and its judges, and the guard's policies. */
 export interface RunManifests {
   worker: Agent;
   judges: Map<string, Agent>;
+  /** The GuardPolicy documents among the files, in merge order (`default` first). */
+  policies: NamedPolicy[];
+  /** Those policies merged over the built-in tables and compiled: what the local gate checks. */
+  policy: CompiledPolicy;
 }
 
 /** A manifest set that cannot run; `findings` say where and why. */
@@ -35,7 +41,8 @@ export class ManifestError extends Error {
 
 /**
  * Loads and checks the manifests of a local run: every document valid, exactly one worker
- * Agent (not labelled role: judge), and every judge it names among the files.
+ * Agent (not labelled role: judge), every judge it names among the files, and every
+ * GuardPolicy compilable. Local mode is one namespace: every GuardPolicy given applies.
  */
 export async function loadRunManifests(paths: string[], cwd: string): Promise<RunManifests> {
   const files = await manifestFiles(paths, cwd);
@@ -74,7 +81,40 @@ export async function loadRunManifests(paths: string[], cwd: string): Promise<Ru
   }
   const judges = new Map<string, Agent>();
   for (const d of agents) if (isJudge(d.value as Agent)) judges.set((d.value as Agent).metadata.name, withDefaults(d.value as Agent));
-  return { worker: withDefaults((workers[0] as (typeof workers)[number]).value as Agent), judges };
+  const { policies, policy } = compileRunPolicies(docs.filter((d) => (d.value as { kind?: unknown }).kind === "GuardPolicy"));
+  return { worker: withDefaults((workers[0] as (typeof workers)[number]).value as Agent), judges, policies, policy };
+}
+
+/**
+ * Compiles the GuardPolicy documents of a run as the controller merges a namespace's: the
+ * `default` policy first, then the others by name. A pattern RE2 refuses or a bad key is a
+ * ManifestError naming the file and document (each policy is compiled alone first for that).
+ */
+function compileRunPolicies(docs: Parameters<typeof validateDocuments>[0]): { policies: NamedPolicy[]; policy: CompiledPolicy } {
+  const named = docs.map((d) => {
+    const v = d.value as { metadata: { name: string; namespace?: string }; spec?: GuardPolicySpec };
+    const p: NamedPolicy = { name: v.metadata.name, ...(v.metadata.namespace !== undefined ? { namespace: v.metadata.namespace } : {}), spec: v.spec ?? {} };
+    return { d, p };
+  });
+  const findings: Finding[] = [];
+  for (const { d, p } of named) {
+    try {
+      compilePolicy([p]);
+    } catch (err) {
+      if (!(err instanceof PolicyError)) throw err;
+      findings.push({ file: d.file, doc: d.doc, path: "spec", severity: "error", message: err.message });
+    }
+  }
+  if (findings.length > 0) throw new ManifestError(findings);
+  const ordered = [...named.filter((n) => n.p.name === DEFAULT_GUARD_POLICY), ...named.filter((n) => n.p.name !== DEFAULT_GUARD_POLICY).sort((a, b) => a.p.name.localeCompare(b.p.name))];
+  const policies = ordered.map((n) => n.p);
+  try {
+    return { policies, policy: compilePolicy(policies) };
+  } catch (err) {
+    if (!(err instanceof PolicyError)) throw err;
+    const first = ordered[0]?.d;
+    throw new ManifestError([{ file: first?.file ?? "", doc: first?.doc ?? 0, path: "spec", severity: "error", message: err.message }]);
+  }
 }
 
 /** Parses `--input`: inline JSON, or `@file` holding JSON. */
@@ -216,7 +256,7 @@ function dockerSocket(env: NodeJS.ProcessEnv): string | undefined {
 export const runCommand: Command = {
   name: "run",
   summary: "run one Execution locally on Docker (live tree, exit 0 only on Succeeded)",
-  usage: "gavel run -f AGENT.yaml [-f JUDGES.yaml ...] [--input JSON|@file] [--output json] [--nats URL] [--name NAME] [--timeout SECONDS]",
+  usage: "gavel run -f AGENT.yaml [-f JUDGES.yaml ...] [-f GUARDPOLICY.yaml ...] [--input JSON|@file] [--output json] [--nats URL] [--name NAME] [--timeout SECONDS]",
   async run(argv, io) {
     const { values } = parseFlags(argv);
     const files = values.filename ?? [];
@@ -235,6 +275,10 @@ export const runCommand: Command = {
       io.stderr.write(`gavel run: the manifests cannot run:\n${err.message}\n`);
       return ExitCode.usage;
     }
+    if (manifests.policies.length > 0 && (manifests.worker.spec.tools ?? []).length === 0) {
+      io.stderr.write("gavel run: warning: GuardPolicy given but the worker declares no tools (spec.tools), so no call reaches the guard\n");
+    }
+    for (const w of manifests.policy.warnings) io.stderr.write(`gavel run: warning: ${w}\n`);
     const name = values.name ?? `${manifests.worker.metadata.name}-${randomBytes(3).toString("hex")}`;
     const execution: Execution = {
       apiVersion: API_VERSION,
@@ -289,7 +333,7 @@ export const runCommand: Command = {
     let result: LocalRunResult;
     let gate: LocalGate | undefined;
     try {
-      if (needsGate && nc !== undefined) gate = await startLocalGate(nc, manifests.worker, run);
+      if (needsGate && nc !== undefined) gate = await startLocalGate(nc, manifests.worker, run, { policy: manifests.policy });
       result = await run.run();
     } finally {
       await gate?.stop();

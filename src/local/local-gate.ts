@@ -4,7 +4,7 @@
 import type { NatsConnection } from "@nats-io/transport-node";
 import type { Agent } from "../api/types.js";
 import { createGate } from "../gate/gate.js";
-import { PolicyStore } from "../gate/guard/policy-store.js";
+import { compilePolicy, type CompiledPolicy } from "../gate/guard/policy.js";
 import { ToolCallService } from "../transport/tool-call-service.js";
 import type { LocalRun } from "./local-run.js";
 
@@ -13,10 +13,19 @@ export interface LocalGate {
   stop(): Promise<void>;
 }
 
-/** Starts the gate for one local run's worker on `nc`; the built-in guard policy applies. */
-export async function startLocalGate(nc: NatsConnection, agent: Agent, run: LocalRun): Promise<LocalGate> {
+export interface LocalGateOptions {
+  /** The GuardPolicies given to the run, merged and compiled; default the built-in tables only. */
+  policy?: CompiledPolicy;
+}
+
+/**
+ * Starts the gate for one local run's worker on `nc`. A local run is one namespace, so one
+ * compiled policy answers for every namespace a proposal names.
+ */
+export async function startLocalGate(nc: NatsConnection, agent: Agent, run: LocalRun, opts: LocalGateOptions = {}): Promise<LocalGate> {
+  const policy = opts.policy ?? compilePolicy([]);
   const gate = createGate({
-    policyStore: new PolicyStore(),
+    policyStore: { get: () => policy, version: 1 },
     agent,
     judgeRunner: (entry, proposal, violations, index) => run.runToolJudge(entry, proposal, violations, index),
     audit: {
@@ -28,7 +37,15 @@ export async function startLocalGate(nc: NatsConnection, agent: Agent, run: Loca
           allowed: r.allowed,
           blocked_by: r.blocked_by,
           ...(r.check !== undefined ? { check: r.check } : {}),
-          reason: r.guard_reason ?? (r.judges.length > 0 ? r.judges.map((j) => `${j.judge}: ${j.passed ? "passed" : "failed"}`).join(", ") : r.allowed ? "approved" : "blocked"),
+          reason:
+            r.guard_reason ??
+            (r.judges.length > 0
+              ? r.judges.map((j) => `${j.judge}: ${j.passed ? "passed" : "failed"}`).join(", ")
+              : r.allowed
+                ? r.skipped_judges
+                  ? "approved by the guard (skip_judge)"
+                  : "approved by the guard"
+                : "blocked"),
         });
       },
     },

@@ -3,7 +3,7 @@
 // containers, file reads, judge containers, stops) and feeds what it observes back.
 import { agentEnvironment } from "../agent/config.js";
 import type { ToolCallProposal } from "../api/protocol.js";
-import type { Agent, Execution, JsonObject, SemanticValidatorSpec } from "../api/types.js";
+import { API_VERSION, type Agent, type ChildRef, type Execution, type JsonObject, type SemanticValidatorSpec } from "../api/types.js";
 import type { JudgeRunResult } from "../gate/gate.js";
 import { judgeTimeoutSeconds } from "../engine/durations.js";
 import { judgeChildName, workerName } from "../engine/child-names.js";
@@ -220,7 +220,27 @@ export class LocalRun {
       this.emit("toolcall.proposed", { iteration: proposal.iteration, step: proposal.step, tool: proposal.tool });
     }
     this.emit("judge.spawned", { child, judge: entry.judge_agent, iteration: proposal.iteration, step: proposal.step, purpose: "tool_validation" });
+    // The child is recorded like a validation judge's: a ChildRef in the Execution's status
+    // (purpose tool_validation, with the call's id) and a child Execution in the run's result.
+    const ref: ChildRef = { name: child, purpose: "tool_validation", iteration: proposal.iteration, validatorIndex: index, judge: entry.judge_agent, toolCallId: proposal.toolCallId, phase: "Running" };
+    (this.state.status.children ??= []).push(ref);
+    const record = this.toolChildExecution(child, entry, proposal, index);
+    this.children.set(child, record);
     const finish = (r: Omit<JudgeRunResult, "child">): JudgeRunResult => {
+      const phase = r.result !== undefined ? "Succeeded" : r.rejection === "timed_out" ? "TimedOut" : r.rejection === "cancelled" ? "Cancelled" : "Failed";
+      // A child the engine already stopped (cancel, deadline) keeps the phase it was given.
+      if (ref.phase === "Running") ref.phase = phase;
+      const st = record.status ?? {};
+      record.status = st;
+      if (st.phase === "Running") st.phase = phase;
+      st.completionTime = new Date(this.now()).toISOString();
+      if (r.result !== undefined) {
+        st.verdict = r.result;
+        st.score = r.result.score;
+      } else {
+        st.rejection = r.rejection ?? "failed";
+        if (r.detail !== undefined) st.message = r.detail;
+      }
       this.emit("judge.finished", {
         child,
         judge: entry.judge_agent,
@@ -248,6 +268,7 @@ export class LocalRun {
     } catch (err) {
       return finish({ rejection: "failed", detail: err instanceof Error ? err.message : String(err) });
     }
+    record.spec.input = JSON.parse(input) as JsonObject;
     try {
       const handle = await this.opts.runtime.start({
         name: child,
@@ -275,6 +296,29 @@ export class LocalRun {
     } catch (err) {
       return finish({ rejection: "failed", detail: `the judge could not be started: ${err instanceof Error ? err.message : String(err)}` });
     }
+  }
+
+  /** The child Execution of one tool_validation judge, Running until its verdict. */
+  private toolChildExecution(name: string, entry: SemanticValidatorSpec, proposal: ToolCallProposal, index: number): ChildExecution {
+    const parent = this.opts.execution;
+    return {
+      apiVersion: API_VERSION,
+      kind: "Execution",
+      metadata: { name, namespace: this.namespace, labels: { "gavel.dev/parent": parent.metadata.name } },
+      spec: {
+        agentRef: { name: entry.judge_agent },
+        parent: {
+          name: parent.metadata.name,
+          uid: parent.metadata.uid ?? "",
+          purpose: "tool_validation",
+          iteration: proposal.iteration,
+          validatorIndex: index,
+          toolCallId: proposal.toolCallId,
+          depth: (parent.spec.parent?.depth ?? 0) + 1,
+        },
+      },
+      status: { phase: "Running", startTime: new Date(this.now()).toISOString() },
+    };
   }
 
   private image(agent: Agent, fallback: string): string {
