@@ -1,0 +1,237 @@
+// The Agent Ready condition: a controller that watches Agents and writes Ready=True/False from the
+// schema rules and the cross-object rules (judges exist, are judges, run one-shot). Pure part first.
+import * as k8s from "@kubernetes/client-node";
+import type { KubernetesListObject, KubernetesObject } from "@kubernetes/client-node";
+import { crossValidateAgent, judgeReferences, readyCondition } from "../api/cross-validate.js";
+import type { Agent, Condition } from "../api/types.js";
+import { GROUP, VERSION } from "../api/types.js";
+import { validateManifest } from "../api/validate.js";
+import { runWorkers, WorkQueue, type WorkQueueOptions } from "./work-queue.js";
+
+/** Type of the condition this controller owns. */
+export const READY = "Ready";
+
+/** Reason when the Agent itself breaks a schema or CEL rule (the server would refuse it now). */
+export const INVALID_SPEC = "InvalidSpec";
+
+// Kubernetes caps a condition message at 32768 characters (metav1.Condition).
+const MAX_MESSAGE = 32_768;
+
+// ---------------------------------------------------------------- pure part
+
+/** The Ready condition the Agent should have, given the other Agents of its namespace by name. */
+export function desiredReady(agent: Agent, lookup: (name: string) => Agent | undefined, now: Date): Condition {
+  const generation = agent.metadata?.generation;
+  let schema: { path: string; message: string }[];
+  try {
+    // The stored object is checked as a manifest: status and server metadata are allowed there.
+    schema = validateManifest(agent).filter((p) => p.severity === "error");
+  } catch (err) {
+    schema = [{ path: "", message: `cannot validate: ${err instanceof Error ? err.message : String(err)}` }];
+  }
+  let condition: Condition;
+  if (schema.length > 0) {
+    condition = {
+      type: READY,
+      status: "False",
+      reason: INVALID_SPEC,
+      message: schema.map((p) => `${p.path === "" ? "(object)" : p.path}: ${p.message}`).join("; "),
+      lastTransitionTime: now.toISOString(),
+      ...(generation === undefined ? {} : { observedGeneration: generation }),
+    };
+  } else {
+    condition = readyCondition(crossValidateAgent(agent, lookup), generation, now);
+  }
+  if (condition.message.length > MAX_MESSAGE) condition.message = `${condition.message.slice(0, MAX_MESSAGE - 3)}...`;
+  return condition;
+}
+
+/** The Agent's current Ready condition, if any. */
+export function currentReady(agent: Agent): Condition | undefined {
+  const conditions: unknown = agent.status?.conditions;
+  if (!Array.isArray(conditions)) return undefined;
+  return (conditions as Condition[]).find((c) => c !== null && typeof c === "object" && c.type === READY);
+}
+
+/** True when two Ready conditions say the same thing (lastTransitionTime aside). */
+export function sameCondition(a: Condition | undefined, b: Condition): boolean {
+  return (
+    a !== undefined &&
+    a.status === b.status &&
+    a.reason === b.reason &&
+    a.message === b.message &&
+    a.observedGeneration === b.observedGeneration
+  );
+}
+
+/**
+ * The status merge patch that moves the Agent to `desired`, or undefined when it already says
+ * that. lastTransitionTime is kept while the status (True/False) does not change; other
+ * conditions are kept; metadata.resourceVersion makes a write from a stale cache a conflict.
+ */
+export function readyStatusPatch(agent: Agent, desired: Condition): Record<string, unknown> | undefined {
+  const current = currentReady(agent);
+  const generation = agent.metadata?.generation;
+  if (sameCondition(current, desired) && (generation === undefined || agent.status?.observedGeneration === generation)) return undefined;
+  const ready = current !== undefined && current.status === desired.status && typeof current.lastTransitionTime === "string"
+    ? { ...desired, lastTransitionTime: current.lastTransitionTime }
+    : desired;
+  const others = (Array.isArray(agent.status?.conditions) ? agent.status.conditions : []).filter((c) => c?.type !== READY);
+  return {
+    metadata: { resourceVersion: agent.metadata.resourceVersion },
+    status: { ...(generation === undefined ? {} : { observedGeneration: generation }), conditions: [...others, ready] },
+  };
+}
+
+/** Names of the Agents (of one namespace) that name `judgeName` as a judge. */
+export function referrersOf(judgeName: string, agents: readonly Agent[]): string[] {
+  return agents.filter((a) => safeRefs(a).some((r) => r.name === judgeName)).map((a) => a.metadata.name);
+}
+
+function safeRefs(agent: Agent): { name: string }[] {
+  try {
+    return judgeReferences(agent);
+  } catch {
+    // A malformed object names no judges; its own reconcile reports it.
+    return [];
+  }
+}
+
+/** The queue key of an object: namespace/name. */
+export function keyOf(obj: { metadata?: { name?: string; namespace?: string } }): string | undefined {
+  const name = obj.metadata?.name;
+  if (typeof name !== "string" || name === "") return undefined;
+  return `${obj.metadata?.namespace ?? ""}/${name}`;
+}
+
+// ---------------------------------------------------------------- controller
+
+/** Options of AgentReadinessController. */
+export interface AgentReadinessOptions {
+  kc: k8s.KubeConfig;
+  /** Namespace to watch; all namespaces when undefined. */
+  namespace?: string;
+  /** Concurrent reconciles (of different keys). Default 2. */
+  workers?: number;
+  /** Every resyncMs every known Agent is reconciled again (no write unless something differs). 0 = never. Default 300 000. */
+  resyncMs?: number;
+  queue?: WorkQueueOptions;
+  now?: () => Date;
+  log?: (line: string) => void;
+}
+
+/** What the controller has done so far. */
+export interface ReadinessStats {
+  reconciles: number;
+  statusWrites: number;
+  conflicts: number;
+  errors: number;
+}
+
+/** Watches Agents and keeps each one's Ready condition equal to what the rules say. */
+export class AgentReadinessController {
+  readonly queue: WorkQueue;
+  readonly stats: ReadinessStats = { reconciles: 0, statusWrites: 0, conflicts: 0, errors: 0 };
+  private readonly informer: k8s.ListWatch<KubernetesObject>;
+  private readonly api: k8s.CustomObjectsApi;
+  private readonly now: () => Date;
+  private readonly log: (line: string) => void;
+  private workers: Promise<void> | undefined;
+  private resync: NodeJS.Timeout | undefined;
+  private restart: NodeJS.Timeout | undefined;
+  private stopped = false;
+
+  constructor(private readonly opts: AgentReadinessOptions) {
+    this.queue = new WorkQueue(opts.queue);
+    this.api = opts.kc.makeApiClient(k8s.CustomObjectsApi);
+    this.now = opts.now ?? (() => new Date());
+    this.log = opts.log ?? (() => {});
+    const ns = opts.namespace;
+    const path = ns === undefined ? `/apis/${GROUP}/${VERSION}/agents` : `/apis/${GROUP}/${VERSION}/namespaces/${ns}/agents`;
+    const list = async (): Promise<KubernetesListObject<KubernetesObject>> => {
+      const params = { group: GROUP, version: VERSION, plural: "agents" };
+      const got: unknown = ns === undefined
+        ? await this.api.listCustomObjectForAllNamespaces(params)
+        : await this.api.listNamespacedCustomObject({ ...params, namespace: ns });
+      return got as KubernetesListObject<KubernetesObject>;
+    };
+    this.informer = new k8s.ListWatch<KubernetesObject>(path, new k8s.Watch(opts.kc), list, false);
+    const onChange = (obj: KubernetesObject) => this.enqueueWithReferrers(obj as unknown as Agent);
+    this.informer.on("add", onChange);
+    this.informer.on("update", onChange);
+    this.informer.on("delete", onChange);
+    this.informer.on("error", (err?: unknown) => {
+      // ListWatch stops on an error other than 410; start it again after a pause.
+      if (this.stopped) return;
+      this.log(`agent watch failed, restarting in 1s: ${err instanceof Error ? err.message : String(err)}`);
+      this.restart = setTimeout(() => {
+        this.informer.start().catch((e: unknown) => this.log(`agent watch restart failed: ${String(e)}`));
+      }, 1000);
+    });
+  }
+
+  /** Lists Agents (the cache is filled when this resolves), starts the watch and the workers. */
+  async start(): Promise<void> {
+    await this.informer.start();
+    this.workers = runWorkers(this.queue, this.opts.workers ?? 2, (key) => this.reconcile(key), (key, err) => {
+      this.stats.errors++;
+      this.log(`reconcile ${key} failed (retrying with backoff): ${err instanceof Error ? err.message : String(err)}`);
+    });
+    const resyncMs = this.opts.resyncMs ?? 300_000;
+    if (resyncMs > 0) {
+      this.resync = setInterval(() => {
+        for (const obj of this.informer.list()) {
+          const key = keyOf(obj);
+          if (key !== undefined) this.queue.add(key);
+        }
+      }, resyncMs);
+    }
+  }
+
+  /** Stops the watch and the workers; resolves when in-flight reconciles have finished. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.resync !== undefined) clearInterval(this.resync);
+    if (this.restart !== undefined) clearTimeout(this.restart);
+    this.queue.shutDown();
+    await this.informer.stop();
+    await this.workers;
+  }
+
+  /** The Agent and every Agent of its namespace that names it as a judge. */
+  private enqueueWithReferrers(agent: Agent): void {
+    const key = keyOf(agent);
+    if (key === undefined) return;
+    this.queue.add(key);
+    const ns = agent.metadata.namespace;
+    const peers = this.informer.list(ns) as unknown as Agent[];
+    for (const name of referrersOf(agent.metadata.name, peers)) this.queue.add(`${ns ?? ""}/${name}`);
+  }
+
+  /** Level-triggered: reads the cached Agent and its peers, writes Ready only when it differs. */
+  async reconcile(key: string): Promise<void> {
+    this.stats.reconciles++;
+    const slash = key.indexOf("/");
+    const ns = key.slice(0, slash);
+    const name = key.slice(slash + 1);
+    const agent = this.informer.get(name, ns === "" ? undefined : ns) as unknown as Agent | undefined;
+    // Gone: nothing to write; its referrers were queued by the delete event.
+    if (agent === undefined || agent.metadata.deletionTimestamp !== undefined) return;
+    const lookup = (n: string) => this.informer.get(n, ns === "" ? undefined : ns) as unknown as Agent | undefined;
+    const patch = readyStatusPatch(agent, desiredReady(agent, lookup, this.now()));
+    if (patch === undefined) return;
+    try {
+      await this.api.patchNamespacedCustomObjectStatus(
+        { group: GROUP, version: VERSION, plural: "agents", namespace: ns, name, body: patch },
+        k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.MergePatch),
+      );
+      this.stats.statusWrites++;
+    } catch (err) {
+      const code = (err as { code?: number }).code;
+      if (code === 404) return;
+      // A conflict means the cache was stale: the watch brings the new version; look again then.
+      if (code === 409) this.stats.conflicts++;
+      throw err;
+    }
+  }
+}
