@@ -1,0 +1,175 @@
+// KubernetesRuntime on the single-node cluster: real pods on containerd, a hostPath-backed
+// claim, exit codes, stdin/stdout, deadline, stop, read-only mounts, readFile, cleanup.
+import { chmod, mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import * as k8s from "@kubernetes/client-node";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { KubernetesRuntime } from "../../src/runtime/kubernetes/kubernetes-runtime.js";
+import { LABELS, NETWORK_POLICY_NAME } from "../../src/runtime/kubernetes/pod-spec.js";
+import type { WorkloadMount, WorkloadSpec } from "../../src/runtime/workload.js";
+import { eventually, useCluster, type Cluster } from "../harness/cluster.js";
+import { BASE_IMAGE } from "../harness/paths.js";
+
+const CLAIM = "workspace";
+
+describe("KubernetesRuntime on the single-node cluster", () => {
+  let cluster: Cluster;
+  let core: k8s.CoreV1Api;
+  let ns: string;
+  let hostDir: string;
+  let runtime: KubernetesRuntime;
+  const pv = `gavel-e2e-krt-${Math.random().toString(36).slice(2, 8)}`;
+  const rw: WorkloadMount = { name: "workspace", source: CLAIM, mountPath: "/workspace", readOnly: false };
+  const ro: WorkloadMount = { ...rw, readOnly: true };
+
+  function node(name: string, script: string, extra: Partial<WorkloadSpec> = {}): WorkloadSpec {
+    return { name, image: BASE_IMAGE, command: ["node", "-e", script], mounts: [], network: "allow", timeoutSeconds: 60, ...extra };
+  }
+
+  async function podsOf(instance: string): Promise<string[]> {
+    const list = await core.listNamespacedPod({ namespace: ns, labelSelector: `${LABELS.instance}=${instance}` });
+    return list.items.map((p) => p.metadata?.name ?? "");
+  }
+
+  beforeAll(async () => {
+    cluster = await useCluster();
+    core = cluster.kc.makeApiClient(k8s.CoreV1Api);
+    ns = await cluster.createNamespace("e2e-krt");
+    hostDir = await mkdtemp(join(tmpdir(), "gavel-krt-"));
+    // Workloads run as nobody; the hostPath directory must let them write.
+    await chmod(hostDir, 0o777);
+    await core.createPersistentVolume({
+      body: {
+        metadata: { name: pv },
+        spec: {
+          capacity: { storage: "64Mi" },
+          accessModes: ["ReadWriteOnce"],
+          persistentVolumeReclaimPolicy: "Retain",
+          storageClassName: "gavel-e2e",
+          hostPath: { path: hostDir, type: "Directory" },
+          claimRef: { namespace: ns, name: CLAIM },
+        },
+      },
+    });
+    await core.createNamespacedPersistentVolumeClaim({
+      namespace: ns,
+      body: {
+        metadata: { name: CLAIM },
+        spec: { accessModes: ["ReadWriteOnce"], storageClassName: "gavel-e2e", resources: { requests: { storage: "64Mi" } } },
+      },
+    });
+    await eventually(async () => {
+      const c = await core.readNamespacedPersistentVolumeClaim({ name: CLAIM, namespace: ns });
+      return c.status?.phase === "Bound" ? true : undefined;
+    }, 60_000, "claim to bind");
+    runtime = new KubernetesRuntime({ kubeConfig: cluster.kc, namespace: ns, imagePullPolicy: "Never" });
+  }, 900_000);
+
+  afterAll(async () => {
+    await runtime?.close();
+    await cluster?.deleteNamespace(ns);
+    await core?.deletePersistentVolume({ name: pv }).catch(() => undefined);
+    await rm(hostDir, { recursive: true, force: true });
+  });
+
+  it("Given stdin and env, a pod exits 0 and its stdout is returned; it is hardened and then deleted", async () => {
+    // When a workload reads stdin and reports what it is allowed to do
+    const h = await runtime.start(node("hello", [
+      "const fs=require('fs');",
+      "const input=fs.readFileSync(0,'utf8');",
+      "let rootWrite='allowed'; try { fs.writeFileSync('/etc/x','1'); } catch (e) { rootWrite=e.code; }",
+      "fs.writeFileSync('/tmp/scratch','ok');",
+      "const capEff=/CapEff:\\s*(\\w+)/.exec(fs.readFileSync('/proc/self/status','utf8'))[1];",
+      "const nnp=/NoNewPrivs:\\s*(\\d)/.exec(fs.readFileSync('/proc/self/status','utf8'))[1];",
+      "console.log(JSON.stringify({input, greeting: process.env.GREETING, uid: process.getuid(), rootWrite, capEff, nnp}));",
+    ].join("\n"), { stdin: "payload ✓", env: { GREETING: "hi" } }));
+    const r = await h.wait();
+
+    // Then it exited 0 with exactly that output, as nobody, with no capabilities, read-only root
+    expect(r).toMatchObject({ exitCode: 0, stderr: "", truncated: false, timedOut: false, cancelled: false });
+    expect(JSON.parse(r.stdout)).toEqual({ input: "payload ✓", greeting: "hi", uid: 65534, rootWrite: "EROFS", capEff: "0000000000000000", nnp: "1" });
+    expect(r.finishedAt.getTime()).toBeGreaterThanOrEqual(r.startedAt.getTime());
+    // And neither the pod nor its stdin ConfigMap is left
+    expect(await podsOf(runtime.instance)).toEqual([]);
+    const cms = await core.listNamespacedConfigMap({ namespace: ns, labelSelector: `${LABELS.instance}=${runtime.instance}` });
+    expect(cms.items).toEqual([]);
+  }, 120_000);
+
+  it("Given a workload that exits 3, wait() reports exit code 3 (and does not reject)", async () => {
+    const h = await runtime.start(node("exit-three", "console.log('failing'); process.exit(3)"));
+    const r = await h.wait();
+    expect(r).toMatchObject({ exitCode: 3, stdout: "failing\n", timedOut: false, cancelled: false });
+  }, 120_000);
+
+  it("Given a writer on the claim, readFile reads its file through a read-only reader pod", async () => {
+    // Given a worker that writes into its workspace
+    const w = await runtime.start(node("writer", "require('fs').writeFileSync('/workspace/result.json', JSON.stringify({status:'success'}))", { mounts: [rw] }));
+    expect((await w.wait()).exitCode).toBe(0);
+
+    // When the file is read through the runtime, then it is the writer's content
+    expect(await runtime.readFile(ro, "result.json")).toBe('{"status":"success"}');
+    // And a missing file is undefined, a path outside the mount is refused
+    expect(await runtime.readFile(ro, "/workspace/missing.json")).toBeUndefined();
+    await expect(runtime.readFile(ro, "../etc/passwd")).rejects.toThrow(/outside the mount/);
+    expect(await podsOf(runtime.instance)).toEqual([]);
+  }, 180_000);
+
+  it("Given a judge with the claim mounted read-only, its writes are refused with EROFS", async () => {
+    const h = await runtime.start(node("judge-ro", [
+      "const fs=require('fs');",
+      "try { fs.writeFileSync('/workspace/result.json','tampered'); console.log('write succeeded'); }",
+      "catch (e) { console.log('refused ' + e.code); process.exit(7); }",
+    ].join("\n"), { mounts: [ro], network: "none", labels: { "gavel.dev/role": "judge" } }));
+    const r = await h.wait();
+    expect(r).toMatchObject({ exitCode: 7, stdout: "refused EROFS\n" });
+
+    // And network "none" made the namespace's deny-all NetworkPolicy (not enforced by bridge CNI)
+    const np = await cluster.kc.makeApiClient(k8s.NetworkingV1Api).readNamespacedNetworkPolicy({ name: NETWORK_POLICY_NAME, namespace: ns });
+    expect(np.spec?.podSelector.matchLabels).toEqual({ [LABELS.network]: "none" });
+  }, 120_000);
+
+  it("Given a workload that outlives its deadline, it is killed and reported timedOut", async () => {
+    const t0 = Date.now();
+    const h = await runtime.start(node("sleeper", "console.log('started'); setTimeout(() => {}, 600000)", { timeoutSeconds: 3 }));
+    const r = await h.wait();
+    expect(r).toMatchObject({ timedOut: true, cancelled: false });
+    expect(r.exitCode).not.toBe(0);
+    expect(Date.now() - t0).toBeLessThan(30_000);
+    expect(await podsOf(runtime.instance)).toEqual([]);
+  }, 120_000);
+
+  it("Given a running workload, stop() deletes its pod and wait() reports cancelled", async () => {
+    const h = await runtime.start(node("stoppable", "console.log('running'); setTimeout(() => {}, 600000)"));
+    // Let it get running, so the stop really kills a live container
+    await eventually(async () => {
+      const pods = await core.listNamespacedPod({ namespace: ns, labelSelector: `${LABELS.instance}=${runtime.instance}` });
+      return pods.items[0]?.status?.phase === "Running" ? true : undefined;
+    }, 60_000, "pod to run");
+    const t0 = Date.now();
+    await h.stop();
+    await h.stop(); // idempotent
+    const r = await h.wait();
+    expect(r).toMatchObject({ cancelled: true, timedOut: false });
+    expect(r.exitCode).not.toBe(0);
+    expect(Date.now() - t0).toBeLessThan(30_000);
+    expect(await podsOf(runtime.instance)).toEqual([]);
+  }, 120_000);
+
+  it("Given a missing image, wait() rejects naming the image and the pod is removed", async () => {
+    const h = await runtime.start(node("no-image", "0", { image: "gavel/does-not-exist:never" }));
+    await expect(h.wait()).rejects.toThrow(/gavel\/does-not-exist:never.*ErrImageNeverPull/);
+    expect(await podsOf(runtime.instance)).toEqual([]);
+  }, 120_000);
+
+  it("Given a second runtime with live pods, close() leaves none of its pods behind", async () => {
+    const other = new KubernetesRuntime({ kubeConfig: cluster.kc, namespace: ns, imagePullPolicy: "Never" });
+    const a = await other.start(node("left-a", "setTimeout(() => {}, 600000)"));
+    await other.start(node("left-b", "setTimeout(() => {}, 600000)", { stdin: "x" }));
+    expect((await podsOf(other.instance)).length).toBe(2);
+    await other.close();
+    expect(await podsOf(other.instance)).toEqual([]);
+    expect((await a.wait()).cancelled).toBe(true);
+    await expect(other.start(node("after-close", "0"))).rejects.toThrow(/closed/);
+  }, 120_000);
+});
