@@ -138,6 +138,42 @@ describe("AgentReadinessController on the real kube-apiserver", () => {
     expect(r.stdout).toMatch(/coder\s.*False/);
   });
 
+  it("follows the judge's role label: without it the worker is NotAJudge, with it Ready again (latency measured)", async () => {
+    await apply(judge("one-shot").replace("  labels: {role: judge}\n", ""));
+    const { ready } = await readyEventually("coder", "False");
+    expect(ready.reason).toBe("NotAJudge");
+    expect(ready.message).toContain("metadata.labels.role: judge");
+    const t0 = Date.now();
+    await apply(judge("one-shot"));
+    await readyEventually("coder", "True");
+    // Includes kubectl start-up and the 200 ms polling step.
+    console.log(`judge labelled -> referrer Ready=True observed after ${Date.now() - t0} ms`);
+  });
+
+  it("puts the condition back when someone else overwrites the status (level-triggered)", async () => {
+    const r = await cp.kubectl([
+      "patch", "agent", "coder", "-n", ns, "--subresource=status", "--type=merge",
+      "-p", JSON.stringify({ status: { conditions: [{ type: "Ready", status: "False", reason: "Tampered", message: "x", lastTransitionTime: new Date().toISOString() }] } }),
+    ]);
+    expect(r.code, r.stderr).toBe(0);
+    const { ready } = await readyEventually("coder", "True");
+    expect(ready.reason).toBe("Valid");
+  });
+
+  it("a judge whose input_schema asks for data gavel cannot fill is Ready=False/UnmappableJudgeInput", async () => {
+    await apply(`apiVersion: 100monkeys.ai/v1
+kind: Agent
+metadata: {name: odd-judge, labels: {role: judge}}
+spec:
+  input_schema: {type: object, properties: {output: {type: string}, favourite_colour: {type: string}}}
+  execution: {mode: one-shot}
+`);
+    const { ready } = await readyEventually("odd-judge", "False");
+    expect(ready.reason).toBe("UnmappableJudgeInput");
+    expect(ready.message).toContain("spec.input_schema.properties.favourite_colour");
+    console.log((await cp.kubectl(["get", "agents", "-n", ns])).stdout);
+  });
+
   it("a fresh controller over already-correct Agents writes nothing", async () => {
     const before = await getAgent("coder");
     const second = new AgentReadinessController({ kc: cp.kc, namespace: ns, resyncMs: 0 });
