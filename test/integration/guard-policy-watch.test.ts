@@ -204,4 +204,60 @@ describe("GuardPolicy hot reload", () => {
       await remove(ns, "late");
     }
   });
+
+  it("relists after watch errors: changes made while access was lost are not dropped", async () => {
+    // A real failure: the source runs as a service account whose RBAC binding is removed, so its
+    // re-watch and lists are refused (403) until the binding comes back.
+    const rbac = cp.kc.makeApiClient(k8s.RbacAuthorizationV1Api);
+    const core = cp.kc.makeApiClient(k8s.CoreV1Api);
+    const sa = "policy-reader";
+    await core.createNamespacedServiceAccount({ namespace: controllerNs, body: { metadata: { name: sa } } });
+    const role = `${controllerNs}-guardpolicy-reader`;
+    await rbac.createClusterRole({
+      body: {
+        metadata: { name: role },
+        rules: [
+          { apiGroups: [GROUP], resources: ["guardpolicies"], verbs: ["get", "list", "watch"] },
+          { apiGroups: [GROUP], resources: ["guardpolicies/status"], verbs: ["patch"] },
+        ],
+      },
+    });
+    const binding = { metadata: { name: role }, roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: role }, subjects: [{ kind: "ServiceAccount", name: sa, namespace: controllerNs }] };
+    await rbac.createClusterRoleBinding({ body: binding });
+    const token = await core.createNamespacedServiceAccountToken({ name: sa, namespace: controllerNs, body: { spec: { audiences: [], expirationSeconds: 3600 } } });
+    const cluster = cp.kc.getCurrentCluster();
+    if (cluster === null || token.status?.token === undefined) throw new Error("no cluster or token");
+    const saKc = new k8s.KubeConfig();
+    saKc.loadFromOptions({
+      clusters: [cluster],
+      users: [{ name: sa, token: token.status.token }],
+      contexts: [{ name: sa, cluster: cluster.name, user: sa }],
+      currentContext: sa,
+    });
+
+    await create(ns, "kept", { revoked_tools: [{ tool: "shell", reason: "before outage" }] });
+    await create(ns, "dropped", { revoked_tools: [{ tool: "fetch", reason: "deleted during outage" }] });
+    const store2 = new PolicyStore(controllerNs);
+    const source2 = new GuardPolicySource({ kc: saKc, store: store2, controllerNamespace: controllerNs, namespaces: [ns], watchTimeoutSeconds: 1 });
+    await source2.start();
+    try {
+      expect(store2.get(ns).revoked.get("shell")).toBe("before outage");
+      await rbac.deleteClusterRoleBinding({ name: role });
+      // Let the open watch time out and the re-watch be refused, then change things meanwhile.
+      await new Promise((r) => setTimeout(r, 3_000));
+      await replaceSpec(ns, "kept", { revoked_tools: [{ tool: "shell", reason: "changed during outage" }] });
+      await remove(ns, "dropped");
+      await new Promise((r) => setTimeout(r, 1_000));
+      expect(store2.get(ns).revoked.get("shell")).toBe("before outage");
+      await rbac.createClusterRoleBinding({ body: binding });
+      await eventually(() => Promise.resolve(store2.get(ns).revoked.get("shell") === "changed during outage" ? true : undefined), 20_000, "update after outage");
+      expect(store2.get(ns).revoked.has("fetch")).toBe(false);
+      expect(source2.relistCount).toBeGreaterThan(0);
+    } finally {
+      await source2.stop();
+      await remove(ns, "kept");
+      await rbac.deleteClusterRoleBinding({ name: role }).catch(() => undefined);
+      await rbac.deleteClusterRole({ name: role });
+    }
+  });
 });
