@@ -174,6 +174,30 @@ spec:
     console.log((await cp.kubectl(["get", "agents", "-n", ns])).stdout);
   });
 
+  it("watching all namespaces, a judge is looked up only in the worker's own namespace", async () => {
+    const other = await cp.createNamespace("ready-other");
+    const all = new AgentReadinessController({ kc: cp.kc, resyncMs: 0 });
+    await all.start();
+    try {
+      // reviewer-judge exists in ns, not in `other`.
+      const r = await cp.kubectl(["apply", "-n", other, "-f", "-"], { stdin: WORKER });
+      expect(r.code, r.stderr).toBe(0);
+      const deadline = Date.now() + 20_000;
+      let ready: Condition | undefined;
+      while (Date.now() < deadline) {
+        const got = JSON.parse((await cp.kubectl(["get", "agent", "coder", "-n", other, "-o", "json"])).stdout) as Agent;
+        ready = got.status?.conditions?.find((c) => c.type === "Ready");
+        if (ready !== undefined) break;
+        await sleep(200);
+      }
+      expect(ready).toMatchObject({ status: "False", reason: "JudgeNotFound" });
+      // Meanwhile the worker of ns, seen by both controllers, stays True.
+      expect((await readyEventually("coder", "True")).ready.reason).toBe("Valid");
+    } finally {
+      await all.stop();
+    }
+  });
+
   it("a fresh controller over already-correct Agents writes nothing", async () => {
     const before = await getAgent("coder");
     const second = new AgentReadinessController({ kc: cp.kc, namespace: ns, resyncMs: 0 });
