@@ -7,7 +7,7 @@ import * as k8s from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { KubernetesRuntime } from "../../src/runtime/kubernetes/kubernetes-runtime.js";
 import { LABELS, NETWORK_POLICY_NAME } from "../../src/runtime/kubernetes/pod-spec.js";
-import type { WorkloadMount, WorkloadSpec } from "../../src/runtime/workload.js";
+import { OUTPUT_CAP_BYTES, TRUNCATION_MARKER, type WorkloadMount, type WorkloadSpec } from "../../src/runtime/workload.js";
 import { eventually, useCluster, type Cluster } from "../harness/cluster.js";
 import { BASE_IMAGE } from "../harness/paths.js";
 
@@ -94,6 +94,28 @@ describe("KubernetesRuntime on the single-node cluster", () => {
     expect(await podsOf(runtime.instance)).toEqual([]);
     const cms = await core.listNamespacedConfigMap({ namespace: ns, labelSelector: `${LABELS.instance}=${runtime.instance}` });
     expect(cms.items).toEqual([]);
+  }, 120_000);
+
+  it("Given stdin through the attach API (the path for images run by their entrypoint), the workload reads all of it", async () => {
+    const attaching = new KubernetesRuntime({ kubeConfig: cluster.kc, namespace: ns, imagePullPolicy: "Never", stdinVia: "attach" });
+    try {
+      // 300 KiB: more than an env variable may hold
+      const big = "x".repeat(300 * 1024);
+      const h = await attaching.start(node("attached", "const s=require('fs').readFileSync(0,'utf8'); console.log(s.length, s === 'x'.repeat(300*1024))", { stdin: big }));
+      const r = await h.wait();
+      expect(r).toMatchObject({ exitCode: 0, stdout: `${300 * 1024} true\n`, timedOut: false });
+    } finally {
+      await attaching.close();
+    }
+    expect(await podsOf(attaching.instance)).toEqual([]);
+  }, 120_000);
+
+  it("Given output over 1 MiB, stdout is cut at the cap and marked truncated", async () => {
+    const h = await runtime.start(node("chatty", "process.stdout.write('y'.repeat(1536 * 1024))"));
+    const r = await h.wait();
+    expect(r.exitCode).toBe(0);
+    expect(r.truncated).toBe(true);
+    expect(r.stdout).toBe("y".repeat(OUTPUT_CAP_BYTES) + TRUNCATION_MARKER);
   }, 120_000);
 
   it("Given a workload that exits 3, wait() reports exit code 3 (and does not reject)", async () => {

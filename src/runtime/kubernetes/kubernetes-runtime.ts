@@ -3,17 +3,19 @@
 //
 // Honest limits, by design of Kubernetes rather than of this code:
 // - Logs merge a container's stdout and stderr: `stdout` holds both, `stderr` is always "".
-// - stdin is a ConfigMap (≤ ~1000 KiB) mounted read-only and redirected by a `sh` wrapper,
-//   so a spec with stdin needs `command` and an image with `sh`.
+// - stdin: with a `command`, a ConfigMap (≤ ~1000 KiB) mounted read-only and redirected by
+//   a `sh` wrapper; without one (the image's entrypoint runs), the container's stdin is
+//   opened and written through the attach API once it runs (see StdinMode).
 // - There is no per-pod "no network": `network: "none"` labels the pod into a deny-all
 //   NetworkPolicy made once per namespace. Only a CNI that implements NetworkPolicy (Calico,
 //   Cilium, ...) enforces it; the single-node test cluster's bridge CNI does not.
 import { randomBytes } from "node:crypto";
+import { Readable } from "node:stream";
 import * as k8s from "@kubernetes/client-node";
 import { CappedBuffer } from "../docker/capped-demux.js";
 import type { WorkloadHandle, WorkloadMount, WorkloadResult, WorkloadRuntime, WorkloadSpec } from "../workload.js";
 import { OUTPUT_CAP_BYTES } from "../workload.js";
-import type { PodManifestInput, PodUser } from "./pod-spec.js";
+import type { PodManifestInput, PodUser, StdinMode } from "./pod-spec.js";
 import {
   LABELS,
   MAIN_CONTAINER,
@@ -23,6 +25,7 @@ import {
   podName,
   specProblem,
   stdinConfigMap,
+  stdinModeFor,
   stuckReason,
   userFor,
 } from "./pod-spec.js";
@@ -44,6 +47,8 @@ export interface KubernetesRuntimeOptions {
   readerTimeoutSeconds?: number;
   /** Create the deny-all NetworkPolicy for `network: "none"` pods. Default true. */
   networkPolicy?: boolean;
+  /** "auto" (default): a ConfigMap when the spec has a command, else attach; "attach": always attach. */
+  stdinVia?: "auto" | "attach";
 }
 
 /** A Kubernetes API call failed or a pod could not run; `cause` holds the client's error. */
@@ -107,16 +112,18 @@ export class KubernetesRuntime implements WorkloadRuntime {
     if (problem !== undefined) throw new KubernetesRuntimeError(problem);
     if (spec.network === "none" && this.options.networkPolicy !== false) await this.ensureNetworkPolicy();
     const name = podName(spec.name, this.instance);
+    const stdinMode = stdinModeFor(spec, this.options.stdinVia === "attach");
     const input: PodManifestInput = {
       spec,
       name,
       instance: this.instance,
+      stdinMode,
       user: userFor(spec.mounts, this.options.writerUser),
       ...(this.options.imagePullPolicy !== undefined ? { imagePullPolicy: this.options.imagePullPolicy } : {}),
       ...(this.options.ownerReferences !== undefined ? { ownerReferences: this.options.ownerReferences } : {}),
     };
     const { core, namespace } = this.cluster;
-    const withStdin = spec.stdin !== undefined;
+    const withStdin = stdinMode === "configmap";
     try {
       if (withStdin) await core.createNamespacedConfigMap({ namespace, body: stdinConfigMap(input) });
       await core.createNamespacedPod({ namespace, body: podManifest(input) });
@@ -125,7 +132,7 @@ export class KubernetesRuntime implements WorkloadRuntime {
       const hint = codeOf(err) === 409 ? ` (a pod or ConfigMap named ${name} already exists)` : "";
       throw new KubernetesRuntimeError(`creating pod ${name} for ${spec.name} in ${namespace} failed${hint}: ${messageOf(err)}`, { cause: err });
     }
-    const workload = new KubernetesWorkload(this.cluster, spec, name, withStdin, () => this.live.delete(name));
+    const workload = new KubernetesWorkload(this.cluster, spec, name, stdinMode, () => this.live.delete(name));
     this.live.set(name, workload);
     workload.begin();
     return workload;
@@ -221,6 +228,13 @@ function finished(pod: k8s.V1Pod): boolean {
 
 type EndReason = "deadline" | "stop";
 
+/** The part of the attach WebSocket used here. */
+interface AttachSocket {
+  close(): void;
+  on(event: "close", listener: () => void): void;
+  on(event: "error", listener: (err: Error) => void): void;
+}
+
 /** One pod: watch, deadline, stop, logs and deletion. */
 class KubernetesWorkload implements WorkloadHandle {
   readonly name: string;
@@ -233,12 +247,14 @@ class KubernetesWorkload implements WorkloadHandle {
   private timer: NodeJS.Timeout | undefined;
   private wake: (() => void) | undefined;
   private result: Promise<WorkloadResult> | undefined;
+  private feeding: Promise<void> = Promise.resolve();
+  private feedError: Error | undefined;
 
   constructor(
     private readonly cluster: Cluster,
     private readonly spec: WorkloadSpec,
     private readonly pod: string,
-    private readonly withStdin: boolean,
+    private readonly stdinMode: StdinMode,
     private readonly forget: () => void,
   ) {
     this.name = spec.name;
@@ -249,6 +265,13 @@ class KubernetesWorkload implements WorkloadHandle {
     // The pod's activeDeadlineSeconds is the kubelet's kill; this one also covers a pod
     // that never got scheduled or started. setTimeout fires at once past 2^31-1 ms.
     this.timer = setTimeout(() => this.end("deadline"), Math.min(this.spec.timeoutSeconds * 1000, 2 ** 31 - 1));
+    if (this.stdinMode === "attach") {
+      this.feeding = this.feedStdin().catch((err: unknown) => {
+        // Without its stdin the workload would wait for it until the deadline: end it now.
+        this.feedError = err instanceof Error ? err : new KubernetesRuntimeError(String(err));
+        this.end("stop");
+      });
+    }
     this.result = this.finish();
     // wait() may be called late; the result is kept until then.
     this.result.catch(() => undefined);
@@ -276,6 +299,44 @@ class KubernetesWorkload implements WorkloadHandle {
     this.wake?.();
   }
 
+  /**
+   * Writes spec.stdin through the attach API once the container runs, then closes it
+   * (v5.channel.k8s.io half-close; with stdinOnce the kubelet closes the container's stdin
+   * when the attach session ends either way). A container that ended first is left alone.
+   */
+  private async feedStdin(): Promise<void> {
+    const deadline = Date.now() + this.spec.timeoutSeconds * 1000;
+    for (;;) {
+      if (this.kill !== undefined || this.settled) return;
+      const pod = await readPod(this.cluster, this.pod);
+      if (pod === undefined || finished(pod)) return;
+      const state = pod.status?.containerStatuses?.[0]?.state;
+      if (state?.terminated !== undefined) return;
+      if (state?.running !== undefined) break;
+      if (Date.now() > deadline) return;
+      await delay(150);
+    }
+    const input = Readable.from([Buffer.from(this.spec.stdin ?? "", "utf8")]);
+    // The client's WebSocket type comes from isomorphic-ws, whose types are not installed.
+    const ws = (await new k8s.Attach(this.cluster.kc).attach(this.cluster.namespace, this.pod, MAIN_CONTAINER, null, null, input, false)) as unknown as AttachSocket;
+    await new Promise<void>((resolve, reject) => {
+      // After the stdin close frame (v5) or the socket close (older protocols) the kubelet
+      // ends the session; end it ourselves after a grace if it does not.
+      const timer = setTimeout(() => {
+        ws.close();
+        resolve();
+      }, 10_000);
+      ws.on("close", () => {
+        clearTimeout(timer);
+        resolve();
+      });
+      ws.on("error", (err: Error) => {
+        clearTimeout(timer);
+        reject(new KubernetesRuntimeError(`writing stdin to pod ${this.pod} failed: ${err.message}`, { cause: err }));
+      });
+    });
+  }
+
   private async logs(): Promise<CappedBuffer> {
     const text = await this.cluster.core.readNamespacedPodLog({
       name: this.pod,
@@ -295,6 +356,8 @@ class KubernetesWorkload implements WorkloadHandle {
       const finishedAt = new Date();
       if (this.timer !== undefined) clearTimeout(this.timer);
       if (this.kill !== undefined) await this.kill.catch(() => undefined);
+      await this.feeding;
+      if (this.feedError !== undefined) throw this.feedError;
       let out = this.killOutput;
       if (out === undefined && pod !== undefined) out = await this.logs().catch(() => undefined);
       const terminated = pod?.status?.containerStatuses?.[0]?.state?.terminated;
@@ -320,7 +383,7 @@ class KubernetesWorkload implements WorkloadHandle {
   /** Deletes the pod and its ConfigMap and waits (bounded) until the pod is gone from the API. */
   private async remove(): Promise<void> {
     await deletePod(this.cluster, this.pod);
-    if (this.withStdin) await deleteConfigMap(this.cluster, this.pod);
+    if (this.stdinMode === "configmap") await deleteConfigMap(this.cluster, this.pod);
     const deadline = Date.now() + 30_000;
     while (Date.now() < deadline && (await readPod(this.cluster, this.pod)) !== undefined) await delay(250);
   }

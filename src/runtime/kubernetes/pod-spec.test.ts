@@ -13,6 +13,7 @@ import {
   resourcesFor,
   specProblem,
   stdinConfigMap,
+  stdinModeFor,
   stuckReason,
   userFor,
 } from "./pod-spec.js";
@@ -114,6 +115,20 @@ describe("podManifest", () => {
     expect(cm.metadata?.labels?.[LABELS.instance]).toBe("abcd1234");
   });
 
+  it("opens the container's stdin for the attach API when the image's entrypoint runs (no command)", () => {
+    const noCommand = { ...judge, command: undefined, stdin: "x".repeat(STDIN_MAX_BYTES + 1) };
+    expect(specProblem(noCommand)).toBeUndefined();
+    expect(stdinModeFor(noCommand)).toBe("attach");
+    const c = podManifest({ spec: noCommand, name, instance: "abcd1234", user: NOBODY }).spec!.containers[0]!;
+    expect(c.command).toBeUndefined();
+    expect(c).toMatchObject({ stdin: true, stdinOnce: true });
+    expect(c.volumeMounts?.map((m) => m.name)).toEqual(["tmp", "m0"]);
+    expect(stdinModeFor({ ...judge, stdin: "x" })).toBe("configmap");
+    expect(stdinModeFor({ ...judge, stdin: "x" }, true)).toBe("attach");
+    expect(stdinModeFor(judge)).toBe("none");
+    expect(main.stdin).toBeUndefined();
+  });
+
   it("passes owner references through to the pod and the ConfigMap", () => {
     const ownerReferences = [{ apiVersion: "gavel.dev/v1alpha1", kind: "Execution", name: "e", uid: "u-1", controller: true }];
     const input = { spec: { ...judge, stdin: "" }, name, instance: "abcd1234", user: NOBODY, ownerReferences };
@@ -147,7 +162,7 @@ describe("specProblem", () => {
     ["empty name", { name: " " }, /spec\.name/],
     ["empty image", { image: "" }, /spec\.image/],
     ["zero timeout", { timeoutSeconds: 0 }, /spec\.timeoutSeconds/],
-    ["stdin without command", { stdin: "x", command: undefined }, /spec\.command is required/],
+    ["empty command", { command: [] }, /spec\.command is empty/],
     ["stdin too large", { stdin: "x".repeat(STDIN_MAX_BYTES + 1) }, /spec\.stdin is \d+ bytes/],
     ["host path as source", { mounts: [{ name: "w", source: "/srv/ws", mountPath: "/w", readOnly: true }] }, /spec\.mounts\[0\]\.source must be a PersistentVolumeClaim/],
     ["relative mountPath", { mounts: [{ name: "w", source: "c", mountPath: "w", readOnly: true }] }, /spec\.mounts\[0\]\.mountPath must be absolute/],

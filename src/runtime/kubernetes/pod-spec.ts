@@ -58,11 +58,8 @@ export function specProblem(spec: WorkloadSpec): string | undefined {
   if (spec.name.trim() === "") return "spec.name is empty";
   if (spec.image.trim() === "") return `spec.image is empty (workload ${spec.name})`;
   if (!(spec.timeoutSeconds > 0)) return `spec.timeoutSeconds must be > 0 (workload ${spec.name})`;
-  if (spec.stdin !== undefined && (spec.command === undefined || spec.command.length === 0)) {
-    // stdin is fed by a `sh` wrapper around the command; the image entrypoint is not known here.
-    return `spec.command is required when spec.stdin is set (workload ${spec.name})`;
-  }
-  if (spec.stdin !== undefined && Buffer.byteLength(spec.stdin) > STDIN_MAX_BYTES) {
+  if (spec.command !== undefined && spec.command.length === 0) return `spec.command is empty (workload ${spec.name})`;
+  if (spec.stdin !== undefined && spec.command !== undefined && Buffer.byteLength(spec.stdin) > STDIN_MAX_BYTES) {
     return `spec.stdin is ${Buffer.byteLength(spec.stdin)} bytes; a ConfigMap holds at most ${STDIN_MAX_BYTES} (workload ${spec.name})`;
   }
   const seen = new Set<string>();
@@ -80,6 +77,20 @@ export function specProblem(spec: WorkloadSpec): string | undefined {
 
 /** ConfigMaps are capped at 1 MiB by etcd; keep room for metadata. */
 export const STDIN_MAX_BYTES = 1000 * 1024;
+
+/**
+ * How a workload gets its stdin. "configmap": a ConfigMap mounted read-only and redirected
+ * by a `sh` wrapper around `spec.command` (no race, needs a command and `sh`). "attach":
+ * the container is created with an open stdin (stdinOnce) and the runtime writes the text
+ * through the attach API once it runs; the only way when the image's entrypoint is used.
+ */
+export type StdinMode = "none" | "configmap" | "attach";
+
+/** The stdin mode for a spec; `preferAttach` forces attach even when a command is given. */
+export function stdinModeFor(spec: WorkloadSpec, preferAttach = false): StdinMode {
+  if (spec.stdin === undefined) return "none";
+  return spec.command === undefined || preferAttach ? "attach" : "configmap";
+}
 
 /** The user a workload runs as: `nobody` when it only reads, else the writer user. */
 export function userFor(mounts: WorkloadMount[], writer: PodUser = NOBODY): PodUser {
@@ -113,6 +124,8 @@ export interface PodManifestInput {
   ownerReferences?: k8s.V1OwnerReference[];
   /** Size limit of the writable /tmp emptyDir (the root filesystem is read-only). */
   tmpSize?: string;
+  /** Default: stdinModeFor(spec). */
+  stdinMode?: StdinMode;
 }
 
 /** Labels of one workload's objects. */
@@ -136,7 +149,8 @@ export function labelsFor(spec: WorkloadSpec, name: string, instance: string): R
 export function podManifest(input: PodManifestInput): k8s.V1Pod {
   const { spec, name, user } = input;
   const env = { HOME: "/tmp", ...spec.env };
-  const withStdin = spec.stdin !== undefined;
+  const stdinMode = input.stdinMode ?? stdinModeFor(spec);
+  const withStdin = stdinMode === "configmap";
   const command = withStdin
     ? ["sh", "-c", `exec "$@" < ${STDIN_DIR}/${STDIN_KEY}`, "gavel-stdin", ...(spec.command ?? [])]
     : spec.command;
@@ -180,6 +194,7 @@ export function podManifest(input: PodManifestInput): k8s.V1Pod {
           image: spec.image,
           imagePullPolicy: input.imagePullPolicy ?? "IfNotPresent",
           ...(command !== undefined ? { command } : {}),
+          ...(stdinMode === "attach" ? { stdin: true, stdinOnce: true } : {}),
           env: Object.entries(env).map(([k, v]) => ({ name: k, value: v })),
           volumeMounts,
           resources: resourcesFor(spec),
