@@ -5,6 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import * as k8s from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { judgeOutcome } from "../../src/engine/gradient.js";
 import { KubernetesRuntime } from "../../src/runtime/kubernetes/kubernetes-runtime.js";
 import { LABELS, NETWORK_POLICY_NAME } from "../../src/runtime/kubernetes/pod-spec.js";
 import { OUTPUT_CAP_BYTES, TRUNCATION_MARKER, type WorkloadMount, type WorkloadSpec } from "../../src/runtime/workload.js";
@@ -108,6 +109,27 @@ describe("KubernetesRuntime on the single-node cluster", () => {
       await attaching.close();
     }
     expect(await podsOf(attaching.instance)).toEqual([]);
+  }, 120_000);
+
+  it("Given the real rule-judge image run by its entrypoint, the payload on stdin only, its verdict parses", async () => {
+    // Given a tool-call payload and no GAVEL_INPUT: the judge can only get it from stdin (attach)
+    const payload = { task: "tidy up", proposed_tool_call: { tool: "shell_exec", args: { command: "rm -rf /" } }, available_tools: ["shell_exec"], worker_mounts: ["/workspace"], criteria: "", validation_context: "semantic_judge_pre_execution_inner_loop", policy_violations: [] };
+    const h = await runtime.start({
+      name: "rule-judge-call",
+      image: "gavel/rule-judge:dev",
+      stdin: JSON.stringify(payload),
+      mounts: [ro],
+      network: "none",
+      timeoutSeconds: 60,
+      labels: { "gavel.dev/role": "judge" },
+    });
+    const r = await h.wait();
+
+    // Then the judge blocked the call at its guard, read from the pod's log
+    expect(r.exitCode).toBe(0);
+    const outcome = judgeOutcome(r);
+    expect(outcome.ok && outcome.result.score).toBe(0);
+    expect(outcome.ok && outcome.result.reasoning).toMatch(/^guard: dangerous shell command/);
   }, 120_000);
 
   it("Given output over 1 MiB, stdout is cut at the cap and marked truncated", async () => {
