@@ -111,7 +111,7 @@ export interface AgentReadinessOptions {
   kc: k8s.KubeConfig;
   /** Namespace to watch; all namespaces when undefined. */
   namespace?: string;
-  /** Concurrent reconciles (of different keys). Default 2. */
+  /** Concurrent reconciles (of different keys). Default 2; 0 runs none (the caller calls reconcile()). */
   workers?: number;
   /** Every resyncMs every known Agent is reconciled again (no write unless something differs). 0 = never. Default 300 000. */
   resyncMs?: number;
@@ -173,10 +173,13 @@ export class AgentReadinessController {
   /** Lists Agents (the cache is filled when this resolves), starts the watch and the workers. */
   async start(): Promise<void> {
     await this.informer.start();
-    this.workers = runWorkers(this.queue, this.opts.workers ?? 2, (key) => this.reconcile(key), (key, err) => {
-      this.stats.errors++;
-      this.log(`reconcile ${key} failed (retrying with backoff): ${err instanceof Error ? err.message : String(err)}`);
-    });
+    const workers = this.opts.workers ?? 2;
+    if (workers > 0) {
+      this.workers = runWorkers(this.queue, workers, (key) => this.reconcile(key), (key, err) => {
+        this.stats.errors++;
+        this.log(`reconcile ${key} failed (retrying with backoff): ${err instanceof Error ? err.message : String(err)}`);
+      });
+    }
     const resyncMs = this.opts.resyncMs ?? 300_000;
     if (resyncMs > 0) {
       this.resync = setInterval(() => {

@@ -198,6 +198,36 @@ spec:
     }
   });
 
+  it("a status write from a stale cache is a conflict (409), and a later reconcile converges", async () => {
+    const stale = await cp.createNamespace("ready-stale");
+    const r = await cp.kubectl(["apply", "-n", stale, "-f", "-"], { stdin: `${WORKER}---\n${judge("one-shot")}` });
+    expect(r.code, r.stderr).toBe(0);
+    // No workers: this controller only fills its cache; we call reconcile ourselves.
+    const frozen = new AgentReadinessController({ kc: cp.kc, namespace: stale, workers: 0, resyncMs: 0 });
+    await frozen.start();
+    await frozen.stop();
+    // The object moves on (a label) after the cache was filled.
+    const l = await cp.kubectl(["label", "agent", "coder", "-n", stale, "team=a"]);
+    expect(l.code, l.stderr).toBe(0);
+    await expect(frozen.reconcile(`${stale}/coder`)).rejects.toMatchObject({ code: 409 });
+    expect(frozen.stats).toMatchObject({ conflicts: 1, statusWrites: 0 });
+    const live = new AgentReadinessController({ kc: cp.kc, namespace: stale, resyncMs: 0 });
+    await live.start();
+    try {
+      const deadline = Date.now() + 20_000;
+      let ready: Condition | undefined;
+      while (Date.now() < deadline && ready?.status !== "True") {
+        await sleep(200);
+        const got = JSON.parse((await cp.kubectl(["get", "agent", "coder", "-n", stale, "-o", "json"])).stdout) as Agent;
+        ready = got.status?.conditions?.find((c) => c.type === "Ready");
+      }
+      expect(ready).toMatchObject({ status: "True", reason: "Valid" });
+      expect(live.stats.statusWrites).toBeGreaterThanOrEqual(1);
+    } finally {
+      await live.stop();
+    }
+  });
+
   it("a fresh controller over already-correct Agents writes nothing", async () => {
     const before = await getAgent("coder");
     const second = new AgentReadinessController({ kc: cp.kc, namespace: ns, resyncMs: 0 });
