@@ -295,19 +295,32 @@ export const runCommand: Command = {
     const progress = (values.output === "json" ? io.stderr : io.stdout) as CommandIO["stdout"] & { isTTY?: boolean; columns?: number };
     const view = new TreeView(name, progress, progress.isTTY === true);
     let nc: NatsConnection | undefined;
+    let gateNc: NatsConnection | undefined;
     let publishing: Promise<unknown> = Promise.resolve();
     let stream: EventStream | undefined;
     let ownNats: NatsServer | undefined;
-    // A worker with tools proposes each call to the gate over NATS: without --nats, local
-    // mode starts its own nats-server on loopback for the run.
+    // A worker with tools proposes each call to the gate over NATS, always on a nats-server
+    // this run starts on loopback: the gate subscribes to every execution's proposal subject,
+    // so on a shared server (--nats) two runs' gates, or a run's and the cluster's, would
+    // answer each other's workers. --nats carries the run's events only.
     const needsGate = (manifests.worker.spec.tools ?? []).length > 0;
-    let natsUrl = values.nats;
-    if (natsUrl === undefined && needsGate) {
-      ownNats = await startNats();
-      natsUrl = ownNats.url;
+    let natsUrl: string | undefined;
+    try {
+      if (needsGate) {
+        ownNats = await startNats();
+        natsUrl = ownNats.url;
+        gateNc = await connect({ servers: natsUrl });
+      }
+      if (values.nats !== undefined) {
+        nc = await connect({ servers: values.nats });
+        stream = await EventStream.open(nc);
+      }
+    } catch (err) {
+      await gateNc?.close();
+      await nc?.close();
+      await ownNats?.stop();
+      throw err;
     }
-    if (natsUrl !== undefined) nc = await connect({ servers: natsUrl });
-    if (values.nats !== undefined && nc !== undefined) stream = await EventStream.open(nc);
     if (needsGate && manifests.worker.spec.security?.network?.mode === "none") {
       io.stderr.write("gavel run: warning: the worker has tools but security.network.mode none, so it cannot reach the gate on NATS\n");
     }
@@ -333,7 +346,7 @@ export const runCommand: Command = {
     let result: LocalRunResult;
     let gate: LocalGate | undefined;
     try {
-      if (needsGate && nc !== undefined) gate = await startLocalGate(nc, manifests.worker, run, { policy: manifests.policy });
+      if (gateNc !== undefined) gate = await startLocalGate(gateNc, manifests.worker, run, { policy: manifests.policy });
       result = await run.run();
     } finally {
       await gate?.stop();
@@ -343,6 +356,7 @@ export const runCommand: Command = {
       await runtime.close();
       await publishing;
       await nc?.close();
+      await gateNc?.close();
       await ownNats?.stop();
     }
     if (values.output === "json") io.stdout.write(`${JSON.stringify(result.execution, null, 2)}\n`);

@@ -87,35 +87,49 @@ describe("examples/guarded-tools: the inner loop in local mode (real Docker, rea
     expect(tree).toMatch(new RegExp(`✓ tool call 5 cmd\\.run  allowed\\n.*└─ ✓ judge rule-judge \\(${lsChild}\\) score 0\\.\\d\\d`));
   }, 180_000);
 
-  it("without the GuardPolicy the early overwrite is judged, not blocked; the decisions are events on the stream", async () => {
+  it("two runs sharing --nats, with and without the GuardPolicy: each gate decides only its own run's calls", async () => {
     let nats: NatsServer | undefined;
     try {
       nats = await startNats();
-      const name = `guard-demo-${Date.now().toString(36)}`;
-      const r = await run(GAVEL, ["run", "--output", "json", "--nats", nats.url, "--name", name, "-f", AGENT, "-f", RULE_JUDGE]);
-      expect(r.code, r.stderr).toBe(0);
-      expect((JSON.parse(r.stdout) as Execution).status?.phase).toBe("Succeeded");
-      const ev = await run(GAVEL, ["events", "--nats", nats.url, "-n", "default", name]);
-      expect(ev.code, ev.stderr).toBe(0);
-      const events = ev.stdout.trim().split("\n").map((l) => JSON.parse(l) as DecisionEvent);
-      const decisions = events.filter((e) => e.type === "toolcall.decision");
-      expect(decisions.map((d) => [d.data.step, d.data.tool, d.data.allowed, d.data.blocked_by, d.data.check ?? null])).toEqual([
+      const url = nats.url;
+      const stamp = Date.now().toString(36);
+      const withPolicy = `guard-demo-a-${stamp}`;
+      const without = `guard-demo-b-${stamp}`;
+      // Concurrent on one server: a gate listening there would answer the other run's worker.
+      const [a, b] = await Promise.all([
+        run(GAVEL, ["run", "--output", "json", "--nats", url, "--name", withPolicy, "-f", AGENT, "-f", POLICY, "-f", RULE_JUDGE]),
+        run(GAVEL, ["run", "--output", "json", "--nats", url, "--name", without, "-f", AGENT, "-f", RULE_JUDGE]),
+      ]);
+      expect(a.code, a.stderr).toBe(0);
+      expect(b.code, b.stderr).toBe(0);
+      const eventsOf = async (name: string): Promise<DecisionEvent[]> => {
+        const ev = await run(GAVEL, ["events", "--nats", url, "-n", "default", name]);
+        expect(ev.code, ev.stderr).toBe(0);
+        return ev.stdout.trim().split("\n").map((l) => JSON.parse(l) as DecisionEvent);
+      };
+      const row = (d: DecisionEvent) => [d.data.step, d.data.tool, d.data.allowed, d.data.blocked_by, d.data.check ?? null];
+      const evA = await eventsOf(withPolicy);
+      const evB = await eventsOf(without);
+      const blocked = [
         [1, "cmd.run", false, "guard", "destructive_pattern"],
         [2, "cmd.run", false, "guard", "destructive_pattern"],
         [3, "http.post", false, "guard", "capability"],
-        // No sequence contract: the guard lets the overwrite through to the rule-judge.
-        [4, "fs.write", true, "none", null],
+      ];
+      const rest = [
         [5, "cmd.run", true, "none", null],
         [6, "fs.read", true, "none", null],
         [7, "fs.write", true, "none", null],
-      ]);
-      expect(decisions.every((d) => d.execution === name)).toBe(true);
-      const judged = events.filter((e) => e.type === "judge.spawned").map((e) => (e.data as unknown as { step: number }).step);
-      expect(judged).toEqual([4, 5, 7]);
+      ];
+      expect(evA.filter((e) => e.type === "toolcall.decision").map(row)).toEqual([...blocked, [4, "fs.write", false, "guard", "sequence_contract"], ...rest]);
+      // No sequence contract: the guard lets the early overwrite through to the rule-judge.
+      expect(evB.filter((e) => e.type === "toolcall.decision").map(row)).toEqual([...blocked, [4, "fs.write", true, "none", null], ...rest]);
+      const judged = (evs: DecisionEvent[]) => evs.filter((e) => e.type === "judge.spawned").map((e) => [e.data.step, (e.data as unknown as { child: string }).child]);
+      expect(judged(evA)).toEqual([5, 7].map((s) => [s, `${withPolicy}-i1-t0-s${s}-rule-judge`]));
+      expect(judged(evB)).toEqual([4, 5, 7].map((s) => [s, `${without}-i1-t0-s${s}-rule-judge`]));
     } finally {
       await nats?.stop();
     }
-  }, 180_000);
+  }, 240_000);
 
   it("refuses a GuardPolicy the guard cannot compile, naming the file and rule, before starting anything", async () => {
     const bad = join(tmp, "bad-policy.yaml");
