@@ -105,6 +105,9 @@ describe("KubernetesRuntime on the single-node cluster", () => {
       const h = await attaching.start(node("attached", "const s=require('fs').readFileSync(0,'utf8'); console.log(s.length, s === 'x'.repeat(300*1024))", { stdin: big }));
       const r = await h.wait();
       expect(r).toMatchObject({ exitCode: 0, stdout: `${300 * 1024} true\n`, timedOut: false });
+      // And a workload that exits without reading its stdin is not an error (attach may find it gone)
+      const quick = await (await attaching.start(node("ignores-stdin", "console.log('quick')", { stdin: "unread" }))).wait();
+      expect(quick).toMatchObject({ exitCode: 0, stdout: "quick\n" });
     } finally {
       await attaching.close();
     }

@@ -173,8 +173,12 @@ export class KubernetesRuntime implements WorkloadRuntime {
     await Promise.all(live.map((w) => w.wait().catch(() => undefined)));
     const { core, namespace } = this.cluster;
     const labelSelector = `${LABELS.instance}=${this.instance}`;
-    await core.deleteCollectionNamespacedPod({ namespace, labelSelector, gracePeriodSeconds: 0 });
-    await core.deleteCollectionNamespacedConfigMap({ namespace, labelSelector });
+    // 404: the namespace is gone, and everything in it.
+    const gone = (err: unknown): void => {
+      if (codeOf(err) !== 404) throw err;
+    };
+    await core.deleteCollectionNamespacedPod({ namespace, labelSelector, gracePeriodSeconds: 0 }).catch(gone);
+    await core.deleteCollectionNamespacedConfigMap({ namespace, labelSelector }).catch(gone);
   }
 
   /** Creates the namespace's deny-all NetworkPolicy once; an existing one is kept. */
@@ -316,6 +320,18 @@ class KubernetesWorkload implements WorkloadHandle {
       if (Date.now() > deadline) return;
       await delay(150);
     }
+    try {
+      await this.attachStdin();
+    } catch (err) {
+      // A workload that ended (or was stopped) before or while we attached did not need it.
+      if (this.kill !== undefined || this.settled) return;
+      const pod = await readPod(this.cluster, this.pod).catch(() => undefined);
+      if (pod === undefined || finished(pod) || pod.status?.containerStatuses?.[0]?.state?.terminated !== undefined) return;
+      throw err;
+    }
+  }
+
+  private async attachStdin(): Promise<void> {
     const input = Readable.from([Buffer.from(this.spec.stdin ?? "", "utf8")]);
     // The client's WebSocket type comes from isomorphic-ws, whose types are not installed.
     const ws = (await new k8s.Attach(this.cluster.kc).attach(this.cluster.namespace, this.pod, MAIN_CONTAINER, null, null, input, false)) as unknown as AttachSocket;
