@@ -13,6 +13,7 @@ import { startControlPlane, type ControlPlane } from "../harness/control-plane.j
 
 const plural = "guardpolicies";
 const TOOLS = ["shell", "fetch", "read_file"];
+const revoke0 = (): GuardPolicySpec => ({ revoked_tools: [{ tool: "shell", reason: "r0" }] });
 
 describe("GuardPolicy hot reload", () => {
   let cp: ControlPlane;
@@ -188,6 +189,26 @@ describe("GuardPolicy hot reload", () => {
     await until("last burst version", ns, "shell", undefined, (d) => d.reason === "tool_revoked: v15");
     await remove(ns, "burst");
     await until("burst gone", ns, "shell", undefined, (d) => d.approved);
+  });
+
+  it("reload latency: API write issued → guard decision changed", async () => {
+    await create(ns, "timed", revoke0());
+    await until("timed policy", ns, "shell", undefined, (d) => d.reason === "tool_revoked: r0");
+    const ms: number[] = [];
+    for (let i = 1; i <= 10; i++) {
+      // From issuing the write: the watch event often lands before the write's own response.
+      const t0 = performance.now();
+      await replaceSpec(ns, "timed", { revoked_tools: [{ tool: "shell", reason: `r${i}` }] });
+      while (decide(ns, "shell").reason !== `tool_revoked: r${i}`) {
+        if (performance.now() - t0 > 10_000) throw new Error(`update ${i} not applied within 10 s`);
+        await new Promise((r) => setTimeout(r, 1));
+      }
+      ms.push(performance.now() - t0);
+    }
+    ms.sort((a, b) => a - b);
+    console.log(`GuardPolicy reload latency over 10 updates: median ${ms[5]?.toFixed(1)} ms, max ${ms[9]?.toFixed(1)} ms`);
+    await remove(ns, "timed");
+    await until("timed gone", ns, "shell", undefined, (d) => d.approved);
   });
 
   it("a second source started later lists the current state (restart)", async () => {
