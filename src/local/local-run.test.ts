@@ -206,8 +206,22 @@ describe("local run (in-memory runtime)", () => {
     const proposal = { namespace: "default", execution: "demo", iteration: 1, step: 3, toolCallId: "tc-1", tool: "fs.write", args: { path: "/workspace/a", content: "x" } };
     const r = await lr.runToolJudge({ type: "semantic", judge_agent: "guard-judge", criteria: "be safe" }, proposal, ["cmd.run"], 0);
     release();
-    await done;
+    const result = await done;
     expect(r).toEqual({ child: "demo-i1-t0-s3-guard-judge", result: { score: 0.75, confidence: 0.9, reasoning: "looks safe" } });
+    // Recorded like a validation judge: a ChildRef in the status and a child Execution with its verdict.
+    expect(result.execution.status?.children).toContainEqual({
+      name: "demo-i1-t0-s3-guard-judge",
+      purpose: "tool_validation",
+      iteration: 1,
+      validatorIndex: 0,
+      judge: "guard-judge",
+      toolCallId: "tc-1",
+      phase: "Succeeded",
+    });
+    const child = result.children.find((c) => c.metadata.name === "demo-i1-t0-s3-guard-judge");
+    expect(child?.spec.parent).toMatchObject({ name: "demo", purpose: "tool_validation", toolCallId: "tc-1", validatorIndex: 0 });
+    expect(child?.spec.input).toMatchObject({ proposed_tool_call: { tool: "fs.write" } });
+    expect(child?.status).toMatchObject({ phase: "Succeeded", score: 0.75, verdict: { score: 0.75, confidence: 0.9 } });
     const spec = runtime.started.find((x) => x.name === "demo-i1-t0-s3-guard-judge");
     expect(spec?.mounts.every((m) => m.readOnly)).toBe(true);
     expect(JSON.parse(spec?.stdin ?? "")).toMatchObject({
@@ -220,6 +234,29 @@ describe("local run (in-memory runtime)", () => {
     });
     expect(events.map((e) => e.type).filter((t) => t.startsWith("toolcall") || t.startsWith("judge"))).toEqual(["toolcall.proposed", "judge.spawned", "judge.finished"]);
     expect(events.find((e) => e.type === "judge.finished")?.execution).toBe("demo-i1-t0-s3-guard-judge");
+  });
+
+  it("a tool_validation judge that prints no verdict is a Failed child with its rejection", async () => {
+    let release!: () => void;
+    const hold = new Promise<void>((r) => (release = r));
+    const runtime = new InMemoryRuntime(async (spec) => {
+      if (spec.image === "example/worker:dev") {
+        await hold;
+        return {};
+      }
+      return { stdout: "I think it is fine" };
+    });
+    const agent: Agent = { ...worker([]), spec: { ...worker([]).spec, tools: ["fs.write"] } };
+    const lr = new LocalRun({ execution, agent, judges: new Map([["guard-judge", judge("guard-judge", { input_schema: {} })]]), runtime, workspace: virtualWorkspace });
+    const done = lr.run();
+    await new Promise((r) => setTimeout(r, 10));
+    const proposal = { namespace: "default", execution: "demo", iteration: 1, step: 2, toolCallId: "tc-2", tool: "fs.write", args: { path: "/workspace/a", content: "x" } };
+    const r = await lr.runToolJudge({ type: "semantic", judge_agent: "guard-judge" }, proposal, [], 0);
+    release();
+    const result = await done;
+    expect(r.rejection).toBe("malformed_output");
+    expect(result.execution.status?.children?.find((c) => c.purpose === "tool_validation")?.phase).toBe("Failed");
+    expect(result.children.find((c) => c.metadata.name === "demo-i1-t0-s2-guard-judge")?.status).toMatchObject({ phase: "Failed", rejection: "malformed_output" });
   });
 
   it("parses resource quantities", () => {
