@@ -3,12 +3,15 @@
 //
 // Honest limits, by design of Kubernetes rather than of this code:
 // - Logs merge a container's stdout and stderr: `stdout` holds both, `stderr` is always "".
+//   A judge must print its verdict last (it does: judges/shared/judge-io) and keep verdict-
+//   like text off stderr; the exit-code validator gets no stderr tail here.
 // - stdin: with a `command`, a ConfigMap (≤ ~1000 KiB) mounted read-only and redirected by
 //   a `sh` wrapper; without one (the image's entrypoint runs), the container's stdin is
 //   opened and written through the attach API once it runs (see StdinMode).
 // - There is no per-pod "no network": `network: "none"` labels the pod into a deny-all
 //   NetworkPolicy made once per namespace. Only a CNI that implements NetworkPolicy (Calico,
-//   Cilium, ...) enforces it; the single-node test cluster's bridge CNI does not.
+//   Cilium, ...) enforces it; the single-node test cluster's bridge CNI does not (measured:
+//   a labelled pod's TCP connect to the node got ECONNREFUSED, a reply, not a drop).
 import { randomBytes } from "node:crypto";
 import { Readable } from "node:stream";
 import * as k8s from "@kubernetes/client-node";
