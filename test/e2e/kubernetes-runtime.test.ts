@@ -209,6 +209,28 @@ describe("KubernetesRuntime on the single-node cluster", () => {
     expect(await podsOf(runtime.instance)).toEqual([]);
   }, 120_000);
 
+  it("Given ownerReferences, deleting the owner lets the garbage collector remove the workload's pod", async () => {
+    // Given an owner object (a ConfigMap standing in for the Execution) and a runtime owned by it
+    const owner = await core.createNamespacedConfigMap({ namespace: ns, body: { metadata: { name: "owner" } } });
+    const owned = new KubernetesRuntime({
+      kubeConfig: cluster.kc,
+      namespace: ns,
+      imagePullPolicy: "Never",
+      ownerReferences: [{ apiVersion: "v1", kind: "ConfigMap", name: "owner", uid: owner.metadata?.uid ?? "" }],
+    });
+    const h = await owned.start(node("owned", "setTimeout(() => {}, 600000)"));
+    const pods = await core.listNamespacedPod({ namespace: ns, labelSelector: `${LABELS.instance}=${owned.instance}` });
+    expect(pods.items[0]?.metadata?.ownerReferences?.[0]).toMatchObject({ kind: "ConfigMap", name: "owner" });
+
+    // When the owner is deleted, then the controller-manager's garbage collector deletes the pod
+    await core.deleteNamespacedConfigMap({ name: "owner", namespace: ns });
+    await eventually(async () => ((await podsOf(owned.instance)).length === 0 ? true : undefined), 60_000, "owned pod to be collected");
+    const r = await h.wait();
+    expect(r).toMatchObject({ cancelled: false, timedOut: false });
+    expect(r.exitCode).not.toBe(0);
+    await owned.close();
+  }, 120_000);
+
   it("Given a second runtime with live pods, close() leaves none of its pods behind", async () => {
     const other = new KubernetesRuntime({ kubeConfig: cluster.kc, namespace: ns, imagePullPolicy: "Never" });
     const a = await other.start(node("left-a", "setTimeout(() => {}, 600000)"));
