@@ -37,6 +37,11 @@ export async function startLocalGate(nc: NatsConnection, agent: Agent, run: Loca
           allowed: r.allowed,
           blocked_by: r.blocked_by,
           ...(r.check !== undefined ? { check: r.check } : {}),
+          // What the audit keeps (key paths, never values), so the event stream is the audit.
+          toolCallId: r.toolCallId,
+          arg_keys: r.arg_keys,
+          latency_ms: r.latency_ms,
+          judges: r.judges.map((j) => ({ ...j })),
           reason:
             r.guard_reason ??
             (r.judges.length > 0

@@ -21,7 +21,19 @@ const RULE_JUDGE = join(REPO_DIR, "judges/rule-judge/agent.yaml");
 interface DecisionEvent {
   type: string;
   execution: string;
-  data: { iteration: number; step: number; tool: string; allowed: boolean; blocked_by: string; check?: string; reason: string };
+  data: {
+    iteration: number;
+    step: number;
+    tool: string;
+    allowed: boolean;
+    blocked_by: string;
+    check?: string;
+    reason: string;
+    toolCallId: string;
+    arg_keys: string[];
+    latency_ms: number;
+    judges: { judge: string; child: string; passed: boolean; score?: number }[];
+  };
 }
 
 describe("examples/guarded-tools: the inner loop in local mode (real Docker, real NATS)", () => {
@@ -123,6 +135,15 @@ describe("examples/guarded-tools: the inner loop in local mode (real Docker, rea
       expect(evA.filter((e) => e.type === "toolcall.decision").map(row)).toEqual([...blocked, [4, "fs.write", false, "guard", "sequence_contract"], ...rest]);
       // No sequence contract: the guard lets the early overwrite through to the rule-judge.
       expect(evB.filter((e) => e.type === "toolcall.decision").map(row)).toEqual([...blocked, [4, "fs.write", true, "none", null], ...rest]);
+      // Each decision carries what the audit keeps: the call's id, argument keys (never values),
+      // the gate's latency and the judges that decided it.
+      const lsA = evA.find((e) => e.type === "toolcall.decision" && e.data.step === 5)?.data;
+      expect(lsA).toMatchObject({ arg_keys: ["command"], judges: [{ judge: "rule-judge", child: `${withPolicy}-i1-t0-s5-rule-judge`, passed: true }] });
+      expect(lsA?.toolCallId).toMatch(/^i1-s5-/);
+      expect(lsA?.latency_ms).toBeGreaterThan(0);
+      const sshA = evA.find((e) => e.type === "toolcall.decision" && e.data.step === 1)?.data;
+      expect(sshA).toMatchObject({ arg_keys: ["command"], judges: [] });
+      expect(JSON.stringify(evA)).not.toContain("id_rsa");
       const judged = (evs: DecisionEvent[]) => evs.filter((e) => e.type === "judge.spawned").map((e) => [e.data.step, (e.data as unknown as { child: string }).child]);
       expect(judged(evA)).toEqual([5, 7].map((s) => [s, `${withPolicy}-i1-t0-s${s}-rule-judge`]));
       expect(judged(evB)).toEqual([4, 5, 7].map((s) => [s, `${without}-i1-t0-s${s}-rule-judge`]));
