@@ -243,7 +243,8 @@ export function summary(r: LocalRunResult): string {
   if (st.message !== undefined) lines.push(`  ${st.message.split("\n")[0] ?? ""}`);
   for (const c of r.children) {
     const v = c.status?.verdict;
-    lines.push(`  judge ${c.spec.agentRef.name} (${c.metadata.name}): ${v !== undefined ? `score ${v.score.toFixed(2)} confidence ${v.confidence.toFixed(2)}` : `${c.status?.phase ?? "?"} (${c.status?.rejection ?? "?"})`}`);
+    const what = c.spec.parent?.purpose === "tool_validation" ? "tool-call judge" : "judge";
+    lines.push(`  ${what} ${c.spec.agentRef.name} (${c.metadata.name}): ${v !== undefined ? `score ${v.score.toFixed(2)} confidence ${v.confidence.toFixed(2)}` : `${c.status?.phase ?? "?"} (${c.status?.rejection ?? "?"})`}`);
   }
   return `${lines.join("\n")}\n`;
 }
