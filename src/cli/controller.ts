@@ -1,0 +1,56 @@
+// `gavel controller`: the composition root of the in-cluster parts built so far — Agent
+// readiness (the Ready condition) and GuardPolicy hot reload into the guard's policy store.
+// It runs until SIGINT/SIGTERM (or the abort signal tests pass in) and then stops cleanly.
+import { parseArgs } from "node:util";
+import * as k8s from "@kubernetes/client-node";
+import { AgentReadinessController } from "../controller/agent-readiness.js";
+import { GuardPolicySource } from "../controller/guard-policy-source.js";
+import { PolicyStore } from "../gate/guard/policy-store.js";
+import { createLogger } from "../telemetry/logger.js";
+import { UsageError, type Command, type CommandIO } from "./command.js";
+
+/** Resolves on SIGINT or SIGTERM. */
+function untilSignal(): Promise<string> {
+  return new Promise((resolve) => {
+    const done = (sig: string) => () => resolve(sig);
+    process.once("SIGINT", done("SIGINT"));
+    process.once("SIGTERM", done("SIGTERM"));
+  });
+}
+
+export const controllerCommand: Command = {
+  name: "controller",
+  summary: "run gavel's controllers against a cluster (Agent Ready condition, GuardPolicy hot reload)",
+  usage: "gavel controller [--kubeconfig FILE] [-n NAMESPACE] [--controller-namespace NS] [--log-level LEVEL]",
+  async run(argv: string[], io: CommandIO) {
+    const { values, positionals } = parseArgs({
+      args: argv,
+      allowPositionals: true,
+      options: {
+        kubeconfig: { type: "string", default: io.env.KUBECONFIG },
+        namespace: { type: "string", short: "n" },
+        "controller-namespace": { type: "string", default: io.env.GAVEL_NAMESPACE ?? "gavel-system" },
+        "log-level": { type: "string", default: io.env.GAVEL_LOG_LEVEL ?? "info" },
+      },
+    });
+    if (positionals.length > 0) throw new UsageError(`unexpected argument ${positionals[0] ?? ""}`);
+    const logger = createLogger({ name: "gavel-controller", level: values["log-level"], destination: io.stderr });
+    const kc = new k8s.KubeConfig();
+    if (values.kubeconfig) kc.loadFromFile(values.kubeconfig);
+    else kc.loadFromDefault();
+    const namespaces = values.namespace === undefined ? undefined : [values.namespace];
+
+    const store = new PolicyStore();
+    const policies = new GuardPolicySource({ kc, store, controllerNamespace: values["controller-namespace"], namespaces, logger });
+    const readiness = new AgentReadinessController({ kc, namespace: values.namespace, log: (line) => logger.info(line) });
+    await policies.start();
+    await readiness.start();
+    logger.info({ namespace: values.namespace ?? "*", controllerNamespace: values["controller-namespace"] }, "controllers started");
+    io.stdout.write("gavel controller: running (Agent readiness, GuardPolicy hot reload)\n");
+    const signal = await untilSignal();
+    logger.info({ signal }, "stopping");
+    await readiness.stop();
+    await policies.stop();
+    return 0;
+  },
+};
