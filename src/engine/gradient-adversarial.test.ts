@@ -4,7 +4,16 @@
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
 import type { GradientResult, JsonObject, JsonValue } from "../api/types.js";
-import { judgeOutcome, outcomeToGradient, parseGradientResult, scanBraceSpans, scanBraceSpansBackward, type JudgeOutcome } from "./gradient.js";
+import {
+  findVerdictKeys,
+  judgeOutcome,
+  outcomeToGradient,
+  parseGradientResult,
+  scanBraceSpans,
+  scanBraceSpansBackward,
+  VERDICT_KEY,
+  type JudgeOutcome,
+} from "./gradient.js";
 
 const unit = fc.double({ min: 0, max: 1, noNaN: true });
 const verdictArb: fc.Arbitrary<GradientResult> = fc.record(
@@ -280,6 +289,30 @@ describe("brace scans", { timeout: 60_000 }, () => {
     );
   });
 
+  it("the forward scan from an offset returns the per-character scan's regions ending there or later", () => {
+    fc.assert(
+      fc.property(text, fc.nat(), (t, at) => {
+        const endAfter = at % (t.length + 2);
+        expect(scanBraceSpans(t, endAfter)).toEqual(forwardReference(t).filter((s) => s.end >= endAfter));
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  it("reads huge flat, nested and unclosed regions in linear time without overflowing the regex engine", () => {
+    const big = 4 << 20;
+    const cases = [
+      `{"a": "${"x".repeat(big)}"}`,
+      `{${'"x\\"'.repeat(big / 8)}`,
+      `${"{ a ".repeat(big / 8)}`,
+      `{ ${"a".repeat(big)} { } ${"b".repeat(big)}`,
+      `${'{"s": "\\\n'.repeat(big / 16)}}`,
+    ];
+    for (const c of cases) {
+      expect(scanBraceSpans(c, c.length - 3)).toEqual(forwardReference(c).filter((s) => s.end >= c.length - 3));
+    }
+  });
+
   // The brace pairs of valid JSON, from a scanner that honours every quote.
   function jsonSpans(json: string, offset: number): { start: number; end: number }[] {
     const spans: { start: number; end: number }[] = [];
@@ -322,6 +355,30 @@ describe("brace scans", { timeout: 60_000 }, () => {
         expect(fwd.sort((a, b) => a.start - b.start)).toEqual(jsonSpans(json, offset));
       }),
       { numRuns: 500 },
+    );
+  });
+});
+
+describe("verdict key search", { timeout: 60_000 }, () => {
+  // findVerdictKeys looks for the field names and checks their context; VERDICT_KEY, run as
+  // a global regex, is the definition it must stay equal to.
+  const unit = fc.constantFrom("score", "confidence", "reasoning", "scoreasoning", '"', "'", "{", ",", ":", " ", "\t", "\n", "\u00a0", "\ufeff", "\u2028", "x", "}");
+  it("finds exactly the matches of VERDICT_KEY, from any offset", () => {
+    fc.assert(
+      fc.property(fc.array(unit, { maxLength: 40 }), fc.nat(), (parts, at) => {
+        const text = parts.join("");
+        const from = text.length === 0 ? 0 : at % (text.length + 1);
+        const re = new RegExp(VERDICT_KEY.source, "g");
+        re.lastIndex = from;
+        const starts: number[] = [];
+        const ends: number[] = [];
+        for (let m = re.exec(text); m !== null; m = re.exec(text)) {
+          starts.push(m.index);
+          ends.push(m.index + m[0].length);
+        }
+        expect(findVerdictKeys(text, from)).toEqual({ starts, ends });
+      }),
+      { numRuns: 5000 },
     );
   });
 });

@@ -64,19 +64,61 @@ const CLOSE = 0x7d;
 const LF = 0x0a;
 const CR = 0x0d;
 
+// A brace region with no nested region, from its `{` to its `}`, exactly as the forward scan
+// reads one: a quote opens a string that ends at the next unescaped quote or at a raw line
+// end (a backslash before a line end escapes nothing). Each character has one reading, so a
+// failed match costs no more than the text it read. The regex engine reads such regions many
+// times faster than a loop over charCodeAt, and most brace regions in a transcript are flat.
+const FLAT_REGION = /\{[^{}"]*(?:"[^"\\\n\r]*(?:\\[^\n\r][^"\\\n\r]*)*(?:["\n\r]|\\[\n\r])[^{}"]*)*\}/y;
+
+// Prose and flat regions in a row, read in one call: it stops at a `{` whose region nests or
+// does not close before the end of the text it is given.
+const PROSE_AND_FLAT_REGIONS = new RegExp(`[^{]*(?:${FLAT_REGION.source}[^{]*)*`, "y");
+
+/**
+ * Where the prose and flat regions starting at `from` and ending before `endAfter` end: the
+ * offset of the next `{` that needs the character loop, or `endAfter - 1`. Regions ending
+ * before `endAfter` are of no interest to the caller, so they are skipped unrecorded.
+ */
+function skipProseAndFlatRegions(text: string, from: number, endAfter: number): number {
+  // A slice is a view in V8, not a copy; the regex cannot see past it, so every region it
+  // reads ends at `endAfter - 1` or before.
+  const head = text.slice(0, endAfter - 1);
+  PROSE_AND_FLAT_REGIONS.lastIndex = from;
+  try {
+    return PROSE_AND_FLAT_REGIONS.test(head) ? PROSE_AND_FLAT_REGIONS.lastIndex : from;
+  } catch {
+    return from;
+  }
+}
+
+/** Where the flat region opening at `open` ends (exclusive), or -1 when the region nests or never closes. */
+function flatRegionEnd(text: string, open: number): number {
+  FLAT_REGION.lastIndex = open;
+  try {
+    return FLAT_REGION.test(text) ? FLAT_REGION.lastIndex : -1;
+  } catch {
+    // A region too long for the regex engine's backtrack stack: the character loop reads it.
+    return -1;
+  }
+}
+
 /**
  * Finds balanced brace regions in one forward pass, in order of their end. Quotes are
  * honoured only inside braces (prose outside may contain stray quotes), and a raw newline
  * ends a string because JSON strings cannot contain one. An unmatched `{` never closes, so
- * the regions after it are still found. Linear in the length of the text.
+ * the regions after it are still found. Linear in the length of the text. With `endAfter`,
+ * only regions ending at or after that offset are returned (the rest are still scanned).
  */
-export function scanBraceSpans(text: string): Span[] {
+export function scanBraceSpans(text: string, endAfter = 0): Span[] {
   const spans: Span[] = [];
   const stack: number[] = [];
   let inString = false;
   for (let i = 0; i < text.length; i++) {
     if (!inString && stack.length === 0) {
-      // Outside every brace only `{` matters: let the native search skip the prose.
+      // Outside every brace only `{` matters: let the native searches skip the prose, and
+      // the flat regions that end too early to be returned.
+      if (i < endAfter - 1) i = skipProseAndFlatRegions(text, i, endAfter);
       i = text.indexOf("{", i);
       if (i < 0) break;
     }
@@ -89,10 +131,17 @@ export function scanBraceSpans(text: string): Span[] {
       } else if (c === QUOTE || c === LF || c === CR) inString = false;
       continue;
     }
-    if (c === OPEN) stack.push(i);
-    else if (c === CLOSE) {
+    if (c === OPEN) {
+      const end = flatRegionEnd(text, i);
+      if (end < 0) stack.push(i);
+      else {
+        // The whole flat region is one span and leaves the stack as it was.
+        if (end >= endAfter) spans.push({ start: i, end });
+        i = end - 1;
+      }
+    } else if (c === CLOSE) {
       const start = stack.pop();
-      if (start !== undefined) spans.push({ start, end: i + 1 });
+      if (start !== undefined && i + 1 >= endAfter) spans.push({ start, end: i + 1 });
     } else if (c === QUOTE && stack.length > 0) inString = true;
   }
   return spans;
@@ -146,7 +195,7 @@ export function scanBraceSpansBackward(text: string, stopBelow = 0): Span[] {
 
 /** Both scans merged, last end first; on equal ends the longer region first. */
 function spansLastFirst(text: string, endAfter: number): Span[] {
-  const forward = scanBraceSpans(text);
+  const forward = scanBraceSpans(text, endAfter);
   const backward = scanBraceSpansBackward(text, endAfter);
   const merged: Span[] = [];
   let f = forward.length - 1;
@@ -182,7 +231,66 @@ function looksLikeObject(text: string, span: Span): boolean {
 // (`{"verdict": {...}}`) names one too, so it is a candidate that fails the shape check.
 // Keys in single quotes or bare (`{score: 1}`) count too: such a block is not JSON and never
 // wins, but it shows the judge meant a verdict there, so an earlier one must not be used.
-const VERDICT_KEY = /(?:["'](?:score|confidence|reasoning)["']|[{,]\s*(?:score|confidence|reasoning))\s*:/;
+export const VERDICT_KEY = /(?:["'](?:score|confidence|reasoning)["']|[{,]\s*(?:score|confidence|reasoning))\s*:/;
+
+// The field names alone: the regex engine finds these literals far faster than VERDICT_KEY,
+// whose first character (a quote, brace or comma) is everywhere in JSON-like output.
+const VERDICT_WORD = /score|confidence|reasoning/g;
+
+// `\s` of a JavaScript regex, so that the context check below reads blanks as VERDICT_KEY does.
+function isRegexSpace(c: number): boolean {
+  return (
+    c === 0x20 || (c >= 0x09 && c <= 0x0d) || c === 0xa0 || c === 0x1680 || (c >= 0x2000 && c <= 0x200a) ||
+    c === 0x2028 || c === 0x2029 || c === 0x202f || c === 0x205f || c === 0x3000 || c === 0xfeff
+  );
+}
+
+/** Where VERDICT_KEY matches around the field name at [word, wordEnd), or undefined. */
+function keyAround(text: string, word: number, wordEnd: number): { start: number; end: number } | undefined {
+  let after = wordEnd;
+  const before = text.charCodeAt(word - 1);
+  let start: number;
+  if (before === QUOTE || before === 0x27) {
+    const close = text.charCodeAt(wordEnd);
+    if (close !== QUOTE && close !== 0x27) return undefined;
+    start = word - 1;
+    after++;
+  } else {
+    start = word - 1;
+    while (start >= 0 && isRegexSpace(text.charCodeAt(start))) start--;
+    const c = text.charCodeAt(start);
+    if (c !== OPEN && c !== 0x2c) return undefined;
+  }
+  while (after < text.length && isRegexSpace(text.charCodeAt(after))) after++;
+  return text.charCodeAt(after) === 0x3a ? { start, end: after + 1 } : undefined;
+}
+
+/**
+ * Every VERDICT_KEY match that starts at or after `from`, in order, as two offset lists.
+ * Matches never overlap (one field name each, and a key's closing quote or `:` cannot open
+ * the next), so each field name is checked on its own. Fields named inside a longer word
+ * (`scoreasoning`) have a letter before them and are never keys.
+ */
+export function findVerdictKeys(text: string, from = 0, limit = Infinity): { starts: number[]; ends: number[] } {
+  const starts: number[] = [];
+  const ends: number[] = [];
+  const re = new RegExp(VERDICT_WORD.source, "g");
+  // A key starts before its field name, so no field name before `from` can start a key after it.
+  re.lastIndex = from;
+  for (let m = re.exec(text); m !== null && starts.length < limit; m = re.exec(text)) {
+    const key = keyAround(text, m.index, m.index + m[0].length);
+    if (key !== undefined && key.start >= from) {
+      starts.push(key.start);
+      ends.push(key.end);
+    }
+  }
+  return { starts, ends };
+}
+
+/** Whether the text names a verdict field (VERDICT_KEY matches somewhere in it). */
+function hasVerdictKey(text: string): boolean {
+  return findVerdictKeys(text, 0, 1).starts.length > 0;
+}
 
 function isPlainObject(v: unknown): v is Record<string, unknown> {
   return typeof v === "object" && v !== null && !Array.isArray(v);
@@ -236,7 +344,7 @@ function lastObjectFast(text: string): Candidate | undefined {
   const span = lastSpan(text);
   if (span === undefined) return undefined;
   const slice = text.slice(span.start, span.end);
-  if (!VERDICT_KEY.test(slice)) return undefined;
+  if (!hasVerdictKey(slice)) return undefined;
   let value: unknown;
   try {
     value = JSON.parse(slice);
@@ -302,13 +410,7 @@ const NO_VERDICT = "no verdict found: no JSON object naming score, confidence or
  * region's own opening brace or lies inside it).
  */
 function verdictKeys(text: string): { first(): number | undefined; within(span: Span): boolean } {
-  const starts: number[] = [];
-  const ends: number[] = [];
-  const re = new RegExp(VERDICT_KEY.source, "g");
-  for (let m = re.exec(text); m !== null; m = re.exec(text)) {
-    starts.push(m.index);
-    ends.push(m.index + m[0].length);
-  }
+  const { starts, ends } = findVerdictKeys(text);
   return {
     first: () => starts[0],
     within(span: Span): boolean {
@@ -330,9 +432,7 @@ function verdictKeys(text: string): { first(): number | undefined; within(span: 
  * parse, so without this an earlier, possibly injected, verdict would win.
  */
 function verdictKeyAfter(text: string, from: number): number {
-  const re = new RegExp(VERDICT_KEY.source, "g");
-  re.lastIndex = from;
-  return re.exec(text)?.index ?? -1;
+  return findVerdictKeys(text, from, 1).starts[0] ?? -1;
 }
 
 function ajvErrors(validate: ValidateFunction): string {
