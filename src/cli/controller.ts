@@ -4,6 +4,7 @@
 import { parseArgs } from "node:util";
 import * as k8s from "@kubernetes/client-node";
 import { AgentReadinessController } from "../controller/agent-readiness.js";
+import { ExecutionReconciler } from "../controller/execution-reconciler.js";
 import { GuardPolicySource } from "../controller/guard-policy-source.js";
 import { PolicyStore } from "../gate/guard/policy-store.js";
 import { createLogger } from "../telemetry/logger.js";
@@ -20,7 +21,7 @@ function untilSignal(): Promise<string> {
 
 export const controllerCommand: Command = {
   name: "controller",
-  summary: "run gavel's controllers against a cluster (Agent Ready condition, GuardPolicy hot reload)",
+  summary: "run gavel's controllers against a cluster (Agent Ready condition, GuardPolicy hot reload, Executions on pods)",
   usage: "gavel controller [--kubeconfig FILE] [-n NAMESPACE] [--controller-namespace NS] [--log-level LEVEL]",
   async run(argv: string[], io: CommandIO) {
     const { values, positionals } = parseArgs({
@@ -43,12 +44,15 @@ export const controllerCommand: Command = {
     const store = new PolicyStore();
     const policies = new GuardPolicySource({ kc, store, controllerNamespace: values["controller-namespace"], namespaces, logger });
     const readiness = new AgentReadinessController({ kc, namespace: values.namespace, log: (line) => logger.info(line) });
+    const executions = new ExecutionReconciler({ kc, namespace: values.namespace, log: (line) => logger.info(line) });
     await policies.start();
     await readiness.start();
+    await executions.start();
     logger.info({ namespace: values.namespace ?? "*", controllerNamespace: values["controller-namespace"] }, "controllers started");
-    io.stdout.write("gavel controller: running (Agent readiness, GuardPolicy hot reload)\n");
+    io.stdout.write("gavel controller: running (Agent readiness, GuardPolicy hot reload, Execution reconciler)\n");
     const signal = await untilSignal();
     logger.info({ signal }, "stopping");
+    await executions.stop();
     await readiness.stop();
     await policies.stop();
     return 0;

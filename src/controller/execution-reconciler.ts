@@ -1,0 +1,593 @@
+// The Kubernetes driver of the outer loop: watches Executions and runs each one with the
+// engine (src/engine/outer-loop.ts). State lives in the Execution's status and is rebuilt
+// on every reconcile (execution-state.ts); workloads are pods with deterministic names;
+// judges are child Executions this same reconciler runs. Level-triggered and idempotent,
+// so a restarted controller picks every run up where the status says it was.
+import * as k8s from "@kubernetes/client-node";
+import type { KubernetesListObject, KubernetesObject } from "@kubernetes/client-node";
+import { withDefaults } from "../api/defaults.js";
+import type { Agent, Condition, Execution, ExecutionStatus, JsonObject } from "../api/types.js";
+import { GROUP, VERSION } from "../api/types.js";
+import { workerName } from "../engine/child-names.js";
+import { iterationTimeoutSeconds, judgeTimeoutSeconds } from "../engine/durations.js";
+import { judgeOutcome, type JudgeOutcome } from "../engine/gradient.js";
+import { buildValidationPayload } from "../engine/judge-payload.js";
+import {
+  decide,
+  isTerminal,
+  nextDeadline,
+  observeFile,
+  observeWorker,
+  requestCancel,
+  type EngineAction,
+  type EngineContext,
+  type EngineState,
+  type FileRequest,
+  type JudgeChildRequest,
+  type WorkerObservation,
+} from "../engine/outer-loop.js";
+import type { FileContent } from "../engine/validators/outcome.js";
+import { KubernetesRuntime } from "../runtime/kubernetes/kubernetes-runtime.js";
+import { denyAllNetworkPolicy, LABELS, type PodUser } from "../runtime/kubernetes/pod-spec.js";
+import { OUTPUT_CAP_BYTES } from "../runtime/workload.js";
+import {
+  CANCEL_ANNOTATION,
+  DEFAULT_WORKER_IMAGE,
+  EXECUTION_INSTANCE,
+  SPAWN_ERROR_ANNOTATION,
+  childExecution,
+  claimManifest,
+  controllingExecution,
+  judgePod,
+  ownerOf,
+  podEnd,
+  resultConfigMap,
+  resultName,
+  workerPod,
+  workerResultOf,
+  workloadPodName,
+  workspaceMounts,
+} from "./execution-pods.js";
+import { childRequestOf, currentRecord, judgeNamesOf, judgeStatus, rebuildState, sameStatus } from "./execution-state.js";
+import { keyOf } from "./agent-readiness.js";
+import { runWorkers, WorkQueue, type WorkQueueOptions } from "./work-queue.js";
+
+/** Condition type the reconciler sets when it cannot run an Execution as specified. */
+export const ACCEPTED = "Accepted";
+/** Slack past a judge child's deadline before the reconciler itself declares it timed out. */
+const JUDGE_GRACE_MS = 10_000;
+
+/** Options of ExecutionReconciler. */
+export interface ExecutionReconcilerOptions {
+  kc: k8s.KubeConfig;
+  /** Namespace to watch; all namespaces when undefined. */
+  namespace?: string;
+  /** Concurrent reconciles (of different Executions). Default 4: a reconcile may wait on a reader pod. */
+  workers?: number;
+  /** Pull policy when an Agent sets none (default IfNotPresent; tests with imported images use Never). */
+  imagePullPolicy?: "Always" | "IfNotPresent" | "Never";
+  /** User of workers (pods with a writable workspace); default nobody. */
+  writerUser?: PodUser;
+  /** Image of the workspace file reader (needs sh and cat). Default gavel/base:bookworm-node20. */
+  readerImage?: string;
+  /** NATS URL handed to workers for the inner-loop gate; "" (default) when none runs. */
+  natsUrl?: string;
+  /** How long an Execution waits for its Agent to appear before it fails. Default 10 s. */
+  agentGraceMs?: number;
+  /** Every resyncMs every known Execution is reconciled again. Default 60 000; 0 = never. */
+  resyncMs?: number;
+  queue?: WorkQueueOptions;
+  now?: () => number;
+  log?: (line: string) => void;
+}
+
+/** Counters of what the reconciler did (tests and logs read them). */
+export interface ExecutionStats {
+  reconciles: number;
+  statusWrites: number;
+  conflicts: number;
+  errors: number;
+  podsCreated: number;
+  childrenCreated: number;
+}
+
+const PLURAL = "executions";
+
+function codeOf(err: unknown): number | undefined {
+  if (typeof err !== "object" || err === null) return undefined;
+  const code = (err as { code?: unknown }).code;
+  return typeof code === "number" ? code : undefined;
+}
+
+function messageOf(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+/** Creates an object; an existing one of that name is adopted (deterministic names make it ours). */
+async function createOrAdopt(create: () => Promise<unknown>): Promise<boolean> {
+  try {
+    await create();
+    return true;
+  } catch (err) {
+    if (codeOf(err) === 409) return false;
+    throw err;
+  }
+}
+
+async function ignoreNotFound(p: Promise<unknown>): Promise<void> {
+  try {
+    await p;
+  } catch (err) {
+    if (codeOf(err) !== 404) throw err;
+  }
+}
+
+/** Runs Executions on pods: watches Executions and their pods, reconciles one key at a time. */
+export class ExecutionReconciler {
+  readonly queue: WorkQueue;
+  readonly stats: ExecutionStats = { reconciles: 0, statusWrites: 0, conflicts: 0, errors: 0, podsCreated: 0, childrenCreated: 0 };
+  private readonly executions: k8s.ListWatch<KubernetesObject>;
+  private readonly pods: k8s.ListWatch<k8s.V1Pod>;
+  private readonly api: k8s.CustomObjectsApi;
+  private readonly core: k8s.CoreV1Api;
+  private readonly net: k8s.NetworkingV1Api;
+  private readonly now: () => number;
+  private readonly log: (line: string) => void;
+  private readonly policies = new Set<string>();
+  private workers: Promise<void> | undefined;
+  private resync: NodeJS.Timeout | undefined;
+  private readonly restarts = new Set<NodeJS.Timeout>();
+  private stopped = false;
+
+  constructor(private readonly opts: ExecutionReconcilerOptions) {
+    this.queue = new WorkQueue(opts.queue);
+    this.api = opts.kc.makeApiClient(k8s.CustomObjectsApi);
+    this.core = opts.kc.makeApiClient(k8s.CoreV1Api);
+    this.net = opts.kc.makeApiClient(k8s.NetworkingV1Api);
+    this.now = opts.now ?? Date.now;
+    this.log = opts.log ?? (() => {});
+    const ns = opts.namespace;
+
+    const exPath = ns === undefined ? `/apis/${GROUP}/${VERSION}/${PLURAL}` : `/apis/${GROUP}/${VERSION}/namespaces/${ns}/${PLURAL}`;
+    const listEx = async (): Promise<KubernetesListObject<KubernetesObject>> => {
+      const params = { group: GROUP, version: VERSION, plural: PLURAL };
+      const got: unknown = ns === undefined
+        ? await this.api.listCustomObjectForAllNamespaces(params)
+        : await this.api.listNamespacedCustomObject({ ...params, namespace: ns });
+      return got as KubernetesListObject<KubernetesObject>;
+    };
+    this.executions = new k8s.ListWatch<KubernetesObject>(exPath, new k8s.Watch(opts.kc), listEx, false);
+    // An Execution's change wakes it and its parent (a judge child finished: the parent goes on).
+    const onExecution = (obj: KubernetesObject) => {
+      const key = keyOf(obj);
+      if (key !== undefined) this.queue.add(key);
+      const owner = controllingExecution(obj as Execution);
+      if (owner !== undefined) this.queue.add(`${obj.metadata?.namespace ?? ""}/${owner}`);
+    };
+    this.watchAll(this.executions, "execution", onExecution);
+
+    const selector = `${LABELS.instance}=${EXECUTION_INSTANCE}`;
+    const podPath = ns === undefined ? "/api/v1/pods" : `/api/v1/namespaces/${ns}/pods`;
+    const listPods = async (): Promise<KubernetesListObject<k8s.V1Pod>> =>
+      ns === undefined
+        ? await this.core.listPodForAllNamespaces({ labelSelector: selector })
+        : await this.core.listNamespacedPod({ namespace: ns, labelSelector: selector });
+    this.pods = new k8s.ListWatch<k8s.V1Pod>(podPath, new k8s.Watch(opts.kc), listPods, false, selector);
+    // A pod's change wakes the Execution that owns it.
+    this.watchAll(this.pods, "pod", (pod) => {
+      const owner = controllingExecution(pod as { metadata?: { ownerReferences?: k8s.V1OwnerReference[] } });
+      if (owner !== undefined) this.queue.add(`${pod.metadata?.namespace ?? ""}/${owner}`);
+    });
+  }
+
+  private watchAll<T extends KubernetesObject>(informer: k8s.ListWatch<T>, what: string, onChange: (obj: T) => void): void {
+    informer.on("add", onChange);
+    informer.on("update", onChange);
+    informer.on("delete", onChange);
+    informer.on("error", (err?: unknown) => {
+      // ListWatch stops on an error other than 410; start it again after a pause.
+      if (this.stopped) return;
+      this.log(`${what} watch failed, restarting in 1s: ${messageOf(err)}`);
+      const t = setTimeout(() => {
+        this.restarts.delete(t);
+        if (!this.stopped) informer.start().catch((e: unknown) => this.log(`${what} watch restart failed: ${messageOf(e)}`));
+      }, 1000);
+      this.restarts.add(t);
+    });
+  }
+
+  /** Fills both caches, starts the watches and the workers. */
+  async start(): Promise<void> {
+    await this.pods.start();
+    await this.executions.start();
+    this.workers = runWorkers(this.queue, this.opts.workers ?? 4, (key) => this.reconcile(key), (key, err) => {
+      this.stats.errors++;
+      if (codeOf(err) === 409) this.stats.conflicts++;
+      this.log(`reconcile ${key} failed (retrying with backoff): ${messageOf(err)}`);
+    });
+    const resyncMs = this.opts.resyncMs ?? 60_000;
+    if (resyncMs > 0) {
+      this.resync = setInterval(() => {
+        for (const obj of this.executions.list()) {
+          const key = keyOf(obj);
+          if (key !== undefined) this.queue.add(key);
+        }
+      }, resyncMs);
+    }
+  }
+
+  /** Stops watching and reconciling; resolves when in-flight reconciles have returned. Pods keep running. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.resync !== undefined) clearInterval(this.resync);
+    for (const t of this.restarts) clearTimeout(t);
+    this.queue.shutDown();
+    await this.executions.stop();
+    await this.pods.stop();
+    await this.workers;
+  }
+
+  /** Reconciles one Execution (key namespace/name); returns when to look again. */
+  async reconcile(key: string): Promise<{ requeueAfterMs?: number }> {
+    this.stats.reconciles++;
+    const slash = key.indexOf("/");
+    const ns = key.slice(0, slash);
+    const name = key.slice(slash + 1);
+    // Read from the API, not the cache: a stale status would redo work the last reconcile did.
+    const ex = await this.getExecution(ns, name);
+    if (ex === undefined) {
+      await this.removeOrphanPods(ns, name);
+      return {};
+    }
+    if (ex.metadata.deletionTimestamp !== undefined) return {};
+    if (isTerminal(ex.status?.phase)) {
+      await this.removeOrphanPods(ns, name);
+      return {};
+    }
+    return ex.spec.parent !== undefined ? this.reconcileJudge(ex) : this.reconcileRun(ex);
+  }
+
+  // ------------------------------------------------------------------ the outer loop
+
+  private async reconcileRun(ex: Execution): Promise<{ requeueAfterMs?: number }> {
+    const ns = ex.metadata.namespace ?? "default";
+    const raw = await this.getAgent(ns, ex.spec.agentRef.name);
+    if (raw === undefined) return this.agentMissing(ex);
+    const agent = withDefaults(raw);
+    const judges = new Map<string, Agent>();
+    for (const j of judgeNamesOf(agent)) {
+      const a = await this.getAgent(ns, j);
+      if (a !== undefined) judges.set(j, withDefaults(a));
+    }
+    const ctx: EngineContext = { execution: ex, agent, judges };
+    const iteration = ex.status?.iteration;
+    const stored = iteration === undefined ? undefined : await this.readWorkerResult(ns, workerName(ex.metadata.name, iteration));
+    const children = new Map<string, Execution>();
+    for (const ref of ex.status?.children ?? []) {
+      if (ref.iteration !== iteration) continue;
+      const child = await this.getExecution(ns, ref.name);
+      if (child !== undefined) children.set(ref.name, child);
+    }
+    const { state, missingChildren } = rebuildState(ex, stored, children);
+    for (const ref of missingChildren) {
+      const req = childRequestOf(ex, agent, judges, ref);
+      if (req !== undefined) await this.spawnJudge(ctx, state, req);
+    }
+    await this.observeWorkerPod(ctx, state);
+    if (ex.metadata.annotations?.[CANCEL_ANNOTATION] !== undefined) requestCancel(state);
+
+    for (let round = 0; round < 100; round++) {
+      const actions = decide(ctx, state, this.now());
+      let observed = false;
+      for (const a of actions) observed = (await this.perform(ctx, state, a)) || observed;
+      if (!observed) break;
+    }
+    await this.writeStatus(ex, state.status);
+    if (isTerminal(state.status.phase)) await this.removeOrphanPods(ns, ex.metadata.name);
+    const deadline = nextDeadline(ctx, state);
+    return deadline === undefined ? {} : { requeueAfterMs: Math.max(50, deadline - this.now() + 50) };
+  }
+
+  /** Performs one engine action; true when it observed something (decide must run again). */
+  private async perform(ctx: EngineContext, state: EngineState, a: EngineAction): Promise<boolean> {
+    const ex = ctx.execution;
+    switch (a.type) {
+      case "event":
+        this.log(`${ex.metadata.namespace ?? ""}/${ex.metadata.name} ${a.event} ${JSON.stringify(a.data)}`);
+        return false;
+      case "start_worker":
+        await this.ensureClaims(ex, ctx.agent);
+        await this.createPod(workerPod(ex, ctx.agent, a, this.podOptions()), ns(ex));
+        return false;
+      case "read_files": {
+        const results = await Promise.all(a.files.map(async (f) => [f.key, await this.readOne(ex, ctx.agent, f)] as const));
+        for (const [key, content] of results) observeFile(state, key, content);
+        return true;
+      }
+      case "spawn_judge":
+        await this.spawnJudge(ctx, state, a.child);
+        return false;
+      case "stop":
+        for (const name of a.names) await this.stopWorkload(ex, name, a.reason);
+        return false;
+      case "finish":
+        return false;
+    }
+  }
+
+  /** The current iteration's worker pod: collects it when it ended, creates it when it is missing. */
+  private async observeWorkerPod(ctx: EngineContext, state: EngineState): Promise<void> {
+    const record = currentRecord(state.status);
+    if (record?.phase !== "Running" || state.worker !== undefined) return;
+    const ex = ctx.execution;
+    const worker = workerName(ex.metadata.name, record.number);
+    const podName = workloadPodName(worker);
+    const pod = this.pods.get(podName, ns(ex));
+    if (pod === undefined) {
+      // Never created (the controller stopped first) or gone before its result was kept: run it.
+      await this.ensureClaims(ex, ctx.agent);
+      const timeoutSeconds = Math.max(1, Math.ceil(((state.iterationStartedAtMs ?? this.now()) + iterationLimitMs(ctx) - this.now()) / 1000));
+      await this.createPod(workerPod(ex, ctx.agent, { name: worker, iteration: record.number, ...(record.feedback !== undefined ? { feedback: record.feedback } : {}), timeoutSeconds }, this.podOptions()), ns(ex));
+      return;
+    }
+    const end = podEnd(pod);
+    if (end === undefined) return;
+    const out = end.stuck !== undefined ? `pod ${podName} cannot start: ${end.stuck}` : await this.podLog(ns(ex), podName);
+    const w: WorkerObservation = { iteration: record.number, exitCode: end.exitCode, stdout: out, stderr: end.stuck ?? "", timedOut: end.timedOut, cancelled: false };
+    // Kept before the pod goes: its log goes with it.
+    await createOrAdopt(() => this.core.createNamespacedConfigMap({ namespace: ns(ex), body: resultConfigMap(ex, worker, w) }));
+    observeWorker(state, w);
+    await ignoreNotFound(this.core.deleteNamespacedPod({ name: podName, namespace: ns(ex), gracePeriodSeconds: 0 }));
+  }
+
+  private async spawnJudge(ctx: EngineContext, state: EngineState, c: JudgeChildRequest): Promise<void> {
+    const ex = ctx.execution;
+    const judge = ctx.judges.get(c.judge);
+    let payload: JsonObject | undefined;
+    let error: string | undefined;
+    if (judge === undefined) {
+      error = `judge agent "${c.judge}" is not known`;
+    } else {
+      try {
+        payload = buildValidationPayload({
+          judge,
+          validator: c.validator,
+          ...(ctx.agent.spec.task?.instruction !== undefined ? { task: ctx.agent.spec.task.instruction } : {}),
+          output: state.worker?.stdout ?? "",
+          workerMounts: workspaceMounts(ex.metadata.name, ctx.agent, true).map((m) => m.mountPath),
+          ...(ex.spec.input !== undefined ? { input: ex.spec.input } : {}),
+        });
+      } catch (err) {
+        error = messageOf(err);
+      }
+    }
+    const body = childExecution(ex, c, payload, error);
+    const created = await createOrAdopt(() =>
+      this.api.createNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: ns(ex), plural: PLURAL, body }),
+    );
+    if (created) this.stats.childrenCreated++;
+  }
+
+  /** Stops the worker pod or a judge child (its status says why; its pod is deleted). */
+  private async stopWorkload(ex: Execution, name: string, reason: "cancelled" | "timed_out"): Promise<void> {
+    const namespace = ns(ex);
+    const child = (ex.status?.children ?? []).some((c) => c.name === name) ? await this.getExecution(namespace, name) : undefined;
+    if (child !== undefined && !isTerminal(child.status?.phase)) {
+      const outcome: JudgeOutcome = { ok: false, rejection: reason, detail: reason === "cancelled" ? "the parent Execution was cancelled" : "the parent Execution ran past its deadline" };
+      await this.writeStatus(child, judgeStatus(child.status, outcome, new Date(this.now()))).catch((err: unknown) => {
+        // The child's own reconcile may have just finished it; its verdict stands then.
+        if (codeOf(err) !== 409) throw err;
+      });
+    }
+    await ignoreNotFound(this.core.deleteNamespacedPod({ name: workloadPodName(name), namespace, gracePeriodSeconds: 0 }));
+  }
+
+  private async ensureClaims(ex: Execution, agent: Agent): Promise<void> {
+    for (const v of agent.spec.volumes ?? []) {
+      await createOrAdopt(() => this.core.createNamespacedPersistentVolumeClaim({ namespace: ns(ex), body: claimManifest(ex, v) }));
+    }
+  }
+
+  // ------------------------------------------------------------------ judge children
+
+  /** A judge child: one pod of the judge Agent with the payload; its outcome becomes the status. */
+  private async reconcileJudge(child: Execution): Promise<{ requeueAfterMs?: number }> {
+    const namespace = ns(child);
+    const finish = async (outcome: JudgeOutcome) => {
+      await this.writeStatus(child, judgeStatus(child.status, outcome, new Date(this.now())));
+      await ignoreNotFound(this.core.deleteNamespacedPod({ name: workloadPodName(child.metadata.name), namespace, gracePeriodSeconds: 0 }));
+      return {};
+    };
+    const spawnError = child.metadata.annotations?.[SPAWN_ERROR_ANNOTATION];
+    if (spawnError !== undefined) return finish({ ok: false, rejection: "failed", detail: spawnError });
+    const raw = await this.getAgent(namespace, child.spec.agentRef.name);
+    if (raw === undefined) {
+      return finish({ ok: false, rejection: "failed", detail: `spec.agentRef.name: judge Agent "${child.spec.agentRef.name}" not found in namespace ${namespace}` });
+    }
+    const judge = withDefaults(raw);
+    const parent = child.spec.parent === undefined ? undefined : await this.getExecution(namespace, child.spec.parent.name);
+    if (parent === undefined) return finish({ ok: false, rejection: "cancelled", detail: "the parent Execution is gone" });
+    const parentAgent = await this.getAgent(namespace, parent.spec.agentRef.name);
+    const mounts = parentAgent === undefined ? [] : workspaceMounts(parent.metadata.name, withDefaults(parentAgent), true);
+
+    const now = this.now();
+    const status: ExecutionStatus = child.status?.startTime !== undefined ? structuredClone(child.status) : { phase: "Running", startTime: new Date(now).toISOString() };
+    const timeoutMs = (child.spec.timeoutSeconds ?? judgeTimeoutSecondsOf(judge)) * 1000;
+    const deadline = Date.parse(status.startTime as string) + timeoutMs + JUDGE_GRACE_MS;
+    const podName = workloadPodName(child.metadata.name);
+    const pod = this.pods.get(podName, namespace);
+    if (now >= deadline) return finish({ ok: false, rejection: "timed_out", detail: `the judge did not finish within ${timeoutMs / 1000}s` });
+    if (pod !== undefined) {
+      const end = podEnd(pod);
+      if (end !== undefined) {
+        if (end.stuck !== undefined) return finish({ ok: false, rejection: "failed", detail: `the judge pod cannot start: ${end.stuck}` });
+        const validation = judge.spec.execution?.validation;
+        const stdout = await this.podLog(namespace, podName);
+        return finish(judgeOutcome({ exitCode: end.exitCode, stdout, timedOut: end.timedOut, ...(validation !== undefined && !Array.isArray(validation) ? { validation } : {}) }));
+      }
+    } else {
+      const manifest = judgePod(child, judge, mounts, this.podOptions());
+      if (typeof manifest === "string") return finish({ ok: false, rejection: "failed", detail: manifest });
+      await this.createPod(manifest, namespace);
+    }
+    await this.writeStatus(child, status);
+    return { requeueAfterMs: Math.max(50, deadline - this.now() + 50) };
+  }
+
+  // ------------------------------------------------------------------ I/O helpers
+
+  private podOptions() {
+    return {
+      ...(this.opts.imagePullPolicy !== undefined ? { imagePullPolicy: this.opts.imagePullPolicy } : {}),
+      ...(this.opts.writerUser !== undefined ? { writerUser: this.opts.writerUser } : {}),
+      natsUrl: this.opts.natsUrl ?? "",
+    };
+  }
+
+  private async createPod(pod: k8s.V1Pod, namespace: string): Promise<void> {
+    if (pod.metadata?.labels?.[LABELS.network] === "none") await this.ensureNetworkPolicy(namespace);
+    const created = await createOrAdopt(() => this.core.createNamespacedPod({ namespace, body: pod }));
+    if (created) this.stats.podsCreated++;
+  }
+
+  private async ensureNetworkPolicy(namespace: string): Promise<void> {
+    if (this.policies.has(namespace)) return;
+    await createOrAdopt(() => this.net.createNamespacedNetworkPolicy({ namespace, body: denyAllNetworkPolicy() }));
+    this.policies.add(namespace);
+  }
+
+  private async podLog(namespace: string, name: string): Promise<string> {
+    try {
+      const text = await this.core.readNamespacedPodLog({ name, namespace, container: "main", limitBytes: OUTPUT_CAP_BYTES });
+      return text;
+    } catch (err) {
+      return `[gavel: the log of pod ${name} could not be read: ${messageOf(err)}]`;
+    }
+  }
+
+  private async readWorkerResult(namespace: string, worker: string): Promise<WorkerObservation | undefined> {
+    try {
+      return workerResultOf(await this.core.readNamespacedConfigMap({ name: resultName(worker), namespace }));
+    } catch (err) {
+      if (codeOf(err) === 404) return undefined;
+      throw err;
+    }
+  }
+
+  /** A validator's file: workspace files through a read-only reader pod, image files through the agent's image. */
+  private async readOne(ex: Execution, agent: Agent, f: FileRequest): Promise<FileContent> {
+    const runtime = new KubernetesRuntime({
+      kubeConfig: this.opts.kc,
+      namespace: ns(ex),
+      ownerReferences: [ownerOf(ex)],
+      ...(this.opts.imagePullPolicy !== undefined ? { imagePullPolicy: this.opts.imagePullPolicy } : {}),
+      ...(this.opts.readerImage !== undefined ? { readerImage: this.opts.readerImage } : {}),
+    });
+    try {
+      if (f.from === "workspace") {
+        const mounts = workspaceMounts(ex.metadata.name, agent, true);
+        const mount = mounts
+          .filter((m) => f.path === m.mountPath || f.path.startsWith(m.mountPath.endsWith("/") ? m.mountPath : `${m.mountPath}/`))
+          .sort((a, b) => b.mountPath.length - a.mountPath.length)[0];
+        if (mount === undefined) {
+          return { ok: false, reason: "unreadable", detail: `${f.path} is not inside any workspace volume (${mounts.map((m) => m.mountPath).join(", ") || "none"})` };
+        }
+        const text = await runtime.readFile(mount, f.path);
+        return text === undefined ? { ok: false, reason: "missing", detail: "no such file" } : { ok: true, content: text };
+      }
+      const h = await runtime.start({
+        name: `${ex.metadata.name}-image-reader`,
+        image: agent.spec.runtime?.image ?? DEFAULT_WORKER_IMAGE,
+        command: ["sh", "-c", 'if [ ! -e "$1" ]; then exit 3; fi; exec cat -- "$1"', "reader", f.path],
+        mounts: [],
+        network: "none",
+        timeoutSeconds: 60,
+      });
+      const r = await h.wait();
+      if (r.exitCode === 3) return { ok: false, reason: "missing", detail: "not in the agent's image" };
+      if (r.exitCode !== 0 || r.timedOut || r.truncated) {
+        const why = r.timedOut ? "the reader timed out" : r.truncated ? "file larger than 1 MiB" : `exit ${r.exitCode}: ${r.stdout.trim().slice(-300)}`;
+        return { ok: false, reason: "unreadable", detail: `${why} (the image's ENTRYPOINT must not be set, or it must run its command, for gavel to read files from it)` };
+      }
+      return { ok: true, content: r.stdout };
+    } catch (err) {
+      return { ok: false, reason: "unreadable", detail: messageOf(err) };
+    } finally {
+      await runtime.close().catch(() => undefined);
+    }
+  }
+
+  /** Deletes reconciler pods controlled by an Execution that is gone or finished. */
+  private async removeOrphanPods(namespace: string, execution: string): Promise<void> {
+    for (const pod of this.pods.list(namespace === "" ? undefined : namespace)) {
+      if (controllingExecution(pod as { metadata?: { ownerReferences?: k8s.V1OwnerReference[] } }) !== execution) continue;
+      const name = pod.metadata?.name;
+      if (name !== undefined) await ignoreNotFound(this.core.deleteNamespacedPod({ name, namespace, gracePeriodSeconds: 0 }));
+    }
+  }
+
+  private async agentMissing(ex: Execution): Promise<{ requeueAfterMs?: number }> {
+    const name = ex.spec.agentRef.name;
+    const created = Date.parse(ex.metadata.creationTimestamp ?? "") || this.now();
+    const grace = this.opts.agentGraceMs ?? 10_000;
+    // Applied together, the Execution may arrive before its Agent: wait a little first.
+    if (this.now() - created < grace) return { requeueAfterMs: Math.min(1000, grace) };
+    const message = `spec.agentRef.name: Agent "${name}" not found in namespace ${ns(ex)}`;
+    const now = new Date(this.now()).toISOString();
+    const condition: Condition = { type: ACCEPTED, status: "False", reason: "AgentNotFound", message, lastTransitionTime: now, ...(ex.metadata.generation !== undefined ? { observedGeneration: ex.metadata.generation } : {}) };
+    await this.writeStatus(ex, {
+      ...ex.status,
+      phase: "Failed",
+      message,
+      completionTime: now,
+      conditions: [...(ex.status?.conditions ?? []).filter((c) => c.type !== ACCEPTED), condition],
+      ...(ex.metadata.generation !== undefined ? { observedGeneration: ex.metadata.generation } : {}),
+    });
+    return {};
+  }
+
+  /** Replaces the status when it changed; the resourceVersion makes a stale write a 409 (retried). */
+  private async writeStatus(ex: Execution, status: ExecutionStatus): Promise<void> {
+    if (sameStatus(ex.status, status)) return;
+    const body = { ...ex, status };
+    try {
+      const got = (await this.api.replaceNamespacedCustomObjectStatus({ group: GROUP, version: VERSION, namespace: ns(ex), plural: PLURAL, name: ex.metadata.name, body })) as Execution;
+      this.stats.statusWrites++;
+      ex.metadata.resourceVersion = got.metadata.resourceVersion;
+      ex.status = got.status;
+    } catch (err) {
+      if (codeOf(err) === 404) return;
+      throw err;
+    }
+  }
+
+  private async getExecution(namespace: string, name: string): Promise<Execution | undefined> {
+    try {
+      return (await this.api.getNamespacedCustomObject({ group: GROUP, version: VERSION, namespace, plural: PLURAL, name })) as Execution;
+    } catch (err) {
+      if (codeOf(err) === 404) return undefined;
+      throw err;
+    }
+  }
+
+  private async getAgent(namespace: string, name: string): Promise<Agent | undefined> {
+    try {
+      return (await this.api.getNamespacedCustomObject({ group: GROUP, version: VERSION, namespace, plural: "agents", name })) as Agent;
+    } catch (err) {
+      if (codeOf(err) === 404) return undefined;
+      throw err;
+    }
+  }
+}
+
+function ns(ex: Execution): string {
+  return ex.metadata.namespace ?? "default";
+}
+
+function iterationLimitMs(ctx: EngineContext): number {
+  return iterationTimeoutSeconds(ctx.agent) * 1000;
+}
+
+function judgeTimeoutSecondsOf(judge: Agent): number {
+  return judgeTimeoutSeconds({ type: "semantic", judge_agent: judge.metadata.name }, judge);
+}
