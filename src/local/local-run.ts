@@ -416,8 +416,8 @@ export class LocalRun {
     if (r.exitCode === 3) return { ok: false, reason: "missing", detail: "not in the agent's image" };
     if (r.exitCode !== 0 || r.timedOut || r.truncated) {
       const why = r.timedOut ? "the reader timed out" : r.truncated ? "file larger than 1 MiB" : `exit ${r.exitCode}: ${r.stderr.trim().slice(-300)}`;
-      // The reader runs `sh -c cat` as the image's command; an image with an ENTRYPOINT runs that instead.
-      return { ok: false, reason: "unreadable", detail: `${why} (the image's ENTRYPOINT must not be set, or it must run its command, for gavel to read files from it)` };
+      // The reader's command replaces the image's ENTRYPOINT; it needs `sh` and `cat` in the image.
+      return { ok: false, reason: "unreadable", detail: `${why} (gavel reads files from the agent's image with sh and cat)` };
     }
     return { ok: true, content: r.stdout };
   }

@@ -18,6 +18,10 @@ export interface WorkloadSpec {
   /** Unique, deterministic name (e.g. `<execution>-i<iteration>` or the judge child's name). */
   name: string;
   image: string;
+  /**
+   * The program and its arguments, replacing the image's ENTRYPOINT and CMD (Kubernetes
+   * `command` semantics, on every runtime); unset runs the image's own.
+   */
   command?: string[];
   env?: Record<string, string>;
   /** Written to the container's stdin, then stdin is closed. */

@@ -26,7 +26,8 @@ async function buildImage(tag: string, files: Record<string, string>, cmd: strin
   try {
     for (const [name, text] of Object.entries(files)) await writeFile(join(dir, name), text);
     const copies = Object.keys(files).map((f) => `COPY ${f} /agent/${f}`).join("\n");
-    await writeFile(join(dir, "Dockerfile"), `ARG BASE_IMAGE\nFROM \${BASE_IMAGE}\n${copies}\nCMD ${JSON.stringify(cmd)}\n`);
+    // ENTRYPOINT, as every image gavel ships has: the schema_path reader must still run its own command.
+    await writeFile(join(dir, "Dockerfile"), `ARG BASE_IMAGE\nFROM \${BASE_IMAGE}\n${copies}\nENTRYPOINT ${JSON.stringify(cmd)}\n`);
     await runOk("docker", ["build", "-q", "--build-arg", `BASE_IMAGE=${BASE_IMAGE}`, "-t", tag, dir]);
   } finally {
     await rm(dir, { recursive: true, force: true });

@@ -63,7 +63,10 @@ export function containerConfig(input: ContainerConfigInput): ContainerCreateOpt
   return {
     name: input.name,
     Image: spec.image,
-    ...(spec.command !== undefined ? { Cmd: spec.command } : {}),
+    // As on Kubernetes, a command replaces the ENTRYPOINT too: Cmd alone would become the
+    // arguments of an image's ENTRYPOINT (every image gavel ships has one). With Entrypoint
+    // set and Cmd empty, the engine runs exactly the command.
+    ...(spec.command !== undefined ? { Entrypoint: spec.command, Cmd: [] } : {}),
     Env: Object.entries(env).map(([k, v]) => `${k}=${v}`),
     User: input.user,
     Tty: false,
