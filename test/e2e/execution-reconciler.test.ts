@@ -1,0 +1,302 @@
+// `gavel controller` (the real process) runs Executions on the single-node cluster: worker
+// pods per iteration, validators, judge child Executions owned by their parent, the loop's
+// state in the Execution's status. Outcomes are read back from the API server.
+import { spawn, type ChildProcess } from "node:child_process";
+import { chmod, mkdtemp, readFile, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import * as k8s from "@kubernetes/client-node";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Execution } from "../../src/api/types.js";
+import { GROUP, VERSION } from "../../src/api/types.js";
+import { eventually, useCluster, type Cluster } from "../harness/cluster.js";
+import { runOk } from "../harness/exec.js";
+import { BASE_IMAGE, REPO_DIR } from "../harness/paths.js";
+
+const WORKER_IMAGE = "gavel/example-k8s-worker:dev";
+
+/** An agent of the example worker image with the given validators (YAML lines under validation:). */
+function agentYaml(name: string, maxIterations: number, validation: string): string {
+  return `
+apiVersion: 100monkeys.ai/v1
+kind: Agent
+metadata:
+  name: ${name}
+spec:
+  runtime:
+    image: ${WORKER_IMAGE}
+    pull_policy: Never
+  task:
+    instruction: Write sum.js exporting sum(a, b), with tests, and a report.json.
+  security:
+    network:
+      mode: none
+    resources:
+      timeout: "120s"
+  volumes:
+    - name: workspace
+      mount_path: /workspace
+      size: 64Mi
+  execution:
+    mode: iterative
+    max_iterations: ${maxIterations}
+    validation:
+${validation}`;
+}
+
+function executionYaml(name: string, agent: string, input: Record<string, unknown>): string {
+  return `
+apiVersion: 100monkeys.ai/v1
+kind: Execution
+metadata:
+  name: ${name}
+spec:
+  agentRef:
+    name: ${agent}
+  input: ${JSON.stringify(input)}
+`;
+}
+
+describe("Execution reconciler on the single-node cluster (gavel controller as a process)", () => {
+  let cluster: Cluster;
+  let core: k8s.CoreV1Api;
+  let api: k8s.CustomObjectsApi;
+  let ns: string;
+  let controller: ChildProcess | undefined;
+  let controllerLog = "";
+  const volumes: { pv: string; dir: string }[] = [];
+  const timings: Record<string, number> = {};
+
+  function startController(): ChildProcess {
+    const proc = spawn(join(REPO_DIR, "bin", "gavel"), ["controller", "--kubeconfig", cluster.kubeconfigPath, "-n", ns, "--controller-namespace", ns], {
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    proc.stdout?.on("data", (b: Buffer) => (controllerLog += b.toString()));
+    proc.stderr?.on("data", (b: Buffer) => (controllerLog += b.toString()));
+    return proc;
+  }
+
+  async function stopController(signal: NodeJS.Signals): Promise<void> {
+    const proc = controller;
+    controller = undefined;
+    if (proc === undefined || proc.exitCode !== null) return;
+    const exited = new Promise<void>((resolve) => proc.once("exit", () => resolve()));
+    proc.kill(signal);
+    await exited;
+  }
+
+  /** A hostPath volume bound in advance to the claim the controller makes for `execution` (no provisioner here). */
+  async function workspaceFor(execution: string): Promise<string> {
+    const dir = await mkdtemp(join(tmpdir(), `gavel-exec-${execution}-`));
+    await chmod(dir, 0o777);
+    const pv = `${ns}-${execution}`;
+    volumes.push({ pv, dir });
+    await core.createPersistentVolume({
+      body: {
+        metadata: { name: pv },
+        spec: {
+          capacity: { storage: "64Mi" },
+          accessModes: ["ReadWriteOnce"],
+          persistentVolumeReclaimPolicy: "Retain",
+          hostPath: { path: dir, type: "Directory" },
+          claimRef: { namespace: ns, name: `${execution}-workspace` },
+        },
+      },
+    });
+    return dir;
+  }
+
+  async function apply(yaml: string): Promise<void> {
+    const r = await cluster.kubectl(["apply", "-n", ns, "-f", "-"], { stdin: yaml });
+    if (r.code !== 0) throw new Error(`kubectl apply failed: ${r.stderr}`);
+  }
+
+  async function get(name: string): Promise<Execution | undefined> {
+    try {
+      return (await api.getNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: ns, plural: "executions", name })) as Execution;
+    } catch {
+      return undefined;
+    }
+  }
+
+  async function final(name: string, timeoutMs = 240_000): Promise<Execution> {
+    return eventually(async () => {
+      const ex = await get(name);
+      return ex?.status?.phase !== undefined && ["Succeeded", "Failed", "Cancelled", "TimedOut"].includes(ex.status.phase) ? ex : undefined;
+    }, timeoutMs, `Execution ${name} to finish`).catch((err: unknown) => {
+      throw new Error(`${(err as Error).message}\ncontroller log (tail):\n${controllerLog.slice(-4000)}`);
+    });
+  }
+
+  async function podsOf(execution: string): Promise<string[]> {
+    const list = await core.listNamespacedPod({ namespace: ns });
+    return list.items
+      .filter((p) => (p.metadata?.ownerReferences ?? []).some((o) => o.kind === "Execution" && (o.name === execution || o.name.startsWith(`${execution}-i`))))
+      .map((p) => p.metadata?.name ?? "");
+  }
+
+  beforeAll(async () => {
+    await runOk("docker", ["build", "-q", "--build-arg", `BASE_IMAGE=${BASE_IMAGE}`, "-t", WORKER_IMAGE, join(REPO_DIR, "examples", "kubernetes", "worker")], { timeoutMs: 300_000 });
+    // Brings the cluster up if needed and imports gavel/* images (the one just built too).
+    cluster = await useCluster();
+    core = cluster.kc.makeApiClient(k8s.CoreV1Api);
+    api = cluster.kc.makeApiClient(k8s.CustomObjectsApi);
+    ns = await cluster.createNamespace("e2e-exec");
+    for (const f of ["judges/rule-judge/agent.yaml", "judges/command-judge/agent.yaml", "examples/kubernetes/agent.yaml"]) {
+      const r = await cluster.kubectl(["apply", "-n", ns, "-f", join(REPO_DIR, f)]);
+      if (r.code !== 0) throw new Error(`kubectl apply ${f}: ${r.stderr}`);
+    }
+    await apply(agentYaml("quick-writer", 3, `
+      - type: exit_code
+        expected: 0
+      - type: semantic
+        judge_agent: rule-judge
+        criteria: |
+          file_exists: sum.js
+          file_contains: sum.js :: a + b
+        min_score: 1.0
+        timeout_seconds: 60`));
+    await apply(agentYaml("never-done", 2, `
+      - type: exit_code
+      - type: semantic
+        judge_agent: rule-judge
+        criteria: |
+          file_exists: never-written.txt
+        min_score: 1.0
+        timeout_seconds: 60`));
+    controller = startController();
+  }, 900_000);
+
+  afterAll(async () => {
+    console.log(`execution e2e timings (s): ${JSON.stringify(timings)}`);
+    await stopController("SIGTERM");
+    if (cluster !== undefined && ns !== undefined) await cluster.deleteNamespace(ns);
+    for (const v of volumes) {
+      await core?.deletePersistentVolume({ name: v.pv }).catch(() => undefined);
+      await rm(v.dir, { recursive: true, force: true });
+    }
+  });
+
+  it("Given exit_code and a rule-judge semantic validator, the Execution ends Succeeded and its judge child holds the verdict", async () => {
+    const t0 = Date.now();
+    await workspaceFor("quick");
+    await apply(executionYaml("quick", "quick-writer", { correct_first_time: true }));
+    const ex = await final("quick");
+    timings.succeeded = (Date.now() - t0) / 1000;
+
+    // Then the parent succeeded in iteration 1 with both validators passing
+    expect(ex.status?.phase, ex.status?.message).toBe("Succeeded");
+    expect(ex.status?.iteration).toBe(1);
+    expect(ex.status?.iterations?.[0]?.exitCode).toBe(0);
+    expect(ex.status?.iterations?.[0]?.validators?.map((v) => [v.type, v.passed])).toEqual([["exit_code", true], ["semantic", true]]);
+    expect(ex.status?.children).toEqual([{ name: "quick-i1-v1-rule-judge", purpose: "validation", iteration: 1, validatorIndex: 1, judge: "rule-judge", phase: "Succeeded" }]);
+
+    // And the judge child is an Execution with spec.parent and a controller ownerReference, its verdict in status
+    const child = await get("quick-i1-v1-rule-judge");
+    expect(child?.spec.parent).toEqual({ name: "quick", uid: ex.metadata.uid, purpose: "validation", iteration: 1, validatorIndex: 1, depth: 1 });
+    expect(child?.metadata.ownerReferences).toEqual([{ apiVersion: "100monkeys.ai/v1", kind: "Execution", name: "quick", uid: ex.metadata.uid, controller: true, blockOwnerDeletion: true }]);
+    expect(child?.status?.phase).toBe("Succeeded");
+    expect(child?.status?.verdict?.score).toBe(1);
+    expect(child?.status?.verdict?.reasoning).toBeTruthy();
+    // The payload the judge got is on the child (criteria and the worker's output)
+    expect(JSON.stringify(child?.spec.input)).toContain("file_exists: sum.js");
+
+    // And kubectl shows the tree (PARENT column), and no pod of the run is left
+    const table = await cluster.kubectl(["get", "ex", "-n", ns]);
+    expect(table.stdout).toMatch(/quick-i1-v1-rule-judge\s+rule-judge\s+Succeeded\s+.*quick/);
+    await eventually(async () => ((await podsOf("quick")).length === 0 ? true : undefined), 30_000, "quick's pods to be gone");
+  });
+
+  it("Given the examples/kubernetes worker whose first attempt has a bug, the command judge's feedback makes iteration 2 pass", async () => {
+    const t0 = Date.now();
+    const dir = await workspaceFor("refine");
+    await apply(executionYaml("refine", "sum-writer", {}));
+    const ex = await final("refine");
+    timings.refineOnce = (Date.now() - t0) / 1000;
+
+    expect(ex.status?.phase, ex.status?.message).toBe("Succeeded");
+    expect(ex.status?.iterations?.map((i) => i.phase)).toEqual(["Refining", "Passed"]);
+    // Iteration 1: exit_code, json_schema (read by a reader pod), regex pass; the command judge fails it
+    expect(ex.status?.iterations?.[0]?.validators?.map((v) => [v.type, v.passed])).toEqual([["exit_code", true], ["json_schema", true], ["regex", true], ["semantic", false]]);
+    expect(ex.status?.iterations?.[1]?.feedback).toMatch(/validator 3 \(semantic\)/);
+    expect(ex.status?.children?.map((c) => [c.name, c.phase])).toEqual([
+      ["refine-i1-v3-command-judge", "Succeeded"],
+      ["refine-i2-v3-command-judge", "Succeeded"],
+      ["refine-i2-v4-rule-judge", "Succeeded"],
+    ]);
+    const failed = await get("refine-i1-v3-command-judge");
+    expect(failed?.status?.verdict?.score).toBeLessThan(1);
+    // The worker ran exactly once per iteration, on the same workspace
+    const runs = (await readFile(join(dir, "runs.log"), "utf8")).trim().split("\n");
+    expect(runs.map((l) => l.split(" ")[1])).toEqual(["1", "2"]);
+    expect(await readFile(join(dir, "sum.js"), "utf8")).toContain("return a + b;");
+  });
+
+  it("Given a validator that never passes, the Execution ends Failed after max_iterations", async () => {
+    const t0 = Date.now();
+    await workspaceFor("doomed");
+    await apply(executionYaml("doomed", "never-done", { correct_first_time: true }));
+    const ex = await final("doomed");
+    timings.failed = (Date.now() - t0) / 1000;
+
+    expect(ex.status?.phase).toBe("Failed");
+    expect(ex.status?.iteration).toBe(2);
+    expect(ex.status?.iterations?.map((i) => i.phase)).toEqual(["Refining", "Failed"]);
+    expect(ex.status?.message).toMatch(/max_iterations 2/);
+    expect(ex.status?.score).toBeLessThan(1);
+    for (const name of ["doomed-i1-v1-rule-judge", "doomed-i2-v1-rule-judge"]) {
+      const child = await get(name);
+      expect(child?.status?.phase).toBe("Succeeded");
+      expect(child?.status?.verdict?.score).toBeLessThan(1);
+    }
+    await eventually(async () => ((await podsOf("doomed")).length === 0 ? true : undefined), 30_000, "doomed's pods to be gone");
+  });
+
+  it("Given the controller is killed while the worker runs, a new controller adopts the pod and the run ends correctly", async () => {
+    const t0 = Date.now();
+    const dir = await workspaceFor("restart");
+    await apply(executionYaml("restart", "quick-writer", { correct_first_time: true, sleep_seconds: 6 }));
+    // When the worker pod runs, the controller dies without warning
+    await eventually(async () => {
+      const pod = await core.readNamespacedPod({ name: "gavel-restart-i1-ex", namespace: ns }).catch(() => undefined);
+      return pod?.status?.phase === "Running" ? true : undefined;
+    }, 120_000, "the worker pod to run");
+    await stopController("SIGKILL");
+    // And the worker finishes while no controller runs
+    await eventually(async () => {
+      const pod = await core.readNamespacedPod({ name: "gavel-restart-i1-ex", namespace: ns });
+      return pod.status?.phase === "Succeeded" ? true : undefined;
+    }, 60_000, "the worker pod to finish alone");
+    expect((await get("restart"))?.status?.phase).toBe("Running");
+    controller = startController();
+    const ex = await final("restart");
+    timings.restart = (Date.now() - t0) / 1000;
+
+    // Then the new controller collected the finished pod: one worker run, judged, Succeeded
+    expect(ex.status?.phase, ex.status?.message).toBe("Succeeded");
+    expect(ex.status?.iteration).toBe(1);
+    const runs = (await readFile(join(dir, "runs.log"), "utf8")).trim().split("\n");
+    expect(runs).toHaveLength(1);
+    expect((await get("restart-i1-v1-rule-judge"))?.status?.verdict?.score).toBe(1);
+  });
+
+  it("Given a running Execution is deleted, its pods, claims and children are gone", async () => {
+    const t0 = Date.now();
+    await workspaceFor("doomed-run");
+    await apply(executionYaml("doomed-run", "quick-writer", { sleep_seconds: 300 }));
+    await eventually(async () => {
+      const pod = await core.readNamespacedPod({ name: "gavel-doomed-run-i1-ex", namespace: ns }).catch(() => undefined);
+      return pod?.status?.phase === "Running" ? true : undefined;
+    }, 120_000, "the worker pod to run");
+
+    const del = await cluster.kubectl(["delete", "ex", "doomed-run", "-n", ns, "--wait=true", "--timeout=60s"]);
+    expect(del.code, del.stderr).toBe(0);
+    await eventually(async () => ((await podsOf("doomed-run")).length === 0 ? true : undefined), 60_000, "doomed-run's pods to be gone");
+    timings.deleteToNoPods = (Date.now() - t0) / 1000;
+    expect(await get("doomed-run")).toBeUndefined();
+    await eventually(async () => {
+      const claims = await core.listNamespacedPersistentVolumeClaim({ namespace: ns });
+      return claims.items.some((c) => c.metadata?.name === "doomed-run-workspace") ? undefined : true;
+    }, 60_000, "doomed-run's claim to be collected");
+  });
+});
