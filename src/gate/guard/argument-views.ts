@@ -38,32 +38,78 @@ const NON_ASCII_RE = /[^\x00-\x7f]/;
 const PERCENT_RE = /%[0-9a-fA-F]{2}/;
 const ESCAPE_RE = /\\(?:x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4}|u\{[0-9a-fA-F]{1,6}\}|[0-7]{3})/;
 const ENTITY_RE = /&#(?:[0-9]{1,7}|x[0-9a-fA-F]{1,6});/;
-// One cheap test before the four decoders: most values are plain ASCII with no escapes.
-const ENCODED_RE = /[^\x00-\x7f]|%[0-9a-fA-F]{2}|\\[xu0-7]|&#/;
-const SHELL_CHARS_RE = /['"\\$`(){};|&<>\t\n\r]/;
 const SHELL_WORDS_RE = /\b(?:rm|chmod)\s/;
-/** Whether a text has anything shellNormalise would change (three cheap scans, not one slow alternation). */
-function hasShellSyntax(s: string): boolean {
-  return SHELL_CHARS_RE.test(s) || s.includes("  ") || SHELL_WORDS_RE.test(s);
-}
 const PATH_SPLIT_RE = /[\s'"`=,:;|&<>(){}[\]]+/;
-const PLAIN_WORD_RE = /^[\w.-]*$/;
 const DOT_SEGMENT_RE = /(^|\/)\.\.?(\/|$)|\/\//;
 const BASE64_TOKEN_RE = /[A-Za-z0-9+/_-]{12,}={0,2}/g;
 const HEX_TOKEN_RE = /\b(?:[0-9a-fA-F]{2}){6,}\b/g;
 
+// What one pass over a text's characters learns, so that each later step is a bit test
+// instead of a regex scan of its own (most values need none of the steps).
+const F_NONWORD = 1; // anything but [A-Za-z0-9_.-]: the text is not a plain word
+const F_ENCODED = 2; // non-ASCII, %, \ or &: deobfuscate may change it
+const F_SHELL = 4; // quotes, $, `, (){};|&<>, tab, CR, LF: shell syntax
+const F_SLASH = 8;
+const F_TILDE = 16;
+const F_UPPER = 32;
+const F_LOWER = 64;
+const F_DIGIT = 128;
+const F_EQUALS = 256;
+const F_SPACE = 512;
+const CHAR_FLAGS = (() => {
+  const t = new Uint16Array(128);
+  for (let c = 0; c < 128; c++) {
+    const ch = String.fromCharCode(c);
+    let f = /[\w.-]/.test(ch) ? 0 : F_NONWORD;
+    if ("%\\&".includes(ch)) f |= F_ENCODED;
+    if ("'\"\\$`(){};|&<>\t\n\r".includes(ch)) f |= F_SHELL;
+    if (ch === "/") f |= F_SLASH;
+    if (ch === "~") f |= F_TILDE;
+    if (ch >= "A" && ch <= "Z") f |= F_UPPER;
+    if (ch >= "a" && ch <= "z") f |= F_LOWER;
+    if (ch >= "0" && ch <= "9") f |= F_DIGIT;
+    if (ch === "=") f |= F_EQUALS;
+    if (ch === " ") f |= F_SPACE;
+    t[c] = f;
+  }
+  return t;
+})();
+
+/** The F_* flags of a text: the OR of its characters' flags. */
+function charFlags(s: string): number {
+  let f = 0;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    f |= c < 128 ? (CHAR_FLAGS[c] as number) : F_NONWORD | F_ENCODED;
+  }
+  return f;
+}
+
+/** Whether a text has anything shellNormalise would change. */
+function hasShellSyntax(s: string, flags = charFlags(s)): boolean {
+  return (flags & F_SHELL) !== 0 || ((flags & F_SPACE) !== 0 && (s.includes("  ") || SHELL_WORDS_RE.test(s)));
+}
+
 /** Every text the guard's patterns are searched in, deduplicated, originals first. */
 export function argumentViews(args: JsonValue, options: ViewOptions = {}): string[] {
-  const out = new Set<string>();
-  const ctx = { home: options.home ?? "/root", cwd: options.cwd ?? "/workspace", out };
-  walk(args, ctx);
-  return [...out];
+  const ctx: Ctx = { home: options.home ?? "/root", cwd: options.cwd ?? "/workspace", seen: new Set<string>(), out: [], lineFlags: 0 };
+  walk(args, ctx, 0);
+  return ctx.out;
 }
 
 interface Ctx {
   home: string;
   cwd: string;
-  out: Set<string>;
+  seen: Set<string>;
+  out: string[];
+  /** charFlags of the line walk() last returned, so a joined line is not scanned again. */
+  lineFlags: number;
+}
+
+function add(s: string, ctx: Ctx): void {
+  if (ctx.seen.has(s)) return;
+  ctx.seen.add(s);
+  ctx.out.push(s);
 }
 
 /** Arguments nested deeper than this are refused rather than walked (no stack to exhaust). */
@@ -74,71 +120,114 @@ export class NestingTooDeep extends Error {
   override readonly name = "NestingTooDeep";
 }
 
-function walk(v: JsonValue, ctx: Ctx, level = 0): void {
+/** Views v and everything in it; returns v's words as one line when v is a string or an array of strings. */
+function walk(v: JsonValue, ctx: Ctx, level: number): string | undefined {
   if (level > MAX_NESTING) throw new NestingTooDeep(`arguments nested deeper than ${MAX_NESTING} levels`);
-  if (typeof v === "string") addString(v, ctx, 0);
-  else if (typeof v === "number") ctx.out.add(String(v));
+  if (typeof v === "string") {
+    ctx.lineFlags = addString(v, ctx, 0);
+    return v;
+  }
+  if (typeof v === "number") add(String(v), ctx);
   else if (Array.isArray(v)) {
-    const strings: string[] = [];
+    let line: string | undefined;
+    let allStrings = true;
+    let flags = 0;
     for (const item of v) {
       walk(item, ctx, level + 1);
-      if (typeof item === "string") strings.push(item);
+      if (typeof item !== "string") allStrings = false;
+      else if (allStrings) {
+        line = line === undefined ? item : `${line} ${item}`;
+        flags |= ctx.lineFlags;
+      }
     }
     // An argv array is a command too: vaglio joins a list-valued command with spaces.
-    if (strings.length > 1 && strings.length === v.length) addJoined(strings.join(" "), ctx);
+    if (!allStrings || line === undefined) return undefined;
+    if (v.length > 1) flags |= F_SPACE | F_NONWORD;
+    if (v.length > 1) addJoined(line, flags, ctx);
+    ctx.lineFlags = flags;
+    return line;
   } else if (v !== null && typeof v === "object") {
-    const words: string[] = [];
-    for (const [k, item] of Object.entries(v)) {
+    let line: string | undefined;
+    let words = 0;
+    let flags = F_SPACE | F_NONWORD;
+    for (const k of Object.keys(v)) {
       addString(k, ctx, 0);
-      walk(item, ctx, level + 1);
-      if (typeof item === "string") words.push(item);
-      else if (Array.isArray(item) && item.every((x) => typeof x === "string")) words.push(...item);
+      const item = v[k] as JsonValue;
+      const w = walk(item, ctx, level + 1);
+      if (w !== undefined) {
+        line = line === undefined ? w : `${line} ${w}`;
+        flags |= ctx.lineFlags;
+        words += typeof item === "string" ? 1 : (item as JsonValue[]).length;
+      }
     }
     // A command split into fields ({cmd: "rm", args: ["-rf", "/"]}) is read as one line too.
-    if (words.length > 1) addJoined(words.join(" "), ctx);
+    if (line !== undefined && words > 1) addJoined(line, flags, ctx);
   }
+  return undefined;
 }
 
 /**
  * A line joined from several values: its words, paths and payloads were already viewed one by
  * one, so only what spans the values (a command and its flags) is new.
  */
-function addJoined(s: string, ctx: Ctx): void {
-  if (ctx.out.has(s) || s.length > LARGE_TEXT) return;
-  ctx.out.add(s);
-  const decoded = deobfuscate(s);
-  if (decoded !== s) ctx.out.add(decoded);
-  if (hasShellSyntax(decoded)) ctx.out.add(shellNormalise(decoded));
+function addJoined(s: string, flags: number, ctx: Ctx): void {
+  if (s.length > LARGE_TEXT || ctx.seen.has(s)) return;
+  ctx.seen.add(s);
+  ctx.out.push(s);
+  const decoded = (flags & F_ENCODED) === 0 ? s : deobfuscate(s);
+  if (decoded !== s) add(decoded, ctx);
+  if (decoded === s ? hasShellSyntax(s, flags) : hasShellSyntax(decoded)) add(shellNormalise(decoded), ctx);
 }
 
-function addString(s: string, ctx: Ctx, depth: number): void {
-  if (ctx.out.has(s) && depth === 0) return;
+/** Views one value (and what it decodes to); returns its charFlags (all set for a large text). */
+function addString(s: string, ctx: Ctx, depth: number): number {
   if (s.length > LARGE_TEXT) {
+    if (depth === 0 && ctx.seen.has(s)) return ~0;
+    ctx.seen.add(s);
     for (const piece of pieces(s)) addString(piece, ctx, depth);
-    return;
+    return ~0;
   }
-  ctx.out.add(s);
+  const flags = charFlags(s);
+  if (ctx.seen.has(s)) {
+    if (depth === 0) return flags;
+  } else {
+    ctx.seen.add(s);
+    ctx.out.push(s);
+  }
   // A plain word (most keys, names, flags) has no path, shell syntax or escape to unfold;
   // only a long one may still be an unpadded base64 or hex payload.
-  if (PLAIN_WORD_RE.test(s)) {
-    if (s.length >= 12 && depth < MAX_DECODE_DEPTH) for (const payload of encodedPayloads(s)) addString(payload, ctx, depth + 1);
-    return;
+  if ((flags & F_NONWORD) === 0) {
+    if (s.length >= 12 && depth < MAX_DECODE_DEPTH) for (const payload of encodedPayloads(s, flags)) addString(payload, ctx, depth + 1);
+    return flags;
   }
-  const decoded = deobfuscate(s);
-  if (decoded !== s) ctx.out.add(decoded);
-  for (const base of decoded === s ? [s] : [s, decoded]) {
-    const shell = hasShellSyntax(base) ? shellNormalise(base) : base;
-    if (shell !== base) ctx.out.add(shell);
-    const expanded = expandHome(shell, ctx.home);
-    if (expanded !== shell) ctx.out.add(expanded);
-    if (expanded.includes("/") || expanded.includes("~")) {
-      for (const tok of expanded.split(PATH_SPLIT_RE)) {
-        if (tok.includes("/")) ctx.out.add(normalisePath(tok, ctx.cwd));
-      }
+  const decoded = (flags & F_ENCODED) === 0 ? s : deobfuscate(s);
+  viewsOf(s, flags, ctx, depth);
+  if (decoded !== s) {
+    add(decoded, ctx);
+    viewsOf(decoded, charFlags(decoded), ctx, depth);
+  }
+  return flags;
+}
+
+/** The shell-normalised, home-expanded and path views of one (decoded or raw) text, and its payloads. */
+function viewsOf(base: string, flags: number, ctx: Ctx, depth: number): void {
+  let text = base;
+  if (hasShellSyntax(base, flags)) {
+    text = shellNormalise(base);
+    if (text !== base) add(text, ctx);
+  }
+  if ((flags & F_TILDE) !== 0 || ((flags & F_UPPER) !== 0 && text.includes("HOME"))) {
+    const expanded = expandHome(text, ctx.home);
+    if (expanded !== text) add(expanded, ctx);
+    text = expanded;
+  }
+  if (text.includes("/")) {
+    for (const tok of text.split(PATH_SPLIT_RE)) {
+      if (tok.includes("/")) add(normalisePath(tok, ctx.cwd), ctx);
     }
-    if (depth < MAX_DECODE_DEPTH) {
-      for (const payload of encodedPayloads(base)) addString(payload, ctx, depth + 1);
-    }
+  }
+  if (depth < MAX_DECODE_DEPTH) {
+    for (const payload of encodedPayloads(base, flags)) addString(payload, ctx, depth + 1);
   }
 }
 
@@ -159,7 +248,7 @@ function pieces(s: string): string[] {
 
 /** Undoes the encodings a model or an attacker may wrap text in: lookalikes, %XX, \xHH, &#NN;. */
 export function deobfuscate(s: string): string {
-  if (!ENCODED_RE.test(s)) return s;
+  if ((charFlags(s) & F_ENCODED) === 0) return s;
   let t = s;
   if (NON_ASCII_RE.test(t)) {
     t = t.normalize("NFKC").replace(FORMAT_CHARS_RE, "").replace(CONFUSABLE_RE, (c) => CONFUSABLES[c] ?? c);
@@ -263,13 +352,15 @@ export function normalisePath(p: string, cwd: string): string {
   return path.startsWith("/") ? posix.normalize(path) : posix.resolve(cwd, path);
 }
 
-/** Printable texts hidden in base64 or hex tokens of s. */
-function encodedPayloads(s: string): string[] {
-  const found: string[] = [];
+const NO_PAYLOADS: readonly string[] = Object.freeze([]);
+
+/** Printable texts hidden in base64 or hex tokens of s (flags: its charFlags). */
+function encodedPayloads(s: string, flags: number): readonly string[] {
   // Real base64 of text mixes upper and lower case or pads with "="; hex of text has digits.
-  const maybeBase64 = s.includes("=") || (/[A-Z]/.test(s) && /[a-z]/.test(s));
-  const maybeHex = /[0-9]/.test(s);
-  if (!maybeBase64 && !maybeHex) return found;
+  const maybeBase64 = (flags & F_EQUALS) !== 0 || (flags & (F_UPPER | F_LOWER)) === (F_UPPER | F_LOWER);
+  const maybeHex = (flags & F_DIGIT) !== 0;
+  if (!maybeBase64 && !maybeHex) return NO_PAYLOADS;
+  const found: string[] = [];
   if (maybeBase64) for (const m of s.matchAll(BASE64_TOKEN_RE)) {
     const tok = m[0];
     // Plain words and lower-case paths also fit the alphabet; real base64 mixes case or pads.

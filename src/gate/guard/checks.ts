@@ -4,6 +4,7 @@ import type { GuardDecision } from "../../api/protocol.js";
 import type { JsonObject } from "../../api/types.js";
 import { argumentViews, NestingTooDeep } from "./argument-views.js";
 import type { GuardContext } from "./context.js";
+import type { Candidates } from "./pattern-set.js";
 
 /** The part of a proposal the guard reads. */
 export interface GuardCall {
@@ -16,6 +17,7 @@ export interface GuardCall {
 /** Per-call values computed at most once and shared by the checks that need them. */
 export class CallState {
   private cachedViews: string[] | undefined;
+  private cachedCandidates: Candidates[] | undefined;
   constructor(
     readonly call: GuardCall,
     readonly ctx: GuardContext,
@@ -25,6 +27,12 @@ export class CallState {
   get views(): string[] {
     this.cachedViews ??= argumentViews(this.call.args, this.ctx.views);
     return this.cachedViews;
+  }
+
+  /** Prefilter candidates over the views: [destructive patterns, `args` adaptive rules], one scan for both. */
+  get viewCandidates(): Candidates[] {
+    this.cachedCandidates ??= this.ctx.policy.viewScan.candidates(this.views);
+    return this.cachedCandidates;
   }
 }
 
@@ -74,7 +82,7 @@ export const destructivePattern: Check = (state) => {
     if (err instanceof NestingTooDeep) return { approved: false, check: "destructive_pattern", reason: `destructive_pattern: ${err.message}` };
     throw err;
   }
-  const i = set.firstMatch(views);
+  const i = set.firstMatch(views, state.viewCandidates[0]);
   if (i < 0) return undefined;
   return { approved: false, check: "destructive_pattern", reason: `destructive_pattern: ${set.entries[i]?.label ?? ""}` };
 };
@@ -108,7 +116,7 @@ export function adaptiveRules(state: CallState): GuardDecision {
   for (const [field, texts] of fields) {
     const { rules, patterns } = policy.adaptive[field];
     if (rules.length === 0) continue;
-    for (const i of patterns.allMatches(texts ?? state.views)) {
+    for (const i of texts === undefined ? patterns.allMatches(state.views, state.viewCandidates[1]) : patterns.allMatches(texts)) {
       const rule = rules[i];
       if (rule !== undefined) matched.push({ order: rule.order, name: rule.name, action: rule.action });
     }

@@ -4,6 +4,7 @@ import { RE2JS } from "re2js";
 import { describe, expect, it } from "vitest";
 import { DESTRUCTIVE_PATTERNS, FORBIDDEN_PATHS } from "./builtin-patterns.js";
 import { LiteralPrefilter, requiredLiterals } from "./literal-prefilter.js";
+import { JointScan, PatternSet } from "./pattern-set.js";
 
 describe("literal prefilter", () => {
   it("extracts the literals every match must contain", () => {
@@ -46,5 +47,20 @@ describe("literal prefilter", () => {
         if (re.matcher(t).find()) expect(pre.get(i) ?? [], p).toContain(ti);
       });
     });
+  });
+});
+
+describe("joint scan", () => {
+  it("gives each pattern set the candidates its own prefilter gives", () => {
+    const a = PatternSet.compile([...DESTRUCTIVE_PATTERNS, ...FORBIDDEN_PATHS].map((p) => ({ pattern: p.pattern, label: p.pattern })));
+    const b = PatternSet.compile(["^/mnt/v-1(/|$)", String.raw`\bforbidden_cmd_5\s+--[a-z]+`, "^.{30,}$", "(?i)secret"].map((p) => ({ pattern: p, label: p })));
+    const joint = new JointScan([a, b]);
+    const texts = ["rm -rf /", "/mnt/v-1/x", "forbidden_cmd_5 --now", "a SECRET here, in a much longer line", "/root/.ssh/id_rsa", "plain"];
+    const [ca, cb] = joint.candidates(texts);
+    expect(a.allMatches(texts, ca)).toEqual(a.allMatches(texts));
+    expect(b.allMatches(texts, cb)).toEqual(b.allMatches(texts));
+    expect(b.allMatches(texts, cb)).toEqual([0, 1, 2, 3]);
+    expect(a.firstMatch(texts, ca)).toBe(a.firstMatch(texts));
+    expect(a.firstMatch(texts, ca)).toBeGreaterThanOrEqual(0);
   });
 });

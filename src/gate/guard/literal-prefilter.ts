@@ -243,26 +243,51 @@ export function requiredLiterals(pattern: string): string[] | undefined {
 
 /** Chooses, per pattern, the texts that may match it. */
 export class LiteralPrefilter {
+  /**
+   * Transitions, indexed by (state × classes + class) where a state is stored premultiplied
+   * by the number of classes; an accepting next state is stored as -(next) - 1 so the scan's
+   * hot loop tests one sign instead of reading a second table.
+   */
   private readonly delta: Int32Array;
-  /** Per automaton state, the patterns whose literal ends there (after failure links). */
+  /** Per premultiplied state / classes, the patterns whose literal ends there (after failure links). */
   private readonly outputs: (number[] | undefined)[];
   private readonly always: number[] = [];
-  /** 1 for states with outputs: the scan's hot loop reads a byte, not an array slot. */
-  private readonly accepting: Uint8Array;
+  /**
+   * Each UTF-16 unit's class in this automaton: only the characters its literals use get a
+   * class of their own, every other one shares class 0, so the table stays small enough to
+   * stay in cache with a thousand rules.
+   */
+  private readonly classMap: Uint8Array;
+  private readonly classes: number;
 
   constructor(patterns: readonly string[]) {
+    const lits: (string[] | undefined)[] = patterns.map((p) => requiredLiterals(p));
+    // Compress the alphabet: fold class (0..128) -> dense class (1..k), others 0.
+    const dense = new Uint8Array(CLASSES);
+    let k = 1;
+    for (const set of lits) {
+      for (const lit of set ?? []) {
+        for (let i = 0; i < lit.length; i++) {
+          const c = classOf(lit.charCodeAt(i));
+          if (dense[c] === 0) dense[c] = k++;
+        }
+      }
+    }
+    this.classes = k;
+    this.classMap = new Uint8Array(65536);
+    for (let c = 0; c < 65536; c++) this.classMap[c] = dense[CLASS_TABLE[c] as number] as number;
+
     const goto: Map<number, number>[] = [new Map<number, number>()];
     const out: number[][] = [[]];
-    patterns.forEach((pattern, id) => {
-      const lits = requiredLiterals(pattern);
-      if (lits === undefined) {
+    lits.forEach((set, id) => {
+      if (set === undefined) {
         this.always.push(id);
         return;
       }
-      for (const lit of lits) {
+      for (const lit of set) {
         let s = 0;
-        for (let k = 0; k < lit.length; k++) {
-          const c = classOf(lit.charCodeAt(k));
+        for (let i = 0; i < lit.length; i++) {
+          const c = dense[classOf(lit.charCodeAt(i))] as number;
           const row = goto[s] as Map<number, number>;
           let next = row.get(c);
           if (next === undefined) {
@@ -276,12 +301,12 @@ export class LiteralPrefilter {
         (out[s] as number[]).push(id);
       }
     });
-    // Breadth-first failure links, folded into a full transition table.
+    // Breadth-first failure links, folded into a full transition table (plain state numbers first).
     const n = goto.length;
-    const delta = new Int32Array(n * CLASSES);
+    const delta = new Int32Array(n * k);
     const fail = new Int32Array(n);
     const queue: number[] = [];
-    for (let c = 0; c < CLASSES; c++) {
+    for (let c = 0; c < k; c++) {
       const t = goto[0]?.get(c);
       if (t !== undefined) {
         delta[c] = t;
@@ -292,33 +317,37 @@ export class LiteralPrefilter {
       const s = queue[qi] as number;
       const f = fail[s] as number;
       (out[s] as number[]).push(...(out[f] as number[]));
-      for (let c = 0; c < CLASSES; c++) {
+      for (let c = 0; c < k; c++) {
         const t = goto[s]?.get(c);
         if (t !== undefined) {
-          fail[t] = delta[f * CLASSES + c] as number;
-          delta[s * CLASSES + c] = t;
+          fail[t] = delta[f * k + c] as number;
+          delta[s * k + c] = t;
           queue.push(t);
-        } else delta[s * CLASSES + c] = delta[f * CLASSES + c] as number;
+        } else delta[s * k + c] = delta[f * k + c] as number;
       }
     }
-    this.delta = delta;
     this.outputs = out.map((o) => (o.length === 0 ? undefined : [...new Set(o)]));
-    this.accepting = Uint8Array.from(this.outputs, (o) => (o === undefined ? 0 : 1));
+    // Premultiply and mark accepting targets.
+    for (let i = 0; i < delta.length; i++) {
+      const t = delta[i] as number;
+      delta[i] = this.outputs[t] === undefined ? t * k : -(t * k) - 1;
+    }
+    this.delta = delta;
   }
 
   /** The patterns worth running and, for each, the indices of the texts to run it on; by pattern index. */
   candidates(texts: readonly string[]): readonly [number, number[]][] {
     let hits: Map<number, number[]> | undefined;
     const delta = this.delta;
-    const accepting = this.accepting;
+    const classMap = this.classMap;
     for (let t = 0; t < texts.length; t++) {
       const text = texts[t] as string;
       let s = 0;
       for (let i = 0; i < text.length; i++) {
-        s = delta[s * CLASSES + (CLASS_TABLE[text.charCodeAt(i)] as number)] as number;
-        if (accepting[s] === 0) continue;
-        const o = this.outputs[s];
-        if (o === undefined) continue;
+        s = delta[s + (classMap[text.charCodeAt(i)] as number)] as number;
+        if (s >= 0) continue;
+        s = -s - 1;
+        const o = this.outputs[s / this.classes] as number[];
         hits ??= new Map<number, number[]>();
         for (const id of o) {
           const list = hits.get(id);

@@ -17,6 +17,9 @@ export interface PatternEntry {
   where?: string;
 }
 
+/** Per pattern index (ascending), the indices of the texts worth running it on. */
+export type Candidates = readonly (readonly [number, readonly number[]])[];
+
 /** Compiled patterns in declaration order; `firstMatch` honours that order. */
 export class PatternSet {
   private readonly regexes: RE2JS[];
@@ -41,10 +44,13 @@ export class PatternSet {
     return this.entries.length;
   }
 
-  /** Index of the first pattern (in declaration order) matching any of the texts, or -1. */
-  firstMatch(texts: readonly string[]): number {
+  /**
+   * Index of the first pattern (in declaration order) matching any of the texts, or -1.
+   * `candidates` may come from a JointScan over the same texts (one pass for several sets).
+   */
+  firstMatch(texts: readonly string[], candidates?: Candidates): number {
     if (this.regexes.length === 0) return -1;
-    for (const [i, textIdx] of this.prefilter.candidates(texts)) {
+    for (const [i, textIdx] of candidates ?? this.prefilter.candidates(texts)) {
       const re = this.regexes[i] as RE2JS;
       for (const t of textIdx) if (re.matcher(texts[t] as string).find()) return i;
     }
@@ -52,10 +58,10 @@ export class PatternSet {
   }
 
   /** Indices of every pattern matching at least one of the texts, in declaration order. */
-  allMatches(texts: readonly string[]): number[] {
+  allMatches(texts: readonly string[], candidates?: Candidates): number[] {
     const out: number[] = [];
     if (this.regexes.length === 0) return out;
-    for (const [i, textIdx] of this.prefilter.candidates(texts)) {
+    for (const [i, textIdx] of candidates ?? this.prefilter.candidates(texts)) {
       const re = this.regexes[i] as RE2JS;
       for (const t of textIdx) {
         if (re.matcher(texts[t] as string).find()) {
@@ -65,5 +71,39 @@ export class PatternSet {
       }
     }
     return out;
+  }
+}
+
+/**
+ * One prefilter pass for several pattern sets searched over the same texts (the destructive
+ * patterns and the `args` adaptive rules both read the argument views): the texts are
+ * scanned once instead of once per set.
+ */
+export class JointScan {
+  private readonly prefilter: LiteralPrefilter;
+  /** Index of each set's first pattern in the joint automaton, plus the total. */
+  private readonly offsets: number[];
+
+  constructor(sets: readonly PatternSet[]) {
+    this.offsets = [0];
+    const patterns: string[] = [];
+    for (const set of sets) {
+      for (const e of set.entries) patterns.push(e.pattern);
+      this.offsets.push(patterns.length);
+    }
+    this.prefilter = new LiteralPrefilter(patterns);
+  }
+
+  /** Each set's candidates over the texts, in the order the sets were given. */
+  candidates(texts: readonly string[]): Candidates[] {
+    const per: [number, number[]][][] = [];
+    for (let s = 1; s < this.offsets.length; s++) per.push([]);
+    const all = this.prefilter.candidates(texts);
+    let set = 0;
+    for (const [i, textIdx] of all) {
+      while (i >= (this.offsets[set + 1] as number)) set++;
+      (per[set] as [number, number[]][]).push([i - (this.offsets[set] as number), textIdx]);
+    }
+    return per;
   }
 }

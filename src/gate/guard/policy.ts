@@ -3,7 +3,7 @@
 import type { KeyObject } from "node:crypto";
 import type { GuardPolicySpec } from "../../api/types.js";
 import { DESTRUCTIVE_PATTERNS, FORBIDDEN_PATHS } from "./builtin-patterns.js";
-import { PatternSet, PolicyError, type PatternEntry } from "./pattern-set.js";
+import { JointScan, PatternSet, PolicyError, type PatternEntry } from "./pattern-set.js";
 import { parsePublicKey, verifyRegistration } from "./signature.js";
 
 /** A GuardPolicy as the store receives it: its name (for error messages) and spec. */
@@ -43,6 +43,8 @@ export interface CompiledPolicy {
   sequenceContracts: readonly { name: string; requires_prior: string; triggers_for: string; within_steps: number }[];
   /** Adaptive rules per match field, in policy order; indices line up with the PatternSets. */
   adaptive: Record<AdaptiveRule["match_field"], { rules: AdaptiveRule[]; patterns: PatternSet }>;
+  /** One prefilter pass over the argument views for `destructive` then `adaptive.args`. */
+  viewScan: JointScan;
   trustedKeys: readonly KeyObject[];
   /** Conflicts resolved while merging (first policy wins), for the operator. */
   warnings: string[];
@@ -133,14 +135,16 @@ export function compilePolicy(policies: readonly NamedPolicy[]): CompiledPolicy 
   const adaptive = Object.fromEntries(
     FIELDS.map((f) => [f, { rules: adaptiveRules[f].rules, patterns: PatternSet.compile(adaptiveRules[f].entries) }]),
   ) as CompiledPolicy["adaptive"];
+  const destructiveSet = PatternSet.compile(destructive);
   return {
     sources: policies.map((p) => p.name),
     revoked,
     registry,
     requiredCapabilities,
-    destructive: PatternSet.compile(destructive),
+    destructive: destructiveSet,
     sequenceContracts,
     adaptive,
+    viewScan: new JointScan([destructiveSet, adaptive.args.patterns]),
     trustedKeys,
     warnings,
   };
