@@ -1,6 +1,7 @@
 // `gavel controller`: the composition root of the in-cluster parts built so far — Agent
 // readiness (the Ready condition) and GuardPolicy hot reload into the guard's policy store.
 // It runs until SIGINT/SIGTERM (or the abort signal tests pass in) and then stops cleanly.
+import { hostname } from "node:os";
 import { parseArgs } from "node:util";
 import * as k8s from "@kubernetes/client-node";
 import { AgentReadinessController } from "../controller/agent-readiness.js";
@@ -22,7 +23,7 @@ function untilSignal(): Promise<string> {
 export const controllerCommand: Command = {
   name: "controller",
   summary: "run gavel's controllers against a cluster (Agent Ready condition, GuardPolicy hot reload, Executions on pods)",
-  usage: "gavel controller [--kubeconfig FILE] [-n NAMESPACE] [--controller-namespace NS] [--log-level LEVEL]",
+  usage: "gavel controller [--kubeconfig FILE] [-n NAMESPACE] [--controller-namespace NS] [--leader-elect] [--log-level LEVEL]",
   async run(argv: string[], io: CommandIO) {
     const { values, positionals } = parseArgs({
       args: argv,
@@ -32,6 +33,7 @@ export const controllerCommand: Command = {
         namespace: { type: "string", short: "n" },
         "controller-namespace": { type: "string", default: io.env.GAVEL_NAMESPACE ?? "gavel-system" },
         "log-level": { type: "string", default: io.env.GAVEL_LOG_LEVEL ?? "info" },
+        "leader-elect": { type: "boolean", default: false },
       },
     });
     if (positionals.length > 0) throw new UsageError(`unexpected argument ${positionals[0] ?? ""}`);
@@ -44,17 +46,23 @@ export const controllerCommand: Command = {
     const store = new PolicyStore();
     const policies = new GuardPolicySource({ kc, store, controllerNamespace: values["controller-namespace"], namespaces, logger });
     const readiness = new AgentReadinessController({ kc, namespace: values.namespace, log: (line) => logger.info(line) });
-    const executions = new ExecutionReconciler({ kc, namespace: values.namespace, log: (line) => logger.info(line) });
+    // With --leader-elect only the replica holding the Lease runs Executions; losing it ends the process.
+    let lostLease: (() => void) | undefined;
+    const lost = new Promise<string>((resolve) => (lostLease = () => resolve("lost leader lease")));
+    const leaderElection = values["leader-elect"]
+      ? { namespace: values["controller-namespace"], identity: `${hostname()}-${process.pid}`, onLost: () => lostLease?.() }
+      : undefined;
+    const executions = new ExecutionReconciler({ kc, namespace: values.namespace, log: (line) => logger.info(line), ...(leaderElection !== undefined ? { leaderElection } : {}) });
     await policies.start();
     await readiness.start();
     await executions.start();
     logger.info({ namespace: values.namespace ?? "*", controllerNamespace: values["controller-namespace"] }, "controllers started");
     io.stdout.write("gavel controller: running (Agent readiness, GuardPolicy hot reload, Execution reconciler)\n");
-    const signal = await untilSignal();
+    const signal = await Promise.race([untilSignal(), lost]);
     logger.info({ signal }, "stopping");
     await executions.stop();
     await readiness.stop();
     await policies.stop();
-    return 0;
+    return signal === "lost leader lease" ? 1 : 0;
   },
 };

@@ -50,6 +50,7 @@ import {
 } from "./execution-pods.js";
 import { childRequestOf, currentRecord, judgeNamesOf, judgeStatus, rebuildState, sameStatus } from "./execution-state.js";
 import { keyOf } from "./agent-readiness.js";
+import { LeaderLease } from "./execution-leader-lease.js";
 import { runWorkers, WorkQueue, type WorkQueueOptions } from "./work-queue.js";
 
 /** Condition type the reconciler sets when it cannot run an Execution as specified. */
@@ -77,6 +78,18 @@ export interface ExecutionReconcilerOptions {
   /** Every resyncMs every known Execution is reconciled again. Default 60 000; 0 = never. */
   resyncMs?: number;
   queue?: WorkQueueOptions;
+  /** Reconcile only while holding this Lease (one active replica); without it every replica reconciles. */
+  leaderElection?: {
+    /** Namespace of the Lease (the controller's own). */
+    namespace: string;
+    /** This replica's name in the Lease. */
+    identity: string;
+    leaseName?: string;
+    leaseDurationSeconds?: number;
+    retryMs?: number;
+    /** Called once if the Lease is lost: reconciling has stopped; the process should exit and restart. */
+    onLost?: () => void;
+  };
   now?: () => number;
   log?: (line: string) => void;
 }
@@ -138,6 +151,8 @@ export class ExecutionReconciler {
   private resync: NodeJS.Timeout | undefined;
   private readonly restarts = new Set<NodeJS.Timeout>();
   private stopped = false;
+  private lease: LeaderLease | undefined;
+  private leading: Promise<boolean> | undefined;
 
   constructor(private readonly opts: ExecutionReconcilerOptions) {
     this.queue = new WorkQueue(opts.queue);
@@ -196,15 +211,56 @@ export class ExecutionReconciler {
     });
   }
 
-  /** Fills both caches, starts the watches and the workers. */
+  /**
+   * Fills both caches and starts the watches; starts the workers at once, or with leader
+   * election once this replica holds the Lease (keys queue up meanwhile).
+   */
   async start(): Promise<void> {
     await this.pods.start();
     await this.executions.start();
+    const le = this.opts.leaderElection;
+    if (le === undefined) {
+      this.startWorkers();
+      return;
+    }
+    this.lease = new LeaderLease({
+      kc: this.opts.kc,
+      namespace: le.namespace,
+      identity: le.identity,
+      ...(le.leaseName !== undefined ? { name: le.leaseName } : {}),
+      ...(le.leaseDurationSeconds !== undefined ? { leaseDurationSeconds: le.leaseDurationSeconds } : {}),
+      ...(le.retryMs !== undefined ? { retryMs: le.retryMs } : {}),
+      log: this.log,
+    });
+    this.leading = this.lease.acquire(() => {
+      // A replica that may no longer lead must not act on anything: stop, and let it restart.
+      this.queue.shutDown();
+      le.onLost?.();
+    });
+    this.leading.then(
+      (ok) => {
+        if (ok && !this.stopped) this.startWorkers();
+      },
+      (err: unknown) => this.log(`leader election failed: ${messageOf(err)}`),
+    );
+  }
+
+  /** Whether this replica reconciles (always true without leader election). */
+  get isLeader(): boolean {
+    return this.lease === undefined ? this.workers !== undefined : this.lease.isLeader;
+  }
+
+  private startWorkers(): void {
     this.workers = runWorkers(this.queue, this.opts.workers ?? 4, (key) => this.reconcile(key), (key, err) => {
       this.stats.errors++;
       if (codeOf(err) === 409) this.stats.conflicts++;
       this.log(`reconcile ${key} failed (retrying with backoff): ${messageOf(err)}`);
     });
+    // Everything known is looked at once: keys queued before the workers ran are not lost either way.
+    for (const obj of this.executions.list()) {
+      const key = keyOf(obj);
+      if (key !== undefined) this.queue.add(key);
+    }
     const resyncMs = this.opts.resyncMs ?? 60_000;
     if (resyncMs > 0) {
       this.resync = setInterval(() => {
@@ -225,6 +281,8 @@ export class ExecutionReconciler {
     await this.executions.stop();
     await this.pods.stop();
     await this.workers;
+    // Handed back only after the last reconcile returned, so two replicas never overlap.
+    await this.lease?.stop();
   }
 
   /** Reconciles one Execution (key namespace/name); returns when to look again. */
