@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds every image gavel ships, FROM the locally built base image: the worker runtime
-# (gavel/agent) and the judges (judges/build-images.sh). Needs `make build` first.
+# (gavel/agent), the controller (gavel/controller) and the judges (judges/build-images.sh). Needs `make build` first.
 source "$(dirname "$0")/lib.sh"
 cd "$REPO_DIR"
 "$HARNESS_DIR/base-image.sh"
@@ -9,6 +9,10 @@ cd "$REPO_DIR"
 if [ -f src/agent/Dockerfile ]; then
   log "building gavel/agent:dev"
   docker build -q --build-arg BASE_IMAGE="$BASE_IMAGE" -f src/agent/Dockerfile -t gavel/agent:dev . >/dev/null
+fi
+if [ -f deploy/controller.Dockerfile ]; then
+  log "building gavel/controller:dev"
+  docker build -q --build-arg BASE_IMAGE="$BASE_IMAGE" -f deploy/controller.Dockerfile -t gavel/controller:dev . >/dev/null
 fi
 if [ -x judges/build-images.sh ]; then
   BASE_IMAGE="$BASE_IMAGE" judges/build-images.sh

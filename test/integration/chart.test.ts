@@ -1,0 +1,468 @@
+// The Helm chart on the real kube-apiserver: `helm install` creates the CRDs, RBAC, ServiceAccount,
+// Deployment and admission policy; impersonation proves the RBAC grants every verb the controller
+// needs and nothing else; the controller image runs with the chart's security settings and the
+// ServiceAccount's token; upgrade applies new values; uninstall leaves only the CRDs; and the
+// committed manifests/gavel.yaml installs the same objects without helm.
+import { randomBytes } from "node:crypto";
+import { chmod, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { parseAllDocuments } from "yaml";
+import { startControlPlane, type ControlPlane } from "../harness/control-plane.js";
+import { run, runOk, type ExecResult } from "../harness/exec.js";
+import { HARNESS_DIR, REPO_DIR } from "../harness/paths.js";
+
+const RELEASE = "gavel";
+const NS = "gavel-system";
+const SA = `system:serviceaccount:${NS}:gavel`;
+const CHART = join(REPO_DIR, "charts", "gavel");
+const IMAGE = "gavel/controller:dev";
+const CRDS = ["agents.100monkeys.ai", "executions.100monkeys.ai", "guardpolicies.100monkeys.ai"];
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function eventually<T>(f: () => Promise<T>, ms = 30_000): Promise<T> {
+  const end = Date.now() + ms;
+  for (;;) {
+    try {
+      return await f();
+    } catch (err) {
+      if (Date.now() > end) throw err;
+      await sleep(250);
+    }
+  }
+}
+
+/** The helm binary exactly where test/harness/build-k8s.sh installs it (lib.sh's HELM_BIN). */
+async function helmPath(): Promise<string> {
+  const out = await runOk("bash", ["-c", `source "${join(HARNESS_DIR, "lib.sh")}" && printf %s "$HELM_BIN/helm"`]);
+  return out.trim();
+}
+
+interface K8sObject {
+  apiVersion: string;
+  kind: string;
+  metadata: { name: string; namespace?: string; labels?: Record<string, string> };
+}
+
+interface PolicyRule {
+  apiGroups?: string[];
+  resources?: string[];
+  verbs: string[];
+}
+
+/** The ClusterRole the controller's code needs: one entry per (group, resource), verbs sorted. */
+const EXPECTED_RULES: Record<string, string[]> = {
+  "100monkeys.ai/agents": ["get", "list", "watch"],
+  "100monkeys.ai/agents/status": ["patch"],
+  "100monkeys.ai/guardpolicies": ["get", "list", "watch"],
+  "100monkeys.ai/guardpolicies/status": ["patch"],
+  "100monkeys.ai/executions": ["create", "delete", "get", "list", "patch", "watch"],
+  "100monkeys.ai/executions/status": ["patch", "update"],
+  "/pods": ["create", "delete", "deletecollection", "get", "list", "watch"],
+  "/pods/log": ["get"],
+  "/pods/attach": ["create", "get"],
+  "/configmaps": ["create", "delete", "deletecollection", "get"],
+  "/persistentvolumeclaims": ["create", "delete", "get", "list"],
+  "networking.k8s.io/networkpolicies": ["create"],
+  "/events": ["create"],
+  "events.k8s.io/events": ["create"],
+};
+
+/** Flattens rules to "group/resource" → sorted verbs (a pair named twice is merged). */
+function flatten(rules: PolicyRule[]): Record<string, string[]> {
+  const out: Record<string, Set<string>> = {};
+  for (const r of rules) {
+    for (const g of r.apiGroups ?? [""]) {
+      for (const res of r.resources ?? []) {
+        const set = (out[`${g}/${res}`] ??= new Set());
+        for (const v of r.verbs) set.add(v);
+      }
+    }
+  }
+  return Object.fromEntries(Object.entries(out).map(([k, v]) => [k, [...v].sort()]));
+}
+
+describe("Helm chart on the real kube-apiserver", () => {
+  let cp: ControlPlane;
+  let helm: string;
+  let helmHome: string;
+  let team: string;
+  let container: string | undefined;
+
+  const h = (args: string[]): Promise<ExecResult> =>
+    run(helm, [...args, "--kubeconfig", cp.kubeconfigPath], {
+      env: {
+        ...process.env,
+        HELM_CONFIG_HOME: join(helmHome, "config"),
+        HELM_CACHE_HOME: join(helmHome, "cache"),
+        HELM_DATA_HOME: join(helmHome, "data"),
+      },
+    });
+  const k = (args: string[], stdin?: string): Promise<ExecResult> => cp.kubectl(args, stdin === undefined ? {} : { stdin });
+  const getJson = async <T>(args: string[]): Promise<T> => {
+    const r = await k(["get", ...args, "-o", "json"]);
+    if (r.code !== 0) throw new Error(`kubectl get ${args.join(" ")}: ${r.stderr}`);
+    return JSON.parse(r.stdout) as T;
+  };
+  /** `kubectl auth can-i` as the controller's ServiceAccount: true for yes, false for no. */
+  const canI = async (verb: string, resource: string, opts: { ns?: string; sub?: string; all?: boolean } = {}): Promise<boolean> => {
+    const args = ["auth", "can-i", verb, resource, `--as=${SA}`];
+    if (opts.sub !== undefined) args.push(`--subresource=${opts.sub}`);
+    args.push(...(opts.all === true ? ["--all-namespaces"] : ["-n", opts.ns ?? team]));
+    const r = await k(args);
+    if (r.stdout.trim() !== "yes" && r.stdout.trim() !== "no") throw new Error(`kubectl ${args.join(" ")}: ${r.stdout}${r.stderr}`);
+    return r.stdout.trim() === "yes";
+  };
+  const ready = async (kind: string, name: string): Promise<{ status: string; reason?: string; message?: string }> => {
+    const r = await k(["get", kind, name, "-n", team, "-o", 'jsonpath={.status.conditions[?(@.type=="Ready")]}']);
+    if (r.code !== 0 || r.stdout.trim() === "") throw new Error(`no Ready condition on ${kind}/${name} yet: ${r.stderr}`);
+    return JSON.parse(r.stdout) as { status: string; reason?: string; message?: string };
+  };
+
+  beforeAll(async () => {
+    helm = await helmPath();
+    helmHome = await mkdtemp(join(tmpdir(), "gavel-helm-"));
+    // The chart installs the CRDs and the admission policy itself: a bare control plane.
+    cp = await startControlPlane({ installCrds: false });
+    team = await cp.createNamespace("team");
+  });
+  afterAll(async () => {
+    if (container !== undefined) await run("docker", ["rm", "-f", container]);
+    await cp?.stop();
+    if (helmHome) await rm(helmHome, { recursive: true, force: true });
+  });
+
+  it("helm install creates the CRDs, ServiceAccount, RBAC, Deployment and admission policy", async () => {
+    const started = Date.now();
+    const r = await h(["install", RELEASE, CHART, "--namespace", NS, "--create-namespace", "--set", "image.tag=dev", "--set", "image.pullPolicy=Never"]);
+    expect(r.code, r.stderr).toBe(0);
+    console.log(`helm install: ${Date.now() - started} ms`);
+    expect(r.stdout).toContain("STATUS: deployed");
+
+    const established = await k(["wait", "--for", "condition=established", "--timeout=60s", ...CRDS.map((c) => `crd/${c}`)]);
+    expect(established.code, established.stderr).toBe(0);
+
+    const sa = await getJson<K8sObject>(["serviceaccount", "gavel", "-n", NS]);
+    expect(sa.metadata.labels?.["app.kubernetes.io/managed-by"]).toBe("Helm");
+    const crb = await getJson<{ roleRef: { kind: string; name: string }; subjects: { kind: string; name: string; namespace: string }[] }>(["clusterrolebinding", "gavel"]);
+    expect(crb.roleRef).toMatchObject({ kind: "ClusterRole", name: "gavel" });
+    expect(crb.subjects).toEqual([{ kind: "ServiceAccount", name: "gavel", namespace: NS }]);
+    const rb = await getJson<{ roleRef: { kind: string; name: string } }>(["rolebinding", "gavel-leader-election", "-n", NS]);
+    expect(rb.roleRef).toMatchObject({ kind: "Role", name: "gavel-leader-election" });
+
+    interface Deployment {
+      spec: {
+        replicas: number;
+        strategy: { type: string };
+        template: {
+          spec: {
+            serviceAccountName: string;
+            securityContext: Record<string, unknown>;
+            containers: { image: string; imagePullPolicy: string; args: string[]; securityContext: Record<string, unknown>; resources: unknown }[];
+          };
+        };
+      };
+    }
+    const dep = await getJson<Deployment>(["deployment", "gavel-controller", "-n", NS]);
+    const pod = dep.spec.template.spec;
+    expect(dep.spec.replicas).toBe(1);
+    expect(dep.spec.strategy.type).toBe("Recreate");
+    expect(pod.serviceAccountName).toBe("gavel");
+    expect(pod.securityContext).toMatchObject({ runAsNonRoot: true, runAsUser: 65532, seccompProfile: { type: "RuntimeDefault" } });
+    expect(pod.containers).toHaveLength(1);
+    const c = pod.containers[0];
+    expect(c?.image).toBe(IMAGE);
+    expect(c?.imagePullPolicy).toBe("Never");
+    expect(c?.args).toEqual(["controller"]);
+    expect(c?.securityContext).toEqual({
+      allowPrivilegeEscalation: false,
+      readOnlyRootFilesystem: true,
+      runAsNonRoot: true,
+      capabilities: { drop: ["ALL"] },
+    });
+    expect(c?.resources).toEqual({ requests: { cpu: "100m", memory: "128Mi" }, limits: { memory: "512Mi" } });
+
+    const vap = await getJson<{ spec: { failurePolicy: string; validations: unknown[] } }>(["validatingadmissionpolicy", "agents.100monkeys.ai"]);
+    expect(vap.spec.failurePolicy).toBe("Fail");
+    expect(vap.spec.validations.length).toBeGreaterThan(10);
+    const binding = await getJson<{ spec: { policyName: string; validationActions: string[] } }>(["validatingadmissionpolicybinding", "agents.100monkeys.ai"]);
+    expect(binding.spec).toMatchObject({ policyName: "agents.100monkeys.ai", validationActions: ["Deny"] });
+  });
+
+  it("the installed CRDs take the reference manifests, and the installed policy refuses a bad Agent", async () => {
+    const ref = join(REPO_DIR, "test", "fixtures", "reference");
+    // A new CRD's storage answers 429/404 for a moment after it is established.
+    await eventually(async () => {
+      const r = await k(["apply", "-n", team, "-f", join(ref, "av-01-exit-code.yaml"), "-f", join(ref, "av-05-multi-judge.yaml")]);
+      if (r.code !== 0) throw new Error(r.stderr);
+    });
+    const agents = await getJson<{ items: K8sObject[] }>(["agents", "-n", team]);
+    expect(agents.items.map((a) => a.metadata.name).sort()).toContain("ref-exit-code");
+    expect(agents.items.length).toBeGreaterThanOrEqual(2);
+
+    const bad = "apiVersion: 100monkeys.ai/v1\nkind: Agent\nmetadata: {name: bad-validator}\nspec: {execution: {validation: [{type: nope}]}}\n";
+    // The server compiles a new policy asynchronously: it is enforced within seconds.
+    const refused = await eventually(async () => {
+      const r = await k(["apply", "-n", team, "-f", "-"], bad);
+      if (r.code === 0) {
+        await k(["delete", "agent", "bad-validator", "-n", team]);
+        throw new Error("bad Agent accepted: policy not enforced yet");
+      }
+      return r;
+    });
+    expect(refused.stderr).toContain("ValidatingAdmissionPolicy 'agents.100monkeys.ai'");
+    expect(refused.stderr).toContain("each validator needs type");
+  });
+
+  it("the ClusterRole is exactly the verbs the controller needs: no wildcards, no Secrets", async () => {
+    const role = await getJson<{ rules: PolicyRule[] }>(["clusterrole", "gavel"]);
+    for (const rule of role.rules) {
+      for (const field of [rule.apiGroups ?? [], rule.resources ?? [], rule.verbs]) expect(field).not.toContain("*");
+    }
+    expect(flatten(role.rules)).toEqual(EXPECTED_RULES);
+    const lease = await getJson<{ rules: PolicyRule[] }>(["role", "gavel-leader-election", "-n", NS]);
+    expect(flatten(lease.rules)).toEqual({ "coordination.k8s.io/leases": ["create", "get", "update"] });
+  });
+
+  it("impersonating the ServiceAccount: every needed verb is allowed, everything around it is denied", async () => {
+    const allowed: [string, string, { ns?: string; sub?: string; all?: boolean }?][] = [
+      ["list", "agents.100monkeys.ai", { all: true }],
+      ["watch", "agents.100monkeys.ai", { all: true }],
+      ["get", "agents.100monkeys.ai"],
+      ["patch", "agents.100monkeys.ai", { sub: "status" }],
+      ["list", "guardpolicies.100monkeys.ai", { all: true }],
+      ["watch", "guardpolicies.100monkeys.ai"],
+      ["get", "guardpolicies.100monkeys.ai", { ns: NS }],
+      ["patch", "guardpolicies.100monkeys.ai", { sub: "status" }],
+      ...["get", "list", "watch", "create", "delete", "patch"].map((v): [string, string] => [v, "executions.100monkeys.ai"]),
+      ["patch", "executions.100monkeys.ai", { sub: "status" }],
+      ["update", "executions.100monkeys.ai", { sub: "status" }],
+      ...["create", "get", "list", "watch", "delete", "deletecollection"].map((v): [string, string] => [v, "pods"]),
+      ["get", "pods", { sub: "log" }],
+      ["get", "pods", { sub: "attach" }],
+      ["create", "pods", { sub: "attach" }],
+      ...["create", "get", "delete", "deletecollection"].map((v): [string, string] => [v, "configmaps"]),
+      ...["create", "get", "list", "delete"].map((v): [string, string] => [v, "persistentvolumeclaims"]),
+      ["create", "networkpolicies.networking.k8s.io"],
+      ["create", "events"],
+      ["create", "events.events.k8s.io"],
+      ...["get", "create", "update"].map((v): [string, string, { ns: string }] => [v, "leases.coordination.k8s.io", { ns: NS }]),
+    ];
+    const denied: [string, string, { ns?: string; sub?: string; all?: boolean }?][] = [
+      ["get", "secrets"],
+      ["list", "secrets", { all: true }],
+      ["get", "secrets", { ns: NS }],
+      ["list", "configmaps"],
+      ["watch", "configmaps"],
+      ["update", "configmaps"],
+      ["create", "pods", { sub: "exec" }],
+      ["update", "pods"],
+      ["patch", "pods"],
+      ["create", "agents.100monkeys.ai"],
+      ["update", "agents.100monkeys.ai"],
+      ["delete", "agents.100monkeys.ai"],
+      ["update", "agents.100monkeys.ai", { sub: "status" }],
+      ["create", "guardpolicies.100monkeys.ai"],
+      ["delete", "guardpolicies.100monkeys.ai"],
+      ["update", "executions.100monkeys.ai"],
+      ["update", "persistentvolumeclaims"],
+      ["delete", "networkpolicies.networking.k8s.io"],
+      ["get", "leases.coordination.k8s.io"],
+      ["delete", "leases.coordination.k8s.io", { ns: NS }],
+      ["create", "serviceaccounts", { sub: "token", ns: NS }],
+      ["create", "namespaces", { all: true }],
+      ["list", "nodes", { all: true }],
+      ["update", "customresourcedefinitions.apiextensions.k8s.io", { all: true }],
+      ["bind", "clusterroles.rbac.authorization.k8s.io", { all: true }],
+      ["escalate", "clusterroles.rbac.authorization.k8s.io", { all: true }],
+      ["delete", "validatingadmissionpolicies.admissionregistration.k8s.io", { all: true }],
+      ["*", "*", { all: true }],
+    ];
+    const label = (v: string, r: string, o: { ns?: string; sub?: string; all?: boolean } = {}) =>
+      `${v} ${r}${o.sub !== undefined ? `/${o.sub}` : ""} in ${o.all === true ? "*" : (o.ns ?? "team")}`;
+    const wrong: string[] = [];
+    for (const [v, r, o] of allowed) if (!(await canI(v, r, o))) wrong.push(`denied but needed: ${label(v, r, o)}`);
+    for (const [v, r, o] of denied) if (await canI(v, r, o)) wrong.push(`allowed but not needed: ${label(v, r, o)}`);
+    expect(wrong).toEqual([]);
+    console.log(`can-i: ${allowed.length} allowed, ${denied.length} denied as expected`);
+  });
+
+  it("the controller image runs with the Deployment's security settings and the ServiceAccount's token, and reconciles", async () => {
+    const inspect = await run("docker", ["image", "inspect", IMAGE]);
+    expect(inspect.code, `${IMAGE} is missing: run make images (test/harness/images.sh)`).toBe(0);
+
+    interface Container {
+      image: string;
+      args: string[];
+      env: { name: string; value?: string; valueFrom?: { fieldRef?: { fieldPath: string } } }[];
+      securityContext: { readOnlyRootFilesystem: boolean; allowPrivilegeEscalation: boolean; capabilities: { drop: string[] } };
+      volumeMounts: { name: string; mountPath: string }[];
+    }
+    const dep = await getJson<{ spec: { template: { spec: { securityContext: { runAsUser: number; runAsGroup: number }; containers: Container[] } } } }>([
+      "deployment",
+      "gavel-controller",
+      "-n",
+      NS,
+    ]);
+    const pod = dep.spec.template.spec;
+    const c = pod.containers[0];
+    if (c === undefined) throw new Error("no container in the Deployment");
+
+    // What the kubelet would mount: the ServiceAccount's token, the cluster CA and the namespace.
+    const sa = await mkdtemp(join(tmpdir(), "gavel-sa-"));
+    const tok = await k(["create", "token", "gavel", "-n", NS, "--duration", "1h"]);
+    expect(tok.code, tok.stderr).toBe(0);
+    const caFile = cp.kc.getCurrentCluster()?.caFile;
+    const server = new URL(cp.kc.getCurrentCluster()?.server ?? "");
+    if (caFile === undefined) throw new Error("the harness kubeconfig has no certificate-authority file");
+    await writeFile(join(sa, "token"), tok.stdout.trim());
+    await writeFile(join(sa, "ca.crt"), await readFile(caFile));
+    await writeFile(join(sa, "namespace"), NS);
+    await chmod(sa, 0o755);
+    for (const f of ["token", "ca.crt", "namespace"]) await chmod(join(sa, f), 0o644);
+
+    const env = c.env.flatMap((e) => {
+      if (e.valueFrom?.fieldRef?.fieldPath === "metadata.namespace") return ["-e", `${e.name}=${NS}`];
+      if (e.value !== undefined) return ["-e", `${e.name}=${e.value}`];
+      throw new Error(`env ${e.name}: the test cannot translate its source`);
+    });
+    container = `gavel-chart-${randomBytes(3).toString("hex")}`;
+    const args = [
+      "run",
+      "-d",
+      "--name",
+      container,
+      "--network",
+      "host",
+      "--user",
+      `${pod.securityContext.runAsUser}:${pod.securityContext.runAsGroup}`,
+      ...(c.securityContext.readOnlyRootFilesystem ? ["--read-only"] : []),
+      ...(c.securityContext.allowPrivilegeEscalation ? [] : ["--security-opt", "no-new-privileges"]),
+      ...c.securityContext.capabilities.drop.flatMap((cap) => ["--cap-drop", cap]),
+      ...c.volumeMounts.filter((m) => m.name === "tmp").flatMap((m) => ["--tmpfs", m.mountPath]),
+      "-v",
+      `${sa}:/var/run/secrets/kubernetes.io/serviceaccount:ro`,
+      "-e",
+      `KUBERNETES_SERVICE_HOST=${server.hostname}`,
+      "-e",
+      `KUBERNETES_SERVICE_PORT=${server.port}`,
+      ...env,
+      c.image,
+      ...c.args,
+    ];
+    const started = await run("docker", args);
+    expect(started.code, started.stderr).toBe(0);
+
+    // Failures inside are reported with the controller's log, after the container is stopped.
+    let failure: unknown;
+    let reconciledMs = NaN;
+    try {
+      const worker =
+        "apiVersion: 100monkeys.ai/v1\nkind: Agent\nmetadata: {name: writer}\nspec:\n  task: {instruction: Write a summary.}\n" +
+        "  execution:\n    mode: iterative\n    validation:\n      - type: semantic\n        judge_agent: summary-judge\n        criteria: Is the summary faithful?\n";
+      const judge =
+        "apiVersion: 100monkeys.ai/v1\nkind: Agent\nmetadata: {name: summary-judge, labels: {role: judge}}\nspec:\n  task: {instruction: Judge.}\n  execution: {mode: one-shot}\n";
+      const policy = "apiVersion: 100monkeys.ai/v1\nkind: GuardPolicy\nmetadata: {name: team-policy}\nspec:\n  revoked_tools:\n    - {tool: net.fetch, reason: exfiltration risk}\n";
+      const applied = await k(["apply", "-n", team, "-f", "-"], worker + "---\n" + judge + "---\n" + policy);
+      expect(applied.code, applied.stderr).toBe(0);
+      const t0 = Date.now();
+      await eventually(async () => {
+        const w = await ready("agent", "writer");
+        if (w.status !== "True") throw new Error(`writer Ready=${w.status}: ${w.message ?? ""}`);
+        const p = await ready("guardpolicy", "team-policy");
+        if (p.status !== "True") throw new Error(`team-policy Ready=${p.status}`);
+      }, 60_000);
+      reconciledMs = Date.now() - t0;
+    } catch (err) {
+      failure = err;
+    }
+    // SIGTERM, as the kubelet sends it: the controller should stop cleanly with exit code 0.
+    const t1 = Date.now();
+    await run("docker", ["stop", "-t", "20", container]);
+    const stopMs = Date.now() - t1;
+    const exit = (await run("docker", ["inspect", "-f", "{{.State.ExitCode}}", container])).stdout.trim();
+    const logs = await run("docker", ["logs", container]);
+    const text = logs.stdout + logs.stderr;
+    await run("docker", ["rm", "-f", container]);
+    container = undefined;
+    await rm(sa, { recursive: true, force: true });
+    if (failure !== undefined) throw new Error(`${failure instanceof Error ? failure.message : JSON.stringify(failure)}\ncontroller log:\n${text}`, { cause: failure });
+    console.log(`controller container: Ready conditions written ${reconciledMs} ms after apply; stopped in ${stopMs} ms (exit ${exit})`);
+    expect(text).toContain("controllers started");
+    expect(text.toLowerCase(), text).not.toContain("forbidden");
+    expect(exit, `exit code after SIGTERM; log:\n${text}`).toBe("0");
+  });
+
+  it("helm upgrade applies new values and refuses invalid ones by name", async () => {
+    const up = await h(["upgrade", RELEASE, CHART, "--namespace", NS, "--reuse-values", "--set", "logLevel=debug", "--set", `watchNamespaces={${team}}`]);
+    expect(up.code, up.stderr).toBe(0);
+    const c = (
+      await getJson<{ spec: { template: { spec: { containers: { args: string[]; env: { name: string; value?: string }[] }[] } } } }>([
+        "deployment",
+        "gavel-controller",
+        "-n",
+        NS,
+      ])
+    ).spec.template.spec.containers[0];
+    expect(c?.args).toEqual(["controller", "--namespace", team]);
+    expect(c?.env.find((e) => e.name === "GAVEL_LOG_LEVEL")?.value).toBe("debug");
+
+    const two = await h(["upgrade", RELEASE, CHART, "--namespace", NS, "--reuse-values", "--set", "watchNamespaces={a,b}"]);
+    expect(two.code).not.toBe(0);
+    expect(two.stderr).toContain("watchNamespaces");
+    const badUrl = await h(["upgrade", RELEASE, CHART, "--namespace", NS, "--reuse-values", "--set", "nats.url=localhost:4222"]);
+    expect(badUrl.code).not.toBe(0);
+    expect(badUrl.stderr).toContain("nats.url");
+
+    const status = await h(["status", RELEASE, "--namespace", NS, "-o", "json"]);
+    expect(JSON.parse(status.stdout)).toMatchObject({ version: 2, info: { status: "deployed" } });
+  });
+
+  it("helm uninstall removes everything it installed except the CRDs (and so the objects stored in them)", async () => {
+    const started = Date.now();
+    const r = await h(["uninstall", RELEASE, "--namespace", NS, "--wait"]);
+    expect(r.code, r.stderr).toBe(0);
+    console.log(`helm uninstall: ${Date.now() - started} ms`);
+    const gone = async (args: string[]) => {
+      const g = await k(["get", ...args]);
+      return g.code !== 0 && g.stderr.includes("NotFound");
+    };
+    for (const obj of [
+      ["serviceaccount", "gavel", "-n", NS],
+      ["deployment", "gavel-controller", "-n", NS],
+      ["role", "gavel-leader-election", "-n", NS],
+      ["rolebinding", "gavel-leader-election", "-n", NS],
+      ["clusterrole", "gavel"],
+      ["clusterrolebinding", "gavel"],
+      ["validatingadmissionpolicy", "agents.100monkeys.ai"],
+      ["validatingadmissionpolicybinding", "agents.100monkeys.ai"],
+    ]) {
+      expect(await gone(obj), obj.join(" ")).toBe(true);
+    }
+    const left = await k(["get", "serviceaccounts,deployments,roles,rolebindings,secrets,configmaps", "-n", NS, "-l", "app.kubernetes.io/instance=gavel", "-o", "name"]);
+    expect(left.stdout.trim()).toBe("");
+    const releases = await k(["get", "secrets", "-n", NS, "-l", "owner=helm", "-o", "name"]);
+    expect(releases.stdout.trim()).toBe("");
+    // Helm never deletes CRDs: they and every Agent in them survive.
+    for (const crd of CRDS) expect(await gone(["crd", crd]), crd).toBe(false);
+    expect(await gone(["agent", "ref-exit-code", "-n", team])).toBe(false);
+  });
+
+  it("manifests/gavel.yaml installs the same objects with kubectl alone", async () => {
+    const file = join(REPO_DIR, "manifests", "gavel.yaml");
+    const docs = parseAllDocuments(await readFile(file, "utf8"))
+      .map((d) => d.toJS() as K8sObject | null)
+      .filter((d): d is K8sObject => d !== null);
+    expect(docs.map((d) => d.kind)).toEqual(expect.arrayContaining(["CustomResourceDefinition", "Deployment", "ClusterRole", "ValidatingAdmissionPolicy"]));
+    const r = await k(["apply", "--server-side", "--force-conflicts", "-f", file]);
+    expect(r.code, r.stderr).toBe(0);
+    for (const d of docs) {
+      const g = await k(["get", d.kind, d.metadata.name, ...(d.metadata.namespace !== undefined ? ["-n", d.metadata.namespace] : []), "-o", "name"]);
+      expect(g.code, `${d.kind}/${d.metadata.name}: ${g.stderr}`).toBe(0);
+    }
+    expect(await canI("create", "pods")).toBe(true);
+    expect(await canI("get", "secrets")).toBe(false);
+  });
+});
