@@ -327,12 +327,16 @@ export class ExecutionReconciler {
       if (child !== undefined) children.set(ref.name, child);
     }
     const { state, missingChildren } = rebuildState(ex, stored, children);
-    for (const ref of missingChildren) {
-      const req = childRequestOf(ex, agent, judges, ref);
-      if (req !== undefined) await this.spawnJudge(ctx, state, req);
+    if (ex.metadata.annotations?.[CANCEL_ANNOTATION] !== undefined) {
+      // Nothing is (re)started for a run being cancelled; decide stops what runs.
+      requestCancel(state);
+    } else {
+      for (const ref of missingChildren) {
+        const req = childRequestOf(ex, agent, judges, ref);
+        if (req !== undefined) await this.spawnJudge(ctx, state, req);
+      }
+      await this.observeWorkerPod(ctx, state);
     }
-    await this.observeWorkerPod(ctx, state);
-    if (ex.metadata.annotations?.[CANCEL_ANNOTATION] !== undefined) requestCancel(state);
 
     for (let round = 0; round < 100; round++) {
       const actions = decide(ctx, state, this.now());

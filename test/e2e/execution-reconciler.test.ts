@@ -44,7 +44,7 @@ spec:
 ${validation}`;
 }
 
-function executionYaml(name: string, agent: string, input: Record<string, unknown>): string {
+function executionYaml(name: string, agent: string, input: Record<string, unknown>, timeoutSeconds?: number): string {
   return `
 apiVersion: 100monkeys.ai/v1
 kind: Execution
@@ -54,7 +54,7 @@ spec:
   agentRef:
     name: ${agent}
   input: ${JSON.stringify(input)}
-`;
+${timeoutSeconds !== undefined ? `  timeoutSeconds: ${timeoutSeconds}\n` : ""}`;
 }
 
 describe("Execution reconciler on the single-node cluster (gavel controller as a process)", () => {
@@ -164,11 +164,31 @@ describe("Execution reconciler on the single-node cluster (gavel controller as a
           file_exists: never-written.txt
         min_score: 1.0
         timeout_seconds: 60`));
+    await apply(`
+apiVersion: 100monkeys.ai/v1
+kind: Agent
+metadata:
+  name: broken-judge
+  labels:
+    role: judge
+spec:
+  runtime:
+    image: gavel/no-such-judge:dev
+    pull_policy: Never
+  execution:
+    mode: one-shot
+`);
+    await apply(agentYaml("judged-by-broken", 1, `
+      - type: semantic
+        judge_agent: broken-judge
+        timeout_seconds: 60`));
     controller = startController();
   }, 900_000);
 
   afterAll(async () => {
     console.log(`execution e2e timings (s): ${JSON.stringify(timings)}`);
+    const retried = controllerLog.split("\n").filter((l) => l.includes("retrying with backoff"));
+    console.log(`controller: ${retried.length} reconciles retried; first: ${retried.slice(0, 3).join("\n")}`);
     await stopController("SIGTERM");
     if (cluster !== undefined && ns !== undefined) await cluster.deleteNamespace(ns);
     for (const v of volumes) {
@@ -298,5 +318,56 @@ describe("Execution reconciler on the single-node cluster (gavel controller as a
       const claims = await core.listNamespacedPersistentVolumeClaim({ namespace: ns });
       return claims.items.some((c) => c.metadata?.name === "doomed-run-workspace") ? undefined : true;
     }, 60_000, "doomed-run's claim to be collected");
+  });
+  it("Given the cancel annotation on a running Execution, it ends Cancelled and its worker pod is gone", async () => {
+    const t0 = Date.now();
+    await workspaceFor("stopped");
+    await apply(executionYaml("stopped", "quick-writer", { sleep_seconds: 300 }));
+    await eventually(async () => {
+      const pod = await core.readNamespacedPod({ name: "gavel-stopped-i1-ex", namespace: ns }).catch(() => undefined);
+      return pod?.status?.phase === "Running" ? true : undefined;
+    }, 120_000, "the worker pod to run");
+    const r = await cluster.kubectl(["annotate", "ex", "stopped", "-n", ns, "gavel.dev/cancel=requested-by-test"]);
+    expect(r.code, r.stderr).toBe(0);
+    const ex = await final("stopped");
+    timings.cancel = (Date.now() - t0) / 1000;
+    expect(ex.status?.phase).toBe("Cancelled");
+    expect(ex.status?.iterations?.[0]?.phase).toBe("Failed");
+    await eventually(async () => ((await podsOf("stopped")).length === 0 ? true : undefined), 30_000, "stopped's pods to be gone");
+  });
+
+  it("Given spec.timeoutSeconds shorter than the worker, the Execution ends TimedOut and its pod is killed", async () => {
+    const t0 = Date.now();
+    await workspaceFor("late");
+    await apply(executionYaml("late", "quick-writer", { sleep_seconds: 300 }, 8));
+    const ex = await final("late", 120_000);
+    timings.timedOut = (Date.now() - t0) / 1000;
+    expect(ex.status?.phase).toBe("TimedOut");
+    expect(ex.status?.message).toMatch(/deadline of 8s/);
+    expect(Date.parse(ex.status?.completionTime ?? "") - Date.parse(ex.status?.startTime ?? "")).toBeGreaterThanOrEqual(8000);
+    await eventually(async () => ((await podsOf("late")).length === 0 ? true : undefined), 30_000, "late's pods to be gone");
+  });
+
+  it("Given a judge whose image cannot start, the child ends Failed with the reason and the parent fails its validator", async () => {
+    const t0 = Date.now();
+    await workspaceFor("misjudged");
+    await apply(executionYaml("misjudged", "judged-by-broken", { correct_first_time: true }));
+    const ex = await final("misjudged");
+    timings.brokenJudge = (Date.now() - t0) / 1000;
+    expect(ex.status?.phase).toBe("Failed");
+    const child = await get("misjudged-i1-v0-broken-judge");
+    expect(child?.status).toMatchObject({ phase: "Failed", rejection: "failed" });
+    expect(child?.status?.message).toMatch(/ErrImageNeverPull/);
+    expect(ex.status?.iterations?.[0]?.validators?.[0]?.reasoning).toMatch(/no verdict \(failed\)/);
+  });
+
+  it("Given an Execution whose Agent does not exist, it ends Failed with a condition naming spec.agentRef.name", async () => {
+    const t0 = Date.now();
+    await apply(executionYaml("orphan", "no-such-agent", {}));
+    const ex = await final("orphan", 60_000);
+    timings.missingAgent = (Date.now() - t0) / 1000;
+    expect(ex.status?.phase).toBe("Failed");
+    expect(ex.status?.conditions).toEqual([expect.objectContaining({ type: "Accepted", status: "False", reason: "AgentNotFound", message: expect.stringMatching(/^spec\.agentRef\.name: Agent "no-such-agent" not found/) as unknown })]);
+    expect(await podsOf("orphan")).toEqual([]);
   });
 });
