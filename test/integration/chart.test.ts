@@ -1,7 +1,7 @@
 // The Helm chart on the real kube-apiserver: `helm install` creates the CRDs, RBAC, ServiceAccount,
 // Deployment and admission policy; impersonation proves the RBAC grants every verb the controller
 // needs and nothing else; the controller image runs with the chart's security settings and the
-// ServiceAccount's token; upgrade applies new values; uninstall leaves only the CRDs; and the
+// ServiceAccount's token (Agent Ready, GuardPolicy status, an Execution's status and worker pod); upgrade applies new values; uninstall leaves only the CRDs; and the
 // committed manifests/gavel.yaml installs the same objects without helm.
 import { randomBytes } from "node:crypto";
 import { chmod, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
@@ -127,6 +127,8 @@ describe("Helm chart on the real kube-apiserver", () => {
     // The chart installs the CRDs and the admission policy itself: a bare control plane.
     cp = await startControlPlane({ installCrds: false });
     team = await cp.createNamespace("team");
+    // What kube-controller-manager would do (this control plane runs none): pods need the namespace's default ServiceAccount.
+    expect((await k(["create", "serviceaccount", "default", "-n", team])).code).toBe(0);
   });
   afterAll(async () => {
     if (container !== undefined) await run("docker", ["rm", "-f", container]);
@@ -289,7 +291,7 @@ describe("Helm chart on the real kube-apiserver", () => {
     console.log(`can-i: ${allowed.length} allowed, ${denied.length} denied as expected`);
   });
 
-  it("the controller image runs with the Deployment's security settings and the ServiceAccount's token, and reconciles", async () => {
+  it("the controller image runs with the Deployment's security settings and the ServiceAccount's token, and reconciles Agents, GuardPolicies and an Execution", async () => {
     const inspect = await run("docker", ["image", "inspect", IMAGE]);
     expect(inspect.code, `${IMAGE} is missing: run make images (test/harness/images.sh)`).toBe(0);
 
@@ -375,6 +377,17 @@ describe("Helm chart on the real kube-apiserver", () => {
         if (p.status !== "True") throw new Error(`team-policy Ready=${p.status}`);
       }, 60_000);
       reconciledMs = Date.now() - t0;
+      // The Execution reconciler, as the same ServiceAccount: it writes the status and creates the
+      // first iteration's worker pod (which stays Pending: this control plane has no kubelet).
+      const run1 = "apiVersion: 100monkeys.ai/v1\nkind: Execution\nmetadata: {name: run-1}\nspec:\n  agentRef: {name: writer}\n";
+      const created = await k(["apply", "-n", team, "-f", "-"], run1);
+      expect(created.code, created.stderr).toBe(0);
+      await eventually(async () => {
+        const phase = await k(["get", "execution", "run-1", "-n", team, "-o", "jsonpath={.status.phase}"]);
+        if (phase.stdout.trim() === "") throw new Error("no status.phase on run-1 yet");
+        const pods = await k(["get", "pods", "-n", team, "-l", "gavel.dev/execution=run-1", "-o", "name"]);
+        if (pods.stdout.trim() === "") throw new Error(`no worker pod for run-1 yet (phase ${phase.stdout})`);
+      }, 60_000);
     } catch (err) {
       failure = err;
     }
