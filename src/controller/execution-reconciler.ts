@@ -380,11 +380,17 @@ export class ExecutionReconciler {
   /** The current iteration's worker pod: collects it when it ended, creates it when it is missing. */
   private async observeWorkerPod(ctx: EngineContext, state: EngineState): Promise<void> {
     const record = currentRecord(state.status);
-    if (record?.phase !== "Running" || state.worker !== undefined) return;
+    if (record === undefined) return;
     const ex = ctx.execution;
     const worker = workerName(ex.metadata.name, record.number);
     const podName = workloadPodName(worker);
     const pod = this.pods.get(podName, ns(ex));
+    if (state.worker !== undefined) {
+      // Its result is kept: a pod left over (the controller stopped before deleting it) goes.
+      if (pod !== undefined) await ignoreNotFound(this.core.deleteNamespacedPod({ name: podName, namespace: ns(ex), gracePeriodSeconds: 0 }));
+      return;
+    }
+    if (record.phase !== "Running") return;
     if (pod === undefined) {
       // Never created (the controller stopped first) or gone before its result was kept: run it.
       await this.ensureClaims(ex, ctx.agent);
