@@ -58,16 +58,14 @@ const EXPECTED_RULES: Record<string, string[]> = {
   "100monkeys.ai/agents/status": ["patch"],
   "100monkeys.ai/guardpolicies": ["get", "list", "watch"],
   "100monkeys.ai/guardpolicies/status": ["patch"],
-  "100monkeys.ai/executions": ["create", "delete", "get", "list", "patch", "watch"],
-  "100monkeys.ai/executions/status": ["patch", "update"],
+  "100monkeys.ai/executions": ["create", "get", "list", "watch"],
+  "100monkeys.ai/executions/status": ["update"],
+  "100monkeys.ai/executions/finalizers": ["update"],
   "/pods": ["create", "delete", "deletecollection", "get", "list", "watch"],
   "/pods/log": ["get"],
-  "/pods/attach": ["create", "get"],
   "/configmaps": ["create", "delete", "deletecollection", "get"],
-  "/persistentvolumeclaims": ["create", "delete", "get", "list"],
+  "/persistentvolumeclaims": ["create"],
   "networking.k8s.io/networkpolicies": ["create"],
-  "/events": ["create"],
-  "events.k8s.io/events": ["create"],
 };
 
 /** Flattens rules to "group/resource" → sorted verbs (a pair named twice is merged). */
@@ -170,14 +168,14 @@ describe("Helm chart on the real kube-apiserver", () => {
     const dep = await getJson<Deployment>(["deployment", "gavel-controller", "-n", NS]);
     const pod = dep.spec.template.spec;
     expect(dep.spec.replicas).toBe(1);
-    expect(dep.spec.strategy.type).toBe("Recreate");
+    expect(dep.spec.strategy.type).toBe("RollingUpdate");
     expect(pod.serviceAccountName).toBe("gavel");
     expect(pod.securityContext).toMatchObject({ runAsNonRoot: true, runAsUser: 65532, seccompProfile: { type: "RuntimeDefault" } });
     expect(pod.containers).toHaveLength(1);
     const c = pod.containers[0];
     expect(c?.image).toBe(IMAGE);
     expect(c?.imagePullPolicy).toBe("Never");
-    expect(c?.args).toEqual(["controller"]);
+    expect(c?.args).toEqual(["controller", "--leader-elect"]);
     expect(c?.securityContext).toEqual({
       allowPrivilegeEscalation: false,
       readOnlyRootFilesystem: true,
@@ -238,18 +236,14 @@ describe("Helm chart on the real kube-apiserver", () => {
       ["watch", "guardpolicies.100monkeys.ai"],
       ["get", "guardpolicies.100monkeys.ai", { ns: NS }],
       ["patch", "guardpolicies.100monkeys.ai", { sub: "status" }],
-      ...["get", "list", "watch", "create", "delete", "patch"].map((v): [string, string] => [v, "executions.100monkeys.ai"]),
-      ["patch", "executions.100monkeys.ai", { sub: "status" }],
+      ...["get", "list", "watch", "create"].map((v): [string, string] => [v, "executions.100monkeys.ai"]),
       ["update", "executions.100monkeys.ai", { sub: "status" }],
+      ["update", "executions.100monkeys.ai", { sub: "finalizers" }],
       ...["create", "get", "list", "watch", "delete", "deletecollection"].map((v): [string, string] => [v, "pods"]),
       ["get", "pods", { sub: "log" }],
-      ["get", "pods", { sub: "attach" }],
-      ["create", "pods", { sub: "attach" }],
       ...["create", "get", "delete", "deletecollection"].map((v): [string, string] => [v, "configmaps"]),
-      ...["create", "get", "list", "delete"].map((v): [string, string] => [v, "persistentvolumeclaims"]),
+      ["create", "persistentvolumeclaims"],
       ["create", "networkpolicies.networking.k8s.io"],
-      ["create", "events"],
-      ["create", "events.events.k8s.io"],
       ...["get", "create", "update"].map((v): [string, string, { ns: string }] => [v, "leases.coordination.k8s.io", { ns: NS }]),
     ];
     const denied: [string, string, { ns?: string; sub?: string; all?: boolean }?][] = [
@@ -260,6 +254,7 @@ describe("Helm chart on the real kube-apiserver", () => {
       ["watch", "configmaps"],
       ["update", "configmaps"],
       ["create", "pods", { sub: "exec" }],
+      ["create", "pods", { sub: "attach" }],
       ["update", "pods"],
       ["patch", "pods"],
       ["create", "agents.100monkeys.ai"],
@@ -269,7 +264,12 @@ describe("Helm chart on the real kube-apiserver", () => {
       ["create", "guardpolicies.100monkeys.ai"],
       ["delete", "guardpolicies.100monkeys.ai"],
       ["update", "executions.100monkeys.ai"],
-      ["update", "persistentvolumeclaims"],
+      ["patch", "executions.100monkeys.ai"],
+      ["delete", "executions.100monkeys.ai"],
+      ["patch", "executions.100monkeys.ai", { sub: "status" }],
+      ["get", "persistentvolumeclaims"],
+      ["delete", "persistentvolumeclaims"],
+      ["create", "persistentvolumes", { all: true }],
       ["delete", "networkpolicies.networking.k8s.io"],
       ["get", "leases.coordination.k8s.io"],
       ["delete", "leases.coordination.k8s.io", { ns: NS }],
@@ -388,6 +388,9 @@ describe("Helm chart on the real kube-apiserver", () => {
         const pods = await k(["get", "pods", "-n", team, "-l", "gavel.dev/execution=run-1", "-o", "name"]);
         if (pods.stdout.trim() === "") throw new Error(`no worker pod for run-1 yet (phase ${phase.stdout})`);
       }, 60_000);
+      // --leader-elect: the Execution ran because this replica holds the Lease in the release namespace.
+      const holder = await k(["get", "lease", "gavel-execution-controller", "-n", NS, "-o", "jsonpath={.spec.holderIdentity}"]);
+      expect(holder.stdout.trim(), holder.stderr).not.toBe("");
     } catch (err) {
       failure = err;
     }
@@ -406,6 +409,9 @@ describe("Helm chart on the real kube-apiserver", () => {
     expect(text).toContain("controllers started");
     expect(text.toLowerCase(), text).not.toContain("forbidden");
     expect(exit, `exit code after SIGTERM; log:\n${text}`).toBe("0");
+    // On SIGTERM the leader hands the Lease back (update), so a successor need not wait for it to expire.
+    const released = await k(["get", "lease", "gavel-execution-controller", "-n", NS, "-o", "jsonpath={.spec.holderIdentity}"]);
+    expect(released.stdout.trim()).toBe("");
   });
 
   it("helm upgrade applies new values and refuses invalid ones by name", async () => {
@@ -419,7 +425,7 @@ describe("Helm chart on the real kube-apiserver", () => {
         NS,
       ])
     ).spec.template.spec.containers[0];
-    expect(c?.args).toEqual(["controller", "--namespace", team]);
+    expect(c?.args).toEqual(["controller", "--leader-elect", "--namespace", team]);
     expect(c?.env.find((e) => e.name === "GAVEL_LOG_LEVEL")?.value).toBe("debug");
 
     const two = await h(["upgrade", RELEASE, CHART, "--namespace", NS, "--reuse-values", "--set", "watchNamespaces={a,b}"]);

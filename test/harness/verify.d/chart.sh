@@ -41,9 +41,9 @@ cmp -s "$POLICY" "$CHART/files/agents-admission-policy.yaml" ||
 app="$(sed -n 's/^appVersion: *"\{0,1\}\([^"]*\)"\{0,1\}$/\1/p' "$CHART/Chart.yaml")"
 [ "$app" = "$version" ] || drift "$CHART/Chart.yaml appVersion is \"$app\", package.json version is \"$version\""
 "$HELM" lint --strict --quiet "$CHART" >&2 || drift "helm lint --strict $CHART failed"
-# The branches default values do not take: one watched namespace, NATS credentials, no policy.
+# The branches default values do not take: one watched namespace, NATS credentials, no policy, no leader election.
 "$HELM" lint --strict --quiet "$CHART" --set 'watchNamespaces={team-a}' --set nats.credentialsSecret=gavel-nats \
-  --set admissionPolicy.enabled=false >&2 || drift "helm lint --strict $CHART with non-default values failed"
+  --set admissionPolicy.enabled=false --set leaderElection.enabled=false >&2 || drift "helm lint --strict $CHART with non-default values failed"
 fresh="$(mktemp)"
 trap 'rm -f "$fresh"' EXIT
 if render > "$fresh"; then
