@@ -300,6 +300,27 @@ spec:
     expect((await get("restart-i1-v1-rule-judge"))?.status?.verdict?.score).toBe(1);
   });
 
+  it("Given the controller is killed as soon as the judge child exists, the restarted one finishes the run with that one child", async () => {
+    const t0 = Date.now();
+    const dir = await workspaceFor("rejudge");
+    await apply(executionYaml("rejudge", "quick-writer", { correct_first_time: true }));
+    // When the child Execution appears, the controller dies (the child's pod may or may not exist yet)
+    await eventually(async () => ((await get("rejudge-i1-v1-rule-judge")) !== undefined ? true : undefined), 120_000, "the judge child to exist");
+    await stopController("SIGKILL");
+    // The child is created before the parent's status records it: either state may be the last written
+    const parent = await get("rejudge");
+    expect(["Running", "Validating"]).toContain(parent?.status?.iterations?.[0]?.phase);
+    controller = startController();
+    const ex = await final("rejudge");
+    timings.restartDuringJudge = (Date.now() - t0) / 1000;
+
+    expect(ex.status?.phase, ex.status?.message).toBe("Succeeded");
+    expect(ex.status?.children?.map((c) => [c.name, c.phase])).toEqual([["rejudge-i1-v1-rule-judge", "Succeeded"]]);
+    expect((await get("rejudge-i1-v1-rule-judge"))?.status?.verdict?.score).toBe(1);
+    expect((await readFile(join(dir, "runs.log"), "utf8")).trim().split("\n")).toHaveLength(1);
+    await eventually(async () => ((await podsOf("rejudge")).length === 0 ? true : undefined), 30_000, "rejudge's pods to be gone");
+  });
+
   it("Given a running Execution is deleted, its pods, claims and children are gone", async () => {
     const t0 = Date.now();
     await workspaceFor("doomed-run");
