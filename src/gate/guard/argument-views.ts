@@ -2,6 +2,7 @@
 // the arguments, plus decoded, shell-normalised and path-normalised views of each (docs/guard.md).
 import { posix } from "node:path";
 import type { JsonValue } from "../../api/types.js";
+import { analyseShell, globTargets, shellQuote } from "./shell-words.js";
 
 /** Where `~`, `$HOME` and relative paths point for the worker being guarded. */
 export interface ViewOptions {
@@ -56,6 +57,7 @@ const F_LOWER = 64;
 const F_DIGIT = 128;
 const F_EQUALS = 256;
 const F_SPACE = 512;
+const F_GLOB = 1024; // * ? [ {: glob or brace expansion
 const CHAR_FLAGS = (() => {
   const t = new Uint16Array(128);
   for (let c = 0; c < 128; c++) {
@@ -70,6 +72,7 @@ const CHAR_FLAGS = (() => {
     if (ch >= "0" && ch <= "9") f |= F_DIGIT;
     if (ch === "=") f |= F_EQUALS;
     if (ch === " ") f |= F_SPACE;
+    if ("*?[{".includes(ch)) f |= F_GLOB;
     t[c] = f;
   }
   return t;
@@ -92,9 +95,85 @@ function hasShellSyntax(s: string, flags = charFlags(s)): boolean {
 
 /** Every text the guard's patterns are searched in, deduplicated, originals first. */
 export function argumentViews(args: JsonValue, options: ViewOptions = {}): string[] {
+  return callViews(args, options, false).views;
+}
+
+/** A call's argument views, and why its shell command could not be read statically (if so). */
+export interface CallViews {
+  views: string[];
+  /**
+   * Set for a shell-capable tool whose command has a part no static reading resolves: a
+   * computed command name, `eval`/`sh -c` of a computed string, a shell reading computed input.
+   */
+  unresolved?: string;
+}
+
+/** Argument fields a shell-capable tool runs as a command line (vaglio reads `command` or `cmd`). */
+const SHELL_FIELDS = ["command", "cmd", "script", "shell", "argv", "commandLine", "command_line"];
+/** Fields naming the directory a command runs in. */
+const CWD_FIELDS = ["cwd", "workdir", "working_dir", "workingDirectory", "dir"];
+
+/**
+ * The argument views (argumentViews) plus the static shell reading of the command fields;
+ * `shellTool` says whether what cannot be resolved counts (the tool runs a shell).
+ */
+export function callViews(args: JsonValue, options: ViewOptions, shellTool: boolean): CallViews {
   const ctx: Ctx = { home: options.home ?? "/root", cwd: options.cwd ?? "/workspace", seen: new Set<string>(), out: [], lineFlags: 0 };
   walk(args, ctx, 0);
-  return ctx.out;
+  let unresolved: string | undefined;
+  if (args !== null && typeof args === "object" && !Array.isArray(args)) {
+    let cwd = ctx.cwd;
+    for (const f of CWD_FIELDS) {
+      const v = args[f];
+      if (typeof v === "string" && v.startsWith("/")) {
+        cwd = normalisePath(v, ctx.cwd);
+        break;
+      }
+    }
+    for (const f of SHELL_FIELDS) {
+      const v = args[f];
+      let line: string | undefined;
+      if (typeof v === "string") line = v;
+      else if (Array.isArray(v) && v.length > 0 && v.every((x) => typeof x === "string")) line = (v).map(shellQuote).join(" ");
+      if (line === undefined || line.length > LARGE_TEXT) continue;
+      const why = shellLine(line, cwd, ctx);
+      if (shellTool) unresolved ??= why;
+    }
+  }
+  return unresolved === undefined ? { views: ctx.out } : { views: ctx.out, unresolved };
+}
+
+/**
+ * Views a command line as the shell would run it (shell-words.ts): each expanded line, with its
+ * paths resolved against the command's directory. Returns what could not be resolved, if anything.
+ */
+function shellLine(line: string, cwd: string, ctx: Ctx): string | undefined {
+  const decoded = deobfuscate(line);
+  let unresolved: string | undefined;
+  for (const text of decoded === line ? [line] : [line, decoded]) {
+    const flags = charFlags(text);
+    if ((flags & (F_SHELL | F_GLOB | F_TILDE)) === 0 && cwd === ctx.cwd) continue;
+    const analysis = analyseShell(text, { home: ctx.home, cwd });
+    unresolved ??= analysis.unresolved;
+    const saved = ctx.cwd;
+    ctx.cwd = cwd;
+    try {
+      for (const t of analysis.texts) {
+        if (t.length > LARGE_TEXT) continue;
+        add(t, ctx);
+        viewsOf(t, charFlags(t), ctx, MAX_DECODE_DEPTH - 1);
+      }
+      // A command run in another directory: its bare words may be file names there.
+      if (cwd !== saved) {
+        for (const t of [text, ...analysis.texts]) {
+          for (const w of t.split(PATH_SPLIT_RE)) if (w !== "" && !w.startsWith("-") && !w.includes("/")) add(normalisePath(w, cwd), ctx);
+        }
+      }
+    } finally {
+      ctx.cwd = saved;
+    }
+  }
+  return unresolved;
 }
 
 interface Ctx {
@@ -150,6 +229,8 @@ function walk(v: JsonValue, ctx: Ctx, level: number): string | undefined {
     let line: string | undefined;
     let words = 0;
     let flags = F_SPACE | F_NONWORD;
+    let dirs: string[] | undefined;
+    let names: string[] | undefined;
     for (const k of Object.keys(v)) {
       addString(k, ctx, 0);
       const item = v[k] as JsonValue;
@@ -158,10 +239,22 @@ function walk(v: JsonValue, ctx: Ctx, level: number): string | undefined {
         line = line === undefined ? w : `${line} ${w}`;
         flags |= ctx.lineFlags;
         words += typeof item === "string" ? 1 : (item as JsonValue[]).length;
+        // One-word values: a directory and a name a tool may join into one path.
+        if (typeof item === "string" && (ctx.lineFlags & (F_SPACE | F_SHELL)) === 0 && item.length <= 256 && item !== "") {
+          if (item.startsWith("/") || item.startsWith("~")) (dirs ??= []).push(item);
+          else if (!item.startsWith("-") && !item.includes("://")) (names ??= []).push(item);
+        }
       }
     }
     // A command split into fields ({cmd: "rm", args: ["-rf", "/"]}) is read as one line too.
     if (line !== undefined && words > 1) addJoined(line, flags, ctx);
+    // A path split into fields ({dir: "/etc", file: "passwd"}) is read joined too.
+    if (dirs !== undefined && names !== undefined) {
+      for (const d of dirs.slice(0, 8)) {
+        const dir = expandHome(d, ctx.home);
+        for (const n of names.slice(0, 8)) add(normalisePath(`${dir}/${n}`, ctx.cwd), ctx);
+      }
+    }
   }
   return undefined;
 }
@@ -223,7 +316,10 @@ function viewsOf(base: string, flags: number, ctx: Ctx, depth: number): void {
   }
   if (text.includes("/")) {
     for (const tok of text.split(PATH_SPLIT_RE)) {
-      if (tok.includes("/")) add(normalisePath(tok, ctx.cwd), ctx);
+      if (!tok.includes("/")) continue;
+      add(normalisePath(tok, ctx.cwd), ctx);
+      // A glob names every path it matches: read it as the sensitive ones it could name.
+      if ((flags & F_GLOB) !== 0 && /[*?[]/.test(tok)) for (const target of globTargets(tok, { home: ctx.home, cwd: ctx.cwd })) add(target, ctx);
     }
   }
   if (depth < MAX_DECODE_DEPTH) {

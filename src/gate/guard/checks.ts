@@ -2,7 +2,7 @@
 // its context that returns a denial or undefined. guard.ts runs them in order.
 import type { GuardDecision } from "../../api/protocol.js";
 import type { JsonObject } from "../../api/types.js";
-import { argumentViews, NestingTooDeep } from "./argument-views.js";
+import { callViews, NestingTooDeep, type CallViews } from "./argument-views.js";
 import type { GuardContext } from "./context.js";
 import type { Candidates } from "./pattern-set.js";
 
@@ -16,7 +16,7 @@ export interface GuardCall {
 
 /** Per-call values computed at most once and shared by the checks that need them. */
 export class CallState {
-  private cachedViews: string[] | undefined;
+  private cachedViews: CallViews | undefined;
   private cachedCandidates: Candidates[] | undefined;
   constructor(
     readonly call: GuardCall,
@@ -25,7 +25,12 @@ export class CallState {
 
   /** The texts patterns are searched in (argument-views.ts). */
   get views(): string[] {
-    this.cachedViews ??= argumentViews(this.call.args, this.ctx.views);
+    return this.callViews.views;
+  }
+
+  /** The views and, for a shell-capable tool, what its command leaves unresolved. */
+  get callViews(): CallViews {
+    this.cachedViews ??= callViews(this.call.args, this.ctx.views ?? {}, isShellTool(this.call.tool, this.ctx));
     return this.cachedViews;
   }
 
@@ -34,6 +39,20 @@ export class CallState {
     this.cachedCandidates ??= this.ctx.policy.viewScan.candidates(this.views);
     return this.cachedCandidates;
   }
+}
+
+/** Tool names that run a shell: `cmd.run`, `shell_exec`, `bash`, `terminal.exec`, ... */
+const SHELL_TOOL_RE = /(^|[._-])(cmd|shell|bash|sh|zsh|terminal)([._-]|$)/i;
+
+/**
+ * Whether a tool runs its command through a shell: by name, or by a `shell:*` / `code:exec`
+ * capability in its manifest entry or the policy (vaglio applies its shell patterns to
+ * `shell_exec` and to `code:exec`).
+ */
+export function isShellTool(tool: string, ctx: Pick<GuardContext, "scope" | "policy">): boolean {
+  if (SHELL_TOOL_RE.test(tool)) return true;
+  const caps = `${ctx.scope.tools.get(tool)?.capability ?? ""}|${ctx.policy.requiredCapabilities.get(tool) ?? ""}`;
+  return /(^|\|)\s*(shell:|code:exec)/.test(caps);
 }
 
 type Denial = GuardDecision & { approved: false };
@@ -83,8 +102,12 @@ export const destructivePattern: Check = (state) => {
     throw err;
   }
   const i = set.firstMatch(views, state.viewCandidates[0]);
-  if (i < 0) return undefined;
-  return { approved: false, check: "destructive_pattern", reason: `destructive_pattern: ${set.entries[i]?.label ?? ""}` };
+  if (i >= 0) return { approved: false, check: "destructive_pattern", reason: `destructive_pattern: ${set.entries[i]?.label ?? ""}` };
+  // What a static reading cannot resolve is denied, not guessed (vaglio: a false positive costs
+  // a reformulated request, a false negative a leaked key).
+  const unresolved = state.callViews.unresolved;
+  if (unresolved !== undefined) return { approved: false, check: "destructive_pattern", reason: `destructive_pattern: unresolved shell (${unresolved})` };
+  return undefined;
 };
 
 /** 5. Sequence contracts: `requires_prior` must have been allowed within the last `within_steps` steps. */
