@@ -485,3 +485,68 @@ describe("Helm chart on the real kube-apiserver", () => {
     expect(await canI("get", "secrets")).toBe(false);
   });
 });
+
+describe("helm template: the branches default values do not take", () => {
+  let helm: string;
+  beforeAll(async () => {
+    helm = await helmPath();
+  });
+  const render = async (...sets: string[]): Promise<K8sObject[]> => {
+    const out = await runOk(helm, ["template", "gavel", CHART, "--namespace", NS, ...sets.flatMap((s) => ["--set", s])]);
+    return parseAllDocuments(out)
+      .map((d) => d.toJS() as K8sObject | null)
+      .filter((d): d is K8sObject => d !== null);
+  };
+  interface PodTemplate {
+    spec: {
+      replicas: number;
+      strategy: { type: string };
+      template: {
+        spec: {
+          volumes: { name: string; secret?: { secretName: string } }[];
+          containers: { args: string[]; env: { name: string; value?: string }[]; volumeMounts: { name: string; mountPath: string; readOnly?: boolean }[] }[];
+        };
+      };
+    };
+  }
+  const deploymentOf = (docs: K8sObject[]) => docs.find((d) => d.kind === "Deployment") as unknown as PodTemplate;
+
+  it("NATS credentials: the Secret is mounted read-only and its path passed as NATS_CREDS", async () => {
+    const dep = deploymentOf(await render("nats.credentialsSecret=gavel-nats", "nats.url=tls://nats.example:4222"));
+    const pod = dep.spec.template.spec;
+    expect(pod.volumes).toContainEqual(expect.objectContaining({ name: "nats-credentials", secret: expect.objectContaining({ secretName: "gavel-nats" }) as unknown }));
+    const c = pod.containers[0];
+    expect(c?.volumeMounts).toContainEqual({ name: "nats-credentials", mountPath: "/etc/gavel/nats", readOnly: true });
+    expect(c?.env).toContainEqual({ name: "NATS_CREDS", value: "/etc/gavel/nats/nats.creds" });
+    expect(c?.env).toContainEqual({ name: "NATS_URL", value: "tls://nats.example:4222" });
+  });
+
+  it("leader election off: no --leader-elect, Recreate, and more than one replica is refused by name", async () => {
+    const dep = deploymentOf(await render("leaderElection.enabled=false"));
+    expect(dep.spec.strategy.type).toBe("Recreate");
+    expect(dep.spec.template.spec.containers[0]?.args).toEqual(["controller"]);
+    const r = await run(helm, ["template", "gavel", CHART, "--set", "leaderElection.enabled=false", "--set", "replicas=2"]);
+    expect(r.code).not.toBe(0);
+    expect(r.stderr).toContain("replicas: more than one controller needs leaderElection.enabled=true");
+    expect(deploymentOf(await render("replicas=3")).spec.replicas).toBe(3);
+  });
+
+  it("admissionPolicy.enabled=false leaves the policy out and nothing else", async () => {
+    const on = await render();
+    const off = await render("admissionPolicy.enabled=false");
+    const kinds = (docs: K8sObject[]) => docs.map((d) => d.kind);
+    expect(kinds(on)).toEqual(expect.arrayContaining(["ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding"]));
+    expect(kinds(off).filter((k) => k.startsWith("ValidatingAdmission"))).toEqual([]);
+    expect(off.length).toBe(on.length - 2);
+  });
+
+  it("a release not named gavel prefixes every name, so it never collides with another's RBAC", async () => {
+    const out = await runOk(helm, ["template", "team", CHART, "--namespace", "ops"]);
+    const names = parseAllDocuments(out)
+      .map((d) => d.toJS() as K8sObject | null)
+      .filter((d): d is K8sObject => d !== null && !d.kind.startsWith("ValidatingAdmission"))
+      .map((d) => d.metadata.name);
+    expect(names.length).toBeGreaterThan(5);
+    for (const n of names) expect(n.startsWith("team-gavel"), n).toBe(true);
+  });
+});
