@@ -4,7 +4,7 @@ import { agentScope } from "./context.js";
 import { isShellTool } from "./checks.js";
 import { callViews } from "./argument-views.js";
 import { compilePolicy } from "./policy.js";
-import { analyseShell, globRegex, globTargets, tokenize } from "./shell-words.js";
+import { analyseShell, compileGlob, globTargets, tokenize } from "./shell-words.js";
 
 const opts = { home: "/root", cwd: "/workspace" };
 const texts = (s: string): string[] => analyseShell(s, opts).texts;
@@ -37,6 +37,8 @@ describe("shell words", () => {
     expect(texts("sh <<< 'rm -rf /'")).toContain("rm -rf / ;");
     expect(texts("echo / | xargs rm -rf")).toContain("rm -rf /");
     expect(texts("find . -exec rm -f {} +")).toContain("rm -f {}");
+    expect(texts("cd /etc && cat shadow")).toContain("/etc/shadow");
+    expect(texts("cd /etc; cd ssh; ls .")).toContain("/etc/ssh");
   });
 
   it("says what it cannot resolve, and only where a command name belongs", () => {
@@ -52,9 +54,15 @@ describe("shell words", () => {
   });
 
   it("reads a glob as the sensitive paths or dangerous commands it could name", () => {
-    expect(globRegex("/etc/pas?wd").test("/etc/passwd")).toBe(true);
-    expect(globRegex("*").test(".ssh")).toBe(false);
-    expect(globRegex("/**/x").test("/a/b/x")).toBe(true);
+    expect(compileGlob("/etc/pas?wd").test("/etc/passwd")).toBe(true);
+    expect(compileGlob("*").test(".ssh")).toBe(false);
+    expect(compileGlob("/**/x").test("/a/b/x")).toBe(true);
+    expect(compileGlob("/e[a-t]c/[!x]asswd").test("/etc/passwd")).toBe(true);
+    expect(compileGlob("/etc/*").test("/etc/a/b")).toBe(false);
+    // Linear in glob × text: a backtracking regex would take exponential time on this.
+    const t = performance.now();
+    expect(compileGlob(`${"*a".repeat(200)}b`).test("a".repeat(300))).toBe(false);
+    expect(performance.now() - t).toBeLessThan(500);
     expect(globTargets("/etc/pas?wd", opts)).toEqual(["/etc/passwd"]);
     expect(globTargets("~/.ss[h]/id_*".replace("~", "/root"), opts)).toEqual(expect.arrayContaining(["/root/.ssh/id_*", "/root/.ssh/id_rsa"]));
     expect(globTargets("/etc/*.conf", opts)).toEqual([]);
@@ -87,5 +95,14 @@ describe("call views", () => {
     expect(callViews({ dir: "/etc", file: "passwd" }, {}, false).views).toContain("/etc/passwd");
     expect(callViews({ command: "cat shadow", cwd: "/etc" }, {}, true).views).toContain("/etc/shadow");
     expect(callViews({ note: "see the docs", path: "/workspace/a" }, {}, false).views).not.toContain("/workspace/a/see the docs");
+  });
+});
+
+describe("shell words on hostile input", () => {
+  it("stays bounded on deep nesting, many brace groups and long lines", () => {
+    const cases = ["$(".repeat(2000) + "rm", "{a,b}".repeat(500) + " x", "`".repeat(3000), "${".repeat(1000), "'".repeat(4001), "a|".repeat(2000), "$'" + "\\1".repeat(1500)];
+    const t = performance.now();
+    for (const c of cases) analyseShell(c, opts);
+    expect(performance.now() - t).toBeLessThan(2000);
   });
 });

@@ -43,6 +43,7 @@ const KNOWN_ENV: Record<string, (o: ShellOptions) => string> = {
 const MAX_ALTERNATIVES = 16;
 const MAX_DEPTH = 4;
 const MAX_SOURCE = 8192;
+const MAX_COMMANDS = 256;
 
 type Part =
   | { t: "lit"; s: string; quoted: boolean }
@@ -265,6 +266,8 @@ interface Env {
   depth: number;
   texts: string[];
   unresolved?: string;
+  /** The directory the next command runs in (`cd` changes it). */
+  cwd: string;
 }
 
 function lookup(env: Env, name: string): string[] | undefined {
@@ -339,6 +342,7 @@ function braces(s: string): string[] {
   if (m === null) return [s];
   const out: string[] = [];
   for (const alt of (m[1] ?? "").split(",")) {
+    if (out.length >= MAX_ALTERNATIVES) break;
     for (const rest of braces(s.slice(0, m.index) + alt + s.slice(m.index + m[0].length))) {
       if (out.length < MAX_ALTERNATIVES) out.push(rest);
     }
@@ -419,7 +423,7 @@ function expandWord(parts: Part[], env: Env): Expanded {
 /** Output of `$(...)`: analysed as a line of its own, its value computed if it is a static pipeline. */
 function substitute(src: string, env: Env): string | undefined {
   if (env.depth >= MAX_DEPTH) return undefined;
-  const inner: Env = { vars: new Map(env.vars), opts: env.opts, depth: env.depth + 1, texts: env.texts };
+  const inner: Env = { vars: new Map(env.vars), opts: env.opts, depth: env.depth + 1, texts: env.texts, cwd: env.cwd };
   const out = runLine(tokenize(src), inner);
   if (inner.unresolved !== undefined) env.unresolved ??= inner.unresolved;
   return out === undefined ? undefined : out.replace(/\n+$/, "");
@@ -533,11 +537,17 @@ function runLine(tokens: Token[], env: Env): string | undefined {
     output = runPipeline(pipeline, env, rendered);
     pipeline = [];
   };
+  let commands = 0;
   for (let i = 0; i < tokens.length; i++) {
     const t = tokens[i] as Token;
     if (t.k === "word") {
       cur.words.push(t);
       continue;
+    }
+    if (++commands > MAX_COMMANDS) {
+      // Reading more would cost the gate more than the call is worth: not read, not guessed.
+      env.unresolved ??= "too many commands to read";
+      break;
     }
     if (t.op === "|" || t.op === "|&") {
       pipeline.push(cur);
@@ -662,7 +672,7 @@ function runSimple(simple: Simple, env: Env, rendered: string[][], input: string
   // The command name: a glob is read as every dangerous command it could name.
   let names = cmd.values;
   if (cmd.glob !== undefined) {
-    const re = globRegex(cmd.glob);
+    const re = compileGlob(cmd.glob);
     const hits = DANGEROUS_COMMANDS.flatMap((c) => [c, ...BIN_DIRS.map((d) => d + c)]).filter((c) => re.test(c));
     if (hits.length > 0) names = [...new Set(hits.map(baseName))];
   }
@@ -675,11 +685,21 @@ function runSimple(simple: Simple, env: Env, rendered: string[][], input: string
   }
   rendered.push(lines);
   // Globbed arguments: each also read as the forbidden-looking paths it could name.
-  for (const e of argv.slice(1)) if (e.glob !== undefined) env.texts.push(...globTargets(e.glob, env.opts));
+  for (const e of argv.slice(1)) if (e.glob !== undefined) env.texts.push(...globTargets(e.glob, { home: env.opts.home, cwd: env.cwd }));
 
   const name = baseName(names[0] ?? "");
   const args = argv.slice(1);
   const argValues = args.map((e) => e.values[0] ?? "");
+  // After a `cd`, relative words are files in that directory (`cd /etc && cat shadow`).
+  if (env.cwd !== env.opts.cwd) {
+    for (const a of argValues) if (a !== "" && !a.startsWith("-") && !a.startsWith("/")) env.texts.push(posix.resolve(env.cwd, a));
+  }
+  if (name === "cd" || name === "pushd") {
+    const dir = args.find((e) => !(e.values[0] ?? "").startsWith("-"));
+    if (dir === undefined) env.cwd = env.opts.home;
+    else if (!dir.unknown) env.cwd = posix.resolve(env.cwd, dir.values[0] ?? "");
+    return undefined;
+  }
   const nested = (text: string | undefined, what: string): void => {
     if (text === undefined) {
       env.unresolved ??= what;
@@ -689,7 +709,7 @@ function runSimple(simple: Simple, env: Env, rendered: string[][], input: string
       env.unresolved ??= what;
       return;
     }
-    const inner: Env = { vars: env.vars, opts: env.opts, depth: env.depth + 1, texts: env.texts };
+    const inner: Env = { vars: env.vars, opts: env.opts, depth: env.depth + 1, texts: env.texts, cwd: env.cwd };
     runLine(tokenize(text), inner);
     if (inner.unresolved !== undefined) env.unresolved ??= inner.unresolved;
   };
@@ -750,37 +770,93 @@ function baseName(w: string): string {
   return slash >= 0 && slash < w.length - 1 ? w.slice(slash + 1) : w;
 }
 
-/** A glob as an anchored RegExp (`**` crosses `/`, a leading `*` or `?` does not match a dot file). */
-export function globRegex(glob: string): RegExp {
-  let re = "";
+/** One element of a compiled glob. */
+type GlobTok =
+  | { k: "char"; c: string; segStart: boolean }
+  | { k: "any"; segStart: boolean }
+  | { k: "star"; segStart: boolean }
+  | { k: "globstar" }
+  | { k: "class"; set: string; negated: boolean; segStart: boolean };
+
+/** A compiled glob; `test` runs in O(glob × text) (an NFA, no backtracking on attacker input). */
+export interface Glob {
+  test(s: string): boolean;
+}
+
+/** A glob (`*` `?` `[..]`, `**` crossing `/`; a leading `*`/`?` does not match a dot file) as a matcher. */
+export function compileGlob(glob: string): Glob {
+  const toks: GlobTok[] = [];
   for (let i = 0; i < glob.length; i++) {
     const c = glob[i] as string;
     const segStart = i === 0 || glob[i - 1] === "/";
-    if (c === "\\") {
-      re += (glob[i + 1] ?? "").replace(/[.*+?^${}()|[\]\\/]/g, "\\$&");
-      i++;
-    } else if (c === "*") {
+    if (c === "\\") toks.push({ k: "char", c: glob[++i] ?? "", segStart });
+    else if (c === "*") {
       if (glob[i + 1] === "*") {
-        re += ".*";
-        i++;
-      } else re += segStart ? "(?!\\.)[^/]*" : "[^/]*";
-    } else if (c === "?") re += segStart ? "(?!\\.)[^/]" : "[^/]";
-    else if (c === "[") {
+        toks.push({ k: "globstar" });
+        while (glob[i + 1] === "*") i++;
+      } else toks.push({ k: "star", segStart });
+    } else if (c === "?") toks.push({ k: "any", segStart });
+    else if (c === "[" && glob.indexOf("]", i + 2) > 0) {
       const end = glob.indexOf("]", i + 2);
-      if (end < 0) re += "\\[";
-      else {
-        let body = glob.slice(i + 1, end);
-        if (body.startsWith("!")) body = `^${body.slice(1)}`;
-        re += `[${body.replace(/\\/g, "\\\\")}]`;
-        i = end;
+      let body = glob.slice(i + 1, end);
+      const negated = body.startsWith("!") || body.startsWith("^");
+      if (negated) body = body.slice(1);
+      let set = "";
+      for (let j = 0; j < body.length; j++) {
+        if (body[j + 1] === "-" && j + 2 < body.length) {
+          for (let x = body.charCodeAt(j); x <= body.charCodeAt(j + 2) && set.length < 256; x++) set += String.fromCharCode(x);
+          j += 2;
+        } else set += body[j] as string;
       }
-    } else re += c.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&");
+      toks.push({ k: "class", set, negated, segStart });
+      i = end;
+    } else toks.push({ k: "char", c, segStart });
   }
-  try {
-    return new RegExp(`^${re}$`);
-  } catch {
-    return /^$/;
-  }
+  const n = toks.length;
+  // Closure: a star or globstar may match nothing, so a state at it also stands after it.
+  const close = (states: Uint8Array): void => {
+    for (let k = 0; k < n; k++) if (states[k] === 1 && (toks[k]?.k === "star" || toks[k]?.k === "globstar")) states[k + 1] = 1;
+  };
+  return {
+    test(s: string): boolean {
+      let cur = new Uint8Array(n + 1);
+      cur[0] = 1;
+      close(cur);
+      for (let i = 0; i < s.length; i++) {
+        const ch = s[i] as string;
+        const atSegStart = i === 0 || s[i - 1] === "/";
+        const next = new Uint8Array(n + 1);
+        let any = false;
+        for (let k = 0; k < n; k++) {
+          if (cur[k] !== 1) continue;
+          const t = toks[k] as GlobTok;
+          const hidden = ch === "." && atSegStart && t.k !== "char" && t.k !== "globstar" && t.segStart;
+          switch (t.k) {
+            case "char":
+              if (t.c === ch) next[k + 1] = 1;
+              break;
+            case "any":
+              if (ch !== "/" && !hidden) next[k + 1] = 1;
+              break;
+            case "class":
+              if (ch !== "/" && !hidden && t.set.includes(ch) !== t.negated) next[k + 1] = 1;
+              break;
+            case "star":
+              if (ch !== "/" && !hidden) next[k] = 1;
+              break;
+            case "globstar":
+              next[k] = 1;
+              break;
+          }
+        }
+        close(next);
+        for (let k = 0; k <= n; k++) if (next[k] === 1) any = true;
+        if (!any) return false;
+        cur = next;
+      }
+      return cur[n] === 1;
+    },
+  };
 }
 
 /**
@@ -807,20 +883,20 @@ export function globTargets(glob: string, opts: ShellOptions): string[] {
   const literal = path.slice(0, path.search(/[*?[\\]/) >>> 0);
   const segs = path.split("/");
   const out: string[] = [];
-  let whole: RegExp | undefined;
-  const prefixRes = new Map<number, RegExp>();
+  let whole: Glob | undefined;
+  const prefixRes = new Map<number, Glob>();
   for (const p of SENSITIVE_PATHS) {
     const candidate = p.startsWith("~") ? opts.home + p.slice(1) : p;
     if (!candidate.startsWith(literal) && !literal.startsWith(candidate)) continue;
     const n = candidate.split("/").length;
     if (n > segs.length) {
       // A `**` may still cover it.
-      if (path.includes("**") && (whole ??= globRegex(path)).test(candidate)) out.push(candidate);
+      if (path.includes("**") && (whole ??= compileGlob(path)).test(candidate)) out.push(candidate);
       continue;
     }
     let re = prefixRes.get(n);
     if (re === undefined) {
-      re = globRegex(segs.slice(0, n).join("/"));
+      re = compileGlob(segs.slice(0, n).join("/"));
       prefixRes.set(n, re);
     }
     if (re.test(candidate)) out.push(n === segs.length ? candidate : `${candidate}/${segs.slice(n).join("/")}`);
@@ -830,7 +906,7 @@ export function globTargets(glob: string, opts: ShellOptions): string[] {
 
 /** Reads a command line statically (see the file's header). */
 export function analyseShell(src: string, opts: ShellOptions): ShellAnalysis {
-  const env: Env = { vars: new Map(), opts, depth: 0, texts: [] };
+  const env: Env = { vars: new Map(), opts, depth: 0, texts: [], cwd: opts.cwd };
   if (src.length > MAX_SOURCE) return { texts: [] };
   runLine(tokenize(src), env);
   const texts = [...new Set(env.texts)].filter((t) => t !== "" && t !== src);
