@@ -338,13 +338,21 @@ export class ExecutionReconciler {
       await this.observeWorkerPod(ctx, state);
     }
 
+    const events: { event: string; data: Record<string, unknown> }[] = [];
     for (let round = 0; round < 100; round++) {
       const actions = decide(ctx, state, this.now());
       let observed = false;
-      for (const a of actions) observed = (await this.perform(ctx, state, a)) || observed;
+      for (const a of actions) {
+        if (a.type === "event") events.push(a);
+        observed = (await this.perform(ctx, state, a)) || observed;
+      }
       if (!observed) break;
     }
+    const before = ex.metadata.resourceVersion;
     await this.writeStatus(ex, state.status);
+    // Recorded only once the status that holds the transitions is written: a retried
+    // reconcile (409) decides them again and they are recorded then.
+    if (ex.metadata.resourceVersion !== before) await this.record(ex, events);
     if (isTerminal(state.status.phase)) await this.removeOrphanPods(ns, ex.metadata.name);
     const deadline = nextDeadline(ctx, state);
     return deadline === undefined ? {} : { requeueAfterMs: Math.max(50, deadline - this.now() + 50) };
@@ -504,6 +512,20 @@ export class ExecutionReconciler {
 
   // ------------------------------------------------------------------ I/O helpers
 
+  /** Records engine events as Kubernetes Events on the Execution (`kubectl describe ex`); best effort. */
+  private async record(ex: Execution, events: { event: string; data: Record<string, unknown> }[]): Promise<void> {
+    const now = new Date(this.now());
+    for (const e of events) {
+      const body = kubernetesEvent(ex, e.event, e.data, now, this.eventSeq++);
+      try {
+        await this.core.createNamespacedEvent({ namespace: ns(ex), body });
+      } catch (err) {
+        this.log(`recording event ${e.event} on ${ns(ex)}/${ex.metadata.name} failed: ${messageOf(err)}`);
+      }
+    }
+  }
+  private eventSeq = 0;
+
   private podOptions() {
     return {
       ...(this.opts.imagePullPolicy !== undefined ? { imagePullPolicy: this.opts.imagePullPolicy } : {}),
@@ -646,6 +668,27 @@ export class ExecutionReconciler {
       throw err;
     }
   }
+}
+
+/** A core/v1 Event for one engine event: reason ExecutionPhase, IterationStarted, ...; Warning for failures. */
+export function kubernetesEvent(ex: Execution, type: string, data: Record<string, unknown>, now: Date, seq: number): k8s.CoreV1Event {
+  const reason = type.split(/[._]/).map((w) => w.charAt(0).toUpperCase() + w.slice(1)).join("");
+  const bad =
+    (type === "execution.phase" && ["Failed", "TimedOut", "Cancelled"].includes(String(data.phase))) ||
+    (type === "validator.result" && data.passed === false) ||
+    (type === "judge.finished" && data.rejection !== undefined);
+  const message = JSON.stringify(data);
+  return {
+    metadata: { name: `${ex.metadata.name}.${now.getTime().toString(16)}${seq.toString(16)}`.slice(0, 253), namespace: ns(ex) },
+    involvedObject: { apiVersion: ex.apiVersion, kind: "Execution", name: ex.metadata.name, namespace: ns(ex), ...(ex.metadata.uid !== undefined ? { uid: ex.metadata.uid } : {}) },
+    reason,
+    message: message.length > 1024 ? `${message.slice(0, 1021)}...` : message,
+    type: bad ? "Warning" : "Normal",
+    source: { component: "gavel-controller" },
+    firstTimestamp: now,
+    lastTimestamp: now,
+    count: 1,
+  };
 }
 
 function ns(ex: Execution): string {

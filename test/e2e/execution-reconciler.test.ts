@@ -223,6 +223,18 @@ spec:
       // The payload the judge got is on the child (criteria and the worker's output)
       expect(JSON.stringify(child?.spec.input)).toContain("file_exists: sum.js");
 
+      // And the loop's history is recorded as Kubernetes Events on the Execution, each transition once
+      // (recorded right after the status write that holds them, so they may trail it a little)
+      const events = await eventually(async () => {
+        const list = await core.listNamespacedEvent({ namespace: ns, fieldSelector: "involvedObject.name=quick" });
+        return list.items.some((e) => e.reason === "ExecutionPhase" && e.message?.includes("Succeeded")) ? list : undefined;
+      }, 10_000, "the Succeeded event");
+      const reasons = events.items.map((e) => e.reason ?? "");
+      for (const r of ["ExecutionStarted", "IterationStarted", "WorkerFinished", "ValidatorResult", "JudgeSpawned", "JudgeFinished", "IterationFinished"]) {
+        expect(reasons.filter((x) => x === r).length, `${r} in ${reasons.join(",")}`).toBe(r === "ValidatorResult" ? 2 : 1);
+      }
+      expect(events.items.find((e) => e.reason === "ExecutionPhase" && e.message?.includes("Succeeded"))?.type).toBe("Normal");
+
       // And kubectl shows the tree (PARENT column), and no pod of the run is left
       const table = await cluster.kubectl(["get", "ex", "-n", ns]);
       expect(table.stdout).toMatch(/quick-i1-v1-rule-judge\s+rule-judge\s+Succeeded\s+.*quick/);
