@@ -17,7 +17,7 @@ export interface GuardCall {
 /** Per-call values computed at most once and shared by the checks that need them. */
 export class CallState {
   private cachedViews: CallViews | undefined;
-  private cachedCandidates: Candidates[] | undefined;
+  private cachedCandidates: readonly Candidates[] | undefined;
   constructor(
     readonly call: GuardCall,
     readonly ctx: GuardContext,
@@ -35,7 +35,7 @@ export class CallState {
   }
 
   /** Prefilter candidates over the views: [destructive patterns, `args` adaptive rules], one scan for both. */
-  get viewCandidates(): Candidates[] {
+  get viewCandidates(): readonly Candidates[] {
     this.cachedCandidates ??= this.ctx.policy.viewScan.candidates(this.views);
     return this.cachedCandidates;
   }
@@ -56,6 +56,7 @@ export function isShellTool(tool: string, ctx: Pick<GuardContext, "scope" | "pol
 }
 
 type Denial = GuardDecision & { approved: false };
+const FIELDS = ["tool", "args", "hash"] as const;
 /** A check: a denial, or undefined to pass the call on. */
 export type Check = (state: CallState) => Denial | undefined;
 
@@ -130,21 +131,20 @@ export const signature: Check = ({ call, ctx }) => {
 /** 7. Adaptive rules: the first matching `deny` (in declaration order) blocks; `flag` rules are listed. */
 export function adaptiveRules(state: CallState): GuardDecision {
   const { policy, liveHashes } = state.ctx;
-  const matched: { order: number; name: string; action: "deny" | "flag" }[] = [];
-  const fields = [
-    ["tool", [state.call.tool]],
-    ["args", undefined],
-    ["hash", [liveHashes?.get(state.call.tool) ?? policy.registry.get(state.call.tool)?.sha256 ?? ""]],
-  ] as const;
-  for (const [field, texts] of fields) {
+  let matched: { order: number; name: string; action: "deny" | "flag" }[] | undefined;
+  for (const field of FIELDS) {
     const { rules, patterns } = policy.adaptive[field];
     if (rules.length === 0) continue;
-    for (const i of texts === undefined ? patterns.allMatches(state.views, state.viewCandidates[1]) : patterns.allMatches(texts)) {
+    const hits =
+      field === "args"
+        ? patterns.allMatches(state.views, state.viewCandidates[1])
+        : patterns.allMatches([field === "tool" ? state.call.tool : (liveHashes?.get(state.call.tool) ?? policy.registry.get(state.call.tool)?.sha256 ?? "")]);
+    for (const i of hits) {
       const rule = rules[i];
-      if (rule !== undefined) matched.push({ order: rule.order, name: rule.name, action: rule.action });
+      if (rule !== undefined) (matched ??= []).push({ order: rule.order, name: rule.name, action: rule.action });
     }
   }
-  if (matched.length === 0) return { approved: true };
+  if (matched === undefined) return { approved: true };
   matched.sort((a, b) => a.order - b.order);
   const flags = matched.filter((m) => m.action === "flag").map((m) => m.name);
   const deny = matched.find((m) => m.action === "deny");

@@ -92,13 +92,18 @@ export class JointScan {
       this.offsets.push(patterns.length);
     }
     this.prefilter = new LiteralPrefilter(patterns);
+    this.none = Object.freeze(this.offsets.slice(1).map(() => Object.freeze([]) as Candidates));
   }
 
+  private readonly none: readonly Candidates[];
+
   /** Each set's candidates over the texts, in the order the sets were given. */
-  candidates(texts: readonly string[]): Candidates[] {
+  candidates(texts: readonly string[]): readonly Candidates[] {
+    const all = this.prefilter.candidates(texts);
+    // The common case, no literal anywhere: one shared answer, nothing allocated.
+    if (all.length === 0) return this.none;
     const per: [number, number[]][][] = [];
     for (let s = 1; s < this.offsets.length; s++) per.push([]);
-    const all = this.prefilter.candidates(texts);
     let set = 0;
     for (const [i, textIdx] of all) {
       while (i >= (this.offsets[set + 1] as number)) set++;

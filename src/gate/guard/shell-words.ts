@@ -876,32 +876,52 @@ const SENSITIVE_PATHS = [
  * whole glob matches, or a directory a leading part of the glob matches (then with the rest of
  * the glob after it: `~/.ss[h]/id_*` reads `/root/.ssh/id_*`).
  */
-export function globTargets(glob: string, opts: ShellOptions): string[] {
+export function globTargets(glob: string, opts: ShellOptions): readonly string[] {
   const abs = glob.startsWith("/") ? glob : `${opts.cwd}/${glob}`;
-  const path = /(^|\/)\.\.?(\/|$)|\/\//.test(abs) ? posix.normalize(abs) : abs;
-  // Only paths under the glob's literal start (or directories above it) can be named by it.
-  const literal = path.slice(0, path.search(/[*?[\\]/) >>> 0);
-  const segs = path.split("/");
-  const out: string[] = [];
+  const path = DOT_SEGMENT_RE.test(abs) ? posix.normalize(abs) : abs;
+  // Only paths under the glob's literal start (or directories above it) can be named by it:
+  // most globs (`src/**/*.ts`) share no start with any sensitive path and cost one scan.
+  const literal = path.slice(0, path.search(GLOB_META_RE) >>> 0);
+  let out: string[] | undefined;
+  let segs: string[] | undefined;
   let whole: Glob | undefined;
-  const prefixRes = new Map<number, Glob>();
-  for (const p of SENSITIVE_PATHS) {
-    const candidate = p.startsWith("~") ? opts.home + p.slice(1) : p;
+  let prefixes: Map<number, Glob> | undefined;
+  for (const p of sensitivePaths(opts.home)) {
+    const candidate = p.path;
     if (!candidate.startsWith(literal) && !literal.startsWith(candidate)) continue;
-    const n = candidate.split("/").length;
+    segs ??= path.split("/");
+    const n = p.segments;
     if (n > segs.length) {
       // A `**` may still cover it.
-      if (path.includes("**") && (whole ??= compileGlob(path)).test(candidate)) out.push(candidate);
+      if (path.includes("**") && (whole ??= compileGlob(path)).test(candidate)) (out ??= []).push(candidate);
       continue;
     }
-    let re = prefixRes.get(n);
-    if (re === undefined) {
-      re = compileGlob(segs.slice(0, n).join("/"));
-      prefixRes.set(n, re);
+    prefixes ??= new Map<number, Glob>();
+    let g = prefixes.get(n);
+    if (g === undefined) {
+      g = compileGlob(segs.slice(0, n).join("/"));
+      prefixes.set(n, g);
     }
-    if (re.test(candidate)) out.push(n === segs.length ? candidate : `${candidate}/${segs.slice(n).join("/")}`);
+    if (g.test(candidate)) (out ??= []).push(n === segs.length ? candidate : `${candidate}/${segs.slice(n).join("/")}`);
   }
-  return out;
+  return out ?? NO_TARGETS;
+}
+
+const NO_TARGETS: readonly string[] = Object.freeze([]);
+const DOT_SEGMENT_RE = /(^|\/)\.\.?(\/|$)|\/\//;
+const GLOB_META_RE = /[*?[\\]/;
+/** SENSITIVE_PATHS with `~` replaced, and their segment counts, per home directory. */
+const sensitiveByHome = new Map<string, readonly { path: string; segments: number }[]>();
+function sensitivePaths(home: string): readonly { path: string; segments: number }[] {
+  let list = sensitiveByHome.get(home);
+  if (list === undefined) {
+    list = SENSITIVE_PATHS.map((p) => {
+      const path = p.startsWith("~") ? home + p.slice(1) : p;
+      return { path, segments: path.split("/").length };
+    });
+    if (sensitiveByHome.size < 16) sensitiveByHome.set(home, list);
+  }
+  return list;
 }
 
 /** Reads a command line statically (see the file's header). */
