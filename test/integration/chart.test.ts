@@ -3,6 +3,7 @@
 // needs and nothing else; the controller image runs with the chart's security settings and the
 // ServiceAccount's token (Agent Ready, GuardPolicy status, an Execution's status and worker pod); upgrade applies new values; uninstall leaves only the CRDs; and the
 // committed manifests/gavel.yaml installs the same objects without helm.
+import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { chmod, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -10,8 +11,8 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseAllDocuments } from "yaml";
 import { startControlPlane, type ControlPlane } from "../harness/control-plane.js";
-import { run, runOk, type ExecResult } from "../harness/exec.js";
-import { HARNESS_DIR, REPO_DIR } from "../harness/paths.js";
+import type { ExecResult } from "../harness/exec.js";
+import { HARNESS_DIR, KUBECTL, REPO_DIR } from "../harness/paths.js";
 
 const RELEASE = "gavel";
 const NS = "gavel-system";
@@ -19,6 +20,37 @@ const SA = `system:serviceaccount:${NS}:gavel`;
 const CHART = join(REPO_DIR, "charts", "gavel");
 const IMAGE = "gavel/controller:dev";
 const CRDS = ["agents.100monkeys.ai", "executions.100monkeys.ai", "guardpolicies.100monkeys.ai"];
+
+/**
+ * Runs a command to completion. Unlike exec.ts's run(), stdin is only opened when there is
+ * input: ending an unused stdin pipe raced with fast-exiting commands (kubectl auth can-i,
+ * docker) and surfaced as an uncaught EPIPE that fails the whole vitest run.
+ */
+function exec(file: string, args: string[], opts: { stdin?: string; env?: NodeJS.ProcessEnv } = {}): Promise<ExecResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(file, args, { stdio: [opts.stdin === undefined ? "ignore" : "pipe", "pipe", "pipe"], env: opts.env ?? process.env });
+    let stdout = "";
+    let stderr = "";
+    child.stdout?.on("data", (d: Buffer) => (stdout += d.toString()));
+    child.stderr?.on("data", (d: Buffer) => (stderr += d.toString()));
+    child.on("error", reject);
+    child.on("close", (code) => resolve({ code: code ?? 1, stdout, stderr }));
+    if (child.stdin !== null) {
+      // A command that exits without reading its input is judged by its exit code, not by EPIPE.
+      child.stdin.on("error", () => undefined);
+      child.stdin.end(opts.stdin);
+    }
+  });
+}
+
+/** exec() that throws with the output when the command fails. */
+async function execOk(file: string, args: string[]): Promise<string> {
+  const r = await exec(file, args);
+  if (r.code !== 0) throw new Error(`${file} ${args.join(" ")} exited ${r.code}\n${r.stderr}${r.stdout}`);
+  return r.stdout;
+}
+
+const docker = (args: string[]): Promise<ExecResult> => exec("docker", args);
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -36,7 +68,7 @@ async function eventually<T>(f: () => Promise<T>, ms = 30_000): Promise<T> {
 
 /** The helm binary exactly where test/harness/build-k8s.sh installs it (lib.sh's HELM_BIN). */
 async function helmPath(): Promise<string> {
-  const out = await runOk("bash", ["-c", `source "${join(HARNESS_DIR, "lib.sh")}" && printf %s "$HELM_BIN/helm"`]);
+  const out = await execOk("bash", ["-c", `source "${join(HARNESS_DIR, "lib.sh")}" && printf %s "$HELM_BIN/helm"`]);
   return out.trim();
 }
 
@@ -90,7 +122,7 @@ describe("Helm chart on the real kube-apiserver", () => {
   let container: string | undefined;
 
   const h = (args: string[]): Promise<ExecResult> =>
-    run(helm, [...args, "--kubeconfig", cp.kubeconfigPath], {
+    exec(helm, [...args, "--kubeconfig", cp.kubeconfigPath], {
       env: {
         ...process.env,
         HELM_CONFIG_HOME: join(helmHome, "config"),
@@ -98,7 +130,8 @@ describe("Helm chart on the real kube-apiserver", () => {
         HELM_DATA_HOME: join(helmHome, "data"),
       },
     });
-  const k = (args: string[], stdin?: string): Promise<ExecResult> => cp.kubectl(args, stdin === undefined ? {} : { stdin });
+  const k = (args: string[], stdin?: string): Promise<ExecResult> =>
+    exec(KUBECTL, ["--kubeconfig", cp.kubeconfigPath, ...args], stdin === undefined ? {} : { stdin });
   const getJson = async <T>(args: string[]): Promise<T> => {
     const r = await k(["get", ...args, "-o", "json"]);
     if (r.code !== 0) throw new Error(`kubectl get ${args.join(" ")}: ${r.stderr}`);
@@ -129,7 +162,7 @@ describe("Helm chart on the real kube-apiserver", () => {
     expect((await k(["create", "serviceaccount", "default", "-n", team])).code).toBe(0);
   });
   afterAll(async () => {
-    if (container !== undefined) await run("docker", ["rm", "-f", container]);
+    if (container !== undefined) await docker(["rm", "-f", container]);
     await cp?.stop();
     if (helmHome) await rm(helmHome, { recursive: true, force: true });
   });
@@ -291,8 +324,14 @@ describe("Helm chart on the real kube-apiserver", () => {
     console.log(`can-i: ${allowed.length} allowed, ${denied.length} denied as expected`);
   });
 
-  it("the controller image runs with the Deployment's security settings and the ServiceAccount's token, and reconciles Agents, GuardPolicies and an Execution", async () => {
-    const inspect = await run("docker", ["image", "inspect", IMAGE]);
+  /**
+   * Runs the controller image as the kubelet would run the installed Deployment's pod: its
+   * image, args, env, user, read-only root, dropped capabilities and /tmp, with the
+   * ServiceAccount's token, the CA and the namespace mounted where client-node looks in a pod.
+   * Calls `body` while it runs, then stops it with SIGTERM; returns its log and exit code.
+   */
+  const withController = async (body: () => Promise<void>): Promise<{ text: string; exit: string; stopMs: number }> => {
+    const inspect = await docker(["image", "inspect", IMAGE]);
     expect(inspect.code, `${IMAGE} is missing: run make images (test/harness/images.sh)`).toBe(0);
 
     interface Container {
@@ -330,12 +369,13 @@ describe("Helm chart on the real kube-apiserver", () => {
       if (e.value !== undefined) return ["-e", `${e.name}=${e.value}`];
       throw new Error(`env ${e.name}: the test cannot translate its source`);
     });
-    container = `gavel-chart-${randomBytes(3).toString("hex")}`;
+    const name = `gavel-chart-${randomBytes(3).toString("hex")}`;
+    container = name;
     const args = [
       "run",
       "-d",
       "--name",
-      container,
+      name,
       "--network",
       "host",
       "--user",
@@ -354,13 +394,36 @@ describe("Helm chart on the real kube-apiserver", () => {
       c.image,
       ...c.args,
     ];
-    const started = await run("docker", args);
+    const started = await docker(args);
     expect(started.code, started.stderr).toBe(0);
 
     // Failures inside are reported with the controller's log, after the container is stopped.
     let failure: unknown;
-    let reconciledMs = NaN;
     try {
+      await body();
+    } catch (err) {
+      failure = err;
+    }
+    // SIGTERM, as the kubelet sends it: the controller should stop cleanly with exit code 0.
+    const t1 = Date.now();
+    await docker(["stop", "-t", "20", name]);
+    const stopMs = Date.now() - t1;
+    const exit = (await docker(["inspect", "-f", "{{.State.ExitCode}}", name])).stdout.trim();
+    const logs = await docker(["logs", name]);
+    const text = logs.stdout + logs.stderr;
+    await docker(["rm", "-f", name]);
+    container = undefined;
+    await rm(sa, { recursive: true, force: true });
+    if (failure !== undefined) throw new Error(`${failure instanceof Error ? failure.message : JSON.stringify(failure)}\ncontroller log:\n${text}`, { cause: failure });
+    expect(text).toContain("controllers started");
+    expect(text.toLowerCase(), text).not.toContain("forbidden");
+    expect(exit, `exit code after SIGTERM; log:\n${text}`).toBe("0");
+    return { text, exit, stopMs };
+  };
+
+  it("the controller image runs with the Deployment's security settings and the ServiceAccount's token, and reconciles Agents, GuardPolicies and an Execution", async () => {
+    let reconciledMs = NaN;
+    const { exit, stopMs } = await withController(async () => {
       const worker =
         "apiVersion: 100monkeys.ai/v1\nkind: Agent\nmetadata: {name: writer}\nspec:\n  task: {instruction: Write a summary.}\n" +
         "  execution:\n    mode: iterative\n    validation:\n      - type: semantic\n        judge_agent: summary-judge\n        criteria: Is the summary faithful?\n";
@@ -391,30 +454,14 @@ describe("Helm chart on the real kube-apiserver", () => {
       // --leader-elect: the Execution ran because this replica holds the Lease in the release namespace.
       const holder = await k(["get", "lease", "gavel-execution-controller", "-n", NS, "-o", "jsonpath={.spec.holderIdentity}"]);
       expect(holder.stdout.trim(), holder.stderr).not.toBe("");
-    } catch (err) {
-      failure = err;
-    }
-    // SIGTERM, as the kubelet sends it: the controller should stop cleanly with exit code 0.
-    const t1 = Date.now();
-    await run("docker", ["stop", "-t", "20", container]);
-    const stopMs = Date.now() - t1;
-    const exit = (await run("docker", ["inspect", "-f", "{{.State.ExitCode}}", container])).stdout.trim();
-    const logs = await run("docker", ["logs", container]);
-    const text = logs.stdout + logs.stderr;
-    await run("docker", ["rm", "-f", container]);
-    container = undefined;
-    await rm(sa, { recursive: true, force: true });
-    if (failure !== undefined) throw new Error(`${failure instanceof Error ? failure.message : JSON.stringify(failure)}\ncontroller log:\n${text}`, { cause: failure });
+    });
     console.log(`controller container: Ready conditions written ${reconciledMs} ms after apply; stopped in ${stopMs} ms (exit ${exit})`);
-    expect(text).toContain("controllers started");
-    expect(text.toLowerCase(), text).not.toContain("forbidden");
-    expect(exit, `exit code after SIGTERM; log:\n${text}`).toBe("0");
     // On SIGTERM the leader hands the Lease back (update), so a successor need not wait for it to expire.
     const released = await k(["get", "lease", "gavel-execution-controller", "-n", NS, "-o", "jsonpath={.spec.holderIdentity}"]);
     expect(released.stdout.trim()).toBe("");
   });
 
-  it("helm upgrade applies new values and refuses invalid ones by name", async () => {
+  it("helm upgrade applies new values (one watched namespace: a Role there, enough to run an Execution) and refuses invalid ones by name", async () => {
     const up = await h(["upgrade", RELEASE, CHART, "--namespace", NS, "--reuse-values", "--set", "logLevel=debug", "--set", `watchNamespaces={${team}}`]);
     expect(up.code, up.stderr).toBe(0);
     const c = (
@@ -427,6 +474,30 @@ describe("Helm chart on the real kube-apiserver", () => {
     ).spec.template.spec.containers[0];
     expect(c?.args).toEqual(["controller", "--leader-elect", "--namespace", team]);
     expect(c?.env.find((e) => e.name === "GAVEL_LOG_LEVEL")?.value).toBe("debug");
+
+    // One watched namespace: the same rules as a Role there, GuardPolicy reads in the release
+    // namespace, and no cluster-wide grant any more.
+    const clusterRole = await k(["get", "clusterrole", "gavel"]);
+    expect(clusterRole.stderr).toContain("NotFound");
+    const role = await getJson<{ rules: PolicyRule[] }>(["role", "gavel", "-n", team]);
+    expect(flatten(role.rules)).toEqual(EXPECTED_RULES);
+    const gp = await getJson<{ rules: PolicyRule[] }>(["role", "gavel-guardpolicies", "-n", NS]);
+    expect(flatten(gp.rules)).toEqual({ "100monkeys.ai/guardpolicies": ["get", "list", "watch"], "100monkeys.ai/guardpolicies/status": ["patch"] });
+    expect(await canI("create", "pods")).toBe(true);
+    expect(await canI("list", "guardpolicies.100monkeys.ai", { ns: NS })).toBe(true);
+    expect(await canI("create", "pods", { ns: "default" })).toBe(false);
+    expect(await canI("list", "executions.100monkeys.ai", { ns: NS })).toBe(false);
+    expect(await canI("list", "agents.100monkeys.ai", { all: true })).toBe(false);
+    // ...and that is enough for the controller started with --namespace: a second Execution runs.
+    await withController(async () => {
+      const run2 = "apiVersion: 100monkeys.ai/v1\nkind: Execution\nmetadata: {name: run-2}\nspec:\n  agentRef: {name: writer}\n";
+      const created = await k(["apply", "-n", team, "-f", "-"], run2);
+      expect(created.code, created.stderr).toBe(0);
+      await eventually(async () => {
+        const pods = await k(["get", "pods", "-n", team, "-l", "gavel.dev/execution=run-2", "-o", "name"]);
+        if (pods.stdout.trim() === "") throw new Error("no worker pod for run-2 yet");
+      }, 60_000);
+    });
 
     const two = await h(["upgrade", RELEASE, CHART, "--namespace", NS, "--reuse-values", "--set", "watchNamespaces={a,b}"]);
     expect(two.code).not.toBe(0);
@@ -455,6 +526,9 @@ describe("Helm chart on the real kube-apiserver", () => {
       ["rolebinding", "gavel-leader-election", "-n", NS],
       ["clusterrole", "gavel"],
       ["clusterrolebinding", "gavel"],
+      ["role", "gavel", "-n", team],
+      ["rolebinding", "gavel", "-n", team],
+      ["role", "gavel-guardpolicies", "-n", NS],
       ["validatingadmissionpolicy", "agents.100monkeys.ai"],
       ["validatingadmissionpolicybinding", "agents.100monkeys.ai"],
     ]) {
@@ -492,7 +566,7 @@ describe("helm template: the branches default values do not take", () => {
     helm = await helmPath();
   });
   const render = async (...sets: string[]): Promise<K8sObject[]> => {
-    const out = await runOk(helm, ["template", "gavel", CHART, "--namespace", NS, ...sets.flatMap((s) => ["--set", s])]);
+    const out = await execOk(helm, ["template", "gavel", CHART, "--namespace", NS, ...sets.flatMap((s) => ["--set", s])]);
     return parseAllDocuments(out)
       .map((d) => d.toJS() as K8sObject | null)
       .filter((d): d is K8sObject => d !== null);
@@ -525,7 +599,7 @@ describe("helm template: the branches default values do not take", () => {
     const dep = deploymentOf(await render("leaderElection.enabled=false"));
     expect(dep.spec.strategy.type).toBe("Recreate");
     expect(dep.spec.template.spec.containers[0]?.args).toEqual(["controller"]);
-    const r = await run(helm, ["template", "gavel", CHART, "--set", "leaderElection.enabled=false", "--set", "replicas=2"]);
+    const r = await exec(helm, ["template", "gavel", CHART, "--set", "leaderElection.enabled=false", "--set", "replicas=2"]);
     expect(r.code).not.toBe(0);
     expect(r.stderr).toContain("replicas: more than one controller needs leaderElection.enabled=true");
     expect(deploymentOf(await render("replicas=3")).spec.replicas).toBe(3);
@@ -541,7 +615,7 @@ describe("helm template: the branches default values do not take", () => {
   });
 
   it("a release not named gavel prefixes every name, so it never collides with another's RBAC", async () => {
-    const out = await runOk(helm, ["template", "team", CHART, "--namespace", "ops"]);
+    const out = await execOk(helm, ["template", "team", CHART, "--namespace", "ops"]);
     const names = parseAllDocuments(out)
       .map((d) => d.toJS() as K8sObject | null)
       .filter((d): d is K8sObject => d !== null && !d.kind.startsWith("ValidatingAdmission"))

@@ -1,0 +1,52 @@
+{{/* The controller's rules, the same for the ClusterRole and the single-namespace Role. */}}
+{{- define "gavel.rules" -}}
+# Agent readiness lists/watches Agents and writes their Ready condition (merge patch); the
+# Execution reconciler reads the Agent (and judge Agents) an Execution runs.
+- apiGroups: ["100monkeys.ai"]
+  resources: ["agents"]
+  verbs: ["get", "list", "watch"]
+- apiGroups: ["100monkeys.ai"]
+  resources: ["agents/status"]
+  verbs: ["patch"]
+# GuardPolicy hot reload: list/watch policies, report Ready/compile errors in status.
+- apiGroups: ["100monkeys.ai"]
+  resources: ["guardpolicies"]
+  verbs: ["get", "list", "watch"]
+- apiGroups: ["100monkeys.ai"]
+  resources: ["guardpolicies/status"]
+  verbs: ["patch"]
+# Execution reconciler: watches Executions, creates judge runs as child Executions, writes
+# the status with resourceVersion (update, retried on conflict). Children and pods carry a
+# controller ownerReference with blockOwnerDeletion, which needs update on finalizers.
+- apiGroups: ["100monkeys.ai"]
+  resources: ["executions"]
+  verbs: ["get", "list", "watch", "create"]
+- apiGroups: ["100monkeys.ai"]
+  resources: ["executions/status", "executions/finalizers"]
+  verbs: ["update"]
+# Workloads: each iteration, each judge and each file reader is a pod; the controller
+# watches them, reads them, deletes them when done, and a closed runtime removes its
+# leftovers with one deletecollection by label.
+- apiGroups: [""]
+  resources: ["pods"]
+  verbs: ["create", "get", "list", "watch", "delete", "deletecollection"]
+- apiGroups: [""]
+  resources: ["pods/log"]
+  verbs: ["get"]
+# A workload with a command gets its stdin from a ConfigMap beside its pod; a finished
+# worker's result is kept in a ConfigMap (read back on later reconciles) before its pod is
+# deleted. No list or watch: other ConfigMaps cannot be enumerated.
+- apiGroups: [""]
+  resources: ["configmaps"]
+  verbs: ["create", "get", "delete", "deletecollection"]
+# Workspace volumes: one claim per Execution volume, owned by the Execution (the garbage
+# collector deletes it with the Execution).
+- apiGroups: [""]
+  resources: ["persistentvolumeclaims"]
+  verbs: ["create"]
+# network: none workloads (judges, readers) get a deny-all NetworkPolicy in their
+# namespace, created once and kept.
+- apiGroups: ["networking.k8s.io"]
+  resources: ["networkpolicies"]
+  verbs: ["create"]
+{{- end -}}
