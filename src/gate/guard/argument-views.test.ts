@@ -1,6 +1,7 @@
 // The normalisations the guard's patterns see: shell words, paths, home, decodings, nesting.
 import { describe, expect, it } from "vitest";
-import { argumentViews, deobfuscate, expandHome, normalisePath, shellNormalise } from "./argument-views.js";
+import fc from "fast-check";
+import { argumentViews, deobfuscate, expandHome, normalisePath, pathTokens, shellNormalise } from "./argument-views.js";
 
 describe("argument views", () => {
   it("reads rm's flags and operands canonically", () => {
@@ -32,5 +33,15 @@ describe("argument views", () => {
 
   it("leaves plain text alone", () => {
     expect(argumentViews({ msg: "hello world" })).toEqual(["msg", "hello world"]);
+  });
+
+  it("splits path tokens exactly as the separator regex does", () => {
+    const text = fc.array(fc.constantFrom("/", "a", ".", " ", "\t", "\u00a0", "\u2028", "[", "]", "{", "'", "=", ":", "|", "-", "é"), { maxLength: 24 }).map((cs) => cs.join(""));
+    fc.assert(
+      fc.property(text, (t) => {
+        expect(pathTokens(t)).toEqual(t.split(/[\s'"`=,:;|&<>(){}[\]]+/).filter((w) => w.includes("/")));
+      }),
+      { numRuns: 500 },
+    );
   });
 });

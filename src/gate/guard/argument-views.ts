@@ -41,6 +41,40 @@ const ESCAPE_RE = /\\(?:x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4}|u\{[0-9a-fA-F]{1,6}\}|[0
 const ENTITY_RE = /&#(?:[0-9]{1,7}|x[0-9a-fA-F]{1,6});/;
 const SHELL_WORDS_RE = /\b(?:rm|chmod)\s/;
 const PATH_SPLIT_RE = /[\s'"`=,:;|&<>(){}[\]]+/;
+/** Characters that end a path token: PATH_SPLIT_RE's, as a table (ASCII; other spaces via \s). */
+const PATH_SEPARATORS = separatorTable(" \t\n\r\v\f'\"`=,:;|&<>(){}[]");
+const GLOB_SEPARATORS = separatorTable(" \t\n\r\v\f'\"`=,:;|&<>()");
+const UNICODE_SPACE_RE = /\s/;
+
+function separatorTable(chars: string): Uint8Array {
+  const t = new Uint8Array(128);
+  for (const c of chars) t[c.charCodeAt(0)] = 1;
+  return t;
+}
+
+/** The path tokens of a text (tokens containing "/"), as the path views read them. */
+export function pathTokens(text: string): string[] {
+  const out: string[] = [];
+  forEachPathToken(text, PATH_SEPARATORS, (t) => out.push(t));
+  return out;
+}
+
+/** Calls fn with each token of text (split at the separators) that contains a "/", without building an array. */
+function forEachPathToken(text: string, separators: Uint8Array, fn: (tok: string) => void): void {
+  let start = 0;
+  let slash = false;
+  for (let i = 0; i <= text.length; i++) {
+    const c = i < text.length ? text.charCodeAt(i) : 32;
+    const sep = c < 128 ? separators[c] === 1 : UNICODE_SPACE_RE.test(text.charAt(i));
+    if (!sep) {
+      if (c === 47) slash = true;
+      continue;
+    }
+    if (slash) fn(text.slice(start, i));
+    start = i + 1;
+    slash = false;
+  }
+}
 const DOT_SEGMENT_RE = /(^|\/)\.\.?(\/|$)|\/\//;
 const BASE64_TOKEN_RE = /[A-Za-z0-9+/_-]{12,}={0,2}/g;
 const HEX_TOKEN_RE = /\b(?:[0-9a-fA-F]{2}){6,}\b/g;
@@ -118,7 +152,7 @@ const CWD_FIELDS = ["cwd", "workdir", "working_dir", "workingDirectory", "dir"];
  * `shellTool` says whether what cannot be resolved counts (the tool runs a shell).
  */
 export function callViews(args: JsonValue, options: ViewOptions, shellTool: boolean): CallViews {
-  const ctx: Ctx = { home: options.home ?? "/root", cwd: options.cwd ?? "/workspace", seen: new Set<string>(), out: [], lineFlags: 0 };
+  const ctx: Ctx = { home: options.home ?? "/root", cwd: options.cwd ?? "/workspace", seen: new Seen(), out: [], lineFlags: 0 };
   walk(args, ctx, 0);
   let unresolved: string | undefined;
   if (args !== null && typeof args === "object" && !Array.isArray(args)) {
@@ -179,10 +213,30 @@ function shellLine(line: string, cwd: string, ctx: Ctx): string | undefined {
 interface Ctx {
   home: string;
   cwd: string;
-  seen: Set<string>;
+  seen: Seen;
   out: string[];
   /** charFlags of the line walk() last returned, so a joined line is not scanned again. */
   lineFlags: number;
+}
+
+/**
+ * Texts already viewed: a linear scan while they are few (most calls; no hash table to
+ * allocate and grow), a Set once there are more.
+ */
+class Seen {
+  private readonly list: string[] = [];
+  private set: Set<string> | undefined;
+
+  has(s: string): boolean {
+    if (this.set !== undefined) return this.set.has(s);
+    for (const x of this.list) if (x === s) return true;
+    return false;
+  }
+
+  add(s: string): void {
+    if (this.set !== undefined) this.set.add(s);
+    else if (this.list.push(s) > 48) this.set = new Set(this.list);
+  }
 }
 
 function add(s: string, ctx: Ctx): void {
@@ -315,11 +369,13 @@ function viewsOf(base: string, flags: number, ctx: Ctx, depth: number): void {
     text = expanded;
   }
   if (text.includes("/")) {
-    for (const tok of text.split(PATH_SPLIT_RE)) {
-      if (!tok.includes("/")) continue;
-      add(normalisePath(tok, ctx.cwd), ctx);
-      // A glob names every path it matches: read it as the sensitive ones it could name.
-      if ((flags & F_GLOB) !== 0 && /[*?[]/.test(tok)) for (const target of globTargets(tok, { home: ctx.home, cwd: ctx.cwd })) add(target, ctx);
+    forEachPathToken(text, PATH_SEPARATORS, (tok) => add(normalisePath(tok, ctx.cwd), ctx));
+    // A glob names every path it matches: read it as the sensitive ones it could name
+    // (split without [ ] { }, which a glob uses).
+    if ((flags & F_GLOB) !== 0) {
+      forEachPathToken(text, GLOB_SEPARATORS, (tok) => {
+        if (/[*?[]/.test(tok)) for (const target of globTargets(tok, { home: ctx.home, cwd: ctx.cwd })) add(target, ctx);
+      });
     }
   }
   if (depth < MAX_DECODE_DEPTH) {
