@@ -351,9 +351,15 @@ function braces(s: string): string[] {
 }
 
 const GLOB_CHARS_RE = /[*?[]/;
+const GLOB_ESCAPE_RE = /[*?[\]\\]/;
+/** What an unquoted literal may expand: `~`, brace lists, globs. */
+const PLAIN_EXPANSION_RE = /[~{*?[]/;
 
 /** A word's values under env: quotes removed, variables and substitutions expanded where known. */
 function expandWord(parts: Part[], env: Env): Expanded {
+  // Most words are one literal with nothing to expand.
+  const only = parts.length === 1 ? parts[0] : undefined;
+  if (only?.t === "lit" && (only.quoted || !PLAIN_EXPANSION_RE.test(only.s))) return { values: [only.s], unknown: false };
   let values = [""];
   let globs = [""];
   let unknown = false;
@@ -371,7 +377,7 @@ function expandWord(parts: Part[], env: Env): Expanded {
     values = nv;
     globs = ng;
   };
-  const escapeGlob = (s: string): string => s.replace(/[*?[\]\\]/g, "\\$&");
+  const escapeGlob = (s: string): string => (GLOB_ESCAPE_RE.test(s) ? s.replace(/[*?[\]\\]/g, "\\$&") : s);
   parts.forEach((p, idx) => {
     if (p.t === "lit") {
       let s = p.s;
@@ -650,9 +656,9 @@ function runSimple(simple: Simple, env: Env, rendered: string[][], input: string
   for (;;) {
     const w = argv[k]?.values[0];
     if (w === undefined) break;
+    const name = baseName(w);
     if (KEYWORDS.has(w) || w === "(" || w === ")") k++;
-    else if (PREFIX_COMMANDS.has(baseName(w)) || baseName(w) === "env" || baseName(w) === "timeout" || baseName(w) === "watch") {
-      const name = baseName(w);
+    else if (PREFIX_COMMANDS.has(name) || name === "env" || name === "timeout" || name === "watch") {
       k++;
       // Their options, `env`'s NAME=value, `timeout`'s duration.
       while (argv[k] !== undefined) {
