@@ -98,6 +98,7 @@ const EXPECTED_RULES: Record<string, string[]> = {
   "/configmaps": ["create", "delete", "deletecollection", "get"],
   "/persistentvolumeclaims": ["create"],
   "networking.k8s.io/networkpolicies": ["create"],
+  "/events": ["create"],
 };
 
 /** Flattens rules to "group/resource" → sorted verbs (a pair named twice is merged). */
@@ -277,6 +278,7 @@ describe("Helm chart on the real kube-apiserver", () => {
       ...["create", "get", "delete", "deletecollection"].map((v): [string, string] => [v, "configmaps"]),
       ["create", "persistentvolumeclaims"],
       ["create", "networkpolicies.networking.k8s.io"],
+      ["create", "events"],
       ...["get", "create", "update"].map((v): [string, string, { ns: string }] => [v, "leases.coordination.k8s.io", { ns: NS }]),
     ];
     const denied: [string, string, { ns?: string; sub?: string; all?: boolean }?][] = [
@@ -304,6 +306,9 @@ describe("Helm chart on the real kube-apiserver", () => {
       ["delete", "persistentvolumeclaims"],
       ["create", "persistentvolumes", { all: true }],
       ["delete", "networkpolicies.networking.k8s.io"],
+      ["patch", "events"],
+      ["list", "events"],
+      ["create", "events.events.k8s.io"],
       ["get", "leases.coordination.k8s.io"],
       ["delete", "leases.coordination.k8s.io", { ns: NS }],
       ["create", "serviceaccounts", { sub: "token", ns: NS }],

@@ -49,4 +49,9 @@
 - apiGroups: ["networking.k8s.io"]
   resources: ["networkpolicies"]
   verbs: ["create"]
+# Engine events (execution.started, iteration.started, validator.result, ...) recorded as
+# Kubernetes Events on the Execution, for kubectl describe.
+- apiGroups: [""]
+  resources: ["events"]
+  verbs: ["create"]
 {{- end -}}
