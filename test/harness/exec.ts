@@ -27,7 +27,14 @@ export function run(
     child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
     child.on("error", reject);
     child.on("close", (code, signal) => resolve({ code: code ?? (signal ? 128 : 1), stdout, stderr }));
-    child.stdin.end(opts.stdin ?? "");
+    // A command that exits without reading its stdin closes the pipe first; the EPIPE that
+    // follows is not an error of the run (its exit code says how it went), and unhandled it
+    // would fail the whole test process.
+    child.stdin.on("error", (err: NodeJS.ErrnoException) => {
+      if (err.code !== "EPIPE") reject(err);
+    });
+    if (opts.stdin === undefined) child.stdin.end();
+    else child.stdin.end(opts.stdin);
   });
 }
 
