@@ -1,10 +1,13 @@
 // `gavel controller`: the composition root of the in-cluster parts built so far — Agent
 // readiness (the Ready condition) and GuardPolicy hot reload into the guard's policy store.
 // It runs until SIGINT/SIGTERM (or the abort signal tests pass in) and then stops cleanly.
+import { readFile } from "node:fs/promises";
 import { hostname } from "node:os";
 import { parseArgs } from "node:util";
 import * as k8s from "@kubernetes/client-node";
+import { connect, credsAuthenticator } from "@nats-io/transport-node";
 import { AgentReadinessController } from "../controller/agent-readiness.js";
+import { ExecutionEventPublisher } from "../controller/execution-events.js";
 import { ExecutionReconciler } from "../controller/execution-reconciler.js";
 import { GuardPolicySource } from "../controller/guard-policy-source.js";
 import { PolicyStore } from "../gate/guard/policy-store.js";
@@ -23,7 +26,7 @@ function untilSignal(): Promise<string> {
 export const controllerCommand: Command = {
   name: "controller",
   summary: "run gavel's controllers against a cluster (Agent Ready condition, GuardPolicy hot reload, Executions on pods)",
-  usage: "gavel controller [--kubeconfig FILE] [-n NAMESPACE] [--controller-namespace NS] [--leader-elect] [--log-level LEVEL]",
+  usage: "gavel controller [--kubeconfig FILE] [-n NAMESPACE] [--controller-namespace NS] [--leader-elect] [--nats URL [--nats-creds FILE]] [--log-level LEVEL]",
   async run(argv: string[], io: CommandIO) {
     const { values, positionals } = parseArgs({
       args: argv,
@@ -34,8 +37,11 @@ export const controllerCommand: Command = {
         "controller-namespace": { type: "string", default: io.env.GAVEL_NAMESPACE ?? "gavel-system" },
         "log-level": { type: "string", default: io.env.GAVEL_LOG_LEVEL ?? "info" },
         "leader-elect": { type: "boolean", default: false },
+        nats: { type: "string", default: io.env.GAVEL_NATS_URL },
+        "nats-creds": { type: "string", default: io.env.GAVEL_NATS_CREDS },
       },
     });
+    if (values["nats-creds"] && !values.nats) throw new UsageError("--nats-creds needs --nats URL (or GAVEL_NATS_URL)");
     if (positionals.length > 0) throw new UsageError(`unexpected argument ${positionals[0] ?? ""}`);
     const logger = createLogger({ name: "gavel-controller", level: values["log-level"], destination: io.stderr });
     const kc = new k8s.KubeConfig();
@@ -52,15 +58,32 @@ export const controllerCommand: Command = {
     const leaderElection = values["leader-elect"]
       ? { namespace: values["controller-namespace"], identity: `${hostname()}-${process.pid}`, onLost: () => lostLease?.() }
       : undefined;
-    const executions = new ExecutionReconciler({ kc, namespace: values.namespace, log: (line) => logger.info(line), ...(leaderElection !== undefined ? { leaderElection } : {}) });
+    // With --nats every Execution's engine events also go to the durable event stream (`gavel events`).
+    let events: ExecutionEventPublisher | undefined;
+    if (values.nats) {
+      const credsFile = values["nats-creds"];
+      const creds = credsFile ? await readFile(credsFile).catch((err: unknown) => {
+        throw new UsageError(`--nats-creds ${credsFile}: ${err instanceof Error ? err.message : String(err)}`);
+      }) : undefined;
+      const authenticator = creds !== undefined ? credsAuthenticator(creds) : undefined;
+      // Once connected it reconnects forever; a first connect that fails is tried again on the next event.
+      events = new ExecutionEventPublisher({
+        connect: () => connect({ servers: values.nats, maxReconnectAttempts: -1, reconnectTimeWait: 1000, ...(authenticator !== undefined ? { authenticator } : {}) }),
+        log: (line) => logger.info(line),
+      });
+      await events.start();
+    }
+    const executions = new ExecutionReconciler({ kc, namespace: values.namespace, log: (line) => logger.info(line), ...(leaderElection !== undefined ? { leaderElection } : {}), ...(events !== undefined ? { events } : {}) });
     await policies.start();
     await readiness.start();
     await executions.start();
-    logger.info({ namespace: values.namespace ?? "*", controllerNamespace: values["controller-namespace"] }, "controllers started");
+    logger.info({ namespace: values.namespace ?? "*", controllerNamespace: values["controller-namespace"], eventStream: values.nats !== undefined && values.nats !== "" }, "controllers started");
     io.stdout.write("gavel controller: running (Agent readiness, GuardPolicy hot reload, Execution reconciler)\n");
     const signal = await Promise.race([untilSignal(), lost]);
     logger.info({ signal }, "stopping");
     await executions.stop();
+    await events?.stop();
+    if (events !== undefined) logger.info({ events: events.stats }, "event stream");
     await readiness.stop();
     await policies.stop();
     return signal === "lost leader lease" ? 1 : 0;

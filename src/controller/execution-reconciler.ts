@@ -50,6 +50,7 @@ import {
 } from "./execution-pods.js";
 import { childRequestOf, currentRecord, judgeNamesOf, judgeStatus, rebuildState, sameStatus } from "./execution-state.js";
 import { keyOf } from "./agent-readiness.js";
+import { toGavelEvents, type ExecutionEventPublisher } from "./execution-events.js";
 import { LeaderLease } from "./execution-leader-lease.js";
 import { runWorkers, WorkQueue, type WorkQueueOptions } from "./work-queue.js";
 
@@ -90,6 +91,8 @@ export interface ExecutionReconcilerOptions {
     /** Called once if the Lease is lost: reconciling has stopped; the process should exit and restart. */
     onLost?: () => void;
   };
+  /** Publishes each Execution's engine events to the JetStream event stream after the status write; none when undefined. */
+  events?: ExecutionEventPublisher;
   now?: () => number;
   log?: (line: string) => void;
 }
@@ -298,6 +301,8 @@ export class ExecutionReconciler {
       return {};
     }
     if (ex.metadata.deletionTimestamp !== undefined) return {};
+    // Events a previous controller staged for a status write it made but did not publish go first.
+    await this.opts.events?.recover(ex);
     if (isTerminal(ex.status?.phase)) {
       await this.removeOrphanPods(ns, name);
       return {};
@@ -349,10 +354,16 @@ export class ExecutionReconciler {
       if (!observed) break;
     }
     const before = ex.metadata.resourceVersion;
+    // Staged before the write (an outbox a restarted controller reads), published after it.
+    const streamed = this.opts.events === undefined ? [] : toGavelEvents(ex, events, new Date(this.now()));
+    const staged = streamed.length > 0 ? await this.opts.events?.stage(ex, streamed, state.status) : undefined;
     await this.writeStatus(ex, state.status);
     // Recorded only once the status that holds the transitions is written: a retried
     // reconcile (409) decides them again and they are recorded then.
-    if (ex.metadata.resourceVersion !== before) await this.record(ex, events);
+    if (ex.metadata.resourceVersion !== before) {
+      this.opts.events?.commit(ex, streamed, staged);
+      await this.record(ex, events);
+    }
     if (isTerminal(state.status.phase)) await this.removeOrphanPods(ns, ex.metadata.name);
     const deadline = nextDeadline(ctx, state);
     return deadline === undefined ? {} : { requeueAfterMs: Math.max(50, deadline - this.now() + 50) };

@@ -1,0 +1,346 @@
+// Publishes the engine events of cluster-run Executions to the durable JetStream event
+// stream (the one `gavel run --nats` and `gavel events` use), once each and in order per
+// Execution, even across a controller crash between the status write and the publish.
+import { createHash } from "node:crypto";
+import type { NatsConnection } from "@nats-io/transport-node";
+import { jetstream, jetstreamManager, RetentionPolicy, StorageType, type JetStreamClient, type JetStreamManager } from "@nats-io/jetstream";
+import type { Execution, ExecutionStatus } from "../api/types.js";
+import { EventStream, type GavelEvent } from "../transport/event-stream.js";
+import { EVENT_STREAM, eventSubject, token } from "../transport/subjects.js";
+
+/**
+ * The stream holding, per Execution, the one batch of events staged before a status write
+ * (an outbox): a restarted controller publishes it if the status shows the write happened.
+ */
+export const OUTBOX_STREAM = "GAVEL_EVENTS_OUTBOX";
+const OUTBOX_PREFIX = "gavel.outbox";
+
+/** One engine event as the reconciler sees it (an `event` action of the outer loop). */
+export interface EngineEvent {
+  event: string;
+  data: Record<string, unknown>;
+}
+
+/** A staged batch: the events of one status write and the fingerprint of that status. */
+interface StagedBatch {
+  fingerprint: string;
+  events: GavelEvent[];
+}
+
+/** Counters of the publisher (logged, and read by tests). */
+export interface EventPublishStats {
+  published: number;
+  /** Failed publish attempts (each is retried). */
+  failures: number;
+  /** Batches that could not be staged in the outbox (NATS unreachable): lost only if the controller also dies before publishing them. */
+  unstaged: number;
+  /** Staged batches found after a restart whose status write had happened, and republished. */
+  recovered: number;
+  /** Events still waiting to be published. */
+  pending: number;
+}
+
+/**
+ * The dedup id of an engine event (JetStream Nats-Msg-Id): the Execution (namespace, name,
+ * uid) and what the event is about (iteration, validator index, child, phase), so the same
+ * transition decided again by a retried reconcile gets the same id.
+ */
+export function eventId(ex: Execution, type: string, data: Record<string, unknown>): string {
+  const it = typeof data.iteration === "number" ? `i${data.iteration}` : "";
+  let what: string;
+  switch (type) {
+    case "execution.started":
+      what = "started";
+      break;
+    case "execution.phase":
+      what = `phase-${String(data.phase)}`;
+      break;
+    case "iteration.started":
+    case "iteration.finished":
+    case "worker.finished":
+      what = `${it}-${type}`;
+      break;
+    case "validator.started":
+    case "validator.result":
+      what = `${it}-v${String(data.index)}-${type}`;
+      break;
+    case "judge.spawned":
+    case "judge.finished":
+      what = `${String(data.child)}-${type}`;
+      break;
+    case "toolcall.proposed":
+    case "toolcall.decision":
+      what = `${it}-s${String(data.step)}-${type}`;
+      break;
+    default:
+      // Not an event kind with a natural key: the content is the key.
+      what = `${type}-${createHash("sha256").update(JSON.stringify(data)).digest("hex").slice(0, 16)}`;
+  }
+  return `${ex.metadata.namespace ?? "default"}/${ex.metadata.name}/${ex.metadata.uid ?? "-"}/${what}`;
+}
+
+/**
+ * The stream events of an Execution's engine events, as local mode files them: the tree's
+ * root is the Execution, and a judge's events are filed under the judge child.
+ */
+export function toGavelEvents(ex: Execution, events: EngineEvent[], now: Date): GavelEvent[] {
+  const name = ex.metadata.name;
+  const root = ex.spec.parent?.name ?? name;
+  return events.map((e) => ({
+    id: eventId(ex, e.event, e.data),
+    time: now.toISOString(),
+    namespace: ex.metadata.namespace ?? "default",
+    root,
+    execution: e.event.startsWith("judge.") && typeof e.data.child === "string" ? e.data.child : name,
+    type: e.event,
+    data: e.data,
+  }));
+}
+
+/**
+ * What a status has progressed to, in the terms engine events change: phase, iterations
+ * and their validators, children. Two statuses with the same fingerprint hold the same
+ * transitions (fields the API server may prune or reformat are left out).
+ */
+export function statusFingerprint(status: ExecutionStatus | undefined): string {
+  if (status === undefined) return "none";
+  return JSON.stringify([
+    status.phase ?? "",
+    status.iteration ?? 0,
+    (status.iterations ?? []).map((i) => [i.number, i.phase, i.exitCode ?? null, i.validators?.length ?? 0]),
+    (status.children ?? []).map((c) => [c.name, c.phase]),
+  ]);
+}
+
+function outboxSubject(ex: Execution): string {
+  return `${OUTBOX_PREFIX}.${token(ex.metadata.namespace ?? "default")}.${token(ex.metadata.name)}`;
+}
+
+function keyOf(ex: Execution): string {
+  return `${ex.metadata.namespace ?? "default"}/${ex.metadata.name}`;
+}
+
+function messageOf(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+/** Rejects after `ms` so no NATS call can hold a reconcile for long. */
+function bounded<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what}: no answer from NATS within ${ms} ms`)), ms);
+  });
+  return Promise.race([p, timeout]).finally(() => clearTimeout(timer));
+}
+
+/** Options of ExecutionEventPublisher. */
+export interface ExecutionEventPublisherOptions {
+  /**
+   * Makes the connection; called again on the next use while it fails, so a controller
+   * started while NATS is down runs Executions and publishes once NATS is up.
+   */
+  connect: () => Promise<NatsConnection>;
+  log?: (line: string) => void;
+  /** Longest a NATS call may hold a reconcile (staging, recovery). Default 3000 ms. */
+  callTimeoutMs?: number;
+  /** Pause before a failed publish is tried again; doubles up to 30 s. Default 500 ms. */
+  retryMs?: number;
+}
+
+/**
+ * The reconciler's side of the event stream. Per Execution: `recover` once (a batch staged
+ * by a controller that died), `stage` a batch before the status write, `commit` it after
+ * the write. Publishing runs behind the reconcile, one Execution's batches in order, retried
+ * until it succeeds; a reconcile never waits on it.
+ */
+export class ExecutionEventPublisher {
+  readonly stats: EventPublishStats = { published: 0, failures: 0, unstaged: 0, recovered: 0, pending: 0 };
+  private js: JetStreamClient | undefined;
+  private nc: NatsConnection | undefined;
+  private stream: EventStream | undefined;
+  private jsm: JetStreamManager | undefined;
+  private ready: Promise<void> | undefined;
+  /** Executions whose outbox was looked at by this process. */
+  private readonly recovered = new Set<string>();
+  /** Per Execution, the tail of its publishing chain. */
+  private readonly chains = new Map<string, Promise<void>>();
+  private stopped = false;
+  private readonly log: (line: string) => void;
+  private readonly callTimeoutMs: number;
+  private readonly retryMs: number;
+
+  constructor(private readonly opts: ExecutionEventPublisherOptions) {
+    this.log = opts.log ?? (() => {});
+    this.callTimeoutMs = opts.callTimeoutMs ?? 3000;
+    this.retryMs = opts.retryMs ?? 500;
+  }
+
+  /** Creates (or updates) the event stream and the outbox; retried on the next use when NATS is down. */
+  private async open(): Promise<void> {
+    this.ready ??= (async () => {
+      this.nc ??= await this.opts.connect();
+      const nc = this.nc;
+      this.stream = await EventStream.open(nc);
+      this.js = jetstream(nc);
+      const jsm = await jetstreamManager(nc);
+      const config = {
+        name: OUTBOX_STREAM,
+        subjects: [`${OUTBOX_PREFIX}.>`],
+        retention: RetentionPolicy.Limits,
+        storage: StorageType.File,
+        max_msgs_per_subject: 1,
+        max_age: 7 * 24 * 3600 * 1e9,
+      };
+      try {
+        await jsm.streams.info(OUTBOX_STREAM);
+        await jsm.streams.update(OUTBOX_STREAM, config);
+      } catch {
+        await jsm.streams.add(config);
+      }
+      this.jsm = jsm;
+    })().catch((err: unknown) => {
+      this.ready = undefined;
+      throw err;
+    });
+    return this.ready;
+  }
+
+  /** Starts opening the streams; a failure is logged and opening is tried again later. */
+  async start(): Promise<void> {
+    await bounded(this.open(), this.callTimeoutMs, "opening the event stream").catch((err: unknown) => this.log(`event stream not ready yet (retried on use): ${messageOf(err)}`));
+  }
+
+  /**
+   * The first time this process reconciles an Execution: a batch a previous controller
+   * staged and whose status write happened (the status has its fingerprint) is queued for
+   * publishing, minus what reached the stream already. Until this succeeds nothing is staged.
+   */
+  async recover(ex: Execution): Promise<void> {
+    const key = keyOf(ex);
+    if (this.recovered.has(key) || ex.spec.parent !== undefined) return;
+    try {
+      await bounded(this.open(), this.callTimeoutMs, "opening the event stream");
+      const jsm = this.jsm as JetStreamManager;
+      const msg = await bounded(jsm.streams.getMessage(OUTBOX_STREAM, { last_by_subj: outboxSubject(ex) }), this.callTimeoutMs, "reading the outbox");
+      this.recovered.add(key);
+      if (msg === null) return;
+      const staged = msg.json<StagedBatch>();
+      if (staged.fingerprint !== statusFingerprint(ex.status) || staged.events[0]?.id.split("/")[2] !== (ex.metadata.uid ?? "-")) {
+        // The write it was staged for never happened (a 409, a crash before it): the
+        // reconcile decides those transitions again.
+        await this.clear(ex, msg.seq);
+        return;
+      }
+      this.stats.recovered++;
+      this.log(`${key}: publishing ${staged.events.length} event(s) staged by a previous controller`);
+      this.enqueue(ex, staged.events, msg.seq, true);
+    } catch (err) {
+      this.log(`${key}: the event outbox could not be read (tried again next reconcile): ${messageOf(err)}`);
+    }
+  }
+
+  /**
+   * Stages a batch before the status write that makes it true; returns the outbox sequence,
+   * or undefined when it could not be staged (logged and counted; the batch is still
+   * published after the write, it only would not survive a crash meanwhile).
+   */
+  async stage(ex: Execution, events: GavelEvent[], status: ExecutionStatus): Promise<number | undefined> {
+    if (events.length === 0) return undefined;
+    const key = keyOf(ex);
+    try {
+      if (!this.recovered.has(key)) throw new Error("the outbox was not read yet, so staging would overwrite a batch not yet recovered");
+      await bounded(this.open(), this.callTimeoutMs, "opening the event stream");
+      const batch: StagedBatch = { fingerprint: statusFingerprint(status), events };
+      const ack = await bounded((this.js as JetStreamClient).publish(outboxSubject(ex), JSON.stringify(batch), { timeout: this.callTimeoutMs }), this.callTimeoutMs, "staging events");
+      return ack.seq;
+    } catch (err) {
+      this.stats.unstaged++;
+      this.log(`${key}: ${events.length} event(s) not staged (published after the write all the same): ${messageOf(err)}`);
+      return undefined;
+    }
+  }
+
+  /** Queues a batch whose status write happened; published in order behind earlier batches. */
+  commit(ex: Execution, events: GavelEvent[], stagedSeq: number | undefined): void {
+    if (events.length === 0) return;
+    this.enqueue(ex, events, stagedSeq, false);
+  }
+
+  private enqueue(ex: Execution, events: GavelEvent[], stagedSeq: number | undefined, skipPublished: boolean): void {
+    const key = keyOf(ex);
+    this.stats.pending += events.length;
+    const prev = this.chains.get(key) ?? Promise.resolve();
+    const next = prev.then(() => this.deliver(ex, events, stagedSeq, skipPublished));
+    this.chains.set(key, next);
+    void next.finally(() => {
+      if (this.chains.get(key) === next) this.chains.delete(key);
+    });
+  }
+
+  /** Publishes a batch until it is in the stream (or the publisher stops), then clears its outbox slot. */
+  private async deliver(ex: Execution, events: GavelEvent[], stagedSeq: number | undefined, skipPublished: boolean): Promise<void> {
+    const key = keyOf(ex);
+    let from = 0;
+    let pause = this.retryMs;
+    let checked = !skipPublished;
+    while (from < events.length) {
+      if (this.stopped) {
+        this.log(`${key}: stopping with ${events.length - from} event(s) unpublished${stagedSeq !== undefined ? " (staged: the next controller publishes them)" : ""}`);
+        return;
+      }
+      try {
+        await this.open();
+        if (!checked) {
+          from = await this.alreadyPublished(events);
+          this.stats.pending -= from;
+          checked = true;
+        }
+        const e = events[from] as GavelEvent;
+        await (this.stream as EventStream).publish(e);
+        from++;
+        this.stats.published++;
+        this.stats.pending--;
+      } catch (err) {
+        this.stats.failures++;
+        this.log(`${key}: publishing ${events[from]?.type ?? "events"} failed (retrying in ${pause} ms, ${this.stats.pending} pending): ${messageOf(err)}`);
+        await new Promise((r) => setTimeout(r, pause));
+        pause = Math.min(pause * 2, 30_000);
+      }
+    }
+    if (stagedSeq !== undefined) await this.clear(ex, stagedSeq).catch((err: unknown) => this.log(`${key}: clearing the outbox failed: ${messageOf(err)}`));
+  }
+
+  /**
+   * How many leading events of a staged batch the stream already holds. A batch is published
+   * in order and nothing newer of its Execution is published before it, so the last message
+   * of each of its subjects tells how far the previous controller got (the dedup window of
+   * JetStream may have passed by now).
+   */
+  private async alreadyPublished(events: GavelEvent[]): Promise<number> {
+    const jsm = this.jsm as JetStreamManager;
+    let done = 0;
+    for (const subject of new Set(events.map((e) => eventSubject(e.namespace, e.root, e.execution, e.type)))) {
+      const last = await jsm.streams.getMessage(EVENT_STREAM, { last_by_subj: subject });
+      if (last === null) continue;
+      const i = events.findIndex((e) => e.id === last.json<GavelEvent>().id);
+      if (i + 1 > done) done = i + 1;
+    }
+    return done;
+  }
+
+  /** Drops the staged batch at `seq` (and older), never a newer one staged meanwhile. */
+  private async clear(ex: Execution, seq: number): Promise<void> {
+    await (this.jsm as JetStreamManager).streams.purge(OUTBOX_STREAM, { filter: outboxSubject(ex), seq: seq + 1 });
+  }
+
+  /** Waits up to `ms` for queued events to be published, then stops retrying and closes the connection. */
+  async stop(ms = 5000): Promise<void> {
+    const all = Promise.all([...this.chains.values()]);
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([all, new Promise((r) => (timer = setTimeout(r, ms)))]);
+    clearTimeout(timer);
+    this.stopped = true;
+    if (this.stats.pending > 0) this.log(`event stream: ${this.stats.pending} event(s) unpublished at stop`);
+    await this.nc?.close();
+  }
+}
