@@ -43,7 +43,6 @@ const SHELL_WORDS_RE = /\b(?:rm|chmod)\s/;
 const PATH_SPLIT_RE = /[\s'"`=,:;|&<>(){}[\]]+/;
 /** Characters that end a path token: PATH_SPLIT_RE's, as a table (ASCII; other spaces via \s). */
 const PATH_SEPARATORS = separatorTable(" \t\n\r\v\f'\"`=,:;|&<>(){}[]");
-const GLOB_SEPARATORS = separatorTable(" \t\n\r\v\f'\"`=,:;|&<>()");
 const UNICODE_SPACE_RE = /\s/;
 
 function separatorTable(chars: string): Uint8Array {
@@ -370,12 +369,11 @@ function viewsOf(base: string, flags: number, ctx: Ctx, depth: number): void {
   }
   if (text.includes("/")) {
     forEachPathToken(text, PATH_SEPARATORS, (tok) => add(normalisePath(tok, ctx.cwd), ctx));
-    // A glob names every path it matches: read it as the sensitive ones it could name
-    // (split without [ ] { }, which a glob uses).
-    if ((flags & F_GLOB) !== 0) {
-      forEachPathToken(text, GLOB_SEPARATORS, (tok) => {
-        if (/[*?[]/.test(tok)) for (const target of globTargets(tok, { home: ctx.home, cwd: ctx.cwd })) add(target, ctx);
-      });
+    // A value that is one glob (a path or glob argument; not prose or file content, where
+    // `/**` opens a comment and nothing expands it) names every path it matches: read it as
+    // the sensitive ones it could name. Command fields get this from the shell reading.
+    if ((flags & F_GLOB) !== 0 && (flags & (F_SPACE | F_SHELL)) === 0 && /[*?[]/.test(text)) {
+      for (const target of globTargets(text, { home: ctx.home, cwd: ctx.cwd })) add(target, ctx);
     }
   }
   if (depth < MAX_DECODE_DEPTH) {

@@ -892,7 +892,10 @@ export function globTargets(glob: string, opts: ShellOptions): readonly string[]
   let segs: string[] | undefined;
   let whole: Glob | undefined;
   let prefixes: Map<number, Glob> | undefined;
-  for (const p of sensitivePaths(opts.home)) {
+  // `~` stands for the worker's home and for the home the glob itself is under (/home/u/.ss[h]).
+  const own = /^\/home\/[^/*?[\\]+/.exec(path)?.[0];
+  const candidates = own === undefined || own === opts.home ? sensitivePaths(opts.home) : [...sensitivePaths(opts.home), ...sensitivePaths(own).filter((c) => c.path.startsWith(own))];
+  for (const p of candidates) {
     const candidate = p.path;
     if (!candidate.startsWith(literal) && !literal.startsWith(candidate)) continue;
     segs ??= path.split("/");
