@@ -106,3 +106,11 @@ describe("shell words on hostile input", () => {
     expect(performance.now() - t).toBeLessThan(2000);
   });
 });
+
+describe("here-documents", () => {
+  it("are the input of their command, not commands of the line", () => {
+    expect(analyseShell("cat > f.sh <<'EOF'\n$CC main.c\nEOF\nsh f.sh", opts).unresolved).toBeUndefined();
+    expect(texts("bash <<EOF\nrm -rf /\nEOF")).toContain("rm -rf / ;");
+    expect(analyseShell("sh <<- END\n\t$X\n\tEND", opts).unresolved).toBe("computed command name");
+  });
+});

@@ -155,6 +155,8 @@ export function tokenize(src: string): Token[] {
     return i + 1 + name.length;
   };
 
+  /** Here-document bodies, [start, end), jumped over when the line that opens them ends. */
+  const skips: [number, number][] = [];
   let i = 0;
   while (i < src.length) {
     const c = src[i] as string;
@@ -234,9 +236,30 @@ export function tokenize(src: string): Token[] {
         i = end < 0 ? src.length : end + 1;
         continue;
       }
+      if (op === "<<") {
+        // A here-document: its body is the command's input (data, not commands of this line).
+        endWord();
+        const m = /^<<-?[ \t]*(['"]?)([^\s'";|&<>()]+)\1/.exec(src.slice(i));
+        if (m !== null) {
+          const delim = m[2] as string;
+          const lineEnd = src.indexOf("\n", i);
+          const bodyStart = lineEnd < 0 ? src.length : lineEnd + 1;
+          const lines = src.slice(bodyStart).split("\n");
+          const end = lines.findIndex((l) => l.replace(/^\t+/, "") === delim);
+          const body = (end < 0 ? lines : lines.slice(0, end)).join("\n");
+          tokens.push({ k: "op", op: "<<<" }, { k: "word", parts: [{ t: "lit", s: body, quoted: true }] });
+          skips.push([bodyStart, end < 0 ? src.length : bodyStart + lines.slice(0, end + 1).join("\n").length]);
+          i += m[0].length;
+          continue;
+        }
+      }
       endWord();
       tokens.push({ k: "op", op });
       i += op.length;
+      // The line ending: skip the bodies of here-documents opened on it.
+      if (op === "\n") {
+        for (const [from, to] of skips) if (from === i) i = to;
+      }
       continue;
     }
     pushLit(c, false);
