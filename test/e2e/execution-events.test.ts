@@ -1,0 +1,355 @@
+// The Kubernetes driver's events in the durable JetStream event stream: `gavel controller
+// --nats` runs Executions on the single-node cluster and `gavel events` rebuilds their tree,
+// each event once and in order, also when the controller is killed mid-run. The publisher's
+// outbox (a batch staged, the controller dead before publishing it) and a NATS outage are
+// checked against a real nats-server too.
+import { spawn, type ChildProcess } from "node:child_process";
+import { chmod, mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import * as k8s from "@kubernetes/client-node";
+import { connect, type NatsConnection } from "@nats-io/transport-node";
+import { jetstreamManager } from "@nats-io/jetstream";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Execution, ExecutionStatus } from "../../src/api/types.js";
+import { GROUP, VERSION } from "../../src/api/types.js";
+import { ExecutionEventPublisher, OUTBOX_STREAM, toGavelEvents, type EngineEvent } from "../../src/controller/execution-events.js";
+import { EventStream, type GavelEvent } from "../../src/transport/event-stream.js";
+import { eventually, useCluster, type Cluster } from "../harness/cluster.js";
+import { runOk } from "../harness/exec.js";
+import { freePort, startNats, type NatsServer } from "../harness/nats.js";
+import { BASE_IMAGE, REPO_DIR } from "../harness/paths.js";
+
+const GAVEL = join(REPO_DIR, "bin", "gavel");
+const WORKER_IMAGE = "gavel/example-k8s-worker:dev";
+
+/** Reads the events of one tree (or a namespace) from the stream until it is idle. */
+async function readEvents(nc: NatsConnection, namespace: string, root?: string): Promise<GavelEvent[]> {
+  const stream = await EventStream.open(nc);
+  const out: GavelEvent[] = [];
+  for await (const e of stream.read({ namespace, ...(root !== undefined ? { root } : {}), untilIdleMs: 700 })) out.push(e);
+  return out;
+}
+
+/** What an event is about, independent of its id: the test's own notion of "the same event". */
+function aboutOf(e: GavelEvent): string {
+  const d = e.data;
+  return [e.execution, e.type, d.iteration, d.index, d.child, e.type === "execution.phase" ? d.phase : undefined].map((v) => JSON.stringify(v ?? "")).join("|");
+}
+
+/** The tree of a run with exit_code then a rule-judge semantic validator, passing in iteration 1. */
+function expectJudgedRun(events: GavelEvent[], name: string): void {
+  const child = `${name}-i1-v1-rule-judge`;
+  expect(events.map((e) => `${e.execution} ${e.type}${e.type === "execution.phase" ? ` ${String(e.data.phase)}` : ""}`)).toEqual([
+    `${name} execution.started`,
+    `${name} execution.phase Running`,
+    `${name} iteration.started`,
+    `${name} worker.finished`,
+    `${name} validator.started`,
+    `${name} validator.result`,
+    `${name} validator.started`,
+    `${child} judge.spawned`,
+    `${child} judge.finished`,
+    `${name} validator.result`,
+    `${name} iteration.finished`,
+    `${name} execution.phase Succeeded`,
+  ]);
+  expect(events.every((e) => e.root === name)).toBe(true);
+  // Each event exactly once: by dedup id, and by what it is about
+  expect(new Set(events.map((e) => e.id)).size).toBe(events.length);
+  expect(new Set(events.map(aboutOf)).size).toBe(events.length);
+  expect(events.find((e) => e.type === "judge.finished")?.data).toMatchObject({ child, judge: "rule-judge", score: 1 });
+  expect(events.filter((e) => e.type === "validator.result").map((e) => [e.data.index, e.data.passed])).toEqual([[0, true], [1, true]]);
+  expect(events.find((e) => e.type === "iteration.finished")?.data).toMatchObject({ iteration: 1, outcome: "passed", score: 1 });
+}
+
+describe("Execution events in the JetStream stream (gavel controller --nats on the single-node cluster)", () => {
+  let cluster: Cluster;
+  let core: k8s.CoreV1Api;
+  let api: k8s.CustomObjectsApi;
+  let ns: string;
+  let nats: NatsServer;
+  let nc: NatsConnection;
+  let controller: ChildProcess | undefined;
+  let controllerLog = "";
+  const volumes: { pv: string; dir: string }[] = [];
+  const timings: Record<string, number> = {};
+
+  function startController(): ChildProcess {
+    const proc = spawn(GAVEL, ["controller", "--kubeconfig", cluster.kubeconfigPath, "-n", ns, "--controller-namespace", ns, "--nats", nats.url], { stdio: ["ignore", "pipe", "pipe"] });
+    proc.stdout?.on("data", (b: Buffer) => (controllerLog += b.toString()));
+    proc.stderr?.on("data", (b: Buffer) => (controllerLog += b.toString()));
+    return proc;
+  }
+
+  async function stopController(signal: NodeJS.Signals): Promise<void> {
+    const proc = controller;
+    controller = undefined;
+    if (proc === undefined || proc.exitCode !== null) return;
+    const exited = new Promise<void>((resolve) => proc.once("exit", () => resolve()));
+    proc.kill(signal);
+    await exited;
+  }
+
+  /** A hostPath volume bound in advance to the claim the controller makes (no provisioner here). */
+  async function workspaceFor(execution: string): Promise<void> {
+    const dir = await mkdtemp(join(tmpdir(), `gavel-events-${execution}-`));
+    await chmod(dir, 0o777);
+    const pv = `${ns}-${execution}`;
+    volumes.push({ pv, dir });
+    await core.createPersistentVolume({
+      body: {
+        metadata: { name: pv },
+        spec: {
+          capacity: { storage: "64Mi" },
+          accessModes: ["ReadWriteOnce"],
+          persistentVolumeReclaimPolicy: "Retain",
+          hostPath: { path: dir, type: "Directory" },
+          claimRef: { namespace: ns, name: `${execution}-workspace` },
+        },
+      },
+    });
+  }
+
+  async function apply(yaml: string): Promise<void> {
+    const r = await cluster.kubectl(["apply", "-n", ns, "-f", "-"], { stdin: yaml });
+    if (r.code !== 0) throw new Error(`kubectl apply failed: ${r.stderr}`);
+  }
+
+  async function get(name: string): Promise<Execution | undefined> {
+    try {
+      return (await api.getNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: ns, plural: "executions", name })) as Execution;
+    } catch {
+      return undefined;
+    }
+  }
+
+  async function runExecution(name: string, input: Record<string, unknown>): Promise<void> {
+    await workspaceFor(name);
+    await apply(`
+apiVersion: 100monkeys.ai/v1
+kind: Execution
+metadata:
+  name: ${name}
+spec:
+  agentRef:
+    name: judged-writer
+  input: ${JSON.stringify(input)}
+`);
+  }
+
+  async function final(name: string): Promise<Execution> {
+    return eventually(async () => {
+      const ex = await get(name);
+      return ex?.status?.phase !== undefined && ["Succeeded", "Failed", "Cancelled", "TimedOut"].includes(ex.status.phase) ? ex : undefined;
+    }, 240_000, `Execution ${name} to finish`).catch((err: unknown) => {
+      throw new Error(`${(err as Error).message}\ncontroller log (tail):\n${controllerLog.slice(-4000)}`);
+    });
+  }
+
+  /** The tree's events once its terminal phase is in the stream (publishing trails the status write a little). */
+  async function streamed(name: string): Promise<GavelEvent[]> {
+    return eventually(async () => {
+      const events = await readEvents(nc, ns, name);
+      return events.some((e) => e.type === "execution.phase" && e.data.phase === "Succeeded") ? events : undefined;
+    }, 20_000, `${name}'s Succeeded event in the stream`);
+  }
+
+  beforeAll(async () => {
+    await runOk("docker", ["build", "-q", "--build-arg", `BASE_IMAGE=${BASE_IMAGE}`, "-t", WORKER_IMAGE, join(REPO_DIR, "examples", "kubernetes", "worker")], { timeoutMs: 300_000 });
+    cluster = await useCluster();
+    core = cluster.kc.makeApiClient(k8s.CoreV1Api);
+    api = cluster.kc.makeApiClient(k8s.CustomObjectsApi);
+    ns = await cluster.createNamespace("e2e-events");
+    const r = await cluster.kubectl(["apply", "-n", ns, "-f", join(REPO_DIR, "judges/rule-judge/agent.yaml")]);
+    if (r.code !== 0) throw new Error(`kubectl apply rule-judge: ${r.stderr}`);
+    await apply(`
+apiVersion: 100monkeys.ai/v1
+kind: Agent
+metadata:
+  name: judged-writer
+spec:
+  runtime:
+    image: ${WORKER_IMAGE}
+    pull_policy: Never
+  task:
+    instruction: Write sum.js exporting sum(a, b), with tests, and a report.json.
+  security:
+    network:
+      mode: none
+    resources:
+      timeout: "120s"
+  volumes:
+    - name: workspace
+      mount_path: /workspace
+      size: 64Mi
+  execution:
+    mode: iterative
+    max_iterations: 2
+    validation:
+      - type: exit_code
+        expected: 0
+      - type: semantic
+        judge_agent: rule-judge
+        criteria: |
+          file_exists: sum.js
+          file_contains: sum.js :: a + b
+        min_score: 1.0
+        timeout_seconds: 60
+`);
+    nats = await startNats();
+    nc = await connect({ servers: nats.url });
+    controller = startController();
+  }, 900_000);
+
+  afterAll(async () => {
+    console.log(`execution events e2e timings (s): ${JSON.stringify(timings)}`);
+    await stopController("SIGTERM");
+    await nc?.close();
+    await nats?.stop();
+    if (cluster !== undefined && ns !== undefined) await cluster.deleteNamespace(ns);
+    for (const v of volumes) {
+      await core?.deletePersistentVolume({ name: v.pv }).catch(() => undefined);
+      await rm(v.dir, { recursive: true, force: true });
+    }
+  });
+
+  it("Given an Execution with a judge, `gavel events` shows its tree: started, iteration 1, validators, the judge's verdict, Succeeded, each once", async () => {
+    const t0 = Date.now();
+    await runExecution("streamed", { correct_first_time: true });
+    const ex = await final("streamed");
+    expect(ex.status?.phase, ex.status?.message).toBe("Succeeded");
+    timings.succeeded = (Date.now() - t0) / 1000;
+    const events = await streamed("streamed");
+    timings.succeededToStream = (Date.now() - t0) / 1000 - timings.succeeded;
+    expectJudgedRun(events, "streamed");
+    // The dedup ids name the Execution (its uid) and what the event is about
+    expect(events[0]?.id).toBe(`${ns}/streamed/${ex.metadata.uid}/started`);
+
+    // And the CLI rebuilds the same tree from the stream
+    const json = await runOk(GAVEL, ["events", "--nats", nats.url, "-n", ns, "streamed"], { timeoutMs: 30_000 });
+    expect(json.trim().split("\n").map((l) => (JSON.parse(l) as GavelEvent).id)).toEqual(events.map((e) => e.id));
+    const tree = await runOk(GAVEL, ["events", "--nats", nats.url, "-n", ns, "streamed", "-o", "tree"], { timeoutMs: 30_000 });
+    expect(tree).toMatch(/✓ execution streamed \(agent judged-writer\)\s+Succeeded\s+score 1\.00/);
+    expect(tree).toMatch(/iteration 1\s+worker exited 0\s+passed/);
+    expect(tree).toMatch(/judge rule-judge \(streamed-i1-v1-rule-judge\) score 1\.00/);
+  }, 300_000);
+
+  it("Given the controller is SIGKILLed while the worker runs and again once the judge child exists, the restarted ones leave no event missing or doubled", async () => {
+    const t0 = Date.now();
+    await runExecution("killed", { correct_first_time: true, sleep_seconds: 4 });
+    await eventually(async () => {
+      const pod = await core.readNamespacedPod({ name: "gavel-killed-i1-ex", namespace: ns }).catch(() => undefined);
+      return pod?.status?.phase === "Running" ? true : undefined;
+    }, 120_000, "the worker pod to run");
+    await stopController("SIGKILL");
+    controller = startController();
+    await eventually(async () => ((await get("killed-i1-v1-rule-judge")) !== undefined ? true : undefined), 120_000, "the judge child to exist");
+    await stopController("SIGKILL");
+    controller = startController();
+    const ex = await final("killed");
+    expect(ex.status?.phase, ex.status?.message).toBe("Succeeded");
+    timings.killedTwice = (Date.now() - t0) / 1000;
+    expectJudgedRun(await streamed("killed"), "killed");
+    // Nothing is left staged once published
+    const jsm = await jetstreamManager(nc);
+    const staged = await jsm.streams.getMessage(OUTBOX_STREAM, { last_by_subj: `gavel.outbox.${ns}.killed` });
+    expect(staged).toBeNull();
+  }, 420_000);
+});
+
+describe("the controller's event publisher against a real nats-server", () => {
+  const ex: Execution = {
+    apiVersion: "100monkeys.ai/v1",
+    kind: "Execution",
+    metadata: { name: "outbox", namespace: "team-a", uid: "uid-1" },
+    spec: { agentRef: { name: "writer" } },
+  };
+  const status: ExecutionStatus = { phase: "Running", iteration: 1, iterations: [{ number: 1, phase: "Validating", exitCode: 0, validators: [] }], children: [] };
+  const batch: EngineEvent[] = [
+    { event: "worker.finished", data: { iteration: 1, exitCode: 0, timedOut: false } },
+    { event: "validator.started", data: { iteration: 1, index: 0, type: "exit_code" } },
+    { event: "validator.result", data: { iteration: 1, index: 0, type: "exit_code", passed: true, score: 1, confidence: 1, reasoning: "exit 0" } },
+    { event: "validator.started", data: { iteration: 1, index: 1, type: "semantic" } },
+    { event: "judge.spawned", data: { child: "outbox-i1-v1-j", judge: "j", iteration: 1, index: 1, purpose: "validation" } },
+  ];
+
+  it("Given a batch staged and partly published by a controller that died, the next one publishes the rest once; a batch whose write never happened is dropped", async () => {
+    const server = await startNats();
+    const nc = await connect({ servers: server.url });
+    try {
+      const events = toGavelEvents(ex, batch, new Date());
+      const first = new ExecutionEventPublisher({ connect: () => connect({ servers: server.url }) });
+      await first.recover({ ...ex, status: { phase: "Running" } });
+      const seq = await first.stage(ex, events, status);
+      expect(seq).toBeGreaterThan(0);
+      // The status write happened; two events reached the stream before the controller died
+      const stream = await EventStream.open(nc);
+      await stream.publish(events[0] as GavelEvent);
+      await stream.publish(events[1] as GavelEvent);
+      await first.stop(0);
+
+      const second = new ExecutionEventPublisher({ connect: () => connect({ servers: server.url }) });
+      await second.recover({ ...ex, status });
+      await second.stop(10_000);
+      expect(second.stats).toMatchObject({ recovered: 1, published: 3, pending: 0 });
+      const got = await readEvents(nc, "team-a", "outbox");
+      expect(got.map((e) => e.id)).toEqual(events.map((e) => e.id));
+      const jsm = await jetstreamManager(nc);
+      expect(await jsm.streams.getMessage(OUTBOX_STREAM, { last_by_subj: "gavel.outbox.team-a.outbox" })).toBeNull();
+
+      // A batch staged for a write that did not happen (the status is not the staged one) is not published
+      const other = { ...ex, metadata: { ...ex.metadata, name: "outbox2", uid: "uid-2" } };
+      const third = new ExecutionEventPublisher({ connect: () => connect({ servers: server.url }) });
+      await third.recover({ ...other, status: { phase: "Running" } });
+      await third.stage(other, toGavelEvents(other, batch, new Date()), status);
+      await third.stop(0);
+      const fourth = new ExecutionEventPublisher({ connect: () => connect({ servers: server.url }) });
+      await fourth.recover({ ...other, status: { phase: "Running", iteration: 1, iterations: [{ number: 1, phase: "Running" }], children: [] } });
+      await fourth.stop(5_000);
+      expect(fourth.stats).toMatchObject({ recovered: 0, published: 0 });
+      expect(await readEvents(nc, "team-a", "outbox2")).toEqual([]);
+      expect(await jsm.streams.getMessage(OUTBOX_STREAM, { last_by_subj: "gavel.outbox.team-a.outbox2" })).toBeNull();
+    } finally {
+      await nc.close();
+      await server.stop();
+    }
+  }, 60_000);
+
+  it("Given NATS is down, staging fails fast and is counted, publishing is retried, and the events arrive in order once NATS is up", async () => {
+    const port = await freePort();
+    const url = `nats://127.0.0.1:${port}`;
+    const logs: string[] = [];
+    const publisher = new ExecutionEventPublisher({ connect: () => connect({ servers: url, maxReconnectAttempts: -1, reconnectTimeWait: 200 }), log: (l) => logs.push(l), retryMs: 100 });
+    const events = toGavelEvents(ex, batch, new Date());
+    const t0 = Date.now();
+    await publisher.recover({ ...ex, status });
+    const staged = await publisher.stage(ex, events, status);
+    expect(Date.now() - t0).toBeLessThan(8_000);
+    expect(staged).toBeUndefined();
+    publisher.commit(ex, events, staged);
+    await eventually(() => Promise.resolve(publisher.stats.failures >= 2 ? true : undefined), 10_000, "publish attempts to fail");
+    expect(publisher.stats.pending).toBe(events.length);
+    expect(publisher.stats.unstaged).toBe(1);
+    expect(logs.some((l) => l.includes("publishing worker.finished failed"))).toBe(true);
+
+    // When NATS comes up on that address, the queued events are published
+    const dir = await mkdtemp(join(tmpdir(), "gavel-events-nats-"));
+    const server = spawn("nats-server", ["-js", "-a", "127.0.0.1", "-p", String(port), "-sd", dir], { stdio: "ignore" });
+    try {
+      await eventually(() => Promise.resolve(publisher.stats.published === events.length ? true : undefined), 30_000, "the queued events to be published");
+      expect(publisher.stats.pending).toBe(0);
+      const nc = await connect({ servers: url });
+      try {
+        expect((await readEvents(nc, "team-a", "outbox")).map((e) => e.id)).toEqual(events.map((e) => e.id));
+      } finally {
+        await nc.close();
+      }
+    } finally {
+      await publisher.stop(1000);
+      server.kill("SIGTERM");
+      await new Promise((r) => server.once("exit", r));
+      await rm(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
+});
