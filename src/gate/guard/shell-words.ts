@@ -906,6 +906,14 @@ const SENSITIVE_PATHS = [
  * the glob after it: `~/.ss[h]/id_*` reads `/root/.ssh/id_*`).
  */
 export function globTargets(glob: string, opts: ShellOptions): readonly string[] {
+  // Fast reject: a glob whose first directory is literal and is no sensitive path's first
+  // directory (`src/**/*.ts` under /workspace) can name none of them.
+  if (!glob.includes("..")) {
+    const from = glob.startsWith("/") ? glob : opts.cwd;
+    const end = from.indexOf("/", 1);
+    const first = from.slice(1, end < 0 ? from.length : end);
+    if (!GLOB_META_RE.test(first) && !firstSegments(opts.home).has(first) && !(glob.startsWith("/home/") || opts.cwd.startsWith("/home/"))) return NO_TARGETS;
+  }
   const abs = glob.startsWith("/") ? glob : `${opts.cwd}/${glob}`;
   const path = DOT_SEGMENT_RE.test(abs) ? posix.normalize(abs) : abs;
   // Only paths under the glob's literal start (or directories above it) can be named by it:
@@ -942,6 +950,17 @@ export function globTargets(glob: string, opts: ShellOptions): readonly string[]
 const NO_TARGETS: readonly string[] = Object.freeze([]);
 const DOT_SEGMENT_RE = /(^|\/)\.\.?(\/|$)|\/\//;
 const GLOB_META_RE = /[*?[\\]/;
+/** The first directory of every sensitive path, per home directory. */
+const firstByHome = new Map<string, ReadonlySet<string>>();
+function firstSegments(home: string): ReadonlySet<string> {
+  let set = firstByHome.get(home);
+  if (set === undefined) {
+    set = new Set(sensitivePaths(home).map((p) => p.path.split("/")[1] ?? ""));
+    if (firstByHome.size < 16) firstByHome.set(home, set);
+  }
+  return set;
+}
+
 /** SENSITIVE_PATHS with `~` replaced, and their segment counts, per home directory. */
 const sensitiveByHome = new Map<string, readonly { path: string; segments: number }[]>();
 function sensitivePaths(home: string): readonly { path: string; segments: number }[] {
