@@ -5,6 +5,7 @@
 // checked against a real nats-server too.
 import { spawn, type ChildProcess } from "node:child_process";
 import { chmod, mkdtemp, rm } from "node:fs/promises";
+import { connect as tcpConnect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import * as k8s from "@kubernetes/client-node";
@@ -29,6 +30,25 @@ async function readEvents(nc: NatsConnection, namespace: string, root?: string):
   const out: GavelEvent[] = [];
   for await (const e of stream.read({ namespace, ...(root !== undefined ? { root } : {}), untilIdleMs: 700 })) out.push(e);
   return out;
+}
+
+/** A nats-server with JetStream on a given loopback port (startNats picks its own port; an outage needs a known one). */
+async function natsOnPort(port: number): Promise<{ stop(): Promise<void> }> {
+  const dir = await mkdtemp(join(tmpdir(), "gavel-events-nats-"));
+  const server = spawn("nats-server", ["-js", "-a", "127.0.0.1", "-p", String(port), "-sd", dir], { stdio: "ignore" });
+  const exited = new Promise((r) => server.once("exit", r));
+  await eventually(() => new Promise<true | undefined>((resolve) => {
+    const sock = tcpConnect(port, "127.0.0.1");
+    sock.once("connect", () => (sock.destroy(), resolve(true)));
+    sock.once("error", () => resolve(undefined));
+  }), 10_000, `nats-server on port ${port}`);
+  return {
+    async stop() {
+      server.kill("SIGTERM");
+      await exited;
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
 }
 
 /** What an event is about, independent of its id: the test's own notion of "the same event". */
@@ -75,8 +95,8 @@ describe("Execution events in the JetStream stream (gavel controller --nats on t
   const volumes: { pv: string; dir: string }[] = [];
   const timings: Record<string, number> = {};
 
-  function startController(): ChildProcess {
-    const proc = spawn(GAVEL, ["controller", "--kubeconfig", cluster.kubeconfigPath, "-n", ns, "--controller-namespace", ns, "--nats", nats.url], { stdio: ["ignore", "pipe", "pipe"] });
+  function startController(natsUrl = nats.url): ChildProcess {
+    const proc = spawn(GAVEL, ["controller", "--kubeconfig", cluster.kubeconfigPath, "-n", ns, "--controller-namespace", ns, "--nats", natsUrl], { stdio: ["ignore", "pipe", "pipe"] });
     proc.stdout?.on("data", (b: Buffer) => (controllerLog += b.toString()));
     proc.stderr?.on("data", (b: Buffer) => (controllerLog += b.toString()));
     return proc;
@@ -256,6 +276,37 @@ spec:
     const staged = await jsm.streams.getMessage(OUTBOX_STREAM, { last_by_subj: `gavel.outbox.${ns}.killed` });
     expect(staged).toBeNull();
   }, 420_000);
+
+  it("Given the controller starts while NATS is down, the Execution still runs to Succeeded and its events arrive once NATS is up", async () => {
+    await stopController("SIGTERM");
+    const port = await freePort();
+    const url = `nats://127.0.0.1:${port}`;
+    const logFrom = controllerLog.length;
+    controller = startController(url);
+    const t0 = Date.now();
+    await runExecution("outage", { correct_first_time: true });
+    const ex = await final("outage");
+    expect(ex.status?.phase, ex.status?.message).toBe("Succeeded");
+    timings.succeededWithoutNats = (Date.now() - t0) / 1000;
+    expect(controllerLog.slice(logFrom)).toMatch(/outage: publishing execution\.started failed/);
+
+    // When NATS comes up at that address, the queued events are published, in order, once
+    const server = await natsOnPort(port);
+    const late = await connect({ servers: url });
+    try {
+      const t1 = Date.now();
+      const events = await eventually(async () => {
+        const got = await readEvents(late, ns, "outage");
+        return got.some((e) => e.type === "execution.phase" && e.data.phase === "Succeeded") ? got : undefined;
+      }, 90_000, "outage's events after NATS came up");
+      timings.natsUpToStream = (Date.now() - t1) / 1000;
+      expectJudgedRun(events, "outage");
+    } finally {
+      await stopController("SIGTERM");
+      await late.close();
+      await server.stop();
+    }
+  }, 420_000);
 });
 
 describe("the controller's event publisher against a real nats-server", () => {
@@ -334,8 +385,7 @@ describe("the controller's event publisher against a real nats-server", () => {
     expect(logs.some((l) => l.includes("publishing worker.finished failed"))).toBe(true);
 
     // When NATS comes up on that address, the queued events are published
-    const dir = await mkdtemp(join(tmpdir(), "gavel-events-nats-"));
-    const server = spawn("nats-server", ["-js", "-a", "127.0.0.1", "-p", String(port), "-sd", dir], { stdio: "ignore" });
+    const server = await natsOnPort(port);
     try {
       await eventually(() => Promise.resolve(publisher.stats.published === events.length ? true : undefined), 30_000, "the queued events to be published");
       expect(publisher.stats.pending).toBe(0);
@@ -347,9 +397,7 @@ describe("the controller's event publisher against a real nats-server", () => {
       }
     } finally {
       await publisher.stop(1000);
-      server.kill("SIGTERM");
-      await new Promise((r) => server.once("exit", r));
-      await rm(dir, { recursive: true, force: true });
+      await server.stop();
     }
   }, 60_000);
 });
