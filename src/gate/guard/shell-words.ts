@@ -725,6 +725,9 @@ function runSimple(simple: Simple, env: Env, rendered: string[][], input: string
   }
   if (name === "cd" || name === "pushd") {
     const dir = args.find((e) => !(e.values[0] ?? "").startsWith("-"));
+    // `cd $(mktemp -d)`: an argument that expanded to nothing is unknown, not absent.
+    const droppedArg = words.length > argv.length + k;
+    if (dir === undefined && droppedArg) return undefined;
     if (dir === undefined) env.cwd = env.opts.home;
     else if (!dir.unknown) env.cwd = posix.resolve(env.cwd, dir.values[0] ?? "");
     return undefined;
