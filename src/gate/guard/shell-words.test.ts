@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import { agentScope } from "./context.js";
 import { isShellTool } from "./checks.js";
 import { callViews } from "./argument-views.js";
+import { runGuard } from "./guard.js";
 import { compilePolicy } from "./policy.js";
 import { analyseShell, compileGlob, globTargets, tokenize } from "./shell-words.js";
 
@@ -112,5 +113,28 @@ describe("here-documents", () => {
     expect(analyseShell("cat > f.sh <<'EOF'\n$CC main.c\nEOF\nsh f.sh", opts).unresolved).toBeUndefined();
     expect(texts("bash <<EOF\nrm -rf /\nEOF")).toContain("rm -rf / ;");
     expect(analyseShell("sh <<- END\n\t$X\n\tEND", opts).unresolved).toBe("computed command name");
+  });
+});
+
+describe("the guard on unresolved shell", () => {
+  const scope = agentScope({ spec: { tools: ["cmd.run", "fs.write", "ci.run", { name: "ops.exec", capability: "shell:full" }] } });
+  const ctx = { policy: compilePolicy([]), scope: { ...scope, capabilities: new Set(["shell:full"]) }, history: [] };
+
+  it("denies a computed command for shell tools with a reason that names no argument value", () => {
+    expect(runGuard({ tool: "cmd.run", args: { command: "$SECRET_CMD -rf /tmp/x" }, step: 1 }, ctx)).toEqual({
+      approved: false,
+      check: "destructive_pattern",
+      reason: "destructive_pattern: unresolved shell (computed command name)",
+    });
+    expect(runGuard({ tool: "ops.exec", args: { cmd: "python3 gen.py | bash" }, step: 1 }, ctx).reason).toBe("destructive_pattern: unresolved shell (shell reading computed input)");
+  });
+
+  it("lets the same text through where no shell runs it", () => {
+    expect(runGuard({ tool: "fs.write", args: { path: "/workspace/x.sh", content: "$CMD -rf /tmp/x" }, step: 1 }, ctx).approved).toBe(true);
+    expect(runGuard({ tool: "ci.run", args: { command: "$CMD -rf /tmp/x" }, step: 1 }, ctx).approved).toBe(true);
+  });
+
+  it("reports the pattern rather than the unresolved part when both apply", () => {
+    expect(runGuard({ tool: "cmd.run", args: { command: "$X; rm -rf /" }, step: 1 }, ctx).reason).toBe(String.raw`destructive_pattern: rm\s+-rf\s+/(\s|\*|$)`);
   });
 });
