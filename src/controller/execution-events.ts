@@ -21,9 +21,15 @@ export interface EngineEvent {
   data: Record<string, unknown>;
 }
 
-/** A staged batch: the events of one status write and the fingerprint of that status. */
+/**
+ * What the outbox holds for one Execution: the events of the status write about to happen
+ * (with that status's fingerprint), and the earlier events whose writes happened but which
+ * were not published yet (a newer staging replaces the older one, so it carries them).
+ */
 interface StagedBatch {
+  uid: string;
   fingerprint: string;
+  committed: GavelEvent[];
   events: GavelEvent[];
 }
 
@@ -148,10 +154,10 @@ export interface ExecutionEventPublisherOptions {
 }
 
 /**
- * The reconciler's side of the event stream. Per Execution: `recover` once (a batch staged
- * by a controller that died), `stage` a batch before the status write, `commit` it after
- * the write. Publishing runs behind the reconcile, one Execution's batches in order, retried
- * until it succeeds; a reconcile never waits on it.
+ * The reconciler's side of the event stream. Per Execution: `recover` once (what a
+ * controller that died had staged), `stage` a batch before the status write, `commit` it
+ * after the write. Publishing runs behind the reconcile, one Execution's events in order,
+ * retried until it succeeds; a reconcile never waits on it.
  */
 export class ExecutionEventPublisher {
   readonly stats: EventPublishStats = { published: 0, failures: 0, unstaged: 0, recovered: 0, pending: 0 };
@@ -162,8 +168,8 @@ export class ExecutionEventPublisher {
   private ready: Promise<void> | undefined;
   /** Executions whose outbox was looked at by this process. */
   private readonly recovered = new Set<string>();
-  /** Per Execution, the tail of its publishing chain. */
-  private readonly chains = new Map<string, Promise<void>>();
+  /** Per Execution, events whose status write happened and that are not published yet, in order. */
+  private readonly queues = new Map<string, { ex: Execution; events: GavelEvent[]; stagedSeq?: number; draining?: Promise<void> }>();
   private stopped = false;
   private readonly log: (line: string) => void;
   private readonly callTimeoutMs: number;
@@ -175,7 +181,7 @@ export class ExecutionEventPublisher {
     this.retryMs = opts.retryMs ?? 500;
   }
 
-  /** Creates (or updates) the event stream and the outbox; retried on the next use when NATS is down. */
+  /** Creates (or updates) the event stream and the outbox; tried again on the next use when NATS is down. */
   private async open(): Promise<void> {
     this.ready ??= (async () => {
       this.nc ??= await this.opts.connect();
@@ -211,9 +217,10 @@ export class ExecutionEventPublisher {
   }
 
   /**
-   * The first time this process reconciles an Execution: a batch a previous controller
-   * staged and whose status write happened (the status has its fingerprint) is queued for
-   * publishing, minus what reached the stream already. Until this succeeds nothing is staged.
+   * The first time this process reconciles an Execution: what a previous controller staged
+   * and had not published is queued (its committed events always, the last batch only if the
+   * status has that batch's fingerprint, i.e. its write happened), minus what reached the
+   * stream already. Until this succeeds nothing is staged for the Execution.
    */
   async recover(ex: Execution): Promise<void> {
     const key = keyOf(ex);
@@ -222,35 +229,41 @@ export class ExecutionEventPublisher {
       await bounded(this.open(), this.callTimeoutMs, "opening the event stream");
       const jsm = this.jsm as JetStreamManager;
       const msg = await bounded(jsm.streams.getMessage(OUTBOX_STREAM, { last_by_subj: outboxSubject(ex) }), this.callTimeoutMs, "reading the outbox");
-      this.recovered.add(key);
-      if (msg === null) return;
-      const staged = msg.json<StagedBatch>();
-      if (staged.fingerprint !== statusFingerprint(ex.status) || staged.events[0]?.id.split("/")[2] !== (ex.metadata.uid ?? "-")) {
-        // The write it was staged for never happened (a 409, a crash before it): the
+      if (msg !== null) {
+        const staged = msg.json<StagedBatch>();
+        const sameRun = staged.uid === (ex.metadata.uid ?? "-");
+        // The last batch's write may not have happened (a 409, a crash before it): then the
         // reconcile decides those transitions again.
-        await this.clear(ex, msg.seq);
-        return;
+        const written = sameRun && staged.fingerprint === statusFingerprint(ex.status);
+        const events = sameRun ? [...staged.committed, ...(written ? staged.events : [])] : [];
+        const done = events.length === 0 ? 0 : await bounded(this.alreadyPublished(events), this.callTimeoutMs, "reading the event stream");
+        if (done < events.length) {
+          this.stats.recovered++;
+          this.log(`${key}: publishing ${events.length - done} event(s) staged by a previous controller`);
+          this.enqueue(ex, events.slice(done), msg.seq);
+        } else {
+          await this.clear(ex, msg.seq);
+        }
       }
-      this.stats.recovered++;
-      this.log(`${key}: publishing ${staged.events.length} event(s) staged by a previous controller`);
-      this.enqueue(ex, staged.events, msg.seq, true);
+      this.recovered.add(key);
     } catch (err) {
       this.log(`${key}: the event outbox could not be read (tried again next reconcile): ${messageOf(err)}`);
     }
   }
 
   /**
-   * Stages a batch before the status write that makes it true; returns the outbox sequence,
-   * or undefined when it could not be staged (logged and counted; the batch is still
-   * published after the write, it only would not survive a crash meanwhile).
+   * Stages a batch before the status write that makes it true, with the Execution's
+   * committed events not yet published; returns the outbox sequence, or undefined when it
+   * could not be staged (logged and counted; the batch is still published after the write,
+   * it only would not survive a crash meanwhile).
    */
   async stage(ex: Execution, events: GavelEvent[], status: ExecutionStatus): Promise<number | undefined> {
     if (events.length === 0) return undefined;
     const key = keyOf(ex);
     try {
-      if (!this.recovered.has(key)) throw new Error("the outbox was not read yet, so staging would overwrite a batch not yet recovered");
+      if (!this.recovered.has(key)) throw new Error("the outbox was not read yet, so staging would overwrite what a previous controller left");
       await bounded(this.open(), this.callTimeoutMs, "opening the event stream");
-      const batch: StagedBatch = { fingerprint: statusFingerprint(status), events };
+      const batch: StagedBatch = { uid: ex.metadata.uid ?? "-", fingerprint: statusFingerprint(status), committed: [...(this.queues.get(key)?.events ?? [])], events };
       const ack = await bounded((this.js as JetStreamClient).publish(outboxSubject(ex), JSON.stringify(batch), { timeout: this.callTimeoutMs }), this.callTimeoutMs, "staging events");
       return ack.seq;
     } catch (err) {
@@ -260,61 +273,67 @@ export class ExecutionEventPublisher {
     }
   }
 
-  /** Queues a batch whose status write happened; published in order behind earlier batches. */
+  /** Queues a batch whose status write happened; published in order behind earlier ones. */
   commit(ex: Execution, events: GavelEvent[], stagedSeq: number | undefined): void {
     if (events.length === 0) return;
-    this.enqueue(ex, events, stagedSeq, false);
+    this.enqueue(ex, events, stagedSeq);
   }
 
-  private enqueue(ex: Execution, events: GavelEvent[], stagedSeq: number | undefined, skipPublished: boolean): void {
+  private enqueue(ex: Execution, events: GavelEvent[], stagedSeq: number | undefined): void {
     const key = keyOf(ex);
+    let q = this.queues.get(key);
+    if (q === undefined) {
+      q = { ex, events: [] };
+      this.queues.set(key, q);
+    }
+    q.events.push(...events);
+    if (stagedSeq !== undefined) q.stagedSeq = stagedSeq;
     this.stats.pending += events.length;
-    const prev = this.chains.get(key) ?? Promise.resolve();
-    const next = prev.then(() => this.deliver(ex, events, stagedSeq, skipPublished));
-    this.chains.set(key, next);
-    void next.finally(() => {
-      if (this.chains.get(key) === next) this.chains.delete(key);
-    });
+    if (q.draining === undefined) {
+      const queue = q;
+      queue.draining = this.drain(key, queue).finally(() => {
+        queue.draining = undefined;
+        if (this.queues.get(key) === queue && queue.events.length === 0) this.queues.delete(key);
+      });
+    }
   }
 
-  /** Publishes a batch until it is in the stream (or the publisher stops), then clears its outbox slot. */
-  private async deliver(ex: Execution, events: GavelEvent[], stagedSeq: number | undefined, skipPublished: boolean): Promise<void> {
-    const key = keyOf(ex);
-    let from = 0;
+  /** Publishes an Execution's queue until it is empty (or the publisher stops), then clears its outbox slot. */
+  private async drain(key: string, q: { ex: Execution; events: GavelEvent[]; stagedSeq?: number }): Promise<void> {
     let pause = this.retryMs;
-    let checked = !skipPublished;
-    while (from < events.length) {
+    while (q.events.length > 0) {
       if (this.stopped) {
-        this.log(`${key}: stopping with ${events.length - from} event(s) unpublished${stagedSeq !== undefined ? " (staged: the next controller publishes them)" : ""}`);
+        this.log(`${key}: stopping with ${q.events.length} event(s) unpublished${q.stagedSeq !== undefined ? " (staged: the next controller publishes them)" : ""}`);
         return;
       }
+      const e = q.events[0] as GavelEvent;
       try {
         await this.open();
-        if (!checked) {
-          from = await this.alreadyPublished(events);
-          this.stats.pending -= from;
-          checked = true;
-        }
-        const e = events[from] as GavelEvent;
         await (this.stream as EventStream).publish(e);
-        from++;
+        q.events.shift();
         this.stats.published++;
         this.stats.pending--;
+        pause = this.retryMs;
       } catch (err) {
         this.stats.failures++;
-        this.log(`${key}: publishing ${events[from]?.type ?? "events"} failed (retrying in ${pause} ms, ${this.stats.pending} pending): ${messageOf(err)}`);
-        await new Promise((r) => setTimeout(r, pause));
+        this.log(`${key}: publishing ${e.type} failed (retrying in ${pause} ms, ${this.stats.pending} pending): ${messageOf(err)}`);
+        // Unref'd: a retry pending at shutdown must not keep the process alive.
+        await new Promise((r) => setTimeout(r, pause).unref());
         pause = Math.min(pause * 2, 30_000);
       }
     }
-    if (stagedSeq !== undefined) await this.clear(ex, stagedSeq).catch((err: unknown) => this.log(`${key}: clearing the outbox failed: ${messageOf(err)}`));
+    if (q.stagedSeq !== undefined) {
+      const seq = q.stagedSeq;
+      await this.clear(q.ex, seq).catch((err: unknown) => this.log(`${key}: clearing the outbox failed: ${messageOf(err)}`));
+      if (q.stagedSeq === seq) delete q.stagedSeq;
+    }
   }
 
   /**
-   * How many leading events of a staged batch the stream already holds. A batch is published
-   * in order and nothing newer of its Execution is published before it, so the last message
-   * of each of its subjects tells how far the previous controller got (the dedup window of
-   * JetStream may have passed by now).
+   * How many leading events of a staged list the stream already holds. The list is
+   * published in order and nothing newer of its Execution is published before it, so the
+   * last message of each of its subjects tells how far the previous controller got (the
+   * dedup window of JetStream may have passed by now).
    */
   private async alreadyPublished(events: GavelEvent[]): Promise<number> {
     const jsm = this.jsm as JetStreamManager;
@@ -328,14 +347,14 @@ export class ExecutionEventPublisher {
     return done;
   }
 
-  /** Drops the staged batch at `seq` (and older), never a newer one staged meanwhile. */
+  /** Drops the staged message at `seq` (and older), never a newer one staged meanwhile. */
   private async clear(ex: Execution, seq: number): Promise<void> {
     await (this.jsm as JetStreamManager).streams.purge(OUTBOX_STREAM, { filter: outboxSubject(ex), seq: seq + 1 });
   }
 
   /** Waits up to `ms` for queued events to be published, then stops retrying and closes the connection. */
   async stop(ms = 5000): Promise<void> {
-    const all = Promise.all([...this.chains.values()]);
+    const all = Promise.all([...this.queues.values()].map((q) => q.draining ?? Promise.resolve()));
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([all, new Promise((r) => (timer = setTimeout(r, ms)))]);
     clearTimeout(timer);

@@ -10,12 +10,13 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import * as k8s from "@kubernetes/client-node";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
-import { jetstreamManager } from "@nats-io/jetstream";
+import { DiscardPolicy, jetstreamManager } from "@nats-io/jetstream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Execution, ExecutionStatus } from "../../src/api/types.js";
 import { GROUP, VERSION } from "../../src/api/types.js";
 import { ExecutionEventPublisher, OUTBOX_STREAM, toGavelEvents, type EngineEvent } from "../../src/controller/execution-events.js";
 import { EventStream, type GavelEvent } from "../../src/transport/event-stream.js";
+import { EVENT_STREAM } from "../../src/transport/subjects.js";
 import { eventually, useCluster, type Cluster } from "../harness/cluster.js";
 import { runOk } from "../harness/exec.js";
 import { freePort, startNats, type NatsServer } from "../harness/nats.js";
@@ -349,12 +350,37 @@ describe("the controller's event publisher against a real nats-server", () => {
       const jsm = await jetstreamManager(nc);
       expect(await jsm.streams.getMessage(OUTBOX_STREAM, { last_by_subj: "gavel.outbox.team-a.outbox" })).toBeNull();
 
+      // A controller that committed a batch and staged the next before publishing the first dies: the next one publishes both, in order
+      const third = { ...ex, metadata: { ...ex.metadata, name: "outbox3", uid: "uid-3" } };
+      const later: ExecutionStatus = { ...status, children: [{ name: "outbox3-i1-v1-j", purpose: "validation", iteration: 1, validatorIndex: 1, judge: "j", phase: "Running" }] };
+      const all = toGavelEvents(third, batch, new Date());
+      const dying = new ExecutionEventPublisher({ connect: () => connect({ servers: server.url }), retryMs: 100 });
+      await dying.recover({ ...third, status: { phase: "Running" } });
+      // The event stream refuses new messages for a while, so the first batch stays queued
+      const held = (await jsm.streams.info(EVENT_STREAM)).state.messages;
+      await jsm.streams.update(EVENT_STREAM, { max_msgs: held, discard: DiscardPolicy.New });
+      dying.commit(third, all.slice(0, 3), await dying.stage(third, all.slice(0, 3), status));
+      await eventually(() => Promise.resolve(dying.stats.failures > 0 ? true : undefined), 10_000, "the first batch to be refused");
+      const seq2 = await dying.stage(third, all.slice(3), later);
+      expect(seq2).toBeGreaterThan(0);
+      await dying.stop(0);
+      expect(dying.stats.published).toBe(0);
+      await jsm.streams.update(EVENT_STREAM, { max_msgs: -1, discard: DiscardPolicy.Old });
+      // One of them did get through before the controller died
+      await stream.publish(all[0] as GavelEvent);
+      const heir = new ExecutionEventPublisher({ connect: () => connect({ servers: server.url }) });
+      await heir.recover({ ...third, status: later });
+      await heir.stop(10_000);
+      expect((await readEvents(nc, "team-a", "outbox3")).map((e) => e.id)).toEqual(all.map((e) => e.id));
+      // Nothing the stream held was sent again (the dedup window would hide it from the stream, not from this count)
+      expect(heir.stats.published).toBe(all.length - 1);
+
       // A batch staged for a write that did not happen (the status is not the staged one) is not published
       const other = { ...ex, metadata: { ...ex.metadata, name: "outbox2", uid: "uid-2" } };
-      const third = new ExecutionEventPublisher({ connect: () => connect({ servers: server.url }) });
-      await third.recover({ ...other, status: { phase: "Running" } });
-      await third.stage(other, toGavelEvents(other, batch, new Date()), status);
-      await third.stop(0);
+      const unlucky = new ExecutionEventPublisher({ connect: () => connect({ servers: server.url }) });
+      await unlucky.recover({ ...other, status: { phase: "Running" } });
+      await unlucky.stage(other, toGavelEvents(other, batch, new Date()), status);
+      await unlucky.stop(0);
       const fourth = new ExecutionEventPublisher({ connect: () => connect({ servers: server.url }) });
       await fourth.recover({ ...other, status: { phase: "Running", iteration: 1, iterations: [{ number: 1, phase: "Running" }], children: [] } });
       await fourth.stop(5_000);
