@@ -308,6 +308,28 @@ spec:
       await server.stop();
     }
   }, 420_000);
+
+  it("Given the stream refuses events for a whole run and the controller is then SIGKILLed, the restarted one publishes the run's events from the outbox", async () => {
+    controller = startController();
+    const jsm = await jetstreamManager(nc);
+    const held = (await jsm.streams.info(EVENT_STREAM)).state.messages;
+    await jsm.streams.update(EVENT_STREAM, { max_msgs: held, discard: DiscardPolicy.New });
+    try {
+      await runExecution("backlog", { correct_first_time: true });
+      const ex = await final("backlog");
+      expect(ex.status?.phase, ex.status?.message).toBe("Succeeded");
+      await eventually(() => Promise.resolve(controllerLog.includes("backlog: publishing execution.started failed") ? true : undefined), 10_000, "a refused publish");
+      await stopController("SIGKILL");
+    } finally {
+      await jsm.streams.update(EVENT_STREAM, { max_msgs: -1, discard: DiscardPolicy.Old });
+    }
+    expect(await readEvents(nc, ns, "backlog")).toEqual([]);
+    const t0 = Date.now();
+    controller = startController();
+    expectJudgedRun(await streamed("backlog"), "backlog");
+    timings.restartToBacklogPublished = (Date.now() - t0) / 1000;
+    expect(controllerLog).toMatch(/backlog: publishing 12 event\(s\) staged by a previous controller/);
+  }, 420_000);
 });
 
 describe("the controller's event publisher against a real nats-server", () => {
