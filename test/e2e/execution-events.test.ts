@@ -4,17 +4,18 @@
 // outbox (a batch staged, the controller dead before publishing it) and a NATS outage are
 // checked against a real nats-server too.
 import { spawn, type ChildProcess } from "node:child_process";
-import { chmod, mkdtemp, rm } from "node:fs/promises";
+import { chmod, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { connect as tcpConnect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import * as k8s from "@kubernetes/client-node";
-import { connect, type NatsConnection } from "@nats-io/transport-node";
+import { connect, credsAuthenticator, type NatsConnection } from "@nats-io/transport-node";
 import { DiscardPolicy, jetstreamManager } from "@nats-io/jetstream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Execution, ExecutionStatus } from "../../src/api/types.js";
 import { GROUP, VERSION } from "../../src/api/types.js";
 import { ExecutionEventPublisher, OUTBOX_STREAM, toGavelEvents, type EngineEvent } from "../../src/controller/execution-events.js";
+import { createTrust, issueControllerCredentials, serverConfig } from "../../src/transport/credentials.js";
 import { EventStream, type GavelEvent } from "../../src/transport/event-stream.js";
 import { EVENT_STREAM } from "../../src/transport/subjects.js";
 import { eventually, useCluster, type Cluster } from "../harness/cluster.js";
@@ -96,8 +97,8 @@ describe("Execution events in the JetStream stream (gavel controller --nats on t
   const volumes: { pv: string; dir: string }[] = [];
   const timings: Record<string, number> = {};
 
-  function startController(natsUrl = nats.url): ChildProcess {
-    const proc = spawn(GAVEL, ["controller", "--kubeconfig", cluster.kubeconfigPath, "-n", ns, "--controller-namespace", ns, "--nats", natsUrl], { stdio: ["ignore", "pipe", "pipe"] });
+  function startController(natsUrl = nats.url, extra: string[] = []): ChildProcess {
+    const proc = spawn(GAVEL, ["controller", "--kubeconfig", cluster.kubeconfigPath, "-n", ns, "--controller-namespace", ns, "--nats", natsUrl, ...extra], { stdio: ["ignore", "pipe", "pipe"] });
     proc.stdout?.on("data", (b: Buffer) => (controllerLog += b.toString()));
     proc.stderr?.on("data", (b: Buffer) => (controllerLog += b.toString()));
     return proc;
@@ -329,6 +330,36 @@ spec:
     expectJudgedRun(await streamed("backlog"), "backlog");
     timings.restartToBacklogPublished = (Date.now() - t0) / 1000;
     expect(controllerLog).toMatch(/backlog: publishing 12 event\(s\) staged by a previous controller/);
+  }, 420_000);
+
+  it("Given NATS in operator (JWT) mode, `--nats-creds` publishes with the controller's credentials and `gavel events --creds` reads the tree", async () => {
+    await stopController("SIGTERM");
+    const trust = createTrust();
+    const secured = await startNats({ extraConfig: serverConfig(trust).config });
+    const dir = await mkdtemp(join(tmpdir(), "gavel-events-creds-"));
+    const credsFile = join(dir, "controller.creds");
+    const creds = issueControllerCredentials(trust).creds;
+    await writeFile(credsFile, creds, { mode: 0o600 });
+    const reader = await connect({ servers: secured.url, authenticator: credsAuthenticator(new TextEncoder().encode(creds)) });
+    try {
+      // Without credentials the server refuses the connection (so the flag is what makes it work)
+      await expect(connect({ servers: secured.url })).rejects.toThrow();
+      controller = startController(secured.url, ["--nats-creds", credsFile]);
+      await runExecution("credentialed", { correct_first_time: true });
+      expect((await final("credentialed")).status?.phase).toBe("Succeeded");
+      const events = await eventually(async () => {
+        const got = await readEvents(reader, ns, "credentialed");
+        return got.some((e) => e.type === "execution.phase" && e.data.phase === "Succeeded") ? got : undefined;
+      }, 20_000, "credentialed's events");
+      expectJudgedRun(events, "credentialed");
+      const tree = await runOk(GAVEL, ["events", "--nats", secured.url, "--creds", credsFile, "-n", ns, "credentialed", "-o", "tree"], { timeoutMs: 30_000 });
+      expect(tree).toMatch(/✓ execution credentialed/);
+    } finally {
+      await stopController("SIGTERM");
+      await reader.close();
+      await secured.stop();
+      await rm(dir, { recursive: true, force: true });
+    }
   }, 420_000);
 });
 
