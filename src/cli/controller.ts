@@ -43,6 +43,9 @@ export const controllerCommand: Command = {
     });
     if (values["nats-creds"] && !values.nats) throw new UsageError("--nats-creds needs --nats URL (or GAVEL_NATS_URL)");
     if (positionals.length > 0) throw new UsageError(`unexpected argument ${positionals[0] ?? ""}`);
+    // Listen before starting anything: as PID 1 in a pod, a SIGTERM that arrives while the
+    // controllers start would otherwise be ignored until the kubelet's grace period ends.
+    const stopping = untilSignal();
     const logger = createLogger({ name: "gavel-controller", level: values["log-level"], destination: io.stderr });
     const kc = new k8s.KubeConfig();
     if (values.kubeconfig) kc.loadFromFile(values.kubeconfig);
@@ -79,7 +82,7 @@ export const controllerCommand: Command = {
     await executions.start();
     logger.info({ namespace: values.namespace ?? "*", controllerNamespace: values["controller-namespace"], eventStream: values.nats !== undefined && values.nats !== "" }, "controllers started");
     io.stdout.write("gavel controller: running (Agent readiness, GuardPolicy hot reload, Execution reconciler)\n");
-    const signal = await Promise.race([untilSignal(), lost]);
+    const signal = await Promise.race([stopping, lost]);
     logger.info({ signal }, "stopping");
     await executions.stop();
     await events?.stop();

@@ -590,14 +590,14 @@ describe("helm template: the branches default values do not take", () => {
   }
   const deploymentOf = (docs: K8sObject[]) => docs.find((d) => d.kind === "Deployment") as unknown as PodTemplate;
 
-  it("NATS credentials: the Secret is mounted read-only and its path passed as NATS_CREDS", async () => {
+  it("NATS credentials: the Secret is mounted read-only and its path passed as GAVEL_NATS_CREDS", async () => {
     const dep = deploymentOf(await render("nats.credentialsSecret=gavel-nats", "nats.url=tls://nats.example:4222"));
     const pod = dep.spec.template.spec;
     expect(pod.volumes).toContainEqual(expect.objectContaining({ name: "nats-credentials", secret: expect.objectContaining({ secretName: "gavel-nats" }) as unknown }));
     const c = pod.containers[0];
     expect(c?.volumeMounts).toContainEqual({ name: "nats-credentials", mountPath: "/etc/gavel/nats", readOnly: true });
-    expect(c?.env).toContainEqual({ name: "NATS_CREDS", value: "/etc/gavel/nats/nats.creds" });
-    expect(c?.env).toContainEqual({ name: "NATS_URL", value: "tls://nats.example:4222" });
+    expect(c?.env).toContainEqual({ name: "GAVEL_NATS_CREDS", value: "/etc/gavel/nats/nats.creds" });
+    expect(c?.env).toContainEqual({ name: "GAVEL_NATS_URL", value: "tls://nats.example:4222" });
   });
 
   it("leader election off: no --leader-elect, Recreate, and more than one replica is refused by name", async () => {
