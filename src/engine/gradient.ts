@@ -64,30 +64,37 @@ const CLOSE = 0x7d;
 const LF = 0x0a;
 const CR = 0x0d;
 
-// A brace region with no nested region, from its `{` to its `}`, exactly as the forward scan
-// reads one: a quote opens a string that ends at the next unescaped quote or at a raw line
-// end (a backslash before a line end escapes nothing). Each character has one reading, so a
-// failed match costs no more than the text it read. The regex engine reads such regions many
-// times faster than a loop over charCodeAt, and most brace regions in a transcript are flat.
-const FLAT_REGION = /\{[^{}"]*(?:"[^"\\\n\r]*(?:\\[^\n\r][^"\\\n\r]*)*(?:["\n\r]|\\[\n\r])[^{}"]*)*\}/y;
+// A JSON-ish string as the forward scan reads one inside braces: from a quote to the next
+// unescaped quote or a raw line end (a backslash before a line end escapes nothing).
+const STRING = String.raw`"[^"\\\n\r]*(?:\\[^\n\r][^"\\\n\r]*)*(?:["\n\r]|\\[\n\r])`;
 
-// Prose and flat regions in a row, read in one call: it stops at a `{` whose region nests or
-// does not close before the end of the text it is given.
-const PROSE_AND_FLAT_REGIONS = new RegExp(`[^{]*(?:${FLAT_REGION.source}[^{]*)*`, "y");
+/** A brace region nested at most `depth` deep, read exactly as the forward scan reads it. */
+function regionSource(depth: number): string {
+  const inner = depth === 0 ? STRING : `(?:${STRING}|${regionSource(depth - 1)})`;
+  return String.raw`\{[^{}"]*(?:${inner}[^{}"]*)*\}`;
+}
+
+// A brace region with no nested region. Each character has one reading (a string starts
+// with a quote, a nested region with a brace), so a failed match costs no more than the
+// text it read. The regex engine reads such regions many times faster than a loop over
+// charCodeAt, and most brace regions in a transcript are flat.
+const FLAT_REGION = new RegExp(regionSource(0), "y");
+
+// Prose and regions nested up to 4 deep in a row, read in one call: it stops at a `{` whose
+// region nests deeper or does not close before the end of the text it is given. Regions
+// skipped this way are not recorded, so their nesting need not be followed.
+const PROSE_AND_REGIONS = new RegExp(`[^{]*(?:${regionSource(4)}[^{]*)*`, "y");
 
 /**
- * Where the prose and flat regions starting at `from` and ending before `endAfter` end: the
- * offset of the next `{` that needs the character loop, or `endAfter - 1`. Regions ending
- * before `endAfter` are of no interest to the caller, so they are skipped unrecorded.
+ * Where the prose and regions starting at `from` in `head` end: the offset of the next `{`
+ * that needs the character loop, or the end of `head`.
  */
-function skipProseAndFlatRegions(text: string, from: number, endAfter: number): number {
-  // A slice is a view in V8, not a copy; the regex cannot see past it, so every region it
-  // reads ends at `endAfter - 1` or before.
-  const head = text.slice(0, endAfter - 1);
-  PROSE_AND_FLAT_REGIONS.lastIndex = from;
+function skipProseAndRegions(head: string, from: number): number {
+  PROSE_AND_REGIONS.lastIndex = from;
   try {
-    return PROSE_AND_FLAT_REGIONS.test(head) ? PROSE_AND_FLAT_REGIONS.lastIndex : from;
+    return PROSE_AND_REGIONS.test(head) ? PROSE_AND_REGIONS.lastIndex : from;
   } catch {
+    // A region too long for the regex engine's backtrack stack: the character loop reads it.
     return from;
   }
 }
@@ -114,11 +121,14 @@ export function scanBraceSpans(text: string, endAfter = 0): Span[] {
   const spans: Span[] = [];
   const stack: number[] = [];
   let inString = false;
+  // Regions ending before `endAfter` are not returned, so they may be skipped unrecorded. A
+  // slice is a view in V8, not a copy; a regex run on it cannot read a region ending later.
+  const head = text.slice(0, Math.max(0, endAfter - 1));
   for (let i = 0; i < text.length; i++) {
     if (!inString && stack.length === 0) {
       // Outside every brace only `{` matters: let the native searches skip the prose, and
       // the flat regions that end too early to be returned.
-      if (i < endAfter - 1) i = skipProseAndFlatRegions(text, i, endAfter);
+      if (i < head.length) i = skipProseAndRegions(head, i);
       i = text.indexOf("{", i);
       if (i < 0) break;
     }
