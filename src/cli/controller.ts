@@ -59,7 +59,7 @@ export const controllerCommand: Command = {
     let lostLease: (() => void) | undefined;
     const lost = new Promise<string>((resolve) => (lostLease = () => resolve("lost leader lease")));
     const leaderElection = values["leader-elect"]
-      ? { namespace: values["controller-namespace"], identity: `${hostname()}-${process.pid}`, onLost: () => lostLease?.() }
+      ? { namespace: values["controller-namespace"], identity: io.env.GAVEL_POD_NAME ?? `${hostname()}-${process.pid}`, onLost: () => lostLease?.() }
       : undefined;
     // With --nats every Execution's engine events also go to the durable event stream (`gavel events`).
     let events: ExecutionEventPublisher | undefined;

@@ -369,13 +369,14 @@ describe("Helm chart on the real kube-apiserver", () => {
     await chmod(sa, 0o755);
     for (const f of ["token", "ca.crt", "namespace"]) await chmod(join(sa, f), 0o644);
 
+    const name = `gavel-chart-${randomBytes(3).toString("hex")}`;
+    container = name;
     const env = c.env.flatMap((e) => {
       if (e.valueFrom?.fieldRef?.fieldPath === "metadata.namespace") return ["-e", `${e.name}=${NS}`];
+      if (e.valueFrom?.fieldRef?.fieldPath === "metadata.name") return ["-e", `${e.name}=${name}`];
       if (e.value !== undefined) return ["-e", `${e.name}=${e.value}`];
       throw new Error(`env ${e.name}: the test cannot translate its source`);
     });
-    const name = `gavel-chart-${randomBytes(3).toString("hex")}`;
-    container = name;
     const args = [
       "run",
       "-d",
@@ -458,7 +459,7 @@ describe("Helm chart on the real kube-apiserver", () => {
       }, 60_000);
       // --leader-elect: the Execution ran because this replica holds the Lease in the release namespace.
       const holder = await k(["get", "lease", "gavel-execution-controller", "-n", NS, "-o", "jsonpath={.spec.holderIdentity}"]);
-      expect(holder.stdout.trim(), holder.stderr).not.toBe("");
+      expect(holder.stdout.trim(), holder.stderr).toBe(container);
     });
     console.log(`controller container: Ready conditions written ${reconciledMs} ms after apply; stopped in ${stopMs} ms (exit ${exit})`);
     // On SIGTERM the leader hands the Lease back (update), so a successor need not wait for it to expire.
@@ -598,6 +599,8 @@ describe("helm template: the branches default values do not take", () => {
     expect(c?.volumeMounts).toContainEqual({ name: "nats-credentials", mountPath: "/etc/gavel/nats", readOnly: true });
     expect(c?.env).toContainEqual({ name: "GAVEL_NATS_CREDS", value: "/etc/gavel/nats/nats.creds" });
     expect(c?.env).toContainEqual({ name: "GAVEL_NATS_URL", value: "tls://nats.example:4222" });
+    // The Lease holder is the pod, not its host: replicas on a shared host network differ.
+    expect(c?.env).toContainEqual({ name: "GAVEL_POD_NAME", valueFrom: { fieldRef: { fieldPath: "metadata.name" } } });
   });
 
   it("leader election off: no --leader-elect, Recreate, and more than one replica is refused by name", async () => {
