@@ -27,6 +27,7 @@ import {
   type WorkerObservation,
 } from "../engine/outer-loop.js";
 import type { FileContent } from "../engine/validators/outcome.js";
+import { readFileFromImage } from "../runtime/image-file.js";
 import { KubernetesRuntime } from "../runtime/kubernetes/kubernetes-runtime.js";
 import { denyAllNetworkPolicy, LABELS, type PodUser } from "../runtime/kubernetes/pod-spec.js";
 import { OUTPUT_CAP_BYTES } from "../runtime/workload.js";
@@ -596,21 +597,12 @@ export class ExecutionReconciler {
         const text = await runtime.readFile(mount, f.path);
         return text === undefined ? { ok: false, reason: "missing", detail: "no such file" } : { ok: true, content: text };
       }
-      const h = await runtime.start({
+      return await readFileFromImage(runtime, {
         name: `${ex.metadata.name}-image-reader`,
         image: agent.spec.runtime?.image ?? DEFAULT_WORKER_IMAGE,
-        command: ["sh", "-c", 'if [ ! -e "$1" ]; then exit 3; fi; exec cat -- "$1"', "reader", f.path],
-        mounts: [],
-        network: "none",
+        path: f.path,
         timeoutSeconds: 60,
       });
-      const r = await h.wait();
-      if (r.exitCode === 3) return { ok: false, reason: "missing", detail: "not in the agent's image" };
-      if (r.exitCode !== 0 || r.timedOut || r.truncated) {
-        const why = r.timedOut ? "the reader timed out" : r.truncated ? "file larger than 1 MiB" : `exit ${r.exitCode}: ${r.stdout.trim().slice(-300)}`;
-        return { ok: false, reason: "unreadable", detail: `${why} (the image's ENTRYPOINT must not be set, or it must run its command, for gavel to read files from it)` };
-      }
-      return { ok: true, content: r.stdout };
     } catch (err) {
       return { ok: false, reason: "unreadable", detail: messageOf(err) };
     } finally {

@@ -26,6 +26,7 @@ import {
 } from "../engine/outer-loop.js";
 import type { FileContent } from "../engine/validators/outcome.js";
 import type { GavelEvent } from "../transport/event-stream.js";
+import { readFileFromImage } from "../runtime/image-file.js";
 import type { WorkloadHandle, WorkloadRuntime, WorkloadSpec } from "../runtime/workload.js";
 import { parseMemoryBytes, parseNanoCpus } from "./resources.js";
 import { createWorkspace, type Workspace } from "./workspace.js";
@@ -403,23 +404,13 @@ export class LocalRun {
     return this.readFromImage(f.path);
   }
 
-  private async readFromImage(path: string): Promise<FileContent> {
-    const handle = await this.opts.runtime.start({
+  private readFromImage(path: string): Promise<FileContent> {
+    return readFileFromImage(this.opts.runtime, {
       name: `${this.opts.execution.metadata.name}-image-reader-${this.seq++}`,
       image: this.image(this.opts.agent, DEFAULT_WORKER_IMAGE),
-      command: ["sh", "-c", 'if [ ! -e "$1" ]; then exit 3; fi; exec cat -- "$1"', "reader", path],
-      mounts: [],
-      network: "none",
+      path,
       timeoutSeconds: 30,
     });
-    const r = await handle.wait();
-    if (r.exitCode === 3) return { ok: false, reason: "missing", detail: "not in the agent's image" };
-    if (r.exitCode !== 0 || r.timedOut || r.truncated) {
-      const why = r.timedOut ? "the reader timed out" : r.truncated ? "file larger than 1 MiB" : `exit ${r.exitCode}: ${r.stderr.trim().slice(-300)}`;
-      // The reader's command replaces the image's ENTRYPOINT; it needs `sh` and `cat` in the image.
-      return { ok: false, reason: "unreadable", detail: `${why} (gavel reads files from the agent's image with sh and cat)` };
-    }
-    return { ok: true, content: r.stdout };
   }
 
   private childExecution(c: JudgeChildRequest, payload: JsonObject | undefined): ChildExecution {
