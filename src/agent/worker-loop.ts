@@ -7,6 +7,7 @@ import type { JsonValue, ToolEntry } from "../api/types.js";
 import { BUILTIN_TOOLS, runBuiltin, toolEntry, toolName, type BuiltinLimits, type ToolSpec } from "./builtin-tools.js";
 import type { Confinement } from "./confinement.js";
 import { ModelError, type ChatMessage, type ChatModel, type ModelToolCall } from "./model.js";
+import { messageOf } from "../errors.js";
 
 /** Where proposals go: the NATS client in a worker, anything with the same shape in tests. */
 export interface Gate {
@@ -164,7 +165,7 @@ async function oneCall(
     const content = await runBuiltin(call.name, call.args, { entry, confinement: o.confinement, limits: o.limits, env: o.commandEnv });
     return { record: { ...base, executed: true }, content };
   } catch (err) {
-    const error = err instanceof Error ? err.message : String(err);
+    const error = messageOf(err);
     o.log?.({ event: "tool_error", step, tool: call.name, error });
     return { record: { ...base, executed: false, error }, content: `Error: ${error}` };
   }

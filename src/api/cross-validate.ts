@@ -6,6 +6,7 @@ import type { Agent, Condition, Execution } from "./types.js";
 import { ROLE_JUDGE, ROLE_LABEL } from "./types.js";
 import { withDefaults } from "./defaults.js";
 import { isMap } from "./schema-dsl.js";
+import { messageOf } from "../errors.js";
 
 // Agents' input schemas are user JSON Schemas (draft-07 by default). Compiled validators are
 // kept by schema text, a bounded number, each in its own Ajv so that none accumulates schemas.
@@ -163,7 +164,7 @@ export function crossValidateExecution(execution: Execution, lookup: (name: stri
   try {
     check = inputValidator(schema);
   } catch (err) {
-    return [{ path: "spec.agentRef.name", reason: "InputInvalid", message: `Agent "${agent.metadata.name}" has an input_schema that is not a valid JSON Schema: ${err instanceof Error ? err.message : String(err)}` }];
+    return [{ path: "spec.agentRef.name", reason: "InputInvalid", message: `Agent "${agent.metadata.name}" has an input_schema that is not a valid JSON Schema: ${messageOf(err)}` }];
   }
   if (check(execution.spec.input ?? {})) return [];
   return (check.errors ?? []).map((e) => {

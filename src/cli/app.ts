@@ -2,6 +2,7 @@
 // exit codes (2 for usage errors, 1 for everything else).
 import { commands } from "./commands.js";
 import { ExitCode, UsageError, type CommandIO } from "./command.js";
+import { messageOf } from "../errors.js";
 
 /** Runs the CLI with the given arguments and returns the exit code. */
 export async function main(argv: string[], io: CommandIO): Promise<number> {
@@ -22,7 +23,7 @@ export async function main(argv: string[], io: CommandIO): Promise<number> {
       io.stderr.write(`gavel ${command.name}: ${err.message}\nusage: ${command.usage}\n`);
       return ExitCode.usage;
     }
-    io.stderr.write(`gavel ${command.name}: ${err instanceof Error ? err.message : String(err)}\n`);
+    io.stderr.write(`gavel ${command.name}: ${messageOf(err)}\n`);
     return ExitCode.failed;
   }
 }

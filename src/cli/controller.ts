@@ -13,6 +13,7 @@ import { GuardPolicySource } from "../controller/guard-policy-source.js";
 import { PolicyStore } from "../gate/guard/policy-store.js";
 import { createLogger } from "../telemetry/logger.js";
 import { UsageError, type Command, type CommandIO } from "./command.js";
+import { messageOf } from "../errors.js";
 
 /** Resolves on SIGINT or SIGTERM. */
 function untilSignal(): Promise<string> {
@@ -66,7 +67,7 @@ export const controllerCommand: Command = {
     if (values.nats) {
       const credsFile = values["nats-creds"];
       const creds = credsFile ? await readFile(credsFile).catch((err: unknown) => {
-        throw new UsageError(`--nats-creds ${credsFile}: ${err instanceof Error ? err.message : String(err)}`);
+        throw new UsageError(`--nats-creds ${credsFile}: ${messageOf(err)}`);
       }) : undefined;
       const authenticator = creds !== undefined ? credsAuthenticator(creds) : undefined;
       // Once connected it reconnects forever; a first connect that fails is tried again on the next event.

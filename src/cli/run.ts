@@ -20,6 +20,7 @@ import { EventStream, type GavelEvent } from "../transport/event-stream.js";
 import { ExitCode, UsageError, type Command, type CommandIO } from "./command.js";
 import { applyEvent, emptyTree, renderTree, type ExecutionTree } from "./tree.js";
 import { formatFinding, manifestFiles, parseManifests, validateDocuments, type Finding } from "./validate.js";
+import { messageOf } from "../errors.js";
 
 /** The Agents of a local run: the one worker and its judges, and the guard's policies. */
 export interface RunManifests {
@@ -122,12 +123,12 @@ export async function parseInput(value: string | undefined, cwd: string): Promis
   if (value === undefined) return undefined;
   const fromFile = value.startsWith("@");
   const text = fromFile ? await readFile(resolve(cwd, value.slice(1)), "utf8").catch((err: unknown) => {
-    throw new UsageError(`--input ${value}: ${err instanceof Error ? err.message : String(err)}`);
+    throw new UsageError(`--input ${value}: ${messageOf(err)}`);
   }) : value;
   try {
     return JSON.parse(text) as JsonValue;
   } catch (err) {
-    throw new UsageError(`--input ${fromFile ? value : "JSON"} is not valid JSON: ${err instanceof Error ? err.message : String(err)}`);
+    throw new UsageError(`--input ${fromFile ? value : "JSON"} is not valid JSON: ${messageOf(err)}`);
   }
 }
 
@@ -147,7 +148,7 @@ function parseFlags(argv: string[]) {
       },
     });
   } catch (err) {
-    throw new UsageError(err instanceof Error ? err.message : String(err));
+    throw new UsageError(messageOf(err));
   }
 }
 

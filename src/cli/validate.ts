@@ -10,6 +10,7 @@ import type { Agent, Execution } from "../api/types.js";
 import { validateManifest, type Problem } from "../api/validate.js";
 import { validateRegexPattern } from "../engine/validators/regex.js";
 import { ExitCode, UsageError, type Command } from "./command.js";
+import { messageOf } from "../errors.js";
 
 /** One finding of `gavel validate`, located in a file and a document of it (1-based). */
 export interface Finding extends Problem {
@@ -139,7 +140,7 @@ function parseFlags(argv: string[]) {
       options: { filename: { type: "string", short: "f", multiple: true }, quiet: { type: "boolean", short: "q", default: false } },
     });
   } catch (err) {
-    throw new UsageError(err instanceof Error ? err.message : String(err));
+    throw new UsageError(messageOf(err));
   }
 }
 

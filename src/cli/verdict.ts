@@ -7,6 +7,7 @@ import { parse as parseYaml } from "yaml";
 import type { Agent, JudgeValidationSpec } from "../api/types.js";
 import { judgeOutcome } from "../engine/gradient.js";
 import { ExitCode, UsageError, type Command } from "./command.js";
+import { messageOf } from "../errors.js";
 
 async function readStream(stream: Readable): Promise<string> {
   const chunks: Buffer[] = [];
@@ -20,7 +21,7 @@ export async function judgeValidationFromManifest(path: string): Promise<JudgeVa
   try {
     doc = parseYaml(await readFile(path, "utf8"));
   } catch (err) {
-    throw new UsageError(`--agent ${path}: ${err instanceof Error ? err.message : String(err)}`);
+    throw new UsageError(`--agent ${path}: ${messageOf(err)}`);
   }
   const agent = doc as Partial<Agent> | null;
   if (agent?.kind !== "Agent") throw new UsageError(`--agent ${path}: not an Agent manifest (kind is ${JSON.stringify(agent?.kind)})`);
@@ -46,7 +47,7 @@ export const verdictCommand: Command = {
         },
       });
     } catch (err) {
-      throw new UsageError(err instanceof Error ? err.message : String(err));
+      throw new UsageError(messageOf(err));
     }
     const { values, positionals } = parsed;
     if (positionals.length > 1) throw new UsageError("at most one FILE");
@@ -58,7 +59,7 @@ export const verdictCommand: Command = {
     try {
       stdout = file === "-" ? await readStream(io.stdin) : await readFile(file, "utf8");
     } catch (err) {
-      throw new UsageError(`cannot read ${file}: ${err instanceof Error ? err.message : String(err)}`);
+      throw new UsageError(`cannot read ${file}: ${messageOf(err)}`);
     }
     const validation = values.agent === undefined ? undefined : await judgeValidationFromManifest(values.agent);
     const outcome = judgeOutcome({ exitCode, stdout, ...(validation !== undefined ? { validation } : {}) });

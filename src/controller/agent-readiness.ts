@@ -7,6 +7,7 @@ import type { Agent, Condition } from "../api/types.js";
 import { GROUP, VERSION } from "../api/types.js";
 import { validateManifest } from "../api/validate.js";
 import { runWorkers, WorkQueue, type WorkQueueOptions } from "./work-queue.js";
+import { messageOf } from "../errors.js";
 
 /** Type of the condition this controller owns. */
 export const READY = "Ready";
@@ -27,7 +28,7 @@ export function desiredReady(agent: Agent, lookup: (name: string) => Agent | und
     // The stored object is checked as a manifest: status and server metadata are allowed there.
     schema = validateManifest(agent).filter((p) => p.severity === "error");
   } catch (err) {
-    schema = [{ path: "", message: `cannot validate: ${err instanceof Error ? err.message : String(err)}` }];
+    schema = [{ path: "", message: `cannot validate: ${messageOf(err)}` }];
   }
   let condition: Condition;
   if (schema.length > 0) {
@@ -163,7 +164,7 @@ export class AgentReadinessController {
     this.informer.on("error", (err?: unknown) => {
       // ListWatch stops on an error other than 410; start it again after a pause.
       if (this.stopped) return;
-      this.log(`agent watch failed, restarting in 1s: ${err instanceof Error ? err.message : String(err)}`);
+      this.log(`agent watch failed, restarting in 1s: ${messageOf(err)}`);
       this.restart = setTimeout(() => {
         this.informer.start().catch((e: unknown) => this.log(`agent watch restart failed: ${String(e)}`));
       }, 1000);
@@ -177,7 +178,7 @@ export class AgentReadinessController {
     if (workers > 0) {
       this.workers = runWorkers(this.queue, workers, (key) => this.reconcile(key), (key, err) => {
         this.stats.errors++;
-        this.log(`reconcile ${key} failed (retrying with backoff): ${err instanceof Error ? err.message : String(err)}`);
+        this.log(`reconcile ${key} failed (retrying with backoff): ${messageOf(err)}`);
       });
     }
     const resyncMs = this.opts.resyncMs ?? 300_000;

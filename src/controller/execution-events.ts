@@ -7,6 +7,7 @@ import { jetstream, jetstreamManager, RetentionPolicy, StorageType, type JetStre
 import type { Execution, ExecutionStatus } from "../api/types.js";
 import { EventStream, type GavelEvent } from "../transport/event-stream.js";
 import { EVENT_STREAM, eventSubject, token } from "../transport/subjects.js";
+import { messageOf } from "../errors.js";
 
 /**
  * The stream holding, per Execution, the one batch of events staged before a status write
@@ -126,9 +127,6 @@ function keyOf(ex: Execution): string {
   return `${ex.metadata.namespace ?? "default"}/${ex.metadata.name}`;
 }
 
-function messageOf(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
-}
 
 /** Rejects after `ms` so no NATS call can hold a reconcile for long. */
 function bounded<T>(p: Promise<T>, ms: number, what: string): Promise<T> {

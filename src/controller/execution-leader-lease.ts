@@ -2,6 +2,7 @@
 // `gavel controller` replica at a time (client-go's leaderelection, in small). The holder
 // renews it; another replica takes it over once it has not been renewed for its duration.
 import * as k8s from "@kubernetes/client-node";
+import { isConflict, isNotFound } from "../errors.js";
 
 /** Options of LeaderLease. */
 export interface LeaderLeaseOptions {
@@ -28,12 +29,6 @@ export function leaseAction(lease: k8s.V1Lease | undefined, identity: string, no
   const renewed = spec.renewTime === undefined ? 0 : new Date(spec.renewTime).getTime();
   const duration = (spec.leaseDurationSeconds ?? 15) * 1000;
   return now.getTime() > renewed + duration ? "take" : "wait";
-}
-
-function codeOf(err: unknown): number | undefined {
-  if (typeof err !== "object" || err === null) return undefined;
-  const code = (err as { code?: unknown }).code;
-  return typeof code === "number" ? code : undefined;
 }
 
 /** One replica's hold on the Lease: acquire() resolves once it leads; onLost fires if it stops leading. */
@@ -125,7 +120,7 @@ export class LeaderLease {
     try {
       lease = await this.api.readNamespacedLease({ name: this.name, namespace });
     } catch (err) {
-      if (codeOf(err) !== 404) return this.stillValid();
+      if (!isNotFound(err)) return this.stillValid();
     }
     const action = leaseAction(lease, identity, this.now());
     if (action === "wait" || this.stopped) return false;
@@ -147,7 +142,7 @@ export class LeaderLease {
       this.lastRenew = now.getTime();
       return true;
     } catch (err) {
-      if (codeOf(err) === 409) return false;
+      if (isConflict(err)) return false;
       return this.stillValid();
     }
   }

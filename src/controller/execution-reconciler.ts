@@ -54,6 +54,7 @@ import { keyOf } from "./agent-readiness.js";
 import { toGavelEvents, type ExecutionEventPublisher } from "./execution-events.js";
 import { LeaderLease } from "./execution-leader-lease.js";
 import { runWorkers, WorkQueue, type WorkQueueOptions } from "./work-queue.js";
+import { isConflict, isNotFound, messageOf } from "../errors.js";
 
 /** Condition type the reconciler sets when it cannot run an Execution as specified. */
 export const ACCEPTED = "Accepted";
@@ -110,23 +111,13 @@ export interface ExecutionStats {
 
 const PLURAL = "executions";
 
-function codeOf(err: unknown): number | undefined {
-  if (typeof err !== "object" || err === null) return undefined;
-  const code = (err as { code?: unknown }).code;
-  return typeof code === "number" ? code : undefined;
-}
-
-function messageOf(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
-}
-
 /** Creates an object; an existing one of that name is adopted (deterministic names make it ours). */
 async function createOrAdopt(create: () => Promise<unknown>): Promise<boolean> {
   try {
     await create();
     return true;
   } catch (err) {
-    if (codeOf(err) === 409) return false;
+    if (isConflict(err)) return false;
     throw err;
   }
 }
@@ -135,7 +126,7 @@ async function ignoreNotFound(p: Promise<unknown>): Promise<void> {
   try {
     await p;
   } catch (err) {
-    if (codeOf(err) !== 404) throw err;
+    if (!isNotFound(err)) throw err;
   }
 }
 
@@ -257,7 +248,7 @@ export class ExecutionReconciler {
   private startWorkers(): void {
     this.workers = runWorkers(this.queue, this.opts.workers ?? 4, (key) => this.reconcile(key), (key, err) => {
       this.stats.errors++;
-      if (codeOf(err) === 409) this.stats.conflicts++;
+      if (isConflict(err)) this.stats.conflicts++;
       this.log(`reconcile ${key} failed (retrying with backoff): ${messageOf(err)}`);
     });
     // Everything known is looked at once: keys queued before the workers ran are not lost either way.
@@ -464,7 +455,7 @@ export class ExecutionReconciler {
       const outcome: JudgeOutcome = { ok: false, rejection: reason, detail: reason === "cancelled" ? "the parent Execution was cancelled" : "the parent Execution ran past its deadline" };
       await this.writeStatus(child, judgeStatus(child.status, outcome, new Date(this.now()))).catch((err: unknown) => {
         // The child's own reconcile may have just finished it; its verdict stands then.
-        if (codeOf(err) !== 409) throw err;
+        if (!isConflict(err)) throw err;
       });
     }
     await ignoreNotFound(this.core.deleteNamespacedPod({ name: workloadPodName(name), namespace, gracePeriodSeconds: 0 }));
@@ -571,7 +562,7 @@ export class ExecutionReconciler {
     try {
       return workerResultOf(await this.core.readNamespacedConfigMap({ name: resultName(worker), namespace }));
     } catch (err) {
-      if (codeOf(err) === 404) return undefined;
+      if (isNotFound(err)) return undefined;
       throw err;
     }
   }
@@ -649,7 +640,7 @@ export class ExecutionReconciler {
       ex.metadata.resourceVersion = got.metadata.resourceVersion;
       ex.status = got.status;
     } catch (err) {
-      if (codeOf(err) === 404) return;
+      if (isNotFound(err)) return;
       throw err;
     }
   }
@@ -658,7 +649,7 @@ export class ExecutionReconciler {
     try {
       return (await this.api.getNamespacedCustomObject({ group: GROUP, version: VERSION, namespace, plural: PLURAL, name })) as Execution;
     } catch (err) {
-      if (codeOf(err) === 404) return undefined;
+      if (isNotFound(err)) return undefined;
       throw err;
     }
   }
@@ -667,7 +658,7 @@ export class ExecutionReconciler {
     try {
       return (await this.api.getNamespacedCustomObject({ group: GROUP, version: VERSION, namespace, plural: "agents", name })) as Agent;
     } catch (err) {
-      if (codeOf(err) === 404) return undefined;
+      if (isNotFound(err)) return undefined;
       throw err;
     }
   }

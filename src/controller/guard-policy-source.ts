@@ -5,6 +5,7 @@ import { GROUP, VERSION, type Condition, type GuardPolicy, type GuardPolicySpec,
 import type { NamedPolicy } from "../gate/guard/policy.js";
 import type { PolicyStore } from "../gate/guard/policy-store.js";
 import type { Logger } from "../telemetry/logger.js";
+import { messageOf } from "../errors.js";
 
 const PLURAL = "guardpolicies";
 
@@ -138,7 +139,7 @@ export class GuardPolicySource {
         this.accepted.delete(k);
         this.publish();
       }
-      outcome = { uid, generation, ready: false, message: err instanceof Error ? err.message : String(err) };
+      outcome = { uid, generation, ready: false, message: messageOf(err) };
       this.opts.logger?.warn({ policy: k, generation, err: outcome.message }, "GuardPolicy rejected; previous version stays in force");
     }
     this.outcomes.set(k, outcome);
