@@ -6,12 +6,14 @@
 import * as k8s from "@kubernetes/client-node";
 import type { KubernetesListObject, KubernetesObject } from "@kubernetes/client-node";
 import { withDefaults } from "../api/defaults.js";
-import type { Agent, Condition, Execution, ExecutionStatus, JsonObject } from "../api/types.js";
+import type { Agent, Condition, Execution, ExecutionStatus } from "../api/types.js";
 import { GROUP, VERSION } from "../api/types.js";
+import { ownerOf, SPAWN_ERROR_ANNOTATION, validationJudgeChild } from "../children/child-executions.js";
+import { defaultImages } from "../children/images.js";
 import { workerName } from "../engine/child-names.js";
 import { iterationTimeoutSeconds, judgeTimeoutSeconds } from "../engine/durations.js";
 import { judgeOutcome, type JudgeOutcome } from "../engine/gradient.js";
-import { buildValidationPayload } from "../engine/judge-payload.js";
+import { judgeStatus, outcomeOfStatus } from "../engine/phases.js";
 import {
   decide,
   isTerminal,
@@ -19,6 +21,7 @@ import {
   observeFile,
   observeWorker,
   requestCancel,
+  restoreState,
   type EngineAction,
   type EngineContext,
   type EngineState,
@@ -33,14 +36,10 @@ import { denyAllNetworkPolicy, LABELS, type PodUser } from "../runtime/kubernete
 import { OUTPUT_CAP_BYTES } from "../runtime/workload.js";
 import {
   CANCEL_ANNOTATION,
-  DEFAULT_WORKER_IMAGE,
   EXECUTION_INSTANCE,
-  SPAWN_ERROR_ANNOTATION,
-  childExecution,
   claimManifest,
   controllingExecution,
   judgePod,
-  ownerOf,
   podEnd,
   resultConfigMap,
   resultName,
@@ -49,7 +48,7 @@ import {
   workloadPodName,
   workspaceMounts,
 } from "./execution-pods.js";
-import { childRequestOf, currentRecord, judgeNamesOf, judgeStatus, rebuildState, sameStatus } from "./execution-state.js";
+import { judgeNamesOf, sameStatus } from "./execution-state.js";
 import { keyOf } from "./agent-readiness.js";
 import { toGavelEvents, type ExecutionEventPublisher } from "./execution-events.js";
 import { LeaderLease } from "./execution-leader-lease.js";
@@ -317,21 +316,18 @@ export class ExecutionReconciler {
     const ctx: EngineContext = { execution: ex, agent, judges };
     const iteration = ex.status?.iteration;
     const stored = iteration === undefined ? undefined : await this.readWorkerResult(ns, workerName(ex.metadata.name, iteration));
-    const children = new Map<string, Execution>();
+    const outcomes = new Map<string, JudgeOutcome | null>();
     for (const ref of ex.status?.children ?? []) {
       if (ref.iteration !== iteration) continue;
       const child = await this.getExecution(ns, ref.name);
-      if (child !== undefined) children.set(ref.name, child);
+      if (child !== undefined) outcomes.set(ref.name, outcomeOfStatus(child.status) ?? null);
     }
-    const { state, missingChildren } = rebuildState(ex, stored, children);
+    const { state, respawn } = restoreState(ctx, { ...(stored !== undefined ? { worker: stored } : {}), judges: outcomes });
     if (ex.metadata.annotations?.[CANCEL_ANNOTATION] !== undefined) {
       // Nothing is (re)started for a run being cancelled; decide stops what runs.
       requestCancel(state);
     } else {
-      for (const ref of missingChildren) {
-        const req = childRequestOf(ex, agent, judges, ref);
-        if (req !== undefined) await this.spawnJudge(ctx, state, req);
-      }
+      for (const req of respawn) await this.spawnJudge(ctx, state, req);
       await this.observeWorkerPod(ctx, state);
     }
 
@@ -390,7 +386,7 @@ export class ExecutionReconciler {
 
   /** The current iteration's worker pod: collects it when it ended, creates it when it is missing. */
   private async observeWorkerPod(ctx: EngineContext, state: EngineState): Promise<void> {
-    const record = currentRecord(state.status);
+    const record = state.status.iterations?.at(-1);
     if (record === undefined) return;
     const ex = ctx.execution;
     const worker = workerName(ex.metadata.name, record.number);
@@ -421,26 +417,14 @@ export class ExecutionReconciler {
 
   private async spawnJudge(ctx: EngineContext, state: EngineState, c: JudgeChildRequest): Promise<void> {
     const ex = ctx.execution;
-    const judge = ctx.judges.get(c.judge);
-    let payload: JsonObject | undefined;
-    let error: string | undefined;
-    if (judge === undefined) {
-      error = `judge agent "${c.judge}" is not known`;
-    } else {
-      try {
-        payload = buildValidationPayload({
-          judge,
-          validator: c.validator,
-          ...(ctx.agent.spec.task?.instruction !== undefined ? { task: ctx.agent.spec.task.instruction } : {}),
-          output: state.worker?.stdout ?? "",
-          workerMounts: workspaceMounts(ex.metadata.name, ctx.agent, true).map((m) => m.mountPath),
-          ...(ex.spec.input !== undefined ? { input: ex.spec.input } : {}),
-        });
-      } catch (err) {
-        error = messageOf(err);
-      }
-    }
-    const body = childExecution(ex, c, payload, error);
+    const { execution: body } = validationJudgeChild({
+      parent: ex,
+      worker: ctx.agent,
+      judge: ctx.judges.get(c.judge),
+      request: c,
+      output: state.worker?.stdout ?? "",
+      workerMounts: workspaceMounts(ex.metadata.name, ctx.agent, true),
+    });
     const created = await createOrAdopt(() =>
       this.api.createNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: ns(ex), plural: PLURAL, body }),
     );
@@ -590,7 +574,7 @@ export class ExecutionReconciler {
       }
       return await readFileFromImage(runtime, {
         name: `${ex.metadata.name}-image-reader`,
-        image: agent.spec.runtime?.image ?? DEFAULT_WORKER_IMAGE,
+        image: agent.spec.runtime?.image ?? defaultImages().worker,
         path: f.path,
         timeoutSeconds: 60,
       });

@@ -19,3 +19,11 @@ export function workerName(execution: string, iteration: number): string {
 export function judgeChildName(execution: string, iteration: number, validatorIndex: number, judge: string): string {
   return `${dnsSafe(execution)}-i${iteration}-v${validatorIndex}-${dnsSafe(judge)}`.slice(0, 253);
 }
+
+/**
+ * Name of the judge child of tool_validation entry k for the tool call at `step` of
+ * iteration N: `<exec>-i<N>-t<k>-s<step>-<judge>`, unique per call and apart from validation children.
+ */
+export function toolJudgeChildName(execution: string, iteration: number, entryIndex: number, step: number, judge: string): string {
+  return `${dnsSafe(execution)}-i${iteration}-t${entryIndex}-s${step}-${dnsSafe(judge)}`.slice(0, 253);
+}

@@ -52,6 +52,11 @@ export function judgeTimeoutSeconds(validator: SemanticValidatorSpec | MultiJudg
   return Math.min(manifest ?? DEFAULT_JUDGE_TIMEOUT_SECONDS, DEFAULT_JUDGE_TIMEOUT_SECONDS);
 }
 
+/** Seconds a judge child Execution may run: its spec.timeoutSeconds, else its judge's deadline for a validator without one. */
+export function childTimeoutSeconds(child: Execution, judge: Agent | undefined): number {
+  return parseDurationSeconds(child.spec.timeoutSeconds) ?? judgeTimeoutSeconds({ type: "semantic", judge_agent: child.spec.agentRef.name }, judge);
+}
+
 /** How many iterations the agent may run: 1 for one-shot, max_iterations (default 10) when iterative. */
 export function maxIterations(agent: Agent): number {
   const exec = agent.spec.execution;

@@ -14,11 +14,13 @@ import type {
   ValidatorRecord,
   ValidatorSpec,
 } from "../api/types.js";
+export { isTerminal } from "./phases.js";
 import { aggregateConsensus, type JudgeVote } from "./consensus.js";
 import { judgeChildName, MAX_JUDGE_DEPTH, workerName } from "./child-names.js";
 import { executionTimeoutSeconds, iterationTimeoutSeconds, judgeTimeoutSeconds, maxIterations } from "./durations.js";
 import { feedbackFrom, feedbackFromWorker } from "./feedback.js";
 import { outcomeToGradient, type JudgeOutcome } from "./gradient.js";
+import { isTerminal, phaseOfOutcome, rejectionOfPhase } from "./phases.js";
 import { validateExitCode } from "./validators/exit-code.js";
 import { validateJsonSchema } from "./validators/json-schema.js";
 import { applyThresholds, deterministic, thresholdsOf, type FileContent, type ValidatorOutcome } from "./validators/outcome.js";
@@ -92,13 +94,6 @@ export interface EngineState {
   cancelRequested: boolean;
 }
 
-const TERMINAL: ReadonlySet<ExecutionPhase> = new Set(["Succeeded", "Failed", "Cancelled", "TimedOut"]);
-
-/** Whether a phase is final. */
-export function isTerminal(phase: ExecutionPhase | undefined): boolean {
-  return phase !== undefined && TERMINAL.has(phase);
-}
-
 /** A fresh state for an Execution that has not started. */
 export function initialState(): EngineState {
   return { status: { phase: "Pending" }, files: new Map(), judgeResults: new Map(), requested: new Set(), cancelRequested: false };
@@ -117,6 +112,65 @@ export function observeFile(state: EngineState, key: string, content: FileConten
 /** Records a judge child's outcome; only the first one counts. */
 export function observeJudge(state: EngineState, child: string, outcome: JudgeOutcome): void {
   if (!state.judgeResults.has(child)) state.judgeResults.set(child, outcome);
+}
+
+/** What a driver that keeps no state (the controller) observed, to rebuild the engine's state from a status. */
+export interface Observations {
+  /** The current iteration's worker result, once it ended (the controller keeps it in a ConfigMap). */
+  worker?: WorkerObservation;
+  /**
+   * The judge children of the current iteration that exist, by name: their outcome once
+   * they finished, null while they run. A child the status names that is absent here has no object.
+   */
+  judges: ReadonlyMap<string, JudgeOutcome | null>;
+}
+
+/** A rebuilt state, and the judge children the status names whose objects are missing. */
+export interface RestoredState {
+  state: EngineState;
+  /** Spawn requests of running children with no object (the driver stopped between recording and creating them): create them again. */
+  respawn: JudgeChildRequest[];
+}
+
+/**
+ * The engine state an Execution is in, from its status (ctx.execution.status, deep-copied)
+ * and what the driver observes now. Deciding on it is the same as deciding on the state the
+ * previous reconcile (or the previous process) had, so nothing is started twice.
+ */
+export function restoreState(ctx: EngineContext, observed: Observations): RestoredState {
+  const state = initialState();
+  const status = ctx.execution.status;
+  if (status?.startTime === undefined) return { state, respawn: [] };
+  state.status = structuredClone(status);
+  state.status.iterations ??= [];
+  const refs = (state.status.children ??= []);
+  state.startedAtMs = Date.parse(status.startTime);
+  const record = state.status.iterations[state.status.iterations.length - 1];
+  if (record === undefined) return { state, respawn: [] };
+  if (record.startTime !== undefined) state.iterationStartedAtMs = Date.parse(record.startTime);
+  if (observed.worker !== undefined) observeWorker(state, observed.worker);
+  const respawn: JudgeChildRequest[] = [];
+  if (record.phase !== "Validating") return { state, respawn };
+  // The validator that was waiting: its children were already spawned (and recorded).
+  const k = (record.validators ?? []).length;
+  const spec = validatorsOf(ctx.agent)[k];
+  const mine = refs.filter((c) => c.iteration === record.number && c.validatorIndex === k && c.purpose === "validation");
+  if (mine.length > 0) {
+    state.requested.add(`v${k}:started`);
+    state.requested.add(`v${k}:spawned`);
+  }
+  for (const ref of mine) {
+    const outcome = observed.judges.get(ref.name);
+    if (outcome !== undefined && outcome !== null) {
+      observeJudge(state, ref.name, outcome);
+    } else if (outcome === undefined && ref.phase !== undefined && ref.phase !== "Running") {
+      // Decided without an object (an unknown judge): the engine recorded why in the ref only.
+      observeJudge(state, ref.name, { ok: false, rejection: rejectionOfPhase(ref.phase), detail: `judge agent "${ref.judge}" is not known` });
+    } else if (outcome === undefined && spec !== undefined && (spec.type === "semantic" || spec.type === "multi_judge")) {
+      respawn.push(judgeRequest(ctx, ref, spec));
+    }
+  }
+  return { state, respawn };
 }
 
 /** Asks the Execution to stop; the next `decide` cancels it. */
@@ -388,19 +442,7 @@ function judged(
         continue;
       }
       actions.push(event("judge.spawned", { child: name, judge, iteration, index: k, purpose: "validation" }));
-      actions.push({
-        type: "spawn_judge",
-        child: {
-          name,
-          judge,
-          iteration,
-          validatorIndex: k,
-          validator: spec,
-          depth,
-          timeoutSeconds: judgeTimeoutSeconds(spec, agent),
-          network: agent.spec.security?.network?.mode === "allow" ? "allow" : "none",
-        },
-      });
+      actions.push({ type: "spawn_judge", child: judgeRequest(ctx, ref, spec) });
     }
   }
   const mine = childrenOf(state.status, iteration, k);
@@ -412,7 +454,7 @@ function judged(
       continue;
     }
     if (c.phase === "Running") {
-      c.phase = outcome.ok ? "Succeeded" : outcome.rejection === "timed_out" ? "TimedOut" : outcome.rejection === "cancelled" ? "Cancelled" : "Failed";
+      c.phase = phaseOfOutcome(outcome);
       actions.push(
         event("judge.finished", {
           child: c.name,
@@ -434,6 +476,21 @@ function judged(
     return o.ok ? { judge: c.judge, result: o.result } : { judge: c.judge, rejection: o.rejection };
   });
   return (ctx.aggregate ?? aggregateConsensus)(spec, votes, 1.0);
+}
+
+/** The spawn request of a judge child the status names (the engine's own, and a restored one). */
+function judgeRequest(ctx: EngineContext, ref: ChildRef, spec: SemanticValidatorSpec | MultiJudgeValidatorSpec): JudgeChildRequest {
+  const agent = ctx.judges.get(ref.judge);
+  return {
+    name: ref.name,
+    judge: ref.judge,
+    iteration: ref.iteration,
+    validatorIndex: ref.validatorIndex,
+    validator: spec,
+    depth: (ctx.execution.spec.parent?.depth ?? 0) + 1,
+    timeoutSeconds: judgeTimeoutSeconds(spec, agent),
+    network: agent?.spec.security?.network?.mode === "allow" ? "allow" : "none",
+  };
 }
 
 interface IterationEnd {

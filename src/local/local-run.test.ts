@@ -7,7 +7,6 @@ import { applyEvent, emptyTree, renderTree } from "../cli/tree.js";
 import { InMemoryRuntime, type Behaviour } from "./in-memory-runtime.js";
 import { LocalRun, runLocal } from "./local-run.js";
 import { virtualWorkspace } from "./workspace.js";
-import { parseMemoryBytes, parseNanoCpus } from "./resources.js";
 
 function worker(validation: ValidatorSpec[], extra: Partial<NonNullable<Agent["spec"]["execution"]>> = {}): Agent {
   return {
@@ -257,14 +256,5 @@ describe("local run (in-memory runtime)", () => {
     expect(r.rejection).toBe("malformed_output");
     expect(result.execution.status?.children?.find((c) => c.purpose === "tool_validation")?.phase).toBe("Failed");
     expect(result.children.find((c) => c.metadata.name === "demo-i1-t0-s2-guard-judge")?.status).toMatchObject({ phase: "Failed", rejection: "malformed_output" });
-  });
-
-  it("parses resource quantities", () => {
-    expect(parseMemoryBytes("512Mi")).toBe(512 * 2 ** 20);
-    expect(parseMemoryBytes("1G")).toBe(1e9);
-    expect(parseMemoryBytes("lots")).toBeUndefined();
-    expect(parseNanoCpus("250m")).toBe(2.5e8);
-    expect(parseNanoCpus("2")).toBe(2e9);
-    expect(parseNanoCpus("x")).toBeUndefined();
   });
 });

@@ -1,14 +1,14 @@
 // The local-mode driver: runs one Execution's outer loop against a WorkloadRuntime (Docker
 // in `gavel run`), with the state in memory. It performs the engine's actions (worker
 // containers, file reads, judge containers, stops) and feeds what it observes back.
-import { agentEnvironment } from "../agent/config.js";
 import type { ToolCallProposal } from "../api/protocol.js";
-import { API_VERSION, type Agent, type ChildRef, type Execution, type JsonObject, type SemanticValidatorSpec } from "../api/types.js";
+import type { Agent, ChildRef, Execution, SemanticValidatorSpec } from "../api/types.js";
+import { toolJudgeChild, validationJudgeChild } from "../children/child-executions.js";
+import { defaultImages } from "../children/images.js";
+import { judgeWorkload, workerWorkload } from "../children/workloads.js";
 import type { JudgeRunResult } from "../gate/gate.js";
-import { judgeTimeoutSeconds } from "../engine/durations.js";
-import { judgeChildName, workerName } from "../engine/child-names.js";
 import { judgeOutcome, type JudgeOutcome } from "../engine/gradient.js";
-import { buildToolCallPayload, buildValidationPayload } from "../engine/judge-payload.js";
+import { judgeStatus, phaseOfOutcome } from "../engine/phases.js";
 import {
   decide,
   initialState,
@@ -25,17 +25,11 @@ import {
   type JudgeChildRequest,
 } from "../engine/outer-loop.js";
 import type { FileContent } from "../engine/validators/outcome.js";
+import { messageOf } from "../errors.js";
 import type { GavelEvent } from "../transport/event-stream.js";
 import { readFileFromImage } from "../runtime/image-file.js";
-import type { WorkloadHandle, WorkloadRuntime, WorkloadSpec } from "../runtime/workload.js";
-import { parseMemoryBytes, parseNanoCpus } from "./resources.js";
+import type { WorkloadHandle, WorkloadResult, WorkloadRuntime, WorkloadSpec } from "../runtime/workload.js";
 import { createWorkspace, type Workspace } from "./workspace.js";
-
-/** Largest judge payload also passed in env GAVEL_INPUT (MAX_ARG_STRLEN is 128 KiB). */
-export const ENV_PAYLOAD_LIMIT = 96 * 1024;
-
-/** Image a worker runs when its Agent names none. */
-export const DEFAULT_WORKER_IMAGE = "gavel/agent:dev";
 
 /** Everything a local run needs; the composition root (the CLI) builds it. */
 export interface LocalRunOptions {
@@ -57,13 +51,11 @@ export interface LocalRunOptions {
   workspace?: (agent: Agent, execution: string) => Promise<Workspace>;
 }
 
-/** A judge child as local mode ran it: the child Execution with its verdict or rejection. */
-export type ChildExecution = Execution;
-
 /** How a local run ended. */
 export interface LocalRunResult {
   execution: Execution;
-  children: ChildExecution[];
+  /** The judge children as local mode ran them: child Executions with their verdict or rejection. */
+  children: Execution[];
 }
 
 /** Runs one Execution end to end; resolve with its final state. Call `cancel` to stop it early. */
@@ -71,7 +63,7 @@ export class LocalRun {
   private readonly state: EngineState = initialState();
   private readonly ctx: EngineContext;
   private readonly handles = new Map<string, WorkloadHandle>();
-  private readonly children = new Map<string, ChildExecution>();
+  private readonly children = new Map<string, Execution>();
   private workspace: Workspace | undefined;
   private wake: (() => void) | undefined;
   private dirty = false;
@@ -150,7 +142,7 @@ export class LocalRun {
   }
 
   private fail(err: unknown, what: string): void {
-    this.fatal ??= new Error(`${what}: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+    this.fatal ??= new Error(`${what}: ${messageOf(err)}`, { cause: err });
     this.observed();
   }
 
@@ -166,23 +158,13 @@ export class LocalRun {
         void this.readFiles(a.files).catch((err: unknown) => this.fail(err, `reading files for validator ${a.validatorIndex}`));
         return;
       case "spawn_judge":
-        // A judge that cannot even start is a failed judge; the run goes on and says why.
-        void this.spawnJudge(a.child).catch((err: unknown) =>
-          this.finishJudge(this.children.get(a.child.name) ?? this.childExecution(a.child, undefined), {
-            ok: false,
-            rejection: "failed",
-            detail: `the judge could not be started: ${err instanceof Error ? err.message : String(err)}`,
-          }),
-        );
+        void this.spawnJudge(a.child);
         return;
       case "stop":
         for (const name of a.names) void this.handles.get(name)?.stop().catch(() => undefined);
         for (const name of a.names) {
           const child = this.children.get(name);
-          if (child?.status !== undefined && !isTerminal(child.status.phase)) {
-            child.status.phase = a.reason === "cancelled" ? "Cancelled" : "TimedOut";
-            child.status.rejection = a.reason;
-          }
+          if (child !== undefined) this.settleChild(child, { ok: false, rejection: a.reason, detail: a.reason === "cancelled" ? "the parent Execution was cancelled" : "the parent Execution ran past its deadline" });
         }
         return;
       case "finish":
@@ -206,156 +188,51 @@ export class LocalRun {
 
   /**
    * Runs one tool_validation judge for a proposed call as a judge container (the gate's
-   * JudgeRunner): the reference tool-judge payload, read-only mounts, the judge's network.
+   * JudgeRunner): the child the children module makes (reference tool-judge payload,
+   * read-only mounts, the judge's network), recorded like a validation judge's.
    */
   async runToolJudge(entry: SemanticValidatorSpec, proposal: ToolCallProposal, violations: readonly string[], index: number): Promise<JudgeRunResult> {
-    const judge = this.opts.judges.get(entry.judge_agent);
-    // `<exec>-i<N>-t<entry>-s<step>-<judge>`: unique per tool call, distinct from validation children.
-    const worker = workerName(this.opts.execution.metadata.name, proposal.iteration);
-    const judgeSuffix = judgeChildName(this.opts.execution.metadata.name, proposal.iteration, index, entry.judge_agent).slice(`${worker}-v${index}-`.length);
-    const child = `${worker}-t${index}-s${proposal.step}-${judgeSuffix}`;
+    const t = toolJudgeChild({
+      parent: this.opts.execution,
+      worker: this.opts.agent,
+      judge: this.opts.judges.get(entry.judge_agent),
+      entry,
+      index,
+      proposal,
+      policyViolations: violations,
+      workerMounts: (this.workspace as Workspace).mounts,
+      stdin: true,
+    });
     // The tree hangs tool judges under their call, so the call is shown before its decision.
     const callKey = `${proposal.iteration}/${proposal.step}`;
     if (!this.proposedCalls.has(callKey)) {
       this.proposedCalls.add(callKey);
       this.emit("toolcall.proposed", { iteration: proposal.iteration, step: proposal.step, tool: proposal.tool });
     }
-    this.emit("judge.spawned", { child, judge: entry.judge_agent, iteration: proposal.iteration, step: proposal.step, purpose: "tool_validation" });
-    // The child is recorded like a validation judge's: a ChildRef in the Execution's status
-    // (purpose tool_validation, with the call's id) and a child Execution in the run's result.
-    const ref: ChildRef = { name: child, purpose: "tool_validation", iteration: proposal.iteration, validatorIndex: index, judge: entry.judge_agent, toolCallId: proposal.toolCallId, phase: "Running" };
+    this.emit("judge.spawned", { child: t.name, judge: entry.judge_agent, iteration: proposal.iteration, step: proposal.step, purpose: "tool_validation" });
+    // A ChildRef in the Execution's status (purpose tool_validation, with the call's id) and the child Execution in the run's result.
+    const ref: ChildRef = { name: t.name, purpose: "tool_validation", iteration: proposal.iteration, validatorIndex: index, judge: entry.judge_agent, toolCallId: proposal.toolCallId, phase: "Running" };
     (this.state.status.children ??= []).push(ref);
-    const record = this.toolChildExecution(child, entry, proposal, index);
-    this.children.set(child, record);
-    const finish = (r: Omit<JudgeRunResult, "child">): JudgeRunResult => {
-      const phase = r.result !== undefined ? "Succeeded" : r.rejection === "timed_out" ? "TimedOut" : r.rejection === "cancelled" ? "Cancelled" : "Failed";
-      // A child the engine already stopped (cancel, deadline) keeps the phase it was given.
-      if (ref.phase === "Running") ref.phase = phase;
-      const st = record.status ?? {};
-      record.status = st;
-      if (st.phase === "Running") st.phase = phase;
-      st.completionTime = new Date(this.now()).toISOString();
-      if (r.result !== undefined) {
-        st.verdict = r.result;
-        st.score = r.result.score;
-      } else {
-        st.rejection = r.rejection ?? "failed";
-        if (r.detail !== undefined) st.message = r.detail;
-      }
-      this.emit("judge.finished", {
-        child,
-        judge: entry.judge_agent,
-        ...(r.result !== undefined ? { score: r.result.score, confidence: r.result.confidence } : { rejection: r.rejection }),
-      });
-      return { ...r, child };
-    };
-    if (judge === undefined) return finish({ rejection: "failed", detail: `judge agent "${entry.judge_agent}" is not known` });
-    const image = judge.spec.runtime?.image;
-    if (image === undefined) return finish({ rejection: "failed", detail: `judge ${entry.judge_agent} names no image (spec.runtime.image)` });
-    const ws = this.workspace as Workspace;
-    let input: string;
-    try {
-      input = JSON.stringify(
-        buildToolCallPayload({
-          judge,
-          validator: entry,
-          ...(this.opts.agent.spec.task?.instruction !== undefined ? { task: this.opts.agent.spec.task.instruction } : {}),
-          proposal,
-          availableTools: (this.opts.agent.spec.tools ?? []).map((t) => (typeof t === "string" ? t : t.name)),
-          workerMounts: ws.mounts.map((m) => m.mountPath),
-          policyViolations: [...violations],
-        }),
-      );
-    } catch (err) {
-      return finish({ rejection: "failed", detail: err instanceof Error ? err.message : String(err) });
-    }
-    record.spec.input = JSON.parse(input) as JsonObject;
-    try {
-      const handle = await this.opts.runtime.start({
-        name: child,
-        image,
-        env: { ...(Buffer.byteLength(input) <= ENV_PAYLOAD_LIMIT ? { GAVEL_INPUT: input } : {}), GAVEL_EXECUTION: child },
-        stdin: input,
-        mounts: ws.readOnly(),
-        network: judge.spec.security?.network?.mode === "allow" ? "allow" : "none",
-        resources: this.resources(judge),
-        timeoutSeconds: judgeTimeoutSeconds(entry, judge),
-        labels: { "gavel.dev/execution": child, "gavel.dev/parent": this.opts.execution.metadata.name },
-      });
-      this.handles.set(child, handle);
-      const r = await handle.wait();
-      this.handles.delete(child);
-      const validation = judge.spec.execution?.validation;
-      const outcome = judgeOutcome({
-        exitCode: r.exitCode,
-        stdout: r.stdout,
-        timedOut: r.timedOut,
-        cancelled: r.cancelled,
-        ...(validation !== undefined && !Array.isArray(validation) ? { validation } : {}),
-      });
-      return finish(outcome.ok ? { result: outcome.result } : { rejection: outcome.rejection, detail: outcome.detail });
-    } catch (err) {
-      return finish({ rejection: "failed", detail: `the judge could not be started: ${err instanceof Error ? err.message : String(err)}` });
-    }
-  }
-
-  /** The child Execution of one tool_validation judge, Running until its verdict. */
-  private toolChildExecution(name: string, entry: SemanticValidatorSpec, proposal: ToolCallProposal, index: number): ChildExecution {
-    const parent = this.opts.execution;
-    return {
-      apiVersion: API_VERSION,
-      kind: "Execution",
-      metadata: { name, namespace: this.namespace, labels: { "gavel.dev/parent": parent.metadata.name } },
-      spec: {
-        agentRef: { name: entry.judge_agent },
-        parent: {
-          name: parent.metadata.name,
-          uid: parent.metadata.uid ?? "",
-          purpose: "tool_validation",
-          iteration: proposal.iteration,
-          validatorIndex: index,
-          toolCallId: proposal.toolCallId,
-          depth: (parent.spec.parent?.depth ?? 0) + 1,
-        },
-      },
-      status: { phase: "Running", startTime: new Date(this.now()).toISOString() },
-    };
-  }
-
-  private image(agent: Agent, fallback: string): string {
-    return agent.spec.runtime?.image ?? fallback;
+    const child = this.track(t.execution);
+    const outcome = t.workload === undefined
+      ? { ok: false as const, rejection: "failed" as const, detail: t.problem ?? "the judge cannot run" }
+      : await this.runJudge(t.workload, this.opts.judges.get(entry.judge_agent) as Agent);
+    this.settleChild(child, outcome);
+    // A child the engine already stopped (cancel, deadline) keeps the phase it was given.
+    if (ref.phase === "Running") ref.phase = phaseOfOutcome(outcome);
+    this.emit("judge.finished", {
+      child: t.name,
+      judge: entry.judge_agent,
+      ...(outcome.ok ? { score: outcome.result.score, confidence: outcome.result.confidence } : { rejection: outcome.rejection }),
+    });
+    return outcome.ok ? { result: outcome.result, child: t.name } : { rejection: outcome.rejection, detail: outcome.detail, child: t.name };
   }
 
   private async startWorker(a: Extract<EngineAction, { type: "start_worker" }>): Promise<void> {
-    const agent = this.opts.agent;
-    const ws = this.workspace as Workspace;
-    // The worker runtime's env contract (src/agent/config.ts), plus GAVEL_WORKSPACE for
-    // plain scripts; feedback and input are always set so a script can read them blindly.
-    const env: Record<string, string> = {
-      ...agentEnvironment({
-        namespace: this.namespace,
-        execution: this.opts.execution.metadata.name,
-        iteration: a.iteration,
-        task: agent.spec.task?.instruction ?? "",
-        tools: agent.spec.tools ?? [],
-        mounts: ws.mounts.map((m) => ({ path: m.mountPath, readOnly: false })),
-        natsUrl: this.opts.natsUrl ?? "",
-      }),
-      GAVEL_INPUT: JSON.stringify(this.opts.execution.spec.input ?? null),
-      GAVEL_FEEDBACK: a.feedback ?? "",
-      GAVEL_WORKSPACE: ws.mounts.map((m) => m.mountPath).join(":"),
-      ...this.opts.workerEnv,
-    };
-    const spec: WorkloadSpec = {
-      name: a.name,
-      image: this.image(agent, DEFAULT_WORKER_IMAGE),
-      env,
-      mounts: ws.mounts,
-      network: agent.spec.security?.network?.mode === "none" ? "none" : "allow",
-      resources: this.resources(agent),
-      timeoutSeconds: a.timeoutSeconds,
-      labels: { "gavel.dev/execution": this.opts.execution.metadata.name, "gavel.dev/iteration": String(a.iteration) },
-    };
+    const spec = workerWorkload(this.opts.execution, this.opts.agent, a, (this.workspace as Workspace).mounts, {
+      natsUrl: this.opts.natsUrl ?? "",
+      ...(this.opts.workerEnv !== undefined ? { env: this.opts.workerEnv } : {}),
+    });
     const handle = await this.opts.runtime.start(spec);
     this.handles.set(a.name, handle);
     const r = await handle.wait();
@@ -369,13 +246,6 @@ export class LocalRun {
       cancelled: r.cancelled,
     });
     this.observed();
-  }
-
-  private resources(agent: Agent): WorkloadSpec["resources"] {
-    const r = agent.spec.security?.resources;
-    const memoryBytes = parseMemoryBytes(r?.memory);
-    const nanoCpus = parseNanoCpus(r?.cpu);
-    return { ...(memoryBytes !== undefined ? { memoryBytes } : {}), ...(nanoCpus !== undefined ? { nanoCpus } : {}) };
   }
 
   /**
@@ -398,7 +268,7 @@ export class LocalRun {
         const text = await this.opts.runtime.readFile({ ...mount, readOnly: true }, f.path);
         return text === undefined ? { ok: false, reason: "missing", detail: "no such file" } : { ok: true, content: text };
       } catch (err) {
-        return { ok: false, reason: "unreadable", detail: err instanceof Error ? err.message : String(err) };
+        return { ok: false, reason: "unreadable", detail: messageOf(err) };
       }
     }
     return this.readFromImage(f.path);
@@ -407,104 +277,55 @@ export class LocalRun {
   private readFromImage(path: string): Promise<FileContent> {
     return readFileFromImage(this.opts.runtime, {
       name: `${this.opts.execution.metadata.name}-image-reader-${this.seq++}`,
-      image: this.image(this.opts.agent, DEFAULT_WORKER_IMAGE),
+      image: this.opts.agent.spec.runtime?.image ?? defaultImages().worker,
       path,
       timeoutSeconds: 30,
     });
   }
 
-  private childExecution(c: JudgeChildRequest, payload: JsonObject | undefined): ChildExecution {
-    const parent = this.opts.execution;
-    return {
-      apiVersion: "100monkeys.ai/v1",
-      kind: "Execution",
-      metadata: { name: c.name, namespace: this.namespace, labels: { "gavel.dev/parent": parent.metadata.name } },
-      spec: {
-        agentRef: { name: c.judge },
-        ...(payload !== undefined ? { input: payload } : {}),
-        parent: {
-          name: parent.metadata.name,
-          uid: parent.metadata.uid ?? "",
-          purpose: "validation",
-          iteration: c.iteration,
-          validatorIndex: c.validatorIndex,
-          depth: c.depth,
-        },
-        timeoutSeconds: c.timeoutSeconds,
-      },
-      status: { phase: "Running", startTime: new Date(this.now()).toISOString() },
-    };
+  /** A validation judge: its child Execution, then its container; a judge that cannot run is a failed judge. */
+  private async spawnJudge(c: JudgeChildRequest): Promise<void> {
+    const judge = this.opts.judges.get(c.judge);
+    const ws = this.workspace as Workspace;
+    const v = validationJudgeChild({ parent: this.opts.execution, worker: this.opts.agent, judge, request: c, output: this.state.worker?.stdout ?? "", workerMounts: ws.mounts });
+    const child = this.track(v.execution);
+    const spec = v.problem === undefined && judge !== undefined ? judgeWorkload(child, judge, ws.mounts, { stdin: true }) : v.problem ?? "no judge";
+    const outcome: JudgeOutcome = typeof spec === "string" ? { ok: false, rejection: "failed", detail: spec } : await this.runJudge(spec, judge as Agent);
+    this.settleChild(child, outcome);
+    observeJudge(this.state, c.name, outcome);
+    this.observed();
   }
 
-  private async spawnJudge(c: JudgeChildRequest): Promise<void> {
-    const judge = this.opts.judges.get(c.judge) as Agent;
-    const ws = this.workspace as Workspace;
-    const worker = this.state.worker;
-    let payload: JsonObject;
+  /** Runs a judge's container to its end; its output becomes the outcome (verdict or rejection). */
+  private async runJudge(spec: WorkloadSpec, judge: Agent): Promise<JudgeOutcome> {
+    let r: WorkloadResult;
     try {
-      payload = buildValidationPayload({
-        judge,
-        validator: c.validator,
-        ...(this.opts.agent.spec.task?.instruction !== undefined ? { task: this.opts.agent.spec.task.instruction } : {}),
-        output: worker?.stdout ?? "",
-        workerMounts: ws.mounts.map((m) => m.mountPath),
-        ...(this.opts.execution.spec.input !== undefined ? { input: this.opts.execution.spec.input } : {}),
-      });
+      const handle = await this.opts.runtime.start(spec);
+      this.handles.set(spec.name, handle);
+      r = await handle.wait().finally(() => this.handles.delete(spec.name));
     } catch (err) {
-      // A judge whose input_schema gavel cannot fill is a failed judge, not a crashed run.
-      this.finishJudge(this.childExecution(c, undefined), { ok: false, rejection: "failed", detail: err instanceof Error ? err.message : String(err) });
-      return;
+      return { ok: false, rejection: "failed", detail: `the judge could not be started: ${messageOf(err)}` };
     }
-    const child = this.childExecution(c, payload);
-    this.children.set(c.name, child);
-    const image = judge.spec.runtime?.image;
-    if (image === undefined) {
-      this.finishJudge(child, { ok: false, rejection: "failed", detail: `judge ${c.judge} names no image (spec.runtime.image)` });
-      return;
-    }
-    const input = JSON.stringify(payload);
-    const handle = await this.opts.runtime.start({
-      name: c.name,
-      image,
-      // Linux refuses a single env string over 128 KiB at exec; stdin always carries the payload.
-      env: { ...(Buffer.byteLength(input) <= ENV_PAYLOAD_LIMIT ? { GAVEL_INPUT: input } : {}), GAVEL_EXECUTION: c.name },
-      stdin: input,
-      mounts: ws.readOnly(),
-      network: c.network,
-      resources: this.resources(judge),
-      timeoutSeconds: c.timeoutSeconds,
-      labels: { "gavel.dev/execution": c.name, "gavel.dev/parent": this.opts.execution.metadata.name },
-    });
-    this.handles.set(c.name, handle);
-    const r = await handle.wait();
-    this.handles.delete(c.name);
     const validation = judge.spec.execution?.validation;
-    const outcome = judgeOutcome({
+    return judgeOutcome({
       exitCode: r.exitCode,
       stdout: r.stdout,
       timedOut: r.timedOut,
       cancelled: r.cancelled,
       ...(validation !== undefined && !Array.isArray(validation) ? { validation } : {}),
     });
-    this.finishJudge(child, outcome);
   }
 
-  private finishJudge(child: ChildExecution, outcome: JudgeOutcome): void {
+  /** Keeps a child Execution in the run's result, Running from now. */
+  private track(child: Execution): Execution {
+    child.status = { phase: "Running", startTime: new Date(this.now()).toISOString() };
     this.children.set(child.metadata.name, child);
-    const status = child.status ?? {};
-    child.status = status;
-    status.completionTime = new Date(this.now()).toISOString();
-    if (outcome.ok) {
-      status.phase = "Succeeded";
-      status.verdict = outcome.result;
-      status.score = outcome.result.score;
-    } else {
-      status.phase = outcome.rejection === "timed_out" ? "TimedOut" : outcome.rejection === "cancelled" ? "Cancelled" : "Failed";
-      status.rejection = outcome.rejection;
-      status.message = outcome.detail;
-    }
-    observeJudge(this.state, child.metadata.name, outcome);
-    this.observed();
+    return child;
+  }
+
+  /** A child's final status; one the engine already stopped keeps its phase. */
+  private settleChild(child: Execution, outcome: JudgeOutcome): void {
+    if (!isTerminal(child.status?.phase)) child.status = judgeStatus(child.status, outcome, new Date(this.now()));
   }
 }
 

@@ -30,6 +30,8 @@ export interface WorkloadSpec {
   /** "none" disconnects the container from every network; "allow" keeps the default. */
   network: "none" | "allow";
   resources?: { memoryBytes?: number; nanoCpus?: number };
+  /** When to pull the image (the Agent's `runtime.pull_policy`); Kubernetes honours it, Docker never pulls. */
+  pullPolicy?: "Always" | "IfNotPresent" | "Never";
   /** Hard deadline: the workload is killed after this many seconds. */
   timeoutSeconds: number;
   labels?: Record<string, string>;

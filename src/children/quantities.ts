@@ -1,5 +1,7 @@
 // Kubernetes-style resource quantities ("512Mi", "1G", "500m" CPUs) turned into the numbers
-// a container runtime wants.
+// a WorkloadSpec holds, for every driver.
+import type { Agent } from "../api/types.js";
+import type { WorkloadSpec } from "../runtime/workload.js";
 
 const MEMORY_UNITS: Record<string, number> = {
   "": 1,
@@ -23,4 +25,12 @@ export function parseNanoCpus(q: string | undefined): number | undefined {
   if (m === null) return undefined;
   const cores = m[2] === "m" ? Number(m[1]) / 1000 : Number(m[1]);
   return cores > 0 ? Math.round(cores * 1e9) : undefined;
+}
+
+/** Memory and CPU limits of an Agent (`security.resources`), as a WorkloadSpec holds them. */
+export function resourcesOf(agent: Agent): NonNullable<WorkloadSpec["resources"]> {
+  const r = agent.spec.security?.resources;
+  const memoryBytes = parseMemoryBytes(r?.memory);
+  const nanoCpus = parseNanoCpus(r?.cpu);
+  return { ...(memoryBytes !== undefined ? { memoryBytes } : {}), ...(nanoCpus !== undefined ? { nanoCpus } : {}) };
 }

@@ -1,0 +1,177 @@
+// What a driver creates for an engine action, made once for both drivers: worker and judge
+// workloads, validation and tool_validation child Executions, quantities and default images.
+import { describe, expect, it } from "vitest";
+import type { ToolCallProposal } from "../api/protocol.js";
+import type { Agent, Execution } from "../api/types.js";
+import { gavelVersion } from "../version.js";
+import type { WorkloadMount } from "../runtime/workload.js";
+import { ownerOf, SPAWN_ERROR_ANNOTATION, toolJudgeChild, validationJudgeChild } from "./child-executions.js";
+import { defaultImages } from "./images.js";
+import { parseMemoryBytes, parseNanoCpus, resourcesOf } from "./quantities.js";
+import { ENV_PAYLOAD_LIMIT, judgeWorkload, labelValue, workerWorkload } from "./workloads.js";
+
+const parent: Execution = { apiVersion: "100monkeys.ai/v1", kind: "Execution", metadata: { name: "demo", namespace: "team", uid: "uid-1" }, spec: { agentRef: { name: "w" }, input: { n: 1 } } };
+const worker: Agent = {
+  apiVersion: "100monkeys.ai/v1",
+  kind: "Agent",
+  metadata: { name: "w" },
+  spec: {
+    runtime: { image: "gavel/example:dev", pull_policy: "Never" },
+    task: { instruction: "do it" },
+    tools: ["fs.write", { name: "cmd.run", allowlist: ["ls"] }],
+    security: { network: { mode: "none" }, resources: { memory: "256Mi", cpu: "500m" } },
+    volumes: [{ name: "workspace", mount_path: "/workspace" }],
+  },
+};
+const judge: Agent = {
+  apiVersion: "100monkeys.ai/v1",
+  kind: "Agent",
+  metadata: { name: "rule-judge", labels: { role: "judge" } },
+  spec: { runtime: { image: "gavel/rule-judge:dev" }, security: { resources: { memory: "64Mi", timeout: "40s" } } },
+};
+const mounts: WorkloadMount[] = [{ name: "workspace", source: "demo-workspace", mountPath: "/workspace", readOnly: false }];
+const proposal: ToolCallProposal = { namespace: "team", execution: "demo", iteration: 2, step: 5, toolCallId: "tc-9", tool: "fs.write", args: { path: "/workspace/a", content: "x" } };
+
+describe("worker workload", () => {
+  it("carries the worker runtime's env contract, the workspace read-write, the agent's network, resources and pull policy", () => {
+    const spec = workerWorkload(parent, worker, { name: "demo-i2", iteration: 2, feedback: "fix it", timeoutSeconds: 60 }, mounts.map((m) => ({ ...m, readOnly: true })), { natsUrl: "nats://gate:4222" });
+    expect(spec).toMatchObject({ name: "demo-i2", image: "gavel/example:dev", network: "none", pullPolicy: "Never", timeoutSeconds: 60, resources: { memoryBytes: 256 * 2 ** 20, nanoCpus: 5e8 } });
+    expect(spec.mounts).toEqual(mounts);
+    expect(spec.env).toMatchObject({
+      GAVEL_NAMESPACE: "team",
+      GAVEL_EXECUTION: "demo",
+      GAVEL_ITERATION: "2",
+      GAVEL_TASK: "do it",
+      GAVEL_INPUT: '{"n":1}',
+      GAVEL_FEEDBACK: "fix it",
+      GAVEL_WORKSPACE: "/workspace",
+      GAVEL_NATS_URL: "nats://gate:4222",
+      GAVEL_MOUNTS: JSON.stringify([{ path: "/workspace", readOnly: false }]),
+    });
+    expect(JSON.parse(spec.env?.GAVEL_TOOLS ?? "")).toEqual(worker.spec.tools);
+    expect(spec.labels).toEqual({ "gavel.dev/execution": "demo", "gavel.dev/role": "worker", "gavel.dev/iteration": "2" });
+    expect(spec.stdin).toBeUndefined();
+  });
+
+  it("defaults: the worker runtime image of this version, network allowed, feedback and input always set; extra env wins", () => {
+    const bare: Agent = { ...worker, spec: {} };
+    const spec = workerWorkload({ ...parent, spec: { agentRef: { name: "w" } } }, bare, { name: "demo-i1", iteration: 1, timeoutSeconds: 5 }, [], { env: { GAVEL_TASK: "override" } });
+    expect(spec.image).toBe(`gavel/agent:${gavelVersion()}`);
+    expect(spec.image).toBe(defaultImages().worker);
+    expect(defaultImages().worker).not.toMatch(/:dev$/);
+    expect(spec).toMatchObject({ network: "allow", resources: {} });
+    expect(spec.pullPolicy).toBeUndefined();
+    expect(spec.env).toMatchObject({ GAVEL_INPUT: "null", GAVEL_FEEDBACK: "", GAVEL_WORKSPACE: "", GAVEL_NATS_URL: "", GAVEL_TASK: "override" });
+    expect(workerWorkload(parent, bare, { name: "x", iteration: 1, timeoutSeconds: 5 }, [], { defaultImage: "mine:1" }).image).toBe("mine:1");
+  });
+});
+
+describe("judge workload", () => {
+  const request = { name: "demo-i1-v0-rule-judge", judge: "rule-judge", iteration: 1, validatorIndex: 0, validator: { type: "semantic" as const, judge_agent: "rule-judge", criteria: "c" }, depth: 1, timeoutSeconds: 30, network: "none" as const };
+  const child = validationJudgeChild({ parent, worker, judge, request, output: "worker said", workerMounts: mounts }).execution;
+
+  it("gets the child's payload in GAVEL_INPUT (and stdin where the driver writes it), the worker's mounts read-only, no network", () => {
+    const withStdin = judgeWorkload(child, judge, mounts, { stdin: true });
+    if (typeof withStdin === "string") throw new Error(withStdin);
+    const input = JSON.stringify(child.spec.input);
+    expect(withStdin).toMatchObject({ name: "demo-i1-v0-rule-judge", image: "gavel/rule-judge:dev", stdin: input, network: "none", timeoutSeconds: 30, resources: { memoryBytes: 64 * 2 ** 20 } });
+    expect(withStdin.env).toEqual({ GAVEL_INPUT: input, GAVEL_EXECUTION: "demo-i1-v0-rule-judge" });
+    expect(withStdin.mounts).toEqual([{ ...mounts[0], readOnly: true }]);
+    expect(withStdin.labels).toEqual({ "gavel.dev/execution": "demo-i1-v0-rule-judge", "gavel.dev/role": "judge", "gavel.dev/parent": "demo" });
+    const envOnly = judgeWorkload(child, { ...judge, spec: { ...judge.spec, security: { network: { mode: "allow" } } } }, mounts, { stdin: false });
+    if (typeof envOnly === "string") throw new Error(envOnly);
+    expect(envOnly.stdin).toBeUndefined();
+    expect(envOnly.network).toBe("allow");
+  });
+
+  it("a payload over the env limit goes to stdin only, or is refused by name where only env carries it", () => {
+    const big: Execution = { ...child, spec: { ...child.spec, input: { output: "x".repeat(ENV_PAYLOAD_LIMIT) } } };
+    const local = judgeWorkload(big, judge, [], { stdin: true });
+    if (typeof local === "string") throw new Error(local);
+    expect(local.env).toEqual({ GAVEL_EXECUTION: "demo-i1-v0-rule-judge" });
+    expect(local.stdin?.length).toBeGreaterThan(ENV_PAYLOAD_LIMIT);
+    expect(judgeWorkload(big, judge, [], { stdin: false })).toMatch(/GAVEL_INPUT, which holds at most 98304/);
+    expect(judgeWorkload(child, { ...judge, spec: {} }, [], { stdin: true })).toMatch(/rule-judge names no image \(spec\.runtime\.image\)/);
+  });
+
+  it("without spec.timeoutSeconds, runs as long as its judge's own deadline allows, capped at 300 s", () => {
+    const { timeoutSeconds: _, ...spec } = child.spec;
+    const w = judgeWorkload({ ...child, spec }, judge, [], { stdin: false });
+    expect(typeof w !== "string" && w.timeoutSeconds).toBe(40);
+  });
+});
+
+describe("child Executions", () => {
+  it("a validation judge child names its parent (purpose, iteration, validator, depth), is controlled by it and holds the payload", () => {
+    const request = { name: "demo-i3-v1-rule-judge", judge: "rule-judge", iteration: 3, validatorIndex: 1, validator: { type: "semantic" as const, judge_agent: "rule-judge" }, depth: 1, timeoutSeconds: 45, network: "none" as const };
+    const { execution, problem } = validationJudgeChild({ parent, worker, judge, request, output: "out", workerMounts: mounts });
+    expect(problem).toBeUndefined();
+    expect(execution.metadata).toMatchObject({ name: "demo-i3-v1-rule-judge", namespace: "team", labels: { "gavel.dev/parent": "demo", "gavel.dev/role": "judge" } });
+    expect(execution.metadata.ownerReferences).toEqual([ownerOf(parent)]);
+    expect(ownerOf(parent)).toEqual({ apiVersion: "100monkeys.ai/v1", kind: "Execution", name: "demo", uid: "uid-1", controller: true, blockOwnerDeletion: true });
+    expect(execution.spec).toEqual({
+      agentRef: { name: "rule-judge" },
+      input: { content: "out", intent: "" },
+      parent: { name: "demo", uid: "uid-1", purpose: "validation", iteration: 3, validatorIndex: 1, depth: 1 },
+      timeoutSeconds: 45,
+    });
+    expect(execution.status).toBeUndefined();
+  });
+
+  it("a judge that cannot get a payload is a child with the reason annotated, and the reason is returned", () => {
+    const picky: Agent = { ...judge, spec: { ...judge.spec, input_schema: { type: "object", required: ["secret_field"], properties: { secret_field: { type: "string" } } } } };
+    const request = { name: "demo-i1-v0-rule-judge", judge: "rule-judge", iteration: 1, validatorIndex: 0, validator: { type: "semantic" as const, judge_agent: "rule-judge" }, depth: 1, timeoutSeconds: 45, network: "none" as const };
+    const v = validationJudgeChild({ parent, worker, judge: picky, request, output: "", workerMounts: [] });
+    expect(v.problem).toMatch(/secret_field/);
+    expect(v.execution.metadata.annotations?.[SPAWN_ERROR_ANNOTATION]).toBe(v.problem);
+    expect(v.execution.spec.input).toBeUndefined();
+    expect(validationJudgeChild({ parent, worker, judge: undefined, request, output: "", workerMounts: [] }).problem).toBe('judge agent "rule-judge" is not known');
+  });
+
+  it("a tool_validation judge child: its name, the call's toolCallId, the reference payload and its workload", () => {
+    const t = toolJudgeChild({ parent, worker, judge: { ...judge, spec: { ...judge.spec, input_schema: {} } }, entry: { type: "semantic", judge_agent: "rule-judge", criteria: "be safe", timeout_seconds: 20 }, index: 1, proposal, policyViolations: ["cmd.run"], workerMounts: mounts, stdin: false });
+    expect(t.name).toBe("demo-i2-t1-s5-rule-judge");
+    expect(t.problem).toBeUndefined();
+    expect(t.execution.metadata.name).toBe(t.name);
+    expect(t.execution.metadata.ownerReferences).toEqual([ownerOf(parent)]);
+    expect(t.execution.spec.parent).toEqual({ name: "demo", uid: "uid-1", purpose: "tool_validation", iteration: 2, validatorIndex: 1, toolCallId: "tc-9", depth: 1 });
+    expect(t.execution.spec.timeoutSeconds).toBe(20);
+    expect(t.execution.spec.input).toMatchObject({
+      proposed_tool_call: { tool: "fs.write", args: { path: "/workspace/a", content: "x" } },
+      available_tools: ["fs.write", "cmd.run"],
+      worker_mounts: ["/workspace"],
+      criteria: "be safe",
+      validation_context: "semantic_judge_pre_execution_inner_loop",
+      policy_violations: ["cmd.run"],
+    });
+    expect(t.workload).toMatchObject({ name: t.name, image: "gavel/rule-judge:dev", network: "none", timeoutSeconds: 20, env: { GAVEL_INPUT: JSON.stringify(t.execution.spec.input) } });
+    expect(t.workload?.mounts).toEqual([{ ...mounts[0], readOnly: true }]);
+  });
+
+  it("a tool judge that cannot run says why: unknown judge, no image", () => {
+    const entry = { type: "semantic" as const, judge_agent: "ghost" };
+    const unknown = toolJudgeChild({ parent, worker, judge: undefined, entry, index: 0, proposal, policyViolations: [], workerMounts: [], stdin: true });
+    expect(unknown).toMatchObject({ name: "demo-i2-t0-s5-ghost", problem: 'judge agent "ghost" is not known' });
+    expect(unknown.workload).toBeUndefined();
+    expect(unknown.execution.metadata.annotations?.[SPAWN_ERROR_ANNOTATION]).toBe(unknown.problem);
+    const noImage = toolJudgeChild({ parent, worker, judge: { ...judge, spec: { input_schema: {} } }, entry: { type: "semantic", judge_agent: "rule-judge" }, index: 0, proposal, policyViolations: [], workerMounts: [], stdin: true });
+    expect(noImage.problem).toMatch(/names no image/);
+  });
+});
+
+describe("quantities and labels", () => {
+  it("parses resource quantities", () => {
+    expect(parseMemoryBytes("512Mi")).toBe(512 * 2 ** 20);
+    expect(parseMemoryBytes("1G")).toBe(1e9);
+    expect(parseMemoryBytes("lots")).toBeUndefined();
+    expect(parseNanoCpus("250m")).toBe(2.5e8);
+    expect(parseNanoCpus("2")).toBe(2e9);
+    expect(parseNanoCpus("x")).toBeUndefined();
+    expect(resourcesOf({ ...worker, spec: { security: { resources: { cpu: "0" } } } })).toEqual({});
+  });
+
+  it("keeps label values within 63 characters", () => {
+    expect(labelValue("a".repeat(70))).toHaveLength(63);
+    expect(labelValue(`${"a".repeat(62)}-b`)).toBe("a".repeat(62));
+  });
+});
