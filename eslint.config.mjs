@@ -16,4 +16,13 @@ export default tseslint.config(
       "@typescript-eslint/consistent-type-imports": "error",
     },
   },
+  // Files split to one idea each (issue 9 step 5): limits so that they stay so.
+  {
+    files: ["src/gate/guard/**/*.ts", "src/engine/gradient*.ts", "src/engine/brace-spans.ts", "src/engine/verdict-*.ts"],
+    ignores: ["**/*.test.ts"],
+    rules: {
+      "max-lines-per-function": ["error", { max: 80, skipBlankLines: true, skipComments: true }],
+      complexity: ["error", 25],
+    },
+  },
 );

@@ -4,16 +4,9 @@
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
 import type { GradientResult, JsonObject, JsonValue } from "../api/types.js";
-import {
-  findVerdictKeys,
-  judgeOutcome,
-  outcomeToGradient,
-  parseGradientResult,
-  scanBraceSpans,
-  scanBraceSpansBackward,
-  VERDICT_KEY,
-  type JudgeOutcome,
-} from "./gradient.js";
+import { scanBraceSpans, scanBraceSpansBackward } from "./brace-spans.js";
+import { judgeOutcome, outcomeToGradient, parseGradientResult, type JudgeOutcome } from "./gradient.js";
+import { findVerdictKeys, VERDICT_KEY } from "./verdict-keys.js";
 
 const unit = fc.double({ min: 0, max: 1, noNaN: true });
 const verdictArb: fc.Arbitrary<GradientResult> = fc.record(

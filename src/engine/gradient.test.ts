@@ -3,7 +3,8 @@
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
 import type { GradientResult, JsonObject } from "../api/types.js";
-import { judgeOutcome, outcomeToGradient, parseGradientResult, scanBraceSpans, scanBraceSpansBackward } from "./gradient.js";
+import { scanBraceSpans, scanBraceSpansBackward } from "./brace-spans.js";
+import { judgeOutcome, outcomeToGradient, parseGradientResult } from "./gradient.js";
 
 const unit = fc.double({ min: 0, max: 1, noNaN: true });
 const verdictArb: fc.Arbitrary<GradientResult> = fc.record(

@@ -3,7 +3,7 @@
 import { createHash } from "node:crypto";
 import { Ajv, type ErrorObject, type ValidateFunction } from "ajv";
 import type { ToolCallDecision, ToolCallProposal } from "../api/protocol.js";
-import { GRADIENT_RESULT_SCHEMA } from "../engine/gradient.js";
+import { GRADIENT_RESULT_SCHEMA } from "../engine/gradient-schema.js";
 
 const k8sName = { type: "string", minLength: 1, maxLength: 253, pattern: "^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$" } as const;
 

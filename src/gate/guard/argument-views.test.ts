@@ -1,7 +1,10 @@
 // The normalisations the guard's patterns see: shell words, paths, home, decodings, nesting.
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
-import { argumentViews, deobfuscate, expandHome, normalisePath, pathTokens, shellNormalise } from "./argument-views.js";
+import { argumentViews } from "./argument-views.js";
+import { deobfuscate } from "./decode.js";
+import { expandHome, normalisePath, pathTokens } from "./paths.js";
+import { shellNormalise } from "./shell-normalise.js";
 
 describe("argument views", () => {
   it("reads rm's flags and operands canonically", () => {

@@ -83,27 +83,34 @@ class Parser {
   }
 
   private atom(): Node {
-    const p = this.p;
-    const c = p[this.i] as string;
-    if (c === "(") {
-      this.i++;
-      if (p[this.i] === "?") {
-        // (?flags) sets flags; (?:...), (?flags:...), (?P<n>...), (?<n>...) group.
-        const m = /^\?(P?<[^>]*>|[a-zA-Z-]*:|[a-zA-Z-]*\))/.exec(p.slice(this.i));
-        if (m === null) return this.skipToEnd();
-        this.i += m[0].length;
-        if (m[0].endsWith(")")) return { k: "empty" };
-      }
-      const inner = this.alt();
-      if (p[this.i] === ")") this.i++;
-      return inner;
-    }
+    const c = this.p[this.i] as string;
+    if (c === "(") return this.group();
     if (c === "[") return this.charClass();
     this.i++;
-    if (c === "." ) return { k: "any" };
+    if (c === ".") return { k: "any" };
     if (c === "^" || c === "$") return { k: "empty" };
     if (c !== "\\") return { k: "lit", s: c };
-    const e = p[this.i++] ?? "";
+    return this.escape(this.p[this.i++] ?? "");
+  }
+
+  /** `(...)`: (?flags) sets flags; (?:...), (?flags:...), (?P<n>...), (?<n>...) group. */
+  private group(): Node {
+    const p = this.p;
+    this.i++;
+    if (p[this.i] === "?") {
+      const m = /^\?(P?<[^>]*>|[a-zA-Z-]*:|[a-zA-Z-]*\))/.exec(p.slice(this.i));
+      if (m === null) return this.skipToEnd();
+      this.i += m[0].length;
+      if (m[0].endsWith(")")) return { k: "empty" };
+    }
+    const inner = this.alt();
+    if (p[this.i] === ")") this.i++;
+    return inner;
+  }
+
+  /** The escape `\e` (the backslash and e already read). */
+  private escape(e: string): Node {
+    const p = this.p;
     if (e === "Q") {
       const end = p.indexOf("\\E", this.i);
       const s = p.slice(this.i, end < 0 ? p.length : end);
@@ -125,8 +132,8 @@ class Parser {
       this.i += m[0].length;
       return { k: "lit", s: String.fromCodePoint(parseInt(m[2] ?? m[3] ?? "0", 16)) };
     }
-    const controls: Record<string, string> = { n: "\n", t: "\t", r: "\r", f: "\f", v: "\v", a: "\x07" };
-    if (controls[e] !== undefined) return { k: "lit", s: controls[e] };
+    const control = CONTROLS[e];
+    if (control !== undefined) return { k: "lit", s: control };
     if (/[0-9a-zA-Z]/.test(e)) return { k: "any" };
     return { k: "lit", s: e };
   }
@@ -151,6 +158,8 @@ class Parser {
   }
 }
 
+const CONTROLS: Readonly<Record<string, string>> = { n: "\n", t: "\t", r: "\r", f: "\f", v: "\v", a: "\x07" };
+
 interface Info {
   /** Every string the node can match, when few. */
   exact?: string[];
@@ -169,63 +178,69 @@ function info(n: Node): Info {
       return {};
     case "empty":
       return { exact: [""] };
-    case "rep": {
-      if (n.min === 0) return {};
-      const x = info(n.x);
-      if (n.min === 1 && n.max === 1) return x;
-      const r = x.exact ?? x.req;
-      return r === undefined ? {} : { req: r };
-    }
-    case "alt": {
-      const xs = n.xs.map(info);
-      if (xs.every((x) => x.exact !== undefined)) {
-        const u = [...new Set(xs.flatMap((x) => x.exact ?? []))];
-        return u.length <= MAX_SET ? { exact: u } : { req: u };
+    case "rep":
+      return repInfo(n);
+    case "alt":
+      return altInfo(n.xs);
+    case "cat":
+      return catInfo(n.xs);
+  }
+}
+
+function repInfo(n: Node & { k: "rep" }): Info {
+  if (n.min === 0) return {};
+  const x = info(n.x);
+  if (n.min === 1 && n.max === 1) return x;
+  const r = x.exact ?? x.req;
+  return r === undefined ? {} : { req: r };
+}
+
+function altInfo(nodes: readonly Node[]): Info {
+  const xs = nodes.map(info);
+  if (xs.every((x) => x.exact !== undefined)) {
+    const u = [...new Set(xs.flatMap((x) => x.exact ?? []))];
+    return u.length <= MAX_SET ? { exact: u } : { req: u };
+  }
+  if (xs.every((x) => (x.exact ?? x.req) !== undefined)) return { req: [...new Set(xs.flatMap((x) => x.exact ?? x.req ?? []))] };
+  return {};
+}
+
+function catInfo(nodes: readonly Node[]): Info {
+  const candidates: string[][] = [];
+  let cur: string[] | undefined = [""];
+  let allExact = true;
+  for (const node of nodes) {
+    // x+ (or x{n,}): the run so far followed by one x is required, then the run ends.
+    if (node.k === "rep" && node.min >= 1 && cur !== undefined) {
+      const x = info(node.x).exact;
+      if (x !== undefined && cur.length * x.length <= MAX_SET) {
+        const prev: string[] = cur;
+        candidates.push(prev.flatMap((a) => x.map((b) => a + b)));
+        allExact = false;
+        cur = undefined;
+        continue;
       }
-      if (xs.every((x) => (x.exact ?? x.req) !== undefined)) return { req: [...new Set(xs.flatMap((x) => x.exact ?? x.req ?? []))] };
-      return {};
     }
-    case "cat": {
-      const candidates: string[][] = [];
-      let cur: string[] | undefined = [""];
-      let allExact = true;
-      for (const node of n.xs) {
-        // x+ (or x{n,}): the run so far followed by one x is required, then the run ends.
-        if (node.k === "rep" && node.min >= 1 && cur !== undefined) {
-          const x = info(node.x).exact;
-          if (x !== undefined && cur.length * x.length <= MAX_SET) {
-            const prev: string[] = cur;
-            candidates.push(prev.flatMap((a) => x.map((b) => a + b)));
-            allExact = false;
-            cur = undefined;
-            continue;
-          }
-        }
-        const child = info(node);
-        if (child.exact !== undefined) {
-          if (cur !== undefined && cur.length * child.exact.length <= MAX_SET) {
-            const prev: string[] = cur;
-            cur = prev.flatMap((a) => (child.exact ?? []).map((b) => a + b));
-          } else {
-            if (cur !== undefined) candidates.push(cur);
-            allExact = false;
-            cur = child.exact;
-          }
-        } else {
-          allExact = false;
-          if (cur !== undefined) candidates.push(cur);
-          if (child.req !== undefined) candidates.push(child.req);
-          cur = undefined;
-        }
-      }
-      if (allExact && cur !== undefined) return { exact: [...new Set(cur)] };
-      if (cur !== undefined) candidates.push(cur);
-      const usable = candidates.filter((c) => c.length > 0 && !c.includes(""));
-      if (usable.length === 0) return {};
-      usable.sort((a, b) => score(b) - score(a) || a.length - b.length);
-      return { req: usable[0] as string[] };
+    const child = info(node);
+    if (child.exact !== undefined && cur !== undefined && cur.length * child.exact.length <= MAX_SET) {
+      const prev: string[] = cur;
+      cur = prev.flatMap((a) => (child.exact ?? []).map((b) => a + b));
+      continue;
+    }
+    allExact = false;
+    if (cur !== undefined) candidates.push(cur);
+    if (child.exact !== undefined) cur = child.exact;
+    else {
+      if (child.req !== undefined) candidates.push(child.req);
+      cur = undefined;
     }
   }
+  if (allExact && cur !== undefined) return { exact: [...new Set(cur)] };
+  if (cur !== undefined) candidates.push(cur);
+  const usable = candidates.filter((c) => c.length > 0 && !c.includes(""));
+  if (usable.length === 0) return {};
+  usable.sort((a, b) => score(b) - score(a) || a.length - b.length);
+  return { req: usable[0] as string[] };
 }
 
 /** The strings one of which every match of the pattern contains (case-folded), or undefined. */

@@ -59,95 +59,117 @@ const SHA256_RE = /^[0-9a-f]{64}$/;
  * Throws a PolicyError naming the policy and rule on any pattern RE2 refuses or bad key.
  */
 export function compilePolicy(policies: readonly NamedPolicy[]): CompiledPolicy {
-  const revoked = new Map<string, string>();
-  const registrations: { tool: string; sha256: string; signature?: string; from: string }[] = [];
-  const requiredCapabilities = new Map<string, string>();
-  const destructive: PatternEntry[] = [
+  const merged = new Merge();
+  for (const p of policies) merged.add(`GuardPolicy ${p.namespace ? `${p.namespace}/` : ""}${p.name}`, p.spec);
+  return merged.compile(policies.map((p) => p.name));
+}
+
+type Registration = { tool: string; sha256: string; signature?: string; from: string };
+
+/** The policies merged so far, field by field, not yet compiled. */
+class Merge {
+  private readonly revoked = new Map<string, string>();
+  private readonly registrations: Registration[] = [];
+  private readonly requiredCapabilities = new Map<string, string>();
+  private readonly destructive: PatternEntry[] = [
     ...DESTRUCTIVE_PATTERNS.map((p) => ({ pattern: p.pattern, label: p.pattern })),
     ...FORBIDDEN_PATHS.map((p) => ({ pattern: p.pattern, label: p.pattern })),
   ];
-  const sequenceContracts: CompiledPolicy["sequenceContracts"][number][] = [];
-  const adaptiveRules: Record<AdaptiveRule["match_field"], { rules: AdaptiveRule[]; entries: PatternEntry[] }> = {
+  private readonly sequenceContracts: CompiledPolicy["sequenceContracts"][number][] = [];
+  private readonly adaptiveRules: Record<AdaptiveRule["match_field"], { rules: AdaptiveRule[]; entries: PatternEntry[] }> = {
     tool: { rules: [], entries: [] },
     args: { rules: [], entries: [] },
     hash: { rules: [], entries: [] },
   };
-  const trustedKeys: KeyObject[] = [];
-  const warnings: string[] = [];
-  let order = 0;
+  private readonly trustedKeys: KeyObject[] = [];
+  private readonly warnings: string[] = [];
+  private order = 0;
 
-  for (const p of policies) {
-    const where = `GuardPolicy ${p.namespace ? `${p.namespace}/` : ""}${p.name}`;
-    const s = p.spec;
-    for (const r of s.revoked_tools ?? []) if (!revoked.has(r.tool)) revoked.set(r.tool, r.reason);
-    for (const [i, r] of (s.tool_registry ?? []).entries()) {
-      if (!SHA256_RE.test(r.sha256.toLowerCase())) throw new PolicyError(`${where}: tool_registry[${i}] (${r.tool}): sha256 must be 64 hex digits`);
-      registrations.push({ tool: r.tool, sha256: r.sha256.toLowerCase(), ...(r.signature !== undefined ? { signature: r.signature } : {}), from: where });
-    }
-    for (const [tool, cap] of Object.entries(s.required_capabilities ?? {})) {
-      const had = requiredCapabilities.get(tool);
-      if (had === undefined) requiredCapabilities.set(tool, cap);
-      else if (had !== cap) warnings.push(`${where}: required_capabilities.${tool} ignored, already "${had}"`);
-    }
-    for (const [i, d] of (s.destructive_patterns ?? []).entries()) {
-      destructive.push({ pattern: d.pattern, label: d.pattern, where: `${where}: destructive_patterns[${i}]` });
-    }
-    for (const [i, d] of (s.forbidden_paths ?? []).entries()) {
-      destructive.push({ pattern: d.pattern, label: d.pattern, where: `${where}: forbidden_paths[${i}]` });
-    }
+  /** Adds one policy's spec; `where` names it in errors and warnings. */
+  add(where: string, s: GuardPolicySpec): void {
+    for (const r of s.revoked_tools ?? []) if (!this.revoked.has(r.tool)) this.revoked.set(r.tool, r.reason);
+    this.addRegistrations(where, s.tool_registry ?? []);
+    this.addCapabilities(where, s.required_capabilities ?? {});
+    for (const [i, d] of (s.destructive_patterns ?? []).entries()) this.destructive.push({ pattern: d.pattern, label: d.pattern, where: `${where}: destructive_patterns[${i}]` });
+    for (const [i, d] of (s.forbidden_paths ?? []).entries()) this.destructive.push({ pattern: d.pattern, label: d.pattern, where: `${where}: forbidden_paths[${i}]` });
     for (const [i, c] of (s.sequence_contracts ?? []).entries()) {
       const within = c.within_steps ?? 5;
       if (!Number.isInteger(within) || within < 1) throw new PolicyError(`${where}: sequence_contracts[${i}] (${c.name}): within_steps must be a positive integer`);
-      sequenceContracts.push({ name: c.name, requires_prior: c.requires_prior, triggers_for: c.triggers_for, within_steps: within });
+      this.sequenceContracts.push({ name: c.name, requires_prior: c.requires_prior, triggers_for: c.triggers_for, within_steps: within });
     }
-    for (const [i, r] of (s.adaptive_rules ?? []).entries()) {
-      if (!FIELDS.includes(r.match_field)) throw new PolicyError(`${where}: adaptive_rules[${i}] (${r.name}): match_field must be tool, args or hash`);
-      if (r.action !== "deny" && r.action !== "flag") throw new PolicyError(`${where}: adaptive_rules[${i}] (${r.name}): action must be deny or flag`);
-      const at = `${where}: adaptive_rules[${i}] (${r.name})`;
-      if (r.enabled === false) {
-        checkPattern(at, r.pattern);
-        continue;
-      }
-      adaptiveRules[r.match_field].rules.push({ name: r.name, match_field: r.match_field, action: r.action, reason: r.reason, order: order++ });
-      adaptiveRules[r.match_field].entries.push({ pattern: r.pattern, label: r.name, where: at });
-    }
+    for (const [i, r] of (s.adaptive_rules ?? []).entries()) this.addAdaptiveRule(`${where}: adaptive_rules[${i}] (${r.name})`, r);
     for (const [i, k] of (s.trusted_keys ?? []).entries()) {
       try {
-        trustedKeys.push(parsePublicKey(k.public_key));
+        this.trustedKeys.push(parsePublicKey(k.public_key));
       } catch (err) {
         throw new PolicyError(`${where}: trusted_keys[${i}] (${k.name}): ${err instanceof Error ? err.message : String(err)}`, { cause: err });
       }
     }
   }
 
-  // Signatures are verified here, once per policy version: a registration cannot change
-  // without a new policy, so verifying at every call would only repeat the same answer.
-  const registry = new Map<string, RegistryEntry>();
-  for (const r of registrations) {
-    const had = registry.get(r.tool);
-    if (had !== undefined) {
-      if (had.sha256 !== r.sha256) warnings.push(`${r.from}: tool_registry ${r.tool} ignored, already registered by ${had.from}`);
-      continue;
+  private addRegistrations(where: string, list: NonNullable<GuardPolicySpec["tool_registry"]>): void {
+    for (const [i, r] of list.entries()) {
+      if (!SHA256_RE.test(r.sha256.toLowerCase())) throw new PolicyError(`${where}: tool_registry[${i}] (${r.tool}): sha256 must be 64 hex digits`);
+      this.registrations.push({ tool: r.tool, sha256: r.sha256.toLowerCase(), ...(r.signature !== undefined ? { signature: r.signature } : {}), from: where });
     }
-    registry.set(r.tool, { sha256: r.sha256, signatureValid: verifyRegistration(trustedKeys, r.tool, r.sha256, r.signature), from: r.from });
   }
 
-  const adaptive = Object.fromEntries(
-    FIELDS.map((f) => [f, { rules: adaptiveRules[f].rules, patterns: PatternSet.compile(adaptiveRules[f].entries) }]),
-  ) as CompiledPolicy["adaptive"];
-  const destructiveSet = PatternSet.compile(destructive);
-  return {
-    sources: policies.map((p) => p.name),
-    revoked,
-    registry,
-    requiredCapabilities,
-    destructive: destructiveSet,
-    sequenceContracts,
-    adaptive,
-    viewScan: new JointScan([destructiveSet, adaptive.args.patterns]),
-    trustedKeys,
-    warnings,
-  };
+  private addCapabilities(where: string, caps: Record<string, string>): void {
+    for (const [tool, cap] of Object.entries(caps)) {
+      const had = this.requiredCapabilities.get(tool);
+      if (had === undefined) this.requiredCapabilities.set(tool, cap);
+      else if (had !== cap) this.warnings.push(`${where}: required_capabilities.${tool} ignored, already "${had}"`);
+    }
+  }
+
+  private addAdaptiveRule(at: string, r: NonNullable<GuardPolicySpec["adaptive_rules"]>[number]): void {
+    if (!FIELDS.includes(r.match_field)) throw new PolicyError(`${at}: match_field must be tool, args or hash`);
+    if (r.action !== "deny" && r.action !== "flag") throw new PolicyError(`${at}: action must be deny or flag`);
+    if (r.enabled === false) {
+      checkPattern(at, r.pattern);
+      return;
+    }
+    this.adaptiveRules[r.match_field].rules.push({ name: r.name, match_field: r.match_field, action: r.action, reason: r.reason, order: this.order++ });
+    this.adaptiveRules[r.match_field].entries.push({ pattern: r.pattern, label: r.name, where: at });
+  }
+
+  /** The compiled policy; `sources` are the merged policies' names. */
+  compile(sources: string[]): CompiledPolicy {
+    const adaptive = Object.fromEntries(
+      FIELDS.map((f) => [f, { rules: this.adaptiveRules[f].rules, patterns: PatternSet.compile(this.adaptiveRules[f].entries) }]),
+    ) as CompiledPolicy["adaptive"];
+    const destructive = PatternSet.compile(this.destructive);
+    return {
+      sources,
+      revoked: this.revoked,
+      registry: this.registry(),
+      requiredCapabilities: this.requiredCapabilities,
+      destructive,
+      sequenceContracts: this.sequenceContracts,
+      adaptive,
+      viewScan: new JointScan([destructive, adaptive.args.patterns]),
+      trustedKeys: this.trustedKeys,
+      warnings: this.warnings,
+    };
+  }
+
+  /**
+   * The registry, first registration of each tool winning. Signatures are verified here, once
+   * per policy version: a registration cannot change without a new policy, so verifying at
+   * every call would only repeat the same answer.
+   */
+  private registry(): Map<string, RegistryEntry> {
+    const registry = new Map<string, RegistryEntry>();
+    for (const r of this.registrations) {
+      const had = registry.get(r.tool);
+      if (had !== undefined) {
+        if (had.sha256 !== r.sha256) this.warnings.push(`${r.from}: tool_registry ${r.tool} ignored, already registered by ${had.from}`);
+        continue;
+      }
+      registry.set(r.tool, { sha256: r.sha256, signatureValid: verifyRegistration(this.trustedKeys, r.tool, r.sha256, r.signature), from: r.from });
+    }
+    return registry;
+  }
 }
 
 function checkPattern(where: string, pattern: string): void {

@@ -5,7 +5,9 @@ import { isShellTool } from "./checks.js";
 import { callViews } from "./argument-views.js";
 import { runGuard } from "./guard.js";
 import { compilePolicy } from "./policy.js";
-import { analyseShell, compileGlob, globTargets, tokenize } from "./shell-words.js";
+import { compileGlob, globTargets } from "./shell/glob.js";
+import { analyseShell } from "./shell/interpreter.js";
+import { tokenize } from "./shell/lexer.js";
 
 const opts = { home: "/root", cwd: "/workspace" };
 const texts = (s: string): string[] => analyseShell(s, opts).texts;

@@ -1,0 +1,253 @@
+// The shell reader: reads a command line as sh would split and expand it (lexer.ts,
+// expansion.ts), command by command, without running anything: records every expanded line,
+// follows what runs other text (commands.ts), computes static output (static-output.ts), and
+// says what it could not resolve where a command name belongs.
+import { posix } from "node:path";
+import { BIN_DIRS, DANGEROUS_COMMANDS, baseName } from "../command-names.js";
+import { COMMAND_HANDLERS } from "./commands.js";
+import { expandWord, MAX_ALTERNATIVES, MAX_SOURCE, type Env, type Expanded, type ShellOptions } from "./expansion.js";
+import { compileGlob, globTargets } from "./glob.js";
+import { tokenize, type Token, type Word } from "./lexer.js";
+import { staticOutput } from "./static-output.js";
+
+export type { ShellOptions } from "./expansion.js";
+
+/** The command lines a text expands to, and what stayed unknown where a command name belongs. */
+export interface ShellAnalysis {
+  /** Expanded lines (words joined by spaces, operators kept), then the lines nested in them. */
+  texts: string[];
+  /**
+   * Why a command could not be known statically (a computed command name, `eval` or `sh -c`
+   * of a computed string, a shell reading computed input), or undefined. Never an argument value.
+   */
+  unresolved?: string;
+}
+
+/** Operators and redirections beyond this many in one line are not read: the call is unresolved. */
+const MAX_COMMANDS = 256;
+/** Words that run the next word as a command (options skipped). */
+const PREFIX_COMMANDS = new Set(["sudo", "doas", "nice", "nohup", "time", "exec", "command", "builtin", "stdbuf", "setsid", "chroot", "ionice", "unbuffer", "busybox", "env", "timeout", "watch"]);
+const KEYWORDS = new Set(["if", "then", "else", "elif", "fi", "do", "done", "while", "until", "!", "{", "}", "[[", "]]", "function", "case", "esac", "in", "(", ")"]);
+const DECLARATIONS = new Set(["export", "local", "declare", "readonly", "typeset"]);
+const ASSIGNMENT_RE = /^([A-Za-z_][A-Za-z0-9_]*)\+?=/;
+
+/** Reads a command line statically (see the file's header). */
+export function analyseShell(src: string, opts: ShellOptions): ShellAnalysis {
+  const env: Env = { vars: new Map(), opts, depth: 0, texts: [], cwd: opts.cwd, run: runLine };
+  if (src.length > MAX_SOURCE) return { texts: [] };
+  runLine(tokenize(src), env);
+  const texts = [...new Set(env.texts)].filter((t) => t !== "" && t !== src);
+  return env.unresolved === undefined ? { texts } : { texts, unresolved: env.unresolved };
+}
+
+/** One simple command: its words, the here-string it reads, and its redirections. */
+interface Simple {
+  words: Word[];
+  hereString?: Word;
+  /** Its redirections as text (`> /dev/sda`), rendered after its words. */
+  redirs: string[];
+}
+
+const newSimple = (): Simple => ({ words: [], redirs: [] });
+
+/**
+ * Reads one line: records expanded texts and unresolved command positions in env; returns the
+ * line's output when every command in its last pipeline is a static text command (for `$(...)`).
+ */
+function runLine(tokens: Token[], env: Env): string | undefined {
+  const rendered: string[][] = [];
+  let pipeline: Simple[] = [];
+  let cur = newSimple();
+  let output: string | undefined;
+  const finishPipeline = (): void => {
+    if (cur.words.length > 0 || cur.redirs.length > 0) pipeline.push(cur);
+    cur = newSimple();
+    if (pipeline.length === 0) return;
+    output = runPipeline(pipeline, env, rendered);
+    pipeline = [];
+  };
+  let commands = 0;
+  for (let i = 0; i < tokens.length; i++) {
+    const t = tokens[i] as Token;
+    if (t.k === "word") {
+      cur.words.push(t);
+      continue;
+    }
+    if (++commands > MAX_COMMANDS) {
+      // Reading more would cost the gate more than the call is worth: not read, not guessed.
+      env.unresolved ??= "too many commands to read";
+      break;
+    }
+    if (t.op === "|" || t.op === "|&") {
+      pipeline.push(cur);
+      cur = newSimple();
+    } else if (REDIRECTIONS.has(t.op)) {
+      const next = tokens[i + 1];
+      if (next?.k === "word") {
+        i++;
+        if (t.op === "<<<") cur.hereString = next;
+        cur.redirs.push(`${t.op} ${expandWord(next.parts, env).values[0] ?? ""}`);
+      }
+    } else {
+      finishPipeline();
+      rendered.push([t.op === "\n" ? ";" : t.op]);
+    }
+  }
+  finishPipeline();
+  // The line as text, once per variant (a command with alternatives, e.g. a for-loop's words).
+  const variants = Math.min(MAX_ALTERNATIVES, Math.max(1, ...rendered.map((r) => r.length)));
+  for (let v = 0; v < variants; v++) {
+    env.texts.push(rendered.map((r) => (r.length === 0 ? "" : (r[v % r.length] as string))).filter((w) => w !== "").join(" "));
+  }
+  return output;
+}
+
+const REDIRECTIONS = new Set(["<<<", "<", ">", ">>", "&>", ">&", "<<"]);
+
+/** Runs one pipeline: each command's words expanded, its command position checked, its output computed if static. */
+function runPipeline(pipeline: Simple[], env: Env, rendered: string[][]): string | undefined {
+  let stdin: string | undefined;
+  let piped = false;
+  for (const simple of pipeline) {
+    if (piped) rendered.push(["|"]);
+    const here = simple.hereString === undefined ? undefined : (expandWord(simple.hereString.parts, env).values[0] ?? "") + "\n";
+    const input = here ?? (piped ? stdin : undefined);
+    const computedInput = here === undefined && piped;
+    stdin = runSimple(simple, env, rendered, input, computedInput && stdin === undefined);
+    piped = true;
+  }
+  return stdin;
+}
+
+/** Splits leading NAME=value words off a command; records them as variables. */
+function assignments(words: Word[], env: Env): Word[] {
+  let k = 0;
+  for (; k < words.length; k++) {
+    const w = words[k] as Word;
+    const first = w.parts[0];
+    if (first?.t !== "lit" || first.quoted) break;
+    const m = ASSIGNMENT_RE.exec(first.s);
+    if (m === null) break;
+    const e = expandWord([{ ...first, s: first.s.slice(m[0].length) }, ...w.parts.slice(1)], env);
+    env.vars.set(m[1] as string, e.unknown ? undefined : e.values);
+  }
+  return words.slice(k);
+}
+
+/** `export X=1`, `local X=1`, `declare X=1`: assignments too (their options skipped). */
+function declarations(words: Word[], env: Env): void {
+  const head = words[0]?.parts;
+  if (head?.length !== 1 || head[0]?.t !== "lit" || !DECLARATIONS.has(head[0].s)) return;
+  assignments(words.slice(1).filter((w) => !(w.parts[0]?.t === "lit" && w.parts[0].s.startsWith("-"))), env);
+}
+
+/** The words as the command sees them (unquoted empty expansions vanish), with the word each came from. */
+function expandArguments(words: Word[], env: Env): { argv: Expanded[]; from: Word[] } {
+  const argv: Expanded[] = [];
+  const from: Word[] = [];
+  for (const w of words) {
+    const e = expandWord(w.parts, env);
+    if (e.values.every((v) => v === "") && !w.parts.every((p) => p.quoted)) {
+      // A computed command name that may be empty still hides the command.
+      if (e.unknown && argv.length === 0) env.unresolved ??= "computed command name";
+      continue;
+    }
+    argv.push(e);
+    from.push(w);
+  }
+  return { argv, from };
+}
+
+/** `for NAME in a b c`: the loop variable takes each word. True when argv is a for-loop head. */
+function forLoop(argv: Expanded[], env: Env, rendered: string[][]): boolean {
+  if (argv[0]?.values[0] !== "for" || argv[2]?.values[0] !== "in") return false;
+  const name = argv[1]?.values[0] ?? "";
+  const items = argv.slice(3);
+  const vals = items.flatMap((e) => e.values);
+  env.vars.set(name, items.some((e) => e.unknown) || vals.length === 0 ? undefined : vals.slice(0, MAX_ALTERNATIVES));
+  rendered.push([argv.map((e) => e.values[0] ?? "").join(" ")]);
+  return true;
+}
+
+/** Index of the command name in argv: keywords and prefix commands (with their options) skipped. */
+function commandStart(argv: Expanded[]): number {
+  let k = 0;
+  for (let w = argv[0]?.values[0]; w !== undefined; w = argv[k]?.values[0]) {
+    const name = baseName(w);
+    if (KEYWORDS.has(w)) k++;
+    else if (PREFIX_COMMANDS.has(name)) k = skipPrefixOptions(argv, k + 1, name);
+    else break;
+  }
+  return k;
+}
+
+/** Past a prefix command's options: `env`'s NAME=value, `timeout`'s duration, `nice`'s number. */
+function skipPrefixOptions(argv: Expanded[], from: number, prefix: string): number {
+  let k = from;
+  for (let o = argv[k]?.values[0]; o !== undefined; o = argv[k]?.values[0]) {
+    const isOption =
+      o.startsWith("-") ||
+      (prefix === "env" && /^[A-Za-z_][A-Za-z0-9_]*=/.test(o)) ||
+      (prefix === "timeout" && /^[0-9.]+[smhd]?$/.test(o)) ||
+      (prefix === "nice" && /^-?[0-9]+$/.test(o));
+    if (!isOption) break;
+    k++;
+  }
+  return k;
+}
+
+/** The names a command word may be: a glob is read as every dangerous command it could name. */
+function commandNames(cmd: Expanded): string[] {
+  if (cmd.glob === undefined) return cmd.values;
+  const re = compileGlob(cmd.glob);
+  const hits = DANGEROUS_COMMANDS.flatMap((c) => [c, ...BIN_DIRS.map((d) => d + c)]).filter((c) => re.test(c));
+  return hits.length > 0 ? [...new Set(hits.map(baseName))] : cmd.values;
+}
+
+/** The command as text: one variant per alternative of its most varied word. */
+function render(names: string[], argv: Expanded[], redirs: string[]): string[] {
+  const nVariants = Math.min(MAX_ALTERNATIVES, Math.max(names.length, ...argv.map((e) => e.values.length)));
+  const lines: string[] = [];
+  for (let v = 0; v < nVariants; v++) {
+    lines.push([names[v % names.length] ?? "", ...argv.slice(1).map((e) => e.values[v % e.values.length] ?? ""), ...redirs].join(" "));
+  }
+  return lines;
+}
+
+/**
+ * One simple command. `input` is its static stdin, `unknownInput` says it reads a pipe the
+ * guard could not compute. Returns its output when static.
+ */
+function runSimple(simple: Simple, env: Env, rendered: string[][], input: string | undefined, unknownInput: boolean): string | undefined {
+  const words = assignments(simple.words, env);
+  declarations(words, env);
+  const expanded = expandArguments(words, env);
+  if (forLoop(expanded.argv, env, rendered)) return undefined;
+  const k = commandStart(expanded.argv);
+  const argv = expanded.argv.slice(k);
+  const cmd = argv[0];
+  if (cmd === undefined) {
+    rendered.push(simple.redirs.length > 0 ? [simple.redirs.join(" ")] : []);
+    return undefined;
+  }
+  const names = commandNames(cmd);
+  if (cmd.unknown) env.unresolved ??= "computed command name";
+  rendered.push(render(names, argv, simple.redirs));
+  const args = argv.slice(1);
+  // Globbed arguments: each also read as the forbidden-looking paths it could name.
+  for (const e of args) if (e.glob !== undefined) env.texts.push(...globTargets(e.glob, { home: env.opts.home, cwd: env.cwd }));
+  const name = baseName(names[0] ?? "");
+  const argValues = args.map((e) => e.values[0] ?? "");
+  // After a `cd`, relative words are files in that directory (`cd /etc && cat shadow`).
+  if (env.cwd !== env.opts.cwd) {
+    for (const a of argValues) if (a !== "" && !a.startsWith("-") && !a.startsWith("/")) env.texts.push(posix.resolve(env.cwd, a));
+  }
+  const handler = COMMAND_HANDLERS.get(name);
+  if (handler !== undefined) {
+    const argWords = expanded.from.slice(k + 1);
+    handler({ env, name, args, argValues, argWords, input, unknownInput, droppedArg: words.length > argv.length + k });
+    return undefined;
+  }
+  if (cmd.unknown || args.some((e) => e.unknown)) return undefined;
+  return staticOutput([name, ...argValues], input);
+}
