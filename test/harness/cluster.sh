@@ -32,7 +32,7 @@ stop_proc() {
 start_proc() {
   local name="$1"; shift
   alive "$name" && return 0
-  as_root sh -c 'exec "$@" >>"'"$CLUSTER/$name.log"'" 2>&1 & echo $! >"'"$CLUSTER/$name.pid"'"' _ "$@"
+  (close_fds; as_root sh -c 'exec "$@" >>"'"$CLUSTER/$name.log"'" 2>&1 & echo $! >"'"$CLUSTER/$name.pid"'"' _ "$@")
 }
 
 kubectl_() { "$K8S_BIN/kubectl" --kubeconfig "$CLUSTER/kubeconfig" "$@"; }

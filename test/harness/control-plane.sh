@@ -49,17 +49,17 @@ up)
   dir="$(cd "$dir" && pwd)"
   ETCD_PORT="$(free_port)"; ETCD_PEER_PORT="$(free_port)"; API_PORT="${API_PORT:-$(free_port)}"
   started=$(date +%s.%N)
-  etcd --data-dir "$dir/etcd" --name gavel-test \
+  (close_fds; exec etcd --data-dir "$dir/etcd" --name gavel-test \
     --listen-client-urls "http://127.0.0.1:$ETCD_PORT" --advertise-client-urls "http://127.0.0.1:$ETCD_PORT" \
     --listen-peer-urls "http://127.0.0.1:$ETCD_PEER_PORT" --initial-advertise-peer-urls "http://127.0.0.1:$ETCD_PEER_PORT" \
     --initial-cluster "gavel-test=http://127.0.0.1:$ETCD_PEER_PORT" \
-    --unsafe-no-fsync --quota-backend-bytes 2147483648 >"$dir/etcd.log" 2>&1 &
+    --unsafe-no-fsync --quota-backend-bytes 2147483648 >"$dir/etcd.log" 2>&1) &
   ETCD_PID=$!
   for _ in $(seq 1 100); do
     curl -fsS "http://127.0.0.1:$ETCD_PORT/health" 2>/dev/null | grep -q '"health":"true"' && break
     sleep 0.1
   done
-  "$K8S_BIN/kube-apiserver" \
+  (close_fds; exec "$K8S_BIN/kube-apiserver" \
     --etcd-servers "http://127.0.0.1:$ETCD_PORT" \
     --bind-address 127.0.0.1 --advertise-address 127.0.0.1 --secure-port "$API_PORT" \
     --tls-cert-file "$PKI/apiserver.crt" --tls-private-key-file "$PKI/apiserver.key" \
@@ -72,7 +72,7 @@ up)
     --service-cluster-ip-range 10.0.0.0/24 --allow-privileged=true \
     --kubelet-preferred-address-types Hostname \
     --enable-priority-and-fairness=false \
-    --profiling=false --v=1 >"$dir/kube-apiserver.log" 2>&1 &
+    --profiling=false --v=1 >"$dir/kube-apiserver.log" 2>&1) &
   API_PID=$!
   kubeconfig "$dir/kubeconfig" admin "$PKI/admin.crt" "$PKI/admin.key"
   cat > "$dir/env" <<ENV

@@ -18,6 +18,18 @@ NODE_NAME=localhost
 
 log() { printf '[harness] %s\n' "$*" >&2; }
 
+# close_fds closes every file descriptor above 2 of the current shell; call it in the
+# subshell that starts a daemon. A daemon must not keep what its starter held open: the lock
+# of /work/helpers/heavy (flock hands its fd to the command) would stay taken as long as the
+# cluster runs.
+close_fds() {
+  local fd
+  for fd in $(ls /proc/$BASHPID/fd); do
+    [ "$fd" -gt 2 ] && eval "exec $fd>&-" 2>/dev/null
+  done
+  return 0
+}
+
 # as_root runs a command as root (sudo when not already root).
 as_root() {
   if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi
