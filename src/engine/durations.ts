@@ -42,14 +42,14 @@ export function executionTimeoutSeconds(execution: Execution, agent: Agent): num
 }
 
 /**
- * Seconds a judge child may run: the validator's timeout_seconds when set; otherwise the
- * judge's own security.resources.timeout capped at the default 300.
+ * Seconds a judge child may run: the tighter of the validator's timeout_seconds (default 300,
+ * the reference's "maximum time to wait for the judge") and the judge's own
+ * security.resources.timeout. A judge's manifest may shorten its deadline, never lengthen it.
  */
 export function judgeTimeoutSeconds(validator: SemanticValidatorSpec | MultiJudgeValidatorSpec, judge: Agent | undefined): number {
-  const own = parseDurationSeconds(validator.timeout_seconds);
-  if (own !== undefined) return own;
-  const manifest = parseDurationSeconds(judge?.spec.security?.resources?.timeout);
-  return Math.min(manifest ?? DEFAULT_JUDGE_TIMEOUT_SECONDS, DEFAULT_JUDGE_TIMEOUT_SECONDS);
+  const wait = parseDurationSeconds(validator.timeout_seconds) ?? DEFAULT_JUDGE_TIMEOUT_SECONDS;
+  const own = parseDurationSeconds(judge?.spec.security?.resources?.timeout);
+  return own === undefined ? wait : Math.min(wait, own);
 }
 
 /** Seconds a judge child Execution may run: its spec.timeoutSeconds, else its judge's deadline for a validator without one. */
