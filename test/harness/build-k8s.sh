@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# Builds kube-apiserver, kube-controller-manager, kube-scheduler, kubelet and kubectl at
-# the pinned version from the Go module proxy, and helm, into the cache. Skips what exists.
+# Builds kube-apiserver, kube-controller-manager, kube-scheduler, kubelet, kube-proxy and
+# kubectl at the pinned version from the Go module proxy, helm, and the single-node cluster's
+# add-ons CoreDNS and local-path-provisioner, into the cache. Skips what exists.
 source "$(dirname "$0")/lib.sh"
 
 build_k8s() {
-  local cmds=(kube-apiserver kube-controller-manager kube-scheduler kubelet kubectl) todo=()
+  local cmds=(kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy kubectl) todo=()
   for c in "${cmds[@]}"; do [ -x "$K8S_BIN/$c" ] || todo+=("$c"); done
   [ ${#todo[@]} -eq 0 ] && return 0
   log "building Kubernetes $K8S_VERSION: ${todo[*]} (cold: 10-25 min on 2 cores)"
@@ -20,7 +21,9 @@ build_k8s() {
   mkdir -p "$K8S_BIN.tmp"
   (cd "$work" && for c in "${todo[@]}"; do
       log "go build $c"
+      t0=$(date +%s)
       CGO_ENABLED=0 GONOSUMDB=k8s.io GOFLAGS=-mod=mod go build -trimpath -ldflags "$ld" -o "$K8S_BIN.tmp/$c" "k8s.io/kubernetes/cmd/$c"
+      log "built $c in $(( $(date +%s) - t0 ))s"
     done)
   mkdir -p "$K8S_BIN"
   for c in "${todo[@]}"; do mv "$K8S_BIN.tmp/$c" "$K8S_BIN/$c"; done
@@ -54,6 +57,19 @@ build_helm() {
   CGO_ENABLED=0 GOBIN="$HELM_BIN" go install -trimpath -ldflags "-s -w" "helm.sh/helm/v3/cmd/helm@$HELM_VERSION"
 }
 
+# go_install DIR PKG@VERSION: a static binary of a module's main package into DIR, timed.
+go_install() {
+  local dir="$1" pkg="$2" name; name="$(basename "${pkg%@*}")"
+  [ -x "$dir/$name" ] && return 0
+  local t0; t0=$(date +%s)
+  log "go install $pkg"
+  mkdir -p "$dir"
+  CGO_ENABLED=0 GOBIN="$dir" go install -trimpath -ldflags "-s -w" "$pkg"
+  log "built $name in $(( $(date +%s) - t0 ))s"
+}
+
 build_k8s
 build_helm
-log "kubernetes binaries in $K8S_BIN, helm in $HELM_BIN"
+go_install "$COREDNS_BIN" "github.com/coredns/coredns@$COREDNS_VERSION"
+go_install "$LOCAL_PATH_BIN" "github.com/rancher/local-path-provisioner@$LOCAL_PATH_VERSION"
+log "kubernetes binaries in $K8S_BIN, helm in $HELM_BIN, add-ons in $COREDNS_BIN, $LOCAL_PATH_BIN"

@@ -2,11 +2,13 @@
 # Starts (up DIR) or stops (down DIR) a Kubernetes control plane for tests: etcd and
 # kube-apiserver on free loopback ports, TLS with the cached test PKI, RBAC, service
 # account signing (as controller-runtime's envtest does). Writes DIR/kubeconfig (admin),
-# DIR/env (ports, pids) and the logs into DIR. Installs crds/ unless NO_CRDS=1.
+# DIR/env (ports, pids) and the logs into DIR. Installs crds/ unless NO_CRDS=1. API_ADDRESS
+# (default 127.0.0.1) is where the apiserver listens and what it advertises; API_PORT its port.
 source "$(dirname "$0")/lib.sh"
 cmd="${1:?usage: control-plane.sh up|down DIR}"
 dir="${2:?usage: control-plane.sh up|down DIR}"
 PKI="$GAVEL_CACHE/pki"
+API_ADDRESS="${API_ADDRESS:-127.0.0.1}"
 
 free_port() {
   node -e 'const s=require("net").createServer();s.listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})'
@@ -20,7 +22,7 @@ kind: Config
 clusters:
 - name: gavel-test
   cluster:
-    server: https://127.0.0.1:$API_PORT
+    server: https://$API_ADDRESS:$API_PORT
     certificate-authority: $PKI/ca.crt
 users:
 - name: $2
@@ -61,7 +63,7 @@ up)
   done
   (close_fds; exec "$K8S_BIN/kube-apiserver" \
     --etcd-servers "http://127.0.0.1:$ETCD_PORT" \
-    --bind-address 127.0.0.1 --advertise-address 127.0.0.1 --secure-port "$API_PORT" \
+    --bind-address "$API_ADDRESS" --advertise-address "$API_ADDRESS" --secure-port "$API_PORT" \
     --tls-cert-file "$PKI/apiserver.crt" --tls-private-key-file "$PKI/apiserver.key" \
     --client-ca-file "$PKI/ca.crt" \
     --kubelet-client-certificate "$PKI/apiserver-kubelet-client.crt" --kubelet-client-key "$PKI/apiserver-kubelet-client.key" \
@@ -78,6 +80,7 @@ up)
   cat > "$dir/env" <<ENV
 ETCD_PORT=$ETCD_PORT
 ETCD_PID=$ETCD_PID
+API_ADDRESS=$API_ADDRESS
 API_PORT=$API_PORT
 API_PID=$API_PID
 KUBECONFIG=$dir/kubeconfig
@@ -86,7 +89,7 @@ ENV
   for _ in $(seq 1 300); do
     if ! kill -0 "$API_PID" 2>/dev/null; then break; fi
     if curl -fsS --cacert "$PKI/ca.crt" --cert "$PKI/admin.crt" --key "$PKI/admin.key" \
-        "https://127.0.0.1:$API_PORT/readyz" >/dev/null 2>&1; then ok=1; break; fi
+        "https://$API_ADDRESS:$API_PORT/readyz" >/dev/null 2>&1; then ok=1; break; fi
     sleep 0.1
   done
   if [ -z "$ok" ]; then
@@ -118,7 +121,7 @@ ENV
   fi
   elapsed=$(echo "$(date +%s.%N) - $started" | bc 2>/dev/null || echo "?")
   echo "STARTUP_SECONDS=$elapsed" >> "$dir/env"
-  log "control plane up in ${elapsed}s: https://127.0.0.1:$API_PORT (kubeconfig $dir/kubeconfig)"
+  log "control plane up in ${elapsed}s: https://$API_ADDRESS:$API_PORT (kubeconfig $dir/kubeconfig)"
   ;;
 down)
   [ -f "$dir/env" ] || exit 0

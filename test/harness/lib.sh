@@ -6,8 +6,13 @@ GAVEL_CACHE="${GAVEL_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/gavel}"
 K8S_VERSION="v1.31.13"
 STAGING_VERSION="v0.31.13"
 HELM_VERSION="v3.16.4"
+# Cluster add-ons built from the Go module proxy (build-k8s.sh) and run as pods (addons.sh).
+COREDNS_VERSION="v1.15.0"
+LOCAL_PATH_VERSION="v0.0.30"
 K8S_BIN="$GAVEL_CACHE/k8s/$K8S_VERSION/bin"
 HELM_BIN="$GAVEL_CACHE/helm/$HELM_VERSION/bin"
+COREDNS_BIN="$GAVEL_CACHE/coredns/$COREDNS_VERSION/bin"
+LOCAL_PATH_BIN="$GAVEL_CACHE/local-path-provisioner/$LOCAL_PATH_VERSION/bin"
 HARNESS_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 REPO_DIR="$(cd "$HARNESS_DIR/../.." && pwd)"
 BASE_IMAGE="${BASE_IMAGE:-gavel/base:bookworm-node20}"
@@ -15,6 +20,17 @@ PAUSE_IMAGE="${PAUSE_IMAGE:-gavel/pause:3.10}"
 # The single-node cluster's node name: "localhost", so that the apiserver reaches the
 # kubelet on loopback by the node's Hostname address (a node IP may not be loopback).
 NODE_NAME=localhost
+# The node's own address: on a bridge with no ports (gavel-node, this kernel has no dummy
+# interfaces), so traffic to it never leaves the machine. The API server listens there, so
+# pods reach it through the `kubernetes` Service; it is also the node's InternalIP.
+NODE_IP=10.89.0.1
+NODE_IFACE=gavel-node
+SERVICE_CIDR=10.0.0.0/24
+CLUSTER_DNS_IP=10.0.0.10
+POD_CIDR=10.88.0.0/16
+POD_BRIDGE=gavel0
+# Where local-path-provisioner (the cluster's default StorageClass) keeps volumes on the node.
+LOCAL_PATH_DIR=/var/lib/gavel-local-path
 
 log() { printf '[harness] %s\n' "$*" >&2; }
 
