@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Builds every image gavel ships, FROM the locally built base image: the worker runtime
-# (gavel/agent), the controller (gavel/controller) and the judges (judges/build-images.sh). Needs `make build` first.
+# (gavel/agent), the controller (gavel/controller), the judges (judges/build-images.sh) and
+# the worker of examples/kubernetes. Each is tagged :dev and :<package.json version>, the tag
+# the chart installs by default. Needs `make build` first.
 source "$(dirname "$0")/lib.sh"
 cd "$REPO_DIR"
 "$HARNESS_DIR/base-image.sh"
@@ -17,4 +19,11 @@ fi
 if [ -x judges/build-images.sh ]; then
   BASE_IMAGE="$BASE_IMAGE" judges/build-images.sh
 fi
+log "building gavel/example-k8s-worker:dev"
+docker build -q --build-arg BASE_IMAGE="$BASE_IMAGE" -t gavel/example-k8s-worker:dev examples/kubernetes/worker >/dev/null
+
+version="$(node -p 'require("./package.json").version')"
+for image in agent controller rule-judge command-judge llm-judge example-k8s-worker; do
+  docker image inspect "gavel/$image:dev" >/dev/null 2>&1 && docker tag "gavel/$image:dev" "gavel/$image:$version"
+done
 docker images --format '{{.Repository}}:{{.Tag}} {{.Size}}' | grep '^gavel/' | grep -v rootfs | sed 's/^/[harness]   /' >&2
