@@ -19,6 +19,8 @@ export default defineConfig({
         test: {
           name: "e2e",
           include: ["test/e2e/**/*.test.ts"],
+          // The cluster up and the chart installed once for every file (test/harness/gavel-chart.ts).
+          globalSetup: ["test/e2e/global-setup.ts"],
           testTimeout: 600_000,
           hookTimeout: 600_000,
           fileParallelism: false,

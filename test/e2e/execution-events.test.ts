@@ -1,10 +1,11 @@
-// The Kubernetes driver's events in the durable JetStream event stream: `gavel controller
-// --nats` runs Executions on the single-node cluster and `gavel events` rebuilds their tree,
-// each event once and in order, also when the controller is killed mid-run. The publisher's
-// outbox (a batch staged, the controller dead before publishing it) and a NATS outage are
-// checked against a real nats-server too.
-import { spawn, type ChildProcess } from "node:child_process";
-import { chmod, mkdtemp, rm, writeFile } from "node:fs/promises";
+// The Kubernetes driver's events in the durable JetStream event stream: the chart's controller
+// pod (nats.url, nats.credentialsSecret) runs Executions on the single-node cluster and
+// `gavel events` rebuilds their tree, each event once and in order, also when the controller
+// is SIGKILLed mid-run. The publisher's outbox (a batch staged, the controller dead before
+// publishing it) and a NATS outage are checked against a real nats-server too; the servers
+// listen on the node's address, where the pod reaches them.
+import { spawn } from "node:child_process";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { connect as tcpConnect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -13,18 +14,20 @@ import { connect, credsAuthenticator, type NatsConnection } from "@nats-io/trans
 import { DiscardPolicy, jetstreamManager } from "@nats-io/jetstream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Execution, ExecutionStatus } from "../../src/api/types.js";
-import { GROUP, VERSION } from "../../src/api/types.js";
 import { ExecutionEventPublisher, OUTBOX_STREAM, toGavelEvents, type EngineEvent } from "../../src/controller/execution-events.js";
 import { createTrust, issueControllerCredentials, serverConfig } from "../../src/transport/credentials.js";
 import { EventStream, type GavelEvent } from "../../src/transport/event-stream.js";
 import { EVENT_STREAM } from "../../src/transport/subjects.js";
 import { eventually, useCluster, type Cluster } from "../harness/cluster.js";
 import { runOk } from "../harness/exec.js";
-import { freePort, startNats, type NatsServer } from "../harness/nats.js";
-import { BASE_IMAGE, REPO_DIR } from "../harness/paths.js";
+import { executionsIn, type Executions } from "../harness/executions.js";
+import { ChartController, RELEASE_NAMESPACE } from "../harness/gavel-chart.js";
+import { freePort, startNats, startNatsForPods, type NatsServer } from "../harness/nats.js";
+import { REPO_DIR } from "../harness/paths.js";
 
 const GAVEL = join(REPO_DIR, "bin", "gavel");
 const WORKER_IMAGE = "gavel/example-k8s-worker:dev";
+const CREDS_SECRET = "gavel-e2e-nats";
 
 /** Reads the events of one tree (or a namespace) from the stream until it is idle. */
 async function readEvents(nc: NatsConnection, namespace: string, root?: string): Promise<GavelEvent[]> {
@@ -85,70 +88,18 @@ function expectJudgedRun(events: GavelEvent[], name: string): void {
   expect(events.find((e) => e.type === "iteration.finished")?.data).toMatchObject({ iteration: 1, outcome: "passed", score: 1 });
 }
 
-describe("Execution events in the JetStream stream (gavel controller --nats on the single-node cluster)", () => {
+describe("Execution events in the JetStream stream (the chart's controller pod on the single-node cluster)", () => {
   let cluster: Cluster;
   let core: k8s.CoreV1Api;
-  let api: k8s.CustomObjectsApi;
+  let controller: ChartController;
+  let runs: Executions;
   let ns: string;
   let nats: NatsServer;
   let nc: NatsConnection;
-  let controller: ChildProcess | undefined;
-  let controllerLog = "";
-  const volumes: { pv: string; dir: string }[] = [];
   const timings: Record<string, number> = {};
 
-  function startController(natsUrl = nats.url, extra: string[] = []): ChildProcess {
-    const proc = spawn(GAVEL, ["controller", "--kubeconfig", cluster.kubeconfigPath, "-n", ns, "--controller-namespace", ns, "--nats", natsUrl, ...extra], { stdio: ["ignore", "pipe", "pipe"] });
-    proc.stdout?.on("data", (b: Buffer) => (controllerLog += b.toString()));
-    proc.stderr?.on("data", (b: Buffer) => (controllerLog += b.toString()));
-    return proc;
-  }
-
-  async function stopController(signal: NodeJS.Signals): Promise<void> {
-    const proc = controller;
-    controller = undefined;
-    if (proc === undefined || proc.exitCode !== null) return;
-    const exited = new Promise<void>((resolve) => proc.once("exit", () => resolve()));
-    proc.kill(signal);
-    await exited;
-  }
-
-  /** A hostPath volume bound in advance to the claim the controller makes (no provisioner here). */
-  async function workspaceFor(execution: string): Promise<void> {
-    const dir = await mkdtemp(join(tmpdir(), `gavel-events-${execution}-`));
-    await chmod(dir, 0o777);
-    const pv = `${ns}-${execution}`;
-    volumes.push({ pv, dir });
-    await core.createPersistentVolume({
-      body: {
-        metadata: { name: pv },
-        spec: {
-          capacity: { storage: "64Mi" },
-          accessModes: ["ReadWriteOnce"],
-          persistentVolumeReclaimPolicy: "Retain",
-          hostPath: { path: dir, type: "Directory" },
-          claimRef: { namespace: ns, name: `${execution}-workspace` },
-        },
-      },
-    });
-  }
-
-  async function apply(yaml: string): Promise<void> {
-    const r = await cluster.kubectl(["apply", "-n", ns, "-f", "-"], { stdin: yaml });
-    if (r.code !== 0) throw new Error(`kubectl apply failed: ${r.stderr}`);
-  }
-
-  async function get(name: string): Promise<Execution | undefined> {
-    try {
-      return (await api.getNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: ns, plural: "executions", name })) as Execution;
-    } catch {
-      return undefined;
-    }
-  }
-
   async function runExecution(name: string, input: Record<string, unknown>): Promise<void> {
-    await workspaceFor(name);
-    await apply(`
+    await runs.apply(`
 apiVersion: 100monkeys.ai/v1
 kind: Execution
 metadata:
@@ -160,32 +111,25 @@ spec:
 `);
   }
 
-  async function final(name: string): Promise<Execution> {
-    return eventually(async () => {
-      const ex = await get(name);
-      return ex?.status?.phase !== undefined && ["Succeeded", "Failed", "Cancelled", "TimedOut"].includes(ex.status.phase) ? ex : undefined;
-    }, 240_000, `Execution ${name} to finish`).catch((err: unknown) => {
-      throw new Error(`${(err as Error).message}\ncontroller log (tail):\n${controllerLog.slice(-4000)}`);
-    });
-  }
+  const final = (name: string) => runs.final(name);
 
   /** The tree's events once its terminal phase is in the stream (publishing trails the status write a little). */
-  async function streamed(name: string): Promise<GavelEvent[]> {
+  async function streamed(name: string, conn = nc): Promise<GavelEvent[]> {
     return eventually(async () => {
-      const events = await readEvents(nc, ns, name);
+      const events = await readEvents(conn, ns, name);
       return events.some((e) => e.type === "execution.phase" && e.data.phase === "Succeeded") ? events : undefined;
-    }, 20_000, `${name}'s Succeeded event in the stream`);
+    }, 30_000, `${name}'s Succeeded event in the stream`);
   }
 
   beforeAll(async () => {
-    await runOk("docker", ["build", "-q", "--build-arg", `BASE_IMAGE=${BASE_IMAGE}`, "-t", WORKER_IMAGE, join(REPO_DIR, "examples", "kubernetes", "worker")], { timeoutMs: 300_000 });
     cluster = await useCluster();
     core = cluster.kc.makeApiClient(k8s.CoreV1Api);
-    api = cluster.kc.makeApiClient(k8s.CustomObjectsApi);
+    controller = new ChartController(cluster);
     ns = await cluster.createNamespace("e2e-events");
+    runs = executionsIn(cluster, ns, async () => `controller log:\n${await controller.log()}`);
     const r = await cluster.kubectl(["apply", "-n", ns, "-f", join(REPO_DIR, "judges/rule-judge/agent.yaml")]);
     if (r.code !== 0) throw new Error(`kubectl apply rule-judge: ${r.stderr}`);
-    await apply(`
+    await runs.apply(`
 apiVersion: 100monkeys.ai/v1
 kind: Agent
 metadata:
@@ -219,22 +163,22 @@ spec:
         min_score: 1.0
         timeout_seconds: 60
 `);
-    nats = await startNats();
-    nc = await connect({ servers: nats.url });
-    controller = startController();
+    nats = await startNatsForPods();
+    nc = await connect({ servers: nats.url, maxReconnectAttempts: -1, reconnectTimeWait: 250 });
+    const t0 = Date.now();
+    await controller.configure(["--set", `nats.url=${nats.url}`]);
+    timings.helmUpgrade = (Date.now() - t0) / 1000;
   }, 900_000);
 
   afterAll(async () => {
     console.log(`execution events e2e timings (s): ${JSON.stringify(timings)}`);
-    await stopController("SIGTERM");
+    // Back to the fixture's values for the next file
+    await controller?.configure();
     await nc?.close();
     await nats?.stop();
     if (cluster !== undefined && ns !== undefined) await cluster.deleteNamespace(ns);
-    for (const v of volumes) {
-      await core?.deletePersistentVolume({ name: v.pv }).catch(() => undefined);
-      await rm(v.dir, { recursive: true, force: true });
-    }
-  });
+    await cluster?.kubectl(["delete", "secret", CREDS_SECRET, "-n", RELEASE_NAMESPACE, "--ignore-not-found"]);
+  }, 300_000);
 
   it("Given an Execution with a judge, `gavel events` shows its tree: started, iteration 1, validators, the judge's verdict, Succeeded, each once", async () => {
     const t0 = Date.now();
@@ -264,11 +208,9 @@ spec:
       const pod = await core.readNamespacedPod({ name: "gavel-killed-i1-ex", namespace: ns }).catch(() => undefined);
       return pod?.status?.phase === "Running" ? true : undefined;
     }, 120_000, "the worker pod to run");
-    await stopController("SIGKILL");
-    controller = startController();
-    await eventually(async () => ((await get("killed-i1-v1-rule-judge")) !== undefined ? true : undefined), 120_000, "the judge child to exist");
-    await stopController("SIGKILL");
-    controller = startController();
+    await controller.kill();
+    await eventually(async () => ((await runs.get("killed-i1-v1-rule-judge")) !== undefined ? true : undefined), 120_000, "the judge child to exist");
+    await controller.kill();
     const ex = await final("killed");
     expect(ex.status?.phase, ex.status?.message).toBe("Succeeded");
     timings.killedTwice = (Date.now() - t0) / 1000;
@@ -280,82 +222,72 @@ spec:
   }, 420_000);
 
   it("Given the controller starts while NATS is down, the Execution still runs to Succeeded and its events arrive once NATS is up", async () => {
-    await stopController("SIGTERM");
-    const port = await freePort();
-    const url = `nats://127.0.0.1:${port}`;
-    const logFrom = controllerLog.length;
-    controller = startController(url);
+    // NATS goes away, then the controller crashes and comes back without it
+    await nc.close();
+    await nats.stop();
+    await controller.kill();
     const t0 = Date.now();
     await runExecution("outage", { correct_first_time: true });
     const ex = await final("outage");
     expect(ex.status?.phase, ex.status?.message).toBe("Succeeded");
     timings.succeededWithoutNats = (Date.now() - t0) / 1000;
-    expect(controllerLog.slice(logFrom)).toMatch(/outage: publishing execution\.started failed/);
+    expect(await controller.log()).toMatch(/outage: publishing execution\.started failed/);
 
-    // When NATS comes up at that address, the queued events are published, in order, once
-    const server = await natsOnPort(port);
-    const late = await connect({ servers: url });
-    try {
-      const t1 = Date.now();
-      const events = await eventually(async () => {
-        const got = await readEvents(late, ns, "outage");
-        return got.some((e) => e.type === "execution.phase" && e.data.phase === "Succeeded") ? got : undefined;
-      }, 90_000, "outage's events after NATS came up");
-      timings.natsUpToStream = (Date.now() - t1) / 1000;
-      expectJudgedRun(events, "outage");
-    } finally {
-      await stopController("SIGTERM");
-      await late.close();
-      await server.stop();
-    }
+    // When NATS comes up at that address (an empty server), the queued events are published, in order, once
+    nats = await startNatsForPods({ port: nats.port });
+    nc = await connect({ servers: nats.url, maxReconnectAttempts: -1, reconnectTimeWait: 250 });
+    const t1 = Date.now();
+    const events = await eventually(async () => {
+      const got = await readEvents(nc, ns, "outage");
+      return got.some((e) => e.type === "execution.phase" && e.data.phase === "Succeeded") ? got : undefined;
+    }, 90_000, "outage's events after NATS came up");
+    timings.natsUpToStream = (Date.now() - t1) / 1000;
+    expectJudgedRun(events, "outage");
   }, 420_000);
 
   it("Given the stream refuses events for a whole run and the controller is then SIGKILLed, the restarted one publishes the run's events from the outbox", async () => {
-    controller = startController();
     const jsm = await jetstreamManager(nc);
+    // The stream exists once the controller has published into it
+    await eventually(async () => ((await jsm.streams.info(EVENT_STREAM).catch(() => undefined)) !== undefined ? true : undefined), 30_000, "the event stream");
     const held = (await jsm.streams.info(EVENT_STREAM)).state.messages;
     await jsm.streams.update(EVENT_STREAM, { max_msgs: held, discard: DiscardPolicy.New });
     try {
       await runExecution("backlog", { correct_first_time: true });
       const ex = await final("backlog");
       expect(ex.status?.phase, ex.status?.message).toBe("Succeeded");
-      await eventually(() => Promise.resolve(controllerLog.includes("backlog: publishing execution.started failed") ? true : undefined), 10_000, "a refused publish");
-      await stopController("SIGKILL");
+      await eventually(async () => ((await controller.log()).includes("backlog: publishing execution.started failed") ? true : undefined), 10_000, "a refused publish");
+      // Nothing of the run reached the stream before the crash
+      expect(await readEvents(nc, ns, "backlog")).toEqual([]);
+      await controller.kill();
     } finally {
       await jsm.streams.update(EVENT_STREAM, { max_msgs: -1, discard: DiscardPolicy.Old });
     }
-    expect(await readEvents(nc, ns, "backlog")).toEqual([]);
     const t0 = Date.now();
-    controller = startController();
     expectJudgedRun(await streamed("backlog"), "backlog");
     timings.restartToBacklogPublished = (Date.now() - t0) / 1000;
-    expect(controllerLog).toMatch(/backlog: publishing 12 event\(s\) staged by a previous controller/);
+    expect(await controller.log()).toMatch(/backlog: publishing 12 event\(s\) staged by a previous controller/);
   }, 420_000);
 
-  it("Given NATS in operator (JWT) mode, `--nats-creds` publishes with the controller's credentials and `gavel events --creds` reads the tree", async () => {
-    await stopController("SIGTERM");
+  it("Given NATS in operator (JWT) mode, nats.credentialsSecret gives the controller its credentials and `gavel events --creds` reads the tree", async () => {
     const trust = createTrust();
-    const secured = await startNats({ extraConfig: serverConfig(trust).config });
+    const secured = await startNatsForPods({ extraConfig: serverConfig(trust).config });
     const dir = await mkdtemp(join(tmpdir(), "gavel-events-creds-"));
     const credsFile = join(dir, "controller.creds");
     const creds = issueControllerCredentials(trust).creds;
     await writeFile(credsFile, creds, { mode: 0o600 });
     const reader = await connect({ servers: secured.url, authenticator: credsAuthenticator(new TextEncoder().encode(creds)) });
     try {
-      // Without credentials the server refuses the connection (so the flag is what makes it work)
+      // Without credentials the server refuses the connection (so the Secret is what makes it work)
       await expect(connect({ servers: secured.url })).rejects.toThrow();
-      controller = startController(secured.url, ["--nats-creds", credsFile]);
+      const secret = await cluster.kubectl(["create", "secret", "generic", CREDS_SECRET, "-n", RELEASE_NAMESPACE, `--from-file=nats.creds=${credsFile}`]);
+      expect(secret.code, secret.stderr).toBe(0);
+      await controller.configure(["--set", `nats.url=${secured.url}`, "--set", `nats.credentialsSecret=${CREDS_SECRET}`]);
       await runExecution("credentialed", { correct_first_time: true });
       expect((await final("credentialed")).status?.phase).toBe("Succeeded");
-      const events = await eventually(async () => {
-        const got = await readEvents(reader, ns, "credentialed");
-        return got.some((e) => e.type === "execution.phase" && e.data.phase === "Succeeded") ? got : undefined;
-      }, 20_000, "credentialed's events");
-      expectJudgedRun(events, "credentialed");
+      expectJudgedRun(await streamed("credentialed", reader), "credentialed");
       const tree = await runOk(GAVEL, ["events", "--nats", secured.url, "--creds", credsFile, "-n", ns, "credentialed", "-o", "tree"], { timeoutMs: 30_000 });
       expect(tree).toMatch(/✓ execution credentialed/);
     } finally {
-      await stopController("SIGTERM");
       await reader.close();
       await secured.stop();
       await rm(dir, { recursive: true, force: true });

@@ -1,48 +1,43 @@
 // Leader election on the single-node cluster's API server: one coordination.k8s.io Lease,
 // one reconciling replica; a replica that hands the Lease back (or stops renewing it) is
-// replaced, and the new leader finishes the work.
-import { chmod, mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
+// replaced, and the new leader finishes the work. The chart's Deployment with two replicas
+// shows it as users run it.
 import { join } from "node:path";
 import * as k8s from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Execution } from "../../src/api/types.js";
-import { GROUP, VERSION } from "../../src/api/types.js";
 import { LeaderLease } from "../../src/controller/execution-leader-lease.js";
-import { ExecutionReconciler } from "../../src/controller/execution-reconciler.js";
 import { eventually, useCluster, type Cluster } from "../harness/cluster.js";
-import { runOk } from "../harness/exec.js";
-import { BASE_IMAGE, REPO_DIR } from "../harness/paths.js";
+import { executionsIn, type Executions } from "../harness/executions.js";
+import { ChartController, RELEASE_NAMESPACE } from "../harness/gavel-chart.js";
+import { REPO_DIR } from "../harness/paths.js";
 
 const WORKER_IMAGE = "gavel/example-k8s-worker:dev";
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe("leader election of the Execution reconciler", () => {
   let cluster: Cluster;
-  let core: k8s.CoreV1Api;
   let coord: k8s.CoordinationV1Api;
-  let api: k8s.CustomObjectsApi;
   let ns: string;
-  const dirs: { pv: string; dir: string }[] = [];
+  let controller: ChartController;
+  let runs: Executions;
+  let scaledOut = false;
   const cleanups: (() => Promise<void>)[] = [];
 
   beforeAll(async () => {
-    await runOk("docker", ["build", "-q", "--build-arg", `BASE_IMAGE=${BASE_IMAGE}`, "-t", WORKER_IMAGE, join(REPO_DIR, "examples", "kubernetes", "worker")], { timeoutMs: 300_000 });
     cluster = await useCluster();
-    core = cluster.kc.makeApiClient(k8s.CoreV1Api);
     coord = cluster.kc.makeApiClient(k8s.CoordinationV1Api);
-    api = cluster.kc.makeApiClient(k8s.CustomObjectsApi);
+    controller = new ChartController(cluster);
     ns = await cluster.createNamespace("e2e-lease");
+    runs = executionsIn(cluster, ns, async () => `controller log:\n${await controller.log()}`);
   }, 900_000);
 
   afterAll(async () => {
     for (const c of cleanups.reverse()) await c().catch(() => undefined);
+    // Back to the fixture's single replica for the next file
+    if (scaledOut) await controller.configure();
     if (cluster !== undefined && ns !== undefined) await cluster.deleteNamespace(ns);
-    for (const d of dirs) {
-      await core?.deletePersistentVolume({ name: d.pv }).catch(() => undefined);
-      await rm(d.dir, { recursive: true, force: true });
-    }
-  });
+  }, 300_000);
 
   it("Given two candidates, one leads; when it hands the Lease back the other takes it; an expired holder is replaced", async () => {
     const a = new LeaderLease({ kc: cluster.kc, namespace: ns, name: "l1", identity: "a", retryMs: 200, leaseDurationSeconds: 3 });
@@ -76,9 +71,9 @@ describe("leader election of the Execution reconciler", () => {
     expect((await coord.readNamespacedLease({ name: "l2", namespace: ns })).spec?.holderIdentity).toBe("c");
   });
 
-  it("Given two reconcilers with leader election, only the leader acts; after it stops, the other runs the next Execution", async () => {
+  it("Given the chart with two controller replicas, only the Lease holder runs Executions; when its pod is deleted the other takes over at once and runs the next", async () => {
     await cluster.kubectl(["apply", "-n", ns, "-f", join(REPO_DIR, "judges/rule-judge/agent.yaml")]);
-    const agent = `
+    await runs.apply(`
 apiVersion: 100monkeys.ai/v1
 kind: Agent
 metadata:
@@ -96,49 +91,35 @@ spec:
         judge_agent: rule-judge
         criteria: "file_exists: sum.js"
         timeout_seconds: 60
-`;
-    const r = await cluster.kubectl(["apply", "-n", ns, "-f", "-"], { stdin: agent });
-    expect(r.code, r.stderr).toBe(0);
-    const reconciler = (identity: string) =>
-      new ExecutionReconciler({ kc: cluster.kc, namespace: ns, leaderElection: { namespace: ns, identity, leaseName: "executions", retryMs: 300, leaseDurationSeconds: 5 } });
-    const first = reconciler("first");
-    const second = reconciler("second");
-    cleanups.push(() => first.stop(), () => second.stop());
-    await first.start();
-    await eventually(() => Promise.resolve(first.isLeader ? true : undefined), 20_000, "first to lead");
-    await second.start();
+`);
+    scaledOut = true;
+    await controller.configure(["--set", "replicas=2"]);
+    const pods = (await controller.ready(2)).map((p) => p.metadata?.name ?? "");
+    const holder = async () => (await coord.readNamespacedLease({ name: "gavel-execution-controller", namespace: RELEASE_NAMESPACE })).spec?.holderIdentity ?? "";
+    const leader = await eventually(async () => ((p) => (pods.includes(p) ? p : undefined))(await holder()), 30_000, "a replica to hold the Lease");
+    const standby = pods.find((p) => p !== leader) ?? "";
+    const logOf = async (pod: string) => (await cluster.kubectl(["logs", "-n", RELEASE_NAMESPACE, pod])).stdout;
 
     const run = async (name: string): Promise<Execution> => {
-      const dir = await mkdtemp(join(tmpdir(), `gavel-lease-${name}-`));
-      await chmod(dir, 0o777);
-      dirs.push({ pv: `${ns}-${name}`, dir });
-      await core.createPersistentVolume({
-        body: {
-          metadata: { name: `${ns}-${name}` },
-          spec: { capacity: { storage: "64Mi" }, accessModes: ["ReadWriteOnce"], persistentVolumeReclaimPolicy: "Retain", hostPath: { path: dir, type: "Directory" }, claimRef: { namespace: ns, name: `${name}-workspace` } },
-        },
-      });
-      await api.createNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: ns, plural: "executions", body: { apiVersion: "100monkeys.ai/v1", kind: "Execution", metadata: { name }, spec: { agentRef: { name: "quick-writer" }, input: { correct_first_time: true } } } });
-      return eventually(async () => {
-        const ex = (await api.getNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: ns, plural: "executions", name })) as Execution;
-        return ex.status?.phase === "Succeeded" || ex.status?.phase === "Failed" ? ex : undefined;
-      }, 180_000, `${name} to finish`);
+      await runs.apply(`{"apiVersion": "100monkeys.ai/v1", "kind": "Execution", "metadata": {"name": "${name}"}, "spec": {"agentRef": {"name": "quick-writer"}, "input": {"correct_first_time": true}}}`);
+      return runs.final(name, 180_000);
     };
 
-    // When an Execution runs while both are up, then only the leader created its pod and child
+    // When an Execution runs while both are up, then only the leader worked on it
     const one = await run("led-by-first");
     expect(one.status?.phase, one.status?.message).toBe("Succeeded");
-    expect(first.stats.podsCreated).toBeGreaterThanOrEqual(2);
-    expect(first.stats.childrenCreated).toBe(1);
-    expect(second.isLeader).toBe(false);
-    expect(second.stats).toMatchObject({ reconciles: 0, podsCreated: 0, childrenCreated: 0 });
+    expect(await logOf(leader)).toContain(`${ns}/led-by-first execution.started`);
+    expect(await logOf(standby)).not.toContain("led-by-first");
 
-    // When the leader stops (and hands the Lease back), the other leads and runs the next one
-    await first.stop();
-    await eventually(() => Promise.resolve(second.isLeader ? true : undefined), 10_000, "second to lead");
+    // When the leader's pod is deleted (SIGTERM: it hands the Lease back), the standby leads within seconds
+    const t0 = Date.now();
+    const del = await cluster.kubectl(["delete", "pod", "-n", RELEASE_NAMESPACE, leader, "--wait=false"]);
+    expect(del.code, del.stderr).toBe(0);
+    await eventually(async () => ((await holder()) === standby ? true : undefined), 20_000, "the standby to take the Lease");
+    const takeover = Date.now() - t0;
+    console.log(`lease handover after the leader's pod was deleted: ${takeover} ms`);
     const two = await run("led-by-second");
     expect(two.status?.phase, two.status?.message).toBe("Succeeded");
-    expect(second.stats.childrenCreated).toBe(1);
-    expect((await coord.readNamespacedLease({ name: "executions", namespace: ns })).spec?.holderIdentity).toBe("second");
+    expect(await logOf(standby)).toContain(`${ns}/led-by-second execution.started`);
   });
 });

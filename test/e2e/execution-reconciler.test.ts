@@ -1,17 +1,15 @@
-// `gavel controller` (the real process) runs Executions on the single-node cluster: worker
-// pods per iteration, validators, judge child Executions owned by their parent, the loop's
-// state in the Execution's status. Outcomes are read back from the API server.
-import { spawn, type ChildProcess } from "node:child_process";
-import { chmod, mkdtemp, readFile, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
+// gavel's controller, installed by the chart as a pod (test/harness/gavel-chart.ts), runs
+// Executions on the single-node cluster: worker pods per iteration on dynamically provisioned
+// workspaces, validators, judge child Executions owned by their parent, the loop's state in
+// the Execution's status. Outcomes are read back from the API server.
+import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import * as k8s from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Execution } from "../../src/api/types.js";
-import { GROUP, VERSION } from "../../src/api/types.js";
 import { eventually, useCluster, type Cluster } from "../harness/cluster.js";
-import { runOk } from "../harness/exec.js";
-import { BASE_IMAGE, REPO_DIR } from "../harness/paths.js";
+import { executionsIn, type Executions } from "../harness/executions.js";
+import { ChartController } from "../harness/gavel-chart.js";
+import { REPO_DIR } from "../harness/paths.js";
 
 const WORKER_IMAGE = "gavel/example-k8s-worker:dev";
 
@@ -57,91 +55,25 @@ spec:
 ${timeoutSeconds !== undefined ? `  timeoutSeconds: ${timeoutSeconds}\n` : ""}`;
 }
 
-describe("Execution reconciler on the single-node cluster (gavel controller as a process)", () => {
+describe("Execution reconciler on the single-node cluster (the chart's controller pod)", () => {
   let cluster: Cluster;
   let core: k8s.CoreV1Api;
-  let api: k8s.CustomObjectsApi;
+  let controller: ChartController;
+  let runs: Executions;
   let ns: string;
-  let controller: ChildProcess | undefined;
-  let controllerLog = "";
-  const volumes: { pv: string; dir: string }[] = [];
   const timings: Record<string, number> = {};
 
-  function startController(): ChildProcess {
-    const proc = spawn(join(REPO_DIR, "bin", "gavel"), ["controller", "--kubeconfig", cluster.kubeconfigPath, "-n", ns, "--controller-namespace", ns], {
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    proc.stdout?.on("data", (b: Buffer) => (controllerLog += b.toString()));
-    proc.stderr?.on("data", (b: Buffer) => (controllerLog += b.toString()));
-    return proc;
-  }
-
-  async function stopController(signal: NodeJS.Signals): Promise<void> {
-    const proc = controller;
-    controller = undefined;
-    if (proc === undefined || proc.exitCode !== null) return;
-    const exited = new Promise<void>((resolve) => proc.once("exit", () => resolve()));
-    proc.kill(signal);
-    await exited;
-  }
-
-  /** A hostPath volume bound in advance to the claim the controller makes for `execution` (no provisioner here). */
-  async function workspaceFor(execution: string): Promise<string> {
-    const dir = await mkdtemp(join(tmpdir(), `gavel-exec-${execution}-`));
-    await chmod(dir, 0o777);
-    const pv = `${ns}-${execution}`;
-    volumes.push({ pv, dir });
-    await core.createPersistentVolume({
-      body: {
-        metadata: { name: pv },
-        spec: {
-          capacity: { storage: "64Mi" },
-          accessModes: ["ReadWriteOnce"],
-          persistentVolumeReclaimPolicy: "Retain",
-          hostPath: { path: dir, type: "Directory" },
-          claimRef: { namespace: ns, name: `${execution}-workspace` },
-        },
-      },
-    });
-    return dir;
-  }
-
-  async function apply(yaml: string): Promise<void> {
-    const r = await cluster.kubectl(["apply", "-n", ns, "-f", "-"], { stdin: yaml });
-    if (r.code !== 0) throw new Error(`kubectl apply failed: ${r.stderr}`);
-  }
-
-  async function get(name: string): Promise<Execution | undefined> {
-    try {
-      return (await api.getNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: ns, plural: "executions", name })) as Execution;
-    } catch {
-      return undefined;
-    }
-  }
-
-  async function final(name: string, timeoutMs = 240_000): Promise<Execution> {
-    return eventually(async () => {
-      const ex = await get(name);
-      return ex?.status?.phase !== undefined && ["Succeeded", "Failed", "Cancelled", "TimedOut"].includes(ex.status.phase) ? ex : undefined;
-    }, timeoutMs, `Execution ${name} to finish`).catch((err: unknown) => {
-      throw new Error(`${(err as Error).message}\ncontroller log (tail):\n${controllerLog.slice(-4000)}`);
-    });
-  }
-
-  async function podsOf(execution: string): Promise<string[]> {
-    const list = await core.listNamespacedPod({ namespace: ns });
-    return list.items
-      .filter((p) => (p.metadata?.ownerReferences ?? []).some((o) => o.kind === "Execution" && (o.name === execution || o.name.startsWith(`${execution}-i`))))
-      .map((p) => p.metadata?.name ?? "");
-  }
+  const apply = (yaml: string) => runs.apply(yaml);
+  const get = (name: string) => runs.get(name);
+  const final = (name: string, timeoutMs?: number) => runs.final(name, timeoutMs);
+  const podsOf = (name: string) => runs.podsOf(name);
 
   beforeAll(async () => {
-    await runOk("docker", ["build", "-q", "--build-arg", `BASE_IMAGE=${BASE_IMAGE}`, "-t", WORKER_IMAGE, join(REPO_DIR, "examples", "kubernetes", "worker")], { timeoutMs: 300_000 });
-    // Brings the cluster up if needed and imports gavel/* images (the one just built too).
     cluster = await useCluster();
     core = cluster.kc.makeApiClient(k8s.CoreV1Api);
-    api = cluster.kc.makeApiClient(k8s.CustomObjectsApi);
+    controller = new ChartController(cluster);
     ns = await cluster.createNamespace("e2e-exec");
+    runs = executionsIn(cluster, ns, async () => `controller log:\n${await controller.log()}`);
     for (const f of ["judges/rule-judge/agent.yaml", "judges/command-judge/agent.yaml", "examples/kubernetes/agent.yaml"]) {
       const r = await cluster.kubectl(["apply", "-n", ns, "-f", join(REPO_DIR, f)]);
       if (r.code !== 0) throw new Error(`kubectl apply ${f}: ${r.stderr}`);
@@ -182,26 +114,20 @@ spec:
       - type: semantic
         judge_agent: broken-judge
         timeout_seconds: 60`));
-    controller = startController();
   }, 900_000);
 
   afterAll(async () => {
     console.log(`execution e2e timings (s): ${JSON.stringify(timings)}`);
-    const retried = controllerLog.split("\n").filter((l) => l.includes("retrying with backoff"));
+    const log = controller === undefined ? "" : await controller.log();
+    const retried = log.split("\n").filter((l) => l.includes("retrying with backoff"));
     console.log(`controller: ${retried.length} reconciles retried; first: ${retried.slice(0, 3).join("\n")}`);
-    await stopController("SIGTERM");
     if (cluster !== undefined && ns !== undefined) await cluster.deleteNamespace(ns);
-    for (const v of volumes) {
-      await core?.deletePersistentVolume({ name: v.pv }).catch(() => undefined);
-      await rm(v.dir, { recursive: true, force: true });
-    }
   });
 
   // Runs that need the controller only to be up go in parallel; the restarts come after, alone.
   describe.concurrent("runs", () => {
     it("Given exit_code and a rule-judge semantic validator, the Execution ends Succeeded and its judge child holds the verdict", async () => {
       const t0 = Date.now();
-      await workspaceFor("quick");
       await apply(executionYaml("quick", "quick-writer", { correct_first_time: true }));
       const ex = await final("quick");
       timings.succeeded = (Date.now() - t0) / 1000;
@@ -238,14 +164,14 @@ spec:
       // And kubectl shows the tree (PARENT column), and no pod of the run is left
       const table = await cluster.kubectl(["get", "ex", "-n", ns]);
       expect(table.stdout).toMatch(/quick-i1-v1-rule-judge\s+rule-judge\s+Succeeded\s+.*quick/);
-      await eventually(async () => ((await podsOf("quick")).length === 0 ? true : undefined), 30_000, "quick's pods to be gone");
+      await runs.noPodsOf("quick");
     });
 
     it("Given the examples/kubernetes worker whose first attempt has a bug, the command judge's feedback makes iteration 2 pass", async () => {
       const t0 = Date.now();
-      const dir = await workspaceFor("refine");
       await apply(executionYaml("refine", "sum-writer", {}));
       const ex = await final("refine");
+      const dir = await runs.workspace("refine");
       timings.refineOnce = (Date.now() - t0) / 1000;
 
       expect(ex.status?.phase, ex.status?.message).toBe("Succeeded");
@@ -261,14 +187,13 @@ spec:
       const failed = await get("refine-i1-v3-command-judge");
       expect(failed?.status?.verdict?.score).toBeLessThan(1);
       // The worker ran exactly once per iteration, on the same workspace
-      const runs = (await readFile(join(dir, "runs.log"), "utf8")).trim().split("\n");
-      expect(runs.map((l) => l.split(" ")[1])).toEqual(["1", "2"]);
+      const runLog = (await readFile(join(dir, "runs.log"), "utf8")).trim().split("\n");
+      expect(runLog.map((l) => l.split(" ")[1])).toEqual(["1", "2"]);
       expect(await readFile(join(dir, "sum.js"), "utf8")).toContain("return a + b;");
     });
 
     it("Given a validator that never passes, the Execution ends Failed after max_iterations", async () => {
       const t0 = Date.now();
-      await workspaceFor("doomed");
       await apply(executionYaml("doomed", "never-done", { correct_first_time: true }));
       const ex = await final("doomed");
       timings.failed = (Date.now() - t0) / 1000;
@@ -283,12 +208,11 @@ spec:
         expect(child?.status?.phase).toBe("Succeeded");
         expect(child?.status?.verdict?.score).toBeLessThan(1);
       }
-      await eventually(async () => ((await podsOf("doomed")).length === 0 ? true : undefined), 30_000, "doomed's pods to be gone");
+      await runs.noPodsOf("doomed");
     });
 
     it("Given a running Execution is deleted, its pods, claims and children are gone", async () => {
       const t0 = Date.now();
-      await workspaceFor("doomed-run");
       await apply(executionYaml("doomed-run", "quick-writer", { sleep_seconds: 300 }));
       await eventually(async () => {
         const pod = await core.readNamespacedPod({ name: "gavel-doomed-run-i1-ex", namespace: ns }).catch(() => undefined);
@@ -297,7 +221,7 @@ spec:
 
       const del = await cluster.kubectl(["delete", "ex", "doomed-run", "-n", ns, "--wait=true", "--timeout=60s"]);
       expect(del.code, del.stderr).toBe(0);
-      await eventually(async () => ((await podsOf("doomed-run")).length === 0 ? true : undefined), 60_000, "doomed-run's pods to be gone");
+      await runs.noPodsOf("doomed-run", 60_000);
       timings.deleteToNoPods = (Date.now() - t0) / 1000;
       expect(await get("doomed-run")).toBeUndefined();
       await eventually(async () => {
@@ -307,7 +231,6 @@ spec:
     });
     it("Given the cancel annotation on a running Execution, it ends Cancelled and its worker pod is gone", async () => {
       const t0 = Date.now();
-      await workspaceFor("stopped");
       await apply(executionYaml("stopped", "quick-writer", { sleep_seconds: 300 }));
       await eventually(async () => {
         const pod = await core.readNamespacedPod({ name: "gavel-stopped-i1-ex", namespace: ns }).catch(() => undefined);
@@ -319,24 +242,22 @@ spec:
       timings.cancel = (Date.now() - t0) / 1000;
       expect(ex.status?.phase).toBe("Cancelled");
       expect(ex.status?.iterations?.[0]?.phase).toBe("Failed");
-      await eventually(async () => ((await podsOf("stopped")).length === 0 ? true : undefined), 30_000, "stopped's pods to be gone");
+      await runs.noPodsOf("stopped");
     });
 
     it("Given spec.timeoutSeconds shorter than the worker, the Execution ends TimedOut and its pod is killed", async () => {
       const t0 = Date.now();
-      await workspaceFor("late");
       await apply(executionYaml("late", "quick-writer", { sleep_seconds: 300 }, 8));
       const ex = await final("late", 120_000);
       timings.timedOut = (Date.now() - t0) / 1000;
       expect(ex.status?.phase).toBe("TimedOut");
       expect(ex.status?.message).toMatch(/deadline of 8s/);
       expect(Date.parse(ex.status?.completionTime ?? "") - Date.parse(ex.status?.startTime ?? "")).toBeGreaterThanOrEqual(8000);
-      await eventually(async () => ((await podsOf("late")).length === 0 ? true : undefined), 30_000, "late's pods to be gone");
+      await runs.noPodsOf("late");
     });
 
     it("Given a judge whose image cannot start, the child ends Failed with the reason and the parent fails its validator", async () => {
       const t0 = Date.now();
-      await workspaceFor("misjudged");
       await apply(executionYaml("misjudged", "judged-by-broken", { correct_first_time: true }));
       const ex = await final("misjudged");
       timings.brokenJudge = (Date.now() - t0) / 1000;
@@ -358,54 +279,47 @@ spec:
     });
   });
 
-  describe("when the controller restarts", () => {
-    it("Given the controller is killed while the worker runs, a new controller adopts the pod and the run ends correctly", async () => {
+  describe("when the controller crashes", () => {
+    it("Given the controller is SIGKILLed while the worker runs, the restarted controller adopts the pod and the run ends correctly", async () => {
       const t0 = Date.now();
-      const dir = await workspaceFor("restart");
       await apply(executionYaml("restart", "quick-writer", { correct_first_time: true, sleep_seconds: 6 }));
       // When the worker pod runs, the controller dies without warning
       await eventually(async () => {
         const pod = await core.readNamespacedPod({ name: "gavel-restart-i1-ex", namespace: ns }).catch(() => undefined);
         return pod?.status?.phase === "Running" ? true : undefined;
       }, 120_000, "the worker pod to run");
-      await stopController("SIGKILL");
-      // And the worker finishes while no controller runs
-      await eventually(async () => {
-        const pod = await core.readNamespacedPod({ name: "gavel-restart-i1-ex", namespace: ns });
-        return pod.status?.phase === "Succeeded" ? true : undefined;
-      }, 60_000, "the worker pod to finish alone");
-      expect((await get("restart"))?.status?.phase).toBe("Running");
-      controller = startController();
+      await controller.kill();
       const ex = await final("restart");
       timings.restart = (Date.now() - t0) / 1000;
 
-      // Then the new controller collected the finished pod: one worker run, judged, Succeeded
+      // Then the new controller collected the same pod: one worker run, judged, Succeeded
       expect(ex.status?.phase, ex.status?.message).toBe("Succeeded");
       expect(ex.status?.iteration).toBe(1);
-      const runs = (await readFile(join(dir, "runs.log"), "utf8")).trim().split("\n");
-      expect(runs).toHaveLength(1);
+      const runsLog = (await readFile(join(await runs.workspace("restart"), "runs.log"), "utf8")).trim().split("\n");
+      expect(runsLog).toHaveLength(1);
       expect((await get("restart-i1-v1-rule-judge"))?.status?.verdict?.score).toBe(1);
     });
 
-    it("Given the controller is killed as soon as the judge child exists, the restarted one finishes the run with that one child", async () => {
+    it("Given the controller is SIGKILLed as soon as the judge child exists, the restarted one finishes the run with that one child", async () => {
       const t0 = Date.now();
-      const dir = await workspaceFor("rejudge");
       await apply(executionYaml("rejudge", "quick-writer", { correct_first_time: true }));
       // When the child Execution appears, the controller dies (the child's pod may or may not exist yet)
       await eventually(async () => ((await get("rejudge-i1-v1-rule-judge")) !== undefined ? true : undefined), 120_000, "the judge child to exist");
-      await stopController("SIGKILL");
-      // The child is created before the parent's status records it: either state may be the last written
-      const parent = await get("rejudge");
-      expect(["Running", "Validating"]).toContain(parent?.status?.iterations?.[0]?.phase);
-      controller = startController();
+      await controller.kill();
       const ex = await final("rejudge");
       timings.restartDuringJudge = (Date.now() - t0) / 1000;
 
       expect(ex.status?.phase, ex.status?.message).toBe("Succeeded");
       expect(ex.status?.children?.map((c) => [c.name, c.phase])).toEqual([["rejudge-i1-v1-rule-judge", "Succeeded"]]);
       expect((await get("rejudge-i1-v1-rule-judge"))?.status?.verdict?.score).toBe(1);
-      expect((await readFile(join(dir, "runs.log"), "utf8")).trim().split("\n")).toHaveLength(1);
-      await eventually(async () => ((await podsOf("rejudge")).length === 0 ? true : undefined), 30_000, "rejudge's pods to be gone");
+      expect((await readFile(join(await runs.workspace("rejudge"), "runs.log"), "utf8")).trim().split("\n")).toHaveLength(1);
+      await runs.noPodsOf("rejudge");
     });
+  });
+
+  it("Given everything above ran under the chart's ServiceAccount, no API call of the controller was forbidden", async () => {
+    const log = await controller.log();
+    expect(log).toMatch(/controllers started/);
+    expect(log.split("\n").filter((l) => /forbidden|\b403\b/i.test(l))).toEqual([]);
   });
 });

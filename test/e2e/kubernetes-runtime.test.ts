@@ -1,8 +1,5 @@
-// KubernetesRuntime on the single-node cluster: real pods on containerd, a hostPath-backed
-// claim, exit codes, stdin/stdout, deadline, stop, read-only mounts, readFile, cleanup.
-import { chmod, mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+// KubernetesRuntime on the single-node cluster: real pods on containerd, a dynamically
+// provisioned claim, exit codes, stdin/stdout, deadline, stop, read-only mounts, readFile, cleanup.
 import * as k8s from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { judgeOutcome } from "../../src/engine/gradient.js";
@@ -18,9 +15,7 @@ describe("KubernetesRuntime on the single-node cluster", () => {
   let cluster: Cluster;
   let core: k8s.CoreV1Api;
   let ns: string;
-  let hostDir: string;
   let runtime: KubernetesRuntime;
-  const pv = `gavel-e2e-krt-${Math.random().toString(36).slice(2, 8)}`;
   const rw: WorkloadMount = { name: "workspace", source: CLAIM, mountPath: "/workspace", readOnly: false };
   const ro: WorkloadMount = { ...rw, readOnly: true };
 
@@ -37,41 +32,17 @@ describe("KubernetesRuntime on the single-node cluster", () => {
     cluster = await useCluster();
     core = cluster.kc.makeApiClient(k8s.CoreV1Api);
     ns = await cluster.createNamespace("e2e-krt");
-    hostDir = await mkdtemp(join(tmpdir(), "gavel-krt-"));
-    // Workloads run as nobody; the hostPath directory must let them write.
-    await chmod(hostDir, 0o777);
-    await core.createPersistentVolume({
-      body: {
-        metadata: { name: pv },
-        spec: {
-          capacity: { storage: "64Mi" },
-          accessModes: ["ReadWriteOnce"],
-          persistentVolumeReclaimPolicy: "Retain",
-          storageClassName: "gavel-e2e",
-          hostPath: { path: hostDir, type: "Directory" },
-          claimRef: { namespace: ns, name: CLAIM },
-        },
-      },
-    });
+    // The default StorageClass (local-path) binds it when the first pod that mounts it is scheduled.
     await core.createNamespacedPersistentVolumeClaim({
       namespace: ns,
-      body: {
-        metadata: { name: CLAIM },
-        spec: { accessModes: ["ReadWriteOnce"], storageClassName: "gavel-e2e", resources: { requests: { storage: "64Mi" } } },
-      },
+      body: { metadata: { name: CLAIM }, spec: { accessModes: ["ReadWriteOnce"], resources: { requests: { storage: "64Mi" } } } },
     });
-    await eventually(async () => {
-      const c = await core.readNamespacedPersistentVolumeClaim({ name: CLAIM, namespace: ns });
-      return c.status?.phase === "Bound" ? true : undefined;
-    }, 60_000, "claim to bind");
     runtime = new KubernetesRuntime({ kubeConfig: cluster.kc, namespace: ns, imagePullPolicy: "Never" });
   }, 900_000);
 
   afterAll(async () => {
     await runtime?.close();
     await cluster?.deleteNamespace(ns);
-    await core?.deletePersistentVolume({ name: pv }).catch(() => undefined);
-    await rm(hostDir, { recursive: true, force: true });
   });
 
   it("Given stdin and env, a pod exits 0 and its stdout is returned; it is hardened and then deleted", async () => {

@@ -1,8 +1,7 @@
-// The single-node cluster runs real pods: a pod writes to a PVC, a second pod mounts the
-// same claim read-only, reads the file and cannot write; exit codes and logs via the API.
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+// The single-node cluster runs real pods on real storage: a claim with no volume made for it
+// is provisioned by the default StorageClass (local-path-provisioner) when its first pod is
+// scheduled; a pod writes to it, a second pod mounts it read-only, reads the file and cannot
+// write; exit codes and logs via the API; deleting the claim deletes the volume.
 import * as k8s from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { eventually, useCluster, type Cluster } from "../harness/cluster.js";
@@ -27,23 +26,18 @@ function nodePod(name: string, claim: string, readOnly: boolean, script: string)
   };
 }
 
-describe("single-node cluster: pods, a PVC, and a read-only second mount", () => {
+describe("single-node cluster: pods, a dynamically provisioned claim, and a read-only second mount", () => {
   let cluster: Cluster;
   let core: k8s.CoreV1Api;
   let ns: string;
-  let hostDir: string;
-  const pv = `gavel-e2e-pv-${Math.random().toString(36).slice(2, 8)}`;
 
   beforeAll(async () => {
     cluster = await useCluster();
     core = cluster.kc.makeApiClient(k8s.CoreV1Api);
     ns = await cluster.createNamespace("e2e-pods");
-    hostDir = await mkdtemp(join(tmpdir(), "gavel-pv-"));
   });
   afterAll(async () => {
     await cluster?.deleteNamespace(ns);
-    await core?.deletePersistentVolume({ name: pv }).catch(() => undefined);
-    await rm(hostDir, { recursive: true, force: true });
   });
 
   async function finished(name: string): Promise<k8s.V1ContainerStateTerminated> {
@@ -53,42 +47,33 @@ describe("single-node cluster: pods, a PVC, and a read-only second mount", () =>
     }, 120_000, `pod ${name} to finish`);
   }
 
-  it("Given a claim bound to a hostPath volume, a writer pod writes and a read-only reader sees it", async () => {
-    // Given a hostPath PersistentVolume and a claim bound to it
-    await core.createPersistentVolume({
-      body: {
-        metadata: { name: pv },
-        spec: {
-          capacity: { storage: "64Mi" },
-          accessModes: ["ReadWriteOnce"],
-          persistentVolumeReclaimPolicy: "Retain",
-          storageClassName: "gavel-e2e",
-          hostPath: { path: hostDir, type: "Directory" },
-          claimRef: { namespace: ns, name: "workspace" },
-        },
-      },
-    });
+  it("Given a claim of the default StorageClass, a writer pod gets a new volume, a read-only reader sees its file, and the volume goes with the claim", async () => {
+    // Given a claim that names no StorageClass and no volume
     await core.createNamespacedPersistentVolumeClaim({
       namespace: ns,
-      body: {
-        metadata: { name: "workspace" },
-        spec: { accessModes: ["ReadWriteOnce"], storageClassName: "gavel-e2e", resources: { requests: { storage: "64Mi" } } },
-      },
+      body: { metadata: { name: "workspace" }, spec: { accessModes: ["ReadWriteOnce"], resources: { requests: { storage: "64Mi" } } } },
     });
-    await eventually(async () => {
-      const c = await core.readNamespacedPersistentVolumeClaim({ name: "workspace", namespace: ns });
-      return c.status?.phase === "Bound" ? true : undefined;
-    }, 60_000, "claim to bind");
 
-    // When a writer pod writes a result and exits 0
+    // When a writer pod mounts it, writes a result and exits 0
+    const t0 = Date.now();
     await core.createNamespacedPod({
       namespace: ns,
       body: nodePod("writer", "workspace", false,
         "require('fs').writeFileSync('/workspace/result.json', JSON.stringify({status:'success'})); console.log('wrote result')"),
     });
     const w = await finished("writer");
+    console.log(`claim provisioned and writer pod finished in ${Date.now() - t0} ms`);
     expect(w.exitCode).toBe(0);
     expect(await core.readNamespacedPodLog({ name: "writer", namespace: ns })).toBe("wrote result\n");
+
+    // Then the claim is bound to a volume the provisioner made for it, in the default class
+    const claim = await core.readNamespacedPersistentVolumeClaim({ name: "workspace", namespace: ns });
+    expect(claim.status?.phase).toBe("Bound");
+    expect(claim.spec?.storageClassName).toBe("local-path");
+    const pvName = claim.spec?.volumeName ?? "";
+    const pv = await core.readPersistentVolume({ name: pvName });
+    expect(pv.metadata?.annotations?.["pv.kubernetes.io/provisioned-by"]).toBe("rancher.io/local-path");
+    expect(pv.spec?.claimRef).toMatchObject({ namespace: ns, name: "workspace" });
 
     // And a reader pod mounts the same claim read-only, reads it, and tries to write
     await core.createNamespacedPod({
@@ -106,5 +91,10 @@ describe("single-node cluster: pods, a PVC, and a read-only second mount", () =>
     expect(r.exitCode).toBe(7);
     const log = await core.readNamespacedPodLog({ name: "reader", namespace: ns });
     expect(log).toBe('read {"status":"success"}\nwrite refused EROFS\n');
+
+    // When the pods and the claim are deleted, then the provisioner deletes the volume (reclaimPolicy Delete)
+    for (const p of ["writer", "reader"]) await core.deleteNamespacedPod({ name: p, namespace: ns, gracePeriodSeconds: 0 });
+    await core.deleteNamespacedPersistentVolumeClaim({ name: "workspace", namespace: ns });
+    await eventually(async () => ((await core.readPersistentVolume({ name: pvName }).catch(() => undefined)) === undefined ? true : undefined), 60_000, `volume ${pvName} to be deleted`);
   });
 });

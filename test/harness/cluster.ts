@@ -13,9 +13,12 @@ export interface Cluster {
   deleteNamespace(name: string): Promise<void>;
 }
 
-/** Ensures the single-node cluster is up and returns clients for it. */
+/**
+ * Ensures the single-node cluster is up and returns clients for it. In the e2e tier the global
+ * setup has brought it up already (GAVEL_CLUSTER_READY), so test files skip cluster.sh up.
+ */
 export async function useCluster(): Promise<Cluster> {
-  await runOk(join(HARNESS_DIR, "cluster.sh"), ["up"], { timeoutMs: 900_000 });
+  if (process.env.GAVEL_CLUSTER_READY !== "1") await runOk(join(HARNESS_DIR, "cluster.sh"), ["up"], { timeoutMs: 900_000 });
   const kubeconfigPath = join(GAVEL_CACHE, "cluster", "kubeconfig");
   const kc = new k8s.KubeConfig();
   kc.loadFromFile(kubeconfigPath);

@@ -10,4 +10,7 @@ export const GAVEL_CACHE =
 export const K8S_VERSION = "v1.31.13";
 export const K8S_BIN = join(GAVEL_CACHE, "k8s", K8S_VERSION, "bin");
 export const KUBECTL = join(K8S_BIN, "kubectl");
+export const HELM = join(GAVEL_CACHE, "helm", "v3.16.4", "bin", "helm");
+/** The single-node cluster's node address (lib.sh NODE_IP): where pods reach the host. */
+export const NODE_IP = "10.89.0.1";
 export const BASE_IMAGE = process.env.BASE_IMAGE ?? "gavel/base:bookworm-node20";

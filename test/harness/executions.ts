@@ -1,0 +1,70 @@
+// What the e2e tests do with Executions in their own namespace of the single-node cluster:
+// apply manifests, read Executions back, wait for a final phase, find an Execution's pods and
+// the node directory of its dynamically provisioned workspace.
+import * as k8s from "@kubernetes/client-node";
+import type { Execution } from "../../src/api/types.js";
+import { GROUP, VERSION } from "../../src/api/types.js";
+import { eventually, type Cluster } from "./cluster.js";
+
+export const FINAL_PHASES = ["Succeeded", "Failed", "Cancelled", "TimedOut"];
+
+export interface Executions {
+  namespace: string;
+  /** kubectl apply -f - in the namespace; throws with kubectl's stderr. */
+  apply(yaml: string): Promise<void>;
+  get(name: string): Promise<Execution | undefined>;
+  /** Waits for a final phase; the error carries `diagnostics()` (e.g. the controller's log). */
+  final(name: string, timeoutMs?: number): Promise<Execution>;
+  /** Pods owned by the Execution or by its judge children. */
+  podsOf(execution: string): Promise<string[]>;
+  /** Waits until none of the Execution's pods is left. */
+  noPodsOf(execution: string, timeoutMs?: number): Promise<void>;
+  /** The node directory behind the Execution's claim for `volume` (local-path-provisioner's hostPath). */
+  workspace(execution: string, volume?: string): Promise<string>;
+}
+
+export function executionsIn(cluster: Cluster, namespace: string, diagnostics: () => Promise<string> = () => Promise.resolve("")): Executions {
+  const core = cluster.kc.makeApiClient(k8s.CoreV1Api);
+  const api = cluster.kc.makeApiClient(k8s.CustomObjectsApi);
+  const get = async (name: string): Promise<Execution | undefined> => {
+    try {
+      return (await api.getNamespacedCustomObject({ group: GROUP, version: VERSION, namespace, plural: "executions", name })) as Execution;
+    } catch {
+      return undefined;
+    }
+  };
+  const podsOf = async (execution: string): Promise<string[]> => {
+    const list = await core.listNamespacedPod({ namespace });
+    return list.items
+      .filter((p) => (p.metadata?.ownerReferences ?? []).some((o) => o.kind === "Execution" && (o.name === execution || o.name.startsWith(`${execution}-i`))))
+      .map((p) => p.metadata?.name ?? "");
+  };
+  return {
+    namespace,
+    get,
+    podsOf,
+    async apply(yaml) {
+      const r = await cluster.kubectl(["apply", "-n", namespace, "-f", "-"], { stdin: yaml });
+      if (r.code !== 0) throw new Error(`kubectl apply failed: ${r.stderr}`);
+    },
+    async final(name, timeoutMs = 240_000) {
+      return eventually(async () => {
+        const ex = await get(name);
+        return ex?.status?.phase !== undefined && FINAL_PHASES.includes(ex.status.phase) ? ex : undefined;
+      }, timeoutMs, `Execution ${name} to finish`).catch(async (err: unknown) => {
+        throw new Error(`${(err as Error).message}\n${(await diagnostics()).slice(-4000)}`);
+      });
+    },
+    async noPodsOf(execution, timeoutMs = 30_000) {
+      await eventually(async () => ((await podsOf(execution)).length === 0 ? true : undefined), timeoutMs, `${execution}'s pods to be gone`);
+    },
+    async workspace(execution, volume = "workspace") {
+      const claim = await core.readNamespacedPersistentVolumeClaim({ name: `${execution}-${volume}`, namespace });
+      const pv = claim.spec?.volumeName;
+      if (pv === undefined || pv === "") throw new Error(`claim ${execution}-${volume} is not bound`);
+      const path = (await core.readPersistentVolume({ name: pv })).spec?.hostPath?.path;
+      if (path === undefined) throw new Error(`volume ${pv} of ${execution}-${volume} has no hostPath`);
+      return path;
+    },
+  };
+}
