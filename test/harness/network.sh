@@ -25,11 +25,12 @@ up() {
   ensure_bridge "$POD_BRIDGE"
   as_root sh -c 'echo 1 > /proc/sys/net/bridge/bridge-nf-call-iptables' 2>/dev/null ||
     log "warning: net.bridge.bridge-nf-call-iptables cannot be set: pod-to-pod traffic through a Service may fail"
+  # Rules are checked one by one and only missing ones appended: no moment without them.
   as_root iptables -w -N "$CHAIN" 2>/dev/null || true
-  as_root iptables -w -F "$CHAIN"
-  as_root iptables -w -A "$CHAIN" -i "$POD_BRIDGE" -o "$POD_BRIDGE" -j ACCEPT
-  as_root iptables -w -A "$CHAIN" -i "$POD_BRIDGE" -j REJECT
-  as_root iptables -w -A "$CHAIN" -o "$POD_BRIDGE" -j REJECT
+  for rule in "-i $POD_BRIDGE -o $POD_BRIDGE -j ACCEPT" "-i $POD_BRIDGE -j REJECT" "-o $POD_BRIDGE -j REJECT"; do
+    # shellcheck disable=SC2086
+    as_root iptables -w -C "$CHAIN" $rule 2>/dev/null || as_root iptables -w -A "$CHAIN" $rule
+  done
   as_root iptables -w -C FORWARD -j "$CHAIN" 2>/dev/null || as_root iptables -w -I FORWARD 1 -j "$CHAIN"
 }
 
