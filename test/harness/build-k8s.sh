@@ -68,8 +68,24 @@ go_install() {
   log "built $name in $(( $(date +%s) - t0 ))s"
 }
 
+# build_coredns: CoreDNS from the wrapper module in coredns/ (the release its go.mod pins,
+# only the plugins the test cluster's Corefile uses).
+build_coredns() {
+  [ -x "$COREDNS_BIN/coredns" ] && return 0
+  grep -q "github.com/coredns/coredns $COREDNS_VERSION" "$HARNESS_DIR/coredns/go.mod" ||
+    { log "coredns/go.mod does not pin $COREDNS_VERSION"; exit 1; }
+  local t0 work; t0=$(date +%s); work="$(mktemp -d)"
+  log "go build coredns $COREDNS_VERSION"
+  cp "$HARNESS_DIR/coredns/go.mod" "$HARNESS_DIR/coredns/go.sum" "$HARNESS_DIR/coredns/main.go" "$work/"
+  mkdir -p "$COREDNS_BIN"
+  (cd "$work" && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$COREDNS_BIN/coredns.tmp" .)
+  mv "$COREDNS_BIN/coredns.tmp" "$COREDNS_BIN/coredns"
+  rm -rf "$work"
+  log "built coredns in $(( $(date +%s) - t0 ))s"
+}
+
 build_k8s
 build_helm
-go_install "$COREDNS_BIN" "github.com/coredns/coredns@$COREDNS_VERSION"
+build_coredns
 go_install "$LOCAL_PATH_BIN" "github.com/rancher/local-path-provisioner@$LOCAL_PATH_VERSION"
 log "kubernetes binaries in $K8S_BIN, helm in $HELM_BIN, add-ons in $COREDNS_BIN, $LOCAL_PATH_BIN"
