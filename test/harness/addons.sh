@@ -8,11 +8,13 @@ source "$(dirname "$0")/lib.sh"
 COREDNS_IMAGE="gavel/coredns:$COREDNS_VERSION"
 LOCAL_PATH_IMAGE="gavel/local-path-provisioner:$LOCAL_PATH_VERSION"
 
-# image NAME BINARY: NAME, FROM the base image, with BINARY as its entrypoint.
+# image NAME BINARY: NAME, FROM the base image, with BINARY as its entrypoint; rebuilt when
+# the binary changed (its checksum is a label of the image).
 image() {
-  local name="$1" bin="$2"
-  docker image inspect "$name" >/dev/null 2>&1 && return 0
+  local name="$1" bin="$2" sum
   [ -x "$bin" ] || "$HARNESS_DIR/build-k8s.sh"
+  sum="$(sha256sum "$bin" | cut -c1-16)"
+  [ "$(docker image inspect -f '{{index .Config.Labels "gavel.dev/binary"}}' "$name" 2>/dev/null)" = "$sum" ] && return 0
   log "building $name"
   local ctx; ctx="$(mktemp -d)"
   cp "$bin" "$ctx/"
@@ -21,16 +23,20 @@ FROM $BASE_IMAGE
 COPY $(basename "$bin") /usr/local/bin/
 ENTRYPOINT ["/usr/local/bin/$(basename "$bin")"]
 DOCKERFILE
-  docker build -q -t "$name" "$ctx" >/dev/null
+  # Quiet unless it fails (the legacy builder's deprecation notice is not news).
+  local out
+  out="$(docker build -q --label "gavel.dev/binary=$sum" -t "$name" "$ctx" 2>&1)" || { printf '%s\n' "$out" >&2; exit 1; }
   rm -rf "$ctx"
 }
 
 apply() {
   local k=("$K8S_BIN/kubectl")
-  sed -e "s|@COREDNS_IMAGE@|$COREDNS_IMAGE|g" -e "s|@CLUSTER_DNS_IP@|$CLUSTER_DNS_IP|g" \
-      -e "s|@LOCAL_PATH_IMAGE@|$LOCAL_PATH_IMAGE|g" -e "s|@LOCAL_PATH_DIR@|$LOCAL_PATH_DIR|g" \
-      -e "s|@BASE_IMAGE@|$BASE_IMAGE|g" "$HARNESS_DIR"/addons/*.yaml |
-    "${k[@]}" apply -f - >/dev/null
+  for f in "$HARNESS_DIR"/addons/*.yaml; do
+    sed -e "s|@COREDNS_IMAGE@|$COREDNS_IMAGE|g" -e "s|@CLUSTER_DNS_IP@|$CLUSTER_DNS_IP|g" \
+        -e "s|@LOCAL_PATH_IMAGE@|$LOCAL_PATH_IMAGE|g" -e "s|@LOCAL_PATH_DIR@|$LOCAL_PATH_DIR|g" \
+        -e "s|@BASE_IMAGE@|$BASE_IMAGE|g" "$f"
+    echo "---"
+  done | "${k[@]}" apply -f - >/dev/null
   for d in kube-system/coredns local-path-storage/local-path-provisioner; do
     "${k[@]}" -n "${d%/*}" rollout status "deployment/${d#*/}" --timeout=180s >/dev/null || {
       log "add-on $d is not ready:"; "${k[@]}" -n "${d%/*}" get pods -o wide >&2

@@ -105,10 +105,14 @@ export class ChartController {
    * expires (15 s). Resolves when a new controller container runs.
    */
   async kill(): Promise<void> {
-    const [pod] = await this.ready();
-    const status = pod?.status?.containerStatuses?.[0];
+    // Running is enough: a controller that is not ready (NATS down) can crash too.
+    const pod = await eventually(async () => {
+      const running = (await this.pods()).filter((p) => p.status?.containerStatuses?.[0]?.state?.running !== undefined);
+      return running.length === 1 ? running[0] : undefined;
+    }, 120_000, "one running controller container");
+    const status = pod.status?.containerStatuses?.[0];
     const containerId = status?.containerID?.replace(/^containerd:\/\//, "");
-    if (pod === undefined || containerId === undefined) throw new Error("no running controller container to kill");
+    if (containerId === undefined) throw new Error("no running controller container to kill");
     await runOk(join(HARNESS_DIR, "cluster.sh"), ["kill", containerId]);
     const name = pod.metadata?.name ?? "";
     if ((status?.restartCount ?? 0) > 0) {
