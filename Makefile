@@ -7,7 +7,7 @@ export GAVEL_CACHE ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/gavel
 HARNESS := test/harness
 VITEST := node_modules/.bin/vitest run
 
-.PHONY: all deps build lint typecheck verify test test-unit test-integration test-e2e \
+.PHONY: all deps build install lint typecheck verify test test-unit test-integration test-e2e \
         demo bench images base-image k8s-binaries docker-up cluster-up cluster-down clean
 
 all: build
@@ -17,6 +17,13 @@ deps: ## system packages and npm modules
 
 build: deps ## compile TypeScript to dist/; bin/gavel runs it
 	node_modules/.bin/tsc -p tsconfig.build.json
+
+PREFIX ?= $(HOME)/.local
+install: ## gavel and the kubectl plugin (`kubectl gavel`) on PATH: links in $(PREFIX)/bin (after make build)
+	@test -f dist/src/cli/main.js || { echo "run 'make build' first" >&2; exit 1; }
+	mkdir -p $(PREFIX)/bin
+	for b in gavel kubectl-gavel kubectl_complete-gavel; do ln -sfn $(CURDIR)/bin/$$b $(PREFIX)/bin/$$b; done
+	@echo "installed gavel and kubectl-gavel in $(PREFIX)/bin; completion: source <(gavel completion bash)"
 
 typecheck: deps
 	node_modules/.bin/tsc -p tsconfig.json --noEmit

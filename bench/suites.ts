@@ -5,5 +5,6 @@ import { suite as engine } from "./engine.js";
 import { suite as judgeOverhead } from "./judge-overhead.js";
 import { suite as gate } from "./gate.js";
 import { suite as guard } from "./guard.js";
+import { suite as cliStart } from "./cli-start.js";
 
-export const suites: BenchSuite[] = [gradient, engine, judgeOverhead, gate, guard];
+export const suites: BenchSuite[] = [gradient, engine, judgeOverhead, gate, guard, cliStart];

@@ -1,20 +1,29 @@
-// The `gavel` command: dispatches to a subcommand and maps errors to
-// exit codes (2 for usage errors, 1 for everything else).
+// The `gavel` command: dispatches to a subcommand (imported only then, see commands.ts) and
+// maps errors to exit codes (2 for usage errors, 1 for everything else). Keep this file's
+// imports light: every invocation, `gavel --help` included, pays for them.
 import { commands } from "./commands.js";
 import { ExitCode, UsageError, type CommandIO } from "./command.js";
 import { messageOf } from "../errors.js";
 
 /** Runs the CLI with the given arguments and returns the exit code. */
 export async function main(argv: string[], io: CommandIO): Promise<number> {
-  const [name, ...rest] = argv;
-  if (name === undefined || name === "help" || name === "--help" || name === "-h") {
+  const [first, ...rest] = argv;
+  if (first === undefined || first === "--help" || first === "-h") {
     io.stdout.write(helpText());
-    return name === undefined ? ExitCode.usage : ExitCode.ok;
+    return first === undefined ? ExitCode.usage : ExitCode.ok;
   }
-  const command = commands.find((c) => c.name === name);
-  if (command === undefined) {
+  if (first === "help" && rest[0] !== undefined) return main([rest[0], "--help"], io);
+  if (first === "help") return main(["--help"], io);
+  const name = first === "--version" ? "version" : first;
+  const entry = commands.find((c) => c.name === name);
+  if (entry === undefined) {
     io.stderr.write(`gavel: unknown command "${name}"\n\n${helpText()}`);
     return ExitCode.usage;
+  }
+  const command = await entry.load();
+  if (rest[0] === "--help" || rest[0] === "-h") {
+    io.stdout.write(`${entry.summary}\n\nusage: ${command.usage}\n`);
+    return ExitCode.ok;
   }
   try {
     return await command.run(rest, io);
@@ -29,7 +38,8 @@ export async function main(argv: string[], io: CommandIO): Promise<number> {
 }
 
 function helpText(): string {
-  const width = Math.max(...commands.map((c) => c.name.length));
-  const lines = commands.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`);
-  return `gavel — judged LLM agents on Kubernetes\n\nusage: gavel <command> [flags]\n\ncommands:\n${lines.join("\n")}\n`;
+  const listed = commands.filter((c) => c.hidden !== true);
+  const width = Math.max(...listed.map((c) => c.name.length));
+  const lines = listed.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`);
+  return `gavel — judged LLM agents on Kubernetes\n\nusage: gavel <command> [flags]\n       kubectl gavel <command> [flags]   (as a kubectl plugin)\n\ncommands:\n${lines.join("\n")}\n\n"gavel <command> --help" shows a command's flags.\n`;
 }

@@ -1,12 +1,30 @@
-// The list of `gavel` subcommands. Each lives in its own file under src/cli/.
+// The list of `gavel` subcommands. Each lives in its own file under src/cli/ and is imported
+// only when it runs: `gavel --help` and a short command such as `gavel guard check` must not
+// pay for the Kubernetes client, NATS or Docker modules another command needs (ADR 0017).
+// The summaries are repeated here so the help loads nothing; app.test.ts checks they agree.
 import type { Command } from "./command.js";
-import { controllerCommand } from "./controller.js";
-import { eventsCommand } from "./events.js";
-import { guardCommand } from "./guard.js";
-import { runCommand } from "./run.js";
-import { validateCommand } from "./validate.js";
-import { verdictCommand } from "./verdict.js";
-import { versionCommand } from "./version.js";
+
+/** A subcommand as the help lists it; `load` imports its module. */
+export interface CommandEntry {
+  name: string;
+  summary: string;
+  /** Left out of the help (machine-facing). */
+  hidden?: boolean;
+  load(): Promise<Command>;
+}
 
 /** Every subcommand, in the order `gavel help` lists them. */
-export const commands: Command[] = [controllerCommand, eventsCommand, guardCommand, runCommand, validateCommand, verdictCommand, versionCommand];
+export const commands: CommandEntry[] = [
+  { name: "get", summary: "list Executions, Agents or GuardPolicies (kubectl's -n, -A, -l, -o, --watch)", load: async () => (await import("./get.js")).getCommand },
+  { name: "describe", summary: "show one Execution's tree: iterations, validators, judges' verdicts, tool calls, conditions, events", load: async () => (await import("./describe.js")).describeCommand },
+  { name: "logs", summary: "print a worker's or a judge's output (--iteration N, --judge NAME, -f)", load: async () => (await import("./logs.js")).logsCommand },
+  { name: "events", summary: "print the event stream of a namespace or an execution tree", load: async () => (await import("./events.js")).eventsCommand },
+  { name: "run", summary: "run one Execution locally on Docker (live tree, exit 0 only on Succeeded)", load: async () => (await import("./run.js")).runCommand },
+  { name: "validate", summary: "check Agent, Execution and GuardPolicy manifests offline (schemas, rules, judge references)", load: async () => (await import("./validate.js")).validateCommand },
+  { name: "verdict", summary: "parse a judge's output as gavel does: the GradientResult, or why it is rejected", load: async () => (await import("./verdict.js")).verdictCommand },
+  { name: "guard", summary: "evaluate a proposed tool call with the deterministic guard (guard check)", load: async () => (await import("./guard.js")).guardCommand },
+  { name: "controller", summary: "run gavel's controllers against a cluster (Agent Ready condition, GuardPolicy hot reload, Executions on pods)", load: async () => (await import("./controller.js")).controllerCommand },
+  { name: "completion", summary: "print a shell completion script (bash or zsh)", load: async () => (await import("./completion.js")).completionCommand },
+  { name: "__complete", summary: "print completion candidates for the given words", hidden: true, load: async () => (await import("./completion.js")).completeCommand },
+  { name: "version", summary: "print gavel's version", load: async () => (await import("./version.js")).versionCommand },
+];

@@ -3,10 +3,9 @@
 import { readFile } from "node:fs/promises";
 import { resolve } from "node:path";
 import { parseArgs } from "node:util";
-import { parseAllDocuments } from "yaml";
 import type { Agent, GuardPolicySpec, JsonObject } from "../api/types.js";
+import type { validateManifest as ValidateManifest } from "../api/validate.js";
 import { DEFAULT_GUARD_POLICY } from "../api/types.js";
-import { validateManifest } from "../api/validate.js";
 import { agentScope, type AgentScope, type HistoryEntry } from "../gate/guard/context.js";
 import { runGuard } from "../gate/guard/guard.js";
 import { PolicyError } from "../gate/guard/pattern-set.js";
@@ -105,6 +104,9 @@ async function readDocs(path: string, shown: string): Promise<unknown[]> {
   } catch (err) {
     throw new UsageError(`cannot read ${shown}: ${err instanceof Error ? err.message : String(err)}`);
   }
+  // Imported here, not at the top: a check without manifest files starts without the YAML
+  // parser and the schema validator (bench/cli-start.ts).
+  const { parseAllDocuments } = await import("yaml");
   const docs = parseAllDocuments(text);
   const list = Array.isArray(docs) ? docs : [docs];
   return list.map((d, i) => {
@@ -117,17 +119,19 @@ async function readAgent(path: string): Promise<Agent> {
   const docs = await readDocs(path, path);
   const agent = docs.find((d) => (d as { kind?: unknown }).kind === "Agent") as Agent | undefined;
   if (agent === undefined) throw new UsageError(`--agent ${path}: no document of kind Agent`);
-  refuseProblems(`--agent ${path}`, agent);
+  const { validateManifest } = await import("../api/validate.js");
+  refuseProblems(validateManifest, `--agent ${path}`, agent);
   return agent;
 }
 
 async function readPolicies(path: string, shown: string): Promise<NamedPolicy[]> {
   const docs = await readDocs(path, shown);
+  const { validateManifest } = await import("../api/validate.js");
   return docs.map((d, i) => {
     const o = d as { kind?: unknown; metadata?: { name?: unknown; namespace?: unknown }; spec?: unknown };
     const where = `--policy ${shown} (document ${i + 1})`;
     if (o.kind !== "GuardPolicy") throw new UsageError(`${where}: kind must be GuardPolicy, not ${JSON.stringify(o.kind ?? null)}`);
-    refuseProblems(where, d);
+    refuseProblems(validateManifest, where, d);
     if (typeof o.metadata?.name !== "string") throw new UsageError(`${where}: metadata.name is required`);
     return {
       name: o.metadata.name,
@@ -138,7 +142,7 @@ async function readPolicies(path: string, shown: string): Promise<NamedPolicy[]>
 }
 
 /** Refuses a manifest the API server would refuse, naming the first bad field. */
-function refuseProblems(where: string, doc: unknown): void {
+function refuseProblems(validateManifest: typeof ValidateManifest, where: string, doc: unknown): void {
   const errors = validateManifest(doc).filter((p) => p.severity === "error");
   const first = errors[0];
   if (first !== undefined) throw new UsageError(`${where}: ${first.path === "" ? "" : `${first.path}: `}${first.message}${errors.length > 1 ? ` (and ${errors.length - 1} more)` : ""}`);

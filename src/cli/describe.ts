@@ -1,0 +1,220 @@
+// `gavel describe execution NAME`: the whole tree of one Execution from the API server, as
+// `kubectl describe` lays objects out: its phase and score, each iteration with the worker's
+// exit, each validator's score and confidence against its thresholds, each judge child's
+// verdict or rejection with the end of its raw output, tool-call judges, conditions and the
+// recent Events. Agents and GuardPolicies are described by their spec and status.
+import type * as k8s from "@kubernetes/client-node";
+import { stringify } from "yaml";
+import type { Agent, Execution, GuardPolicy } from "../api/types.js";
+import { UsageError, type Command } from "./command.js";
+import { buildExecutionView, isFinished, type ExecutionView, type JudgeView, type ValidatorView } from "./execution-view.js";
+import { typedError } from "../errors.js";
+import { parseFlags } from "./flags.js";
+import { childrenOf, connectKube, findObject, getObject, KUBE_FLAGS, type Kube } from "./kube.js";
+import { workloadOutput } from "./outputs.js";
+import { AGENTS, EXECUTIONS, resolveResource } from "./resources.js";
+import { age, fixed2, humanDuration, oneLine, renderTable } from "./table.js";
+
+/** How much of a judge's raw output describe shows (the end of it: where the verdict is). */
+const RAW_TAIL_CHARS = 600;
+const EVENTS_SHOWN = 20;
+
+/** Lines with a left margin. */
+class Out {
+  readonly lines: string[] = [];
+  line(indent: number, text: string): void {
+    for (const l of text.split("\n")) this.lines.push(`${" ".repeat(indent)}${l}`.trimEnd());
+  }
+  /** "Key:   value" rows, values aligned. */
+  fields(indent: number, rows: [string, string | undefined][]): void {
+    const shown = rows.filter((r): r is [string, string] => r[1] !== undefined && r[1] !== "");
+    const width = Math.max(0, ...shown.map(([k]) => k.length + 1));
+    for (const [k, v] of shown) this.line(indent, `${`${k}:`.padEnd(width + 2)}${v}`);
+  }
+}
+
+function when(ts: string | undefined, now: number): string | undefined {
+  return ts === undefined ? undefined : `${ts} (${age(ts, now)} ago)`;
+}
+
+function took(start: string | undefined, end: string | undefined): string {
+  if (start === undefined || end === undefined) return "";
+  return humanDuration(Date.parse(end) - Date.parse(start));
+}
+
+/** "0.80 >= 0.70" style comparison against a threshold, when the threshold is known. */
+function against(value: number | undefined, min: number | undefined): string {
+  if (value === undefined) return "";
+  if (min === undefined) return fixed2(value);
+  return `${fixed2(value)} ${value >= min ? ">=" : "< "} ${fixed2(min)}`;
+}
+
+/** The last lines of a raw output, up to RAW_TAIL_CHARS. */
+export function rawTail(text: string): string {
+  const trimmed = text.replace(/\s+$/, "");
+  if (trimmed.length <= RAW_TAIL_CHARS) return trimmed;
+  const cut = trimmed.slice(-RAW_TAIL_CHARS);
+  const nl = cut.indexOf("\n");
+  return `… (${trimmed.length - cut.length + (nl >= 0 ? nl + 1 : 0)} more characters before)\n${nl >= 0 ? cut.slice(nl + 1) : cut}`;
+}
+
+function judgeLines(out: Out, indent: number, j: JudgeView, raw: Map<string, string | undefined>): void {
+  const verdict = j.rejection !== undefined
+    ? `rejected: ${j.rejection}`
+    : j.score !== undefined
+      ? `score ${against(j.score, j.minScore)}  confidence ${fixed2(j.confidence)}`
+      : "";
+  out.line(indent, `${j.judge}  ${j.name}  ${j.phase}  ${verdict}`.trimEnd());
+  if (j.reasoning !== undefined && j.reasoning !== "") out.fields(indent + 2, [["Reasoning", oneLine(j.reasoning, 400)]]);
+  if (j.rejection !== undefined && j.message !== undefined) out.fields(indent + 2, [["Why", oneLine(j.message, 400)]]);
+  const text = raw.get(j.name);
+  if (text !== undefined) {
+    out.line(indent + 2, "Raw output:");
+    out.line(indent + 4, text === "" ? "<empty>" : rawTail(text));
+  } else if (isFinished(j.phase)) {
+    out.line(indent + 2, "Raw output: <not kept>");
+  }
+}
+
+function validatorLines(out: Out, v: ValidatorView, raw: Map<string, string | undefined>): void {
+  const head = v.state === "pending" || v.state === "running"
+    ? `${v.index}  ${v.type}  ${v.state}${v.minScore !== undefined ? `  (min_score ${fixed2(v.minScore)}, min_confidence ${fixed2(v.minConfidence)})` : ""}`
+    : `${v.index}  ${v.type}  ${v.state}  score ${against(v.score, v.minScore)}  confidence ${against(v.confidence, v.minConfidence)}`;
+  out.line(6, head);
+  if (v.reasoning !== undefined && v.reasoning !== "") out.fields(9, [["Reasoning", oneLine(v.reasoning, 400)]]);
+  for (const s of v.signals ?? []) out.line(9, `signal ${s.category} ${fixed2(s.score)}: ${oneLine(s.message, 200)}`);
+  if (v.judges.length > 0) {
+    out.line(9, "Judges:");
+    for (const j of v.judges) judgeLines(out, 11, j, raw);
+  }
+}
+
+/** The describe text of an Execution's view, with the judges' raw outputs (by child name) and Events. */
+export function renderExecution(view: ExecutionView, raw: Map<string, string | undefined>, events: k8s.CoreV1Event[], now: number): string {
+  const out = new Out();
+  out.fields(0, [
+    ["Name", view.name],
+    ["Namespace", view.namespace],
+    ["Agent", `${view.agent}${view.agentFound ? "" : " (not found: thresholds unknown)"}`],
+    ["Parent", view.parent !== undefined ? `${view.parent.name} (${view.parent.purpose}, iteration ${view.parent.iteration}, ${view.parent.purpose === "tool_validation" ? `tool_validation entry ${view.parent.validatorIndex}, tool call ${view.parent.toolCallId ?? "?"}` : `validator ${view.parent.validatorIndex}`})` : undefined],
+    ["Phase", view.phase],
+    ["Score", view.score !== undefined ? fixed2(view.score) : undefined],
+    ["Iteration", view.iteration !== undefined ? `${view.iteration}${view.maxIterations !== undefined ? ` of at most ${view.maxIterations}` : ""}` : undefined],
+    ["Created", when(view.creationTimestamp, now)],
+    ["Started", when(view.startTime, now)],
+    ["Completed", view.completionTime !== undefined ? `${view.completionTime} (took ${took(view.startTime, view.completionTime)})` : undefined],
+    ["Message", view.message !== undefined ? oneLine(view.message, 600) : undefined],
+  ]);
+  if (view.verdict !== undefined) {
+    out.line(0, "Verdict:");
+    out.fields(2, [["Score", fixed2(view.verdict.score)], ["Confidence", fixed2(view.verdict.confidence)], ["Reasoning", oneLine(view.verdict.reasoning, 600)]]);
+  }
+  if (view.rejection !== undefined) out.fields(0, [["Rejection", view.rejection]]);
+  if (view.parent !== undefined) {
+    const text = raw.get(view.name);
+    out.line(0, "Raw output:");
+    out.line(2, text === undefined ? "<not kept>" : text === "" ? "<empty>" : rawTail(text));
+  }
+  if (view.iterations.length > 0) {
+    out.line(0, "Iterations:");
+    for (const it of view.iterations) {
+      const worker = it.exitCode !== undefined ? `worker exited ${it.exitCode}` : it.phase === "Running" ? "worker running" : "";
+      out.line(2, `${it.number}  ${it.phase}  ${worker}${it.completionTime !== undefined ? `  took ${took(it.startTime, it.completionTime)}` : ""}`.trimEnd());
+      if (it.feedback !== undefined) out.fields(4, [["Feedback", oneLine(it.feedback, 400)]]);
+      if (it.validators.length > 0) {
+        out.line(4, "Validators:");
+        for (const v of it.validators) validatorLines(out, v, raw);
+      }
+      if (it.toolCalls.length > 0) {
+        out.line(4, "Tool calls:");
+        for (const call of it.toolCalls) {
+          out.line(6, `${call.id}  judged by:`);
+          for (const j of call.judges) judgeLines(out, 9, j, raw);
+        }
+      }
+    }
+  }
+  out.line(0, "Conditions:");
+  if (view.conditions.length === 0) out.line(2, "<none>");
+  else {
+    out.line(2, renderTable(["Type", "Status", "Reason", "Age", "Message"], view.conditions.map((c) => [c.type, c.status, c.reason, age(c.lastTransitionTime, now), oneLine(c.message, 200)])).trimEnd());
+  }
+  out.line(0, "Events:");
+  if (events.length === 0) out.line(2, "<none>");
+  else {
+    const shown = events.slice(-EVENTS_SHOWN);
+    out.line(2, renderTable(["Type", "Reason", "Age", "From", "Message"], shown.map((e) => [e.type ?? "", e.reason ?? "", age(e.lastTimestamp ?? e.eventTime ?? e.metadata.creationTimestamp, now), e.source?.component ?? e.reportingComponent ?? "", oneLine(e.message, 200)])).trimEnd());
+  }
+  return `${out.lines.join("\n")}\n`;
+}
+
+/** The recent Events about one Execution, oldest first. */
+async function eventsOf(kube: Kube, namespace: string, ex: Execution): Promise<k8s.CoreV1Event[]> {
+  try {
+    const list = await kube.core.listNamespacedEvent({ namespace, fieldSelector: `involvedObject.kind=Execution,involvedObject.name=${ex.metadata.name}` });
+    const uid = ex.metadata.uid;
+    const mine = list.items.filter((e) => uid === undefined || e.involvedObject.uid === undefined || e.involvedObject.uid === uid);
+    const t = (e: k8s.CoreV1Event) => new Date(e.lastTimestamp ?? e.eventTime ?? e.metadata.creationTimestamp ?? 0).getTime();
+    return mine.sort((a, b) => t(a) - t(b) || (a.metadata.name ?? "").localeCompare(b.metadata.name ?? ""));
+  } catch (err) {
+    throw typedError(err, `listing the Events of execution "${ex.metadata.name}"`);
+  }
+}
+
+/** Everything describe shows about one Execution, read from the API server. */
+export async function describeExecution(kube: Kube, namespace: string, name: string, now = Date.now()): Promise<string> {
+  const ex = await getObject<Execution>(kube, EXECUTIONS, namespace, name);
+  const [children, agent, events] = await Promise.all([
+    childrenOf(kube, namespace, name),
+    findObject<Agent>(kube, AGENTS, namespace, ex.spec.agentRef.name),
+    eventsOf(kube, namespace, ex),
+  ]);
+  const view = buildExecutionView(ex, children, agent);
+  const judged = ex.spec.parent !== undefined ? [name] : children.map((c) => c.metadata.name);
+  const raw = new Map<string, string | undefined>();
+  await Promise.all(judged.map(async (child) => raw.set(child, (await workloadOutput(kube, namespace, child))?.stdout)));
+  return renderExecution(view, raw, events, now);
+}
+
+/** Agents and GuardPolicies: metadata, status conditions, then the spec as YAML. */
+function renderOther(obj: Agent | GuardPolicy, now: number): string {
+  const out = new Out();
+  out.fields(0, [
+    ["Name", obj.metadata.name],
+    ["Namespace", obj.metadata.namespace],
+    ["Kind", obj.kind],
+    ["Labels", Object.entries(obj.metadata.labels ?? {}).map(([k, v]) => `${k}=${v}`).join(", ") || "<none>"],
+    ["Created", when(obj.metadata.creationTimestamp, now)],
+  ]);
+  if (obj.kind === "GuardPolicy" && obj.status?.counts !== undefined) {
+    out.line(0, "Loaded:");
+    out.fields(2, Object.entries(obj.status.counts).map(([k, v]) => [k, String(v)]));
+  }
+  out.line(0, "Spec:");
+  out.line(2, stringify(obj.spec).trimEnd());
+  out.line(0, "Conditions:");
+  const conditions = obj.status?.conditions ?? [];
+  if (conditions.length === 0) out.line(2, "<none>");
+  else out.line(2, renderTable(["Type", "Status", "Reason", "Age", "Message"], conditions.map((c) => [c.type, c.status, c.reason, age(c.lastTransitionTime, now), oneLine(c.message, 200)])).trimEnd());
+  return `${out.lines.join("\n")}\n`;
+}
+
+export const describeCommand: Command = {
+  name: "describe",
+  summary: "show one Execution's tree: iterations, validators, judges' verdicts, tool calls, conditions, events",
+  usage: "gavel describe execution|agent|guardpolicy (ex|ag|gp) NAME [NAME...] [-n NS] [--kubeconfig FILE] [--context NAME]",
+  async run(argv, io) {
+    const parsed = parseFlags({ args: argv, allowPositionals: true, options: KUBE_FLAGS });
+    const [what, ...names] = parsed.positionals;
+    if (what === undefined) throw new UsageError("name a resource type: execution (ex), agent (ag) or guardpolicy (gp)");
+    const r = resolveResource(what);
+    if (names.length === 0) throw new UsageError(`name the ${r.kind} to describe`);
+    const kube = connectKube(parsed.values, io);
+    const texts: string[] = [];
+    for (const name of names) {
+      texts.push(r.kind === "Execution" ? await describeExecution(kube, kube.namespace, name) : renderOther(await getObject<Agent | GuardPolicy>(kube, r, kube.namespace, name), Date.now()));
+    }
+    io.stdout.write(texts.join("\n\n"));
+    return 0;
+  },
+};

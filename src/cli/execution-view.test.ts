@@ -1,0 +1,168 @@
+// The tree describe and the web view draw, from an Execution, its children and its Agent:
+// validators against their thresholds, pending ones of a running iteration, judge verdicts
+// and rejections, tool-call judges; never spec.input. And describe's text of that tree.
+import { describe, expect, it } from "vitest";
+import type { Agent, Execution } from "../api/types.js";
+import { rawTail, renderExecution } from "./describe.js";
+import { buildExecutionView, treeOrder } from "./execution-view.js";
+
+const SECRET = "sk-do-not-show-0123456789";
+
+const agent: Agent = {
+  apiVersion: "100monkeys.ai/v1",
+  kind: "Agent",
+  metadata: { name: "writer", namespace: "team" },
+  spec: {
+    execution: {
+      mode: "iterative",
+      max_iterations: 3,
+      validation: [
+        { type: "exit_code" },
+        { type: "semantic", judge_agent: "checker", min_score: 0.8, min_confidence: 0.5 },
+        { type: "regex", pattern: "ok" },
+      ],
+      tool_validation: [{ type: "semantic", judge_agent: "gatekeeper" }],
+    },
+  },
+};
+
+function execution(name: string, status: Execution["status"], parent?: Execution["spec"]["parent"], agentName = "writer"): Execution {
+  return {
+    apiVersion: "100monkeys.ai/v1",
+    kind: "Execution",
+    metadata: { name, namespace: "team", creationTimestamp: "2026-01-01T00:00:00Z" },
+    spec: { agentRef: { name: agentName }, input: { token: SECRET }, ...(parent !== undefined ? { parent } : {}) },
+    ...(status !== undefined ? { status } : {}),
+  };
+}
+
+const parent = execution("run", {
+  phase: "Running",
+  iteration: 2,
+  startTime: "2026-01-01T00:00:01Z",
+  iterations: [
+    {
+      number: 1,
+      phase: "Refining",
+      exitCode: 0,
+      validators: [
+        { index: 0, type: "exit_code", passed: true, score: 1, confidence: 1, reasoning: "exit 0" },
+        { index: 1, type: "semantic", passed: false, score: 0.4, confidence: 0.9, reasoning: "sum subtracts", children: ["run-i1-v1-checker"] },
+      ],
+    },
+    { number: 2, phase: "Validating", exitCode: 0, feedback: "sum subtracts", validators: [{ index: 0, type: "exit_code", passed: true, score: 1, confidence: 1, reasoning: "exit 0" }] },
+  ],
+  children: [
+    { name: "run-i1-v1-checker", purpose: "validation", iteration: 1, validatorIndex: 1, judge: "checker", phase: "Succeeded" },
+    { name: "run-i2-v1-checker", purpose: "validation", iteration: 2, validatorIndex: 1, judge: "checker", phase: "Running" },
+    { name: "run-t-abc-gatekeeper", purpose: "tool_validation", iteration: 2, validatorIndex: 0, judge: "gatekeeper", toolCallId: "call-abc" },
+  ],
+});
+
+const ref = (iteration: number, validatorIndex: number, purpose: "validation" | "tool_validation" = "validation") => ({ name: "run", uid: "u", purpose, iteration, validatorIndex, depth: 1 });
+
+const children: Execution[] = [
+  execution("run-i1-v1-checker", { phase: "Succeeded", verdict: { score: 0.4, confidence: 0.9, reasoning: "sum subtracts" }, score: 0.4, message: "verdict parsed from the judge's output" }, ref(1, 1), "checker"),
+  execution("run-i2-v1-checker", { phase: "Running", startTime: "2026-01-01T00:01:00Z" }, ref(2, 1), "checker"),
+  execution("run-t-abc-gatekeeper", { phase: "Failed", rejection: "malformed_output", message: "no JSON object in the output" }, { ...ref(2, 0, "tool_validation"), toolCallId: "call-abc" }, "gatekeeper"),
+  execution("other", { phase: "Succeeded" }),
+];
+
+describe("buildExecutionView", () => {
+  const view = buildExecutionView(parent, children, agent);
+
+  it("Given a finished iteration, shows each validator's score and confidence against the Agent's thresholds, and its judges' verdicts", () => {
+    const [first] = view.iterations;
+    expect(first?.validators.map((v) => [v.index, v.state, v.score, v.minScore, v.minConfidence])).toEqual([
+      [0, "passed", 1, 1, 0],
+      [1, "failed", 0.4, 0.8, 0.5],
+    ]);
+    expect(first?.validators[1]?.judges).toEqual([
+      expect.objectContaining({ name: "run-i1-v1-checker", judge: "checker", phase: "Succeeded", score: 0.4, confidence: 0.9, reasoning: "sum subtracts", minScore: 0.8 }),
+    ]);
+  });
+
+  it("Given the iteration being validated, lists the validator running and those still to come with their thresholds", () => {
+    const second = view.iterations[1];
+    expect(second?.feedback).toBe("sum subtracts");
+    expect(second?.validators.map((v) => [v.index, v.type, v.state, v.minScore])).toEqual([
+      [0, "exit_code", "passed", 1],
+      [1, "semantic", "running", 0.8],
+      [2, "regex", "pending", 1],
+    ]);
+    expect(second?.validators[1]?.judges.map((j) => [j.name, j.phase])).toEqual([["run-i2-v1-checker", "Running"]]);
+  });
+
+  it("groups tool_validation judges by tool call, with the rejection and why, and the entry's default threshold 0.7", () => {
+    expect(view.iterations[1]?.toolCalls).toEqual([
+      { id: "call-abc", judges: [expect.objectContaining({ judge: "gatekeeper", phase: "Failed", rejection: "malformed_output", message: "no JSON object in the output", minScore: 0.7 })] },
+    ]);
+  });
+
+  it("never carries spec.input (a judge's input holds the judged call's arguments)", () => {
+    expect(JSON.stringify(view)).not.toContain(SECRET);
+    expect(JSON.stringify(buildExecutionView(children[0] as Execution, [], undefined))).not.toContain(SECRET);
+  });
+
+  it("Given the Agent is gone, shows what the status holds and says thresholds are unknown", () => {
+    const v = buildExecutionView(parent, children, undefined);
+    expect(v.agentFound).toBe(false);
+    expect(v.iterations[1]?.validators.map((x) => x.index)).toEqual([0]);
+    expect(v.iterations[0]?.validators[1]?.minScore).toBeUndefined();
+  });
+
+  it("shows a child the parent's status does not name yet", () => {
+    const late = execution("run-i2-v1-late", { phase: "Running" }, ref(2, 1), "checker");
+    const v = buildExecutionView(parent, [...children, late], agent);
+    expect(v.iterations[1]?.validators[1]?.judges.map((j) => j.name)).toEqual(["run-i2-v1-checker", "run-i2-v1-late"]);
+  });
+
+  it("shows a judge child's own verdict and whom it judges", () => {
+    const v = buildExecutionView(children[0] as Execution, [], undefined);
+    expect(v.parent).toEqual({ name: "run", purpose: "validation", iteration: 1, validatorIndex: 1 });
+    expect(v.verdict).toEqual({ score: 0.4, confidence: 0.9, reasoning: "sum subtracts" });
+  });
+});
+
+describe("treeOrder", () => {
+  it("puts each judge child under its parent, by iteration and validator, and orphans at the top", () => {
+    const orphan = execution("zz-orphan", undefined, { name: "gone", uid: "x", purpose: "validation", iteration: 1, validatorIndex: 0 });
+    const order = treeOrder([children[2], orphan, children[1], parent, children[3], children[0]] as Execution[]);
+    expect(order.map((x) => `${x.depth}:${x.ex.metadata.name}`)).toEqual([
+      "0:other",
+      "0:run",
+      "1:run-i1-v1-checker",
+      "1:run-t-abc-gatekeeper",
+      "1:run-i2-v1-checker",
+      "0:zz-orphan",
+    ]);
+  });
+});
+
+describe("renderExecution (gavel describe)", () => {
+  const now = Date.parse("2026-01-01T00:05:00Z");
+  const raw = new Map<string, string | undefined>([["run-i1-v1-checker", 'thinking...\n{"score":0.4,"confidence":0.9,"reasoning":"sum subtracts"}\n'], ["run-i2-v1-checker", undefined]]);
+  const events = [{ metadata: { name: "run.1" }, involvedObject: { name: "run" }, type: "Warning", reason: "ValidatorResult", message: '{"iteration":1,"index":1,"passed":false}', lastTimestamp: new Date("2026-01-01T00:01:00Z"), source: { component: "gavel-controller" } }];
+  const text = renderExecution(buildExecutionView(parent, children, agent), raw, events, now);
+
+  it("shows each validator against its thresholds, each judge's verdict or rejection, and the end of its raw output", () => {
+    expect(text).toMatch(/^Phase:\s+Running$/m);
+    expect(text).toMatch(/^Iteration:\s+2 of at most 3$/m);
+    expect(text).toContain("1  semantic  failed  score 0.40 <  0.80  confidence 0.90 >= 0.50");
+    expect(text).toContain("checker  run-i1-v1-checker  Succeeded  score 0.40 <  0.80  confidence 0.90");
+    expect(text).toContain('{"score":0.4,"confidence":0.9,"reasoning":"sum subtracts"}');
+    expect(text).toContain("2  regex  pending  (min_score 1.00, min_confidence 0.00)");
+    expect(text).toMatch(/gatekeeper  run-t-abc-gatekeeper  Failed  rejected: malformed_output\n\s+Why:\s+no JSON object in the output/);
+    expect(text).toContain("call-abc  judged by:");
+    expect(text).toMatch(/Warning\s+ValidatorResult\s+4m\s+gavel-controller/);
+    expect(text).not.toContain(SECRET);
+  });
+
+  it("keeps the end of a long raw output, where the verdict is", () => {
+    const long = `${"x".repeat(2000)}\nverdict line`;
+    const tail = rawTail(long);
+    expect(tail).toMatch(/^… \(\d+ more characters before\)/);
+    expect(tail.endsWith("verdict line")).toBe(true);
+    expect(tail.length).toBeLessThan(700);
+  });
+});

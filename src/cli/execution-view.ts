@@ -1,0 +1,247 @@
+// One Execution's tree as `gavel describe` and the web view show it, built from what the API
+// server holds: the Execution's status (iterations, validator records, child refs), its judge
+// children's statuses (verdict or rejection) and its Agent (declared validators and their
+// thresholds). Pure, so both front ends draw the same tree. It carries no spec.input and no
+// tool-call argument values: a judge child's input is the judged call, so it is never read.
+import type { Agent, Condition, Execution, ExecutionPhase, JudgePurpose, ValidatorSpec } from "../api/types.js";
+import { maxIterations } from "../engine/durations.js";
+import { OUTER_MIN_SCORE, thresholdsOf, TOOL_MIN_SCORE } from "../engine/validators/outcome.js";
+
+export interface JudgeView {
+  /** The child Execution's name. */
+  name: string;
+  /** The judge Agent. */
+  judge: string;
+  purpose: JudgePurpose;
+  phase: ExecutionPhase | "Pending";
+  score?: number;
+  confidence?: number;
+  /** min_score of the validator or tool_validation entry it answers for (from the Agent as it is now). */
+  minScore?: number;
+  reasoning?: string;
+  rejection?: string;
+  /** The child's status message (why it was rejected, or that its verdict was parsed). */
+  message?: string;
+  startTime?: string;
+  completionTime?: string;
+}
+
+export interface ValidatorView {
+  index: number;
+  type: string;
+  /** pending: not reached yet in a running iteration; running: its judges (or checks) are under way. */
+  state: "pending" | "running" | "passed" | "failed";
+  score?: number;
+  confidence?: number;
+  /** Thresholds from the Agent as it is now (defaults applied); absent when the Agent is gone. */
+  minScore?: number;
+  minConfidence?: number;
+  reasoning?: string;
+  signals?: { category: string; score: number; message: string }[];
+  judges: JudgeView[];
+}
+
+export interface ToolCallView {
+  /** The call's idempotency key. */
+  id: string;
+  /** The tool_validation judges asked about it. */
+  judges: JudgeView[];
+}
+
+export interface IterationView {
+  number: number;
+  phase: string;
+  exitCode?: number;
+  startTime?: string;
+  completionTime?: string;
+  feedback?: string;
+  validators: ValidatorView[];
+  toolCalls: ToolCallView[];
+}
+
+export interface ExecutionView {
+  name: string;
+  namespace: string;
+  agent: string;
+  phase: ExecutionPhase | "Pending";
+  score?: number;
+  iteration?: number;
+  maxIterations?: number;
+  message?: string;
+  creationTimestamp?: string;
+  startTime?: string;
+  completionTime?: string;
+  /** Set on a judge child: whom it judges. */
+  parent?: { name: string; purpose: JudgePurpose; iteration: number; validatorIndex: number; toolCallId?: string };
+  /** Set on a judge child: its own verdict or rejection. */
+  verdict?: { score: number; confidence: number; reasoning: string };
+  rejection?: string;
+  iterations: IterationView[];
+  conditions: Condition[];
+  /** False when the Agent could not be read: thresholds and pending validators are unknown. */
+  agentFound: boolean;
+}
+
+const TERMINAL = new Set(["Succeeded", "Failed", "Cancelled", "TimedOut"]);
+
+/** True for a phase nothing follows. */
+export function isFinished(phase: string | undefined): boolean {
+  return phase !== undefined && TERMINAL.has(phase);
+}
+
+function judgeView(ref: { name: string; judge: string; purpose: JudgePurpose; phase?: ExecutionPhase }, child: Execution | undefined, minScore: number | undefined): JudgeView {
+  const st = child?.status;
+  const v: JudgeView = { name: ref.name, judge: ref.judge, purpose: ref.purpose, phase: st?.phase ?? ref.phase ?? "Pending" };
+  if (minScore !== undefined) v.minScore = minScore;
+  if (st?.verdict !== undefined) {
+    v.score = st.verdict.score;
+    v.confidence = st.verdict.confidence;
+    v.reasoning = st.verdict.reasoning;
+  }
+  if (st?.rejection !== undefined) v.rejection = st.rejection;
+  if (st?.message !== undefined) v.message = st.message;
+  if (st?.startTime !== undefined) v.startTime = st.startTime;
+  if (st?.completionTime !== undefined) v.completionTime = st.completionTime;
+  return v;
+}
+
+function declaredValidators(agent: Agent | undefined): ValidatorSpec[] {
+  const v = agent?.spec.execution?.validation;
+  return Array.isArray(v) ? v : [];
+}
+
+/**
+ * The tree of `execution`. `children` may hold any Executions of the namespace: those whose
+ * spec.parent names this one are its judges. `agent` is the Execution's Agent, if it exists.
+ */
+export function buildExecutionView(execution: Execution, children: readonly Execution[], agent: Agent | undefined): ExecutionView {
+  const st = execution.status ?? {};
+  const byName = new Map(children.filter((c) => c.spec.parent?.name === execution.metadata.name).map((c) => [c.metadata.name, c]));
+  const refs = st.children ?? [];
+  // Children the status does not name yet (created, the parent's status write still to come) are shown too.
+  const named = new Set(refs.map((r) => r.name));
+  const allRefs = [
+    ...refs,
+    ...[...byName.values()]
+      .filter((c) => !named.has(c.metadata.name) && c.spec.parent !== undefined)
+      .map((c) => {
+        const p = c.spec.parent as NonNullable<Execution["spec"]["parent"]>;
+        return { name: c.metadata.name, judge: c.spec.agentRef.name, purpose: p.purpose, iteration: p.iteration, validatorIndex: p.validatorIndex, ...(p.toolCallId !== undefined ? { toolCallId: p.toolCallId } : {}) };
+      }),
+  ];
+  const declared = declaredValidators(agent);
+  const toolEntries = agent?.spec.execution?.tool_validation ?? [];
+  const records = st.iterations ?? [];
+  const running = !isFinished(st.phase);
+
+  const iterations: IterationView[] = records.map((rec, i) => {
+    const judgesOf = (k: number, minScore: number | undefined) =>
+      allRefs.filter((r) => r.purpose === "validation" && r.iteration === rec.number && r.validatorIndex === k).map((r) => judgeView(r, byName.get(r.name), minScore));
+    const validators: ValidatorView[] = (rec.validators ?? []).map((vr) => {
+      const spec = declared[vr.index];
+      const t = spec !== undefined ? thresholdsOf(spec, OUTER_MIN_SCORE) : undefined;
+      return {
+        index: vr.index,
+        type: vr.type,
+        state: vr.passed ? "passed" : "failed",
+        score: vr.score,
+        confidence: vr.confidence,
+        ...(t !== undefined ? { minScore: t.min_score, minConfidence: t.min_confidence } : {}),
+        reasoning: vr.reasoning,
+        ...(vr.signals !== undefined && vr.signals.length > 0 ? { signals: vr.signals } : {}),
+        judges: judgesOf(vr.index, t?.min_score),
+      };
+    });
+    // The last iteration of a run still going: the validators it has not finished, as declared.
+    const current = i === records.length - 1 && running && (rec.phase === "Running" || rec.phase === "Validating");
+    if (current) {
+      for (let k = validators.length; k < declared.length; k++) {
+        const spec = declared[k] as ValidatorSpec;
+        const t = thresholdsOf(spec, OUTER_MIN_SCORE);
+        validators.push({
+          index: k,
+          type: spec.type,
+          state: rec.phase === "Validating" && k === (rec.validators ?? []).length ? "running" : "pending",
+          minScore: t.min_score,
+          minConfidence: t.min_confidence,
+          judges: judgesOf(k, t.min_score),
+        });
+      }
+    }
+    const calls = new Map<string, ToolCallView>();
+    for (const r of allRefs) {
+      if (r.purpose !== "tool_validation" || r.iteration !== rec.number) continue;
+      const id = r.toolCallId ?? "?";
+      const call = calls.get(id) ?? { id, judges: [] };
+      const entry = toolEntries[r.validatorIndex];
+      call.judges.push(judgeView(r, byName.get(r.name), entry !== undefined ? thresholdsOf(entry, TOOL_MIN_SCORE).min_score : undefined));
+      calls.set(id, call);
+    }
+    return {
+      number: rec.number,
+      phase: rec.phase,
+      ...(rec.exitCode !== undefined ? { exitCode: rec.exitCode } : {}),
+      ...(rec.startTime !== undefined ? { startTime: rec.startTime } : {}),
+      ...(rec.completionTime !== undefined ? { completionTime: rec.completionTime } : {}),
+      ...(rec.feedback !== undefined && rec.feedback !== "" ? { feedback: rec.feedback } : {}),
+      validators,
+      toolCalls: [...calls.values()],
+    };
+  });
+
+  const p = execution.spec.parent;
+  return {
+    name: execution.metadata.name,
+    namespace: execution.metadata.namespace ?? "default",
+    agent: execution.spec.agentRef.name,
+    phase: st.phase ?? "Pending",
+    ...(st.score !== undefined ? { score: st.score } : {}),
+    ...(st.iteration !== undefined ? { iteration: st.iteration } : {}),
+    ...(agent !== undefined ? { maxIterations: maxIterations(agent) } : {}),
+    ...(st.message !== undefined ? { message: st.message } : {}),
+    ...(execution.metadata.creationTimestamp !== undefined ? { creationTimestamp: String(execution.metadata.creationTimestamp) } : {}),
+    ...(st.startTime !== undefined ? { startTime: st.startTime } : {}),
+    ...(st.completionTime !== undefined ? { completionTime: st.completionTime } : {}),
+    ...(p !== undefined
+      ? { parent: { name: p.name, purpose: p.purpose, iteration: p.iteration, validatorIndex: p.validatorIndex, ...(p.toolCallId !== undefined ? { toolCallId: p.toolCallId } : {}) } }
+      : {}),
+    ...(st.verdict !== undefined ? { verdict: { score: st.verdict.score, confidence: st.verdict.confidence, reasoning: st.verdict.reasoning } } : {}),
+    ...(st.rejection !== undefined ? { rejection: st.rejection } : {}),
+    iterations,
+    conditions: st.conditions ?? [],
+    agentFound: agent !== undefined,
+  };
+}
+
+/**
+ * Executions in tree order: each top-level one (or one whose parent is not in the list) by
+ * namespace and name, then its judge children by iteration, validator and name, depth-first.
+ */
+export function treeOrder(items: Execution[]): { ex: Execution; depth: number }[] {
+  const key = (e: Execution) => `${e.metadata.namespace ?? ""}/${e.metadata.name}`;
+  const present = new Set(items.map(key));
+  const parentKey = (e: Execution) => (e.spec.parent !== undefined ? `${e.metadata.namespace ?? ""}/${e.spec.parent.name}` : undefined);
+  const kids = new Map<string, Execution[]>();
+  const roots: Execution[] = [];
+  for (const e of items) {
+    const pk = parentKey(e);
+    if (pk !== undefined && present.has(pk) && pk !== key(e)) kids.set(pk, [...(kids.get(pk) ?? []), e]);
+    else roots.push(e);
+  }
+  const byName = (a: Execution, b: Execution) => key(a).localeCompare(key(b));
+  const byPlace = (a: Execution, b: Execution) => {
+    const pa = a.spec.parent;
+    const pb = b.spec.parent;
+    return (pa?.iteration ?? 0) - (pb?.iteration ?? 0) || (pa?.validatorIndex ?? 0) - (pb?.validatorIndex ?? 0) || byName(a, b);
+  };
+  const out: { ex: Execution; depth: number }[] = [];
+  const seen = new Set<string>();
+  const visit = (e: Execution, depth: number) => {
+    if (seen.has(key(e))) return;
+    seen.add(key(e));
+    out.push({ ex: e, depth });
+    for (const c of (kids.get(key(e)) ?? []).sort(byPlace)) visit(c, depth + 1);
+  };
+  for (const r of roots.sort(byName)) visit(r, 0);
+  return out;
+}

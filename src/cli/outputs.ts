@@ -1,0 +1,98 @@
+// Where the output of an Execution's workloads is, read-only: a worker run's output is the
+// log of its pod `gavel-<exec>-i<N>-ex` while the pod exists, then the result ConfigMap
+// `<exec>-i<N>-result` the reconciler keeps when the pod ends (it deletes the pod after).
+// A judge child's output is the log of its pod while it exists, then its stored result.
+import { PassThrough, type Writable } from "node:stream";
+import * as k8s from "@kubernetes/client-node";
+import { resultName, workerResultOf, workloadPodName } from "../controller/execution-pods.js";
+import { httpStatusOf, isNotFound, typedError } from "../errors.js";
+import type { Kube } from "./kube.js";
+
+/** The container every gavel workload pod runs its workload in. */
+const CONTAINER = "main";
+
+/** Output of one workload, and where it came from. */
+export interface WorkloadOutput {
+  /** "stored": the result kept after the run; "pod": the live pod's log (so far). */
+  source: "stored" | "pod";
+  stdout: string;
+  /** What the run left on stderr when it never started or was stopped (stored results only). */
+  stderr: string;
+}
+
+/** The state of a workload's pod: absent, waiting to start, running, or ended. */
+export type PodState = "absent" | "waiting" | "running" | "ended";
+
+async function readPod(kube: Kube, namespace: string, name: string): Promise<k8s.V1Pod | undefined> {
+  try {
+    return await kube.core.readNamespacedPod({ name, namespace });
+  } catch (err) {
+    if (isNotFound(err)) return undefined;
+    throw typedError(err, `reading pod ${name}`);
+  }
+}
+
+/** Where a workload's pod is in its life. */
+export async function podState(kube: Kube, namespace: string, workload: string): Promise<PodState> {
+  const pod = await readPod(kube, namespace, workloadPodName(workload));
+  if (pod === undefined) return "absent";
+  const phase = pod.status?.phase;
+  if (phase === "Succeeded" || phase === "Failed") return "ended";
+  const main = pod.status?.containerStatuses?.find((c) => c.name === CONTAINER);
+  if (main?.state?.running !== undefined) return "running";
+  if (main?.state?.terminated !== undefined) return "ended";
+  return "waiting";
+}
+
+async function storedResult(kube: Kube, namespace: string, workload: string): Promise<WorkloadOutput | undefined> {
+  try {
+    const cm = await kube.core.readNamespacedConfigMap({ name: resultName(workload), namespace });
+    const r = workerResultOf(cm);
+    return r === undefined ? undefined : { source: "stored", stdout: r.stdout, stderr: r.stderr };
+  } catch (err) {
+    if (isNotFound(err)) return undefined;
+    throw typedError(err, `reading the stored result ${resultName(workload)}`);
+  }
+}
+
+async function podLog(kube: Kube, namespace: string, workload: string): Promise<WorkloadOutput | undefined> {
+  const name = workloadPodName(workload);
+  try {
+    const text = await kube.core.readNamespacedPodLog({ name, namespace, container: CONTAINER });
+    return { source: "pod", stdout: text, stderr: "" };
+  } catch (err) {
+    // Gone, or not started yet (the API server answers 400 while the container is being created).
+    if (isNotFound(err) || httpStatusOf(err) === 400) return undefined;
+    throw typedError(err, `reading the log of pod ${name}`);
+  }
+}
+
+/** A workload's output: the stored result when the run ended, else its pod's log so far. */
+export async function workloadOutput(kube: Kube, namespace: string, workload: string): Promise<WorkloadOutput | undefined> {
+  return (await storedResult(kube, namespace, workload)) ?? (await podLog(kube, namespace, workload));
+}
+
+/** Streams a running workload's log into `out` until the container ends or the signal aborts. */
+export async function followPodLog(kube: Kube, namespace: string, workload: string, out: Writable, signal: AbortSignal): Promise<void> {
+  const through = new PassThrough();
+  through.on("data", (chunk: Buffer) => out.write(chunk));
+  const ended = new Promise<void>((resolve) => {
+    through.once("end", resolve);
+    through.once("close", resolve);
+    through.once("error", () => resolve());
+  });
+  let controller: AbortController;
+  try {
+    controller = await new k8s.Log(kube.kc).log(namespace, workloadPodName(workload), CONTAINER, through, { follow: true });
+  } catch (err) {
+    if (isNotFound(err) || httpStatusOf(err) === 400) return;
+    throw typedError(err, `following the log of pod ${workloadPodName(workload)}`);
+  }
+  const abort = () => controller.abort();
+  signal.addEventListener("abort", abort, { once: true });
+  try {
+    await ended;
+  } finally {
+    signal.removeEventListener("abort", abort);
+  }
+}
