@@ -11,6 +11,8 @@ export interface NatsServer {
   port: number;
   /** Path of the server's configuration file (tests that reload config rewrite it). */
   configPath: string;
+  /** The server's stderr so far (its last 8 KiB). */
+  log(): string;
   stop(): Promise<void>;
 }
 
@@ -46,7 +48,8 @@ export async function startNats(opts: { extraConfig?: string; binary?: string } 
     configPath,
     `listen: 127.0.0.1:${port}\njetstream { store_dir: "${join(dir, "js")}" }\n${opts.extraConfig ?? ""}\n`,
   );
-  const child = spawn(opts.binary ?? "nats-server", ["-c", configPath], { stdio: ["ignore", "ignore", "pipe"] });
+  // In its own directory: relative paths of the config (an operator-mode resolver's "jwt") land there.
+  const child = spawn(opts.binary ?? "nats-server", ["-c", configPath], { cwd: dir, stdio: ["ignore", "ignore", "pipe"] });
   let log = "";
   child.stderr.on("data", (d: Buffer) => (log = (log + d.toString()).slice(-8192)));
   const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
@@ -64,6 +67,7 @@ export async function startNats(opts: { extraConfig?: string; binary?: string } 
     url: `nats://127.0.0.1:${port}`,
     port,
     configPath,
+    log: () => log,
     async stop() {
       process.off("exit", killOnExit);
       child.kill("SIGTERM");

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds every image gavel ships, FROM the locally built base image: the worker runtime
-# (gavel/agent), the controller (gavel/controller), the judges (judges/build-images.sh) and
-# the worker of examples/kubernetes. Each is tagged :dev and :<package.json version>, the tag
+# (gavel/agent), the controller (gavel/controller), NATS (gavel/nats), the judges
+# (judges/build-images.sh) and the worker of examples/kubernetes. Each is tagged :dev and :<package.json version>, the tag
 # the chart installs by default. Needs `make build` first.
 source "$(dirname "$0")/lib.sh"
 cd "$REPO_DIR"
@@ -16,6 +16,13 @@ if [ -f deploy/controller.Dockerfile ]; then
   log "building gavel/controller:dev"
   docker build -q --build-arg BASE_IMAGE="$BASE_IMAGE" -f deploy/controller.Dockerfile -t gavel/controller:dev . >/dev/null
 fi
+# The chart's NATS: the nats-server binary build-nats.sh keeps in the cache, on the base image.
+"$HARNESS_DIR/build-nats.sh"
+log "building gavel/nats:dev (nats-server $NATS_VERSION)"
+nats_ctx="$(mktemp -d)"
+cp "$NATS_BIN/nats-server" "$nats_ctx/"
+docker build -q --build-arg BASE_IMAGE="$BASE_IMAGE" -f deploy/nats.Dockerfile -t gavel/nats:dev "$nats_ctx" >/dev/null
+rm -rf "$nats_ctx"
 if [ -x judges/build-images.sh ]; then
   BASE_IMAGE="$BASE_IMAGE" judges/build-images.sh
 fi
@@ -23,7 +30,7 @@ log "building gavel/example-k8s-worker:dev"
 docker build -q --build-arg BASE_IMAGE="$BASE_IMAGE" -t gavel/example-k8s-worker:dev examples/kubernetes/worker >/dev/null
 
 version="$(node -p 'require("./package.json").version')"
-for image in agent controller rule-judge command-judge llm-judge example-k8s-worker; do
+for image in agent controller nats rule-judge command-judge llm-judge example-k8s-worker; do
   docker image inspect "gavel/$image:dev" >/dev/null 2>&1 && docker tag "gavel/$image:dev" "gavel/$image:$version"
 done
 docker images --format '{{.Repository}}:{{.Tag}} {{.Size}}' | grep '^gavel/' | grep -v rootfs | sed 's/^/[harness]   /' >&2

@@ -9,10 +9,13 @@ HELM_VERSION="v3.16.4"
 # Cluster add-ons built from the Go module proxy (build-k8s.sh) and run as pods (addons.sh).
 COREDNS_VERSION="v1.15.0"
 LOCAL_PATH_VERSION="v0.0.30"
+# nats-server for the chart's NATS image and the tests (build-nats.sh).
+NATS_VERSION="v2.15.2"
 K8S_BIN="$GAVEL_CACHE/k8s/$K8S_VERSION/bin"
 HELM_BIN="$GAVEL_CACHE/helm/$HELM_VERSION/bin"
 COREDNS_BIN="$GAVEL_CACHE/coredns/$COREDNS_VERSION/bin"
 LOCAL_PATH_BIN="$GAVEL_CACHE/local-path-provisioner/$LOCAL_PATH_VERSION/bin"
+NATS_BIN="$GAVEL_CACHE/nats/$NATS_VERSION/bin"
 HARNESS_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 REPO_DIR="$(cd "$HARNESS_DIR/../.." && pwd)"
 BASE_IMAGE="${BASE_IMAGE:-gavel/base:bookworm-node20}"

@@ -1,15 +1,29 @@
 // The tests' NATS: the same launcher local mode uses (src/transport/nats-server.ts), and one
-// that pods of the single-node cluster can reach (it listens on the node's address).
+// that pods of the single-node cluster can reach (it listens on the node's address). Both run
+// the nats-server test/harness/build-nats.sh builds (the version of the chart's image), or
+// Debian's when that has not been built yet.
+import { existsSync } from "node:fs";
 import { spawn } from "node:child_process";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { connect as tcpConnect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { freePort, type NatsServer } from "../../src/transport/nats-server.js";
+import { freePort, startNats as start, type NatsServer } from "../../src/transport/nats-server.js";
 import { eventually } from "./cluster.js";
-import { NODE_IP } from "./paths.js";
+import { GAVEL_CACHE, NODE_IP } from "./paths.js";
 
-export { startNats, freePort, type NatsServer } from "../../src/transport/nats-server.js";
+export { freePort, type NatsServer } from "../../src/transport/nats-server.js";
+
+/** Mirrors lib.sh's NATS_VERSION. */
+export const NATS_VERSION = "v2.15.2";
+const BUILT = join(GAVEL_CACHE, "nats", NATS_VERSION, "bin", "nats-server");
+/** The nats-server binary tests run. */
+export const NATS_SERVER = existsSync(BUILT) ? BUILT : "nats-server";
+
+/** Starts a nats-server with JetStream on a free loopback port (see src/transport/nats-server.ts). */
+export function startNats(opts: { extraConfig?: string; binary?: string } = {}): Promise<NatsServer> {
+  return start({ binary: NATS_SERVER, ...opts });
+}
 
 /**
  * nats-server -js on NODE_IP, where the chart's controller pod reaches it as
@@ -20,7 +34,9 @@ export async function startNatsForPods(opts: { port?: number; extraConfig?: stri
   const dir = await mkdtemp(join(tmpdir(), "gavel-pod-nats-"));
   const configPath = join(dir, "nats.conf");
   await writeFile(configPath, `listen: ${NODE_IP}:${port}\njetstream { store_dir: "${join(dir, "js")}" }\n${opts.extraConfig ?? ""}\n`);
-  const server = spawn("nats-server", ["-c", configPath], { stdio: "ignore" });
+  const server = spawn(NATS_SERVER, ["-c", configPath], { cwd: dir, stdio: ["ignore", "ignore", "pipe"] });
+  let log = "";
+  server.stderr.on("data", (d: Buffer) => (log = (log + d.toString()).slice(-8192)));
   const exited = new Promise((r) => server.once("exit", r));
   const killOnExit = () => server.kill("SIGKILL");
   process.on("exit", killOnExit);
@@ -33,6 +49,7 @@ export async function startNatsForPods(opts: { port?: number; extraConfig?: stri
     url: `nats://${NODE_IP}:${port}`,
     port,
     configPath,
+    log: () => log,
     async stop() {
       process.off("exit", killOnExit);
       server.kill("SIGTERM");
