@@ -1,12 +1,19 @@
-// Per-execution NATS credentials in NATS's decentralised (JWT) model: gavel holds an
-// operator and an account key; each Execution's worker gets a user JWT, signed by the
-// account, that may publish its own proposals and receive its own replies and nothing
-// else. No server reload is needed to add or drop an execution.
-import { createHash } from "node:crypto";
+// gavel's NATS trust in the decentralised (operator/JWT) model, as pure functions: the
+// operator, its signing key, the system account and gavel's account with its signing key;
+// the server configuration that trusts them; user credentials for the controller, the
+// system account and each Execution's worker; and the account JWT re-signed with
+// revocations. No I/O here: the bootstrap (src/controller/nats-secrets.ts) keeps the keys
+// in Secrets, the controller mints and revokes (src/controller/execution-credentials.ts).
+import { createHash, createHmac } from "node:crypto";
 import { createAccount, createOperator, createUser, fromSeed, type KeyPair } from "@nats-io/nkeys";
+// The seed codec is not re-exported by the package root; a user key derived from an
+// Execution's uid needs it to encode 32 raw bytes as a seed.
+import { Codec } from "@nats-io/nkeys/lib/codec.js";
+import { Prefix } from "@nats-io/nkeys";
 import { inboxPrefix, toolCallSubject } from "./subjects.js";
 
 const enc = new TextEncoder();
+const dec = new TextDecoder();
 const b64url = (b: Uint8Array | string) => Buffer.from(typeof b === "string" ? enc.encode(b) : b).toString("base64url");
 
 /** Publish/subscribe permissions of a NATS user. */
@@ -15,14 +22,28 @@ export interface Permissions {
   sub: { allow?: string[]; deny?: string[] };
 }
 
-/** The keys gavel signs with; seeds are secrets (a Kubernetes Secret in cluster mode). */
+/**
+ * Every key of one gavel NATS deployment; seeds are secrets. The identity keys sign only
+ * at bootstrap; day to day the operator signing key re-signs gavel's account (revocations)
+ * and the account signing key signs users.
+ */
 export interface NatsTrust {
   operatorSeed: string;
-  accountSeed: string;
+  operatorSigningSeed: string;
   systemAccountSeed: string;
+  accountSeed: string;
+  accountSigningSeed: string;
 }
 
-/** The credentials a worker gets: a user JWT plus its seed, in NATS's .creds format too. */
+/** What signs users of gavel's account: its signing seed and the account's public key. */
+export interface AccountIssuer {
+  accountSigningSeed: string;
+  /** The account's public key (A...); derived from accountSeed when only that is known. */
+  account?: string;
+  accountSeed?: string;
+}
+
+/** The credentials a user gets: a JWT plus its seed, and both in NATS's .creds format. */
 export interface UserCredentials {
   jwt: string;
   seed: string;
@@ -30,72 +51,182 @@ export interface UserCredentials {
   publicKey: string;
 }
 
-/** Creates fresh operator, account and system-account keys. */
+/** The claims of a NATS JWT (the parts gavel reads and writes). */
+export interface JwtClaims {
+  jti: string;
+  iat: number;
+  iss: string;
+  sub: string;
+  name: string;
+  exp?: number;
+  nats: Record<string, unknown> & { type: string; version: number };
+  [claim: string]: unknown;
+}
+
+function seedOf(kp: KeyPair): string {
+  return dec.decode(kp.getSeed());
+}
+
+/** Creates fresh keys for a new deployment. */
 export function createTrust(): NatsTrust {
-  const dec = new TextDecoder();
   return {
-    operatorSeed: dec.decode(createOperator().getSeed()),
-    accountSeed: dec.decode(createAccount().getSeed()),
-    systemAccountSeed: dec.decode(createAccount().getSeed()),
+    operatorSeed: seedOf(createOperator()),
+    operatorSigningSeed: seedOf(createOperator()),
+    systemAccountSeed: seedOf(createAccount()),
+    accountSeed: seedOf(createAccount()),
+    accountSigningSeed: seedOf(createAccount()),
   };
 }
 
-function keyPair(seed: string): KeyPair {
-  return fromSeed(enc.encode(seed));
+/** The key pair of a seed; throws naming `what` when the text is not a seed of that kind. */
+export function keyPair(seed: string, what = "seed"): KeyPair {
+  try {
+    return fromSeed(enc.encode(seed.trim()));
+  } catch (err) {
+    throw new Error(`${what} is not a valid NATS nkey seed`, { cause: err });
+  }
 }
 
-/** Encodes and signs a NATS JWT (header alg ed25519-nkey) with the issuer's key. */
-function signJwt(issuer: KeyPair, subject: string, name: string, nats: Record<string, unknown>, expiresInSeconds?: number): string {
-  const iat = Math.floor(Date.now() / 1000);
-  const claims: Record<string, unknown> = {
-    jti: "",
-    iat,
-    iss: issuer.getPublicKey(),
-    name,
-    sub: subject,
-    ...(expiresInSeconds !== undefined ? { exp: iat + expiresInSeconds } : {}),
-    nats: { ...nats, version: 2 },
-  };
-  // The jti is the hash of the claims without it, as NATS's own tools make it.
-  claims.jti = createHash("sha256").update(JSON.stringify(claims)).digest("base64url").slice(0, 43);
+/** The public key of a seed. */
+export function publicKeyOf(seed: string, what?: string): string {
+  return keyPair(seed, what).getPublicKey();
+}
+
+/** gavel's account public key as an issuer knows it. */
+export function accountOf(issuer: AccountIssuer): string {
+  if (issuer.account !== undefined) return issuer.account;
+  if (issuer.accountSeed !== undefined) return publicKeyOf(issuer.accountSeed, "account seed");
+  throw new Error("the account's public key is not known (account or accountSeed)");
+}
+
+/** Signs claims as a JWT (header alg ed25519-nkey); the jti is recomputed. */
+export function signJwt(issuer: KeyPair, claims: Omit<JwtClaims, "jti" | "iss">): string {
+  const body: Record<string, unknown> = { ...claims, jti: "", iss: issuer.getPublicKey() };
+  // The jti is a hash of the claims without it, as NATS's own tools make it.
+  body.jti = createHash("sha256").update(JSON.stringify(body)).digest("base64url").slice(0, 43);
   const head = b64url(JSON.stringify({ typ: "JWT", alg: "ed25519-nkey" }));
-  const body = b64url(JSON.stringify(claims));
-  const sig = issuer.sign(enc.encode(`${head}.${body}`));
-  return `${head}.${body}.${b64url(sig)}`;
+  const payload = b64url(JSON.stringify(body));
+  const sig = issuer.sign(enc.encode(`${head}.${payload}`));
+  return `${head}.${payload}.${b64url(sig)}`;
 }
 
+/** The claims of a JWT, unverified (gavel reads only JWTs it got from its own server or keys). */
+export function decodeJwt(jwt: string): JwtClaims {
+  const body = jwt.trim().split(".")[1];
+  if (body === undefined) throw new Error("not a JWT: no claims part");
+  const claims = JSON.parse(Buffer.from(body, "base64url").toString("utf8")) as JwtClaims;
+  if (typeof claims.sub !== "string" || typeof claims.nats !== "object") throw new Error("not a NATS JWT: no sub or nats claim");
+  return claims;
+}
+
+const nowSeconds = (nowMs = Date.now()) => Math.floor(nowMs / 1000);
 const unlimited = { subs: -1, data: -1, payload: -1 };
 
-/** The server-side configuration: operator mode with gavel's accounts preloaded in memory. */
-export function serverConfig(trust: NatsTrust): { config: string; account: string } {
-  const op = keyPair(trust.operatorSeed);
-  const acct = keyPair(trust.accountSeed);
-  const sys = keyPair(trust.systemAccountSeed);
-  const operatorJwt = signJwt(op, op.getPublicKey(), "gavel", { type: "operator", system_account: sys.getPublicKey() });
-  const accountLimits = {
-    ...unlimited, imports: -1, exports: -1, wildcards: true, conn: -1, leaf: -1,
-    mem_storage: -1, disk_storage: -1, streams: -1, consumer: -1,
-  };
-  const accountJwt = signJwt(op, acct.getPublicKey(), "gavel", { type: "account", limits: accountLimits, default_permissions: { pub: {}, sub: {} } });
-  const sysJwt = signJwt(op, sys.getPublicKey(), "SYS", { type: "account", limits: { ...unlimited, imports: -1, exports: -1, wildcards: true, conn: -1, leaf: -1 } });
-  const config = [
-    `operator: ${operatorJwt}`,
-    `system_account: ${sys.getPublicKey()}`,
-    "resolver: MEMORY",
-    "resolver_preload: {",
-    `  ${acct.getPublicKey()}: ${accountJwt}`,
-    `  ${sys.getPublicKey()}: ${sysJwt}`,
-    "}",
-  ].join("\n");
-  return { config, account: acct.getPublicKey() };
+/**
+ * The operator JWT, naming its signing key and gavel's system account. Not strict about
+ * signing keys: strict would also bar the system account's identity key from signing its
+ * user; the identity seeds live only in the operator Secret anyway.
+ */
+export function operatorJwt(trust: NatsTrust, nowMs?: number): string {
+  const op = keyPair(trust.operatorSeed, "operator seed");
+  return signJwt(op, {
+    iat: nowSeconds(nowMs),
+    sub: op.getPublicKey(),
+    name: "gavel",
+    nats: {
+      type: "operator",
+      version: 2,
+      signing_keys: [publicKeyOf(trust.operatorSigningSeed, "operator signing seed")],
+      system_account: publicKeyOf(trust.systemAccountSeed, "system account seed"),
+    },
+  });
 }
 
-/** Issues a user of gavel's account with the given permissions. */
-export function issueUser(trust: NatsTrust, name: string, permissions: Permissions, expiresInSeconds?: number): UserCredentials {
-  const acct = keyPair(trust.accountSeed);
-  const user = createUser();
-  const seed = new TextDecoder().decode(user.getSeed());
-  const jwt = signJwt(acct, user.getPublicKey(), name, { type: "user", ...unlimited, pub: permissions.pub, sub: permissions.sub }, expiresInSeconds);
+/** gavel's account JWT: JetStream without limits, users signed by its signing key, no bearer tokens. */
+export function accountJwt(trust: NatsTrust, nowMs?: number): string {
+  return signJwt(keyPair(trust.operatorSigningSeed, "operator signing seed"), {
+    iat: nowSeconds(nowMs),
+    sub: publicKeyOf(trust.accountSeed, "account seed"),
+    name: "gavel",
+    nats: {
+      type: "account",
+      version: 2,
+      limits: {
+        ...unlimited, imports: -1, exports: -1, wildcards: true, conn: -1, leaf: -1,
+        mem_storage: -1, disk_storage: -1, streams: -1, consumer: -1, disallow_bearer: true,
+      },
+      signing_keys: [publicKeyOf(trust.accountSigningSeed, "account signing seed")],
+      default_permissions: { pub: {}, sub: {} },
+    },
+  });
+}
+
+/** The system account's JWT. */
+export function systemAccountJwt(trust: NatsTrust, nowMs?: number): string {
+  return signJwt(keyPair(trust.operatorSigningSeed, "operator signing seed"), {
+    iat: nowSeconds(nowMs),
+    sub: publicKeyOf(trust.systemAccountSeed, "system account seed"),
+    name: "SYS",
+    nats: { type: "account", version: 2, limits: { ...unlimited, imports: -1, exports: -1, wildcards: true, conn: -1, leaf: -1 } },
+  });
+}
+
+/** The JWTs a server is configured with (kept beside the seeds so a restart preloads the same ones). */
+export interface ServerJwts {
+  operator: string;
+  systemAccount: string;
+  account: string;
+}
+
+/** Signs the three JWTs a server needs. */
+export function serverJwts(trust: NatsTrust, nowMs?: number): ServerJwts {
+  return { operator: operatorJwt(trust, nowMs), systemAccount: systemAccountJwt(trust, nowMs), account: accountJwt(trust, nowMs) };
+}
+
+/**
+ * The server's trust configuration (included into nats.conf): operator mode with a full
+ * resolver, which stores account JWTs in `resolverDir` and takes updates pushed on
+ * `$SYS.REQ.CLAIMS.UPDATE` (how revocations reach it). The preloads are only the starting
+ * point: a pushed JWT with a later iat wins over them, also after a restart. Without a
+ * directory the resolver is in memory and takes no pushed update (no revocation).
+ */
+export function serverAuthConfig(jwts: ServerJwts, resolverDir?: string): string {
+  const sys = decodeJwt(jwts.systemAccount).sub;
+  const acct = decodeJwt(jwts.account).sub;
+  return [
+    `operator: ${jwts.operator}`,
+    `system_account: ${sys}`,
+    resolverDir === undefined
+      ? "resolver: MEMORY"
+      : `resolver: { type: full, dir: ${JSON.stringify(resolverDir)}, allow_delete: false, interval: "2m", timeout: "5s" }`,
+    "resolver_preload: {",
+    `  ${sys}: ${jwts.systemAccount}`,
+    `  ${acct}: ${jwts.account}`,
+    "}",
+  ].join("\n");
+}
+
+/** serverAuthConfig from fresh JWTs of `trust`, plus gavel's account key (tests and local servers). */
+export function serverConfig(trust: NatsTrust, resolverDir?: string): { config: string; account: string } {
+  return { config: serverAuthConfig(serverJwts(trust), resolverDir), account: publicKeyOf(trust.accountSeed) };
+}
+
+/** Signs a user of gavel's account with the account signing key. */
+export function issueUser(
+  issuer: AccountIssuer,
+  name: string,
+  permissions: Permissions,
+  opts: { expiresAt?: number; userSeed?: string; nowMs?: number } = {},
+): UserCredentials {
+  const user = opts.userSeed !== undefined ? keyPair(opts.userSeed, "user seed") : createUser();
+  const seed = seedOf(user);
+  const jwt = signJwt(keyPair(issuer.accountSigningSeed, "account signing seed"), {
+    iat: nowSeconds(opts.nowMs),
+    sub: user.getPublicKey(),
+    name,
+    ...(opts.expiresAt !== undefined ? { exp: opts.expiresAt } : {}),
+    nats: { type: "user", version: 2, ...unlimited, issuer_account: accountOf(issuer), pub: permissions.pub, sub: permissions.sub },
+  });
   return { jwt, seed, creds: formatCreds(jwt, seed), publicKey: user.getPublicKey() };
 }
 
@@ -107,14 +238,82 @@ export function workerPermissions(namespace: string, execution: string): Permiss
   };
 }
 
-/** Credentials for one execution's worker, valid for `ttlSeconds`. */
-export function issueWorkerCredentials(trust: NatsTrust, namespace: string, execution: string, ttlSeconds = 24 * 3600): UserCredentials {
-  return issueUser(trust, `worker:${namespace}/${execution}`, workerPermissions(namespace, execution), ttlSeconds);
+/**
+ * The user seed of an Execution's worker, derived from the account signing seed and the
+ * Execution's uid: minting again (a retried reconcile, a restarted controller) gives the
+ * same public key, so whatever was minted for an Execution is revoked by one entry.
+ */
+export function workerUserSeed(accountSigningSeed: string, uid: string): string {
+  const raw = createHmac("sha256", accountSigningSeed.trim()).update(`gavel/nats-worker/v1/${uid}`).digest();
+  return dec.decode(Codec.encodeSeed(Prefix.User, new Uint8Array(raw)));
 }
 
-/** Credentials for gavel itself (gate, controller, event stream): everything in the account. */
-export function issueControllerCredentials(trust: NatsTrust): UserCredentials {
-  return issueUser(trust, "gavel-controller", { pub: { allow: [">"] }, sub: { allow: [">"] } });
+/** Credentials for one execution's worker, valid until `expiresAt` (epoch seconds). */
+export function issueWorkerCredentials(
+  issuer: AccountIssuer,
+  namespace: string,
+  execution: string,
+  opts: { expiresAt?: number; uid?: string; nowMs?: number } = {},
+): UserCredentials {
+  const expiresAt = opts.expiresAt ?? nowSeconds(opts.nowMs) + 24 * 3600;
+  return issueUser(issuer, `worker:${namespace}/${execution}`, workerPermissions(namespace, execution), {
+    expiresAt,
+    ...(opts.uid !== undefined ? { userSeed: workerUserSeed(issuer.accountSigningSeed, opts.uid) } : {}),
+    ...(opts.nowMs !== undefined ? { nowMs: opts.nowMs } : {}),
+  });
+}
+
+/** Credentials for gavel itself (controller, gate, event stream): everything in its account. */
+export function issueControllerCredentials(issuer: AccountIssuer): UserCredentials {
+  return issueUser(issuer, "gavel-controller", { pub: { allow: [">"] }, sub: { allow: [">"] } });
+}
+
+/** Subjects the system user needs to read gavel's account JWT and push a new one. */
+export const ACCOUNT_LOOKUP_SUBJECT = (account: string) => `$SYS.REQ.ACCOUNT.${account}.CLAIMS.LOOKUP`;
+export const CLAIMS_UPDATE_SUBJECT = "$SYS.REQ.CLAIMS.UPDATE";
+
+/** Credentials of a system-account user that may only look up and update account JWTs. */
+export function issueSystemCredentials(trust: Pick<NatsTrust, "systemAccountSeed">): UserCredentials {
+  const sys = keyPair(trust.systemAccountSeed, "system account seed");
+  const user = createUser();
+  const seed = seedOf(user);
+  const jwt = signJwt(sys, {
+    iat: nowSeconds(),
+    sub: user.getPublicKey(),
+    name: "gavel-revoker",
+    nats: {
+      type: "user",
+      version: 2,
+      ...unlimited,
+      pub: { allow: [CLAIMS_UPDATE_SUBJECT, ACCOUNT_LOOKUP_SUBJECT("*")] },
+      sub: { allow: ["_INBOX.>"] },
+    },
+  });
+  return { jwt, seed, creds: formatCreds(jwt, seed), publicKey: user.getPublicKey() };
+}
+
+/**
+ * gavel's account JWT with users revoked, re-signed by the operator signing key. A
+ * revocation's time is the user JWT's expiry (NATS refuses a JWT issued at or before it),
+ * so an entry can be dropped once that time has passed: the JWT has expired by then.
+ */
+export function withRevocations(current: string, operatorSigningSeed: string, revoke: Record<string, number>, nowMs = Date.now()): string {
+  const claims = decodeJwt(current);
+  const now = nowSeconds(nowMs);
+  const kept: Record<string, number> = {};
+  const existing = (claims.nats.revocations ?? {}) as Record<string, number>;
+  for (const [key, at] of Object.entries({ ...existing, ...revoke })) {
+    const t = Math.max(at, existing[key] ?? 0);
+    // "*" would revoke every user; gavel never writes it, and never drops one it finds.
+    if (t >= now || key === "*") kept[key] = t;
+  }
+  const { jti: _jti, iss: _iss, ...rest } = claims;
+  return signJwt(keyPair(operatorSigningSeed, "operator signing seed"), {
+    ...rest,
+    // Never older than what the server holds: a preload with an older iat does not replace it.
+    iat: Math.max(now, claims.iat),
+    nats: { ...claims.nats, revocations: kept },
+  });
 }
 
 /** Formats a JWT and seed as a NATS .creds file. */
@@ -126,4 +325,13 @@ export function formatCreds(jwt: string, seed: string): string {
     "NKEYs are sensitive and should be treated as secrets.", "",
     "-----BEGIN USER NKEY SEED-----", seed, "------END USER NKEY SEED------", "",
   ].join("\n");
+}
+
+/** The JWT and seed of a .creds file; throws when it is not one. */
+export function parseCreds(text: string): { jwt: string; seed: string } {
+  const block = (label: string) => new RegExp(`-{3,}BEGIN ${label}-{3,}\\s*\\n\\s*(\\S+)\\s*\\n\\s*-{3,}END ${label}-{3,}`).exec(text)?.[1];
+  const jwt = block("NATS USER JWT");
+  const seed = block("USER NKEY SEED");
+  if (jwt === undefined || seed === undefined) throw new Error("not a NATS .creds file (no user JWT and seed blocks)");
+  return { jwt, seed };
 }
