@@ -24,6 +24,7 @@ export const commands: CommandEntry[] = [
   { name: "verdict", summary: "parse a judge's output as gavel does: the GradientResult, or why it is rejected", load: async () => (await import("./verdict.js")).verdictCommand },
   { name: "guard", summary: "evaluate a proposed tool call with the deterministic guard (guard check)", load: async () => (await import("./guard.js")).guardCommand },
   { name: "controller", summary: "run gavel's controllers against a cluster (Agent Ready condition, GuardPolicy hot reload, Executions on pods)", load: async () => (await import("./controller.js")).controllerCommand },
+  { name: "nats", summary: "set up gavel's NATS keys: `nats bootstrap` creates the key Secrets when absent and writes the server's trust config", load: async () => (await import("./nats.js")).natsCommand },
   { name: "completion", summary: "print a shell completion script (bash or zsh)", load: async () => (await import("./completion.js")).completionCommand },
   { name: "__complete", summary: "print completion candidates for the given words", hidden: true, load: async () => (await import("./completion.js")).completeCommand },
   { name: "version", summary: "print gavel's version", load: async () => (await import("./version.js")).versionCommand },

@@ -1,0 +1,66 @@
+// `gavel nats bootstrap`: run by the chart's NATS pod before the server starts (an init
+// container of the controller image). Creates the operator and credentials Secrets when
+// they are absent (src/controller/nats-secrets.ts) and writes the server's trust
+// configuration (operator, system account, full resolver, preloaded accounts) for nats.conf
+// to include. Idempotent: a restart reuses the keys.
+import { mkdir, rename, writeFile } from "node:fs/promises";
+import { dirname } from "node:path";
+import { parseArgs } from "node:util";
+import * as k8s from "@kubernetes/client-node";
+import { bootstrapNatsSecrets } from "../controller/nats-secrets.js";
+import { serverAuthConfig } from "../transport/credentials.js";
+import { UsageError, type Command } from "./command.js";
+
+const USAGE =
+  "gavel nats bootstrap --operator-secret NAME --credentials-secret NAME [-n NAMESPACE] [--auth-config FILE] [--resolver-dir DIR] [--kubeconfig FILE]";
+
+const NAME = /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/;
+
+export const natsCommand: Command = {
+  name: "nats",
+  summary: "set up gavel's NATS keys: `nats bootstrap` creates the key Secrets when absent and writes the server's trust config",
+  usage: USAGE,
+  async run(argv, io) {
+    const [sub, ...rest] = argv;
+    if (sub !== "bootstrap") throw new UsageError(sub === undefined ? "a subcommand is required: bootstrap" : `unknown subcommand "${sub}" (known: bootstrap)`);
+    const { values, positionals } = parseArgs({
+      args: rest,
+      allowPositionals: true,
+      options: {
+        namespace: { type: "string", short: "n", default: io.env.GAVEL_NAMESPACE },
+        "operator-secret": { type: "string" },
+        "credentials-secret": { type: "string" },
+        "auth-config": { type: "string" },
+        // Where the server keeps account JWTs (a path on its volume; relative paths are from its working directory).
+        "resolver-dir": { type: "string", default: "jwt" },
+        kubeconfig: { type: "string", default: io.env.KUBECONFIG },
+      },
+    });
+    if (positionals.length > 0) throw new UsageError(`unexpected argument ${positionals[0] ?? ""}`);
+    const operatorSecret = values["operator-secret"];
+    const credentialsSecret = values["credentials-secret"];
+    for (const [flag, v] of [["--operator-secret", operatorSecret], ["--credentials-secret", credentialsSecret]] as const) {
+      if (v === undefined || !NAME.test(v)) throw new UsageError(`${flag} NAME is required: a Secret name (lower-case DNS name), got ${JSON.stringify(v ?? "")}`);
+    }
+    if (operatorSecret === credentialsSecret) throw new UsageError("--operator-secret and --credentials-secret must differ: the operator seed stays out of the controller's mount");
+    const kc = new k8s.KubeConfig();
+    if (values.kubeconfig) kc.loadFromFile(values.kubeconfig);
+    else kc.loadFromDefault();
+    const namespace = values.namespace ?? kc.getContextObject(kc.getCurrentContext())?.namespace ?? "default";
+
+    const { jwts, created } = await bootstrapNatsSecrets(kc.makeApiClient(k8s.CoreV1Api), {
+      namespace,
+      operatorSecret: operatorSecret as string,
+      credentialsSecret: credentialsSecret as string,
+    });
+    io.stdout.write(created.length > 0 ? `created Secret(s) ${created.map((n) => `${namespace}/${n}`).join(", ")}\n` : `Secrets ${namespace}/${operatorSecret} and ${namespace}/${credentialsSecret} exist: keys kept\n`);
+    const file = values["auth-config"];
+    if (file !== undefined) {
+      await mkdir(dirname(file), { recursive: true });
+      await writeFile(`${file}.tmp`, `${serverAuthConfig(jwts, values["resolver-dir"])}\n`, { mode: 0o644 });
+      await rename(`${file}.tmp`, file);
+      io.stdout.write(`wrote ${file}\n`);
+    }
+    return 0;
+  },
+};
