@@ -7,6 +7,8 @@ import { parseArgs } from "node:util";
 import * as k8s from "@kubernetes/client-node";
 import { connect, credsAuthenticator } from "@nats-io/transport-node";
 import { AgentReadinessController } from "../controller/agent-readiness.js";
+import { executionCredentials, type ExecutionCredentials } from "../controller/execution-credentials.js";
+import { readMintingKeys } from "../controller/nats-secrets.js";
 import { ExecutionEventPublisher } from "../controller/execution-events.js";
 import { ExecutionReconciler } from "../controller/execution-reconciler.js";
 import { GuardPolicySource } from "../controller/guard-policy-source.js";
@@ -27,7 +29,7 @@ function untilSignal(): Promise<string> {
 export const controllerCommand: Command = {
   name: "controller",
   summary: "run gavel's controllers against a cluster (Agent Ready condition, GuardPolicy hot reload, Executions on pods)",
-  usage: "gavel controller [--kubeconfig FILE] [-n NAMESPACE] [--controller-namespace NS] [--leader-elect] [--nats URL [--nats-creds FILE]] [--log-level LEVEL]",
+  usage: "gavel controller [--kubeconfig FILE] [-n NAMESPACE] [--controller-namespace NS] [--leader-elect] [--nats URL [--nats-creds FILE] [--nats-keys DIR] [--nats-worker-url URL]] [--log-level LEVEL]",
   async run(argv: string[], io: CommandIO) {
     const { values, positionals } = parseArgs({
       args: argv,
@@ -40,9 +42,14 @@ export const controllerCommand: Command = {
         "leader-elect": { type: "boolean", default: false },
         nats: { type: "string", default: io.env.GAVEL_NATS_URL },
         "nats-creds": { type: "string", default: io.env.GAVEL_NATS_CREDS },
+        // The credentials Secret mounted (docs/nats.md): keys to mint and revoke worker credentials.
+        "nats-keys": { type: "string", default: io.env.GAVEL_NATS_KEYS },
+        // The URL worker pods reach NATS at, when it is not the controller's own.
+        "nats-worker-url": { type: "string", default: io.env.GAVEL_NATS_WORKER_URL },
       },
     });
     if (values["nats-creds"] && !values.nats) throw new UsageError("--nats-creds needs --nats URL (or GAVEL_NATS_URL)");
+    if (values["nats-keys"] && !values.nats) throw new UsageError("--nats-keys needs --nats URL (or GAVEL_NATS_URL)");
     if (positionals.length > 0) throw new UsageError(`unexpected argument ${positionals[0] ?? ""}`);
     // Listen before starting anything: as PID 1 in a pod, a SIGTERM that arrives while the
     // controllers start would otherwise be ignored until the kubelet's grace period ends.
@@ -77,15 +84,33 @@ export const controllerCommand: Command = {
       });
       await events.start();
     }
-    const executions = new ExecutionReconciler({ kc, namespace: values.namespace, log: (line) => logger.info(line), ...(leaderElection !== undefined ? { leaderElection } : {}), ...(events !== undefined ? { events } : {}) });
+    // With --nats-keys every Execution's worker pods get their own NATS user (docs/nats.md).
+    let credentials: ExecutionCredentials | undefined;
+    let isLeader = () => true;
+    const keysDir = values["nats-keys"];
+    if (values.nats && keysDir) {
+      const keys = await readMintingKeys(keysDir).catch((err: unknown) => {
+        throw new UsageError(`--nats-keys ${keysDir}: ${messageOf(err)}`);
+      });
+      if (keys === undefined) logger.warn({ dir: keysDir }, "no account-signing.nk in --nats-keys: worker pods get no NATS credential");
+      else {
+        const controllerCreds = values["nats-creds"] ? await readFile(values["nats-creds"]) : undefined;
+        credentials = executionCredentials({ kc, keys, servers: values.nats, ...(controllerCreds !== undefined ? { controllerCreds } : {}), isLeader: () => isLeader(), log: (line) => logger.info(line) });
+      }
+    }
+    const natsUrl = values["nats-worker-url"] ?? values.nats;
+    const executions = new ExecutionReconciler({ kc, namespace: values.namespace, log: (line) => logger.info(line), ...(leaderElection !== undefined ? { leaderElection } : {}), ...(events !== undefined ? { events } : {}), ...(credentials !== undefined ? { credentials } : {}), ...(natsUrl !== undefined ? { natsUrl } : {}) });
+    isLeader = () => executions.isLeader;
     await policies.start();
     await readiness.start();
     await executions.start();
+    credentials?.start();
     logger.info({ namespace: values.namespace ?? "*", controllerNamespace: values["controller-namespace"], eventStream: values.nats !== undefined && values.nats !== "" }, "controllers started");
     io.stdout.write("gavel controller: running (Agent readiness, GuardPolicy hot reload, Execution reconciler)\n");
     const signal = await Promise.race([stopping, lost]);
     logger.info({ signal }, "stopping");
     await executions.stop();
+    await credentials?.stop();
     await events?.stop();
     if (events !== undefined) logger.info({ events: events.stats }, "event stream");
     await readiness.stop();

@@ -50,6 +50,7 @@ import {
 } from "./execution-pods.js";
 import { judgeNamesOf, sameStatus } from "./execution-state.js";
 import { keyOf } from "./agent-readiness.js";
+import { withWorkerCredentials, type ExecutionCredentials } from "./execution-credentials.js";
 import { toGavelEvents, type ExecutionEventPublisher } from "./execution-events.js";
 import { LeaderLease } from "./execution-leader-lease.js";
 import { runWorkers, WorkQueue, type WorkQueueOptions } from "./work-queue.js";
@@ -94,6 +95,8 @@ export interface ExecutionReconcilerOptions {
   };
   /** Publishes each Execution's engine events to the JetStream event stream after the status write; none when undefined. */
   events?: ExecutionEventPublisher;
+  /** Mints each Execution's NATS worker credential (mounted into its worker pods) and revokes it when the Execution ends or goes; none when undefined. */
+  credentials?: ExecutionCredentials;
   now?: () => number;
   log?: (line: string) => void;
 }
@@ -289,6 +292,7 @@ export class ExecutionReconciler {
     const ex = await this.getExecution(ns, name);
     if (ex === undefined) {
       await this.removeOrphanPods(ns, name);
+      await this.opts.credentials?.release(ns, name);
       return {};
     }
     if (ex.metadata.deletionTimestamp !== undefined) return {};
@@ -296,6 +300,7 @@ export class ExecutionReconciler {
     await this.opts.events?.recover(ex);
     if (isTerminal(ex.status?.phase)) {
       await this.removeOrphanPods(ns, name);
+      await this.opts.credentials?.release(ns, name, ex.metadata.uid);
       return {};
     }
     return ex.spec.parent !== undefined ? this.reconcileJudge(ex) : this.reconcileRun(ex);
@@ -352,7 +357,10 @@ export class ExecutionReconciler {
       this.opts.events?.commit(ex, streamed, staged);
       await this.record(ex, events);
     }
-    if (isTerminal(state.status.phase)) await this.removeOrphanPods(ns, ex.metadata.name);
+    if (isTerminal(state.status.phase)) {
+      await this.removeOrphanPods(ns, ex.metadata.name);
+      await this.opts.credentials?.release(ns, ex.metadata.name, ex.metadata.uid);
+    }
     const deadline = nextDeadline(ctx, state);
     return deadline === undefined ? {} : { requeueAfterMs: Math.max(50, deadline - this.now() + 50) };
   }
@@ -366,7 +374,7 @@ export class ExecutionReconciler {
         return false;
       case "start_worker":
         await this.ensureClaims(ex, ctx.agent);
-        await this.createPod(workerPod(ex, ctx.agent, a, this.podOptions()), ns(ex));
+        await this.createPod(await this.withCredentials(ctx, state, workerPod(ex, ctx.agent, a, this.podOptions())), ns(ex));
         return false;
       case "read_files": {
         const results = await Promise.all(a.files.map(async (f) => [f.key, await this.readOne(ex, ctx.agent, f)] as const));
@@ -402,7 +410,8 @@ export class ExecutionReconciler {
       // Never created (the controller stopped first) or gone before its result was kept: run it.
       await this.ensureClaims(ex, ctx.agent);
       const timeoutSeconds = Math.max(1, Math.ceil(((state.iterationStartedAtMs ?? this.now()) + iterationLimitMs(ctx) - this.now()) / 1000));
-      await this.createPod(workerPod(ex, ctx.agent, { name: worker, iteration: record.number, ...(record.feedback !== undefined ? { feedback: record.feedback } : {}), timeoutSeconds }, this.podOptions()), ns(ex));
+      const pod = workerPod(ex, ctx.agent, { name: worker, iteration: record.number, ...(record.feedback !== undefined ? { feedback: record.feedback } : {}), timeoutSeconds }, this.podOptions());
+      await this.createPod(await this.withCredentials(ctx, state, pod), ns(ex));
       return;
     }
     const end = podEnd(pod);
@@ -443,6 +452,13 @@ export class ExecutionReconciler {
       });
     }
     await ignoreNotFound(this.core.deleteNamespacedPod({ name: workloadPodName(name), namespace, gracePeriodSeconds: 0 }));
+  }
+
+  /** A worker pod with its Execution's NATS credential mounted, when the controller mints them. */
+  private async withCredentials(ctx: EngineContext, state: EngineState, pod: k8s.V1Pod): Promise<k8s.V1Pod> {
+    const credentials = this.opts.credentials;
+    if (credentials === undefined) return pod;
+    return withWorkerCredentials(pod, await credentials.ensure(ctx, state.startedAtMs ?? this.now()));
   }
 
   private async ensureClaims(ex: Execution, agent: Agent): Promise<void> {
