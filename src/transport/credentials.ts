@@ -310,8 +310,10 @@ export function withRevocations(current: string, operatorSigningSeed: string, re
   const { jti: _jti, iss: _iss, ...rest } = claims;
   return signJwt(keyPair(operatorSigningSeed, "operator signing seed"), {
     ...rest,
-    // Never older than what the server holds: a preload with an older iat does not replace it.
-    iat: Math.max(now, claims.iat),
+    // Newer than what the server holds. nats-server's directory store keeps a JWT over another
+    // only when its iat is strictly greater: with an equal iat (both signed in the same second)
+    // the preload of a restart would overwrite the update and bring revoked users back.
+    iat: Math.max(now, claims.iat + 1),
     nats: { ...claims.nats, revocations: kept },
   });
 }
