@@ -22,16 +22,12 @@ async function version(): Promise<string> {
 /**
  * The values every e2e install sets before the caller's: the controller image's ID as a pod
  * annotation, so that an image rebuilt under the same tag rolls the pod (the kubelet would
- * otherwise keep running the old one), and the e2e run's NATS (global-setup.ts) as nats.url.
- * Everything else is the chart's default, as for a user.
+ * otherwise keep running the old one). Everything else is the chart's default, as for a user,
+ * its own NATS included.
  */
 async function fixtureValues(): Promise<string[]> {
   const id = (await runOk("docker", ["image", "inspect", "-f", "{{.Id}}", `gavel/controller:${await version()}`])).trim();
-  const nats = process.env.GAVEL_E2E_NATS_URL;
-  return [
-    "--set-string", `podAnnotations.gavel\\.dev/image=${id.replace(/^sha256:/, "").slice(0, 16)}`,
-    ...(nats !== undefined ? ["--set", `nats.url=${nats}`] : []),
-  ];
+  return ["--set-string", `podAnnotations.gavel\\.dev/image=${id.replace(/^sha256:/, "").slice(0, 16)}`];
 }
 
 /**
@@ -53,7 +49,8 @@ export async function installChart(cluster: Cluster, values: string[] = []): Pro
   if (helm.code !== 0) {
     const pods = await cluster.kubectl(["get", "pods", "-n", RELEASE_NAMESPACE, "-o", "wide"]);
     const logs = await cluster.kubectl(["logs", "-n", RELEASE_NAMESPACE, `deployment/${CONTROLLER_DEPLOYMENT}`, "--tail=30"]);
-    throw new Error(`helm upgrade --install ${RELEASE}: ${helm.stderr}\n${pods.stdout}\n${logs.stdout}${logs.stderr}`);
+    const nats = await cluster.kubectl(["logs", "-n", RELEASE_NAMESPACE, `statefulset/${RELEASE}-nats`, "--all-containers", "--tail=30"]);
+    throw new Error(`helm upgrade --install ${RELEASE}: ${helm.stderr}\n${pods.stdout}\n${logs.stdout}${logs.stderr}\n${nats.stdout}${nats.stderr}`);
   }
 }
 

@@ -170,7 +170,8 @@ describe("Helm chart on the real kube-apiserver", () => {
 
   it("helm install creates the CRDs, ServiceAccount, RBAC, Deployment and admission policy", async () => {
     const started = Date.now();
-    const r = await h(["install", RELEASE, CHART, "--namespace", NS, "--create-namespace", "--set", "image.tag=dev", "--set", "image.pullPolicy=Never"]);
+    // Without the chart's NATS: this control plane runs no pods (test/e2e runs the chart's NATS on the cluster).
+    const r = await h(["install", RELEASE, CHART, "--namespace", NS, "--create-namespace", "--set", "image.tag=dev", "--set", "image.pullPolicy=Never", "--set", "nats.enabled=false"]);
     expect(r.code, r.stderr).toBe(0);
     console.log(`helm install: ${Date.now() - started} ms`);
     expect(r.stdout).toContain("STATUS: deployed");
@@ -591,16 +592,43 @@ describe("helm template: the branches default values do not take", () => {
   }
   const deploymentOf = (docs: K8sObject[]) => docs.find((d) => d.kind === "Deployment") as unknown as PodTemplate;
 
-  it("NATS credentials: the Secret is mounted read-only and its path passed as GAVEL_NATS_CREDS", async () => {
-    const dep = deploymentOf(await render("nats.credentialsSecret=gavel-nats", "nats.url=tls://nats.example:4222"));
+  it("an existing NATS: the credentials Secret is mounted read-only, GAVEL_NATS_CREDS and GAVEL_NATS_KEYS point into it", async () => {
+    const docs = await render("nats.enabled=false", "nats.credentialsSecret=gavel-nats", "nats.url=tls://nats.example:4222");
+    expect(docs.filter((d) => d.metadata.name.includes("nats"))).toEqual([]);
+    const dep = deploymentOf(docs);
     const pod = dep.spec.template.spec;
     expect(pod.volumes).toContainEqual(expect.objectContaining({ name: "nats-credentials", secret: expect.objectContaining({ secretName: "gavel-nats" }) as unknown }));
     const c = pod.containers[0];
     expect(c?.volumeMounts).toContainEqual({ name: "nats-credentials", mountPath: "/etc/gavel/nats", readOnly: true });
     expect(c?.env).toContainEqual({ name: "GAVEL_NATS_CREDS", value: "/etc/gavel/nats/nats.creds" });
     expect(c?.env).toContainEqual({ name: "GAVEL_NATS_URL", value: "tls://nats.example:4222" });
+    expect(c?.env).toContainEqual({ name: "GAVEL_NATS_KEYS", value: "/etc/gavel/nats" });
     // The Lease holder is the pod, not its host: replicas on a shared host network differ.
     expect(c?.env).toContainEqual({ name: "GAVEL_POD_NAME", valueFrom: { fieldRef: { fieldPath: "metadata.name" } } });
+  });
+
+  it("the chart's own NATS by default: a StatefulSet whose bootstrap makes the key Secrets the controller mounts; none without NATS", async () => {
+    const docs = await render();
+    const sts = docs.find((d) => d.kind === "StatefulSet") as unknown as {
+      spec: { template: { spec: { automountServiceAccountToken: boolean; initContainers: { args: string[] }[]; containers: { image: string }[] } }; volumeClaimTemplates: { spec: { resources: { requests: { storage: string } } } }[] };
+    };
+    expect(sts.spec.template.spec.automountServiceAccountToken).toBe(false);
+    expect(sts.spec.template.spec.initContainers[0]?.args.slice(0, 6)).toEqual(["nats", "bootstrap", "--namespace", NS, "--operator-secret", "gavel-nats-operator"]);
+    expect(sts.spec.template.spec.containers[0]?.image).toMatch(/^gavel\/nats:/);
+    expect(sts.spec.volumeClaimTemplates[0]?.spec.resources.requests.storage).toBe("1Gi");
+    const c = deploymentOf(docs).spec.template.spec;
+    expect(c.containers[0]?.env).toContainEqual({ name: "GAVEL_NATS_URL", value: `nats://gavel-nats.${NS}.svc:4222` });
+    expect(c.volumes).toContainEqual({ name: "nats-credentials", secret: { secretName: "gavel-nats-credentials" } });
+    const role = docs.find((d) => d.kind === "ClusterRole") as unknown as { rules: PolicyRule[] };
+    expect(flatten(role.rules)).toEqual({ ...EXPECTED_RULES, "/secrets": ["create"] });
+
+    const none = await render("nats.enabled=false");
+    const plain = deploymentOf(none).spec.template.spec;
+    expect(plain.containers[0]?.env.map((e) => e.name)).not.toContain("GAVEL_NATS_URL");
+    expect(plain.volumes.map((v) => v.name)).not.toContain("nats-credentials");
+    expect(none.filter((d) => d.metadata.name.includes("nats"))).toEqual([]);
+    const r = await exec(helm, ["template", "gavel", CHART, "--set", "nats.url=nats://elsewhere:4222"]);
+    expect(r.stderr).toContain("nats.url: leave it empty while nats.enabled is true");
   });
 
   it("leader election off: no --leader-elect, Recreate, and more than one replica is refused by name", async () => {

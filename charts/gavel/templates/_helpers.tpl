@@ -42,3 +42,62 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
 {{- end -}}
 {{- first .Values.watchNamespaces | default "" -}}
 {{- end -}}
+
+{{/* Labels that select the NATS pod. */}}
+{{- define "gavel.natsSelectorLabels" -}}
+app.kubernetes.io/name: {{ .Chart.Name }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/component: nats
+{{- end -}}
+
+{{/* Labels on the chart's NATS objects. */}}
+{{- define "gavel.natsLabels" -}}
+{{ include "gavel.natsSelectorLabels" . }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/part-of: gavel
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
+{{- end -}}
+
+{{/* The URL gavel reaches NATS at: the chart's own NATS Service, or nats.url ("" = no NATS). */}}
+{{- define "gavel.natsUrl" -}}
+{{- if .Values.nats.enabled -}}
+{{- if .Values.nats.url -}}
+{{- fail "nats.url: leave it empty while nats.enabled is true (the chart's own NATS is used), or set nats.enabled=false to use the NATS at that URL" -}}
+{{- end -}}
+{{- printf "nats://%s-nats.%s.svc:4222" (include "gavel.fullname" .) .Release.Namespace -}}
+{{- else -}}
+{{- .Values.nats.url -}}
+{{- end -}}
+{{- end -}}
+
+{{/* The Secret the controller mounts its NATS material from ("" = none). */}}
+{{- define "gavel.natsCredentialsSecret" -}}
+{{- if .Values.nats.credentialsSecret -}}
+{{- .Values.nats.credentialsSecret -}}
+{{- else if .Values.nats.enabled -}}
+{{- printf "%s-nats-credentials" (include "gavel.fullname" .) -}}
+{{- end -}}
+{{- end -}}
+
+{{/* The Secret holding every NATS seed; only the NATS pod's bootstrap reads it. */}}
+{{- define "gavel.natsOperatorSecret" -}}
+{{- printf "%s-nats-operator" (include "gavel.fullname" .) -}}
+{{- end -}}
+
+{{/* The NATS image reference; the tag defaults to the chart's appVersion. */}}
+{{- define "gavel.natsImage" -}}
+{{- printf "%s:%s" .Values.nats.image.repository (default .Chart.AppVersion .Values.nats.image.tag) -}}
+{{- end -}}
+
+{{/* JetStream's file store limit: 90 % of nats.storage.size, in MiB. */}}
+{{- define "gavel.natsMaxFileStore" -}}
+{{- $size := toString .Values.nats.storage.size -}}
+{{- $digits := regexFind "^[0-9]+" $size -}}
+{{- $unit := trimPrefix $digits $size -}}
+{{- $mib := dict "Mi" 1 "Gi" 1024 "Ti" 1048576 -}}
+{{- if or (not $digits) (not (hasKey $mib $unit)) -}}
+{{- fail (printf "nats.storage.size: %q must be a whole number of Mi, Gi or Ti (e.g. 1Gi)" $size) -}}
+{{- end -}}
+{{- printf "%dMi" (div (mul (atoi $digits) (get $mib $unit) 9) 10) -}}
+{{- end -}}

@@ -49,6 +49,14 @@
 - apiGroups: ["networking.k8s.io"]
   resources: ["networkpolicies"]
   verbs: ["create"]
+{{- if include "gavel.natsCredentialsSecret" . }}
+# Per-Execution NATS credentials (docs/nats.md): a Secret owned by each Execution, created
+# before its first worker pod; the garbage collector deletes it with the Execution. Create
+# only: the controller never reads a Secret back.
+- apiGroups: [""]
+  resources: ["secrets"]
+  verbs: ["create"]
+{{- end }}
 # Engine events (execution.started, iteration.started, validator.result, ...) recorded as
 # Kubernetes Events on the Execution, for kubectl describe.
 - apiGroups: [""]

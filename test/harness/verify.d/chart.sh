@@ -44,6 +44,9 @@ app="$(sed -n 's/^appVersion: *"\{0,1\}\([^"]*\)"\{0,1\}$/\1/p' "$CHART/Chart.ya
 # The branches default values do not take: one watched namespace, NATS credentials, no policy, no leader election.
 "$HELM" lint --strict --quiet "$CHART" --set 'watchNamespaces={team-a}' --set nats.credentialsSecret=gavel-nats \
   --set admissionPolicy.enabled=false --set leaderElection.enabled=false >&2 || drift "helm lint --strict $CHART with non-default values failed"
+# An existing NATS instead of the chart's own.
+"$HELM" lint --strict --quiet "$CHART" --set nats.enabled=false --set nats.url=tls://nats.example:4222 --set nats.credentialsSecret=gavel-nats >&2 ||
+  drift "helm lint --strict $CHART with an existing NATS failed"
 fresh="$(mktemp)"
 trap 'rm -f "$fresh"' EXIT
 if render > "$fresh"; then
