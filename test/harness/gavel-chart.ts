@@ -95,11 +95,11 @@ export class ChartController {
 
   /**
    * Crashes the controller: SIGKILL to its process from the node (no SIGTERM, so no Lease is
-   * handed back and nothing is flushed). The kubelet restarts a container that crashed for the
-   * first time at once, in the same pod and so under the same Lease identity; a second crash
-   * of one container would wait out the kubelet's restart back-off (10 s, then 20 s, ...), so
-   * then the killed pod is also deleted and the ReplicaSet's new pod takes the Lease once it
-   * expires (15 s). Resolves when a new controller container runs.
+   * handed back and nothing is flushed). The kubelet restarts the container in the same pod,
+   * under the same Lease identity: at once after its first crash, 10 s after its second, then
+   * 20 s, 40 s... (its restart back-off). From the third crash of one pod on, the killed pod is
+   * also deleted and the ReplicaSet's new pod takes the Lease once it expires (15 s), which is
+   * sooner. Resolves when a new controller container runs.
    */
   async kill(): Promise<void> {
     // Running is enough: a controller that is not ready (NATS down) can crash too.
@@ -112,7 +112,7 @@ export class ChartController {
     if (containerId === undefined) throw new Error("no running controller container to kill");
     await runOk(join(HARNESS_DIR, "cluster.sh"), ["kill", containerId]);
     const name = pod.metadata?.name ?? "";
-    if ((status?.restartCount ?? 0) > 0) {
+    if ((status?.restartCount ?? 0) > 1) {
       const del = await this.cluster.kubectl(["delete", "pod", "-n", RELEASE_NAMESPACE, name, "--grace-period=0", "--force"]);
       if (del.code !== 0) throw new Error(`kubectl delete pod ${name}: ${del.stderr}`);
     }
