@@ -113,12 +113,28 @@ describe("types.ts matches the CRD schemas", () => {
         startTime: true,
         completionTime: true,
         message: true,
+        toolCalls: true,
       }),
+    ],
+    [
+      "tool-call totals",
+      props(at(execution, "status.toolCalls")),
+      keysOf<NonNullable<T.ExecutionStatus["toolCalls"]>>({ proposed: true, allowed: true, blocked: true }),
     ],
     [
       "iteration record",
       props(at(execution, "status.iterations.[]")),
-      keysOf<T.IterationRecord>({ number: true, phase: true, exitCode: true, startTime: true, completionTime: true, validators: true, feedback: true }),
+      keysOf<T.IterationRecord>({ number: true, phase: true, exitCode: true, startTime: true, completionTime: true, validators: true, feedback: true, toolCalls: true }),
+    ],
+    [
+      "iteration tool calls",
+      props(at(execution, "status.iterations.[].toolCalls")),
+      keysOf<T.ToolCallSummary>({ proposed: true, allowed: true, blockedByGuard: true, blockedByJudge: true, recent: true }),
+    ],
+    [
+      "tool-call entry",
+      props(at(execution, "status.iterations.[].toolCalls.recent.[]")),
+      keysOf<T.ToolCallEntry>({ step: true, tool: true, toolCallId: true, allowed: true, blockedBy: true, check: true, reason: true, judges: true }),
     ],
     [
       "validator record",

@@ -247,6 +247,8 @@ export interface ExecutionStatus {
   startTime?: string;
   completionTime?: string;
   message?: string;
+  /** Tool calls of every iteration, counted (see iterations[].toolCalls for each). */
+  toolCalls?: { proposed: number; allowed: number; blocked: number };
 }
 
 export interface IterationRecord {
@@ -258,6 +260,34 @@ export interface IterationRecord {
   validators?: ValidatorRecord[];
   /** Feedback handed to this iteration from the previous one. */
   feedback?: string;
+  /** The tool calls the gate decided in this iteration (cluster: written by the controller). */
+  toolCalls?: ToolCallSummary;
+}
+
+/** The tool calls of one iteration: counts of all of them, and the most recent ones. */
+export interface ToolCallSummary {
+  /** Proposed calls (decided or still being decided). */
+  proposed: number;
+  allowed: number;
+  blockedByGuard: number;
+  blockedByJudge: number;
+  /** The last calls decided (at most 20), in step order. */
+  recent?: ToolCallEntry[];
+}
+
+/** One decided tool call as the status shows it: names and outcome, never argument values. */
+export interface ToolCallEntry {
+  step: number;
+  tool: string;
+  toolCallId: string;
+  allowed: boolean;
+  blockedBy: "none" | "guard" | "judge";
+  /** The guard check that decided (a denial, or a flag). */
+  check?: string;
+  /** Why it was blocked (rule names, or the judges' reasoning without argument values). */
+  reason?: string;
+  /** The tool-judge child Executions that judged it. */
+  judges?: string[];
 }
 
 export interface ValidatorRecord {

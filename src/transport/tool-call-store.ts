@@ -148,6 +148,7 @@ export class ToolCallStore {
   /** Subjects whose decision body is held, oldest first. */
   private readonly bodies = new Set<string>();
   private readonly watchers = new Map<string, Set<(r: StoredRecord) => void>>();
+  private readonly listeners = new Set<(subject: string, r: StoredRecord) => void>();
   private readonly maxBodies: number;
   private readonly maxAgeMs: number;
   private readonly writeTimeoutMs: number;
@@ -290,6 +291,12 @@ export class ToolCallStore {
     };
   }
 
+  /** Calls `onRecord` for every newer record mirrored here, of any call; returns the unsubscribe. */
+  onRecord(onRecord: (subject: string, r: StoredRecord) => void): () => void {
+    this.listeners.add(onRecord);
+    return () => this.listeners.delete(onRecord);
+  }
+
   /** True while the mirror follows the stream (caught up within the last few seconds). */
   get live(): boolean {
     return !this.closed && this.nc.isClosed() === false && Date.now() - this.caughtUpAt < 5000;
@@ -332,6 +339,7 @@ export class ToolCallStore {
     if (stored.record.kind === "decision") this.holdBody(subject);
     const watchers = this.watchers.get(subject);
     if (watchers !== undefined) for (const w of [...watchers]) w(stored);
+    for (const l of this.listeners) l(subject, stored);
   }
 
   private indexOf(subject: string, iteration: number): IterationIndex | undefined {
