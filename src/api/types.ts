@@ -69,6 +69,31 @@ export interface RuntimeSpec {
   /** Container image; when absent gavel picks its agent image for the language. */
   image?: string;
   pull_policy?: "Always" | "IfNotPresent" | "Never";
+  /** gavel extension: env of the Agent's pods, literal or from a Secret/ConfigMap key. */
+  env?: EnvVar[];
+  /** gavel extension: every key of a Secret/ConfigMap as env. */
+  envFrom?: EnvFromSource[];
+}
+
+/** A key of a Secret or ConfigMap in the Agent's namespace. */
+export interface KeyRef {
+  name: string;
+  key: string;
+  optional?: boolean;
+}
+
+/** One environment variable of an Agent's pods (a Kubernetes EnvVar subset). */
+export interface EnvVar {
+  name: string;
+  value?: string;
+  valueFrom?: { secretKeyRef?: KeyRef; configMapKeyRef?: KeyRef };
+}
+
+/** A Secret or ConfigMap whose keys all become variables (a Kubernetes EnvFromSource subset). */
+export interface EnvFromSource {
+  prefix?: string;
+  secretRef?: { name: string; optional?: boolean };
+  configMapRef?: { name: string; optional?: boolean };
 }
 
 /** A tool is a bare name or an object with per-tool settings. */
