@@ -8,7 +8,7 @@ import { agentScope } from "../src/gate/guard/context.js";
 import { runGuard } from "../src/gate/guard/guard.js";
 import { compilePolicy } from "../src/gate/guard/policy.js";
 import { startNats } from "../src/transport/nats-server.js";
-import { ToolCallService, type Decide } from "../src/transport/tool-call-service.js";
+import { ToolCallService } from "../src/transport/tool-call-service.js";
 import { benchProposal as proposal, type LoadRequest, type LoadResult } from "./gate-load.js";
 import type { BenchResult, BenchSuite } from "./types.js";
 
@@ -52,7 +52,7 @@ class LoadThread {
 }
 
 // The guard-only decide: the real guard over a skip_judge tool (fs.read) with the default policy.
-function guardDecide(): Decide {
+function guardDecide(): (p: ToolCallProposal) => Promise<ToolCallDecision> {
   const ctx = { policy: compilePolicy([]), scope: agentScope({ spec: { tools: ["fs.read", "fs.list"] } }), history: [] };
   return (p) => {
     const t = performance.now();

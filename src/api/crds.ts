@@ -148,6 +148,76 @@ const executionSpec: SchemaNode = obj(
   },
 );
 
+/**
+ * Variables gavel itself sets on a worker (identity, payload, the gate's address and the
+ * credential): an Agent's env cannot name them, so no manifest can point a worker at
+ * another gate or make it speak for another Execution.
+ */
+export const RESERVED_ENV = [
+  "GAVEL_NAMESPACE",
+  "GAVEL_EXECUTION",
+  "GAVEL_ITERATION",
+  "GAVEL_TASK",
+  "GAVEL_INPUT",
+  "GAVEL_FEEDBACK",
+  "GAVEL_TOOLS",
+  "GAVEL_MOUNTS",
+  "GAVEL_WORKSPACE",
+  "GAVEL_NATS_URL",
+  "GAVEL_NATS_CREDS",
+  "GAVEL_NATS_CREDS_FILE",
+] as const;
+
+const keyRef = (kind: "Secret" | "ConfigMap") =>
+  obj(
+    `A key of a ${kind} in the Agent's namespace.`,
+    {
+      name: str(`${kind} name.`, { minLength: 1, maxLength: 253 }),
+      key: str(`Key in the ${kind}.`, { minLength: 1, maxLength: 253 }),
+      optional: bool(`Start the pod even when the ${kind} or its key is missing (the variable is then unset). Default false.`),
+    },
+    { required: ["name", "key"] },
+  );
+const objectRef = (kind: "Secret" | "ConfigMap") =>
+  obj(`A ${kind} in the Agent's namespace.`, { name: str(`${kind} name.`, { minLength: 1, maxLength: 253 }), optional: bool(`Start the pod even when the ${kind} is missing. Default false.`) }, { required: ["name"] });
+const oneOf = (a: string, b: string, message: string) =>
+  cel(`has(self.${a}) != has(self.${b})`, message, (self) => ok(isMap(self) && a in self !== b in self));
+
+const envVar = obj(
+  "One variable: a literal value, or a key of a Secret or ConfigMap.",
+  {
+    name: str("Variable name.", { minLength: 1, maxLength: 253, pattern: "^[A-Za-z_][A-Za-z0-9_]*$" }),
+    value: str("Literal value (nothing secret: Agents are readable by whoever reads the namespace)."),
+    valueFrom: obj(
+      "Where the value comes from.",
+      { secretKeyRef: keyRef("Secret"), configMapKeyRef: keyRef("ConfigMap") },
+      { "x-kubernetes-validations": [oneOf("secretKeyRef", "configMapKeyRef", "valueFrom takes exactly one of secretKeyRef and configMapKeyRef")] },
+    ),
+  },
+  {
+    required: ["name"],
+    "x-kubernetes-validations": [
+      oneOf("value", "valueFrom", "an env entry has exactly one of value and valueFrom"),
+      cel(
+        `!(self.name in [${RESERVED_ENV.map((n) => `'${n}'`).join(", ")}])`,
+        `gavel sets this variable itself (identity, payload, the gate's address and credential: ${RESERVED_ENV.join(", ")})`,
+        (self) => ok(!(isMap(self) && (RESERVED_ENV as readonly string[]).includes(String(self.name))), ".name"),
+        ".name",
+      ),
+    ],
+  },
+);
+
+const envFromSource = obj(
+  "All keys of a Secret or ConfigMap as variables (gavel's own variables still win).",
+  {
+    prefix: str("Prefix added to each key.", { pattern: "^[A-Za-z_][A-Za-z0-9_]*$" }),
+    secretRef: objectRef("Secret"),
+    configMapRef: objectRef("ConfigMap"),
+  },
+  { "x-kubernetes-validations": [oneOf("secretRef", "configMapRef", "an envFrom entry has exactly one of secretRef and configMapRef")] },
+);
+
 const agentSpec: SchemaNode = obj(
   "What the agent is: its runtime, task, tools, security envelope, execution loop, input schema and workspace volumes.",
   {
@@ -158,6 +228,12 @@ const agentSpec: SchemaNode = obj(
         version: str('Language version, e.g. "3.11" (quote it in YAML).'),
         image: str("Container image; when absent gavel uses its agent image for the language."),
         pull_policy: str("Image pull policy: Always, IfNotPresent or Never.", { enum: ["Always", "IfNotPresent", "Never"] }),
+        env: arr(
+          "gavel extension: environment variables of this Agent's pods (its workers, or its judge runs), as in a Kubernetes container: a value or a key of a Secret or ConfigMap of the Agent's namespace, e.g. an OpenAI-compatible endpoint and its API key.",
+          envVar,
+          { maxItems: 64, "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name"] },
+        ),
+        envFrom: arr("gavel extension: Secrets and ConfigMaps whose keys all become environment variables of this Agent's pods.", envFromSource, { maxItems: 16 }),
       },
       {
         "x-kubernetes-validations": [
@@ -274,6 +350,8 @@ export const executionCrd: CrdDocument = crd("Execution", "executions", ["ex"], 
     { name: "Phase", type: "string", jsonPath: ".status.phase" },
     { name: "Iteration", type: "integer", jsonPath: ".status.iteration" },
     { name: "Score", type: "number", jsonPath: ".status.score" },
+    { name: "Calls", type: "integer", jsonPath: ".status.toolCalls.proposed", description: "Tool calls proposed to the gate." },
+    { name: "Blocked", type: "integer", jsonPath: ".status.toolCalls.blocked", description: "Tool calls the guard or a judge blocked." },
     { name: "Parent", type: "string", jsonPath: ".spec.parent.name" },
     { name: "Age", type: "date", jsonPath: ".metadata.creationTimestamp" },
   ],
@@ -328,6 +406,34 @@ export const executionCrd: CrdDocument = crd("Execution", "executions", ["ex"], 
           startTime: str("Start.", { format: "date-time" }),
           completionTime: str("End.", { format: "date-time" }),
           feedback: str("Feedback handed to this iteration from the previous one."),
+          toolCalls: obj(
+            "The tool calls the gate decided in this iteration: counts of all of them and the last 20, without argument values.",
+            {
+              proposed: int("Calls proposed (decided or being decided).", { minimum: 0 }),
+              allowed: int("Calls allowed.", { minimum: 0 }),
+              blockedByGuard: int("Calls the deterministic guard blocked.", { minimum: 0 }),
+              blockedByJudge: int("Calls a tool_validation judge blocked.", { minimum: 0 }),
+              recent: arr(
+                "The most recent decided calls, in step order.",
+                obj(
+                  "One decided call.",
+                  {
+                    step: int("Position of the call in the iteration.", { minimum: 1 }),
+                    tool: str("Tool name."),
+                    toolCallId: str("The call's idempotency key."),
+                    allowed: bool("Whether the call was allowed."),
+                    blockedBy: str("none, guard or judge.", { enum: ["none", "guard", "judge"] }),
+                    check: str("The guard check that denied or flagged it."),
+                    reason: str("Why it was blocked (rule names or judge reasoning, never argument values)."),
+                    judges: arr("Tool-judge child Executions that judged it.", str("Execution name.")),
+                  },
+                  { required: ["step", "tool", "toolCallId", "allowed", "blockedBy"] },
+                ),
+                { maxItems: 20 },
+              ),
+            },
+            { required: ["proposed", "allowed", "blockedByGuard", "blockedByJudge"] },
+          ),
           validators: arr(
             "Validator results, in declared order (stops at the first failure).",
             obj(
@@ -365,6 +471,11 @@ export const executionCrd: CrdDocument = crd("Execution", "executions", ["ex"], 
         { required: ["name", "purpose", "iteration", "validatorIndex", "judge"] },
       ),
     ),
+    toolCalls: obj("Tool calls of every iteration, counted.", {
+      proposed: int("Calls proposed.", { minimum: 0 }),
+      allowed: int("Calls allowed.", { minimum: 0 }),
+      blocked: int("Calls blocked by the guard or a judge.", { minimum: 0 }),
+    }),
     conditions,
   }),
 });

@@ -44,7 +44,11 @@ const guard = root(guardPolicyCrd);
 describe("types.ts matches the CRD schemas", () => {
   it.each([
     ["Agent spec", props(at(agent, "spec")), keysOf<T.AgentSpec>({ runtime: true, task: true, input_schema: true, tools: true, security: true, execution: true, volumes: true })],
-    ["Agent runtime", props(at(agent, "spec.runtime")), keysOf<T.RuntimeSpec>({ language: true, version: true, image: true, pull_policy: true })],
+    ["Agent runtime", props(at(agent, "spec.runtime")), keysOf<T.RuntimeSpec>({ language: true, version: true, image: true, pull_policy: true, env: true, envFrom: true })],
+    ["Agent env entry", props(at(agent, "spec.runtime.env.[]")), keysOf<T.EnvVar>({ name: true, value: true, valueFrom: true })],
+    ["Agent env source", props(at(agent, "spec.runtime.env.[].valueFrom")), keysOf<NonNullable<T.EnvVar["valueFrom"]>>({ secretKeyRef: true, configMapKeyRef: true })],
+    ["Agent env key ref", props(at(agent, "spec.runtime.env.[].valueFrom.secretKeyRef")), keysOf<T.KeyRef>({ name: true, key: true, optional: true })],
+    ["Agent envFrom entry", props(at(agent, "spec.runtime.envFrom.[]")), keysOf<T.EnvFromSource>({ prefix: true, secretRef: true, configMapRef: true })],
     ["Agent task", props(at(agent, "spec.task")), keysOf<NonNullable<T.AgentSpec["task"]>>({ instruction: true })],
     ["Agent security", props(at(agent, "spec.security")), keysOf<T.SecuritySpec>({ network: true, resources: true, capabilities: true })],
     ["Agent network", props(at(agent, "spec.security.network")), keysOf<NonNullable<T.SecuritySpec["network"]>>({ mode: true, allowlist: true })],
@@ -113,12 +117,28 @@ describe("types.ts matches the CRD schemas", () => {
         startTime: true,
         completionTime: true,
         message: true,
+        toolCalls: true,
       }),
+    ],
+    [
+      "tool-call totals",
+      props(at(execution, "status.toolCalls")),
+      keysOf<NonNullable<T.ExecutionStatus["toolCalls"]>>({ proposed: true, allowed: true, blocked: true }),
     ],
     [
       "iteration record",
       props(at(execution, "status.iterations.[]")),
-      keysOf<T.IterationRecord>({ number: true, phase: true, exitCode: true, startTime: true, completionTime: true, validators: true, feedback: true }),
+      keysOf<T.IterationRecord>({ number: true, phase: true, exitCode: true, startTime: true, completionTime: true, validators: true, feedback: true, toolCalls: true }),
+    ],
+    [
+      "iteration tool calls",
+      props(at(execution, "status.iterations.[].toolCalls")),
+      keysOf<T.ToolCallSummary>({ proposed: true, allowed: true, blockedByGuard: true, blockedByJudge: true, recent: true }),
+    ],
+    [
+      "tool-call entry",
+      props(at(execution, "status.iterations.[].toolCalls.recent.[]")),
+      keysOf<T.ToolCallEntry>({ step: true, tool: true, toolCallId: true, allowed: true, blockedBy: true, check: true, reason: true, judges: true }),
     ],
     [
       "validator record",

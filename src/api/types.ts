@@ -69,6 +69,31 @@ export interface RuntimeSpec {
   /** Container image; when absent gavel picks its agent image for the language. */
   image?: string;
   pull_policy?: "Always" | "IfNotPresent" | "Never";
+  /** gavel extension: env of the Agent's pods, literal or from a Secret/ConfigMap key. */
+  env?: EnvVar[];
+  /** gavel extension: every key of a Secret/ConfigMap as env. */
+  envFrom?: EnvFromSource[];
+}
+
+/** A key of a Secret or ConfigMap in the Agent's namespace. */
+export interface KeyRef {
+  name: string;
+  key: string;
+  optional?: boolean;
+}
+
+/** One environment variable of an Agent's pods (a Kubernetes EnvVar subset). */
+export interface EnvVar {
+  name: string;
+  value?: string;
+  valueFrom?: { secretKeyRef?: KeyRef; configMapKeyRef?: KeyRef };
+}
+
+/** A Secret or ConfigMap whose keys all become variables (a Kubernetes EnvFromSource subset). */
+export interface EnvFromSource {
+  prefix?: string;
+  secretRef?: { name: string; optional?: boolean };
+  configMapRef?: { name: string; optional?: boolean };
 }
 
 /** A tool is a bare name or an object with per-tool settings. */
@@ -247,6 +272,8 @@ export interface ExecutionStatus {
   startTime?: string;
   completionTime?: string;
   message?: string;
+  /** Tool calls of every iteration, counted (see iterations[].toolCalls for each). */
+  toolCalls?: { proposed: number; allowed: number; blocked: number };
 }
 
 export interface IterationRecord {
@@ -258,6 +285,34 @@ export interface IterationRecord {
   validators?: ValidatorRecord[];
   /** Feedback handed to this iteration from the previous one. */
   feedback?: string;
+  /** The tool calls the gate decided in this iteration (cluster: written by the controller). */
+  toolCalls?: ToolCallSummary;
+}
+
+/** The tool calls of one iteration: counts of all of them, and the most recent ones. */
+export interface ToolCallSummary {
+  /** Proposed calls (decided or still being decided). */
+  proposed: number;
+  allowed: number;
+  blockedByGuard: number;
+  blockedByJudge: number;
+  /** The last calls decided (at most 20), in step order. */
+  recent?: ToolCallEntry[];
+}
+
+/** One decided tool call as the status shows it: names and outcome, never argument values. */
+export interface ToolCallEntry {
+  step: number;
+  tool: string;
+  toolCallId: string;
+  allowed: boolean;
+  blockedBy: "none" | "guard" | "judge";
+  /** The guard check that decided (a denial, or a flag). */
+  check?: string;
+  /** Why it was blocked (rule names, or the judges' reasoning without argument values). */
+  reason?: string;
+  /** The tool-judge child Executions that judged it. */
+  judges?: string[];
 }
 
 export interface ValidatorRecord {

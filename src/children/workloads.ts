@@ -25,6 +25,14 @@ export function labelValue(name: string): string {
   return name.slice(0, 63).replace(/[^a-z0-9]+$/, "");
 }
 
+/** The Agent's own env (spec.runtime.env / envFrom), for the runtime to resolve; the contract's variables win over it. */
+export function agentEnvOf(agent: Agent): Pick<WorkloadSpec, "agentEnv"> {
+  const env = agent.spec.runtime?.env;
+  const envFrom = agent.spec.runtime?.envFrom;
+  if ((env ?? []).length === 0 && (envFrom ?? []).length === 0) return {};
+  return { agentEnv: { ...(env !== undefined ? { env } : {}), ...(envFrom !== undefined ? { envFrom } : {}) } };
+}
+
 /** One run of the worker: the engine's start_worker action. */
 export interface WorkerRun {
   name: string;
@@ -70,6 +78,7 @@ export function workerWorkload(execution: Execution, agent: Agent, run: WorkerRu
     name: run.name,
     image: agent.spec.runtime?.image ?? opts.defaultImage ?? defaultImages().worker,
     env,
+    ...agentEnvOf(agent),
     mounts: writable,
     network: agent.spec.security?.network?.mode === "none" ? "none" : "allow",
     resources: resourcesOf(agent),
@@ -112,6 +121,7 @@ export function judgeWorkload(child: Execution, judge: Agent, workerMounts: Work
     name: child.metadata.name,
     image,
     env: { ...(fits ? { GAVEL_INPUT: input } : {}), GAVEL_EXECUTION: child.metadata.name },
+    ...agentEnvOf(judge),
     ...(opts.stdin ? { stdin: input } : {}),
     mounts: workerMounts.map((m) => ({ ...m, readOnly: true })),
     network: judge.spec.security?.network?.mode === "allow" ? "allow" : "none",

@@ -10,6 +10,7 @@ import { AgentReadinessController } from "../controller/agent-readiness.js";
 import { executionCredentials, type ExecutionCredentials } from "../controller/execution-credentials.js";
 import { readMintingKeys } from "../controller/nats-secrets.js";
 import { ExecutionEventPublisher } from "../controller/execution-events.js";
+import { gateBlocks, GateSupervisor } from "../controller/cluster-gate.js";
 import { ExecutionReconciler } from "../controller/execution-reconciler.js";
 import { GuardPolicySource } from "../controller/guard-policy-source.js";
 import { PolicyStore } from "../gate/guard/policy-store.js";
@@ -62,7 +63,30 @@ export const controllerCommand: Command = {
 
     const store = new PolicyStore();
     const policies = new GuardPolicySource({ kc, store, controllerNamespace: values["controller-namespace"], namespaces, logger });
-    const readiness = new AgentReadinessController({ kc, namespace: values.namespace, log: (line) => logger.info(line) });
+    const credsFile = values["nats-creds"];
+    const creds = credsFile ? await readFile(credsFile).catch((err: unknown) => {
+      throw new UsageError(`--nats-creds ${credsFile}: ${messageOf(err)}`);
+    }) : undefined;
+    // With --nats every replica also runs the tool-call gate (queue group): workers' calls are
+    // decided once across replicas; without it, Executions that need a gate never start.
+    const gate = values.nats
+      ? new GateSupervisor({
+          kc,
+          servers: values.nats,
+          ...(creds !== undefined ? { creds } : {}),
+          policies: store,
+          gateId: io.env.GAVEL_POD_NAME ?? `${hostname()}-${process.pid}`,
+          onToolCall: (ns, name) => executions.queue.addAfter(`${ns}/${name}`, 1000),
+          onAvailabilityChange: () => readiness.requeueAll(),
+          logger,
+        })
+      : undefined;
+    const readiness = new AgentReadinessController({
+      kc,
+      namespace: values.namespace,
+      log: (line) => logger.info(line),
+      enforcement: (agent) => gateBlocks(gate, agent, agent.metadata.namespace ?? "default"),
+    });
     // With --leader-elect only the replica holding the Lease runs Executions; losing it ends the process.
     let lostLease: (() => void) | undefined;
     const lost = new Promise<string>((resolve) => (lostLease = () => resolve("lost leader lease")));
@@ -72,10 +96,6 @@ export const controllerCommand: Command = {
     // With --nats every Execution's engine events also go to the durable event stream (`gavel events`).
     let events: ExecutionEventPublisher | undefined;
     if (values.nats) {
-      const credsFile = values["nats-creds"];
-      const creds = credsFile ? await readFile(credsFile).catch((err: unknown) => {
-        throw new UsageError(`--nats-creds ${credsFile}: ${messageOf(err)}`);
-      }) : undefined;
       const authenticator = creds !== undefined ? credsAuthenticator(creds) : undefined;
       // Once connected it reconnects forever; a first connect that fails is tried again on the next event.
       events = new ExecutionEventPublisher({
@@ -99,18 +119,31 @@ export const controllerCommand: Command = {
       }
     }
     const natsUrl = values["nats-worker-url"] ?? values.nats;
-    const executions = new ExecutionReconciler({ kc, namespace: values.namespace, log: (line) => logger.info(line), ...(leaderElection !== undefined ? { leaderElection } : {}), ...(events !== undefined ? { events } : {}), ...(credentials !== undefined ? { credentials } : {}), ...(natsUrl !== undefined ? { natsUrl } : {}) });
+    const executions: ExecutionReconciler = new ExecutionReconciler({
+      kc,
+      namespace: values.namespace,
+      log: (line) => logger.info(line),
+      ...(leaderElection !== undefined ? { leaderElection } : {}),
+      ...(events !== undefined ? { events } : {}),
+      ...(credentials !== undefined ? { credentials } : {}),
+      ...(natsUrl !== undefined ? { natsUrl } : {}),
+      ...(gate !== undefined ? { gate } : {}),
+    });
     isLeader = () => executions.isLeader;
     await policies.start();
+    // A moment for the gate first, so Agents are not marked unenforceable while it connects.
+    gate?.start();
+    await gate?.serving(5000).catch(() => undefined);
     await readiness.start();
     await executions.start();
     credentials?.start();
     logger.info({ namespace: values.namespace ?? "*", controllerNamespace: values["controller-namespace"], eventStream: values.nats !== undefined && values.nats !== "" }, "controllers started");
-    io.stdout.write("gavel controller: running (Agent readiness, GuardPolicy hot reload, Execution reconciler)\n");
+    io.stdout.write(`gavel controller: running (Agent readiness, GuardPolicy hot reload, Execution reconciler${gate !== undefined ? ", tool-call gate" : ""})\n`);
     const signal = await Promise.race([stopping, lost]);
     logger.info({ signal }, "stopping");
     await executions.stop();
     await credentials?.stop();
+    await gate?.stop();
     await events?.stop();
     if (events !== undefined) logger.info({ events: events.stats }, "event stream");
     await readiness.stop();

@@ -12,6 +12,9 @@ import { messageOf } from "../errors.js";
 /** Type of the condition this controller owns. */
 export const READY = "Ready";
 
+/** Reason when the Agent is valid but its Executions cannot run guarded (no tool-call gate serves). */
+export const CANNOT_ENFORCE = "CannotEnforce";
+
 /** Reason when the Agent itself breaks a schema or CEL rule (the server would refuse it now). */
 export const INVALID_SPEC = "InvalidSpec";
 
@@ -21,7 +24,7 @@ const MAX_MESSAGE = 32_768;
 // ---------------------------------------------------------------- pure part
 
 /** The Ready condition the Agent should have, given the other Agents of its namespace by name. */
-export function desiredReady(agent: Agent, lookup: (name: string) => Agent | undefined, now: Date): Condition {
+export function desiredReady(agent: Agent, lookup: (name: string) => Agent | undefined, now: Date, unenforceable?: string): Condition {
   const generation = agent.metadata?.generation;
   let schema: { path: string; message: string }[];
   try {
@@ -42,6 +45,10 @@ export function desiredReady(agent: Agent, lookup: (name: string) => Agent | und
     };
   } else {
     condition = readyCondition(crossValidateAgent(agent, lookup), generation, now);
+    // A valid Agent whose Executions could not run guarded here is not ready either.
+    if (condition.status === "True" && unenforceable !== undefined) {
+      condition = { ...condition, status: "False", reason: CANNOT_ENFORCE, message: `this cluster cannot enforce what the Agent declares: ${unenforceable}` };
+    }
   }
   if (condition.message.length > MAX_MESSAGE) condition.message = `${condition.message.slice(0, MAX_MESSAGE - 3)}...`;
   return condition;
@@ -119,6 +126,8 @@ export interface AgentReadinessOptions {
   queue?: WorkQueueOptions;
   now?: () => Date;
   log?: (line: string) => void;
+  /** Why this cluster cannot enforce what an Agent declares (no tool-call gate); Ready is False then. */
+  enforcement?: (agent: Agent) => string | undefined;
 }
 
 /** What the controller has done so far. */
@@ -183,12 +192,15 @@ export class AgentReadinessController {
     }
     const resyncMs = this.opts.resyncMs ?? 300_000;
     if (resyncMs > 0) {
-      this.resync = setInterval(() => {
-        for (const obj of this.informer.list()) {
-          const key = keyOf(obj);
-          if (key !== undefined) this.queue.add(key);
-        }
-      }, resyncMs);
+      this.resync = setInterval(() => this.requeueAll(), resyncMs);
+    }
+  }
+
+  /** Reconciles every known Agent again (e.g. when the tool-call gate comes or goes). */
+  requeueAll(): void {
+    for (const obj of this.informer.list()) {
+      const key = keyOf(obj);
+      if (key !== undefined) this.queue.add(key);
     }
   }
 
@@ -222,7 +234,7 @@ export class AgentReadinessController {
     // Gone: nothing to write; its referrers were queued by the delete event.
     if (agent === undefined || agent.metadata.deletionTimestamp !== undefined) return;
     const lookup = (n: string) => this.informer.get(n, ns === "" ? undefined : ns) as unknown as Agent | undefined;
-    const patch = readyStatusPatch(agent, desiredReady(agent, lookup, this.now()));
+    const patch = readyStatusPatch(agent, desiredReady(agent, lookup, this.now(), this.opts.enforcement?.(agent)));
     if (patch === undefined) return;
     try {
       await this.api.patchNamespacedCustomObjectStatus(

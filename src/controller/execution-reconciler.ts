@@ -51,6 +51,8 @@ import {
 import { judgeNamesOf, sameStatus } from "./execution-state.js";
 import { keyOf } from "./agent-readiness.js";
 import { withWorkerCredentials, type ExecutionCredentials } from "./execution-credentials.js";
+import { gateRequirement } from "../gate/enforcement.js";
+import { gateBlocks, mergeToolJudgeRefs, setGuarded, waitingForGate, type GateStatus } from "./cluster-gate.js";
 import { toGavelEvents, type ExecutionEventPublisher } from "./execution-events.js";
 import { LeaderLease } from "./execution-leader-lease.js";
 import { runWorkers, WorkQueue, type WorkQueueOptions } from "./work-queue.js";
@@ -97,6 +99,12 @@ export interface ExecutionReconcilerOptions {
   events?: ExecutionEventPublisher;
   /** Mints each Execution's NATS worker credential (mounted into its worker pods) and revokes it when the Execution ends or goes; none when undefined. */
   credentials?: ExecutionCredentials;
+  /**
+   * The tool-call gate (cluster-gate.ts). An Execution whose Agent needs one never starts
+   * while it cannot serve (fail closed); its decided calls are summarised in the status.
+   * Undefined: no gate runs, so such Executions wait (and time out) with a condition saying so.
+   */
+  gate?: GateStatus;
   now?: () => number;
   log?: (line: string) => void;
 }
@@ -313,6 +321,13 @@ export class ExecutionReconciler {
     const raw = await this.getAgent(ns, ex.spec.agentRef.name);
     if (raw === undefined) return this.agentMissing(ex);
     const agent = withDefaults(raw);
+    const unguarded = gateBlocks(this.opts.gate, agent, ns);
+    if (unguarded !== undefined && ex.status?.startTime === undefined) {
+      // Fail closed: a worker whose tool calls nobody could decide is never started.
+      const waiting = waitingForGate(ex, agent, unguarded, this.now());
+      await this.writeStatus(ex, waiting.status);
+      return waiting.requeueAfterMs === undefined ? {} : { requeueAfterMs: waiting.requeueAfterMs };
+    }
     const judges = new Map<string, Agent>();
     for (const j of judgeNamesOf(agent)) {
       const a = await this.getAgent(ns, j);
@@ -323,11 +338,14 @@ export class ExecutionReconciler {
     const stored = iteration === undefined ? undefined : await this.readWorkerResult(ns, workerName(ex.metadata.name, iteration));
     const outcomes = new Map<string, JudgeOutcome | null>();
     for (const ref of ex.status?.children ?? []) {
-      if (ref.iteration !== iteration) continue;
+      // Tool-judge children are the gate's to wait on, not the outer loop's.
+      if (ref.iteration !== iteration || ref.purpose !== "validation") continue;
       const child = await this.getExecution(ns, ref.name);
       if (child !== undefined) outcomes.set(ref.name, outcomeOfStatus(child.status) ?? null);
     }
     const { state, respawn } = restoreState(ctx, { ...(stored !== undefined ? { worker: stored } : {}), judges: outcomes });
+    // The gate's tool-judge children are listed too, so a cancel or deadline stops them with the run.
+    mergeToolJudgeRefs(state.status, (this.executions.list(ns) as unknown as Execution[]).filter((c) => c.spec?.parent?.name === ex.metadata.name));
     if (ex.metadata.annotations?.[CANCEL_ANNOTATION] !== undefined) {
       // Nothing is (re)started for a run being cancelled; decide stops what runs.
       requestCancel(state);
@@ -350,6 +368,8 @@ export class ExecutionReconciler {
     // Staged before the write (an outbox a restarted controller reads), published after it.
     const streamed = this.opts.events === undefined ? [] : toGavelEvents(ex, events, new Date(this.now()));
     const staged = streamed.length > 0 ? await this.opts.events?.stage(ex, streamed, state.status) : undefined;
+    if (gateRequirement(agent, this.opts.gate?.policiesInScope(ns) ?? false) !== undefined) setGuarded(state.status, unguarded, new Date(this.now()), ex.metadata.generation);
+    this.opts.gate?.annotate(ex, state.status);
     await this.writeStatus(ex, state.status);
     // Recorded only once the status that holds the transitions is written: a retried
     // reconcile (409) decides them again and they are recorded then.
@@ -486,6 +506,8 @@ export class ExecutionReconciler {
     const judge = withDefaults(raw);
     const parent = child.spec.parent === undefined ? undefined : await this.getExecution(namespace, child.spec.parent.name);
     if (parent === undefined) return finish({ ok: false, rejection: "cancelled", detail: "the parent Execution is gone" });
+    // A tool-judge child made as its parent ended has nothing left to judge.
+    if (isTerminal(parent.status?.phase)) return finish({ ok: false, rejection: "cancelled", detail: `the parent Execution has ended (${parent.status?.phase ?? ""})` });
     const parentAgent = await this.getAgent(namespace, parent.spec.agentRef.name);
     const mounts = parentAgent === undefined ? [] : workspaceMounts(parent.metadata.name, withDefaults(parentAgent), true);
 

@@ -79,6 +79,34 @@ export function auditRecord(p: ToolCallProposal, d: ToolCallDecision, now: Date,
   };
 }
 
+/**
+ * The data of a `toolcall.decision` event: what the audit keeps (key paths, never values),
+ * so the event stream is the audit. Local mode and the cluster gate publish the same.
+ */
+export function decisionEvent(r: AuditRecord): Record<string, unknown> {
+  return {
+    iteration: r.iteration,
+    step: r.step,
+    tool: r.tool,
+    allowed: r.allowed,
+    blocked_by: r.blocked_by,
+    ...(r.check !== undefined ? { check: r.check } : {}),
+    toolCallId: r.toolCallId,
+    arg_keys: r.arg_keys,
+    latency_ms: r.latency_ms,
+    judges: r.judges.map((j) => ({ ...j })),
+    reason:
+      r.guard_reason ??
+      (r.judges.length > 0
+        ? r.judges.map((j) => `${j.judge}: ${j.passed ? "passed" : "failed"}`).join(", ")
+        : r.allowed
+          ? r.skipped_judges
+            ? "approved by the guard (skip_judge)"
+            : "approved by the guard"
+          : "blocked"),
+  };
+}
+
 /** Writes each record as one JSON line. */
 export function jsonLinesAudit(out: Writable): AuditSink {
   return {

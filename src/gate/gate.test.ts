@@ -2,11 +2,11 @@
 // skip_judge, judges in order with tool_validation thresholds, policy_violations, idempotency.
 import { Writable } from "node:stream";
 import { describe, expect, it } from "vitest";
-import type { ToolCallProposal } from "../api/protocol.js";
+import type { ToolCallDecision, ToolCallProposal } from "../api/protocol.js";
 import type { Agent, GradientResult, JsonObject, SemanticValidatorSpec } from "../api/types.js";
 import { createLogger } from "../telemetry/logger.js";
 import { eventAudit, jsonLinesAudit } from "./audit.js";
-import { createGate, type JudgeRunner, type JudgeRunResult } from "./gate.js";
+import { createGate, type Gate, type IterationContext, type JudgeRunner, type JudgeRunResult } from "./gate.js";
 import { PolicyStore } from "./guard/policy-store.js";
 import { skipJudge } from "./skip-judge.js";
 import { agentScope } from "./guard/context.js";
@@ -34,6 +34,30 @@ function scripted(answers: Record<string, JudgeRunResult | ((p: ToolCallProposal
 }
 const sem = (judge: string, extra: Partial<SemanticValidatorSpec> = {}): SemanticValidatorSpec => ({ type: "semantic", judge_agent: judge, ...extra });
 
+/**
+ * What the tool-call service does around a gate, reduced to one process: remembers each
+ * iteration's decided calls, runs the judged remainder, audits the decision once.
+ */
+function served(gate: Gate) {
+  const decided = new Map<string, { step: number; tool: string; allowed: boolean; blocked_by: string }[]>();
+  const decide = async (p: ToolCallProposal): Promise<ToolCallDecision> => {
+    const key = `${p.namespace}/${p.execution}/${p.iteration}`;
+    const calls = decided.get(key) ?? [];
+    const ctx: IterationContext = {
+      iteration: {
+        calls: (from, before) => calls.filter((c) => c.step >= from && c.step < before),
+        violations: [...new Set(calls.filter((c) => c.blocked_by === "guard").map((c) => c.tool))],
+      },
+    };
+    const outcome = gate.decide(p, ctx);
+    const d = "judged" in outcome ? await outcome.judged() : outcome;
+    decided.set(key, [...calls, { step: p.step, tool: p.tool, allowed: d.allowed, blocked_by: d.blocked_by }]);
+    await gate.record(p, d);
+    return d;
+  };
+  return { decide };
+}
+
 describe("skip_judge", () => {
   it("uses the built-in table, and the agent's explicit value wins", () => {
     const scope = agentScope({ spec: { tools: ["fs.read", "fs.list", "cmd.run", "fs.write", "x.custom", { name: "fs.read2", skip_judge: true }] } });
@@ -46,7 +70,7 @@ describe("skip_judge", () => {
 describe("gate", () => {
   it("blocks at the guard without asking a judge, and lists the tool in later policy_violations", async () => {
     const j = scripted({ sec: { result: verdict(0.9), child: "ex-1-tv-1" } });
-    const gate = createGate({ policyStore: new PolicyStore(), agent: agentWith([sem("sec")]), judgeRunner: j.run });
+    const gate = served(createGate({ policyStore: new PolicyStore(), agent: agentWith([sem("sec")]), judgeRunner: j.run }));
     const blocked = await gate.decide(proposal("cmd.run", { command: "rm -rf /" }));
     expect(blocked).toMatchObject({ allowed: false, blocked_by: "guard", guard: { check: "destructive_pattern" }, judges: [] });
     expect(j.calls).toEqual([]);
@@ -61,7 +85,7 @@ describe("gate", () => {
 
   it("skips the judges for skip_judge tools but still runs the guard", async () => {
     const j = scripted({ sec: { result: verdict(0.9), child: "c" } });
-    const gate = createGate({ policyStore: new PolicyStore(), agent: agentWith([sem("sec")]), judgeRunner: j.run });
+    const gate = served(createGate({ policyStore: new PolicyStore(), agent: agentWith([sem("sec")]), judgeRunner: j.run }));
     expect(await gate.decide(proposal("fs.read", { path: "/workspace/a" }))).toMatchObject({ allowed: true, skippedJudges: true, judges: [] });
     expect(await gate.decide(proposal("fs.read", { path: "~/.ssh/id_rsa" }))).toMatchObject({ allowed: false, blocked_by: "guard" });
     expect(j.calls).toEqual([]);
@@ -69,7 +93,7 @@ describe("gate", () => {
 
   it("applies tool_validation thresholds: default min_score 0.7, min_confidence 0.0, explicit values win", async () => {
     const decideWith = async (entry: SemanticValidatorSpec, r: GradientResult) => {
-      const gate = createGate({ policyStore: new PolicyStore(), agent: agentWith([entry]), judgeRunner: scripted({ sec: { result: r, child: "c" } }).run });
+      const gate = served(createGate({ policyStore: new PolicyStore(), agent: agentWith([entry]), judgeRunner: scripted({ sec: { result: r, child: "c" } }).run }));
       return gate.decide(proposal("fs.write", { path: "/workspace/a" }));
     };
     expect((await decideWith(sem("sec"), verdict(0.7, 0))).allowed).toBe(true);
@@ -82,37 +106,33 @@ describe("gate", () => {
 
   it("runs judges in order and the first rejection blocks; rejections and thrown errors block", async () => {
     const j = scripted({ a: { result: verdict(0.8), child: "ca" }, b: { rejection: "timed_out", detail: "no verdict within 300s", child: "cb" }, c: { result: verdict(1), child: "cc" } });
-    const gate = createGate({ policyStore: new PolicyStore(), agent: agentWith([sem("a"), sem("b"), sem("c")]), judgeRunner: j.run });
+    const gate = served(createGate({ policyStore: new PolicyStore(), agent: agentWith([sem("a"), sem("b"), sem("c")]), judgeRunner: j.run }));
     const d = await gate.decide(proposal("cmd.run", { command: "npm test" }));
     expect(d).toMatchObject({ allowed: false, blocked_by: "judge", reason: "judge b: rejected (timed_out): no verdict within 300s" });
     expect(d.judges.map((x) => [x.judge, x.passed, x.rejection])).toEqual([["a", true, undefined], ["b", false, "timed_out"]]);
     expect(j.calls.map((c) => c.judge)).toEqual(["a", "b"]);
-    const broken = createGate({ policyStore: new PolicyStore(), agent: agentWith([sem("missing")]), judgeRunner: j.run });
+    const broken = served(createGate({ policyStore: new PolicyStore(), agent: agentWith([sem("missing")]), judgeRunner: j.run }));
     expect(await broken.decide(proposal("cmd.run", { command: "ls" }))).toMatchObject({ allowed: false, blocked_by: "judge", judges: [{ rejection: "failed" }] });
   });
 
-  it("answers a re-sent proposal with the same decision and never runs a second judge", async () => {
-    let release: (r: JudgeRunResult) => void = () => undefined;
+  it("answers at once from the guard, and leaves judging to whoever runs the judged remainder (the claimant)", async () => {
     let runs = 0;
     const gate = createGate({
       policyStore: new PolicyStore(),
       agent: agentWith([sem("slow")]),
       judgeRunner: () => {
         runs++;
-        return new Promise((r) => (release = r));
+        return Promise.resolve({ result: verdict(0.9), child: "c1" });
       },
     });
-    const p = proposal("cmd.run", { command: "make" });
-    const first = gate.decide(p);
-    const retry = gate.decide({ ...p, args: { command: "make" } });
-    expect(retry).toBe(first);
-    release({ result: verdict(0.9), child: "c1" });
-    const [a, b] = await Promise.all([first, retry]);
-    expect(a).toBe(b);
-    expect(await gate.decide(p)).toBe(a);
-    expect(runs).toBe(1);
-    const hijack = await gate.decide({ ...p, args: { command: "rm -rf /workspace" } });
-    expect(hijack).toMatchObject({ allowed: false, reason: "toolCallId reused for a different call" });
+    const empty: IterationContext = { iteration: { calls: () => [], violations: [] } };
+    const denied = gate.decide(proposal("cmd.run", { command: "rm -rf /" }), empty);
+    expect(denied).toMatchObject({ allowed: false, blocked_by: "guard" });
+    const judged = gate.decide(proposal("cmd.run", { command: "make" }), empty);
+    expect("judged" in judged).toBe(true);
+    expect(runs).toBe(0);
+    if (!("judged" in judged)) return;
+    expect(await judged.judged()).toMatchObject({ allowed: true, judges: [{ child: "c1", passed: true }] });
     expect(runs).toBe(1);
   });
 
@@ -120,7 +140,7 @@ describe("gate", () => {
     const store = new PolicyStore("gavel-system", [
       { name: "default", namespace: "gavel-system", spec: { sequence_contracts: [{ name: "read_before_delete", requires_prior: "fs.read", triggers_for: "fs.delete" }] } },
     ]);
-    const gate = createGate({ policyStore: store, agent: agentWith([]), judgeRunner: scripted({}).run });
+    const gate = served(createGate({ policyStore: store, agent: agentWith([]), judgeRunner: scripted({}).run }));
     expect((await gate.decide(proposal("fs.delete", { path: "/workspace/a" }))).reason).toBe("sequence_contract: read_before_delete");
     await gate.decide(proposal("fs.read", { path: "/workspace/a" }));
     expect((await gate.decide(proposal("fs.delete", { path: "/workspace/a" }))).allowed).toBe(true);
@@ -128,7 +148,7 @@ describe("gate", () => {
 
   it("publishes each decision as a toolcall.decision event without values; a failing sink never changes a decision", async () => {
     const events: { type: string; execution: string; data: Record<string, unknown> }[] = [];
-    const gate = createGate({
+    const gate = served(createGate({
       policyStore: new PolicyStore(),
       agent: agentWith([]),
       judgeRunner: scripted({}).run,
@@ -136,12 +156,12 @@ describe("gate", () => {
         events.push({ type, execution, data });
         return Promise.resolve();
       }),
-    });
+    }));
     await gate.decide(proposal("fs.read", { path: "/workspace/top-secret-plan.txt" }));
     expect(events).toHaveLength(1);
     expect(events[0]).toMatchObject({ type: "toolcall.decision", execution: "ex-1", data: { tool: "fs.read", arg_keys: ["path"], allowed: true } });
     expect(JSON.stringify(events)).not.toContain("top-secret-plan");
-    const broken = createGate({ policyStore: new PolicyStore(), agent: agentWith([]), judgeRunner: scripted({}).run, audit: { record: () => Promise.reject(new Error("disk full")) } });
+    const broken = served(createGate({ policyStore: new PolicyStore(), agent: agentWith([]), judgeRunner: scripted({}).run, audit: { record: () => Promise.reject(new Error("disk full")) } }));
     expect(await broken.decide(proposal("fs.read", { path: "/workspace/a" }))).toMatchObject({ allowed: true });
     expect(await broken.decide(proposal("cmd.run", { command: "rm -rf /" }))).toMatchObject({ allowed: false, blocked_by: "guard" });
   });
@@ -152,13 +172,13 @@ describe("gate", () => {
     const sink = (into: string[]) => new Writable({ write(chunk: Buffer, _enc, cb) { into.push(chunk.toString()); cb(); } });
     const logs: string[] = [];
     const j = scripted({ sec: (p) => ({ result: verdict(0.1, 1, `refusing to send ${JSON.stringify((p.args.auth as JsonObject).password)} anywhere`), child: "c" }) });
-    const gate = createGate({
+    const gate = served(createGate({
       policyStore: new PolicyStore(),
       agent: agentWith([sem("sec")], ["http.post", "fs.read"]),
       judgeRunner: j.run,
       audit: jsonLinesAudit(sink(lines)),
       logger: createLogger({ destination: sink(logs), level: "debug" }),
-    });
+    }));
     const judged = await gate.decide(proposal("http.post", { url: "https://example.com", auth: { password: secret, user: "bob" } }));
     const guarded = await gate.decide(proposal("fs.read", { path: `/root/.ssh/${secret}` }));
     expect(judged).toMatchObject({ allowed: false, blocked_by: "judge" });

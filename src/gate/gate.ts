@@ -1,8 +1,10 @@
 // The inner-loop gate: for one proposed tool call, the guard, then (unless skip_judge) each
-// semantic tool_validation judge in order; idempotent by toolCallId, audited without values.
+// semantic tool_validation judge in order; audited without values. Stateless: the tool-call
+// service owns idempotency and tells the gate what the iteration already did.
 import type { JudgeVerdictRecord, ToolCallDecision, ToolCallProposal } from "../api/protocol.js";
 import type { Agent, GradientResult, JudgeRejectionReason, SemanticValidatorSpec } from "../api/types.js";
 import { applyThresholds, fmt, thresholdsOf, TOOL_MIN_SCORE } from "../engine/validators/outcome.js";
+import { messageOf } from "../errors.js";
 import type { Logger } from "../telemetry/logger.js";
 import { auditRecord, scrubArgValues, type AuditSink } from "./audit.js";
 import type { ViewOptions } from "./guard/argument-views.js";
@@ -37,6 +39,19 @@ export interface PolicySource {
   readonly version?: number;
 }
 
+/** What the gate is told about the proposal's iteration (the tool-call store's view). */
+export interface IterationContext {
+  iteration: {
+    /** Decided calls of the iteration with fromStep <= step < beforeStep, in step order. */
+    calls(fromStep: number, beforeStep: number): readonly { step: number; tool: string; allowed: boolean }[];
+    /** Tools the guard blocked earlier in the iteration (policy_violations). */
+    readonly violations: readonly string[];
+  };
+}
+
+/** A decision made by the guard alone, or the judged remainder (run by the gate holding the call's claim). */
+export type GateOutcome = ToolCallDecision | { judged: () => Promise<ToolCallDecision> };
+
 export interface GateOptions {
   policyStore: PolicySource;
   agent: Pick<Agent, "spec">;
@@ -52,48 +67,35 @@ export interface GateOptions {
   capabilities?: readonly string[];
   views?: ViewOptions;
   logger?: Logger;
-  /** Decisions remembered for retries; the oldest finished ones are forgotten first. Default 10,000. */
-  maxRemembered?: number;
 }
 
-/** The gate of one agent's executions. */
+/**
+ * The gate of one agent's executions. It keeps no state: what the iteration did comes in
+ * the context, and idempotency (one decision per toolCallId) is the tool-call service's.
+ */
 export interface Gate {
-  decide(proposal: ToolCallProposal): Promise<ToolCallDecision>;
+  decide(proposal: ToolCallProposal, context: IterationContext): GateOutcome;
+  /** Audits a decision once it is stored (the service calls it once per call). */
+  record(proposal: ToolCallProposal, decision: ToolCallDecision): Promise<void>;
 }
 
-interface IterationState {
-  history: HistoryEntry[];
-  violations: string[];
-}
-
-/** Builds a gate: `decide` answers a re-sent proposal with the same decision (or the same judge still running). */
+/** Builds a gate: the guard, then skip_judge, then each semantic tool_validation judge in order. */
 export function createGate(options: GateOptions): Gate {
   const clock = options.clock ?? (() => performance.now());
   const now = options.now ?? (() => new Date());
   const base = agentScope(options.agent);
   const scope: AgentScope = options.capabilities ? { tools: base.tools, capabilities: new Set(options.capabilities) } : base;
-  const semantic = (options.agent.spec.execution?.tool_validation ?? []).filter((e) => e.type === "semantic");
-  const decisions = new Map<string, { fingerprint: string; decision: Promise<ToolCallDecision> }>();
-  const iterations = new Map<string, IterationState>();
-  const max = options.maxRemembered ?? 10_000;
+  const allEntries = options.agent.spec.execution?.tool_validation ?? [];
+  const semantic = allEntries.filter((e) => e.type === "semantic");
 
-  const iterationOf = (p: ToolCallProposal): IterationState => {
-    const key = `${p.namespace}/${p.execution}/${p.iteration}`;
-    let s = iterations.get(key);
-    if (s === undefined) {
-      s = { history: [], violations: [] };
-      iterations.set(key, s);
-    }
-    return s;
-  };
-
-  async function evaluate(p: ToolCallProposal): Promise<ToolCallDecision> {
+  function decide(p: ToolCallProposal, ctx: IterationContext): GateOutcome {
     const started = clock();
     const policy = options.policyStore.get(p.namespace);
-    const iteration = iterationOf(p);
+    const history: HistoryEntry[] = [];
+    for (const c of ctx.iteration.calls(1, p.step)) if (c.allowed) history.push({ tool: c.tool, step: c.step });
     const guard = runGuard(
       { tool: p.tool, args: p.args, step: p.step },
-      { policy, scope, history: iteration.history, ...(options.liveHashes ? { liveHashes: options.liveHashes() } : {}), ...(options.views ? { views: options.views } : {}) },
+      { policy, scope, history, ...(options.liveHashes ? { liveHashes: options.liveHashes() } : {}), ...(options.views ? { views: options.views } : {}) },
     );
     const done = (d: Omit<ToolCallDecision, "toolCallId" | "latencyMs" | "guard">): ToolCallDecision => ({
       toolCallId: p.toolCallId,
@@ -102,24 +104,23 @@ export function createGate(options: GateOptions): Gate {
       reason: scrubArgValues(d.reason, p.args),
       latencyMs: clock() - started,
     });
-    if (!guard.approved) {
-      if (!iteration.violations.includes(p.tool)) iteration.violations.push(p.tool);
-      return done({ allowed: false, blocked_by: "guard", reason: guard.reason ?? "guard", skippedJudges: false, judges: [] });
-    }
+    if (!guard.approved) return done({ allowed: false, blocked_by: "guard", reason: guard.reason ?? "guard", skippedJudges: false, judges: [] });
     if (skipJudge(p.tool, scope) || semantic.length === 0) {
-      iteration.history.push({ tool: p.tool, step: p.step });
       const skipped = semantic.length > 0;
       return done({ allowed: true, blocked_by: "none", reason: skipped ? "approved by the guard (skip_judge)" : "approved by the guard", skippedJudges: skipped, judges: [] });
     }
+    const violations = [...ctx.iteration.violations];
+    return { judged: () => judge(p, violations, done) };
+  }
+
+  async function judge(p: ToolCallProposal, violations: string[], done: (d: Omit<ToolCallDecision, "toolCallId" | "latencyMs" | "guard">) => ToolCallDecision): Promise<ToolCallDecision> {
     const judges: JudgeVerdictRecord[] = [];
-    const allEntries = options.agent.spec.execution?.tool_validation ?? [];
     for (const entry of semantic) {
-      const violations = [...iteration.violations];
       let run: JudgeRunResult;
       try {
         run = await options.judgeRunner(entry, p, violations, allEntries.indexOf(entry));
       } catch (err) {
-        run = { rejection: "failed", detail: err instanceof Error ? err.message : String(err), child: "" };
+        run = { rejection: "failed", detail: messageOf(err), child: "" };
       }
       if (run.result === undefined) {
         const rejection = run.rejection ?? "malformed_output";
@@ -133,7 +134,6 @@ export function createGate(options: GateOptions): Gate {
         return done({ allowed: false, blocked_by: "judge", reason: `judge ${entry.judge_agent}: ${outcome.reasoning}`, skippedJudges: false, judges });
       }
     }
-    iteration.history.push({ tool: p.tool, step: p.step });
     const scores = judges.map((j) => `${j.judge} ${fmt(j.result?.score ?? 0)}`).join(", ");
     return done({ allowed: true, blocked_by: "none", reason: `approved by the guard and ${judges.length} judge(s): ${scores}`, skippedJudges: false, judges });
   }
@@ -144,44 +144,10 @@ export function createGate(options: GateOptions): Gate {
       await options.audit?.record(r);
     } catch (err) {
       // Fail-safe like vaglio's log: a broken audit sink never blocks or flips a decision.
-      options.logger?.warn({ err: err instanceof Error ? err.message : String(err), toolCallId: p.toolCallId }, "audit record failed");
+      options.logger?.warn({ err: messageOf(err), toolCallId: p.toolCallId }, "audit record failed");
     }
     options.logger?.info({ tool: r.tool, arg_keys: r.arg_keys, allowed: r.allowed, blocked_by: r.blocked_by, check: r.check, toolCallId: r.toolCallId, latency_ms: r.latency_ms }, "tool call decided");
   }
 
-  function forgetOldest(): void {
-    if (decisions.size <= max) return;
-    for (const key of decisions.keys()) {
-      decisions.delete(key);
-      if (decisions.size <= max) return;
-    }
-  }
-
-  return {
-    decide(p) {
-      const fingerprint = `${p.namespace}\u0000${p.execution}\u0000${p.iteration}\u0000${p.tool}\u0000${JSON.stringify(p.args)}`;
-      const known = decisions.get(p.toolCallId);
-      if (known !== undefined) {
-        if (known.fingerprint === fingerprint) return known.decision;
-        // A retry is byte-identical; the same id on another call is a confused or hostile worker.
-        return Promise.resolve({
-          toolCallId: p.toolCallId,
-          allowed: false,
-          blocked_by: "guard",
-          reason: "toolCallId reused for a different call",
-          guard: { approved: false },
-          skippedJudges: false,
-          judges: [],
-          latencyMs: 0,
-        });
-      }
-      const decision = evaluate(p).then(async (d) => {
-        await record(p, d);
-        return d;
-      });
-      decisions.set(p.toolCallId, { fingerprint, decision });
-      forgetOldest();
-      return decision;
-    },
-  };
+  return { decide, record };
 }

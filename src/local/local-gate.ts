@@ -3,6 +3,7 @@
 // containers run by the LocalRun and decisions shown in the live tree.
 import type { NatsConnection } from "@nats-io/transport-node";
 import type { Agent } from "../api/types.js";
+import { decisionEvent } from "../gate/audit.js";
 import { createGate } from "../gate/gate.js";
 import { compilePolicy, type CompiledPolicy } from "../gate/guard/policy.js";
 import { ToolCallService } from "../transport/tool-call-service.js";
@@ -28,34 +29,10 @@ export async function startLocalGate(nc: NatsConnection, agent: Agent, run: Loca
     policyStore: { get: () => policy, version: 1 },
     agent,
     judgeRunner: (entry, proposal, violations, index) => run.runToolJudge(entry, proposal, violations, index),
-    audit: {
-      record(r) {
-        run.publish("toolcall.decision", {
-          iteration: r.iteration,
-          step: r.step,
-          tool: r.tool,
-          allowed: r.allowed,
-          blocked_by: r.blocked_by,
-          ...(r.check !== undefined ? { check: r.check } : {}),
-          // What the audit keeps (key paths, never values), so the event stream is the audit.
-          toolCallId: r.toolCallId,
-          arg_keys: r.arg_keys,
-          latency_ms: r.latency_ms,
-          judges: r.judges.map((j) => ({ ...j })),
-          reason:
-            r.guard_reason ??
-            (r.judges.length > 0
-              ? r.judges.map((j) => `${j.judge}: ${j.passed ? "passed" : "failed"}`).join(", ")
-              : r.allowed
-                ? r.skipped_judges
-                  ? "approved by the guard (skip_judge)"
-                  : "approved by the guard"
-                : "blocked"),
-        });
-      },
-    },
+    // What the audit keeps (key paths, never values), so the event stream is the audit.
+    audit: { record: (r) => run.publish("toolcall.decision", decisionEvent(r)) },
   });
-  // Local runs keep no decision history: nothing outlives the process.
-  const service = await ToolCallService.start(nc, { decide: (p) => gate.decide(p), durable: false });
+  // The same store as on a cluster, on the run's own nats-server (gone with it).
+  const service = await ToolCallService.start(nc, { decide: (p, ctx) => gate.decide(p, ctx), onDecided: (p, d) => void gate.record(p, d) });
   return { stop: () => service.stop() };
 }

@@ -1,6 +1,7 @@
 // The WorkloadRuntime port: how the engine's drivers start and watch worker and judge runs.
 // Implemented by runtime/docker (local mode) and runtime/kubernetes (pods); the engine
 // itself never imports either.
+import type { EnvFromSource, EnvVar } from "../api/types.js";
 
 /** A volume a workload mounts: the worker's workspaces, read-only copies for judges. */
 export interface WorkloadMount {
@@ -24,6 +25,12 @@ export interface WorkloadSpec {
    */
   command?: string[];
   env?: Record<string, string>;
+  /**
+   * The Agent's own variables (spec.runtime.env / envFrom): values, and Secret or ConfigMap
+   * references the runtime resolves (Kubernetes: the kubelet; Docker refuses references).
+   * `env` above wins over them.
+   */
+  agentEnv?: { env?: EnvVar[]; envFrom?: EnvFromSource[] };
   /** Written to the container's stdin, then stdin is closed. */
   stdin?: string;
   mounts: WorkloadMount[];

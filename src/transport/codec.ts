@@ -10,6 +10,9 @@ const k8sName = { type: "string", minLength: 1, maxLength: 253, pattern: "^[a-z0
 /** The idempotency key must be one NATS subject token (it names the stored decision). */
 export const TOOL_CALL_ID_PATTERN = "^[A-Za-z0-9_-]{1,128}$";
 
+/** Header on a re-sent proposal: its send number (2, 3, ...); a first send has none. */
+export const ATTEMPT_HEADER = "Gavel-Attempt";
+
 /** Schema of a proposal; unknown fields are refused so a typo never passes silently. */
 export const TOOL_CALL_PROPOSAL_SCHEMA = {
   $id: "gavel:ToolCallProposal",

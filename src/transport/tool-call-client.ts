@@ -1,8 +1,8 @@
 // The worker's side of the inner loop: sends a proposal and waits for the gate's decision,
 // re-sending the same proposal (same toolCallId) with backoff until a total deadline.
-import { createInbox, type Msg, type NatsConnection } from "@nats-io/transport-node";
+import { createInbox, headers, type Msg, type MsgHdrs, type NatsConnection } from "@nats-io/transport-node";
 import type { ToolCallDecision, ToolCallProposal } from "../api/protocol.js";
-import { decodeReply, encodeProposal, type ToolCallErrorCode } from "./codec.js";
+import { ATTEMPT_HEADER, decodeReply, encodeProposal, type ToolCallErrorCode } from "./codec.js";
 import { inboxPrefix, toolCallSubject } from "./subjects.js";
 
 /** Why a proposal got no decision. */
@@ -40,6 +40,12 @@ export interface ToolCallClientOptions {
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+function attemptHeader(n: number): MsgHdrs {
+  const h = headers();
+  h.set(ATTEMPT_HEADER, String(n));
+  return h;
+}
 
 /** Sends one execution's proposals to the gate. */
 export class ToolCallClient {
@@ -129,8 +135,9 @@ export class ToolCallClient {
       let pause = this.backoffInitial;
       while (Date.now() < deadline) {
         if (signal?.aborted) throw new ToolCallError("aborted", `proposal ${proposal.toolCallId} aborted`);
-        this.nc.publish(subject, data, { reply: inbox });
         sends++;
+        // A re-send says so: the gate then answers only what its store acknowledged.
+        this.nc.publish(subject, data, sends === 1 ? { reply: inbox } : { reply: inbox, headers: attemptHeader(sends) });
         this.sends.set(proposal.toolCallId, sends);
         const m = await next(Math.min(this.attemptMs + pause, Math.max(0, deadline - Date.now())));
         const waited = pause;

@@ -1,82 +1,122 @@
 // The gate's side of the inner loop: answers every execution's tool-call proposals with the
-// injected `decide`, exactly once per toolCallId, and records each decision durably so
-// that a re-sent proposal is answered from it, even by a restarted gate.
+// injected `decide`, exactly once per toolCallId across every gate replica, and records
+// each decision in the one tool-call store so that any re-send, reaching any replica,
+// gets that same decision. The idempotency rule lives here and nowhere else.
+import { hostname } from "node:os";
 import type { Msg, NatsConnection, Subscription } from "@nats-io/transport-node";
 import type { Logger } from "pino";
 import type { ToolCallDecision, ToolCallProposal } from "../api/protocol.js";
-import {
-  checkDecision,
-  decodeProposal,
-  encodeErrorReply,
-  proposalFingerprint,
-  type ToolCallErrorReply,
-} from "./codec.js";
+import { messageOf } from "../errors.js";
+import { ATTEMPT_HEADER, checkDecision, decodeProposal, encodeErrorReply, proposalFingerprint, type ToolCallErrorCode, type ToolCallErrorReply } from "./codec.js";
 import { parseToolCallSubject, TOOL_CALL_WILDCARD } from "./subjects.js";
 import {
-  DecisionStore,
   decisionSubject,
-  ensureDecisionStream,
-  type DecisionStoreOptions,
-  type StoredDecision,
+  ToolCallStore,
+  type CallFacts,
+  type ClaimRecord,
+  type DecisionRecord,
+  type IterationView,
+  type StoredRecord,
+  type ToolCallStoreOptions,
 } from "./tool-call-store.js";
 
-/** The gate's decision function (guard, skip_judge, judges); injected, never imported here. */
-export type Decide = (proposal: ToolCallProposal) => Promise<ToolCallDecision>;
+/** What the gate knows about the proposal's iteration when deciding it (any replica decided those calls). */
+export interface DecideContext {
+  iteration: IterationView;
+}
+
+/** The slow remainder of a decision (judges): run only by the gate that holds the call's claim. */
+export interface Judged {
+  judged: () => Promise<ToolCallDecision>;
+}
+
+/**
+ * The gate's decision function (guard, skip_judge, judges); injected, never imported here.
+ * It answers at once with a decision, or with the judged remainder, which the service runs
+ * only after claiming the call in the store. Throwing a ToolCallRefusal refuses the proposal.
+ */
+export type Decide = (proposal: ToolCallProposal, context: DecideContext) => Promise<ToolCallDecision | Judged> | ToolCallDecision | Judged;
+
+/** A proposal the gate will not decide (unknown or finished execution): a typed error reply. */
+export class ToolCallRefusal extends Error {
+  override readonly name = "ToolCallRefusal";
+  constructor(
+    readonly code: Exclude<ToolCallErrorCode, "internal">,
+    readonly field: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
 
 export interface ToolCallServiceOptions {
   decide: Decide;
+  /** Called once per stored decision, by the gate that stored it (audit, events, status). */
+  onDecided?: (proposal: ToolCallProposal, decision: ToolCallDecision) => void;
   /** Queue group shared by every gate replica; default "gavel-gate". */
   queue?: string;
-  /** Record decisions in JetStream and replay them at start; default true. */
-  durable?: boolean;
-  store?: DecisionStoreOptions;
-  /** Decisions kept in memory (oldest dropped first); default 100,000. */
-  maxCachedDecisions?: number;
+  store?: ToolCallStoreOptions;
+  /** This gate's name in claims; default `<hostname>-<pid>`. */
+  gateId?: string;
+  /** A claim not renewed for this long may be taken over; default 15 s. Renewed every third of it. */
+  claimLeaseMs?: number;
+  /** Largest proposal (bytes on the wire) the gate decides; larger ones are denied. Default 256 KiB. */
+  maxProposalBytes?: number;
   logger?: Logger;
 }
 
 /** Counters a test or a metrics exporter can read. */
 export interface ToolCallServiceStats {
   proposals: number;
-  /** Calls of `decide`: one per distinct toolCallId on this instance. */
+  /** Calls of `decide` on this instance (first decides and takeovers). */
   decides: number;
-  /** Answered from a decision already made (here or replayed from the stream). */
+  /** Decisions this instance stored: one per call across every replica. */
+  stored: number;
+  /** Answered from a decision already stored (by any replica, before or after a restart). */
   fromDecision: number;
-  /** Re-sends that joined a decide still running. */
+  /** Re-sends that joined a decide running on this instance. */
   fromInFlight: number;
+  /** Proposals that waited for another replica's claim to end. */
+  waitedOnClaim: number;
+  /** Claims of a dead or stuck gate taken over here. */
+  takeovers: number;
+  /** Decisions answered here but refused by the store (another gate stored first). */
+  lostRaces: number;
   errors: number;
 }
 
-interface Entry {
+interface Pending {
   fingerprint: string;
-  decision?: ToolCallDecision;
-  pending?: Promise<ToolCallDecision>;
+  decision: Promise<ToolCallDecision>;
 }
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** A running tool-call service; stop() drains it. */
 export class ToolCallService {
-  readonly stats: ToolCallServiceStats = { proposals: 0, decides: 0, fromDecision: 0, fromInFlight: 0, errors: 0 };
-  private readonly entries = new Map<string, Entry>();
-  private readonly maxEntries: number;
+  readonly stats: ToolCallServiceStats = { proposals: 0, decides: 0, stored: 0, fromDecision: 0, fromInFlight: 0, waitedOnClaim: 0, takeovers: 0, lostRaces: 0, errors: 0 };
+  private readonly pending = new Map<string, Pending>();
   private readonly inFlight = new Set<Promise<unknown>>();
+  private readonly gateId: string;
+  private readonly leaseMs: number;
+  private readonly maxBytes: number;
   private sub: Subscription | undefined;
-  private store: DecisionStore | undefined;
+  private stopping = false;
 
   private constructor(
     private readonly nc: NatsConnection,
+    readonly store: ToolCallStore,
     private readonly options: ToolCallServiceOptions,
   ) {
-    this.maxEntries = options.maxCachedDecisions ?? 100_000;
+    this.gateId = options.gateId ?? `${hostname()}-${process.pid}`;
+    this.leaseMs = options.claimLeaseMs ?? 15_000;
+    this.maxBytes = options.maxProposalBytes ?? 256 * 1024;
   }
 
-  /** Creates the decision stream if needed, replays it, then starts answering proposals. */
+  /** Opens the store (replaying it), then starts answering proposals. */
   static async start(nc: NatsConnection, options: ToolCallServiceOptions): Promise<ToolCallService> {
-    const service = new ToolCallService(nc, options);
-    if (options.durable ?? true) {
-      await ensureDecisionStream(nc, options.store);
-      service.store = new DecisionStore(nc);
-      await service.store.follow((subject, record) => service.remember(subject, record), options.store?.followLive === true);
-    }
+    const store = await ToolCallStore.open(nc, options.store);
+    const service = new ToolCallService(nc, store, options);
     service.sub = nc.subscribe(TOOL_CALL_WILDCARD, {
       queue: options.queue ?? "gavel-gate",
       callback: (err, msg) => {
@@ -87,40 +127,23 @@ export class ToolCallService {
     return service;
   }
 
+  /** True while proposals are taken and the store is followed. */
+  get serving(): boolean {
+    return this.sub !== undefined && !this.sub.isClosed() && !this.nc.isClosed() && !this.stopping;
+  }
+
   /**
    * Stops taking proposals, lets running decides finish and reply (for at most `graceMs`,
-   * default 30 s; a decide still running then is re-run by the next gate when the worker
-   * re-sends), then stops following the stream.
+   * default 30 s; a claim still held then is taken over by another gate when the worker
+   * re-sends), then stops following the store.
    */
   async stop(graceMs = 30_000): Promise<void> {
+    this.stopping = true;
     this.sub?.unsubscribe();
     let timer: NodeJS.Timeout | undefined;
-    await Promise.race([
-      Promise.allSettled([...this.inFlight]),
-      new Promise((r) => (timer = setTimeout(r, graceMs))),
-    ]);
+    await Promise.race([Promise.allSettled([...this.inFlight]), new Promise((r) => (timer = setTimeout(r, graceMs)))]);
     clearTimeout(timer);
-    await this.store?.close();
-  }
-
-  // A decision stored by any gate (this one included) becomes answerable here.
-  private remember(subject: string, record: StoredDecision): void {
-    const existing = this.entries.get(subject);
-    if (existing !== undefined) return;
-    this.put(subject, { fingerprint: record.fingerprint, decision: record.decision });
-  }
-
-  private put(key: string, entry: Entry): void {
-    this.entries.set(key, entry);
-    if (this.entries.size > this.maxEntries) {
-      // Map iteration order is insertion order: drop the oldest finished entry.
-      for (const [k, e] of this.entries) {
-        if (e.pending === undefined) {
-          this.entries.delete(k);
-          break;
-        }
-      }
-    }
+    await this.store.close();
   }
 
   // Keeps a handler's promise until it settles; a failure (e.g. replying on a connection
@@ -143,6 +166,10 @@ export class ToolCallService {
     msg.respond(encodeErrorReply(reply));
   }
 
+  private conflict(msg: Msg, id: string): void {
+    this.replyError(msg, { toolCallId: id, error: { code: "conflict", field: "/toolCallId", message: `toolCallId ${id} was already used for a different call` } });
+  }
+
   private async handle(msg: Msg): Promise<void> {
     this.stats.proposals++;
     const decoded = decodeProposal(msg.data);
@@ -156,82 +183,247 @@ export class ToolCallService {
     const from = parseToolCallSubject(msg.subject);
     for (const field of ["namespace", "execution"] as const) {
       if (from?.[field] !== p[field]) {
-        this.replyError(msg, {
-          toolCallId: p.toolCallId,
-          error: { code: "forbidden", field: `/${field}`, message: `proposal names ${field} "${p[field]}" but was sent on ${msg.subject}` },
-        });
+        this.replyError(msg, { toolCallId: p.toolCallId, error: { code: "forbidden", field: `/${field}`, message: `proposal names ${field} "${p[field]}" but was sent on ${msg.subject}` } });
         return;
       }
     }
     const key = decisionSubject(p.namespace, p.execution, p.toolCallId);
     const fingerprint = proposalFingerprint(p);
-    let entry = this.entries.get(key);
-    if (entry !== undefined && entry.fingerprint !== fingerprint) {
-      this.replyError(msg, {
-        toolCallId: p.toolCallId,
-        error: { code: "conflict", field: "/toolCallId", message: `toolCallId ${p.toolCallId} was already used for a different call` },
-      });
+    const attempt = Number(msg.headers?.get(ATTEMPT_HEADER) ?? "1") || 1;
+    let decision: ToolCallDecision;
+    try {
+      decision = await this.answer(key, fingerprint, p, msg.data.length, attempt);
+    } catch (err) {
+      if (err instanceof ConflictError) return this.conflict(msg, p.toolCallId);
+      if (err instanceof ToolCallRefusal) {
+        this.replyError(msg, { toolCallId: p.toolCallId, error: { code: err.code, field: err.field, message: err.message } });
+        return;
+      }
+      // The store is unreachable and nothing is known: the worker re-sends.
+      this.options.logger?.error({ toolCallId: p.toolCallId, err }, "no decision could be made or read");
+      this.replyError(msg, { toolCallId: p.toolCallId, error: { code: "internal", message: `the gate could not answer: ${messageOf(err)}` } });
       return;
     }
-    if (entry?.decision !== undefined) {
-      this.stats.fromDecision++;
-      msg.respond(JSON.stringify(entry.decision));
-      return;
-    }
-    if (entry?.pending !== undefined) {
-      this.stats.fromInFlight++;
-    } else {
-      entry = { fingerprint, pending: this.decideOnce(key, fingerprint, p) };
-      this.put(key, entry);
-    }
-    const decision = await (entry.pending as Promise<ToolCallDecision>);
     msg.respond(JSON.stringify(decision));
   }
 
-  // Runs decide for one call; never rejects: a failing or malformed decide denies the call.
-  private async decideOnce(key: string, fingerprint: string, p: ToolCallProposal): Promise<ToolCallDecision> {
-    this.stats.decides++;
-    const started = performance.now();
-    const log = this.options.logger;
-    log?.debug({ namespace: p.namespace, execution: p.execution, toolCallId: p.toolCallId, tool: p.tool, argKeys: Object.keys(p.args) }, "deciding tool call");
-    let decision: ToolCallDecision;
-    try {
-      const produced = await this.options.decide(p);
-      const checked = checkDecision(produced);
-      if (!checked.ok) throw checked.error;
-      if (checked.value.toolCallId !== p.toolCallId) {
-        throw new Error(`decide answered toolCallId ${checked.value.toolCallId} for ${p.toolCallId}`);
-      }
-      decision = checked.value;
-    } catch (err) {
-      // Fail closed, and remember it: a re-send must not run a second decide.
-      const reason = `gate_error: ${err instanceof Error ? err.message : String(err)}`;
-      log?.error({ toolCallId: p.toolCallId, err }, "decide failed; denying the call");
-      decision = {
-        toolCallId: p.toolCallId,
-        allowed: false,
-        blocked_by: "guard",
-        reason,
-        guard: { approved: false, reason },
-        skippedJudges: false,
-        judges: [],
-        latencyMs: performance.now() - started,
-      };
+  // The one rule: a decision already stored answers; a decide running here is joined; a
+  // claim held elsewhere is waited on (or taken over when stale); otherwise decide now.
+  private answer(key: string, fingerprint: string, p: ToolCallProposal, bytes: number, attempt: number): Promise<ToolCallDecision> {
+    const running = this.pending.get(key);
+    if (running !== undefined) {
+      if (running.fingerprint !== fingerprint) return Promise.reject(new ConflictError());
+      this.stats.fromInFlight++;
+      return running.decision;
     }
-    this.entries.set(key, { fingerprint, decision });
-    if (this.store !== undefined) {
-      // Issued before the reply on the same connection, so stored-before-answered holds.
-      if (this.options.store?.acknowledged !== true) {
-        this.store.storeNoAck(key, { fingerprint, decision });
-      } else {
-        const stored = this.store.store(key, { fingerprint, decision }).catch((err: unknown) => {
-          log?.error({ toolCallId: p.toolCallId, err }, "could not store tool-call decision");
-        });
-        this.track(stored);
-      }
+    const known = this.store.get(key);
+    if (known !== undefined && known.record.fingerprint !== fingerprint) return Promise.reject(new ConflictError());
+    if (known?.record.kind === "decision" && this.store.hasBody(key)) {
+      this.stats.fromDecision++;
+      return Promise.resolve(known.record.decision);
     }
+    const decision = (known === undefined ? this.decideNew(key, fingerprint, p, bytes, attempt) : this.resolveExisting(key, fingerprint, p, known)).finally(() => {
+      if (this.pending.get(key)?.decision === decision) this.pending.delete(key);
+    });
+    this.pending.set(key, { fingerprint, decision });
     return decision;
   }
+
+  private facts(p: ToolCallProposal, fingerprint: string): CallFacts {
+    return { fingerprint, iteration: p.iteration, step: p.step, tool: p.tool };
+  }
+
+  // What the iteration already did; when this mirror misses an earlier step (another
+  // replica decided it a moment ago), catch up with the stream first.
+  private async context(p: ToolCallProposal): Promise<DecideContext> {
+    const view = this.store.iteration(p.namespace, p.execution, p.iteration);
+    if (view.hasSteps(p.step)) return { iteration: view };
+    await this.store.catchUp(2000).catch(() => false);
+    return { iteration: this.store.iteration(p.namespace, p.execution, p.iteration) };
+  }
+
+  private async runDecide(p: ToolCallProposal, bytes: number): Promise<ToolCallDecision | Judged> {
+    this.stats.decides++;
+    if (bytes > this.maxBytes) {
+      return failClosed(p, `argument_too_large: the proposal is ${bytes} bytes; the gate decides proposals of at most ${this.maxBytes} bytes`);
+    }
+    const started = performance.now();
+    try {
+      return await this.options.decide(p, await this.context(p));
+    } catch (err) {
+      if (err instanceof ToolCallRefusal) throw err;
+      this.options.logger?.error({ toolCallId: p.toolCallId, err }, "decide failed; denying the call");
+      return failClosed(p, `gate_error: ${messageOf(err)}`, performance.now() - started);
+    }
+  }
+
+  private async decideNew(key: string, fingerprint: string, p: ToolCallProposal, bytes: number, attempt: number): Promise<ToolCallDecision> {
+    const outcome = await this.runDecide(p, bytes);
+    if (!isJudged(outcome)) return this.storeFinal(key, fingerprint, p, checked(p, outcome), 0, attempt === 1 && this.store.live);
+    const claim = await this.store.put(key, this.claimRecord(p, fingerprint), 0);
+    if (claim.ok) return this.runClaimed(key, fingerprint, p, claim.seq, outcome);
+    if (claim.conflict) return this.resolveExisting(key, fingerprint, p, await this.store.fetch(key));
+    throw claim.error;
+  }
+
+  /**
+   * Stores a decision made without judges. On a first send with a live mirror the reply
+   * does not wait for the store's acknowledgement: the write is on the connection ahead
+   * of the reply, and a re-send (seconds later) finds it. Otherwise the store answers first.
+   */
+  private async storeFinal(key: string, fingerprint: string, p: ToolCallProposal, decision: ToolCallDecision, expectSeq: number, fast: boolean): Promise<ToolCallDecision> {
+    // Mirrored at once when not waiting: the worker's next step may come back here before the acknowledgement.
+    const written = this.store.put(key, this.decisionRecord(p, fingerprint, decision), expectSeq, fast);
+    if (fast) {
+      void written.then((r) => {
+        if (r.ok) this.decided(p, decision);
+        else if (r.conflict) {
+          this.stats.lostRaces++;
+          this.options.logger?.warn({ toolCallId: p.toolCallId }, "another gate stored a decision for this call first");
+        } else this.options.logger?.error({ toolCallId: p.toolCallId, err: r.error }, "could not store a tool-call decision");
+      });
+      return decision;
+    }
+    const r = await written;
+    if (r.ok) {
+      this.decided(p, decision);
+      return decision;
+    }
+    if (r.conflict) return this.resolveExisting(key, fingerprint, p, await this.store.fetch(key));
+    throw r.error;
+  }
+
+  private decided(p: ToolCallProposal, d: ToolCallDecision): void {
+    this.stats.stored++;
+    try {
+      this.options.onDecided?.(p, d);
+    } catch (err) {
+      this.options.logger?.warn({ toolCallId: p.toolCallId, err }, "onDecided failed");
+    }
+  }
+
+  /** Runs the judges while holding the claim (renewed), then stores the decision in its place. */
+  private async runClaimed(key: string, fingerprint: string, p: ToolCallProposal, claimSeq: number, outcome: Judged): Promise<ToolCallDecision> {
+    let seq = claimSeq;
+    let lost = false;
+    let renewing: Promise<void> = Promise.resolve();
+    const renew = setInterval(() => {
+      renewing = renewing.then(async () => {
+        if (lost) return;
+        const r = await this.store.put(key, this.claimRecord(p, fingerprint), seq);
+        if (r.ok) seq = r.seq;
+        else if (r.conflict) lost = true;
+      });
+    }, Math.max(50, Math.floor(this.leaseMs / 3)));
+    let decision: ToolCallDecision;
+    try {
+      decision = checked(p, await outcome.judged());
+    } catch (err) {
+      this.options.logger?.error({ toolCallId: p.toolCallId, err }, "judging failed; denying the call");
+      decision = failClosed(p, `gate_error: ${messageOf(err)}`);
+    } finally {
+      clearInterval(renew);
+    }
+    await renewing;
+    // Stored in place of the claim; an unreachable store is retried while the worker waits.
+    for (let pause = 100; ; pause = Math.min(pause * 2, 5000)) {
+      if (lost) return this.resolveExisting(key, fingerprint, p, await this.store.fetch(key));
+      const r = await this.store.put(key, this.decisionRecord(p, fingerprint, decision), seq);
+      if (r.ok) {
+        this.decided(p, decision);
+        return decision;
+      }
+      if (r.conflict) {
+        lost = true;
+        continue;
+      }
+      this.options.logger?.warn({ toolCallId: p.toolCallId, err: r.error }, "could not store a judged decision; retrying");
+      if (this.nc.isClosed()) throw r.error;
+      await sleep(pause);
+    }
+  }
+
+  /** A record exists: answer its decision, or wait on its claim (taking it over when stale). */
+  private async resolveExisting(key: string, fingerprint: string, p: ToolCallProposal, found: StoredRecord | undefined): Promise<ToolCallDecision> {
+    let current = found;
+    if (current?.record.kind === "claim") this.stats.waitedOnClaim++;
+    for (;;) {
+      if (current === undefined) {
+        // Gone (aged out between reads): decide afresh, still through the store's compare-and-set.
+        return this.decideNew(key, fingerprint, p, 0, 2);
+      }
+      if (current.record.fingerprint !== fingerprint) throw new ConflictError();
+      if (current.record.kind === "decision") {
+        if (current.record.decision !== undefined) {
+          this.stats.fromDecision++;
+          return current.record.decision;
+        }
+        current = await this.store.fetch(key);
+        continue;
+      }
+      const claim = current;
+      const next = await this.waitForChange(key, claim);
+      if (next !== undefined) {
+        current = next;
+        continue;
+      }
+      // The claimant stopped renewing: take the call over with a compare-and-set on its claim.
+      const taken = await this.store.put(key, this.claimRecord(p, fingerprint), claim.seq);
+      if (taken.ok) {
+        this.stats.takeovers++;
+        this.options.logger?.warn({ toolCallId: p.toolCallId, from: claim.record.kind === "claim" ? claim.record.gate : undefined }, "took over a stale tool-call claim");
+        const outcome = await this.runDecide(p, 0);
+        if (!isJudged(outcome)) return this.storeFinal(key, fingerprint, p, checked(p, outcome), taken.seq, false);
+        return this.runClaimed(key, fingerprint, p, taken.seq, outcome);
+      }
+      current = await this.store.fetch(key);
+    }
+  }
+
+  // Resolves with a newer record of the call, or undefined once the claim is older than the lease.
+  private waitForChange(key: string, claim: StoredRecord): Promise<StoredRecord | undefined> {
+    return new Promise((resolve) => {
+      const done = (r: StoredRecord | undefined) => {
+        clearTimeout(timer);
+        unwatch();
+        resolve(r);
+      };
+      const timer = setTimeout(() => done(undefined), Math.max(0, claim.at + this.leaseMs - Date.now()));
+      const unwatch = this.store.watch(key, (r) => {
+        if (r.seq > claim.seq) done(r);
+      });
+      const newer = this.store.get(key);
+      if (newer !== undefined && newer.seq > claim.seq) done(newer);
+    });
+  }
+
+  private claimRecord(p: ToolCallProposal, fingerprint: string): ClaimRecord {
+    return { kind: "claim", ...this.facts(p, fingerprint), gate: this.gateId, write: ToolCallStore.writeId() };
+  }
+
+  private decisionRecord(p: ToolCallProposal, fingerprint: string, decision: ToolCallDecision): DecisionRecord {
+    return { kind: "decision", ...this.facts(p, fingerprint), gate: this.gateId, write: ToolCallStore.writeId(), decision };
+  }
+}
+
+class ConflictError extends Error {
+  override readonly name = "ConflictError";
+}
+
+function isJudged(v: ToolCallDecision | Judged): v is Judged {
+  return typeof (v as Judged).judged === "function";
+}
+
+// A decision that breaks the schema or answers another call denies the call (fail closed).
+function checked(p: ToolCallProposal, produced: ToolCallDecision): ToolCallDecision {
+  const c = checkDecision(produced);
+  if (!c.ok) return failClosed(p, `gate_error: ${c.error.message}`);
+  if (c.value.toolCallId !== p.toolCallId) return failClosed(p, `gate_error: decide answered toolCallId ${c.value.toolCallId} for ${p.toolCallId}`);
+  return c.value;
+}
+
+function failClosed(p: ToolCallProposal, reason: string, latencyMs = 0): ToolCallDecision {
+  return { toolCallId: p.toolCallId, allowed: false, blocked_by: "guard", reason, guard: { approved: false, reason }, skippedJudges: false, judges: [], latencyMs };
 }
 
 // Best effort: the toolCallId of a proposal too broken to decode, for the error reply.

@@ -1,6 +1,9 @@
-// The durable record of tool-call decisions: a JetStream stream (one subject per call) that
-// a restarted or second gate replays, so a re-sent proposal is answered from the decision
-// already made instead of being decided again.
+// The one idempotency store of tool calls: a JetStream stream with one subject per call
+// whose last message is that call's record — a claim (a gate is deciding it) or its
+// decision. Every write is a compare-and-set on the subject's last sequence, so however
+// many gates race on one call, exactly one claim and one decision are ever stored. Each
+// gate mirrors the stream to answer re-sends and to know what an iteration already did.
+import { randomUUID } from "node:crypto";
 import { headers, type NatsConnection } from "@nats-io/transport-node";
 import {
   DeliverPolicy,
@@ -10,60 +13,123 @@ import {
   RetentionPolicy,
   StorageType,
   type ConsumerMessages,
-  type JetStreamClient,
+  type JetStreamManager,
 } from "@nats-io/jetstream";
-import type { ToolCallDecision } from "../api/protocol.js";
-import { token } from "./subjects.js";
+import type { BlockedBy, ToolCallDecision } from "../api/protocol.js";
+import { token, untoken } from "./subjects.js";
 
-/** The stream holding every decision while it may still be asked for again. */
+/** The stream holding every call's record while it may still be asked for again. */
 export const DECISION_STREAM = "GAVEL_DECISIONS";
-/** Prefix of decision subjects: gavel.decisions.<namespace>.<execution>.<toolCallId>. */
+/** Prefix of record subjects: gavel.decisions.<namespace>.<execution>.<toolCallId>. */
 export const DECISION_SUBJECT_PREFIX = "gavel.decisions";
 
-/** Subject (and cache key) of one call's decision; toolCallId is already a valid token. */
+/** Subject (and key) of one call's record; toolCallId is already a valid token. */
 export function decisionSubject(namespace: string, execution: string, toolCallId: string): string {
   return `${DECISION_SUBJECT_PREFIX}.${token(namespace)}.${token(execution)}.${toolCallId}`;
 }
 
-/** What is stored per call: the decision and the hash of the call it answers (no arg values). */
-export interface StoredDecision {
+/** The call a record subject names; undefined when it is not one. */
+export function parseDecisionSubject(subject: string): { namespace: string; execution: string; toolCallId: string } | undefined {
+  const parts = subject.split(".");
+  if (parts.length !== 5 || `${parts[0]}.${parts[1]}` !== DECISION_SUBJECT_PREFIX) return undefined;
+  return { namespace: untoken(parts[2] ?? ""), execution: untoken(parts[3] ?? ""), toolCallId: parts[4] ?? "" };
+}
+
+/** What identifies the call a record is about; never an argument value. */
+export interface CallFacts {
+  /** SHA-256 of the canonical call (codec.ts proposalFingerprint). */
   fingerprint: string;
+  iteration: number;
+  step: number;
+  tool: string;
+}
+
+/** A gate is deciding the call; `gate` renews it while it waits on judges. */
+export interface ClaimRecord extends CallFacts {
+  kind: "claim";
+  gate: string;
+  /** Unique per write: a retried write recognises itself. */
+  write: string;
+}
+
+/** The call's decision, the same answer for every re-send. */
+export interface DecisionRecord extends CallFacts {
+  kind: "decision";
+  gate: string;
+  write: string;
   decision: ToolCallDecision;
 }
 
-export interface DecisionStoreOptions {
-  /**
-   * How long decisions are kept (and answerable after a restart); default 15 minutes, well
-   * past a worker's total wait for one decision (330 s), so a start-up replay stays short.
-   */
-  maxAgeSeconds?: number;
-  /** How long a re-sent store of the same call is de-duplicated; default 2 minutes. */
-  duplicateWindowSeconds?: number;
-  /**
-   * Ask the stream to acknowledge each stored decision, logging failures; default false:
-   * a plain publish the stream captures costs the gate about a third less per call.
-   */
-  acknowledged?: boolean;
-  /**
-   * Keep following the stream after the start-up replay, so decisions made by another gate
-   * replica become answerable here too; default false (one active gate needs only the replay).
-   */
-  followLive?: boolean;
+export type ToolCallRecord = ClaimRecord | DecisionRecord;
+
+/** A record as the store knows it: its stream sequence and when the server stored it. */
+export interface StoredRecord {
+  record: ToolCallRecord;
+  seq: number;
+  /** Milliseconds since the epoch (the server's clock), or the local clock for own writes. */
+  at: number;
 }
 
-/** Creates the decision stream, or updates it to these settings; safe to call from every gate. */
-export async function ensureDecisionStream(nc: NatsConnection, options: DecisionStoreOptions = {}): Promise<void> {
-  const jsm = await jetstreamManager(nc);
-  const maxAge = options.maxAgeSeconds ?? 900;
+/** An earlier call of the same iteration, as later guard checks need it. */
+export interface PriorCall {
+  step: number;
+  tool: string;
+  allowed: boolean;
+  blocked_by: BlockedBy;
+}
+
+export type PutResult =
+  | { ok: true; seq: number }
+  /** The call's last sequence was not the expected one: someone else wrote first. */
+  | { ok: false; conflict: true }
+  /** The store could not be reached or refused for another reason. */
+  | { ok: false; conflict: false; error: Error };
+
+export interface ToolCallStoreOptions {
+  /**
+   * How long records are kept: answerable to re-sends and known to the sequence contracts
+   * of their iteration; default 1 hour (a worker waits at most 330 s for one decision,
+   * and an iteration's default deadline is 300 s).
+   */
+  maxAgeSeconds?: number;
+  /** Full decisions kept in memory for answering re-sends (older ones are fetched); default 20,000. */
+  maxDecisionsInMemory?: number;
+  /** How long the start-up replay may take; default 30 s. */
+  replayTimeoutMs?: number;
+  /** How long to wait for one write's acknowledgement; default 5 s. */
+  writeTimeoutMs?: number;
+}
+
+/** Counters a test or an exporter reads. */
+export interface ToolCallStoreStats {
+  writes: number;
+  conflicts: number;
+  writeErrors: number;
+  fetches: number;
+  mirrored: number;
+}
+
+/** What the mirror keeps per call: the facts always, the decision while it is recent. */
+interface Mirrored {
+  seq: number;
+  at: number;
+  record: ToolCallRecord;
+}
+
+const WRONG_LAST_SEQUENCE = 10071;
+
+/** Creates the stream, or updates it to these settings; safe to call from every gate. */
+async function ensureStream(jsm: JetStreamManager, maxAgeSeconds: number): Promise<void> {
   const config = {
     name: DECISION_STREAM,
     subjects: [`${DECISION_SUBJECT_PREFIX}.>`],
     retention: RetentionPolicy.Limits,
     storage: StorageType.File,
     discard: DiscardPolicy.Old,
-    max_age: maxAge * 1e9,
+    max_age: maxAgeSeconds * 1e9,
+    // The last message of a subject is the call's record: a claim replaced by its decision.
     max_msgs_per_subject: 1,
-    duplicate_window: Math.min(options.duplicateWindowSeconds ?? 120, maxAge) * 1e9,
+    allow_direct: true,
   };
   try {
     await jsm.streams.add(config);
@@ -73,44 +139,259 @@ export async function ensureDecisionStream(nc: NatsConnection, options: Decision
   }
 }
 
-/** Writes decisions to the stream and follows every decision stored by any gate. */
-export class DecisionStore {
-  private readonly js: JetStreamClient;
+/** The store of one gate process: compare-and-set writes, reads, and a live mirror. */
+export class ToolCallStore {
+  readonly stats: ToolCallStoreStats = { writes: 0, conflicts: 0, writeErrors: 0, fetches: 0, mirrored: 0 };
+  private readonly records = new Map<string, Mirrored>();
+  /** What each iteration holds, by `<subject prefix of the execution>#<iteration>`. */
+  private readonly iterations = new Map<string, IterationIndex>();
+  /** Subjects whose decision body is held, oldest first. */
+  private readonly bodies = new Set<string>();
+  private readonly watchers = new Map<string, Set<(r: StoredRecord) => void>>();
+  private readonly listeners = new Set<(subject: string, r: StoredRecord) => void>();
+  private readonly maxBodies: number;
+  private readonly maxAgeMs: number;
+  private readonly writeTimeoutMs: number;
   private messages: ConsumerMessages | undefined;
   private following: Promise<void> | undefined;
+  private consumerSeq = 0;
+  private lastPending = 0;
+  private caughtUpAt = 0;
+  private progress: (() => void)[] = [];
+  private pruner: NodeJS.Timeout | undefined;
+  private closed = false;
 
-  constructor(private readonly nc: NatsConnection) {
-    this.js = jetstream(nc);
+  private constructor(
+    private readonly nc: NatsConnection,
+    private readonly jsm: JetStreamManager,
+    options: ToolCallStoreOptions,
+  ) {
+    this.maxBodies = options.maxDecisionsInMemory ?? 20_000;
+    this.maxAgeMs = (options.maxAgeSeconds ?? 3600) * 1000;
+    this.writeTimeoutMs = options.writeTimeoutMs ?? 5000;
+  }
+
+  /** Creates or updates the stream, replays it into the mirror, and keeps following it. */
+  static async open(nc: NatsConnection, options: ToolCallStoreOptions = {}): Promise<ToolCallStore> {
+    const jsm = await jetstreamManager(nc);
+    await ensureStream(jsm, options.maxAgeSeconds ?? 3600);
+    const store = new ToolCallStore(nc, jsm, options);
+    await store.follow(options.replayTimeoutMs ?? 30_000);
+    store.pruner = setInterval(() => store.prune(), 60_000);
+    store.pruner.unref();
+    return store;
+  }
+
+  /** The call's latest record as mirrored here (its decision body may have to be fetched). */
+  get(subject: string): StoredRecord | undefined {
+    const m = this.records.get(subject);
+    return m === undefined ? undefined : { record: m.record, seq: m.seq, at: m.at };
+  }
+
+  /** The call's latest record from the server itself. */
+  async fetch(subject: string): Promise<StoredRecord | undefined> {
+    this.stats.fetches++;
+    const m = await this.jsm.streams.getMessage(DECISION_STREAM, { last_by_subj: subject });
+    if (m === null) return undefined;
+    const stored = { record: m.json<ToolCallRecord>(), seq: m.seq, at: m.time.getTime() };
+    this.apply(subject, stored);
+    return stored;
   }
 
   /**
-   * Stores a decision. The publish is written to the connection before this returns, so a
-   * reply sent afterwards on the same connection can never overtake it; the promise
-   * resolves with the stream's acknowledgement.
+   * Writes `record` as the call's record if its last sequence is `expectSeq` (0: no record
+   * yet). The message is on the connection when this returns, so a reply sent afterwards
+   * on the same connection can never overtake it; the promise says whether it was stored.
+   * `optimistic` mirrors the record before the acknowledgement (with sequence 0, so the
+   * stored record, whoever wrote it, replaces it when it arrives).
    */
-  store(subject: string, record: StoredDecision): Promise<void> {
-    return this.js.publish(subject, JSON.stringify(record), { msgID: subject, timeout: 5000 }).then(() => undefined);
-  }
-
-  /**
-   * Stores a decision without waiting for (or asking for) the stream's acknowledgement: a
-   * plain publish the stream captures, de-duplicated by Nats-Msg-Id. Cheaper per call; a
-   * failed store is only noticed as a re-decide after a restart.
-   */
-  storeNoAck(subject: string, record: StoredDecision): void {
+  put(subject: string, record: ToolCallRecord, expectSeq: number, optimistic = false): Promise<PutResult> {
     const h = headers();
-    h.set("Nats-Msg-Id", subject);
-    this.nc.publish(subject, JSON.stringify(record), { headers: h });
+    h.set("Nats-Expected-Last-Subject-Sequence", String(expectSeq));
+    h.set("Nats-Expected-Stream", DECISION_STREAM);
+    let sent: Promise<{ data: Uint8Array }>;
+    try {
+      sent = this.nc.request(subject, JSON.stringify(record), { headers: h, timeout: this.writeTimeoutMs });
+    } catch (err) {
+      this.stats.writeErrors++;
+      return Promise.resolve({ ok: false, conflict: false, error: err instanceof Error ? err : new Error(String(err)) });
+    }
+    this.stats.writes++;
+    if (optimistic && !this.records.has(subject)) this.apply(subject, { record, seq: 0, at: Date.now() });
+    return sent.then(
+      (reply): PutResult => {
+        const ack = JSON.parse(Buffer.from(reply.data).toString("utf8")) as { seq?: number; error?: { err_code?: number; description?: string } };
+        if (ack.error !== undefined) {
+          if (ack.error.err_code === WRONG_LAST_SEQUENCE) {
+            this.stats.conflicts++;
+            return { ok: false, conflict: true };
+          }
+          this.stats.writeErrors++;
+          return { ok: false, conflict: false, error: new Error(`the decision store refused a write: ${ack.error.description ?? "unknown error"}`) };
+        }
+        const seq = ack.seq ?? 0;
+        this.apply(subject, { record, seq, at: Date.now() });
+        return { ok: true, seq };
+      },
+      (err: unknown): PutResult => {
+        this.stats.writeErrors++;
+        return { ok: false, conflict: false, error: err instanceof Error ? err : new Error(String(err)) };
+      },
+    );
+  }
+
+  /** New unique id for a write. */
+  static writeId(): string {
+    return randomUUID();
   }
 
   /**
-   * Replays every stored decision into `onDecision` and resolves once the replay has caught
-   * up with the stream as it was when called; when `live`, keeps delivering new ones until close().
+   * The decided calls of one iteration of an execution with `fromStep <= step < beforeStep`,
+   * in step order, and the tools the guard blocked in it (policy_violations, first seen first).
    */
-  async follow(onDecision: (subject: string, record: StoredDecision) => void, live: boolean, timeoutMs = 10_000): Promise<void> {
-    const jsm = await jetstreamManager(this.nc);
-    const last = (await jsm.streams.info(DECISION_STREAM)).state.last_seq;
-    const consumer = await this.js.consumers.get(DECISION_STREAM, {
+  iteration(namespace: string, execution: string, iteration: number): IterationView {
+    const index = this.iterations.get(iterationKey(namespace, execution, iteration));
+    return {
+      calls: (fromStep, beforeStep) => (index === undefined ? [] : index.calls.slice(firstAtLeast(index.calls, fromStep), firstAtLeast(index.calls, beforeStep))),
+      violations: index?.violations ?? [],
+      hasSteps: (beforeStep) => {
+        if (beforeStep <= 1) return true;
+        if (index === undefined) return false;
+        for (let s = 1; s < beforeStep; s++) if (!index.steps.has(s)) return false;
+        return true;
+      },
+    };
+  }
+
+  /** Every record of one execution known here (tool-call summaries in its status). */
+  recordsOf(namespace: string, execution: string): StoredRecord[] {
+    const prefix = `${DECISION_SUBJECT_PREFIX}.${token(namespace)}.${token(execution)}.`;
+    const out: StoredRecord[] = [];
+    for (const [key, index] of this.iterations) {
+      if (!key.startsWith(prefix)) continue;
+      for (const s of index.subjects) {
+        const m = this.records.get(s);
+        if (m !== undefined) out.push({ record: m.record, seq: m.seq, at: m.at });
+      }
+    }
+    return out.sort((a, b) => a.record.iteration - b.record.iteration || a.record.step - b.record.step);
+  }
+
+  /** Calls `onChange` whenever a newer record of `subject` is mirrored; returns the unsubscribe. */
+  watch(subject: string, onChange: (r: StoredRecord) => void): () => void {
+    let set = this.watchers.get(subject);
+    if (set === undefined) {
+      set = new Set();
+      this.watchers.set(subject, set);
+    }
+    set.add(onChange);
+    return () => {
+      set.delete(onChange);
+      if (set.size === 0) this.watchers.delete(subject);
+    };
+  }
+
+  /** Calls `onRecord` for every newer record mirrored here, of any call; returns the unsubscribe. */
+  onRecord(onRecord: (subject: string, r: StoredRecord) => void): () => void {
+    this.listeners.add(onRecord);
+    return () => this.listeners.delete(onRecord);
+  }
+
+  /** True while the mirror follows the stream (caught up within the last few seconds). */
+  get live(): boolean {
+    return !this.closed && this.nc.isClosed() === false && Date.now() - this.caughtUpAt < 5000;
+  }
+
+  /** Resolves once the mirror holds everything the stream held when called (false after `timeoutMs`). */
+  async catchUp(timeoutMs: number): Promise<boolean> {
+    const last = (await this.jsm.streams.info(DECISION_STREAM)).state.last_seq;
+    const end = Date.now() + timeoutMs;
+    while (this.consumerSeq < last && Date.now() < end) {
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, Math.max(1, end - Date.now()));
+        this.progress.push(() => {
+          clearTimeout(timer);
+          resolve();
+        });
+      });
+    }
+    return this.consumerSeq >= last;
+  }
+
+  /** Stops following the stream. */
+  async close(): Promise<void> {
+    this.closed = true;
+    clearInterval(this.pruner);
+    await this.messages?.close();
+    await this.following?.catch(() => undefined);
+  }
+
+  // Keeps the newest record of a subject; indexes it by iteration; wakes its watchers.
+  private apply(subject: string, stored: StoredRecord): void {
+    const known = this.records.get(subject);
+    if (known !== undefined && known.seq >= stored.seq && known.seq !== 0) return;
+    this.records.set(subject, { seq: stored.seq, at: stored.at, record: stored.record });
+    const index = this.indexOf(subject, stored.record.iteration);
+    if (index !== undefined) {
+      index.subjects.add(subject);
+      if (stored.record.kind === "decision" && known?.record.kind !== "decision") index.add(stored.record);
+    }
+    if (stored.record.kind === "decision") this.holdBody(subject);
+    const watchers = this.watchers.get(subject);
+    if (watchers !== undefined) for (const w of [...watchers]) w(stored);
+    for (const l of this.listeners) l(subject, stored);
+  }
+
+  private indexOf(subject: string, iteration: number): IterationIndex | undefined {
+    const call = parseDecisionSubject(subject);
+    if (call === undefined) return undefined;
+    const key = iterationKey(call.namespace, call.execution, iteration);
+    let index = this.iterations.get(key);
+    if (index === undefined) {
+      index = new IterationIndex();
+      this.iterations.set(key, index);
+    }
+    return index;
+  }
+
+  // A decision body stays in memory while it is among the most recent; older ones keep their facts.
+  private holdBody(subject: string): void {
+    this.bodies.delete(subject);
+    this.bodies.add(subject);
+    while (this.bodies.size > this.maxBodies) {
+      const oldest = this.bodies.values().next().value as string;
+      this.bodies.delete(oldest);
+      const m = this.records.get(oldest);
+      if (m?.record.kind === "decision") m.record = { ...m.record, decision: undefined as unknown as ToolCallDecision };
+    }
+  }
+
+  /** True when the mirrored decision of a subject still has its body. */
+  hasBody(subject: string): boolean {
+    const r = this.records.get(subject)?.record;
+    return r?.kind === "decision" && r.decision !== undefined;
+  }
+
+  // Records past the stream's max age are gone from the server: forget them here too.
+  private prune(): void {
+    const cutoff = Date.now() - this.maxAgeMs;
+    for (const [key, index] of this.iterations) {
+      // An iteration is forgotten as a whole once its newest record has aged out.
+      let newest = 0;
+      for (const s of index.subjects) newest = Math.max(newest, this.records.get(s)?.at ?? 0);
+      if (newest >= cutoff) continue;
+      for (const s of index.subjects) {
+        this.records.delete(s);
+        this.bodies.delete(s);
+      }
+      this.iterations.delete(key);
+    }
+  }
+
+  private async follow(timeoutMs: number): Promise<void> {
+    const last = (await this.jsm.streams.info(DECISION_STREAM)).state.last_seq;
+    const js = jetstream(this.nc);
+    const consumer = await js.consumers.get(DECISION_STREAM, {
       filter_subjects: `${DECISION_SUBJECT_PREFIX}.>`,
       deliver_policy: DeliverPolicy.All,
     });
@@ -118,22 +399,40 @@ export class DecisionStore {
     this.messages = messages;
     let caughtUp!: () => void;
     const ready = new Promise<void>((resolve) => (caughtUp = resolve));
-    if (last === 0) caughtUp();
-    // Without live following, the consumer is closed once the replay has caught up.
-    if (!live) void ready.then(() => messages.close());
+    if (last === 0) {
+      this.caughtUpAt = Date.now();
+      caughtUp();
+    }
+    // Heartbeats while idle say the mirror is still following.
+    void (async () => {
+      for await (const s of messages.status()) {
+        if (s.type === "heartbeats_missed") this.caughtUpAt = 0;
+        else if (s.type === "heartbeat" && this.lastPending === 0) this.caughtUpAt = Date.now();
+      }
+    })().catch(() => undefined);
     this.following = (async () => {
       for await (const m of messages) {
+        this.stats.mirrored++;
+        this.consumerSeq = m.seq;
+        this.lastPending = m.info.pending;
         try {
-          onDecision(m.subject, m.json<StoredDecision>());
+          this.apply(m.subject, { record: m.json<ToolCallRecord>(), seq: m.seq, at: m.time.getTime() });
         } catch {
-          // A record that does not parse is skipped; the call will simply be decided again.
+          // A record that does not parse is skipped; its call will be decided again if re-sent.
         }
-        if (m.seq >= last) caughtUp();
+        if (m.seq >= last || m.info.pending === 0) {
+          // pending 0: nothing newer was stored when this one was delivered.
+          this.caughtUpAt = Date.now();
+          caughtUp();
+        }
+        const waiting = this.progress;
+        this.progress = [];
+        for (const w of waiting) w();
       }
     })();
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`decision replay did not catch up to sequence ${last} in ${timeoutMs} ms`)), timeoutMs);
+      timer = setTimeout(() => reject(new Error(`the tool-call store replay did not catch up to sequence ${last} in ${timeoutMs} ms`)), timeoutMs);
     });
     try {
       await Promise.race([ready, timeout]);
@@ -141,10 +440,45 @@ export class DecisionStore {
       clearTimeout(timer);
     }
   }
+}
 
-  /** Stops following the stream. */
-  async close(): Promise<void> {
-    await this.messages?.close();
-    await this.following?.catch(() => undefined);
+/** One iteration's decided calls as a guard reads them. */
+export interface IterationView {
+  /** Decided calls with fromStep <= step < beforeStep, in step order. */
+  calls(fromStep: number, beforeStep: number): PriorCall[];
+  /** Tools the guard blocked in this iteration, first seen first. */
+  readonly violations: readonly string[];
+  /** True when every step before `beforeStep` has a decided call here. */
+  hasSteps(beforeStep: number): boolean;
+}
+
+// The decided calls of one iteration, kept sorted by step as they arrive (nearly always in order).
+class IterationIndex {
+  readonly subjects = new Set<string>();
+  readonly calls: PriorCall[] = [];
+  readonly steps = new Set<number>();
+  readonly violations: string[] = [];
+
+  add(r: DecisionRecord): void {
+    const call: PriorCall = { step: r.step, tool: r.tool, allowed: r.decision.allowed, blocked_by: r.decision.blocked_by };
+    this.calls.splice(firstAtLeast(this.calls, r.step + 1), 0, call);
+    this.steps.add(r.step);
+    if (call.blocked_by === "guard" && !this.violations.includes(call.tool)) this.violations.push(call.tool);
   }
+}
+
+// Index of the first call whose step is >= `step` (binary search over a step-sorted list).
+function firstAtLeast(calls: readonly PriorCall[], step: number): number {
+  let lo = 0;
+  let hi = calls.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if ((calls[mid] as PriorCall).step < step) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+function iterationKey(namespace: string, execution: string, iteration: number): string {
+  return `${DECISION_SUBJECT_PREFIX}.${token(namespace)}.${token(execution)}.#${iteration}`;
 }

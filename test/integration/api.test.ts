@@ -142,7 +142,7 @@ spec:
     expect(got.stdout).toMatch(/agent\.100monkeys\.ai\/code-quality-judge\s+judge\s+one-shot/);
     expect(got.stdout).toMatch(/agent\.100monkeys\.ai\/ref-semantic\s+iterative\s+code-quality-judge\s/);
     expect(got.stdout).toMatch(/agent\.100monkeys\.ai\/ref-multi-judge\s+iterative\s+\["code-quality-judge","security-reviewer-judge","test-coverage-judge"\]/);
-    expect(got.stdout).toMatch(/NAME\s+AGENT\s+PHASE\s+ITERATION\s+SCORE\s+PARENT\s+AGE/);
+    expect(got.stdout).toMatch(/NAME\s+AGENT\s+PHASE\s+ITERATION\s+SCORE\s+CALLS\s+BLOCKED\s+PARENT\s+AGE/);
     expect(got.stdout).toMatch(/execution\.100monkeys\.ai\/judge-run\s+code-quality-judge\s+worker-run\s/);
     const explain = await cp.kubectl(["explain", "agent.spec.execution.tool_validation"]);
     for (const field of ["criteria", "judge_agent", "min_confidence", "min_score", "timeout_seconds", "type"]) {

@@ -92,7 +92,7 @@ describe("the guard's seven checks over NATS (real nats-server, JWT mode)", () =
       liveHashes: () => liveHashes,
       judgeRunner: () => Promise.reject(new Error("no tool_validation judges are configured")),
     });
-    service = await ToolCallService.start(gateNc, { decide: (p) => gate.decide(p) });
+    service = await ToolCallService.start(gateNc, { decide: (p, ctx) => gate.decide(p, ctx), onDecided: (p, d) => void gate.record(p, d) });
     client = new ToolCallClient(workerNc, { attemptTimeoutMs: 2000, totalTimeoutMs: 20_000 });
   });
   afterAll(async () => {

@@ -15,8 +15,8 @@ import {
 import { decodeReply } from "../../src/transport/codec.js";
 import { inboxPrefix, toolCallSubject } from "../../src/transport/subjects.js";
 import { ToolCallClient, ToolCallError } from "../../src/transport/tool-call-client.js";
-import { ToolCallService, type Decide } from "../../src/transport/tool-call-service.js";
-import { DECISION_STREAM, decisionSubject, type StoredDecision } from "../../src/transport/tool-call-store.js";
+import { ToolCallService, type Decide, type ToolCallServiceOptions } from "../../src/transport/tool-call-service.js";
+import { DECISION_STREAM, decisionSubject, type DecisionRecord, type ToolCallRecord } from "../../src/transport/tool-call-store.js";
 import { startNats, type NatsServer } from "../harness/nats.js";
 
 const enc = new TextEncoder();
@@ -86,17 +86,23 @@ describe("tool calls over NATS (real nats-server, JWT mode)", () => {
     return { nc, errors };
   }
 
-  async function startService(decide: Decide, nc?: NatsConnection): Promise<ToolCallService> {
-    const s = await ToolCallService.start(nc ?? (await asGate()), { decide });
+  async function startService(decide: Decide, options: Partial<ToolCallServiceOptions> = {}): Promise<ToolCallService> {
+    const s = await ToolCallService.start(await asGate(), { decide, ...options });
     services.push(s);
     return s;
   }
 
-  async function stored(key: string): Promise<StoredDecision> {
+  async function record(key: string): Promise<ToolCallRecord> {
     const jsm = await jetstreamManager(conns[0] as NatsConnection);
     const m = await jsm.streams.getMessage(DECISION_STREAM, { last_by_subj: key });
-    if (m === null) throw new Error(`no stored decision for ${key}`);
-    return m.json<StoredDecision>();
+    if (m === null) throw new Error(`no record for ${key}`);
+    return m.json<ToolCallRecord>();
+  }
+
+  async function stored(key: string): Promise<DecisionRecord> {
+    const r = await record(key);
+    if (r.kind !== "decision") throw new Error(`${key} is ${r.kind}, not decided yet`);
+    return r;
   }
 
   beforeAll(async () => {
@@ -111,8 +117,7 @@ describe("tool calls over NATS (real nats-server, JWT mode)", () => {
   });
 
   it("round-trips allowed and denied decisions, one decide per call, each stored durably", async () => {
-    const service = await ToolCallService.start(await asGate(), { decide: rules, store: { acknowledged: true } });
-    services.push(service);
+    const service = await startService(rules);
     const { nc } = await asWorker("rt");
     const client = new ToolCallClient(nc, { attemptTimeoutMs: 1000 });
     const ok = await client.propose(proposal("rt", "call-1", "fs.read", { path: "/workspace/a" }));
@@ -127,13 +132,15 @@ describe("tool calls over NATS (real nats-server, JWT mode)", () => {
     await service.stop();
   });
 
-  it("a slow decide (a judge that times out): the worker re-sends, gets ONE decision, decide runs once", async () => {
+  it("a slow decide (a judge that times out): the worker re-sends, gets ONE decision, the judge runs once", async () => {
     let calls = 0;
-    const service = await startService(async (p) => {
-      calls++;
-      await sleep(1500); // the judge's deadline passes
-      return { ...deny(p, "judge timed out"), blocked_by: "judge", guard: { approved: true }, judges: [{ judge: "security-judge", child: "slow-tj-1", passed: false, rejection: "timed_out" }] };
-    });
+    const service = await startService((p) => ({
+      judged: async () => {
+        calls++;
+        await sleep(1500); // the judge's deadline passes
+        return { ...deny(p, "judge timed out"), blocked_by: "judge", guard: { approved: true }, judges: [{ judge: "security-judge", child: "slow-tj-1", passed: false, rejection: "timed_out" }] };
+      },
+    }));
     const { nc } = await asWorker("slow");
     const client = new ToolCallClient(nc, { attemptTimeoutMs: 200, backoffInitialMs: 50, backoffMaxMs: 100 });
     const d = await client.propose(proposal("slow", "call-slow", "fs.write", { path: "/workspace/x" }));
@@ -148,34 +155,70 @@ describe("tool calls over NATS (real nats-server, JWT mode)", () => {
     await service.stop();
   });
 
-  it("the gate crashes during a decide and restarts while the worker waits: one decision, one decide on the new gate", async () => {
+  it("the gate dies holding a claim while judging: another gate takes the stale claim over, one decision, judged once there", async () => {
     const gateA = await asGate();
-    let callsA = 0;
+    let judgedA = 0;
     const crashed = await ToolCallService.start(gateA, {
-      decide: () => {
-        callsA++;
-        return new Promise<never>(() => undefined); // never answers: the gate dies first
-      },
+      gateId: "gate-a",
+      claimLeaseMs: 900,
+      decide: () => ({
+        judged: () => {
+          judgedA++;
+          return new Promise<never>(() => undefined); // never answers: the gate dies first
+        },
+      }),
     });
     const { nc } = await asWorker("crash");
     const client = new ToolCallClient(nc, { attemptTimeoutMs: 200, backoffInitialMs: 50, backoffMaxMs: 200 });
     const waiting = client.propose(proposal("crash", "call-c", "fs.write", { path: "/workspace/y" }));
-    await eventually(() => expect(crashed.stats.decides).toBe(1));
-    await gateA.close(); // the crash: no reply, nothing stored
-    await sleep(300); // the worker keeps re-sending into the void
-    let callsB = 0;
-    const b = await startService(async (p) => {
-      callsB++;
-      await sleep(400); // long enough for more re-sends to join this decide
-      return allow(p);
-    });
+    await eventually(() => expect(judgedA).toBe(1));
+    expect(await record(decisionSubject("team", "crash", "call-c"))).toMatchObject({ kind: "claim", gate: "gate-a" });
+    await gateA.close(); // the crash: no reply, the claim stays, nobody renews it
+    let judgedB = 0;
+    const b = await startService((p) => ({
+      judged: async () => {
+        judgedB++;
+        await sleep(400); // long enough for more re-sends to join this decide
+        return allow(p);
+      },
+    }), { gateId: "gate-b", claimLeaseMs: 900 });
     const d = await waiting;
     expect(d).toMatchObject({ toolCallId: "call-c", allowed: true });
-    expect(callsA).toBe(1);
-    expect(callsB).toBe(1);
-    expect(b.stats.decides).toBe(1);
+    expect(crashed.stats.decides).toBe(1);
+    expect([judgedA, judgedB]).toEqual([1, 1]);
+    expect(b.stats.takeovers).toBe(1);
     expect((await eventually(() => stored(decisionSubject("team", "crash", "call-c")))).decision).toEqual(d);
     await b.stop();
+  });
+
+  it("two gates receive every send while one is judging: the other waits on its claim; one judge run, one stored decision", async () => {
+    let judged = 0;
+    const slow: Decide = (p) => ({
+      judged: async () => {
+        judged++;
+        await sleep(700);
+        return allow(p);
+      },
+    });
+    // Different queue groups: each gate gets its own copy of every send, the worst case of a re-send meeting another replica.
+    const a = await startService(slow, { queue: "a", gateId: "a" });
+    const b = await startService(slow, { queue: "b", gateId: "b" });
+    const { nc } = await asWorker("twins");
+    const client = new ToolCallClient(nc, { attemptTimeoutMs: 150, backoffInitialMs: 20, backoffMaxMs: 50 });
+    const d = await client.propose(proposal("twins", "call-t", "fs.write", { path: "/workspace/t" }));
+    expect(d.allowed).toBe(true);
+    expect(judged).toBe(1);
+    expect(a.stats.stored + b.stats.stored).toBe(1);
+    expect(a.stats.waitedOnClaim + b.stats.waitedOnClaim).toBeGreaterThanOrEqual(1);
+    expect((await stored(decisionSubject("team", "twins", "call-t"))).decision).toEqual(d);
+    // Guard-only calls too: each gate answers at once (or from the other's record when it is
+    // mirrored first), and the store keeps exactly one decision.
+    const fast = await client.propose(proposal("twins", "call-f", "fs.read", { path: "/workspace/f" }));
+    await a.stop();
+    await b.stop();
+    expect(a.stats.stored + b.stats.stored).toBe(2);
+    expect(a.stats.lostRaces + b.stats.lostRaces + a.stats.fromDecision + b.stats.fromDecision).toBeGreaterThanOrEqual(1);
+    expect((await stored(decisionSubject("team", "twins", "call-f"))).decision).toEqual(fast);
   });
 
   it("a decision made before a restart answers the re-sent proposal without deciding again", async () => {
@@ -191,9 +234,11 @@ describe("tool calls over NATS (real nats-server, JWT mode)", () => {
     await gateA.close();
 
     let callsB = 0;
-    const b = await startService((q) => {
+    const seen: number[] = [];
+    const b = await startService((q, ctx) => {
       callsB++;
-      return Promise.resolve(allow(q));
+      seen.push(...ctx.iteration.calls(1, q.step).map((c) => c.step));
+      return Promise.resolve({ ...allow(q), reason: `violations ${ctx.iteration.violations.join(",")}` });
     });
     const d = await new ToolCallClient(nc, { attemptTimeoutMs: 1000 }).propose(p);
     expect(d).toMatchObject({ allowed: false, reason: "first gate says no" });
@@ -203,35 +248,29 @@ describe("tool calls over NATS (real nats-server, JWT mode)", () => {
     const reuse = new ToolCallClient(nc, { attemptTimeoutMs: 1000 }).propose({ ...p, args: { command: "rm -rf /" } });
     await expect(reuse).rejects.toMatchObject({ code: "conflict", field: "/toolCallId" });
     expect(callsB).toBe(0);
+    // The next step of the iteration is decided knowing the replayed one (its history and violations).
+    const next = await new ToolCallClient(nc, { attemptTimeoutMs: 1000 }).propose({ ...p, toolCallId: "call-r2", step: 2 });
+    expect(next.reason).toBe("violations cmd.run");
+    expect(seen).toEqual([1]);
     await b.stop();
   });
 
-  it("a second gate following the stream live answers a re-send decided by the first", async () => {
+  it("an oversized proposal is denied with its size, once; a hostile re-use of its id is a conflict", async () => {
     let calls = 0;
-    const counting: Decide = (p) => {
+    const service = await startService((p) => {
       calls++;
-      return Promise.resolve(allow(p));
-    };
-    const options = { decide: counting, queue: "replicas", store: { followLive: true } };
-    const replicas = [await ToolCallService.start(await asGate(), options), await ToolCallService.start(await asGate(), options)];
-    services.push(...replicas);
-    const { nc } = await asWorker("replicas");
-    const p = proposal("replicas", "call-rep");
+      return allow(p);
+    }, { maxProposalBytes: 4096 });
+    const { nc } = await asWorker("big");
     const client = new ToolCallClient(nc, { attemptTimeoutMs: 1000 });
-    const first = await client.propose(p);
-    // Stop the replica that decided: only the other one is left to answer the re-send,
-    // and it started before the decision existed, so it knows it only by following live.
-    const decided = replicas.find((r) => r.stats.decides === 1);
-    const other = replicas.find((r) => r !== decided);
-    if (decided === undefined || other === undefined) throw new Error("expected exactly one replica to decide");
-    await eventually(() => stored(decisionSubject("team", "replicas", "call-rep")));
-    await decided.stop();
-    await sleep(100); // the live consumer delivers the stored decision
-    const again = await client.propose(p);
-    expect(again).toEqual(first);
-    expect(calls).toBe(1);
-    expect(other.stats.fromDecision).toBe(1);
-    await other.stop();
+    const big = proposal("big", "call-big", "fs.write", { path: "/workspace/big", content: "x".repeat(8000) });
+    const d = await client.propose(big);
+    expect(d).toMatchObject({ allowed: false, blocked_by: "guard" });
+    expect(d.reason).toMatch(/^argument_too_large: the proposal is \d+ bytes; the gate decides proposals of at most 4096 bytes$/);
+    expect(calls).toBe(0);
+    expect(await client.propose(big)).toEqual(d);
+    await expect(client.propose({ ...big, args: { path: "/workspace/big", content: "small" } })).rejects.toMatchObject({ code: "conflict" });
+    await service.stop();
   });
 
   it("answers malformed proposals with an error naming the field, and keeps serving", async () => {

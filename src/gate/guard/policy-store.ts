@@ -5,6 +5,8 @@ import { compilePolicy, type CompiledPolicy, type NamedPolicy } from "./policy.j
 
 interface Snapshot {
   version: number;
+  /** Whether a cluster default policy exists (it applies in every namespace). */
+  hasDefault: boolean;
   defaults: CompiledPolicy;
   byNamespace: ReadonlyMap<string, CompiledPolicy>;
 }
@@ -40,6 +42,11 @@ export class PolicyStore {
     return s.byNamespace.get(namespace) ?? s.defaults;
   }
 
+  /** True when a GuardPolicy applies in the namespace: its own, or the cluster default. */
+  hasPolicies(namespace: string): boolean {
+    return this.snapshot.hasDefault || this.snapshot.byNamespace.has(namespace);
+  }
+
   private build(policies: readonly NamedPolicy[], version: number): Snapshot {
     const isDefault = (p: NamedPolicy): boolean =>
       p.name === DEFAULT_GUARD_POLICY && (p.namespace === undefined || p.namespace === this.controllerNamespace);
@@ -56,6 +63,6 @@ export class PolicyStore {
       list.sort((a, b) => a.name.localeCompare(b.name));
       byNamespace.set(ns, compilePolicy([...defaults, ...list]));
     }
-    return { version, defaults: compilePolicy(defaults), byNamespace };
+    return { version, hasDefault: defaults.length > 0, defaults: compilePolicy(defaults), byNamespace };
   }
 }

@@ -56,6 +56,20 @@ describe("containerConfig", () => {
   });
 });
 
+describe("the Agent's variables in local mode", () => {
+  it("passes values (gavel's own win on a clash) and refuses Secret and ConfigMap references, naming the field", () => {
+    const spec: WorkloadSpec = { ...judgeSpec, agentEnv: { env: [{ name: "GAVEL_LLM_MODEL", value: "small" }, { name: "GAVEL_INPUT", value: "forged" }] } };
+    expect(specProblem(spec)).toBeUndefined();
+    const env = containerConfig({ spec, name: "n", instance: "abcd", ownerPid: 42, user: NOBODY }).Env ?? [];
+    expect(env).toContain("GAVEL_LLM_MODEL=small");
+    expect(env).toContain("GAVEL_INPUT={}");
+    expect(env).not.toContain("GAVEL_INPUT=forged");
+    const secret: WorkloadSpec = { ...judgeSpec, agentEnv: { env: [{ name: "A", value: "x" }, { name: "KEY", valueFrom: { secretKeyRef: { name: "llm", key: "k" } } }] } };
+    expect(specProblem(secret)).toMatch(/^spec\.runtime\.env\[1\] \(KEY\) takes its value from a Secret: only a cluster resolves those/);
+    expect(specProblem({ ...judgeSpec, agentEnv: { envFrom: [{ configMapRef: { name: "c" } }] } })).toMatch(/^spec\.runtime\.envFrom reads a Secret or ConfigMap/);
+  });
+});
+
 describe("policy helpers", () => {
   it("maps allow to the host network (no bridge on this engine) and none to none", () => {
     expect(networkMode("allow")).toBe("host");

@@ -57,7 +57,9 @@ export interface ContainerConfigInput {
 /** Builds the create options for one workload. */
 export function containerConfig(input: ContainerConfigInput): ContainerCreateOptions {
   const { spec } = input;
-  const env = { HOME: "/tmp", ...spec.env };
+  // The Agent's literal values first (specProblem refused references: Docker has no Secrets).
+  const agent = Object.fromEntries((spec.agentEnv?.env ?? []).map((e) => [e.name, e.value ?? ""]));
+  const env = { HOME: "/tmp", ...agent, ...spec.env };
   const hasStdin = spec.stdin !== undefined;
   const resources = spec.resources ?? {};
   return {
@@ -114,6 +116,14 @@ export function specProblem(spec: WorkloadSpec): string | undefined {
     if (bytes > MAX_ENV_ENTRY_BYTES) {
       return `spec.env.${k} is ${bytes} bytes; Linux limits one variable to ${MAX_ENV_ENTRY_BYTES} bytes: pass large data on stdin (workload ${spec.name})`;
     }
+  }
+  for (const [i, e] of (spec.agentEnv?.env ?? []).entries()) {
+    if (e.valueFrom !== undefined) {
+      return `spec.runtime.env[${i}] (${e.name}) takes its value from a ${e.valueFrom.secretKeyRef !== undefined ? "Secret" : "ConfigMap"}: only a cluster resolves those; give local mode a value instead (workload ${spec.name})`;
+    }
+  }
+  if ((spec.agentEnv?.envFrom ?? []).length > 0) {
+    return `spec.runtime.envFrom reads a Secret or ConfigMap: only a cluster resolves those; give local mode values in spec.runtime.env (workload ${spec.name})`;
   }
   for (const [i, m] of spec.mounts.entries()) {
     if (!m.source.startsWith("/")) return `spec.mounts[${i}].source must be an absolute host path (got "${m.source}")`;

@@ -57,6 +57,33 @@ describe("podManifest", () => {
   const spec = pod.spec!;
   const main = spec.containers[0]!;
 
+  it("gives the Agent's variables (values, Secret and ConfigMap keys, whole Secrets) before gavel's, which win on a clash", () => {
+    const withAgentEnv: WorkloadSpec = {
+      ...judge,
+      env: { GAVEL_EXECUTION: "exec-1", MODE: "strict" },
+      agentEnv: {
+        env: [
+          { name: "GAVEL_LLM_BASE_URL", value: "https://llm.example/v1" },
+          { name: "GAVEL_LLM_API_KEY", valueFrom: { secretKeyRef: { name: "llm", key: "api-key" } } },
+          { name: "GAVEL_LLM_MODEL", valueFrom: { configMapKeyRef: { name: "llm", key: "model", optional: true } } },
+          { name: "MODE", value: "lax" },
+        ],
+        envFrom: [{ secretRef: { name: "team" }, prefix: "TEAM_" }, { configMapRef: { name: "defaults" } }],
+      },
+    };
+    const c = podManifest({ spec: withAgentEnv, name, instance: "abcd1234", user: NOBODY }).spec!.containers[0]!;
+    expect(c.env).toEqual([
+      { name: "GAVEL_LLM_BASE_URL", value: "https://llm.example/v1" },
+      { name: "GAVEL_LLM_API_KEY", valueFrom: { secretKeyRef: { name: "llm", key: "api-key" } } },
+      { name: "GAVEL_LLM_MODEL", valueFrom: { configMapKeyRef: { name: "llm", key: "model", optional: true } } },
+      { name: "HOME", value: "/tmp" },
+      { name: "GAVEL_EXECUTION", value: "exec-1" },
+      { name: "MODE", value: "strict" },
+    ]);
+    expect(c.envFrom).toEqual([{ prefix: "TEAM_", secretRef: { name: "team" } }, { configMapRef: { name: "defaults" } }]);
+    expect(main.envFrom).toBeUndefined();
+  });
+
   it("runs once with the deadline as activeDeadlineSeconds (rounded up) and no API token", () => {
     expect(spec.restartPolicy).toBe("Never");
     expect(spec.activeDeadlineSeconds).toBe(91);

@@ -3,6 +3,7 @@
 import { createHash } from "node:crypto";
 import { posix } from "node:path";
 import type * as k8s from "@kubernetes/client-node";
+import type { EnvFromSource, EnvVar } from "../../api/types.js";
 import type { WorkloadMount, WorkloadSpec } from "../workload.js";
 
 /** Labels on every object a KubernetesRuntime creates; leftovers are found by them. */
@@ -195,7 +196,12 @@ export function podManifest(input: PodManifestInput): k8s.V1Pod {
           imagePullPolicy: input.imagePullPolicy ?? "IfNotPresent",
           ...(command !== undefined ? { command } : {}),
           ...(stdinMode === "attach" ? { stdin: true, stdinOnce: true } : {}),
-          env: Object.entries(env).map(([k, v]) => ({ name: k, value: v })),
+          env: [
+            // The Agent's variables first; gavel's own (identity, payload, the gate) replace any of the same name.
+            ...(spec.agentEnv?.env ?? []).filter((e) => !(e.name in env)).map(agentEnvVar),
+            ...Object.entries(env).map(([k, v]) => ({ name: k, value: v })),
+          ],
+          ...(spec.agentEnv?.envFrom !== undefined && spec.agentEnv.envFrom.length > 0 ? { envFrom: spec.agentEnv.envFrom.map(agentEnvFrom) } : {}),
           volumeMounts,
           resources: resourcesFor(spec),
           securityContext: {
@@ -208,6 +214,22 @@ export function podManifest(input: PodManifestInput): k8s.V1Pod {
       ],
       volumes,
     },
+  };
+}
+
+/** One of the Agent's variables as a container EnvVar: a value, or a Secret/ConfigMap key the kubelet reads. */
+function agentEnvVar(e: EnvVar): k8s.V1EnvVar {
+  const from = e.valueFrom;
+  if (from?.secretKeyRef !== undefined) return { name: e.name, valueFrom: { secretKeyRef: { ...from.secretKeyRef } } };
+  if (from?.configMapKeyRef !== undefined) return { name: e.name, valueFrom: { configMapKeyRef: { ...from.configMapKeyRef } } };
+  return { name: e.name, value: e.value ?? "" };
+}
+
+function agentEnvFrom(e: EnvFromSource): k8s.V1EnvFromSource {
+  return {
+    ...(e.prefix !== undefined ? { prefix: e.prefix } : {}),
+    ...(e.secretRef !== undefined ? { secretRef: { ...e.secretRef } } : {}),
+    ...(e.configMapRef !== undefined ? { configMapRef: { ...e.configMapRef } } : {}),
   };
 }
 

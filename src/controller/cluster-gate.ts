@@ -1,0 +1,536 @@
+// The inner-loop gate on a cluster: every `gavel controller` replica answers the tool-call
+// proposals of every worker pod (NATS queue group), deciding each call with the Execution's
+// Agent and the GuardPolicies the controller watches. The tool-call service makes each
+// call decided once across replicas; this module is the Kubernetes side of it: which
+// Execution and Agent a proposal belongs to, the tool-judge children, the events, and the
+// tool-call summary the reconciler writes into the Execution's status.
+import { randomBytes } from "node:crypto";
+import * as k8s from "@kubernetes/client-node";
+import { connect, credsAuthenticator, type NatsConnection } from "@nats-io/transport-node";
+import type { Logger } from "pino";
+import { withDefaults } from "../api/defaults.js";
+import type { ToolCallDecision, ToolCallProposal } from "../api/protocol.js";
+import { GROUP, VERSION, type Agent, type ChildRef, type Condition, type Execution, type ExecutionStatus, type SemanticValidatorSpec, type ToolCallEntry, type ToolCallSummary } from "../api/types.js";
+import { executionTimeoutSeconds, iterationTimeoutSeconds, maxIterations } from "../engine/durations.js";
+import { isTerminal } from "../engine/outer-loop.js";
+import { httpStatusOf, isConflict, isNotFound, messageOf } from "../errors.js";
+import { decisionEvent } from "../gate/audit.js";
+import { gateRequirement } from "../gate/enforcement.js";
+import { toolJudgeChild } from "../children/child-executions.js";
+import type { JudgeOutcome } from "../engine/gradient.js";
+import { outcomeOfStatus } from "../engine/phases.js";
+import { createGate, type Gate, type JudgeRunResult, type PolicySource } from "../gate/gate.js";
+import { EventStream, type GavelEvent } from "../transport/event-stream.js";
+import { ToolCallRefusal, ToolCallService } from "../transport/tool-call-service.js";
+import { parseDecisionSubject, type StoredRecord, type ToolCallStoreOptions } from "../transport/tool-call-store.js";
+import { toGavelEvents, type EngineEvent } from "./execution-events.js";
+import { workspaceMounts } from "./execution-pods.js";
+
+/** Condition on an Execution that needs a gate: False while none can be reached (it then does not start). */
+export const GUARDED = "Guarded";
+/** Most recent tool calls kept per iteration in the status; the counts cover all of them. */
+export const RECENT_TOOL_CALLS = 20;
+
+/** What the Kubernetes driver needs from a gate, whether one runs in this process or not. */
+export interface GateStatus {
+  /** Why no tool call can be decided now, or undefined when the gate serves. */
+  unavailable(): string | undefined;
+  /** Whether GuardPolicies apply in a namespace (the cluster default counts). */
+  policiesInScope(namespace: string): boolean;
+  /** Writes the tool calls decided so far into a status about to be written (counts and the last few per iteration). */
+  annotate(execution: Execution, status: ExecutionStatus): void;
+}
+
+/** Why an Execution of `agent` may not start now; undefined when it may. */
+export function gateBlocks(gate: GateStatus | undefined, agent: Agent, namespace: string): string | undefined {
+  const needs = gateRequirement(agent, gate?.policiesInScope(namespace) ?? false);
+  if (needs === undefined) return undefined;
+  const why = gate === undefined ? "gavel controller runs without NATS (--nats), so no tool-call gate runs on this cluster" : gate.unavailable();
+  return why === undefined ? undefined : `${needs}, but ${why}`;
+}
+
+/** Waiting for a gate, the Execution is re-checked this often. */
+const GATE_RECHECK_MS = 2000;
+
+/**
+ * The status of an Execution that may not start until a gate can decide its tool calls:
+ * Pending with the Guarded condition saying why, or TimedOut once its own deadline (from
+ * its creation; without one, what max_iterations iterations may take) has passed.
+ */
+export function waitingForGate(ex: Execution, agent: Agent, why: string, now: number): { status: ExecutionStatus; requeueAfterMs?: number } {
+  const created = Date.parse(ex.metadata.creationTimestamp ?? "") || now;
+  const limitSeconds = executionTimeoutSeconds(ex, agent) ?? iterationTimeoutSeconds(agent) * maxIterations(agent);
+  const deadline = created + limitSeconds * 1000;
+  const status: ExecutionStatus = { ...structuredClone(ex.status ?? {}) };
+  setGuarded(status, why, new Date(now), ex.metadata.generation);
+  if (now >= deadline) {
+    const message = `never started within its deadline of ${limitSeconds}s: ${why}`;
+    return { status: { ...status, phase: "TimedOut", message, completionTime: new Date(now).toISOString() } };
+  }
+  return { status: { ...status, phase: "Pending", message: `waiting for a tool-call gate: ${why}` }, requeueAfterMs: Math.min(GATE_RECHECK_MS, deadline - now) };
+}
+
+/** Sets the Guarded condition: True while a gate decides the Execution's tool calls, False with why not. */
+export function setGuarded(status: ExecutionStatus, why: string | undefined, now: Date, generation?: number): void {
+  const conditions = status.conditions ?? [];
+  const current = conditions.find((c) => c.type === GUARDED);
+  const next: Condition = why === undefined
+    ? { type: GUARDED, status: "True", reason: "GateServing", message: "every tool call is decided by the gate before it runs", lastTransitionTime: now.toISOString() }
+    : { type: GUARDED, status: "False", reason: "GateUnavailable", message: why, lastTransitionTime: now.toISOString() };
+  if (generation !== undefined) next.observedGeneration = generation;
+  if (current !== undefined && current.status === next.status) next.lastTransitionTime = current.lastTransitionTime;
+  if (current !== undefined && current.status === next.status && current.reason === next.reason && current.message === next.message) return;
+  status.conditions = [...conditions.filter((c) => c.type !== GUARDED), next];
+}
+
+export interface ClusterGateOptions {
+  kc: k8s.KubeConfig;
+  nc: NatsConnection;
+  /** The controller's PolicyStore (GuardPolicy hot reload). */
+  policies: PolicySource & { hasPolicies?(namespace: string): boolean };
+  /** This replica's name in claims (the pod name). */
+  gateId: string;
+  /** How often a tool-judge child's status is read while the gate waits on it; default 500 ms. */
+  judgePollMs?: number;
+  /** Publish decisions and tool-judge events to the event stream (`gavel events`); default true. */
+  publishEvents?: boolean;
+  /** Called when a decision of an Execution is stored by any replica (the reconciler folds it into the status). */
+  onToolCall?: (namespace: string, execution: string) => void;
+  store?: ToolCallStoreOptions;
+  claimLeaseMs?: number;
+  maxProposalBytes?: number;
+  /** How long an Execution or Agent read from the API answers proposals before it is read again; default 2 s. */
+  cacheMs?: number;
+  logger?: Logger;
+}
+
+interface Target {
+  execution: Execution;
+  agent: Agent;
+  gate: Gate;
+}
+
+/** The gate of this controller replica. */
+export class ClusterGate implements GateStatus {
+  private readonly api: k8s.CustomObjectsApi;
+  private readonly core: k8s.CoreV1Api;
+  private readonly targets = new Map<string, { at: number; target: Promise<Target> }>();
+  private readonly outbox = new Map<string, { events: GavelEvent[]; drained: Promise<void> }>();
+  private service: ToolCallService | undefined;
+  private events: EventStream | undefined;
+
+  private constructor(private readonly opts: ClusterGateOptions) {
+    this.api = opts.kc.makeApiClient(k8s.CustomObjectsApi);
+    this.core = opts.kc.makeApiClient(k8s.CoreV1Api);
+  }
+
+  /** Opens the tool-call store (replaying it) and starts answering proposals. */
+  static async start(opts: ClusterGateOptions): Promise<ClusterGate> {
+    const gate = new ClusterGate(opts);
+    if (opts.publishEvents ?? true) gate.events = await EventStream.open(opts.nc);
+    gate.service = await ToolCallService.start(opts.nc, {
+      decide: (p, ctx) => gate.decide(p, ctx),
+      onDecided: (p, d) => gate.decided(p, d),
+      gateId: opts.gateId,
+      ...(opts.store !== undefined ? { store: opts.store } : {}),
+      ...(opts.claimLeaseMs !== undefined ? { claimLeaseMs: opts.claimLeaseMs } : {}),
+      ...(opts.maxProposalBytes !== undefined ? { maxProposalBytes: opts.maxProposalBytes } : {}),
+      ...(opts.logger !== undefined ? { logger: opts.logger } : {}),
+    });
+    // Decisions stored by any replica reach every mirror: the leader's writes the status.
+    gate.service.store.onRecord((subject, r) => {
+      const call = parseDecisionSubject(subject);
+      if (call !== undefined && r.record.kind === "decision") opts.onToolCall?.(call.namespace, call.execution);
+    });
+    return gate;
+  }
+
+  /** The tool-call service (its counters and store). */
+  get toolCalls(): ToolCallService | undefined {
+    return this.service;
+  }
+
+  unavailable(): string | undefined {
+    if (this.service === undefined) return "the tool-call gate has not started";
+    if (this.opts.nc.isClosed()) return "the tool-call gate's NATS connection is closed";
+    if (!this.service.serving) return "the tool-call gate is stopping";
+    if (!this.service.store.live) return "the tool-call gate cannot reach NATS (reconnecting)";
+    return undefined;
+  }
+
+  policiesInScope(namespace: string): boolean {
+    return this.opts.policies.hasPolicies?.(namespace) ?? false;
+  }
+
+  annotate(execution: Execution, status: ExecutionStatus): void {
+    if (this.service === undefined) return;
+    const records = this.service.store.recordsOf(execution.metadata.namespace ?? "default", execution.metadata.name);
+    if (records.length === 0) return;
+    applySummary(status, records);
+  }
+
+  /** Stops answering (running decides finish or are taken over by another replica). */
+  async stop(graceMs?: number): Promise<void> {
+    await this.service?.stop(graceMs);
+    await Promise.allSettled([...this.outbox.values()].map((q) => q.drained));
+  }
+
+  // ------------------------------------------------------------------ deciding
+
+  private decide(p: ToolCallProposal, ctx: Parameters<Gate["decide"]>[1]) {
+    return this.target(p).then((t) => t.gate.decide(p, ctx));
+  }
+
+  /** The Execution a proposal belongs to (it must be running), its Agent and its gate; read through a short cache. */
+  private target(p: ToolCallProposal): Promise<Target> {
+    const key = `${p.namespace}/${p.execution}`;
+    const cached = this.targets.get(key);
+    if (cached !== undefined && Date.now() - cached.at < (this.opts.cacheMs ?? 2000)) return cached.target;
+    const target = this.load(p.namespace, p.execution);
+    this.targets.set(key, { at: Date.now(), target });
+    target.catch(() => this.targets.delete(key));
+    if (this.targets.size > 10_000) this.targets.delete(this.targets.keys().next().value as string);
+    return target;
+  }
+
+  private async load(namespace: string, name: string): Promise<Target> {
+    const execution = await this.get<Execution>(namespace, "executions", name);
+    if (execution === undefined) {
+      throw new ToolCallRefusal("forbidden", "/execution", `there is no Execution ${namespace}/${name}: only the worker of a running Execution may propose tool calls`);
+    }
+    if (execution.spec.parent !== undefined) {
+      throw new ToolCallRefusal("forbidden", "/execution", `${namespace}/${name} is a judge child; judges make no gated tool calls`);
+    }
+    if (isTerminal(execution.status?.phase)) {
+      throw new ToolCallRefusal("forbidden", "/execution", `Execution ${namespace}/${name} has ended (${execution.status?.phase ?? ""})`);
+    }
+    const raw = await this.get<Agent>(namespace, "agents", execution.spec.agentRef.name);
+    // Not a refusal: the call is denied (fail closed) with the reason, and the worker goes on.
+    if (raw === undefined) throw new Error(`Agent ${namespace}/${execution.spec.agentRef.name} of Execution ${name} is not found`);
+    const agent = withDefaults(raw);
+    const gate = createGate({
+      policyStore: this.opts.policies,
+      agent,
+      judgeRunner: (entry, proposal, violations, index) => this.runToolJudge(execution, agent, entry, proposal, violations, index),
+      audit: { record: (r) => this.publish(execution, [{ event: "toolcall.decision", data: decisionEvent(r) }]) },
+      ...(this.opts.logger !== undefined ? { logger: this.opts.logger } : {}),
+    });
+    return { execution, agent, gate };
+  }
+
+  /**
+   * One tool_validation judge on the cluster: the children module's child Execution (the
+   * reference payload, the worker's volumes read-only at the same paths, its deadline) is
+   * created — or adopted, when a replica that died while judging created it — and the
+   * leader's reconciler runs it like any judge child. The gate waits on its status.
+   */
+  private async runToolJudge(execution: Execution, worker: Agent, entry: SemanticValidatorSpec, proposal: ToolCallProposal, violations: readonly string[], index: number): Promise<JudgeRunResult> {
+    const namespace = execution.metadata.namespace ?? "default";
+    const judgeRaw = await this.get<Agent>(namespace, "agents", entry.judge_agent);
+    const t = toolJudgeChild({
+      parent: execution,
+      worker,
+      judge: judgeRaw === undefined ? undefined : withDefaults(judgeRaw),
+      entry,
+      index,
+      proposal,
+      policyViolations: violations,
+      workerMounts: workspaceMounts(execution.metadata.name, worker, true),
+      // A pod's payload travels in env GAVEL_INPUT (an attached stdin cannot be re-sent to an adopted pod).
+      stdin: false,
+    });
+    await this.publish(execution, [
+      { event: "toolcall.proposed", data: { iteration: proposal.iteration, step: proposal.step, tool: proposal.tool } },
+      { event: "judge.spawned", data: { child: t.name, judge: entry.judge_agent, iteration: proposal.iteration, step: proposal.step, purpose: "tool_validation" } },
+    ]);
+    const finished = (outcome: JudgeOutcome): JudgeRunResult => {
+      void this.publish(execution, [
+        { event: "judge.finished", data: { child: t.name, judge: entry.judge_agent, ...(outcome.ok ? { score: outcome.result.score, confidence: outcome.result.confidence } : { rejection: outcome.rejection }) } },
+      ]);
+      return outcome.ok ? { result: outcome.result, child: t.name } : { rejection: outcome.rejection, detail: outcome.detail, child: t.name };
+    };
+    try {
+      await this.api.createNamespacedCustomObject({ group: GROUP, version: VERSION, namespace, plural: "executions", body: t.execution });
+    } catch (err) {
+      if (!isConflict(err) && httpStatusOf(err) !== 409) throw err;
+      // Adopted: a gate that died while judging this call made it (names are deterministic).
+      const existing = await this.get<Execution>(namespace, "executions", t.name);
+      if (existing !== undefined && existing.spec.parent?.toolCallId !== proposal.toolCallId) {
+        return finished({ ok: false, rejection: "failed", detail: `judge child ${t.name} already judges another call (${existing.spec.parent?.toolCallId ?? "none"}) of this step` });
+      }
+    }
+    // The reconciler ends the child by its deadline; the gate gives up a little later still.
+    const giveUp = Date.now() + ((t.execution.spec.timeoutSeconds ?? 300) + 60) * 1000;
+    for (let pause = 100; ; pause = Math.min(pause * 2, this.opts.judgePollMs ?? 500)) {
+      const child = await this.get<Execution>(namespace, "executions", t.name);
+      if (child === undefined) return finished({ ok: false, rejection: "cancelled", detail: `judge child ${t.name} was deleted` });
+      const outcome = outcomeOfStatus(child.status);
+      if (outcome !== undefined) return finished(outcome);
+      if (Date.now() > giveUp) return finished({ ok: false, rejection: "timed_out", detail: `judge child ${t.name} did not finish` });
+      await new Promise((r) => setTimeout(r, pause));
+    }
+  }
+
+  private async get<T>(namespace: string, plural: string, name: string): Promise<T | undefined> {
+    try {
+      return (await this.api.getNamespacedCustomObject({ group: GROUP, version: VERSION, namespace, plural, name })) as T;
+    } catch (err) {
+      if (isNotFound(err)) return undefined;
+      throw err;
+    }
+  }
+
+  // Once per stored decision: the audit (the event stream), a Kubernetes Event for calls
+  // worth a look (blocked or judged), and a nudge to the reconciler for the status.
+  private decided(p: ToolCallProposal, d: ToolCallDecision): void {
+    void this.target(p).then(
+      async (t) => {
+        await t.gate.record(p, d);
+        if (!d.allowed || d.judges.length > 0) await this.recordEvent(t.execution, p, d);
+      },
+      (err: unknown) => this.opts.logger?.warn({ toolCallId: p.toolCallId, err: messageOf(err) }, "decision not recorded"),
+    );
+  }
+
+  // `kubectl describe ex` shows blocked and judged calls (allowed guard-only calls are only counted).
+  private async recordEvent(ex: Execution, p: ToolCallProposal, d: ToolCallDecision): Promise<void> {
+    const namespace = ex.metadata.namespace ?? "default";
+    const now = new Date();
+    const what = d.allowed ? `allowed after ${d.judges.map((j) => j.child).join(", ")}` : `blocked by ${d.blocked_by}${d.guard.check !== undefined ? ` (${d.guard.check})` : ""}: ${d.reason}`;
+    const body: k8s.CoreV1Event = {
+      // Unique across replicas: two gates may record in the same millisecond.
+      metadata: { name: `${ex.metadata.name}.${randomBytes(6).toString("hex")}`.slice(0, 253), namespace },
+      involvedObject: { apiVersion: ex.apiVersion, kind: "Execution", name: ex.metadata.name, namespace, ...(ex.metadata.uid !== undefined ? { uid: ex.metadata.uid } : {}) },
+      reason: d.allowed ? "ToolCallAllowed" : "ToolCallBlocked",
+      message: `iteration ${p.iteration} step ${p.step} ${p.tool} ${what}`.slice(0, 1024),
+      type: d.allowed ? "Normal" : "Warning",
+      source: { component: "gavel-gate" },
+      firstTimestamp: now,
+      lastTimestamp: now,
+      count: 1,
+    };
+    try {
+      await this.core.createNamespacedEvent({ namespace, body });
+    } catch (err) {
+      this.opts.logger?.warn({ toolCallId: p.toolCallId, err: messageOf(err) }, "recording a tool-call Event failed");
+    }
+  }
+
+  /**
+   * Publishes events of an Execution in order: one queue per Execution, drained in batches
+   * whose publishes are all on the wire before their acknowledgements are awaited (a busy
+   * worker's decisions do not wait on one round trip each). A batch that fails is sent again,
+   * whole and in order, for a while (dedup ids make the resend harmless); the decision itself
+   * is already durable in the tool-call store.
+   */
+  publish(execution: Execution, events: EngineEvent[]): Promise<void> {
+    const stream = this.events;
+    if (stream === undefined) return Promise.resolve();
+    const key = `${execution.metadata.namespace ?? "default"}/${execution.metadata.name}`;
+    let queue = this.outbox.get(key);
+    if (queue === undefined) {
+      queue = { events: [], drained: Promise.resolve() };
+      this.outbox.set(key, queue);
+    }
+    const q = queue;
+    const wasIdle = q.events.length === 0;
+    q.events.push(...toGavelEvents(execution, events, new Date()));
+    if (wasIdle) q.drained = q.drained.then(() => this.drain(key, stream, q));
+    return q.drained;
+  }
+
+  private async drain(key: string, stream: EventStream, q: { events: GavelEvent[] }): Promise<void> {
+    while (q.events.length > 0) {
+      const batch = q.events.splice(0);
+      for (let attempt = 1, pause = 200; ; attempt++, pause = Math.min(pause * 2, 5000)) {
+        const results = await Promise.allSettled(batch.map((e) => stream.publish(e)));
+        const failed = results.find((r): r is PromiseRejectedResult => r.status === "rejected");
+        if (failed === undefined) break;
+        if (attempt >= 30) {
+          this.opts.logger?.error({ execution: key, events: batch.length, err: messageOf(failed.reason) }, "events not published");
+          break;
+        }
+        await new Promise((r) => setTimeout(r, pause));
+      }
+    }
+    if (q.events.length === 0 && this.outbox.get(key) === q) this.outbox.delete(key);
+  }
+}
+
+/**
+ * Lists an Execution's tool-judge children (made by the gate on any replica) in its
+ * status.children, as local mode does, with their current phase: the engine then stops
+ * them with the Execution (cancel, deadline) like its validation judges.
+ */
+export function mergeToolJudgeRefs(status: ExecutionStatus, children: readonly Execution[]): void {
+  const refs = (status.children ??= []);
+  for (const child of children) {
+    const parent = child.spec.parent;
+    if (parent?.purpose !== "tool_validation") continue;
+    const ref: ChildRef = {
+      name: child.metadata.name,
+      purpose: "tool_validation",
+      iteration: parent.iteration,
+      validatorIndex: parent.validatorIndex,
+      judge: child.spec.agentRef.name,
+      ...(parent.toolCallId !== undefined ? { toolCallId: parent.toolCallId } : {}),
+      phase: child.status?.phase === undefined || child.status.phase === "Pending" ? "Running" : child.status.phase,
+    };
+    const known = refs.findIndex((r) => r.name === ref.name);
+    // A phase the engine already gave it (stopped with its parent) stands until the child's own status says it ended.
+    if (known < 0) refs.push(ref);
+    else if (isTerminal(ref.phase) || !isTerminal(refs[known]?.phase)) refs[known] = ref;
+  }
+}
+
+/** Folds the store's records of one Execution into its status: per-iteration counts and recent calls, and totals. */
+export function applySummary(status: ExecutionStatus, records: readonly StoredRecord[]): void {
+  const byIteration = new Map<number, ToolCallSummary>();
+  for (const { record } of records) {
+    let s = byIteration.get(record.iteration);
+    if (s === undefined) {
+      s = { proposed: 0, allowed: 0, blockedByGuard: 0, blockedByJudge: 0, recent: [] };
+      byIteration.set(record.iteration, s);
+    }
+    s.proposed++;
+    if (record.kind !== "decision" || record.decision === undefined) continue;
+    const d = record.decision;
+    if (d.allowed) s.allowed++;
+    else if (d.blocked_by === "judge") s.blockedByJudge++;
+    else s.blockedByGuard++;
+    const entry: ToolCallEntry = {
+      step: record.step,
+      tool: record.tool,
+      toolCallId: d.toolCallId,
+      allowed: d.allowed,
+      blockedBy: d.blocked_by,
+      ...(d.guard.check !== undefined ? { check: d.guard.check } : {}),
+      ...(d.allowed ? {} : { reason: d.reason.length > 256 ? `${d.reason.slice(0, 253)}...` : d.reason }),
+      ...(d.judges.length > 0 ? { judges: d.judges.map((j) => j.child).filter((c) => c !== "") } : {}),
+    };
+    const recent = s.recent as ToolCallEntry[];
+    recent.push(entry);
+    if (recent.length > RECENT_TOOL_CALLS) recent.shift();
+  }
+  for (const it of status.iterations ?? []) {
+    const s = byIteration.get(it.number);
+    if (s !== undefined) it.toolCalls = s;
+  }
+  let proposed = 0;
+  let allowed = 0;
+  let blocked = 0;
+  for (const it of status.iterations ?? []) {
+    proposed += it.toolCalls?.proposed ?? 0;
+    allowed += it.toolCalls?.allowed ?? 0;
+    blocked += (it.toolCalls?.blockedByGuard ?? 0) + (it.toolCalls?.blockedByJudge ?? 0);
+  }
+  status.toolCalls = { proposed, allowed, blocked };
+}
+
+export interface GateSupervisorOptions extends Omit<ClusterGateOptions, "nc"> {
+  /** NATS URL(s) of the gate. */
+  servers: string;
+  /** The controller's NATS credentials (a .creds file's content), if the server asks for them. */
+  creds?: Uint8Array;
+  /** Called when the gate starts or stops being able to serve (Agent Ready conditions follow it). */
+  onAvailabilityChange?: () => void;
+}
+
+/**
+ * Keeps this replica's gate running: connects to NATS (retrying until it can; then the
+ * client reconnects by itself), starts the gate, and says meanwhile why it cannot serve.
+ */
+export class GateSupervisor implements GateStatus {
+  private gate: ClusterGate | undefined;
+  private nc: NatsConnection | undefined;
+  private connected = false;
+  private lastError = "connecting";
+  private stopped = false;
+  private running: Promise<void> | undefined;
+
+  constructor(private readonly opts: GateSupervisorOptions) {}
+
+  /** Starts connecting in the background; the gate serves once NATS answers. */
+  start(): void {
+    this.running = this.run();
+  }
+
+  /** The running gate, once it runs. */
+  get current(): ClusterGate | undefined {
+    return this.gate;
+  }
+
+  /** Resolves once the gate serves (tests and start-up logs); rejects after `timeoutMs`. */
+  async serving(timeoutMs = 30_000): Promise<ClusterGate> {
+    const end = Date.now() + timeoutMs;
+    while (this.gate === undefined || this.unavailable() !== undefined) {
+      if (Date.now() > end) throw new Error(`the tool-call gate is not serving after ${timeoutMs} ms: ${this.unavailable() ?? ""}`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    return this.gate;
+  }
+
+  unavailable(): string | undefined {
+    if (this.gate === undefined) return `the tool-call gate cannot reach NATS at ${this.opts.servers} (${this.lastError})`;
+    if (!this.connected) return `the tool-call gate lost NATS at ${this.opts.servers} and is reconnecting`;
+    return this.gate.unavailable();
+  }
+
+  policiesInScope(namespace: string): boolean {
+    return this.opts.policies.hasPolicies?.(namespace) ?? false;
+  }
+
+  annotate(execution: Execution, status: ExecutionStatus): void {
+    this.gate?.annotate(execution, status);
+  }
+
+  async stop(graceMs?: number): Promise<void> {
+    this.stopped = true;
+    await this.running;
+    await this.gate?.stop(graceMs);
+    await this.nc?.drain().catch(() => undefined);
+  }
+
+  private async run(): Promise<void> {
+    for (let pause = 500; !this.stopped; pause = Math.min(pause * 2, 5000)) {
+      try {
+        this.nc = await connect({
+          servers: this.opts.servers,
+          name: `gavel-gate ${this.opts.gateId}`,
+          maxReconnectAttempts: -1,
+          reconnectTimeWait: 1000,
+          ...(this.opts.creds !== undefined ? { authenticator: credsAuthenticator(this.opts.creds) } : {}),
+        });
+        break;
+      } catch (err) {
+        this.lastError = messageOf(err);
+        this.opts.logger?.warn({ servers: this.opts.servers, err: this.lastError }, "tool-call gate: NATS not reachable yet");
+        await new Promise((r) => setTimeout(r, pause));
+      }
+    }
+    const nc = this.nc;
+    if (nc === undefined || this.stopped) return;
+    this.connected = true;
+    void (async () => {
+      for await (const s of nc.status()) {
+        if (s.type === "disconnect") this.connected = false;
+        else if (s.type === "reconnect") this.connected = true;
+        else continue;
+        this.opts.onAvailabilityChange?.();
+      }
+    })().catch(() => undefined);
+    for (let pause = 500; !this.stopped; pause = Math.min(pause * 2, 5000)) {
+      try {
+        this.gate = await ClusterGate.start({ ...this.opts, nc });
+        this.opts.logger?.info({ gate: this.opts.gateId }, "tool-call gate serving");
+        this.opts.onAvailabilityChange?.();
+        return;
+      } catch (err) {
+        // JetStream may still be starting: the store cannot be opened yet.
+        this.lastError = messageOf(err);
+        this.opts.logger?.warn({ err: this.lastError }, "tool-call gate: could not open the tool-call store yet");
+        await new Promise((r) => setTimeout(r, pause));
+      }
+    }
+  }
+}
