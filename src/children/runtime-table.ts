@@ -3,6 +3,7 @@
 // image. gavel ships Python 3.11 and Node 20 (images built by test/harness/runtime-images.sh,
 // each gavel's agent runtime on that language); operators add or replace entries with the
 // chart's `runtimes:` values (a ConfigMap the controller reads) or `gavel run --runtimes`.
+import { readFile } from "node:fs/promises";
 import { parse } from "yaml";
 import type { Agent } from "../api/types.js";
 import { gavelVersion } from "../version.js";
@@ -94,6 +95,15 @@ export function runtimeTable(extra: readonly RuntimeEntry[] = [], builtins: read
   return out;
 }
 
+/** The table of a driver: the built-ins with the entries of `file` (YAML, see parseRuntimeTable) over them; only the built-ins without a file. */
+export async function loadRuntimeTable(file: string | undefined): Promise<RuntimeTable> {
+  if (file === undefined || file === "") return runtimeTable();
+  const text = await readFile(file, "utf8").catch((err: unknown) => {
+    throw new RuntimeTableError(`runtime table ${file}: ${err instanceof Error ? err.message : String(err)}`);
+  });
+  return runtimeTable(parseRuntimeTable(text, file));
+}
+
 /**
  * The image an Agent runs in: its `spec.runtime.image` when set, else the table's entry for
  * `spec.runtime.language` and `version` (the language's default entry when no version is
@@ -123,4 +133,10 @@ export function chooseRuntime(agent: Agent, table: RuntimeTable, fallback?: stri
 
 function isRecord(v: unknown): v is Record<string, unknown> {
   return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
+/** The image an Agent's containers run (for reading files baked into it): its own, its runtime's, else `fallback`; undefined when the table has none. */
+export function agentImage(agent: Agent, table: RuntimeTable, fallback: string): string | undefined {
+  const choice = chooseRuntime(agent, table, fallback);
+  return "image" in choice ? choice.image : undefined;
 }

@@ -6,6 +6,7 @@ import { hostname } from "node:os";
 import { parseArgs } from "node:util";
 import * as k8s from "@kubernetes/client-node";
 import { connect, credsAuthenticator } from "@nats-io/transport-node";
+import { loadRuntimeTable } from "../children/runtime-table.js";
 import { AgentReadinessController } from "../controller/agent-readiness.js";
 import { executionCredentials, type ExecutionCredentials } from "../controller/execution-credentials.js";
 import { readMintingKeys } from "../controller/nats-secrets.js";
@@ -29,7 +30,7 @@ function untilSignal(): Promise<string> {
 export const controllerCommand: Command = {
   name: "controller",
   summary: "run gavel's controllers against a cluster (Agent Ready condition, GuardPolicy hot reload, Executions on pods)",
-  usage: "gavel controller [--kubeconfig FILE] [-n NAMESPACE] [--controller-namespace NS] [--leader-elect] [--nats URL [--nats-creds FILE] [--nats-keys DIR] [--nats-worker-url URL]] [--log-level LEVEL]",
+  usage: "gavel controller [--kubeconfig FILE] [-n NAMESPACE] [--controller-namespace NS] [--leader-elect] [--nats URL [--nats-creds FILE] [--nats-keys DIR] [--nats-worker-url URL]] [--runtimes FILE] [--log-level LEVEL]",
   async run(argv: string[], io: CommandIO) {
     const { values, positionals } = parseArgs({
       args: argv,
@@ -46,6 +47,7 @@ export const controllerCommand: Command = {
         "nats-keys": { type: "string", default: io.env.GAVEL_NATS_KEYS },
         // The URL worker pods reach NATS at, when it is not the controller's own.
         "nats-worker-url": { type: "string", default: io.env.GAVEL_NATS_WORKER_URL },
+        runtimes: { type: "string", default: io.env.GAVEL_RUNTIMES },
       },
     });
     if (values["nats-creds"] && !values.nats) throw new UsageError("--nats-creds needs --nats URL (or GAVEL_NATS_URL)");
@@ -54,6 +56,10 @@ export const controllerCommand: Command = {
     // Listen before starting anything: as PID 1 in a pod, a SIGTERM that arrives while the
     // controllers start would otherwise be ignored until the kubelet's grace period ends.
     const stopping = untilSignal();
+    // Language runtimes over the built-in ones (the chart's `runtimes:` values); a bad file stops the start.
+    const runtimes = await loadRuntimeTable(values.runtimes).catch((err: unknown) => {
+      throw new UsageError(`--runtimes: ${messageOf(err)}`);
+    });
     const logger = createLogger({ name: "gavel-controller", level: values["log-level"], destination: io.stderr });
     const kc = new k8s.KubeConfig();
     if (values.kubeconfig) kc.loadFromFile(values.kubeconfig);
@@ -99,7 +105,7 @@ export const controllerCommand: Command = {
       }
     }
     const natsUrl = values["nats-worker-url"] ?? values.nats;
-    const executions = new ExecutionReconciler({ kc, namespace: values.namespace, log: (line) => logger.info(line), ...(leaderElection !== undefined ? { leaderElection } : {}), ...(events !== undefined ? { events } : {}), ...(credentials !== undefined ? { credentials } : {}), ...(natsUrl !== undefined ? { natsUrl } : {}) });
+    const executions = new ExecutionReconciler({ kc, namespace: values.namespace, runtimes, log: (line) => logger.info(line), ...(leaderElection !== undefined ? { leaderElection } : {}), ...(events !== undefined ? { events } : {}), ...(credentials !== undefined ? { credentials } : {}), ...(natsUrl !== undefined ? { natsUrl } : {}) });
     isLeader = () => executions.isLeader;
     await policies.start();
     await readiness.start();

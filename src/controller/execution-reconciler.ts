@@ -10,6 +10,7 @@ import type { Agent, Condition, Execution, ExecutionStatus } from "../api/types.
 import { GROUP, VERSION } from "../api/types.js";
 import { ownerOf, SPAWN_ERROR_ANNOTATION, validationJudgeChild } from "../children/child-executions.js";
 import { defaultImages } from "../children/images.js";
+import { agentImage, runtimeTable, type RuntimeTable } from "../children/runtime-table.js";
 import { workerName } from "../engine/child-names.js";
 import { iterationTimeoutSeconds, judgeTimeoutSeconds } from "../engine/durations.js";
 import { judgeOutcome, type JudgeOutcome } from "../engine/gradient.js";
@@ -76,6 +77,8 @@ export interface ExecutionReconcilerOptions {
   readerImage?: string;
   /** NATS URL handed to workers for the inner-loop gate; "" (default) when none runs. */
   natsUrl?: string;
+  /** Images of language runtimes (`spec.runtime.language` + `version`); default the built-in table. */
+  runtimes?: RuntimeTable;
   /** How long an Execution waits for its Agent to appear before it fails. Default 10 s. */
   agentGraceMs?: number;
   /** Every resyncMs every known Execution is reconciled again. Default 60 000; 0 = never. */
@@ -534,6 +537,7 @@ export class ExecutionReconciler {
       ...(this.opts.imagePullPolicy !== undefined ? { imagePullPolicy: this.opts.imagePullPolicy } : {}),
       ...(this.opts.writerUser !== undefined ? { writerUser: this.opts.writerUser } : {}),
       natsUrl: this.opts.natsUrl ?? "",
+      ...(this.opts.runtimes !== undefined ? { runtimes: this.opts.runtimes } : {}),
     };
   }
 
@@ -590,7 +594,7 @@ export class ExecutionReconciler {
       }
       return await readFileFromImage(runtime, {
         name: `${ex.metadata.name}-image-reader`,
-        image: agent.spec.runtime?.image ?? defaultImages().worker,
+        image: agentImage(agent, this.opts.runtimes ?? runtimeTable(), defaultImages().worker) ?? defaultImages().worker,
         path: f.path,
         timeoutSeconds: 60,
       });

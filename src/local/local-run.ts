@@ -5,6 +5,7 @@ import type { ToolCallProposal } from "../api/protocol.js";
 import type { Agent, ChildRef, Execution, SemanticValidatorSpec } from "../api/types.js";
 import { toolJudgeChild, validationJudgeChild } from "../children/child-executions.js";
 import { defaultImages } from "../children/images.js";
+import { agentImage, runtimeTable, type RuntimeTable } from "../children/runtime-table.js";
 import { judgeWorkload, workerWorkload } from "../children/workloads.js";
 import type { JudgeRunResult } from "../gate/gate.js";
 import { judgeOutcome, type JudgeOutcome } from "../engine/gradient.js";
@@ -45,6 +46,8 @@ export interface LocalRunOptions {
   natsUrl?: string;
   /** Extra env for the worker. */
   workerEnv?: Record<string, string>;
+  /** Images of language runtimes (`spec.runtime.language`); default the built-in table. */
+  runtimes?: RuntimeTable;
   /** Reads the clock; tests may pin it. */
   now?: () => number;
   /** Creates the workspace volumes; default temporary host directories. */
@@ -202,6 +205,7 @@ export class LocalRun {
       policyViolations: violations,
       workerMounts: (this.workspace as Workspace).mounts,
       stdin: true,
+      ...(this.opts.runtimes !== undefined ? { runtimes: this.opts.runtimes } : {}),
     });
     // The tree hangs tool judges under their call, so the call is shown before its decision.
     const callKey = `${proposal.iteration}/${proposal.step}`;
@@ -232,6 +236,7 @@ export class LocalRun {
     const spec = workerWorkload(this.opts.execution, this.opts.agent, a, (this.workspace as Workspace).mounts, {
       natsUrl: this.opts.natsUrl ?? "",
       ...(this.opts.workerEnv !== undefined ? { env: this.opts.workerEnv } : {}),
+      ...(this.opts.runtimes !== undefined ? { runtimes: this.opts.runtimes } : {}),
     });
     const handle = await this.opts.runtime.start(spec);
     this.handles.set(a.name, handle);
@@ -277,7 +282,7 @@ export class LocalRun {
   private readFromImage(path: string): Promise<FileContent> {
     return readFileFromImage(this.opts.runtime, {
       name: `${this.opts.execution.metadata.name}-image-reader-${this.seq++}`,
-      image: this.opts.agent.spec.runtime?.image ?? defaultImages().worker,
+      image: agentImage(this.opts.agent, this.opts.runtimes ?? runtimeTable(), defaultImages().worker) ?? defaultImages().worker,
       path,
       timeoutSeconds: 30,
     });
@@ -289,7 +294,7 @@ export class LocalRun {
     const ws = this.workspace as Workspace;
     const v = validationJudgeChild({ parent: this.opts.execution, worker: this.opts.agent, judge, request: c, output: this.state.worker?.stdout ?? "", workerMounts: ws.mounts });
     const child = this.track(v.execution);
-    const spec = v.problem === undefined && judge !== undefined ? judgeWorkload(child, judge, ws.mounts, { stdin: true }) : v.problem ?? "no judge";
+    const spec = v.problem === undefined && judge !== undefined ? judgeWorkload(child, judge, ws.mounts, { stdin: true, ...(this.opts.runtimes !== undefined ? { runtimes: this.opts.runtimes } : {}) }) : v.problem ?? "no judge";
     const outcome: JudgeOutcome = typeof spec === "string" ? { ok: false, rejection: "failed", detail: spec } : await this.runJudge(spec, judge as Agent);
     this.settleChild(child, outcome);
     observeJudge(this.state, c.name, outcome);
