@@ -27,6 +27,13 @@ export function labelValue(name: string): string {
   return name.slice(0, 63).replace(/[^a-z0-9]+$/, "");
 }
 
+/** The allowlist of an Agent with network allow, as the workload's egress hosts. */
+function egressOf(agent: Agent): { egressHosts?: string[] } {
+  const net = agent.spec.security?.network;
+  const hosts = (net?.allowlist ?? []).map((h) => h.trim()).filter((h) => h !== "");
+  return net?.mode === "allow" && hosts.length > 0 ? { egressHosts: hosts } : {};
+}
+
 /** One run of the worker: the engine's start_worker action. */
 export interface WorkerRun {
   name: string;
@@ -80,6 +87,7 @@ export function workerWorkload(execution: Execution, agent: Agent, run: WorkerRu
     env,
     mounts: writable,
     network: agent.spec.security?.network?.mode === "none" ? "none" : "allow",
+    ...egressOf(agent),
     resources: resourcesOf(agent),
     ...(pullPolicy !== undefined ? { pullPolicy } : {}),
     timeoutSeconds: run.timeoutSeconds,
@@ -141,6 +149,7 @@ export function judgeWorkload(child: Execution, judge: Agent, workerMounts: Work
     ...(opts.stdin ? { stdin: input } : {}),
     mounts: readOnly,
     network: judge.spec.security?.network?.mode === "allow" ? "allow" : "none",
+    ...egressOf(judge),
     resources: resourcesOf(judge),
     ...(pullPolicy !== undefined ? { pullPolicy } : {}),
     timeoutSeconds: childTimeoutSeconds(child, judge),

@@ -33,7 +33,8 @@ import {
 import type { FileContent } from "../engine/validators/outcome.js";
 import { readFileFromImage } from "../runtime/image-file.js";
 import { KubernetesRuntime } from "../runtime/kubernetes/kubernetes-runtime.js";
-import { denyAllNetworkPolicy, LABELS, type PodUser } from "../runtime/kubernetes/pod-spec.js";
+import { egressCidrs } from "../runtime/kubernetes/egress-hosts.js";
+import { denyAllNetworkPolicy, egressHostsOf, egressPolicy, LABELS, type PodUser } from "../runtime/kubernetes/pod-spec.js";
 import { OUTPUT_CAP_BYTES } from "../runtime/workload.js";
 import {
   CANCEL_ANNOTATION,
@@ -55,7 +56,7 @@ import { withWorkerCredentials, type ExecutionCredentials } from "./execution-cr
 import { toGavelEvents, type ExecutionEventPublisher } from "./execution-events.js";
 import { LeaderLease } from "./execution-leader-lease.js";
 import { runWorkers, WorkQueue, type WorkQueueOptions } from "./work-queue.js";
-import { isConflict, isNotFound, messageOf } from "../errors.js";
+import { isConflict, isNotFound, messageOf, TerminalError } from "../errors.js";
 
 /** Condition type the reconciler sets when it cannot run an Execution as specified. */
 export const ACCEPTED = "Accepted";
@@ -510,7 +511,13 @@ export class ExecutionReconciler {
     } else {
       const manifest = judgePod(child, judge, mounts, this.podOptions());
       if (typeof manifest === "string") return finish({ ok: false, rejection: "failed", detail: manifest });
-      await this.createPod(manifest, namespace);
+      try {
+        await this.createPod(manifest, namespace);
+      } catch (err) {
+        // An allowlisted host that does not resolve: the judge cannot run as declared.
+        if (err instanceof TerminalError) return finish({ ok: false, rejection: "failed", detail: err.message });
+        throw err;
+      }
     }
     await this.writeStatus(child, status);
     return { requeueAfterMs: Math.max(50, deadline - this.now() + 50) };
@@ -543,6 +550,12 @@ export class ExecutionReconciler {
 
   private async createPod(pod: k8s.V1Pod, namespace: string): Promise<void> {
     if (pod.metadata?.labels?.[LABELS.network] === "none") await this.ensureNetworkPolicy(namespace);
+    // An allowlist's policy exists before its pod does, so the pod never runs unrestricted.
+    const hosts = egressHostsOf(pod);
+    if (hosts !== undefined) {
+      const body = egressPolicy(pod, await egressCidrs(hosts));
+      await createOrAdopt(() => this.net.createNamespacedNetworkPolicy({ namespace, body }));
+    }
     const created = await createOrAdopt(() => this.core.createNamespacedPod({ namespace, body: pod }));
     if (created) this.stats.podsCreated++;
   }
