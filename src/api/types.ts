@@ -242,11 +242,24 @@ export interface ExecutionStatus {
   verdict?: GradientResult;
   /** Why a judge produced no verdict: malformed_output, failed, cancelled, timed_out. */
   rejection?: JudgeRejectionReason;
+  /** A finished judge's own output (tails), so a rejection can be debugged. */
+  rawOutput?: JudgeRawOutput;
   conditions?: Condition[];
   observedGeneration?: number;
   startTime?: string;
   completionTime?: string;
   message?: string;
+}
+
+/** The bounded output of a finished judge run, kept in its child Execution's status. */
+export interface JudgeRawOutput {
+  /** The last 16 KiB of stdout. */
+  stdout: string;
+  /** The last 4 KiB of stderr ("" where the runtime merges it into stdout). */
+  stderr: string;
+  exitCode: number;
+  stdoutBytes: number;
+  truncated: boolean;
 }
 
 export interface IterationRecord {

@@ -6,7 +6,7 @@
 import * as k8s from "@kubernetes/client-node";
 import type { KubernetesListObject, KubernetesObject } from "@kubernetes/client-node";
 import { withDefaults } from "../api/defaults.js";
-import type { Agent, Condition, Execution, ExecutionStatus } from "../api/types.js";
+import type { Agent, Condition, Execution, ExecutionStatus, JudgeRawOutput } from "../api/types.js";
 import { GROUP, VERSION } from "../api/types.js";
 import { ownerOf, SPAWN_ERROR_ANNOTATION, validationJudgeChild } from "../children/child-executions.js";
 import { defaultImages } from "../children/images.js";
@@ -14,7 +14,7 @@ import { agentImage, runtimeTable, type RuntimeTable } from "../children/runtime
 import { workerName } from "../engine/child-names.js";
 import { iterationTimeoutSeconds, judgeTimeoutSeconds } from "../engine/durations.js";
 import { judgeOutcome, type JudgeOutcome } from "../engine/gradient.js";
-import { judgeStatus, outcomeOfStatus } from "../engine/phases.js";
+import { judgeStatus, outcomeOfStatus, rawOutputOf } from "../engine/phases.js";
 import {
   decide,
   isTerminal,
@@ -476,8 +476,8 @@ export class ExecutionReconciler {
   /** A judge child: one pod of the judge Agent with the payload; its outcome becomes the status. */
   private async reconcileJudge(child: Execution): Promise<{ requeueAfterMs?: number }> {
     const namespace = ns(child);
-    const finish = async (outcome: JudgeOutcome) => {
-      await this.writeStatus(child, judgeStatus(child.status, outcome, new Date(this.now())));
+    const finish = async (outcome: JudgeOutcome, raw?: JudgeRawOutput) => {
+      await this.writeStatus(child, judgeStatus(child.status, outcome, new Date(this.now()), raw));
       await ignoreNotFound(this.core.deleteNamespacedPod({ name: workloadPodName(child.metadata.name), namespace, gracePeriodSeconds: 0 }));
       return {};
     };
@@ -506,7 +506,9 @@ export class ExecutionReconciler {
         if (end.stuck !== undefined) return finish({ ok: false, rejection: "failed", detail: `the judge pod cannot start: ${end.stuck}` });
         const validation = judge.spec.execution?.validation;
         const stdout = await this.podLog(namespace, podName);
-        return finish(judgeOutcome({ exitCode: end.exitCode, stdout, timedOut: end.timedOut, ...(validation !== undefined && !Array.isArray(validation) ? { validation } : {}) }));
+        const outcome = judgeOutcome({ exitCode: end.exitCode, stdout, timedOut: end.timedOut, ...(validation !== undefined && !Array.isArray(validation) ? { validation } : {}) });
+        // Pod logs merge stderr into stdout: the kept stdout tail holds both.
+        return finish(outcome, rawOutputOf({ stdout, exitCode: end.exitCode }));
       }
     } else {
       const manifest = judgePod(child, judge, mounts, this.podOptions());

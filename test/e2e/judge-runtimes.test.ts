@@ -10,7 +10,7 @@ import { useCluster, type Cluster } from "../harness/cluster.js";
 import { executionsIn, type Executions } from "../harness/executions.js";
 import { ChartController } from "../harness/gavel-chart.js";
 import { REPO_DIR } from "../harness/paths.js";
-import { REFERENCE_JUDGES, referenceJudge, REFERENCE_VALIDATION, SCRIPTED_VERDICT, scriptedPythonRuntime } from "../harness/reference-judges.js";
+import { GARBAGE, GARBAGE_JUDGE, garbageNodeRuntime, REFERENCE_JUDGES, referenceJudge, REFERENCE_VALIDATION, SCRIPTED_VERDICT, scriptedPythonRuntime } from "../harness/reference-judges.js";
 
 describe("reference judge manifests on the cluster", () => {
   let cluster: Cluster;
@@ -21,10 +21,11 @@ describe("reference judge manifests on the cluster", () => {
     cluster = await useCluster();
     controller = new ChartController(cluster);
     const version = (JSON.parse(await readFile(join(REPO_DIR, "package.json"), "utf8")) as { version: string }).version;
-    await controller.configure(["--set-json", `runtimes=${JSON.stringify([scriptedPythonRuntime(version)])}`]);
+    await controller.configure(["--set-json", `runtimes=${JSON.stringify([scriptedPythonRuntime(version), garbageNodeRuntime(version)])}`]);
     const ns = await cluster.createNamespace("e2e-judge-runtimes");
     runs = executionsIn(cluster, ns, async () => `controller log:\n${await controller.log()}`);
     for (const f of REFERENCE_JUDGES) await runs.apply((await referenceJudge(f)).text);
+    await runs.apply(GARBAGE_JUDGE);
   });
 
   afterAll(async () => {
@@ -69,6 +70,41 @@ spec:
       expect(child?.status?.phase, JSON.stringify(child?.status)).toBe("Succeeded");
       expect(child?.status?.verdict).toMatchObject({ score: SCRIPTED_VERDICT.score, confidence: SCRIPTED_VERDICT.confidence });
     }
+  });
+
+  it("a judge printing garbage is rejected and its raw output is kept in the child's status", async () => {
+    await runs.apply(`
+apiVersion: 100monkeys.ai/v1
+kind: Agent
+metadata:
+  name: garbage-writer
+spec:
+  runtime:
+    image: gavel/example-k8s-worker:dev
+    pull_policy: Never
+  security:
+    network:
+      mode: none
+  execution:
+    mode: one-shot
+    validation:
+      - type: semantic
+        judge_agent: garbage-judge
+---
+apiVersion: 100monkeys.ai/v1
+kind: Execution
+metadata:
+  name: ref-garbage
+spec:
+  agentRef:
+    name: garbage-writer
+  input: {}
+`);
+    const ex = await runs.final("ref-garbage");
+    expect(ex.status?.phase).toBe("Failed");
+    const child = await runs.get(ex.status?.children?.[0]?.name ?? "");
+    expect(child?.status?.rejection, JSON.stringify(child?.status)).toBe("malformed_output");
+    expect(child?.status?.rawOutput?.stdout).toContain(GARBAGE);
   });
 
   it("a runtime version the table does not know fails the judge child before any pod starts, naming the field", async () => {

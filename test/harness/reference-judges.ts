@@ -48,3 +48,31 @@ export const REFERENCE_VALIDATION = `      - type: semantic
         criteria: Does the output fulfil the objective?
         min_score: 0.75
 `;
+
+/** What the garbage judge's scripted model answers: no verdict anywhere. */
+export const GARBAGE = "I think it is fine <<<not json>>>";
+
+/** A Node 20 runtime entry whose model answers garbage (the judge's output is malformed). */
+export function garbageNodeRuntime(tag: string): RuntimeEntry {
+  return { language: "node", version: "20", image: `gavel/runtime-node-20:${tag}`, env: { GAVEL_MODEL: "scripted", GAVEL_SCRIPT: `- final: '${GARBAGE}'` } };
+}
+
+/** A judge Agent on the Node 20 runtime (no image), YAML. */
+export const GARBAGE_JUDGE = `apiVersion: 100monkeys.ai/v1
+kind: Agent
+metadata:
+  name: garbage-judge
+  labels:
+    role: judge
+spec:
+  runtime:
+    language: node
+    version: "20"
+  task:
+    instruction: Judge the output.
+  security:
+    network:
+      mode: none
+  execution:
+    mode: one-shot
+`;

@@ -13,7 +13,8 @@ import { runLocal } from "../../src/local/local-run.js";
 import { DockerRuntime } from "../../src/runtime/docker/docker-runtime.js";
 import { runOk } from "../harness/exec.js";
 import { BASE_IMAGE } from "../harness/paths.js";
-import { REFERENCE_JUDGES, referenceJudge, SCRIPTED_VERDICT, scriptedPythonRuntime, WORKER_OUTPUT } from "../harness/reference-judges.js";
+import { parse } from "yaml";
+import { GARBAGE, GARBAGE_JUDGE, garbageNodeRuntime, REFERENCE_JUDGES, referenceJudge, SCRIPTED_VERDICT, scriptedPythonRuntime, WORKER_OUTPUT } from "../harness/reference-judges.js";
 
 const WORKER_IMAGE = "gavel/test-python-writer:dev";
 
@@ -69,6 +70,34 @@ describe("reference judge manifests in local mode", () => {
       // The manifest-quality judge's input_schema maps the worker's output and task onto its names.
       const manifestJudge = result.children.find((c) => c.spec.agentRef.name === "manifest-quality-judge");
       expect(manifestJudge?.spec.input).toMatchObject({ generated_manifest: WORKER_OUTPUT, user_objective: "Write add(a, b) in Python." });
+    } finally {
+      await runtime.close();
+    }
+  });
+
+  it("a judge printing garbage is rejected as malformed_output and its raw output is kept in the child's status", async () => {
+    const garbage = withDefaults(parse(GARBAGE_JUDGE) as Agent);
+    const worker = withDefaults({
+      apiVersion: "100monkeys.ai/v1",
+      kind: "Agent",
+      metadata: { name: "py-writer" },
+      spec: {
+        runtime: { image: WORKER_IMAGE, pull_policy: "Never" },
+        security: { network: { mode: "none" } },
+        execution: { mode: "one-shot", validation: [{ type: "semantic", judge_agent: "garbage-judge" }] },
+      },
+    } as Agent);
+    const runtime = new DockerRuntime();
+    try {
+      const execution: Execution = { apiVersion: "100monkeys.ai/v1", kind: "Execution", metadata: { name: `ref-garbage-${process.pid}` }, spec: { agentRef: { name: "py-writer" } } };
+      const result = await runLocal({ execution, agent: worker, judges: new Map([["garbage-judge", garbage]]), runtime, runtimes: runtimeTable([garbageNodeRuntime("dev")]) });
+      const child = result.children[0];
+      expect(child?.status?.rejection, JSON.stringify(child?.status)).toBe("malformed_output");
+      expect(child?.status?.rawOutput?.stdout).toContain(GARBAGE);
+      expect(child?.status?.rawOutput?.exitCode).toBe(0);
+      // Local mode keeps stderr apart: the agent runtime's log lines, never in stdout.
+      expect(child?.status?.rawOutput?.stderr).toContain("gavel-agent");
+      expect(child?.status?.rawOutput?.stdout).not.toContain("gavel-agent");
     } finally {
       await runtime.close();
     }
