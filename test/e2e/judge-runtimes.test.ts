@@ -48,6 +48,10 @@ spec:
   security:
     network:
       mode: none
+  volumes:
+    - name: workspace
+      mount_path: /workspace
+      size: 16Mi
   execution:
     mode: one-shot
     validation:
@@ -85,6 +89,10 @@ spec:
   security:
     network:
       mode: none
+  volumes:
+    - name: workspace
+      mount_path: /workspace
+      size: 16Mi
   execution:
     mode: one-shot
     validation:
@@ -133,6 +141,10 @@ spec:
   security:
     network:
       mode: none
+  volumes:
+    - name: workspace
+      mount_path: /workspace
+      size: 16Mi
   execution:
     mode: one-shot
     validation:
