@@ -84,7 +84,6 @@ describe("judge workload", () => {
       GAVEL_TASK: "",
       GAVEL_TOOLS: "[]",
       GAVEL_MOUNTS: JSON.stringify([{ path: "/workspace", readOnly: true }]),
-      GAVEL_NATS_URL: "",
     });
     expect(withStdin.mounts).toEqual([{ ...mounts[0], readOnly: true }]);
     expect(withStdin.labels).toEqual({ "gavel.dev/execution": "demo-i1-v0-rule-judge", "gavel.dev/role": "judge", "gavel.dev/parent": "demo" });

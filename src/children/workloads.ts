@@ -111,6 +111,20 @@ export interface JudgeWorkloadOptions {
   runtimes?: RuntimeTable;
 }
 
+/** A judge's own manifest in the worker runtime's env contract (task, tools, read-only mounts, role), without NATS: judges get none. */
+function judgeEnvironment(child: Execution, judge: Agent, mounts: WorkloadMount[]): Record<string, string> {
+  const { [AGENT_ENV.natsUrl]: _nats, ...env } = agentEnvironment({
+    namespace: child.metadata.namespace ?? "default",
+    execution: child.metadata.name,
+    iteration: child.spec.parent?.iteration ?? 1,
+    task: judge.spec.task?.instruction ?? "",
+    tools: judge.spec.tools ?? [],
+    mounts: mounts.map((m) => ({ path: m.mountPath, readOnly: true })),
+    natsUrl: "",
+  });
+  return { ...env, [AGENT_ENV.role]: "judge" };
+}
+
 /**
  * The workload of a judge child: its payload (the child's spec.input) as GAVEL_INPUT and/or
  * stdin, its own manifest's task and tools in the worker runtime's env contract (GAVEL_TASK,
@@ -134,16 +148,7 @@ export function judgeWorkload(child: Execution, judge: Agent, workerMounts: Work
     image: runtime.image,
     env: {
       ...runtime.env,
-      ...agentEnvironment({
-        namespace: child.metadata.namespace ?? "default",
-        execution: child.metadata.name,
-        iteration: child.spec.parent?.iteration ?? 1,
-        task: judge.spec.task?.instruction ?? "",
-        tools: judge.spec.tools ?? [],
-        mounts: readOnly.map((m) => ({ path: m.mountPath, readOnly: true })),
-        natsUrl: "",
-      }),
-      [AGENT_ENV.role]: "judge",
+      ...judgeEnvironment(child, judge, readOnly),
       ...(fits ? { GAVEL_INPUT: input } : {}),
     },
     ...(opts.stdin ? { stdin: input } : {}),
