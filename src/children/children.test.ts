@@ -8,7 +8,7 @@ import type { WorkloadMount } from "../runtime/workload.js";
 import { ownerOf, SPAWN_ERROR_ANNOTATION, toolJudgeChild, validationJudgeChild } from "./child-executions.js";
 import { defaultImages } from "./images.js";
 import { parseMemoryBytes, parseNanoCpus, resourcesOf } from "./quantities.js";
-import { ENV_PAYLOAD_LIMIT, judgeWorkload, labelValue, workerWorkload } from "./workloads.js";
+import { ENV_PAYLOAD_LIMIT, judgeWorkload, MAX_PAYLOAD_BYTES, labelValue, workerWorkload } from "./workloads.js";
 
 const parent: Execution = { apiVersion: "100monkeys.ai/v1", kind: "Execution", metadata: { name: "demo", namespace: "team", uid: "uid-1" }, spec: { agentRef: { name: "w" }, input: { n: 1 } } };
 const worker: Agent = {
@@ -101,6 +101,8 @@ describe("judge workload", () => {
     expect(local.env?.GAVEL_EXECUTION).toBe("demo-i1-v0-rule-judge");
     expect(local.stdin?.length).toBeGreaterThan(ENV_PAYLOAD_LIMIT);
     expect(judgeWorkload(big, judge, [], { stdin: false })).toMatch(/GAVEL_INPUT, which holds at most 98304/);
+    const huge: Execution = { ...child, spec: { ...child.spec, input: { output: "x".repeat(MAX_PAYLOAD_BYTES) } } };
+    expect(judgeWorkload(huge, judge, [], { stdin: true })).toMatch(/^spec\.input: the judge payload is \d+ bytes; the limit is 8388608 \(8 MiB\)/);
     expect(judgeWorkload(child, { ...judge, spec: {} }, [], { stdin: true })).toMatch(/rule-judge names no image and no language runtime/);
   });
 

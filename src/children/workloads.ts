@@ -13,6 +13,9 @@ import { builtinRuntimes, chooseRuntime, type RuntimeTable } from "./runtime-tab
 /** Largest judge payload also passed in env GAVEL_INPUT (Linux caps one env string at 128 KiB, MAX_ARG_STRLEN). */
 export const ENV_PAYLOAD_LIMIT = 96 * 1024;
 
+/** Largest judge payload gavel delivers (docs/judges.md); a larger one fails the judge before it starts. */
+export const MAX_PAYLOAD_BYTES = 8 * 1024 * 1024;
+
 /** Labels on every workload of an Execution, so `kubectl get pods -l` (or `docker ps -f`) finds them. */
 export const CHILD_LABELS = {
   execution: "gavel.dev/execution",
@@ -137,7 +140,9 @@ export function judgeWorkload(child: Execution, judge: Agent, workerMounts: Work
   if ("problem" in runtime) return `judge Agent ${judge.metadata.name}: ${runtime.problem}`;
   const readOnly = workerMounts.map((m) => ({ ...m, readOnly: true }));
   const input = JSON.stringify(child.spec.input ?? {});
-  const fits = Buffer.byteLength(input) <= ENV_PAYLOAD_LIMIT;
+  const bytes = Buffer.byteLength(input);
+  if (bytes > MAX_PAYLOAD_BYTES) return `spec.input: the judge payload is ${bytes} bytes; the limit is ${MAX_PAYLOAD_BYTES} (8 MiB)`;
+  const fits = bytes <= ENV_PAYLOAD_LIMIT;
   if (!fits && !opts.stdin) {
     return `the judge payload is ${Buffer.byteLength(input)} bytes; on Kubernetes it is passed in env GAVEL_INPUT, which holds at most ${ENV_PAYLOAD_LIMIT}`;
   }
