@@ -9,18 +9,34 @@ import { type CommandRun, commandJudge, configFromEnv, detectCommands, runComman
 import { isAllowed, parsePlan, splitArgv, testCounts } from "./commands.js";
 
 const config = configFromEnv({});
+const allowlist = config.allowlist as readonly string[];
 
 describe("allowlist and argv", () => {
   it("splits with quotes and matches whole words", () => {
     expect(splitArgv(`pytest -k "a b" 'c'`)).toEqual(["pytest", "-k", "a b", "c"]);
     expect(() => splitArgv(`pytest "open`)).toThrow(/unclosed/);
-    expect(isAllowed(["npm", "test"], config.allowlist)).toBe(true);
-    expect(isAllowed(["npm", "test", "--", "-x"], config.allowlist)).toBe(true);
-    expect(isAllowed(["npm", "install"], config.allowlist)).toBe(false);
-    expect(isAllowed(["npm", "test;", "curl", "x"], config.allowlist)).toBe(false);
-    expect(isAllowed(["pytestx"], config.allowlist)).toBe(false);
-    expect(configFromEnv({ COMMAND_JUDGE_ALLOWLIST: "make check, ./run-tests" }).allowlist).toEqual(["make check", "./run-tests"]);
+    expect(isAllowed(["npm", "test"], allowlist)).toBe(true);
+    expect(isAllowed(["npm", "test", "--", "-x"], allowlist)).toBe(true);
+    expect(isAllowed(["npm", "install"], allowlist)).toBe(false);
+    expect(isAllowed(["npm", "test;", "curl", "x"], allowlist)).toBe(false);
+    expect(isAllowed(["pytestx"], allowlist)).toBe(false);
     expect(() => configFromEnv({ COMMAND_JUDGE_TIMEOUT_SECONDS: "-1" })).toThrow(/COMMAND_JUDGE_TIMEOUT_SECONDS/);
+  });
+
+  it("takes its allowlist from its manifest's spec.tools (GAVEL_TOOLS), not from an env setting", () => {
+    const tools = (t: unknown) => configFromEnv({ GAVEL_TOOLS: JSON.stringify(t) }).allowlist;
+    expect(tools([{ name: "cmd.run", allowlist: ["make check", "./run-tests"] }])).toEqual(["make check", "./run-tests"]);
+    expect(tools(["fs.read"])).toEqual([]);
+    expect(tools(["cmd.run"])).toBe("any");
+    expect(tools([{ name: "cmd.run" }])).toBe("any");
+    expect(configFromEnv({ COMMAND_JUDGE_ALLOWLIST: "curl" }).allowlist).toEqual(allowlist);
+    expect(() => configFromEnv({ GAVEL_TOOLS: "{" })).toThrow(/GAVEL_TOOLS is not JSON/);
+  });
+
+  it("refuses every command when its manifest declares no cmd.run", async () => {
+    const verdict = await commandJudge({ criteria: "run: node --version\nworkdir: /tmp", worker_mounts: [] }, { ...config, allowlist: [] }, {});
+    expect(verdict.score).toBe(0);
+    expect(verdict.reasoning).toMatch(/declares no cmd.run/);
   });
 
   it("reads run/workdir lines from the criteria", () => {

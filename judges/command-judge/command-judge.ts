@@ -8,7 +8,8 @@ import { DEFAULT_ALLOWLIST, isAllowed, parsePlan, splitArgv, testCounts } from "
 
 /** Settings read at the edge (env) and passed in. */
 export interface CommandJudgeConfig {
-  allowlist: readonly string[];
+  /** Command prefixes it may run: its manifest's cmd.run allowlist; "any" when that entry has none. */
+  allowlist: readonly string[] | "any";
   /** Per command; the command is killed after it. */
   timeoutSeconds: number;
   /** Commands run for every payload in addition to the criteria's (env COMMAND_JUDGE_COMMANDS). */
@@ -17,14 +18,36 @@ export interface CommandJudgeConfig {
   tailBytes: number;
 }
 
+/**
+ * The judge's allowlist from its own manifest: gavel passes the Agent's spec.tools as JSON in
+ * GAVEL_TOOLS. Its cmd.run entry's allowlist governs; a manifest without cmd.run may run
+ * nothing; cmd.run without an allowlist may run any command. Run by hand (no GAVEL_TOOLS):
+ * the default test commands.
+ */
+export function allowlistFromTools(toolsJson: string | undefined): readonly string[] | "any" {
+  if (toolsJson === undefined || toolsJson === "") return DEFAULT_ALLOWLIST;
+  let tools: unknown;
+  try {
+    tools = JSON.parse(toolsJson);
+  } catch (err) {
+    throw new Error(`GAVEL_TOOLS is not JSON: ${err instanceof Error ? err.message : String(err)}`);
+  }
+  if (!Array.isArray(tools)) throw new Error("GAVEL_TOOLS must be a JSON list of the Agent's spec.tools");
+  const entry: unknown = tools.find((t: unknown) => t === "cmd.run" || (typeof t === "object" && t !== null && (t as { name?: unknown }).name === "cmd.run"));
+  if (entry === undefined) return [];
+  const allowlist = typeof entry === "object" && entry !== null ? (entry as { allowlist?: unknown }).allowlist : undefined;
+  if (allowlist === undefined) return "any";
+  if (!Array.isArray(allowlist) || !allowlist.every((a) => typeof a === "string")) throw new Error("GAVEL_TOOLS: the allowlist of cmd.run must be a list of strings");
+  return allowlist;
+}
+
 /** Reads the configuration from env; a bad value is an error naming the variable. */
 export function configFromEnv(env: NodeJS.ProcessEnv): CommandJudgeConfig {
   const list = (v: string | undefined) => (v ?? "").split(/[\n,]/).map((s) => s.trim()).filter((s) => s !== "");
   const timeout = Number(env.COMMAND_JUDGE_TIMEOUT_SECONDS ?? "120");
   if (!(timeout > 0)) throw new Error(`COMMAND_JUDGE_TIMEOUT_SECONDS must be a positive number, got ${JSON.stringify(env.COMMAND_JUDGE_TIMEOUT_SECONDS)}`);
-  const allowlist = list(env.COMMAND_JUDGE_ALLOWLIST);
   return {
-    allowlist: allowlist.length > 0 ? allowlist : DEFAULT_ALLOWLIST,
+    allowlist: allowlistFromTools(env.GAVEL_TOOLS),
     timeoutSeconds: timeout,
     extraCommands: list(env.COMMAND_JUDGE_COMMANDS),
     tailBytes: 2000,
@@ -157,8 +180,9 @@ export async function commandJudge(
       continue;
     }
     if (argv.length === 0) continue;
-    if (!isAllowed(argv, config.allowlist)) {
-      runs.push({ command, exitCode: null, output: "", timedOut: false, refused: `not in the allowlist (${config.allowlist.join(", ")})` });
+    if (config.allowlist !== "any" && !isAllowed(argv, config.allowlist)) {
+      const listed = config.allowlist.length > 0 ? config.allowlist.join(", ") : "the judge's manifest declares no cmd.run tool";
+      runs.push({ command, exitCode: null, output: "", timedOut: false, refused: `not in the allowlist (${listed})` });
       continue;
     }
     runs.push(await run(argv, workdir, config.timeoutSeconds, env));

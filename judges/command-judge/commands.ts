@@ -2,7 +2,7 @@
 // against an allowlist of argv prefixes. Commands are split into argv here and never reach
 // a shell, so `npm test; curl evil` is just `npm` with odd arguments, and not allowlisted.
 
-/** Commands allowed when the operator does not set COMMAND_JUDGE_ALLOWLIST. */
+/** Commands allowed when the judge runs without a manifest (no GAVEL_TOOLS, e.g. by hand). */
 export const DEFAULT_ALLOWLIST: readonly string[] = [
   "npm test",
   "npm run test",

@@ -1,6 +1,11 @@
-// The judge side of gavel's judge contract: the payload arrives as JSON on stdin and in env
-// GAVEL_INPUT (judges/README.md); the verdict is a GradientResult printed as the last line.
+// The judge side of gavel's judge contract: the payload arrives as JSON files in
+// GAVEL_INPUT_DIR, on stdin or in env GAVEL_INPUT (read by src/agent/judge-input.ts, shared
+// with the agent runtime's judge mode; judges/README.md); the verdict is a GradientResult
+// printed as the last line.
 import type { Readable, Writable } from "node:stream";
+import { JudgeInputError, readJudgeInput, type JudgePayload } from "../../src/agent/judge-input.js";
+
+export { JudgeInputError, readJudgeInput, type JudgePayload };
 
 /** A GradientResult as judges build it (the engine's parser is the authority on its shape). */
 export interface Verdict {
@@ -9,42 +14,6 @@ export interface Verdict {
   reasoning: string;
   signals?: { category: string; score: number; message: string }[];
   metadata?: Record<string, unknown>;
-}
-
-/** The payload could not be read; the judge exits non-zero with this message (a `failed` run). */
-export class JudgeInputError extends Error {
-  override readonly name = "JudgeInputError";
-}
-
-/** A JSON object payload, or undefined when there is none. */
-export type JudgePayload = Record<string, unknown>;
-
-async function readAll(stream: Readable): Promise<string> {
-  let text = "";
-  stream.setEncoding("utf8");
-  for await (const chunk of stream) text += chunk as string;
-  return text;
-}
-
-/**
- * Reads the payload: stdin when it carries anything, otherwise env GAVEL_INPUT. Both hold
- * the same JSON object when gavel runs the judge; either alone is enough by hand.
- */
-export async function readJudgeInput(stdin: Readable & { isTTY?: boolean }, env: NodeJS.ProcessEnv): Promise<JudgePayload> {
-  const fromStdin = stdin.isTTY === true ? "" : await readAll(stdin);
-  const source = fromStdin.trim() !== "" ? "stdin" : "env GAVEL_INPUT";
-  const text = fromStdin.trim() !== "" ? fromStdin : (env.GAVEL_INPUT ?? "");
-  if (text.trim() === "") throw new JudgeInputError("no judge input: stdin is empty and env GAVEL_INPUT is unset");
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch (err) {
-    throw new JudgeInputError(`judge input on ${source} is not JSON: ${err instanceof Error ? err.message : String(err)}`);
-  }
-  if (typeof value !== "object" || value === null || Array.isArray(value)) {
-    throw new JudgeInputError(`judge input on ${source} must be a JSON object`);
-  }
-  return value as JudgePayload;
 }
 
 /** Rounds to 4 decimals and clamps to [0, 1], so float noise never breaks the schema. */

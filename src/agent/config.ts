@@ -6,6 +6,10 @@ import type { Mount } from "./confinement.js";
 /** Every environment variable the worker runtime reads. */
 export const AGENT_ENV = {
   namespace: "GAVEL_NAMESPACE",
+  /** "worker" (default) or "judge": a judge runs one-shot on its payload, without the gate (src/agent/judge-mode.ts). */
+  role: "GAVEL_ROLE",
+  /** A judge's payload as files in a directory, read in name order (src/agent/judge-input.ts). */
+  inputDir: "GAVEL_INPUT_DIR",
   execution: "GAVEL_EXECUTION",
   iteration: "GAVEL_ITERATION",
   task: "GAVEL_TASK",
@@ -39,6 +43,7 @@ export const AGENT_ENV = {
 
 /** The worker runtime's whole configuration. */
 export interface AgentConfig {
+  role: "worker" | "judge";
   namespace: string;
   execution: string;
   iteration: number;
@@ -93,9 +98,12 @@ function positive(env: Env, name: string, dflt: number, integer = false): number
 export function readAgentConfig(env: Env): AgentConfig {
   const E = AGENT_ENV;
   // Identity and the gate first: without them nothing else matters.
+  const role = env[E.role] === undefined || env[E.role] === "" ? "worker" : env[E.role];
+  if (role !== "worker" && role !== "judge") throw new ConfigError(`${E.role} must be "worker" or "judge", got "${role}"`);
   const namespace = required(env, E.namespace);
   const execution = required(env, E.execution);
-  const natsUrl = required(env, E.natsUrl);
+  // A judge never proposes its calls: its own spec.tools and read-only mounts bound it.
+  const natsUrl = role === "judge" ? (env[E.natsUrl] ?? "") : required(env, E.natsUrl);
   const iteration = env[E.iteration] === undefined || env[E.iteration] === "" ? 1 : Number(env[E.iteration]);
   if (!Number.isInteger(iteration) || iteration < 0) throw new ConfigError(`${E.iteration} must be a non-negative integer`);
   const tools = json(env, E.tools) ?? [];
@@ -137,6 +145,7 @@ export function readAgentConfig(env: Env): AgentConfig {
   // Local mode passes "null" for an Execution without input.
   const input = (json(env, E.input) ?? undefined) as JsonValue | undefined;
   return {
+    role,
     namespace,
     execution,
     iteration,

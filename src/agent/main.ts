@@ -1,17 +1,20 @@
 // Entry point of the worker runtime inside a worker container: reads its configuration
 // from the environment, connects to the gate over NATS with its own credentials, runs the
-// model loop, prints the final answer on stdout. Exit 0 on an answer, 1 on an
-// unrecoverable error, 2 on bad configuration.
+// model loop, prints the final answer on stdout. As a judge (GAVEL_ROLE=judge) it reads its
+// payload instead and runs without the gate (judge-mode.ts). Exit 0 on an answer, 1 on an
+// unrecoverable error, 2 on bad configuration or an unreadable payload.
 import { readFile } from "node:fs/promises";
 import { connect, credsAuthenticator, type NatsConnection } from "@nats-io/transport-node";
 import { inboxPrefix } from "../transport/subjects.js";
 import { ToolCallClient } from "../transport/tool-call-client.js";
 import { commandEnvironment, ConfigError, readAgentConfig, type AgentConfig } from "./config.js";
 import { Confinement } from "./confinement.js";
+import { readJudgeInput } from "./judge-input.js";
+import { JUDGE_SYSTEM_PROMPT, ownToolsGate } from "./judge-mode.js";
 import type { ChatModel } from "./model.js";
 import { OpenAiModel } from "./openai-model.js";
 import { parseScript, ScriptedModel } from "./scripted-model.js";
-import { runWorker } from "./worker-loop.js";
+import { runWorker, type Gate, type WorkerTask } from "./worker-loop.js";
 
 function log(event: Record<string, unknown>): void {
   process.stderr.write(`${JSON.stringify({ time: new Date().toISOString(), component: "gavel-agent", ...event })}\n`);
@@ -50,14 +53,26 @@ export async function main(env: Record<string, string | undefined>): Promise<num
     log({ event: "config_error", error: (err as Error).message });
     return 2;
   }
+  let task: WorkerTask = { instruction: config.task, ...(config.input !== undefined ? { input: config.input } : {}), ...(config.feedback !== undefined ? { feedback: config.feedback } : {}) };
+  if (config.role === "judge") {
+    try {
+      task = { instruction: config.task, input: (await readJudgeInput(process.stdin, env)) as WorkerTask["input"] };
+    } catch (err) {
+      log({ event: "input_error", error: (err as Error).message });
+      return 2;
+    }
+  }
   let nc: NatsConnection | undefined;
   try {
-    nc = await connectGate(config);
-    const gate = new ToolCallClient(nc, config.gate);
-    log({ event: "start", namespace: config.namespace, execution: config.execution, iteration: config.iteration, model: config.model.kind });
+    let gate: Gate = ownToolsGate;
+    if (config.role === "worker") {
+      nc = await connectGate(config);
+      gate = new ToolCallClient(nc, config.gate);
+    }
+    log({ event: "start", role: config.role, namespace: config.namespace, execution: config.execution, iteration: config.iteration, model: config.model.kind });
     const outcome = await runWorker({
       identity: { namespace: config.namespace, execution: config.execution, iteration: config.iteration },
-      task: { instruction: config.task, ...(config.input !== undefined ? { input: config.input } : {}), ...(config.feedback !== undefined ? { feedback: config.feedback } : {}) },
+      task,
       tools: config.tools,
       confinement,
       model,
@@ -65,6 +80,7 @@ export async function main(env: Record<string, string | undefined>): Promise<num
       limits: config.limits,
       commandEnv: commandEnvironment(env),
       maxTurns: config.maxTurns,
+      ...(config.role === "judge" ? { systemPrompt: JUDGE_SYSTEM_PROMPT } : {}),
       log,
     });
     process.stdout.write(outcome.answer.endsWith("\n") ? outcome.answer : `${outcome.answer}\n`);

@@ -46,6 +46,8 @@ export interface WorkerLoopOptions {
   log?: (event: Record<string, unknown>) => void;
   /** Makes toolCallIds unique to this run; random by default. */
   runNonce?: string;
+  /** The system prompt; default the worker's (a judge has its own, src/agent/judge-mode.ts). */
+  systemPrompt?: string;
 }
 
 /** What happened to one proposed call. */
@@ -112,7 +114,7 @@ export async function runWorker(o: WorkerLoopOptions): Promise<WorkerOutcome> {
   if (unsupported.length > 0) o.log?.({ event: "tools_not_offered", tools: unsupported, why: "not a built-in tool of this runtime" });
   const nonce = o.runNonce ?? randomBytes(4).toString("hex");
   const messages: ChatMessage[] = [
-    { role: "system", content: SYSTEM_PROMPT },
+    { role: "system", content: o.systemPrompt ?? SYSTEM_PROMPT },
     { role: "user", content: taskMessage(o.task) },
   ];
   const calls: CallRecord[] = [];

@@ -395,6 +395,13 @@ export const executionCrd: CrdDocument = crd("Execution", "executions", ["ex"], 
     completionTime: str("When it finished.", { format: "date-time" }),
     rejection: str("Why a judge produced no verdict.", { enum: ["malformed_output", "failed", "cancelled", "timed_out"] }),
     verdict: gradient,
+    rawOutput: obj("A finished judge's own output, bounded (its tails), kept so a rejected verdict can be read back (gavel describe, kubectl get -o yaml).", {
+      stdout: str("The last 16 KiB of its stdout (where the verdict is read from)."),
+      stderr: str("The last 4 KiB of its stderr; empty where the runtime merges stderr into stdout."),
+      exitCode: int("Its exit code."),
+      stdoutBytes: int("Length of its whole stdout in bytes.", { minimum: 0 }),
+      truncated: bool("True when stdout or stderr was longer than kept here."),
+    }),
     iterations: arr(
       "One record per iteration.",
       obj(

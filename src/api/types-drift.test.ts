@@ -112,6 +112,7 @@ describe("types.ts matches the CRD schemas", () => {
         children: true,
         verdict: true,
         rejection: true,
+        rawOutput: true,
         conditions: true,
         observedGeneration: true,
         startTime: true,

@@ -267,6 +267,8 @@ export interface ExecutionStatus {
   verdict?: GradientResult;
   /** Why a judge produced no verdict: malformed_output, failed, cancelled, timed_out. */
   rejection?: JudgeRejectionReason;
+  /** A finished judge's own output (tails), so a rejection can be debugged. */
+  rawOutput?: JudgeRawOutput;
   conditions?: Condition[];
   observedGeneration?: number;
   startTime?: string;
@@ -274,6 +276,17 @@ export interface ExecutionStatus {
   message?: string;
   /** Tool calls of every iteration, counted (see iterations[].toolCalls for each). */
   toolCalls?: { proposed: number; allowed: number; blocked: number };
+}
+
+/** The bounded output of a finished judge run, kept in its child Execution's status. */
+export interface JudgeRawOutput {
+  /** The last 16 KiB of stdout. */
+  stdout: string;
+  /** The last 4 KiB of stderr ("" where the runtime merges it into stdout). */
+  stderr: string;
+  exitCode: number;
+  stdoutBytes: number;
+  truncated: boolean;
 }
 
 export interface IterationRecord {

@@ -9,6 +9,7 @@ import { buildToolCallPayload, buildValidationPayload } from "../engine/judge-pa
 import type { JudgeChildRequest } from "../engine/outer-loop.js";
 import { messageOf } from "../errors.js";
 import type { WorkloadMount, WorkloadSpec } from "../runtime/workload.js";
+import type { RuntimeTable } from "./runtime-table.js";
 import { CHILD_LABELS, judgeWorkload, labelValue } from "./workloads.js";
 
 /** Annotation on a judge child that could not be given a payload: the child ends Failed with this text. */
@@ -145,6 +146,8 @@ export interface ToolJudgeInput {
   workerMounts: WorkloadMount[];
   /** Whether the driver writes the payload to stdin as well (see JudgeWorkloadOptions). */
   stdin: boolean;
+  /** Images of language runtimes; default the built-in table. */
+  runtimes?: RuntimeTable;
 }
 
 /** A tool_validation judge child: its name, its Execution object and what runs it. */
@@ -196,6 +199,6 @@ export function toolJudgeChild(t: ToolJudgeInput): ToolJudgeChild {
     ...(problem !== undefined ? { spawnError: problem } : {}),
   });
   if (problem !== undefined || t.judge === undefined) return { name, execution, problem: problem ?? "no judge" };
-  const workload = judgeWorkload(execution, t.judge, t.workerMounts, { stdin: t.stdin });
+  const workload = judgeWorkload(execution, t.judge, t.workerMounts, { stdin: t.stdin, ...(t.runtimes !== undefined ? { runtimes: t.runtimes } : {}) });
   return typeof workload === "string" ? { name, execution, problem: workload } : { name, execution, workload };
 }

@@ -8,7 +8,7 @@ import type { WorkloadMount } from "../runtime/workload.js";
 import { ownerOf, SPAWN_ERROR_ANNOTATION, toolJudgeChild, validationJudgeChild } from "./child-executions.js";
 import { defaultImages } from "./images.js";
 import { parseMemoryBytes, parseNanoCpus, resourcesOf } from "./quantities.js";
-import { ENV_PAYLOAD_LIMIT, judgeWorkload, labelValue, workerWorkload } from "./workloads.js";
+import { ENV_PAYLOAD_LIMIT, judgeWorkload, MAX_PAYLOAD_BYTES, labelValue, workerWorkload } from "./workloads.js";
 
 const parent: Execution = { apiVersion: "100monkeys.ai/v1", kind: "Execution", metadata: { name: "demo", namespace: "team", uid: "uid-1" }, spec: { agentRef: { name: "w" }, input: { n: 1 } } };
 const worker: Agent = {
@@ -75,7 +75,16 @@ describe("judge workload", () => {
     if (typeof withStdin === "string") throw new Error(withStdin);
     const input = JSON.stringify(child.spec.input);
     expect(withStdin).toMatchObject({ name: "demo-i1-v0-rule-judge", image: "gavel/rule-judge:dev", stdin: input, network: "none", timeoutSeconds: 30, resources: { memoryBytes: 64 * 2 ** 20 } });
-    expect(withStdin.env).toEqual({ GAVEL_INPUT: input, GAVEL_EXECUTION: "demo-i1-v0-rule-judge" });
+    expect(withStdin.env).toEqual({
+      GAVEL_ROLE: "judge",
+      GAVEL_INPUT: input,
+      GAVEL_NAMESPACE: "team",
+      GAVEL_EXECUTION: "demo-i1-v0-rule-judge",
+      GAVEL_ITERATION: "1",
+      GAVEL_TASK: "",
+      GAVEL_TOOLS: "[]",
+      GAVEL_MOUNTS: JSON.stringify([{ path: "/workspace", readOnly: true }]),
+    });
     expect(withStdin.mounts).toEqual([{ ...mounts[0], readOnly: true }]);
     expect(withStdin.labels).toEqual({ "gavel.dev/execution": "demo-i1-v0-rule-judge", "gavel.dev/role": "judge", "gavel.dev/parent": "demo" });
     const envOnly = judgeWorkload(child, { ...judge, spec: { ...judge.spec, security: { network: { mode: "allow" } } } }, mounts, { stdin: false });
@@ -88,10 +97,37 @@ describe("judge workload", () => {
     const big: Execution = { ...child, spec: { ...child.spec, input: { output: "x".repeat(ENV_PAYLOAD_LIMIT) } } };
     const local = judgeWorkload(big, judge, [], { stdin: true });
     if (typeof local === "string") throw new Error(local);
-    expect(local.env).toEqual({ GAVEL_EXECUTION: "demo-i1-v0-rule-judge" });
+    expect(local.env?.GAVEL_INPUT).toBeUndefined();
+    expect(local.env?.GAVEL_EXECUTION).toBe("demo-i1-v0-rule-judge");
     expect(local.stdin?.length).toBeGreaterThan(ENV_PAYLOAD_LIMIT);
     expect(judgeWorkload(big, judge, [], { stdin: false })).toMatch(/GAVEL_INPUT, which holds at most 98304/);
-    expect(judgeWorkload(child, { ...judge, spec: {} }, [], { stdin: true })).toMatch(/rule-judge names no image \(spec\.runtime\.image\)/);
+    const huge: Execution = { ...child, spec: { ...child.spec, input: { output: "x".repeat(MAX_PAYLOAD_BYTES) } } };
+    expect(judgeWorkload(huge, judge, [], { stdin: true })).toMatch(/^spec\.input: the judge payload is \d+ bytes; the limit is 8388608 \(8 MiB\)/);
+    expect(judgeWorkload(child, { ...judge, spec: {} }, [], { stdin: true })).toMatch(/rule-judge names no image and no language runtime/);
+  });
+
+  it("its own manifest's task and tools reach it (GAVEL_TASK, GAVEL_TOOLS); a language runtime picks the image and adds its env", () => {
+    const reference: Agent = {
+      ...judge,
+      spec: { runtime: { language: "python", version: "3.11" }, task: { instruction: "You are a code quality judge." }, tools: [{ name: "cmd.run", allowlist: ["pytest"] }] },
+    };
+    const runtimes = [{ language: "python", version: "3.11", image: "registry.example/py:3.11", env: { GAVEL_LLM_MODEL: "m", GAVEL_TASK: "not this" } }];
+    const w = judgeWorkload(child, reference, mounts, { stdin: false, runtimes });
+    if (typeof w === "string") throw new Error(w);
+    expect(w.image).toBe("registry.example/py:3.11");
+    expect(w.env).toMatchObject({ GAVEL_ROLE: "judge", GAVEL_TASK: "You are a code quality judge.", GAVEL_LLM_MODEL: "m" });
+    expect(JSON.parse(w.env?.GAVEL_TOOLS ?? "")).toEqual([{ name: "cmd.run", allowlist: ["pytest"] }]);
+    const builtin = judgeWorkload(child, reference, mounts, { stdin: false });
+    expect(typeof builtin !== "string" && builtin.image).toBe(`gavel/runtime-python-3.11:${gavelVersion()}`);
+    const unknown = { ...reference, spec: { ...reference.spec, runtime: { language: "python", version: "3.12" } } };
+    expect(judgeWorkload(child, unknown, mounts, { stdin: false })).toMatch(/spec\.runtime\.version: no runtime for python 3\.12 in the runtime table \(known: python 3\.11\)/);
+  });
+
+  it("a worker's language picks its image; an unknown one is a terminal error naming the field", () => {
+    const py: Agent = { ...worker, spec: { ...worker.spec, runtime: { language: "Python", version: "3.11" } } };
+    expect(workerWorkload(parent, py, { name: "demo-i1", iteration: 1, timeoutSeconds: 5 }, []).image).toBe(`gavel/runtime-python-3.11:${gavelVersion()}`);
+    const rust: Agent = { ...worker, spec: { ...worker.spec, runtime: { language: "rust" } } };
+    expect(() => workerWorkload(parent, rust, { name: "demo-i1", iteration: 1, timeoutSeconds: 5 }, [])).toThrow(/spec\.runtime\.language: no runtime for "rust"/);
   });
 
   it("without spec.timeoutSeconds, runs as long as its judge's own deadline allows, capped at 300 s", () => {

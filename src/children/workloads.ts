@@ -1,15 +1,20 @@
 // What a driver creates for one run of a worker or a judge: the WorkloadSpec with the worker
 // runtime's env contract, the judge payload, the mounts (read-only for judges), network,
 // resources, deadline and labels. Docker (local mode) and Kubernetes run the same spec.
-import { agentEnvironment } from "../agent/config.js";
+import { AGENT_ENV, agentEnvironment } from "../agent/config.js";
 import type { Agent, Execution } from "../api/types.js";
 import { childTimeoutSeconds } from "../engine/durations.js";
 import type { WorkloadMount, WorkloadSpec } from "../runtime/workload.js";
+import { TerminalError } from "../errors.js";
 import { defaultImages } from "./images.js";
 import { resourcesOf } from "./quantities.js";
+import { builtinRuntimes, chooseRuntime, type RuntimeTable } from "./runtime-table.js";
 
 /** Largest judge payload also passed in env GAVEL_INPUT (Linux caps one env string at 128 KiB, MAX_ARG_STRLEN). */
 export const ENV_PAYLOAD_LIMIT = 96 * 1024;
+
+/** Largest judge payload gavel delivers (docs/judges.md); a larger one fails the judge before it starts. */
+export const MAX_PAYLOAD_BYTES = 8 * 1024 * 1024;
 
 /** Labels on every workload of an Execution, so `kubectl get pods -l` (or `docker ps -f`) finds them. */
 export const CHILD_LABELS = {
@@ -33,6 +38,13 @@ export function agentEnvOf(agent: Agent): Pick<WorkloadSpec, "agentEnv"> {
   return { agentEnv: { ...(env !== undefined ? { env } : {}), ...(envFrom !== undefined ? { envFrom } : {}) } };
 }
 
+/** The allowlist of an Agent with network allow, as the workload's egress hosts. */
+function egressOf(agent: Agent): { egressHosts?: string[] } {
+  const net = agent.spec.security?.network;
+  const hosts = (net?.allowlist ?? []).map((h) => h.trim()).filter((h) => h !== "");
+  return net?.mode === "allow" && hosts.length > 0 ? { egressHosts: hosts } : {};
+}
+
 /** One run of the worker: the engine's start_worker action. */
 export interface WorkerRun {
   name: string;
@@ -47,18 +59,24 @@ export interface WorkerOptions {
   natsUrl?: string;
   /** Extra env (local mode's `workerEnv`); wins over the contract's variables. */
   env?: Record<string, string>;
-  /** Image when the Agent names none; default defaultImages().worker. */
+  /** Image when the Agent names neither an image nor a language; default defaultImages().worker. */
   defaultImage?: string;
+  /** Images of language runtimes (`spec.runtime.language` + `version`); default the built-in table. */
+  runtimes?: RuntimeTable;
 }
 
 /**
  * The workload of iteration N's worker: the env contract of the worker runtime
  * (src/agent/config.ts) plus GAVEL_WORKSPACE for plain scripts; feedback and input are always
- * set so a script can read them blindly. The workspace mounts are read-write.
+ * set so a script can read them blindly. The workspace mounts are read-write. A language the
+ * runtime table does not know is a TerminalError naming the field (retrying cannot help).
  */
 export function workerWorkload(execution: Execution, agent: Agent, run: WorkerRun, mounts: WorkloadMount[], opts: WorkerOptions = {}): WorkloadSpec {
   const writable = mounts.map((m) => ({ ...m, readOnly: false }));
+  const runtime = chooseRuntime(agent, opts.runtimes ?? builtinRuntimes(), opts.defaultImage ?? defaultImages().worker);
+  if ("problem" in runtime) throw new TerminalError("UnknownRuntime", runtime.problem);
   const env: Record<string, string> = {
+    ...runtime.env,
     ...agentEnvironment({
       namespace: execution.metadata.namespace ?? "default",
       execution: execution.metadata.name,
@@ -76,11 +94,12 @@ export function workerWorkload(execution: Execution, agent: Agent, run: WorkerRu
   const pullPolicy = agent.spec.runtime?.pull_policy;
   return {
     name: run.name,
-    image: agent.spec.runtime?.image ?? opts.defaultImage ?? defaultImages().worker,
+    image: runtime.image,
     env,
     ...agentEnvOf(agent),
     mounts: writable,
     network: agent.spec.security?.network?.mode === "none" ? "none" : "allow",
+    ...egressOf(agent),
     resources: resourcesOf(agent),
     ...(pullPolicy !== undefined ? { pullPolicy } : {}),
     timeoutSeconds: run.timeoutSeconds,
@@ -100,18 +119,39 @@ export interface JudgeWorkloadOptions {
    * payload is refused.
    */
   stdin: boolean;
+  /** Images of language runtimes; default the built-in table. */
+  runtimes?: RuntimeTable;
+}
+
+/** A judge's own manifest in the worker runtime's env contract (task, tools, read-only mounts, role), without NATS: judges get none. */
+function judgeEnvironment(child: Execution, judge: Agent, mounts: WorkloadMount[]): Record<string, string> {
+  const { [AGENT_ENV.natsUrl]: _nats, ...env } = agentEnvironment({
+    namespace: child.metadata.namespace ?? "default",
+    execution: child.metadata.name,
+    iteration: child.spec.parent?.iteration ?? 1,
+    task: judge.spec.task?.instruction ?? "",
+    tools: judge.spec.tools ?? [],
+    mounts: mounts.map((m) => ({ path: m.mountPath, readOnly: true })),
+    natsUrl: "",
+  });
+  return { ...env, [AGENT_ENV.role]: "judge" };
 }
 
 /**
  * The workload of a judge child: its payload (the child's spec.input) as GAVEL_INPUT and/or
- * stdin, the worker's mounts read-only at the same paths, no network unless the judge's
- * manifest allows it, the child's deadline. A string says why it cannot run.
+ * stdin, its own manifest's task and tools in the worker runtime's env contract (GAVEL_TASK,
+ * GAVEL_TOOLS: the judge's spec.tools govern what it may run), the worker's mounts read-only
+ * at the same paths, no network unless the judge's manifest allows it, the child's deadline.
+ * The image is the judge's own or its language runtime's. A string says why it cannot run.
  */
 export function judgeWorkload(child: Execution, judge: Agent, workerMounts: WorkloadMount[], opts: JudgeWorkloadOptions): WorkloadSpec | string {
-  const image = judge.spec.runtime?.image;
-  if (image === undefined) return `judge Agent ${judge.metadata.name} names no image (spec.runtime.image)`;
+  const runtime = chooseRuntime(judge, opts.runtimes ?? builtinRuntimes());
+  if ("problem" in runtime) return `judge Agent ${judge.metadata.name}: ${runtime.problem}`;
+  const readOnly = workerMounts.map((m) => ({ ...m, readOnly: true }));
   const input = JSON.stringify(child.spec.input ?? {});
-  const fits = Buffer.byteLength(input) <= ENV_PAYLOAD_LIMIT;
+  const bytes = Buffer.byteLength(input);
+  if (bytes > MAX_PAYLOAD_BYTES) return `spec.input: the judge payload is ${bytes} bytes; the limit is ${MAX_PAYLOAD_BYTES} (8 MiB)`;
+  const fits = bytes <= ENV_PAYLOAD_LIMIT;
   if (!fits && !opts.stdin) {
     return `the judge payload is ${Buffer.byteLength(input)} bytes; on Kubernetes it is passed in env GAVEL_INPUT, which holds at most ${ENV_PAYLOAD_LIMIT}`;
   }
@@ -119,12 +159,17 @@ export function judgeWorkload(child: Execution, judge: Agent, workerMounts: Work
   const parent = child.spec.parent?.name;
   return {
     name: child.metadata.name,
-    image,
-    env: { ...(fits ? { GAVEL_INPUT: input } : {}), GAVEL_EXECUTION: child.metadata.name },
+    image: runtime.image,
+    env: {
+      ...runtime.env,
+      ...judgeEnvironment(child, judge, readOnly),
+      ...(fits ? { GAVEL_INPUT: input } : {}),
+    },
     ...agentEnvOf(judge),
     ...(opts.stdin ? { stdin: input } : {}),
-    mounts: workerMounts.map((m) => ({ ...m, readOnly: true })),
+    mounts: readOnly,
     network: judge.spec.security?.network?.mode === "allow" ? "allow" : "none",
+    ...egressOf(judge),
     resources: resourcesOf(judge),
     ...(pullPolicy !== undefined ? { pullPolicy } : {}),
     timeoutSeconds: childTimeoutSeconds(child, judge),

@@ -6,6 +6,7 @@ import { hostname } from "node:os";
 import { parseArgs } from "node:util";
 import * as k8s from "@kubernetes/client-node";
 import { connect, credsAuthenticator } from "@nats-io/transport-node";
+import { loadRuntimeTable } from "../children/runtime-table.js";
 import { AgentReadinessController } from "../controller/agent-readiness.js";
 import { executionCredentials, type ExecutionCredentials } from "../controller/execution-credentials.js";
 import { readMintingKeys } from "../controller/nats-secrets.js";
@@ -30,7 +31,7 @@ function untilSignal(): Promise<string> {
 export const controllerCommand: Command = {
   name: "controller",
   summary: "run gavel's controllers against a cluster (Agent Ready condition, GuardPolicy hot reload, Executions on pods)",
-  usage: "gavel controller [--kubeconfig FILE] [-n NAMESPACE] [--controller-namespace NS] [--leader-elect] [--nats URL [--nats-creds FILE] [--nats-keys DIR] [--nats-worker-url URL]] [--log-level LEVEL]",
+  usage: "gavel controller [--kubeconfig FILE] [-n NAMESPACE] [--controller-namespace NS] [--leader-elect] [--nats URL [--nats-creds FILE] [--nats-keys DIR] [--nats-worker-url URL]] [--runtimes FILE] [--log-level LEVEL]",
   async run(argv: string[], io: CommandIO) {
     const { values, positionals } = parseArgs({
       args: argv,
@@ -47,6 +48,7 @@ export const controllerCommand: Command = {
         "nats-keys": { type: "string", default: io.env.GAVEL_NATS_KEYS },
         // The URL worker pods reach NATS at, when it is not the controller's own.
         "nats-worker-url": { type: "string", default: io.env.GAVEL_NATS_WORKER_URL },
+        runtimes: { type: "string", default: io.env.GAVEL_RUNTIMES },
       },
     });
     if (values["nats-creds"] && !values.nats) throw new UsageError("--nats-creds needs --nats URL (or GAVEL_NATS_URL)");
@@ -55,6 +57,10 @@ export const controllerCommand: Command = {
     // Listen before starting anything: as PID 1 in a pod, a SIGTERM that arrives while the
     // controllers start would otherwise be ignored until the kubelet's grace period ends.
     const stopping = untilSignal();
+    // Language runtimes over the built-in ones (the chart's `runtimes:` values); a bad file stops the start.
+    const runtimes = await loadRuntimeTable(values.runtimes).catch((err: unknown) => {
+      throw new UsageError(`--runtimes: ${messageOf(err)}`);
+    });
     const logger = createLogger({ name: "gavel-controller", level: values["log-level"], destination: io.stderr });
     const kc = new k8s.KubeConfig();
     if (values.kubeconfig) kc.loadFromFile(values.kubeconfig);
@@ -122,6 +128,7 @@ export const controllerCommand: Command = {
     const executions: ExecutionReconciler = new ExecutionReconciler({
       kc,
       namespace: values.namespace,
+      runtimes,
       log: (line) => logger.info(line),
       ...(leaderElection !== undefined ? { leaderElection } : {}),
       ...(events !== undefined ? { events } : {}),

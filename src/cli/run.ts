@@ -7,6 +7,7 @@ import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { isJudge } from "../api/cross-validate.js";
+import { loadRuntimeTable } from "../children/runtime-table.js";
 import { withDefaults } from "../api/defaults.js";
 import type { Agent, Execution, JsonValue } from "../api/types.js";
 import { API_VERSION, DEFAULT_GUARD_POLICY, type GuardPolicySpec } from "../api/types.js";
@@ -145,6 +146,7 @@ function parseFlags(argv: string[]) {
         name: { type: "string" },
         timeout: { type: "string" },
         namespace: { type: "string", short: "n", default: "default" },
+        runtimes: { type: "string" },
       },
     });
   } catch (err) {
@@ -258,9 +260,13 @@ function dockerSocket(env: NodeJS.ProcessEnv): string | undefined {
 export const runCommand: Command = {
   name: "run",
   summary: "run one Execution locally on Docker (live tree, exit 0 only on Succeeded)",
-  usage: "gavel run -f AGENT.yaml [-f JUDGES.yaml ...] [-f GUARDPOLICY.yaml ...] [--input JSON|@file] [--output json] [--nats URL] [--name NAME] [--timeout SECONDS]",
+  usage: "gavel run -f AGENT.yaml [-f JUDGES.yaml ...] [-f GUARDPOLICY.yaml ...] [--input JSON|@file] [--output json] [--nats URL] [--name NAME] [--timeout SECONDS] [--runtimes FILE]",
   async run(argv, io) {
     const { values } = parseFlags(argv);
+    // Language runtimes over the built-in ones (the same YAML as the chart's `runtimes:` values).
+    const runtimes = await loadRuntimeTable(values.runtimes === undefined ? io.env.GAVEL_RUNTIMES : resolve(io.cwd, values.runtimes)).catch((err: unknown) => {
+      throw new UsageError(`--runtimes: ${messageOf(err)}`);
+    });
     const files = values.filename ?? [];
     if (files.length === 0) throw new UsageError("at least one -f AGENT.yaml is required");
     if (values.output !== "tree" && values.output !== "json") throw new UsageError(`--output must be json or tree, not "${values.output}"`);
@@ -332,6 +338,7 @@ export const runCommand: Command = {
       agent: manifests.worker,
       judges: manifests.judges,
       runtime,
+      runtimes,
       ...(natsUrl !== undefined ? { natsUrl } : {}),
       onEvent: (e) => {
         view.add(e);

@@ -4,6 +4,7 @@
 import type * as k8s from "@kubernetes/client-node";
 import { API_VERSION, type Agent, type Execution, type VolumeSpec } from "../api/types.js";
 import { ownerOf } from "../children/child-executions.js";
+import type { RuntimeTable } from "../children/runtime-table.js";
 import { CHILD_LABELS, judgeWorkload, labelValue, workerWorkload, type WorkerRun } from "../children/workloads.js";
 import type { WorkerObservation } from "../engine/outer-loop.js";
 import { podManifest, podName, stuckReason, userFor, type PodUser } from "../runtime/kubernetes/pod-spec.js";
@@ -70,6 +71,8 @@ export interface PodOptions {
   writerUser?: PodUser;
   /** NATS URL handed to workers (the inner-loop gate), "" when none runs. */
   natsUrl?: string;
+  /** Images of language runtimes (`spec.runtime.language`); default the built-in table. */
+  runtimes?: RuntimeTable;
 }
 
 /** The pod of one workload of an Execution (children module's spec), owned by `owner`. */
@@ -87,12 +90,12 @@ function workloadPod(spec: WorkloadSpec, owner: Execution, opts: PodOptions): k8
 /** The pod of iteration N's worker: the workspace claims read-write. */
 export function workerPod(execution: Execution, agent: Agent, run: WorkerRun, opts: PodOptions): k8s.V1Pod {
   const mounts = workspaceMounts(execution.metadata.name, agent, false);
-  return workloadPod(workerWorkload(execution, agent, run, mounts, { natsUrl: opts.natsUrl ?? "" }), execution, opts);
+  return workloadPod(workerWorkload(execution, agent, run, mounts, { natsUrl: opts.natsUrl ?? "", ...(opts.runtimes !== undefined ? { runtimes: opts.runtimes } : {}) }), execution, opts);
 }
 
 /** The pod of a judge child: its payload in env GAVEL_INPUT, the parent's claims read-only; a string says why it cannot run. */
 export function judgePod(child: Execution, judge: Agent, mounts: WorkloadMount[], opts: PodOptions): k8s.V1Pod | string {
-  const spec = judgeWorkload(child, judge, mounts, { stdin: false });
+  const spec = judgeWorkload(child, judge, mounts, { stdin: false, ...(opts.runtimes !== undefined ? { runtimes: opts.runtimes } : {}) });
   return typeof spec === "string" ? spec : workloadPod(spec, child, opts);
 }
 

@@ -6,14 +6,15 @@
 import * as k8s from "@kubernetes/client-node";
 import type { KubernetesListObject, KubernetesObject } from "@kubernetes/client-node";
 import { withDefaults } from "../api/defaults.js";
-import type { Agent, Condition, Execution, ExecutionStatus } from "../api/types.js";
+import type { Agent, Condition, Execution, ExecutionStatus, JudgeRawOutput } from "../api/types.js";
 import { GROUP, VERSION } from "../api/types.js";
 import { ownerOf, SPAWN_ERROR_ANNOTATION, validationJudgeChild } from "../children/child-executions.js";
 import { defaultImages } from "../children/images.js";
+import { agentImage, runtimeTable, type RuntimeTable } from "../children/runtime-table.js";
 import { workerName } from "../engine/child-names.js";
 import { iterationTimeoutSeconds, judgeTimeoutSeconds } from "../engine/durations.js";
 import { judgeOutcome, type JudgeOutcome } from "../engine/gradient.js";
-import { judgeStatus, outcomeOfStatus } from "../engine/phases.js";
+import { judgeStatus, outcomeOfStatus, rawOutputOf } from "../engine/phases.js";
 import {
   decide,
   isTerminal,
@@ -32,7 +33,8 @@ import {
 import type { FileContent } from "../engine/validators/outcome.js";
 import { readFileFromImage } from "../runtime/image-file.js";
 import { KubernetesRuntime } from "../runtime/kubernetes/kubernetes-runtime.js";
-import { denyAllNetworkPolicy, LABELS, type PodUser } from "../runtime/kubernetes/pod-spec.js";
+import { egressCidrs } from "../runtime/kubernetes/egress-hosts.js";
+import { denyAllNetworkPolicy, egressHostsOf, egressPolicy, LABELS, type PodUser } from "../runtime/kubernetes/pod-spec.js";
 import { OUTPUT_CAP_BYTES } from "../runtime/workload.js";
 import {
   CANCEL_ANNOTATION,
@@ -56,7 +58,7 @@ import { gateBlocks, mergeToolJudgeRefs, setGuarded, waitingForGate, type GateSt
 import { toGavelEvents, type ExecutionEventPublisher } from "./execution-events.js";
 import { LeaderLease } from "./execution-leader-lease.js";
 import { runWorkers, WorkQueue, type WorkQueueOptions } from "./work-queue.js";
-import { isConflict, isNotFound, messageOf } from "../errors.js";
+import { isConflict, isNotFound, messageOf, TerminalError } from "../errors.js";
 
 /** Condition type the reconciler sets when it cannot run an Execution as specified. */
 export const ACCEPTED = "Accepted";
@@ -78,6 +80,8 @@ export interface ExecutionReconcilerOptions {
   readerImage?: string;
   /** NATS URL handed to workers for the inner-loop gate; "" (default) when none runs. */
   natsUrl?: string;
+  /** Images of language runtimes (`spec.runtime.language` + `version`); default the built-in table. */
+  runtimes?: RuntimeTable;
   /** How long an Execution waits for its Agent to appear before it fails. Default 10 s. */
   agentGraceMs?: number;
   /** Every resyncMs every known Execution is reconciled again. Default 60 000; 0 = never. */
@@ -492,8 +496,8 @@ export class ExecutionReconciler {
   /** A judge child: one pod of the judge Agent with the payload; its outcome becomes the status. */
   private async reconcileJudge(child: Execution): Promise<{ requeueAfterMs?: number }> {
     const namespace = ns(child);
-    const finish = async (outcome: JudgeOutcome) => {
-      await this.writeStatus(child, judgeStatus(child.status, outcome, new Date(this.now())));
+    const finish = async (outcome: JudgeOutcome, raw?: JudgeRawOutput) => {
+      await this.writeStatus(child, judgeStatus(child.status, outcome, new Date(this.now()), raw));
       await ignoreNotFound(this.core.deleteNamespacedPod({ name: workloadPodName(child.metadata.name), namespace, gracePeriodSeconds: 0 }));
       return {};
     };
@@ -524,12 +528,20 @@ export class ExecutionReconciler {
         if (end.stuck !== undefined) return finish({ ok: false, rejection: "failed", detail: `the judge pod cannot start: ${end.stuck}` });
         const validation = judge.spec.execution?.validation;
         const stdout = await this.podLog(namespace, podName);
-        return finish(judgeOutcome({ exitCode: end.exitCode, stdout, timedOut: end.timedOut, ...(validation !== undefined && !Array.isArray(validation) ? { validation } : {}) }));
+        const outcome = judgeOutcome({ exitCode: end.exitCode, stdout, timedOut: end.timedOut, ...(validation !== undefined && !Array.isArray(validation) ? { validation } : {}) });
+        // Pod logs merge stderr into stdout: the kept stdout tail holds both.
+        return finish(outcome, rawOutputOf({ stdout, exitCode: end.exitCode }));
       }
     } else {
       const manifest = judgePod(child, judge, mounts, this.podOptions());
       if (typeof manifest === "string") return finish({ ok: false, rejection: "failed", detail: manifest });
-      await this.createPod(manifest, namespace);
+      try {
+        await this.createPod(manifest, namespace);
+      } catch (err) {
+        // An allowlisted host that does not resolve: the judge cannot run as declared.
+        if (err instanceof TerminalError) return finish({ ok: false, rejection: "failed", detail: err.message });
+        throw err;
+      }
     }
     await this.writeStatus(child, status);
     return { requeueAfterMs: Math.max(50, deadline - this.now() + 50) };
@@ -556,11 +568,18 @@ export class ExecutionReconciler {
       ...(this.opts.imagePullPolicy !== undefined ? { imagePullPolicy: this.opts.imagePullPolicy } : {}),
       ...(this.opts.writerUser !== undefined ? { writerUser: this.opts.writerUser } : {}),
       natsUrl: this.opts.natsUrl ?? "",
+      ...(this.opts.runtimes !== undefined ? { runtimes: this.opts.runtimes } : {}),
     };
   }
 
   private async createPod(pod: k8s.V1Pod, namespace: string): Promise<void> {
     if (pod.metadata?.labels?.[LABELS.network] === "none") await this.ensureNetworkPolicy(namespace);
+    // An allowlist's policy exists before its pod does, so the pod never runs unrestricted.
+    const hosts = egressHostsOf(pod);
+    if (hosts !== undefined) {
+      const body = egressPolicy(pod, await egressCidrs(hosts));
+      await createOrAdopt(() => this.net.createNamespacedNetworkPolicy({ namespace, body }));
+    }
     const created = await createOrAdopt(() => this.core.createNamespacedPod({ namespace, body: pod }));
     if (created) this.stats.podsCreated++;
   }
@@ -612,7 +631,7 @@ export class ExecutionReconciler {
       }
       return await readFileFromImage(runtime, {
         name: `${ex.metadata.name}-image-reader`,
-        image: agent.spec.runtime?.image ?? defaultImages().worker,
+        image: agentImage(agent, this.opts.runtimes ?? runtimeTable(), defaultImages().worker) ?? defaultImages().worker,
         path: f.path,
         timeoutSeconds: 60,
       });

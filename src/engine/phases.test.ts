@@ -1,7 +1,7 @@
 // The one mapping between a judge's outcome and its child Execution's status, both ways.
 import { describe, expect, it } from "vitest";
 import type { JudgeOutcome } from "./gradient.js";
-import { isTerminal, judgeStatus, outcomeOfStatus, phaseOfOutcome, rejectionOfPhase } from "./phases.js";
+import { isTerminal, judgeStatus, outcomeOfStatus, phaseOfOutcome, RAW_STDOUT_BYTES, rawOutputOf, rejectionOfPhase } from "./phases.js";
 
 const NOW = new Date("2026-11-23T10:00:00Z");
 
@@ -31,5 +31,17 @@ describe("judge outcome and phase", () => {
     // Succeeded without a verdict is no verdict.
     expect(outcomeOfStatus({ phase: "Succeeded" })).toMatchObject({ ok: false, rejection: "failed" });
     expect(["Pending", "Running", "Refining", "Succeeded", "Failed", "Cancelled", "TimedOut"].filter((p) => isTerminal(p as never))).toEqual(["Succeeded", "Failed", "Cancelled", "TimedOut"]);
+  });
+});
+
+describe("raw judge output", () => {
+  it("keeps the tails, cut on a character boundary, and says when it cut", () => {
+    const raw = rawOutputOf({ stdout: `${"é".repeat(RAW_STDOUT_BYTES)}END`, stderr: "warn", exitCode: 3 });
+    expect(raw.stdout.endsWith("END")).toBe(true);
+    expect(Buffer.byteLength(raw.stdout)).toBeLessThanOrEqual(RAW_STDOUT_BYTES);
+    expect(raw.stdout.startsWith("é")).toBe(true);
+    expect(raw).toMatchObject({ stderr: "warn", exitCode: 3, stdoutBytes: 2 * RAW_STDOUT_BYTES + 3, truncated: true });
+    const status = judgeStatus(undefined, { ok: false, rejection: "malformed_output", detail: "no verdict" }, new Date(0), rawOutputOf({ stdout: "garbage", exitCode: 0 }));
+    expect(status.rawOutput).toEqual({ stdout: "garbage", stderr: "", exitCode: 0, stdoutBytes: 7, truncated: false });
   });
 });

@@ -2,13 +2,14 @@
 // in `gavel run`), with the state in memory. It performs the engine's actions (worker
 // containers, file reads, judge containers, stops) and feeds what it observes back.
 import type { ToolCallProposal } from "../api/protocol.js";
-import type { Agent, ChildRef, Execution, SemanticValidatorSpec } from "../api/types.js";
+import type { Agent, ChildRef, Execution, JudgeRawOutput, SemanticValidatorSpec } from "../api/types.js";
 import { toolJudgeChild, validationJudgeChild } from "../children/child-executions.js";
 import { defaultImages } from "../children/images.js";
+import { agentImage, runtimeTable, type RuntimeTable } from "../children/runtime-table.js";
 import { judgeWorkload, workerWorkload } from "../children/workloads.js";
 import type { JudgeRunResult } from "../gate/gate.js";
 import { judgeOutcome, type JudgeOutcome } from "../engine/gradient.js";
-import { judgeStatus, phaseOfOutcome } from "../engine/phases.js";
+import { judgeStatus, phaseOfOutcome, rawOutputOf } from "../engine/phases.js";
 import {
   decide,
   initialState,
@@ -45,6 +46,8 @@ export interface LocalRunOptions {
   natsUrl?: string;
   /** Extra env for the worker. */
   workerEnv?: Record<string, string>;
+  /** Images of language runtimes (`spec.runtime.language`); default the built-in table. */
+  runtimes?: RuntimeTable;
   /** Reads the clock; tests may pin it. */
   now?: () => number;
   /** Creates the workspace volumes; default temporary host directories. */
@@ -202,6 +205,7 @@ export class LocalRun {
       policyViolations: violations,
       workerMounts: (this.workspace as Workspace).mounts,
       stdin: true,
+      ...(this.opts.runtimes !== undefined ? { runtimes: this.opts.runtimes } : {}),
     });
     // The tree hangs tool judges under their call, so the call is shown before its decision.
     const callKey = `${proposal.iteration}/${proposal.step}`;
@@ -214,10 +218,10 @@ export class LocalRun {
     const ref: ChildRef = { name: t.name, purpose: "tool_validation", iteration: proposal.iteration, validatorIndex: index, judge: entry.judge_agent, toolCallId: proposal.toolCallId, phase: "Running" };
     (this.state.status.children ??= []).push(ref);
     const child = this.track(t.execution);
-    const outcome = t.workload === undefined
-      ? { ok: false as const, rejection: "failed" as const, detail: t.problem ?? "the judge cannot run" }
+    const { outcome, raw } = t.workload === undefined
+      ? { outcome: { ok: false as const, rejection: "failed" as const, detail: t.problem ?? "the judge cannot run" }, raw: undefined }
       : await this.runJudge(t.workload, this.opts.judges.get(entry.judge_agent) as Agent);
-    this.settleChild(child, outcome);
+    this.settleChild(child, outcome, raw);
     // A child the engine already stopped (cancel, deadline) keeps the phase it was given.
     if (ref.phase === "Running") ref.phase = phaseOfOutcome(outcome);
     this.emit("judge.finished", {
@@ -232,6 +236,7 @@ export class LocalRun {
     const spec = workerWorkload(this.opts.execution, this.opts.agent, a, (this.workspace as Workspace).mounts, {
       natsUrl: this.opts.natsUrl ?? "",
       ...(this.opts.workerEnv !== undefined ? { env: this.opts.workerEnv } : {}),
+      ...(this.opts.runtimes !== undefined ? { runtimes: this.opts.runtimes } : {}),
     });
     const handle = await this.opts.runtime.start(spec);
     this.handles.set(a.name, handle);
@@ -277,7 +282,7 @@ export class LocalRun {
   private readFromImage(path: string): Promise<FileContent> {
     return readFileFromImage(this.opts.runtime, {
       name: `${this.opts.execution.metadata.name}-image-reader-${this.seq++}`,
-      image: this.opts.agent.spec.runtime?.image ?? defaultImages().worker,
+      image: agentImage(this.opts.agent, this.opts.runtimes ?? runtimeTable(), defaultImages().worker) ?? defaultImages().worker,
       path,
       timeoutSeconds: 30,
     });
@@ -289,31 +294,33 @@ export class LocalRun {
     const ws = this.workspace as Workspace;
     const v = validationJudgeChild({ parent: this.opts.execution, worker: this.opts.agent, judge, request: c, output: this.state.worker?.stdout ?? "", workerMounts: ws.mounts });
     const child = this.track(v.execution);
-    const spec = v.problem === undefined && judge !== undefined ? judgeWorkload(child, judge, ws.mounts, { stdin: true }) : v.problem ?? "no judge";
-    const outcome: JudgeOutcome = typeof spec === "string" ? { ok: false, rejection: "failed", detail: spec } : await this.runJudge(spec, judge as Agent);
-    this.settleChild(child, outcome);
+    const spec = v.problem === undefined && judge !== undefined ? judgeWorkload(child, judge, ws.mounts, { stdin: true, ...(this.opts.runtimes !== undefined ? { runtimes: this.opts.runtimes } : {}) }) : v.problem ?? "no judge";
+    const { outcome, raw }: { outcome: JudgeOutcome; raw?: JudgeRawOutput } =
+      typeof spec === "string" ? { outcome: { ok: false, rejection: "failed", detail: spec } } : await this.runJudge(spec, judge as Agent);
+    this.settleChild(child, outcome, raw);
     observeJudge(this.state, c.name, outcome);
     this.observed();
   }
 
   /** Runs a judge's container to its end; its output becomes the outcome (verdict or rejection). */
-  private async runJudge(spec: WorkloadSpec, judge: Agent): Promise<JudgeOutcome> {
+  private async runJudge(spec: WorkloadSpec, judge: Agent): Promise<{ outcome: JudgeOutcome; raw?: JudgeRawOutput }> {
     let r: WorkloadResult;
     try {
       const handle = await this.opts.runtime.start(spec);
       this.handles.set(spec.name, handle);
       r = await handle.wait().finally(() => this.handles.delete(spec.name));
     } catch (err) {
-      return { ok: false, rejection: "failed", detail: `the judge could not be started: ${messageOf(err)}` };
+      return { outcome: { ok: false, rejection: "failed", detail: `the judge could not be started: ${messageOf(err)}` } };
     }
     const validation = judge.spec.execution?.validation;
-    return judgeOutcome({
+    const outcome = judgeOutcome({
       exitCode: r.exitCode,
       stdout: r.stdout,
       timedOut: r.timedOut,
       cancelled: r.cancelled,
       ...(validation !== undefined && !Array.isArray(validation) ? { validation } : {}),
     });
+    return { outcome, raw: rawOutputOf(r) };
   }
 
   /** Keeps a child Execution in the run's result, Running from now. */
@@ -324,8 +331,8 @@ export class LocalRun {
   }
 
   /** A child's final status; one the engine already stopped keeps its phase. */
-  private settleChild(child: Execution, outcome: JudgeOutcome): void {
-    if (!isTerminal(child.status?.phase)) child.status = judgeStatus(child.status, outcome, new Date(this.now()));
+  private settleChild(child: Execution, outcome: JudgeOutcome, raw?: JudgeRawOutput): void {
+    if (!isTerminal(child.status?.phase)) child.status = judgeStatus(child.status, outcome, new Date(this.now()), raw);
   }
 }
 

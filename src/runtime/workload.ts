@@ -36,6 +36,12 @@ export interface WorkloadSpec {
   mounts: WorkloadMount[];
   /** "none" disconnects the container from every network; "allow" keeps the default. */
   network: "none" | "allow";
+  /**
+   * With network "allow": the only hosts (names, IPs or CIDRs) it may reach, from the Agent's
+   * security.network.allowlist; empty or unset means no restriction. Kubernetes enforces it
+   * with a NetworkPolicy; Docker (local mode) cannot and allows all.
+   */
+  egressHosts?: string[];
   resources?: { memoryBytes?: number; nanoCpus?: number };
   /** When to pull the image (the Agent's `runtime.pull_policy`); Kubernetes honours it, Docker never pulls. */
   pullPolicy?: "Always" | "IfNotPresent" | "Never";

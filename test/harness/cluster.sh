@@ -235,6 +235,8 @@ up() {
     || { log "node not Ready; see $CLUSTER/kubelet.log"; tail -30 "$CLUSTER/kubelet.log" >&2; exit 1; }
   # The default service account appears once the controller-manager has run.
   for _ in $(seq 1 60); do kubectl_ -n default get serviceaccount default >/dev/null 2>&1 && break; sleep 0.5; done
+  # NetworkPolicy enforcement (kube-network-policies); idempotent, so a running cluster gets it too.
+  "$HARNESS_DIR/network-policy.sh" up
   KUBECONFIG="$CLUSTER/kubeconfig" "$HARNESS_DIR/addons.sh" apply
   log "cluster up in $(( $(date +%s) - t0 ))s (kubeconfig $CLUSTER/kubeconfig)"
 }
@@ -257,6 +259,7 @@ down() {
   # kube-proxy's rules, and the volumes of PersistentVolumes that went with etcd's data.
   [ -x "$K8S_BIN/kube-proxy" ] && as_root "$K8S_BIN/kube-proxy" --cleanup >/dev/null 2>&1 || true
   as_root rm -rf "$LOCAL_PATH_DIR"
+  "$HARNESS_DIR/network-policy.sh" down
   "$HARNESS_DIR/network.sh" down
   rm -rf "$CLUSTER/cp" "$CLUSTER/layout"
   log "cluster down"

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds every image gavel ships, FROM the locally built base image: the worker runtime
 # (gavel/agent), the controller (gavel/controller), NATS (gavel/nats), the judges
-# (judges/build-images.sh) and the worker of examples/kubernetes. Each is tagged :dev and :<package.json version>, the tag
+# (judges/build-images.sh), the language runtimes (runtime-images.sh) and the worker of
+# examples/kubernetes. Each is tagged :dev and :<package.json version>, the tag
 # the chart installs by default. Needs `make build` first.
 source "$(dirname "$0")/lib.sh"
 cd "$REPO_DIR"
@@ -26,6 +27,7 @@ rm -rf "$nats_ctx"
 if [ -x judges/build-images.sh ]; then
   BASE_IMAGE="$BASE_IMAGE" judges/build-images.sh
 fi
+"$HARNESS_DIR/runtime-images.sh"
 log "building gavel/example-k8s-worker:dev"
 docker build -q --build-arg BASE_IMAGE="$BASE_IMAGE" -t gavel/example-k8s-worker:dev examples/kubernetes/worker >/dev/null
 

@@ -45,7 +45,8 @@
   resources: ["persistentvolumeclaims"]
   verbs: ["create"]
 # network: none workloads (judges, readers) get a deny-all NetworkPolicy in their
-# namespace, created once and kept.
+# namespace, created once and kept; a workload with an allowlist gets its own, owned by
+# its Execution.
 - apiGroups: ["networking.k8s.io"]
   resources: ["networkpolicies"]
   verbs: ["create"]

@@ -15,6 +15,8 @@ export const LABELS = {
   network: "gavel.dev/network",
 } as const;
 export const MANAGED_BY = "gavel-kubernetes-runtime";
+/** Annotation of a pod whose egress is limited to hosts (JSON list): the allowlist its NetworkPolicy is made from. */
+export const EGRESS_HOSTS_ANNOTATION = "gavel.dev/egress-hosts";
 /** Name of the per-namespace NetworkPolicy that isolates `network: "none"` pods. */
 export const NETWORK_POLICY_NAME = "gavel-workload-no-network";
 /** The one container of a workload pod (logs are read from it). */
@@ -174,6 +176,7 @@ export function podManifest(input: PodManifestInput): k8s.V1Pod {
     metadata: {
       name,
       labels: labelsFor(spec, name, input.instance),
+      ...(spec.network === "allow" && (spec.egressHosts ?? []).length > 0 ? { annotations: { [EGRESS_HOSTS_ANNOTATION]: JSON.stringify(spec.egressHosts) } } : {}),
       ...(input.ownerReferences !== undefined ? { ownerReferences: input.ownerReferences } : {}),
     },
     spec: {
@@ -265,6 +268,41 @@ export function denyAllNetworkPolicy(): k8s.V1NetworkPolicy {
       egress: [],
     },
   };
+}
+
+/**
+ * The NetworkPolicy of one pod with an egress allowlist (named like the pod, owned like it):
+ * egress only to `cidrs` (the allowlisted hosts, resolved by the caller: an IP as /32 or /128)
+ * and to DNS on port 53, no ingress. Enforced by the cluster's NetworkPolicy implementation.
+ */
+export function egressPolicy(pod: k8s.V1Pod, cidrs: readonly string[]): k8s.V1NetworkPolicy {
+  const name = pod.metadata?.name ?? "";
+  return {
+    apiVersion: "networking.k8s.io/v1",
+    kind: "NetworkPolicy",
+    metadata: {
+      name,
+      labels: { [LABELS.managed]: MANAGED_BY },
+      ...(pod.metadata?.ownerReferences !== undefined ? { ownerReferences: pod.metadata.ownerReferences } : {}),
+    },
+    spec: {
+      podSelector: { matchLabels: { [LABELS.workload]: name } },
+      policyTypes: ["Ingress", "Egress"],
+      ingress: [],
+      egress: [
+        ...(cidrs.length > 0 ? [{ to: cidrs.map((cidr) => ({ ipBlock: { cidr } })) }] : []),
+        { ports: [{ protocol: "UDP", port: 53 }, { protocol: "TCP", port: 53 }] },
+      ],
+    },
+  };
+}
+
+/** The egress hosts a pod's annotation lists (see EGRESS_HOSTS_ANNOTATION); undefined when it has none. */
+export function egressHostsOf(pod: k8s.V1Pod): string[] | undefined {
+  const raw = pod.metadata?.annotations?.[EGRESS_HOSTS_ANNOTATION];
+  if (raw === undefined) return undefined;
+  const hosts: unknown = JSON.parse(raw);
+  return Array.isArray(hosts) ? hosts.filter((h): h is string => typeof h === "string") : undefined;
 }
 
 /** Resolves a file path inside a mount; returns undefined for paths that leave it. */

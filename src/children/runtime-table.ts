@@ -1,0 +1,142 @@
+// The runtime table: which image runs an Agent that names a language runtime
+// (`spec.runtime.language` + `version`, as the reference's judge manifests do) instead of an
+// image. gavel ships Python 3.11 and Node 20 (images built by test/harness/runtime-images.sh,
+// each gavel's agent runtime on that language); operators add or replace entries with the
+// chart's `runtimes:` values (a ConfigMap the controller reads) or `gavel run --runtimes`.
+import { readFile } from "node:fs/promises";
+import { parse } from "yaml";
+import type { Agent } from "../api/types.js";
+import { gavelVersion } from "../version.js";
+
+/** One language runtime: the image that runs Agents declaring it, with extra env for its containers. */
+export interface RuntimeEntry {
+  /** Lower-case language name, e.g. "python". */
+  language: string;
+  /** The version a manifest names, e.g. "3.11" (matched exactly, as written). */
+  version: string;
+  image: string;
+  /** Env set in every container of this runtime (e.g. its model endpoint); the workload's own env wins. */
+  env?: Record<string, string>;
+  /** Picked when a manifest names the language without a version; at most one per language. */
+  default?: boolean;
+}
+
+/** The table: entries in order; a later entry with the same language and version replaces an earlier one. */
+export type RuntimeTable = readonly RuntimeEntry[];
+
+/** An image for an Agent, or why there is none (naming the manifest field). */
+export type RuntimeChoice = { image: string; env: Record<string, string>; runtime?: RuntimeEntry } | { problem: string; field: string };
+
+/** The runtimes gavel ships, at the images of this build (`make images` tags them :dev and :<version>). */
+export function builtinRuntimes(tag = gavelVersion()): RuntimeEntry[] {
+  return [
+    { language: "python", version: "3.11", image: `gavel/runtime-python-3.11:${tag}`, default: true },
+    { language: "node", version: "20", image: `gavel/runtime-node-20:${tag}`, default: true },
+  ];
+}
+
+/** A table file could not be read; the message names the file and the entry. */
+export class RuntimeTableError extends Error {
+  override readonly name = "RuntimeTableError";
+}
+
+/**
+ * Parses a runtime table (YAML or JSON): a list of entries, or `{runtimes: [...]}`. Each entry
+ * needs language, version and image; env is a map of strings.
+ */
+export function parseRuntimeTable(text: string, source = "runtime table"): RuntimeEntry[] {
+  let doc: unknown;
+  try {
+    doc = parse(text) as unknown;
+  } catch (err) {
+    throw new RuntimeTableError(`${source}: not valid YAML: ${(err as Error).message}`);
+  }
+  const list = Array.isArray(doc) ? doc : isRecord(doc) && Array.isArray(doc.runtimes) ? doc.runtimes : doc === null || doc === undefined ? [] : undefined;
+  if (list === undefined) throw new RuntimeTableError(`${source}: expected a list of runtimes (or {runtimes: [...]})`);
+  return list.map((raw: unknown, i) => entryOf(raw, `${source}: runtimes[${i}]`));
+}
+
+function entryOf(raw: unknown, at: string): RuntimeEntry {
+  if (!isRecord(raw)) throw new RuntimeTableError(`${at} must be a mapping`);
+  for (const k of Object.keys(raw)) {
+    if (!["language", "version", "image", "env", "default"].includes(k)) throw new RuntimeTableError(`${at}.${k} is not a known field (language, version, image, env, default)`);
+  }
+  const text = (k: string): string => {
+    const v = raw[k];
+    // YAML reads an unquoted 3.10 as the number 3.1: such a version must be quoted.
+    if (k === "version" && typeof v === "number") throw new RuntimeTableError(`${at}.version must be a quoted string (got the number ${v}; write "${v}")`);
+    if (typeof v !== "string" || v.trim() === "") throw new RuntimeTableError(`${at}.${k} must be a non-empty string`);
+    return v.trim();
+  };
+  const env = raw.env;
+  if (env !== undefined && (!isRecord(env) || !Object.values(env).every((v) => typeof v === "string"))) {
+    throw new RuntimeTableError(`${at}.env must be a map of strings`);
+  }
+  if (raw.default !== undefined && typeof raw.default !== "boolean") throw new RuntimeTableError(`${at}.default must be true or false`);
+  return {
+    language: text("language").toLowerCase(),
+    version: text("version"),
+    image: text("image"),
+    ...(env !== undefined ? { env: env as Record<string, string> } : {}),
+    ...(raw.default === true ? { default: true } : {}),
+  };
+}
+
+/** The built-in runtimes with the operator's entries over them (same language and version: replaced). */
+export function runtimeTable(extra: readonly RuntimeEntry[] = [], builtins: readonly RuntimeEntry[] = builtinRuntimes()): RuntimeTable {
+  const out: RuntimeEntry[] = [];
+  for (const e of [...builtins, ...extra]) {
+    const at = out.findIndex((o) => o.language === e.language && o.version === e.version);
+    // A new default for a language takes the mark from the others.
+    if (e.default === true) for (const o of out) if (o.language === e.language) delete o.default;
+    if (at >= 0) out[at] = { ...e };
+    else out.push({ ...e });
+  }
+  return out;
+}
+
+/** The table of a driver: the built-ins with the entries of `file` (YAML, see parseRuntimeTable) over them; only the built-ins without a file. */
+export async function loadRuntimeTable(file: string | undefined): Promise<RuntimeTable> {
+  if (file === undefined || file === "") return runtimeTable();
+  const text = await readFile(file, "utf8").catch((err: unknown) => {
+    throw new RuntimeTableError(`runtime table ${file}: ${err instanceof Error ? err.message : String(err)}`);
+  });
+  return runtimeTable(parseRuntimeTable(text, file));
+}
+
+/**
+ * The image an Agent runs in: its `spec.runtime.image` when set, else the table's entry for
+ * `spec.runtime.language` and `version` (the language's default entry when no version is
+ * given), else `fallback` for an Agent with neither (a worker runs gavel's agent image).
+ */
+export function chooseRuntime(agent: Agent, table: RuntimeTable, fallback?: string): RuntimeChoice {
+  const r = agent.spec.runtime;
+  if (r?.image !== undefined && r.image.trim() !== "") return { image: r.image, env: {} };
+  if (r?.language === undefined || r.language.trim() === "") {
+    if (fallback !== undefined) return { image: fallback, env: {} };
+    return { problem: `Agent ${agent.metadata.name} names no image and no language runtime`, field: "spec.runtime" };
+  }
+  const language = r.language.trim().toLowerCase();
+  const same = table.filter((e) => e.language === language);
+  const known = (list: RuntimeTable) => list.map((e) => `${e.language} ${e.version}`).join(", ") || "none";
+  if (same.length === 0) {
+    return { problem: `spec.runtime.language: no runtime for "${r.language}" in the runtime table (known: ${known(table)})`, field: "spec.runtime.language" };
+  }
+  const version = r.version === undefined ? undefined : String(r.version).trim();
+  const entry = version === undefined || version === "" ? (same.find((e) => e.default === true) ?? (same.length === 1 ? same[0] : undefined)) : same.find((e) => e.version === version);
+  if (entry === undefined) {
+    const what = version === undefined || version === "" ? `no default version of ${language}` : `no runtime for ${language} ${version}`;
+    return { problem: `spec.runtime.version: ${what} in the runtime table (known: ${known(same)})`, field: "spec.runtime.version" };
+  }
+  return { image: entry.image, env: { ...entry.env }, runtime: entry };
+}
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
+/** The image an Agent's containers run (for reading files baked into it): its own, its runtime's, else `fallback`; undefined when the table has none. */
+export function agentImage(agent: Agent, table: RuntimeTable, fallback: string): string | undefined {
+  const choice = chooseRuntime(agent, table, fallback);
+  return "image" in choice ? choice.image : undefined;
+}

@@ -1,0 +1,156 @@
+// security.network as declared, checked from inside the judge pod on the single-node cluster,
+// whose NetworkPolicies kube-network-policies enforces (test/harness/network-policy.sh): a
+// judge with `none` cannot reach another pod, one whose allowlist names that pod's host can,
+// and the same allowlisted judge still cannot reach a pod it does not name. The judge is the
+// command judge running a TCP connect as its one allowlisted command (`node`).
+import * as k8s from "@kubernetes/client-node";
+import { beforeAll, describe, expect, it } from "vitest";
+import { eventually, useCluster, type Cluster } from "../harness/cluster.js";
+import { executionsIn, type Executions } from "../harness/executions.js";
+import { ChartController } from "../harness/gavel-chart.js";
+
+// Three connects 1 s apart, the last decides (a pod's very first packet may precede the
+// report of its IP to the API server; see network-policy.sh). Exit 0 only when it connected.
+const PROBE = `let n=0;const t=()=>{n++;const s=require('net').connect({host:process.argv[1],port:8080,timeout:2500});s.on('connect',()=>{console.log('connected');s.destroy();if(n>=3)process.exit(0);setTimeout(t,1000)});const bad=(why)=>{console.log(why);s.destroy();if(n>=3)process.exit(1);setTimeout(t,1000)};s.on('timeout',()=>bad('timeout'));s.on('error',(e)=>bad(e.code))};t()`;
+
+function judgeYaml(name: string, network: string): string {
+  return `
+apiVersion: 100monkeys.ai/v1
+kind: Agent
+metadata:
+  name: ${name}
+  labels:
+    role: judge
+spec:
+  runtime:
+    image: gavel/command-judge:dev
+    pull_policy: Never
+  tools:
+    - name: cmd.run
+      allowlist: ["node"]
+  security:
+    network:
+${network}
+    resources:
+      timeout: "60s"
+  execution:
+    mode: one-shot
+`;
+}
+
+/** A worker judged by `judge`, whose criteria run the probe against `host`. */
+function runYaml(name: string, judge: string, host: string): string {
+  return `
+apiVersion: 100monkeys.ai/v1
+kind: Agent
+metadata:
+  name: ${name}-worker
+spec:
+  runtime:
+    image: gavel/example-k8s-worker:dev
+    pull_policy: Never
+  security:
+    network:
+      mode: none
+  volumes:
+    - name: workspace
+      mount_path: /workspace
+      size: 16Mi
+  execution:
+    mode: one-shot
+    validation:
+      - type: semantic
+        judge_agent: ${judge}
+        criteria: |
+          run: node -e "${PROBE}" ${host}
+        min_score: 1.0
+---
+apiVersion: 100monkeys.ai/v1
+kind: Execution
+metadata:
+  name: ${name}
+spec:
+  agentRef:
+    name: ${name}-worker
+  input: {}
+`;
+}
+
+/** A TCP server pod answering on 8080 and a headless Service naming it. */
+function targetYaml(name: string): string {
+  return `
+apiVersion: v1
+kind: Pod
+metadata:
+  name: ${name}
+  labels: {app: ${name}}
+spec:
+  automountServiceAccountToken: false
+  containers:
+    - name: main
+      image: gavel/base:bookworm-node20
+      imagePullPolicy: Never
+      command: ["node", "-e", "require('net').createServer((s) => s.end('hi')).listen(8080)"]
+      securityContext: {runAsUser: 65534, runAsNonRoot: true, allowPrivilegeEscalation: false}
+---
+apiVersion: v1
+kind: Service
+metadata:
+  name: ${name}
+spec:
+  clusterIP: None
+  selector: {app: ${name}}
+  ports: [{port: 8080}]
+`;
+}
+
+describe("judge network on the cluster (NetworkPolicy enforced)", () => {
+  let cluster: Cluster;
+  let runs: Executions;
+  let ns: string;
+  let targetIp: string;
+  let otherIp: string;
+
+  beforeAll(async () => {
+    cluster = await useCluster();
+    const controller = new ChartController(cluster);
+    ns = await cluster.createNamespace("e2e-judge-network");
+    runs = executionsIn(cluster, ns, async () => `controller log:\n${await controller.log()}`);
+    await runs.apply(targetYaml("target") + "---" + targetYaml("other"));
+    const core = cluster.kc.makeApiClient(k8s.CoreV1Api);
+    const ipOf = (name: string) =>
+      eventually(async () => {
+        const pod = await core.readNamespacedPod({ name, namespace: ns });
+        return pod.status?.phase === "Running" ? pod.status.podIP : undefined;
+      }, 60_000, `pod ${name} running`);
+    targetIp = await ipOf("target");
+    otherIp = await ipOf("other");
+    await runs.apply(judgeYaml("no-net-judge", "      mode: none"));
+    await runs.apply(judgeYaml("allow-judge", `      mode: allow\n      allowlist: ["target.${ns}.svc.cluster.local"]`));
+  });
+
+  it("network: none cannot reach another pod", async () => {
+    await runs.apply(runYaml("net-none", "no-net-judge", targetIp));
+    const ex = await runs.final("net-none");
+    const child = await runs.get(ex.status?.children?.[0]?.name ?? "");
+    expect(child?.status?.verdict?.score, JSON.stringify(child?.status)).toBe(0);
+    expect(child?.status?.verdict?.reasoning).toMatch(/timeout/);
+    expect(ex.status?.phase).toBe("Failed");
+  });
+
+  it("an allowlisted host is reached, by name (DNS allowed)", async () => {
+    await runs.apply(runYaml("net-allow", "allow-judge", `target.${ns}.svc.cluster.local`));
+    const ex = await runs.final("net-allow");
+    const child = await runs.get(ex.status?.children?.[0]?.name ?? "");
+    expect(child?.status?.verdict?.score, JSON.stringify(child?.status)).toBe(1);
+    expect(ex.status?.phase).toBe("Succeeded");
+  });
+
+  it("the allowlisted judge cannot reach a pod its allowlist does not name", async () => {
+    await runs.apply(runYaml("net-other", "allow-judge", otherIp));
+    const ex = await runs.final("net-other");
+    const child = await runs.get(ex.status?.children?.[0]?.name ?? "");
+    expect(child?.status?.verdict?.score, JSON.stringify(child?.status)).toBe(0);
+    expect(child?.status?.verdict?.reasoning).toMatch(/timeout/);
+  });
+});
