@@ -36,6 +36,10 @@ async function connectGate(c: AgentConfig): Promise<NatsConnection> {
     name: `gavel-agent ${c.namespace}/${c.execution}`,
     // The worker may only subscribe below its own inbox prefix.
     inboxPrefix: inboxPrefix(c.namespace, c.execution),
+    // A NATS restart (its pod rescheduled) can take longer than the client's default ten
+    // reconnect attempts: keep trying; the gate client's own deadline bounds the wait.
+    maxReconnectAttempts: -1,
+    reconnectTimeWait: 1000,
     ...(creds !== undefined ? { authenticator: credsAuthenticator(new TextEncoder().encode(creds)) } : {}),
   });
 }
