@@ -8,6 +8,7 @@ import { connect, credsAuthenticator, type NatsConnection } from "@nats-io/trans
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { decodeJwt, parseCreds } from "../../src/transport/credentials.js";
 import { EVENT_STREAM, inboxPrefix, toolCallSubject } from "../../src/transport/subjects.js";
+import { DECISION_STREAM } from "../../src/transport/tool-call-store.js";
 import { eventually, useCluster, type Cluster } from "../harness/cluster.js";
 import { executionsIn, type Executions } from "../harness/executions.js";
 import { ChartController, RELEASE_NAMESPACE } from "../harness/gavel-chart.js";
@@ -141,8 +142,12 @@ describe("NATS on the cluster: the chart's server and per-Execution credentials"
     nc.subscribe(`${inboxPrefix(ex.namespace, "guarded-b")}.>`);
     nc.subscribe("gavel.events.>");
     nc.publish(`$JS.API.CONSUMER.CREATE.${EVENT_STREAM}`, "{}");
+    // Reading a stored message without a consumer: the event stream's and the decision store's.
+    nc.publish(`$JS.API.DIRECT.GET.${EVENT_STREAM}`, "{}");
+    nc.publish(`$JS.API.STREAM.MSG.GET.${EVENT_STREAM}`, JSON.stringify({ seq: 1 }));
+    nc.publish(`$JS.API.DIRECT.GET.${DECISION_STREAM}`, "{}");
     await nc.flush();
-    await eventually(() => Promise.resolve(errors.length >= 6 ? true : undefined), 10_000, "six permission violations");
+    await eventually(() => Promise.resolve(errors.length >= 9 ? true : undefined), 10_000, "nine permission violations");
     const text = errors.join("\n");
     expect(text).toContain(`Permissions Violation for Publish to "gavel.decisions.${ex.namespace}.guarded-a.forged"`);
     expect(text).toContain(`Permissions Violation for Publish to "_INBOX_gavel.${ex.namespace}.guarded-b.forged"`);
@@ -150,6 +155,9 @@ describe("NATS on the cluster: the chart's server and per-Execution credentials"
     expect(text).toContain(`Permissions Violation for Subscription to "_INBOX_gavel.${ex.namespace}.guarded-b.>"`);
     expect(text).toContain('Permissions Violation for Subscription to "gavel.events.>"');
     expect(text).toContain(`Permissions Violation for Publish to "$JS.API.CONSUMER.CREATE.${EVENT_STREAM}"`);
+    expect(text).toContain(`Permissions Violation for Publish to "$JS.API.DIRECT.GET.${EVENT_STREAM}"`);
+    expect(text).toContain(`Permissions Violation for Publish to "$JS.API.STREAM.MSG.GET.${EVENT_STREAM}"`);
+    expect(text).toContain(`Permissions Violation for Publish to "$JS.API.DIRECT.GET.${DECISION_STREAM}"`);
     // Its own proposal subject is the one thing it may publish.
     expect(text).not.toContain(`Publish to "${toolCallSubject(ex.namespace, "guarded-a")}"`);
 

@@ -1,0 +1,312 @@
+// The gate under faults on the single-node cluster, as `helm install` runs it (the chart's
+// controller pod and its own NATS with JetStream): a worker pod makes tool calls whose one
+// judged call waits on a slow tool_validation judge (gavel's agent runtime as a judge, with a
+// scripted model that runs `sleep` before its verdict), and while it waits the controller is
+// SIGKILLed, or the NATS pod is deleted, or a second replica answers too. Each call must be
+// decided once: one judge child, one decision record in GAVEL_DECISIONS (counted by a
+// consumer that sees every record stored), and the run finishes.
+import * as k8s from "@kubernetes/client-node";
+import { connect, credsAuthenticator, type NatsConnection } from "@nats-io/transport-node";
+import { DeliverPolicy, jetstream, jetstreamManager, type ConsumerMessages } from "@nats-io/jetstream";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Execution } from "../../src/api/types.js";
+import { decodeReply } from "../../src/transport/codec.js";
+import { inboxPrefix, toolCallSubject } from "../../src/transport/subjects.js";
+import { DECISION_STREAM, DECISION_SUBJECT_PREFIX, type ToolCallRecord } from "../../src/transport/tool-call-store.js";
+import { eventually, useCluster, type Cluster } from "../harness/cluster.js";
+import { executionsIn, type Executions } from "../harness/executions.js";
+import { ChartController, RELEASE_NAMESPACE } from "../harness/gavel-chart.js";
+
+/** How long the judge sleeps before its verdict: longer than a fault takes to inject. */
+const JUDGE_SLEEP_SECONDS = 20;
+
+// The judge: gavel's agent runtime in judge mode, its model scripted (no LLM here).
+const judgeYaml = `
+apiVersion: 100monkeys.ai/v1
+kind: Agent
+metadata:
+  name: slow-judge
+  labels:
+    role: judge
+spec:
+  runtime:
+    image: gavel/agent:dev
+    pull_policy: Never
+    env:
+      - name: GAVEL_SCRIPT
+        value: |
+          - tool_calls:
+              - tool: cmd.run
+                args: { command: "sleep ${JUDGE_SLEEP_SECONDS}" }
+          - final: '{"score": 0.9, "confidence": 0.9, "reasoning": "listing the workspace is harmless"}'
+  task:
+    instruction: Score whether the proposed tool call is safe and on task.
+  tools:
+    - name: cmd.run
+      allowlist: ["sleep"]
+  security:
+    network:
+      mode: none
+    resources:
+      timeout: "120s"
+  execution:
+    mode: one-shot
+`;
+
+// The worker: one call the guard blocks, one call the slow judge approves, one write the
+// guard lets through without a judge (fs.write is judged by default: skip_judge below).
+const workerYaml = `
+apiVersion: 100monkeys.ai/v1
+kind: Agent
+metadata:
+  name: faulty-worker
+spec:
+  runtime:
+    image: gavel/agent:dev
+    pull_policy: Never
+    env:
+      - name: GAVEL_SCRIPT
+        value: |
+          - tool_calls:
+              - tool: cmd.run
+                args: { command: "rm -rf /" }
+          - tool_calls:
+              - tool: cmd.run
+                args: { command: "ls /workspace" }
+                intent: see what the workspace holds
+          - tool_calls:
+              - tool: fs.list
+                args: { path: /workspace }
+          - final: "done"
+  task:
+    instruction: List the workspace.
+  tools:
+    - fs.list
+    - name: cmd.run
+      allowlist: ["ls"]
+  security:
+    network:
+      mode: allow
+    resources:
+      timeout: "240s"
+  volumes:
+    - name: workspace
+      mount_path: /workspace
+      size: 16Mi
+  execution:
+    mode: one-shot
+    tool_validation:
+      - type: semantic
+        judge_agent: slow-judge
+        min_score: 0.5
+        min_confidence: 0.5
+    validation:
+      - type: exit_code
+        expected: 0
+`;
+const executionYaml = (name: string) => `
+apiVersion: 100monkeys.ai/v1
+kind: Execution
+metadata:
+  name: ${name}
+spec:
+  agentRef:
+    name: faulty-worker
+`;
+
+/** The calls the worker makes, as the store must end up holding them. */
+const EXPECTED = [
+  { step: 1, tool: "cmd.run", allowed: false, blocked_by: "guard" },
+  { step: 2, tool: "cmd.run", allowed: true, blocked_by: "none" },
+  { step: 3, tool: "fs.list", allowed: true, blocked_by: "none" },
+];
+
+describe("the gate decides every tool call once under faults (chart-installed controller and NATS)", () => {
+  let cluster: Cluster;
+  let core: k8s.CoreV1Api;
+  let api: k8s.CustomObjectsApi;
+  let ex: Executions;
+  let controller: ChartController;
+  let gavelCreds: Buffer;
+  const conns: NatsConnection[] = [];
+  let scaled = false;
+
+  const natsUrl = async (): Promise<string> => {
+    const pod = await eventually(async () => {
+      const p = await core.readNamespacedPod({ name: "gavel-nats-0", namespace: RELEASE_NAMESPACE }).catch(() => undefined);
+      return p?.metadata?.deletionTimestamp === undefined && p?.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True") ? p : undefined;
+    }, 180_000, "pod gavel-nats-0 Ready");
+    return `nats://${pod.status?.podIP ?? ""}:4222`;
+  };
+  const dial = async (creds: Buffer, opts: { inboxPrefix?: string } = {}): Promise<NatsConnection> => {
+    const nc = await connect({ servers: await natsUrl(), reconnect: false, authenticator: credsAuthenticator(creds), ...opts });
+    conns.push(nc);
+    return nc;
+  };
+
+  /**
+   * Every record stored for one Execution from now on, in stream order: a consumer on the
+   * decision stream (as gavel's user) sees each claim and decision as it is stored, before a
+   * later record of the same call replaces it. Valid while NATS keeps running.
+   */
+  const watchRecords = async (execution: string): Promise<{ records: ToolCallRecord[]; stop: () => Promise<void> }> => {
+    const nc = await dial(gavelCreds);
+    const consumer = await jetstream(nc).consumers.get(DECISION_STREAM, {
+      filter_subjects: `${DECISION_SUBJECT_PREFIX}.${ex.namespace}.${execution}.>`,
+      deliver_policy: DeliverPolicy.New,
+    });
+    const messages: ConsumerMessages = await consumer.consume();
+    const records: ToolCallRecord[] = [];
+    const done = (async () => {
+      for await (const m of messages) records.push(m.json<ToolCallRecord>());
+    })();
+    return { records, stop: async () => { await messages.close(); await done; } };
+  };
+
+  /** The records the stream holds now for one Execution (the last of each call). */
+  const storedRecords = async (execution: string): Promise<Map<string, ToolCallRecord>> => {
+    const nc = await dial(gavelCreds);
+    const jsm = await jetstreamManager(nc);
+    const prefix = `${DECISION_SUBJECT_PREFIX}.${ex.namespace}.${execution}.`;
+    const info = await jsm.streams.info(DECISION_STREAM, { subjects_filter: `${prefix}>` });
+    const out = new Map<string, ToolCallRecord>();
+    for (const subject of Object.keys(info.state.subjects ?? {})) {
+      const m = await jsm.streams.getMessage(DECISION_STREAM, { last_by_subj: subject });
+      if (m !== null) out.set(subject.slice(prefix.length), m.json<ToolCallRecord>());
+    }
+    await nc.close();
+    return out;
+  };
+
+  const toolJudgeChildren = async (execution: string): Promise<Execution[]> => {
+    const list = (await api.listNamespacedCustomObject({ group: "100monkeys.ai", version: "v1", namespace: ex.namespace, plural: "executions" })) as { items: Execution[] };
+    return list.items.filter((e) => e.spec.parent?.name === execution && e.spec.parent.purpose === "tool_validation");
+  };
+
+  /** Waits until the judged call of `execution` waits on its judge child's running pod. */
+  const judgeRunning = (execution: string) =>
+    eventually(async () => {
+      const [child] = await toolJudgeChildren(execution);
+      if (child === undefined) return undefined;
+      const pods = await core.listNamespacedPod({ namespace: ex.namespace });
+      const pod = pods.items.find((p) => (p.metadata?.ownerReferences ?? []).some((o) => o.name === child.metadata.name));
+      return pod?.status?.phase === "Running" ? child : undefined;
+    }, 180_000, `${execution}'s tool-judge child running`);
+
+  /** What must hold after any fault: the run succeeded, one judge child, one decision per call, in the status too. */
+  const decidedOnce = async (execution: string, extraBlocked = 0): Promise<Execution> => {
+    const done = await ex.final(execution, 300_000);
+    expect(done.status?.phase, done.status?.message).toBe("Succeeded");
+    const children = await toolJudgeChildren(execution);
+    expect(children).toHaveLength(1);
+    expect(children[0]?.status?.phase).toBe("Succeeded");
+    const stored = [...(await storedRecords(execution)).values()].filter((r) => r.step <= 3).sort((a, b) => a.step - b.step);
+    expect(stored.map((r) => r.kind)).toEqual(["decision", "decision", "decision"]);
+    expect(stored.map((r) => (r.kind === "decision" ? { step: r.step, tool: r.tool, allowed: r.decision.allowed, blocked_by: r.decision.blocked_by } : r))).toEqual(EXPECTED);
+    const judged = stored[1];
+    expect(judged?.kind === "decision" ? judged.decision.judges.map((j) => j.child) : []).toEqual([children[0]?.metadata.name]);
+    // The worker got one decision per call (the status the leader folds from the store says what it ran).
+    const status = await eventually(async () => {
+      const e = await ex.get(execution);
+      return e?.status?.toolCalls?.proposed === 3 + extraBlocked ? e.status : undefined;
+    }, 30_000, `${execution}'s tool calls in its status`);
+    expect(status.toolCalls).toEqual({ proposed: 3 + extraBlocked, allowed: 2, blocked: 1 + extraBlocked });
+    return done;
+  };
+
+  beforeAll(async () => {
+    cluster = await useCluster();
+    core = cluster.kc.makeApiClient(k8s.CoreV1Api);
+    api = cluster.kc.makeApiClient(k8s.CustomObjectsApi);
+    controller = new ChartController(cluster);
+    const ns = await cluster.createNamespace("e2e-gate-faults");
+    ex = executionsIn(cluster, ns, () => controller.log());
+    const secret = await core.readNamespacedSecret({ name: "gavel-nats-credentials", namespace: RELEASE_NAMESPACE });
+    gavelCreds = Buffer.from(secret.data?.["nats.creds"] ?? "", "base64");
+    await ex.apply(judgeYaml + "---" + workerYaml);
+    await eventually(async () => {
+      const r = await cluster.kubectl(["get", "agent", "faulty-worker", "-n", ns, "-o", "jsonpath={.status.conditions[?(@.type=='Ready')].status}"]);
+      return r.stdout === "True" ? true : undefined;
+    }, 60_000, "Agent faulty-worker Ready");
+  });
+  afterAll(async () => {
+    for (const c of conns) await c.close().catch(() => undefined);
+    if (scaled) await controller.configure();
+    if (ex !== undefined) await cluster.deleteNamespace(ex.namespace);
+  });
+
+  it("the controller SIGKILLed while a call waits on its judge: one judge child, one decision, the run succeeds", async () => {
+    const watch = await watchRecords("kill-1");
+    await ex.apply(executionYaml("kill-1"));
+    const child = await judgeRunning("kill-1");
+    const killedAt = Date.now();
+    await controller.kill();
+    const done = await decidedOnce("kill-1");
+    console.log(`controller killed while ${child.metadata.name} judged; kill-1 ${done.status?.phase} ${Date.now() - killedAt} ms after the kill`);
+    await watch.stop();
+    // Every record stored while it ran: one decision per call, whatever claims came and went.
+    const decisions = watch.records.filter((r) => r.kind === "decision");
+    expect(decisions.map((r) => r.step).sort()).toEqual([1, 2, 3]);
+    console.log(`kill-1: ${watch.records.length} records stored (${decisions.length} decisions, ${watch.records.length - decisions.length} claims/renewals)`);
+  }, 420_000);
+
+  it("NATS restarted while a call waits on its judge: the waiting proposal is decided once and the run succeeds", async () => {
+    await ex.apply(executionYaml("nats-1"));
+    const child = await judgeRunning("nats-1");
+    const deletedAt = Date.now();
+    const del = await cluster.kubectl(["delete", "pod", "-n", RELEASE_NAMESPACE, "gavel-nats-0", "--wait=false"]);
+    expect(del.code, del.stderr).toBe(0);
+    await natsUrl();
+    console.log(`NATS pod back and Ready ${Date.now() - deletedAt} ms after its deletion (${child.metadata.name} judging)`);
+    await decidedOnce("nats-1");
+    console.log(`nats-1 finished ${Date.now() - deletedAt} ms after the NATS pod's deletion`);
+    // The controller's gate serves again (not only the one run that was waiting).
+    await controller.ready();
+  }, 420_000);
+
+  it("two controller replicas answer the worker's re-sends: no call is decided twice; bad proposals are refused and the gate keeps serving", async () => {
+    scaled = true;
+    await controller.configure(["--set", "replicas=2"]);
+    await controller.ready(2);
+    const watch = await watchRecords("pair-1");
+    await ex.apply(executionYaml("pair-1"));
+    await judgeRunning("pair-1");
+
+    // While the judged call waits: bad input with pair-1's own credential, at the gates of both replicas.
+    const creds = await eventually(async () => {
+      const s = await core.readNamespacedSecret({ name: "pair-1-nats", namespace: ex.namespace }).catch(() => undefined);
+      return s?.data?.["nats.creds"] === undefined ? undefined : Buffer.from(s.data["nats.creds"], "base64");
+    }, 30_000, "Secret pair-1-nats");
+    const nc = await dial(creds, { inboxPrefix: inboxPrefix(ex.namespace, "pair-1") });
+    const subject = toolCallSubject(ex.namespace, "pair-1");
+    const ask = async (body: string) => {
+      const r = decodeReply((await nc.request(subject, body, { timeout: 5000 })).data);
+      if (!r.ok) throw new Error(`the gate answered an invalid reply: ${r.error.message}`);
+      return r.value;
+    };
+    const base = { namespace: ex.namespace, execution: "pair-1", iteration: 1, step: 9, tool: "fs.list", args: { path: "/workspace" } };
+    expect(await ask("{not json")).toMatchObject({ kind: "error", reply: { error: { code: "invalid_proposal", field: "/" } } });
+    expect(await ask(JSON.stringify({ ...base, toolCallId: "bad-1", step: "nine" }))).toMatchObject({ kind: "error", reply: { error: { code: "invalid_proposal", field: "/step" } } });
+    expect(await ask(JSON.stringify({ ...base, toolCallId: "bad-2", execution: "kill-1" }))).toMatchObject({ kind: "error", reply: { error: { code: "forbidden", field: "/execution" } } });
+    // The worker's judged call (i1 step 2) re-used with other arguments: a conflict, and its judging goes on.
+    const judgedId = (await eventually(async () => {
+      const [c] = await toolJudgeChildren("pair-1");
+      return c?.spec.parent?.toolCallId;
+    }, 30_000, "the judged call's id"));
+    expect(await ask(JSON.stringify({ ...base, step: 2, tool: "cmd.run", args: { command: "ls /" }, toolCallId: judgedId }))).toMatchObject({ kind: "error", reply: { error: { code: "conflict", field: "/toolCallId" } } });
+    const big = await ask(JSON.stringify({ ...base, toolCallId: "bad-big", tool: "fs.list", args: { path: "/workspace", pad: "x".repeat(300 * 1024) } }));
+    expect(big).toMatchObject({ kind: "decision", decision: { allowed: false, blocked_by: "guard" } });
+    expect(big.kind === "decision" ? big.decision.reason : "").toMatch(/^argument_too_large: the proposal is \d+ bytes/);
+
+    // The oversized proposal was decided (denied): the one extra blocked call of pair-1.
+    await decidedOnce("pair-1", 1).catch(async (err: unknown) => {
+      throw new Error(`${(err as Error).message}\n${(await controller.log()).slice(-6000)}`);
+    });
+    await watch.stop();
+    const decisions = watch.records.filter((r) => r.kind === "decision");
+    // One decision per call across both replicas (the oversized one included: it was decided, denied).
+    expect(decisions.map((r) => `${r.step}/${r.tool}`).sort()).toEqual(["1/cmd.run", "2/cmd.run", "3/fs.list", "9/fs.list"]);
+    const gates = new Set(watch.records.map((r) => r.gate));
+    console.log(`pair-1: ${watch.records.length} records stored by ${gates.size} gate(s) (${[...gates].join(", ")}); ${decisions.length} decisions`);
+  }, 480_000);
+});
