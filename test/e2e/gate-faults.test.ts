@@ -10,6 +10,7 @@ import { connect, credsAuthenticator, type NatsConnection } from "@nats-io/trans
 import { DeliverPolicy, jetstream, jetstreamManager, type ConsumerMessages } from "@nats-io/jetstream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Execution } from "../../src/api/types.js";
+import { isTerminal } from "../../src/engine/phases.js";
 import { decodeReply } from "../../src/transport/codec.js";
 import { inboxPrefix, toolCallSubject } from "../../src/transport/subjects.js";
 import { DECISION_STREAM, DECISION_SUBJECT_PREFIX, type ToolCallRecord } from "../../src/transport/tool-call-store.js";
@@ -241,6 +242,8 @@ describe("the gate decides every tool call once under faults (chart-installed co
     const child = await judgeRunning("kill-1");
     const killedAt = Date.now();
     await controller.kill();
+    // The fault hit while the call waited: its judge is still at work.
+    expect(isTerminal((await ex.get(child.metadata.name))?.status?.phase)).toBe(false);
     const done = await decidedOnce("kill-1");
     console.log(`controller killed while ${child.metadata.name} judged; kill-1 ${done.status?.phase} ${Date.now() - killedAt} ms after the kill`);
     await watch.stop();
@@ -257,6 +260,7 @@ describe("the gate decides every tool call once under faults (chart-installed co
     const del = await cluster.kubectl(["delete", "pod", "-n", RELEASE_NAMESPACE, "gavel-nats-0", "--wait=false"]);
     expect(del.code, del.stderr).toBe(0);
     await natsUrl();
+    expect(isTerminal((await ex.get(child.metadata.name))?.status?.phase)).toBe(false);
     console.log(`NATS pod back and Ready ${Date.now() - deletedAt} ms after its deletion (${child.metadata.name} judging)`);
     await decidedOnce("nats-1");
     console.log(`nats-1 finished ${Date.now() - deletedAt} ms after the NATS pod's deletion`);
@@ -279,8 +283,8 @@ describe("the gate decides every tool call once under faults (chart-installed co
     }, 30_000, "Secret pair-1-nats");
     const nc = await dial(creds, { inboxPrefix: inboxPrefix(ex.namespace, "pair-1") });
     const subject = toolCallSubject(ex.namespace, "pair-1");
-    const ask = async (body: string) => {
-      const r = decodeReply((await nc.request(subject, body, { timeout: 5000 })).data);
+    const ask = async (body: string, timeout = 5000) => {
+      const r = decodeReply((await nc.request(subject, body, { timeout })).data);
       if (!r.ok) throw new Error(`the gate answered an invalid reply: ${r.error.message}`);
       return r.value;
     };
@@ -294,6 +298,11 @@ describe("the gate decides every tool call once under faults (chart-installed co
       return c?.spec.parent?.toolCallId;
     }, 30_000, "the judged call's id"));
     expect(await ask(JSON.stringify({ ...base, step: 2, tool: "cmd.run", args: { command: "ls /" }, toolCallId: judgedId }))).toMatchObject({ kind: "error", reply: { error: { code: "conflict", field: "/toolCallId" } } });
+    // The judged call re-sent 8 times at once, as a worker whose attempts time out would: the
+    // queue group spreads them over both replicas (one joins its own judging, the other waits
+    // on the claim); every answer is the one decision the store ends up holding.
+    const resent = Promise.all(Array.from({ length: 8 }, () => ask(JSON.stringify({ ...base, step: 2, tool: "cmd.run", args: { command: "ls /workspace" }, toolCallId: judgedId }), 120_000)));
+    resent.catch(() => undefined); // awaited below; never an unhandled rejection meanwhile
     const big = await ask(JSON.stringify({ ...base, toolCallId: "bad-big", tool: "fs.list", args: { path: "/workspace", pad: "x".repeat(300 * 1024) } }));
     expect(big).toMatchObject({ kind: "decision", decision: { allowed: false, blocked_by: "guard" } });
     expect(big.kind === "decision" ? big.decision.reason : "").toMatch(/^argument_too_large: the proposal is \d+ bytes/);
@@ -303,6 +312,9 @@ describe("the gate decides every tool call once under faults (chart-installed co
       throw new Error(`${(err as Error).message}\n${(await controller.log()).slice(-6000)}`);
     });
     await watch.stop();
+    const stored = (await storedRecords("pair-1")).get(judgedId ?? "");
+    expect(stored?.kind).toBe("decision");
+    for (const answer of await resent) expect(answer).toEqual({ kind: "decision", decision: stored?.kind === "decision" ? stored.decision : undefined });
     const decisions = watch.records.filter((r) => r.kind === "decision");
     // One decision per call across both replicas (the oversized one included: it was decided, denied).
     expect(decisions.map((r) => `${r.step}/${r.tool}`).sort()).toEqual(["1/cmd.run", "2/cmd.run", "3/fs.list", "9/fs.list"]);
