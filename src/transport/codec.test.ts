@@ -7,6 +7,7 @@ import {
   encodeDecision,
   encodeErrorReply,
   encodeProposal,
+  MAX_ARGS_DEPTH,
   proposalFingerprint,
   ProtocolError,
 } from "./codec.js";
@@ -63,6 +64,15 @@ describe("proposal codec", () => {
     const d = decodeProposal(new TextEncoder().encode("{not json"));
     expect(d.ok).toBe(false);
     if (!d.ok) expect(d.error.message).toMatch(/not JSON/);
+  });
+
+  it("refuses args nested deeper than MAX_ARGS_DEPTH (a few KB that would overflow the gate's stack), accepts the limit itself", () => {
+    const nested = (levels: number): unknown => JSON.parse(`${"[".repeat(levels)}${"]".repeat(levels)}`) as unknown;
+    const deep = decodeProposal(`{"namespace":"team","execution":"run-a","iteration":1,"step":1,"toolCallId":"c1","tool":"fs.list","args":{"a":${"[".repeat(20_000)}${"]".repeat(20_000)}}}`);
+    expect(deep).toMatchObject({ ok: false, error: { field: "/args", message: `proposal: field /args nests objects and arrays deeper than ${MAX_ARGS_DEPTH} levels` } });
+    expect(decodeProposal(JSON.stringify({ ...proposal, args: { a: nested(MAX_ARGS_DEPTH - 1) } })).ok).toBe(true);
+    expect(decodeProposal(JSON.stringify({ ...proposal, args: { a: nested(MAX_ARGS_DEPTH) } })).ok).toBe(false);
+    expect(() => encodeProposal({ ...proposal, args: { a: nested(MAX_ARGS_DEPTH) } as ToolCallProposal["args"] })).toThrow(/\/args nests/);
   });
 
   it("throws on encoding an invalid proposal", () => {

@@ -162,15 +162,44 @@ function check<T>(what: string, validate: ValidateFunction, value: unknown): Dec
   return { ok: false, error: toProtocolError(what, validate.errors) };
 }
 
+/**
+ * Deepest nesting of objects and arrays a proposal's args may have. The gate walks args
+ * recursively (fingerprint, guard views); a few kilobytes of `[[[[...]]]]` would otherwise
+ * overflow its stack and leave the call unanswered. Real tool arguments nest a few levels.
+ */
+export const MAX_ARGS_DEPTH = 64;
+
+// Iterative, so that the check itself cannot overflow on what it refuses.
+function nestingDepth(value: unknown, limit: number): number {
+  let deepest = 0;
+  const stack: [unknown, number][] = [[value, 1]];
+  while (stack.length > 0) {
+    const [v, depth] = stack.pop() as [unknown, number];
+    if (v === null || typeof v !== "object") continue;
+    deepest = Math.max(deepest, depth);
+    if (deepest > limit) return deepest;
+    for (const child of Array.isArray(v) ? v : Object.values(v as Record<string, unknown>)) stack.push([child, depth + 1]);
+  }
+  return deepest;
+}
+
+function checkProposal(value: unknown): Decoded<ToolCallProposal> {
+  const c = check<ToolCallProposal>("proposal", validateProposal, value);
+  if (c.ok && nestingDepth(c.value.args, MAX_ARGS_DEPTH) > MAX_ARGS_DEPTH) {
+    return { ok: false, error: new ProtocolError("/args", `proposal: field /args nests objects and arrays deeper than ${MAX_ARGS_DEPTH} levels`) };
+  }
+  return c;
+}
+
 /** Decodes and validates a proposal from the wire. */
 export function decodeProposal(data: Uint8Array | string): Decoded<ToolCallProposal> {
   const p = parse("proposal", data);
-  return p.ok ? check<ToolCallProposal>("proposal", validateProposal, p.value) : p;
+  return p.ok ? checkProposal(p.value) : p;
 }
 
 /** Validates and encodes a proposal; throws ProtocolError naming the field when it is invalid. */
 export function encodeProposal(proposal: ToolCallProposal): string {
-  const c = check<ToolCallProposal>("proposal", validateProposal, proposal);
+  const c = checkProposal(proposal);
   if (!c.ok) throw c.error;
   return JSON.stringify(proposal);
 }

@@ -287,6 +287,9 @@ describe("tool calls over NATS (real nats-server, JWT mode)", () => {
     expect(await ask(JSON.stringify(noArgs))).toMatchObject({ toolCallId: "call-b1", error: { code: "invalid_proposal", field: "/args" } });
     expect((await ask(JSON.stringify({ ...proposal("bad", "call-b2"), step: "one" }))).error.field).toBe("/step");
     expect((await ask(JSON.stringify({ ...proposal("bad", "call-b3"), extra: 1 }))).error.field).toBe("/extra");
+    // 40 KB of nested arrays: refused by name before the gate walks them (its stack would overflow and the call go unanswered).
+    const deep = JSON.stringify({ ...proposal("bad", "call-b4"), args: {} }).replace('"args":{}', `"args":{"a":${"[".repeat(20_000)}${"]".repeat(20_000)}}`);
+    expect(await ask(deep)).toMatchObject({ toolCallId: "call-b4", error: { code: "invalid_proposal", field: "/args" } });
     // The client refuses to send an invalid proposal at all.
     await expect(new ToolCallClient(nc).propose({ ...proposal("bad", "has space") })).rejects.toThrow(/\/toolCallId/);
     expect(service.stats.decides).toBe(0);
