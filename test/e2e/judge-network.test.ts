@@ -2,7 +2,8 @@
 // whose NetworkPolicies kube-network-policies enforces (test/harness/network-policy.sh): a
 // judge with `none` cannot reach another pod, one whose allowlist names that pod's host can,
 // and the same allowlisted judge still cannot reach a pod it does not name. The judge is the
-// command judge running a TCP connect as its one allowlisted command (`node`).
+// command judge running a TCP connect as its one allowlisted command (`node`); it declares the
+// input_schema fields it reads (criteria, worker_mounts): without one a judge gets {content, intent}.
 import * as k8s from "@kubernetes/client-node";
 import { beforeAll, describe, expect, it } from "vitest";
 import { eventually, useCluster, type Cluster } from "../harness/cluster.js";
@@ -25,6 +26,11 @@ spec:
   runtime:
     image: gavel/command-judge:dev
     pull_policy: Never
+  input_schema:
+    type: object
+    properties:
+      criteria: { type: string }
+      worker_mounts: { type: array, items: { type: string } }
   tools:
     - name: cmd.run
       allowlist: ["node"]

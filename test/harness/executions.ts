@@ -10,8 +10,11 @@ export const FINAL_PHASES = ["Succeeded", "Failed", "Cancelled", "TimedOut"];
 
 export interface Executions {
   namespace: string;
-  /** kubectl apply -f - in the namespace; throws with kubectl's stderr. */
-  apply(yaml: string): Promise<void>;
+  /**
+   * kubectl apply -f - in the namespace; throws with kubectl's stderr. `validate: "warn"` is how
+   * the reference's judge manifests apply verbatim (their metadata.version; docs/api.md).
+   */
+  apply(yaml: string, opts?: { validate?: "warn" }): Promise<void>;
   get(name: string): Promise<Execution | undefined>;
   /** Waits for a final phase; the error carries `diagnostics()` (e.g. the controller's log). */
   final(name: string, timeoutMs?: number): Promise<Execution>;
@@ -43,8 +46,9 @@ export function executionsIn(cluster: Cluster, namespace: string, diagnostics: (
     namespace,
     get,
     podsOf,
-    async apply(yaml) {
-      const r = await cluster.kubectl(["apply", "-n", namespace, "-f", "-"], { stdin: yaml });
+    async apply(yaml, opts = {}) {
+      const validate = opts.validate !== undefined ? [`--validate=${opts.validate}`] : [];
+      const r = await cluster.kubectl(["apply", ...validate, "-n", namespace, "-f", "-"], { stdin: yaml });
       if (r.code !== 0) throw new Error(`kubectl apply failed: ${r.stderr}`);
     },
     async final(name, timeoutMs = 240_000) {
