@@ -96,7 +96,7 @@ spec:
     - name: main
       image: gavel/base:bookworm-node20
       imagePullPolicy: Never
-      command: ["node", "-e", "require('net').createServer((s) => s.end('hi')).listen(8080)"]
+      command: ["node", "-e", "require('net').createServer((s) => { s.on('error', () => {}); s.end('hi'); }).listen(8080)"]
       securityContext: {runAsUser: 65534, runAsNonRoot: true, allowPrivilegeEscalation: false}
 ---
 apiVersion: v1

@@ -15,7 +15,9 @@
 # containerd 1.6): a connection made before the kubelet reported the pod's IP is not matched.
 source "$(dirname "$0")/lib.sh"
 KNP_VERSION=v0.8.0
-KNP_BIN="$GAVEL_CACHE/network-policies/$KNP_VERSION/bin/kube-network-policies"
+# The binary's directory names a hash of the wrapper module, so a change to it rebuilds.
+KNP_HASH="$(cat "$HARNESS_DIR/network-policies/go.mod" "$HARNESS_DIR/network-policies/go.sum" "$HARNESS_DIR/network-policies/main.go" | sha256sum | cut -c1-12)"
+KNP_BIN="$GAVEL_CACHE/network-policies/$KNP_VERSION-$KNP_HASH/bin/kube-network-policies"
 CLUSTER="$GAVEL_CACHE/cluster"
 CHAIN=GAVEL-NETPOL
 QUEUE=100
@@ -37,6 +39,8 @@ build() {
 
 pid() { [ -f "$CLUSTER/network-policies.pid" ] && cat "$CLUSTER/network-policies.pid"; }
 running() { local p; p="$(pid)" && [ -n "$p" ] && kill -0 "$p" 2>/dev/null; }
+# The running controller is this build (not one of an older wrapper module).
+current() { local p; p="$(pid)" && [ "$(as_root readlink "/proc/$p/exe" 2>/dev/null)" = "$KNP_BIN" ]; }
 
 rules() { # ACTION (-C/-A/-D) for each rule of the chain's jumps
   local action="$1"
@@ -50,6 +54,7 @@ rules() { # ACTION (-C/-A/-D) for each rule of the chain's jumps
 
 up() {
   build
+  if running && ! current; then log "restarting kube-network-policies (its build changed)"; down; fi
   if ! running; then
     (close_fds; as_root sh -c 'exec "$@" >>"'"$CLUSTER/network-policies.log"'" 2>&1 & echo $! >"'"$CLUSTER/network-policies.pid"'"' _ \
       "$KNP_BIN" --kubeconfig "$CLUSTER/kubeconfig" --hostname-override "$NODE_NAME" --nfqueue-id "$QUEUE" --v=1)

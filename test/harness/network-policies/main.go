@@ -46,8 +46,13 @@ func main() {
 		networkpolicy.Config{
 			QueueID:  *queue,
 			NodeName: *node,
-			// Containerd 1.6 (Debian bookworm) has no NRI: pod IPs come from the API server.
-			NRIdisabled: true,
+			// Containerd 1.6 (Debian bookworm) has no NRI socket, so pod IPs come from the API
+			// server. NRI stays "enabled" all the same: with NRIdisabled v0.8.0 looks up an IP
+			// that is no pod's (the node's, where pods reach the API server) in a nil NRI plugin
+			// and panics, and the iptables rules then let every packet through (--queue-bypass).
+			// Enabled, the plugin is created without connecting, its Run fails once (logged),
+			// and its empty IP map answers "no pod".
+			NRIdisabled: false,
 			// Fail closed: a packet queued while the controller is down is dropped.
 			FailOpen: false,
 		},
