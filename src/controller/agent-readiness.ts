@@ -6,7 +6,7 @@ import { crossValidateAgent, judgeReferences, readyCondition } from "../api/cros
 import type { Agent, Condition } from "../api/types.js";
 import { GROUP, VERSION } from "../api/types.js";
 import { validateManifest } from "../api/validate.js";
-import { runWorkers, WorkQueue, type WorkQueueOptions } from "./work-queue.js";
+import { runWorkers, WorkQueue, type WorkQueueOptions } from "./runtime/work-queue.js";
 import { messageOf } from "../errors.js";
 
 /** Type of the condition this controller owns. */

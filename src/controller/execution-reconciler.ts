@@ -56,8 +56,8 @@ import { withWorkerCredentials, type ExecutionCredentials } from "./execution-cr
 import { gateRequirement } from "../gate/enforcement.js";
 import { gateBlocks, mergeToolJudgeRefs, setGuarded, waitingForGate, type GateStatus } from "./cluster-gate.js";
 import { toGavelEvents, type ExecutionEventPublisher } from "./execution-events.js";
-import { LeaderLease } from "./execution-leader-lease.js";
-import { runWorkers, WorkQueue, type WorkQueueOptions } from "./work-queue.js";
+import { LeaderLease } from "./runtime/leader-lease.js";
+import { runWorkers, WorkQueue, type WorkQueueOptions } from "./runtime/work-queue.js";
 import { isConflict, isNotFound, messageOf, TerminalError } from "../errors.js";
 
 /** Condition type the reconciler sets when it cannot run an Execution as specified. */

@@ -6,7 +6,7 @@ import { join } from "node:path";
 import * as k8s from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Execution } from "../../src/api/types.js";
-import { LeaderLease } from "../../src/controller/execution-leader-lease.js";
+import { LeaderLease } from "../../src/controller/runtime/leader-lease.js";
 import { eventually, useCluster, type Cluster } from "../harness/cluster.js";
 import { executionsIn, type Executions } from "../harness/executions.js";
 import { ChartController, RELEASE_NAMESPACE } from "../harness/gavel-chart.js";

@@ -1,7 +1,7 @@
 // The Lease decision: create when absent, renew our own, take an empty or expired one, wait otherwise.
 import { describe, expect, it } from "vitest";
 import type * as k8s from "@kubernetes/client-node";
-import { leaseAction } from "./execution-leader-lease.js";
+import { leaseAction } from "./leader-lease.js";
 
 const now = new Date("2026-11-23T13:00:00Z");
 const lease = (holderIdentity: string | undefined, renewedSecondsAgo: number, leaseDurationSeconds = 15): k8s.V1Lease => ({

@@ -1,8 +1,8 @@
-// Leader election for the Execution reconciler: a coordination.k8s.io Lease held by one
+// Leader election for the controller runtime: a coordination.k8s.io Lease held by one
 // `gavel controller` replica at a time (client-go's leaderelection, in small). The holder
 // renews it; another replica takes it over once it has not been renewed for its duration.
 import * as k8s from "@kubernetes/client-node";
-import { isConflict, isNotFound } from "../errors.js";
+import { isConflict, isNotFound } from "../../errors.js";
 
 /** Options of LeaderLease. */
 export interface LeaderLeaseOptions {

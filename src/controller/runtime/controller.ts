@@ -1,0 +1,213 @@
+// The shape every gavel controller has (controller-runtime's Controller, in small): informers
+// map changes to keys, a de-duplicating queue hands each key to one reconcile at a time, a
+// failed reconcile is retried with per-key backoff, a terminal one is recorded and not retried,
+// everything is looked at again every resync, optionally only while holding a leader Lease.
+import { createHash } from "node:crypto";
+import * as k8s from "@kubernetes/client-node";
+import { classify, isConflict, messageOf, typedError, type TerminalError } from "../../errors.js";
+import { objectKey, splitKey, type ApiObject, type Informer } from "./informer.js";
+import { LeaderLease, type LeaderLeaseOptions } from "./leader-lease.js";
+import { runWorkers, WorkQueue, type ProcessResult, type WorkQueueOptions } from "./work-queue.js";
+
+/** What a reconcile returns: done, or look at the key again after requeueAfterMs. */
+export type ReconcileResult = ProcessResult;
+
+/** An informer and the keys of the primary objects a change of one of its objects concerns. */
+export interface WatchSource<T extends ApiObject> {
+  informer: Informer<T>;
+  /** Keys (namespace/name of primary objects) to reconcile when `obj` changes. */
+  keys(obj: T): Iterable<string>;
+}
+
+/** Leader election: the Lease, and what to do once it is lost (reconciling has stopped then). */
+export type LeaderElection = Omit<LeaderLeaseOptions, "kc" | "log"> & { onLost?: () => void };
+
+/** Options of a Controller. */
+export interface ControllerOptions<P extends ApiObject> {
+  /** Name for logs: agent, execution, guardpolicy. */
+  name: string;
+  kc: k8s.KubeConfig;
+  /** The kind reconciled: keys are its objects' namespace/name; resync and terminal Events use it. Keys default to the object's own. */
+  primary: { informer: Informer<P>; keys?: (obj: P) => Iterable<string> };
+  /** Other kinds whose changes wake primary keys (owned pods, child objects). Started before the primary. */
+  watches?: WatchSource<ApiObject>[];
+  /** Level-triggered: reads state by key, acts, returns when to look again. Throw to retry with backoff; throw TerminalError to stop. */
+  reconcile(key: string): Promise<ReconcileResult | void>;
+  /** Concurrent reconciles (of different keys); 0 runs none (the caller calls reconcile itself). Default 2. */
+  workers?: number;
+  /** Every resyncMs every primary key is queued again. 0 = never (default). */
+  resyncMs?: number;
+  queue?: WorkQueueOptions;
+  /** Reconcile only while holding this Lease; without it, reconciling starts at once. */
+  leaderElection?: LeaderElection;
+  /**
+   * Records why a key stopped on a terminal error. Default: a Warning Event on the primary
+   * object with the error's reason and message (one per distinct reason and message).
+   */
+  onTerminal?: (key: string, err: TerminalError) => Promise<void>;
+  now?: () => Date;
+  log?: (line: string) => void;
+}
+
+/** What the runtime has done for a controller. */
+export interface ControllerStats {
+  reconciles: number;
+  /** Reconciles that threw (all kinds). */
+  errors: number;
+  /** Of those, lost write races (409): retried like any transient error. */
+  conflicts: number;
+  /** Of those, terminal: recorded and not retried. */
+  terminal: number;
+}
+
+/** Runs one reconcile function over the keys its informers produce. */
+export class Controller<P extends ApiObject> {
+  readonly queue: WorkQueue;
+  readonly stats: ControllerStats = { reconciles: 0, errors: 0, conflicts: 0, terminal: 0 };
+  private readonly log: (line: string) => void;
+  private readonly now: () => Date;
+  private readonly events: k8s.CoreV1Api;
+  private workers: Promise<void> | undefined;
+  private resync: NodeJS.Timeout | undefined;
+  private lease: LeaderLease | undefined;
+  private stopped = false;
+
+  constructor(private readonly opts: ControllerOptions<P>) {
+    this.queue = new WorkQueue(opts.queue);
+    this.log = opts.log ?? (() => {});
+    this.now = opts.now ?? (() => new Date());
+    this.events = opts.kc.makeApiClient(k8s.CoreV1Api);
+    const primaryKeys = opts.primary.keys ?? ((obj: P) => {
+      const key = objectKey(obj);
+      return key === undefined ? [] : [key];
+    });
+    opts.primary.informer.on((_event, obj) => this.enqueue(primaryKeys(obj)));
+    for (const w of opts.watches ?? []) w.informer.on((_event, obj) => this.enqueue(w.keys(obj)));
+  }
+
+  /**
+   * Fills every cache (secondary first, so a primary key never sees an empty one), then starts
+   * the workers at once, or once this replica holds the Lease (keys queue up meanwhile).
+   */
+  async start(): Promise<void> {
+    for (const w of this.opts.watches ?? []) await w.informer.start();
+    await this.opts.primary.informer.start();
+    const le = this.opts.leaderElection;
+    if (le === undefined) {
+      this.startWorkers();
+      return;
+    }
+    const { onLost, ...lease } = le;
+    this.lease = new LeaderLease({ ...lease, kc: this.opts.kc, log: this.log });
+    this.lease.acquire(() => {
+      // A replica that may no longer lead must not act on anything: stop, and let it restart.
+      this.queue.shutDown();
+      onLost?.();
+    }).then(
+      (ok) => {
+        if (ok && !this.stopped) this.startWorkers();
+      },
+      (err: unknown) => this.log(`${this.opts.name} leader election failed: ${messageOf(err)}`),
+    );
+  }
+
+  /** Whether this replica reconciles: it holds the Lease, or (without election) its workers run. */
+  get isLeader(): boolean {
+    return this.lease === undefined ? this.workers !== undefined : this.lease.isLeader;
+  }
+
+  /** Queues every known primary object again. */
+  requeueAll(): void {
+    for (const obj of this.opts.primary.informer.list()) {
+      const key = objectKey(obj);
+      if (key !== undefined) this.queue.add(key);
+    }
+  }
+
+  /** Stops the watches and the workers; resolves when in-flight reconciles have returned, then hands the Lease back. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.resync !== undefined) clearInterval(this.resync);
+    this.queue.shutDown();
+    await this.opts.primary.informer.stop();
+    for (const w of this.opts.watches ?? []) await w.informer.stop();
+    await this.workers;
+    // Handed back only after the last reconcile returned, so two replicas never overlap.
+    await this.lease?.stop();
+  }
+
+  private enqueue(keys: Iterable<string>): void {
+    for (const key of keys) this.queue.add(key);
+  }
+
+  private startWorkers(): void {
+    const workers = this.opts.workers ?? 2;
+    if (workers <= 0) return;
+    this.workers = runWorkers(this.queue, workers, (key) => this.process(key), (key, err) => {
+      this.log(`${this.opts.name} ${key}: reconcile failed (${isConflict(err) ? "conflict" : "transient"}), retrying with backoff in ${this.queue.nextBackoffMs(key)} ms: ${messageOf(err)}`);
+    });
+    // Everything known is looked at once: keys queued before the workers ran are not lost either way.
+    this.requeueAll();
+    const resyncMs = this.opts.resyncMs ?? 0;
+    if (resyncMs > 0) this.resync = setInterval(() => this.requeueAll(), resyncMs);
+  }
+
+  /** One reconcile: a terminal error is recorded and ends the key's retries; anything else is rethrown (backoff). */
+  private async process(key: string): Promise<ReconcileResult | void> {
+    this.stats.reconciles++;
+    try {
+      return await this.opts.reconcile(key);
+    } catch (err) {
+      this.stats.errors++;
+      const kind = classify(err);
+      if (kind === "conflict") this.stats.conflicts++;
+      if (kind !== "terminal") throw err;
+      this.stats.terminal++;
+      const terminal = typedError(err) as TerminalError;
+      this.log(`${this.opts.name} ${key}: reconcile failed for good (${terminal.reason}), not retried: ${terminal.message}`);
+      await (this.opts.onTerminal ?? ((k, e) => this.recordEvent(k, e)))(key, terminal).catch((e: unknown) => {
+        this.log(`${this.opts.name} ${key}: recording the terminal error failed: ${messageOf(e)}`);
+      });
+      return undefined;
+    }
+  }
+
+  /** A Warning Event on the primary object; one per distinct reason and message (a second is a 409 and kept as is). */
+  private async recordEvent(key: string, err: TerminalError): Promise<void> {
+    const { namespace, name } = splitKey(key);
+    const obj = this.opts.primary.informer.get(name, namespace === "" ? undefined : namespace);
+    if (obj === undefined) return;
+    const body = terminalEvent(obj, err, this.opts.name, this.now());
+    try {
+      await this.events.createNamespacedEvent({ namespace: body.metadata?.namespace ?? "default", body });
+    } catch (e) {
+      if (!isConflict(e)) throw e;
+    }
+  }
+}
+
+/** The Warning Event that records a terminal error on an object: reason and message of the error, named after both. */
+export function terminalEvent(obj: ApiObject, err: TerminalError, component: string, now: Date): k8s.CoreV1Event {
+  const namespace = obj.metadata?.namespace ?? "default";
+  const name = obj.metadata?.name ?? "";
+  const uid = obj.metadata?.uid;
+  const digest = createHash("sha256").update(`${uid ?? ""}\n${err.reason}\n${err.message}`).digest("hex").slice(0, 16);
+  const message = err.message.length > 1024 ? `${err.message.slice(0, 1021)}...` : err.message;
+  return {
+    metadata: { name: `${name.slice(0, 200)}.terminal-${digest}`, namespace },
+    involvedObject: {
+      ...(obj.apiVersion !== undefined ? { apiVersion: obj.apiVersion } : {}),
+      ...(obj.kind !== undefined ? { kind: obj.kind } : {}),
+      name,
+      namespace,
+      ...(uid !== undefined ? { uid } : {}),
+    },
+    reason: err.reason,
+    message,
+    type: "Warning",
+    source: { component: `gavel-${component}-controller` },
+    firstTimestamp: now,
+    lastTimestamp: now,
+    count: 1,
+  };
+}
