@@ -2,7 +2,7 @@
 // changed (lastTransitionTime kept), referrers of a judge, keys. No server.
 import { describe, expect, it } from "vitest";
 import type { Agent, Condition } from "../api/types.js";
-import { currentReady, desiredReady, INVALID_SPEC, keyOf, readyStatusPatch, referrersOf } from "./agent-readiness.js";
+import { currentReady, desiredReady, INVALID_SPEC, readyStatusPatch, referrersOf } from "./agent-readiness.js";
 
 const T0 = new Date("2026-01-01T00:00:00Z");
 const T1 = new Date("2026-01-01T01:00:00Z");
@@ -103,16 +103,11 @@ describe("readyStatusPatch", () => {
   });
 });
 
-describe("referrersOf and keyOf", () => {
+describe("referrersOf", () => {
   it("finds the Agents that name a judge in semantic, multi_judge and tool_validation", () => {
     const multi = { ...worker("m", "x"), spec: { execution: { validation: [{ type: "multi_judge", judges: ["a", "j"], consensus: "majority" }] } } } as unknown as Agent;
     const tool = { ...worker("t", "x"), spec: { execution: { tool_validation: [{ judge_agent: "j" }] } } } as unknown as Agent;
     const junk = { metadata: { name: "junk" }, spec: null } as unknown as Agent;
     expect(referrersOf("j", [worker("w", "j"), worker("v", "other"), multi, tool, judge("j"), junk])).toEqual(["w", "m", "t"]);
-  });
-
-  it("keys objects namespace/name and skips nameless ones", () => {
-    expect(keyOf({ metadata: { name: "a", namespace: "n" } })).toBe("n/a");
-    expect(keyOf({ metadata: {} })).toBeUndefined();
   });
 });

@@ -1,13 +1,14 @@
 // The Agent Ready condition: a controller that watches Agents and writes Ready=True/False from the
 // schema rules and the cross-object rules (judges exist, are judges, run one-shot). Pure part first.
 import * as k8s from "@kubernetes/client-node";
-import type { KubernetesListObject, KubernetesObject } from "@kubernetes/client-node";
 import { crossValidateAgent, judgeReferences, readyCondition } from "../api/cross-validate.js";
 import type { Agent, Condition } from "../api/types.js";
 import { GROUP, VERSION } from "../api/types.js";
 import { validateManifest } from "../api/validate.js";
-import { runWorkers, WorkQueue, type WorkQueueOptions } from "./runtime/work-queue.js";
-import { messageOf } from "../errors.js";
+import { Controller } from "./runtime/controller.js";
+import { customResource, Informer, objectKey, splitKey } from "./runtime/informer.js";
+import type { WorkQueue, WorkQueueOptions } from "./runtime/work-queue.js";
+import { isConflict, isNotFound, messageOf } from "../errors.js";
 
 /** Type of the condition this controller owns. */
 export const READY = "Ready";
@@ -105,13 +106,6 @@ function safeRefs(agent: Agent): { name: string }[] {
   }
 }
 
-/** The queue key of an object: namespace/name. */
-export function keyOf(obj: { metadata?: { name?: string; namespace?: string } }): string | undefined {
-  const name = obj.metadata?.name;
-  if (typeof name !== "string" || name === "") return undefined;
-  return `${obj.metadata?.namespace ?? ""}/${name}`;
-}
-
 // ---------------------------------------------------------------- controller
 
 /** Options of AgentReadinessController. */
@@ -140,100 +134,76 @@ export interface ReadinessStats {
 
 /** Watches Agents and keeps each one's Ready condition equal to what the rules say. */
 export class AgentReadinessController {
-  readonly queue: WorkQueue;
-  readonly stats: ReadinessStats = { reconciles: 0, statusWrites: 0, conflicts: 0, errors: 0 };
-  private readonly informer: k8s.ListWatch<KubernetesObject>;
+  private readonly counts = { reconciles: 0, statusWrites: 0, conflicts: 0 };
+  private readonly agents: Informer<Agent>;
+  private readonly controller: Controller<Agent>;
   private readonly api: k8s.CustomObjectsApi;
   private readonly now: () => Date;
-  private readonly log: (line: string) => void;
-  private workers: Promise<void> | undefined;
-  private resync: NodeJS.Timeout | undefined;
-  private restart: NodeJS.Timeout | undefined;
-  private stopped = false;
 
   constructor(private readonly opts: AgentReadinessOptions) {
-    this.queue = new WorkQueue(opts.queue);
     this.api = opts.kc.makeApiClient(k8s.CustomObjectsApi);
     this.now = opts.now ?? (() => new Date());
-    this.log = opts.log ?? (() => {});
-    const ns = opts.namespace;
-    const path = ns === undefined ? `/apis/${GROUP}/${VERSION}/agents` : `/apis/${GROUP}/${VERSION}/namespaces/${ns}/agents`;
-    const list = async (): Promise<KubernetesListObject<KubernetesObject>> => {
-      const params = { group: GROUP, version: VERSION, plural: "agents" };
-      const got: unknown = ns === undefined
-        ? await this.api.listCustomObjectForAllNamespaces(params)
-        : await this.api.listNamespacedCustomObject({ ...params, namespace: ns });
-      return got as KubernetesListObject<KubernetesObject>;
-    };
-    this.informer = new k8s.ListWatch<KubernetesObject>(path, new k8s.Watch(opts.kc), list, false);
-    const onChange = (obj: KubernetesObject) => this.enqueueWithReferrers(obj as unknown as Agent);
-    this.informer.on("add", onChange);
-    this.informer.on("update", onChange);
-    this.informer.on("delete", onChange);
-    this.informer.on("error", (err?: unknown) => {
-      // ListWatch stops on an error other than 410; start it again after a pause.
-      if (this.stopped) return;
-      this.log(`agent watch failed, restarting in 1s: ${messageOf(err)}`);
-      this.restart = setTimeout(() => {
-        this.informer.start().catch((e: unknown) => this.log(`agent watch restart failed: ${String(e)}`));
-      }, 1000);
+    const log = opts.log ?? (() => {});
+    this.agents = new Informer<Agent>({
+      kc: opts.kc,
+      resource: customResource<Agent>(opts.kc, "agent", "agents"),
+      ...(opts.namespace !== undefined ? { namespaces: [opts.namespace] } : {}),
+      log,
     });
+    this.controller = new Controller<Agent>({
+      name: "agent",
+      kc: opts.kc,
+      // An Agent's change wakes it and every Agent of its namespace that names it as a judge.
+      primary: { informer: this.agents, keys: (agent) => this.withReferrers(agent) },
+      reconcile: (key) => this.reconcile(key),
+      workers: opts.workers ?? 2,
+      resyncMs: opts.resyncMs ?? 300_000,
+      ...(opts.queue !== undefined ? { queue: opts.queue } : {}),
+      log,
+    });
+  }
+
+  /** The work queue (keys namespace/name). */
+  get queue(): WorkQueue {
+    return this.controller.queue;
+  }
+
+  /** Counters; errors are the runtime's (reconciles that threw, retried with backoff). */
+  get stats(): ReadinessStats {
+    return { ...this.counts, errors: this.controller.stats.errors };
   }
 
   /** Lists Agents (the cache is filled when this resolves), starts the watch and the workers. */
   async start(): Promise<void> {
-    await this.informer.start();
-    const workers = this.opts.workers ?? 2;
-    if (workers > 0) {
-      this.workers = runWorkers(this.queue, workers, (key) => this.reconcile(key), (key, err) => {
-        this.stats.errors++;
-        this.log(`reconcile ${key} failed (retrying with backoff): ${messageOf(err)}`);
-      });
-    }
-    const resyncMs = this.opts.resyncMs ?? 300_000;
-    if (resyncMs > 0) {
-      this.resync = setInterval(() => this.requeueAll(), resyncMs);
-    }
+    await this.controller.start();
   }
 
   /** Reconciles every known Agent again (e.g. when the tool-call gate comes or goes). */
   requeueAll(): void {
-    for (const obj of this.informer.list()) {
-      const key = keyOf(obj);
-      if (key !== undefined) this.queue.add(key);
-    }
+    this.controller.requeueAll();
   }
 
   /** Stops the watch and the workers; resolves when in-flight reconciles have finished. */
   async stop(): Promise<void> {
-    this.stopped = true;
-    if (this.resync !== undefined) clearInterval(this.resync);
-    if (this.restart !== undefined) clearTimeout(this.restart);
-    this.queue.shutDown();
-    await this.informer.stop();
-    await this.workers;
+    await this.controller.stop();
   }
 
-  /** The Agent and every Agent of its namespace that names it as a judge. */
-  private enqueueWithReferrers(agent: Agent): void {
-    const key = keyOf(agent);
-    if (key === undefined) return;
-    this.queue.add(key);
+  /** The Agent's key and the keys of every Agent of its namespace that names it as a judge. */
+  private withReferrers(agent: Agent): string[] {
+    const key = objectKey(agent);
+    if (key === undefined) return [];
     const ns = agent.metadata.namespace;
-    const peers = this.informer.list(ns) as unknown as Agent[];
-    for (const name of referrersOf(agent.metadata.name, peers)) this.queue.add(`${ns ?? ""}/${name}`);
+    return [key, ...referrersOf(agent.metadata.name, this.agents.list(ns)).map((name) => `${ns ?? ""}/${name}`)];
   }
 
   /** Level-triggered: reads the cached Agent and its peers, writes Ready only when it differs. */
   async reconcile(key: string): Promise<void> {
-    this.stats.reconciles++;
-    const slash = key.indexOf("/");
-    const ns = key.slice(0, slash);
-    const name = key.slice(slash + 1);
-    const agent = this.informer.get(name, ns === "" ? undefined : ns) as unknown as Agent | undefined;
+    this.counts.reconciles++;
+    const { namespace: ns, name } = splitKey(key);
+    const agent = this.agents.get(name, ns === "" ? undefined : ns);
     // Gone: nothing to write; its referrers were queued by the delete event.
     if (agent === undefined || agent.metadata.deletionTimestamp !== undefined) return;
-    const lookup = (n: string) => this.informer.get(n, ns === "" ? undefined : ns) as unknown as Agent | undefined;
+    const lookup = (n: string) => this.agents.get(n, ns === "" ? undefined : ns);
     const patch = readyStatusPatch(agent, desiredReady(agent, lookup, this.now(), this.opts.enforcement?.(agent)));
     if (patch === undefined) return;
     try {
@@ -241,12 +211,11 @@ export class AgentReadinessController {
         { group: GROUP, version: VERSION, plural: "agents", namespace: ns, name, body: patch },
         k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.MergePatch),
       );
-      this.stats.statusWrites++;
+      this.counts.statusWrites++;
     } catch (err) {
-      const code = (err as { code?: number }).code;
-      if (code === 404) return;
+      if (isNotFound(err)) return;
       // A conflict means the cache was stale: the watch brings the new version; look again then.
-      if (code === 409) this.stats.conflicts++;
+      if (isConflict(err)) this.counts.conflicts++;
       throw err;
     }
   }

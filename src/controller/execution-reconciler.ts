@@ -51,7 +51,7 @@ import {
   workspaceMounts,
 } from "./execution-pods.js";
 import { judgeNamesOf, sameStatus } from "./execution-state.js";
-import { keyOf } from "./agent-readiness.js";
+import { objectKey as keyOf } from "./runtime/informer.js";
 import { withWorkerCredentials, type ExecutionCredentials } from "./execution-credentials.js";
 import { gateRequirement } from "../gate/enforcement.js";
 import { gateBlocks, mergeToolJudgeRefs, setGuarded, waitingForGate, type GateStatus } from "./cluster-gate.js";
