@@ -1,10 +1,10 @@
-// The GuardPolicySource's reconcile rules without a server: objects are fed in as a watch would
-// (observe / replaceScope) and the store, outcomes and status are checked.
-import * as k8s from "@kubernetes/client-node";
+// The GuardPolicy compile rules without a server: objects are fed in as the informer's cache
+// would hold them (one key reconciled per change; a relist reconciles every key) and the
+// store and outcomes are checked.
 import { describe, expect, it } from "vitest";
 import { API_VERSION, type GuardPolicy, type GuardPolicySpec } from "../api/types.js";
 import { PolicyStore } from "../gate/guard/policy-store.js";
-import { desiredStatus, GuardPolicySource, specCounts } from "./guard-policy-source.js";
+import { desiredStatus, GuardPolicyCompiler, specCounts } from "./guard-policy-source.js";
 
 const CTL = "gavel-system";
 
@@ -12,90 +12,120 @@ function policy(namespace: string, name: string, spec: GuardPolicySpec, generati
   return { apiVersion: API_VERSION, kind: "GuardPolicy", metadata: { namespace, name, generation, uid }, spec };
 }
 
-function setup(): { store: PolicyStore; source: GuardPolicySource } {
+const keyOf = (o: GuardPolicy) => `${o.metadata.namespace ?? ""}/${o.metadata.name ?? ""}`;
+
+/** A compiler over an in-memory cache: put/remove change one object and reconcile its key; relist replaces a scope. */
+function setup() {
   const store = new PolicyStore(CTL);
-  // No start() and no status writes: nothing ever connects to this address.
-  const kc = new k8s.KubeConfig();
-  kc.loadFromOptions({
-    clusters: [{ name: "none", server: "https://127.0.0.1:1" }],
-    users: [{ name: "none" }],
-    contexts: [{ name: "none", cluster: "none", user: "none" }],
-    currentContext: "none",
-  });
-  const source = new GuardPolicySource({ kc, store, controllerNamespace: CTL, writeStatus: false });
-  return { store, source };
+  const compiler = new GuardPolicyCompiler(store);
+  const cache = new Map<string, GuardPolicy>();
+  const reconcile = (k: string) => compiler.reconcile(k, cache.get(k), (key) => cache.has(key));
+  return {
+    store,
+    compiler,
+    put: (o: GuardPolicy) => {
+      cache.set(keyOf(o), o);
+      reconcile(keyOf(o));
+    },
+    remove: (o: GuardPolicy) => {
+      cache.delete(keyOf(o));
+      reconcile(keyOf(o));
+    },
+    /** What a relist of `namespace` (all when undefined) does: vanished keys and then listed keys are reconciled. */
+    relist: (namespace: string | undefined, items: GuardPolicy[]) => {
+      const gone = [...cache.entries()].filter(([, o]) => namespace === undefined || o.metadata.namespace === namespace).map(([k]) => k);
+      for (const k of gone) cache.delete(k);
+      for (const o of items) cache.set(keyOf(o), o);
+      for (const k of gone) if (!cache.has(k)) reconcile(k);
+      for (const o of items) reconcile(keyOf(o));
+    },
+  };
 }
 
 const revoke = (tool: string, reason: string): GuardPolicySpec => ({ revoked_tools: [{ tool, reason }] });
 const lookahead: GuardPolicySpec = { adaptive_rules: [{ name: "la", match_field: "tool", pattern: "(?=x)", action: "deny", reason: "r" }] };
 
-describe("GuardPolicySource reconcile", () => {
+describe("GuardPolicyCompiler", () => {
   it("applies adds, updates and deletes to the store", () => {
-    const { store, source } = setup();
-    source.observe("ADDED", policy("team", "p", revoke("shell", "a")));
+    const { store, compiler, put, remove } = setup();
+    put(policy("team", "p", revoke("shell", "a")));
     expect(store.get("team").revoked.get("shell")).toBe("a");
-    source.observe("MODIFIED", policy("team", "p", revoke("shell", "b"), 2));
+    put(policy("team", "p", revoke("shell", "b"), 2));
     expect(store.get("team").revoked.get("shell")).toBe("b");
-    source.observe("DELETED", policy("team", "p", revoke("shell", "b"), 2));
+    remove(policy("team", "p", revoke("shell", "b"), 2));
     expect(store.get("team").revoked.size).toBe(0);
-    expect(source.outcome("team", "p")).toBeUndefined();
+    expect(compiler.outcome("team", "p")).toBeUndefined();
   });
 
   it("keeps the last good version when an update does not compile, and records why", () => {
-    const { store, source } = setup();
-    source.observe("ADDED", policy("team", "p", revoke("shell", "good")));
+    const { store, compiler, put } = setup();
+    put(policy("team", "p", revoke("shell", "good")));
     const version = store.version;
-    source.observe("MODIFIED", policy("team", "p", { ...revoke("shell", "bad"), ...lookahead }, 2));
+    put(policy("team", "p", { ...revoke("shell", "bad"), ...lookahead }, 2));
     expect(store.version).toBe(version);
     expect(store.get("team").revoked.get("shell")).toBe("good");
-    const outcome = source.outcome("team", "p");
+    const outcome = compiler.outcome("team", "p");
     expect(outcome).toMatchObject({ ready: false, generation: 2 });
     expect(outcome?.message).toContain("GuardPolicy team/p: adaptive_rules[0] (la)");
   });
 
   it("does not recompile for a status-only change of the same generation", () => {
-    const { store, source } = setup();
-    source.observe("ADDED", policy("team", "p", revoke("shell", "a")));
+    const { store, put } = setup();
+    put(policy("team", "p", revoke("shell", "a")));
     const version = store.version;
-    source.observe("MODIFIED", { ...policy("team", "p", revoke("shell", "a")), status: { observedGeneration: 1 } });
+    put({ ...policy("team", "p", revoke("shell", "a")), status: { observedGeneration: 1 } });
     expect(store.version).toBe(version);
   });
 
   it("drops the old rules of a deleted and recreated object even if the new one is bad", () => {
-    const { store, source } = setup();
-    source.observe("ADDED", policy("team", "p", revoke("shell", "old"), 1, "uid-1"));
+    const { store, compiler, put, relist } = setup();
+    put(policy("team", "p", revoke("shell", "old"), 1, "uid-1"));
     // The deletion was missed (watch gap); the relist shows a new object under the same name.
-    source.replaceScope(undefined, [policy("team", "p", lookahead, 1, "uid-2")], false);
+    relist(undefined, [policy("team", "p", lookahead, 1, "uid-2")]);
     expect(store.get("team").revoked.has("shell")).toBe(false);
-    expect(source.outcome("team", "p")).toMatchObject({ ready: false, uid: "uid-2" });
-    expect(source.relistCount).toBe(1);
+    expect(compiler.outcome("team", "p")).toMatchObject({ ready: false, uid: "uid-2" });
   });
 
   it("a relist removes objects that disappeared and merges the cluster default", () => {
-    const { store, source } = setup();
-    source.replaceScope(undefined, [policy("team", "p", revoke("shell", "team")), policy("team", "q", revoke("fetch", "team"))], true);
+    const { store, relist } = setup();
+    relist(undefined, [policy("team", "p", revoke("shell", "team")), policy("team", "q", revoke("fetch", "team"))]);
     expect(store.get("team").sources).toEqual(["p", "q"]);
-    source.replaceScope(undefined, [policy("team", "p", revoke("shell", "team")), policy(CTL, "default", revoke("read_file", "cluster"))], false);
+    relist(undefined, [policy("team", "p", revoke("shell", "team")), policy(CTL, "default", revoke("read_file", "cluster"))]);
     expect(store.get("team").sources).toEqual(["default", "p"]);
     expect(store.get("team").revoked.get("read_file")).toBe("cluster");
     expect(store.get("elsewhere").revoked.get("read_file")).toBe("cluster");
     expect(store.get("team").revoked.has("fetch")).toBe(false);
   });
 
+  it("a removed policy is out of the set before the next key compiles, whichever key comes first", () => {
+    const { store, compiler } = setup();
+    const cache = new Map<string, GuardPolicy>();
+    const a = policy("team", "a", revoke("shell", "a"));
+    cache.set(keyOf(a), a);
+    compiler.reconcile(keyOf(a), a, (k) => cache.has(k));
+    // a vanishes and b arrives; b's key is reconciled before a's (queue order is not promised).
+    cache.delete(keyOf(a));
+    const b = policy("team", "b", revoke("fetch", "b"));
+    cache.set(keyOf(b), b);
+    compiler.reconcile(keyOf(b), b, (k) => cache.has(k));
+    expect(store.get("team").sources).toEqual(["b"]);
+    expect(store.get("team").revoked.has("shell")).toBe(false);
+  });
+
   it("a namespace-scoped relist leaves other namespaces alone", () => {
-    const { store, source } = setup();
-    source.observe("ADDED", policy("a", "p", revoke("shell", "a")));
-    source.observe("ADDED", policy("b", "p", revoke("shell", "b")));
-    source.replaceScope("a", [], false);
+    const { store, put, relist } = setup();
+    put(policy("a", "p", revoke("shell", "a")));
+    put(policy("b", "p", revoke("shell", "b")));
+    relist("a", []);
     expect(store.get("a").revoked.size).toBe(0);
     expect(store.get("b").revoked.get("shell")).toBe("b");
   });
 
   it("a bad cluster default is refused without blocking namespace policies", () => {
-    const { store, source } = setup();
-    source.observe("ADDED", policy(CTL, "default", lookahead));
-    source.observe("ADDED", policy("team", "p", revoke("shell", "team")));
-    expect(source.outcome(CTL, "default")?.ready).toBe(false);
+    const { store, compiler, put } = setup();
+    put(policy(CTL, "default", lookahead));
+    put(policy("team", "p", revoke("shell", "team")));
+    expect(compiler.outcome(CTL, "default")?.ready).toBe(false);
     expect(store.get("team").sources).toEqual(["p"]);
   });
 });
