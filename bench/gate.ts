@@ -9,20 +9,14 @@ import { runGuard } from "../src/gate/guard/guard.js";
 import { compilePolicy } from "../src/gate/guard/policy.js";
 import { startNats } from "../src/transport/nats-server.js";
 import { ToolCallService } from "../src/transport/tool-call-service.js";
-import { benchProposal as proposal, type LoadRequest, type LoadResult } from "./gate-load.js";
+import type { LoadRequest } from "./gate-load.js";
+import { benchProposal as proposal, percentile, type LoadResult } from "./load.js";
 import type { BenchResult, BenchSuite } from "./types.js";
 
 const RATE = 1000;
 const P99_LIMIT_MS = 5;
 const SECONDS = Number(process.env.GAVEL_BENCH_GATE_SECONDS ?? "1");
 const ROUNDS = Number(process.env.GAVEL_BENCH_GATE_ROUNDS ?? "4");
-
-/** p-th percentile (0..100) of the samples, nearest rank. */
-function percentile(samples: number[], p: number): number {
-  const sorted = [...samples].sort((a, b) => a - b);
-  const rank = Math.max(1, Math.ceil((p / 100) * sorted.length));
-  return sorted[rank - 1] ?? Number.NaN;
-}
 
 // Runs measurements on the load thread, one at a time.
 class LoadThread {
@@ -115,10 +109,15 @@ export async function runGateBench(): Promise<BenchResult[]> {
     const gate: number[] = [];
     const bare: number[] = [];
     const echo: number[] = [];
+    const lags: number[] = [];
+    const take = (into: number[], r: LoadResult): void => {
+      into.push(...r.latencies);
+      lags.push(...r.lags);
+    };
     for (let r = 0; r < ROUNDS; r++) {
-      echo.push(...(await measure("echo", RATE, SECONDS)).latencies);
-      gate.push(...(await measure("guard", RATE, SECONDS)).latencies);
-      bare.push(...(await measure("bare", RATE, SECONDS)).latencies);
+      take(echo, await measure("echo", RATE, SECONDS));
+      take(gate, await measure("guard", RATE, SECONDS));
+      take(bare, await measure("bare", RATE, SECONDS));
     }
     const decides = service.stats.decides;
     const guardCost = timeGuard();
@@ -145,7 +144,9 @@ export async function runGateBench(): Promise<BenchResult[]> {
     const echoMax = await maxRate("echo");
     await service.stop();
 
-    const n = `${gate.length} calls each, ${ROUNDS} interleaved rounds of ${SECONDS} s, open loop; ${decides} decides for ${decides} distinct calls; decisions stored in JetStream; the guard alone took p50 ${guardCost.p50.toFixed(3)} ms per call in this run`;
+    const us = (ms: number): string => (ms * 1000).toFixed(0);
+    const added = (p: number): string => us(percentile(gate, p) - percentile(echo, p));
+    const n = `${gate.length} calls each, ${ROUNDS} interleaved rounds of ${SECONDS} s, open loop paced by a sleeping thread (sends late by p50 ${us(percentile(lags, 50))} µs, p99 ${us(percentile(lags, 99))} µs), latency from the actual send; the gate (real guard) added p50 ${added(50)} µs, p99 ${added(99)} µs to the echo; ${decides} decides for ${decides} distinct calls; decisions stored in JetStream; the guard alone took p50 ${guardCost.p50.toFixed(3)} ms per call in this run`;
     const row = (name: string, samples: number[], p: number, target: number): BenchResult => {
       const value = percentile(samples, p);
       const baseline = percentile(echo, p);

@@ -33,6 +33,8 @@ async function main(): Promise<number> {
     "|---|---|---|---|---|---|",
     ...results.map(row),
   ];
+  const notes = [...new Set(results.flatMap((r) => (r.notes !== undefined ? [r.notes] : [])))];
+  if (notes.length > 0) lines.push("", ...notes.map((n) => `- ${n}`));
   process.stdout.write(lines.join("\n") + "\n");
   for (const f of failures) process.stderr.write(`[bench] suite failed: ${f}\n`);
   await writeFile(out, JSON.stringify({ date, machine, results, failures }, null, 2) + "\n");
