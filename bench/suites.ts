@@ -6,5 +6,6 @@ import { suite as judgeOverhead } from "./judge-overhead.js";
 import { suite as gate } from "./gate.js";
 import { suite as guard } from "./guard.js";
 import { suite as cliStart } from "./cli-start.js";
+import { suite as gateCluster } from "./gate-cluster.js";
 
-export const suites: BenchSuite[] = [gradient, engine, judgeOverhead, gate, guard, cliStart];
+export const suites: BenchSuite[] = [gradient, engine, judgeOverhead, gate, guard, cliStart, gateCluster];

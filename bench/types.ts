@@ -20,7 +20,7 @@ export interface BenchResult {
 /** A bench module: `bench/<area>.ts` exports `suite`. */
 export interface BenchSuite {
   name: string;
-  /** Whether the suite needs Docker, NATS, ... (skipped with a reason when unavailable). */
-  needs: ("docker" | "nats")[];
+  /** What the suite needs: Docker, a NATS server, the single-node cluster (it brings it up and installs the chart). */
+  needs: ("docker" | "nats" | "cluster")[];
   run(): Promise<BenchResult[]>;
 }

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Builds every image gavel ships, FROM the locally built base image: the worker runtime
 # (gavel/agent), the controller (gavel/controller), NATS (gavel/nats), the judges
-# (judges/build-images.sh), the language runtimes (runtime-images.sh) and the worker of
-# examples/kubernetes. Each is tagged :dev and :<package.json version>, the tag
+# (judges/build-images.sh), the language runtimes (runtime-images.sh), the worker of
+# examples/kubernetes and the benchmarks' pods (gavel/bench). Each is tagged :dev and :<package.json version>, the tag
 # the chart installs by default. Needs `make build` first.
 source "$(dirname "$0")/lib.sh"
 cd "$REPO_DIR"
@@ -13,6 +13,9 @@ if [ -f src/agent/Dockerfile ]; then
   log "building gavel/agent:dev"
   docker build -q --build-arg BASE_IMAGE="$BASE_IMAGE" -f src/agent/Dockerfile -t gavel/agent:dev . >/dev/null
 fi
+# The benchmarks' pods (bench/gate-cluster.ts): the worker image plus dist/bench.
+log "building gavel/bench:dev"
+docker build -q -f bench/Dockerfile -t gavel/bench:dev dist/bench >/dev/null
 if [ -f deploy/controller.Dockerfile ]; then
   log "building gavel/controller:dev"
   docker build -q --build-arg BASE_IMAGE="$BASE_IMAGE" -f deploy/controller.Dockerfile -t gavel/controller:dev . >/dev/null
@@ -32,7 +35,7 @@ log "building gavel/example-k8s-worker:dev"
 docker build -q --build-arg BASE_IMAGE="$BASE_IMAGE" -t gavel/example-k8s-worker:dev examples/kubernetes/worker >/dev/null
 
 version="$(node -p 'require("./package.json").version')"
-for image in agent controller nats rule-judge command-judge llm-judge example-k8s-worker; do
+for image in agent controller nats rule-judge command-judge llm-judge example-k8s-worker bench; do
   docker image inspect "gavel/$image:dev" >/dev/null 2>&1 && docker tag "gavel/$image:dev" "gavel/$image:$version"
 done
 docker images --format '{{.Repository}}:{{.Tag}} {{.Size}}' | grep '^gavel/' | grep -v rootfs | sed 's/^/[harness]   /' >&2

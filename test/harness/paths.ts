@@ -1,10 +1,20 @@
 // Where the harness keeps its cache and binaries; mirrors test/harness/lib.sh.
+import { existsSync } from "node:fs";
 import { homedir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
-export const HARNESS_DIR = dirname(fileURLToPath(import.meta.url));
-export const REPO_DIR = join(HARNESS_DIR, "..", "..");
+// The repository: the nearest directory above this file with a package.json (the harness
+// also runs compiled, from dist/test/harness, when `make bench` uses it).
+function repoDir(): string {
+  for (let dir = dirname(fileURLToPath(import.meta.url)); ; dir = dirname(dir)) {
+    if (existsSync(join(dir, "package.json"))) return dir;
+    if (dirname(dir) === dir) throw new Error(`no package.json above ${fileURLToPath(import.meta.url)}`);
+  }
+}
+
+export const REPO_DIR = repoDir();
+export const HARNESS_DIR = join(REPO_DIR, "test", "harness");
 export const GAVEL_CACHE =
   process.env.GAVEL_CACHE ?? join(process.env.XDG_CACHE_HOME ?? join(homedir(), ".cache"), "gavel");
 export const K8S_VERSION = "v1.31.13";
