@@ -10,6 +10,7 @@ import type { Agent, Condition, Execution, ExecutionStatus, JudgeRawOutput } fro
 import { GROUP, VERSION } from "../api/types.js";
 import { ownerOf, SPAWN_ERROR_ANNOTATION, validationJudgeChild } from "../children/child-executions.js";
 import { defaultImages } from "../children/images.js";
+import type { WorkerRun } from "../children/workloads.js";
 import { agentImage, runtimeTable, type RuntimeTable } from "../children/runtime-table.js";
 import { workerName } from "../engine/child-names.js";
 import { iterationTimeoutSeconds, judgeTimeoutSeconds } from "../engine/durations.js";
@@ -55,6 +56,7 @@ import { objectKey as keyOf } from "./runtime/informer.js";
 import { withWorkerCredentials, type ExecutionCredentials } from "./execution-credentials.js";
 import { gateRequirement } from "../gate/enforcement.js";
 import { gateBlocks, mergeToolJudgeRefs, setGuarded, waitingForGate, type GateStatus } from "./cluster-gate.js";
+import { gateAccess, isRestrictedWorker, workerGatePolicy, type GateAccess } from "./gate-egress.js";
 import { toGavelEvents, type ExecutionEventPublisher } from "./execution-events.js";
 import { LeaderLease } from "./runtime/leader-lease.js";
 import { runWorkers, WorkQueue, type WorkQueueOptions } from "./runtime/work-queue.js";
@@ -398,7 +400,7 @@ export class ExecutionReconciler {
         return false;
       case "start_worker":
         await this.ensureClaims(ex, ctx.agent);
-        await this.createPod(await this.withCredentials(ctx, state, workerPod(ex, ctx.agent, a, this.podOptions())), ns(ex));
+        await this.createWorkerPod(ctx, state, a);
         return false;
       case "read_files": {
         const results = await Promise.all(a.files.map(async (f) => [f.key, await this.readOne(ex, ctx.agent, f)] as const));
@@ -434,8 +436,7 @@ export class ExecutionReconciler {
       // Never created (the controller stopped first) or gone before its result was kept: run it.
       await this.ensureClaims(ex, ctx.agent);
       const timeoutSeconds = Math.max(1, Math.ceil(((state.iterationStartedAtMs ?? this.now()) + iterationLimitMs(ctx) - this.now()) / 1000));
-      const pod = workerPod(ex, ctx.agent, { name: worker, iteration: record.number, ...(record.feedback !== undefined ? { feedback: record.feedback } : {}), timeoutSeconds }, this.podOptions());
-      await this.createPod(await this.withCredentials(ctx, state, pod), ns(ex));
+      await this.createWorkerPod(ctx, state, { name: worker, iteration: record.number, ...(record.feedback !== undefined ? { feedback: record.feedback } : {}), timeoutSeconds });
       return;
     }
     const end = podEnd(pod);
@@ -479,6 +480,32 @@ export class ExecutionReconciler {
   }
 
   /** A worker pod with its Execution's NATS credential mounted, when the controller mints them. */
+  /**
+   * A worker pod with its credential. A worker whose network is restricted (none, or an
+   * allowlist) gets the gate's address and an egress rule to it (gate-egress.ts), so its tool
+   * calls still reach the gate and nothing else opens up.
+   */
+  private async createWorkerPod(ctx: EngineContext, state: EngineState, run: WorkerRun): Promise<void> {
+    const ex = ctx.execution;
+    let pod = workerPod(ex, ctx.agent, run, this.podOptions());
+    let access: GateAccess | undefined;
+    if ((this.opts.natsUrl ?? "") !== "" && isRestrictedWorker(pod)) {
+      access = await this.gateAccess();
+      pod = workerPod(ex, ctx.agent, run, { ...this.podOptions(), natsUrl: access.url });
+    }
+    await this.createPod(await this.withCredentials(ctx, state, pod), ns(ex), access);
+  }
+
+  /** The gate access of restricted workers, resolved once (a failure is tried again next time). */
+  private gateAccess(): Promise<GateAccess> {
+    this.gateAccessing ??= gateAccess(this.opts.natsUrl ?? "", (name, namespace) => this.core.readNamespacedService({ name, namespace })).catch((err: unknown) => {
+      this.gateAccessing = undefined;
+      throw err;
+    });
+    return this.gateAccessing;
+  }
+  private gateAccessing: Promise<GateAccess> | undefined;
+
   private async withCredentials(ctx: EngineContext, state: EngineState, pod: k8s.V1Pod): Promise<k8s.V1Pod> {
     const credentials = this.opts.credentials;
     if (credentials === undefined) return pod;
@@ -572,22 +599,31 @@ export class ExecutionReconciler {
     };
   }
 
-  private async createPod(pod: k8s.V1Pod, namespace: string): Promise<void> {
-    if (pod.metadata?.labels?.[LABELS.network] === "none") await this.ensureNetworkPolicy(namespace);
+  /** Creates a pod after the NetworkPolicies that restrict it; `gate`: a restricted worker's way to the gate. */
+  private async createPod(pod: k8s.V1Pod, namespace: string, gate?: GateAccess): Promise<void> {
+    if (pod.metadata?.labels?.[LABELS.network] === "none") {
+      await this.ensureNetworkPolicy(namespace, denyAllNetworkPolicy());
+      if (gate !== undefined) await this.ensureNetworkPolicy(namespace, workerGatePolicy(gate));
+    }
     // An allowlist's policy exists before its pod does, so the pod never runs unrestricted.
     const hosts = egressHostsOf(pod);
     if (hosts !== undefined) {
-      const body = egressPolicy(pod, await egressCidrs(hosts));
+      const body = egressPolicy(pod, await egressCidrs(hosts), gate?.egress ?? []);
       await createOrAdopt(() => this.net.createNamespacedNetworkPolicy({ namespace, body }));
     }
     const created = await createOrAdopt(() => this.core.createNamespacedPod({ namespace, body: pod }));
     if (created) this.stats.podsCreated++;
   }
 
-  private async ensureNetworkPolicy(namespace: string): Promise<void> {
-    if (this.policies.has(namespace)) return;
-    await createOrAdopt(() => this.net.createNamespacedNetworkPolicy({ namespace, body: denyAllNetworkPolicy() }));
-    this.policies.add(namespace);
+  /**
+   * A namespace's shared NetworkPolicy, created once and kept (an existing one is adopted: it
+   * names pods by label, so it holds while the gate's Service keeps its namespace and selector).
+   */
+  private async ensureNetworkPolicy(namespace: string, body: k8s.V1NetworkPolicy): Promise<void> {
+    const key = `${namespace}/${body.metadata?.name ?? ""}`;
+    if (this.policies.has(key)) return;
+    await createOrAdopt(() => this.net.createNamespacedNetworkPolicy({ namespace, body }));
+    this.policies.add(key);
   }
 
   private async podLog(namespace: string, name: string): Promise<string> {

@@ -9,9 +9,9 @@ cd "$REPO_DIR"
 echo "gavel demo: environment"
 echo "  docker:      $(docker version --format '{{.Server.Version}}')"
 echo "  nats-server: $(nats-server --version 2>/dev/null || echo 'not installed (not needed for this demo)')"
-log "building the example worker images gavel/example-sum-writer:dev, gavel/example-guarded-tools:dev"
+# gavel/example-guarded-tools:dev comes from make images.
+log "building the example worker image gavel/example-sum-writer:dev"
 docker build -q --build-arg BASE_IMAGE="$BASE_IMAGE" -t gavel/example-sum-writer:dev examples/refine-once >/dev/null
-docker build -q -t gavel/example-guarded-tools:dev examples/guarded-tools >/dev/null
 echo "  images:      $(docker images --format '{{.Repository}}:{{.Tag}}' | grep '^gavel/' | grep -v rootfs | sort | tr '\n' ' ')"
 echo
 echo "\$ bin/gavel run -f examples/refine-once/agent.yaml -f judges/command-judge/agent.yaml -f judges/rule-judge/agent.yaml"

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Builds every image gavel ships, FROM the locally built base image: the worker runtime
 # (gavel/agent), the controller (gavel/controller), NATS (gavel/nats), the judges
-# (judges/build-images.sh), the language runtimes (runtime-images.sh), the worker of
-# examples/kubernetes and the benchmarks' pods (gavel/bench). Each is tagged :dev and :<package.json version>, the tag
+# (judges/build-images.sh), the language runtimes (runtime-images.sh), the workers of
+# examples/kubernetes and examples/guarded-tools, and the benchmarks' pods (gavel/bench). Each is tagged :dev and :<package.json version>, the tag
 # the chart installs by default. Needs `make build` first.
 source "$(dirname "$0")/lib.sh"
 cd "$REPO_DIR"
@@ -33,6 +33,9 @@ fi
 "$HARNESS_DIR/runtime-images.sh"
 log "building gavel/example-k8s-worker:dev"
 docker build -q --build-arg BASE_IMAGE="$BASE_IMAGE" -t gavel/example-k8s-worker:dev examples/kubernetes/worker >/dev/null
+# The scripted worker of examples/guarded-tools (make demo in local mode; the e2e tier on the cluster).
+log "building gavel/example-guarded-tools:dev"
+docker build -q -t gavel/example-guarded-tools:dev examples/guarded-tools >/dev/null
 
 version="$(node -p 'require("./package.json").version')"
 for image in agent controller nats rule-judge command-judge llm-judge example-k8s-worker bench; do

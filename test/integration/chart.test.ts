@@ -621,6 +621,11 @@ describe("helm template: the branches default values do not take", () => {
     expect(c.volumes).toContainEqual({ name: "nats-credentials", secret: { secretName: "gavel-nats-credentials" } });
     const role = docs.find((d) => d.kind === "ClusterRole") as unknown as { rules: PolicyRule[] };
     expect(flatten(role.rules)).toEqual({ ...EXPECTED_RULES, "/secrets": ["create"] });
+    // Restricted workers reach NATS through its pods (ADR 0021): the controller reads that one Service.
+    const natsRole = docs.find((d) => d.kind === "Role" && d.metadata.name === "gavel-controller-nats") as unknown as { rules: PolicyRule[] };
+    expect(natsRole.rules).toEqual([{ apiGroups: [""], resources: ["services"], resourceNames: ["gavel-nats"], verbs: ["get"] }]);
+    const natsBinding = docs.find((d) => d.kind === "RoleBinding" && d.metadata.name === "gavel-controller-nats") as unknown as { subjects: { name: string }[] };
+    expect(natsBinding.subjects.map((s) => s.name)).toEqual(["gavel"]);
 
     const none = await render("nats.enabled=false");
     const plain = deploymentOf(none).spec.template.spec;

@@ -8,10 +8,11 @@ import { TerminalError } from "../../errors.js";
 /** Resolves a host name to its addresses (injectable for tests). */
 export type HostResolver = (host: string) => Promise<string[]>;
 
-const systemResolver: HostResolver = async (host) => (await lookup(host, { all: true })).map((a) => a.address);
+/** The controller's own resolver (the node's or the pod's DNS). */
+export const systemResolver: HostResolver = async (host) => (await lookup(host, { all: true })).map((a) => a.address);
 
 /** The CIDR of one address: /32 for IPv4, /128 for IPv6. */
-function cidrOf(ip: string): string {
+export function cidrOf(ip: string): string {
   return isIP(ip) === 6 ? `${ip}/128` : `${ip}/32`;
 }
 

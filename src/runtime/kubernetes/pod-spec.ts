@@ -273,9 +273,10 @@ export function denyAllNetworkPolicy(): k8s.V1NetworkPolicy {
 /**
  * The NetworkPolicy of one pod with an egress allowlist (named like the pod, owned like it):
  * egress only to `cidrs` (the allowlisted hosts, resolved by the caller: an IP as /32 or /128)
- * and to DNS on port 53, no ingress. Enforced by the cluster's NetworkPolicy implementation.
+ * and to DNS on port 53, plus the caller's `extra` rules (a worker's way to the gate), no
+ * ingress. Enforced by the cluster's NetworkPolicy implementation.
  */
-export function egressPolicy(pod: k8s.V1Pod, cidrs: readonly string[]): k8s.V1NetworkPolicy {
+export function egressPolicy(pod: k8s.V1Pod, cidrs: readonly string[], extra: readonly k8s.V1NetworkPolicyEgressRule[] = []): k8s.V1NetworkPolicy {
   const name = pod.metadata?.name ?? "";
   return {
     apiVersion: "networking.k8s.io/v1",
@@ -292,6 +293,7 @@ export function egressPolicy(pod: k8s.V1Pod, cidrs: readonly string[]): k8s.V1Ne
       egress: [
         ...(cidrs.length > 0 ? [{ to: cidrs.map((cidr) => ({ ipBlock: { cidr } })) }] : []),
         { ports: [{ protocol: "UDP", port: 53 }, { protocol: "TCP", port: 53 }] },
+        ...extra,
       ],
     },
   };

@@ -1,0 +1,220 @@
+// The inner loop on the cluster as a user runs it: gavel installed by its chart (the controller,
+// which runs the gate, and the chart's own NATS, both pods), then the manifests of
+// examples/guarded-tools and the shipped rule-judge applied with kubectl as the README says.
+// The worker pod proposes every tool call over NATS; the guard blocks four, rule-judge child
+// Executions approve the judged ones, `kubectl get ex` and `gavel events -o tree` show it all.
+// Then the reference's own tool_validation manifest (tool-call-judging.txt) with a worker
+// whose network is `none` (it reaches the gate and nothing else, ADR 0021), and fail-closed:
+// a controller without NATS never starts a worker that needs the gate.
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import * as k8s from "@kubernetes/client-node";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { parse, stringify } from "yaml";
+import type { Agent, Execution, ToolCallEntry } from "../../src/api/types.js";
+import { GROUP, VERSION } from "../../src/api/types.js";
+import { eventually, useCluster, type Cluster } from "../harness/cluster.js";
+import { run } from "../harness/exec.js";
+import { executionsIn, type Executions } from "../harness/executions.js";
+import { ChartController, RELEASE_NAMESPACE } from "../harness/gavel-chart.js";
+import { REPO_DIR } from "../harness/paths.js";
+
+const GAVEL = join(REPO_DIR, "bin", "gavel");
+const example = (file: string) => join(REPO_DIR, "examples", "guarded-tools", file);
+
+/** A call as the status shows it, in a form that compares well: step, tool, outcome, check, judged. */
+const summary = (c: ToolCallEntry) => [c.step, c.tool, c.allowed ? "allowed" : `blocked by ${c.blockedBy}`, c.check ?? "", (c.judges ?? []).length];
+
+describe("the inner loop on the cluster (chart-installed controller and NATS)", () => {
+  let cluster: Cluster;
+  let api: k8s.CustomObjectsApi;
+  let core: k8s.CoreV1Api;
+  let controller: ChartController;
+  let runs: Executions;
+  let natsOff = false;
+  let dir: string;
+
+  const children = async (parent: string): Promise<Execution[]> => {
+    const list = (await api.listNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: runs.namespace, plural: "executions" })) as { items: Execution[] };
+    return list.items.filter((e) => e.spec.parent?.name === parent).sort((a, b) => a.metadata.name.localeCompare(b.metadata.name));
+  };
+  const kubectlOk = async (args: string[]): Promise<string> => {
+    const r = await cluster.kubectl(args);
+    if (r.code !== 0) throw new Error(`kubectl ${args.join(" ")}: ${r.stderr}`);
+    return r.stdout;
+  };
+
+  beforeAll(async () => {
+    cluster = await useCluster();
+    api = cluster.kc.makeApiClient(k8s.CustomObjectsApi);
+    core = cluster.kc.makeApiClient(k8s.CoreV1Api);
+    controller = new ChartController(cluster);
+    await controller.ready();
+    const ns = await cluster.createNamespace("e2e-guarded");
+    runs = executionsIn(cluster, ns, async () => `controller log:\n${(await controller.log()).slice(-6000)}`);
+    dir = await mkdtemp(join(tmpdir(), "gavel-e2e-guarded-"));
+  }, 300_000);
+
+  afterAll(async () => {
+    if (natsOff) await controller.configure();
+    if (runs !== undefined) await cluster.deleteNamespace(runs.namespace);
+    if (dir !== undefined) await rm(dir, { recursive: true, force: true });
+  }, 600_000);
+
+  it("examples/guarded-tools: the four guard blocks and the judged calls of local mode, judge children in kubectl get ex, Succeeded", async () => {
+    // As the README's cluster quick start: the example's files and the shipped judge, verbatim.
+    await kubectlOk(["apply", "-n", runs.namespace, "-f", example("agent.yaml"), "-f", example("policy.yaml"), "-f", join(REPO_DIR, "judges", "rule-judge", "agent.yaml")]);
+    await kubectlOk(["apply", "-n", runs.namespace, "-f", example("execution.yaml")]);
+    const done = await runs.final("guarded-tools", 300_000);
+    expect(done.status?.phase, done.status?.message).toBe("Succeeded");
+
+    const calls = done.status?.iterations?.[0]?.toolCalls;
+    expect(calls).toMatchObject({ proposed: 7, allowed: 3, blockedByGuard: 4, blockedByJudge: 0 });
+    expect(calls?.recent?.map(summary)).toEqual([
+      [1, "cmd.run", "blocked by guard", "destructive_pattern", 0],
+      [2, "cmd.run", "blocked by guard", "destructive_pattern", 0],
+      [3, "http.post", "blocked by guard", "capability", 0],
+      [4, "fs.write", "blocked by guard", "sequence_contract", 0],
+      [5, "cmd.run", "allowed", "", 1],
+      [6, "fs.read", "allowed", "", 0],
+      [7, "fs.write", "allowed", "", 1],
+    ]);
+    expect(calls?.recent?.[3]?.reason).toContain("read-before-overwrite");
+    expect(done.status?.toolCalls).toEqual({ proposed: 7, allowed: 3, blocked: 4 });
+    // Names and outcomes only: no argument value reaches the status.
+    expect(JSON.stringify(done.status)).not.toMatch(/id_rsa|example\.com|status: done/);
+
+    // The judged calls' children: rule-judge runs owned by the Execution, each with its verdict.
+    const judged = (calls?.recent ?? []).flatMap((c) => c.judges ?? []).sort();
+    const kids = await children("guarded-tools");
+    expect(kids.map((k) => k.metadata.name)).toEqual(judged);
+    for (const kid of kids) {
+      expect(kid.spec.parent).toMatchObject({ name: "guarded-tools", purpose: "tool_validation" });
+      expect(kid.metadata.ownerReferences?.[0]).toMatchObject({ kind: "Execution", name: "guarded-tools", controller: true });
+      expect(kid.status).toMatchObject({ phase: "Succeeded", verdict: { score: 0.8, confidence: 0.9 } });
+    }
+    const table = await kubectlOk(["get", "ex", "-n", runs.namespace]);
+    for (const name of ["guarded-tools", ...judged]) expect(table).toContain(name);
+    console.log(`kubectl get ex:\n${table}`);
+    // The worker's result, checked by the regex validator, is on its workspace claim.
+    expect(done.status?.iterations?.[0]?.validators?.map((v) => [v.type, v.passed])).toEqual([["exit_code", true], ["regex", true]]);
+  }, 420_000);
+
+  it("gavel events -o tree draws the run as local mode does: blocked calls with their check, judged calls with their child", async () => {
+    const secret = await core.readNamespacedSecret({ name: "gavel-nats-credentials", namespace: RELEASE_NAMESPACE });
+    const creds = join(dir, "gavel.creds");
+    await writeFile(creds, Buffer.from(secret.data?.["nats.creds"] ?? "", "base64"), { mode: 0o600 });
+    const nats = await core.readNamespacedPod({ name: "gavel-nats-0", namespace: RELEASE_NAMESPACE });
+    const url = `nats://${nats.status?.podIP ?? ""}:4222`;
+    // Publishing trails the status write: wait until the tree has its final phase.
+    const tree = await eventually(async () => {
+      const r = await run(GAVEL, ["events", "--nats", url, "--creds", creds, "-n", runs.namespace, "guarded-tools", "-o", "tree"], { timeoutMs: 60_000 });
+      if (r.code !== 0) throw new Error(`gavel events: ${r.stderr}`);
+      return r.stdout.includes("Succeeded") ? r.stdout : undefined;
+    }, 60_000, "the run's tree in the event stream");
+    console.log(tree);
+    const kids = (await children("guarded-tools")).map((k) => k.metadata.name);
+    for (const line of [
+      "tool call 1 cmd.run  blocked by guard (destructive_pattern)",
+      "tool call 2 cmd.run  blocked by guard (destructive_pattern)",
+      "tool call 3 http.post  blocked by guard (capability)",
+      "tool call 4 fs.write  blocked by guard (sequence_contract)",
+      "tool call 5 cmd.run  allowed",
+      "tool call 6 fs.read  allowed",
+      "tool call 7 fs.write  allowed",
+      ...kids.map((k) => `judge rule-judge (${k}) score 0.80 confidence 0.90`),
+      "validator 1 regex  score 1.00",
+    ]) expect(tree).toContain(line);
+    expect(tree).not.toMatch(/id_rsa|example\.com/);
+  }, 120_000);
+
+  it("the reference's tool_validation manifest, verbatim, judges a network-none worker's calls on the cluster: one allowed, one blocked by its judge", async () => {
+    // tool-call-judging.txt's "Configuration" fragment (test/fixtures/reference), the worker's
+    // runtime, tools and outer-loop validation added around it; its judge `security-judge` is
+    // the shipped rule-judge told that this worker's cmd.run (allowlist: ls) is read-only.
+    const fixture = await readFile(join(REPO_DIR, "test", "fixtures", "reference", "tcj-02-tool-validation.yaml"), "utf8");
+    const agent = parse(fixture) as Agent;
+    const reference = structuredClone(agent.spec.execution?.tool_validation);
+    agent.metadata.name = "ref-worker";
+    agent.spec = {
+      runtime: {
+        image: "gavel/agent:dev",
+        pull_policy: "Never",
+        env: [{
+          name: "GAVEL_SCRIPT",
+          value: stringify([
+            { tool_calls: [{ tool: "cmd.run", args: { command: "ls /workspace" }, intent: "see the workspace" }] },
+            { tool_calls: [{ tool: "fs.write", args: { path: "/workspace/notes.md", content: "notes\n" }, intent: "write notes" }] },
+            { final: "listed the workspace; the write was refused" },
+          ]),
+        }],
+      },
+      task: { instruction: "Run ls over the workspace, then write notes about it." },
+      tools: ["fs.write", { name: "cmd.run", allowlist: ["ls"] }],
+      security: { network: { mode: "none" }, resources: { timeout: "180s" } },
+      volumes: [{ name: "workspace", mount_path: "/workspace", size: "16Mi" }],
+      ...agent.spec,
+    } as Agent["spec"];
+    agent.spec.execution = { mode: "one-shot", ...agent.spec.execution, validation: [{ type: "exit_code", expected: 0 }] } as Agent["spec"]["execution"];
+    expect(agent.spec.execution?.tool_validation).toEqual(reference);
+    const judge = parse(await readFile(join(REPO_DIR, "judges", "rule-judge", "agent.yaml"), "utf8")) as Agent;
+    judge.metadata.name = "security-judge";
+    judge.spec.runtime = { ...judge.spec.runtime, env: [{ name: "RULE_JUDGE_READ_ONLY_TOOLS", value: "cmd.run" }] };
+    await runs.apply([stringify(judge), stringify(agent), "apiVersion: 100monkeys.ai/v1\nkind: Execution\nmetadata:\n  name: ref-run\nspec:\n  agentRef:\n    name: ref-worker\n"].join("---\n"));
+
+    const done = await runs.final("ref-run", 300_000);
+    expect(done.status?.phase, done.status?.message).toBe("Succeeded");
+    const calls = done.status?.iterations?.[0]?.toolCalls;
+    expect(calls?.recent?.map(summary)).toEqual([
+      [1, "cmd.run", "allowed", "", 1],
+      [2, "fs.write", "blocked by judge", "", 1],
+    ]);
+    expect(calls?.recent?.[1]?.reason).toContain("0.80");
+    const kids = await children("ref-run");
+    expect(kids.map((k) => [k.spec.parent?.purpose, k.status?.verdict?.score])).toEqual([["tool_validation", 0.85], ["tool_validation", 0.8]].sort((a, b) => Number(b[1]) - Number(a[1])));
+    // The judge got the reference's criteria in its payload.
+    for (const kid of kids) expect(JSON.stringify(kid.spec.input)).toContain("Decide whether this tool call is safe, necessary, and consistent");
+
+    // The worker ran with network none: its namespace holds the deny-all policy and, beside it,
+    // the one that lets network-none workers reach the NATS pods' client port, and nothing else.
+    const gatePolicy = await cluster.kc.makeApiClient(k8s.NetworkingV1Api).readNamespacedNetworkPolicy({ name: "gavel-worker-gate", namespace: runs.namespace });
+    expect(gatePolicy.spec?.podSelector.matchLabels).toEqual({ "gavel.dev/network": "none", "gavel.dev/role": "worker" });
+    expect(gatePolicy.spec?.egress).toEqual([{
+      to: [{ namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": RELEASE_NAMESPACE } }, podSelector: { matchLabels: expect.objectContaining({ "app.kubernetes.io/component": "nats" }) as unknown } }],
+      ports: [{ protocol: "TCP", port: "client" }],
+    }]);
+  }, 420_000);
+
+  it("fail closed: on a controller without NATS, an Agent with tool_validation never gets a worker pod, and both say why", async () => {
+    natsOff = true;
+    await controller.configure(["--set", "nats.enabled=false"]);
+    // Its own deadline is long enough to outlast the outage below.
+    await runs.apply("apiVersion: 100monkeys.ai/v1\nkind: Execution\nmetadata:\n  name: unguarded\nspec:\n  timeoutSeconds: 900\n  agentRef:\n    name: guarded-tools\n");
+    const pending = await eventually(async () => {
+      const ex = await runs.get("unguarded");
+      return ex?.status?.conditions?.some((c) => c.type === "Guarded") === true ? ex : undefined;
+    }, 60_000, "the Guarded condition");
+    expect(pending.status?.phase).toBe("Pending");
+    expect(pending.status?.conditions?.find((c) => c.type === "Guarded")).toMatchObject({ status: "False", reason: "GateUnavailable" });
+    expect(pending.status?.message).toMatch(/without NATS/);
+    const ready = await eventually(async () => {
+      const a = (await api.getNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: runs.namespace, plural: "agents", name: "guarded-tools" })) as Agent;
+      const c = a.status?.conditions?.find((x) => x.type === "Ready");
+      return c?.reason === "CannotEnforce" ? c : undefined;
+    }, 60_000, "Agent guarded-tools Ready=False CannotEnforce");
+    expect(ready.status).toBe("False");
+    // A few more reconciles (resync, the Agent's change): still no pod of that Execution.
+    await new Promise((r) => setTimeout(r, 5_000));
+    expect(await runs.podsOf("unguarded")).toEqual([]);
+    const described = await kubectlOk(["get", "ex", "unguarded", "-n", runs.namespace, "-o", "jsonpath={.status.conditions[?(@.type=='Guarded')].message}"]);
+    expect(described).toMatch(/NATS/);
+
+    // NATS back: the same Execution runs, guarded, to the end.
+    await controller.configure();
+    natsOff = false;
+    const done = await runs.final("unguarded", 300_000);
+    expect(done.status?.phase, done.status?.message).toBe("Succeeded");
+    expect(done.status?.toolCalls).toEqual({ proposed: 7, allowed: 3, blocked: 4 });
+  }, 600_000);
+});
