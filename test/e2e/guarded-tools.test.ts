@@ -83,7 +83,7 @@ describe("the inner loop on the cluster (chart-installed controller and NATS)", 
     expect(calls?.recent?.[3]?.reason).toContain("read-before-overwrite");
     expect(done.status?.toolCalls).toEqual({ proposed: 7, allowed: 3, blocked: 4 });
     // Names and outcomes only: no argument value reaches the status.
-    expect(JSON.stringify(done.status)).not.toMatch(/id_rsa|example\.com|status: done/);
+    expect(JSON.stringify(done.status)).not.toMatch(/id_rsa|example\.com|blocked calls: 4/);
 
     // The judged calls' children: rule-judge runs owned by the Execution, each with its verdict.
     const judged = (calls?.recent ?? []).flatMap((c) => c.judges ?? []).sort();
@@ -145,13 +145,15 @@ describe("the inner loop on the cluster (chart-installed controller and NATS)", 
           name: "GAVEL_SCRIPT",
           value: stringify([
             { tool_calls: [{ tool: "cmd.run", args: { command: "ls /workspace" }, intent: "see the workspace" }] },
+            // The namespace's GuardPolicy (read-before-overwrite, from the example) is in scope here too.
+            { tool_calls: [{ tool: "fs.read", args: { path: "/workspace/notes.md" }, intent: "read the notes" }] },
             { tool_calls: [{ tool: "fs.write", args: { path: "/workspace/notes.md", content: "notes\n" }, intent: "write notes" }] },
             { final: "listed the workspace; the write was refused" },
           ]),
         }],
       },
       task: { instruction: "Run ls over the workspace, then write notes about it." },
-      tools: ["fs.write", { name: "cmd.run", allowlist: ["ls"] }],
+      tools: ["fs.read", "fs.write", { name: "cmd.run", allowlist: ["ls"] }],
       security: { network: { mode: "none" }, resources: { timeout: "180s" } },
       volumes: [{ name: "workspace", mount_path: "/workspace", size: "16Mi" }],
       ...agent.spec,
@@ -168,9 +170,10 @@ describe("the inner loop on the cluster (chart-installed controller and NATS)", 
     const calls = done.status?.iterations?.[0]?.toolCalls;
     expect(calls?.recent?.map(summary)).toEqual([
       [1, "cmd.run", "allowed", "", 1],
-      [2, "fs.write", "blocked by judge", "", 1],
+      [2, "fs.read", "allowed", "", 0],
+      [3, "fs.write", "blocked by judge", "", 1],
     ]);
-    expect(calls?.recent?.[1]?.reason).toContain("0.80");
+    expect(calls?.recent?.[2]?.reason).toContain("0.80");
     const kids = await children("ref-run");
     expect(kids.map((k) => [k.spec.parent?.purpose, k.status?.verdict?.score])).toEqual([["tool_validation", 0.85], ["tool_validation", 0.8]].sort((a, b) => Number(b[1]) - Number(a[1])));
     // The judge got the reference's criteria in its payload.
