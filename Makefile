@@ -66,7 +66,7 @@ test: lint verify test-unit test-integration test-e2e ## everything CI runs
 demo: build images ## gavel's main job, end to end
 	$(HARNESS)/demo.sh
 
-bench: build images ## benchmarks, reported as ratios against a same-run baseline
+bench: build images k8s-binaries ## benchmarks, reported as ratios against a same-run baseline (gate-cluster brings the cluster up)
 	node dist/bench/run.js
 
 clean:
