@@ -19,7 +19,7 @@ import { LocalRun, type LocalRunResult } from "../local/local-run.js";
 import { startNats, type NatsServer } from "../transport/nats-server.js";
 import { EventStream, type GavelEvent } from "../transport/event-stream.js";
 import { ExitCode, UsageError, type Command, type CommandIO } from "./command.js";
-import { applyEvent, emptyTree, renderTree, type ExecutionTree } from "./tree.js";
+import { applyEvent, emptyTree, guardNotes, renderTree, type ExecutionTree } from "./tree.js";
 import { formatFinding, manifestFiles, parseManifests, validateDocuments, type Finding } from "./validate.js";
 import { messageOf } from "../errors.js";
 
@@ -227,7 +227,7 @@ export function plainLine(e: GavelEvent): string {
     case "toolcall.proposed":
       return `iteration ${s("iteration")} tool call ${s("step")} ${s("tool")} proposed`;
     case "toolcall.decision":
-      return `iteration ${s("iteration")} tool call ${s("step")} ${s("tool")} ${d.allowed === true ? "allowed" : `blocked by ${s("blocked_by")}${d.check !== undefined ? ` (${s("check")})` : ""}`}: ${s("reason")}`;
+      return `iteration ${s("iteration")} tool call ${s("step")} ${s("tool")} ${d.allowed === true ? "allowed" : `blocked by ${s("blocked_by")}${d.check !== undefined ? ` (${s("check")})` : ""}`}${guardNotes(d)}: ${s("reason")}`;
     case "judge.finished":
       return `judge ${s("judge")} (${s("child")}) ${d.rejection !== undefined ? `rejected: ${s("rejection")}` : `score ${n("score")} confidence ${n("confidence")}`}`;
     case "iteration.finished":

@@ -13,6 +13,7 @@ describe("execution tree", () => {
       ev("iteration.started", { iteration: 1 }),
       ev("toolcall.proposed", { iteration: 1, step: 0, tool: "cmd.run" }),
       ev("toolcall.decision", { iteration: 1, step: 0, tool: "cmd.run", allowed: false, blocked_by: "guard", check: "destructive_patterns", reason: "destructive_pattern: rm -rf /" }),
+      ev("toolcall.decision", { iteration: 1, step: 1, tool: "fs.write", allowed: true, blocked_by: "none", flags: ["watch_writes"], reason: "approved by the guard" }),
       ev("worker.finished", { iteration: 1, exitCode: 0 }),
       ev("validator.started", { iteration: 1, index: 0, type: "json_schema" }),
       ev("validator.result", { iteration: 1, index: 0, passed: false, score: 0, confidence: 1, reasoning: "/status must be equal to one of the allowed values" }),
@@ -35,6 +36,7 @@ describe("execution tree", () => {
     const text = renderTree(t).join("\n");
     expect(text).toContain("✓ execution demo (agent writer)  Succeeded  score 0.90");
     expect(text).toContain("blocked by guard (destructive_patterns): destructive_pattern: rm -rf /");
+    expect(text).toContain("tool call 1 fs.write  allowed [flagged: watch_writes]");
     expect(text).toContain("feedback: json_schema failed: /status");
     expect(text).toContain("✓ judge rule-judge (demo-i2-v0-rule-judge) score 0.90 confidence 1.00");
   });

@@ -29,7 +29,16 @@ export interface ToolCallNode {
   blockedBy?: string;
   check?: string;
   reason?: string;
+  /** Adaptive rules with action flag that matched the call (it was still allowed). */
+  flags?: string[];
   judges: JudgeNode[];
+}
+
+/** What a decision event says beyond allowed/blocked: ` [flagged: a, b]`, or "" when nothing. */
+export function guardNotes(d: Record<string, unknown>): string {
+  const list = (v: unknown): string[] => (Array.isArray(v) ? v.filter((x): x is string => typeof x === "string") : []);
+  const flags = list(d.flags);
+  return flags.length > 0 ? ` [flagged: ${flags.join(", ")}]` : "";
 }
 
 export interface IterationNode {
@@ -158,6 +167,7 @@ export function applyEvent(tree: ExecutionTree, e: GavelEvent): ExecutionTree {
       tc.blockedBy = str(d.blocked_by);
       tc.check = str(d.check);
       tc.reason = str(d.reason);
+      if (Array.isArray(d.flags) && d.flags.length > 0) tc.flags = d.flags.map(String);
       break;
     }
   }
@@ -197,7 +207,7 @@ export function renderTree(tree: ExecutionTree, frame = 0, opts: { color?: boole
     const rows: string[][] = [];
     for (const tc of it.toolCalls) {
       const m = tc.allowed === undefined ? spin : tc.allowed ? ok : bad;
-      const verdict = tc.allowed === undefined ? "deciding" : tc.allowed ? "allowed" : `blocked by ${tc.blockedBy ?? "?"}${tc.check ? ` (${tc.check})` : ""}: ${oneLine(tc.reason)}`;
+      const verdict = (tc.allowed === undefined ? "deciding" : tc.allowed ? "allowed" : `blocked by ${tc.blockedBy ?? "?"}${tc.check ? ` (${tc.check})` : ""}: ${oneLine(tc.reason)}`) + guardNotes({ flags: tc.flags });
       rows.push([`${m} tool call ${tc.step} ${tc.tool}  ${verdict}`, ...tc.judges.map(judgeLine)]);
     }
     for (const v of it.validators) {

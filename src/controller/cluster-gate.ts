@@ -286,24 +286,29 @@ export class ClusterGate implements GateStatus {
     void this.target(p).then(
       async (t) => {
         await t.gate.record(p, d);
-        if (!d.allowed || d.judges.length > 0) await this.recordEvent(t.execution, p, d);
+        if (!d.allowed || d.judges.length > 0 || (d.guard.flags?.length ?? 0) > 0) await this.recordEvent(t.execution, p, d);
       },
       (err: unknown) => this.opts.logger?.warn({ toolCallId: p.toolCallId, err: messageOf(err) }, "decision not recorded"),
     );
   }
 
-  // `kubectl describe ex` shows blocked and judged calls (allowed guard-only calls are only counted).
+  // `kubectl describe ex` shows blocked, judged and flagged calls (other allowed guard-only calls are only counted).
   private async recordEvent(ex: Execution, p: ToolCallProposal, d: ToolCallDecision): Promise<void> {
     const namespace = ex.metadata.namespace ?? "default";
     const now = new Date();
-    const what = d.allowed ? `allowed after ${d.judges.map((j) => j.child).join(", ")}` : `blocked by ${d.blocked_by}${d.guard.check !== undefined ? ` (${d.guard.check})` : ""}: ${d.reason}`;
+    const flags = d.guard.flags ?? [];
+    const flagged = flags.length > 0 ? ` [flagged: ${flags.join(", ")}]` : "";
+    const what = d.allowed
+      ? `allowed${d.judges.length > 0 ? ` after ${d.judges.map((j) => j.child).join(", ")}` : ""}${flagged}`
+      : `blocked by ${d.blocked_by}${d.guard.check !== undefined ? ` (${d.guard.check})` : ""}${flagged}: ${d.reason}`;
+    const reason = !d.allowed ? "ToolCallBlocked" : flags.length > 0 ? "ToolCallFlagged" : "ToolCallAllowed";
     const body: k8s.CoreV1Event = {
       // Unique across replicas: two gates may record in the same millisecond.
       metadata: { name: `${ex.metadata.name}.${randomBytes(6).toString("hex")}`.slice(0, 253), namespace },
       involvedObject: { apiVersion: ex.apiVersion, kind: "Execution", name: ex.metadata.name, namespace, ...(ex.metadata.uid !== undefined ? { uid: ex.metadata.uid } : {}) },
-      reason: d.allowed ? "ToolCallAllowed" : "ToolCallBlocked",
+      reason,
       message: `iteration ${p.iteration} step ${p.step} ${p.tool} ${what}`.slice(0, 1024),
-      type: d.allowed ? "Normal" : "Warning",
+      type: reason === "ToolCallAllowed" ? "Normal" : "Warning",
       source: { component: "gavel-gate" },
       firstTimestamp: now,
       lastTimestamp: now,

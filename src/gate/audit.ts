@@ -65,7 +65,7 @@ export function auditRecord(p: ToolCallProposal, d: ToolCallDecision, now: Date,
     blocked_by: d.blocked_by,
     ...(d.guard.check !== undefined ? { check: d.guard.check } : {}),
     ...(d.guard.reason !== undefined ? { guard_reason: d.guard.reason } : {}),
-    ...(d.guard.flags !== undefined ? { flags: d.guard.flags } : {}),
+    ...(d.guard.flags !== undefined && d.guard.flags.length > 0 ? { flags: [...d.guard.flags] } : {}),
     skipped_judges: d.skippedJudges,
     judges: d.judges.map((j) => ({
       judge: j.judge,
@@ -91,6 +91,8 @@ export function decisionEvent(r: AuditRecord): Record<string, unknown> {
     allowed: r.allowed,
     blocked_by: r.blocked_by,
     ...(r.check !== undefined ? { check: r.check } : {}),
+    // Adaptive rules with action flag that matched (Guardian's threat events): the call was allowed.
+    ...(r.flags !== undefined && r.flags.length > 0 ? { flags: [...r.flags] } : {}),
     toolCallId: r.toolCallId,
     arg_keys: r.arg_keys,
     latency_ms: r.latency_ms,

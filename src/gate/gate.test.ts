@@ -5,7 +5,7 @@ import { describe, expect, it } from "vitest";
 import type { ToolCallDecision, ToolCallProposal } from "../api/protocol.js";
 import type { Agent, GradientResult, JsonObject, SemanticValidatorSpec } from "../api/types.js";
 import { createLogger } from "../telemetry/logger.js";
-import { eventAudit, jsonLinesAudit } from "./audit.js";
+import { decisionEvent, eventAudit, jsonLinesAudit } from "./audit.js";
 import { createGate, type Gate, type IterationContext, type JudgeRunner, type JudgeRunResult } from "./gate.js";
 import { PolicyStore } from "./guard/policy-store.js";
 import { skipJudge } from "./skip-judge.js";
@@ -164,6 +164,29 @@ describe("gate", () => {
     const broken = served(createGate({ policyStore: new PolicyStore(), agent: agentWith([]), judgeRunner: scripted({}).run, audit: { record: () => Promise.reject(new Error("disk full")) } }));
     expect(await broken.decide(proposal("fs.read", { path: "/workspace/a" }))).toMatchObject({ allowed: true });
     expect(await broken.decide(proposal("cmd.run", { command: "rm -rf /" }))).toMatchObject({ allowed: false, blocked_by: "guard" });
+  });
+
+  it("carries the adaptive rules' flags into the audit line, the decision event and the log (the call allowed)", async () => {
+    const store = new PolicyStore("gavel-system", [
+      { name: "default", namespace: "gavel-system", spec: { adaptive_rules: [{ name: "watch_writes", match_field: "tool", pattern: "^fs\\.write$", action: "flag", reason: "measure writes" }] } },
+    ]);
+    const lines: string[] = [];
+    const logs: string[] = [];
+    const sink = (into: string[]) => new Writable({ write(chunk: Buffer, _enc, cb) { into.push(chunk.toString()); cb(); } });
+    const events: Record<string, unknown>[] = [];
+    const gate = served(createGate({
+      policyStore: store,
+      agent: agentWith([]),
+      judgeRunner: scripted({}).run,
+      audit: { record: (r) => { void jsonLinesAudit(sink(lines)).record(r); events.push(decisionEvent(r)); } },
+      logger: createLogger({ destination: sink(logs), level: "info" }),
+    }));
+    expect(await gate.decide(proposal("fs.write", { path: "/workspace/a", content: "x" }))).toMatchObject({ allowed: true, guard: { flags: ["watch_writes"] } });
+    await gate.decide(proposal("fs.read", { path: "/workspace/a" }));
+    expect(JSON.parse(lines[0] ?? "{}")).toMatchObject({ tool: "fs.write", allowed: true, flags: ["watch_writes"] });
+    expect(events[0]).toMatchObject({ tool: "fs.write", allowed: true, flags: ["watch_writes"] });
+    expect(events[1]).not.toHaveProperty("flags");
+    expect(JSON.parse(logs.find((l) => l.includes("fs.write")) ?? "{}")).toMatchObject({ flags: ["watch_writes"] });
   });
 
   it("keeps a secret argument out of the audit line, the decision's reason and the logs", async () => {

@@ -146,7 +146,7 @@ export function createGate(options: GateOptions): Gate {
       // Fail-safe like vaglio's log: a broken audit sink never blocks or flips a decision.
       options.logger?.warn({ err: messageOf(err), toolCallId: p.toolCallId }, "audit record failed");
     }
-    options.logger?.info({ tool: r.tool, arg_keys: r.arg_keys, allowed: r.allowed, blocked_by: r.blocked_by, check: r.check, toolCallId: r.toolCallId, latency_ms: r.latency_ms }, "tool call decided");
+    options.logger?.info({ tool: r.tool, arg_keys: r.arg_keys, allowed: r.allowed, blocked_by: r.blocked_by, check: r.check, flags: r.flags, toolCallId: r.toolCallId, latency_ms: r.latency_ms }, "tool call decided");
   }
 
   return { decide, record };

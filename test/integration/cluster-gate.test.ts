@@ -75,6 +75,12 @@ spec:
       requires_prior: fs.read
       triggers_for: fs.write
       within_steps: 3
+  adaptive_rules:
+    - name: watch-reads
+      match_field: tool
+      pattern: '^fs\\.read$'
+      action: flag
+      reason: how often do workers read
 `;
 
 const executionYaml = (name: string, agent: string, timeout?: number) => `
@@ -183,7 +189,8 @@ describe("the tool-call gate in gavel controller (real kube-apiserver, real nats
     expect(decisions.map((d) => [d.allowed, d.blocked_by, d.guard.check ?? ""])).toEqual([
       [false, "guard", "destructive_pattern"],
       [false, "guard", "sequence_contract"],
-      [true, "none", ""],
+      // Allowed, flagged by the watch-reads rule.
+      [true, "none", "adaptive_rule"],
       // The read of step 3 counts even when the other replica decided it.
       [true, "none", ""],
     ]);
@@ -212,7 +219,7 @@ describe("the tool-call gate in gavel controller (real kube-apiserver, real nats
     expect(status.iterations?.[0]?.toolCalls?.recent?.map((e) => [e.step, e.tool, e.blockedBy, e.check ?? ""])).toEqual([
       [1, "cmd.run", "guard", "destructive_pattern"],
       [2, "fs.write", "guard", "sequence_contract"],
-      [3, "fs.read", "none", ""],
+      [3, "fs.read", "none", "adaptive_rule"],
       [4, "fs.write", "none", ""],
     ]);
     expect(JSON.stringify(status)).not.toContain("status: done");
@@ -226,6 +233,7 @@ describe("the tool-call gate in gavel controller (real kube-apiserver, real nats
     for await (const e of stream.read({ namespace: ns, root: "edit-1", untilIdleMs: 1000 })) events.push(e);
     const decided = events.filter((e) => e.type === "toolcall.decision");
     expect(decided.map((e) => e.data.step)).toEqual([1, 2, 3, 4]);
+    expect(decided.map((e) => e.data.flags)).toEqual([undefined, undefined, ["watch-reads"], undefined]);
     expect(JSON.stringify(decided)).not.toContain("rm -rf");
     const k8sEvents = await eventually(async () => {
       const list = await core.listNamespacedEvent({ namespace: ns, fieldSelector: "reason=ToolCallBlocked" });
@@ -233,6 +241,12 @@ describe("the tool-call gate in gavel controller (real kube-apiserver, real nats
       return list.items;
     });
     expect(k8sEvents.map((e) => e.type)).toEqual(["Warning", "Warning"]);
+    const flagged = await eventually(async () => {
+      const list = await core.listNamespacedEvent({ namespace: ns, fieldSelector: "reason=ToolCallFlagged" });
+      if (list.items.length < 1) throw new Error("no ToolCallFlagged event");
+      return list.items;
+    });
+    expect(flagged.map((e) => [e.type, e.message])).toEqual([["Warning", "iteration 1 step 3 fs.read allowed [flagged: watch-reads]"]]);
   }, 120_000);
 
   it("a judged call: the gate makes the tool-judge child (payload, owner, deadline), lists it in the parent's status, and a replica killed meanwhile costs no second child or decision", async () => {

@@ -2,10 +2,11 @@
 // the real nats-server (JWT mode, its own credentials) to the real gate behind the
 // tool-call service; and a policy reload between two calls without restarting anything.
 import { createHash, generateKeyPairSync } from "node:crypto";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { connect, credsAuthenticator, type NatsConnection } from "@nats-io/transport-node";
 import type { ToolCallDecision, ToolCallProposal } from "../../src/api/protocol.js";
 import type { Agent, GuardPolicySpec, JsonObject } from "../../src/api/types.js";
+import { decisionEvent } from "../../src/gate/audit.js";
 import { createGate } from "../../src/gate/gate.js";
 import { PolicyStore } from "../../src/gate/guard/policy-store.js";
 import { signRegistration } from "../../src/gate/guard/signature.js";
@@ -66,6 +67,8 @@ describe("the guard's seven checks over NATS (real nats-server, JWT mode)", () =
   let service: ToolCallService;
   let client: ToolCallClient;
   const conns: NatsConnection[] = [];
+  /** The `toolcall.decision` events the gate's audit produced, by toolCallId. */
+  const audited = new Map<string, Record<string, unknown>>();
   let step = 0;
 
   async function propose(tool: string, args: JsonObject): Promise<ToolCallDecision> {
@@ -91,6 +94,7 @@ describe("the guard's seven checks over NATS (real nats-server, JWT mode)", () =
       agent,
       liveHashes: () => liveHashes,
       judgeRunner: () => Promise.reject(new Error("no tool_validation judges are configured")),
+      audit: { record: (r) => void audited.set(r.toolCallId, decisionEvent(r)) },
     });
     service = await ToolCallService.start(gateNc, { decide: (p, ctx) => gate.decide(p, ctx), onDecided: (p, d) => void gate.record(p, d) });
     client = new ToolCallClient(workerNc, { attemptTimeoutMs: 2000, totalTimeoutMs: 20_000 });
@@ -150,6 +154,8 @@ describe("the guard's seven checks over NATS (real nats-server, JWT mode)", () =
     expect(await propose("db.unsigned", { sql: "select 1" })).toMatchObject({ allowed: false, guard: { check: "signature" }, reason: "signature_invalid" });
     const ok = await propose("db.query", { host: "staging-db.internal", sql: "select 1" });
     expect(ok).toMatchObject({ allowed: true, guard: { approved: true, check: "adaptive_rule", flags: ["watch_db"] } });
+    // The flag reaches the audit and the event stream's decision (the call still allowed).
+    await vi.waitFor(() => expect(audited.get(ok.toolCallId)).toMatchObject({ tool: "db.query", allowed: true, flags: ["watch_db"] }));
   });
 
   it("7. adaptive rules: deny blocks, flag records and allows", async () => {
