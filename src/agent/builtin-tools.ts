@@ -4,7 +4,8 @@
 import { spawn } from "node:child_process";
 import { constants } from "node:fs";
 import { open, readdir, lstat } from "node:fs/promises";
-import { join } from "node:path";
+import { dirname, extname, join } from "node:path";
+import { fileURLToPath } from "node:url";
 import type { JsonObject, ToolEntry } from "../api/types.js";
 import { parseAllowedCommand } from "./command-line.js";
 import type { Confinement } from "./confinement.js";
@@ -65,6 +66,19 @@ export const BUILTIN_TOOLS: Record<string, ToolSpec> = {
     parameters: { type: "object", required: ["path"], properties: { path: { type: "string" } } },
   },
 };
+
+/**
+ * The modules each built-in tool runs, next to this one (`.js` in the image, `.ts` under
+ * vitest): the tool's "live code" that guard check 2 compares with its `tool_registry` entry.
+ * The worker hashes them before every proposal (`ToolCodeHasher`); `gavel guard tool-hash`
+ * prints the same hashes for an installation, to register them.
+ */
+export function builtinToolFiles(): Record<string, string[]> {
+  const here = fileURLToPath(import.meta.url);
+  const module = (name: string): string => join(dirname(here), `${name}${extname(here)}`);
+  const files = [module("builtin-tools"), module("confinement")];
+  return { "cmd.run": [...files, module("command-line")], "fs.read": files, "fs.write": files, "fs.list": files };
+}
 
 /** The name of a spec.tools entry. */
 export function toolName(entry: ToolEntry): string {

@@ -5,8 +5,10 @@
 // unrecoverable error, 2 on bad configuration or an unreadable payload.
 import { readFile } from "node:fs/promises";
 import { connect, credsAuthenticator, type NatsConnection } from "@nats-io/transport-node";
+import { ToolCodeHasher } from "../gate/tool-code.js";
 import { inboxPrefix } from "../transport/subjects.js";
 import { ToolCallClient } from "../transport/tool-call-client.js";
+import { builtinToolFiles } from "./builtin-tools.js";
 import { commandEnvironment, ConfigError, readAgentConfig, type AgentConfig } from "./config.js";
 import { Confinement } from "./confinement.js";
 import { readJudgeInput } from "./judge-input.js";
@@ -69,11 +71,22 @@ export async function main(env: Record<string, string | undefined>): Promise<num
   let nc: NatsConnection | undefined;
   try {
     let gate: Gate = ownToolsGate;
+    let toolCode: ToolCodeHasher | undefined;
     if (config.role === "worker") {
       nc = await connectGate(config);
       gate = new ToolCallClient(nc, config.gate);
+      toolCode = new ToolCodeHasher(builtinToolFiles());
+      await toolCode.refresh();
     }
-    log({ event: "start", role: config.role, namespace: config.namespace, execution: config.execution, iteration: config.iteration, model: config.model.kind });
+    log({
+      event: "start",
+      role: config.role,
+      namespace: config.namespace,
+      execution: config.execution,
+      iteration: config.iteration,
+      model: config.model.kind,
+      ...(toolCode !== undefined ? { toolHashes: Object.fromEntries(toolCode.hashes()) } : {}),
+    });
     const outcome = await runWorker({
       identity: { namespace: config.namespace, execution: config.execution, iteration: config.iteration },
       task,
@@ -85,6 +98,7 @@ export async function main(env: Record<string, string | undefined>): Promise<num
       commandEnv: commandEnvironment(env),
       maxTurns: config.maxTurns,
       ...(config.role === "judge" ? { systemPrompt: JUDGE_SYSTEM_PROMPT } : {}),
+      ...(toolCode !== undefined ? { toolCode } : {}),
       log,
     });
     process.stdout.write(outcome.answer.endsWith("\n") ? outcome.answer : `${outcome.answer}\n`);

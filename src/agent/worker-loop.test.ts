@@ -1,11 +1,12 @@
 // The worker loop with the scripted model on a real temp workspace: every call goes to the
 // gate first, allowed built-ins run, denials come back to the model and the loop goes on.
-import { mkdtemp, readFile, realpath, rm, writeFile } from "node:fs/promises";
+import { copyFile, mkdtemp, readFile, realpath, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ToolCallDecision, ToolCallProposal } from "../api/protocol.js";
-import { DEFAULT_LIMITS } from "./builtin-tools.js";
+import { ToolCodeHasher } from "../gate/tool-code.js";
+import { builtinToolFiles, DEFAULT_LIMITS } from "./builtin-tools.js";
 import { Confinement } from "./confinement.js";
 import { ModelError } from "./model.js";
 import { parseScript, ScriptedModel } from "./scripted-model.js";
@@ -149,6 +150,41 @@ describe("runWorker", () => {
       }),
     ).rejects.toThrow(/no decision/);
     await expect(readFile(join(ws, "x.txt"))).rejects.toThrow(/ENOENT/);
+  });
+
+  it("sends with each proposal the hash of the code it runs for the tool, re-hashed before every call", async () => {
+    // A copy of the built-in modules, so the test can change one as an attacker would.
+    const code = await realpath(await mkdtemp(join(tmpdir(), "gavel-tool-code-")));
+    const files = builtinToolFiles();
+    const copy = Object.fromEntries(Object.entries(files).map(([tool, paths]) => [tool, paths.map((f) => join(code, basename(f)))]));
+    for (const f of new Set(Object.values(files).flat())) await copyFile(f, join(code, basename(f)));
+    try {
+      const model = new ScriptedModel(parseScript(`- tool_calls: [{tool: fs.read, args: {path: notes.txt}}, {tool: fs.list, args: {path: "."}}, {tool: net.fetch, args: {}}]\n- tool_calls: [{tool: fs.read, args: {path: notes.txt}}]\n- final: done`));
+      const gate = new RuleGate();
+      const hasher = new ToolCodeHasher(copy);
+      const confinement = await Confinement.of([{ path: ws, readOnly: false }]);
+      let turn = 0;
+      const tampering: Gate = {
+        propose: async (p) => {
+          // While the third call is decided, the module behind fs.* changes on disk.
+          if (++turn === 3) await writeFile(join(code, basename(files["fs.read"]?.[1] ?? "")), "export const stolen = true;\n", { flag: "a" });
+          return gate.propose(p);
+        },
+      };
+      await runWorker({ identity: { namespace: "team", execution: "run-3", iteration: 1 }, task: { instruction: "t" }, tools: ["fs.read", "fs.list"], confinement, model, gate: tampering, limits: DEFAULT_LIMITS, commandEnv: {}, toolCode: hasher });
+      const original = new ToolCodeHasher(files);
+      await original.refresh();
+      const [read1, list, fetch, read2] = gate.seen;
+      expect(read1?.toolHash).toBe(original.hashes().get("fs.read"));
+      expect(read1?.toolHash).toMatch(/^[0-9a-f]{64}$/);
+      expect(list?.toolHash).toBe(read1?.toolHash);
+      // A tool the runtime has no code for goes without a hash (check 2 denies it if it is registered).
+      expect(fetch).not.toHaveProperty("toolHash");
+      expect(read2?.toolHash).toMatch(/^[0-9a-f]{64}$/);
+      expect(read2?.toolHash).not.toBe(read1?.toolHash);
+    } finally {
+      await rm(code, { recursive: true, force: true });
+    }
   });
 
   it("names the judges' reasoning in a judge denial", () => {

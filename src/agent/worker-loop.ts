@@ -48,6 +48,11 @@ export interface WorkerLoopOptions {
   runNonce?: string;
   /** The system prompt; default the worker's (a judge has its own, src/agent/judge-mode.ts). */
   systemPrompt?: string;
+  /**
+   * The live hashes of the tools' code (a ToolCodeHasher over `builtinToolFiles()`): refreshed
+   * before each proposal, the proposed tool's hash goes with it (guard check 2).
+   */
+  toolCode?: { refresh(tools?: readonly string[]): Promise<void>; hashes(): ReadonlyMap<string, string> };
 }
 
 /** What happened to one proposed call. */
@@ -143,6 +148,9 @@ async function oneCall(
   offered: ToolSpec[],
 ): Promise<{ record: CallRecord; content: string }> {
   const toolCallId = `i${o.identity.iteration}-s${step}-${nonce}`;
+  // Re-read (only files whose size, mtime or inode changed) right before the call, as Guardian re-hashes at invocation.
+  await o.toolCode?.refresh([call.name]);
+  const toolHash = o.toolCode?.hashes().get(call.name);
   const proposal: ToolCallProposal = {
     namespace: o.identity.namespace,
     execution: o.identity.execution,
@@ -152,6 +160,7 @@ async function oneCall(
     tool: call.name,
     args: call.args,
     ...(call.intent !== undefined ? { intent: call.intent.slice(0, 16384) } : {}),
+    ...(toolHash !== undefined ? { toolHash } : {}),
   };
   // Every call goes to the gate, even one this worker could not run: the gate records it.
   const decision = await o.gate.propose(proposal);

@@ -14,6 +14,12 @@ export interface ToolCallProposal {
   args: JsonObject;
   /** The model's stated reason for the call, if it gave one. */
   intent?: string;
+  /**
+   * SHA-256 (hex) of the code the worker runs for this tool, hashed just before proposing
+   * (src/gate/tool-code.ts): guard check 2 compares it with the tool's `tool_registry` entry.
+   * Absent when the worker has no code of its own for the tool.
+   */
+  toolHash?: string;
 }
 
 export type BlockedBy = "guard" | "judge" | "none";

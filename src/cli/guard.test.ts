@@ -2,19 +2,28 @@
 import { PassThrough } from "node:stream";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
+import { readFile } from "node:fs/promises";
+import { join } from "node:path";
+import { builtinToolFiles } from "../agent/builtin-tools.js";
+import { hashToolCode, ToolCodeHasher } from "../gate/tool-code.js";
 import { main } from "./app.js";
 
 const fixtures = fileURLToPath(new URL("../../test/fixtures/policies/", import.meta.url));
 
-async function check(...argv: string[]) {
+/** Runs `gavel guard <argv>` in the fixtures directory; stdout as text. */
+async function guard(...argv: string[]) {
   const stdout = new PassThrough();
   const stderr = new PassThrough();
   let out = "";
   let err = "";
   stdout.on("data", (d: Buffer) => (out += d.toString()));
   stderr.on("data", (d: Buffer) => (err += d.toString()));
-  const code = await main(["guard", "check", ...argv], { stdout, stderr, stdin: new PassThrough(), env: {}, cwd: fixtures });
-  return { code, out: out === "" ? undefined : (JSON.parse(out) as Record<string, unknown>), err };
+  const code = await main(["guard", ...argv], { stdout, stderr, stdin: new PassThrough(), env: {}, cwd: fixtures });
+  return { code, out, err };
+}
+async function check(...argv: string[]) {
+  const r = await guard("check", ...argv);
+  return { ...r, out: r.out === "" ? undefined : (JSON.parse(r.out) as Record<string, unknown>) };
 }
 const base = ["--agent", "agent.yaml", "--policy", "team-a.yaml", "--policy", "default.yaml"];
 
@@ -70,5 +79,23 @@ describe("gavel guard check", () => {
       expect(r.err).toMatch(message);
       expect(r.out).toBeUndefined();
     }
+  });
+});
+
+describe("gavel guard tool-hash", () => {
+  const toolHash = (...argv: string[]) => guard("tool-hash", ...argv);
+
+  it("prints the hashes the worker sends for its built-in tools, or of given files", async () => {
+    const hasher = new ToolCodeHasher(builtinToolFiles());
+    await hasher.refresh();
+    const all = await toolHash();
+    expect(all.code).toBe(0);
+    expect(JSON.parse(all.out)).toEqual(Object.fromEntries(hasher.hashes()));
+    expect(Object.keys(JSON.parse(all.out) as object).sort()).toEqual(["cmd.run", "fs.list", "fs.read", "fs.write"]);
+    expect(JSON.parse((await toolHash("fs.read")).out)).toEqual({ "fs.read": hasher.hashes().get("fs.read") });
+    const file = await toolHash("--file", "agent.yaml");
+    expect(file.out.trim()).toBe(hashToolCode([{ name: "agent.yaml", content: await readFile(join(fixtures, "agent.yaml")) }]));
+    expect(await toolHash("db.query")).toMatchObject({ code: 2, err: expect.stringMatching(/"db.query" is not a built-in tool/) as unknown });
+    expect(await toolHash("--file", "missing.js")).toMatchObject({ code: 2, err: expect.stringMatching(/cannot read missing.js/) as unknown });
   });
 });

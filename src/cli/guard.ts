@@ -10,18 +10,22 @@ import { agentScope, type AgentScope, type HistoryEntry } from "../gate/guard/co
 import { runGuard } from "../gate/guard/guard.js";
 import { PolicyError } from "../gate/guard/pattern-set.js";
 import { compilePolicy, type NamedPolicy } from "../gate/guard/policy.js";
+import { ToolCodeHasher } from "../gate/tool-code.js";
 import { ExitCode, UsageError, type Command } from "./command.js";
 
-const USAGE =
-  "gavel guard check --tool NAME --args JSON [--agent FILE] [--policy FILE...] [--history JSON] [--step N] [--capabilities a,b] [--live-hash TOOL=SHA256...]";
+const USAGE = [
+  "gavel guard check --tool NAME --args JSON [--agent FILE] [--policy FILE...] [--history JSON] [--step N] [--capabilities a,b] [--live-hash TOOL=SHA256...]",
+  "gavel guard tool-hash [TOOL...] | --file PATH...",
+].join("\n       ");
 
 export const guardCommand: Command = {
   name: "guard",
-  summary: "evaluate a proposed tool call with the deterministic guard (guard check)",
+  summary: "evaluate a proposed tool call with the deterministic guard (guard check); print tool code hashes to register (guard tool-hash)",
   usage: USAGE,
   async run(argv, io) {
     const [sub, ...rest] = argv;
-    if (sub !== "check") throw new UsageError(sub === undefined ? "missing subcommand: check" : `unknown subcommand "${sub}"`);
+    if (sub === "tool-hash") return toolHash(rest, io);
+    if (sub !== "check") throw new UsageError(sub === undefined ? "missing subcommand: check or tool-hash" : `unknown subcommand "${sub}"`);
     const { values, positionals } = parseArgs({
       args: rest,
       allowPositionals: true,
@@ -75,6 +79,32 @@ export const guardCommand: Command = {
     return d.approved ? ExitCode.ok : ExitCode.failed;
   },
 };
+
+/**
+ * `gavel guard tool-hash`: the SHA-256 of each built-in tool's code in this installation (the
+ * same build as the gavel/agent image, whose workers send these hashes with their proposals),
+ * or of the given files in order (a tool of one's own); what `tool_registry[].sha256` takes.
+ */
+async function toolHash(argv: string[], io: Parameters<Command["run"]>[1]): Promise<number> {
+  const { values, positionals } = parseArgs({ args: argv, allowPositionals: true, options: { file: { type: "string", multiple: true, default: [] } } });
+  if (values.file.length > 0) {
+    if (positionals.length > 0) throw new UsageError("give tool names or --file, not both");
+    const hasher = new ToolCodeHasher({ files: values.file.map((f) => resolve(io.cwd, f)) });
+    await hasher.refresh();
+    const h = hasher.hashes().get("files");
+    if (h === undefined) throw new UsageError(`cannot read ${values.file.join(", ")}`);
+    io.stdout.write(`${h}\n`);
+    return ExitCode.ok;
+  }
+  // Imported here: the worker runtime's modules are not loaded by `guard check`.
+  const { builtinToolFiles } = await import("../agent/builtin-tools.js");
+  const files = builtinToolFiles();
+  for (const t of positionals) if (files[t] === undefined) throw new UsageError(`"${t}" is not a built-in tool (${Object.keys(files).join(", ")}); hash its files with --file`);
+  const hasher = new ToolCodeHasher(positionals.length > 0 ? Object.fromEntries(positionals.map((t) => [t, files[t] ?? []])) : files);
+  await hasher.refresh();
+  io.stdout.write(`${JSON.stringify(Object.fromEntries(hasher.hashes()))}\n`);
+  return ExitCode.ok;
+}
 
 function parseJson(flag: string, text: string): unknown {
   try {

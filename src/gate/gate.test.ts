@@ -1,5 +1,6 @@
 // The gate's decision chain with a judge runner that is a plain function: guard first,
 // skip_judge, judges in order with tool_validation thresholds, policy_violations, idempotency.
+import { createHash, generateKeyPairSync } from "node:crypto";
 import { Writable } from "node:stream";
 import { describe, expect, it } from "vitest";
 import type { ToolCallDecision, ToolCallProposal } from "../api/protocol.js";
@@ -8,6 +9,7 @@ import { createLogger } from "../telemetry/logger.js";
 import { decisionEvent, eventAudit, jsonLinesAudit } from "./audit.js";
 import { createGate, type Gate, type IterationContext, type JudgeRunner, type JudgeRunResult } from "./gate.js";
 import { PolicyStore } from "./guard/policy-store.js";
+import { signRegistration } from "./guard/signature.js";
 import { skipJudge } from "./skip-judge.js";
 import { agentScope } from "./guard/context.js";
 
@@ -134,6 +136,32 @@ describe("gate", () => {
     if (!("judged" in judged)) return;
     expect(await judged.judged()).toMatchObject({ allowed: true, judges: [{ child: "c1", passed: true }] });
     expect(runs).toBe(1);
+  });
+
+  it("check 2 compares a registered tool's hash with the one its proposal carries (the worker's live code)", async () => {
+    const { privateKey, publicKey } = generateKeyPairSync("ed25519");
+    const registered = createHash("sha256").update("fs.write v1").digest("hex");
+    const store = new PolicyStore("gavel-system", [{
+      name: "default",
+      namespace: "gavel-system",
+      spec: {
+        tool_registry: [{ tool: "fs.write", sha256: registered, signature: signRegistration(privateKey.export({ type: "pkcs8", format: "pem" }).toString(), "fs.write", registered) }],
+        trusted_keys: [{ name: "ops", public_key: publicKey.export({ type: "spki", format: "pem" }).toString() }],
+      },
+    }]);
+    const gate = served(createGate({ policyStore: store, agent: agentWith([]), judgeRunner: scripted({}).run }));
+    const write = { path: "/workspace/a", content: "x" };
+    expect(await gate.decide(proposal("fs.write", write, { toolHash: registered }))).toMatchObject({ allowed: true });
+    expect(await gate.decide(proposal("fs.write", write, { toolHash: createHash("sha256").update("fs.write v2").digest("hex") }))).toMatchObject({
+      allowed: false,
+      blocked_by: "guard",
+      guard: { check: "hash" },
+      reason: "hash_mismatch: fs.write",
+    });
+    expect((await gate.decide(proposal("fs.write", write))).reason).toBe("hash_mismatch: fs.write (no live hash of its code)");
+    // A tool not in tool_registry is not hash-checked, with or without a hash.
+    expect(await gate.decide(proposal("fs.read", { path: "/workspace/a" }, { toolHash: "0".repeat(64) }))).toMatchObject({ allowed: true });
+    expect(await gate.decide(proposal("fs.read", { path: "/workspace/a" }))).toMatchObject({ allowed: true });
   });
 
   it("feeds allowed calls into the sequence-contract history of the iteration", async () => {

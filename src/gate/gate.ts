@@ -61,8 +61,6 @@ export interface GateOptions {
   clock?: () => number;
   /** Wall clock for audit timestamps; default new Date(). */
   now?: () => Date;
-  /** SHA-256 of each tool's live code (guard check 2); see tool-code.ts. */
-  liveHashes?: () => ReadonlyMap<string, string>;
   /** The execution's capability scope when narrower than the agent's `security.capabilities`. */
   capabilities?: readonly string[];
   views?: ViewOptions;
@@ -95,7 +93,8 @@ export function createGate(options: GateOptions): Gate {
     for (const c of ctx.iteration.calls(1, p.step)) if (c.allowed) history.push({ tool: c.tool, step: c.step });
     const guard = runGuard(
       { tool: p.tool, args: p.args, step: p.step },
-      { policy, scope, history, ...(options.liveHashes ? { liveHashes: options.liveHashes() } : {}), ...(options.views ? { views: options.views } : {}) },
+      // Check 2 compares the registration with the hash the worker computed of the code it runs.
+      { policy, scope, history, ...(p.toolHash !== undefined ? { liveHashes: new Map([[p.tool, p.toolHash]]) } : {}), ...(options.views ? { views: options.views } : {}) },
     );
     const done = (d: Omit<ToolCallDecision, "toolCallId" | "latencyMs" | "guard">): ToolCallDecision => ({
       toolCallId: p.toolCallId,
@@ -146,6 +145,8 @@ export function createGate(options: GateOptions): Gate {
       // Fail-safe like vaglio's log: a broken audit sink never blocks or flips a decision.
       options.logger?.warn({ err: messageOf(err), toolCallId: p.toolCallId }, "audit record failed");
     }
+    // Guardian logs a threat event TOOL_HASH_MISMATCH with the denial.
+    if (r.check === "hash") options.logger?.warn({ threat: "TOOL_HASH_MISMATCH", tool: r.tool, toolCallId: r.toolCallId, execution: `${r.namespace}/${r.execution}` }, "tool code differs from its registration");
     options.logger?.info({ tool: r.tool, arg_keys: r.arg_keys, allowed: r.allowed, blocked_by: r.blocked_by, check: r.check, flags: r.flags, toolCallId: r.toolCallId, latency_ms: r.latency_ms }, "tool call decided");
   }
 

@@ -27,10 +27,16 @@ export class ToolCodeHasher {
   /** `files`: tool name → paths of the files that implement it. */
   constructor(private readonly files: Readonly<Record<string, readonly string[]>>) {}
 
-  /** Re-hashes every tool whose files changed; a file that cannot be read leaves its tool without a hash (a mismatch). */
-  async refresh(): Promise<void> {
-    const next = new Map<string, string>();
-    for (const [tool, paths] of Object.entries(this.files)) {
+  /**
+   * Re-hashes every tool (or only `tools`) whose files changed; a file that cannot be read
+   * leaves its tool without a hash (a mismatch).
+   */
+  async refresh(tools?: readonly string[]): Promise<void> {
+    const next = tools === undefined ? new Map<string, string>() : new Map(this.current);
+    for (const tool of tools ?? Object.keys(this.files)) {
+      const paths = Object.hasOwn(this.files, tool) ? this.files[tool] : undefined;
+      if (paths === undefined) continue;
+      next.delete(tool);
       try {
         const parts: { name: string; content: Buffer }[] = [];
         for (const path of paths) {

@@ -38,6 +38,8 @@ describe("proposal codec", () => {
   it("round-trips a valid proposal", () => {
     const d = decodeProposal(encodeProposal(proposal));
     expect(d).toEqual({ ok: true, value: proposal });
+    const hashed = { ...proposal, toolHash: "0123456789abcdef".repeat(4) };
+    expect(decodeProposal(encodeProposal(hashed))).toEqual({ ok: true, value: hashed });
   });
 
   it.each([
@@ -50,6 +52,8 @@ describe("proposal codec", () => {
     [{ ...proposal, execution: "Bad_Name" }, "/execution"],
     [{ ...proposal, tool: "" }, "/tool"],
     [{ ...proposal, approved: true }, "/approved"],
+    [{ ...proposal, toolHash: "ABC" }, "/toolHash"],
+    [{ ...proposal, toolHash: "A".repeat(64) }, "/toolHash"],
   ])("refuses %j naming %s", (bad, field) => {
     const d = decodeProposal(JSON.stringify(bad));
     expect(d.ok).toBe(false);
@@ -79,8 +83,8 @@ describe("proposal codec", () => {
     expect(() => encodeProposal({ ...proposal, step: -1 })).toThrow(/\/step/);
   });
 
-  it("fingerprints ignore key order and intent but not args", () => {
-    const reordered = { ...proposal, args: { path: "/workspace/a.txt" }, intent: "other words" };
+  it("fingerprints ignore key order, intent and the tool hash but not args", () => {
+    const reordered = { ...proposal, args: { path: "/workspace/a.txt" }, intent: "other words", toolHash: "f".repeat(64) };
     expect(proposalFingerprint(reordered)).toBe(proposalFingerprint(proposal));
     expect(proposalFingerprint({ ...proposal, args: { path: "/etc/passwd" } })).not.toBe(proposalFingerprint(proposal));
     const a = { ...proposal, args: { x: 1, y: { b: 2, a: 1 } } };

@@ -28,6 +28,7 @@ export const TOOL_CALL_PROPOSAL_SCHEMA = {
     tool: { type: "string", minLength: 1, maxLength: 256 },
     args: { type: "object" },
     intent: { type: "string", maxLength: 16384 },
+    toolHash: { type: "string", pattern: "^[0-9a-f]{64}$" },
   },
 } as const;
 
@@ -247,7 +248,8 @@ function canonical(value: unknown): string {
 }
 
 /**
- * What makes two proposals with one toolCallId the same call (intent may be reworded): a
+ * What makes two proposals with one toolCallId the same call (intent may be reworded, and
+ * the tool hash is evidence read for the first decision, not part of the call): a
  * SHA-256 of the canonical call, so that it can be stored without storing argument values.
  */
 export function proposalFingerprint(p: ToolCallProposal): string {

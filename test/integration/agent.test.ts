@@ -3,11 +3,17 @@
 // service whose decide is a small deterministic function.
 import { mkdir, mkdtemp, readFile, realpath, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { basename, join } from "node:path";
+import { createHash, generateKeyPairSync } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { connect, credsAuthenticator, type NatsConnection } from "@nats-io/transport-node";
 import type { ToolCallDecision, ToolCallProposal } from "../../src/api/protocol.js";
+import { builtinToolFiles } from "../../src/agent/builtin-tools.js";
 import { agentEnvironment } from "../../src/agent/config.js";
+import { createGate } from "../../src/gate/gate.js";
+import { PolicyStore } from "../../src/gate/guard/policy-store.js";
+import { signRegistration } from "../../src/gate/guard/signature.js";
+import { ToolCodeHasher } from "../../src/gate/tool-code.js";
 import { createTrust, issueControllerCredentials, issueWorkerCredentials, serverConfig, type NatsTrust } from "../../src/transport/credentials.js";
 import { ToolCallService } from "../../src/transport/tool-call-service.js";
 import { run, type ExecResult } from "../harness/exec.js";
@@ -247,6 +253,76 @@ describe("worker runtime (real process, real NATS in JWT mode)", () => {
     const bad = await runAgent({ GAVEL_NAMESPACE: "team", GAVEL_EXECUTION: "x", GAVEL_NATS_URL: server.url, GAVEL_SCRIPT: "- final: x", GAVEL_TOOLS: "[1]" });
     expect(bad.code).toBe(2);
     expect(bad.stderr).toMatch(/GAVEL_TOOLS must be a JSON list/);
+  });
+
+  it("guard check 2 on the hashes the worker computes of its own code: unchanged passes, changed code is denied naming the tool", async () => {
+    // The registrations an operator makes from `gavel guard tool-hash` of this build, signed.
+    const agentDir = join(BUILD_DIR, "src", "agent");
+    const compiled = Object.fromEntries(Object.entries(builtinToolFiles()).map(([tool, files]) => [tool, files.map((f) => join(agentDir, basename(f).replace(/\.ts$/, ".js")))]));
+    const hasher = new ToolCodeHasher(compiled);
+    await hasher.refresh();
+    const live = hasher.hashes();
+    const keys = generateKeyPairSync("ed25519");
+    const signer = keys.privateKey.export({ type: "pkcs8", format: "pem" }).toString();
+    const register = (tool: string, sha256: string) => ({ tool, sha256, signature: signRegistration(signer, tool, sha256) });
+    const stale = createHash("sha256").update("cmd.run of an older build").digest("hex");
+    const store = new PolicyStore("gavel-system", [{
+      name: "default",
+      namespace: "gavel-system",
+      spec: {
+        tool_registry: [register("fs.list", live.get("fs.list") ?? ""), register("fs.read", live.get("fs.read") ?? ""), register("cmd.run", stale)],
+        trusted_keys: [{ name: "ops", public_key: keys.publicKey.export({ type: "spki", format: "pem" }).toString() }],
+      },
+    }]);
+    const tools = ["fs.list", "fs.read", { name: "cmd.run", allowlist: ["ls"] }];
+    const gate = createGate({ policyStore: store, agent: { spec: { tools } }, judgeRunner: () => Promise.reject(new Error("no judges")) });
+    const confinementJs = join(agentDir, "confinement.js");
+    const original = await readFile(confinementJs);
+    const service = await ToolCallService.start(gateNc, {
+      decide: async (p, ctx) => {
+        // While step 2 is decided, the module behind fs.* changes on disk (a tampered file).
+        if (p.step === 2) await writeFile(confinementJs, Buffer.concat([original, Buffer.from("\n// patched\n")]));
+        return gate.decide(p, ctx);
+      },
+    });
+    const ws = await workspace("hashed");
+    const env = agentEnvironment({
+      namespace: "team",
+      execution: "hashed-run",
+      iteration: 1,
+      task: "Read the input",
+      tools,
+      mounts: [{ path: ws, readOnly: false }],
+      natsUrl: server.url,
+      natsCreds: issueWorkerCredentials(trust, "team", "hashed-run").creds,
+    });
+    const script = `
+- tool_calls:
+    - tool: fs.list
+      args: { path: "${ws}" }
+    - tool: cmd.run
+      args: { command: "ls ${ws}" }
+    - tool: fs.read
+      args: { path: "${ws}/input.txt" }
+- final: "done"
+`;
+    try {
+      const r = await runAgent({ ...env, GAVEL_SCRIPT: script });
+      expect(r.code).toBe(0);
+      const start = JSON.parse(r.stderr.split("\n").find((l) => l.includes('"event":"start"')) ?? "{}") as { toolHashes?: Record<string, string> };
+      expect(start.toolHashes).toEqual(Object.fromEntries(live));
+      const calls = r.stderr.split("\n").filter((l) => l.includes('"event":"tool_call"')).map((l) => JSON.parse(l) as { tool: string; allowed: boolean; check?: string });
+      expect(calls.map((c) => [c.tool, c.allowed, c.check ?? null])).toEqual([
+        ["fs.list", true, null],
+        ["cmd.run", false, "hash"],
+        ["fs.read", false, "hash"],
+      ]);
+      const stored = service.store.recordsOf("team", "hashed-run").map((x) => x.record).sort((a, b) => a.step - b.step);
+      expect(stored.map((x) => (x.kind === "decision" ? x.decision?.reason : x.kind))).toEqual([expect.stringMatching(/^approved by the guard/), "hash_mismatch: cmd.run", "hash_mismatch: fs.read"]);
+    } finally {
+      await writeFile(confinementJs, original);
+      await service.stop();
+    }
   });
 
   it("runs in the gavel/agent:dev container when the image is built", async (ctx) => {

@@ -31,8 +31,8 @@ const agent: Pick<Agent, "spec"> = {
   },
 };
 
-// Tool registrations: live code hashes as the gate would compute them, signed by a trusted key
-// (db.unsigned is signed by a key the policy does not trust).
+// Tool registrations, signed by a trusted key (db.unsigned is signed by a key the policy does
+// not trust), and the hashes of the code the worker runs, which it sends with each proposal.
 const trusted = generateKeyPairSync("ed25519");
 const untrusted = generateKeyPairSync("ed25519");
 const queryHash = sha("db.query v1");
@@ -73,7 +73,8 @@ describe("the guard's seven checks over NATS (real nats-server, JWT mode)", () =
 
   async function propose(tool: string, args: JsonObject): Promise<ToolCallDecision> {
     step++;
-    const p: ToolCallProposal = { namespace: NS, execution: EXECUTION, iteration: 1, step, toolCallId: `call-${step}`, tool, args };
+    const toolHash = liveHashes.get(tool);
+    const p: ToolCallProposal = { namespace: NS, execution: EXECUTION, iteration: 1, step, toolCallId: `call-${step}`, tool, args, ...(toolHash !== undefined ? { toolHash } : {}) };
     return client.propose(p);
   }
 
@@ -92,7 +93,6 @@ describe("the guard's seven checks over NATS (real nats-server, JWT mode)", () =
     const gate = createGate({
       policyStore: store,
       agent,
-      liveHashes: () => liveHashes,
       judgeRunner: () => Promise.reject(new Error("no tool_validation judges are configured")),
       audit: { record: (r) => void audited.set(r.toolCallId, decisionEvent(r)) },
     });
@@ -115,8 +115,8 @@ describe("the guard's seven checks over NATS (real nats-server, JWT mode)", () =
     expect(await propose("fs.list", { path: "/workspace" })).toMatchObject({ allowed: true, blocked_by: "none" });
   });
 
-  it("2. hash: a tool whose live code differs from its registration is denied", async () => {
-    expect(await propose("db.tampered", { sql: "select 1" })).toMatchObject({ allowed: false, guard: { check: "hash" }, reason: "hash_mismatch" });
+  it("2. hash: a tool whose live code (the hash its proposal carries) differs from its registration is denied", async () => {
+    expect(await propose("db.tampered", { sql: "select 1" })).toMatchObject({ allowed: false, guard: { check: "hash" }, reason: "hash_mismatch: db.tampered" });
   });
 
   it("3. capability: a tool outside spec.tools or outside the capability scope is denied", async () => {

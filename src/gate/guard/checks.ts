@@ -66,12 +66,16 @@ export const revocation: Check = ({ call, ctx }) => {
   return reason === undefined ? undefined : { approved: false, check: "revocation", reason: `tool_revoked: ${reason}` };
 };
 
-/** 2. Tool hash: a registered tool's live code must hash to the registry's SHA-256. */
+/**
+ * 2. Tool hash: a registered tool's live code (as the worker hashed it) must hash to the
+ * registry's SHA-256. The reason names the tool; no live hash at all is a mismatch too.
+ */
 export const hash: Check = ({ call, ctx }) => {
   const entry = ctx.policy.registry.get(call.tool);
   if (entry === undefined) return undefined;
   const live = ctx.liveHashes?.get(call.tool);
-  return live?.toLowerCase() === entry.sha256 ? undefined : { approved: false, check: "hash", reason: "hash_mismatch" };
+  if (live?.toLowerCase() === entry.sha256) return undefined;
+  return { approved: false, check: "hash", reason: live === undefined ? `hash_mismatch: ${call.tool} (no live hash of its code)` : `hash_mismatch: ${call.tool}` };
 };
 
 /**

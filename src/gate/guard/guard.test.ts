@@ -43,8 +43,8 @@ describe("guard", () => {
       trusted_keys: [{ name: "k", public_key: publicKey.export({ type: "spki", format: "pem" }).toString() }],
     };
     expect(guard("db.query", {}, ctx(spec, { liveHashes: new Map([["db.query", h]]) })).approved).toBe(true);
-    expect(guard("db.query", {}, ctx(spec, { liveHashes: new Map([["db.query", sha("tampered")]]) }))).toEqual({ approved: false, check: "hash", reason: "hash_mismatch" });
-    expect(guard("db.query", {}, ctx(spec)).reason).toBe("hash_mismatch");
+    expect(guard("db.query", {}, ctx(spec, { liveHashes: new Map([["db.query", sha("tampered")]]) }))).toEqual({ approved: false, check: "hash", reason: "hash_mismatch: db.query" });
+    expect(guard("db.query", {}, ctx(spec)).reason).toBe("hash_mismatch: db.query (no live hash of its code)");
   });
 
   it("3. capability: a tool outside spec.tools, or needing a capability outside the scope, is denied", () => {
