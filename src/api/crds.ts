@@ -525,6 +525,12 @@ export const guardPolicyCrd: CrdDocument = crd("GuardPolicy", "guardpolicies", [
         description: 'Capability boundary (check 3): tool name -> capability it requires, e.g. {shell_exec: "shell:safe"}; denied when the agent\'s security.capabilities lack it.',
         additionalProperties: str("Capability."),
       },
+      skip_judge: {
+        type: "object",
+        description:
+          "skip_judge, decided by operators: tool name -> true to skip the tool_validation judges for its calls, false to judge them, overriding gavel's built-in table (fs.read and fs.list skip, other tools are judged). The guard always runs. An Agent's tools[].skip_judge can only ask for judging (false), never switch it off.",
+        additionalProperties: bool("Skip the judges for this tool."),
+      },
       destructive_patterns: arr('Destructive patterns (check 4): deny with "destructive_pattern: <pattern>".', regexEntry("destructive argument pattern")),
       forbidden_paths: arr("Paths no tool argument may reference (check 4).", regexEntry("forbidden path pattern")),
       sequence_contracts: arr(

@@ -160,6 +160,7 @@ describe("types.ts matches the CRD schemas", () => {
         revoked_tools: true,
         tool_registry: true,
         required_capabilities: true,
+        skip_judge: true,
         destructive_patterns: true,
         forbidden_paths: true,
         sequence_contracts: true,

@@ -394,6 +394,11 @@ export interface GuardPolicySpec {
   tool_registry?: { tool: string; sha256: string; signature?: string }[];
   /** Tool name → capability it requires. */
   required_capabilities?: Record<string, string>;
+  /**
+   * Tool name → whether its calls skip the tool_validation judges (the operator's skip_judge;
+   * overrides the built-in table). An Agent's own skip_judge can only turn judging back on.
+   */
+  skip_judge?: Record<string, boolean>;
   destructive_patterns?: { pattern: string; reason?: string }[];
   forbidden_paths?: { pattern: string; reason?: string }[];
   sequence_contracts?: {

@@ -8,6 +8,7 @@ import type { Agent, GradientResult, JsonObject, SemanticValidatorSpec } from ".
 import { createLogger } from "../telemetry/logger.js";
 import { decisionEvent, eventAudit, jsonLinesAudit } from "./audit.js";
 import { createGate, type Gate, type IterationContext, type JudgeRunner, type JudgeRunResult } from "./gate.js";
+import { compilePolicy } from "./guard/policy.js";
 import { PolicyStore } from "./guard/policy-store.js";
 import { signRegistration } from "./guard/signature.js";
 import { skipJudge } from "./skip-judge.js";
@@ -61,11 +62,29 @@ function served(gate: Gate) {
 }
 
 describe("skip_judge", () => {
-  it("uses the built-in table, and the agent's explicit value wins", () => {
-    const scope = agentScope({ spec: { tools: ["fs.read", "fs.list", "cmd.run", "fs.write", "x.custom", { name: "fs.read2", skip_judge: true }] } });
-    expect([skipJudge("fs.read", scope), skipJudge("fs.list", scope), skipJudge("cmd.run", scope), skipJudge("fs.write", scope), skipJudge("x.custom", scope), skipJudge("fs.read2", scope)]).toEqual([true, true, false, false, false, true]);
-    const overridden = agentScope({ spec: { tools: [{ name: "fs.read", skip_judge: false }, { name: "cmd.run", skip_judge: true }] } });
-    expect([skipJudge("fs.read", overridden), skipJudge("cmd.run", overridden)]).toEqual([false, true]);
+  const none = compilePolicy([]);
+  it("the operators decide: the built-in table, overridden by a GuardPolicy; unknown tools are judged", () => {
+    const scope = agentScope({ spec: { tools: ["fs.read", "fs.list", "cmd.run", "fs.write", "x.custom", "db.query"] } });
+    const tools = ["fs.read", "fs.list", "cmd.run", "fs.write", "x.custom", "db.query"];
+    expect(tools.map((t) => skipJudge(t, scope, none))).toEqual([true, true, false, false, false, false]);
+    const policy = compilePolicy([{ name: "ops", spec: { skip_judge: { "db.query": true, "fs.read": false } } }]);
+    expect(tools.map((t) => skipJudge(t, scope, policy))).toEqual([false, true, false, false, false, true]);
+  });
+
+  it("an Agent's author can ask for judging but never switch it off alone", () => {
+    const policy = compilePolicy([{ name: "ops", spec: { skip_judge: { "db.query": true } } }]);
+    const scope = agentScope({ spec: { tools: [{ name: "fs.read", skip_judge: false }, { name: "cmd.run", skip_judge: true }, { name: "x.custom", skip_judge: true }, { name: "db.query", skip_judge: false }, { name: "fs.list", skip_judge: true }] } });
+    expect(["fs.read", "cmd.run", "x.custom", "db.query", "fs.list"].map((t) => skipJudge(t, scope, policy))).toEqual([false, false, false, false, true]);
+  });
+
+  it("merges policies first-wins (the cluster default first) and reports the conflict", () => {
+    const store = new PolicyStore("gavel-system", [
+      { name: "default", namespace: "gavel-system", spec: { skip_judge: { "db.query": false } } },
+      { name: "team", namespace: "team-a", spec: { skip_judge: { "db.query": true, "db.read": true } } },
+    ]);
+    const merged = store.get("team-a");
+    expect([merged.skipJudge.get("db.query"), merged.skipJudge.get("db.read")]).toEqual([false, true]);
+    expect(merged.warnings).toEqual(["GuardPolicy team-a/team: skip_judge.db.query ignored, already false"]);
   });
 });
 
@@ -91,6 +110,16 @@ describe("gate", () => {
     expect(await gate.decide(proposal("fs.read", { path: "/workspace/a" }))).toMatchObject({ allowed: true, skippedJudges: true, judges: [] });
     expect(await gate.decide(proposal("fs.read", { path: "~/.ssh/id_rsa" }))).toMatchObject({ allowed: false, blocked_by: "guard" });
     expect(j.calls).toEqual([]);
+  });
+
+  it("judges a tool whose Agent says skip_judge: true unless a GuardPolicy lets it skip (hot-reloaded)", async () => {
+    const j = scripted({ sec: { result: verdict(0.9), child: "c" } });
+    const store = new PolicyStore();
+    const gate = served(createGate({ policyStore: store, agent: agentWith([sem("sec")], [{ name: "cmd.run", skip_judge: true }]), judgeRunner: j.run }));
+    expect(await gate.decide(proposal("cmd.run", { command: "make" }))).toMatchObject({ allowed: true, skippedJudges: false, judges: [{ judge: "sec" }] });
+    store.update([{ name: "default", namespace: "gavel-system", spec: { skip_judge: { "cmd.run": true } } }]);
+    expect(await gate.decide(proposal("cmd.run", { command: "make" }))).toMatchObject({ allowed: true, skippedJudges: true, judges: [] });
+    expect(j.calls).toHaveLength(1);
   });
 
   it("applies tool_validation thresholds: default min_score 0.7, min_confidence 0.0, explicit values win", async () => {

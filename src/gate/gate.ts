@@ -104,7 +104,7 @@ export function createGate(options: GateOptions): Gate {
       latencyMs: clock() - started,
     });
     if (!guard.approved) return done({ allowed: false, blocked_by: "guard", reason: guard.reason ?? "guard", skippedJudges: false, judges: [] });
-    if (skipJudge(p.tool, scope) || semantic.length === 0) {
+    if (skipJudge(p.tool, scope, policy) || semantic.length === 0) {
       const skipped = semantic.length > 0;
       return done({ allowed: true, blocked_by: "none", reason: skipped ? "approved by the guard (skip_judge)" : "approved by the guard", skippedJudges: skipped, judges: [] });
     }

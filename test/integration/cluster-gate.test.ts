@@ -250,6 +250,7 @@ describe("the tool-call gate in gavel controller (real kube-apiserver, real nats
   }, 120_000);
 
   it("a judged call: the gate makes the tool-judge child (payload, owner, deadline), lists it in the parent's status, and a replica killed meanwhile costs no second child or decision", async () => {
+    // The Agent's own skip_judge: true does not switch judging off: skip_judge is the operators' (no GuardPolicy skips cmd.run).
     const judged = `
 apiVersion: 100monkeys.ai/v1
 kind: Agent
@@ -263,6 +264,7 @@ spec:
   tools:
     - name: cmd.run
       allowlist: ["ls"]
+      skip_judge: true
   volumes:
     - name: workspace
       mount_path: /workspace

@@ -38,6 +38,8 @@ export interface CompiledPolicy {
   revoked: ReadonlyMap<string, string>;
   registry: ReadonlyMap<string, RegistryEntry>;
   requiredCapabilities: ReadonlyMap<string, string>;
+  /** The operators' skip_judge per tool (GuardPolicy `skip_judge`), first policy winning. */
+  skipJudge: ReadonlyMap<string, boolean>;
   /** Destructive patterns then forbidden paths, built-in first; the label is the reason text. */
   destructive: PatternSet;
   sequenceContracts: readonly { name: string; requires_prior: string; triggers_for: string; within_steps: number }[];
@@ -71,6 +73,7 @@ class Merge {
   private readonly revoked = new Map<string, string>();
   private readonly registrations: Registration[] = [];
   private readonly requiredCapabilities = new Map<string, string>();
+  private readonly skipJudge = new Map<string, boolean>();
   private readonly destructive: PatternEntry[] = [
     ...DESTRUCTIVE_PATTERNS.map((p) => ({ pattern: p.pattern, label: p.pattern })),
     ...FORBIDDEN_PATHS.map((p) => ({ pattern: p.pattern, label: p.pattern })),
@@ -90,6 +93,7 @@ class Merge {
     for (const r of s.revoked_tools ?? []) if (!this.revoked.has(r.tool)) this.revoked.set(r.tool, r.reason);
     this.addRegistrations(where, s.tool_registry ?? []);
     this.addCapabilities(where, s.required_capabilities ?? {});
+    this.addSkipJudge(where, s.skip_judge ?? {});
     for (const [i, d] of (s.destructive_patterns ?? []).entries()) this.destructive.push({ pattern: d.pattern, label: d.pattern, where: `${where}: destructive_patterns[${i}]` });
     for (const [i, d] of (s.forbidden_paths ?? []).entries()) this.destructive.push({ pattern: d.pattern, label: d.pattern, where: `${where}: forbidden_paths[${i}]` });
     for (const [i, c] of (s.sequence_contracts ?? []).entries()) {
@@ -122,6 +126,16 @@ class Merge {
     }
   }
 
+  /** The operators' skip_judge per tool: the first policy's value wins, a different later one is a warning. */
+  private addSkipJudge(where: string, skipJudge: Record<string, boolean>): void {
+    for (const [tool, skip] of Object.entries(skipJudge)) {
+      if (typeof skip !== "boolean") throw new PolicyError(`${where}: skip_judge.${tool} must be true or false`);
+      const had = this.skipJudge.get(tool);
+      if (had === undefined) this.skipJudge.set(tool, skip);
+      else if (had !== skip) this.warnings.push(`${where}: skip_judge.${tool} ignored, already ${String(had)}`);
+    }
+  }
+
   private addAdaptiveRule(at: string, r: NonNullable<GuardPolicySpec["adaptive_rules"]>[number]): void {
     if (!FIELDS.includes(r.match_field)) throw new PolicyError(`${at}: match_field must be tool, args or hash`);
     if (r.action !== "deny" && r.action !== "flag") throw new PolicyError(`${at}: action must be deny or flag`);
@@ -144,6 +158,7 @@ class Merge {
       revoked: this.revoked,
       registry: this.registry(),
       requiredCapabilities: this.requiredCapabilities,
+      skipJudge: this.skipJudge,
       destructive,
       sequenceContracts: this.sequenceContracts,
       adaptive,
