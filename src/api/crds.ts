@@ -489,8 +489,23 @@ export const executionCrd: CrdDocument = crd("Execution", "executions", ["ex"], 
 
 // ---------------------------------------------------------------- GuardPolicy
 
+/** `enforcementAction` of a GuardPolicy or one of its rules (gavel extension; Gatekeeper's names). */
+const enforcementAction = (scope: string) =>
+  str(
+    `What ${scope} does with a call it would deny: deny blocks it; warn allows it and lists the would-be denial in the decision, the audit, the event stream and a ToolCallWarned Event; dryrun allows it and records the would-be denial in the audit and the event stream only. ${scope === "this policy's rules" ? "Default deny." : "Default: the policy's enforcementAction."}`,
+    { enum: ["deny", "warn", "dryrun"] },
+  );
+
 const regexEntry = (what: string) =>
-  obj(`A ${what}.`, { pattern: str("Regular expression, matched against every nested string argument (JSON-serialised).", { minLength: 1 }), reason: str("Reason reported on deny.") }, { required: ["pattern"] });
+  obj(
+    `A ${what}.`,
+    {
+      pattern: str("Regular expression, matched against every nested string argument (JSON-serialised).", { minLength: 1 }),
+      reason: str("Reason reported on deny."),
+      enforcementAction: enforcementAction("this pattern"),
+    },
+    { required: ["pattern"] },
+  );
 
 /** The GuardPolicy CRD. */
 export const guardPolicyCrd: CrdDocument = crd("GuardPolicy", "guardpolicies", ["gp"], {
@@ -502,9 +517,14 @@ export const guardPolicyCrd: CrdDocument = crd("GuardPolicy", "guardpolicies", [
   spec: obj(
     "The extensible part of the deterministic guard that checks every tool call before any judge. The policy named default in the controller's namespace applies cluster-wide; a namespace's own policies add to it. Hot-reloaded.",
     {
+      enforcementAction: enforcementAction("this policy's rules"),
       revoked_tools: arr(
         'Revocation list (check 1): a call to one of these tools is denied with reason "tool_revoked: <reason>".',
-        obj("A revoked tool.", { tool: str("Tool id/name.", { minLength: 1 }), reason: str("Why it is revoked.", { minLength: 1 }), revoked_at: str("When.", { format: "date-time" }) }, { required: ["tool", "reason"] }),
+        obj(
+          "A revoked tool.",
+          { tool: str("Tool id/name.", { minLength: 1 }), reason: str("Why it is revoked.", { minLength: 1 }), revoked_at: str("When.", { format: "date-time" }), enforcementAction: enforcementAction("this entry") },
+          { required: ["tool", "reason"] },
+        ),
         { "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["tool"] },
       ),
       tool_registry: arr(
@@ -515,6 +535,7 @@ export const guardPolicyCrd: CrdDocument = crd("GuardPolicy", "guardpolicies", [
             tool: str("Tool name.", { minLength: 1 }),
             sha256: str("Hex SHA-256 of the tool's code.", { pattern: "^[0-9a-f]{64}$" }),
             signature: str("Base64 Ed25519 signature of the sha256."),
+            enforcementAction: enforcementAction("this registration (hash and signature checks)"),
           },
           { required: ["tool", "sha256"] },
         ),
@@ -542,6 +563,7 @@ export const guardPolicyCrd: CrdDocument = crd("GuardPolicy", "guardpolicies", [
             requires_prior: str("Tool that must precede.", { minLength: 1 }),
             triggers_for: str("Tool that triggers the check.", { minLength: 1 }),
             within_steps: int("Window in tool calls. Default 5.", { minimum: 1, default: 5 }),
+            enforcementAction: enforcementAction("this contract"),
           },
           { required: ["name", "requires_prior", "triggers_for"] },
         ),
@@ -558,6 +580,7 @@ export const guardPolicyCrd: CrdDocument = crd("GuardPolicy", "guardpolicies", [
             action: str("deny or flag.", { enum: ["deny", "flag"] }),
             reason: str("Reason reported."),
             enabled: bool("Whether the rule is active. Default true.", { default: true }),
+            enforcementAction: enforcementAction("this rule (with action deny)"),
           },
           { required: ["name", "match_field", "pattern", "action", "reason"] },
         ),

@@ -40,6 +40,10 @@ export interface GuardDecision {
   reason?: string;
   /** Adaptive rules with action flag that matched; the call is still allowed. */
   flags?: string[];
+  /** Reasons of what GuardPolicy rules in `warn` mode would have denied (the call went on). */
+  warnings?: string[];
+  /** Reasons of what rules in `dryrun` mode would have denied: recorded in the audit and events only. */
+  dryrun?: string[];
 }
 
 /** One tool_validation judge's part in a decision. */

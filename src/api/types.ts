@@ -388,10 +388,15 @@ export interface GuardPolicyStatus {
 /** Name of the cluster-wide default GuardPolicy in the controller's namespace. */
 export const DEFAULT_GUARD_POLICY = "default";
 
+/** What a GuardPolicy rule does with a call it would deny (gavel extension, Gatekeeper's names). */
+export type EnforcementAction = "deny" | "warn" | "dryrun";
+
 export interface GuardPolicySpec {
-  revoked_tools?: { tool: string; reason: string; revoked_at?: string }[];
+  /** Default for every rule of this policy: deny (default), warn or dryrun. */
+  enforcementAction?: EnforcementAction;
+  revoked_tools?: { tool: string; reason: string; revoked_at?: string; enforcementAction?: EnforcementAction }[];
   /** Registered tools: expected SHA-256 of their code and an Ed25519 signature of it. */
-  tool_registry?: { tool: string; sha256: string; signature?: string }[];
+  tool_registry?: { tool: string; sha256: string; signature?: string; enforcementAction?: EnforcementAction }[];
   /** Tool name → capability it requires. */
   required_capabilities?: Record<string, string>;
   /**
@@ -399,13 +404,14 @@ export interface GuardPolicySpec {
    * overrides the built-in table). An Agent's own skip_judge can only turn judging back on.
    */
   skip_judge?: Record<string, boolean>;
-  destructive_patterns?: { pattern: string; reason?: string }[];
-  forbidden_paths?: { pattern: string; reason?: string }[];
+  destructive_patterns?: { pattern: string; reason?: string; enforcementAction?: EnforcementAction }[];
+  forbidden_paths?: { pattern: string; reason?: string; enforcementAction?: EnforcementAction }[];
   sequence_contracts?: {
     name: string;
     requires_prior: string;
     triggers_for: string;
     within_steps?: number;
+    enforcementAction?: EnforcementAction;
   }[];
   adaptive_rules?: {
     name: string;
@@ -414,6 +420,7 @@ export interface GuardPolicySpec {
     action: "deny" | "flag";
     reason: string;
     enabled?: boolean;
+    enforcementAction?: EnforcementAction;
   }[];
   /** Base64 (raw 32-byte) or PEM Ed25519 public keys trusted to sign tool registrations. */
   trusted_keys?: { name: string; public_key: string }[];

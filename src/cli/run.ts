@@ -19,7 +19,8 @@ import { LocalRun, type LocalRunResult } from "../local/local-run.js";
 import { startNats, type NatsServer } from "../transport/nats-server.js";
 import { EventStream, type GavelEvent } from "../transport/event-stream.js";
 import { ExitCode, UsageError, type Command, type CommandIO } from "./command.js";
-import { applyEvent, emptyTree, guardNotes, renderTree, type ExecutionTree } from "./tree.js";
+import { guardNotes } from "../gate/audit.js";
+import { applyEvent, emptyTree, renderTree, type ExecutionTree } from "./tree.js";
 import { formatFinding, manifestFiles, parseManifests, validateDocuments, type Finding } from "./validate.js";
 import { messageOf } from "../errors.js";
 

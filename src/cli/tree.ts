@@ -2,6 +2,7 @@
 // events into a tree (iterations → validators → judge children → verdicts, and the tool
 // calls with their decisions) and a renderer that draws it, with spinners while running.
 import type { GavelEvent } from "../transport/event-stream.js";
+import { guardNotes } from "../gate/audit.js";
 
 export interface JudgeNode {
   child: string;
@@ -31,14 +32,9 @@ export interface ToolCallNode {
   reason?: string;
   /** Adaptive rules with action flag that matched the call (it was still allowed). */
   flags?: string[];
+  /** What rules in warn mode would have denied. */
+  warnings?: string[];
   judges: JudgeNode[];
-}
-
-/** What a decision event says beyond allowed/blocked: ` [flagged: a, b]`, or "" when nothing. */
-export function guardNotes(d: Record<string, unknown>): string {
-  const list = (v: unknown): string[] => (Array.isArray(v) ? v.filter((x): x is string => typeof x === "string") : []);
-  const flags = list(d.flags);
-  return flags.length > 0 ? ` [flagged: ${flags.join(", ")}]` : "";
 }
 
 export interface IterationNode {
@@ -168,6 +164,7 @@ export function applyEvent(tree: ExecutionTree, e: GavelEvent): ExecutionTree {
       tc.check = str(d.check);
       tc.reason = str(d.reason);
       if (Array.isArray(d.flags) && d.flags.length > 0) tc.flags = d.flags.map(String);
+      if (Array.isArray(d.warnings) && d.warnings.length > 0) tc.warnings = d.warnings.map(String);
       break;
     }
   }
@@ -207,7 +204,7 @@ export function renderTree(tree: ExecutionTree, frame = 0, opts: { color?: boole
     const rows: string[][] = [];
     for (const tc of it.toolCalls) {
       const m = tc.allowed === undefined ? spin : tc.allowed ? ok : bad;
-      const verdict = (tc.allowed === undefined ? "deciding" : tc.allowed ? "allowed" : `blocked by ${tc.blockedBy ?? "?"}${tc.check ? ` (${tc.check})` : ""}: ${oneLine(tc.reason)}`) + guardNotes({ flags: tc.flags });
+      const verdict = (tc.allowed === undefined ? "deciding" : tc.allowed ? "allowed" : `blocked by ${tc.blockedBy ?? "?"}${tc.check ? ` (${tc.check})` : ""}: ${oneLine(tc.reason)}`) + guardNotes({ flags: tc.flags, warnings: tc.warnings });
       rows.push([`${m} tool call ${tc.step} ${tc.tool}  ${verdict}`, ...tc.judges.map(judgeLine)]);
     }
     for (const v of it.validators) {

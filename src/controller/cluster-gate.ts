@@ -14,7 +14,7 @@ import { GROUP, VERSION, type Agent, type ChildRef, type Condition, type Executi
 import { executionTimeoutSeconds, iterationTimeoutSeconds, maxIterations } from "../engine/durations.js";
 import { isTerminal } from "../engine/outer-loop.js";
 import { httpStatusOf, isConflict, isNotFound, messageOf } from "../errors.js";
-import { decisionEvent } from "../gate/audit.js";
+import { decisionEvent, guardNotes } from "../gate/audit.js";
 import { gateRequirement } from "../gate/enforcement.js";
 import { toolJudgeChild } from "../children/child-executions.js";
 import type { JudgeOutcome } from "../engine/gradient.js";
@@ -286,22 +286,23 @@ export class ClusterGate implements GateStatus {
     void this.target(p).then(
       async (t) => {
         await t.gate.record(p, d);
-        if (!d.allowed || d.judges.length > 0 || (d.guard.flags?.length ?? 0) > 0) await this.recordEvent(t.execution, p, d);
+        if (!d.allowed || d.judges.length > 0 || (d.guard.flags?.length ?? 0) > 0 || (d.guard.warnings?.length ?? 0) > 0) await this.recordEvent(t.execution, p, d);
       },
       (err: unknown) => this.opts.logger?.warn({ toolCallId: p.toolCallId, err: messageOf(err) }, "decision not recorded"),
     );
   }
 
-  // `kubectl describe ex` shows blocked, judged and flagged calls (other allowed guard-only calls are only counted).
+  // `kubectl describe ex` shows blocked, judged, flagged and warned calls (other allowed guard-only
+  // calls are only counted; dry-run results stay in the audit and the event stream).
   private async recordEvent(ex: Execution, p: ToolCallProposal, d: ToolCallDecision): Promise<void> {
     const namespace = ex.metadata.namespace ?? "default";
     const now = new Date();
     const flags = d.guard.flags ?? [];
-    const flagged = flags.length > 0 ? ` [flagged: ${flags.join(", ")}]` : "";
+    const flagged = guardNotes({ flags, warnings: d.guard.warnings });
     const what = d.allowed
       ? `allowed${d.judges.length > 0 ? ` after ${d.judges.map((j) => j.child).join(", ")}` : ""}${flagged}`
       : `blocked by ${d.blocked_by}${d.guard.check !== undefined ? ` (${d.guard.check})` : ""}${flagged}: ${d.reason}`;
-    const reason = !d.allowed ? "ToolCallBlocked" : flags.length > 0 ? "ToolCallFlagged" : "ToolCallAllowed";
+    const reason = !d.allowed ? "ToolCallBlocked" : (d.guard.warnings?.length ?? 0) > 0 ? "ToolCallWarned" : flags.length > 0 ? "ToolCallFlagged" : "ToolCallAllowed";
     const body: k8s.CoreV1Event = {
       // Unique across replicas: two gates may record in the same millisecond.
       metadata: { name: `${ex.metadata.name}.${randomBytes(6).toString("hex")}`.slice(0, 253), namespace },

@@ -49,9 +49,9 @@ describe("GuardPolicyCompiler", () => {
   it("applies adds, updates and deletes to the store", () => {
     const { store, compiler, put, remove } = setup();
     put(policy("team", "p", revoke("shell", "a")));
-    expect(store.get("team").revoked.get("shell")).toBe("a");
+    expect(store.get("team").revoked.get("shell")?.reason).toBe("a");
     put(policy("team", "p", revoke("shell", "b"), 2));
-    expect(store.get("team").revoked.get("shell")).toBe("b");
+    expect(store.get("team").revoked.get("shell")?.reason).toBe("b");
     remove(policy("team", "p", revoke("shell", "b"), 2));
     expect(store.get("team").revoked.size).toBe(0);
     expect(compiler.outcome("team", "p")).toBeUndefined();
@@ -63,7 +63,7 @@ describe("GuardPolicyCompiler", () => {
     const version = store.version;
     put(policy("team", "p", { ...revoke("shell", "bad"), ...lookahead }, 2));
     expect(store.version).toBe(version);
-    expect(store.get("team").revoked.get("shell")).toBe("good");
+    expect(store.get("team").revoked.get("shell")?.reason).toBe("good");
     const outcome = compiler.outcome("team", "p");
     expect(outcome).toMatchObject({ ready: false, generation: 2 });
     expect(outcome?.message).toContain("GuardPolicy team/p: adaptive_rules[0] (la)");
@@ -92,8 +92,8 @@ describe("GuardPolicyCompiler", () => {
     expect(store.get("team").sources).toEqual(["p", "q"]);
     relist(undefined, [policy("team", "p", revoke("shell", "team")), policy(CTL, "default", revoke("read_file", "cluster"))]);
     expect(store.get("team").sources).toEqual(["default", "p"]);
-    expect(store.get("team").revoked.get("read_file")).toBe("cluster");
-    expect(store.get("elsewhere").revoked.get("read_file")).toBe("cluster");
+    expect(store.get("team").revoked.get("read_file")?.reason).toBe("cluster");
+    expect(store.get("elsewhere").revoked.get("read_file")?.reason).toBe("cluster");
     expect(store.get("team").revoked.has("fetch")).toBe(false);
   });
 
@@ -118,7 +118,7 @@ describe("GuardPolicyCompiler", () => {
     put(policy("b", "p", revoke("shell", "b")));
     relist("a", []);
     expect(store.get("a").revoked.size).toBe(0);
-    expect(store.get("b").revoked.get("shell")).toBe("b");
+    expect(store.get("b").revoked.get("shell")?.reason).toBe("b");
   });
 
   it("a bad cluster default is refused without blocking namespace policies", () => {

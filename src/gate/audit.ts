@@ -21,6 +21,10 @@ export interface AuditRecord {
   /** The guard's reason (rule and pattern names only); judge reasoning is not copied here. */
   guard_reason?: string;
   flags?: string[];
+  /** What GuardPolicy rules in warn mode would have denied (reasons). */
+  warnings?: string[];
+  /** What rules in dryrun mode would have denied (reasons): in the audit and events only. */
+  dryrun?: string[];
   skipped_judges: boolean;
   judges: { judge: string; child: string; passed: boolean; score?: number; confidence?: number; rejection?: string }[];
   latency_ms: number;
@@ -66,6 +70,8 @@ export function auditRecord(p: ToolCallProposal, d: ToolCallDecision, now: Date,
     ...(d.guard.check !== undefined ? { check: d.guard.check } : {}),
     ...(d.guard.reason !== undefined ? { guard_reason: d.guard.reason } : {}),
     ...(d.guard.flags !== undefined && d.guard.flags.length > 0 ? { flags: [...d.guard.flags] } : {}),
+    ...(d.guard.warnings !== undefined && d.guard.warnings.length > 0 ? { warnings: [...d.guard.warnings] } : {}),
+    ...(d.guard.dryrun !== undefined && d.guard.dryrun.length > 0 ? { dryrun: [...d.guard.dryrun] } : {}),
     skipped_judges: d.skippedJudges,
     judges: d.judges.map((j) => ({
       judge: j.judge,
@@ -93,6 +99,9 @@ export function decisionEvent(r: AuditRecord): Record<string, unknown> {
     ...(r.check !== undefined ? { check: r.check } : {}),
     // Adaptive rules with action flag that matched (Guardian's threat events): the call was allowed.
     ...(r.flags !== undefined && r.flags.length > 0 ? { flags: [...r.flags] } : {}),
+    // Rules in warn and dryrun mode: what they would have denied (GuardPolicy enforcementAction).
+    ...(r.warnings !== undefined ? { warnings: [...r.warnings] } : {}),
+    ...(r.dryrun !== undefined ? { dryrun: [...r.dryrun] } : {}),
     toolCallId: r.toolCallId,
     arg_keys: r.arg_keys,
     latency_ms: r.latency_ms,
@@ -107,6 +116,17 @@ export function decisionEvent(r: AuditRecord): Record<string, unknown> {
             : "approved by the guard"
           : "blocked"),
   };
+}
+
+/**
+ * What a decision event says beyond allowed/blocked: ` [flagged: a, b]` (flag rules),
+ * ` [warned: <reason>; ...]` (rules in warn mode), or "". Dry-run results are not shown.
+ */
+export function guardNotes(d: Record<string, unknown>): string {
+  const list = (v: unknown): string[] => (Array.isArray(v) ? v.filter((x): x is string => typeof x === "string") : []);
+  const flags = list(d.flags);
+  const warnings = list(d.warnings);
+  return `${flags.length > 0 ? ` [flagged: ${flags.join(", ")}]` : ""}${warnings.length > 0 ? ` [warned: ${warnings.join("; ")}]` : ""}`;
 }
 
 /** Writes each record as one JSON line. */

@@ -6,7 +6,7 @@ import { describe, expect, it } from "vitest";
 import type { ToolCallDecision, ToolCallProposal } from "../api/protocol.js";
 import type { Agent, GradientResult, JsonObject, SemanticValidatorSpec } from "../api/types.js";
 import { createLogger } from "../telemetry/logger.js";
-import { decisionEvent, eventAudit, jsonLinesAudit } from "./audit.js";
+import { decisionEvent, eventAudit, guardNotes, jsonLinesAudit } from "./audit.js";
 import { createGate, type Gate, type IterationContext, type JudgeRunner, type JudgeRunResult } from "./gate.js";
 import { compilePolicy } from "./guard/policy.js";
 import { PolicyStore } from "./guard/policy-store.js";
@@ -244,6 +244,29 @@ describe("gate", () => {
     expect(events[0]).toMatchObject({ tool: "fs.write", allowed: true, flags: ["watch_writes"] });
     expect(events[1]).not.toHaveProperty("flags");
     expect(JSON.parse(logs.find((l) => l.includes("fs.write")) ?? "{}")).toMatchObject({ flags: ["watch_writes"] });
+  });
+
+  it("rules in warn and dryrun mode: the call is allowed, the audit and the event say what they would have denied", async () => {
+    const store = new PolicyStore("gavel-system", [
+      {
+        name: "default",
+        namespace: "gavel-system",
+        spec: {
+          adaptive_rules: [
+            { name: "no_writes", match_field: "tool", pattern: "^fs\\.write$", action: "deny", reason: "candidate", enforcementAction: "warn" },
+            { name: "no_workspace", match_field: "args", pattern: "/workspace/", action: "deny", reason: "measured", enforcementAction: "dryrun" },
+          ],
+        },
+      },
+    ]);
+    const events: Record<string, unknown>[] = [];
+    const gate = served(createGate({ policyStore: store, agent: agentWith([]), judgeRunner: scripted({}).run, audit: { record: (r) => void events.push(decisionEvent(r)) } }));
+    expect(await gate.decide(proposal("fs.write", { path: "/workspace/a", content: "x" }))).toMatchObject({
+      allowed: true,
+      guard: { approved: true, warnings: ["adaptive_rule: no_writes"], dryrun: ["adaptive_rule: no_workspace"] },
+    });
+    expect(events[0]).toMatchObject({ allowed: true, warnings: ["adaptive_rule: no_writes"], dryrun: ["adaptive_rule: no_workspace"] });
+    expect(guardNotes(events[0] ?? {})).toBe(" [warned: adaptive_rule: no_writes]");
   });
 
   it("keeps a secret argument out of the audit line, the decision's reason and the logs", async () => {

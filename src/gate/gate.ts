@@ -147,7 +147,7 @@ export function createGate(options: GateOptions): Gate {
     }
     // Guardian logs a threat event TOOL_HASH_MISMATCH with the denial.
     if (r.check === "hash") options.logger?.warn({ threat: "TOOL_HASH_MISMATCH", tool: r.tool, toolCallId: r.toolCallId, execution: `${r.namespace}/${r.execution}` }, "tool code differs from its registration");
-    options.logger?.info({ tool: r.tool, arg_keys: r.arg_keys, allowed: r.allowed, blocked_by: r.blocked_by, check: r.check, flags: r.flags, toolCallId: r.toolCallId, latency_ms: r.latency_ms }, "tool call decided");
+    options.logger?.info({ tool: r.tool, arg_keys: r.arg_keys, allowed: r.allowed, blocked_by: r.blocked_by, check: r.check, flags: r.flags, warnings: r.warnings, dryrun: r.dryrun, toolCallId: r.toolCallId, latency_ms: r.latency_ms }, "tool call decided");
   }
 
   return { decide, record };

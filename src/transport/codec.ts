@@ -52,6 +52,8 @@ export const TOOL_CALL_DECISION_SCHEMA = {
         check: { enum: guardChecks },
         reason: { type: "string" },
         flags: { type: "array", items: { type: "string" } },
+        warnings: { type: "array", items: { type: "string" } },
+        dryrun: { type: "array", items: { type: "string" } },
       },
     },
     skippedJudges: { type: "boolean" },

@@ -81,6 +81,18 @@ spec:
       pattern: '^fs\\.read$'
       action: flag
       reason: how often do workers read
+    - name: no-done-reports
+      match_field: args
+      pattern: "status: done"
+      action: deny
+      reason: a candidate rule, watched before it blocks
+      enforcementAction: warn
+    - name: report-writes
+      match_field: args
+      pattern: "/workspace/report"
+      action: deny
+      reason: measured only
+      enforcementAction: dryrun
 `;
 
 const executionYaml = (name: string, agent: string, timeout?: number) => `
@@ -234,6 +246,9 @@ describe("the tool-call gate in gavel controller (real kube-apiserver, real nats
     const decided = events.filter((e) => e.type === "toolcall.decision");
     expect(decided.map((e) => e.data.step)).toEqual([1, 2, 3, 4]);
     expect(decided.map((e) => e.data.flags)).toEqual([undefined, undefined, ["watch-reads"], undefined]);
+    // Rules in warn and dryrun mode let the calls through and say what they would have denied.
+    expect(decided.map((e) => e.data.warnings)).toEqual([undefined, undefined, undefined, ["adaptive_rule: no-done-reports"]]);
+    expect(decided.map((e) => e.data.dryrun)).toEqual([undefined, undefined, ["adaptive_rule: report-writes"], ["adaptive_rule: report-writes"]]);
     expect(JSON.stringify(decided)).not.toContain("rm -rf");
     const k8sEvents = await eventually(async () => {
       const list = await core.listNamespacedEvent({ namespace: ns, fieldSelector: "reason=ToolCallBlocked" });
@@ -247,6 +262,12 @@ describe("the tool-call gate in gavel controller (real kube-apiserver, real nats
       return list.items;
     });
     expect(flagged.map((e) => [e.type, e.message])).toEqual([["Warning", "iteration 1 step 3 fs.read allowed [flagged: watch-reads]"]]);
+    const warned = await eventually(async () => {
+      const list = await core.listNamespacedEvent({ namespace: ns, fieldSelector: "reason=ToolCallWarned" });
+      if (list.items.length < 1) throw new Error("no ToolCallWarned event");
+      return list.items;
+    });
+    expect(warned.map((e) => [e.type, e.message])).toEqual([["Warning", "iteration 1 step 4 fs.write allowed [warned: adaptive_rule: no-done-reports]"]]);
   }, 120_000);
 
   it("a judged call: the gate makes the tool-judge child (payload, owner, deadline), lists it in the parent's status, and a replica killed meanwhile costs no second child or decision", async () => {

@@ -219,7 +219,7 @@ describe("GuardPolicy hot reload", () => {
     await source2.start();
     try {
       // start() resolves after the initial list is in the store: no waiting needed.
-      expect(store2.get(ns).revoked.get("read_file")).toBe("listed at start");
+      expect(store2.get(ns).revoked.get("read_file")?.reason).toBe("listed at start");
     } finally {
       await source2.stop();
       await remove(ns, "late");
@@ -262,16 +262,16 @@ describe("GuardPolicy hot reload", () => {
     const source2 = new GuardPolicySource({ kc: saKc, store: store2, controllerNamespace: controllerNs, namespaces: [ns], watchTimeoutSeconds: 1 });
     await source2.start();
     try {
-      expect(store2.get(ns).revoked.get("shell")).toBe("before outage");
+      expect(store2.get(ns).revoked.get("shell")?.reason).toBe("before outage");
       await rbac.deleteClusterRoleBinding({ name: role });
       // Let the open watch time out and the re-watch be refused, then change things meanwhile.
       await new Promise((r) => setTimeout(r, 3_000));
       await replaceSpec(ns, "kept", { revoked_tools: [{ tool: "shell", reason: "changed during outage" }] });
       await remove(ns, "dropped");
       await new Promise((r) => setTimeout(r, 1_000));
-      expect(store2.get(ns).revoked.get("shell")).toBe("before outage");
+      expect(store2.get(ns).revoked.get("shell")?.reason).toBe("before outage");
       await rbac.createClusterRoleBinding({ body: binding });
-      await eventually(() => Promise.resolve(store2.get(ns).revoked.get("shell") === "changed during outage" ? true : undefined), 20_000, "update after outage");
+      await eventually(() => Promise.resolve(store2.get(ns).revoked.get("shell")?.reason === "changed during outage" ? true : undefined), 20_000, "update after outage");
       expect(store2.get(ns).revoked.has("fetch")).toBe(false);
       expect(source2.relistCount).toBeGreaterThan(0);
     } finally {

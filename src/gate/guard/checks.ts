@@ -5,6 +5,7 @@ import type { JsonObject } from "../../api/types.js";
 import { callViews, NestingTooDeep, type CallViews } from "./argument-views.js";
 import type { GuardContext } from "./context.js";
 import type { Candidates } from "./pattern-set.js";
+import type { EnforcementAction } from "./policy.js";
 
 /** The part of a proposal the guard reads. */
 export interface GuardCall {
@@ -18,10 +19,25 @@ export interface GuardCall {
 export class CallState {
   private cachedViews: CallViews | undefined;
   private cachedCandidates: readonly Candidates[] | undefined;
+  /** Would-be denials of rules in `warn` mode, and of rules in `dryrun` mode (their reasons). */
+  warnings: string[] | undefined;
+  dryrun: string[] | undefined;
   constructor(
     readonly call: GuardCall,
     readonly ctx: GuardContext,
   ) {}
+
+  /**
+   * A rule's denial under its enforcement action: `deny` returns it; `warn` and `dryrun`
+   * note its reason and return undefined, so the call goes on to the next rule and check.
+   */
+  enforce(enforcement: EnforcementAction, denial: Denial): Denial | undefined {
+    if (enforcement === "deny") return denial;
+    const reason = denial.reason ?? denial.check ?? "";
+    if (enforcement === "warn") (this.warnings ??= []).push(reason);
+    else (this.dryrun ??= []).push(reason);
+    return undefined;
+  }
 
   /** The texts patterns are searched in (argument-views.ts). */
   get views(): string[] {
@@ -34,7 +50,7 @@ export class CallState {
     return this.cachedViews;
   }
 
-  /** Prefilter candidates over the views: [destructive patterns, `args` adaptive rules], one scan for both. */
+  /** Prefilter candidates over the views: [destructive patterns, `args` adaptive rules, watched destructive patterns], one scan. */
   get viewCandidates(): readonly Candidates[] {
     this.cachedCandidates ??= this.ctx.policy.viewScan.candidates(this.views);
     return this.cachedCandidates;
@@ -51,7 +67,7 @@ const SHELL_TOOL_RE = /(^|[._-])(cmd|shell|bash|sh|zsh|terminal)([._-]|$)/i;
  */
 export function isShellTool(tool: string, ctx: Pick<GuardContext, "scope" | "policy">): boolean {
   if (SHELL_TOOL_RE.test(tool)) return true;
-  const caps = `${ctx.scope.tools.get(tool)?.capability ?? ""}|${ctx.policy.requiredCapabilities.get(tool) ?? ""}`;
+  const caps = `${ctx.scope.tools.get(tool)?.capability ?? ""}|${ctx.policy.requiredCapabilities.get(tool)?.capability ?? ""}`;
   return /(^|\|)\s*(shell:|code:exec)/.test(caps);
 }
 
@@ -61,21 +77,23 @@ const FIELDS = ["tool", "args", "hash"] as const;
 export type Check = (state: CallState) => Denial | undefined;
 
 /** 1. The revocation list: an O(1) map lookup. */
-export const revocation: Check = ({ call, ctx }) => {
-  const reason = ctx.policy.revoked.get(call.tool);
-  return reason === undefined ? undefined : { approved: false, check: "revocation", reason: `tool_revoked: ${reason}` };
+export const revocation: Check = (state) => {
+  const r = state.ctx.policy.revoked.get(state.call.tool);
+  return r === undefined ? undefined : state.enforce(r.enforcement, { approved: false, check: "revocation", reason: `tool_revoked: ${r.reason}` });
 };
 
 /**
  * 2. Tool hash: a registered tool's live code (as the worker hashed it) must hash to the
  * registry's SHA-256. The reason names the tool; no live hash at all is a mismatch too.
  */
-export const hash: Check = ({ call, ctx }) => {
+export const hash: Check = (state) => {
+  const { call, ctx } = state;
   const entry = ctx.policy.registry.get(call.tool);
   if (entry === undefined) return undefined;
   const live = ctx.liveHashes?.get(call.tool);
   if (live?.toLowerCase() === entry.sha256) return undefined;
-  return { approved: false, check: "hash", reason: live === undefined ? `hash_mismatch: ${call.tool} (no live hash of its code)` : `hash_mismatch: ${call.tool}` };
+  const reason = live === undefined ? `hash_mismatch: ${call.tool} (no live hash of its code)` : `hash_mismatch: ${call.tool}`;
+  return state.enforce(entry.enforcement, { approved: false, check: "hash", reason });
 };
 
 /**
@@ -83,14 +101,18 @@ export const hash: Check = ({ call, ctx }) => {
  * it requires (manifest `capability`, policy `required_capabilities`; `a|b` = either) must be
  * in the execution's scope.
  */
-export const capability: Check = ({ call, ctx }) => {
+export const capability: Check = (state) => {
+  const { call, ctx } = state;
   const declared = ctx.scope.tools.get(call.tool);
   if (declared === undefined) return { approved: false, check: "capability", reason: `capability_boundary: missing tool:${call.tool}` };
-  for (const required of [declared.capability, ctx.policy.requiredCapabilities.get(call.tool)]) {
+  const fromPolicy = ctx.policy.requiredCapabilities.get(call.tool);
+  // The manifest's own capability always denies; the policy's follows its enforcement action.
+  for (const [required, enforcement] of [[declared.capability, "deny"], [fromPolicy?.capability, fromPolicy?.enforcement ?? "deny"]] as const) {
     if (required === undefined || required === "") continue;
     const alternatives = required.split("|").map((c) => c.trim());
     if (!alternatives.some((c) => ctx.scope.capabilities.has(c))) {
-      return { approved: false, check: "capability", reason: `capability_boundary: missing ${required}` };
+      const denial = state.enforce(enforcement, { approved: false, check: "capability", reason: `capability_boundary: missing ${required}` });
+      if (denial !== undefined) return denial;
     }
   }
   return undefined;
@@ -106,6 +128,12 @@ export const destructivePattern: Check = (state) => {
     if (err instanceof NestingTooDeep) return { approved: false, check: "destructive_pattern", reason: `destructive_pattern: ${err.message}` };
     throw err;
   }
+  // Patterns in warn or dryrun mode are noted whatever else matches: they measure the pattern.
+  const watch = state.ctx.policy.destructiveWatch;
+  for (const w of watch.allMatches(views, state.viewCandidates[2])) {
+    const e = watch.entries[w];
+    if (e !== undefined) state.enforce(e.enforcement ?? "deny", { approved: false, check: "destructive_pattern", reason: `destructive_pattern: ${e.label}` });
+  }
   const i = set.firstMatch(views, state.viewCandidates[0]);
   if (i >= 0) return { approved: false, check: "destructive_pattern", reason: `destructive_pattern: ${set.entries[i]?.label ?? ""}` };
   // What a static reading cannot resolve is denied, not guessed (vaglio: a false positive costs
@@ -116,20 +144,24 @@ export const destructivePattern: Check = (state) => {
 };
 
 /** 5. Sequence contracts: `requires_prior` must have been allowed within the last `within_steps` steps. */
-export const sequenceContract: Check = ({ call, ctx }) => {
+export const sequenceContract: Check = (state) => {
+  const { call, ctx } = state;
   for (const c of ctx.policy.sequenceContracts) {
     if (c.triggers_for !== call.tool) continue;
     const from = call.step - c.within_steps;
     const met = ctx.history.some((h) => h.tool === c.requires_prior && h.step < call.step && h.step >= from);
-    if (!met) return { approved: false, check: "sequence_contract", reason: `sequence_contract: ${c.name}` };
+    if (!met) {
+      const denial = state.enforce(c.enforcement, { approved: false, check: "sequence_contract", reason: `sequence_contract: ${c.name}` });
+      if (denial !== undefined) return denial;
+    }
   }
   return undefined;
 };
 
 /** 6. Signature: a registered tool's registration must carry a valid Ed25519 signature (verified at policy load). */
-export const signature: Check = ({ call, ctx }) => {
-  const entry = ctx.policy.registry.get(call.tool);
-  return entry === undefined || entry.signatureValid ? undefined : { approved: false, check: "signature", reason: "signature_invalid" };
+export const signature: Check = (state) => {
+  const entry = state.ctx.policy.registry.get(state.call.tool);
+  return entry === undefined || entry.signatureValid ? undefined : state.enforce(entry.enforcement, { approved: false, check: "signature", reason: "signature_invalid" });
 };
 
 /** 7. Adaptive rules: the first matching `deny` (in declaration order) blocks; `flag` rules are listed. */
@@ -145,7 +177,10 @@ export function adaptiveRules(state: CallState): GuardDecision {
         : patterns.allMatches([field === "tool" ? state.call.tool : (liveHashes?.get(state.call.tool) ?? policy.registry.get(state.call.tool)?.sha256 ?? "")]);
     for (const i of hits) {
       const rule = rules[i];
-      if (rule !== undefined) (matched ??= []).push({ order: rule.order, name: rule.name, action: rule.action });
+      if (rule === undefined) continue;
+      // A deny rule in warn or dryrun mode only notes what it would have denied.
+      if (rule.action === "deny" && rule.enforcement !== "deny") state.enforce(rule.enforcement, { approved: false, check: "adaptive_rule", reason: `adaptive_rule: ${rule.name}` });
+      else (matched ??= []).push({ order: rule.order, name: rule.name, action: rule.action });
     }
   }
   if (matched === undefined) return { approved: true };

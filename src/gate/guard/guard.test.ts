@@ -185,3 +185,64 @@ describe("policy compilation", () => {
     expect(runGuard({ tool: "db.query", args: {}, step: 1 }, { policy: held, scope, history: [] }).approved).toBe(false);
   });
 });
+
+describe("enforcementAction: deny, warn, dryrun", () => {
+  it("a rule in warn mode lets the call through and lists what it would have denied; dryrun records it apart", () => {
+    const spec: GuardPolicySpec = {
+      revoked_tools: [{ tool: "fs.delete", reason: "being retired", enforcementAction: "warn" }],
+      destructive_patterns: [
+        { pattern: "DROP\\s+DATABASE", enforcementAction: "dryrun" },
+        { pattern: "staging-db", enforcementAction: "warn" },
+      ],
+      sequence_contracts: [{ name: "read_before_delete", requires_prior: "fs.read", triggers_for: "fs.delete", enforcementAction: "dryrun" }],
+      adaptive_rules: [
+        { name: "no_prod", match_field: "args", pattern: "prod-db", action: "deny", reason: "x", enforcementAction: "warn" },
+        { name: "watch_db", match_field: "tool", pattern: "^db\\.", action: "flag", reason: "y", enforcementAction: "dryrun" },
+      ],
+    };
+    const c = ctx(spec);
+    expect(guard("fs.delete", { path: "/workspace/a" }, c)).toEqual({
+      approved: true,
+      warnings: ["tool_revoked: being retired"],
+      dryrun: ["sequence_contract: read_before_delete"],
+    });
+    // A flag rule stays a flag whatever its enforcement action.
+    expect(guard("db.query", { sql: "DROP DATABASE x", host: "prod-db staging-db" }, c)).toEqual({
+      approved: true,
+      check: "adaptive_rule",
+      flags: ["watch_db"],
+      warnings: ["destructive_pattern: staging-db", "adaptive_rule: no_prod"],
+      dryrun: ["destructive_pattern: DROP\\s+DATABASE"],
+    });
+    // A deny rule still blocks next to them, and the notes made before it are kept.
+    expect(guard("db.query", { sql: "DROP DATABASE x; rm -rf /" }, c)).toEqual({
+      approved: false,
+      check: "destructive_pattern",
+      reason: "destructive_pattern: rm\\s+-rf\\s+/(\\s|\\*|$)",
+      dryrun: ["destructive_pattern: DROP\\s+DATABASE"],
+    });
+  });
+
+  it("the policy's enforcementAction is every rule's default, an entry's own wins; built-in tables always deny", () => {
+    const spec: GuardPolicySpec = {
+      enforcementAction: "warn",
+      revoked_tools: [{ tool: "fs.delete", reason: "r" }, { tool: "fs.write", reason: "w", enforcementAction: "deny" }],
+      required_capabilities: { "db.query": "db:read" },
+      adaptive_rules: [{ name: "no_tmp", match_field: "args", pattern: "/tmp/", action: "deny", reason: "x" }],
+    };
+    const c = ctx(spec);
+    expect(guard("fs.delete", { path: "/tmp/a" }, c)).toEqual({ approved: true, warnings: ["tool_revoked: r", "adaptive_rule: no_tmp"] });
+    expect(guard("fs.write", { path: "/workspace/a" }, c)).toMatchObject({ approved: false, check: "revocation", reason: "tool_revoked: w" });
+    expect(guard("db.query", {}, c)).toEqual({ approved: true, warnings: ["capability_boundary: missing db:read"] });
+    expect(guard("fs.read", { path: "/etc/shadow" }, c)).toMatchObject({ approved: false, check: "destructive_pattern" });
+    // The Agent's own boundary (a tool outside spec.tools) is not a policy rule: it denies.
+    expect(guard("net.fetch", {}, c)).toMatchObject({ approved: false, check: "capability" });
+  });
+
+  it("refuses an unknown enforcementAction naming the policy and the entry", () => {
+    expect(() => compilePolicy([{ name: "p", spec: { enforcementAction: "audit" as "warn" } }])).toThrow(/GuardPolicy p: enforcementAction must be deny, warn or dryrun/);
+    expect(() => compilePolicy([{ name: "p", spec: { adaptive_rules: [{ name: "r", match_field: "tool", pattern: "x", action: "deny", reason: "x", enforcementAction: "block" as "deny" }] } }])).toThrow(
+      /GuardPolicy p: adaptive_rules\[0\] \(r\): enforcementAction must be deny, warn or dryrun/,
+    );
+  });
+});

@@ -1,5 +1,6 @@
-// The deterministic guard: the seven checks in Guardian's order, first denial wins. No model,
-// no I/O: a pure function of the call and its context.
+// The deterministic guard: the seven checks in Guardian's order, first denial wins (a rule in
+// warn or dryrun mode notes its would-be denial and lets the call go on). No model, no I/O: a
+// pure function of the call and its context.
 import type { GuardDecision } from "../../api/protocol.js";
 import { adaptiveRules, capability, CallState, destructivePattern, hash, revocation, sequenceContract, signature, type Check, type GuardCall } from "./checks.js";
 import type { GuardContext } from "./context.js";
@@ -10,9 +11,14 @@ export const CHECKS: readonly Check[] = [revocation, hash, capability, destructi
 /** Runs the guard over one call. */
 export function runGuard(call: GuardCall, ctx: GuardContext): GuardDecision {
   const state = new CallState(call, ctx);
+  let decision: GuardDecision | undefined;
   for (const check of CHECKS) {
-    const denial = check(state);
-    if (denial !== undefined) return denial;
+    decision = check(state);
+    if (decision !== undefined) break;
   }
-  return adaptiveRules(state);
+  decision ??= adaptiveRules(state);
+  // What rules in warn or dryrun mode would have denied, up to the decision.
+  if (state.warnings !== undefined) decision.warnings = state.warnings;
+  if (state.dryrun !== undefined) decision.dryrun = state.dryrun;
+  return decision;
 }

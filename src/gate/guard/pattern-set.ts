@@ -15,6 +15,8 @@ export interface PatternEntry {
   label: string;
   /** Where the pattern was declared, for errors (default: the label). */
   where?: string;
+  /** A policy entry that only warns or is recorded (GuardPolicy `enforcementAction`); default deny. */
+  enforcement?: "warn" | "dryrun";
 }
 
 /** Per pattern index (ascending), the indices of the texts worth running it on. */

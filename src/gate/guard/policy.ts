@@ -1,7 +1,7 @@
 // A compiled guard policy: the built-in tables plus every GuardPolicy that applies, merged and
 // compiled once (RE2, keys, signatures) so that a check at call time is lookups and searches.
 import type { KeyObject } from "node:crypto";
-import type { GuardPolicySpec } from "../../api/types.js";
+import type { EnforcementAction, GuardPolicySpec } from "../../api/types.js";
 import { DESTRUCTIVE_PATTERNS, FORBIDDEN_PATHS } from "./builtin-patterns.js";
 import { JointScan, PatternSet, PolicyError, type PatternEntry } from "./pattern-set.js";
 import { parsePublicKey, verifyRegistration } from "./signature.js";
@@ -13,12 +13,21 @@ export interface NamedPolicy {
   spec: GuardPolicySpec;
 }
 
+/**
+ * What a rule does when it matches a call it would deny: `deny` blocks it; `warn` allows it
+ * and lists the would-be denial in the decision (audit, events, Kubernetes Event); `dryrun`
+ * allows it and records the would-be denial in the audit and the event stream only.
+ */
+export type { EnforcementAction };
+const ENFORCEMENT_ACTIONS: readonly string[] = ["deny", "warn", "dryrun"];
+
 /** A registered tool: expected code hash and whether its signature verified at compile time. */
 export interface RegistryEntry {
   sha256: string;
   signatureValid: boolean;
   /** Policy that registered it. */
   from: string;
+  enforcement: EnforcementAction;
 }
 
 /** One adaptive rule, ready to match. */
@@ -29,23 +38,26 @@ export interface AdaptiveRule {
   reason: string;
   /** Position among all adaptive rules of the merged policy: the first deny wins. */
   order: number;
+  enforcement: EnforcementAction;
 }
 
 /** Everything the seven checks read, immutable once compiled. */
 export interface CompiledPolicy {
   /** Names of the merged policies, in merge order. */
   sources: string[];
-  revoked: ReadonlyMap<string, string>;
+  revoked: ReadonlyMap<string, { reason: string; enforcement: EnforcementAction }>;
   registry: ReadonlyMap<string, RegistryEntry>;
-  requiredCapabilities: ReadonlyMap<string, string>;
+  requiredCapabilities: ReadonlyMap<string, { capability: string; enforcement: EnforcementAction }>;
   /** The operators' skip_judge per tool (GuardPolicy `skip_judge`), first policy winning. */
   skipJudge: ReadonlyMap<string, boolean>;
-  /** Destructive patterns then forbidden paths, built-in first; the label is the reason text. */
+  /** Destructive patterns then forbidden paths that deny, built-in first; the label is the reason text. */
   destructive: PatternSet;
-  sequenceContracts: readonly { name: string; requires_prior: string; triggers_for: string; within_steps: number }[];
+  /** Policy destructive patterns and forbidden paths in `warn` or `dryrun` mode (each entry's `enforcement`). */
+  destructiveWatch: PatternSet;
+  sequenceContracts: readonly { name: string; requires_prior: string; triggers_for: string; within_steps: number; enforcement: EnforcementAction }[];
   /** Adaptive rules per match field, in policy order; indices line up with the PatternSets. */
   adaptive: Record<AdaptiveRule["match_field"], { rules: AdaptiveRule[]; patterns: PatternSet }>;
-  /** One prefilter pass over the argument views for `destructive` then `adaptive.args`. */
+  /** One prefilter pass over the argument views for `destructive`, `adaptive.args` and `destructiveWatch`. */
   viewScan: JointScan;
   trustedKeys: readonly KeyObject[];
   /** Conflicts resolved while merging (first policy wins), for the operator. */
@@ -66,18 +78,26 @@ export function compilePolicy(policies: readonly NamedPolicy[]): CompiledPolicy 
   return merged.compile(policies.map((p) => p.name));
 }
 
-type Registration = { tool: string; sha256: string; signature?: string; from: string };
+type Registration = { tool: string; sha256: string; signature?: string; from: string; enforcement: EnforcementAction };
+
+/** The enforcement action of an entry: its own, else its policy's, else deny. */
+function enforcementOf(where: string, own: unknown, policy: EnforcementAction): EnforcementAction {
+  if (own === undefined) return policy;
+  if (typeof own !== "string" || !ENFORCEMENT_ACTIONS.includes(own)) throw new PolicyError(`${where}: enforcementAction must be deny, warn or dryrun`);
+  return own as EnforcementAction;
+}
 
 /** The policies merged so far, field by field, not yet compiled. */
 class Merge {
-  private readonly revoked = new Map<string, string>();
+  private readonly revoked = new Map<string, { reason: string; enforcement: EnforcementAction }>();
   private readonly registrations: Registration[] = [];
-  private readonly requiredCapabilities = new Map<string, string>();
+  private readonly requiredCapabilities = new Map<string, { capability: string; enforcement: EnforcementAction }>();
   private readonly skipJudge = new Map<string, boolean>();
   private readonly destructive: PatternEntry[] = [
     ...DESTRUCTIVE_PATTERNS.map((p) => ({ pattern: p.pattern, label: p.pattern })),
     ...FORBIDDEN_PATHS.map((p) => ({ pattern: p.pattern, label: p.pattern })),
   ];
+  private readonly destructiveWatch: PatternEntry[] = [];
   private readonly sequenceContracts: CompiledPolicy["sequenceContracts"][number][] = [];
   private readonly adaptiveRules: Record<AdaptiveRule["match_field"], { rules: AdaptiveRule[]; entries: PatternEntry[] }> = {
     tool: { rules: [], entries: [] },
@@ -90,18 +110,19 @@ class Merge {
 
   /** Adds one policy's spec; `where` names it in errors and warnings. */
   add(where: string, s: GuardPolicySpec): void {
-    for (const r of s.revoked_tools ?? []) if (!this.revoked.has(r.tool)) this.revoked.set(r.tool, r.reason);
-    this.addRegistrations(where, s.tool_registry ?? []);
-    this.addCapabilities(where, s.required_capabilities ?? {});
+    const policy = enforcementOf(where, s.enforcementAction, "deny");
+    this.addRevocations(where, s.revoked_tools ?? [], policy);
+    this.addRegistrations(where, s.tool_registry ?? [], policy);
+    this.addCapabilities(where, s.required_capabilities ?? {}, policy);
     this.addSkipJudge(where, s.skip_judge ?? {});
-    for (const [i, d] of (s.destructive_patterns ?? []).entries()) this.destructive.push({ pattern: d.pattern, label: d.pattern, where: `${where}: destructive_patterns[${i}]` });
-    for (const [i, d] of (s.forbidden_paths ?? []).entries()) this.destructive.push({ pattern: d.pattern, label: d.pattern, where: `${where}: forbidden_paths[${i}]` });
+    for (const field of ["destructive_patterns", "forbidden_paths"] as const) this.addPatterns(`${where}: ${field}`, s[field] ?? [], policy);
     for (const [i, c] of (s.sequence_contracts ?? []).entries()) {
+      const at = `${where}: sequence_contracts[${i}] (${c.name})`;
       const within = c.within_steps ?? 5;
-      if (!Number.isInteger(within) || within < 1) throw new PolicyError(`${where}: sequence_contracts[${i}] (${c.name}): within_steps must be a positive integer`);
-      this.sequenceContracts.push({ name: c.name, requires_prior: c.requires_prior, triggers_for: c.triggers_for, within_steps: within });
+      if (!Number.isInteger(within) || within < 1) throw new PolicyError(`${at}: within_steps must be a positive integer`);
+      this.sequenceContracts.push({ name: c.name, requires_prior: c.requires_prior, triggers_for: c.triggers_for, within_steps: within, enforcement: enforcementOf(at, c.enforcementAction, policy) });
     }
-    for (const [i, r] of (s.adaptive_rules ?? []).entries()) this.addAdaptiveRule(`${where}: adaptive_rules[${i}] (${r.name})`, r);
+    for (const [i, r] of (s.adaptive_rules ?? []).entries()) this.addAdaptiveRule(`${where}: adaptive_rules[${i}] (${r.name})`, r, policy);
     for (const [i, k] of (s.trusted_keys ?? []).entries()) {
       try {
         this.trustedKeys.push(parsePublicKey(k.public_key));
@@ -111,18 +132,37 @@ class Merge {
     }
   }
 
-  private addRegistrations(where: string, list: NonNullable<GuardPolicySpec["tool_registry"]>): void {
+  private addRevocations(where: string, list: NonNullable<GuardPolicySpec["revoked_tools"]>, policy: EnforcementAction): void {
     for (const [i, r] of list.entries()) {
-      if (!SHA256_RE.test(r.sha256.toLowerCase())) throw new PolicyError(`${where}: tool_registry[${i}] (${r.tool}): sha256 must be 64 hex digits`);
-      this.registrations.push({ tool: r.tool, sha256: r.sha256.toLowerCase(), ...(r.signature !== undefined ? { signature: r.signature } : {}), from: where });
+      const enforcement = enforcementOf(`${where}: revoked_tools[${i}] (${r.tool})`, r.enforcementAction, policy);
+      if (!this.revoked.has(r.tool)) this.revoked.set(r.tool, { reason: r.reason, enforcement });
     }
   }
 
-  private addCapabilities(where: string, caps: Record<string, string>): void {
-    for (const [tool, cap] of Object.entries(caps)) {
+  /** Destructive patterns or forbidden paths: those that deny, and those only watched (warn, dryrun). */
+  private addPatterns(where: string, list: NonNullable<GuardPolicySpec["destructive_patterns"]>, policy: EnforcementAction): void {
+    for (const [i, d] of list.entries()) {
+      const at = `${where}[${i}]`;
+      const enforcement = enforcementOf(at, d.enforcementAction, policy);
+      if (enforcement === "deny") this.destructive.push({ pattern: d.pattern, label: d.pattern, where: at });
+      else this.destructiveWatch.push({ pattern: d.pattern, label: d.pattern, where: at, enforcement });
+    }
+  }
+
+  private addRegistrations(where: string, list: NonNullable<GuardPolicySpec["tool_registry"]>, policy: EnforcementAction): void {
+    for (const [i, r] of list.entries()) {
+      const at = `${where}: tool_registry[${i}] (${r.tool})`;
+      if (!SHA256_RE.test(r.sha256.toLowerCase())) throw new PolicyError(`${at}: sha256 must be 64 hex digits`);
+      const enforcement = enforcementOf(at, r.enforcementAction, policy);
+      this.registrations.push({ tool: r.tool, sha256: r.sha256.toLowerCase(), ...(r.signature !== undefined ? { signature: r.signature } : {}), from: where, enforcement });
+    }
+  }
+
+  private addCapabilities(where: string, caps: Record<string, string>, enforcement: EnforcementAction): void {
+    for (const [tool, capability] of Object.entries(caps)) {
       const had = this.requiredCapabilities.get(tool);
-      if (had === undefined) this.requiredCapabilities.set(tool, cap);
-      else if (had !== cap) this.warnings.push(`${where}: required_capabilities.${tool} ignored, already "${had}"`);
+      if (had === undefined) this.requiredCapabilities.set(tool, { capability, enforcement });
+      else if (had.capability !== capability) this.warnings.push(`${where}: required_capabilities.${tool} ignored, already "${had.capability}"`);
     }
   }
 
@@ -136,14 +176,15 @@ class Merge {
     }
   }
 
-  private addAdaptiveRule(at: string, r: NonNullable<GuardPolicySpec["adaptive_rules"]>[number]): void {
+  private addAdaptiveRule(at: string, r: NonNullable<GuardPolicySpec["adaptive_rules"]>[number], policy: EnforcementAction): void {
     if (!FIELDS.includes(r.match_field)) throw new PolicyError(`${at}: match_field must be tool, args or hash`);
     if (r.action !== "deny" && r.action !== "flag") throw new PolicyError(`${at}: action must be deny or flag`);
+    const enforcement = enforcementOf(at, r.enforcementAction, policy);
     if (r.enabled === false) {
       checkPattern(at, r.pattern);
       return;
     }
-    this.adaptiveRules[r.match_field].rules.push({ name: r.name, match_field: r.match_field, action: r.action, reason: r.reason, order: this.order++ });
+    this.adaptiveRules[r.match_field].rules.push({ name: r.name, match_field: r.match_field, action: r.action, reason: r.reason, order: this.order++, enforcement });
     this.adaptiveRules[r.match_field].entries.push({ pattern: r.pattern, label: r.name, where: at });
   }
 
@@ -153,6 +194,7 @@ class Merge {
       FIELDS.map((f) => [f, { rules: this.adaptiveRules[f].rules, patterns: PatternSet.compile(this.adaptiveRules[f].entries) }]),
     ) as CompiledPolicy["adaptive"];
     const destructive = PatternSet.compile(this.destructive);
+    const destructiveWatch = PatternSet.compile(this.destructiveWatch);
     return {
       sources,
       revoked: this.revoked,
@@ -160,9 +202,10 @@ class Merge {
       requiredCapabilities: this.requiredCapabilities,
       skipJudge: this.skipJudge,
       destructive,
+      destructiveWatch,
       sequenceContracts: this.sequenceContracts,
       adaptive,
-      viewScan: new JointScan([destructive, adaptive.args.patterns]),
+      viewScan: new JointScan([destructive, adaptive.args.patterns, destructiveWatch]),
       trustedKeys: this.trustedKeys,
       warnings: this.warnings,
     };
@@ -181,7 +224,7 @@ class Merge {
         if (had.sha256 !== r.sha256) this.warnings.push(`${r.from}: tool_registry ${r.tool} ignored, already registered by ${had.from}`);
         continue;
       }
-      registry.set(r.tool, { sha256: r.sha256, signatureValid: verifyRegistration(this.trustedKeys, r.tool, r.sha256, r.signature), from: r.from });
+      registry.set(r.tool, { sha256: r.sha256, signatureValid: verifyRegistration(this.trustedKeys, r.tool, r.sha256, r.signature), from: r.from, enforcement: r.enforcement });
     }
     return registry;
   }
