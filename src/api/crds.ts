@@ -500,7 +500,7 @@ const regexEntry = (what: string) =>
   obj(
     `A ${what}.`,
     {
-      pattern: str("Regular expression, matched against every nested string argument (JSON-serialised).", { minLength: 1 }),
+      pattern: str("Regular expression (RE2 syntax; lookaround groups are accepted too and run bounded, see docs/guard.md), matched against every nested string argument.", { minLength: 1 }),
       reason: str("Reason reported on deny."),
       enforcementAction: enforcementAction("this pattern"),
     },
@@ -576,7 +576,7 @@ export const guardPolicyCrd: CrdDocument = crd("GuardPolicy", "guardpolicies", [
           {
             name: str("Rule name.", { minLength: 1 }),
             match_field: str("What the pattern is matched against: tool, args or hash.", { enum: ["tool", "args", "hash"] }),
-            pattern: str("Regular expression.", { minLength: 1 }),
+            pattern: str("Regular expression (RE2 syntax; lookaround groups are accepted too and run bounded, see docs/guard.md).", { minLength: 1 }),
             action: str("deny or flag.", { enum: ["deny", "flag"] }),
             reason: str("Reason reported."),
             enabled: bool("Whether the rule is active. Default true.", { default: true }),

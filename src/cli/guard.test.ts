@@ -62,6 +62,12 @@ describe("gavel guard check", () => {
     expect((await check("--policy", "default.yaml", "--tool", "cmd.run", "--args", '{"command":"ls"}', "--capabilities", "shell:full")).code).toBe(0);
   });
 
+  it("loads Guardian's lookahead rule verbatim and applies it as written", async () => {
+    const policy = ["--policy", "guardian-lookahead.yaml"];
+    expect(await check(...policy, "--tool", "fs.write", "--args", '{"path":"/Volumes/USB/x"}')).toMatchObject({ code: 1, out: { check: "adaptive_rule", reason: "adaptive_rule: block_external_drive_writes" } });
+    expect(await check(...policy, "--tool", "fs.write", "--args", '{"path":"/Volumes/MAC_MINI_1TB/x"}')).toMatchObject({ code: 0, out: { approved: true } });
+  });
+
   it("exits 2 naming the flag, file or field on bad input", async () => {
     const cases: [string[], RegExp][] = [
       [["--args", "{}"], /--tool NAME is required/],
@@ -70,7 +76,7 @@ describe("gavel guard check", () => {
       [["--tool", "x", "--history", '[{"x":1}]'], /--history\[0\]/],
       [["--tool", "x", "--policy", "missing.yaml"], /cannot read missing.yaml/],
       [["--tool", "x", "--policy", "agent.yaml"], /--policy agent.yaml \(document 1\): kind must be GuardPolicy/],
-      [["--tool", "x", "--policy", "guardian-lookahead.yaml"], /block_external_drive_writes/],
+      [["--tool", "x", "--policy", "backreference.yaml"], /repeated_word/],
       [["--tool", "x", "--agent", "default.yaml"], /no document of kind Agent/],
     ];
     for (const [argv, message] of cases) {

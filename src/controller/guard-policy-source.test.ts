@@ -43,7 +43,7 @@ function setup() {
 }
 
 const revoke = (tool: string, reason: string): GuardPolicySpec => ({ revoked_tools: [{ tool, reason }] });
-const lookahead: GuardPolicySpec = { adaptive_rules: [{ name: "la", match_field: "tool", pattern: "(?=x)", action: "deny", reason: "r" }] };
+const uncompilable: GuardPolicySpec = { adaptive_rules: [{ name: "la", match_field: "tool", pattern: "(x)\\1", action: "deny", reason: "r" }] };
 
 describe("GuardPolicyCompiler", () => {
   it("applies adds, updates and deletes to the store", () => {
@@ -61,7 +61,7 @@ describe("GuardPolicyCompiler", () => {
     const { store, compiler, put } = setup();
     put(policy("team", "p", revoke("shell", "good")));
     const version = store.version;
-    put(policy("team", "p", { ...revoke("shell", "bad"), ...lookahead }, 2));
+    put(policy("team", "p", { ...revoke("shell", "bad"), ...uncompilable }, 2));
     expect(store.version).toBe(version);
     expect(store.get("team").revoked.get("shell")?.reason).toBe("good");
     const outcome = compiler.outcome("team", "p");
@@ -81,7 +81,7 @@ describe("GuardPolicyCompiler", () => {
     const { store, compiler, put, relist } = setup();
     put(policy("team", "p", revoke("shell", "old"), 1, "uid-1"));
     // The deletion was missed (watch gap); the relist shows a new object under the same name.
-    relist(undefined, [policy("team", "p", lookahead, 1, "uid-2")]);
+    relist(undefined, [policy("team", "p", uncompilable, 1, "uid-2")]);
     expect(store.get("team").revoked.has("shell")).toBe(false);
     expect(compiler.outcome("team", "p")).toMatchObject({ ready: false, uid: "uid-2" });
   });
@@ -123,7 +123,7 @@ describe("GuardPolicyCompiler", () => {
 
   it("a bad cluster default is refused without blocking namespace policies", () => {
     const { store, compiler, put } = setup();
-    put(policy(CTL, "default", lookahead));
+    put(policy(CTL, "default", uncompilable));
     put(policy("team", "p", revoke("shell", "team")));
     expect(compiler.outcome(CTL, "default")?.ready).toBe(false);
     expect(store.get("team").sources).toEqual(["p"]);

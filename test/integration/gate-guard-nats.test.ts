@@ -26,7 +26,7 @@ const EXECUTION = "guarded";
 
 const agent: Pick<Agent, "spec"> = {
   spec: {
-    tools: ["fs.read", "fs.list", "fs.delete", "cmd.run", "db.query", "db.tampered", "db.unsigned", "db.admin", "net.fetch"],
+    tools: ["fs.read", "fs.list", "fs.write", "fs.delete", "cmd.run", "db.query", "db.tampered", "db.unsigned", "db.admin", "net.fetch"],
     security: { capabilities: ["read"] },
   },
 };
@@ -57,6 +57,8 @@ const policy: GuardPolicySpec = {
   adaptive_rules: [
     { name: "watch_db", match_field: "tool", pattern: "^db\\.", action: "flag", reason: "measure db use" },
     { name: "no_prod_host", match_field: "args", pattern: "prod-db\\.internal", action: "deny", reason: "no production database" },
+    // Guardian's own rule, verbatim: its lookahead runs bounded (ADR 0022).
+    { name: "block_external_drive_writes", match_field: "args", pattern: "/Volumes/(?!MAC_MINI_1TB)", action: "deny", reason: "Writes to non-canonical external drives are blocked" },
   ],
 };
 
@@ -166,11 +168,33 @@ describe("the guard's seven checks over NATS (real nats-server, JWT mode)", () =
     });
   });
 
+  it("7. Guardian's lookahead rule as written: other drives denied, the canonical one allowed", async () => {
+    expect(await propose("fs.write", { path: "/Volumes/USB_STICK/dump.txt", content: "x" })).toMatchObject({
+      allowed: false,
+      guard: { check: "adaptive_rule" },
+      reason: "adaptive_rule: block_external_drive_writes",
+    });
+    expect(await propose("fs.write", { path: "/Volumes/MAC_MINI_1TB/backup.txt", content: "x" })).toMatchObject({ allowed: true });
+  });
+
   it("a policy update takes effect for the next call without restarting the gate or the service", async () => {
     expect(await propose("net.fetch", { url: "https://example.com" })).toMatchObject({ allowed: false, guard: { check: "revocation" } });
     store.update([{ name: "team-policy", namespace: NS, spec: { ...policy, revoked_tools: [] } }]);
     expect(await propose("net.fetch", { url: "https://example.com" })).toMatchObject({ allowed: true });
     // Every call above was decided once, by the one service.
     expect(service.stats.decides).toBe(step);
+  });
+
+  it("enforcementAction: the same rules in warn and dryrun mode let the calls through and say what they would have denied", async () => {
+    store.update([{ name: "team-policy", namespace: NS, spec: { ...policy, enforcementAction: "warn", adaptive_rules: policy.adaptive_rules?.map((r) => (r.name === "no_prod_host" ? { ...r, enforcementAction: "dryrun" as const } : r)) } }]);
+    const revoked = await propose("net.fetch", { url: "https://example.com" });
+    expect(revoked).toMatchObject({ allowed: true, guard: { approved: true, warnings: ["tool_revoked: exfiltration risk"] } });
+    const prod = await propose("db.query", { host: "prod-db.internal", sql: "select 1" });
+    expect(prod).toMatchObject({ allowed: true, guard: { flags: ["watch_db"], dryrun: ["adaptive_rule: no_prod_host"] } });
+    expect(prod.guard.warnings).toBeUndefined();
+    await vi.waitFor(() => expect(audited.get(prod.toolCallId)).toMatchObject({ allowed: true, flags: ["watch_db"], dryrun: ["adaptive_rule: no_prod_host"] }));
+    await vi.waitFor(() => expect(audited.get(revoked.toolCallId)).toMatchObject({ allowed: true, warnings: ["tool_revoked: exfiltration risk"] }));
+    // The built-in tables still deny.
+    expect(await propose("cmd.run", { command: "rm -rf /" })).toMatchObject({ allowed: false, guard: { check: "destructive_pattern" } });
   });
 });

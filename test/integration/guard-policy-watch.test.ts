@@ -100,7 +100,7 @@ describe("GuardPolicy hot reload", () => {
     await replaceSpec(ns, "team-policy", {
       adaptive_rules: [
         { name: "no-internal-host", match_field: "args", pattern: "intranet\\.corp\\.example", action: "deny", reason: "internal host" },
-        { name: "lookahead-rule", match_field: "tool", pattern: "^(?=shell)", action: "deny", reason: "RE2 has no lookahead" },
+        { name: "backreference-rule", match_field: "tool", pattern: "^(sh)\\1", action: "deny", reason: "no backreferences" },
       ],
       revoked_tools: [{ tool: "read_file", reason: "should not apply: the update is refused" }],
     });
@@ -110,7 +110,7 @@ describe("GuardPolicy hot reload", () => {
       return c?.status === "False" && o.status?.observedGeneration === 3 ? c : undefined;
     }, 15_000, "Ready=False on the bad update");
     expect(cond.reason).toBe("CompileError");
-    expect(cond.message).toContain("lookahead-rule");
+    expect(cond.message).toContain("backreference-rule");
     expect(cond.message).toContain(`GuardPolicy ${ns}/team-policy`);
     expect(source.outcome(ns, "team-policy")).toMatchObject({ ready: false, generation: 3 });
     // The old version (generation 2) still decides: the internal-host rule denies, read_file is not revoked.

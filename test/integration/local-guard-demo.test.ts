@@ -158,15 +158,15 @@ describe("examples/guarded-tools: the inner loop in local mode (real Docker, rea
       bad,
       `apiVersion: 100monkeys.ai/v1
 kind: GuardPolicy
-metadata: { name: lookahead }
+metadata: { name: backreference }
 spec:
   adaptive_rules:
-    - { name: no-external, match_field: args, pattern: "/Volumes/(?!MAC)", action: deny, reason: external drive }
+    - { name: repeated-word, match_field: args, pattern: '\\b(\\w+) \\1\\b', action: deny, reason: repeated word }
 `,
     );
     const r = await run(GAVEL, ["run", "-f", AGENT, "-f", bad, "-f", RULE_JUDGE]);
     expect(r.code).toBe(2);
     expect(r.stderr).toContain(`${bad}:doc#1`);
-    expect(r.stderr).toMatch(/GuardPolicy lookahead: adaptive_rules\[0\] \(no-external\).*not supported by RE2/);
+    expect(r.stderr).toMatch(/GuardPolicy backreference: adaptive_rules\[0\] \(repeated-word\).*not supported by RE2/);
   });
 });

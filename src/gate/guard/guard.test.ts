@@ -148,12 +148,12 @@ describe("guard", () => {
 });
 
 describe("policy compilation", () => {
-  it("refuses Guardian's lookahead rule with an error naming the policy and the rule", () => {
+  it("refuses a backreference with an error naming the policy and the rule (lookaround loads: lookaround.test.ts)", () => {
     const spec: GuardPolicySpec = {
-      adaptive_rules: [{ name: "block_external_drive_writes", match_field: "args", pattern: "/Volumes/(?!MAC_MINI_1TB)", action: "deny", reason: "r" }],
+      adaptive_rules: [{ name: "repeated_word", match_field: "args", pattern: "\\b(\\w+) \\1\\b", action: "deny", reason: "r" }],
     };
     expect(() => compilePolicy([{ name: "ops", namespace: "team-a", spec }])).toThrow(PolicyError);
-    expect(() => compilePolicy([{ name: "ops", namespace: "team-a", spec }])).toThrow(/GuardPolicy team-a\/ops: adaptive_rules\[0\] \(block_external_drive_writes\).*RE2/);
+    expect(() => compilePolicy([{ name: "ops", namespace: "team-a", spec }])).toThrow(/GuardPolicy team-a\/ops: adaptive_rules\[0\] \(repeated_word\).*RE2/);
   });
 
   it("names a bad trusted key and a bad registry hash", () => {

@@ -1,10 +1,12 @@
 // An ordered set of RE2 patterns compiled once per policy version, searched over many texts.
-// A literal prefilter (literal-prefilter.ts) skips the patterns that cannot match a text.
+// A literal prefilter (literal-prefilter.ts) skips the patterns that cannot match a text. A
+// pattern with lookaround, which RE2 refuses, runs bounded (lookaround.ts, ADR 0022).
 import type { RE2JS } from "re2js";
 import { compilePattern } from "../../engine/validators/regex.js";
 import { LiteralPrefilter } from "./literal-prefilter.js";
+import { BoundedLookaround, hasLookaround, stripLookarounds } from "./lookaround.js";
 
-/** A pattern RE2 refuses (lookaround, backreference, bad syntax), naming where it came from. */
+/** A pattern that cannot be compiled (backreference, bad syntax, ...), naming where it came from. */
 export class PolicyError extends Error {
   override readonly name = "PolicyError";
 }
@@ -25,22 +27,44 @@ export type Candidates = readonly (readonly [number, readonly number[]])[];
 /** Compiled patterns in declaration order; `firstMatch` honours that order. */
 export class PatternSet {
   private readonly regexes: RE2JS[];
+  /** Per pattern, its bounded lookaround match when it has lookarounds (RE2 ran its stripped form). */
+  private readonly lookarounds: (BoundedLookaround | undefined)[];
   private readonly prefilter: LiteralPrefilter;
+  /** The RE2 form of each pattern (lookarounds removed), which the literal prefilters read. */
+  readonly searchPatterns: readonly string[];
 
-  private constructor(readonly entries: readonly PatternEntry[], regexes: RE2JS[]) {
-    this.regexes = regexes;
-    this.prefilter = new LiteralPrefilter(entries.map((e) => e.pattern));
+  private constructor(readonly entries: readonly PatternEntry[], compiled: { regex: RE2JS; lookaround?: BoundedLookaround; search: string }[]) {
+    this.regexes = compiled.map((c) => c.regex);
+    this.lookarounds = compiled.map((c) => c.lookaround);
+    this.searchPatterns = compiled.map((c) => c.search);
+    this.prefilter = new LiteralPrefilter(this.searchPatterns);
   }
 
-  /** Compiles every entry; the first one RE2 refuses throws a PolicyError naming its label. */
+  /**
+   * Compiles every entry with RE2; one with lookaround (and otherwise RE2 syntax) compiles
+   * bounded instead. The first that cannot compile throws a PolicyError naming its label.
+   */
   static compile(entries: readonly PatternEntry[]): PatternSet {
-    const regexes = entries.map((e) => {
+    const compiled = entries.map((e) => {
       const c = compilePattern(e.pattern);
-      if (!c.ok) throw new PolicyError(`${e.where ?? e.label}: ${c.error}`);
-      return c.regex;
+      if (c.ok) return { regex: c.regex, search: e.pattern };
+      if (!hasLookaround(e.pattern)) throw new PolicyError(`${e.where ?? e.label}: ${c.error}`);
+      const b = BoundedLookaround.compile(e.pattern);
+      if (typeof b === "string") throw new PolicyError(`${e.where ?? e.label}: ${b}`);
+      return { regex: b.prefilter, lookaround: b, search: stripLookarounds(e.pattern) ?? "" };
     });
-    return new PatternSet(entries, regexes);
+    return new PatternSet(entries, compiled);
   }
+
+  /** Whether pattern i matches any of the texts at `textIdx` (RE2, or the bounded lookaround match). */
+  private test(i: number, texts: readonly string[], textIdx: readonly number[]): boolean {
+    const la = this.lookarounds[i];
+    if (la !== undefined) return la.matchesAny(textIdx.map((t) => texts[t] as string));
+    const re = this.regexes[i] as RE2JS;
+    for (const t of textIdx) if (re.matcher(texts[t] as string).find()) return true;
+    return false;
+  }
+
 
   get size(): number {
     return this.entries.length;
@@ -52,10 +76,7 @@ export class PatternSet {
    */
   firstMatch(texts: readonly string[], candidates?: Candidates): number {
     if (this.regexes.length === 0) return -1;
-    for (const [i, textIdx] of candidates ?? this.prefilter.candidates(texts)) {
-      const re = this.regexes[i] as RE2JS;
-      for (const t of textIdx) if (re.matcher(texts[t] as string).find()) return i;
-    }
+    for (const [i, textIdx] of candidates ?? this.prefilter.candidates(texts)) if (this.test(i, texts, textIdx)) return i;
     return -1;
   }
 
@@ -63,15 +84,7 @@ export class PatternSet {
   allMatches(texts: readonly string[], candidates?: Candidates): number[] {
     const out: number[] = [];
     if (this.regexes.length === 0) return out;
-    for (const [i, textIdx] of candidates ?? this.prefilter.candidates(texts)) {
-      const re = this.regexes[i] as RE2JS;
-      for (const t of textIdx) {
-        if (re.matcher(texts[t] as string).find()) {
-          out.push(i);
-          break;
-        }
-      }
-    }
+    for (const [i, textIdx] of candidates ?? this.prefilter.candidates(texts)) if (this.test(i, texts, textIdx)) out.push(i);
     return out;
   }
 }
@@ -90,7 +103,7 @@ export class JointScan {
     this.offsets = [0];
     const patterns: string[] = [];
     for (const set of sets) {
-      for (const e of set.entries) patterns.push(e.pattern);
+      for (const p of set.searchPatterns) patterns.push(p);
       this.offsets.push(patterns.length);
     }
     this.prefilter = new LiteralPrefilter(patterns);
