@@ -31,7 +31,7 @@ describe("gavel guard check", () => {
   it("allows a harmless call (exit 0) and reports flags", async () => {
     expect(await check(...base, "--tool", "fs.list", "--args", '{"path":"/workspace"}')).toEqual({
       code: 0,
-      out: { approved: true, blocked_by: "none", check: null, reason: null, flags: [] },
+      out: { approved: true, blocked_by: "none", check: null, reason: null, flags: [], warnings: [], dryrun: [] },
       err: "",
     });
     const flagged = await check(...base, "--tool", "cmd.run", "--args", '{"command":"npm install left-pad"}');
@@ -60,6 +60,11 @@ describe("gavel guard check", () => {
   it("without --agent, declares the tool and uses --capabilities as the scope", async () => {
     expect((await check("--policy", "default.yaml", "--tool", "cmd.run", "--args", '{"command":"ls"}')).out).toMatchObject({ reason: "capability_boundary: missing shell:safe|shell:full" });
     expect((await check("--policy", "default.yaml", "--tool", "cmd.run", "--args", '{"command":"ls"}', "--capabilities", "shell:full")).code).toBe(0);
+  });
+
+  it("reports what rules in warn and dryrun mode would have denied", async () => {
+    const r = await check("--policy", "watched.yaml", "--tool", "cmd.run", "--args", '{"command":"npm install left-pad"}');
+    expect(r).toMatchObject({ code: 0, out: { approved: true, warnings: ["adaptive_rule: no_installs"], dryrun: ["destructive_pattern: left-pad"] } });
   });
 
   it("loads Guardian's lookahead rule verbatim and applies it as written", async () => {

@@ -74,7 +74,7 @@ export const guardCommand: Command = {
     }
 
     const d = runGuard({ tool, args: args as JsonObject, step }, { policy, scope, history, liveHashes });
-    const out = { approved: d.approved, blocked_by: d.approved ? "none" : "guard", check: d.check ?? null, reason: d.reason ?? null, flags: d.flags ?? [] };
+    const out = { approved: d.approved, blocked_by: d.approved ? "none" : "guard", check: d.check ?? null, reason: d.reason ?? null, flags: d.flags ?? [], warnings: d.warnings ?? [], dryrun: d.dryrun ?? [] };
     io.stdout.write(`${JSON.stringify(out)}\n`);
     return d.approved ? ExitCode.ok : ExitCode.failed;
   },
