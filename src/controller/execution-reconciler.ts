@@ -4,7 +4,6 @@
 // judges are child Executions this same reconciler runs. Level-triggered and idempotent,
 // so a restarted controller picks every run up where the status says it was.
 import * as k8s from "@kubernetes/client-node";
-import type { KubernetesListObject, KubernetesObject } from "@kubernetes/client-node";
 import { withDefaults } from "../api/defaults.js";
 import type { Agent, Condition, Execution, ExecutionStatus, JudgeRawOutput } from "../api/types.js";
 import { GROUP, VERSION } from "../api/types.js";
@@ -52,14 +51,14 @@ import {
   workspaceMounts,
 } from "./execution-pods.js";
 import { judgeNamesOf, sameStatus } from "./execution-state.js";
-import { objectKey as keyOf } from "./runtime/informer.js";
 import { withWorkerCredentials, type ExecutionCredentials } from "./execution-credentials.js";
 import { gateRequirement } from "../gate/enforcement.js";
 import { gateBlocks, mergeToolJudgeRefs, setGuarded, waitingForGate, type GateStatus } from "./cluster-gate.js";
 import { gateAccess, isRestrictedWorker, workerGatePolicy, type GateAccess } from "./gate-egress.js";
 import { toGavelEvents, type ExecutionEventPublisher } from "./execution-events.js";
-import { LeaderLease } from "./runtime/leader-lease.js";
-import { runWorkers, WorkQueue, type WorkQueueOptions } from "./runtime/work-queue.js";
+import { Controller } from "./runtime/controller.js";
+import { customResource, Informer, objectKey, podResource, splitKey } from "./runtime/informer.js";
+import type { WorkQueue, WorkQueueOptions } from "./runtime/work-queue.js";
 import { isConflict, isNotFound, messageOf, TerminalError } from "../errors.js";
 
 /** Condition type the reconciler sets when it cannot run an Execution as specified. */
@@ -148,78 +147,63 @@ async function ignoreNotFound(p: Promise<unknown>): Promise<void> {
 
 /** Runs Executions on pods: watches Executions and their pods, reconciles one key at a time. */
 export class ExecutionReconciler {
-  readonly queue: WorkQueue;
-  readonly stats: ExecutionStats = { reconciles: 0, statusWrites: 0, conflicts: 0, errors: 0, podsCreated: 0, childrenCreated: 0 };
-  private readonly executions: k8s.ListWatch<KubernetesObject>;
-  private readonly pods: k8s.ListWatch<k8s.V1Pod>;
+  private readonly counts = { reconciles: 0, statusWrites: 0, podsCreated: 0, childrenCreated: 0 };
+  private readonly executions: Informer<Execution>;
+  private readonly pods: Informer<k8s.V1Pod>;
+  private readonly controller: Controller<Execution>;
   private readonly api: k8s.CustomObjectsApi;
   private readonly core: k8s.CoreV1Api;
   private readonly net: k8s.NetworkingV1Api;
   private readonly now: () => number;
   private readonly log: (line: string) => void;
   private readonly policies = new Set<string>();
-  private workers: Promise<void> | undefined;
-  private resync: NodeJS.Timeout | undefined;
-  private readonly restarts = new Set<NodeJS.Timeout>();
-  private stopped = false;
-  private lease: LeaderLease | undefined;
-  private leading: Promise<boolean> | undefined;
 
   constructor(private readonly opts: ExecutionReconcilerOptions) {
-    this.queue = new WorkQueue(opts.queue);
     this.api = opts.kc.makeApiClient(k8s.CustomObjectsApi);
     this.core = opts.kc.makeApiClient(k8s.CoreV1Api);
     this.net = opts.kc.makeApiClient(k8s.NetworkingV1Api);
     this.now = opts.now ?? Date.now;
     this.log = opts.log ?? (() => {});
-    const ns = opts.namespace;
-
-    const exPath = ns === undefined ? `/apis/${GROUP}/${VERSION}/${PLURAL}` : `/apis/${GROUP}/${VERSION}/namespaces/${ns}/${PLURAL}`;
-    const listEx = async (): Promise<KubernetesListObject<KubernetesObject>> => {
-      const params = { group: GROUP, version: VERSION, plural: PLURAL };
-      const got: unknown = ns === undefined
-        ? await this.api.listCustomObjectForAllNamespaces(params)
-        : await this.api.listNamespacedCustomObject({ ...params, namespace: ns });
-      return got as KubernetesListObject<KubernetesObject>;
-    };
-    this.executions = new k8s.ListWatch<KubernetesObject>(exPath, new k8s.Watch(opts.kc), listEx, false);
-    // An Execution's change wakes it and its parent (a judge child finished: the parent goes on).
-    const onExecution = (obj: KubernetesObject) => {
-      const key = keyOf(obj);
-      if (key !== undefined) this.queue.add(key);
-      const owner = controllingExecution(obj as Execution);
-      if (owner !== undefined) this.queue.add(`${obj.metadata?.namespace ?? ""}/${owner}`);
-    };
-    this.watchAll(this.executions, "execution", onExecution);
-
-    const selector = `${LABELS.instance}=${EXECUTION_INSTANCE}`;
-    const podPath = ns === undefined ? "/api/v1/pods" : `/api/v1/namespaces/${ns}/pods`;
-    const listPods = async (): Promise<KubernetesListObject<k8s.V1Pod>> =>
-      ns === undefined
-        ? await this.core.listPodForAllNamespaces({ labelSelector: selector })
-        : await this.core.listNamespacedPod({ namespace: ns, labelSelector: selector });
-    this.pods = new k8s.ListWatch<k8s.V1Pod>(podPath, new k8s.Watch(opts.kc), listPods, false, selector);
-    // A pod's change wakes the Execution that owns it.
-    this.watchAll(this.pods, "pod", (pod) => {
-      const owner = controllingExecution(pod as { metadata?: { ownerReferences?: k8s.V1OwnerReference[] } });
-      if (owner !== undefined) this.queue.add(`${pod.metadata?.namespace ?? ""}/${owner}`);
+    const namespaces = opts.namespace === undefined ? {} : { namespaces: [opts.namespace] };
+    this.executions = new Informer<Execution>({ kc: opts.kc, resource: customResource<Execution>(opts.kc, "execution", PLURAL), ...namespaces, log: this.log });
+    this.pods = new Informer<k8s.V1Pod>({ kc: opts.kc, resource: podResource(opts.kc, `${LABELS.instance}=${EXECUTION_INSTANCE}`), ...namespaces, log: this.log });
+    const le = opts.leaderElection;
+    this.controller = new Controller<Execution>({
+      name: "execution",
+      kc: opts.kc,
+      // An Execution's change wakes it and its parent (a judge child finished: the parent goes on).
+      primary: { informer: this.executions, keys: (ex) => [objectKey(ex), ownerKey(ex)].filter((k) => k !== undefined) },
+      // A pod's change wakes the Execution that owns it.
+      watches: [{ informer: this.pods, keys: (pod) => [ownerKey(pod)].filter((k) => k !== undefined) }],
+      reconcile: (key) => this.reconcile(key),
+      // Default 4: a reconcile may wait on a reader pod.
+      workers: opts.workers ?? 4,
+      resyncMs: opts.resyncMs ?? 60_000,
+      ...(opts.queue !== undefined ? { queue: opts.queue } : {}),
+      ...(le !== undefined
+        ? {
+            leaderElection: {
+              namespace: le.namespace,
+              identity: le.identity,
+              name: le.leaseName ?? "gavel-execution-controller",
+              ...(le.leaseDurationSeconds !== undefined ? { leaseDurationSeconds: le.leaseDurationSeconds } : {}),
+              ...(le.retryMs !== undefined ? { retryMs: le.retryMs } : {}),
+              ...(le.onLost !== undefined ? { onLost: le.onLost } : {}),
+            },
+          }
+        : {}),
+      log: this.log,
     });
   }
 
-  private watchAll<T extends KubernetesObject>(informer: k8s.ListWatch<T>, what: string, onChange: (obj: T) => void): void {
-    informer.on("add", onChange);
-    informer.on("update", onChange);
-    informer.on("delete", onChange);
-    informer.on("error", (err?: unknown) => {
-      // ListWatch stops on an error other than 410; start it again after a pause.
-      if (this.stopped) return;
-      this.log(`${what} watch failed, restarting in 1s: ${messageOf(err)}`);
-      const t = setTimeout(() => {
-        this.restarts.delete(t);
-        if (!this.stopped) informer.start().catch((e: unknown) => this.log(`${what} watch restart failed: ${messageOf(e)}`));
-      }, 1000);
-      this.restarts.add(t);
-    });
+  /** The work queue (keys namespace/name); the tool-call gate wakes an Execution through it. */
+  get queue(): WorkQueue {
+    return this.controller.queue;
+  }
+
+  /** Counters; errors and conflicts are the runtime's (reconciles that threw, retried with backoff). */
+  get stats(): ExecutionStats {
+    return { ...this.counts, errors: this.controller.stats.errors, conflicts: this.controller.stats.conflicts };
   }
 
   /**
@@ -227,81 +211,23 @@ export class ExecutionReconciler {
    * election once this replica holds the Lease (keys queue up meanwhile).
    */
   async start(): Promise<void> {
-    await this.pods.start();
-    await this.executions.start();
-    const le = this.opts.leaderElection;
-    if (le === undefined) {
-      this.startWorkers();
-      return;
-    }
-    this.lease = new LeaderLease({
-      kc: this.opts.kc,
-      namespace: le.namespace,
-      identity: le.identity,
-      ...(le.leaseName !== undefined ? { name: le.leaseName } : {}),
-      ...(le.leaseDurationSeconds !== undefined ? { leaseDurationSeconds: le.leaseDurationSeconds } : {}),
-      ...(le.retryMs !== undefined ? { retryMs: le.retryMs } : {}),
-      log: this.log,
-    });
-    this.leading = this.lease.acquire(() => {
-      // A replica that may no longer lead must not act on anything: stop, and let it restart.
-      this.queue.shutDown();
-      le.onLost?.();
-    });
-    this.leading.then(
-      (ok) => {
-        if (ok && !this.stopped) this.startWorkers();
-      },
-      (err: unknown) => this.log(`leader election failed: ${messageOf(err)}`),
-    );
+    await this.controller.start();
   }
 
   /** Whether this replica reconciles (always true without leader election). */
   get isLeader(): boolean {
-    return this.lease === undefined ? this.workers !== undefined : this.lease.isLeader;
-  }
-
-  private startWorkers(): void {
-    this.workers = runWorkers(this.queue, this.opts.workers ?? 4, (key) => this.reconcile(key), (key, err) => {
-      this.stats.errors++;
-      if (isConflict(err)) this.stats.conflicts++;
-      this.log(`reconcile ${key} failed (retrying with backoff): ${messageOf(err)}`);
-    });
-    // Everything known is looked at once: keys queued before the workers ran are not lost either way.
-    for (const obj of this.executions.list()) {
-      const key = keyOf(obj);
-      if (key !== undefined) this.queue.add(key);
-    }
-    const resyncMs = this.opts.resyncMs ?? 60_000;
-    if (resyncMs > 0) {
-      this.resync = setInterval(() => {
-        for (const obj of this.executions.list()) {
-          const key = keyOf(obj);
-          if (key !== undefined) this.queue.add(key);
-        }
-      }, resyncMs);
-    }
+    return this.controller.isLeader;
   }
 
   /** Stops watching and reconciling; resolves when in-flight reconciles have returned. Pods keep running. */
   async stop(): Promise<void> {
-    this.stopped = true;
-    if (this.resync !== undefined) clearInterval(this.resync);
-    for (const t of this.restarts) clearTimeout(t);
-    this.queue.shutDown();
-    await this.executions.stop();
-    await this.pods.stop();
-    await this.workers;
-    // Handed back only after the last reconcile returned, so two replicas never overlap.
-    await this.lease?.stop();
+    await this.controller.stop();
   }
 
   /** Reconciles one Execution (key namespace/name); returns when to look again. */
   async reconcile(key: string): Promise<{ requeueAfterMs?: number }> {
-    this.stats.reconciles++;
-    const slash = key.indexOf("/");
-    const ns = key.slice(0, slash);
-    const name = key.slice(slash + 1);
+    this.counts.reconciles++;
+    const { namespace: ns, name } = splitKey(key);
     // Read from the API, not the cache: a stale status would redo work the last reconcile did.
     const ex = await this.getExecution(ns, name);
     if (ex === undefined) {
@@ -351,7 +277,7 @@ export class ExecutionReconciler {
     }
     const { state, respawn } = restoreState(ctx, { ...(stored !== undefined ? { worker: stored } : {}), judges: outcomes });
     // The gate's tool-judge children are listed too, so a cancel or deadline stops them with the run.
-    mergeToolJudgeRefs(state.status, (this.executions.list(ns) as unknown as Execution[]).filter((c) => c.spec?.parent?.name === ex.metadata.name));
+    mergeToolJudgeRefs(state.status, this.executions.list(ns).filter((c) => c.spec?.parent?.name === ex.metadata.name));
     if (ex.metadata.annotations?.[CANCEL_ANNOTATION] !== undefined) {
       // Nothing is (re)started for a run being cancelled; decide stops what runs.
       requestCancel(state);
@@ -462,7 +388,7 @@ export class ExecutionReconciler {
     const created = await createOrAdopt(() =>
       this.api.createNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: ns(ex), plural: PLURAL, body }),
     );
-    if (created) this.stats.childrenCreated++;
+    if (created) this.counts.childrenCreated++;
   }
 
   /** Stops the worker pod or a judge child (its status says why; its pod is deleted). */
@@ -612,7 +538,7 @@ export class ExecutionReconciler {
       await createOrAdopt(() => this.net.createNamespacedNetworkPolicy({ namespace, body }));
     }
     const created = await createOrAdopt(() => this.core.createNamespacedPod({ namespace, body: pod }));
-    if (created) this.stats.podsCreated++;
+    if (created) this.counts.podsCreated++;
   }
 
   /**
@@ -681,7 +607,7 @@ export class ExecutionReconciler {
   /** Deletes reconciler pods controlled by an Execution that is gone or finished. */
   private async removeOrphanPods(namespace: string, execution: string): Promise<void> {
     for (const pod of this.pods.list(namespace === "" ? undefined : namespace)) {
-      if (controllingExecution(pod as { metadata?: { ownerReferences?: k8s.V1OwnerReference[] } }) !== execution) continue;
+      if (controllingExecution(pod) !== execution) continue;
       const name = pod.metadata?.name;
       if (name !== undefined) await ignoreNotFound(this.core.deleteNamespacedPod({ name, namespace, gracePeriodSeconds: 0 }));
     }
@@ -713,7 +639,7 @@ export class ExecutionReconciler {
     const body = { ...ex, status };
     try {
       const got = (await this.api.replaceNamespacedCustomObjectStatus({ group: GROUP, version: VERSION, namespace: ns(ex), plural: PLURAL, name: ex.metadata.name, body })) as Execution;
-      this.stats.statusWrites++;
+      this.counts.statusWrites++;
       ex.metadata.resourceVersion = got.metadata.resourceVersion;
       ex.status = got.status;
     } catch (err) {
@@ -760,6 +686,12 @@ export function kubernetesEvent(ex: Execution, type: string, data: Record<string
     lastTimestamp: now,
     count: 1,
   };
+}
+
+/** The key of the Execution that controls an object (a pod, a judge child), if any. */
+function ownerKey(obj: { metadata?: { namespace?: string; ownerReferences?: k8s.V1OwnerReference[] } }): string | undefined {
+  const owner = controllingExecution(obj);
+  return owner === undefined ? undefined : `${obj.metadata?.namespace ?? ""}/${owner}`;
 }
 
 function ns(ex: Execution): string {
