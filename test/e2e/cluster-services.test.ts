@@ -22,7 +22,12 @@ const get = (mod, url, opts = {}) => new Promise((resolve, reject) => mod.get(ur
   out.apiStatus = api.status; out.gitVersion = JSON.parse(api.body).gitVersion;
   out.echoAddress = (await dns.lookup("echo")).address;
   out.echoFullAddress = (await dns.lookup("echo." + process.env.NS + ".svc.cluster.local")).address;
-  out.echo = (await get(http, "http://echo:8080/")).body;
+  // kube-proxy programs a new Service's endpoint a moment after the EndpointSlice lists it;
+  // until then the ClusterIP refuses connections (its REJECT rule for no endpoints).
+  for (let i = 0; ; i++) {
+    try { out.echo = (await get(http, "http://echo:8080/")).body; break; }
+    catch (e) { if (e.code !== "ECONNREFUSED" || i >= 40) throw e; out.refusedBeforeReady = i + 1; await new Promise((r) => setTimeout(r, 250)); }
+  }
   try { await dns.lookup("no-such-service"); out.missing = "resolved"; } catch (e) { out.missing = e.code; }
   console.log(JSON.stringify(out));
 })().catch((e) => { console.error(e.stack); process.exit(1); });
@@ -65,6 +70,11 @@ describe("single-node cluster: Services, DNS and the API server from a pod", () 
       const pod = await core.readNamespacedPod({ name: "echo", namespace: ns });
       return pod.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True") ? true : undefined;
     }, 60_000, "the echo pod to be Ready");
+    const discovery = cluster.kc.makeApiClient(k8s.DiscoveryV1Api);
+    await eventually(async () => {
+      const slices = await discovery.listNamespacedEndpointSlice({ namespace: ns, labelSelector: "kubernetes.io/service-name=echo" });
+      return slices.items.some((sl) => (sl.endpoints ?? []).some((e) => e.conditions?.ready === true)) ? true : undefined;
+    }, 60_000, "the echo Service's EndpointSlice to list its pod");
 
     // When a pod looks them up and calls them
     await core.createNamespacedPod({
@@ -86,6 +96,7 @@ describe("single-node cluster: Services, DNS and the API server from a pod", () 
 
     // Then the API server answered through the kubernetes Service, and the Service name led to the echo pod
     const out = JSON.parse(log) as Record<string, unknown>;
+    console.log(`probe: ${log.trim()}`);
     expect(out).toMatchObject({
       apiAddress: "10.0.0.1",
       apiStatus: 200,
