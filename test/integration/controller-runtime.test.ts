@@ -83,6 +83,30 @@ describe("controller runtime on the real kube-apiserver", () => {
     expect(informer.relistCount).toBeGreaterThan(relistsBefore);
   });
 
+  it("relists after 410 Gone: a watch from a resourceVersion the server no longer holds is answered 410, and the informer lists again", async () => {
+    const ns = await cp.createNamespace("rt-gone");
+    await create(ns, "before");
+    // The first list answer claims resourceVersion 1 (as a list served from a stale cache
+    // would): the server itself answers the watch from it with 410 Gone (too old resource version).
+    const real = customResource<Agent>(cp.kc, "agent", "agents");
+    let lists = 0;
+    const resource = { ...real, list: async (n: string | undefined) => {
+      const got = await real.list(n);
+      return ++lists === 1 ? { ...got, metadata: { ...got.metadata, resourceVersion: "1" } } : got;
+    } };
+    const logs: string[] = [];
+    const informer = new Informer<Agent>({ kc: cp.kc, resource, namespaces: [ns], backoffBaseMs: 100, log: (l) => logs.push(l) });
+    await informer.start();
+    stops.push(() => informer.stop());
+    await eventually(() => Promise.resolve(informer.relistCount >= 1 ? true : undefined), 10_000, "a relist after 410");
+    expect(logs.join("\n")).toMatch(/HTTP 410|too old resource version|Expired|Gone/);
+    // The watch from the second list's resourceVersion works: a new object reaches the cache.
+    await create(ns, "after");
+    await eventually(() => Promise.resolve(informer.get("after", ns) !== undefined ? true : undefined), 10_000, "the object created after the relist");
+    expect(informer.get("before", ns)).toBeDefined();
+    expect(lists).toBe(informer.relistCount + 1);
+  });
+
   it("a terminal error is recorded as a Warning Event and not retried; a transient one is retried with backoff", async () => {
     const ns = await cp.createNamespace("rt-terminal");
     const attempts = new Map<string, number>();
