@@ -114,7 +114,7 @@ interface Target {
 export class ClusterGate implements GateStatus {
   private readonly api: k8s.CustomObjectsApi;
   private readonly core: k8s.CoreV1Api;
-  private readonly targets = new Map<string, { at: number; target: Promise<Target> }>();
+  private readonly targets = new Map<string, { at: number; target: Promise<Target>; settled: boolean; refreshing: boolean }>();
   private readonly outbox = new Map<string, { events: GavelEvent[]; drained: Promise<void> }>();
   private service: ToolCallService | undefined;
   private events: EventStream | undefined;
@@ -181,14 +181,31 @@ export class ClusterGate implements GateStatus {
     return this.target(p).then((t) => t.gate.decide(p, ctx));
   }
 
-  /** The Execution a proposal belongs to (it must be running), its Agent and its gate; read through a short cache. */
+  /**
+   * The Execution a proposal belongs to (it must be running), its Agent and its gate, read
+   * through a cache. An entry older than cacheMs is read again in the background while calls
+   * go on being decided with the one they have (so no call waits on the API server after the
+   * first of its Execution); the new one replaces it once read, as does a refusal (the
+   * Execution gone or ended), which calls see one read later; an API failure keeps the old.
+   */
   private target(p: ToolCallProposal): Promise<Target> {
     const key = `${p.namespace}/${p.execution}`;
     const cached = this.targets.get(key);
-    if (cached !== undefined && Date.now() - cached.at < (this.opts.cacheMs ?? 2000)) return cached.target;
+    const now = Date.now();
+    if (cached !== undefined && (now - cached.at < (this.opts.cacheMs ?? 2000) || cached.refreshing)) return cached.target;
     const target = this.load(p.namespace, p.execution);
-    this.targets.set(key, { at: Date.now(), target });
-    target.catch(() => this.targets.delete(key));
+    if (cached !== undefined && cached.settled) {
+      // Stale but usable: read again meanwhile.
+      cached.refreshing = true;
+      const replace = () => this.targets.set(key, { at: Date.now(), target, settled: true, refreshing: false });
+      const keep = () => Object.assign(cached, { at: Date.now(), refreshing: false });
+      // A refusal (the Execution is gone, ended, or a judge child) replaces it; an API failure keeps the last good read.
+      target.then(replace, (err: unknown) => (err instanceof ToolCallRefusal ? replace() : keep()));
+      return cached.target;
+    }
+    const entry = { at: now, target, settled: false, refreshing: false };
+    this.targets.set(key, entry);
+    target.then(() => (entry.settled = true), () => this.targets.get(key) === entry && this.targets.delete(key));
     if (this.targets.size > 10_000) this.targets.delete(this.targets.keys().next().value as string);
     return target;
   }

@@ -270,6 +270,30 @@ describe("the tool-call gate in gavel controller (real kube-apiserver, real nats
     expect(warned.map((e) => [e.type, e.message])).toEqual([["Warning", "iteration 1 step 4 fs.write allowed [warned: adaptive_rule: no-done-reports]"]]);
   }, 120_000);
 
+  it("an Execution that ends: its calls are refused once the gate has read it again (no call waits on that read)", async () => {
+    const worker = await asWorker(ns, "edit-1");
+    const base = { namespace: ns, execution: "edit-1", iteration: 1, tool: "fs.read", args: { path: "/workspace/report.md" } };
+    expect((await cp.kubectl(["annotate", "ex", "edit-1", "-n", ns, "gavel.dev/cancel=test"])).code).toBe(0);
+    await eventually(async () => {
+      const ex = await execution(ns, "edit-1");
+      if (ex.status?.phase !== "Cancelled") throw new Error(`phase ${ex.status?.phase ?? "none"}`);
+    }, 30_000, "the Execution is cancelled");
+    // Each replica read the Execution while it ran; within one cache period (2 s) a call may still
+    // be decided with that read, which is then refreshed in the background: refused after that.
+    let step = 10;
+    const refusal = await eventually<{ code: string; message: string }>(async () => {
+      step++;
+      const answer = await worker.propose({ ...base, step, toolCallId: `i1-s${step}-end` }).then(
+        () => undefined,
+        (err: unknown) => err as { code: string; message: string },
+      );
+      if (answer === undefined) throw new Error(`step ${step} was still decided`);
+      return answer;
+    }, 15_000, "a refusal of a call of the ended Execution");
+    expect(refusal).toMatchObject({ code: "forbidden" });
+    expect(refusal.message).toMatch(/has ended \(Cancelled\)/);
+  }, 60_000);
+
   it("a judged call: the gate makes the tool-judge child (payload, owner, deadline), lists it in the parent's status, and a replica killed meanwhile costs no second child or decision", async () => {
     // The Agent's own skip_judge: true does not switch judging off: skip_judge is the operators' (no GuardPolicy skips cmd.run).
     const judged = `
