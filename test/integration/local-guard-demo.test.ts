@@ -2,11 +2,13 @@
 // by `gavel run`. The scripted worker's first four calls are blocked by the guard, each by its
 // own check; `ls /workspace` passes a rule-judge child; the worker writes its report and the
 // Execution Succeeds; the event lines and the tree show every decision.
+import { createHash, generateKeyPairSync } from "node:crypto";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Execution } from "../../src/api/types.js";
+import { signRegistration } from "../../src/gate/guard/signature.js";
 import { run, runOk } from "../harness/exec.js";
 import { startNats, type NatsServer } from "../harness/nats.js";
 import { HARNESS_DIR, REPO_DIR } from "../harness/paths.js";
@@ -97,6 +99,42 @@ describe("examples/guarded-tools: the inner loop in local mode (real Docker, rea
     expect(tree).toContain("✗ tool call 3 http.post  blocked by guard (capability)");
     expect(tree).toContain("✗ tool call 4 fs.write  blocked by guard (sequence_contract)");
     expect(tree).toMatch(new RegExp(`✓ tool call 5 cmd\\.run  allowed\\n.*└─ ✓ judge rule-judge \\(${lsChild}\\) score 0\\.\\d\\d`));
+  }, 180_000);
+
+  it("check 2 on the worker container's own code: built-ins registered from `gavel guard tool-hash` pass, one registered from another build is denied", async () => {
+    // What an operator does: hash this installation's built-in tools (the build the images carry) and sign the registrations.
+    const hashes = JSON.parse(await runOk(GAVEL, ["guard", "tool-hash"])) as Record<string, string>;
+    expect(Object.keys(hashes).sort()).toEqual(["cmd.run", "fs.list", "fs.read", "fs.write"]);
+    const keys = generateKeyPairSync("ed25519");
+    const signer = keys.privateKey.export({ type: "pkcs8", format: "pem" }).toString();
+    const stale = createHash("sha256").update("cmd.run of another build").digest("hex");
+    const registry = [["fs.read", hashes["fs.read"] ?? ""], ["fs.write", hashes["fs.write"] ?? ""], ["cmd.run", stale]].map(([tool, sha256]) => ({
+      tool,
+      sha256,
+      signature: signRegistration(signer, tool as string, sha256 as string),
+    }));
+    const registered = join(tmp, "registry.yaml");
+    await writeFile(
+      registered,
+      JSON.stringify({
+        apiVersion: "100monkeys.ai/v1",
+        kind: "GuardPolicy",
+        metadata: { name: "registry" },
+        spec: { tool_registry: registry, trusted_keys: [{ name: "ops", public_key: keys.publicKey.export({ type: "spki", format: "pem" }).toString() }] },
+      }),
+    );
+    const r = await run(GAVEL, ["run", "--output", "json", "-f", AGENT, "-f", POLICY, "-f", registered, "-f", RULE_JUDGE]);
+    const decisions = r.stderr.split("\n").filter((l) => /^iteration 1 tool call \d+ \S+ (allowed|blocked)/.test(l));
+    expect(decisions, r.stderr).toEqual([
+      "iteration 1 tool call 1 cmd.run blocked by guard (hash): hash_mismatch: cmd.run",
+      "iteration 1 tool call 2 cmd.run blocked by guard (hash): hash_mismatch: cmd.run",
+      expect.stringMatching(/^iteration 1 tool call 3 http\.post blocked by guard \(capability\)/) as unknown as string,
+      "iteration 1 tool call 4 fs.write blocked by guard (sequence_contract): sequence_contract: read-before-overwrite",
+      "iteration 1 tool call 5 cmd.run blocked by guard (hash): hash_mismatch: cmd.run",
+      // The worker's fs.* code hashes to what `gavel guard tool-hash` printed: registered and allowed.
+      "iteration 1 tool call 6 fs.read allowed: approved by the guard (skip_judge)",
+      "iteration 1 tool call 7 fs.write allowed: rule-judge: passed",
+    ]);
   }, 180_000);
 
   it("two runs sharing --nats, with and without the GuardPolicy: each gate decides only its own run's calls", async () => {
