@@ -4,7 +4,7 @@
 import { readFile } from "node:fs/promises";
 import { hostname } from "node:os";
 import { parseArgs } from "node:util";
-import * as k8s from "@kubernetes/client-node";
+import { loadKubeConfig } from "../controller/runtime/kube-config.js";
 import { connect, credsAuthenticator } from "@nats-io/transport-node";
 import { loadRuntimeTable } from "../children/runtime-table.js";
 import { AgentReadinessController } from "../controller/agent-readiness.js";
@@ -62,9 +62,7 @@ export const controllerCommand: Command = {
       throw new UsageError(`--runtimes: ${messageOf(err)}`);
     });
     const logger = createLogger({ name: "gavel-controller", level: values["log-level"], destination: io.stderr });
-    const kc = new k8s.KubeConfig();
-    if (values.kubeconfig) kc.loadFromFile(values.kubeconfig);
-    else kc.loadFromDefault();
+    const kc = loadKubeConfig(values.kubeconfig);
     const namespaces = values.namespace === undefined ? undefined : [values.namespace];
 
     const store = new PolicyStore();

@@ -2,6 +2,7 @@
 // (--kubeconfig, --context, -n, -A) and its namespace rule (the flag, else the context's
 // namespace, else "default"), and read-only helpers over gavel's custom resources.
 import * as k8s from "@kubernetes/client-node";
+import { loadKubeConfig } from "../controller/runtime/kube-config.js";
 import type { Agent, Execution, GuardPolicy } from "../api/types.js";
 import { GROUP, VERSION } from "../api/types.js";
 import { isNotFound, NotFoundError, typedError } from "../errors.js";
@@ -32,10 +33,7 @@ export interface Kube {
 
 /** Loads the kubeconfig as kubectl does ($KUBECONFIG, ~/.kube/config, in-cluster) and picks the namespace. */
 export function connectKube(flags: KubeFlags, io: Pick<CommandIO, "env">): Kube {
-  const kc = new k8s.KubeConfig();
-  const file = flags.kubeconfig ?? io.env.KUBECONFIG;
-  if (file !== undefined && file !== "") kc.loadFromFile(file);
-  else kc.loadFromDefault();
+  const kc = loadKubeConfig(flags.kubeconfig ?? io.env.KUBECONFIG);
   if (flags.context !== undefined) {
     if (kc.getContextObject(flags.context) === null) throw new Error(`context "${flags.context}" is not in the kubeconfig`);
     kc.setCurrentContext(flags.context);

@@ -7,6 +7,7 @@ import { mkdir, rename, writeFile } from "node:fs/promises";
 import { dirname } from "node:path";
 import { parseArgs } from "node:util";
 import * as k8s from "@kubernetes/client-node";
+import { loadKubeConfig } from "../controller/runtime/kube-config.js";
 import { bootstrapNatsSecrets } from "../controller/nats-secrets.js";
 import { serverAuthConfig } from "../transport/credentials.js";
 import { UsageError, type Command } from "./command.js";
@@ -43,9 +44,7 @@ export const natsCommand: Command = {
       if (v === undefined || !NAME.test(v)) throw new UsageError(`${flag} NAME is required: a Secret name (lower-case DNS name), got ${JSON.stringify(v ?? "")}`);
     }
     if (operatorSecret === credentialsSecret) throw new UsageError("--operator-secret and --credentials-secret must differ: the operator seed stays out of the controller's mount");
-    const kc = new k8s.KubeConfig();
-    if (values.kubeconfig) kc.loadFromFile(values.kubeconfig);
-    else kc.loadFromDefault();
+    const kc = loadKubeConfig(values.kubeconfig);
     const namespace = values.namespace ?? kc.getContextObject(kc.getCurrentContext())?.namespace ?? "default";
 
     const { jwts, created } = await bootstrapNatsSecrets(kc.makeApiClient(k8s.CoreV1Api), {
