@@ -22,7 +22,7 @@ import { outcomeOfStatus } from "../engine/phases.js";
 import { createGate, type Gate, type JudgeRunResult, type PolicySource } from "../gate/gate.js";
 import { EventStream, type GavelEvent } from "../transport/event-stream.js";
 import { ToolCallRefusal, ToolCallService } from "../transport/tool-call-service.js";
-import { parseDecisionSubject, type StoredRecord, type ToolCallStoreOptions } from "../transport/tool-call-store.js";
+import { parseDecisionSubject, type IterationTally, type ToolCallStoreOptions } from "../transport/tool-call-store.js";
 import { toGavelEvents, type EngineEvent } from "./execution-events.js";
 import { workspaceMounts } from "./execution-pods.js";
 
@@ -164,9 +164,9 @@ export class ClusterGate implements GateStatus {
 
   annotate(execution: Execution, status: ExecutionStatus): void {
     if (this.service === undefined) return;
-    const records = this.service.store.recordsOf(execution.metadata.namespace ?? "default", execution.metadata.name);
-    if (records.length === 0) return;
-    applySummary(status, records);
+    const tallies = this.service.store.summaryOf(execution.metadata.namespace ?? "default", execution.metadata.name, RECENT_TOOL_CALLS);
+    if (tallies.size === 0) return;
+    applySummary(status, tallies);
   }
 
   /** Stops answering (running decides finish or are taken over by another replica). */
@@ -406,34 +406,21 @@ export function mergeToolJudgeRefs(status: ExecutionStatus, children: readonly E
   }
 }
 
-/** Folds the store's records of one Execution into its status: per-iteration counts and recent calls, and totals. */
-export function applySummary(status: ExecutionStatus, records: readonly StoredRecord[]): void {
+/** Folds the store's tallies of one Execution into its status: per-iteration counts and recent calls, and totals. */
+export function applySummary(status: ExecutionStatus, tallies: ReadonlyMap<number, IterationTally>): void {
   const byIteration = new Map<number, ToolCallSummary>();
-  for (const { record } of records) {
-    let s = byIteration.get(record.iteration);
-    if (s === undefined) {
-      s = { proposed: 0, allowed: 0, blockedByGuard: 0, blockedByJudge: 0, recent: [] };
-      byIteration.set(record.iteration, s);
-    }
-    s.proposed++;
-    if (record.kind !== "decision" || record.decision === undefined) continue;
-    const d = record.decision;
-    if (d.allowed) s.allowed++;
-    else if (d.blocked_by === "judge") s.blockedByJudge++;
-    else s.blockedByGuard++;
-    const entry: ToolCallEntry = {
-      step: record.step,
-      tool: record.tool,
+  for (const [iteration, t] of tallies) {
+    const recent: ToolCallEntry[] = t.recent.map(({ step, tool, decision: d }) => ({
+      step,
+      tool,
       toolCallId: d.toolCallId,
       allowed: d.allowed,
       blockedBy: d.blocked_by,
       ...(d.guard.check !== undefined ? { check: d.guard.check } : {}),
       ...(d.allowed ? {} : { reason: d.reason.length > 256 ? `${d.reason.slice(0, 253)}...` : d.reason }),
       ...(d.judges.length > 0 ? { judges: d.judges.map((j) => j.child).filter((c) => c !== "") } : {}),
-    };
-    const recent = s.recent as ToolCallEntry[];
-    recent.push(entry);
-    if (recent.length > RECENT_TOOL_CALLS) recent.shift();
+    }));
+    byIteration.set(iteration, { proposed: t.proposed, allowed: t.allowed, blockedByGuard: t.blockedByGuard, blockedByJudge: t.blockedByJudge, recent });
   }
   for (const it of status.iterations ?? []) {
     const s = byIteration.get(it.number);

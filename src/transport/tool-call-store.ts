@@ -70,6 +70,16 @@ export interface StoredRecord {
   at: number;
 }
 
+/** One iteration's calls in an execution's summary (ToolCallStore.summaryOf). */
+export interface IterationTally {
+  proposed: number;
+  allowed: number;
+  blockedByGuard: number;
+  blockedByJudge: number;
+  /** The last decided calls, ascending by step. */
+  recent: readonly DecisionRecord[];
+}
+
 /** An earlier call of the same iteration, as later guard checks need it. */
 export interface PriorCall {
   step: number;
@@ -261,6 +271,40 @@ export class ToolCallStore {
         return true;
       },
     };
+  }
+
+  /**
+   * The calls of one execution per iteration, as its status shows them: counts of every call
+   * (claims included) and the last `recent` decided ones in step order. One pass over each
+   * iteration's calls without sorting or copying them all: the leader folds this into the
+   * status on every reconcile, on the event loop the gate answers from, and an Execution can
+   * hold many thousand calls (the gate's p99 on the cluster grew with them before).
+   */
+  summaryOf(namespace: string, execution: string, recent: number): Map<number, IterationTally> {
+    const prefix = `${DECISION_SUBJECT_PREFIX}.${token(namespace)}.${token(execution)}.#`;
+    const out = new Map<number, IterationTally>();
+    for (const [key, index] of this.iterations) {
+      if (!key.startsWith(prefix)) continue;
+      const tally: IterationTally = { proposed: 0, allowed: 0, blockedByGuard: 0, blockedByJudge: 0, recent: [] };
+      const last = tally.recent as DecisionRecord[];
+      for (const subject of index.subjects) {
+        const record = this.records.get(subject)?.record;
+        if (record === undefined) continue;
+        tally.proposed++;
+        if (record.kind !== "decision" || record.decision === undefined) continue;
+        if (record.decision.allowed) tally.allowed++;
+        else if (record.decision.blocked_by === "judge") tally.blockedByJudge++;
+        else tally.blockedByGuard++;
+        // Keep the `recent` highest steps, ascending; calls mostly arrive in step order.
+        if (last.length === recent && recent > 0 && (last[0]?.step ?? 0) >= record.step) continue;
+        let i = last.length;
+        while (i > 0 && (last[i - 1]?.step ?? 0) > record.step) i--;
+        last.splice(i, 0, record);
+        if (last.length > recent) last.shift();
+      }
+      out.set(Number(key.slice(prefix.length)), tally);
+    }
+    return out;
   }
 
   /** Every record of one execution known here (tool-call summaries in its status). */
