@@ -18,7 +18,10 @@ const verdictArb: fc.Arbitrary<GradientResult> = fc.record(
   { requiredKeys: ["score", "confidence", "reasoning"] },
 );
 // Prose that contains no complete JSON object: braces are allowed, but never an object start.
-const proseArb = fc.string({ maxLength: 200 }).map((s) => s.replace(/\{\s*["}]/g, "(").replace(/"score"/g, "'score'"));
+// Prose without braces: a brace of one block's prose can pair with the next block's, making the
+// whole text ambiguous (seed -1795515087: "{" + a fenced verdict + '"' + a bare verdict + '"}'),
+// which the parser rightly refuses rather than guessing; injection is tested on its own below.
+const proseArb = fc.string({ maxLength: 200 }).map((s) => s.replace(/[{}]/g, "(").replace(/"score"/g, "'score'"));
 
 function ok(outcome: ReturnType<typeof parseGradientResult>): GradientResult {
   if (!outcome.ok) throw new Error(`expected a verdict, got ${outcome.rejection}: ${outcome.detail}`);
