@@ -125,10 +125,13 @@ export function renderExecution(view: ExecutionView, raw: Map<string, string | u
         out.line(4, "Validators:");
         for (const v of it.validators) validatorLines(out, v, raw);
       }
-      if (it.toolCalls.length > 0) {
-        out.line(4, "Tool calls:");
+      if (it.toolCalls.length > 0 || it.toolCallCounts !== undefined) {
+        const c = it.toolCallCounts;
+        out.line(4, c !== undefined ? `Tool calls: ${c.proposed} proposed, ${c.allowed} allowed, ${c.blockedByGuard} blocked by the guard, ${c.blockedByJudge} by judges` : "Tool calls:");
         for (const call of it.toolCalls) {
-          out.line(6, `${call.id}  judged by:`);
+          const decided = call.step !== undefined ? `step ${call.step}  ${call.tool ?? ""}  ${call.outcome ?? ""}${call.check !== undefined ? ` (${call.check})` : ""}  ` : "";
+          out.line(6, `${decided}${call.id}${call.judges.length > 0 ? "  judged by:" : ""}`);
+          if (call.reason !== undefined) out.fields(9, [["Why", oneLine(call.reason, 300)]]);
           for (const j of call.judges) judgeLines(out, 9, j, raw);
         }
       }

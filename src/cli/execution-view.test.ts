@@ -99,6 +99,31 @@ describe("buildExecutionView", () => {
     ]);
   });
 
+  it("Given the status's tool calls, lists every decided call in step order with its outcome, check and reason, its judges under it", () => {
+    const withCalls = structuredClone(parent);
+    const second = withCalls.status?.iterations?.[1];
+    if (second === undefined) throw new Error("fixture");
+    second.toolCalls = {
+      proposed: 3, allowed: 1, blockedByGuard: 1, blockedByJudge: 1,
+      recent: [
+        { step: 1, tool: "cmd.run", toolCallId: "call-rm", allowed: false, blockedBy: "guard", check: "destructive_pattern", reason: "destructive_pattern: rm -rf" },
+        { step: 2, tool: "fs.list", toolCallId: "call-ls", allowed: true, blockedBy: "none" },
+        { step: 3, tool: "fs.write", toolCallId: "call-abc", allowed: false, blockedBy: "judge", reason: "gatekeeper: malformed_output", judges: ["run-t-abc-gatekeeper"] },
+      ],
+    };
+    const v = buildExecutionView(withCalls, children, agent);
+    expect(v.iterations[1]?.toolCallCounts).toEqual({ proposed: 3, allowed: 1, blockedByGuard: 1, blockedByJudge: 1 });
+    expect(v.iterations[1]?.toolCalls.map((c) => [c.step, c.tool, c.outcome, c.check, c.judges.length])).toEqual([
+      [1, "cmd.run", "blocked by guard", "destructive_pattern", 0],
+      [2, "fs.list", "allowed", undefined, 0],
+      [3, "fs.write", "blocked by judge", undefined, 1],
+    ]);
+    const out = renderExecution(v, new Map(), [], Date.parse("2026-01-01T00:05:00Z"));
+    expect(out).toContain("Tool calls: 3 proposed, 1 allowed, 1 blocked by the guard, 1 by judges");
+    expect(out).toMatch(/step 1 {2}cmd\.run {2}blocked by guard \(destructive_pattern\) {2}call-rm\n\s+Why:\s+destructive_pattern: rm -rf/);
+    expect(out).toMatch(/step 3 {2}fs\.write {2}blocked by judge {2}call-abc {2}judged by:/);
+  });
+
   it("never carries spec.input (a judge's input holds the judged call's arguments)", () => {
     expect(JSON.stringify(view)).not.toContain(SECRET);
     expect(JSON.stringify(buildExecutionView(children[0] as Execution, [], undefined))).not.toContain(SECRET);

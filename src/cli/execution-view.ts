@@ -3,7 +3,7 @@
 // children's statuses (verdict or rejection) and its Agent (declared validators and their
 // thresholds). Pure, so both front ends draw the same tree. It carries no spec.input and no
 // tool-call argument values: a judge child's input is the judged call, so it is never read.
-import type { Agent, Condition, Execution, ExecutionPhase, JudgePurpose, ValidatorSpec } from "../api/types.js";
+import type { Agent, Condition, Execution, ExecutionPhase, JudgePurpose, ToolCallEntry, ValidatorSpec } from "../api/types.js";
 import { maxIterations } from "../engine/durations.js";
 import { OUTER_MIN_SCORE, thresholdsOf, TOOL_MIN_SCORE } from "../engine/validators/outcome.js";
 
@@ -44,6 +44,15 @@ export interface ValidatorView {
 export interface ToolCallView {
   /** The call's idempotency key. */
   id: string;
+  /** From the status's recent calls (the gate's decision); absent for a call only its judge children name. */
+  step?: number;
+  tool?: string;
+  /** "allowed", "blocked by guard" or "blocked by judge". */
+  outcome?: string;
+  /** The guard check that decided (a denial or a flag). */
+  check?: string;
+  /** Why it was blocked (rule names or the judges' reasoning, never argument values). */
+  reason?: string;
   /** The tool_validation judges asked about it. */
   judges: JudgeView[];
 }
@@ -56,7 +65,10 @@ export interface IterationView {
   completionTime?: string;
   feedback?: string;
   validators: ValidatorView[];
+  /** The decided calls the status keeps (the last 20) in step order, then calls only judge children name. */
   toolCalls: ToolCallView[];
+  /** Every call of the iteration, counted (the status's summary). */
+  toolCallCounts?: { proposed: number; allowed: number; blockedByGuard: number; blockedByJudge: number };
 }
 
 export interface ExecutionView {
@@ -185,7 +197,8 @@ export function buildExecutionView(execution: Execution, children: readonly Exec
       ...(rec.completionTime !== undefined ? { completionTime: rec.completionTime } : {}),
       ...(rec.feedback !== undefined && rec.feedback !== "" ? { feedback: rec.feedback } : {}),
       validators,
-      toolCalls: [...calls.values()],
+      toolCalls: withDecisions(calls, rec.toolCalls?.recent ?? []),
+      ...(rec.toolCalls !== undefined ? { toolCallCounts: { proposed: rec.toolCalls.proposed, allowed: rec.toolCalls.allowed, blockedByGuard: rec.toolCalls.blockedByGuard, blockedByJudge: rec.toolCalls.blockedByJudge } } : {}),
     };
   });
 
@@ -244,4 +257,22 @@ export function treeOrder(items: Execution[]): { ex: Execution; depth: number }[
   };
   for (const r of roots.sort(byName)) visit(r, 0);
   return out;
+}
+
+/** Merges the status's decided calls (step order) with the calls judge children name. */
+function withDecisions(judged: Map<string, ToolCallView>, recent: readonly ToolCallEntry[]): ToolCallView[] {
+  const out: ToolCallView[] = [];
+  for (const e of recent) {
+    out.push({
+      id: e.toolCallId,
+      step: e.step,
+      tool: e.tool,
+      outcome: e.allowed ? "allowed" : `blocked by ${e.blockedBy}`,
+      ...(e.check !== undefined ? { check: e.check } : {}),
+      ...(e.reason !== undefined ? { reason: e.reason } : {}),
+      judges: judged.get(e.toolCallId)?.judges ?? [],
+    });
+    judged.delete(e.toolCallId);
+  }
+  return [...out, ...judged.values()];
 }
