@@ -1,7 +1,7 @@
 // Engine throughput: simulated iterations per second through the local driver and the
 // in-memory runtime (no containers), against an empty loop of the same shape in the same run.
 import type { Agent, Execution } from "../src/api/types.js";
-import { InMemoryRuntime } from "../src/local/in-memory-runtime.js";
+import { InMemoryRuntime } from "../test/harness/in-memory-runtime.js";
 import { runLocal } from "../src/local/local-run.js";
 import { virtualWorkspace } from "../src/local/workspace.js";
 import type { BenchResult, BenchSuite } from "./types.js";

@@ -1,38 +1,28 @@
-import { PassThrough } from "node:stream";
 import { describe, expect, it } from "vitest";
-import { main } from "./app.js";
+import { gavel } from "../../test/harness/cli.js";
 import { commands } from "./commands.js";
 
-function io() {
-  const stdout = new PassThrough();
-  const stderr = new PassThrough();
-  let out = "";
-  let err = "";
-  stdout.on("data", (d: Buffer) => (out += d.toString()));
-  stderr.on("data", (d: Buffer) => (err += d.toString()));
-  return { io: { stdout, stderr, stdin: new PassThrough(), env: {}, cwd: "/" }, out: () => out, err: () => err };
-}
 
 describe("gavel CLI", () => {
   it("prints the version, as `version` and as `--version`", async () => {
     for (const arg of ["version", "--version"]) {
-      const t = io();
-      expect(await main([arg], t.io)).toBe(0);
-      expect(t.out()).toMatch(/^gavel \d+\.\d+\.\d+\n$/);
+      const t = await gavel([arg]);
+      expect(t.code).toBe(0);
+      expect(t.out).toMatch(/^gavel \d+\.\d+\.\d+\n$/);
     }
   });
   it("refuses an unknown command with exit 2 and names it", async () => {
-    const t = io();
-    expect(await main(["frobnicate"], t.io)).toBe(2);
-    expect(t.err()).toContain('unknown command "frobnicate"');
+    const t = await gavel(["frobnicate"]);
+    expect(t.code).toBe(2);
+    expect(t.err).toContain('unknown command "frobnicate"');
   });
   it("lists every command but the hidden ones in the help, and shows one command's usage", async () => {
-    const t = io();
-    expect(await main(["--help"], t.io)).toBe(0);
-    for (const c of commands) expect(t.out().includes(`  ${c.name} `)).toBe(c.hidden !== true);
-    const u = io();
-    expect(await main(["help", "logs"], u.io)).toBe(0);
-    expect(u.out()).toContain("usage: gavel logs EXECUTION [--iteration N] [--judge NAME] [-f]");
+    const t = await gavel(["--help"]);
+    expect(t.code).toBe(0);
+    for (const c of commands) expect(t.out.includes(`  ${c.name} `)).toBe(c.hidden !== true);
+    const u = await gavel(["help", "logs"]);
+    expect(u.code).toBe(0);
+    expect(u.out).toContain("usage: gavel logs EXECUTION [--iteration N] [--judge NAME] [-f]");
   }, 60_000);
   it("lists each command with its module's own name and summary (the help loads no module)", async () => {
     for (const entry of commands) {
@@ -43,9 +33,9 @@ describe("gavel CLI", () => {
   }, 60_000);
   it("Given an unknown resource type, get and describe exit 2 naming it, before reaching any cluster", async () => {
     for (const cmd of ["get", "describe"]) {
-      const t = io();
-      expect(await main([cmd, "pods", "x"], t.io)).toBe(2);
-      expect(t.err()).toContain('unknown resource type "pods"');
+      const t = await gavel([cmd, "pods", "x"]);
+      expect(t.code).toBe(2);
+      expect(t.err).toContain('unknown resource type "pods"');
     }
   });
 });

@@ -1,26 +1,16 @@
 // `gavel guard check` against the policy fixtures: exit 0 allowed, 1 denied, 2 bad input.
-import { PassThrough } from "node:stream";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { builtinToolFiles } from "../agent/builtin-tools.js";
 import { hashToolCode, ToolCodeHasher } from "../gate/tool-code.js";
-import { main } from "./app.js";
+import { gavel } from "../../test/harness/cli.js";
 
 const fixtures = fileURLToPath(new URL("../../test/fixtures/policies/", import.meta.url));
 
 /** Runs `gavel guard <argv>` in the fixtures directory; stdout as text. */
-async function guard(...argv: string[]) {
-  const stdout = new PassThrough();
-  const stderr = new PassThrough();
-  let out = "";
-  let err = "";
-  stdout.on("data", (d: Buffer) => (out += d.toString()));
-  stderr.on("data", (d: Buffer) => (err += d.toString()));
-  const code = await main(["guard", ...argv], { stdout, stderr, stdin: new PassThrough(), env: {}, cwd: fixtures });
-  return { code, out, err };
-}
+const guard = (...argv: string[]) => gavel(["guard", ...argv], { cwd: fixtures });
 async function check(...argv: string[]) {
   const r = await guard("check", ...argv);
   return { ...r, out: r.out === "" ? undefined : (JSON.parse(r.out) as Record<string, unknown>) };

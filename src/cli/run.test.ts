@@ -3,9 +3,8 @@
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { PassThrough } from "node:stream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { main } from "./app.js";
+import { gavel } from "../../test/harness/cli.js";
 import { loadRunManifests, ManifestError, parseInput, plainLine } from "./run.js";
 
 const WORKER = `apiVersion: 100monkeys.ai/v1
@@ -39,16 +38,7 @@ beforeAll(async () => {
 });
 afterAll(() => rm(dir, { recursive: true, force: true }));
 
-async function cli(args: string[]) {
-  const stdout = new PassThrough();
-  const stderr = new PassThrough();
-  let out = "";
-  let err = "";
-  stdout.on("data", (d: Buffer) => (out += d.toString()));
-  stderr.on("data", (d: Buffer) => (err += d.toString()));
-  const code = await main(args, { stdout, stderr, stdin: new PassThrough(), env: {}, cwd: dir });
-  return { code, out, err };
-}
+const cli = (args: string[]) => gavel(args, { cwd: dir });
 
 describe("gavel run: manifests and arguments", () => {
   it("loads one worker and its judges, defaults applied", async () => {

@@ -2,29 +2,15 @@
 // YAML line), the reference manifests pass, and usage errors exit 2.
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { PassThrough } from "node:stream";
 import { describe, expect, it } from "vitest";
-import { main } from "./app.js";
+import { gavel } from "../../test/harness/cli.js";
 
 const repo = join(import.meta.dirname, "..", "..");
 const badDir = "test/fixtures/bad";
 
-async function gavel(...argv: string[]): Promise<{ code: number; out: string; err: string }> {
-  return gavelWithStdin("", ...argv);
-}
+const validate = (...argv: string[]) => gavel(argv, { cwd: repo });
+const validateWithStdin = (input: string, ...argv: string[]) => gavel(argv, { cwd: repo, stdin: input });
 
-async function gavelWithStdin(input: string, ...argv: string[]): Promise<{ code: number; out: string; err: string }> {
-  const stdout = new PassThrough();
-  const stderr = new PassThrough();
-  let out = "";
-  let err = "";
-  stdout.on("data", (d: Buffer) => (out += d.toString()));
-  stderr.on("data", (d: Buffer) => (err += d.toString()));
-  const stdin = new PassThrough();
-  stdin.end(input);
-  const code = await main(argv, { stdout, stderr, stdin, env: {}, cwd: repo });
-  return { code, out, err };
-}
 
 /** The `# expect: PATH` header of a bad fixture. */
 export function expectedPath(file: string): string {
@@ -44,7 +30,7 @@ describe("gavel validate", () => {
     it(`refuses ${f}`, async () => {
       const file = `${badDir}/${f}`;
       const expected = expectedPath(file);
-      const r = await gavel("validate", "-f", file);
+      const r = await validate("validate", "-f", file);
       expect(r.code).toBe(1);
       const yamlLine = /^yaml line (\d+)$/.exec(expected);
       if (yamlLine) {
@@ -59,13 +45,13 @@ describe("gavel validate", () => {
   }
 
   it("reports the document index in multi-document files", async () => {
-    const r = await gavel("validate", "-f", `${badDir}/multi-doc-second-bad.yaml`);
+    const r = await validate("validate", "-f", `${badDir}/multi-doc-second-bad.yaml`);
     expect(r.out).toMatch(/multi-doc-second-bad\.yaml:doc#2: spec\.execution\.validation\[0\]\.judge_agent: a semantic validator needs judge_agent/);
     expect(r.out).not.toMatch(/doc#1: (?!warning)/);
   });
 
   it("accepts every reference manifest, with warnings only (metadata.version, judges deployed elsewhere)", async () => {
-    const r = await gavel("validate", "-f", "test/fixtures/reference");
+    const r = await validate("validate", "-f", "test/fixtures/reference");
     expect(r.out).toMatch(/valid\n$/);
     expect(r.code).toBe(0);
     expect(r.out).toContain("av-08-code-quality-judge.yaml:doc#1: warning: metadata.version:");
@@ -75,7 +61,7 @@ describe("gavel validate", () => {
   });
 
   it("cross-validates the documents given together", async () => {
-    const r = await gavel("validate", "-f", "test/fixtures/bad/cross-object/judges.yaml");
+    const r = await validate("validate", "-f", "test/fixtures/bad/cross-object/judges.yaml");
     expect(r.code).toBe(1);
     expect(r.out).toContain('doc#1: spec.execution.validation[0].judge_agent: Agent "worker" is not a judge');
     expect(r.out).toContain('doc#1: spec.execution.tool_validation[0].judge_agent: judge "slow-judge" has execution.mode iterative');
@@ -86,13 +72,13 @@ describe("gavel validate", () => {
   });
 
   it("reads manifests from stdin with -f -", async () => {
-    const r = await gavelWithStdin("apiVersion: 100monkeys.ai/v1\nkind: Agent\nmetadata: {name: a}\nspec: {execution: {mode: twice}}\n", "validate", "-f", "-");
+    const r = await validateWithStdin("apiVersion: 100monkeys.ai/v1\nkind: Agent\nmetadata: {name: a}\nspec: {execution: {mode: twice}}\n", "validate", "-f", "-");
     expect(r.code).toBe(1);
     expect(r.out).toContain("<stdin>:doc#1: spec.execution.mode: must be one of: one-shot, iterative");
   });
 
   it("warns about regex patterns RE2 cannot run, without failing", async () => {
-    const r = await gavelWithStdin(
+    const r = await validateWithStdin(
       "apiVersion: 100monkeys.ai/v1\nkind: Agent\nmetadata: {name: a}\nspec: {execution: {validation: [{type: regex, pattern: 'a(?!b)'}]}}\n",
       "validate",
       "-f",
@@ -103,8 +89,8 @@ describe("gavel validate", () => {
   });
 
   it("exits 2 on usage errors", async () => {
-    expect((await gavel("validate")).code).toBe(2);
-    expect((await gavel("validate", "-f", "no/such/file.yaml")).code).toBe(2);
-    expect((await gavel("validate", "--bogus")).code).toBe(2);
+    expect((await validate("validate")).code).toBe(2);
+    expect((await validate("validate", "-f", "no/such/file.yaml")).code).toBe(2);
+    expect((await validate("validate", "--bogus")).code).toBe(2);
   });
 });

@@ -2,21 +2,11 @@
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { PassThrough, Readable } from "node:stream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { verdictCommand } from "./verdict.js";
-import { main } from "./app.js";
+import { gavel } from "../../test/harness/cli.js";
 
-async function gavel(argv: string[], stdin = ""): Promise<{ code: number; out: string; err: string }> {
-  const stdout = new PassThrough();
-  const stderr = new PassThrough();
-  let out = "";
-  let err = "";
-  stdout.on("data", (d: Buffer) => (out += d.toString()));
-  stderr.on("data", (d: Buffer) => (err += d.toString()));
-  const code = await main(argv, { stdout, stderr, stdin: Readable.from([stdin]), env: {}, cwd: process.cwd() });
-  return { code, out, err };
-}
+const verdict = (argv: string[], stdin = "") => gavel(argv, { stdin });
 
 const good = '{"score": 0.9, "confidence": 0.8, "reasoning": "fine", "signals": [{"category": "c", "score": 1, "message": "m"}]}';
 
@@ -32,7 +22,7 @@ describe("gavel verdict", () => {
   });
 
   it("prints the GradientResult of a judge's output from stdin, the last JSON object winning", async () => {
-    const r = await gavel(["verdict", "-"], `thinking...\n{"score": 0.1, "confidence": 1, "reasoning": "draft"}\nfinal:\n\`\`\`json\n${good}\n\`\`\`\n`);
+    const r = await verdict(["verdict", "-"], `thinking...\n{"score": 0.1, "confidence": 1, "reasoning": "draft"}\nfinal:\n\`\`\`json\n${good}\n\`\`\`\n`);
     expect(r.code).toBe(0);
     expect(JSON.parse(r.out)).toEqual(JSON.parse(good));
   });
@@ -40,26 +30,26 @@ describe("gavel verdict", () => {
   it("reads a file", async () => {
     const f = join(dir, "out.txt");
     await writeFile(f, good);
-    const r = await gavel(["verdict", f]);
+    const r = await verdict(["verdict", f]);
     expect(r.code).toBe(0);
     expect((JSON.parse(r.out) as { score: number }).score).toBe(0.9);
   });
 
   it("rejects malformed output with the reason and exit 1", async () => {
     for (const text of ["no json here", '{"score": 1.5, "confidence": 1, "reasoning": "x"}', '{"score": "0.9", "confidence": 1, "reasoning": "x"}']) {
-      const r = await gavel(["verdict"], text);
+      const r = await verdict(["verdict"], text);
       expect(r.code).toBe(1);
       expect(r.out).toMatch(/^rejected: malformed_output: /);
     }
   });
 
   it("a non-zero --exit-code is a failed judge unless its manifest says must_succeed: false", async () => {
-    const failed = await gavel(["verdict", "--exit-code", "3", "-"], good);
+    const failed = await verdict(["verdict", "--exit-code", "3", "-"], good);
     expect(failed.code).toBe(1);
     expect(failed.out).toContain("rejected: failed: the judge exited with code 3");
     const manifest = join(dir, "judge.yaml");
     await writeFile(manifest, "apiVersion: 100monkeys.ai/v1\nkind: Agent\nmetadata: {name: j}\nspec:\n  execution:\n    validation:\n      system: {must_succeed: false}\n");
-    const lenient = await gavel(["verdict", "--exit-code", "3", "--agent", manifest, "-"], good);
+    const lenient = await verdict(["verdict", "--exit-code", "3", "--agent", manifest, "-"], good);
     expect(lenient.code).toBe(0);
   });
 
@@ -69,26 +59,26 @@ describe("gavel verdict", () => {
       manifest,
       "apiVersion: 100monkeys.ai/v1\nkind: Agent\nmetadata: {name: j}\nspec:\n  execution:\n    validation:\n      output:\n        format: json\n        schema: {type: object, required: [metadata]}\n",
     );
-    const r = await gavel(["verdict", "--agent", manifest, "-"], good);
+    const r = await verdict(["verdict", "--agent", manifest, "-"], good);
     expect(r.code).toBe(1);
     expect(r.out).toContain("does not match the judge's output schema");
   });
 
   it("--output json prints the whole outcome", async () => {
-    const r = await gavel(["verdict", "-o", "json"], "garbage");
+    const r = await verdict(["verdict", "-o", "json"], "garbage");
     expect(r.code).toBe(1);
     expect(JSON.parse(r.out)).toMatchObject({ ok: false, rejection: "malformed_output" });
   });
 
   it("usage errors exit 2", async () => {
-    expect((await gavel(["verdict", "a", "b"])).code).toBe(2);
-    expect((await gavel(["verdict", "--bogus"])).code).toBe(2);
-    expect((await gavel(["verdict", "--exit-code", "x"])).code).toBe(2);
-    const missing = await gavel(["verdict", join(dir, "nope.txt")]);
+    expect((await verdict(["verdict", "a", "b"])).code).toBe(2);
+    expect((await verdict(["verdict", "--bogus"])).code).toBe(2);
+    expect((await verdict(["verdict", "--exit-code", "x"])).code).toBe(2);
+    const missing = await verdict(["verdict", join(dir, "nope.txt")]);
     expect(missing.code).toBe(2);
     expect(missing.err).toContain("nope.txt");
     const notAgent = join(dir, "other.yaml");
     await writeFile(notAgent, "kind: Execution\n");
-    expect((await gavel(["verdict", "--agent", notAgent, "-"], good)).code).toBe(2);
+    expect((await verdict(["verdict", "--agent", notAgent, "-"], good)).code).toBe(2);
   });
 });

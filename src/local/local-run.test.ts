@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import type { Agent, Execution, ValidatorSpec } from "../api/types.js";
 import type { GavelEvent } from "../transport/event-stream.js";
 import { applyEvent, emptyTree, renderTree } from "../cli/tree.js";
-import { InMemoryRuntime, type Behaviour } from "./in-memory-runtime.js";
+import { InMemoryRuntime, type Behaviour } from "../../test/harness/in-memory-runtime.js";
 import { LocalRun, runLocal } from "./local-run.js";
 import { virtualWorkspace } from "./workspace.js";
 

@@ -5,6 +5,8 @@ import * as k8s from "@kubernetes/client-node";
 import { run, runOk, type ExecResult } from "./exec.js";
 import { GAVEL_CACHE, HARNESS_DIR, KUBECTL } from "./paths.js";
 
+export { eventually } from "./eventually.js";
+
 export interface Cluster {
   kubeconfigPath: string;
   kc: k8s.KubeConfig;
@@ -47,20 +49,3 @@ export async function useCluster(): Promise<Cluster> {
   };
 }
 
-/** Polls `probe` until it returns a value other than undefined, or throws after `timeoutMs`. */
-export async function eventually<T>(probe: () => Promise<T | undefined>, timeoutMs = 60_000, what = "condition"): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let lastError: unknown;
-  for (;;) {
-    try {
-      const v = await probe();
-      if (v !== undefined) return v;
-    } catch (err) {
-      lastError = err;
-    }
-    if (Date.now() > deadline) {
-      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`, { cause: lastError });
-    }
-    await new Promise((r) => setTimeout(r, 250));
-  }
-}

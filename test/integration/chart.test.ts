@@ -13,6 +13,7 @@ import { parseAllDocuments } from "yaml";
 import { startControlPlane, type ControlPlane } from "../harness/control-plane.js";
 import type { ExecResult } from "../harness/exec.js";
 import { HARNESS_DIR, KUBECTL, REPO_DIR } from "../harness/paths.js";
+import { eventually } from "../harness/eventually.js";
 
 const RELEASE = "gavel";
 const NS = "gavel-system";
@@ -52,19 +53,7 @@ async function execOk(file: string, args: string[]): Promise<string> {
 
 const docker = (args: string[]): Promise<ExecResult> => exec("docker", args);
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-async function eventually<T>(f: () => Promise<T>, ms = 30_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    try {
-      return await f();
-    } catch (err) {
-      if (Date.now() > end) throw err;
-      await sleep(250);
-    }
-  }
-}
 
 /** The helm binary exactly where test/harness/build-k8s.sh installs it (lib.sh's HELM_BIN). */
 async function helmPath(): Promise<string> {
@@ -232,6 +221,7 @@ describe("Helm chart on the real kube-apiserver", () => {
     await eventually(async () => {
       const r = await k(["apply", "-n", team, "-f", join(ref, "av-01-exit-code.yaml"), "-f", join(ref, "av-05-multi-judge.yaml")]);
       if (r.code !== 0) throw new Error(r.stderr);
+      return true;
     });
     const agents = await getJson<{ items: K8sObject[] }>(["agents", "-n", team]);
     expect(agents.items.map((a) => a.metadata.name).sort()).toContain("ref-exit-code");
@@ -445,6 +435,7 @@ describe("Helm chart on the real kube-apiserver", () => {
         if (w.status !== "True") throw new Error(`writer Ready=${w.status}: ${w.message ?? ""}`);
         const p = await ready("guardpolicy", "team-policy");
         if (p.status !== "True") throw new Error(`team-policy Ready=${p.status}`);
+        return true;
       }, 60_000);
       reconciledMs = Date.now() - t0;
       // The Execution reconciler, as the same ServiceAccount: it writes the status and creates the
@@ -457,6 +448,7 @@ describe("Helm chart on the real kube-apiserver", () => {
         if (phase.stdout.trim() === "") throw new Error("no status.phase on run-1 yet");
         const pods = await k(["get", "pods", "-n", team, "-l", "gavel.dev/execution=run-1", "-o", "name"]);
         if (pods.stdout.trim() === "") throw new Error(`no worker pod for run-1 yet (phase ${phase.stdout})`);
+        return true;
       }, 60_000);
       // --leader-elect: the Execution ran because this replica holds the Lease in the release namespace.
       const holder = await k(["get", "lease", "gavel-execution-controller", "-n", NS, "-o", "jsonpath={.spec.holderIdentity}"]);
@@ -503,6 +495,7 @@ describe("Helm chart on the real kube-apiserver", () => {
       await eventually(async () => {
         const pods = await k(["get", "pods", "-n", team, "-l", "gavel.dev/execution=run-2", "-o", "name"]);
         if (pods.stdout.trim() === "") throw new Error("no worker pod for run-2 yet");
+        return true;
       }, 60_000);
     });
 

@@ -1,22 +1,12 @@
 // `gavel events` against the real JetStream: prints a tree's events as JSON lines and
 // folds them into the execution tree.
-import { PassThrough } from "node:stream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
-import { main } from "../../src/cli/app.js";
+import { gavel as runGavel } from "../harness/cli.js";
 import { EventStream } from "../../src/transport/event-stream.js";
 import { startNats, type NatsServer } from "../harness/nats.js";
 
-async function gavel(args: string[]): Promise<{ code: number; out: string; err: string }> {
-  const stdout = new PassThrough();
-  const stderr = new PassThrough();
-  let out = "";
-  let err = "";
-  stdout.on("data", (d: Buffer) => (out += d.toString()));
-  stderr.on("data", (d: Buffer) => (err += d.toString()));
-  const code = await main(args, { stdout, stderr, stdin: new PassThrough(), env: {}, cwd: process.cwd() });
-  return { code, out, err };
-}
+const gavel = (args: string[]) => runGavel(args, { cwd: process.cwd() });
 
 describe("gavel events (real NATS)", () => {
   let server: NatsServer;

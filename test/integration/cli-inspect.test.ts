@@ -6,12 +6,11 @@ import { spawn } from "node:child_process";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { PassThrough } from "node:stream";
 import * as k8s from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Execution, ExecutionStatus } from "../../src/api/types.js";
 import { GROUP, VERSION } from "../../src/api/types.js";
-import { main } from "../../src/cli/app.js";
+import { gavel as runGavel } from "../harness/cli.js";
 import { eventually } from "../harness/cluster.js";
 import { startControlPlane, type ControlPlane } from "../harness/control-plane.js";
 import { REPO_DIR } from "../harness/paths.js";
@@ -45,16 +44,7 @@ spec:
   revoked_tools: [{tool: shell.exec, reason: "no shells"}]
 `;
 
-async function gavel(args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number; out: string; err: string }> {
-  const stdout = new PassThrough();
-  const stderr = new PassThrough();
-  let out = "";
-  let err = "";
-  stdout.on("data", (d: Buffer) => (out += d.toString()));
-  stderr.on("data", (d: Buffer) => (err += d.toString()));
-  const code = await main(args, { stdout, stderr, stdin: new PassThrough(), env, cwd: process.cwd() });
-  return { code, out, err };
-}
+const gavel = (args: string[], env: NodeJS.ProcessEnv) => runGavel(args, { env });
 
 describe("gavel get / describe / logs (real kube-apiserver, viewer credentials)", () => {
   let cp: ControlPlane;

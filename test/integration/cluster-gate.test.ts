@@ -23,27 +23,21 @@ import { DECISION_STREAM, DECISION_SUBJECT_PREFIX, type ToolCallRecord } from ".
 import { startControlPlane, type ControlPlane } from "../harness/control-plane.js";
 import { startNats, type NatsServer } from "../harness/nats.js";
 import { REPO_DIR } from "../harness/paths.js";
+import { eventually as poll, sleep } from "../harness/eventually.js";
+import { messageOf } from "../../src/errors.js";
 
 const enc = new TextEncoder();
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 const procs: { name: string; proc: ChildProcess; log: string[] }[] = [];
 
-async function eventually<T>(f: () => Promise<T>, ms = 30_000, what = "condition"): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    try {
-      return await f();
-    } catch (err) {
-      if (Date.now() > end) {
-        // The controllers' own account of why, for the failure message.
-        const logs = procs.map((p) => `--- ${p.name} (exit ${String(p.proc.exitCode)}):\n${p.log.join("").slice(-3000)}`).join("\n");
-        throw new Error(`${what}: ${err instanceof Error ? err.message : String(err)}\n${logs}`);
-      }
-      await sleep(200);
-    }
-  }
+/** Polls like the harness's `eventually`; a timeout carries the controllers' own account of why. */
+async function eventually<T>(probe: () => Promise<T | undefined>, ms = 30_000, what = "condition"): Promise<T> {
+  return poll(probe, { timeoutMs: ms, everyMs: 200, what }).catch((err: unknown) => {
+    const logs = procs.map((p) => `--- ${p.name} (exit ${String(p.proc.exitCode)}):\n${p.log.join("").slice(-3000)}`).join("\n");
+    throw new Error(`${messageOf(err)}\n${logs}`, { cause: err });
+  });
 }
+
 
 const agentYaml = (name: string) => `
 apiVersion: 100monkeys.ai/v1
@@ -170,6 +164,7 @@ describe("the tool-call gate in gavel controller (real kube-apiserver, real nats
     await eventually(async () => {
       const r = await cp.kubectl(["get", "guardpolicy", "read-first", "-n", ns, "-o", "jsonpath={.status.conditions[0].status}"]);
       if (r.stdout !== "True") throw new Error(`policy not ready: ${r.stdout}`);
+      return true;
     });
     expect((await cp.kubectl(["apply", "-n", ns, "-f", "-"], { stdin: executionYaml("edit-1", "editor") })).code).toBe(0);
     const running = await eventually(async () => {
@@ -277,6 +272,7 @@ describe("the tool-call gate in gavel controller (real kube-apiserver, real nats
     await eventually(async () => {
       const ex = await execution(ns, "edit-1");
       if (ex.status?.phase !== "Cancelled") throw new Error(`phase ${ex.status?.phase ?? "none"}`);
+      return true;
     }, 30_000, "the Execution is cancelled");
     // Each replica read the Execution while it ran; within one cache period (2 s) a call may still
     // be decided with that read, which is then refreshed in the background: refused after that.
@@ -360,6 +356,7 @@ spec:
     await eventually(async () => {
       const refs = (await execution(ns, "careful-1")).status?.children ?? [];
       if (!refs.some((r) => r.name === childName && r.purpose === "tool_validation" && r.toolCallId === "i1-s1-c")) throw new Error(JSON.stringify(refs));
+      return true;
     });
     const pod = await eventually(async () => {
       const p = (await core.listNamespacedPod({ namespace: ns })).items.find((x) => x.metadata?.labels?.["gavel.dev/execution"] === childName);
@@ -375,6 +372,7 @@ spec:
     await eventually(async () => {
       const c = await execution(ns, childName);
       await api.replaceNamespacedCustomObjectStatus({ group: GROUP, version: VERSION, namespace: ns, plural: "executions", name: childName, body: { ...c, status: { ...c.status, phase: "Succeeded", verdict, score: 0.9, completionTime: new Date().toISOString() } } });
+      return true;
     });
     const d = await decision;
     expect(d).toMatchObject({ allowed: true, blocked_by: "none", judges: [{ judge: "rule-judge", child: childName, passed: true, result: verdict }] });

@@ -5,20 +5,9 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startControlPlane, type ControlPlane } from "../harness/control-plane.js";
 import { REPO_DIR } from "../harness/paths.js";
+import { eventually } from "../harness/eventually.js";
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-async function eventually<T>(f: () => Promise<T>, ms = 20_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    try {
-      return await f();
-    } catch (err) {
-      if (Date.now() > end) throw err;
-      await sleep(200);
-    }
-  }
-}
 
 const worker = (judge: string) => `
 apiVersion: 100monkeys.ai/v1
@@ -100,6 +89,7 @@ describe("gavel controller (real process, real kube-apiserver)", () => {
     await eventually(async () => {
       const c = await ready("agent", "writer");
       if (c.status !== "True") throw new Error(`still ${c.status}: ${c.message}`);
+      return true;
     });
   });
 

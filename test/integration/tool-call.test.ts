@@ -18,9 +18,9 @@ import { ToolCallClient, ToolCallError } from "../../src/transport/tool-call-cli
 import { ToolCallService, type Decide, type ToolCallServiceOptions } from "../../src/transport/tool-call-service.js";
 import { DECISION_STREAM, decisionSubject, type DecisionRecord, type ToolCallRecord } from "../../src/transport/tool-call-store.js";
 import { startNats, type NatsServer } from "../harness/nats.js";
+import { eventually as eventuallyWithin, sleep } from "../harness/eventually.js";
 
 const enc = new TextEncoder();
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 function proposal(execution: string, toolCallId: string, tool = "fs.read", args: ToolCallProposal["args"] = { path: "/workspace/a" }): ToolCallProposal {
   return { namespace: "team", execution, iteration: 1, step: 1, toolCallId, tool, args, intent: "test" };
@@ -47,17 +47,9 @@ function deny(p: ToolCallProposal, reason: string): ToolCallDecision {
 const rules: Decide = (p) =>
   Promise.resolve(p.tool === "cmd.run" && JSON.stringify(p.args).includes("rm") ? deny(p, "destructive_pattern: rm") : allow(p));
 
-async function eventually<T>(f: () => T | Promise<T>, ms = 5000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    try {
-      return await f();
-    } catch (err) {
-      if (Date.now() > end) throw err;
-      await sleep(25);
-    }
-  }
-}
+/** These waits are on local NATS round trips: poll often, give up soon. */
+const eventually = <T>(probe: () => T | undefined | Promise<T | undefined>) => eventuallyWithin(probe, { timeoutMs: 5000, everyMs: 25 });
+
 
 describe("tool calls over NATS (real nats-server, JWT mode)", () => {
   let server: NatsServer;
@@ -171,7 +163,7 @@ describe("tool calls over NATS (real nats-server, JWT mode)", () => {
     const { nc } = await asWorker("crash");
     const client = new ToolCallClient(nc, { attemptTimeoutMs: 200, backoffInitialMs: 50, backoffMaxMs: 200 });
     const waiting = client.propose(proposal("crash", "call-c", "fs.write", { path: "/workspace/y" }));
-    await eventually(() => expect(judgedA).toBe(1));
+    await eventually(() => { expect(judgedA).toBe(1); return true; });
     expect(await record(decisionSubject("team", "crash", "call-c"))).toMatchObject({ kind: "claim", gate: "gate-a" });
     await gateA.close(); // the crash: no reply, the claim stays, nobody renews it
     let judgedB = 0;
@@ -324,7 +316,7 @@ describe("tool calls over NATS (real nats-server, JWT mode)", () => {
       // Another execution's subject: refused by the server.
       await expect(new ToolCallClient(nc, { totalTimeoutMs: 600, attemptTimeoutMs: 200 }).propose(proposal("victim", "call-i1"))).rejects.toBeInstanceOf(ToolCallError);
       await nc.flush();
-      await eventually(() => expect(errors.join("\n")).toMatch(/Permissions Violation for Publish to "gavel\.toolcall\.team\.victim"/));
+      await eventually(() => { expect(errors.join("\n")).toMatch(/Permissions Violation for Publish to "gavel\.toolcall\.team\.victim"/); return true; });
       // Its own subject with another execution in the payload: refused by the gate.
       const r = decodeReply((await nc.request(toolCallSubject("team", "mallory"), JSON.stringify(proposal("victim", "call-i2")), { timeout: 2000 })).data);
       expect(r.ok && r.value.kind === "error" && r.value.reply.error).toMatchObject({ code: "forbidden", field: "/execution" });
@@ -349,6 +341,7 @@ describe("tool calls over NATS (real nats-server, JWT mode)", () => {
         expect(text).toMatch(/Permissions Violation for Subscription to "gavel\.toolcall\.team\.victim"/);
         expect(text).toMatch(/Permissions Violation for Subscription to "gavel\.decisions\.>"/);
         expect(text).toMatch(/Permissions Violation for Subscription to "_INBOX_gavel\.team\.victim\.>"/);
+        return true;
       });
       // The forged decision never reached the stream.
       const jsm = await jetstreamManager(conns[0] as NatsConnection);

@@ -1,7 +1,7 @@
-// A WorkloadRuntime without containers, for unit tests and the engine bench: each workload's
+// A WorkloadRuntime without containers, a test double for unit tests and the engine bench: each
 // result comes from a behaviour function, files live in a map. Never used by `gavel run`.
 import { posix } from "node:path";
-import type { WorkloadHandle, WorkloadMount, WorkloadResult, WorkloadRuntime, WorkloadSpec } from "../runtime/workload.js";
+import type { WorkloadHandle, WorkloadMount, WorkloadResult, WorkloadRuntime, WorkloadSpec } from "../../src/runtime/workload.js";
 
 /** What a simulated workload does: its exit and output, or hang until stopped or killed. */
 export interface SimulatedRun {
