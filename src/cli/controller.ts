@@ -88,7 +88,7 @@ export const controllerCommand: Command = {
     const readiness = new AgentReadinessController({
       kc,
       namespace: values.namespace,
-      log: (line) => logger.info(line),
+      logger,
       enforcement: (agent) => gateBlocks(gate, agent, agent.metadata.namespace ?? "default"),
     });
     // With --leader-elect only the replica holding the Lease runs Executions; losing it ends the process.
@@ -104,7 +104,7 @@ export const controllerCommand: Command = {
       // Once connected it reconnects forever; a first connect that fails is tried again on the next event.
       events = new ExecutionEventPublisher({
         connect: () => connect({ servers: values.nats, maxReconnectAttempts: -1, reconnectTimeWait: 1000, ...(authenticator !== undefined ? { authenticator } : {}) }),
-        log: (line) => logger.info(line),
+        logger,
       });
       await events.start();
     }
@@ -119,7 +119,7 @@ export const controllerCommand: Command = {
       if (keys === undefined) logger.warn({ dir: keysDir }, "no account-signing.nk in --nats-keys: worker pods get no NATS credential");
       else {
         const controllerCreds = values["nats-creds"] ? await readFile(values["nats-creds"]) : undefined;
-        credentials = executionCredentials({ kc, keys, servers: values.nats, ...(controllerCreds !== undefined ? { controllerCreds } : {}), isLeader: () => isLeader(), log: (line) => logger.info(line) });
+        credentials = executionCredentials({ kc, keys, servers: values.nats, ...(controllerCreds !== undefined ? { controllerCreds } : {}), isLeader: () => isLeader(), logger });
       }
     }
     const natsUrl = values["nats-worker-url"] ?? values.nats;
@@ -127,7 +127,7 @@ export const controllerCommand: Command = {
       kc,
       namespace: values.namespace,
       runtimes,
-      log: (line) => logger.info(line),
+      logger,
       ...(leaderElection !== undefined ? { leaderElection } : {}),
       ...(events !== undefined ? { events } : {}),
       ...(credentials !== undefined ? { credentials } : {}),

@@ -9,6 +9,7 @@ import { Controller } from "./runtime/controller.js";
 import { customResource, Informer, objectKey, splitKey } from "./runtime/informer.js";
 import type { WorkQueue, WorkQueueOptions } from "./runtime/work-queue.js";
 import { isConflict, isNotFound, messageOf } from "../errors.js";
+import { type Logger } from "../telemetry/logger.js";
 
 /** Type of the condition this controller owns. */
 export const READY = "Ready";
@@ -119,7 +120,7 @@ export interface AgentReadinessOptions {
   resyncMs?: number;
   queue?: WorkQueueOptions;
   now?: () => Date;
-  log?: (line: string) => void;
+  logger?: Logger;
   /** Why this cluster cannot enforce what an Agent declares (no tool-call gate); Ready is False then. */
   enforcement?: (agent: Agent) => string | undefined;
 }
@@ -143,12 +144,12 @@ export class AgentReadinessController {
   constructor(private readonly opts: AgentReadinessOptions) {
     this.api = opts.kc.makeApiClient(k8s.CustomObjectsApi);
     this.now = opts.now ?? (() => new Date());
-    const log = opts.log ?? (() => {});
+    const logger = opts.logger;
     this.agents = new Informer<Agent>({
       kc: opts.kc,
       resource: customResource<Agent>(opts.kc, "agent", "agents"),
       ...(opts.namespace !== undefined ? { namespaces: [opts.namespace] } : {}),
-      log,
+      ...(logger !== undefined ? { logger } : {}),
     });
     this.controller = new Controller<Agent>({
       name: "agent",
@@ -159,7 +160,7 @@ export class AgentReadinessController {
       workers: opts.workers ?? 2,
       resyncMs: opts.resyncMs ?? 300_000,
       ...(opts.queue !== undefined ? { queue: opts.queue } : {}),
-      log,
+      ...(logger !== undefined ? { logger } : {}),
     });
   }
 

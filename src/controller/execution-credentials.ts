@@ -17,6 +17,7 @@ import { issueWorkerCredentials } from "../transport/credentials.js";
 import { ownerOf } from "../children/child-executions.js";
 import { CHILD_LABELS, labelValue } from "../children/workloads.js";
 import type { MintingKeys } from "./nats-secrets.js";
+import { silentLogger, type Logger } from "../telemetry/logger.js";
 
 /** Key of the per-Execution Secret, and the file name in the pod. */
 export const WORKER_CREDS_KEY = "nats.creds";
@@ -95,7 +96,7 @@ export interface ExecutionCredentialsOptions {
   /** Only the leader sweeps (two writers of the account JWT could lose an update). Default: always. */
   isLeader?: () => boolean;
   now?: () => number;
-  log?: (line: string) => void;
+  logger?: Logger;
 }
 
 /** Mints, records and revokes the worker credentials of Executions. */
@@ -105,7 +106,7 @@ export class ExecutionCredentials {
   private readonly core: k8s.CoreV1Api;
   private readonly api: k8s.CustomObjectsApi;
   private readonly now: () => number;
-  private readonly log: (line: string) => void;
+  private readonly logger: Logger;
   private ledger: Promise<CredentialLedger> | undefined;
   /** Users that may still work, by public key: the ledger as this process knows it. */
   private readonly live = new Map<string, LedgerEntry>();
@@ -117,9 +118,9 @@ export class ExecutionCredentials {
     this.core = opts.kc.makeApiClient(k8s.CoreV1Api);
     this.api = opts.kc.makeApiClient(k8s.CustomObjectsApi);
     this.now = opts.now ?? Date.now;
-    this.log = opts.log ?? (() => {});
+    this.logger = opts.logger ?? silentLogger;
     if (opts.keys.revocation === undefined || opts.revoker === undefined) {
-      this.log("NATS revocation is off (no operator signing key or system credentials): worker credentials end only at their Execution's deadline");
+      this.logger.warn("NATS revocation is off (no operator signing key or system credentials): worker credentials end only at their Execution's deadline");
     }
   }
 
@@ -206,7 +207,7 @@ export class ExecutionCredentials {
   private sweepSoon(): void {
     if (this.sweeping !== undefined || (this.opts.isLeader !== undefined && !this.opts.isLeader())) return;
     this.sweeping = this.sweep()
-      .catch((err: unknown) => this.log(`NATS credential sweep failed (retried in the next one): ${messageOf(err)}`))
+      .catch((err: unknown) => this.logger.warn({ err: messageOf(err) }, "NATS credential sweep failed (retried in the next one)"))
       .finally(() => (this.sweeping = undefined));
   }
 
@@ -222,7 +223,7 @@ export class ExecutionCredentials {
         await ledger.remove(e.user);
         this.live.delete(e.user);
       }
-      this.log(`revoked the NATS worker credential of ${entries.map((e) => `${e.namespace}/${e.name}`).join(", ")} in ${this.now() - t0} ms`);
+      this.logger.info({ executions: entries.map((e) => `${e.namespace}/${e.name}`), ms: this.now() - t0 }, "revoked NATS worker credentials");
     }
     // Without revocation the entries stay until they expire: the sweep drops them then.
   }
@@ -259,7 +260,7 @@ export function executionCredentials(opts: {
   controllerCreds?: Uint8Array;
   sweepMs?: number;
   isLeader?: () => boolean;
-  log?: (line: string) => void;
+  logger?: Logger;
 }): ExecutionCredentials {
   const dial = (creds: Uint8Array | undefined) => () =>
     connect({ servers: opts.servers, maxReconnectAttempts: -1, reconnectTimeWait: 1000, ...(creds !== undefined ? { authenticator: credsAuthenticator(creds) } : {}) });
@@ -274,6 +275,6 @@ export function executionCredentials(opts: {
     ...(revoker !== undefined ? { revoker } : {}),
     ...(opts.sweepMs !== undefined ? { sweepMs: opts.sweepMs } : {}),
     ...(opts.isLeader !== undefined ? { isLeader: opts.isLeader } : {}),
-    ...(opts.log !== undefined ? { log: opts.log } : {}),
+    ...(opts.logger !== undefined ? { logger: opts.logger } : {}),
   });
 }

@@ -8,6 +8,7 @@ import type { Execution, ExecutionStatus } from "../api/types.js";
 import { EventStream, type GavelEvent } from "../transport/event-stream.js";
 import { EVENT_STREAM, eventSubject, token } from "../transport/subjects.js";
 import { messageOf } from "../errors.js";
+import { silentLogger, type Logger } from "../telemetry/logger.js";
 
 /**
  * The stream holding, per Execution, the one batch of events staged before a status write
@@ -144,7 +145,7 @@ export interface ExecutionEventPublisherOptions {
    * started while NATS is down runs Executions and publishes once NATS is up.
    */
   connect: () => Promise<NatsConnection>;
-  log?: (line: string) => void;
+  logger?: Logger;
   /** Longest a NATS call may hold a reconcile (staging, recovery). Default 3000 ms. */
   callTimeoutMs?: number;
   /** Pause before a failed publish is tried again; doubles up to 30 s. Default 500 ms. */
@@ -169,12 +170,12 @@ export class ExecutionEventPublisher {
   /** Per Execution, events whose status write happened and that are not published yet, in order. */
   private readonly queues = new Map<string, { ex: Execution; events: GavelEvent[]; stagedSeq?: number; draining?: Promise<void> }>();
   private stopped = false;
-  private readonly log: (line: string) => void;
+  private readonly logger: Logger;
   private readonly callTimeoutMs: number;
   private readonly retryMs: number;
 
   constructor(private readonly opts: ExecutionEventPublisherOptions) {
-    this.log = opts.log ?? (() => {});
+    this.logger = opts.logger ?? silentLogger;
     this.callTimeoutMs = opts.callTimeoutMs ?? 3000;
     this.retryMs = opts.retryMs ?? 500;
   }
@@ -211,7 +212,7 @@ export class ExecutionEventPublisher {
 
   /** Starts opening the streams; a failure is logged and opening is tried again later. */
   async start(): Promise<void> {
-    await bounded(this.open(), this.callTimeoutMs, "opening the event stream").catch((err: unknown) => this.log(`event stream not ready yet (retried on use): ${messageOf(err)}`));
+    await bounded(this.open(), this.callTimeoutMs, "opening the event stream").catch((err: unknown) => this.logger.warn({ err: messageOf(err) }, "event stream not ready yet (retried on use)"));
   }
 
   /**
@@ -237,7 +238,7 @@ export class ExecutionEventPublisher {
         const done = events.length === 0 ? 0 : await bounded(this.alreadyPublished(events), this.callTimeoutMs, "reading the event stream");
         if (done < events.length) {
           this.stats.recovered++;
-          this.log(`${key}: publishing ${events.length - done} event(s) staged by a previous controller`);
+          this.logger.info({ execution: key, events: events.length - done }, "publishing events staged by a previous controller");
           this.enqueue(ex, events.slice(done), msg.seq);
         } else {
           await this.clear(ex, msg.seq);
@@ -245,7 +246,7 @@ export class ExecutionEventPublisher {
       }
       this.recovered.add(key);
     } catch (err) {
-      this.log(`${key}: the event outbox could not be read (tried again next reconcile): ${messageOf(err)}`);
+      this.logger.warn({ execution: key, err: messageOf(err) }, "the event outbox could not be read (tried again next reconcile)");
     }
   }
 
@@ -266,7 +267,7 @@ export class ExecutionEventPublisher {
       return ack.seq;
     } catch (err) {
       this.stats.unstaged++;
-      this.log(`${key}: ${events.length} event(s) not staged (published after the write all the same): ${messageOf(err)}`);
+      this.logger.warn({ execution: key, events: events.length, err: messageOf(err) }, "events not staged (published after the write all the same)");
       return undefined;
     }
   }
@@ -301,7 +302,7 @@ export class ExecutionEventPublisher {
     let pause = this.retryMs;
     while (q.events.length > 0) {
       if (this.stopped) {
-        this.log(`${key}: stopping with ${q.events.length} event(s) unpublished${q.stagedSeq !== undefined ? " (staged: the next controller publishes them)" : ""}`);
+        this.logger.warn({ execution: key, events: q.events.length, staged: q.stagedSeq !== undefined }, "stopping with events unpublished (when staged, the next controller publishes them)");
         return;
       }
       const e = q.events[0] as GavelEvent;
@@ -314,7 +315,7 @@ export class ExecutionEventPublisher {
         pause = this.retryMs;
       } catch (err) {
         this.stats.failures++;
-        this.log(`${key}: publishing ${e.type} failed (retrying in ${pause} ms, ${this.stats.pending} pending): ${messageOf(err)}`);
+        this.logger.warn({ execution: key, event: e.type, retryInMs: pause, pending: this.stats.pending, err: messageOf(err) }, "publishing an event failed, retrying");
         // Unref'd: a retry pending at shutdown must not keep the process alive.
         await new Promise((r) => setTimeout(r, pause).unref());
         pause = Math.min(pause * 2, 30_000);
@@ -322,7 +323,7 @@ export class ExecutionEventPublisher {
     }
     if (q.stagedSeq !== undefined) {
       const seq = q.stagedSeq;
-      await this.clear(q.ex, seq).catch((err: unknown) => this.log(`${key}: clearing the outbox failed: ${messageOf(err)}`));
+      await this.clear(q.ex, seq).catch((err: unknown) => this.logger.warn({ execution: key, err: messageOf(err) }, "clearing the outbox failed"));
       if (q.stagedSeq === seq) delete q.stagedSeq;
     }
   }
@@ -357,7 +358,7 @@ export class ExecutionEventPublisher {
     await Promise.race([all, new Promise((r) => (timer = setTimeout(r, ms)))]);
     clearTimeout(timer);
     this.stopped = true;
-    if (this.stats.pending > 0) this.log(`event stream: ${this.stats.pending} event(s) unpublished at stop`);
+    if (this.stats.pending > 0) this.logger.warn({ pending: this.stats.pending }, "events unpublished at stop");
     await this.nc?.close();
   }
 }

@@ -60,6 +60,7 @@ import { Controller } from "./runtime/controller.js";
 import { customResource, Informer, objectKey, podResource, splitKey } from "./runtime/informer.js";
 import type { WorkQueue, WorkQueueOptions } from "./runtime/work-queue.js";
 import { isConflict, isNotFound, messageOf, TerminalError } from "../errors.js";
+import { silentLogger, type Logger } from "../telemetry/logger.js";
 
 /** Condition type the reconciler sets when it cannot run an Execution as specified. */
 export const ACCEPTED = "Accepted";
@@ -111,7 +112,7 @@ export interface ExecutionReconcilerOptions {
    */
   gate?: GateStatus;
   now?: () => number;
-  log?: (line: string) => void;
+  logger?: Logger;
 }
 
 /** Counters of what the reconciler did (tests and logs read them). */
@@ -155,7 +156,7 @@ export class ExecutionReconciler {
   private readonly core: k8s.CoreV1Api;
   private readonly net: k8s.NetworkingV1Api;
   private readonly now: () => number;
-  private readonly log: (line: string) => void;
+  private readonly logger: Logger;
   private readonly policies = new Set<string>();
 
   constructor(private readonly opts: ExecutionReconcilerOptions) {
@@ -163,10 +164,10 @@ export class ExecutionReconciler {
     this.core = opts.kc.makeApiClient(k8s.CoreV1Api);
     this.net = opts.kc.makeApiClient(k8s.NetworkingV1Api);
     this.now = opts.now ?? Date.now;
-    this.log = opts.log ?? (() => {});
+    this.logger = opts.logger ?? silentLogger;
     const namespaces = opts.namespace === undefined ? {} : { namespaces: [opts.namespace] };
-    this.executions = new Informer<Execution>({ kc: opts.kc, resource: customResource<Execution>(opts.kc, "execution", PLURAL), ...namespaces, log: this.log });
-    this.pods = new Informer<k8s.V1Pod>({ kc: opts.kc, resource: podResource(opts.kc, `${LABELS.instance}=${EXECUTION_INSTANCE}`), ...namespaces, log: this.log });
+    this.executions = new Informer<Execution>({ kc: opts.kc, resource: customResource<Execution>(opts.kc, "execution", PLURAL), ...namespaces, logger: this.logger });
+    this.pods = new Informer<k8s.V1Pod>({ kc: opts.kc, resource: podResource(opts.kc, `${LABELS.instance}=${EXECUTION_INSTANCE}`), ...namespaces, logger: this.logger });
     const le = opts.leaderElection;
     this.controller = new Controller<Execution>({
       name: "execution",
@@ -192,7 +193,7 @@ export class ExecutionReconciler {
             },
           }
         : {}),
-      log: this.log,
+      logger: this.logger,
     });
   }
 
@@ -322,7 +323,7 @@ export class ExecutionReconciler {
     const ex = ctx.execution;
     switch (a.type) {
       case "event":
-        this.log(`${ex.metadata.namespace ?? ""}/${ex.metadata.name} ${a.event} ${JSON.stringify(a.data)}`);
+        this.logger.info({ execution: `${ns(ex)}/${ex.metadata.name}`, event: a.event, data: a.data }, "loop event");
         return false;
       case "start_worker":
         await this.ensureClaims(ex, ctx.agent);
@@ -510,7 +511,7 @@ export class ExecutionReconciler {
       try {
         await this.core.createNamespacedEvent({ namespace: ns(ex), body });
       } catch (err) {
-        this.log(`recording event ${e.event} on ${ns(ex)}/${ex.metadata.name} failed: ${messageOf(err)}`);
+        this.logger.warn({ execution: `${ns(ex)}/${ex.metadata.name}`, event: e.event, err: messageOf(err) }, "recording a Kubernetes Event failed");
       }
     }
   }

@@ -130,15 +130,15 @@ export class GuardPolicySource {
   constructor(private readonly opts: GuardPolicySourceOptions) {
     this.api = opts.kc.makeApiClient(k8s.CustomObjectsApi);
     this.compiler = new GuardPolicyCompiler(opts.store, opts.logger);
-    const log = (line: string) => opts.logger?.info(line);
+    const logger = opts.logger !== undefined ? { logger: opts.logger } : {};
     this.policies = new Informer<GuardPolicy>({
       kc: opts.kc,
       resource: customResource<GuardPolicy>(opts.kc, "guardpolicy", PLURAL),
       ...(opts.namespaces !== undefined ? { namespaces: [opts.controllerNamespace, ...opts.namespaces] } : {}),
       watchTimeoutSeconds: opts.watchTimeoutSeconds ?? 300,
-      log,
+      ...logger,
     });
-    this.controller = new Controller<GuardPolicy>({ name: "guardpolicy", kc: opts.kc, primary: { informer: this.policies }, reconcile: (key) => this.reconcile(key), workers: 1, log });
+    this.controller = new Controller<GuardPolicy>({ name: "guardpolicy", kc: opts.kc, primary: { informer: this.policies }, reconcile: (key) => this.reconcile(key), workers: 1, ...logger });
   }
 
   /** Starts listing and watching; resolves once every scope's initial list is in the store. */

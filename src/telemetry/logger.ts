@@ -23,3 +23,6 @@ export function createLogger(options: LoggerOptions = {}): Logger {
     (options.destination ?? process.stderr) as pino.DestinationStream,
   );
 }
+
+/** A logger that drops everything: the default where no logger is injected (tests, libraries). */
+export const silentLogger: Logger = pino({ level: "silent" });

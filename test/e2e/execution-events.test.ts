@@ -24,6 +24,7 @@ import { executionsIn, type Executions } from "../harness/executions.js";
 import { ChartController, RELEASE_NAMESPACE } from "../harness/gavel-chart.js";
 import { freePort, startNats, startNatsForPods, type NatsServer } from "../harness/nats.js";
 import { REPO_DIR } from "../harness/paths.js";
+import { capturedLogger } from "../harness/logs.js";
 
 const GAVEL = join(REPO_DIR, "bin", "gavel");
 const WORKER_IMAGE = "gavel/example-k8s-worker:dev";
@@ -382,8 +383,8 @@ describe("the controller's event publisher against a real nats-server", () => {
   it("Given NATS is down, staging fails fast and is counted, publishing is retried, and the events arrive in order once NATS is up", async () => {
     const port = await freePort();
     const url = `nats://127.0.0.1:${port}`;
-    const logs: string[] = [];
-    const publisher = new ExecutionEventPublisher({ connect: () => connect({ servers: url, maxReconnectAttempts: -1, reconnectTimeWait: 200 }), log: (l) => logs.push(l), retryMs: 100 });
+    const { logger, lines: logs } = capturedLogger();
+    const publisher = new ExecutionEventPublisher({ connect: () => connect({ servers: url, maxReconnectAttempts: -1, reconnectTimeWait: 200 }), logger, retryMs: 100 });
     const events = toGavelEvents(ex, batch, new Date());
     const t0 = Date.now();
     await publisher.recover({ ...ex, status });
@@ -394,7 +395,7 @@ describe("the controller's event publisher against a real nats-server", () => {
     await eventually(() => Promise.resolve(publisher.stats.failures >= 2 ? true : undefined), 10_000, "publish attempts to fail");
     expect(publisher.stats.pending).toBe(events.length);
     expect(publisher.stats.unstaged).toBe(1);
-    expect(logs.some((l) => l.includes("publishing worker.finished failed"))).toBe(true);
+    expect(logs.some((l) => l.includes("publishing an event failed") && l.includes('"event":"worker.finished"'))).toBe(true);
 
     // When NATS comes up on that address, the queued events are published
     const server = await natsOnPort(port);

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Agent, Condition } from "../../src/api/types.js";
 import { AgentReadinessController } from "../../src/controller/agent-readiness.js";
 import { startControlPlane, type ControlPlane } from "../harness/control-plane.js";
+import { capturedLogger } from "../harness/logs.js";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -35,7 +36,7 @@ describe("AgentReadinessController on the real kube-apiserver", () => {
   let cp: ControlPlane;
   let ns: string;
   let controller: AgentReadinessController;
-  const logs: string[] = [];
+  const { logger, lines: logs } = capturedLogger();
 
   async function getAgent(name: string): Promise<Agent> {
     const r = await cp.kubectl(["get", "agent", name, "-n", ns, "-o", "json"]);
@@ -64,7 +65,7 @@ describe("AgentReadinessController on the real kube-apiserver", () => {
   beforeAll(async () => {
     cp = await startControlPlane();
     ns = await cp.createNamespace("ready");
-    controller = new AgentReadinessController({ kc: cp.kc, namespace: ns, resyncMs: 500, log: (l) => logs.push(l) });
+    controller = new AgentReadinessController({ kc: cp.kc, namespace: ns, resyncMs: 500, logger });
     await controller.start();
   });
   afterAll(async () => {

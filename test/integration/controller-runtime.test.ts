@@ -10,6 +10,7 @@ import { customResource, Informer, splitKey } from "../../src/controller/runtime
 import { TransientError } from "../../src/errors.js";
 import { eventually } from "../harness/cluster.js";
 import { startControlPlane, type ControlPlane } from "../harness/control-plane.js";
+import { capturedLogger } from "../harness/logs.js";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const agent = (name: string, instruction = "do it") => ({ apiVersion: API_VERSION, kind: "Agent", metadata: { name }, spec: { task: { instruction } } });
@@ -94,8 +95,8 @@ describe("controller runtime on the real kube-apiserver", () => {
       const got = await real.list(n);
       return ++lists === 1 ? { ...got, metadata: { ...got.metadata, resourceVersion: "1" } } : got;
     } };
-    const logs: string[] = [];
-    const informer = new Informer<Agent>({ kc: cp.kc, resource, namespaces: [ns], backoffBaseMs: 100, log: (l) => logs.push(l) });
+    const { logger, lines: logs } = capturedLogger();
+    const informer = new Informer<Agent>({ kc: cp.kc, resource, namespaces: [ns], backoffBaseMs: 100, logger });
     await informer.start();
     stops.push(() => informer.stop());
     await eventually(() => Promise.resolve(informer.relistCount >= 1 ? true : undefined), 10_000, "a relist after 410");

@@ -8,6 +8,7 @@ import { classify, isConflict, messageOf, typedError, type TerminalError } from 
 import { objectKey, splitKey, type ApiObject, type Informer } from "./informer.js";
 import { LeaderLease, type LeaderLeaseOptions } from "./leader-lease.js";
 import { runWorkers, WorkQueue, type ProcessResult, type WorkQueueOptions } from "./work-queue.js";
+import { silentLogger, type Logger } from "../../telemetry/logger.js";
 
 /** What a reconcile returns: done, or look at the key again after requeueAfterMs. */
 export type ReconcileResult = ProcessResult;
@@ -46,7 +47,7 @@ export interface ControllerOptions<P extends ApiObject> {
    */
   onTerminal?: (key: string, err: TerminalError) => Promise<void>;
   now?: () => Date;
-  log?: (line: string) => void;
+  logger?: Logger;
 }
 
 /** What the runtime has done for a controller. */
@@ -64,7 +65,7 @@ export interface ControllerStats {
 export class Controller<P extends ApiObject> {
   readonly queue: WorkQueue;
   readonly stats: ControllerStats = { reconciles: 0, errors: 0, conflicts: 0, terminal: 0 };
-  private readonly log: (line: string) => void;
+  private readonly logger: Logger;
   private readonly now: () => Date;
   private readonly events: k8s.CoreV1Api;
   private workers: Promise<void> | undefined;
@@ -74,7 +75,7 @@ export class Controller<P extends ApiObject> {
 
   constructor(private readonly opts: ControllerOptions<P>) {
     this.queue = new WorkQueue(opts.queue);
-    this.log = opts.log ?? (() => {});
+    this.logger = (opts.logger ?? silentLogger).child({ controller: opts.name });
     this.now = opts.now ?? (() => new Date());
     this.events = opts.kc.makeApiClient(k8s.CoreV1Api);
     const primaryKeys = opts.primary.keys ?? ((obj: P) => {
@@ -98,7 +99,7 @@ export class Controller<P extends ApiObject> {
       return;
     }
     const { onLost, ...lease } = le;
-    this.lease = new LeaderLease({ ...lease, kc: this.opts.kc, log: this.log });
+    this.lease = new LeaderLease({ ...lease, kc: this.opts.kc, logger: this.logger });
     this.lease.acquire(() => {
       // A replica that may no longer lead must not act on anything: stop, and let it restart.
       this.queue.shutDown();
@@ -107,7 +108,7 @@ export class Controller<P extends ApiObject> {
       (ok) => {
         if (ok && !this.stopped) this.startWorkers();
       },
-      (err: unknown) => this.log(`${this.opts.name} leader election failed: ${messageOf(err)}`),
+      (err: unknown) => this.logger.error({ err: messageOf(err) }, "leader election failed"),
     );
   }
 
@@ -144,7 +145,7 @@ export class Controller<P extends ApiObject> {
     const workers = this.opts.workers ?? 2;
     if (workers <= 0) return;
     this.workers = runWorkers(this.queue, workers, (key) => this.process(key), (key, err) => {
-      this.log(`${this.opts.name} ${key}: reconcile failed (${isConflict(err) ? "conflict" : "transient"}), retrying with backoff in ${this.queue.nextBackoffMs(key)} ms: ${messageOf(err)}`);
+      this.logger.warn({ key, kind: isConflict(err) ? "conflict" : "transient", retryInMs: this.queue.nextBackoffMs(key), err: messageOf(err) }, "reconcile failed, retrying with backoff");
     });
     // Everything known is looked at once: keys queued before the workers ran are not lost either way.
     this.requeueAll();
@@ -164,9 +165,9 @@ export class Controller<P extends ApiObject> {
       if (kind !== "terminal") throw err;
       this.stats.terminal++;
       const terminal = typedError(err) as TerminalError;
-      this.log(`${this.opts.name} ${key}: reconcile failed for good (${terminal.reason}), not retried: ${terminal.message}`);
+      this.logger.error({ key, reason: terminal.reason, err: terminal.message }, "reconcile failed for good, not retried");
       await (this.opts.onTerminal ?? ((k, e) => this.recordEvent(k, e)))(key, terminal).catch((e: unknown) => {
-        this.log(`${this.opts.name} ${key}: recording the terminal error failed: ${messageOf(e)}`);
+        this.logger.warn({ key, err: messageOf(e) }, "recording the terminal error failed");
       });
       return undefined;
     }

@@ -4,6 +4,7 @@
 import * as k8s from "@kubernetes/client-node";
 import { GROUP, VERSION } from "../../api/types.js";
 import { messageOf } from "../../errors.js";
+import { type Logger } from "../../telemetry/logger.js";
 
 /** What the runtime reads of any API object (client-node's and gavel's own types both fit). */
 export interface ApiObject {
@@ -67,7 +68,7 @@ export interface InformerOptions<T extends ApiObject> {
   backoffBaseMs?: number;
   /** Upper bound of that pause, in ms (default 5 000). */
   backoffMaxMs?: number;
-  log?: (line: string) => void;
+  logger?: Logger;
 }
 
 /** The cache key of an object: namespace/name (namespace empty for cluster-scoped objects). */
@@ -168,7 +169,7 @@ export class Informer<T extends ApiObject> {
         h(event, obj);
       } catch (err) {
         // A handler's bug must not break the watch (client-go's handlers cannot fail either).
-        this.opts.log?.(`${this.opts.resource.kind} ${event} handler failed: ${messageOf(err)}`);
+        this.opts.logger?.error({ kind: this.opts.resource.kind, event, err: messageOf(err) }, "informer handler failed");
       }
     }
   }
@@ -211,11 +212,11 @@ class Stream<T extends ApiObject> {
           }
           needList = true;
           if (this.stopped) return;
-          this.opts.log?.(`${what} broke, relisting in ${backoffMs} ms: ${messageOf(end.err)}`);
+          this.opts.logger?.warn({ watch: what, retryInMs: backoffMs, err: messageOf(end.err) }, "watch broke, relisting");
         } catch (err) {
           needList = true;
           if (this.stopped) return;
-          this.opts.log?.(`${what}: list failed, retrying in ${backoffMs} ms: ${messageOf(err)}`);
+          this.opts.logger?.warn({ watch: what, retryInMs: backoffMs, err: messageOf(err) }, "list failed, retrying");
         }
         await this.sleep(backoffMs);
         backoffMs = Math.min(backoffMs * 2, max);

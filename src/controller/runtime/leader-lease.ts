@@ -3,6 +3,7 @@
 // renews it; another replica takes it over once it has not been renewed for its duration.
 import * as k8s from "@kubernetes/client-node";
 import { isConflict, isNotFound } from "../../errors.js";
+import { silentLogger, type Logger } from "../../telemetry/logger.js";
 
 /** Options of LeaderLease. */
 export interface LeaderLeaseOptions {
@@ -17,7 +18,7 @@ export interface LeaderLeaseOptions {
   /** How often the holder renews and a candidate retries, in ms. Default 2 000. */
   retryMs?: number;
   now?: () => Date;
-  log?: (line: string) => void;
+  logger?: Logger;
 }
 
 /** The decision for one attempt, from the Lease as read (pure, so it is unit-tested). */
@@ -38,7 +39,7 @@ export class LeaderLease {
   private readonly duration: number;
   private readonly retryMs: number;
   private readonly now: () => Date;
-  private readonly log: (line: string) => void;
+  private readonly logger: Logger;
   private timer: NodeJS.Timeout | undefined;
   private stopped = false;
   private leading = false;
@@ -50,7 +51,7 @@ export class LeaderLease {
     this.duration = opts.leaseDurationSeconds ?? 15;
     this.retryMs = opts.retryMs ?? 2000;
     this.now = opts.now ?? (() => new Date());
-    this.log = opts.log ?? (() => {});
+    this.logger = opts.logger ?? silentLogger;
   }
 
   /** Whether this replica holds the Lease now. */
@@ -69,7 +70,7 @@ export class LeaderLease {
           await this.stop();
           return false;
         }
-        this.log(`leader lease ${this.opts.namespace}/${this.name} acquired by ${this.opts.identity}`);
+        this.logger.info({ lease: `${this.opts.namespace}/${this.name}`, identity: this.opts.identity }, "leader lease acquired");
         this.renewLoop(onLost);
         return true;
       }
@@ -105,7 +106,7 @@ export class LeaderLease {
           if (this.stopped) return;
           if (ok) return this.renewLoop(onLost);
           this.leading = false;
-          this.log(`leader lease ${this.opts.namespace}/${this.name} lost by ${this.opts.identity}`);
+          this.logger.warn({ lease: `${this.opts.namespace}/${this.name}`, identity: this.opts.identity }, "leader lease lost");
           onLost();
         },
         () => undefined,
