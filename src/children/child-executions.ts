@@ -1,6 +1,7 @@
 // Judge children as Execution objects: a validation judge (the engine's spawn_judge) or a
 // tool_validation judge of one proposed tool call (the gate). Local mode keeps them in its
 // result, the controller (and the cluster gate) creates them; both build them here.
+import type * as k8s from "@kubernetes/client-node";
 import type { ToolCallProposal } from "../api/protocol.js";
 import { API_VERSION, type Agent, type Execution, type JsonObject, type JudgePurpose, type OwnerReference, type SemanticValidatorSpec } from "../api/types.js";
 import { toolJudgeChildName } from "../engine/child-names.js";
@@ -10,7 +11,8 @@ import type { JudgeChildRequest } from "../engine/outer-loop.js";
 import { messageOf } from "../errors.js";
 import type { WorkloadMount, WorkloadSpec } from "../runtime/workload.js";
 import type { RuntimeTable } from "./runtime-table.js";
-import { CHILD_LABELS, judgeWorkload, labelValue } from "./workloads.js";
+import { CHILD_LABELS, ENV_PAYLOAD_LIMIT, INPUT_ANNOTATION, judgeWorkload, labelValue, payloadProblem } from "./workloads.js";
+import { describeParts, descriptorText, partConfigMaps } from "../runtime/kubernetes/configmap-parts.js";
 
 /** Annotation on a judge child that could not be given a payload: the child ends Failed with this text. */
 export const SPAWN_ERROR_ANNOTATION = "gavel.dev/spawn-error";
@@ -201,4 +203,44 @@ export function toolJudgeChild(t: ToolJudgeInput): ToolJudgeChild {
   if (problem !== undefined || t.judge === undefined) return { name, execution, problem: problem ?? "no judge" };
   const workload = judgeWorkload(execution, t.judge, t.workerMounts, { stdin: t.stdin, ...(t.runtimes !== undefined ? { runtimes: t.runtimes } : {}) });
   return typeof workload === "string" ? { name, execution, problem: workload } : { name, execution, workload };
+}
+
+/** Payloads up to this size stay in a stored child's spec.input too (for kubectl); larger ones are only in its parts. */
+export const INLINE_INPUT_LIMIT = 256 * 1024;
+
+/** Prefix of the ConfigMap parts holding a judge child's payload: `<child>-input`. */
+export function inputPartsPrefix(child: string): string {
+  return `${child}-input`;
+}
+
+/** A judge child as the cluster stores it: the Execution to create, after the ConfigMaps of its payload. */
+export interface StoredJudgeChild {
+  execution: Execution;
+  /** Its payload's parts (none when it fits env GAVEL_INPUT); owned like the child, by the parent. */
+  parts: k8s.V1ConfigMap[];
+}
+
+/**
+ * A judge child ready for the API server. A payload beyond what a pod's env holds goes into
+ * immutable ConfigMap parts `<child>-input-NN` (created first; deterministic names, so a retry
+ * adopts them) named by the child's INPUT_ANNOTATION, and leaves spec.input when it is larger
+ * than INLINE_INPUT_LIMIT (etcd holds ~1.5 MiB per object). One over MAX_PAYLOAD_BYTES fails
+ * the child before any pod starts, naming spec.input.
+ */
+export function storedJudgeChild(child: Execution): StoredJudgeChild {
+  if (child.spec.input === undefined) return { execution: child, parts: [] };
+  const bytes = Buffer.from(JSON.stringify(child.spec.input));
+  if (bytes.length <= ENV_PAYLOAD_LIMIT) return { execution: child, parts: [] };
+  const { input: _input, ...spec } = child.spec;
+  const problem = payloadProblem(bytes.length);
+  if (problem !== undefined) {
+    return { execution: { ...child, metadata: { ...child.metadata, annotations: { ...child.metadata.annotations, [SPAWN_ERROR_ANNOTATION]: problem } }, spec }, parts: [] };
+  }
+  const prefix = inputPartsPrefix(child.metadata.name);
+  const parts = partConfigMaps(prefix, bytes, {
+    labels: { [CHILD_LABELS.parent]: child.metadata.labels?.[CHILD_LABELS.parent] ?? "", [CHILD_LABELS.execution]: labelValue(child.metadata.name) },
+    ...(child.metadata.ownerReferences !== undefined ? { ownerReferences: child.metadata.ownerReferences } : {}),
+  });
+  const annotations = { ...child.metadata.annotations, [INPUT_ANNOTATION]: descriptorText(describeParts(bytes)) };
+  return { execution: { ...child, metadata: { ...child.metadata, annotations }, spec: bytes.length <= INLINE_INPUT_LIMIT ? child.spec : spec }, parts };
 }

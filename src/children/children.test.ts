@@ -93,14 +93,14 @@ describe("judge workload", () => {
     expect(envOnly.network).toBe("allow");
   });
 
-  it("a payload over the env limit goes to stdin only, or is refused by name where only env carries it", () => {
+  it("a payload over the env limit goes to stdin only, or is refused by name where neither env nor parts carry it", () => {
     const big: Execution = { ...child, spec: { ...child.spec, input: { output: "x".repeat(ENV_PAYLOAD_LIMIT) } } };
     const local = judgeWorkload(big, judge, [], { stdin: true });
     if (typeof local === "string") throw new Error(local);
     expect(local.env?.GAVEL_INPUT).toBeUndefined();
     expect(local.env?.GAVEL_EXECUTION).toBe("demo-i1-v0-rule-judge");
     expect(local.stdin?.length).toBeGreaterThan(ENV_PAYLOAD_LIMIT);
-    expect(judgeWorkload(big, judge, [], { stdin: false })).toMatch(/GAVEL_INPUT, which holds at most 98304/);
+    expect(judgeWorkload(big, judge, [], { stdin: false })).toMatch(/^spec\.input: .* at most 98304 in env GAVEL_INPUT, and the child names no parts/);
     const huge: Execution = { ...child, spec: { ...child.spec, input: { output: "x".repeat(MAX_PAYLOAD_BYTES) } } };
     expect(judgeWorkload(huge, judge, [], { stdin: true })).toMatch(/^spec\.input: the judge payload is \d+ bytes; the limit is 8388608 \(8 MiB\)/);
     expect(judgeWorkload(child, { ...judge, spec: {} }, [], { stdin: true })).toMatch(/rule-judge names no image and no language runtime/);

@@ -9,12 +9,27 @@ import { TerminalError } from "../errors.js";
 import { defaultImages } from "./images.js";
 import { resourcesOf } from "./quantities.js";
 import { builtinRuntimes, chooseRuntime, type RuntimeTable } from "./runtime-table.js";
+import { parseDescriptor } from "../runtime/kubernetes/configmap-parts.js";
 
 /** Largest judge payload also passed in env GAVEL_INPUT (Linux caps one env string at 128 KiB, MAX_ARG_STRLEN). */
 export const ENV_PAYLOAD_LIMIT = 96 * 1024;
 
 /** Largest judge payload gavel delivers (docs/judges.md); a larger one fails the judge before it starts. */
 export const MAX_PAYLOAD_BYTES = 8 * 1024 * 1024;
+
+/**
+ * Annotation of a judge child whose payload is kept in ConfigMap parts `<child>-input-NN`
+ * (configmap-parts.ts): their descriptor. Its pod mounts them at INPUT_DIR.
+ */
+export const INPUT_ANNOTATION = "gavel.dev/input";
+
+/** Where a judge pod finds its payload parts (env GAVEL_INPUT_DIR; src/agent/judge-input.ts reads them). */
+export const INPUT_DIR = "/var/run/gavel/input";
+
+/** Why a payload of `bytes` cannot be delivered, naming the field; undefined when it can. */
+export function payloadProblem(bytes: number): string | undefined {
+  return bytes > MAX_PAYLOAD_BYTES ? `spec.input: the judge payload is ${bytes} bytes; the limit is ${MAX_PAYLOAD_BYTES} (8 MiB)` : undefined;
+}
 
 /** Labels on every workload of an Execution, so `kubectl get pods -l` (or `docker ps -f`) finds them. */
 export const CHILD_LABELS = {
@@ -115,8 +130,8 @@ export function workerWorkload(execution: Execution, agent: Agent, run: WorkerRu
 export interface JudgeWorkloadOptions {
   /**
    * True when the driver writes stdin (local mode): the payload always goes there, and to
-   * env GAVEL_INPUT too when it fits. False (the controller's pods): env only, so a larger
-   * payload is refused.
+   * env GAVEL_INPUT too when it fits. False (the controller's pods): env GAVEL_INPUT when it
+   * fits, else the parts the child's INPUT_ANNOTATION names, mounted at INPUT_DIR.
    */
   stdin: boolean;
   /** Images of language runtimes; default the built-in table. */
@@ -148,12 +163,14 @@ export function judgeWorkload(child: Execution, judge: Agent, workerMounts: Work
   const runtime = chooseRuntime(judge, opts.runtimes ?? builtinRuntimes());
   if ("problem" in runtime) return `judge Agent ${judge.metadata.name}: ${runtime.problem}`;
   const readOnly = workerMounts.map((m) => ({ ...m, readOnly: true }));
+  const parts = opts.stdin ? undefined : parseDescriptor(child.metadata.annotations?.[INPUT_ANNOTATION]);
   const input = JSON.stringify(child.spec.input ?? {});
-  const bytes = Buffer.byteLength(input);
-  if (bytes > MAX_PAYLOAD_BYTES) return `spec.input: the judge payload is ${bytes} bytes; the limit is ${MAX_PAYLOAD_BYTES} (8 MiB)`;
-  const fits = bytes <= ENV_PAYLOAD_LIMIT;
-  if (!fits && !opts.stdin) {
-    return `the judge payload is ${Buffer.byteLength(input)} bytes; on Kubernetes it is passed in env GAVEL_INPUT, which holds at most ${ENV_PAYLOAD_LIMIT}`;
+  const bytes = parts?.bytes ?? Buffer.byteLength(input);
+  const problem = payloadProblem(bytes);
+  if (problem !== undefined) return problem;
+  const fits = parts === undefined && bytes <= ENV_PAYLOAD_LIMIT;
+  if (!fits && !opts.stdin && parts === undefined) {
+    return `spec.input: the judge payload is ${bytes} bytes; a pod gets at most ${ENV_PAYLOAD_LIMIT} in env GAVEL_INPUT, and the child names no parts (annotation ${INPUT_ANNOTATION})`;
   }
   const pullPolicy = judge.spec.runtime?.pull_policy;
   const parent = child.spec.parent?.name;
@@ -164,6 +181,7 @@ export function judgeWorkload(child: Execution, judge: Agent, workerMounts: Work
       ...runtime.env,
       ...judgeEnvironment(child, judge, readOnly),
       ...(fits ? { GAVEL_INPUT: input } : {}),
+      ...(parts !== undefined ? { [AGENT_ENV.inputDir]: INPUT_DIR } : {}),
     },
     ...agentEnvOf(judge),
     ...(opts.stdin ? { stdin: input } : {}),

@@ -31,7 +31,7 @@ function untilSignal(): Promise<string> {
 export const controllerCommand: Command = {
   name: "controller",
   summary: "run gavel's controllers against a cluster (Agent Ready condition, GuardPolicy hot reload, Executions on pods)",
-  usage: "gavel controller [--kubeconfig FILE] [-n NAMESPACE] [--controller-namespace NS] [--leader-elect] [--nats URL [--nats-creds FILE] [--nats-keys DIR] [--nats-worker-url URL]] [--runtimes FILE] [--log-level LEVEL]",
+  usage: "gavel controller [--kubeconfig FILE] [-n NAMESPACE] [--controller-namespace NS] [--leader-elect] [--nats URL [--nats-creds FILE] [--nats-keys DIR] [--nats-worker-url URL]] [--runtimes FILE] [--pod-retention SECONDS] [--log-level LEVEL]",
   async run(argv: string[], io: CommandIO) {
     const { values, positionals } = parseArgs({
       args: argv,
@@ -49,11 +49,15 @@ export const controllerCommand: Command = {
         // The URL worker pods reach NATS at, when it is not the controller's own.
         "nats-worker-url": { type: "string", default: io.env.GAVEL_NATS_WORKER_URL },
         runtimes: { type: "string", default: io.env.GAVEL_RUNTIMES },
+        // Seconds a finished worker or judge pod is kept for `kubectl logs` (the chart's podRetentionSeconds).
+        "pod-retention": { type: "string", default: io.env.GAVEL_POD_RETENTION_SECONDS },
       },
     });
     if (values["nats-creds"] && !values.nats) throw new UsageError("--nats-creds needs --nats URL (or GAVEL_NATS_URL)");
     if (values["nats-keys"] && !values.nats) throw new UsageError("--nats-keys needs --nats URL (or GAVEL_NATS_URL)");
     if (positionals.length > 0) throw new UsageError(`unexpected argument ${positionals[0] ?? ""}`);
+    const retention = values["pod-retention"];
+    if (retention !== undefined && !/^\d+$/.test(retention.trim())) throw new UsageError(`--pod-retention must be a whole number of seconds (0 deletes finished pods at once), got ${JSON.stringify(retention)}`);
     // Listen before starting anything: as PID 1 in a pod, a SIGTERM that arrives while the
     // controllers start would otherwise be ignored until the kubelet's grace period ends.
     const stopping = untilSignal();
@@ -127,6 +131,7 @@ export const controllerCommand: Command = {
       kc,
       namespace: values.namespace,
       runtimes,
+      ...(retention !== undefined ? { podRetentionSeconds: Number(retention.trim()) } : {}),
       logger,
       ...(leaderElection !== undefined ? { leaderElection } : {}),
       ...(events !== undefined ? { events } : {}),

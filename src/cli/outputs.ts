@@ -4,7 +4,8 @@
 // A judge child's output is the log of its pod while it exists, then its stored result.
 import { PassThrough, type Writable } from "node:stream";
 import * as k8s from "@kubernetes/client-node";
-import { resultName, workerResultOf, workloadPodName } from "../controller/execution-pods.js";
+import { resultName, workloadPodName } from "../controller/execution-pods.js";
+import { readWorkerResult } from "../controller/stored-parts.js";
 import { httpStatusOf, isNotFound, typedError } from "../errors.js";
 import type { Kube } from "./kube.js";
 
@@ -46,11 +47,9 @@ export async function podState(kube: Kube, namespace: string, workload: string):
 
 async function storedResult(kube: Kube, namespace: string, workload: string): Promise<WorkloadOutput | undefined> {
   try {
-    const cm = await kube.core.readNamespacedConfigMap({ name: resultName(workload), namespace });
-    const r = workerResultOf(cm);
+    const r = await readWorkerResult(kube.core, namespace, workload);
     return r === undefined ? undefined : { source: "stored", stdout: r.stdout, stderr: r.stderr };
   } catch (err) {
-    if (isNotFound(err)) return undefined;
     throw typedError(err, `reading the stored result ${resultName(workload)}`);
   }
 }

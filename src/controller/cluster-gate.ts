@@ -13,7 +13,7 @@ import type { ToolCallDecision, ToolCallProposal } from "../api/protocol.js";
 import { GROUP, VERSION, type Agent, type ChildRef, type Condition, type Execution, type ExecutionStatus, type SemanticValidatorSpec, type ToolCallEntry, type ToolCallSummary } from "../api/types.js";
 import { executionTimeoutSeconds, iterationTimeoutSeconds, maxIterations } from "../engine/durations.js";
 import { isTerminal } from "../engine/outer-loop.js";
-import { httpStatusOf, isConflict, isNotFound, messageOf } from "../errors.js";
+import { isNotFound, messageOf } from "../errors.js";
 import { decisionEvent, guardNotes } from "../gate/audit.js";
 import { gateRequirement } from "../gate/enforcement.js";
 import { toolJudgeChild } from "../children/child-executions.js";
@@ -25,6 +25,7 @@ import { ToolCallRefusal, ToolCallService } from "../transport/tool-call-service
 import { parseDecisionSubject, type IterationTally, type ToolCallStoreOptions } from "../transport/tool-call-store.js";
 import { toGavelEvents, type EngineEvent } from "./execution-events.js";
 import { workspaceMounts } from "./execution-pods.js";
+import { createJudgeChild } from "./stored-parts.js";
 
 /** Condition on an Execution that needs a gate: False while none can be reached (it then does not start). */
 export const GUARDED = "Guarded";
@@ -253,7 +254,7 @@ export class ClusterGate implements GateStatus {
       proposal,
       policyViolations: violations,
       workerMounts: workspaceMounts(execution.metadata.name, worker, true),
-      // A pod's payload travels in env GAVEL_INPUT (an attached stdin cannot be re-sent to an adopted pod).
+      // A pod's payload travels in env GAVEL_INPUT or ConfigMap parts (an attached stdin cannot be re-sent to an adopted pod).
       stdin: false,
     });
     await this.publish(execution, [
@@ -266,10 +267,7 @@ export class ClusterGate implements GateStatus {
       ]);
       return outcome.ok ? { result: outcome.result, child: t.name } : { rejection: outcome.rejection, detail: outcome.detail, child: t.name };
     };
-    try {
-      await this.api.createNamespacedCustomObject({ group: GROUP, version: VERSION, namespace, plural: "executions", body: t.execution });
-    } catch (err) {
-      if (!isConflict(err) && httpStatusOf(err) !== 409) throw err;
+    if (!(await createJudgeChild({ core: this.core, custom: this.api }, t.execution))) {
       // Adopted: a gate that died while judging this call made it (names are deterministic).
       const existing = await this.get<Execution>(namespace, "executions", t.name);
       if (existing !== undefined && existing.spec.parent?.toolCallId !== proposal.toolCallId) {

@@ -3,17 +3,18 @@
 import { describe, expect, it } from "vitest";
 import type { Agent, Execution } from "../api/types.js";
 import { LABELS } from "../runtime/kubernetes/pod-spec.js";
-import { validationJudgeChild } from "../children/child-executions.js";
-import { ENV_PAYLOAD_LIMIT } from "../children/workloads.js";
+import { INLINE_INPUT_LIMIT, SPAWN_ERROR_ANNOTATION, storedJudgeChild, validationJudgeChild } from "../children/child-executions.js";
+import { ENV_PAYLOAD_LIMIT, INPUT_ANNOTATION, MAX_PAYLOAD_BYTES } from "../children/workloads.js";
+import { joinParts, PART_BYTES, parseDescriptor } from "../runtime/kubernetes/configmap-parts.js";
 import {
   EXECUTION_INSTANCE,
-  STORED_OUTPUT_LIMIT,
   claimManifest,
   claimName,
   controllingExecution,
   judgePod,
+  keepPodUntil,
   podEnd,
-  resultConfigMap,
+  resultConfigMaps,
   workerPod,
   workerResultOf,
   workloadPodName,
@@ -63,7 +64,7 @@ describe("execution pods", () => {
     expect(c?.volumeMounts?.find((m) => m.mountPath === "/workspace")?.readOnly).toBe(true);
     expect(pod.spec?.securityContext?.runAsUser).toBe(65534);
     const big = { ...child, spec: { ...child.spec, input: { output: "x".repeat(ENV_PAYLOAD_LIMIT) } } };
-    expect(judgePod(big, judge, [], {})).toMatch(/GAVEL_INPUT, which holds at most/);
+    expect(judgePod(big, judge, [], {})).toMatch(/at most 98304 in env GAVEL_INPUT, and the child names no parts/);
     expect(judgePod(child, { ...judge, spec: {} }, [], {})).toMatch(/names no image and no language runtime/);
   });
 
@@ -74,13 +75,74 @@ describe("execution pods", () => {
     expect(claimName("My_Run", "Work Space")).toBe("my-run-work-space");
   });
 
-  it("a worker result survives a ConfigMap round trip; output beyond the limit is cut and marked", () => {
+  it("a worker result survives a ConfigMap round trip; an output larger than one ConfigMap is kept whole in parts", () => {
     const w = { iteration: 2, exitCode: 3, stdout: "out", stderr: "err", timedOut: true, cancelled: false };
-    expect(workerResultOf(resultConfigMap(ex, "demo-i2", w))).toEqual(w);
-    const big = resultConfigMap(ex, "demo-i2", { ...w, stdout: "y".repeat(STORED_OUTPUT_LIMIT + 10) });
-    expect(big.data?.stdout?.startsWith("y".repeat(STORED_OUTPUT_LIMIT))).toBe(true);
-    expect(big.data?.stdout).toMatch(/cut at 900 KiB/);
+    const small = resultConfigMaps(ex, "demo-i2", w);
+    expect(small.map((c) => c.metadata?.name)).toEqual(["demo-i2-result"]);
+    expect(workerResultOf(small[0]!)).toEqual(w);
+    // 3 MiB of multi-byte text: parts cut inside characters join back intact.
+    const text = "é→".repeat(600 * 1024);
+    const big = resultConfigMaps(ex, "demo-i2", { ...w, stdout: text });
+    expect(big.map((c) => c.metadata?.name)).toEqual(["demo-i2-result-out-00", "demo-i2-result-out-01", "demo-i2-result-out-02", "demo-i2-result-out-03", "demo-i2-result"]);
+    for (const cm of big) {
+      expect(cm.immutable).toBe(true);
+      expect(cm.metadata?.ownerReferences?.[0]).toMatchObject({ kind: "Execution", name: "demo" });
+      expect(Buffer.from(cm.binaryData?.part ?? "", "base64").length).toBeLessThanOrEqual(PART_BYTES);
+    }
+    const result = big.at(-1)!;
+    expect(result.data?.stdout).toBeUndefined();
+    expect(workerResultOf(result, big.slice(0, -1))).toEqual({ ...w, stdout: text });
+    // A part missing or out of order is an error, never a silently short output.
+    expect(() => workerResultOf(result, big.slice(0, 2))).toThrow(/expected 4 parts/);
+    expect(() => workerResultOf(result, [big[1]!, big[0]!, big[2]!, big[3]!])).toThrow(/part 0 of demo-i2-result-out is demo-i2-result-out-01/);
     expect(workerResultOf({ data: { iteration: "x" } })).toBeUndefined();
+  });
+
+  it("a judge payload beyond env goes into ConfigMap parts owned by the parent and mounted read-only; one over 8 MiB fails the child naming spec.input", () => {
+    const request = { name: "demo-i1-v0-rule-judge", judge: "rule-judge", iteration: 1, validatorIndex: 0, validator: { type: "semantic" as const, judge_agent: "rule-judge", criteria: "x" }, depth: 1, timeoutSeconds: 30, network: "none" as const };
+    const make = (output: string) => validationJudgeChild({ parent: ex, worker: agent, judge, request, output, workerMounts: [] }).execution;
+    // Small: nothing changes, the payload stays in spec.input and env.
+    expect(storedJudgeChild(make("tiny"))).toEqual({ execution: make("tiny"), parts: [] });
+    // Between env and inline limits: parts, and spec.input kept for kubectl.
+    const medium = storedJudgeChild(make("m".repeat(ENV_PAYLOAD_LIMIT)));
+    expect(medium.parts).toHaveLength(1);
+    expect(medium.execution.spec.input).toBeDefined();
+    // 4 MiB: five parts, spec.input dropped, the annotation describes them.
+    const output = "z".repeat(4 * 1024 * 1024);
+    const large = storedJudgeChild(make(output));
+    expect(large.execution.spec.input).toBeUndefined();
+    expect(large.parts.map((c) => c.metadata?.name)).toEqual(["demo-i1-v0-rule-judge-input-00", "demo-i1-v0-rule-judge-input-01", "demo-i1-v0-rule-judge-input-02", "demo-i1-v0-rule-judge-input-03", "demo-i1-v0-rule-judge-input-04"]);
+    expect(large.parts[0]?.metadata?.ownerReferences?.[0]).toMatchObject({ kind: "Execution", name: "demo", controller: true });
+    const d = parseDescriptor(large.execution.metadata.annotations?.[INPUT_ANNOTATION]);
+    expect(d?.parts).toBe(5);
+    const payload = JSON.parse(joinParts("demo-i1-v0-rule-judge-input", d!, large.parts).toString("utf8")) as { content: string; intent: string };
+    expect(payload.intent).toBe("x");
+    expect(payload.content === output, "the payload's content is the output, whole").toBe(true);
+    const pod = judgePod(large.execution, judge, [], {});
+    if (typeof pod === "string") throw new Error(pod);
+    const c = pod.spec?.containers[0];
+    expect(c?.env?.find((e) => e.name === "GAVEL_INPUT")).toBeUndefined();
+    expect(c?.env?.find((e) => e.name === "GAVEL_INPUT_DIR")?.value).toBe("/var/run/gavel/input");
+    expect(c?.volumeMounts?.find((m) => m.mountPath === "/var/run/gavel/input")).toEqual({ name: "input", mountPath: "/var/run/gavel/input", readOnly: true });
+    const sources = pod.spec?.volumes?.find((v) => v.name === "input")?.projected?.sources ?? [];
+    expect(sources.map((s) => s.configMap?.items?.[0]?.path)).toEqual(["part-00", "part-01", "part-02", "part-03", "part-04"]);
+    expect(INLINE_INPUT_LIMIT).toBeLessThan(1024 * 1024);
+    // Over the limit: the child fails with the field named, and no part is made.
+    const huge = storedJudgeChild(make("h".repeat(MAX_PAYLOAD_BYTES)));
+    expect(huge.parts).toEqual([]);
+    expect(huge.execution.spec.input).toBeUndefined();
+    expect(huge.execution.metadata.annotations?.[SPAWN_ERROR_ANNOTATION]).toMatch(/^spec\.input: the judge payload is \d+ bytes; the limit is 8388608 \(8 MiB\)/);
+  });
+
+  it("keeps an ended pod for its retention past its end, and deletes a running one, or one past it, at once", () => {
+    const ended = (finishedAt: string, phase = "Succeeded") => ({ status: { phase, containerStatuses: [{ name: "main", image: "", imageID: "", ready: false, restartCount: 0, state: { terminated: { exitCode: 0, finishedAt: finishedAt as unknown as Date } } }] } });
+    const t = Date.parse("2026-11-25T17:00:00Z");
+    expect(keepPodUntil(ended("2026-11-25T17:00:00Z"), 600, t + 1000)).toBe(t + 600_000);
+    expect(keepPodUntil(ended("2026-11-25T17:00:00Z", "Failed"), 600, t + 599_000)).toBe(t + 600_000);
+    expect(keepPodUntil(ended("2026-11-25T17:00:00Z"), 600, t + 600_000)).toBeUndefined();
+    expect(keepPodUntil(ended("2026-11-25T17:00:00Z"), 0, t)).toBeUndefined();
+    expect(keepPodUntil({ status: { phase: "Running" } }, 600, t)).toBeUndefined();
+    expect(keepPodUntil({ status: { phase: "Failed" } }, 600, t)).toBeUndefined();
   });
 
   it("reads how a pod ended: exit code, deadline, or never starting", () => {

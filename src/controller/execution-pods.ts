@@ -5,7 +5,9 @@ import type * as k8s from "@kubernetes/client-node";
 import { API_VERSION, type Agent, type Execution, type VolumeSpec } from "../api/types.js";
 import { ownerOf } from "../children/child-executions.js";
 import type { RuntimeTable } from "../children/runtime-table.js";
-import { CHILD_LABELS, judgeWorkload, labelValue, workerWorkload, type WorkerRun } from "../children/workloads.js";
+import { CHILD_LABELS, INPUT_ANNOTATION, INPUT_DIR, judgeWorkload, labelValue, workerWorkload, type WorkerRun } from "../children/workloads.js";
+import { inputPartsPrefix } from "../children/child-executions.js";
+import { describeParts, descriptorText, joinParts, PART_BYTES, parseDescriptor, partConfigMaps, partsVolume, type PartsDescriptor } from "../runtime/kubernetes/configmap-parts.js";
 import type { WorkerObservation } from "../engine/outer-loop.js";
 import { podManifest, podName, stuckReason, userFor, type PodUser } from "../runtime/kubernetes/pod-spec.js";
 import type { WorkloadMount, WorkloadSpec } from "../runtime/workload.js";
@@ -14,9 +16,8 @@ import type { WorkloadMount, WorkloadSpec } from "../runtime/workload.js";
 export const EXECUTION_INSTANCE = "ex";
 /** Annotation a user sets (any value) to cancel a running Execution. */
 export const CANCEL_ANNOTATION = "gavel.dev/cancel";
-/** Largest worker output kept in the result ConfigMap (a ConfigMap holds at most 1 MiB). */
-export const STORED_OUTPUT_LIMIT = 900 * 1024;
-const STORED_MARKER = "\n[gavel: worker output cut at 900 KiB when stored]\n";
+/** Key of the result ConfigMap that names the parts of a worker output too large to keep inline. */
+const STDOUT_PARTS = "stdoutParts";
 
 /** The name of the Execution that controls an object, if it is one. */
 export function controllingExecution(obj: { metadata?: { ownerReferences?: { kind: string; name: string; controller?: boolean; apiVersion: string }[] } }): string | undefined {
@@ -93,45 +94,75 @@ export function workerPod(execution: Execution, agent: Agent, run: WorkerRun, op
   return workloadPod(workerWorkload(execution, agent, run, mounts, { natsUrl: opts.natsUrl ?? "", ...(opts.runtimes !== undefined ? { runtimes: opts.runtimes } : {}) }), execution, opts);
 }
 
-/** The pod of a judge child: its payload in env GAVEL_INPUT, the parent's claims read-only; a string says why it cannot run. */
+/**
+ * The pod of a judge child, the parent's claims read-only: its payload in env GAVEL_INPUT, or
+ * the ConfigMap parts its annotation names mounted read-only at INPUT_DIR (GAVEL_INPUT_DIR);
+ * a string says why it cannot run.
+ */
 export function judgePod(child: Execution, judge: Agent, mounts: WorkloadMount[], opts: PodOptions): k8s.V1Pod | string {
   const spec = judgeWorkload(child, judge, mounts, { stdin: false, ...(opts.runtimes !== undefined ? { runtimes: opts.runtimes } : {}) });
-  return typeof spec === "string" ? spec : workloadPod(spec, child, opts);
+  if (typeof spec === "string") return spec;
+  const pod = workloadPod(spec, child, opts);
+  const parts = parseDescriptor(child.metadata.annotations?.[INPUT_ANNOTATION]);
+  if (parts !== undefined && pod.spec !== undefined) {
+    pod.spec.volumes = [...(pod.spec.volumes ?? []), partsVolume("input", inputPartsPrefix(child.metadata.name), parts)];
+    for (const c of pod.spec.containers) c.volumeMounts = [...(c.volumeMounts ?? []), { name: "input", mountPath: INPUT_DIR, readOnly: true }];
+  }
+  return pod;
 }
 
-/** The ConfigMap that keeps a finished worker run's result, so a restarted controller still has it. */
-export function resultConfigMap(execution: Execution, worker: string, w: WorkerObservation): k8s.V1ConfigMap {
-  const stdout = Buffer.byteLength(w.stdout) > STORED_OUTPUT_LIMIT
-    ? Buffer.from(w.stdout).subarray(0, STORED_OUTPUT_LIMIT).toString("utf8") + STORED_MARKER
-    : w.stdout;
-  return {
+/** Prefix of the ConfigMap parts of a worker output larger than one part: `<worker>-result-out`. */
+export function resultPartsPrefix(worker: string): string {
+  return outputPartsPrefix(resultName(worker));
+}
+
+function outputPartsPrefix(result: string): string {
+  return `${result}-out`;
+}
+
+/**
+ * The ConfigMaps that keep a finished worker run's result, so a restarted controller still
+ * has it: the result `<worker>-result` (last) with the output inline, or, for an output larger
+ * than one part (up to the runtime's 8 MiB cap), the parts `<worker>-result-out-NN` first and
+ * their descriptor in the result. Create them in order.
+ */
+export function resultConfigMaps(execution: Execution, worker: string, w: WorkerObservation): k8s.V1ConfigMap[] {
+  const labels = { [CHILD_LABELS.execution]: labelValue(execution.metadata.name), [CHILD_LABELS.iteration]: String(w.iteration) };
+  const ownerReferences = [ownerOf(execution)];
+  const bytes = Buffer.from(w.stdout);
+  const parts = bytes.length > PART_BYTES ? partConfigMaps(resultPartsPrefix(worker), bytes, { labels, ownerReferences }) : [];
+  const result: k8s.V1ConfigMap = {
     apiVersion: "v1",
     kind: "ConfigMap",
-    metadata: {
-      name: resultName(worker),
-      labels: { [CHILD_LABELS.execution]: labelValue(execution.metadata.name), [CHILD_LABELS.iteration]: String(w.iteration) },
-      ownerReferences: [ownerOf(execution)],
-    },
+    metadata: { name: resultName(worker), labels, ownerReferences },
     immutable: true,
     data: {
       iteration: String(w.iteration),
       exitCode: String(w.exitCode),
       timedOut: String(w.timedOut),
       cancelled: String(w.cancelled),
-      stdout,
+      ...(parts.length > 0 ? { [STDOUT_PARTS]: descriptorText(describeParts(bytes)) } : { stdout: w.stdout }),
       stderr: w.stderr.slice(-4096),
     },
   };
+  return [...parts, result];
 }
 
-/** The worker result a resultConfigMap holds; undefined when it is not one. */
-export function workerResultOf(cm: k8s.V1ConfigMap): WorkerObservation | undefined {
+/** The descriptor of the output parts a result ConfigMap names; undefined when its output is inline. */
+export function resultPartsOf(cm: k8s.V1ConfigMap): PartsDescriptor | undefined {
+  return parseDescriptor(cm.data?.[STDOUT_PARTS]);
+}
+
+/** The worker result a result ConfigMap (and its output's parts, read in order) holds; undefined when it is not one. */
+export function workerResultOf(cm: k8s.V1ConfigMap, parts: readonly k8s.V1ConfigMap[] = []): WorkerObservation | undefined {
   const d = cm.data;
   if (d === undefined) return undefined;
   const iteration = Number(d.iteration);
   const exitCode = Number(d.exitCode);
   if (!Number.isInteger(iteration) || !Number.isInteger(exitCode)) return undefined;
-  return { iteration, exitCode, stdout: d.stdout ?? "", stderr: d.stderr ?? "", timedOut: d.timedOut === "true", cancelled: d.cancelled === "true" };
+  const described = resultPartsOf(cm);
+  const stdout = described === undefined ? (d.stdout ?? "") : joinParts(outputPartsPrefix(cm.metadata?.name ?? ""), described, parts).toString("utf8");
+  return { iteration, exitCode, stdout, stderr: d.stderr ?? "", timedOut: d.timedOut === "true", cancelled: d.cancelled === "true" };
 }
 
 /** How a pod that will not run again ended: exit code, deadline, or why it can never start. */
@@ -152,3 +183,25 @@ export function podEnd(pod: k8s.V1Pod): PodEnd | undefined {
   const stuck = stuckReason(pod);
   return stuck === undefined ? undefined : { exitCode: -1, timedOut: false, stuck };
 }
+
+/** When a pod's main container ended (ms since the epoch); undefined while it runs or when the pod never says. */
+export function podFinishedAt(pod: k8s.V1Pod): number | undefined {
+  const phase = pod.status?.phase;
+  if (phase !== "Succeeded" && phase !== "Failed") return undefined;
+  const at = pod.status?.containerStatuses?.[0]?.state?.terminated?.finishedAt as Date | string | undefined;
+  const ms = at === undefined ? NaN : new Date(at).getTime();
+  return Number.isFinite(ms) ? ms : undefined;
+}
+
+/**
+ * Until when a pod the reconciler no longer needs is kept, so `kubectl logs` can still read
+ * it: `retentionSeconds` past the end of a pod that ended; undefined means delete it now (it
+ * still runs, or retention is 0, or it ended that long ago).
+ */
+export function keepPodUntil(pod: k8s.V1Pod, retentionSeconds: number, now: number): number | undefined {
+  const ended = podFinishedAt(pod);
+  if (ended === undefined || retentionSeconds <= 0) return undefined;
+  const until = ended + retentionSeconds * 1000;
+  return until > now ? until : undefined;
+}
+

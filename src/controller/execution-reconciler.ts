@@ -42,15 +42,15 @@ import {
   claimManifest,
   controllingExecution,
   judgePod,
+  keepPodUntil,
   podEnd,
-  resultConfigMap,
-  resultName,
+  resultConfigMaps,
   workerPod,
-  workerResultOf,
   workloadPodName,
   workspaceMounts,
 } from "./execution-pods.js";
 import { judgeNamesOf, sameStatus } from "./execution-state.js";
+import { createJudgeChild, createOrAdopt, readWorkerResult, storeWorkerResult } from "./stored-parts.js";
 import { withWorkerCredentials, type ExecutionCredentials } from "./execution-credentials.js";
 import { gateRequirement } from "../gate/enforcement.js";
 import { gateBlocks, mergeToolJudgeRefs, setGuarded, waitingForGate, type GateStatus } from "./cluster-gate.js";
@@ -64,6 +64,8 @@ import { silentLogger, type Logger } from "../telemetry/logger.js";
 
 /** Condition type the reconciler sets when it cannot run an Execution as specified. */
 export const ACCEPTED = "Accepted";
+/** Seconds a finished pod is kept for its logs when the options say nothing. */
+export const DEFAULT_POD_RETENTION_SECONDS = 600;
 /** Slack past a judge child's deadline before the reconciler itself declares it timed out. */
 const JUDGE_GRACE_MS = 10_000;
 
@@ -84,6 +86,11 @@ export interface ExecutionReconcilerOptions {
   natsUrl?: string;
   /** Images of language runtimes (`spec.runtime.language` + `version`); default the built-in table. */
   runtimes?: RuntimeTable;
+  /**
+   * Seconds a finished worker or judge pod is kept (its output is already stored, so only for
+   * `kubectl logs` and describe) before it is deleted. Default 600; 0 deletes it at once.
+   */
+  podRetentionSeconds?: number;
   /** How long an Execution waits for its Agent to appear before it fails. Default 10 s. */
   agentGraceMs?: number;
   /** Every resyncMs every known Execution is reconciled again. Default 60 000; 0 = never. */
@@ -126,17 +133,6 @@ export interface ExecutionStats {
 }
 
 const PLURAL = "executions";
-
-/** Creates an object; an existing one of that name is adopted (deterministic names make it ours). */
-async function createOrAdopt(create: () => Promise<unknown>): Promise<boolean> {
-  try {
-    await create();
-    return true;
-  } catch (err) {
-    if (isConflict(err)) return false;
-    throw err;
-  }
-}
 
 async function ignoreNotFound(p: Promise<unknown>): Promise<void> {
   try {
@@ -232,7 +228,7 @@ export class ExecutionReconciler {
     // Read from the API, not the cache: a stale status would redo work the last reconcile did.
     const ex = await this.getExecution(ns, name);
     if (ex === undefined) {
-      await this.removeOrphanPods(ns, name);
+      await this.removeOrphanPods(ns, name, 0);
       await this.opts.credentials?.release(ns, name);
       return {};
     }
@@ -240,9 +236,9 @@ export class ExecutionReconciler {
     // Events a previous controller staged for a status write it made but did not publish go first.
     await this.opts.events?.recover(ex);
     if (isTerminal(ex.status?.phase)) {
-      await this.removeOrphanPods(ns, name);
+      const kept = await this.removeOrphanPods(ns, name);
       await this.opts.credentials?.release(ns, name, ex.metadata.uid);
-      return {};
+      return kept === undefined ? {} : { requeueAfterMs: Math.max(50, kept - this.now() + 50) };
     }
     return ex.spec.parent !== undefined ? this.reconcileJudge(ex) : this.reconcileRun(ex);
   }
@@ -268,7 +264,7 @@ export class ExecutionReconciler {
     }
     const ctx: EngineContext = { execution: ex, agent, judges };
     const iteration = ex.status?.iteration;
-    const stored = iteration === undefined ? undefined : await this.readWorkerResult(ns, workerName(ex.metadata.name, iteration));
+    const stored = iteration === undefined ? undefined : await readWorkerResult(this.core, ns, workerName(ex.metadata.name, iteration));
     const outcomes = new Map<string, JudgeOutcome | null>();
     for (const ref of ex.status?.children ?? []) {
       // Tool-judge children are the gate's to wait on, not the outer loop's.
@@ -354,8 +350,8 @@ export class ExecutionReconciler {
     const podName = workloadPodName(worker);
     const pod = this.pods.get(podName, ns(ex));
     if (state.worker !== undefined) {
-      // Its result is kept: a pod left over (the controller stopped before deleting it) goes.
-      if (pod !== undefined) await ignoreNotFound(this.core.deleteNamespacedPod({ name: podName, namespace: ns(ex), gracePeriodSeconds: 0 }));
+      // Its result is kept: the pod goes once its retention has passed.
+      if (pod !== undefined) await this.retire(pod);
       return;
     }
     if (record.phase !== "Running") return;
@@ -371,9 +367,9 @@ export class ExecutionReconciler {
     const out = end.stuck !== undefined ? `pod ${podName} cannot start: ${end.stuck}` : await this.podLog(ns(ex), podName);
     const w: WorkerObservation = { iteration: record.number, exitCode: end.exitCode, stdout: out, stderr: end.stuck ?? "", timedOut: end.timedOut, cancelled: false };
     // Kept before the pod goes: its log goes with it.
-    await createOrAdopt(() => this.core.createNamespacedConfigMap({ namespace: ns(ex), body: resultConfigMap(ex, worker, w) }));
+    await storeWorkerResult(this.core, ns(ex), resultConfigMaps(ex, worker, w));
     observeWorker(state, w);
-    await ignoreNotFound(this.core.deleteNamespacedPod({ name: podName, namespace: ns(ex), gracePeriodSeconds: 0 }));
+    await this.retire(pod);
   }
 
   private async spawnJudge(ctx: EngineContext, state: EngineState, c: JudgeChildRequest): Promise<void> {
@@ -386,10 +382,7 @@ export class ExecutionReconciler {
       output: state.worker?.stdout ?? "",
       workerMounts: workspaceMounts(ex.metadata.name, ctx.agent, true),
     });
-    const created = await createOrAdopt(() =>
-      this.api.createNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: ns(ex), plural: PLURAL, body }),
-    );
-    if (created) this.counts.childrenCreated++;
+    if (await createJudgeChild({ core: this.core, custom: this.api }, body)) this.counts.childrenCreated++;
   }
 
   /** Stops the worker pod or a judge child (its status says why; its pod is deleted). */
@@ -403,7 +396,8 @@ export class ExecutionReconciler {
         if (!isConflict(err)) throw err;
       });
     }
-    await ignoreNotFound(this.core.deleteNamespacedPod({ name: workloadPodName(name), namespace, gracePeriodSeconds: 0 }));
+    const pod = this.pods.get(workloadPodName(name), namespace);
+    await (pod !== undefined ? this.retire(pod) : ignoreNotFound(this.core.deleteNamespacedPod({ name: workloadPodName(name), namespace, gracePeriodSeconds: 0 })));
   }
 
   /** A worker pod with its Execution's NATS credential mounted, when the controller mints them. */
@@ -452,7 +446,9 @@ export class ExecutionReconciler {
     const namespace = ns(child);
     const finish = async (outcome: JudgeOutcome, raw?: JudgeRawOutput) => {
       await this.writeStatus(child, judgeStatus(child.status, outcome, new Date(this.now()), raw));
-      await ignoreNotFound(this.core.deleteNamespacedPod({ name: workloadPodName(child.metadata.name), namespace, gracePeriodSeconds: 0 }));
+      // An ended pod stays for its retention (the terminal child's reconciles delete it then); a running one goes now.
+      const pod = this.pods.get(workloadPodName(child.metadata.name), namespace);
+      if (pod !== undefined) await this.retire(pod);
       return {};
     };
     const spawnError = child.metadata.annotations?.[SPAWN_ERROR_ANNOTATION];
@@ -562,15 +558,6 @@ export class ExecutionReconciler {
     }
   }
 
-  private async readWorkerResult(namespace: string, worker: string): Promise<WorkerObservation | undefined> {
-    try {
-      return workerResultOf(await this.core.readNamespacedConfigMap({ name: resultName(worker), namespace }));
-    } catch (err) {
-      if (isNotFound(err)) return undefined;
-      throw err;
-    }
-  }
-
   /** A validator's file: workspace files through a read-only reader pod, image files through the agent's image. */
   private async readOne(ex: Execution, agent: Agent, f: FileRequest): Promise<FileContent> {
     const runtime = new KubernetesRuntime({
@@ -605,13 +592,27 @@ export class ExecutionReconciler {
     }
   }
 
-  /** Deletes reconciler pods controlled by an Execution that is gone or finished. */
-  private async removeOrphanPods(namespace: string, execution: string): Promise<void> {
+  /**
+   * Deletes the reconciler pods controlled by an Execution that is gone or finished, except
+   * ended ones within their retention; returns when the first kept one expires.
+   */
+  private async removeOrphanPods(namespace: string, execution: string, retentionSeconds?: number): Promise<number | undefined> {
+    let next: number | undefined;
     for (const pod of this.pods.list(namespace === "" ? undefined : namespace)) {
       if (controllingExecution(pod) !== execution) continue;
-      const name = pod.metadata?.name;
-      if (name !== undefined) await ignoreNotFound(this.core.deleteNamespacedPod({ name, namespace, gracePeriodSeconds: 0 }));
+      const until = await this.retire(pod, retentionSeconds);
+      if (until !== undefined) next = Math.min(next ?? until, until);
     }
+    return next;
+  }
+
+  /** Deletes a pod gavel no longer needs, unless it ended within its retention: then returns until when it is kept. */
+  private async retire(pod: k8s.V1Pod, retentionSeconds = this.opts.podRetentionSeconds ?? DEFAULT_POD_RETENTION_SECONDS): Promise<number | undefined> {
+    const until = keepPodUntil(pod, retentionSeconds, this.now());
+    const name = pod.metadata?.name;
+    if (until !== undefined || name === undefined) return until;
+    await ignoreNotFound(this.core.deleteNamespacedPod({ name, namespace: pod.metadata?.namespace ?? "default", gracePeriodSeconds: 0 }));
+    return undefined;
   }
 
   private async agentMissing(ex: Execution): Promise<{ requeueAfterMs?: number }> {

@@ -2,7 +2,7 @@
 // workload of that image, no mounts, no network. Both drivers (local mode and the
 // Kubernetes controller) read image files through here.
 import type { FileContent } from "../engine/validators/outcome.js";
-import type { WorkloadRuntime } from "./workload.js";
+import { OUTPUT_CAP_BYTES, type WorkloadRuntime } from "./workload.js";
 
 /** Exit code of the reader when the file does not exist. */
 const MISSING = 3;
@@ -34,7 +34,7 @@ export async function readFileFromImage(runtime: WorkloadRuntime, req: ImageFile
   if (r.exitCode !== 0 || r.timedOut || r.truncated) {
     // Pod logs carry stderr in stdout, so the tail of whichever has text explains the exit.
     const tail = (r.stderr.trim() || r.stdout.trim()).slice(-300);
-    const why = r.timedOut ? "the reader timed out" : r.truncated ? "file larger than 1 MiB" : `exit ${r.exitCode}: ${tail}`;
+    const why = r.timedOut ? "the reader timed out" : r.truncated ? `file larger than ${OUTPUT_CAP_BYTES} bytes` : `exit ${r.exitCode}: ${tail}`;
     return { ok: false, reason: "unreadable", detail: `${why} (gavel reads files from the agent's image with sh and cat)` };
   }
   return { ok: true, content: r.stdout };

@@ -83,6 +83,10 @@ export interface WorkloadRuntime {
   close(): Promise<void>;
 }
 
-/** Output cap per stream; longer output is cut and marked. */
-export const OUTPUT_CAP_BYTES = 1024 * 1024;
-export const TRUNCATION_MARKER = "\n[gavel: output truncated at 1 MiB]\n";
+/**
+ * Output cap per stream; longer output is cut and marked. As large as the largest judge
+ * payload (8 MiB, children/workloads.ts MAX_PAYLOAD_BYTES), so a worker's whole output can
+ * reach its judges.
+ */
+export const OUTPUT_CAP_BYTES = 8 * 1024 * 1024;
+export const TRUNCATION_MARKER = "\n[gavel: output truncated at 8 MiB]\n";

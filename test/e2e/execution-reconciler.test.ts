@@ -161,10 +161,10 @@ spec:
       }
       expect(events.items.find((e) => e.reason === "ExecutionPhase" && e.message?.includes("Succeeded"))?.type).toBe("Normal");
 
-      // And kubectl shows the tree (PARENT column), and no pod of the run is left
+      // And kubectl shows the tree (PARENT column), and no pod of the run still runs (ended ones are kept for their logs)
       const table = await cluster.kubectl(["get", "ex", "-n", ns]);
       expect(table.stdout).toMatch(/quick-i1-v1-rule-judge\s+rule-judge\s+Succeeded\s+.*quick/);
-      await runs.noPodsOf("quick");
+      await runs.podsEnded("quick");
     });
 
     it("Given the examples/kubernetes worker whose first attempt has a bug, the command judge's feedback makes iteration 2 pass", async () => {
@@ -208,7 +208,7 @@ spec:
         expect(child?.status?.phase).toBe("Succeeded");
         expect(child?.status?.verdict?.score).toBeLessThan(1);
       }
-      await runs.noPodsOf("doomed");
+      await runs.podsEnded("doomed");
     });
 
     it("Given a running Execution is deleted, its pods, claims and children are gone", async () => {
@@ -253,7 +253,7 @@ spec:
       expect(ex.status?.phase).toBe("TimedOut");
       expect(ex.status?.message).toMatch(/deadline of 8s/);
       expect(Date.parse(ex.status?.completionTime ?? "") - Date.parse(ex.status?.startTime ?? "")).toBeGreaterThanOrEqual(8000);
-      await runs.noPodsOf("late");
+      await runs.podsEnded("late");
     });
 
     it("Given a judge whose image cannot start, the child ends Failed with the reason and the parent fails its validator", async () => {
@@ -313,7 +313,7 @@ spec:
       expect(ex.status?.children?.map((c) => [c.name, c.phase])).toEqual([["rejudge-i1-v1-rule-judge", "Succeeded"]]);
       expect((await get("rejudge-i1-v1-rule-judge"))?.status?.verdict?.score).toBe(1);
       expect((await readFile(join(await runs.workspace("rejudge"), "runs.log"), "utf8")).trim().split("\n")).toHaveLength(1);
-      await runs.noPodsOf("rejudge");
+      await runs.podsEnded("rejudge");
     });
   });
 

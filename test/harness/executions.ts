@@ -22,6 +22,8 @@ export interface Executions {
   podsOf(execution: string): Promise<string[]>;
   /** Waits until none of the Execution's pods is left. */
   noPodsOf(execution: string, timeoutMs?: number): Promise<void>;
+  /** Waits until none of the Execution's pods runs or waits to run (ended ones are kept for the controller's pod retention). */
+  podsEnded(execution: string, timeoutMs?: number): Promise<void>;
   /** The node directory behind the Execution's claim for `volume` (local-path-provisioner's hostPath). */
   workspace(execution: string, volume?: string): Promise<string>;
 }
@@ -36,12 +38,11 @@ export function executionsIn(cluster: Cluster, namespace: string, diagnostics: (
       return undefined;
     }
   };
-  const podsOf = async (execution: string): Promise<string[]> => {
+  const podObjectsOf = async (execution: string): Promise<k8s.V1Pod[]> => {
     const list = await core.listNamespacedPod({ namespace });
-    return list.items
-      .filter((p) => (p.metadata?.ownerReferences ?? []).some((o) => o.kind === "Execution" && (o.name === execution || o.name.startsWith(`${execution}-i`))))
-      .map((p) => p.metadata?.name ?? "");
+    return list.items.filter((p) => (p.metadata?.ownerReferences ?? []).some((o) => o.kind === "Execution" && (o.name === execution || o.name.startsWith(`${execution}-i`))));
   };
+  const podsOf = async (execution: string): Promise<string[]> => (await podObjectsOf(execution)).map((p) => p.metadata?.name ?? "");
   return {
     namespace,
     get,
@@ -61,6 +62,10 @@ export function executionsIn(cluster: Cluster, namespace: string, diagnostics: (
     },
     async noPodsOf(execution, timeoutMs = 30_000) {
       await eventually(async () => ((await podsOf(execution)).length === 0 ? true : undefined), timeoutMs, `${execution}'s pods to be gone`);
+    },
+    async podsEnded(execution, timeoutMs = 30_000) {
+      const ended = (p: k8s.V1Pod) => p.status?.phase === "Succeeded" || p.status?.phase === "Failed";
+      await eventually(async () => ((await podObjectsOf(execution)).every(ended) ? true : undefined), timeoutMs, `${execution}'s pods to have ended`);
     },
     async workspace(execution, volume = "workspace") {
       const claim = await core.readNamespacedPersistentVolumeClaim({ name: `${execution}-${volume}`, namespace });

@@ -63,9 +63,9 @@ describe("DockerRuntime (real dockerd)", () => {
     expect(JSON.parse(r.stdout)).toEqual({ s: '{"task":"t"}', env: "payload" });
   });
 
-  it("caps each stream at 1 MiB with the marker", async () => {
+  it("caps each stream at 8 MiB with the marker", async () => {
     const r = await (
-      await runtime.start(node("flood", "const b=Buffer.alloc(64*1024,'x');for(let i=0;i<40;i++)process.stdout.write(b);process.stderr.write('small')"))
+      await runtime.start(node("flood", "const b=Buffer.alloc(64*1024,'x');for(let i=0;i<160;i++)process.stdout.write(b);process.stderr.write('small')"))
     ).wait();
     expect(r.exitCode).toBe(0);
     expect(r.truncated).toBe(true);

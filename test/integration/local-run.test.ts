@@ -1,6 +1,7 @@
 // Local mode on the real Docker engine: the outer loop with real worker and judge containers.
 // Each validator type fails in iteration 1 and passes in iteration 2 (refined by feedback);
 // judges that time out, crash, print garbage or try to write the workspace are rejected.
+import { createHash } from "node:crypto";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -185,6 +186,19 @@ describe("local mode on Docker", () => {
       ["i1-v0-grader", 0.2],
       ["i2-v0-grader", 0.9],
     ]);
+  });
+
+  it("a 4 MiB worker output reaches its judge intact on stdin (SHA-256 checked inside the judge), as on the cluster (e2e judge-payloads)", async () => {
+    const line = `é→${"x".repeat(58)}\n`;
+    const output = line.repeat(65536);
+    const sha = createHash("sha256").update(output).digest("hex");
+    const r = await runScripted(
+      worker([{ type: "semantic", judge_agent: "hasher", min_score: 1, criteria: verdict(`require("crypto").createHash("sha256").update(p.content).digest("hex") === "${sha}" ? 1 : 0`, '"bytes: " + Buffer.byteLength(p.content)') }], 1),
+      `process.stdout.write(${JSON.stringify(line)}.repeat(65536));`,
+      [judge("hasher")],
+    );
+    expect(r.execution.status?.phase, JSON.stringify(r.children[0]?.status?.verdict)).toBe("Succeeded");
+    expect(r.children[0]?.status?.verdict?.reasoning).toBe(`bytes: ${4 * 1024 * 1024}`);
   });
 
   it("multi_judge: three judges in parallel under each consensus mode", async () => {

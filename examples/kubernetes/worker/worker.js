@@ -1,7 +1,9 @@
 // The example worker of examples/kubernetes: like examples/refine-once it writes sum.js (with
 // a bug on the first attempt, fixed once the judges' feedback names it), its tests and a
 // report. The Execution's spec.input tunes it: {"sleep_seconds": N} waits first (to watch a
-// run, or stop it), {"exit_code": N} exits with N. Each run appends a line to runs.log.
+// run, or stop it), {"exit_code": N} exits with N, {"output_bytes": N} prints N bytes of
+// filler (64-byte lines with multi-byte characters) before its report, for tests of large
+// outputs reaching the judges. Each run appends a line to runs.log.
 const fs = require("node:fs");
 const path = require("node:path");
 
@@ -36,6 +38,8 @@ setTimeout(() => {
   const report = { status: "success", iteration, files: ["sum.js", "sum.test.js"], used_feedback: fixing };
   fs.writeFileSync(path.join(workspace, "report.json"), JSON.stringify(report, null, 2));
   if (feedback !== "") console.log(`iteration ${iteration}: read feedback (${feedback.split("\n")[0]}); fixing sum.js`);
+  const filler = Math.max(0, Math.floor(Number(input.output_bytes || 0) / 64));
+  if (filler > 0) process.stdout.write(`é→${"x".repeat(58)}\n`.repeat(filler));
   console.log(JSON.stringify(report));
   process.exitCode = Number.isInteger(input.exit_code) ? input.exit_code : 0;
 }, sleepMs);
