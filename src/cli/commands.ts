@@ -18,6 +18,7 @@ export const commands: CommandEntry[] = [
   { name: "get", summary: "list Executions, Agents or GuardPolicies (kubectl's -n, -A, -l, -o, --watch)", load: async () => (await import("./get.js")).getCommand },
   { name: "describe", summary: "show one Execution's tree: iterations, validators, judges' verdicts, tool calls, conditions, events", load: async () => (await import("./describe.js")).describeCommand },
   { name: "logs", summary: "print a worker's or a judge's output (--iteration N, --judge NAME, -f)", load: async () => (await import("./logs.js")).logsCommand },
+  { name: "ui", summary: "serve a live web view of a namespace's Executions (read-only; trees, score bars, judges, tool calls)", load: async () => (await import("./ui.js")).uiCommand },
   { name: "events", summary: "print the event stream of a namespace or an execution tree", load: async () => (await import("./events.js")).eventsCommand },
   { name: "run", summary: "run one Execution locally on Docker (live tree, exit 0 only on Succeeded)", load: async () => (await import("./run.js")).runCommand },
   { name: "validate", summary: "check Agent, Execution and GuardPolicy manifests offline (schemas, rules, judge references)", load: async () => (await import("./validate.js")).validateCommand },

@@ -18,6 +18,7 @@ const FLAGS: Record<string, string[]> = {
   get: ["-n=", "--namespace=", "-A", "--all-namespaces", "-l=", "--selector=", "-o=", "--output=", "-w", "--watch", "--no-headers", "--kubeconfig=", "--context="],
   describe: ["-n=", "--namespace=", "--kubeconfig=", "--context="],
   logs: ["-n=", "--namespace=", "--iteration=", "--judge=", "-f", "--follow", "--kubeconfig=", "--context="],
+  ui: ["-n=", "--namespace=", "--addr=", "--nats=", "--nats-creds=", "--kubeconfig=", "--context="],
 };
 
 /** Object names completion may look up; injected so the rules are tested without a cluster. */

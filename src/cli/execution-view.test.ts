@@ -2,71 +2,10 @@
 // validators against their thresholds, pending ones of a running iteration, judge verdicts
 // and rejections, tool-call judges; never spec.input. And describe's text of that tree.
 import { describe, expect, it } from "vitest";
-import type { Agent, Execution } from "../api/types.js";
+import type { Execution } from "../api/types.js";
+import { agent, children, execution, parent, ref, SECRET } from "../../test/fixtures/execution-tree.js";
 import { rawTail, renderExecution } from "./describe.js";
 import { buildExecutionView, treeOrder } from "./execution-view.js";
-
-const SECRET = "sk-do-not-show-0123456789";
-
-const agent: Agent = {
-  apiVersion: "100monkeys.ai/v1",
-  kind: "Agent",
-  metadata: { name: "writer", namespace: "team" },
-  spec: {
-    execution: {
-      mode: "iterative",
-      max_iterations: 3,
-      validation: [
-        { type: "exit_code" },
-        { type: "semantic", judge_agent: "checker", min_score: 0.8, min_confidence: 0.5 },
-        { type: "regex", pattern: "ok" },
-      ],
-      tool_validation: [{ type: "semantic", judge_agent: "gatekeeper" }],
-    },
-  },
-};
-
-function execution(name: string, status: Execution["status"], parent?: Execution["spec"]["parent"], agentName = "writer"): Execution {
-  return {
-    apiVersion: "100monkeys.ai/v1",
-    kind: "Execution",
-    metadata: { name, namespace: "team", creationTimestamp: "2026-01-01T00:00:00Z" },
-    spec: { agentRef: { name: agentName }, input: { token: SECRET }, ...(parent !== undefined ? { parent } : {}) },
-    ...(status !== undefined ? { status } : {}),
-  };
-}
-
-const parent = execution("run", {
-  phase: "Running",
-  iteration: 2,
-  startTime: "2026-01-01T00:00:01Z",
-  iterations: [
-    {
-      number: 1,
-      phase: "Refining",
-      exitCode: 0,
-      validators: [
-        { index: 0, type: "exit_code", passed: true, score: 1, confidence: 1, reasoning: "exit 0" },
-        { index: 1, type: "semantic", passed: false, score: 0.4, confidence: 0.9, reasoning: "sum subtracts", children: ["run-i1-v1-checker"] },
-      ],
-    },
-    { number: 2, phase: "Validating", exitCode: 0, feedback: "sum subtracts", validators: [{ index: 0, type: "exit_code", passed: true, score: 1, confidence: 1, reasoning: "exit 0" }] },
-  ],
-  children: [
-    { name: "run-i1-v1-checker", purpose: "validation", iteration: 1, validatorIndex: 1, judge: "checker", phase: "Succeeded" },
-    { name: "run-i2-v1-checker", purpose: "validation", iteration: 2, validatorIndex: 1, judge: "checker", phase: "Running" },
-    { name: "run-t-abc-gatekeeper", purpose: "tool_validation", iteration: 2, validatorIndex: 0, judge: "gatekeeper", toolCallId: "call-abc" },
-  ],
-});
-
-const ref = (iteration: number, validatorIndex: number, purpose: "validation" | "tool_validation" = "validation") => ({ name: "run", uid: "u", purpose, iteration, validatorIndex, depth: 1 });
-
-const children: Execution[] = [
-  execution("run-i1-v1-checker", { phase: "Succeeded", verdict: { score: 0.4, confidence: 0.9, reasoning: "sum subtracts" }, score: 0.4, message: "verdict parsed from the judge's output" }, ref(1, 1), "checker"),
-  execution("run-i2-v1-checker", { phase: "Running", startTime: "2026-01-01T00:01:00Z" }, ref(2, 1), "checker"),
-  execution("run-t-abc-gatekeeper", { phase: "Failed", rejection: "malformed_output", message: "no JSON object in the output" }, { ...ref(2, 0, "tool_validation"), toolCallId: "call-abc" }, "gatekeeper"),
-  execution("other", { phase: "Succeeded" }),
-];
 
 describe("buildExecutionView", () => {
   const view = buildExecutionView(parent, children, agent);

@@ -61,6 +61,12 @@ export class EventStream {
     return new EventStream(nc);
   }
 
+  /** Connects to the stream as it is, for readers: changes nothing; fails when it does not exist. */
+  static async existing(nc: NatsConnection): Promise<EventStream> {
+    await (await jetstreamManager(nc)).streams.info(EVENT_STREAM);
+    return new EventStream(nc);
+  }
+
   /** Builds an event with a fresh id and the current time. */
   static event(fields: Omit<GavelEvent, "id" | "time"> & { id?: string; time?: string }): GavelEvent {
     return { id: fields.id ?? randomUUID(), time: fields.time ?? new Date().toISOString(), ...fields };
@@ -75,13 +81,14 @@ export class EventStream {
 
   /**
    * Reads the events of a namespace or an execution tree in order, from the start (or a
-   * sequence), then follows new ones until the signal aborts or `untilIdleMs` passes
-   * with nothing new.
+   * sequence, or only those published from now on with `onlyNew`), then follows new ones
+   * until the signal aborts or `untilIdleMs` passes with nothing new.
    */
   async *read(filter: {
     namespace?: string;
     root?: string;
     fromSequence?: number;
+    onlyNew?: boolean;
     untilIdleMs?: number;
     signal?: AbortSignal;
   }): AsyncGenerator<GavelEvent & { seq: number }> {
@@ -90,7 +97,7 @@ export class EventStream {
       filter_subjects: eventFilter(filter.namespace, filter.root),
       ...(filter.fromSequence !== undefined
         ? { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: filter.fromSequence }
-        : { deliver_policy: DeliverPolicy.All }),
+        : { deliver_policy: filter.onlyNew === true ? DeliverPolicy.New : DeliverPolicy.All }),
     });
     const messages = await consumer.consume({ idle_heartbeat: 1000 });
     let idle: NodeJS.Timeout | undefined;

@@ -3,7 +3,7 @@
 // run's tree is written as the controller writes it (Execution status, a judge child, the
 // worker's stored result, an Event), then read back through the CLI. Pods are the e2e tier's business (test/e2e/inspect.test.ts).
 import { spawn } from "node:child_process";
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import * as k8s from "@kubernetes/client-node";
@@ -14,6 +14,7 @@ import { gavel as runGavel } from "../harness/cli.js";
 import { eventually } from "../harness/cluster.js";
 import { startControlPlane, type ControlPlane } from "../harness/control-plane.js";
 import { REPO_DIR } from "../harness/paths.js";
+import { viewerKubeconfig } from "../harness/viewer.js";
 
 const SECRET = "sk-never-shown-4242";
 const GAVEL = join(REPO_DIR, "bin", "gavel");
@@ -108,38 +109,8 @@ describe("gavel get / describe / logs (real kube-apiserver, viewer credentials)"
     });
 
     // A viewer: get, list and watch only. Every command below runs with its token.
-    const rbac = await cp.kubectl(["apply", "-n", ns, "-f", "-"], {
-      stdin: `apiVersion: v1
-kind: ServiceAccount
-metadata: {name: viewer}
----
-apiVersion: rbac.authorization.k8s.io/v1
-kind: Role
-metadata: {name: gavel-viewer}
-rules:
-  - {apiGroups: ["100monkeys.ai"], resources: [executions, agents, guardpolicies], verbs: [get, list, watch]}
-  - {apiGroups: [""], resources: [pods, pods/log, configmaps, events], verbs: [get, list, watch]}
----
-apiVersion: rbac.authorization.k8s.io/v1
-kind: RoleBinding
-metadata: {name: viewer}
-roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: gavel-viewer}
-subjects: [{kind: ServiceAccount, name: viewer}]
-`,
-    });
-    expect(rbac.code, rbac.stderr).toBe(0);
-    const token = await eventually(async () => (await core.createNamespacedServiceAccountToken({ name: "viewer", namespace: ns, body: { spec: { audiences: [], expirationSeconds: 3600 } } })).status?.token, 20_000, "a viewer token");
-    const cluster = cp.kc.getCurrentCluster();
     dir = await mkdtemp(join(tmpdir(), "gavel-cli-inspect-"));
-    viewerConfig = join(dir, "viewer.kubeconfig");
-    const viewer = new k8s.KubeConfig();
-    viewer.loadFromOptions({
-      clusters: [{ name: "test", server: cluster?.server ?? "", caData: cluster?.caData, caFile: cluster?.caFile, skipTLSVerify: false }],
-      users: [{ name: "viewer", token }],
-      contexts: [{ name: "viewer", cluster: "test", user: "viewer", namespace: ns }],
-      currentContext: "viewer",
-    });
-    await writeFile(viewerConfig, viewer.exportConfig(), { mode: 0o600 });
+    viewerConfig = await viewerKubeconfig(cp, ns, dir);
     env = { KUBECONFIG: viewerConfig };
   }, 180_000);
 
