@@ -32,7 +32,7 @@ describe("gavel guard check", () => {
   it("denies with the check and reason (exit 1)", async () => {
     expect(await check(...base, "--tool", "fs.read", "--args", '{"path":"~/.ssh/id_rsa"}')).toMatchObject({
       code: 1,
-      out: { approved: false, blocked_by: "guard", check: "destructive_pattern", reason: String.raw`destructive_pattern: (^|/)\.ssh(/|$)` },
+      out: { approved: false, blocked_by: "guard", check: "destructive_pattern", reason: "secrets: reads files: a secret file [path]" },
     });
     expect((await check(...base, "--tool", "legacy.exec", "--args", "{}")).out).toMatchObject({ check: "revocation", reason: "tool_revoked: replaced by cmd.run" });
     expect((await check(...base, "--tool", "net.fetch", "--args", "{}")).out).toMatchObject({ reason: "capability_boundary: missing tool:net.fetch" });

@@ -66,8 +66,8 @@ describe("examples/guarded-tools: the inner loop in local mode (real Docker, rea
     // One event line per decision (stderr carries progress with --output json), in order.
     const decisions = r.stderr.split("\n").filter((l) => /^iteration 1 tool call \d+ \S+ (allowed|blocked)/.test(l));
     expect(decisions).toHaveLength(7);
-    expect(decisions[0]).toMatch(/^iteration 1 tool call 1 cmd\.run blocked by guard \(destructive_pattern\): destructive_pattern: .*\\\.ssh/);
-    expect(decisions[1]).toMatch(/^iteration 1 tool call 2 cmd\.run blocked by guard \(destructive_pattern\): destructive_pattern: rm/);
+    expect(decisions[0]).toMatch(/^iteration 1 tool call 1 cmd\.run blocked by guard \(destructive_pattern\): secrets: reads files: a secret file \[command\]$/);
+    expect(decisions[1]).toMatch(/^iteration 1 tool call 2 cmd\.run blocked by guard \(destructive_pattern\): destruction: deletes recursively: a system directory \[command\]$/);
     expect(decisions[2]).toMatch(/^iteration 1 tool call 3 http\.post blocked by guard \(capability\): capability_boundary: missing tool:http\.post$/);
     expect(decisions[3]).toMatch(/^iteration 1 tool call 4 fs\.write blocked by guard \(sequence_contract\): sequence_contract: read-before-overwrite$/);
     expect(decisions[4]).toBe("iteration 1 tool call 5 cmd.run allowed: rule-judge: passed");

@@ -7,6 +7,7 @@ import { expandHome, forEachPathToken, normalisePath, PATH_SPLIT_RE } from "./pa
 import { analyseShell } from "./shell/interpreter.js";
 import { globTargets } from "./shell/glob.js";
 import { shellQuote } from "./shell/quoting.js";
+import type { CommandLog } from "./shell/records.js";
 import { shellNormalise } from "./shell-normalise.js";
 import { charFlags, F_ENCODED, F_GLOB, F_NONWORD, F_SHELL, F_SPACE, F_TILDE, F_UPPER, hasShellSyntax } from "./text-flags.js";
 
@@ -38,6 +39,8 @@ export interface CallViews {
    * computed command name, `eval`/`sh -c` of a computed string, a shell reading computed input.
    */
   unresolved?: string;
+  /** The commands read from each command field (what the effect model reads), with the field's key. */
+  commands: { key: string; log: CommandLog }[];
 }
 
 /** Argument fields a shell-capable tool runs as a command line (vaglio reads `command` or `cmd`). */
@@ -53,14 +56,15 @@ export function callViews(args: JsonValue, options: ViewOptions, shellTool: bool
   const ctx: Ctx = { home: options.home ?? "/root", cwd: options.cwd ?? "/workspace", seen: new Seen(), out: [], lineFlags: 0 };
   walk(args, ctx, 0);
   let unresolved: string | undefined;
+  const commands: CallViews["commands"] = [];
   if (args !== null && typeof args === "object" && !Array.isArray(args)) {
     const cwd = commandDirectory(args, ctx.cwd);
-    for (const { line } of commandFields(args)) {
-      const why = shellLine(line, cwd, ctx);
+    for (const { key, line } of commandFields(args)) {
+      const why = shellLine(line, cwd, ctx, (log) => commands.push({ key, log }));
       if (shellTool) unresolved ??= why;
     }
   }
-  return unresolved === undefined ? { views: ctx.out } : { views: ctx.out, unresolved };
+  return unresolved === undefined ? { views: ctx.out, commands } : { views: ctx.out, unresolved, commands };
 }
 
 /** The command lines of a call's command fields (an argv array quoted word by word), with their keys. */
@@ -89,13 +93,18 @@ export function commandDirectory(args: JsonObject, fallback: string): string {
  * Views a command line as the shell would run it (shell/interpreter.ts): each expanded line, with its
  * paths resolved against the command's directory. Returns what could not be resolved, if anything.
  */
-function shellLine(line: string, cwd: string, ctx: Ctx): string | undefined {
+function shellLine(line: string, cwd: string, ctx: Ctx, onLog: (log: CommandLog) => void): string | undefined {
   const decoded = deobfuscate(line);
   let unresolved: string | undefined;
   for (const text of decoded === line ? [line] : [line, decoded]) {
     const flags = charFlags(text);
-    if ((flags & (F_SHELL | F_GLOB | F_TILDE)) === 0 && cwd === ctx.cwd) continue;
+    if ((flags & (F_SHELL | F_GLOB | F_TILDE)) === 0 && cwd === ctx.cwd) {
+      // Plain words: nothing to view beyond the text, but the effect model reads its command.
+      onLog(analyseShell(text, { home: ctx.home, cwd }).log);
+      continue;
+    }
     const analysis = analyseShell(text, { home: ctx.home, cwd });
+    onLog(analysis.log);
     unresolved ??= analysis.unresolved;
     const saved = ctx.cwd;
     ctx.cwd = cwd;

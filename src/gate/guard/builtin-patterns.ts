@@ -40,7 +40,9 @@ export const DESTRUCTIVE_PATTERNS: readonly BuiltinPattern[] = [
 
 /** Forbidden paths, searched in every normalised path token (and every whole value). */
 export const FORBIDDEN_PATHS: readonly BuiltinPattern[] = [
-  { pattern: String.raw`(^|/)\.ssh(/|$)`, source: "vaglio", why: "ssh keys" },
+  // vaglio's `(^|/)\.ssh(/|$)` also blocks listing the directory and reading a public key
+  // (`~/.ssh`, `id_rsa.pub`); gavel forbids what is in it except `*.pub` files.
+  { pattern: String.raw`(^|/)\.ssh/(.*[^b]|.*[^u]b|.*[^p]ub|.*[^.]pub|b|ub|pub)$`, source: "vaglio", why: "ssh keys (not the .pub half)" },
   { pattern: String.raw`^/etc/(passwd|shadow|sudoers)`, source: "vaglio", why: "accounts" },
   { pattern: String.raw`^/etc/ssh(/|$)`, source: "vaglio", why: "ssh server keys" },
   { pattern: String.raw`^/root(/|$)`, source: "vaglio", why: "root's home" },

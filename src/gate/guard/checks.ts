@@ -4,6 +4,7 @@ import type { GuardDecision } from "../../api/protocol.js";
 import type { JsonObject } from "../../api/types.js";
 import { callViews, NestingTooDeep, type CallViews } from "./argument-views.js";
 import type { GuardContext } from "./context.js";
+import { callFindings } from "./effects/read-call.js";
 import type { Candidates } from "./pattern-set.js";
 import type { EnforcementAction } from "./policy.js";
 
@@ -22,6 +23,8 @@ export class CallState {
   /** Would-be denials of rules in `warn` mode, and of rules in `dryrun` mode (their reasons). */
   warnings: string[] | undefined;
   dryrun: string[] | undefined;
+  /** Threat classes the policy flags rather than denies, found in this call (their reasons). */
+  flags: string[] | undefined;
   constructor(
     readonly call: GuardCall,
     readonly ctx: GuardContext,
@@ -118,7 +121,10 @@ export const capability: Check = (state) => {
   return undefined;
 };
 
-/** 4. Destructive patterns and forbidden paths over every argument view. */
+/**
+ * 4. Threat classes (the effect model: what the call's commands do), then destructive patterns
+ * and forbidden paths over every argument view.
+ */
 export const destructivePattern: Check = (state) => {
   const set = state.ctx.policy.destructive;
   let views: string[];
@@ -128,6 +134,8 @@ export const destructivePattern: Check = (state) => {
     if (err instanceof NestingTooDeep) return { approved: false, check: "destructive_pattern", reason: `destructive_pattern: ${err.message}` };
     throw err;
   }
+  const threat = threatClasses(state);
+  if (threat !== undefined) return threat;
   // Patterns in warn or dryrun mode are noted whatever else matches: they measure the pattern.
   const watch = state.ctx.policy.destructiveWatch;
   for (const w of watch.allMatches(views, state.viewCandidates[2])) {
@@ -142,6 +150,19 @@ export const destructivePattern: Check = (state) => {
   if (unresolved !== undefined) return { approved: false, check: "destructive_pattern", reason: `destructive_pattern: unresolved shell (${unresolved})` };
   return undefined;
 };
+
+/** The first finding of a class the policy denies; findings of flagged classes are noted in state.flags. */
+function threatClasses(state: CallState): Denial | undefined {
+  const { call, ctx } = state;
+  const where = { home: ctx.views?.home ?? "/root", workspace: ctx.views?.cwd ?? "/workspace" };
+  const findings = callFindings(call.tool, call.args, state.callViews, where, isShellTool(call.tool, ctx));
+  for (const f of findings) {
+    const reason = `${f.class}: ${f.what} [${f.key}]`;
+    if (ctx.policy.threats[f.class] === "deny") return { approved: false, check: "destructive_pattern", reason };
+    if (!(state.flags ??= []).includes(reason)) state.flags.push(reason);
+  }
+  return undefined;
+}
 
 /** 5. Sequence contracts: `requires_prior` must have been allowed within the last `within_steps` steps. */
 export const sequenceContract: Check = (state) => {

@@ -1,8 +1,12 @@
-// Commands the guard reads by their bare name: a path prefix (`/bin/rm`) is dropped, and a
-// glob in command position (`/bin/r?`) is tried against them and their usual directories.
+// Names of commands by what they are (shells, interpreters) and where they live. The commands
+// the guard knows — whose path prefix is dropped and that a glob in command position is tried
+// against — are the effect model's table (effects/command-table.ts: KNOWN_COMMANDS).
 
-/** Commands whose path prefix is dropped and that a glob in command position is tested against. */
-export const DANGEROUS_COMMANDS: readonly string[] = ["rm", "dd", "mkfs", "chmod", "chown", "curl", "wget", "sh", "bash", "zsh", "dash", "ksh", "shred", "base64", "env", "sudo", "eval", "xargs", "python", "python3", "perl", "nc", "ncat", "socat"];
+/** Shells: `-c SCRIPT`, a script operand, or stdin is code. */
+export const SHELLS: ReadonlySet<string> = new Set(["sh", "bash", "zsh", "dash", "ksh", "ash", "mksh", "fish", "csh", "tcsh"]);
+
+/** Interpreters: a script operand, stdin, or their inline-code option is code. */
+export const INTERPRETERS: ReadonlySet<string> = new Set(["python", "python2", "python3", "perl", "ruby", "node", "nodejs", "php", "lua", "bun", "deno", "Rscript", "tclsh", "pwsh", "powershell", "osascript", "awk", "gawk"]);
 
 /** The directories a command name is usually found in. */
 export const BIN_DIRS: readonly string[] = ["/bin/", "/usr/bin/", "/sbin/", "/usr/sbin/", "/usr/local/bin/"];

@@ -57,8 +57,11 @@ describe("guard", () => {
   });
 
   it("4. destructive patterns: built-in tables and policy patterns over nested values and keys", () => {
-    expect(guard("cmd.run", { command: "rm -rf /" })).toMatchObject({ approved: false, check: "destructive_pattern", reason: String.raw`destructive_pattern: rm\s+-rf\s+/(\s|\*|$)` });
-    expect(guard("fs.read", { opts: { paths: ["/workspace/a", "~/.ssh/id_rsa"] } }).reason).toBe(String.raw`destructive_pattern: (^|/)\.ssh(/|$)`);
+    expect(guard("cmd.run", { command: "chmod 777 /workspace/out" })).toMatchObject({ approved: false, check: "destructive_pattern", reason: String.raw`destructive_pattern: chmod\s+777` });
+    // The effect model reads the command first and names its threat class and the key that carried it.
+    expect(guard("cmd.run", { command: "rm -rf /" })).toMatchObject({ approved: false, check: "destructive_pattern", reason: "destruction: deletes recursively: a system directory [command]" });
+    expect(guard("fs.read", { opts: { paths: ["/workspace/a", "~/.ssh/id_rsa"] } }).reason).toBe("secrets: reads files: a secret file [opts.paths[]]");
+    expect(guard("fs.list", { opts: { paths: ["/workspace/a", "/etc/ssh/sshd_config"] } }).reason).toBe(String.raw`destructive_pattern: ^/etc/ssh(/|$)`);
     expect(guard("fs.read", { "/etc/shadow": true }).check).toBe("destructive_pattern");
     expect(guard("db.query", { q: "drop table users" }).reason).toBe(String.raw`destructive_pattern: (?i)(DROP|TRUNCATE)\s+TABLE`);
     const c = ctx({ destructive_patterns: [{ pattern: String.raw`\bterraform\s+destroy\b` }], forbidden_paths: [{ pattern: "^/data/prod(/|$)" }] });

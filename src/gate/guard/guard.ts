@@ -17,6 +17,8 @@ export function runGuard(call: GuardCall, ctx: GuardContext): GuardDecision {
     if (decision !== undefined) break;
   }
   decision ??= adaptiveRules(state);
+  // Threat classes the policy flags: the call goes on, flagged.
+  if (state.flags !== undefined) decision.flags = [...state.flags, ...(decision.flags ?? [])];
   // What rules in warn or dryrun mode would have denied, up to the decision.
   if (state.warnings !== undefined) decision.warnings = state.warnings;
   if (state.dryrun !== undefined) decision.dryrun = state.dryrun;

@@ -3,6 +3,7 @@
 import type { KeyObject } from "node:crypto";
 import type { EnforcementAction, GuardPolicySpec } from "../../api/types.js";
 import { DESTRUCTIVE_PATTERNS, FORBIDDEN_PATHS } from "./builtin-patterns.js";
+import { threatActions, type ThreatActions } from "./effects/threat-policy.js";
 import { JointScan, PatternSet, PolicyError, type PatternEntry } from "./pattern-set.js";
 import { parsePublicKey, verifyRegistration } from "./signature.js";
 
@@ -60,6 +61,8 @@ export interface CompiledPolicy {
   /** One prefilter pass over the argument views for `destructive`, `adaptive.args` and `destructiveWatch`. */
   viewScan: JointScan;
   trustedKeys: readonly KeyObject[];
+  /** What each threat class does (deny or flag): the profile with its per-class overrides. */
+  threats: ThreatActions;
   /** Conflicts resolved while merging (first policy wins), for the operator. */
   warnings: string[];
 }
@@ -207,6 +210,7 @@ class Merge {
       adaptive,
       viewScan: new JointScan([destructive, adaptive.args.patterns, destructiveWatch]),
       trustedKeys: this.trustedKeys,
+      threats: threatActions(),
       warnings: this.warnings,
     };
   }

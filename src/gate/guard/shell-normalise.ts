@@ -1,9 +1,10 @@
 // A cheap shell-normalised view of any text (not only command fields): quotes and escapes
 // dropped, operators spaced, command paths and rm's flags in one canonical spelling.
 import { posix } from "node:path";
-import { baseName, DANGEROUS_COMMANDS } from "./command-names.js";
+import { baseName } from "./command-names.js";
+import { KNOWN_COMMANDS } from "./effects/command-table.js";
 
-const DANGEROUS = new Set(DANGEROUS_COMMANDS);
+const DANGEROUS = new Set(KNOWN_COMMANDS);
 
 /**
  * A command as the shell would see its words: quotes and backslashes removed, `$IFS` read

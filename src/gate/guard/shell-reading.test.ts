@@ -136,7 +136,8 @@ describe("the guard on unresolved shell", () => {
     expect(runGuard({ tool: "ci.run", args: { command: "$CMD -rf /tmp/x" }, step: 1 }, ctx).approved).toBe(true);
   });
 
-  it("reports the pattern rather than the unresolved part when both apply", () => {
-    expect(runGuard({ tool: "cmd.run", args: { command: "$X; rm -rf /" }, step: 1 }, ctx).reason).toBe(String.raw`destructive_pattern: rm\s+-rf\s+/(\s|\*|$)`);
+  it("reports the threat class or pattern rather than the unresolved part when both apply", () => {
+    expect(runGuard({ tool: "cmd.run", args: { command: "$X; rm -rf /" }, step: 1 }, ctx).reason).toBe("destruction: deletes recursively: a system directory [command]");
+    expect(runGuard({ tool: "cmd.run", args: { command: "$X; chmod 777 /tmp/x" }, step: 1 }, ctx).reason).toBe(String.raw`destructive_pattern: chmod\s+777`);
   });
 });

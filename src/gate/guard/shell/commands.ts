@@ -5,6 +5,7 @@ import { posix } from "node:path";
 import { MAX_DEPTH, MAX_SOURCE, substitute, type Env, type Expanded } from "./expansion.js";
 import { tokenize, type Word } from "./lexer.js";
 import { shellQuote } from "./quoting.js";
+import { SHELLS } from "../command-names.js";
 
 /** One simple command as a handler sees it, after expansion. */
 export interface CommandCall {
@@ -27,7 +28,6 @@ export interface CommandCall {
 /** A special command: reads what it runs into env (texts, unresolved). */
 export type CommandHandler = (c: CommandCall) => void;
 
-export const SHELLS: ReadonlySet<string> = new Set(["sh", "bash", "zsh", "dash", "ksh", "ash", "mksh"]);
 
 /** Reads `text` as a nested line in env; `what` is recorded when it cannot be known or is too deep. */
 export function readNested(env: Env, text: string | undefined, what: string): void {
@@ -35,7 +35,7 @@ export function readNested(env: Env, text: string | undefined, what: string): vo
     env.unresolved ??= what;
     return;
   }
-  const inner: Env = { vars: env.vars, opts: env.opts, depth: env.depth + 1, texts: env.texts, cwd: env.cwd, run: env.run };
+  const inner: Env = { vars: env.vars, opts: env.opts, depth: env.depth + 1, texts: env.texts, cwd: env.cwd, run: env.run, log: env.log };
   env.run(tokenize(text), inner);
   if (inner.unresolved !== undefined) env.unresolved ??= inner.unresolved;
 }

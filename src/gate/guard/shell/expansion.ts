@@ -2,6 +2,7 @@
 // removal, ~, brace lists, $VAR and ${VAR<op>} from what the line assigned or the known
 // environment, $(...) through the interpreter), bounded, and unknown where not computable.
 import { tokenize, type Part, type Token } from "./lexer.js";
+import type { CommandLog } from "./records.js";
 
 /** What the expansion knows about the worker. */
 export interface ShellOptions {
@@ -32,6 +33,8 @@ export interface Env {
   cwd: string;
   /** How a nested line (`$(...)`, `eval`, `sh -c`) is read. */
   run: RunLine;
+  /** Every simple command read so far, shared by the nested lines (for the effect model). */
+  log: CommandLog;
 }
 
 /** Bounds: alternatives per word, nesting of eval/sh -c/$(...), length of a line read. */

@@ -3,11 +3,13 @@
 // follows what runs other text (commands.ts), computes static output (static-output.ts), and
 // says what it could not resolve where a command name belongs.
 import { posix } from "node:path";
-import { BIN_DIRS, DANGEROUS_COMMANDS, baseName } from "../command-names.js";
+import { BIN_DIRS, baseName } from "../command-names.js";
+import { KNOWN_COMMANDS } from "../effects/command-table.js";
 import { COMMAND_HANDLERS } from "./commands.js";
 import { expandWord, MAX_ALTERNATIVES, MAX_SOURCE, type Env, type Expanded, type ShellOptions } from "./expansion.js";
 import { compileGlob, globTargets } from "./glob.js";
 import { tokenize, type Token, type Word } from "./lexer.js";
+import { newCommandLog, type CommandLog, type Redirection, type ShellCommand } from "./records.js";
 import { staticOutput } from "./static-output.js";
 
 export type { ShellOptions } from "./expansion.js";
@@ -21,6 +23,8 @@ export interface ShellAnalysis {
    * of a computed string, a shell reading computed input), or undefined. Never an argument value.
    */
   unresolved?: string;
+  /** Every simple command read, for the effect model. */
+  log: CommandLog;
 }
 
 /** Operators and redirections beyond this many in one line are not read: the call is unresolved. */
@@ -33,11 +37,11 @@ const ASSIGNMENT_RE = /^([A-Za-z_][A-Za-z0-9_]*)\+?=/;
 
 /** Reads a command line statically (see the file's header). */
 export function analyseShell(src: string, opts: ShellOptions): ShellAnalysis {
-  const env: Env = { vars: new Map(), opts, depth: 0, texts: [], cwd: opts.cwd, run: runLine };
-  if (src.length > MAX_SOURCE) return { texts: [] };
+  const env: Env = { vars: new Map(), opts, depth: 0, texts: [], cwd: opts.cwd, run: runLine, log: newCommandLog() };
+  if (src.length > MAX_SOURCE) return { texts: [], log: env.log };
   runLine(tokenize(src), env);
   const texts = [...new Set(env.texts)].filter((t) => t !== "" && t !== src);
-  return env.unresolved === undefined ? { texts } : { texts, unresolved: env.unresolved };
+  return env.unresolved === undefined ? { texts, log: env.log } : { texts, unresolved: env.unresolved, log: env.log };
 }
 
 /** One simple command: its words, the here-string it reads, and its redirections. */
@@ -46,9 +50,13 @@ interface Simple {
   hereString?: Word;
   /** Its redirections as text (`> /dev/sda`), rendered after its words. */
   redirs: string[];
+  /** The same, as operator and target. */
+  redirTargets: Redirection[];
+  /** Its stdin is a here-document or here-string. */
+  hereInput?: boolean;
 }
 
-const newSimple = (): Simple => ({ words: [], redirs: [] });
+const newSimple = (): Simple => ({ words: [], redirs: [], redirTargets: [] });
 
 /**
  * Reads one line: records expanded texts and unresolved command positions in env; returns the
@@ -86,7 +94,10 @@ function runLine(tokens: Token[], env: Env): string | undefined {
       if (next?.k === "word") {
         i++;
         if (t.op === "<<<") cur.hereString = next;
-        cur.redirs.push(`${t.op} ${expandWord(next.parts, env).values[0] ?? ""}`);
+        const target = expandWord(next.parts, env).values[0] ?? "";
+        cur.redirs.push(`${t.op} ${target}`);
+        if (t.op === "<<<" || t.op === "<<") cur.hereInput = true;
+        else cur.redirTargets.push({ op: t.op, target });
       }
     } else {
       finishPipeline();
@@ -108,12 +119,13 @@ const REDIRECTIONS = new Set(["<<<", "<", ">", ">>", "&>", ">&", "<<"]);
 function runPipeline(pipeline: Simple[], env: Env, rendered: string[][]): string | undefined {
   let stdin: string | undefined;
   let piped = false;
-  for (const simple of pipeline) {
+  const pipe = env.log.pipes++;
+  for (const [pos, simple] of pipeline.entries()) {
     if (piped) rendered.push(["|"]);
     const here = simple.hereString === undefined ? undefined : (expandWord(simple.hereString.parts, env).values[0] ?? "") + "\n";
     const input = here ?? (piped ? stdin : undefined);
     const computedInput = here === undefined && piped;
-    stdin = runSimple(simple, env, rendered, input, computedInput && stdin === undefined);
+    stdin = runSimple(simple, env, rendered, { input, unknownInput: computedInput && stdin === undefined, pipe, pos });
     piped = true;
   }
   return stdin;
@@ -172,13 +184,17 @@ function forLoop(argv: Expanded[], env: Env, rendered: string[][]): boolean {
 /** Index of the command name in argv: keywords and prefix commands (with their options) skipped. */
 function commandStart(argv: Expanded[]): number {
   let k = 0;
+  let prefix: number | undefined;
   for (let w = argv[0]?.values[0]; w !== undefined; w = argv[k]?.values[0]) {
     const name = baseName(w);
     if (KEYWORDS.has(w)) k++;
-    else if (PREFIX_COMMANDS.has(name)) k = skipPrefixOptions(argv, k + 1, name);
-    else break;
+    else if (PREFIX_COMMANDS.has(name)) {
+      prefix = k;
+      k = skipPrefixOptions(argv, k + 1, name);
+    } else break;
   }
-  return k;
+  // A prefix with no command after it runs as itself (`env | nc ...` prints the environment).
+  return k >= argv.length && prefix !== undefined ? prefix : k;
 }
 
 /** Past a prefix command's options: `env`'s NAME=value, `timeout`'s duration, `nice`'s number. */
@@ -200,7 +216,7 @@ function skipPrefixOptions(argv: Expanded[], from: number, prefix: string): numb
 function commandNames(cmd: Expanded): string[] {
   if (cmd.glob === undefined) return cmd.values;
   const re = compileGlob(cmd.glob);
-  const hits = DANGEROUS_COMMANDS.flatMap((c) => [c, ...BIN_DIRS.map((d) => d + c)]).filter((c) => re.test(c));
+  const hits = KNOWN_COMMANDS.flatMap((c) => [c, ...BIN_DIRS.map((d) => d + c)]).filter((c) => re.test(c));
   return hits.length > 0 ? [...new Set(hits.map(baseName))] : cmd.values;
 }
 
@@ -214,11 +230,40 @@ function render(names: string[], argv: Expanded[], redirs: string[]): string[] {
   return lines;
 }
 
-/**
- * One simple command. `input` is its static stdin, `unknownInput` says it reads a pipe the
- * guard could not compute. Returns its output when static.
- */
-function runSimple(simple: Simple, env: Env, rendered: string[][], input: string | undefined, unknownInput: boolean): string | undefined {
+/** Where a simple command sits: its static stdin, whether it reads a pipe the guard could not compute, its pipeline and position. */
+interface Placement {
+  input: string | undefined;
+  unknownInput: boolean;
+  pipe: number;
+  pos: number;
+}
+
+/** Records one command (each variant of its words) for the effect model; the commands of its `$(...)` (logged since `from`) get it as parent. */
+function logCommand(env: Env, simple: Simple, names: string[], argv: Expanded[], at: Placement, from: number): void {
+  const log = env.log.commands;
+  const index = log.length;
+  for (let i = from; i < index; i++) (log[i] as ShellCommand).parent ??= index;
+  const variants = Math.min(MAX_ALTERNATIVES, Math.max(names.length, ...argv.map((e) => e.values.length)));
+  for (let v = 0; v < variants; v++) {
+    const word = names[v % names.length] ?? "";
+    log.push({
+      name: baseName(word),
+      word,
+      args: argv.slice(1).map((e) => e.values[v % e.values.length] ?? ""),
+      redirs: simple.redirTargets,
+      cwd: env.cwd,
+      pipe: at.pipe,
+      pos: at.pos,
+      hereInput: simple.hereInput === true,
+      depth: env.depth,
+    });
+  }
+}
+
+/** One simple command (see Placement). Returns its output when static. */
+function runSimple(simple: Simple, env: Env, rendered: string[][], at: Placement): string | undefined {
+  const { input, unknownInput } = at;
+  const from = env.log.commands.length;
   const words = assignments(simple.words, env);
   declarations(words, env);
   const expanded = expandArguments(words, env);
@@ -228,11 +273,14 @@ function runSimple(simple: Simple, env: Env, rendered: string[][], input: string
   const cmd = argv[0];
   if (cmd === undefined) {
     rendered.push(simple.redirs.length > 0 ? [simple.redirs.join(" ")] : []);
+    // `> /var/log/syslog` alone truncates its target: a command with no name.
+    if (simple.redirTargets.length > 0) logCommand(env, simple, [""], [{ values: [""], unknown: false }], at, from);
     return undefined;
   }
   const names = commandNames(cmd);
   if (cmd.unknown) env.unresolved ??= "computed command name";
   rendered.push(render(names, argv, simple.redirs));
+  logCommand(env, simple, names, argv, at, from);
   const args = argv.slice(1);
   // Globbed arguments: each also read as the forbidden-looking paths it could name.
   for (const e of args) if (e.glob !== undefined) env.texts.push(...globTargets(e.glob, { home: env.opts.home, cwd: env.cwd }));

@@ -1,0 +1,78 @@
+// Code given inline to an interpreter (`python3 -c`, `perl -e`, `node -e`, `php -r`, `awk
+// '...'`): what it deletes, reads, connects to and runs, read from the calls it makes. The
+// shell commands it runs (`os.system('...')`, `subprocess.run([...])`) go back to the shell
+// reader. Not a parser: string arguments of well-known calls only (docs/guard.md, misses).
+import type { ShellCommand } from "../shell/records.js";
+import { classified, effect, type Effect } from "./effect.js";
+import { resolveTarget } from "./targets.js";
+
+/** The option that takes inline code, per interpreter (awk: its first operand). */
+const CODE_OPTION: Readonly<Record<string, RegExp>> = {
+  python: /^-[a-zA-Z]*c$/, python2: /^-[a-zA-Z]*c$/, python3: /^-[a-zA-Z]*c$/,
+  perl: /^-[a-zA-Z]*[eE]$/, ruby: /^-[a-zA-Z]*e$/, lua: /^-e$/,
+  node: /^(-e|--eval|-p|--print)$/, nodejs: /^(-e|--eval|-p|--print)$/, bun: /^(-e|--eval|-p|--print)$/, deno: /^eval$/,
+  php: /^-r$/, pwsh: /^(-c|-Command|-EncodedCommand)$/i, powershell: /^(-c|-Command)$/i, osascript: /^-e$/, tclsh: /^$/, Rscript: /^-e$/,
+};
+
+/** The inline code of an interpreter command, if it has any. */
+export function inlineCode(c: ShellCommand): string | undefined {
+  if (c.name === "awk" || c.name === "gawk") {
+    const prog = c.args.find((a, i) => !a.startsWith("-") && !/^-[fFv]$/.test(c.args[i - 1] ?? ""));
+    return prog;
+  }
+  const re = CODE_OPTION[c.name];
+  if (re === undefined) return undefined;
+  const i = c.args.findIndex((a) => re.test(a));
+  if (i < 0) return undefined;
+  // ruby -rsocket -e '...': the library options before it are part of the code's meaning.
+  const libs = c.args.slice(0, i).filter((a) => /^-(r|M|m)\w/.test(a)).join(" ");
+  return `${libs} ${c.args[i + 1] ?? ""}`;
+}
+
+const Q = String.raw`(['"\x60])((?:\\.|(?!\1).)*)\1`;
+const rx = (s: string): RegExp => new RegExp(s.replace(/Q/g, Q), "g");
+
+const DELETE_CALLS = rx(String.raw`\b(?:shutil\.rmtree|rmtree|FileUtils\.(?:rm_rf|rm_r|remove_dir|remove_entry(?:_secure)?)|(?:fs|require\s*\(\s*['"](?:node:)?fs['"]\s*\))\.(?:rmSync|rmdirSync|rm|rmdir)|fse?\.remove(?:Sync)?|rimraf(?:\.sync)?|Remove-Item)\s*\(?\s*Q`);
+const UNLINK_CALLS = rx(String.raw`\b(?:os\.(?:remove|unlink|rmdir|removedirs)|unlink(?:Sync)?|File\.(?:delete|unlink)|Path\s*\(\s*Q\s*\)\.(?:unlink|rmdir))\s*\(?\s*Q`);
+const READ_CALLS = rx(String.raw`\b(?:open|readFileSync|readFile|File\.read|IO\.read|file_get_contents|fopen|Get-Content|io\.open|read_text|read_bytes)\s*\(?\s*Q`);
+const PATH_READ = rx(String.raw`\bPath\s*\(\s*Q\s*\)\.read_(?:text|bytes)`);
+const PERL_OPEN = /\bopen\s*\(?\s*\w+\s*,\s*(['"])<?\s*([^'"]+)\1/g;
+const SHELL_CALLS = rx(String.raw`\b(?:os\.system|os\.popen|subprocess\.\w+|system|exec|execSync|spawnSync|spawn|shell_exec|passthru|popen|IO\.popen|Kernel\.system|%x|run)\s*\(?\s*Q`);
+const SHELL_LISTS = /\b(?:subprocess\.\w+|os\.exec\w*|spawn(?:Sync)?|execFile(?:Sync)?|Popen|call|run|check_output)\s*\(\s*\[([^\]]*)\]/g;
+const BACKTICKS = /`([^`]+)`/g;
+const NETWORK_RE = /\b(urlopen|urllib|requests\.(get|post|put)|http\.client|httplib|socket|fsockopen|TCPSocket|IO::Socket|LWP|Net::HTTP|open-uri|URI\.open|fetch\s*\(|https?\.(get|request)|net\.(Socket|connect|createConnection)|curl_exec|Invoke-WebRequest|Invoke-RestMethod|WebClient|\/inet\/tcp\/|\/dev\/tcp\/)/;
+const SOCKET_RE = /\b(socket|fsockopen|TCPSocket|IO::Socket|net\.(Socket|connect|createConnection)|TCPClient|\/inet\/tcp\/|\/dev\/tcp\/|Socket\.new)/;
+const SPAWN_RE = /(subprocess|pty\.spawn|os\.dup2|\bexec\w*\s*[(\s"']|\bsystem\s*\(|\bspawn\s*\(|\bpopen|\/bin\/(ba|z|da)?sh|cmd\.exe|child_process|\|\s*getline|\bsh\b\s*-i|STDIN\.reopen|\$stdin\.reopen)/;
+const EVAL_FETCH_RE = /\b(exec|eval|execfile|Function|instance_eval|Invoke-Expression|iex)\s*\(?[\s\S]*\b(urlopen|urllib|requests\.get|https?\.get|fetch\s*\(|LWP|Net::HTTP|open-uri|URI\.open|file_get_contents\s*\(\s*['"]https?:|curl_exec|DownloadString|Invoke-WebRequest|iwr)/;
+const SETUID_RE = /\b(os\.setuid\s*\(\s*0\s*\)|os\.chmod\s*\([^)]*0o?[2467][0-7]{3}|POSIX::setuid\s*\(\s*0)/;
+
+function strings(code: string, re: RegExp, group: number): string[] {
+  re.lastIndex = 0;
+  return [...code.matchAll(re)].map((m) => (m[group] ?? "").replace(/\\(.)/g, "$1"));
+}
+
+/** Effects of inline code, and the shell command lines it runs (for the shell reader). */
+export function inlineCodeEffects(code: string, c: ShellCommand): { effects: Effect[]; shellLines: string[] } {
+  const at = (ps: string[]): string[] => ps.filter((p) => p !== "").map((p) => resolveTarget(p, c.cwd));
+  const effects: Effect[] = [];
+  const deleted = strings(code, DELETE_CALLS, 2);
+  if (deleted.length > 0) effects.push(effect("delete", "deletes recursively (inline code)", at(deleted), { recursive: true }));
+  const unlinked = [...strings(code, UNLINK_CALLS, 2), ...strings(code, UNLINK_CALLS, 4)];
+  if (unlinked.length > 0) effects.push(effect("delete", "deletes files (inline code)", at(unlinked)));
+  const read = [...strings(code, READ_CALLS, 2), ...strings(code, PATH_READ, 2), ...strings(code, PERL_OPEN, 2)].filter((p) => !/^https?:/.test(p));
+  if (read.length > 0) effects.push(effect("read", "reads files (inline code)", at(read)));
+  const network = NETWORK_RE.test(code);
+  if (network) effects.push(effect("network", "connects to a host (inline code)", []));
+  if (SOCKET_RE.test(code) && SPAWN_RE.test(code)) effects.push(classified("reverse_shell", "connects a shell to a network socket (inline code)"));
+  if (EVAL_FETCH_RE.test(code)) effects.push(classified("remote_code", "runs downloaded code (inline code)"));
+  if (SETUID_RE.test(code)) effects.push(classified("privilege_escalation", "sets uid 0 or a setuid bit (inline code)"));
+  if (network && /\bos\.environ\b|process\.env\b|\$ENV\b|ENV\[/.test(code) && /\b(post|send|write|request|urlopen)\b/.test(code)) effects.push(classified("exfiltration", "sends the environment to the network (inline code)"));
+  const shellLines = [...strings(code, SHELL_CALLS, 2), ...listCommands(code), ...(c.name === "perl" || c.name === "ruby" ? strings(code, BACKTICKS, 1) : [])];
+  return { effects, shellLines };
+}
+
+/** `subprocess.run(['rm', '-rf', '/'])`: a list of quoted words as one command line. */
+function listCommands(code: string): string[] {
+  SHELL_LISTS.lastIndex = 0;
+  return [...code.matchAll(SHELL_LISTS)].map((m) => [...(m[1] ?? "").matchAll(/(['"])((?:\\.|(?!\1).)*)\1/g)].map((w) => `'${(w[2] ?? "").replace(/'/g, "")}'`).join(" ")).filter((l) => l !== "");
+}

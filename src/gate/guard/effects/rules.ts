@@ -1,0 +1,270 @@
+// Rules over effects: what a command's effects on its targets mean (a recursive delete of a
+// system root is destruction, a read of a private key is secrets), and what commands of one
+// line mean together (a download piped into a shell, a secret read into a network client, a
+// shell wired to a socket, a downloaded file then run).
+import { posix } from "node:path";
+import { analyseShell } from "../shell/interpreter.js";
+import type { CommandLog, ShellCommand } from "../shell/records.js";
+import { INTERPRETERS, SHELLS } from "../command-names.js";
+import { commandEffects, FETCHERS, SENDERS } from "./command-table.js";
+import { effect, type Effect, type Finding, type ThreatClass } from "./effect.js";
+import { inlineCode, inlineCodeEffects } from "./inline-code.js";
+import { globParent, isAccountsFile, isDiskDevice, isGitDir, isHomeDir, isLog, isProtectionConfig, isSecretFile, isSystemBinary, isSystemRoot, isWorkspaceAncestor, resolveTarget } from "./targets.js";
+
+/** Where the worker is: its home (`~`, and one of the homes every rule protects) and its workspace. */
+export interface Where {
+  home: string;
+  workspace: string;
+}
+
+/** One command and the effects read from it. */
+export interface CommandEffects {
+  command: ShellCommand;
+  effects: Effect[];
+}
+
+const RUNS_CODE = new Set([...SHELLS, ...INTERPRETERS, "source", ".", "eval", "exec"]);
+const NET_CLIENTS = new Set(["nc", "ncat", "netcat", "telnet", "openssl", "socat", "cryptcat", "sbd"]);
+const isSocketPath = (p: string): boolean => /^\/dev\/(tcp|udp)\//.test(p);
+
+/** The effects of each command of a log (table, redirections, what runs code, inline code and the commands it runs). */
+export function logEffects(log: CommandLog, where: Where): CommandEffects[] {
+  const out: CommandEffects[] = [];
+  const aliases = new Map<string, string[]>();
+  for (const raw of log.commands) {
+    const c = aliased(raw, aliases);
+    const effects = [...commandEffects(c), ...redirectionEffects(c), ...runEffects(c)];
+    const code = inlineCode(c);
+    if (code !== undefined) {
+      const read = inlineCodeEffects(code, c);
+      effects.push(...read.effects);
+      for (const line of read.shellLines) {
+        for (const nested of logEffects(analyseShell(line, { home: where.home, cwd: c.cwd }).log, where)) out.push({ command: { ...nested.command, depth: nested.command.depth + c.depth + 1, pipe: -1 - out.length }, effects: nested.effects });
+      }
+    }
+    noteAlias(c, aliases);
+    out.push({ command: c, effects });
+  }
+  return out;
+}
+
+/** `alias x='rm -rf'`, `cp /bin/rm /tmp/x`, `ln -s /bin/sh ./s`: later uses of the new name are the old command. */
+function noteAlias(c: ShellCommand, aliases: Map<string, string[]>): void {
+  if (c.name === "alias") {
+    for (const a of c.args) {
+      const m = /^([\w.-]+)=(.*)$/s.exec(a);
+      if (m !== null) aliases.set(m[1] as string, (m[2] as string).split(/\s+/).filter((w) => w !== ""));
+    }
+    return;
+  }
+  if (!/^(cp|ln|install|mv)$/.test(c.name)) return;
+  const ops = c.args.filter((a) => !a.startsWith("-"));
+  const [src, dest] = [ops[0], ops.at(-1)];
+  if (src === undefined || dest === undefined || ops.length < 2) return;
+  const base = posix.basename(src);
+  if (base !== "" && base !== posix.basename(dest)) aliases.set(posix.basename(dest), [base]);
+}
+
+function aliased(c: ShellCommand, aliases: Map<string, string[]>): ShellCommand {
+  const words = aliases.get(c.name);
+  if (words === undefined || words.length === 0) return c;
+  return { ...c, name: posix.basename(words[0] as string), word: words[0] as string, args: [...words.slice(1), ...c.args] };
+}
+
+function redirectionEffects(c: ShellCommand): Effect[] {
+  const out: Effect[] = [];
+  for (const r of c.redirs) {
+    const t = resolveTarget(r.target, c.cwd);
+    if (/^&?\d*$/.test(r.target)) continue;
+    if (isSocketPath(t)) out.push(effect("network", "redirects to a network socket", [t]));
+    else if (r.op === ">>") out.push(effect("overwrite", "appends to a file", [t], { append: true }));
+    else if (r.op === "<") out.push(effect("read", "reads a file as input", [t]));
+    else out.push(effect("overwrite", "overwrites a file", [t]));
+  }
+  return out;
+}
+
+/** What runs code: a shell or interpreter on a script, on `-c`, on its stdin; `source`; `eval`; a path run as a program. */
+function runEffects(c: ShellCommand): Effect[] {
+  const out: Effect[] = [];
+  const isShell = SHELLS.has(c.name);
+  if (isShell || INTERPRETERS.has(c.name)) {
+    const code = c.args.findIndex((a) => /^-[a-zA-Z]*[ceEr]$|^--eval$|^-Command$/i.test(a));
+    if (isShell && c.args.some((a) => /^-[a-z]*i[a-z]*$/.test(a))) out.push(effect("shell", "starts an interactive shell"));
+    if (code >= 0) out.push(effect("runs_argument", "runs an argument as code"));
+    else {
+      const script = c.args.find((a) => !a.startsWith("-"));
+      if (script === undefined || script === "-" || script === "/dev/stdin" || script === "/proc/self/fd/0") out.push(effect("runs_stdin", "runs code from its input"));
+      else out.push(effect("runs_file", "runs a script", [resolveTarget(script, c.cwd)]));
+    }
+    if (isShell) out.push(effect("shell", "starts a shell"));
+  } else if (c.name === "source" || c.name === ".") {
+    const script = c.args[0];
+    if (script === undefined || script === "/dev/stdin" || script.startsWith("/dev/fd/")) out.push(effect("runs_stdin", "sources code from its input"));
+    else out.push(effect("runs_file", "sources a script", [resolveTarget(script, c.cwd)]));
+  } else if (c.name === "eval") out.push(effect("runs_argument", "evaluates its arguments"));
+  else if (c.word.includes("/")) out.push(effect("runs_file", "runs a program by path", [resolveTarget(c.word, c.cwd)]));
+  if (/^(env|printenv)$/.test(c.name) && c.args.every((a) => a.startsWith("-"))) out.push(effect("environment", "prints the environment"));
+  if (c.name === "set" && c.args.length === 0) out.push(effect("environment", "prints the environment"));
+  return out;
+}
+
+type Hit = { class: ThreatClass; what: string } | undefined;
+/** What an effect of a kind means on one target (glob of a directory's contents read as the directory). */
+type TargetRule = (e: Effect, t: string, where: Where) => Hit;
+const hit = (cls: ThreatClass, what: string): Hit => ({ class: cls, what });
+
+const TARGET_RULES: Partial<Record<Effect["kind"], TargetRule>> = {
+  delete: (e, t, where) => {
+    const recursive = e.recursive === true;
+    if (isLog(t)) return hit("protection_off", `${e.what}: system logs or shell history`);
+    if (recursive && isSystemRoot(t)) return hit("destruction", `${e.what}: a system directory`);
+    if (recursive && isHomeDir(t, where.home)) return hit("destruction", `${e.what}: a home directory`);
+    if (recursive && isWorkspaceAncestor(t, where.workspace)) return hit("destruction", `${e.what}: a parent of the workspace`);
+    if (recursive && isGitDir(t)) return hit("git_history", `${e.what}: the repository's history (.git)`);
+    if (isSystemBinary(t) || isAccountsFile(t) || isDiskDevice(t)) return hit("destruction", `${e.what}: system files`);
+    return undefined;
+  },
+  overwrite: (e, t) => {
+    const append = e.append === true;
+    if (isDiskDevice(t)) return hit("destruction", `${e.what}: a disk device`);
+    if (isAccountsFile(t)) return hit("privilege_escalation", `${e.what}: the accounts or sudoers files`);
+    if (isLog(t) && !append) return hit("protection_off", `${e.what}: system logs or shell history`);
+    if (isProtectionConfig(t)) return hit("protection_off", `${e.what}: a protection's configuration`);
+    if (isSystemBinary(t) && !append) return hit("destruction", `${e.what}: system binaries`);
+    return undefined;
+  },
+  permissions: (e, t) => {
+    const systemTree = isSystemRoot(t) || /^\/(etc|usr|bin|sbin|lib|boot|var)(\/|$)/.test(t);
+    if (e.recursive === true && systemTree) return hit("destruction", `${e.what}: a system tree`);
+    if (/world-writable/.test(e.what) && (isSystemRoot(t) || /^\/(etc|usr|bin|sbin|boot)\//.test(t))) return hit("destruction", `${e.what}: a system tree`);
+    return undefined;
+  },
+  read: (e, t, where) => (isSecretFile(t, where.home) ? hit("secrets", `${e.what}: a secret file`) : undefined),
+  upload: (_e, t, where) => (isSecretFile(t, where.home) ? hit("exfiltration", "sends a secret file to the network") : undefined),
+};
+
+/** What one effect means: its own class, and the first of its targets a rule of its kind finds. */
+function targetFindings(e: Effect, where: Where): { class: ThreatClass; what: string }[] {
+  const out: { class: ThreatClass; what: string }[] = [];
+  if (e.class !== undefined) out.push({ class: e.class, what: e.what });
+  const rule = TARGET_RULES[e.kind];
+  if (rule === undefined) return out;
+  for (const raw of e.targets) {
+    const h = rule(e, globParent(raw), where);
+    if (h !== undefined) {
+      out.push(h);
+      break;
+    }
+  }
+  return out;
+}
+
+/** The classes the effects of one line's commands fall in; key is the argument key path that carried the line. */
+export function lineFindings(cmds: readonly CommandEffects[], key: string, where: Where): Finding[] {
+  const findings: Finding[] = [];
+  const add = (cls: ThreatClass, what: string): void => {
+    if (!findings.some((f) => f.class === cls && f.what === what)) findings.push({ class: cls, what, key });
+  };
+  for (const { effects } of cmds) for (const e of effects) for (const f of targetFindings(e, where)) add(f.class, f.what);
+  combinedFindings(cmds, where, add);
+  return findings.sort((a, b) => SEVERITY.indexOf(a.class) - SEVERITY.indexOf(b.class));
+}
+
+/** The order findings are reported in: the most specific and severe first (a secret sent out is exfiltration before it is a secret read). */
+const SEVERITY: readonly ThreatClass[] = ["reverse_shell", "exfiltration", "remote_code", "privilege_escalation", "protection_off", "destruction", "infrastructure", "git_history", "secrets"];
+
+const hasKind = (ce: CommandEffects | undefined, ...kinds: Effect["kind"][]): boolean => ce !== undefined && ce.effects.some((e) => kinds.includes(e.kind));
+const readsSecret = (ce: CommandEffects, where: Where): boolean => ce.effects.some((e) => e.kind === "read" && e.targets.some((t) => isSecretFile(globParent(t), where.home)));
+
+type Add = (cls: ThreatClass, what: string) => void;
+
+/** The commands of one line and how they relate (pipelines, substitutions). */
+class Line {
+  private readonly index = new Map<ShellCommand, number>();
+  constructor(
+    readonly cmds: readonly CommandEffects[],
+    readonly where: Where,
+  ) {
+    cmds.forEach((ce, i) => this.index.set(ce.command, i));
+  }
+
+  /** The other commands of ce's pipeline that come after it. */
+  after(ce: CommandEffects): CommandEffects[] {
+    return this.cmds.filter((b) => b.command.pipe === ce.command.pipe && b.command.pos > ce.command.pos);
+  }
+
+  pipeline(ce: CommandEffects): CommandEffects[] {
+    return this.cmds.filter((b) => b.command.pipe === ce.command.pipe);
+  }
+
+  /** The commands whose words hold ce's `$(...)`, innermost first. */
+  ancestors(ce: CommandEffects): CommandEffects[] {
+    const out: CommandEffects[] = [];
+    let p = ce.command.parent;
+    for (let n = 0; p !== undefined && n < 16; n++) {
+      const parent = this.cmds.find((x) => this.index.get(x.command) === p);
+      if (parent === undefined) break;
+      out.push(parent);
+      p = parent.command.parent;
+    }
+    return out;
+  }
+}
+
+/** A download piped into a shell or interpreter, passed to one as code, or saved and run later in the line. */
+function remoteCode(line: Line, add: Add): void {
+  const downloads = new Set<string>();
+  for (const ce of line.cmds) {
+    if (FETCHERS.has(ce.command.name) && hasKind(ce, "network")) {
+      if (line.after(ce).some((b) => hasKind(b, "runs_stdin"))) add("remote_code", "pipes a download into a shell or interpreter");
+      if (line.ancestors(ce).some((a) => hasKind(a, "runs_argument", "runs_stdin") || RUNS_CODE.has(a.command.name))) add("remote_code", "runs a download as code");
+      for (const e of ce.effects) if (e.kind === "download") for (const t of e.targets) downloads.add(t);
+      for (const b of [ce, ...line.after(ce)]) for (const e of b.effects) if (e.kind === "overwrite") for (const t of e.targets) downloads.add(t);
+    }
+    const base = (p: string): string => posix.basename(p);
+    const fetched = (t: string): boolean => downloads.has(t) || [...downloads].some((d) => base(d) !== "" && base(d) === base(t));
+    if (ce.effects.some((e) => e.kind === "runs_file" && e.targets.some(fetched))) add("remote_code", "runs a downloaded file");
+  }
+}
+
+/** A shell wired to a network socket, directly or through a network client in its pipeline. */
+function reverseShell(line: Line, add: Add): void {
+  let shell = false;
+  let socket = false;
+  for (const ce of line.cmds) {
+    const c = ce.command;
+    const toSocket = c.redirs.some((r) => isSocketPath(resolveTarget(r.target, c.cwd)));
+    if (hasKind(ce, "shell", "runs_stdin", "runs_argument") || c.name === "exec") shell = true;
+    if (toSocket) socket = true;
+    if (toSocket && (RUNS_CODE.has(c.name) || c.name === "")) add("reverse_shell", "connects a shell to a network socket");
+    if (NET_CLIENTS.has(c.name) && line.pipeline(ce).some((b) => b !== ce && (SHELLS.has(b.command.name) || hasKind(b, "runs_stdin")))) add("reverse_shell", "pipes a shell through a network connection");
+  }
+  if (shell && socket) add("reverse_shell", "connects a shell to a network socket");
+}
+
+/** A secret file (or the environment) read into a network client: piped, substituted into its arguments, or redirected. */
+function exfiltration(line: Line, add: Add): void {
+  const where = line.where;
+  let secretRead = false;
+  let network = false;
+  for (const ce of line.cmds) {
+    const c = ce.command;
+    const secret = readsSecret(ce, where);
+    if (secret) secretRead = true;
+    if (hasKind(ce, "network")) network = true;
+    if (secret || hasKind(ce, "environment")) {
+      const sent = line.after(ce).some((b) => SENDERS.has(b.command.name)) || line.ancestors(ce).some((a) => SENDERS.has(a.command.name) || hasKind(a, "network"));
+      if (sent) add("exfiltration", secret ? "sends a secret file's content to the network" : "sends the environment to the network");
+    }
+    if (SENDERS.has(c.name) && c.redirs.some((r) => r.op === "<" && isSecretFile(resolveTarget(r.target, c.cwd), where.home))) add("exfiltration", "sends a secret file's content to the network");
+  }
+  if (secretRead && network) add("exfiltration", "reads a secret file and uses the network in one command");
+}
+
+function combinedFindings(cmds: readonly CommandEffects[], where: Where, add: Add): void {
+  const line = new Line(cmds, where);
+  remoteCode(line, add);
+  reverseShell(line, add);
+  exfiltration(line, add);
+}

@@ -1,0 +1,86 @@
+// What a path is to the rules: a system root, a home directory (anyone's), a parent of the
+// workspace, a log, a secret file, a device, an accounts or protection file.
+import { posix } from "node:path";
+
+/** A path as the command sees it: relative ones resolved against its directory; a trailing `/*` or `/.*` names the directory's contents. */
+export function resolveTarget(p: string, cwd: string): string {
+  const t = p.startsWith("file://") ? p.slice(7) : p;
+  const abs = t.startsWith("/") ? posix.normalize(t) : posix.resolve(cwd, t);
+  return abs.length > 1 && abs.endsWith("/") ? abs.slice(0, -1) : abs;
+}
+
+/** The directory a glob of its contents names (`/etc/*` → `/etc`), else the path itself. */
+export function globParent(p: string): string {
+  const m = /^(.*?)\/(\*|\.\*|\*\*|\.\[!.\]\*|\{\*,\.\*\})$/.exec(p);
+  return m === null ? p : m[1] === "" ? "/" : (m[1] as string);
+}
+
+const SYSTEM_ROOTS: ReadonlySet<string> = new Set([
+  "/", "/bin", "/boot", "/dev", "/etc", "/home", "/lib", "/lib32", "/lib64", "/libx32", "/media", "/mnt", "/opt", "/proc",
+  "/root", "/run", "/sbin", "/snap", "/srv", "/sys", "/usr", "/var", "/Users", "/System", "/Library", "/Applications",
+  "/usr/bin", "/usr/sbin", "/usr/lib", "/usr/lib64", "/usr/local", "/usr/share", "/usr/include", "/usr/libexec",
+  "/var/lib", "/var/log", "/var/spool", "/var/mail", "/var/www", "/var/backups", "/var/opt", "/etc/ssh", "/etc/ssl",
+  "/etc/systemd", "/etc/init.d", "/etc/pam.d", "/etc/security", "/etc/default", "/etc/cron.d", "/private", "/private/etc", "/private/var",
+]);
+
+/** A directory whose recursive loss breaks the system: `/`, `/etc`, `/usr/lib`, `/var/log`, ... */
+export const isSystemRoot = (p: string): boolean => SYSTEM_ROOTS.has(p);
+
+/** A home directory of any user (`/root`, `/home/x`, `/Users/x`) or the worker's own. */
+export function isHomeDir(p: string, home: string): boolean {
+  return p === home || p === "/root" || /^\/(home|Users)\/[^/]+$/.test(p);
+}
+
+/** Under any user's home, or the worker's own. */
+export function underAnyHome(p: string, home: string): boolean {
+  return p.startsWith(`${home}/`) || p.startsWith("/root/") || /^\/(home|Users)\/[^/]+\//.test(p);
+}
+
+/** A strict ancestor of the workspace directory (deleting it deletes the workspace and more). */
+export const isWorkspaceAncestor = (p: string, workspace: string): boolean => p !== workspace && (p === "/" || workspace.startsWith(`${p}/`));
+
+/** System logs and shell history. */
+export const isLog = (p: string): boolean =>
+  /^\/var\/log(\/|$)/.test(p) || /^\/var\/(adm|account)(\/|$)/.test(p) || /^\/run\/log(\/|$)/.test(p) || /\/\.(bash|zsh|sh|python|mysql|psql|node_repl)_?history$/.test(p) || /\/\.zsh_history$/.test(p) || /^\/var\/run\/utmp$|^\/var\/log\/[bw]tmp/.test(p);
+
+/** Block and character devices that hold disks (raw writes destroy filesystems). */
+export const isDiskDevice = (p: string): boolean => /^\/dev\/(sd|hd|vd|xvd|nvme|mmcblk|disk|loop|md|dm-|mapper\/|rdisk)/.test(p);
+
+/** Accounts and privilege files: writing them grants privileges. */
+export const isAccountsFile = (p: string): boolean => /^\/etc\/(passwd|shadow|group|gshadow|sudoers)(\.d(\/|$)|-?$)/.test(p) || /^\/etc\/sudoers\.d(\/|$)/.test(p);
+
+/** Configuration of the kernel's and the system's protections. */
+export const isProtectionConfig = (p: string): boolean =>
+  /^\/etc\/(selinux|apparmor|apparmor\.d|audit|audisp|rsyslog\.d|rsyslog\.conf|syslog-ng|ufw|firewalld|iptables|nftables\.conf|fail2ban|sysctl\.conf|sysctl\.d|security\/limits)(\/|$)/.test(p) ||
+  /^\/proc\/sys\/(kernel|fs|net)\//.test(p) ||
+  /^\/sys\/kernel\/security(\/|$)/.test(p) ||
+  /^\/etc\/ld\.so\.preload$/.test(p);
+
+/** System binaries and the boot loader: deleting or overwriting them breaks the system. */
+export const isSystemBinary = (p: string): boolean => /^\/(usr\/)?(s?bin|lib|lib32|lib64|libexec)\/[^/]+$/.test(p) || /^\/boot\//.test(p);
+
+/** The repository's own history (`.git`). */
+export const isGitDir = (p: string): boolean => p === ".git" || p.endsWith("/.git");
+
+const ENV_TEMPLATE_RE = /\.(example|sample|template|dist|defaults?|tmpl|tpl|schema|test)$/i;
+
+/**
+ * A file holding secrets: project `.env` files (not their `.example`/`.sample` templates),
+ * private keys (`*.pem`, `*.key`, `id_*` but not the `.pub` half), cloud and tool credentials.
+ */
+export function isSecretFile(p: string, home: string): boolean {
+  const base = p.slice(p.lastIndexOf("/") + 1);
+  if (base.endsWith(".pub")) return false;
+  if (/^\.env(\..+)?$/.test(base) || /^.+\.env$/.test(base)) return !ENV_TEMPLATE_RE.test(base) && base !== ".envrc";
+  if (/\.(pem|key|p12|pfx|jks|keystore|ppk|kdbx|asc|gpg)$/i.test(base) && !/(^|[._-])(pub|public|cert|crt|ca|chain|fullchain)([._-]|$)/i.test(base)) return true;
+  if (/^id_(rsa|dsa|ecdsa|ed25519|ecdsa_sk|ed25519_sk)$/.test(base)) return true;
+  if (/\/\.ssh\/(?!.*\.pub$)[^/]+$/.test(p) && !/\/\.ssh\/(config|known_hosts(\.old)?)$/.test(p)) return true;
+  // Tool configuration that holds tokens when it is a user's (a project's .npmrc usually holds none).
+  if (/^\.(npmrc|pypirc|netrc|pgpass|git-credentials|vault-token)$/.test(base) && underAnyHome(p, home)) return true;
+  return (
+    /\/\.aws\/credentials$|\/\.aws\/config$|\/\.docker\/config\.json$|\/\.kube\/config$|\/\.gnupg\/|\/\.config\/gcloud\/|\/\.azure\/|\/credentials\.json$|\/\.config\/[^/]+\/credentials\.env$|\/\.password-store\//.test(p) ||
+    /^\/etc\/(shadow|gshadow|ssh\/ssh_host_[a-z0-9]+_key)$/.test(p) ||
+    /^\/(var\/)?run\/secrets\//.test(p) ||
+    /^\/proc\/(self|thread-self|[0-9]+)\/environ$/.test(p)
+  );
+}

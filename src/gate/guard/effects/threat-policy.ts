@@ -1,0 +1,44 @@
+// Threat classes as policy: each class is denied or flagged under a profile (strict, standard,
+// permissive), and a GuardPolicy may override single classes (docs/guard.md, ADR 0031).
+import { THREAT_CLASSES, type ThreatClass } from "./effect.js";
+
+/** What the guard does with a call a class covers: deny it, or allow it and flag it. */
+export type ThreatAction = "deny" | "flag";
+export const GUARD_PROFILES = ["strict", "standard", "permissive"] as const;
+export type GuardProfile = (typeof GUARD_PROFILES)[number];
+export const DEFAULT_PROFILE: GuardProfile = "standard";
+
+/** Each class's action under each profile. History-losing git and infrastructure are the policy choices: deny under strict, flag under standard. */
+export const PROFILE_ACTIONS: Readonly<Record<GuardProfile, Readonly<Record<ThreatClass, ThreatAction>>>> = {
+  strict: Object.fromEntries(THREAT_CLASSES.map((c) => [c, "deny"])) as Record<ThreatClass, ThreatAction>,
+  standard: {
+    protection_off: "deny",
+    reverse_shell: "deny",
+    exfiltration: "deny",
+    remote_code: "deny",
+    privilege_escalation: "deny",
+    destruction: "deny",
+    infrastructure: "flag",
+    git_history: "flag",
+    secrets: "deny",
+  },
+  permissive: {
+    protection_off: "flag",
+    reverse_shell: "deny",
+    exfiltration: "deny",
+    remote_code: "deny",
+    privilege_escalation: "flag",
+    destruction: "deny",
+    infrastructure: "flag",
+    git_history: "flag",
+    secrets: "flag",
+  },
+};
+
+/** The action per class a compiled policy applies. */
+export type ThreatActions = Readonly<Record<ThreatClass, ThreatAction>>;
+
+/** The actions of a profile with per-class overrides applied. */
+export function threatActions(profile: GuardProfile = DEFAULT_PROFILE, overrides: Partial<Record<ThreatClass, ThreatAction>> = {}): ThreatActions {
+  return { ...PROFILE_ACTIONS[profile], ...overrides };
+}

@@ -1,0 +1,40 @@
+// What the shell reader hands the effect model (effects/): every simple command it read, after
+// expansion, with where its input comes from and where its output goes.
+
+/** A redirection of one command: its operator and expanded target (`> /dev/sda`). */
+export interface Redirection {
+  op: string;
+  target: string;
+}
+
+/** One simple command as the reader saw it (one record per variant of its words, up to the reader's bound). */
+export interface ShellCommand {
+  /** Its bare name (`rm`, not `/bin/rm`). */
+  name: string;
+  /** The command word as expanded (`/tmp/x.sh`, `./install.sh`), before taking its base name. */
+  word: string;
+  /** Its arguments, expanded. */
+  args: string[];
+  redirs: Redirection[];
+  /** The directory it runs in. */
+  cwd: string;
+  /** Its pipeline (an id shared by the commands of one pipeline) and its position in it. */
+  pipe: number;
+  pos: number;
+  /** Its stdin is a here-document or here-string. */
+  hereInput: boolean;
+  /** Index (in the log) of the command whose word holds this command's `$(...)`, if any. */
+  parent?: number;
+  /** Nesting: 0 for the line itself, more inside `sh -c`, `eval`, a here-document read by a shell, `xargs`, `find -exec`. */
+  depth: number;
+}
+
+/** The commands read from one line, in reading order (a substitution's commands before the command that holds it). */
+export interface CommandLog {
+  commands: ShellCommand[];
+  /** The next pipeline id. */
+  pipes: number;
+}
+
+export const newCommandLog = (): CommandLog => ({ commands: [], pipes: 0 });
+
