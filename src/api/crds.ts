@@ -1,6 +1,6 @@
 // The source of gavel's three CustomResourceDefinitions: `render-crds.ts` writes crds/*.yaml
 // from these objects (`make verify` fails on drift) and `validate.ts` checks manifests with them.
-import { GROUP, VERSION } from "./types.js";
+import { GROUP, GUARD_PROFILES, GUARD_THREAT_CLASSES, VERSION } from "./types.js";
 import { ADMISSION, arr, bool, cel, int, isMap, obj, ok, str, threshold, type CelRule, type SchemaNode } from "./schema-dsl.js";
 import { validationRules } from "./validation-rules.js";
 
@@ -518,6 +518,26 @@ export const guardPolicyCrd: CrdDocument = crd("GuardPolicy", "guardpolicies", [
     "The extensible part of the deterministic guard that checks every tool call before any judge. The policy named default in the controller's namespace applies cluster-wide; a namespace's own policies add to it. Hot-reloaded.",
     {
       enforcementAction: enforcementAction("this policy's rules"),
+      profile: str(
+        "What the guard's threat classes (what the effect model finds a command does; docs/guard.md) do with a call: strict denies every class; standard (the default) denies all but infrastructure and git_history, which it flags (the call goes on, flagged); permissive flags protection_off, privilege_escalation, secrets, infrastructure and git_history and denies the rest. The first policy that sets it wins (the cluster default first).",
+        { enum: [...GUARD_PROFILES] },
+      ),
+      threat_classes: {
+        type: "object",
+        description: `Per threat class (${GUARD_THREAT_CLASSES.join(", ")}) -> deny, or flag (allow the call and list the finding in the decision's flags), overriding the profile. The first policy that sets a class wins.`,
+        additionalProperties: str("deny or flag.", { enum: ["deny", "flag"] }),
+        "x-kubernetes-validations": [
+          cel(
+            `self.all(k, k in [${GUARD_THREAT_CLASSES.map((c) => `'${c}'`).join(", ")}])`,
+            `threat_classes keys are threat classes: ${GUARD_THREAT_CLASSES.join(", ")}`,
+            (self) => {
+              if (!isMap(self)) return true;
+              const bad = Object.keys(self).find((k) => !(GUARD_THREAT_CLASSES as readonly string[]).includes(k));
+              return bad === undefined ? true : { at: `.${bad}` };
+            },
+          ),
+        ],
+      },
       revoked_tools: arr(
         'Revocation list (check 1): a call to one of these tools is denied with reason "tool_revoked: <reason>".',
         obj(

@@ -158,6 +158,8 @@ describe("types.ts matches the CRD schemas", () => {
       props(at(guard, "spec")),
       keysOf<T.GuardPolicySpec>({
         enforcementAction: true,
+        profile: true,
+        threat_classes: true,
         revoked_tools: true,
         tool_registry: true,
         required_capabilities: true,

@@ -391,9 +391,20 @@ export const DEFAULT_GUARD_POLICY = "default";
 /** What a GuardPolicy rule does with a call it would deny (gavel extension, Gatekeeper's names). */
 export type EnforcementAction = "deny" | "warn" | "dryrun";
 
+/** The guard's threat classes (docs/guard.md): what the effect model finds a command does. */
+export const GUARD_THREAT_CLASSES = ["protection_off", "reverse_shell", "exfiltration", "remote_code", "privilege_escalation", "destruction", "infrastructure", "git_history", "secrets"] as const;
+export type GuardThreatClass = (typeof GUARD_THREAT_CLASSES)[number];
+/** The threat-class profiles of a GuardPolicy. */
+export const GUARD_PROFILES = ["strict", "standard", "permissive"] as const;
+export type GuardProfile = (typeof GUARD_PROFILES)[number];
+
 export interface GuardPolicySpec {
   /** Default for every rule of this policy: deny (default), warn or dryrun. */
   enforcementAction?: EnforcementAction;
+  /** What the threat classes do: strict (deny all), standard (default; infrastructure and git_history flag), permissive. */
+  profile?: GuardProfile;
+  /** Per-class overrides of the profile: deny, or flag (allow and list the finding). */
+  threat_classes?: Partial<Record<GuardThreatClass, "deny" | "flag">>;
   revoked_tools?: { tool: string; reason: string; revoked_at?: string; enforcementAction?: EnforcementAction }[];
   /** Registered tools: expected SHA-256 of their code and an Ed25519 signature of it. */
   tool_registry?: { tool: string; sha256: string; signature?: string; enforcementAction?: EnforcementAction }[];

@@ -1,9 +1,9 @@
 // A compiled guard policy: the built-in tables plus every GuardPolicy that applies, merged and
 // compiled once (RE2, keys, signatures) so that a check at call time is lookups and searches.
 import type { KeyObject } from "node:crypto";
-import type { EnforcementAction, GuardPolicySpec } from "../../api/types.js";
+import { GUARD_PROFILES, GUARD_THREAT_CLASSES, type EnforcementAction, type GuardPolicySpec, type GuardProfile, type GuardThreatClass } from "../../api/types.js";
 import { DESTRUCTIVE_PATTERNS, FORBIDDEN_PATHS } from "./builtin-patterns.js";
-import { threatActions, type ThreatActions } from "./effects/threat-policy.js";
+import { threatActions, type ThreatAction, type ThreatActions } from "./effects/threat-policy.js";
 import { JointScan, PatternSet, PolicyError, type PatternEntry } from "./pattern-set.js";
 import { parsePublicKey, verifyRegistration } from "./signature.js";
 
@@ -63,6 +63,8 @@ export interface CompiledPolicy {
   trustedKeys: readonly KeyObject[];
   /** What each threat class does (deny or flag): the profile with its per-class overrides. */
   threats: ThreatActions;
+  /** The profile in force (the first policy's that sets one; standard otherwise). */
+  profile: GuardProfile;
   /** Conflicts resolved while merging (first policy wins), for the operator. */
   warnings: string[];
 }
@@ -109,6 +111,8 @@ class Merge {
   };
   private readonly trustedKeys: KeyObject[] = [];
   private readonly warnings: string[] = [];
+  private profile: { value: GuardProfile; from: string } | undefined;
+  private readonly threatOverrides = new Map<GuardThreatClass, { action: ThreatAction; from: string }>();
   private order = 0;
 
   /** Adds one policy's spec; `where` names it in errors and warnings. */
@@ -118,6 +122,7 @@ class Merge {
     this.addRegistrations(where, s.tool_registry ?? [], policy);
     this.addCapabilities(where, s.required_capabilities ?? {}, policy);
     this.addSkipJudge(where, s.skip_judge ?? {});
+    this.addThreatPolicy(where, s);
     for (const field of ["destructive_patterns", "forbidden_paths"] as const) this.addPatterns(`${where}: ${field}`, s[field] ?? [], policy);
     for (const [i, c] of (s.sequence_contracts ?? []).entries()) {
       const at = `${where}: sequence_contracts[${i}] (${c.name})`;
@@ -179,6 +184,22 @@ class Merge {
     }
   }
 
+  /** The threat-class profile and per-class overrides: the first policy that sets each wins, a different later one is a warning. */
+  private addThreatPolicy(where: string, s: GuardPolicySpec): void {
+    if (s.profile !== undefined) {
+      if (!GUARD_PROFILES.includes(s.profile)) throw new PolicyError(`${where}: profile must be strict, standard or permissive, not "${String(s.profile)}"`);
+      if (this.profile === undefined) this.profile = { value: s.profile, from: where };
+      else if (this.profile.value !== s.profile) this.warnings.push(`${where}: profile ignored, already "${this.profile.value}" from ${this.profile.from}`);
+    }
+    for (const [cls, action] of Object.entries(s.threat_classes ?? {})) {
+      if (!(GUARD_THREAT_CLASSES as readonly string[]).includes(cls)) throw new PolicyError(`${where}: threat_classes.${cls}: not a threat class (${GUARD_THREAT_CLASSES.join(", ")})`);
+      if (action !== "deny" && action !== "flag") throw new PolicyError(`${where}: threat_classes.${cls} must be deny or flag`);
+      const had = this.threatOverrides.get(cls as GuardThreatClass);
+      if (had === undefined) this.threatOverrides.set(cls as GuardThreatClass, { action, from: where });
+      else if (had.action !== action) this.warnings.push(`${where}: threat_classes.${cls} ignored, already ${had.action} from ${had.from}`);
+    }
+  }
+
   private addAdaptiveRule(at: string, r: NonNullable<GuardPolicySpec["adaptive_rules"]>[number], policy: EnforcementAction): void {
     if (!FIELDS.includes(r.match_field)) throw new PolicyError(`${at}: match_field must be tool, args or hash`);
     if (r.action !== "deny" && r.action !== "flag") throw new PolicyError(`${at}: action must be deny or flag`);
@@ -210,7 +231,8 @@ class Merge {
       adaptive,
       viewScan: new JointScan([destructive, adaptive.args.patterns, destructiveWatch]),
       trustedKeys: this.trustedKeys,
-      threats: threatActions(),
+      threats: threatActions(this.profile?.value, Object.fromEntries([...this.threatOverrides].map(([c, o]) => [c, o.action]))),
+      profile: this.profile?.value ?? "standard",
       warnings: this.warnings,
     };
   }

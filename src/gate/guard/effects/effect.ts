@@ -1,19 +1,11 @@
 // What a command does, as the effect model reads it: effects (the command table and the code
 // reader produce them) and the threat classes the rules over them name (docs/guard.md).
 
-/** The threat classes of the guard: each a named class with an action under each profile (threat-policy.ts). */
-export const THREAT_CLASSES = [
-  "protection_off",
-  "reverse_shell",
-  "exfiltration",
-  "remote_code",
-  "privilege_escalation",
-  "destruction",
-  "infrastructure",
-  "git_history",
-  "secrets",
-] as const;
-export type ThreatClass = (typeof THREAT_CLASSES)[number];
+import { GUARD_THREAT_CLASSES, type GuardThreatClass } from "../../../api/types.js";
+
+/** The threat classes of the guard (API type): each a named class with an action under each profile (threat-policy.ts). */
+export const THREAT_CLASSES = GUARD_THREAT_CLASSES;
+export type ThreatClass = GuardThreatClass;
 
 /** What one effect is about. */
 export type EffectKind =

@@ -1,11 +1,11 @@
 // Threat classes as policy: each class is denied or flagged under a profile (strict, standard,
 // permissive), and a GuardPolicy may override single classes (docs/guard.md, ADR 0031).
+import { GUARD_PROFILES, type GuardProfile } from "../../../api/types.js";
 import { THREAT_CLASSES, type ThreatClass } from "./effect.js";
 
 /** What the guard does with a call a class covers: deny it, or allow it and flag it. */
 export type ThreatAction = "deny" | "flag";
-export const GUARD_PROFILES = ["strict", "standard", "permissive"] as const;
-export type GuardProfile = (typeof GUARD_PROFILES)[number];
+export { GUARD_PROFILES, type GuardProfile };
 export const DEFAULT_PROFILE: GuardProfile = "standard";
 
 /** Each class's action under each profile. History-losing git and infrastructure are the policy choices: deny under strict, flag under standard. */
