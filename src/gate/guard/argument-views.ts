@@ -43,6 +43,8 @@ export interface CallViews {
   commands: { key: string; log: CommandLog }[];
 }
 
+const FUNCTION_DEF_RE = /\(\s*\)\s*\{/;
+
 /** Argument fields a shell-capable tool runs as a command line (vaglio reads `command` or `cmd`). */
 const SHELL_FIELDS = ["command", "cmd", "script", "shell", "argv", "commandLine", "command_line"];
 /** Fields naming the directory a command runs in. */
@@ -54,16 +56,23 @@ const CWD_FIELDS = ["cwd", "workdir", "working_dir", "workingDirectory", "dir"];
  */
 export function callViews(args: JsonValue, options: ViewOptions, shellTool: boolean): CallViews {
   const ctx: Ctx = { home: options.home ?? "/root", cwd: options.cwd ?? "/workspace", seen: new Seen(), out: [], lineFlags: 0 };
-  walk(args, ctx, 0);
   let unresolved: string | undefined;
   const commands: CallViews["commands"] = [];
+  let rest = args;
   if (args !== null && typeof args === "object" && !Array.isArray(args)) {
     const cwd = commandDirectory(args, ctx.cwd);
+    const read: string[] = [];
     for (const { key, line } of commandFields(args)) {
-      const why = shellLine(line, cwd, ctx, (log) => commands.push({ key, log }));
-      if (shellTool) unresolved ??= why;
+      const r = shellLine(line, cwd, ctx, (log) => commands.push({ key, log }));
+      if (shellTool) unresolved ??= r.unresolved;
+      // A shell tool's command read in full is viewed as the reading renders it: text it only
+      // prints (echo's arguments, a here-document fed to cat) is data, not a command line.
+      // A function definition is kept as written too: the reading does not render its body as the shell would.
+      if (shellTool && r.read && r.unresolved === undefined && !FUNCTION_DEF_RE.test(line)) read.push(key);
     }
+    if (read.length > 0) rest = Object.fromEntries(Object.entries(args).filter(([k]) => !read.includes(k)));
   }
+  walk(rest, ctx, 0);
   return unresolved === undefined ? { views: ctx.out, commands } : { views: ctx.out, unresolved, commands };
 }
 
@@ -93,9 +102,10 @@ export function commandDirectory(args: JsonObject, fallback: string): string {
  * Views a command line as the shell would run it (shell/interpreter.ts): each expanded line, with its
  * paths resolved against the command's directory. Returns what could not be resolved, if anything.
  */
-function shellLine(line: string, cwd: string, ctx: Ctx, onLog: (log: CommandLog) => void): string | undefined {
+function shellLine(line: string, cwd: string, ctx: Ctx, onLog: (log: CommandLog) => void): { unresolved: string | undefined; read: boolean } {
   const decoded = deobfuscate(line);
   let unresolved: string | undefined;
+  let read = false;
   for (const text of decoded === line ? [line] : [line, decoded]) {
     const flags = charFlags(text);
     if ((flags & (F_SHELL | F_GLOB | F_TILDE)) === 0 && cwd === ctx.cwd) {
@@ -106,13 +116,15 @@ function shellLine(line: string, cwd: string, ctx: Ctx, onLog: (log: CommandLog)
     const analysis = analyseShell(text, { home: ctx.home, cwd });
     onLog(analysis.log);
     unresolved ??= analysis.unresolved;
+    if (text === line) read = true;
     const saved = ctx.cwd;
     ctx.cwd = cwd;
     try {
       for (const t of analysis.texts) {
         if (t.length > LARGE_TEXT) continue;
         add(t, ctx);
-        viewsOf(t, charFlags(t), ctx, MAX_DECODE_DEPTH - 1);
+        // Already expanded as sh would: not shell-normalised again (that would strip the quotes echo's data keeps).
+        viewsOf(t, charFlags(t), ctx, MAX_DECODE_DEPTH - 1, false);
       }
       // A command run in another directory: its bare words may be file names there.
       if (cwd !== saved) {
@@ -124,7 +136,7 @@ function shellLine(line: string, cwd: string, ctx: Ctx, onLog: (log: CommandLog)
       ctx.cwd = saved;
     }
   }
-  return unresolved;
+  return { unresolved, read };
 }
 
 interface Ctx {
@@ -288,9 +300,9 @@ function addString(s: string, ctx: Ctx, depth: number): number {
 }
 
 /** The shell-normalised, home-expanded and path views of one (decoded or raw) text, and its payloads. */
-function viewsOf(base: string, flags: number, ctx: Ctx, depth: number): void {
+function viewsOf(base: string, flags: number, ctx: Ctx, depth: number, normalise = true): void {
   let text = base;
-  if (hasShellSyntax(base, flags)) {
+  if (normalise && hasShellSyntax(base, flags)) {
     text = shellNormalise(base);
     if (text !== base) add(text, ctx);
   }

@@ -41,7 +41,11 @@ function findRoots(args: readonly string[]): string[] {
 const find: Handler = (c) => {
   const exec = c.args.findIndex((a) => /^-(exec|execdir|ok|okdir)$/.test(a));
   const deletes = c.args.includes("-delete") || (exec >= 0 && /^(rm|shred|unlink|rmdir)$/.test((c.args[exec + 1] ?? "").replace(/^.*\//, "")));
-  return deletes ? [effect("delete", "deletes what find matches", at(c, findRoots(c.args)), { recursive: true })] : none;
+  const out: Effect[] = deletes ? [effect("delete", "deletes what find matches", at(c, findRoots(c.args)), { recursive: true })] : [];
+  // `find / -name id_rsa -exec cp {} ...`: what it runs on each match reads files of that name.
+  const names = c.args.flatMap((a, i) => (/^-i?(name|path)$/.test(a) ? [c.args[i + 1] ?? ""] : [])).filter((n) => n !== "" && !/[*?[]/.test(n.replace(/^\*\//, "")));
+  if (exec >= 0 && !deletes && names.length > 0) out.push(effect("read", "reads what find matches", names.map((n) => `/found/${n.replace(/^\*\//, "")}`)));
+  return out;
 };
 
 const shred: Handler = (c) => {
@@ -122,14 +126,24 @@ const reader = (valued: ReadonlySet<string> = set(), skipFirst = false): Handler
 
 const grep: Handler = (c) => {
   const o = parseOptions(c.args, set("-e", "--regexp", "-f", "--file", "-m", "--max-count", "-A", "-B", "-C", "--include", "--exclude", "--exclude-dir", "-d", "-D", "--color", "--colour", "-g", "--glob", "-t", "--type"));
-  const hasPattern = valuesOf(o, "-e", "--regexp", "-f", "--file").length > 0;
-  return [effect("read", "reads files", at(c, hasPattern ? o.operands : o.operands.slice(1)))];
+  const patterns = valuesOf(o, "-e", "--regexp");
+  const pattern = patterns.length > 0 ? patterns.join("|") : (o.operands[0] ?? "");
+  const files = at(c, patterns.length > 0 || valuesOf(o, "-f", "--file").length > 0 ? o.operands : o.operands.slice(1));
+  const out = [effect("read", "reads files", files)];
+  // A recursive search of the whole system or a home for passwords or keys harvests credentials.
+  const wide = files.some((f) => f === "/" || /^\/(home|root|Users|etc)(\/[^/]+)?$/.test(f));
+  if ((has(o, "-r", "-R", "--recursive") || c.name === "rg") && wide && /pass|secret|token|api.?key|credential|private/i.test(pattern)) out.push(classified("secrets", "searches the system for credentials"));
+  return out;
 };
 
 const tar: Handler = (c) => {
   const o = parseOptions(c.args, set("-f", "--file", "-C", "--directory", "-T", "--files-from", "-X", "--exclude-from"));
   const creates = has(o, "-c", "--create", "-r", "--append") || /^[a-z]*c/.test(c.args[0] ?? "");
-  return creates ? [effect("read", "archives files", at(c, o.operands.filter((a) => !/^[a-zA-Z]+$/.test(a) || a.includes("."))))] : none;
+  if (!creates) return none;
+  const files = at(c, o.operands.filter((a) => !/^[a-zA-Z]+$/.test(a) || a.includes(".")));
+  // `tar cf user@host:/x ...` writes the archive on another host (over --rsh-command).
+  const remote = [...valuesOf(o, "-f", "--file"), c.args[1] ?? ""].some((f) => /^[^/]*@[^/:]+:/.test(f));
+  return [effect("read", "archives files", files), ...(remote ? [effect("network", "writes an archive to a host", []), effect("upload", "sends files to a host", files)] : [])];
 };
 
 // ---------------------------------------------------------------- network
@@ -192,36 +206,71 @@ const remoteCopy: Handler = (c) => {
   const remote = (a: string): boolean => /^[^/]*:/.test(a) && !a.startsWith("/");
   const ops = o.operands;
   const dest = ops.at(-1) ?? "";
-  const out: Effect[] = [effect("network", "copies over the network", ops.filter(remote))];
+  const out: Effect[] = ops.some(remote) || c.name === "sftp" ? [effect("network", "copies over the network", ops.filter(remote))] : [];
   if (remote(dest)) out.push(effect("upload", "sends files to a host", at(c, ops.slice(0, -1).filter((a) => !remote(a)))));
   return out;
 };
 
+/** Clients that send the files named in their arguments to a peer (`ab -p`, `hping3 --file`, `lp -h`, `smbclient -c 'put'`, a `put` line fed to ftp). */
+const fileSender: Handler = (c) => [effect("network", "sends data to a host", []), effect("upload", "sends files to a host", at(c, c.args.flatMap((a) => a.split(/[\s=]/)).filter((a) => a.includes("/") || a.startsWith("."))))];
+
+/** `socket -p PROGRAM`: a program wired to a socket. */
+const socketCmd: Handler = (c) => [effect("network", "opens a network connection", []), ...(c.args.some((a) => /^-\w*p\w*$/.test(a)) ? [classified("reverse_shell", "connects a program to a network socket")] : [])];
+
 const dnsOrPing: Handler = (c) => [effect("network", "sends a network query", parseOptions(c.args, set("-p", "-c", "-t", "-q", "-x", "-W", "-i", "-s")).operands)];
-const ssh: Handler = (c) => [effect("network", "connects to a host", parseOptions(c.args, set("-i", "-p", "-o", "-F", "-l", "-L", "-R", "-D", "-J", "-W", "-E", "-b", "-c", "-m", "-S", "-w", "-Q")).operands.slice(0, 1))];
+const SSH_VALUED = set("-i", "-p", "-o", "-F", "-l", "-L", "-R", "-D", "-J", "-W", "-E", "-b", "-c", "-m", "-S", "-w", "-Q");
+const ssh: Handler = (c) => [effect("network", "connects to a host", parseOptions(c.args, SSH_VALUED).operands.slice(0, 1))];
+
+/** The command line `ssh HOST COMMAND...` runs on the other host (read like a line of its own), if any. */
+export function remoteCommand(c: ShellCommand): string | undefined {
+  if (c.name !== "ssh") return undefined;
+  const words = parseOptions(c.args, SSH_VALUED).operands.slice(1);
+  return words.length > 0 ? words.join(" ") : undefined;
+}
 
 // ---------------------------------------------------------------- protections
 
+/** Security agents and logging by vendor or daemon name, as services, processes or launchd plists. */
+const SECURITY_AGENT_RE = /(falcon|crowdstrike|carbonblack|cbdaemon|cbagentd|littlesnitch|opendns|sentinel|mdatp|wdav|sophos|eset|symantec|malwarebytes|osquery|santa|objective-see|elastic-agent|wazuh|ossec|auditd|syslogd|xprotect)/i;
 const PROTECTION_SERVICES_RE = /^(firewalld|ufw|iptables|ip6tables|nftables|netfilter-persistent|auditd|audit|apparmor|selinux|fail2ban|rsyslog|syslog|syslog-ng|systemd-journald|journald|falco|osqueryd|crowdsec|clamav-daemon|clamd|wazuh-agent|ossec|aide|sshguard|auditbeat|tetragon|sysdig|apport|ufw\.service|firewalld\.service|auditd\.service|apparmor\.service)(\.service)?$/;
 
 const serviceControl: Handler = (c) => {
   const ops = c.args.filter((a) => !a.startsWith("-"));
   const verb = c.name === "service" || c.name === "rc-service" ? ops[1] : ops[0];
   const units = c.name === "service" || c.name === "rc-service" ? ops.slice(0, 1) : ops.slice(1);
-  return /^(stop|disable|mask|kill|off)$/.test(verb ?? "") && units.some((u) => PROTECTION_SERVICES_RE.test(u)) ? [classified("protection_off", "stops or disables a security or logging service")] : none;
+  const security = (u: string): boolean => PROTECTION_SERVICES_RE.test(u) || SECURITY_AGENT_RE.test(u.slice(u.lastIndexOf("/") + 1));
+  return /^(stop|disable|mask|kill|off|unload|bootout|remove)$/.test(verb ?? "") && units.some(security) ? [classified("protection_off", "stops or disables a security or logging service")] : none;
 };
 
-const killer: Handler = (c) => (c.args.some((a) => PROTECTION_SERVICES_RE.test(a)) ? [classified("protection_off", "kills a security or logging service")] : none);
+const killer: Handler = (c) => (c.args.some((a) => PROTECTION_SERVICES_RE.test(a) || SECURITY_AGENT_RE.test(a)) ? [classified("protection_off", "kills a security or logging service")] : none);
+
+/** macOS: Gatekeeper, SIP, Defender, Time Machine, the unified log. */
+const macProtections: Handler = (c) => {
+  const line = c.args.join(" ");
+  const off =
+    (c.name === "spctl" && /--master-disable|--global-disable|--disable/.test(line)) ||
+    (c.name === "csrutil" && /\bdisable\b/.test(line)) ||
+    (c.name === "mdatp" && /real-time-protection.*disabled|--value disabled/.test(line)) ||
+    (c.name === "tmutil" && /^(disable|deletelocalsnapshots|delete|disablelocal)\b/.test(c.args.find((a) => !a.startsWith("-")) ?? "")) ||
+    (c.name === "log" && c.args[0] === "erase");
+  return off ? [classified("protection_off", c.name === "log" ? "erases the system log" : c.name === "tmutil" ? "turns backups off or deletes them" : "turns a system protection off")] : none;
+};
 
 const iptables: Handler = (c) => {
   const o = parseOptions(c.args, set("-t", "--table", "-P", "--policy", "-A", "-I", "-D", "-j", "-p", "-s", "-d", "-i", "-o", "--dport", "--sport", "-m", "-N", "-E"));
   const flush = has(o, "-F", "--flush", "-X", "--delete-chain");
   const accept = valuesOf(o, "-P", "--policy").length > 0 && o.operands.some((a) => /^ACCEPT$/i.test(a));
+  const dropRemoved = valuesOf(o, "-D").length > 0 && valuesOf(o, "-j").some((j) => /^(DROP|REJECT)$/i.test(j));
+  if (dropRemoved) return [classified("protection_off", "removes a firewall rule that blocks traffic")];
   return flush || accept ? [classified("protection_off", flush ? "flushes the firewall rules" : "sets the firewall to accept everything")] : none;
 };
 
 const nft: Handler = (c) => (/\bflush\s+ruleset\b|\bdelete\s+table\b|\bflush\s+table\b/.test(c.args.join(" ")) ? [classified("protection_off", "flushes the firewall rules")] : none);
-const ufw: Handler = (c) => (/^(disable|reset)$/.test(c.args.find((a) => !a.startsWith("-")) ?? "") ? [classified("protection_off", "disables the firewall")] : none);
+const ufw: Handler = (c) => {
+  const [verb, arg] = c.args.filter((a) => !a.startsWith("-"));
+  if (/^(disable|reset)$/.test(verb ?? "")) return [classified("protection_off", "disables the firewall")];
+  return verb === "logging" && arg === "off" ? [classified("protection_off", "turns firewall logging off")] : none;
+};
 const setenforce: Handler = (c) => (/^(0|permissive)$/i.test(c.args[0] ?? "") ? [classified("protection_off", "switches SELinux to permissive")] : none);
 const apparmorOff: Handler = (c) => (c.name !== "apparmor_parser" || c.args.some((a) => a === "-R" || a === "--remove") ? [classified("protection_off", "disables AppArmor profiles")] : none);
 const auditctl: Handler = (c) => {
@@ -261,7 +310,9 @@ const journalctl: Handler = (c) => (c.args.some((a) => /^--(vacuum-(time|size|fi
 const dmesg: Handler = (c) => (c.args.some((a) => /^(-[a-zA-Z]*[cC][a-zA-Z]*|--clear|--read-clear)$/.test(a)) ? [classified("protection_off", "clears the kernel log")] : none);
 const historyCmd: Handler = (c) => (c.args.some((a) => /^-[a-z]*[cw]/.test(a) && a.includes("c")) ? [classified("protection_off", "clears the shell history")] : none);
 const unsetOrExport: Handler = (c) =>
-  c.args.some((a) => /^HISTFILE$|^HISTFILE=(\/dev\/null)?$|^HISTSIZE=0$|^HISTFILESIZE=0$/.test(a)) || (c.name === "set" && c.args.join(" ") === "+o history") ? [classified("protection_off", "turns the shell history off")] : none;
+  c.args.some((a) => /^HISTFILE$|^HISTFILE=(\/dev\/null)?$|^HISTSIZE=0$|^HISTFILESIZE=0$|^HISTCONTROL=ignore(space|both)|^HISTIGNORE=./.test(a)) || (c.name === "set" && c.args.join(" ") === "+o history")
+    ? [classified("protection_off", "turns the shell history off")]
+    : none;
 
 // ---------------------------------------------------------------- privileges
 
@@ -272,6 +323,9 @@ const userAdmin: Handler = (c) => {
   if ([...valuesOf(o, "-G", "--groups"), ...valuesOf(o, "-g", "--gid")].some((g) => /(^|,)(sudo|wheel|root|admin|adm|docker|disk|shadow|0)(,|$)/.test(g))) out.push(classified("privilege_escalation", "adds a user to an administrative group"));
   return out;
 };
+
+/** FreeBSD's `pw useradd|usermod ...`. */
+const pw: Handler = (c) => (/^user(add|mod)$/.test(c.args[0] ?? "") ? userAdmin({ ...c, args: c.args.slice(1) }) : none);
 
 const kernelModule: Handler = (c) => (c.name === "modprobe" && c.args.some((a) => a === "-r" || a === "--remove") ? none : [classified("privilege_escalation", "loads a kernel module")]);
 
@@ -333,9 +387,10 @@ const aws: Handler = (c) => {
   const o = parseOptions(c.args, set("--region", "--profile", "--output", "--query", "--endpoint-url", "--bucket", "--key", "--instance-ids", "--db-instance-identifier", "--stack-name", "--table-name", "--cluster-name", "--function-name", "--name", "--include", "--exclude"));
   const [svc, verb] = o.operands;
   const out: Effect[] = [effect("network", "calls a cloud API", [])];
-  if (svc === "s3" && ((verb === "rm" && has(o, "--recursive")) || (verb === "rb" && has(o, "--force")))) out.push(classified("infrastructure", "deletes an object storage bucket's contents"));
+  if (svc === "s3" && (verb === "rm" || verb === "rb")) out.push(classified("infrastructure", "deletes object storage contents"));
   else if (svc === "s3" && verb === "sync" && has(o, "--delete")) out.push(classified("infrastructure", "deletes objects missing from the source"));
-  else if (/^(delete|terminate|deregister|remove|purge)-/.test(verb ?? "") && svc !== "s3") out.push(classified("infrastructure", "deletes cloud resources"));
+  else if (/^(batch-)?(delete|terminate|deregister|remove|purge)-/.test(verb ?? "") && svc !== "s3") out.push(classified("infrastructure", "deletes cloud resources"));
+  else if (svc === "secretsmanager" && /^(put-secret-value|update-secret)$/.test(verb ?? "")) out.push(classified("infrastructure", "overwrites a stored secret"));
   else if (svc === "s3api" && /^delete-(bucket|objects)$/.test(verb ?? "")) out.push(classified("infrastructure", "deletes an object storage bucket's contents"));
   if (svc === "s3" && /^(cp|mv|sync)$/.test(verb ?? "") && /^s3:\/\//.test(o.operands.at(-1) ?? "")) out.push(effect("upload", "sends files to object storage", at(c, o.operands.slice(2, -1).filter((a) => !a.startsWith("s3://")))));
   return out;
@@ -343,20 +398,41 @@ const aws: Handler = (c) => {
 
 const gsutil: Handler = (c) => {
   const ops = c.args.filter((a) => !a.startsWith("-"));
-  const i = ops.findIndex((w) => /^(rm|rb)$/.test(w));
-  if (i < 0) return none;
-  return ops[i] === "rb" || c.args.some((a) => /^-[a-zA-Z]*[rRa]/.test(a) || a === "--recursive") ? [classified("infrastructure", "deletes an object storage bucket's contents")] : none;
+  if (ops[0] === "rsync" && c.args.includes("-d")) return [classified("infrastructure", "deletes objects missing from the source")];
+  return ops.some((w) => /^(rm|rb)$/.test(w)) ? [classified("infrastructure", "deletes object storage contents")] : none;
 };
 
 const gcloudAz: Handler = (c) => {
   const words = c.args.filter((a) => !a.startsWith("-"));
-  if (c.name === "gcloud" && words[0] === "storage" && words[1] === "rm" && c.args.some((a) => /^(-r|--recursive)$/.test(a))) return [classified("infrastructure", "deletes an object storage bucket's contents")];
-  return words.some((w) => /^(delete|delete-batch|purge)$/.test(w)) ? [classified("infrastructure", words.some((w) => /^(clusters?|aks)$/.test(w)) ? "deletes a Kubernetes cluster" : "deletes cloud resources")] : none;
+  if (c.name === "gcloud" && words[0] === "storage" && words[1] === "rm") return [classified("infrastructure", "deletes object storage contents")];
+  return words.some((w) => /^(delete|delete-batch|purge|untag)$/.test(w)) ? [classified("infrastructure", words.some((w) => /^(clusters?|aks)$/.test(w)) ? "deletes a Kubernetes cluster" : "deletes cloud resources")] : none;
 };
+
+/** Backup tools: deleting, pruning or rewriting backups and their keys. */
+const backups: Handler = (c) => {
+  const words = c.args.filter((a) => !a.startsWith("-"));
+  const del =
+    (c.name === "borg" && /^(delete|prune|compact|recreate|break-lock)$/.test(words[0] ?? "")) ||
+    (c.name === "restic" && (/^(forget|prune)$/.test(words[0] ?? "") || (words[0] === "key" && words[1] === "remove") || c.args.includes("--remove-all") || c.args.includes("--cleanup"))) ||
+    (c.name === "velero" && (words.includes("delete") || words[0] === "uninstall"));
+  if (del) return [classified("infrastructure", "deletes or rewrites backups")];
+  // `restic backup -r rest:http://host/...`: the files go to a repository on another host.
+  const o = parseOptions(c.args, set("-r", "--repo", "--password-file", "--tag", "--host", "-e", "--exclude"));
+  if (c.name === "restic" && words[0] === "backup" && valuesOf(o, "-r", "--repo").some((r) => /^(rest:|sftp:|s3:|b2:|azure:|gs:|rclone:|https?:)/.test(r))) {
+    return [effect("network", "sends a backup to a host", []), effect("upload", "sends files to a host", at(c, o.operands.slice(1)))];
+  }
+  return none;
+};
+
+const azcopy: Handler = (c) => (c.args[0] === "remove" || c.args.some((a) => /^--delete-destination(=true)?$/.test(a)) ? [classified("infrastructure", "deletes object storage contents")] : none);
 
 const rclone: Handler = (c) => (/^(purge|delete|deletefile|rmdir|rmdirs|cleanup)$/.test(c.args.find((a) => !a.startsWith("-")) ?? "") || (c.args[0] === "sync" && false) ? [classified("infrastructure", "deletes remote storage")] : none);
 const s3cmd: Handler = (c) => (/^(del|rm|rb)$/.test(c.args.find((a) => !a.startsWith("-")) ?? "") && c.args.some((a) => /^(-r|--recursive|--force|-f)$/.test(a)) ? [classified("infrastructure", "deletes an object storage bucket's contents")] : none);
-const mc: Handler = (c) => (/^(rm|rb)$/.test(c.args.find((a) => !a.startsWith("-")) ?? "") && c.args.some((a) => /^(-r|--recursive|--force)$/.test(a)) ? [classified("infrastructure", "deletes an object storage bucket's contents")] : none);
+const mc: Handler = (c) => {
+  const words = c.args.filter((a) => !a.startsWith("-"));
+  const del = /^(rm|rb)$/.test(words[0] ?? "") || (words[0] === "admin" && words.some((w) => /^(delete|remove|disable|unset)$/.test(w))) || (words[0] === "mirror" && c.args.includes("--remove"));
+  return del ? [classified("infrastructure", "deletes object storage contents or users")] : none;
+};
 const dropdb: Handler = () => [classified("infrastructure", "drops a database")];
 const redisCli: Handler = (c) => (c.args.some((a) => /^flush(all|db)$/i.test(a)) ? [classified("infrastructure", "flushes a database")] : none);
 
@@ -385,7 +461,7 @@ const GIT_RULES: Readonly<Record<string, GitRule>> = {
   checkout: gitIf((o, rest, c) => rest.length > 0 && (c.args.includes("--") || rest.includes(".")) && !has(o, "-b", "-B"), "discards uncommitted changes (checkout -- paths)"),
   restore: gitIf((o) => !has(o, "--staged", "-S") || has(o, "--worktree", "-W"), "discards uncommitted changes (restore)"),
   stash: gitIf((_o, rest) => rest[0] === "drop" || rest[0] === "clear", "deletes stashed changes"),
-  branch: gitIf((o) => has(o, "-D") || (has(o, "-d", "--delete") && has(o, "-f", "--force")), "deletes an unmerged branch"),
+  branch: gitIf((o, rest) => has(o, "-D") || (has(o, "-d", "--delete") && has(o, "-f", "--force")) || (has(o, "-f", "--force") && rest.length > 0), "deletes an unmerged branch or moves one, dropping commits"),
   "filter-branch": gitIf(() => true, "rewrites the repository's history"),
   "filter-repo": gitIf(() => true, "rewrites the repository's history"),
   reflog: gitIf((_o, rest) => rest[0] === "expire" || rest[0] === "delete", "expires the reflog"),
@@ -406,13 +482,13 @@ const alias = (names: string, h: Handler): [string, Handler][] => names.split(" 
 
 /** Commands by bare name, each with the handler that reads its effects. */
 export const COMMAND_EFFECTS: ReadonlyMap<string, Handler> = new Map<string, Handler>([
-  ...alias("rm unlink rmdir", rm),
+  ...alias("rm unlink rmdir srm", rm),
   ["find", find],
   ["shred", shred],
   ["truncate", truncate],
   ["dd", dd],
   ...alias("mkfs mke2fs mkswap wipefs fdisk sfdisk parted sgdisk blkdiscard", diskTool("writes a filesystem or partition table")),
-  ...alias("cp install rsync-local", copy),
+  ...alias("cp install ditto", copy),
   ["mv", mv],
   ["ln", ln],
   ["tee", tee],
@@ -432,6 +508,7 @@ export const COMMAND_EFFECTS: ReadonlyMap<string, Handler> = new Map<string, Han
   ...alias("ssh telnet", ssh),
   ...alias("systemctl service rc-service chkconfig update-rc.d launchctl", serviceControl),
   ...alias("kill pkill killall", killer),
+  ...alias("spctl csrutil mdatp tmutil log", macProtections),
   ...alias("iptables ip6tables iptables-legacy iptables-nft ip6tables-legacy ip6tables-nft", iptables),
   ["nft", nft],
   ["ufw", ufw],
@@ -444,7 +521,8 @@ export const COMMAND_EFFECTS: ReadonlyMap<string, Handler> = new Map<string, Han
   ["history", historyCmd],
   ...alias("unset export set declare typeset", unsetOrExport),
   ...alias("useradd adduser usermod", userAdmin),
-  ...alias("insmod modprobe kmod", kernelModule),
+  ...alias("insmod modprobe kmod kextload", kernelModule),
+  ["pw", pw],
   ...alias("docker podman nerdctl", container),
   ["setcap", setcap],
   ["nsenter", nsenter],
@@ -456,6 +534,13 @@ export const COMMAND_EFFECTS: ReadonlyMap<string, Handler> = new Map<string, Han
   ["gsutil", gsutil],
   ...alias("gcloud az", gcloudAz),
   ["rclone", rclone],
+  ...alias("borg restic velero", backups),
+  ["azcopy", azcopy],
+  ...alias("ab hping3 lp smbclient tailscale put ftp tftp lftp", fileSender),
+  ["ztcp", (c) => [effect("network", "opens a network connection", c.args.slice(0, 1))]],
+  ["socket", socketCmd],
+  ["sshfs", (c) => [effect("network", "mounts a remote filesystem", c.args.filter((a) => a.includes(":")))]],
+  ["code", (c) => (c.args[0] === "tunnel" ? [classified("reverse_shell", "opens a remote tunnel into this machine")] : none)],
   ["s3cmd", s3cmd],
   ["mc", mc],
   ["dropdb", dropdb],

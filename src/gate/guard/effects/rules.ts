@@ -6,7 +6,7 @@ import { posix } from "node:path";
 import { analyseShell } from "../shell/interpreter.js";
 import type { CommandLog, ShellCommand } from "../shell/records.js";
 import { INTERPRETERS, SHELLS } from "../command-names.js";
-import { commandEffects, FETCHERS, SENDERS } from "./command-table.js";
+import { commandEffects, FETCHERS, remoteCommand, SENDERS } from "./command-table.js";
 import { effect, type Effect, type Finding, type ThreatClass } from "./effect.js";
 import { inlineCode, inlineCodeEffects } from "./inline-code.js";
 import { globParent, isAccountsFile, isDiskDevice, isGitDir, isHomeDir, isLog, isProtectionConfig, isSecretFile, isSystemBinary, isSystemRoot, isWorkspaceAncestor, resolveTarget } from "./targets.js";
@@ -30,45 +30,31 @@ const isSocketPath = (p: string): boolean => /^\/dev\/(tcp|udp)\//.test(p);
 /** The effects of each command of a log (table, redirections, what runs code, inline code and the commands it runs). */
 export function logEffects(log: CommandLog, where: Where): CommandEffects[] {
   const out: CommandEffects[] = [];
-  const aliases = new Map<string, string[]>();
-  for (const raw of log.commands) {
-    const c = aliased(raw, aliases);
+  // Commands of lines run by these (inline code, ssh): after the line's own, so that the line's
+  // positions stay its log's indices (what `parent` refers to); each nested line its own pipelines.
+  const nestedOut: CommandEffects[] = [];
+  for (const c of log.commands) {
     const effects = [...commandEffects(c), ...redirectionEffects(c), ...runEffects(c)];
     const code = inlineCode(c);
+    const lines: string[] = [];
     if (code !== undefined) {
       const read = inlineCodeEffects(code, c);
       effects.push(...read.effects);
-      for (const line of read.shellLines) {
-        for (const nested of logEffects(analyseShell(line, { home: where.home, cwd: c.cwd }).log, where)) out.push({ command: { ...nested.command, depth: nested.command.depth + c.depth + 1, pipe: -1 - out.length }, effects: nested.effects });
+      lines.push(...read.shellLines);
+    }
+    // What `ssh host '...'` runs on the other host harms that host the same way.
+    const remote = remoteCommand(c);
+    if (remote !== undefined) lines.push(remote);
+    for (const line of lines) {
+      const base = -1_000_000 * (nestedOut.length + 1);
+      for (const nested of logEffects(analyseShell(line, { home: where.home, cwd: c.cwd }).log, where)) {
+        const { parent: _parent, ...command } = nested.command;
+        nestedOut.push({ command: { ...command, depth: command.depth + c.depth + 1, pipe: base + command.pipe }, effects: nested.effects });
       }
     }
-    noteAlias(c, aliases);
     out.push({ command: c, effects });
   }
-  return out;
-}
-
-/** `alias x='rm -rf'`, `cp /bin/rm /tmp/x`, `ln -s /bin/sh ./s`: later uses of the new name are the old command. */
-function noteAlias(c: ShellCommand, aliases: Map<string, string[]>): void {
-  if (c.name === "alias") {
-    for (const a of c.args) {
-      const m = /^([\w.-]+)=(.*)$/s.exec(a);
-      if (m !== null) aliases.set(m[1] as string, (m[2] as string).split(/\s+/).filter((w) => w !== ""));
-    }
-    return;
-  }
-  if (!/^(cp|ln|install|mv)$/.test(c.name)) return;
-  const ops = c.args.filter((a) => !a.startsWith("-"));
-  const [src, dest] = [ops[0], ops.at(-1)];
-  if (src === undefined || dest === undefined || ops.length < 2) return;
-  const base = posix.basename(src);
-  if (base !== "" && base !== posix.basename(dest)) aliases.set(posix.basename(dest), [base]);
-}
-
-function aliased(c: ShellCommand, aliases: Map<string, string[]>): ShellCommand {
-  const words = aliases.get(c.name);
-  if (words === undefined || words.length === 0) return c;
-  return { ...c, name: posix.basename(words[0] as string), word: words[0] as string, args: [...words.slice(1), ...c.args] };
+  return [...out, ...nestedOut];
 }
 
 function redirectionEffects(c: ShellCommand): Effect[] {
@@ -93,8 +79,10 @@ function runEffects(c: ShellCommand): Effect[] {
     if (isShell && c.args.some((a) => /^-[a-z]*i[a-z]*$/.test(a))) out.push(effect("shell", "starts an interactive shell"));
     if (code >= 0) out.push(effect("runs_argument", "runs an argument as code"));
     else {
-      const script = c.args.find((a) => !a.startsWith("-"));
-      if (script === undefined || script === "-" || script === "/dev/stdin" || script === "/proc/self/fd/0") out.push(effect("runs_stdin", "runs code from its input"));
+      const end = c.args.indexOf("--");
+      const script = (end < 0 ? c.args : c.args.slice(0, end)).find((a) => !a.startsWith("-"));
+      const stdin = script === undefined || script === "-" || script === "/dev/stdin" || script === "/proc/self/fd/0" || (isShell && c.args.some((a) => /^-[a-z]*s[a-z]*$/.test(a)));
+      if (stdin) out.push(effect("runs_stdin", "runs code from its input"));
       else out.push(effect("runs_file", "runs a script", [resolveTarget(script, c.cwd)]));
     }
     if (isShell) out.push(effect("shell", "starts a shell"));
@@ -140,7 +128,12 @@ const TARGET_RULES: Partial<Record<Effect["kind"], TargetRule>> = {
     if (/world-writable/.test(e.what) && (isSystemRoot(t) || /^\/(etc|usr|bin|sbin|boot)\//.test(t))) return hit("destruction", `${e.what}: a system tree`);
     return undefined;
   },
-  read: (e, t, where) => (isSecretFile(t, where.home) ? hit("secrets", `${e.what}: a secret file`) : undefined),
+  read: (e, t, where) => {
+    if (isSecretFile(t, where.home)) return hit("secrets", `${e.what}: a secret file`);
+    // Archiving or copying whole home directories takes every key and token in them.
+    if (/archives|copies/.test(e.what) && (isHomeDir(t, where.home) || t === "/home" || t === "/Users")) return hit("secrets", `${e.what}: home directories`);
+    return undefined;
+  },
   upload: (_e, t, where) => (isSecretFile(t, where.home) ? hit("exfiltration", "sends a secret file to the network") : undefined),
 };
 
@@ -175,7 +168,7 @@ export function lineFindings(cmds: readonly CommandEffects[], key: string, where
 const SEVERITY: readonly ThreatClass[] = ["reverse_shell", "exfiltration", "remote_code", "privilege_escalation", "protection_off", "destruction", "infrastructure", "git_history", "secrets"];
 
 const hasKind = (ce: CommandEffects | undefined, ...kinds: Effect["kind"][]): boolean => ce !== undefined && ce.effects.some((e) => kinds.includes(e.kind));
-const readsSecret = (ce: CommandEffects, where: Where): boolean => ce.effects.some((e) => e.kind === "read" && e.targets.some((t) => isSecretFile(globParent(t), where.home)));
+const readsSecret = (ce: CommandEffects, where: Where): boolean => ce.effects.some((e) => e.kind === "read" && e.targets.some((t) => TARGET_RULES.read?.(e, globParent(t), where) !== undefined));
 
 type Add = (cls: ThreatClass, what: string) => void;
 
@@ -234,10 +227,12 @@ function reverseShell(line: Line, add: Add): void {
   let socket = false;
   for (const ce of line.cmds) {
     const c = ce.command;
-    const toSocket = c.redirs.some((r) => isSocketPath(resolveTarget(r.target, c.cwd)));
-    if (hasKind(ce, "shell", "runs_stdin", "runs_argument") || c.name === "exec") shell = true;
+    // A socket opened as the shell's own file (`exec 5<>/dev/tcp/...`, `bash -i >& /dev/tcp/...`), or zsh's ztcp.
+    const toSocket = (c.redirs.some((r) => isSocketPath(resolveTarget(r.target, c.cwd))) && (RUNS_CODE.has(c.name) || c.name === "")) || c.name === "ztcp";
+    // A shell whose files are redirected (`sh <&196 >&196`, `zsh >&$REPLY`) or that is interactive.
+    if ((hasKind(ce, "shell") && (c.redirs.length > 0 || c.args.some((a) => /^-[a-z]*i/.test(a)))) || hasKind(ce, "runs_stdin") || (c.name === "exec" && c.args.length > 0)) shell = true;
     if (toSocket) socket = true;
-    if (toSocket && (RUNS_CODE.has(c.name) || c.name === "")) add("reverse_shell", "connects a shell to a network socket");
+    if (toSocket && c.name !== "ztcp") add("reverse_shell", "connects a shell to a network socket");
     if (NET_CLIENTS.has(c.name) && line.pipeline(ce).some((b) => b !== ce && (SHELLS.has(b.command.name) || hasKind(b, "runs_stdin")))) add("reverse_shell", "pipes a shell through a network connection");
   }
   if (shell && socket) add("reverse_shell", "connects a shell to a network socket");

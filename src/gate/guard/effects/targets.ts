@@ -41,20 +41,29 @@ export const isWorkspaceAncestor = (p: string, workspace: string): boolean => p 
 
 /** System logs and shell history. */
 export const isLog = (p: string): boolean =>
-  /^\/var\/log(\/|$)/.test(p) || /^\/var\/(adm|account)(\/|$)/.test(p) || /^\/run\/log(\/|$)/.test(p) || /\/\.(bash|zsh|sh|python|mysql|psql|node_repl)_?history$/.test(p) || /\/\.zsh_history$/.test(p) || /^\/var\/run\/utmp$|^\/var\/log\/[bw]tmp/.test(p);
+  /^\/var\/log(\/|$)/.test(p) ||
+  /^\/var\/(spool\/)?mail(\/|$)/.test(p) ||
+  /^\/var\/audit(\/|$)/.test(p) ||
+  /^\/var\/lib\/docker\/containers\/.*-json\.log$/.test(p) ||
+  /\/\.(bash_|zsh_|sh_)?history$/.test(p) || /^\/var\/(adm|account)(\/|$)/.test(p) || /^\/run\/log(\/|$)/.test(p) || /\/\.(bash|zsh|sh|python|mysql|psql|node_repl)_?history$/.test(p) || /\/\.zsh_history$/.test(p) || /^\/var\/run\/utmp$|^\/var\/log\/[bw]tmp/.test(p);
 
 /** Block and character devices that hold disks (raw writes destroy filesystems). */
 export const isDiskDevice = (p: string): boolean => /^\/dev\/(sd|hd|vd|xvd|nvme|mmcblk|disk|loop|md|dm-|mapper\/|rdisk)/.test(p);
 
-/** Accounts and privilege files: writing them grants privileges. */
-export const isAccountsFile = (p: string): boolean => /^\/etc\/(passwd|shadow|group|gshadow|sudoers)(\.d(\/|$)|-?$)/.test(p) || /^\/etc\/sudoers\.d(\/|$)/.test(p);
+/** Accounts and privilege files: writing them grants privileges (sudoers, PAM, preloaded libraries, authorized keys). */
+export const isAccountsFile = (p: string): boolean =>
+  /^\/etc\/(passwd|shadow|group|gshadow|sudoers|master\.passwd)(\.d(\/|$)|-?$)/.test(p) ||
+  /^\/(usr\/local\/)?etc\/sudoers(\.d)?(\/|$)/.test(p) ||
+  /^\/etc\/pam\.d\//.test(p) ||
+  p === "/etc/ld.so.preload" ||
+  /\/\.ssh\/authorized_keys2?$/.test(p);
 
 /** Configuration of the kernel's and the system's protections. */
 export const isProtectionConfig = (p: string): boolean =>
-  /^\/etc\/(selinux|apparmor|apparmor\.d|audit|audisp|rsyslog\.d|rsyslog\.conf|syslog-ng|ufw|firewalld|iptables|nftables\.conf|fail2ban|sysctl\.conf|sysctl\.d|security\/limits)(\/|$)/.test(p) ||
+  /^\/etc\/(selinux|apparmor|apparmor\.d|audit|audisp|rsyslog\.d|rsyslog\.conf|syslog\.conf|syslog-ng|ufw|default\/ufw|firewalld|iptables|nftables\.conf|fail2ban|sysctl\.conf|sysctl\.d|security\/limits|auditd\.conf|systemd\/journald\.conf)(\/|$)/.test(p) ||
   /^\/proc\/sys\/(kernel|fs|net)\//.test(p) ||
   /^\/sys\/kernel\/security(\/|$)/.test(p) ||
-  /^\/etc\/ld\.so\.preload$/.test(p);
+  false;
 
 /** System binaries and the boot loader: deleting or overwriting them breaks the system. */
 export const isSystemBinary = (p: string): boolean => /^\/(usr\/)?(s?bin|lib|lib32|lib64|libexec)\/[^/]+$/.test(p) || /^\/boot\//.test(p);
@@ -72,14 +81,17 @@ export function isSecretFile(p: string, home: string): boolean {
   const base = p.slice(p.lastIndexOf("/") + 1);
   if (base.endsWith(".pub")) return false;
   if (/^\.env(\..+)?$/.test(base) || /^.+\.env$/.test(base)) return !ENV_TEMPLATE_RE.test(base) && base !== ".envrc";
-  if (/\.(pem|key|p12|pfx|jks|keystore|ppk|kdbx|asc|gpg)$/i.test(base) && !/(^|[._-])(pub|public|cert|crt|ca|chain|fullchain)([._-]|$)/i.test(base)) return true;
+  if (/\.(pem|key|p12|pfx|jks|keystore|ppk|kdbx|asc|gpg)$/i.test(base) && !/(^|[._-])(pub|public|cert|certificate|crt|ca|chain|fullchain)([._-]|$)/i.test(base)) return true;
   if (/^id_(rsa|dsa|ecdsa|ed25519|ecdsa_sk|ed25519_sk)$/.test(base)) return true;
+  // Whole stores of keys and tokens, and shell history (commands typed with tokens in them).
+  if (/\/\.(ssh|aws|gnupg|kube|docker|azure|oci|password-store)$|\/\.config\/gcloud$|\/Library\/Keychains$/.test(p)) return true;
+  if (/\/\.(bash_|zsh_)?history$/.test(p)) return true;
   if (/\/\.ssh\/(?!.*\.pub$)[^/]+$/.test(p) && !/\/\.ssh\/(config|known_hosts(\.old)?)$/.test(p)) return true;
   // Tool configuration that holds tokens when it is a user's (a project's .npmrc usually holds none).
   if (/^\.(npmrc|pypirc|netrc|pgpass|git-credentials|vault-token)$/.test(base) && underAnyHome(p, home)) return true;
   return (
     /\/\.aws\/credentials$|\/\.aws\/config$|\/\.docker\/config\.json$|\/\.kube\/config$|\/\.gnupg\/|\/\.config\/gcloud\/|\/\.azure\/|\/credentials\.json$|\/\.config\/[^/]+\/credentials\.env$|\/\.password-store\//.test(p) ||
-    /^\/etc\/(shadow|gshadow|ssh\/ssh_host_[a-z0-9]+_key)$/.test(p) ||
+    /^\/etc\/(shadow|gshadow|master\.passwd|ssh\/ssh_host_[a-z0-9]+_key)$/.test(p) ||
     /^\/(var\/)?run\/secrets\//.test(p) ||
     /^\/proc\/(self|thread-self|[0-9]+)\/environ$/.test(p)
   );

@@ -10,6 +10,7 @@ import { expandWord, MAX_ALTERNATIVES, MAX_SOURCE, type Env, type Expanded, type
 import { compileGlob, globTargets } from "./glob.js";
 import { tokenize, type Token, type Word } from "./lexer.js";
 import { newCommandLog, type CommandLog, type Redirection, type ShellCommand } from "./records.js";
+import { shellQuote } from "./quoting.js";
 import { staticOutput } from "./static-output.js";
 
 export type { ShellOptions } from "./expansion.js";
@@ -40,7 +41,7 @@ export function analyseShell(src: string, opts: ShellOptions): ShellAnalysis {
   const env: Env = { vars: new Map(), opts, depth: 0, texts: [], cwd: opts.cwd, run: runLine, log: newCommandLog() };
   if (src.length > MAX_SOURCE) return { texts: [], log: env.log };
   runLine(tokenize(src), env);
-  const texts = [...new Set(env.texts)].filter((t) => t !== "" && t !== src);
+  const texts = [...new Set(env.texts)].filter((t) => t !== "");
   return env.unresolved === undefined ? { texts, log: env.log } : { texts, unresolved: env.unresolved, log: env.log };
 }
 
@@ -95,7 +96,8 @@ function runLine(tokens: Token[], env: Env): string | undefined {
         i++;
         if (t.op === "<<<") cur.hereString = next;
         const target = expandWord(next.parts, env).values[0] ?? "";
-        cur.redirs.push(`${t.op} ${target}`);
+        // A here-document or here-string is its command's input: rendered as data (a shell reads it as commands of its own).
+        cur.redirs.push(t.op === "<<<" ? "<<< (input)" : `${t.op} ${target}`);
         if (t.op === "<<<" || t.op === "<<") cur.hereInput = true;
         else cur.redirTargets.push({ op: t.op, target });
       }
@@ -113,6 +115,7 @@ function runLine(tokens: Token[], env: Env): string | undefined {
   return output;
 }
 
+const PRINTERS = new Set(["echo", "printf"]);
 const REDIRECTIONS = new Set(["<<<", "<", ">", ">>", "&>", ">&", "<<"]);
 
 /** Runs one pipeline: each command's words expanded, its command position checked, its output computed if static. */
@@ -181,6 +184,40 @@ function forLoop(argv: Expanded[], env: Env, rendered: string[][]): boolean {
   return true;
 }
 
+/** Replaces a command word that an earlier alias or copy of a binary made stand for another command. */
+function unalias(expanded: { argv: Expanded[]; from: Word[] }, env: Env): void {
+  for (let n = 0; n < 4; n++) {
+    const { argv, from } = expanded;
+    const k = commandStart(argv);
+    const word = argv[k]?.values[0];
+    const words = word === undefined ? undefined : env.log.aliases.get(baseName(word));
+    if (words === undefined || words.length === 0) break;
+    expanded.argv = [...argv.slice(0, k), ...words.map((w) => ({ values: [w], unknown: false })), ...argv.slice(k + 1)];
+    expanded.from = [...from.slice(0, k), ...words.map(() => from[k] as Word), ...from.slice(k + 1)];
+  }
+}
+
+const COPIES = new Set(["cp", "ln", "install", "mv", "rsync"]);
+
+/** Notes what `alias x=...` and a copy or link of a known command's binary (`cp /bin/rm /tmp/x`) make a name stand for. */
+function noteAlias(name: string, args: string[], env: Env): void {
+  if (name === "alias") {
+    for (const a of args) {
+      const m = /^([\w.-]+)=(.*)$/s.exec(a);
+      if (m !== null) env.log.aliases.set(m[1] as string, (m[2] as string).split(/\s+/).filter((w) => w !== ""));
+    }
+    return;
+  }
+  if (!COPIES.has(name)) return;
+  const ops = args.filter((a) => !a.startsWith("-"));
+  const [src, dest] = [ops[0], ops.at(-1)];
+  if (src === undefined || dest === undefined || ops.length !== 2) return;
+  const from = baseName(src);
+  if (KNOWN.has(from) || PREFIX_COMMANDS.has(from)) env.log.aliases.set(baseName(dest), [from]);
+}
+
+const KNOWN = new Set(KNOWN_COMMANDS);
+
 /** Index of the command name in argv: keywords and prefix commands (with their options) skipped. */
 function commandStart(argv: Expanded[]): number {
   let k = 0;
@@ -225,7 +262,10 @@ function render(names: string[], argv: Expanded[], redirs: string[]): string[] {
   const nVariants = Math.min(MAX_ALTERNATIVES, Math.max(names.length, ...argv.map((e) => e.values.length)));
   const lines: string[] = [];
   for (let v = 0; v < nVariants; v++) {
-    lines.push([names[v % names.length] ?? "", ...argv.slice(1).map((e) => e.values[v % e.values.length] ?? ""), ...redirs].join(" "));
+    const name = names[v % names.length] ?? "";
+    // What echo and printf print is data: quoted, so that `echo "rm -rf /"` does not read as the command.
+    const quote = PRINTERS.has(baseName(name)) ? shellQuote : (s: string): string => s;
+    lines.push([name, ...argv.slice(1).map((e) => quote(e.values[v % e.values.length] ?? "")), ...redirs].join(" "));
   }
   return lines;
 }
@@ -268,6 +308,7 @@ function runSimple(simple: Simple, env: Env, rendered: string[][], at: Placement
   declarations(words, env);
   const expanded = expandArguments(words, env);
   if (forLoop(expanded.argv, env, rendered)) return undefined;
+  if (env.log.aliases.size > 0) unalias(expanded, env);
   const k = commandStart(expanded.argv);
   const argv = expanded.argv.slice(k);
   const cmd = argv[0];
@@ -286,6 +327,7 @@ function runSimple(simple: Simple, env: Env, rendered: string[][], at: Placement
   for (const e of args) if (e.glob !== undefined) env.texts.push(...globTargets(e.glob, { home: env.opts.home, cwd: env.cwd }));
   const name = baseName(names[0] ?? "");
   const argValues = args.map((e) => e.values[0] ?? "");
+  noteAlias(name, argValues, env);
   // After a `cd`, relative words are files in that directory (`cd /etc && cat shadow`).
   if (env.cwd !== env.opts.cwd) {
     for (const a of argValues) if (a !== "" && !a.startsWith("-") && !a.startsWith("/")) env.texts.push(posix.resolve(env.cwd, a));

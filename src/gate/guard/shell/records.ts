@@ -34,7 +34,9 @@ export interface CommandLog {
   commands: ShellCommand[];
   /** The next pipeline id. */
   pipes: number;
+  /** Names made to stand for other commands earlier in the line: `alias x='rm -rf'`, `cp /bin/rm /tmp/x`. */
+  aliases: Map<string, string[]>;
 }
 
-export const newCommandLog = (): CommandLog => ({ commands: [], pipes: 0 });
+export const newCommandLog = (): CommandLog => ({ commands: [], pipes: 0, aliases: new Map() });
 
