@@ -8,7 +8,7 @@ import { messageOf } from "../errors.js";
 import type { Logger } from "../telemetry/logger.js";
 import { auditRecord, scrubArgValues, type AuditSink } from "./audit.js";
 import type { ViewOptions } from "./guard/argument-views.js";
-import { agentScope, type AgentScope, type HistoryEntry } from "./guard/context.js";
+import { agentScope, workerViews, type AgentScope, type HistoryEntry } from "./guard/context.js";
 import { runGuard } from "./guard/guard.js";
 import type { CompiledPolicy } from "./guard/policy.js";
 import { skipJudge } from "./skip-judge.js";
@@ -82,6 +82,8 @@ export function createGate(options: GateOptions): Gate {
   const clock = options.clock ?? (() => performance.now());
   const now = options.now ?? (() => new Date());
   const base = agentScope(options.agent);
+  // `~`, `$HOME` and relative paths as the worker reads them: its declared home and workspace.
+  const views = options.views ?? workerViews(options.agent);
   const scope: AgentScope = options.capabilities ? { tools: base.tools, capabilities: new Set(options.capabilities) } : base;
   const allEntries = options.agent.spec.execution?.tool_validation ?? [];
   const semantic = allEntries.filter((e) => e.type === "semantic");
@@ -94,7 +96,7 @@ export function createGate(options: GateOptions): Gate {
     const guard = runGuard(
       { tool: p.tool, args: p.args, step: p.step },
       // Check 2 compares the registration with the hash the worker computed of the code it runs.
-      { policy, scope, history, ...(p.toolHash !== undefined ? { liveHashes: new Map([[p.tool, p.toolHash]]) } : {}), ...(options.views ? { views: options.views } : {}) },
+      { policy, scope, history, ...(p.toolHash !== undefined ? { liveHashes: new Map([[p.tool, p.toolHash]]) } : {}), views },
     );
     const done = (d: Omit<ToolCallDecision, "toolCallId" | "latencyMs" | "guard">): ToolCallDecision => ({
       toolCallId: p.toolCallId,

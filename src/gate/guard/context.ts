@@ -27,6 +27,20 @@ export interface GuardContext {
   views?: ViewOptions;
 }
 
+/** Home of gavel's own worker images (they run as root); an Agent with an image of its own declares its home as `HOME` in `spec.runtime.env`. */
+export const DEFAULT_WORKER_HOME = "/root";
+
+/**
+ * Where `~`, `$HOME` and relative paths point for an Agent's workers: the home it declares
+ * (`spec.runtime.env` HOME, a literal value) else its image's (gavel's images run as root),
+ * and its first volume's mount path as the working directory (`/workspace` without volumes).
+ */
+export function workerViews(agent: Pick<Agent, "spec">): ViewOptions {
+  const home = agent.spec.runtime?.env?.find((e) => e.name === "HOME" && typeof e.value === "string" && e.value.startsWith("/"))?.value;
+  const cwd = agent.spec.volumes?.[0]?.mount_path;
+  return { home: home ?? DEFAULT_WORKER_HOME, cwd: cwd !== undefined && cwd.startsWith("/") ? cwd : "/workspace" };
+}
+
 /** The scope of an Agent: `spec.tools` (bare names become `{name}`) and `security.capabilities`. */
 export function agentScope(agent: Pick<Agent, "spec">): AgentScope {
   const tools = new Map<string, ToolObject>();

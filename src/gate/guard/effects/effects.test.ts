@@ -2,9 +2,9 @@
 // what they leave alone, and the denial reason (class, effect, key path; never the value).
 import { describe, expect, it } from "vitest";
 import { callViews } from "../argument-views.js";
-import { agentScope } from "../context.js";
+import { agentScope, DEFAULT_WORKER_HOME, workerViews } from "../context.js";
 import { runGuard } from "../guard.js";
-import type { GuardPolicySpec } from "../../../api/types.js";
+import type { Agent, GuardPolicySpec } from "../../../api/types.js";
 import { compilePolicy, type NamedPolicy } from "../policy.js";
 import type { ThreatClass } from "./effect.js";
 import { readCall } from "./read-call.js";
@@ -252,5 +252,37 @@ describe("threat-class profiles (GuardPolicy profile and threat_classes)", () =>
     expect(() => compilePolicy([{ name: "p", spec: { profile: "lax" as "strict" } }])).toThrow('GuardPolicy p: profile must be strict, standard or permissive, not "lax"');
     expect(() => compilePolicy([{ name: "p", spec: { threat_classes: { fork_bomb: "deny" } as never } }])).toThrow(/GuardPolicy p: threat_classes.fork_bomb: not a threat class/);
     expect(() => compilePolicy([{ name: "p", spec: { threat_classes: { secrets: "warn" as "deny" } } }])).toThrow("GuardPolicy p: threat_classes.secrets must be deny or flag");
+  });
+});
+
+describe("the real home", () => {
+  const agent = {
+    spec: {
+      tools: ["cmd.run", "fs.read"],
+      runtime: { image: "example.com/dev:1", env: [{ name: "HOME", value: "/home/dev" }] },
+      volumes: [{ name: "src", mount_path: "/src", size: "1Gi" }],
+    },
+  } as unknown as Agent;
+  const policy = compilePolicy([]);
+  const run = (tool: string, args: Record<string, string>) => runGuard({ tool, args, step: 1 }, { policy, scope: agentScope(agent), history: [], views: workerViews(agent) });
+
+  it("reads ~ and $HOME as the home the Agent declares, and relative paths in its first volume", () => {
+    expect(workerViews(agent)).toEqual({ home: "/home/dev", cwd: "/src" });
+    expect(workerViews({ spec: {} })).toEqual({ home: DEFAULT_WORKER_HOME, cwd: "/workspace" });
+    expect(run("cmd.run", { command: "ls -la ~/.ssh" }).approved).toBe(true);
+    expect(run("cmd.run", { command: "cat ~/.ssh/id_ed25519.pub" }).approved).toBe(true);
+    expect(run("cmd.run", { command: `git commit -m "read the config from $HOME/.config/tool"` }).approved).toBe(true);
+    expect(run("cmd.run", { command: "cat $HOME/.ssh/id_ed25519" }).reason).toBe("secrets: reads files: a secret file [command]");
+    expect(run("cmd.run", { command: "rm -rf ~" }).reason).toBe("destruction: deletes recursively: a home directory [command]");
+    expect(run("cmd.run", { command: "rm -rf .." }).reason).toBe("destruction: deletes recursively: a system directory [command]");
+  });
+
+  it("applies the home rules under every user's home", () => {
+    for (const p of ["/home/alice/.ssh/id_rsa", "/Users/bob/.aws/credentials", "~carol/.ssh/id_ecdsa", "/root/.kube/config"]) {
+      expect(run("cmd.run", { command: `cat ${p}` }).reason, p).toBe("secrets: reads files: a secret file [command]");
+      expect(run("fs.read", { path: p }).approved, p).toBe(false);
+    }
+    expect(run("cmd.run", { command: "rm -rf /home/alice" }).reason).toBe("destruction: deletes recursively: a home directory [command]");
+    expect(run("cmd.run", { command: "rm -rf ~carol" }).reason).toBe("destruction: deletes recursively: a home directory [command]");
   });
 });

@@ -49,9 +49,14 @@ const KNOWN_ENV: Readonly<Record<string, (o: ShellOptions) => string>> = {
   IFS: () => " ",
   PATH: () => "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
   SHELL: () => "/bin/sh",
-  USER: () => "root",
-  LOGNAME: () => "root",
+  // The user whose home it is (root for /root, x for /home/x); unknown for another home.
+  USER: (o) => userOf(o.home),
+  LOGNAME: (o) => userOf(o.home),
 };
+
+function userOf(home: string): string {
+  return home === "/root" ? "root" : (/^\/(?:home|Users)\/([^/]+)$/.exec(home)?.[1] ?? "root");
+}
 
 function lookup(env: Env, name: string): string[] | undefined {
   if (env.vars.has(name)) return env.vars.get(name);
