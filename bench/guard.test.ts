@@ -5,7 +5,7 @@ import { agentScope } from "../src/gate/guard/context.js";
 import { argumentViews } from "../src/gate/guard/argument-views.js";
 import { runGuard } from "../src/gate/guard/guard.js";
 import { compilePolicy } from "../src/gate/guard/policy.js";
-import { BENCH_ARGS, benchRules, guardBench } from "./guard.js";
+import { BENCH_ARGS, benchRules, corpusBench, corpusCommands, guardBench } from "./guard.js";
 
 describe("guard bench", () => {
   it("measures a call with 10 nested string values that every rule set approves", () => {
@@ -15,6 +15,13 @@ describe("guard bench", () => {
       const policy = compilePolicy([{ name: "b", spec: { adaptive_rules: benchRules(n) } }]);
       expect(runGuard({ tool: "cmd.run", args: BENCH_ARGS, step: 1 }, { policy, scope: agentScope({ spec: { tools: ["cmd.run"] } }), history: [] }).approved).toBe(true);
     }
+  });
+
+  it("reports the mean per call over the threat corpus", () => {
+    expect(corpusCommands()?.length).toBeGreaterThanOrEqual(600);
+    const [row] = corpusBench(1);
+    expect(row).toMatchObject({ unit: "µs", target: "reported", met: true });
+    expect(row?.value).toBeGreaterThan(0);
   });
 
   it("reports p50 and p99 for 10, 100 and 1,000 rules", () => {

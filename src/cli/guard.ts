@@ -6,7 +6,10 @@ import { parseArgs } from "node:util";
 import type { Agent, GuardPolicySpec, JsonObject } from "../api/types.js";
 import type { validateManifest as ValidateManifest } from "../api/validate.js";
 import { DEFAULT_GUARD_POLICY } from "../api/types.js";
-import { agentScope, type AgentScope, type HistoryEntry } from "../gate/guard/context.js";
+import { callViews, type ViewOptions } from "../gate/guard/argument-views.js";
+import { isShellTool } from "../gate/guard/checks.js";
+import { agentScope, workerViews, type AgentScope, type HistoryEntry } from "../gate/guard/context.js";
+import { readCall } from "../gate/guard/effects/read-call.js";
 import { runGuard } from "../gate/guard/guard.js";
 import { PolicyError } from "../gate/guard/pattern-set.js";
 import { compilePolicy, type NamedPolicy } from "../gate/guard/policy.js";
@@ -14,7 +17,7 @@ import { ToolCodeHasher } from "../gate/tool-code.js";
 import { ExitCode, UsageError, type Command } from "./command.js";
 
 const USAGE = [
-  "gavel guard check --tool NAME --args JSON [--agent FILE] [--policy FILE...] [--history JSON] [--step N] [--capabilities a,b] [--live-hash TOOL=SHA256...]",
+  "gavel guard check --tool NAME --args JSON [--agent FILE] [--policy FILE...] [--history JSON] [--step N] [--capabilities a,b] [--live-hash TOOL=SHA256...] [--home DIR] [--explain]",
   "gavel guard tool-hash [TOOL...] | --file PATH...",
 ].join("\n       ");
 
@@ -38,6 +41,8 @@ export const guardCommand: Command = {
         step: { type: "string" },
         capabilities: { type: "string" },
         "live-hash": { type: "string", multiple: true, default: [] },
+        home: { type: "string" },
+        explain: { type: "boolean", default: false },
       },
     });
     if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0] ?? ""}"`);
@@ -50,8 +55,16 @@ export const guardCommand: Command = {
     if (!Number.isInteger(step) || step < 1) throw new UsageError(`--step must be a positive integer, not "${values.step ?? ""}"`);
 
     let scope: AgentScope;
-    if (values.agent !== undefined) scope = agentScope(await readAgent(resolve(io.cwd, values.agent)));
-    else scope = { tools: new Map([[tool, { name: tool }]]), capabilities: new Set<string>() };
+    let views: ViewOptions = workerViews({ spec: {} });
+    if (values.agent !== undefined) {
+      const agent = await readAgent(resolve(io.cwd, values.agent));
+      scope = agentScope(agent);
+      views = workerViews(agent);
+    } else scope = { tools: new Map([[tool, { name: tool }]]), capabilities: new Set<string>() };
+    if (values.home !== undefined) {
+      if (!values.home.startsWith("/")) throw new UsageError(`--home must be an absolute directory, not "${values.home}"`);
+      views = { ...views, home: values.home };
+    }
     if (values.capabilities !== undefined) scope = { tools: scope.tools, capabilities: new Set(values.capabilities.split(",").map((c) => c.trim()).filter((c) => c !== "")) };
 
     const policies: NamedPolicy[] = [];
@@ -73,12 +86,31 @@ export const guardCommand: Command = {
       liveHashes.set(pair.slice(0, eq), pair.slice(eq + 1));
     }
 
-    const d = runGuard({ tool, args: args as JsonObject, step }, { policy, scope, history, liveHashes });
+    const ctx = { policy, scope, history, liveHashes, views };
+    const d = runGuard({ tool, args: args as JsonObject, step }, ctx);
     const out = { approved: d.approved, blocked_by: d.approved ? "none" : "guard", check: d.check ?? null, reason: d.reason ?? null, flags: d.flags ?? [], warnings: d.warnings ?? [], dryrun: d.dryrun ?? [] };
-    io.stdout.write(`${JSON.stringify(out)}\n`);
+    io.stdout.write(`${JSON.stringify(values.explain ? { ...out, explain: explain(tool, args as JsonObject, ctx) } : out)}\n`);
     return d.approved ? ExitCode.ok : ExitCode.failed;
   },
 };
+
+/**
+ * What the effect model read from the call (`--explain`): each command of each command field
+ * (or each path argument of another tool) with its effects and their targets, and the threat
+ * classes found with the action the policy gives each. The operator's own input, so targets
+ * are shown; denial reasons never carry them.
+ */
+function explain(tool: string, args: JsonObject, ctx: { policy: ReturnType<typeof compilePolicy>; scope: AgentScope; views: ViewOptions }): unknown {
+  const shell = isShellTool(tool, ctx);
+  const read = readCall(tool, args, callViews(args, ctx.views, shell), { home: ctx.views.home ?? "/root", workspace: ctx.views.cwd ?? "/workspace" }, shell);
+  return {
+    home: ctx.views.home,
+    cwd: ctx.views.cwd,
+    profile: ctx.policy.profile,
+    commands: read.commands.map((c) => ({ key: c.key, command: c.command, args: c.args, effects: c.effects.map((e) => ({ kind: e.kind, what: e.what, ...(e.class !== undefined ? { class: e.class } : {}), ...(e.targets.length > 0 ? { targets: e.targets } : {}) })) })),
+    findings: read.findings.map((f) => ({ class: f.class, effect: f.what, key: f.key, action: ctx.policy.threats[f.class] })),
+  };
+}
 
 /**
  * `gavel guard tool-hash`: the SHA-256 of each built-in tool's code in this installation (the

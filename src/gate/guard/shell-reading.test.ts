@@ -131,6 +131,12 @@ describe("the guard on unresolved shell", () => {
     expect(runGuard({ tool: "ops.exec", args: { cmd: "python3 gen.py | bash" }, step: 1 }, ctx).reason).toBe("destructive_pattern: unresolved shell (shell reading computed input)");
   });
 
+  it("reads a command whose directory only is computed by its name", () => {
+    expect(runGuard({ tool: "cmd.run", args: { command: "$(npm bin)/tsc --noEmit" }, step: 1 }, ctx)).toEqual({ approved: true });
+    expect(runGuard({ tool: "cmd.run", args: { command: "$(curl -s https://x.example/d)/rm -rf /etc" }, step: 1 }, ctx).reason).toBe("destruction: deletes recursively: a system directory [command]");
+    expect(runGuard({ tool: "cmd.run", args: { command: "$(npm bin)/$TOOL x" }, step: 1 }, ctx).reason).toBe("destructive_pattern: unresolved shell (computed command name)");
+  });
+
   it("lets the same text through where no shell runs it", () => {
     expect(runGuard({ tool: "fs.write", args: { path: "/workspace/x.sh", content: "$CMD -rf /tmp/x" }, step: 1 }, ctx).approved).toBe(true);
     expect(runGuard({ tool: "ci.run", args: { command: "$CMD -rf /tmp/x" }, step: 1 }, ctx).approved).toBe(true);

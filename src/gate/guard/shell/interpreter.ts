@@ -249,6 +249,14 @@ function skipPrefixOptions(argv: Expanded[], from: number, prefix: string): numb
   return k;
 }
 
+/** The literal last path segment of a word whose directory is computed (`$(npm bin)/tsc` → `tsc`), if any. */
+function literalTail(word: Word | undefined): string | undefined {
+  const last = word?.parts.at(-1);
+  if (word === undefined || word.parts.length < 2 || last?.t !== "lit") return undefined;
+  const m = /\/([A-Za-z0-9._+-]+)$/.exec(last.s);
+  return m === null || /[*?[]/.test(last.s) ? undefined : m[1];
+}
+
 /** The names a command word may be: a glob is read as every dangerous command it could name. */
 function commandNames(cmd: Expanded): string[] {
   if (cmd.glob === undefined) return cmd.values;
@@ -318,8 +326,10 @@ function runSimple(simple: Simple, env: Env, rendered: string[][], at: Placement
     if (simple.redirTargets.length > 0) logCommand(env, simple, [""], [{ values: [""], unknown: false }], at, from);
     return undefined;
   }
-  const names = commandNames(cmd);
-  if (cmd.unknown) env.unresolved ??= "computed command name";
+  const tail = cmd.unknown ? literalTail(expanded.from[k]) : undefined;
+  const names = tail === undefined ? commandNames(cmd) : [tail];
+  // `$(npm bin)/tsc`: only the directory is computed; the command is read by its name, as `/bin/rm` is.
+  if (cmd.unknown && tail === undefined) env.unresolved ??= "computed command name";
   rendered.push(render(names, argv, simple.redirs));
   logCommand(env, simple, names, argv, at, from);
   const args = argv.slice(1);
