@@ -11,7 +11,10 @@ import {
   claimManifest,
   claimName,
   controllingExecution,
+  copierPod,
+  copyClaimManifest,
   judgePod,
+  judgeWorkspaces,
   keepPodUntil,
   podEnd,
   resultConfigMaps,
@@ -66,6 +69,32 @@ describe("execution pods", () => {
     const big = { ...child, spec: { ...child.spec, input: { output: "x".repeat(ENV_PAYLOAD_LIMIT) } } };
     expect(judgePod(big, judge, [], {})).toMatch(/at most 98304 in env GAVEL_INPUT, and the child names no parts/);
     expect(judgePod(child, { ...judge, spec: {} }, [], {})).toMatch(/names no image and no language runtime/);
+  });
+
+  it("a ReadWriteOncePod volume is copied for each judge (its own claim, filled by a copier pod); other volumes are shared read-only", () => {
+    const two: Agent = { ...agent, spec: { ...agent.spec, volumes: [{ name: "workspace", mount_path: "/workspace", size: "2Gi", access_mode: "ReadWriteOncePod" }, { name: "cache", mount_path: "/cache" }] } };
+    const child: Execution = { ...ex, metadata: { name: "demo-i1-v0-j", namespace: "team", uid: "uid-c" }, spec: { agentRef: { name: "j" }, timeoutSeconds: 60 } };
+    const { mounts, copies } = judgeWorkspaces("demo", two, "demo-i1-v0-j");
+    expect(mounts).toEqual([
+      { name: "workspace", source: "demo-i1-v0-j-workspace", mountPath: "/workspace", readOnly: true },
+      { name: "cache", source: "demo-cache", mountPath: "/cache", readOnly: true },
+    ]);
+    expect(copies.map((c) => [c.from.source, c.to.source])).toEqual([["demo-workspace", "demo-i1-v0-j-workspace"]]);
+    const pvc = copyClaimManifest(child, copies[0]!);
+    expect(pvc.metadata?.name).toBe("demo-i1-v0-j-workspace");
+    expect(pvc.metadata?.ownerReferences?.[0]).toMatchObject({ kind: "Execution", name: "demo-i1-v0-j" });
+    expect(pvc.spec?.accessModes).toEqual(["ReadWriteOncePod"]);
+    const pod = copierPod(child, copies, "gavel/base:test", {});
+    expect(pod.metadata?.name).toBe("gavel-demo-i1-v0-j-copy-ex");
+    expect(pod.metadata?.ownerReferences?.[0]).toMatchObject({ kind: "Execution", name: "demo-i1-v0-j", controller: true });
+    const c = pod.spec?.containers[0];
+    expect(c?.command?.slice(0, 2)).toEqual(["sh", "-c"]);
+    expect(c?.command?.[2]).toMatch(/^set -e; for f in \/gavel\/from\/0\/\* \/gavel\/from\/0\/\.\[!\.\]\* \/gavel\/from\/0\/\.\.\?\*; do .*cp -a "\$f" \/gavel\/to\/0\/; fi; done$/);
+    expect(c?.volumeMounts?.filter((m) => m.mountPath.startsWith("/gavel/")).map((m) => [m.mountPath, m.readOnly])).toEqual([["/gavel/from/0", true], ["/gavel/to/0", false]]);
+    expect(pod.spec?.volumes?.filter((v) => v.persistentVolumeClaim !== undefined).map((v) => [v.persistentVolumeClaim?.claimName, v.persistentVolumeClaim?.readOnly])).toEqual([["demo-workspace", true], ["demo-i1-v0-j-workspace", false]]);
+    expect(pod.spec?.activeDeadlineSeconds).toBe(60);
+    expect(pod.metadata?.labels?.["gavel.dev/network"]).toBe("none");
+    expect(judgeWorkspaces("demo", agent, "demo-i1-v0-j").copies).toEqual([]);
   });
 
   it("claims take the volume's size, access mode and storage class", () => {

@@ -8,6 +8,7 @@ import type { RuntimeTable } from "../children/runtime-table.js";
 import { CHILD_LABELS, INPUT_ANNOTATION, INPUT_DIR, judgeWorkload, labelValue, workerWorkload, type WorkerRun } from "../children/workloads.js";
 import { inputPartsPrefix } from "../children/child-executions.js";
 import { describeParts, descriptorText, joinParts, PART_BYTES, parseDescriptor, partConfigMaps, partsVolume, type PartsDescriptor } from "../runtime/kubernetes/configmap-parts.js";
+import { DEFAULT_JUDGE_TIMEOUT_SECONDS, parseDurationSeconds } from "../engine/durations.js";
 import type { WorkerObservation } from "../engine/outer-loop.js";
 import { podManifest, podName, stuckReason, userFor, type PodUser } from "../runtime/kubernetes/pod-spec.js";
 import type { WorkloadMount, WorkloadSpec } from "../runtime/workload.js";
@@ -44,6 +45,79 @@ export function resultName(worker: string): string {
 /** The mounts of an Execution's workspace volumes (read-only for judges and readers). */
 export function workspaceMounts(execution: string, agent: Agent, readOnly: boolean): WorkloadMount[] {
   return (agent.spec.volumes ?? []).map((v) => ({ name: v.name, source: claimName(execution, v.name), mountPath: v.mount_path, readOnly }));
+}
+
+/**
+ * How a judge sees one of the worker's volumes (ADR 0034): `shared` mounts the worker's claim
+ * read-only; `copy` mounts a private copy the controller made of it (a claim per judge, filled
+ * by a copier pod before the judge starts). A ReadWriteOncePod claim can be attached to one
+ * pod at a time, so parallel judges get copies; every other access mode is shared.
+ */
+export function workspaceStrategy(volume: VolumeSpec): "shared" | "copy" {
+  return volume.access_mode === "ReadWriteOncePod" ? "copy" : "shared";
+}
+
+/** One volume a judge gets as its own copy: the worker's claim it is copied from, and the copy. */
+export interface WorkspaceCopy {
+  volume: VolumeSpec;
+  from: WorkloadMount;
+  to: WorkloadMount;
+}
+
+/** The worker's volumes as one judge child mounts them (read-only, copies where the strategy says), and the copies to make first. */
+export function judgeWorkspaces(parent: string, agent: Agent, child: string): { mounts: WorkloadMount[]; copies: WorkspaceCopy[] } {
+  const mounts: WorkloadMount[] = [];
+  const copies: WorkspaceCopy[] = [];
+  for (const v of agent.spec.volumes ?? []) {
+    const from = { name: v.name, source: claimName(parent, v.name), mountPath: v.mount_path, readOnly: true };
+    if (workspaceStrategy(v) === "shared") {
+      mounts.push(from);
+      continue;
+    }
+    const to = { ...from, source: claimName(child, v.name) };
+    copies.push({ volume: v, from, to });
+    mounts.push(to);
+  }
+  return { mounts, copies };
+}
+
+/** The claim of a judge's copy of a worker volume: the volume's size, class and access mode, owned by the judge child. */
+export function copyClaimManifest(child: Execution, copy: WorkspaceCopy): k8s.V1PersistentVolumeClaim {
+  const pvc = claimManifest(child, copy.volume);
+  return { ...pvc, metadata: { ...pvc.metadata, name: copy.to.source } };
+}
+
+/** Workload name of a judge child's copier: `<child>-copy` (pod `gavel-<child>-copy-ex`). */
+export function copierName(child: string): string {
+  return `${child}-copy`;
+}
+
+/**
+ * The copier pod of a judge child: the worker's claims read-only at /gavel/from/<i>, the
+ * copies read-write at /gavel/to/<i>, `cp -a` of each, no network; owned by the child.
+ */
+export function copierPod(child: Execution, copies: WorkspaceCopy[], image: string, opts: PodOptions): k8s.V1Pod {
+  const mounts = copies.flatMap((c, i) => [
+    { ...c.from, mountPath: `/gavel/from/${i}`, readOnly: true },
+    { ...c.to, mountPath: `/gavel/to/${i}`, readOnly: false },
+  ]);
+  // Entry by entry (dot files too), not the volume's root: the copy's root belongs to the
+  // provisioner, and preserving the source root's mode on it is refused to a non-root user.
+  const each = (i: number) => `for f in /gavel/from/${i}/* /gavel/from/${i}/.[!.]* /gavel/from/${i}/..?*; do if [ -e "$f" ] || [ -L "$f" ]; then cp -a "$f" /gavel/to/${i}/; fi; done`;
+  const script = ["set -e", ...copies.map((_, i) => each(i))].join("; ");
+  return workloadPod(
+    {
+      name: copierName(child.metadata.name),
+      image,
+      command: ["sh", "-c", script],
+      mounts,
+      network: "none",
+      timeoutSeconds: Math.max(1, Math.ceil(parseDurationSeconds(child.spec.timeoutSeconds) ?? DEFAULT_JUDGE_TIMEOUT_SECONDS)),
+      labels: { [CHILD_LABELS.execution]: labelValue(child.metadata.name), [CHILD_LABELS.role]: "copier" },
+    },
+    child,
+    opts,
+  );
 }
 
 /** The PersistentVolumeClaim of one workspace volume, owned by the Execution. */

@@ -41,13 +41,18 @@ import {
   EXECUTION_INSTANCE,
   claimManifest,
   controllingExecution,
+  copierName,
+  copierPod,
+  copyClaimManifest,
   judgePod,
+  judgeWorkspaces,
   keepPodUntil,
   podEnd,
   resultConfigMaps,
   workerPod,
   workloadPodName,
   workspaceMounts,
+  type WorkspaceCopy,
 } from "./execution-pods.js";
 import { judgeNamesOf, sameStatus } from "./execution-state.js";
 import { createJudgeChild, createOrAdopt, readWorkerResult, storeWorkerResult } from "./stored-parts.js";
@@ -463,7 +468,7 @@ export class ExecutionReconciler {
     // A tool-judge child made as its parent ended has nothing left to judge.
     if (isTerminal(parent.status?.phase)) return finish({ ok: false, rejection: "cancelled", detail: `the parent Execution has ended (${parent.status?.phase ?? ""})` });
     const parentAgent = await this.getAgent(namespace, parent.spec.agentRef.name);
-    const mounts = parentAgent === undefined ? [] : workspaceMounts(parent.metadata.name, withDefaults(parentAgent), true);
+    const { mounts, copies } = parentAgent === undefined ? { mounts: [], copies: [] } : judgeWorkspaces(parent.metadata.name, withDefaults(parentAgent), child.metadata.name);
 
     const now = this.now();
     const status: ExecutionStatus = child.status?.startTime !== undefined ? structuredClone(child.status) : { phase: "Running", startTime: new Date(now).toISOString() };
@@ -485,16 +490,52 @@ export class ExecutionReconciler {
     } else {
       const manifest = judgePod(child, judge, mounts, this.podOptions());
       if (typeof manifest === "string") return finish({ ok: false, rejection: "failed", detail: manifest });
-      try {
-        await this.createPod(manifest, namespace);
-      } catch (err) {
-        // An allowlisted host that does not resolve: the judge cannot run as declared.
-        if (err instanceof TerminalError) return finish({ ok: false, rejection: "failed", detail: err.message });
-        throw err;
+      // The copy strategy: the judge starts once its private copies of the worker's volumes are made.
+      const copied = copies.length === 0 ? "done" : await this.ensureCopies(child, copies);
+      if (typeof copied === "object") return finish({ ok: false, rejection: "failed", detail: copied.failed });
+      if (copied === "done") {
+        try {
+          await this.createPod(manifest, namespace);
+        } catch (err) {
+          // An allowlisted host that does not resolve: the judge cannot run as declared.
+          if (err instanceof TerminalError) return finish({ ok: false, rejection: "failed", detail: err.message });
+          throw err;
+        }
+        // The copier holds the copies (ReadWriteOncePod): it goes now that the judge's pod exists.
+        if (copies.length > 0) await ignoreNotFound(this.core.deleteNamespacedPod({ name: workloadPodName(copierName(child.metadata.name)), namespace, gracePeriodSeconds: 0 }));
       }
     }
     await this.writeStatus(child, status);
     return { requeueAfterMs: Math.max(50, deadline - this.now() + 50) };
+  }
+
+  /**
+   * The judge's copies of the worker's volumes (workspace strategy `copy`): their claims and
+   * a copier pod, created once; "done" when the copier succeeded, "copying" while it runs,
+   * or why it failed. Level-triggered: the copier pod's phase is the state.
+   */
+  private async ensureCopies(child: Execution, copies: WorkspaceCopy[]): Promise<"done" | "copying" | { failed: string }> {
+    const namespace = ns(child);
+    const name = workloadPodName(copierName(child.metadata.name));
+    const pod = this.pods.get(name, namespace);
+    if (pod === undefined) {
+      // A cache that has not seen the judge's pod yet must not start a second copy under it.
+      const judgePodName = workloadPodName(child.metadata.name);
+      const judging = await this.core.readNamespacedPod({ name: judgePodName, namespace }).then(() => true, (err: unknown) => {
+        if (isNotFound(err)) return false;
+        throw err;
+      });
+      if (judging) return "done";
+      for (const c of copies) await createOrAdopt(() => this.core.createNamespacedPersistentVolumeClaim({ namespace, body: copyClaimManifest(child, c) }));
+      await this.createPod(copierPod(child, copies, this.opts.readerImage ?? defaultImages().reader, this.podOptions()), namespace);
+      return "copying";
+    }
+    const end = podEnd(pod);
+    if (end === undefined) return "copying";
+    if (end.stuck !== undefined) return { failed: `the workspace copy cannot start: ${end.stuck}` };
+    if (end.exitCode === 0) return "done";
+    const log = await this.podLog(namespace, name);
+    return { failed: `the workspace copy failed (exit ${end.exitCode}${end.timedOut ? ", deadline" : ""}): ${log.slice(-500)}` };
   }
 
   // ------------------------------------------------------------------ I/O helpers

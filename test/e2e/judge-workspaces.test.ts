@@ -1,0 +1,119 @@
+// The `copy` workspace strategy on the single-node cluster (ADR 0034): a worker whose volume is
+// ReadWriteOncePod (one pod at a time may attach it) is judged by a multi_judge of three
+// parallel judges. Each judge gets its own copy (a claim filled by a copier pod from the
+// worker's claim), reads the worker's report from it, and its write is refused with EROFS;
+// the worker's files are unchanged afterwards. Shared claims are the e2e of the other files.
+import { readdir, readFile } from "node:fs/promises";
+import { join } from "node:path";
+import * as k8s from "@kubernetes/client-node";
+import { beforeAll, describe, expect, it } from "vitest";
+import { useCluster, type Cluster } from "../harness/cluster.js";
+import { executionsIn, type Executions } from "../harness/executions.js";
+import { ChartController } from "../harness/gavel-chart.js";
+
+// Exit 0 only when the worker's report is readable and a write to the workspace is refused with EROFS.
+const CHECK = `const fs=require('fs');const r=JSON.parse(fs.readFileSync('/workspace/report.json','utf8'));let w='written';try{fs.writeFileSync('/workspace/judge-was-here','x')}catch(e){w=e.code}console.log(r.status,w);process.exit(r.status==='success'&&w==='EROFS'?0:1)`;
+
+const JUDGES = ["copy-judge-a", "copy-judge-b", "copy-judge-c"];
+
+function judgeYaml(name: string): string {
+  return `
+apiVersion: 100monkeys.ai/v1
+kind: Agent
+metadata:
+  name: ${name}
+  labels:
+    role: judge
+spec:
+  runtime:
+    image: gavel/command-judge:dev
+    pull_policy: Never
+  input_schema:
+    type: object
+    properties:
+      criteria: { type: string }
+      worker_mounts: { type: array, items: { type: string } }
+  tools:
+    - name: cmd.run
+      allowlist: ["node"]
+  security:
+    network:
+      mode: none
+    resources:
+      timeout: "120s"
+  execution:
+    mode: one-shot
+`;
+}
+
+const RUN = `
+apiVersion: 100monkeys.ai/v1
+kind: Agent
+metadata:
+  name: rwop-writer
+spec:
+  runtime:
+    image: gavel/example-k8s-worker:dev
+    pull_policy: Never
+  security:
+    network:
+      mode: none
+  volumes:
+    - name: workspace
+      mount_path: /workspace
+      size: 16Mi
+      access_mode: ReadWriteOncePod
+  execution:
+    mode: one-shot
+    validation:
+      - type: multi_judge
+        judges: [${JUDGES.join(", ")}]
+        consensus: unanimous
+        min_judges_required: 3
+        criteria: |
+          run: node -e "${CHECK}"
+        min_score: 1.0
+---
+apiVersion: 100monkeys.ai/v1
+kind: Execution
+metadata:
+  name: rwop-copy
+spec:
+  agentRef:
+    name: rwop-writer
+  input: { correct_first_time: true }
+`;
+
+describe("judge workspaces on the cluster: the copy strategy", () => {
+  let cluster: Cluster;
+  let runs: Executions;
+
+  beforeAll(async () => {
+    cluster = await useCluster();
+    const controller = new ChartController(cluster);
+    const ns = await cluster.createNamespace("e2e-judge-workspaces");
+    runs = executionsIn(cluster, ns, async () => `controller log:\n${await controller.log()}`);
+    await runs.apply(JUDGES.map(judgeYaml).join("---"));
+  });
+
+  it("three parallel judges of a ReadWriteOncePod workspace each read their own copy, cannot write it, and leave the worker's files unchanged", async () => {
+    await runs.apply(RUN);
+    const ex = await runs.final("rwop-copy", 300_000);
+    const children = await Promise.all((ex.status?.children ?? []).map((c) => runs.get(c.name)));
+    expect(ex.status?.phase, JSON.stringify(children.map((c) => c?.status))).toBe("Succeeded");
+    expect(children.map((c) => c?.spec.agentRef.name).sort()).toEqual(JUDGES);
+    for (const child of children) expect(child?.status?.verdict?.score, JSON.stringify(child?.status)).toBe(1);
+    // Each judge had a claim of its own, owned by its child Execution.
+    const core = cluster.kc.makeApiClient(k8s.CoreV1Api);
+    const claims = (await core.listNamespacedPersistentVolumeClaim({ namespace: runs.namespace })).items;
+    for (const child of children) {
+      const copy = claims.find((c) => c.metadata?.name === `${child?.metadata.name ?? ""}-workspace`);
+      expect(copy?.spec?.accessModes).toEqual(["ReadWriteOncePod"]);
+      expect(copy?.metadata?.ownerReferences?.[0]?.name).toBe(child?.metadata.name);
+    }
+    // The worker's own files are as it wrote them: no judge wrote there.
+    const dir = await runs.workspace("rwop-copy");
+    expect((await readdir(dir)).sort()).toEqual(["report.json", "runs.log", "sum.js", "sum.test.js"]);
+    expect(JSON.parse(await readFile(join(dir, "report.json"), "utf8"))).toMatchObject({ status: "success", iteration: 1 });
+  }, 360_000);
+});
