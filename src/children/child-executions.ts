@@ -3,12 +3,13 @@
 // result, the controller (and the cluster gate) creates them; both build them here.
 import type * as k8s from "@kubernetes/client-node";
 import type { ToolCallProposal } from "../api/protocol.js";
-import { API_VERSION, type Agent, type Execution, type JsonObject, type JudgePurpose, type OwnerReference, type SemanticValidatorSpec } from "../api/types.js";
+import { API_VERSION, type Agent, type Execution, type ExecutionStatus, type JsonObject, type JudgePurpose, type OwnerReference, type SemanticValidatorSpec } from "../api/types.js";
 import { toolJudgeChildName } from "../engine/child-names.js";
 import { judgeTimeoutSeconds } from "../engine/durations.js";
 import { buildToolCallPayload, buildValidationPayload } from "../engine/judge-payload.js";
 import type { JudgeChildRequest } from "../engine/outer-loop.js";
 import { messageOf } from "../errors.js";
+import { toolCallHistoryOf } from "../gate/tool-call-summary.js";
 import type { WorkloadMount, WorkloadSpec } from "../runtime/workload.js";
 import type { RuntimeTable } from "./runtime-table.js";
 import { CHILD_LABELS, ENV_PAYLOAD_LIMIT, INPUT_ANNOTATION, judgeWorkload, labelValue, payloadProblem } from "./workloads.js";
@@ -85,6 +86,8 @@ export interface ValidationJudgeInput {
   output: string;
   /** The worker's mounts (their paths go into the payload). */
   workerMounts: WorkloadMount[];
+  /** The worker Execution's status as the driver has it now: its iteration's tool calls become `tool_call_history`. */
+  status?: ExecutionStatus;
 }
 
 /** A validation judge child: its Execution object and, when it cannot run, why. */
@@ -98,6 +101,7 @@ export interface ValidationJudgeChild {
 /** The child Execution of one validation judge with the reference validation payload as spec.input. */
 export function validationJudgeChild(v: ValidationJudgeInput): ValidationJudgeChild {
   const req = v.request;
+  const history = toolCallHistoryOf(v.status ?? v.parent.status, req.iteration);
   let input: JsonObject | undefined;
   let problem: string | undefined;
   if (v.judge === undefined) {
@@ -111,6 +115,7 @@ export function validationJudgeChild(v: ValidationJudgeInput): ValidationJudgeCh
         output: v.output,
         workerMounts: v.workerMounts.map((m) => m.mountPath),
         ...(v.parent.spec.input !== undefined ? { input: v.parent.spec.input } : {}),
+        ...(history !== undefined ? { toolCallHistory: history } : {}),
       });
     } catch (err) {
       problem = messageOf(err);

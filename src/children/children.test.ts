@@ -2,7 +2,7 @@
 // workloads, validation and tool_validation child Executions, quantities and default images.
 import { describe, expect, it } from "vitest";
 import type { ToolCallProposal } from "../api/protocol.js";
-import type { Agent, Execution } from "../api/types.js";
+import type { Agent, Execution, ExecutionStatus } from "../api/types.js";
 import { gavelVersion } from "../version.js";
 import type { WorkloadMount } from "../runtime/workload.js";
 import { ownerOf, SPAWN_ERROR_ANNOTATION, toolJudgeChild, validationJudgeChild } from "./child-executions.js";
@@ -152,6 +152,42 @@ describe("child Executions", () => {
       timeoutSeconds: 45,
     });
     expect(execution.status).toBeUndefined();
+  });
+
+  it("the judged iteration's decided tool calls are its tool_call_history (names, steps, outcomes; no argument values)", () => {
+    const historian: Agent = { ...judge, spec: { ...judge.spec, input_schema: { type: "object", properties: { output: { type: "string" }, tool_call_history: { type: "array" } } } } };
+    const request = { name: "demo-i2-v0-rule-judge", judge: "rule-judge", iteration: 2, validatorIndex: 0, validator: { type: "semantic" as const, judge_agent: "rule-judge" }, depth: 1, timeoutSeconds: 45, network: "none" as const };
+    const status: ExecutionStatus = {
+      phase: "Running",
+      iterations: [
+        { number: 1, phase: "Refining", toolCalls: { proposed: 1, allowed: 1, blockedByGuard: 0, blockedByJudge: 0, recent: [{ step: 1, tool: "fs.read", toolCallId: "a", allowed: true, blockedBy: "none" }] } },
+        {
+          number: 2,
+          phase: "Validating",
+          toolCalls: {
+            proposed: 2,
+            allowed: 1,
+            blockedByGuard: 1,
+            blockedByJudge: 0,
+            recent: [
+              { step: 1, tool: "fs.write", toolCallId: "b", allowed: true, blockedBy: "none" },
+              { step: 2, tool: "cmd.run", toolCallId: "c", allowed: false, blockedBy: "guard", check: "destructive_pattern", reason: "destructive_pattern: rm -rf" },
+            ],
+          },
+        },
+      ],
+    };
+    const { execution } = validationJudgeChild({ parent, worker, judge: historian, request, output: "out", workerMounts: mounts, status });
+    expect(execution.spec.input).toEqual({
+      output: "out",
+      tool_call_history: [
+        { tool: "fs.write", step: 1, allowed: true },
+        { tool: "cmd.run", step: 2, allowed: false, reason: "destructive_pattern: rm -rf" },
+      ],
+    });
+    // An iteration without recorded calls sends none (the field is optional in the reference).
+    const quiet = validationJudgeChild({ parent, worker, judge: historian, request: { ...request, iteration: 3 }, output: "out", workerMounts: mounts, status }).execution;
+    expect(quiet.spec.input).toEqual({ output: "out" });
   });
 
   it("a judge that cannot get a payload is a child with the reason annotated, and the reason is returned", () => {

@@ -10,7 +10,7 @@ import { connect, credsAuthenticator, type NatsConnection } from "@nats-io/trans
 import type { Logger } from "pino";
 import { withDefaults } from "../api/defaults.js";
 import type { ToolCallDecision, ToolCallProposal } from "../api/protocol.js";
-import { GROUP, VERSION, type Agent, type ChildRef, type Condition, type Execution, type ExecutionStatus, type SemanticValidatorSpec, type ToolCallEntry, type ToolCallSummary } from "../api/types.js";
+import { GROUP, VERSION, type Agent, type ChildRef, type Condition, type Execution, type ExecutionStatus, type SemanticValidatorSpec } from "../api/types.js";
 import { executionTimeoutSeconds, iterationTimeoutSeconds, maxIterations } from "../engine/durations.js";
 import { isTerminal } from "../engine/outer-loop.js";
 import { isNotFound, messageOf } from "../errors.js";
@@ -22,16 +22,14 @@ import { outcomeOfStatus } from "../engine/phases.js";
 import { createGate, type Gate, type JudgeRunResult, type PolicySource } from "../gate/gate.js";
 import { EventStream, type GavelEvent } from "../transport/event-stream.js";
 import { ToolCallRefusal, ToolCallService } from "../transport/tool-call-service.js";
-import { parseDecisionSubject, type IterationTally, type ToolCallStoreOptions } from "../transport/tool-call-store.js";
+import { parseDecisionSubject, type ToolCallStoreOptions } from "../transport/tool-call-store.js";
 import { toGavelEvents, type EngineEvent } from "./execution-events.js";
 import { workspaceMounts } from "./execution-pods.js";
 import { createJudgeChild } from "./stored-parts.js";
+import { applySummary, RECENT_TOOL_CALLS } from "../gate/tool-call-summary.js";
 
 /** Condition on an Execution that needs a gate: False while none can be reached (it then does not start). */
 export const GUARDED = "Guarded";
-/** Most recent tool calls kept per iteration in the status; the counts cover all of them. */
-export const RECENT_TOOL_CALLS = 20;
-
 /** What the Kubernetes driver needs from a gate, whether one runs in this process or not. */
 export interface GateStatus {
   /** Why no tool call can be decided now, or undefined when the gate serves. */
@@ -402,37 +400,6 @@ export function mergeToolJudgeRefs(status: ExecutionStatus, children: readonly E
     if (known < 0) refs.push(ref);
     else if (isTerminal(ref.phase) || !isTerminal(refs[known]?.phase)) refs[known] = ref;
   }
-}
-
-/** Folds the store's tallies of one Execution into its status: per-iteration counts and recent calls, and totals. */
-export function applySummary(status: ExecutionStatus, tallies: ReadonlyMap<number, IterationTally>): void {
-  const byIteration = new Map<number, ToolCallSummary>();
-  for (const [iteration, t] of tallies) {
-    const recent: ToolCallEntry[] = t.recent.map(({ step, tool, decision: d }) => ({
-      step,
-      tool,
-      toolCallId: d.toolCallId,
-      allowed: d.allowed,
-      blockedBy: d.blocked_by,
-      ...(d.guard.check !== undefined ? { check: d.guard.check } : {}),
-      ...(d.allowed ? {} : { reason: d.reason.length > 256 ? `${d.reason.slice(0, 253)}...` : d.reason }),
-      ...(d.judges.length > 0 ? { judges: d.judges.map((j) => j.child).filter((c) => c !== "") } : {}),
-    }));
-    byIteration.set(iteration, { proposed: t.proposed, allowed: t.allowed, blockedByGuard: t.blockedByGuard, blockedByJudge: t.blockedByJudge, recent });
-  }
-  for (const it of status.iterations ?? []) {
-    const s = byIteration.get(it.number);
-    if (s !== undefined) it.toolCalls = s;
-  }
-  let proposed = 0;
-  let allowed = 0;
-  let blocked = 0;
-  for (const it of status.iterations ?? []) {
-    proposed += it.toolCalls?.proposed ?? 0;
-    allowed += it.toolCalls?.allowed ?? 0;
-    blocked += (it.toolCalls?.blockedByGuard ?? 0) + (it.toolCalls?.blockedByJudge ?? 0);
-  }
-  status.toolCalls = { proposed, allowed, blocked };
 }
 
 export interface GateSupervisorOptions extends Omit<ClusterGateOptions, "nc"> {

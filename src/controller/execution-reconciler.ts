@@ -379,7 +379,10 @@ export class ExecutionReconciler {
 
   private async spawnJudge(ctx: EngineContext, state: EngineState, c: JudgeChildRequest): Promise<void> {
     const ex = ctx.execution;
+    // The iteration's decided tool calls as the gate has them now (the judge's tool_call_history).
+    this.opts.gate?.annotate(ex, state.status);
     const { execution: body } = validationJudgeChild({
+      status: state.status,
       parent: ex,
       worker: ctx.agent,
       judge: ctx.judges.get(c.judge),

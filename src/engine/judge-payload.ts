@@ -10,8 +10,12 @@ export const INNER_LOOP_VALIDATION_CONTEXT = "semantic_judge_pre_execution_inner
 /** Longest serialized preview of a proposed call sent as `output`; longer ones are cut with a marker. */
 export const TOOL_CALL_PREVIEW_LIMIT = 64 * 1024;
 
-/** A tool call as the outer-loop judge sees it in `tool_call_history`. */
-export type ToolCallHistoryEntry = Pick<ToolCallProposal, "tool" | "args"> & {
+/**
+ * A tool call as the outer-loop judge sees it in `tool_call_history`. The drivers send no
+ * `args`: gavel keeps no argument values after deciding a call (gate/tool-call-summary.ts).
+ */
+export type ToolCallHistoryEntry = Pick<ToolCallProposal, "tool"> & {
+  args?: ToolCallProposal["args"];
   step?: number;
   intent?: string;
   /** Whether the gate let the call through. */
@@ -114,7 +118,8 @@ function mapOntoSchema(judge: Agent, props: Record<string, unknown>, canonical: 
 
 function historyJson(history: readonly ToolCallHistoryEntry[]): JsonValue[] {
   return history.map((h) => {
-    const entry: JsonObject = { tool: h.tool, args: h.args };
+    const entry: JsonObject = { tool: h.tool };
+    if (h.args !== undefined) entry.args = h.args;
     if (h.step !== undefined) entry.step = h.step;
     if (h.intent !== undefined) entry.intent = h.intent;
     if (h.allowed !== undefined) entry.allowed = h.allowed;

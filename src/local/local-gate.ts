@@ -5,6 +5,7 @@ import type { NatsConnection } from "@nats-io/transport-node";
 import type { Agent } from "../api/types.js";
 import { decisionEvent } from "../gate/audit.js";
 import { createGate } from "../gate/gate.js";
+import { RECENT_TOOL_CALLS } from "../gate/tool-call-summary.js";
 import { compilePolicy, type CompiledPolicy } from "../gate/guard/policy.js";
 import { ToolCallService } from "../transport/tool-call-service.js";
 import type { LocalRun } from "./local-run.js";
@@ -34,5 +35,6 @@ export async function startLocalGate(nc: NatsConnection, agent: Agent, run: Loca
   });
   // The same store as on a cluster, on the run's own nats-server (gone with it).
   const service = await ToolCallService.start(nc, { decide: (p, ctx) => gate.decide(p, ctx), onDecided: (p, d) => void gate.record(p, d) });
+  run.useToolCalls((namespace, execution) => service.store.summaryOf(namespace, execution, RECENT_TOOL_CALLS));
   return { stop: () => service.stop() };
 }

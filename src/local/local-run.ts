@@ -8,6 +8,8 @@ import { defaultImages } from "../children/images.js";
 import { agentImage, runtimeTable, type RuntimeTable } from "../children/runtime-table.js";
 import { judgeWorkload, workerWorkload } from "../children/workloads.js";
 import type { JudgeRunResult } from "../gate/gate.js";
+import { applySummary } from "../gate/tool-call-summary.js";
+import type { IterationTally } from "../transport/tool-call-store.js";
 import { judgeOutcome, type JudgeOutcome } from "../engine/gradient.js";
 import { judgeStatus, phaseOfOutcome, rawOutputOf } from "../engine/phases.js";
 import {
@@ -110,6 +112,7 @@ export class LocalRun {
       await Promise.all([...this.handles.values()].map((h) => h.stop().catch(() => undefined)));
       await this.workspace.remove();
     }
+    this.foldToolCalls();
     return {
       execution: { ...this.opts.execution, status: this.state.status },
       children: [...this.children.values()],
@@ -183,6 +186,20 @@ export class LocalRun {
     this.opts.onEvent?.({ id, time: new Date(this.now()).toISOString(), namespace: this.namespace, root: name, execution, type, data });
   }
   private seq = 0;
+
+  /**
+   * Where the local gate's decided calls are (its ToolCallStore's tallies, as on a cluster):
+   * the status gets their per-iteration summary, and validation judges their tool_call_history.
+   */
+  useToolCalls(tallies: (namespace: string, execution: string) => ReadonlyMap<number, IterationTally>): void {
+    this.toolCallTallies = tallies;
+  }
+  private toolCallTallies: ((namespace: string, execution: string) => ReadonlyMap<number, IterationTally>) | undefined;
+
+  private foldToolCalls(): void {
+    const tallies = this.toolCallTallies?.(this.namespace, this.opts.execution.metadata.name);
+    if (tallies !== undefined && tallies.size > 0) applySummary(this.state.status, tallies);
+  }
 
   /** Publishes an event of this run (the local gate reports its decisions through here). */
   publish(type: string, data: Record<string, unknown>): void {
@@ -292,7 +309,8 @@ export class LocalRun {
   private async spawnJudge(c: JudgeChildRequest): Promise<void> {
     const judge = this.opts.judges.get(c.judge);
     const ws = this.workspace as Workspace;
-    const v = validationJudgeChild({ parent: this.opts.execution, worker: this.opts.agent, judge, request: c, output: this.state.worker?.stdout ?? "", workerMounts: ws.mounts });
+    this.foldToolCalls();
+    const v = validationJudgeChild({ parent: this.opts.execution, worker: this.opts.agent, judge, request: c, output: this.state.worker?.stdout ?? "", workerMounts: ws.mounts, status: this.state.status });
     const child = this.track(v.execution);
     const spec = v.problem === undefined && judge !== undefined ? judgeWorkload(child, judge, ws.mounts, { stdin: true, ...(this.opts.runtimes !== undefined ? { runtimes: this.opts.runtimes } : {}) }) : v.problem ?? "no judge";
     const { outcome, raw }: { outcome: JudgeOutcome; raw?: JudgeRawOutput } =

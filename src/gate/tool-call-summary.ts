@@ -1,0 +1,53 @@
+// An Execution's tool calls in its status, the same in both drivers: the store's tallies
+// (ToolCallStore.summaryOf) folded into per-iteration counts and the most recent calls (names
+// and outcomes, never argument values), and the iteration's calls as an outer-loop judge's
+// tool_call_history.
+import type { ExecutionStatus, ToolCallEntry, ToolCallSummary } from "../api/types.js";
+import type { ToolCallHistoryEntry } from "../engine/judge-payload.js";
+import type { IterationTally } from "../transport/tool-call-store.js";
+
+/** Most recent tool calls kept per iteration in the status; the counts cover all of them. */
+export const RECENT_TOOL_CALLS = 20;
+
+/** Folds the store's tallies of one Execution into its status: per-iteration counts and recent calls, and totals. */
+export function applySummary(status: ExecutionStatus, tallies: ReadonlyMap<number, IterationTally>): void {
+  const byIteration = new Map<number, ToolCallSummary>();
+  for (const [iteration, t] of tallies) {
+    const recent: ToolCallEntry[] = t.recent.map(({ step, tool, decision: d }) => ({
+      step,
+      tool,
+      toolCallId: d.toolCallId,
+      allowed: d.allowed,
+      blockedBy: d.blocked_by,
+      ...(d.guard.check !== undefined ? { check: d.guard.check } : {}),
+      ...(d.allowed ? {} : { reason: d.reason.length > 256 ? `${d.reason.slice(0, 253)}...` : d.reason }),
+      ...(d.judges.length > 0 ? { judges: d.judges.map((j) => j.child).filter((c) => c !== "") } : {}),
+    }));
+    byIteration.set(iteration, { proposed: t.proposed, allowed: t.allowed, blockedByGuard: t.blockedByGuard, blockedByJudge: t.blockedByJudge, recent });
+  }
+  for (const it of status.iterations ?? []) {
+    const s = byIteration.get(it.number);
+    if (s !== undefined) it.toolCalls = s;
+  }
+  let proposed = 0;
+  let allowed = 0;
+  let blocked = 0;
+  for (const it of status.iterations ?? []) {
+    proposed += it.toolCalls?.proposed ?? 0;
+    allowed += it.toolCalls?.allowed ?? 0;
+    blocked += (it.toolCalls?.blockedByGuard ?? 0) + (it.toolCalls?.blockedByJudge ?? 0);
+  }
+  status.toolCalls = { proposed, allowed, blocked };
+}
+
+/**
+ * The tool calls of iteration N as its validation judges get them (`tool_call_history`): the
+ * decided calls the status keeps, in step order, with their outcome and why a blocked one was
+ * blocked. Argument values are not kept anywhere (the audit stores key names only), so they
+ * are not sent; undefined when the iteration has no recorded calls.
+ */
+export function toolCallHistoryOf(status: ExecutionStatus | undefined, iteration: number): ToolCallHistoryEntry[] | undefined {
+  const recent = status?.iterations?.find((it) => it.number === iteration)?.toolCalls?.recent;
+  if (recent === undefined || recent.length === 0) return undefined;
+  return recent.map((e) => ({ tool: e.tool, step: e.step, allowed: e.allowed, ...(e.reason !== undefined ? { reason: e.reason } : {}) }));
+}
