@@ -203,6 +203,20 @@ describe("the guard's denial reason", () => {
     expect(guard("ops.exec", { cmd: "iptables -F" }).reason).toBe("protection_off: flushes the firewall rules [cmd]");
   });
 
+  it("names each class in its denial under strict, with the effect and the key path", () => {
+    const strict = compilePolicy([{ name: "default", spec: { profile: "strict" } }]);
+    for (const [cls, commands] of Object.entries(CASES)) {
+      for (const command of commands.slice(0, 3)) {
+        const d = runGuard({ tool: "ops.exec", args: { cmd: command }, step: 1 }, { policy: strict, scope, history: [], views });
+        expect(d.approved, command).toBe(false);
+        expect(d.reason, command).toMatch(new RegExp(`^[a-z_]+: .+ \\[cmd\\]$`));
+        expect([d.reason], command).not.toContain(command);
+        expect(CASES[d.reason?.split(":")[0] as ThreatClass], `${command} -> ${d.reason ?? ""}`).toBeDefined();
+        if (d.reason?.startsWith(`${cls}: `) !== true) expect.soft(d.reason, `${command} (expected ${cls})`).toMatch(new RegExp(`^(${cls}|exfiltration|reverse_shell|remote_code): `));
+      }
+    }
+  });
+
   it("flags the classes the standard profile flags and lets the call go on", () => {
     expect(guard("cmd.run", { command: "git push --force origin main" })).toEqual({ approved: true, flags: ["git_history: force-pushes a shared branch [command]"] });
     expect(guard("cmd.run", { command: "terraform destroy -auto-approve" })).toEqual({ approved: true, flags: ["infrastructure: destroys managed infrastructure [command]"] });
