@@ -1,13 +1,14 @@
 // The shell reader: reads a command line as sh would split and expand it (lexer.ts,
-// expansion.ts), command by command, without running anything: records every expanded line,
-// follows what runs other text (commands.ts), computes static output (static-output.ts), and
+// expansion.ts), command by command, without running anything: finds the command word
+// (command-words.ts), records every expanded line and command (records.ts, for the effect
+// model), follows what runs other text (commands.ts), computes static output (static-output.ts), and
 // says what it could not resolve where a command name belongs.
 import { posix } from "node:path";
-import { BIN_DIRS, baseName } from "../command-names.js";
-import { KNOWN_COMMANDS } from "../effects/command-table.js";
+import { baseName } from "../command-names.js";
 import { COMMAND_HANDLERS } from "./commands.js";
+import { commandNames, commandStart, literalTail, noteAlias, unalias } from "./command-words.js";
 import { expandWord, MAX_ALTERNATIVES, MAX_SOURCE, type Env, type Expanded, type ShellOptions } from "./expansion.js";
-import { compileGlob, globTargets } from "./glob.js";
+import { globTargets } from "./glob.js";
 import { tokenize, type Token, type Word } from "./lexer.js";
 import { newCommandLog, type CommandLog, type Redirection, type ShellCommand } from "./records.js";
 import { shellQuote } from "./quoting.js";
@@ -30,9 +31,6 @@ export interface ShellAnalysis {
 
 /** Operators and redirections beyond this many in one line are not read: the call is unresolved. */
 const MAX_COMMANDS = 256;
-/** Words that run the next word as a command (options skipped). */
-const PREFIX_COMMANDS = new Set(["sudo", "doas", "nice", "nohup", "time", "exec", "command", "builtin", "stdbuf", "setsid", "chroot", "ionice", "unbuffer", "busybox", "env", "timeout", "watch"]);
-const KEYWORDS = new Set(["if", "then", "else", "elif", "fi", "do", "done", "while", "until", "!", "{", "}", "[[", "]]", "function", "case", "esac", "in", "(", ")"]);
 const DECLARATIONS = new Set(["export", "local", "declare", "readonly", "typeset"]);
 const ASSIGNMENT_RE = /^([A-Za-z_][A-Za-z0-9_]*)\+?=/;
 
@@ -182,87 +180,6 @@ function forLoop(argv: Expanded[], env: Env, rendered: string[][]): boolean {
   env.vars.set(name, items.some((e) => e.unknown) || vals.length === 0 ? undefined : vals.slice(0, MAX_ALTERNATIVES));
   rendered.push([argv.map((e) => e.values[0] ?? "").join(" ")]);
   return true;
-}
-
-/** Replaces a command word that an earlier alias or copy of a binary made stand for another command. */
-function unalias(expanded: { argv: Expanded[]; from: Word[] }, env: Env): void {
-  for (let n = 0; n < 4; n++) {
-    const { argv, from } = expanded;
-    const k = commandStart(argv);
-    const word = argv[k]?.values[0];
-    const words = word === undefined ? undefined : env.log.aliases.get(baseName(word));
-    if (words === undefined || words.length === 0) break;
-    expanded.argv = [...argv.slice(0, k), ...words.map((w) => ({ values: [w], unknown: false })), ...argv.slice(k + 1)];
-    expanded.from = [...from.slice(0, k), ...words.map(() => from[k] as Word), ...from.slice(k + 1)];
-  }
-}
-
-const COPIES = new Set(["cp", "ln", "install", "mv", "rsync"]);
-
-/** Notes what `alias x=...` and a copy or link of a known command's binary (`cp /bin/rm /tmp/x`) make a name stand for. */
-function noteAlias(name: string, args: string[], env: Env): void {
-  if (name === "alias") {
-    for (const a of args) {
-      const m = /^([\w.-]+)=(.*)$/s.exec(a);
-      if (m !== null) env.log.aliases.set(m[1] as string, (m[2] as string).split(/\s+/).filter((w) => w !== ""));
-    }
-    return;
-  }
-  if (!COPIES.has(name)) return;
-  const ops = args.filter((a) => !a.startsWith("-"));
-  const [src, dest] = [ops[0], ops.at(-1)];
-  if (src === undefined || dest === undefined || ops.length !== 2) return;
-  const from = baseName(src);
-  if (KNOWN.has(from) || PREFIX_COMMANDS.has(from)) env.log.aliases.set(baseName(dest), [from]);
-}
-
-const KNOWN = new Set(KNOWN_COMMANDS);
-
-/** Index of the command name in argv: keywords and prefix commands (with their options) skipped. */
-function commandStart(argv: Expanded[]): number {
-  let k = 0;
-  let prefix: number | undefined;
-  for (let w = argv[0]?.values[0]; w !== undefined; w = argv[k]?.values[0]) {
-    const name = baseName(w);
-    if (KEYWORDS.has(w)) k++;
-    else if (PREFIX_COMMANDS.has(name)) {
-      prefix = k;
-      k = skipPrefixOptions(argv, k + 1, name);
-    } else break;
-  }
-  // A prefix with no command after it runs as itself (`env | nc ...` prints the environment).
-  return k >= argv.length && prefix !== undefined ? prefix : k;
-}
-
-/** Past a prefix command's options: `env`'s NAME=value, `timeout`'s duration, `nice`'s number. */
-function skipPrefixOptions(argv: Expanded[], from: number, prefix: string): number {
-  let k = from;
-  for (let o = argv[k]?.values[0]; o !== undefined; o = argv[k]?.values[0]) {
-    const isOption =
-      o.startsWith("-") ||
-      (prefix === "env" && /^[A-Za-z_][A-Za-z0-9_]*=/.test(o)) ||
-      (prefix === "timeout" && /^[0-9.]+[smhd]?$/.test(o)) ||
-      (prefix === "nice" && /^-?[0-9]+$/.test(o));
-    if (!isOption) break;
-    k++;
-  }
-  return k;
-}
-
-/** The literal last path segment of a word whose directory is computed (`$(npm bin)/tsc` → `tsc`), if any. */
-function literalTail(word: Word | undefined): string | undefined {
-  const last = word?.parts.at(-1);
-  if (word === undefined || word.parts.length < 2 || last?.t !== "lit") return undefined;
-  const m = /\/([A-Za-z0-9._+-]+)$/.exec(last.s);
-  return m === null || /[*?[]/.test(last.s) ? undefined : m[1];
-}
-
-/** The names a command word may be: a glob is read as every dangerous command it could name. */
-function commandNames(cmd: Expanded): string[] {
-  if (cmd.glob === undefined) return cmd.values;
-  const re = compileGlob(cmd.glob);
-  const hits = KNOWN_COMMANDS.flatMap((c) => [c, ...BIN_DIRS.map((d) => d + c)]).filter((c) => re.test(c));
-  return hits.length > 0 ? [...new Set(hits.map(baseName))] : cmd.values;
 }
 
 /** The command as text: one variant per alternative of its most varied word. */
