@@ -7,6 +7,7 @@ import { expandHome, forEachPathToken, normalisePath, PATH_SPLIT_RE } from "./pa
 import { analyseShell } from "./shell/interpreter.js";
 import { globTargets } from "./shell/glob.js";
 import { shellQuote } from "./shell/quoting.js";
+import { plainCommandLog } from "./shell/command-words.js";
 import type { CommandLog } from "./shell/records.js";
 import { shellNormalise } from "./shell-normalise.js";
 import { charFlags, F_ENCODED, F_GLOB, F_NONWORD, F_SHELL, F_SPACE, F_TILDE, F_UPPER, hasShellSyntax } from "./text-flags.js";
@@ -110,7 +111,7 @@ function shellLine(line: string, cwd: string, ctx: Ctx, onLog: (log: CommandLog)
     const flags = charFlags(text);
     if ((flags & (F_SHELL | F_GLOB | F_TILDE)) === 0 && cwd === ctx.cwd) {
       // Plain words: nothing to view beyond the text, but the effect model reads its command.
-      onLog(analyseShell(text, { home: ctx.home, cwd }).log);
+      onLog(plainCommandLog(text, cwd));
       continue;
     }
     const analysis = analyseShell(text, { home: ctx.home, cwd });

@@ -7,6 +7,7 @@ import { KNOWN_COMMANDS } from "../effects/command-table.js";
 import type { Env, Expanded } from "./expansion.js";
 import { compileGlob } from "./glob.js";
 import type { Word } from "./lexer.js";
+import { newCommandLog, type CommandLog } from "./records.js";
 
 /** Words that run the next word as a command (options skipped). */
 export const PREFIX_COMMANDS = new Set(["sudo", "doas", "nice", "nohup", "time", "exec", "command", "builtin", "stdbuf", "setsid", "chroot", "ionice", "unbuffer", "busybox", "env", "timeout", "watch"]);
@@ -45,6 +46,22 @@ export function noteAlias(name: string, args: string[], env: Env): void {
 }
 
 const KNOWN = new Set(KNOWN_COMMANDS);
+
+/**
+ * The log of a line of plain words (no quoting, expansion, operator, glob or `~`): its one
+ * command, without running the reader (most command fields: `npm test`, `git status`).
+ */
+export function plainCommandLog(line: string, cwd: string): CommandLog {
+  const log = newCommandLog();
+  const argv: Expanded[] = line.split(/\s+/).filter((w) => w !== "").map((w) => ({ values: [w], unknown: false }));
+  const k = commandStart(argv);
+  const word = argv[k]?.values[0];
+  if (word === undefined) return log;
+  const args = argv.slice(k + 1).map((e) => e.values[0] as string);
+  log.commands.push({ name: baseName(word), word, args, redirs: [], cwd, pipe: 0, pos: 0, hereInput: false, depth: 0 });
+  log.pipes = 1;
+  return log;
+}
 
 /** Index of the command name in argv: keywords and prefix commands (with their options) skipped. */
 export function commandStart(argv: Expanded[]): number {
