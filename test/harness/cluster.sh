@@ -41,9 +41,19 @@ start_proc() {
 
 kubectl_() { "$K8S_BIN/kubectl" --kubeconfig "$CLUSTER/kubeconfig" "$@"; }
 
+# Writes stdin to FILE only when the content differs. `up` runs again over a live cluster, and
+# a running kube-proxy exits as soon as its configuration file is written ("content of the
+# proxy server's configuration file was updated"), which left Services without rules.
+write_if_changed() {
+  local tmp
+  tmp="$(mktemp "$1.XXXXXX")"
+  cat >"$tmp"
+  if cmp -s "$tmp" "$1"; then rm -f "$tmp"; else mv -f "$tmp" "$1"; fi
+}
+
 component_kubeconfig() { # NAME USER CERT KEY
   source "$CLUSTER/cp/env"
-  cat > "$CLUSTER/$1.kubeconfig" <<YAML
+  write_if_changed "$CLUSTER/$1.kubeconfig" <<YAML
 apiVersion: v1
 kind: Config
 clusters:
@@ -131,7 +141,7 @@ YAML
 }
 
 write_kube_proxy_config() {
-  cat > "$CLUSTER/kube-proxy-config.yaml" <<YAML
+  write_if_changed "$CLUSTER/kube-proxy-config.yaml" <<YAML
 apiVersion: kubeproxy.config.k8s.io/v1alpha1
 kind: KubeProxyConfiguration
 clientConnection: {kubeconfig: "$CLUSTER/kube-proxy.kubeconfig"}
