@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # Installs the Debian packages gavel's harness needs (NATS, Docker, etcd, containerd,
-# runc, CNI plugins, debootstrap) and the npm dependencies. Idempotent.
+# runc, CNI plugins, debootstrap, chromium for the web view's e2e test) and the npm
+# dependencies. Idempotent.
 source "$(dirname "$0")/lib.sh"
 
 apt_install ca-certificates curl unzip git make bc openssl \
   nats-server docker.io etcd-server containerd runc \
   containernetworking-plugins iptables conntrack iproute2 socat util-linux mount \
-  debootstrap
+  debootstrap \
+  chromium
 
 command -v go >/dev/null || { log "go is required to build Kubernetes (machine image ships it)"; exit 1; }
 command -v node >/dev/null || { log "node >= 20 is required"; exit 1; }
