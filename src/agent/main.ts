@@ -6,6 +6,7 @@
 import { readFile } from "node:fs/promises";
 import { connect, credsAuthenticator, type NatsConnection } from "@nats-io/transport-node";
 import { ToolCodeHasher } from "../gate/tool-code.js";
+import { startRelay, unixSocketPath } from "../transport/socket-relay.js";
 import { inboxPrefix } from "../transport/subjects.js";
 import { ToolCallClient } from "../transport/tool-call-client.js";
 import { builtinToolFiles } from "./builtin-tools.js";
@@ -34,7 +35,7 @@ async function buildModel(c: AgentConfig["model"]): Promise<ChatModel> {
 async function connectGate(c: AgentConfig): Promise<NatsConnection> {
   const creds = c.nats.creds ?? (c.nats.credsFile !== undefined ? await readFile(c.nats.credsFile, "utf8") : undefined);
   return connect({
-    servers: c.nats.url,
+    servers: await natsServers(c.nats.url),
     name: `gavel-agent ${c.namespace}/${c.execution}`,
     // The worker may only subscribe below its own inbox prefix.
     inboxPrefix: inboxPrefix(c.namespace, c.execution),
@@ -44,6 +45,19 @@ async function connectGate(c: AgentConfig): Promise<NatsConnection> {
     reconnectTimeWait: 1000,
     ...(creds !== undefined ? { authenticator: credsAuthenticator(new TextEncoder().encode(creds)) } : {}),
   });
+}
+
+/**
+ * The server to dial. A `unix://PATH` URL (local mode, a worker without network) is the gate's
+ * socket mounted into the container: the NATS client speaks TCP only, so a loopback port is
+ * relayed to it for the life of the process.
+ */
+async function natsServers(url: string): Promise<string> {
+  const path = unixSocketPath(url);
+  if (path === undefined) return url;
+  const relay = await startRelay({ host: "127.0.0.1", port: 0 }, { path }, { unref: true });
+  const at = relay.endpoint as { host: string; port: number };
+  return `nats://${at.host}:${at.port}`;
 }
 
 /** Runs the worker with the given environment; returns the process exit code. */

@@ -14,6 +14,7 @@ import { API_VERSION, DEFAULT_GUARD_POLICY, type GuardPolicySpec } from "../api/
 import { PolicyError } from "../gate/guard/pattern-set.js";
 import { compilePolicy, type CompiledPolicy, type NamedPolicy } from "../gate/guard/policy.js";
 import { DockerRuntime } from "../runtime/docker/docker-runtime.js";
+import { openGateSocket, type GateSocket } from "../local/gate-socket.js";
 import { startLocalGate, type LocalGate } from "../local/local-gate.js";
 import { LocalRun, type LocalRunResult } from "../local/local-run.js";
 import { startNats, type NatsServer } from "../transport/nats-server.js";
@@ -330,8 +331,17 @@ export const runCommand: Command = {
       await ownNats?.stop();
       throw err;
     }
-    if (needsGate && manifests.worker.spec.security?.network?.mode === "none") {
-      io.stderr.write("gavel run: warning: the worker has tools but security.network.mode none, so it cannot reach the gate on NATS\n");
+    // A worker without network reaches the gate through a socket mounted into its container.
+    let gateSocket: GateSocket | undefined;
+    if (ownNats !== undefined && manifests.worker.spec.security?.network?.mode === "none") {
+      try {
+        gateSocket = await openGateSocket(ownNats.port);
+      } catch (err) {
+        await gateNc?.close();
+        await nc?.close();
+        await ownNats.stop();
+        throw err;
+      }
     }
     const runtime = new DockerRuntime({ ...(dockerSocket(io.env) !== undefined ? { socketPath: dockerSocket(io.env) } : {}) });
     const run = new LocalRun({
@@ -340,7 +350,7 @@ export const runCommand: Command = {
       judges: manifests.judges,
       runtime,
       runtimes,
-      ...(natsUrl !== undefined ? { natsUrl } : {}),
+      ...(gateSocket !== undefined ? { natsUrl: gateSocket.natsUrl, workerMounts: [gateSocket.mount] } : natsUrl !== undefined ? { natsUrl } : {}),
       onEvent: (e) => {
         view.add(e);
         if (stream !== undefined) {
@@ -367,6 +377,7 @@ export const runCommand: Command = {
       await publishing;
       await nc?.close();
       await gateNc?.close();
+      await gateSocket?.close();
       await ownNats?.stop();
     }
     if (values.output === "json") io.stdout.write(`${JSON.stringify(result.execution, null, 2)}\n`);

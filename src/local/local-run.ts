@@ -31,7 +31,7 @@ import type { FileContent } from "../engine/validators/outcome.js";
 import { messageOf } from "../errors.js";
 import type { GavelEvent } from "../transport/event-stream.js";
 import { readFileFromImage } from "../runtime/image-file.js";
-import type { WorkloadHandle, WorkloadResult, WorkloadRuntime, WorkloadSpec } from "../runtime/workload.js";
+import type { WorkloadHandle, WorkloadMount, WorkloadResult, WorkloadRuntime, WorkloadSpec } from "../runtime/workload.js";
 import { createWorkspace, type Workspace } from "./workspace.js";
 
 /** Everything a local run needs; the composition root (the CLI) builds it. */
@@ -48,6 +48,8 @@ export interface LocalRunOptions {
   natsUrl?: string;
   /** Extra env for the worker. */
   workerEnv?: Record<string, string>;
+  /** Extra mounts for the worker beside its workspaces (the gate's socket, for a worker without network). */
+  workerMounts?: WorkloadMount[];
   /** Images of language runtimes (`spec.runtime.language`); default the built-in table. */
   runtimes?: RuntimeTable;
   /** Reads the clock; tests may pin it. */
@@ -255,6 +257,7 @@ export class LocalRun {
       ...(this.opts.workerEnv !== undefined ? { env: this.opts.workerEnv } : {}),
       ...(this.opts.runtimes !== undefined ? { runtimes: this.opts.runtimes } : {}),
     });
+    spec.mounts.push(...(this.opts.workerMounts ?? []));
     const handle = await this.opts.runtime.start(spec);
     this.handles.set(a.name, handle);
     const r = await handle.wait();

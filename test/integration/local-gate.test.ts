@@ -25,7 +25,7 @@ const SCRIPT = `- say: "writing the file, then cleaning up"
 // step order, with their outcome and no argument values.
 const HISTORY_CHECK = `const h=JSON.parse(process.env.GAVEL_INPUT).tool_call_history;const want=[{tool:'fs.write',step:1,allowed:true},{tool:'cmd.run',step:2,allowed:false}];console.log(JSON.stringify(h));process.exit(Array.isArray(h)&&h.length===2&&want.every((w,i)=>h[i].tool===w.tool&&h[i].step===w.step&&h[i].allowed===w.allowed&&!('args' in h[i]))&&/destructive/.test(h[1].reason)?0:1)`;
 
-const WORKER = `apiVersion: 100monkeys.ai/v1
+const worker = (network: "allow" | "none") => `apiVersion: 100monkeys.ai/v1
 kind: Agent
 metadata: { name: scripted-agent }
 spec:
@@ -35,7 +35,7 @@ spec:
     - fs.write
     - name: cmd.run
       allowlist: ["rm", "ls"]
-  security: { network: { mode: allow }, resources: { timeout: "60s" } }
+  security: { network: { mode: ${network} }, resources: { timeout: "60s" } }
   execution:
     mode: one-shot
     tool_validation:
@@ -81,15 +81,17 @@ describe("gavel run with tools: the inner-loop gate in local mode (real Docker, 
     await writeFile(join(dir, "script.yaml"), SCRIPT);
     await writeFile(join(dir, "Dockerfile"), "FROM gavel/agent:dev\nCOPY script.yaml /agent/script.yaml\nENV GAVEL_SCRIPT_FILE=/agent/script.yaml\n");
     await runOk("docker", ["build", "-q", "-t", "gavel/test-scripted-agent:dev", dir]);
-    await writeFile(join(dir, "worker.yaml"), WORKER);
+    for (const network of ["allow", "none"] as const) await writeFile(join(dir, `worker-${network}.yaml`), worker(network));
     await writeFile(join(dir, "history-judge.yaml"), HISTORY_JUDGE);
   }, 600_000);
   afterAll(async () => {
     await rm(dir, { recursive: true, force: true });
   });
 
-  it("the guard blocks rm -rf /, the judge lets the write through, the outer loop sees the file", async () => {
-    const r = await run(join(REPO_DIR, "bin/gavel"), ["run", "--output", "json", "-f", join(dir, "worker.yaml"), "-f", join(REPO_DIR, "judges/rule-judge/agent.yaml"), "-f", join(dir, "history-judge.yaml")]);
+  // With network none the container has only loopback: it reaches the gate through the
+  // socket gavel run mounts into it (src/local/gate-socket.ts), and nothing else.
+  it.each(["allow", "none"])("network %s: the guard blocks rm -rf /, the judge lets the write through, the outer loop sees the file", async (network) => {
+    const r = await run(join(REPO_DIR, "bin/gavel"), ["run", "--output", "json", "-f", join(dir, `worker-${network}.yaml`), "-f", join(REPO_DIR, "judges/rule-judge/agent.yaml"), "-f", join(dir, "history-judge.yaml")]);
     expect(r.code, r.stderr).toBe(0);
     const ex = JSON.parse(r.stdout) as Execution;
     expect(ex.status?.phase, JSON.stringify(ex.status?.iterations?.[0]?.validators)).toBe("Succeeded");
