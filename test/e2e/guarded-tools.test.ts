@@ -5,7 +5,8 @@
 // Executions approve the judged ones, `kubectl get ex` and `gavel events -o tree` show it all.
 // Then the reference's own tool_validation manifest (tool-call-judging.txt) with a worker
 // whose network is `none` (it reaches the gate and nothing else, ADR 0021), and fail-closed:
-// a controller without NATS never starts a worker that needs the gate.
+// a controller without NATS never starts a worker that needs the gate. Guard check 2 runs on
+// the pod's own tool code, registered as an operator does (`gavel guard tool-hash`).
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -19,6 +20,7 @@ import { run } from "../harness/exec.js";
 import { executionsIn, type Executions } from "../harness/executions.js";
 import { ChartController, RELEASE_NAMESPACE } from "../harness/gavel-chart.js";
 import { REPO_DIR } from "../harness/paths.js";
+import { builtinToolHashes, signedRegistry, staleHash } from "../harness/tool-registry.js";
 
 const GAVEL = join(REPO_DIR, "bin", "gavel");
 const example = (file: string) => join(REPO_DIR, "examples", "guarded-tools", file);
@@ -187,6 +189,35 @@ describe("the inner loop on the cluster (chart-installed controller and NATS)", 
       to: [{ namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": RELEASE_NAMESPACE } }, podSelector: { matchLabels: expect.objectContaining({ "app.kubernetes.io/component": "nats" }) as unknown } }],
       ports: [{ protocol: "TCP", port: "client" }],
     }]);
+  }, 420_000);
+
+  it("check 2 on the cluster: the worker pod's built-in tools registered from `gavel guard tool-hash` pass, one registered from another build is denied", async () => {
+    // Its own namespace: the registry applies to every Agent of a namespace.
+    const ns = await cluster.createNamespace("e2e-registry");
+    try {
+      const there = executionsIn(cluster, ns, async () => `controller log:\n${(await controller.log()).slice(-6000)}`);
+      const hashes = await builtinToolHashes();
+      const registry = signedRegistry("registry", [["fs.read", hashes["fs.read"] ?? ""], ["fs.write", hashes["fs.write"] ?? ""], ["cmd.run", staleHash("cmd.run")]]);
+      await kubectlOk(["apply", "-n", ns, "-f", example("agent.yaml"), "-f", example("policy.yaml"), "-f", join(REPO_DIR, "judges", "rule-judge", "agent.yaml")]);
+      await there.apply(stringify(registry));
+      await kubectlOk(["apply", "-n", ns, "-f", example("execution.yaml")]);
+      const done = await there.final("guarded-tools", 300_000);
+      expect(done.status?.phase, done.status?.message).toBe("Succeeded");
+      const calls = done.status?.iterations?.[0]?.toolCalls?.recent ?? [];
+      expect(calls.map(summary)).toEqual([
+        [1, "cmd.run", "blocked by guard", "hash", 0],
+        [2, "cmd.run", "blocked by guard", "hash", 0],
+        [3, "http.post", "blocked by guard", "capability", 0],
+        [4, "fs.write", "blocked by guard", "sequence_contract", 0],
+        [5, "cmd.run", "blocked by guard", "hash", 0],
+        // The pod's fs.* code hashes to what `gavel guard tool-hash` printed: registered, allowed.
+        [6, "fs.read", "allowed", "", 0],
+        [7, "fs.write", "allowed", "", 1],
+      ]);
+      expect(calls[0]?.reason).toContain("hash_mismatch: cmd.run");
+    } finally {
+      await cluster.deleteNamespace(ns);
+    }
   }, 420_000);
 
   it("fail closed: on a controller without NATS, an Agent with tool_validation never gets a worker pod, and both say why", async () => {

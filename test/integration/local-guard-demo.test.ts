@@ -2,15 +2,14 @@
 // by `gavel run`. The scripted worker's first four calls are blocked by the guard, each by its
 // own check; `ls /workspace` passes a rule-judge child; the worker writes its report and the
 // Execution Succeeds; the event lines and the tree show every decision.
-import { createHash, generateKeyPairSync } from "node:crypto";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Execution } from "../../src/api/types.js";
-import { signRegistration } from "../../src/gate/guard/signature.js";
 import { run, runOk } from "../harness/exec.js";
 import { startNats, type NatsServer } from "../harness/nats.js";
+import { builtinToolHashes, signedRegistry, staleHash } from "../harness/tool-registry.js";
 import { HARNESS_DIR, REPO_DIR } from "../harness/paths.js";
 
 const GAVEL = join(REPO_DIR, "bin/gavel");
@@ -103,26 +102,10 @@ describe("examples/guarded-tools: the inner loop in local mode (real Docker, rea
 
   it("check 2 on the worker container's own code: built-ins registered from `gavel guard tool-hash` pass, one registered from another build is denied", async () => {
     // What an operator does: hash this installation's built-in tools (the build the images carry) and sign the registrations.
-    const hashes = JSON.parse(await runOk(GAVEL, ["guard", "tool-hash"])) as Record<string, string>;
+    const hashes = await builtinToolHashes();
     expect(Object.keys(hashes).sort()).toEqual(["cmd.run", "fs.list", "fs.read", "fs.write"]);
-    const keys = generateKeyPairSync("ed25519");
-    const signer = keys.privateKey.export({ type: "pkcs8", format: "pem" }).toString();
-    const stale = createHash("sha256").update("cmd.run of another build").digest("hex");
-    const registry = [["fs.read", hashes["fs.read"] ?? ""], ["fs.write", hashes["fs.write"] ?? ""], ["cmd.run", stale]].map(([tool, sha256]) => ({
-      tool,
-      sha256,
-      signature: signRegistration(signer, tool as string, sha256 as string),
-    }));
     const registered = join(tmp, "registry.yaml");
-    await writeFile(
-      registered,
-      JSON.stringify({
-        apiVersion: "100monkeys.ai/v1",
-        kind: "GuardPolicy",
-        metadata: { name: "registry" },
-        spec: { tool_registry: registry, trusted_keys: [{ name: "ops", public_key: keys.publicKey.export({ type: "spki", format: "pem" }).toString() }] },
-      }),
-    );
+    await writeFile(registered, JSON.stringify(signedRegistry("registry", [["fs.read", hashes["fs.read"] ?? ""], ["fs.write", hashes["fs.write"] ?? ""], ["cmd.run", staleHash("cmd.run")]])));
     const r = await run(GAVEL, ["run", "--output", "json", "-f", AGENT, "-f", POLICY, "-f", registered, "-f", RULE_JUDGE]);
     const decisions = r.stderr.split("\n").filter((l) => /^iteration 1 tool call \d+ \S+ (allowed|blocked)/.test(l));
     expect(decisions, r.stderr).toEqual([
