@@ -1,6 +1,7 @@
 // The objects the Execution reconciler creates for one Execution, built without I/O: worker
 // and judge pods (pod-spec.ts's hardened manifest, deterministic names, owned by the
 // Execution), workspace claims, the stored worker result, and judge child Executions.
+import { createHash } from "node:crypto";
 import type * as k8s from "@kubernetes/client-node";
 import { API_VERSION, type Agent, type Execution, type VolumeSpec } from "../api/types.js";
 import { ownerOf } from "../children/child-executions.js";
@@ -166,6 +167,17 @@ function workloadPod(spec: WorkloadSpec, owner: Execution, opts: PodOptions): k8
 export function workerPod(execution: Execution, agent: Agent, run: WorkerRun, opts: PodOptions): k8s.V1Pod {
   const mounts = workspaceMounts(execution.metadata.name, agent, false);
   return workloadPod(workerWorkload(execution, agent, run, mounts, { natsUrl: opts.natsUrl ?? "", ...(opts.runtimes !== undefined ? { runtimes: opts.runtimes } : {}) }), execution, opts);
+}
+
+/** The workload name of iteration N's reader of one file (its FileRequest key): deterministic, so a reconcile finds it again. */
+export function readerName(execution: string, iteration: number, fileKey: string): string {
+  return `${execution}-i${iteration}-read-${createHash("sha256").update(fileKey).digest("hex").slice(0, 10)}`;
+}
+
+/** The pod of a validator's file reader (runtime/file-reader.ts), owned by the Execution, labelled with its iteration. */
+export function readerPod(execution: Execution, spec: WorkloadSpec, iteration: number, opts: PodOptions): k8s.V1Pod {
+  const labels = { ...spec.labels, [CHILD_LABELS.execution]: labelValue(execution.metadata.name), [CHILD_LABELS.role]: "reader", [CHILD_LABELS.iteration]: String(iteration) };
+  return workloadPod({ ...spec, labels }, execution, opts);
 }
 
 /**

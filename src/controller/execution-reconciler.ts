@@ -7,9 +7,9 @@ import * as k8s from "@kubernetes/client-node";
 import { withDefaults } from "../api/defaults.js";
 import type { Agent, Condition, Execution, ExecutionStatus, JudgeRawOutput } from "../api/types.js";
 import { GROUP, VERSION } from "../api/types.js";
-import { ownerOf, SPAWN_ERROR_ANNOTATION, validationJudgeChild } from "../children/child-executions.js";
+import { SPAWN_ERROR_ANNOTATION, validationJudgeChild } from "../children/child-executions.js";
 import { defaultImages } from "../children/images.js";
-import type { WorkerRun } from "../children/workloads.js";
+import { CHILD_LABELS, type WorkerRun } from "../children/workloads.js";
 import { agentImage, runtimeTable, type RuntimeTable } from "../children/runtime-table.js";
 import { workerName } from "../engine/child-names.js";
 import { iterationTimeoutSeconds, judgeTimeoutSeconds } from "../engine/durations.js";
@@ -31,11 +31,10 @@ import {
   type WorkerObservation,
 } from "../engine/outer-loop.js";
 import type { FileContent } from "../engine/validators/outcome.js";
-import { readFileFromImage } from "../runtime/image-file.js";
-import { KubernetesRuntime } from "../runtime/kubernetes/kubernetes-runtime.js";
+import { imageReader, readerContent, volumeReader } from "../runtime/file-reader.js";
 import { egressCidrs } from "../runtime/kubernetes/egress-hosts.js";
 import { denyAllNetworkPolicy, egressHostsOf, egressPolicy, LABELS, type PodUser } from "../runtime/kubernetes/pod-spec.js";
-import { OUTPUT_CAP_BYTES } from "../runtime/workload.js";
+import { OUTPUT_CAP_BYTES, type WorkloadSpec } from "../runtime/workload.js";
 import {
   CANCEL_ANNOTATION,
   EXECUTION_INSTANCE,
@@ -48,6 +47,8 @@ import {
   judgeWorkspaces,
   keepPodUntil,
   podEnd,
+  readerName,
+  readerPod,
   resultConfigMaps,
   workerPod,
   workloadPodName,
@@ -79,7 +80,7 @@ export interface ExecutionReconcilerOptions {
   kc: k8s.KubeConfig;
   /** Namespace to watch; all namespaces when undefined. */
   namespace?: string;
-  /** Concurrent reconciles (of different Executions). Default 4: a reconcile may wait on a reader pod. */
+  /** Concurrent reconciles (of different Executions). Default 4. */
   workers?: number;
   /** Pull policy when an Agent sets none (default IfNotPresent; tests with imported images use Never). */
   imagePullPolicy?: "Always" | "IfNotPresent" | "Never";
@@ -178,7 +179,6 @@ export class ExecutionReconciler {
       // A pod's change wakes the Execution that owns it.
       watches: [{ informer: this.pods, keys: (pod) => [ownerKey(pod)].filter((k) => k !== undefined) }],
       reconcile: (key) => this.reconcile(key),
-      // Default 4: a reconcile may wait on a reader pod.
       workers: opts.workers ?? 4,
       resyncMs: opts.resyncMs ?? 60_000,
       ...(opts.queue !== undefined ? { queue: opts.queue } : {}),
@@ -331,9 +331,16 @@ export class ExecutionReconciler {
         await this.createWorkerPod(ctx, state, a);
         return false;
       case "read_files": {
-        const results = await Promise.all(a.files.map(async (f) => [f.key, await this.readOne(ex, ctx.agent, f)] as const));
-        for (const [key, content] of results) observeFile(state, key, content);
-        return true;
+        // Level-triggered: each file's reader is a pod observed on a later reconcile (its end
+        // wakes this Execution); a reconcile never waits for one.
+        let observed = false;
+        for (const f of a.files) {
+          const content = await this.readerContent(ctx, a.iteration, f);
+          if (content === undefined) continue;
+          observeFile(state, f.key, content);
+          observed = true;
+        }
+        return observed;
       }
       case "spawn_judge":
         await this.spawnJudge(ctx, state, a.child);
@@ -416,6 +423,7 @@ export class ExecutionReconciler {
    */
   private async createWorkerPod(ctx: EngineContext, state: EngineState, run: WorkerRun): Promise<void> {
     const ex = ctx.execution;
+    await this.removeReaders(ex, run.iteration);
     let pod = workerPod(ex, ctx.agent, run, this.podOptions());
     let access: GateAccess | undefined;
     if ((this.opts.natsUrl ?? "") !== "" && isRestrictedWorker(pod)) {
@@ -602,37 +610,53 @@ export class ExecutionReconciler {
     }
   }
 
-  /** A validator's file: workspace files through a read-only reader pod, image files through the agent's image. */
-  private async readOne(ex: Execution, agent: Agent, f: FileRequest): Promise<FileContent> {
-    const runtime = new KubernetesRuntime({
-      kubeConfig: this.opts.kc,
-      namespace: ns(ex),
-      ownerReferences: [ownerOf(ex)],
-      ...(this.opts.imagePullPolicy !== undefined ? { imagePullPolicy: this.opts.imagePullPolicy } : {}),
-      ...(this.opts.readerImage !== undefined ? { readerImage: this.opts.readerImage } : {}),
-    });
-    try {
-      if (f.from === "workspace") {
-        const mounts = workspaceMounts(ex.metadata.name, agent, true);
-        const mount = mounts
-          .filter((m) => f.path === m.mountPath || f.path.startsWith(m.mountPath.endsWith("/") ? m.mountPath : `${m.mountPath}/`))
-          .sort((a, b) => b.mountPath.length - a.mountPath.length)[0];
-        if (mount === undefined) {
-          return { ok: false, reason: "unreadable", detail: `${f.path} is not inside any workspace volume (${mounts.map((m) => m.mountPath).join(", ") || "none"})` };
-        }
-        const text = await runtime.readFile(mount, f.path);
-        return text === undefined ? { ok: false, reason: "missing", detail: "no such file" } : { ok: true, content: text };
-      }
-      return await readFileFromImage(runtime, {
-        name: `${ex.metadata.name}-image-reader`,
-        image: agentImage(agent, this.opts.runtimes ?? runtimeTable(), defaultImages().worker) ?? defaultImages().worker,
-        path: f.path,
-        timeoutSeconds: 60,
-      });
-    } catch (err) {
-      return { ok: false, reason: "unreadable", detail: messageOf(err) };
-    } finally {
-      await runtime.close().catch(() => undefined);
+  /**
+   * A validator's file, read by a pod of its own: a workspace file through a reader with the
+   * claim mounted read-only, an image file through a reader of the agent's image. Creates the
+   * pod when it is missing; undefined until it has ended. Finished readers stay (a later
+   * reconcile that rebuilt its state reads them again) until the next iteration starts or the
+   * Execution ends.
+   */
+  private async readerContent(ctx: EngineContext, iteration: number, f: FileRequest): Promise<FileContent | undefined> {
+    const ex = ctx.execution;
+    const name = readerName(ex.metadata.name, iteration, f.key);
+    const podName = workloadPodName(name);
+    const pod = this.pods.get(podName, ns(ex));
+    if (pod === undefined) {
+      const spec = this.readerSpec(ctx, name, f);
+      if ("problem" in spec) return { ok: false, reason: "unreadable", detail: spec.problem };
+      await this.createPod(readerPod(ex, spec, iteration, this.podOptions()), ns(ex));
+      return undefined;
+    }
+    const end = podEnd(pod);
+    if (end === undefined) return undefined;
+    if (end.stuck !== undefined) return { ok: false, reason: "unreadable", detail: `the reader pod ${podName} cannot start: ${end.stuck}` };
+    const log = await this.podLog(ns(ex), podName);
+    // Pod logs merge stderr into stdout: an error's message is in the log, a content never has stderr.
+    return readerContent({ exitCode: end.exitCode, stdout: log, stderr: "", timedOut: end.timedOut, truncated: Buffer.byteLength(log) >= OUTPUT_CAP_BYTES }, f.from);
+  }
+
+  private readerSpec(ctx: EngineContext, name: string, f: FileRequest): WorkloadSpec | { problem: string } {
+    const timeoutSeconds = 60;
+    if (f.from === "image") {
+      const image = agentImage(ctx.agent, this.opts.runtimes ?? runtimeTable(), defaultImages().worker) ?? defaultImages().worker;
+      return imageReader(name, image, f.path, timeoutSeconds);
+    }
+    const mounts = workspaceMounts(ctx.execution.metadata.name, ctx.agent, true);
+    const mount = mounts
+      .filter((m) => f.path === m.mountPath || f.path.startsWith(m.mountPath.endsWith("/") ? m.mountPath : `${m.mountPath}/`))
+      .sort((a, b) => b.mountPath.length - a.mountPath.length)[0];
+    if (mount === undefined) return { problem: `${f.path} is not inside any workspace volume (${mounts.map((m) => m.mountPath).join(", ") || "none"})` };
+    return volumeReader(name, this.opts.readerImage ?? defaultImages().reader, mount, f.path, timeoutSeconds);
+  }
+
+  /** Deletes the finished readers of iterations before `iteration` (their validators are recorded). */
+  private async removeReaders(ex: Execution, iteration: number): Promise<void> {
+    for (const pod of this.pods.list(ns(ex))) {
+      const labels = pod.metadata?.labels ?? {};
+      if (controllingExecution(pod) !== ex.metadata.name || labels[CHILD_LABELS.role] !== "reader") continue;
+      if (Number(labels[CHILD_LABELS.iteration]) >= iteration) continue;
+      await ignoreNotFound(this.core.deleteNamespacedPod({ name: pod.metadata?.name ?? "", namespace: ns(ex), gracePeriodSeconds: 0 }));
     }
   }
 

@@ -30,7 +30,7 @@ import {
 import type { FileContent } from "../engine/validators/outcome.js";
 import { messageOf } from "../errors.js";
 import type { GavelEvent } from "../transport/event-stream.js";
-import { readFileFromImage } from "../runtime/image-file.js";
+import { readFileFromImage } from "../runtime/file-reader.js";
 import type { WorkloadHandle, WorkloadMount, WorkloadResult, WorkloadRuntime, WorkloadSpec } from "../runtime/workload.js";
 import { createWorkspace, type Workspace } from "./workspace.js";
 

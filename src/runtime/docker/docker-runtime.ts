@@ -8,6 +8,7 @@ import type { WorkloadHandle, WorkloadMount, WorkloadResult, WorkloadRuntime, Wo
 import { OUTPUT_CAP_BYTES } from "../workload.js";
 import { CappedDemuxer } from "./capped-demux.js";
 import { LABELS, MANAGED_BY, containerConfig, containerName, specProblem, userFor } from "./container-config.js";
+import { READER_MISSING, volumeReader } from "../file-reader.js";
 
 /** How a DockerRuntime is set up; everything has a default that works on this machine. */
 export interface DockerRuntimeOptions {
@@ -41,15 +42,6 @@ function messageOf(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
 
-/** Exit code of the reader when the file does not exist. */
-const READER_MISSING = 3;
-// `$1` is the path. Missing (exit 3) only when its directory is searchable, so a permission
-// problem is an error rather than "no file"; `-f` so a directory is an error too.
-const READER_SCRIPT = [
-  `if [ ! -e "$1" ]; then if [ -x "$(dirname -- "$1")" ]; then exit ${READER_MISSING}; fi; echo "cannot access $1 (permissions?)" >&2; exit 4; fi`,
-  `if [ ! -f "$1" ]; then echo "not a regular file: $1" >&2; exit 4; fi`,
-  `exec cat -- "$1"`,
-].join("; ");
 
 /** Runs workloads as Docker containers. */
 export class DockerRuntime implements WorkloadRuntime {
@@ -114,15 +106,7 @@ export class DockerRuntime implements WorkloadRuntime {
    */
   async readFile(mount: WorkloadMount, path: string): Promise<string | undefined> {
     const inside = resolveInMount(mount.mountPath, path);
-    const handle = await this.start({
-      name: `reader-${randomBytes(3).toString("hex")}`,
-      image: this.readerImage,
-      command: ["sh", "-c", READER_SCRIPT, "reader", inside],
-      mounts: [{ ...mount, readOnly: true }],
-      network: "none",
-      timeoutSeconds: this.readerTimeoutSeconds,
-      resources: { memoryBytes: 128 * 1024 * 1024 },
-    });
+    const handle = await this.start(volumeReader(`reader-${randomBytes(3).toString("hex")}`, this.readerImage, mount, inside, this.readerTimeoutSeconds));
     const r = await handle.wait();
     if (r.exitCode === READER_MISSING) return undefined;
     if (r.timedOut) throw new DockerRuntimeError(`reading ${inside} from volume ${mount.name} timed out`);

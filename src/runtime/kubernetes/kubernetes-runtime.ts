@@ -32,6 +32,7 @@ import {
   stuckReason,
   userFor,
 } from "./pod-spec.js";
+import { READER_MISSING, volumeReader } from "../file-reader.js";
 
 /** How a KubernetesRuntime is set up. */
 export interface KubernetesRuntimeOptions {
@@ -69,14 +70,6 @@ function messageOf(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
 
-/** Exit code of the reader when the file does not exist. */
-const READER_MISSING = 3;
-// Same script as the Docker reader; errors go to stderr, which the pod log merges in.
-const READER_SCRIPT = [
-  `if [ ! -e "$1" ]; then if [ -x "$(dirname -- "$1")" ]; then exit ${READER_MISSING}; fi; echo "cannot access $1 (permissions?)" >&2; exit 4; fi`,
-  `if [ ! -f "$1" ]; then echo "not a regular file: $1" >&2; exit 4; fi`,
-  `exec cat -- "$1"`,
-].join("; ");
 
 /** The exit code reported for a pod that was deleted before it finished (as SIGKILL would). */
 const KILLED_EXIT = 137;
@@ -149,15 +142,7 @@ export class KubernetesRuntime implements WorkloadRuntime {
   async readFile(mount: WorkloadMount, path: string): Promise<string | undefined> {
     const inside = pathInMount(mount.mountPath, path);
     if (inside === undefined) throw new KubernetesRuntimeError(`path ${path} is outside the mount ${mount.mountPath}`);
-    const handle = await this.start({
-      name: `reader-${randomBytes(3).toString("hex")}`,
-      image: this.options.readerImage ?? "gavel/base:bookworm-node20",
-      command: ["sh", "-c", READER_SCRIPT, "reader", inside],
-      mounts: [{ ...mount, readOnly: true }],
-      network: "none",
-      timeoutSeconds: this.options.readerTimeoutSeconds ?? 60,
-      resources: { memoryBytes: 128 * 1024 * 1024 },
-    });
+    const handle = await this.start(volumeReader(`reader-${randomBytes(3).toString("hex")}`, this.options.readerImage ?? "gavel/base:bookworm-node20", mount, inside, this.options.readerTimeoutSeconds ?? 60));
     const r = await handle.wait();
     if (r.timedOut) throw new KubernetesRuntimeError(`reading ${inside} from volume ${mount.name} timed out`);
     if (r.exitCode === READER_MISSING) return undefined;
