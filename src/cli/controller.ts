@@ -5,6 +5,8 @@ import { readFile } from "node:fs/promises";
 import { hostname } from "node:os";
 import { parseArgs } from "node:util";
 import { loadKubeConfig } from "../controller/runtime/kube-config.js";
+import { ApiServerCheck } from "../controller/runtime/api-server-check.js";
+import { EndpointServer, parseBindAddress, probeRoutes, type Check } from "../controller/runtime/health.js";
 import { connect, credsAuthenticator } from "@nats-io/transport-node";
 import { loadRuntimeTable } from "../children/runtime-table.js";
 import { AgentReadinessController } from "../controller/agent-readiness.js";
@@ -19,6 +21,15 @@ import { createLogger } from "../telemetry/logger.js";
 import { UsageError, type Command, type CommandIO } from "./command.js";
 import { messageOf } from "../errors.js";
 
+/** A --*-bind-address flag's value, or a UsageError naming the flag. */
+function bindAddress(flag: string, value: string | undefined): { host?: string; port: number } | undefined {
+  try {
+    return parseBindAddress(flag, value ?? "0");
+  } catch (err) {
+    throw new UsageError(messageOf(err));
+  }
+}
+
 /** Resolves on SIGINT or SIGTERM. */
 function untilSignal(): Promise<string> {
   return new Promise((resolve) => {
@@ -31,7 +42,7 @@ function untilSignal(): Promise<string> {
 export const controllerCommand: Command = {
   name: "controller",
   summary: "run gavel's controllers against a cluster (Agent Ready condition, GuardPolicy hot reload, Executions on pods)",
-  usage: "gavel controller [--kubeconfig FILE] [-n NAMESPACE] [--controller-namespace NS] [--leader-elect] [--nats URL [--nats-creds FILE] [--nats-keys DIR] [--nats-worker-url URL]] [--runtimes FILE] [--pod-retention SECONDS] [--log-level LEVEL]",
+  usage: "gavel controller [--kubeconfig FILE] [-n NAMESPACE] [--controller-namespace NS] [--leader-elect] [--nats URL [--nats-creds FILE] [--nats-keys DIR] [--nats-worker-url URL]] [--runtimes FILE] [--pod-retention SECONDS] [--health-probe-bind-address ADDR] [--log-level LEVEL]",
   async run(argv: string[], io: CommandIO) {
     const { values, positionals } = parseArgs({
       args: argv,
@@ -51,6 +62,8 @@ export const controllerCommand: Command = {
         runtimes: { type: "string", default: io.env.GAVEL_RUNTIMES },
         // Seconds a finished worker or judge pod is kept for `kubectl logs` (the chart's podRetentionSeconds).
         "pod-retention": { type: "string", default: io.env.GAVEL_POD_RETENTION_SECONDS },
+        // controller-runtime's flag: /healthz and /readyz (":8081"; "0", the default, serves none).
+        "health-probe-bind-address": { type: "string", default: io.env.GAVEL_HEALTH_PROBE_BIND_ADDRESS ?? "0" },
       },
     });
     if (values["nats-creds"] && !values.nats) throw new UsageError("--nats-creds needs --nats URL (or GAVEL_NATS_URL)");
@@ -58,6 +71,7 @@ export const controllerCommand: Command = {
     if (positionals.length > 0) throw new UsageError(`unexpected argument ${positionals[0] ?? ""}`);
     const retention = values["pod-retention"];
     if (retention !== undefined && !/^\d+$/.test(retention.trim())) throw new UsageError(`--pod-retention must be a whole number of seconds (0 deletes finished pods at once), got ${JSON.stringify(retention)}`);
+    const probeAddress = bindAddress("--health-probe-bind-address", values["health-probe-bind-address"]);
     // Listen before starting anything: as PID 1 in a pod, a SIGTERM that arrives while the
     // controllers start would otherwise be ignored until the kubelet's grace period ends.
     const stopping = untilSignal();
@@ -140,17 +154,49 @@ export const controllerCommand: Command = {
       ...(gate !== undefined ? { gate } : {}),
     });
     isLeader = () => executions.isLeader;
-    await policies.start();
-    // A moment for the gate first, so Agents are not marked unenforceable while it connects.
-    gate?.start();
-    await gate?.serving(5000).catch(() => undefined);
-    await readiness.start();
-    await executions.start();
-    credentials?.start();
-    logger.info({ namespace: values.namespace ?? "*", controllerNamespace: values["controller-namespace"], eventStream: values.nats !== undefined && values.nats !== "" }, "controllers started");
-    io.stdout.write(`gavel controller: running (Agent readiness, GuardPolicy hot reload, Execution reconciler${gate !== undefined ? ", tool-call gate" : ""})\n`);
-    const signal = await Promise.race([stopping, lost]);
+
+    // /healthz answers while the event loop runs; /readyz once the caches are synced, the API
+    // server answers and (with --nats) the gate serves. Up before anything waits on the API.
+    const shutdown: { since?: string } = {};
+    const apiServer = new ApiServerCheck({ kc });
+    const readyChecks: Check[] = [
+      { name: "shutdown", check: () => (shutdown.since === undefined ? undefined : `stopping since ${shutdown.since}`) },
+      { name: "informers", check: () => [policies, readiness, executions].map((c) => c.unsynced()).filter((w) => w !== undefined).join("; ") || undefined },
+      apiServer,
+      ...(gate !== undefined ? [{ name: "nats", check: () => gate.unavailable() }] : []),
+    ];
+    const liveChecks: Check[] = [{ name: "ping", check: () => undefined }];
+    apiServer.start();
+    const probes = probeAddress === undefined ? undefined : await EndpointServer.listen(probeAddress, { ...probeRoutes("healthz", () => liveChecks), ...probeRoutes("livez", () => liveChecks), ...probeRoutes("readyz", () => readyChecks) }).catch((err: unknown) => {
+      apiServer.stop();
+      throw new UsageError(`--health-probe-bind-address ${values["health-probe-bind-address"] ?? ""}: ${messageOf(err)}`);
+    });
+    if (probes !== undefined) logger.info({ address: `${probes.address.address}:${probes.address.port}` }, "health probes listening (/healthz, /readyz)");
+
+    // Each start waits for its caches: while the API server cannot be reached they retry with
+    // backoff (the controller is not ready meanwhile); a signal then still stops everything.
+    const starting = (async () => {
+      await policies.start();
+      // A moment for the gate first, so Agents are not marked unenforceable while it connects.
+      gate?.start();
+      await gate?.serving(5000).catch(() => undefined);
+      await readiness.start();
+      await executions.start();
+      if (shutdown.since === undefined) credentials?.start();
+    })();
+    const early = await Promise.race([stopping.then((sig) => ({ sig })), lost.then((sig) => ({ sig })), starting.then(() => undefined)]);
+    let signal: string;
+    if (early !== undefined) signal = early.sig;
+    else {
+      logger.info({ namespace: values.namespace ?? "*", controllerNamespace: values["controller-namespace"], eventStream: values.nats !== undefined && values.nats !== "" }, "controllers started");
+      io.stdout.write(`gavel controller: running (Agent readiness, GuardPolicy hot reload, Execution reconciler${gate !== undefined ? ", tool-call gate" : ""})\n`);
+      signal = await Promise.race([stopping, lost]);
+    }
+    shutdown.since = new Date().toISOString();
     logger.info({ signal }, "stopping");
+    // Stopped while still starting: every start waiting on a first list gives up (a list
+    // request in flight finishes on its own; nothing starts after it).
+    if (early !== undefined) await Promise.all([readiness.stop(), policies.stop()]);
     await executions.stop();
     await credentials?.stop();
     await gate?.stop();
@@ -158,6 +204,8 @@ export const controllerCommand: Command = {
     if (events !== undefined) logger.info({ events: events.stats }, "event stream");
     await readiness.stop();
     await policies.stop();
+    apiServer.stop();
+    await probes?.close();
     return signal === "lost leader lease" ? 1 : 0;
   },
 };

@@ -179,6 +179,11 @@ export class AgentReadinessController {
     await this.controller.start();
   }
 
+  /** Why the caches are not synced yet (the informers still waiting for a first list), or undefined once they are (readiness). */
+  unsynced(): string | undefined {
+    return this.controller.unsynced();
+  }
+
   /** Reconciles every known Agent again (e.g. when the tool-call gate comes or goes). */
   requeueAll(): void {
     this.controller.requeueAll();

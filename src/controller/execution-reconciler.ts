@@ -216,6 +216,11 @@ export class ExecutionReconciler {
     await this.controller.start();
   }
 
+  /** Why the caches are not synced yet (the informers still waiting for a first list), or undefined once they are (readiness). */
+  unsynced(): string | undefined {
+    return this.controller.unsynced();
+  }
+
   /** Whether this replica reconciles (always true without leader election). */
   get isLeader(): boolean {
     return this.controller.isLeader;

@@ -148,6 +148,11 @@ export class GuardPolicySource {
     for (const obj of this.policies.list()) this.compile(keyOf(obj));
   }
 
+  /** Why the caches are not synced yet (the informers still waiting for a first list), or undefined once they are (readiness). */
+  unsynced(): string | undefined {
+    return this.controller.unsynced();
+  }
+
   /** Stops every watch and waits for an in-flight status write. */
   async stop(): Promise<void> {
     await this.controller.stop();

@@ -11,6 +11,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseAllDocuments } from "yaml";
 import { startControlPlane, type ControlPlane } from "../harness/control-plane.js";
+import { freePort } from "../harness/nats.js";
 import type { ExecResult } from "../harness/exec.js";
 import { HARNESS_DIR, KUBECTL, REPO_DIR } from "../harness/paths.js";
 import { eventually } from "../harness/eventually.js";
@@ -184,7 +185,16 @@ describe("Helm chart on the real kube-apiserver", () => {
           spec: {
             serviceAccountName: string;
             securityContext: Record<string, unknown>;
-            containers: { image: string; imagePullPolicy: string; args: string[]; securityContext: Record<string, unknown>; resources: unknown }[];
+            containers: {
+              image: string;
+              imagePullPolicy: string;
+              args: string[];
+              securityContext: Record<string, unknown>;
+              resources: unknown;
+              ports: unknown[];
+              livenessProbe: unknown;
+              readinessProbe: unknown;
+            }[];
           };
         };
       };
@@ -199,7 +209,11 @@ describe("Helm chart on the real kube-apiserver", () => {
     const c = pod.containers[0];
     expect(c?.image).toBe(IMAGE);
     expect(c?.imagePullPolicy).toBe("Never");
-    expect(c?.args).toEqual(["controller", "--leader-elect"]);
+    expect(c?.args).toEqual(["controller", "--health-probe-bind-address=:8081", "--leader-elect"]);
+    // The kubelet probes the controller's own endpoints: alive while its event loop answers, Ready per /readyz.
+    expect(c?.ports).toEqual([{ name: "health", containerPort: 8081, protocol: "TCP" }]);
+    expect(c?.livenessProbe).toMatchObject({ httpGet: { path: "/healthz", port: "health" }, periodSeconds: 10, failureThreshold: 3 });
+    expect(c?.readinessProbe).toMatchObject({ httpGet: { path: "/readyz", port: "health" }, periodSeconds: 5, failureThreshold: 2 });
     expect(c?.securityContext).toEqual({
       allowPrivilegeEscalation: false,
       readOnlyRootFilesystem: true,
@@ -336,6 +350,7 @@ describe("Helm chart on the real kube-apiserver", () => {
       env: { name: string; value?: string; valueFrom?: { fieldRef?: { fieldPath: string } } }[];
       securityContext: { readOnlyRootFilesystem: boolean; allowPrivilegeEscalation: boolean; capabilities: { drop: string[] } };
       volumeMounts: { name: string; mountPath: string }[];
+      readinessProbe: { httpGet: { path: string; port: string } };
     }
     const dep = await getJson<{ spec: { template: { spec: { securityContext: { runAsUser: number; runAsGroup: number }; containers: Container[] } } } }>([
       "deployment",
@@ -368,6 +383,9 @@ describe("Helm chart on the real kube-apiserver", () => {
       if (e.value !== undefined) return ["-e", `${e.name}=${e.value}`];
       throw new Error(`env ${e.name}: the test cannot translate its source`);
     });
+    // On the host's network the probe port may be taken: the same flag, a free port.
+    const probePort = await freePort();
+    const probeArg = "--health-probe-bind-address=";
     const args = [
       "run",
       "-d",
@@ -389,7 +407,7 @@ describe("Helm chart on the real kube-apiserver", () => {
       `KUBERNETES_SERVICE_PORT=${server.port}`,
       ...env,
       c.image,
-      ...c.args,
+      ...c.args.map((a) => (a.startsWith(probeArg) ? `${probeArg}127.0.0.1:${probePort}` : a)),
     ];
     const started = await docker(args);
     expect(started.code, started.stderr).toBe(0);
@@ -397,6 +415,12 @@ describe("Helm chart on the real kube-apiserver", () => {
     // Failures inside are reported with the controller's log, after the container is stopped.
     let failure: unknown;
     try {
+      // Ready by the Deployment's own readinessProbe before anything is asked of it.
+      const probe = `http://127.0.0.1:${probePort}${c.readinessProbe.httpGet.path}`;
+      await eventually(async () => {
+        const r = await fetch(probe);
+        if (r.status !== 200) throw new Error(`${probe}: ${r.status} ${await r.text()}`);
+      }, 60_000);
       await body();
     } catch (err) {
       failure = err;
@@ -471,7 +495,7 @@ describe("Helm chart on the real kube-apiserver", () => {
         NS,
       ])
     ).spec.template.spec.containers[0];
-    expect(c?.args).toEqual(["controller", "--leader-elect", "--namespace", team]);
+    expect(c?.args).toEqual(["controller", "--health-probe-bind-address=:8081", "--leader-elect", "--namespace", team]);
     expect(c?.env.find((e) => e.name === "GAVEL_LOG_LEVEL")?.value).toBe("debug");
 
     // One watched namespace: the same rules as a Role there, GuardPolicy reads in the release
@@ -632,7 +656,7 @@ describe("helm template: the branches default values do not take", () => {
   it("leader election off: no --leader-elect, Recreate, and more than one replica is refused by name", async () => {
     const dep = deploymentOf(await render("leaderElection.enabled=false"));
     expect(dep.spec.strategy.type).toBe("Recreate");
-    expect(dep.spec.template.spec.containers[0]?.args).toEqual(["controller"]);
+    expect(dep.spec.template.spec.containers[0]?.args).toEqual(["controller", "--health-probe-bind-address=:8081"]);
     const r = await exec(helm, ["template", "gavel", CHART, "--set", "leaderElection.enabled=false", "--set", "replicas=2"]);
     expect(r.code).not.toBe(0);
     expect(r.stderr).toContain("replicas: more than one controller needs leaderElection.enabled=true");

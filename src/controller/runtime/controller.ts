@@ -93,6 +93,8 @@ export class Controller<P extends ApiObject> {
   async start(): Promise<void> {
     for (const w of this.opts.watches ?? []) await w.informer.start();
     await this.opts.primary.informer.start();
+    // stop() while a first list was still being retried: nothing more starts.
+    if (this.stopped) return;
     const le = this.opts.leaderElection;
     if (le === undefined) {
       this.startWorkers();
@@ -115,6 +117,12 @@ export class Controller<P extends ApiObject> {
   /** Whether this replica reconciles: it holds the Lease, or (without election) its workers run. */
   get isLeader(): boolean {
     return this.lease === undefined ? this.workers !== undefined : this.lease.isLeader;
+  }
+
+  /** Why this controller's caches are not synced yet (each informer still waiting for its first list), or undefined once they are. */
+  unsynced(): string | undefined {
+    const waiting = [...(this.opts.watches ?? []).map((w) => w.informer), this.opts.primary.informer].map((i) => i.unsynced()).filter((w) => w !== undefined);
+    return waiting.length === 0 ? undefined : `${this.opts.name}: ${waiting.join("; ")}`;
   }
 
   /** Queues every known primary object again. */

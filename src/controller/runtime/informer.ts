@@ -101,9 +101,24 @@ export class Informer<T extends ApiObject> {
     this.handlers.push(handler);
   }
 
-  /** Lists every scope (rejects if a first list fails), then watches in the background. */
+  /**
+   * Lists every scope, then watches in the background. A first list that fails (the API
+   * server unreachable, a missing CRD or grant) is tried again with backoff until it succeeds
+   * or stop() is called: start() resolves then, and `synced` tells which.
+   */
   async start(): Promise<void> {
     await Promise.all(this.streams.map((s) => s.start()));
+  }
+
+  /** True once every scope has been listed (client-go's HasSynced): the cache holds the server's objects. */
+  get synced(): boolean {
+    return this.streams.every((s) => s.synced);
+  }
+
+  /** Why the cache is not synced yet (each unlisted scope and its last list error), or undefined once it is. */
+  unsynced(): string | undefined {
+    const waiting = this.streams.filter((s) => !s.synced).map((s) => s.why());
+    return waiting.length === 0 ? undefined : waiting.join("; ");
   }
 
   /** Stops every watch; the cache keeps what it held. */
@@ -184,6 +199,8 @@ class Stream<T extends ApiObject> {
   private loop: Promise<void> | undefined;
   private stopped = false;
   private wake: (() => void) | undefined;
+  private listed = false;
+  private lastError: string | undefined;
 
   constructor(
     private readonly informer: Informer<T>,
@@ -191,11 +208,36 @@ class Stream<T extends ApiObject> {
     private readonly namespace: string | undefined,
   ) {}
 
+  /** Whether this scope has been listed once. */
+  get synced(): boolean {
+    return this.listed;
+  }
+
+  /** This scope, and why it is not listed yet. */
+  why(): string {
+    return `${this.opts.resource.kind} (${this.namespace ?? "all namespaces"}) not listed yet${this.lastError === undefined ? "" : `: ${this.lastError}`}`;
+  }
+
   async start(): Promise<void> {
-    let rv = await this.list(true);
     const base = this.opts.backoffBaseMs ?? 200;
     const max = this.opts.backoffMaxMs ?? 5_000;
     const what = `${this.opts.resource.kind} watch (${this.namespace ?? "all namespaces"})`;
+    let rv = "";
+    // The first list is retried like any later one: a controller started while the API server
+    // is unreachable waits (not ready) instead of exiting.
+    for (let backoffMs = base; !this.stopped; backoffMs = Math.min(backoffMs * 2, max)) {
+      try {
+        rv = await this.list(true);
+        this.listed = !this.stopped;
+        break;
+      } catch (err) {
+        if (this.stopped) break;
+        this.lastError = messageOf(err);
+        this.opts.logger?.warn({ watch: what, retryInMs: backoffMs, err: this.lastError }, "first list failed, retrying");
+        await this.sleep(backoffMs);
+      }
+    }
+    if (!this.listed) return;
     this.loop = (async () => {
       let backoffMs = base;
       let needList = false;
