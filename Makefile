@@ -7,7 +7,7 @@ export GAVEL_CACHE ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/gavel
 HARNESS := test/harness
 VITEST := node_modules/.bin/vitest run
 
-.PHONY: all deps build install lint typecheck verify test test-unit test-integration test-e2e \
+.PHONY: all deps build install lint typecheck verify test test-unit test-integration test-e2e promtool \
         demo bench images base-image k8s-binaries docker-up cluster-up cluster-down clean
 
 all: build
@@ -58,7 +58,10 @@ cluster-up: k8s-binaries images ## single-node cluster: control plane + kubelet 
 cluster-down:
 	$(HARNESS)/cluster.sh down
 
-test-e2e: cluster-up ## the chart on the single-node cluster, real pods
+promtool: ## promtool (Prometheus' exposition linter), built from the Go module proxy
+	$(HARNESS)/build-promtool.sh
+
+test-e2e: cluster-up promtool ## the chart on the single-node cluster, real pods
 	$(VITEST) --project e2e
 
 test: lint verify test-unit test-integration test-e2e ## everything CI runs

@@ -6,7 +6,8 @@ import { hostname } from "node:os";
 import { parseArgs } from "node:util";
 import { loadKubeConfig } from "../controller/runtime/kube-config.js";
 import { ApiServerCheck } from "../controller/runtime/api-server-check.js";
-import { EndpointServer, parseBindAddress, probeRoutes, type Check } from "../controller/runtime/health.js";
+import { EndpointServer, parseBindAddress, probeRoutes, type Check, type Routes } from "../controller/runtime/health.js";
+import { EXPOSITION_CONTENT_TYPE, processMetrics, Registry } from "../telemetry/metrics.js";
 import { connect, credsAuthenticator } from "@nats-io/transport-node";
 import { loadRuntimeTable } from "../children/runtime-table.js";
 import { AgentReadinessController } from "../controller/agent-readiness.js";
@@ -42,7 +43,7 @@ function untilSignal(): Promise<string> {
 export const controllerCommand: Command = {
   name: "controller",
   summary: "run gavel's controllers against a cluster (Agent Ready condition, GuardPolicy hot reload, Executions on pods)",
-  usage: "gavel controller [--kubeconfig FILE] [-n NAMESPACE] [--controller-namespace NS] [--leader-elect] [--nats URL [--nats-creds FILE] [--nats-keys DIR] [--nats-worker-url URL]] [--runtimes FILE] [--pod-retention SECONDS] [--health-probe-bind-address ADDR] [--log-level LEVEL]",
+  usage: "gavel controller [--kubeconfig FILE] [-n NAMESPACE] [--controller-namespace NS] [--leader-elect] [--nats URL [--nats-creds FILE] [--nats-keys DIR] [--nats-worker-url URL]] [--runtimes FILE] [--pod-retention SECONDS] [--health-probe-bind-address ADDR] [--metrics-bind-address ADDR] [--log-level LEVEL]",
   async run(argv: string[], io: CommandIO) {
     const { values, positionals } = parseArgs({
       args: argv,
@@ -64,6 +65,8 @@ export const controllerCommand: Command = {
         "pod-retention": { type: "string", default: io.env.GAVEL_POD_RETENTION_SECONDS },
         // controller-runtime's flag: /healthz and /readyz (":8081"; "0", the default, serves none).
         "health-probe-bind-address": { type: "string", default: io.env.GAVEL_HEALTH_PROBE_BIND_ADDRESS ?? "0" },
+        // controller-runtime's flag: /metrics in Prometheus' text format (":8080"; "0", the default, serves none).
+        "metrics-bind-address": { type: "string", default: io.env.GAVEL_METRICS_BIND_ADDRESS ?? "0" },
       },
     });
     if (values["nats-creds"] && !values.nats) throw new UsageError("--nats-creds needs --nats URL (or GAVEL_NATS_URL)");
@@ -72,6 +75,10 @@ export const controllerCommand: Command = {
     const retention = values["pod-retention"];
     if (retention !== undefined && !/^\d+$/.test(retention.trim())) throw new UsageError(`--pod-retention must be a whole number of seconds (0 deletes finished pods at once), got ${JSON.stringify(retention)}`);
     const probeAddress = bindAddress("--health-probe-bind-address", values["health-probe-bind-address"]);
+    const metricsAddress = bindAddress("--metrics-bind-address", values["metrics-bind-address"]);
+    // Every component counts into this one registry; /metrics renders it.
+    const metrics = new Registry();
+    processMetrics(metrics);
     // Listen before starting anything: as PID 1 in a pod, a SIGTERM that arrives while the
     // controllers start would otherwise be ignored until the kubelet's grace period ends.
     const stopping = untilSignal();
@@ -84,7 +91,7 @@ export const controllerCommand: Command = {
     const namespaces = values.namespace === undefined ? undefined : [values.namespace];
 
     const store = new PolicyStore();
-    const policies = new GuardPolicySource({ kc, store, controllerNamespace: values["controller-namespace"], namespaces, logger });
+    const policies = new GuardPolicySource({ kc, store, controllerNamespace: values["controller-namespace"], namespaces, logger, metrics });
     const credsFile = values["nats-creds"];
     const creds = credsFile ? await readFile(credsFile).catch((err: unknown) => {
       throw new UsageError(`--nats-creds ${credsFile}: ${messageOf(err)}`);
@@ -101,6 +108,7 @@ export const controllerCommand: Command = {
           onToolCall: (ns, name) => executions.queue.addAfter(`${ns}/${name}`, 1000),
           onAvailabilityChange: () => readiness.requeueAll(),
           logger,
+          metrics,
         })
       : undefined;
     const readiness = new AgentReadinessController({
@@ -108,6 +116,7 @@ export const controllerCommand: Command = {
       namespace: values.namespace,
       logger,
       enforcement: (agent) => gateBlocks(gate, agent, agent.metadata.namespace ?? "default"),
+      metrics,
     });
     // With --leader-elect only the replica holding the Lease runs Executions; losing it ends the process.
     let lostLease: (() => void) | undefined;
@@ -123,6 +132,7 @@ export const controllerCommand: Command = {
       events = new ExecutionEventPublisher({
         connect: () => connect({ servers: values.nats, maxReconnectAttempts: -1, reconnectTimeWait: 1000, ...(authenticator !== undefined ? { authenticator } : {}) }),
         logger,
+        metrics,
       });
       await events.start();
     }
@@ -147,6 +157,7 @@ export const controllerCommand: Command = {
       runtimes,
       ...(retention !== undefined ? { podRetentionSeconds: Number(retention.trim()) } : {}),
       logger,
+      metrics,
       ...(leaderElection !== undefined ? { leaderElection } : {}),
       ...(events !== undefined ? { events } : {}),
       ...(credentials !== undefined ? { credentials } : {}),
@@ -167,11 +178,28 @@ export const controllerCommand: Command = {
     ];
     const liveChecks: Check[] = [{ name: "ping", check: () => undefined }];
     apiServer.start();
-    const probes = probeAddress === undefined ? undefined : await EndpointServer.listen(probeAddress, { ...probeRoutes("healthz", () => liveChecks), ...probeRoutes("livez", () => liveChecks), ...probeRoutes("readyz", () => readyChecks) }).catch((err: unknown) => {
+    const probeRoutesAll: Routes = { ...probeRoutes("healthz", () => liveChecks), ...probeRoutes("livez", () => liveChecks), ...probeRoutes("readyz", () => readyChecks) };
+    const metricsRoutes: Routes = { "/metrics": () => ({ status: 200, body: metrics.render(), contentType: EXPOSITION_CONTENT_TYPE }) };
+    const servers: EndpointServer[] = [];
+    try {
+      // One server when both flags name the same address.
+      const same = probeAddress !== undefined && metricsAddress !== undefined && probeAddress.host === metricsAddress.host && probeAddress.port === metricsAddress.port && probeAddress.port !== 0;
+      for (const [flag, address, routes, what] of [
+        ["--health-probe-bind-address", probeAddress, same ? { ...probeRoutesAll, ...metricsRoutes } : probeRoutesAll, same ? "health probes and metrics (/healthz, /readyz, /metrics)" : "health probes (/healthz, /readyz)"],
+        ["--metrics-bind-address", same ? undefined : metricsAddress, metricsRoutes, "metrics (/metrics)"],
+      ] as const) {
+        if (address === undefined) continue;
+        const server = await EndpointServer.listen(address, routes).catch((err: unknown) => {
+          throw new UsageError(`${flag} ${values[flag.slice(2) as "metrics-bind-address"] ?? ""}: ${messageOf(err)}`);
+        });
+        servers.push(server);
+        logger.info({ address: `${server.address.address}:${server.address.port}`, serves: flag.slice(2, -"-bind-address".length) }, `${what} listening`);
+      }
+    } catch (err) {
       apiServer.stop();
-      throw new UsageError(`--health-probe-bind-address ${values["health-probe-bind-address"] ?? ""}: ${messageOf(err)}`);
-    });
-    if (probes !== undefined) logger.info({ address: `${probes.address.address}:${probes.address.port}` }, "health probes listening (/healthz, /readyz)");
+      await Promise.all(servers.map((s) => s.close()));
+      throw err;
+    }
 
     // Each start waits for its caches: while the API server cannot be reached they retry with
     // backoff (the controller is not ready meanwhile); a signal then still stops everything.
@@ -205,7 +233,7 @@ export const controllerCommand: Command = {
     await readiness.stop();
     await policies.stop();
     apiServer.stop();
-    await probes?.close();
+    await Promise.all(servers.map((s) => s.close()));
     return signal === "lost leader lease" ? 1 : 0;
   },
 };

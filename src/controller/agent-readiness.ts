@@ -8,8 +8,9 @@ import { validateManifest } from "../api/validate.js";
 import { Controller } from "./runtime/controller.js";
 import { customResource, Informer, objectKey, splitKey } from "./runtime/informer.js";
 import type { WorkQueue, WorkQueueOptions } from "./runtime/work-queue.js";
-import { isConflict, isNotFound, messageOf } from "../errors.js";
+import { isNotFound, messageOf } from "../errors.js";
 import { type Logger } from "../telemetry/logger.js";
+import type { Registry } from "../telemetry/metrics.js";
 
 /** Type of the condition this controller owns. */
 export const READY = "Ready";
@@ -123,6 +124,8 @@ export interface AgentReadinessOptions {
   logger?: Logger;
   /** Why this cluster cannot enforce what an Agent declares (no tool-call gate); Ready is False then. */
   enforcement?: (agent: Agent) => string | undefined;
+  /** Where its counters live (the runtime's, labelled controller="agent"); default its own. */
+  metrics?: Registry;
 }
 
 /** What the controller has done so far. */
@@ -135,7 +138,6 @@ export interface ReadinessStats {
 
 /** Watches Agents and keeps each one's Ready condition equal to what the rules say. */
 export class AgentReadinessController {
-  private readonly counts = { reconciles: 0, statusWrites: 0, conflicts: 0 };
   private readonly agents: Informer<Agent>;
   private readonly controller: Controller<Agent>;
   private readonly api: k8s.CustomObjectsApi;
@@ -161,6 +163,7 @@ export class AgentReadinessController {
       resyncMs: opts.resyncMs ?? 300_000,
       ...(opts.queue !== undefined ? { queue: opts.queue } : {}),
       ...(logger !== undefined ? { logger } : {}),
+      ...(opts.metrics !== undefined ? { metrics: opts.metrics } : {}),
     });
   }
 
@@ -169,9 +172,10 @@ export class AgentReadinessController {
     return this.controller.queue;
   }
 
-  /** Counters; errors are the runtime's (reconciles that threw, retried with backoff). */
+  /** Counters: the runtime's (reconciles by its workers, those that threw, the 409s among them) and the status writes. */
   get stats(): ReadinessStats {
-    return { ...this.counts, errors: this.controller.stats.errors };
+    const { reconciles, errors, conflicts } = this.controller.stats;
+    return { reconciles, errors, conflicts, statusWrites: this.controller.metrics.reconcile.statusWrites.get(this.controller.metrics.labels) };
   }
 
   /** Lists Agents (the cache is filled when this resolves), starts the watch and the workers. */
@@ -204,7 +208,6 @@ export class AgentReadinessController {
 
   /** Level-triggered: reads the cached Agent and its peers, writes Ready only when it differs. */
   async reconcile(key: string): Promise<void> {
-    this.counts.reconciles++;
     const { namespace: ns, name } = splitKey(key);
     const agent = this.agents.get(name, ns === "" ? undefined : ns);
     // Gone: nothing to write; its referrers were queued by the delete event.
@@ -217,11 +220,10 @@ export class AgentReadinessController {
         { group: GROUP, version: VERSION, plural: "agents", namespace: ns, name, body: patch },
         k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.MergePatch),
       );
-      this.counts.statusWrites++;
+      this.controller.metrics.reconcile.statusWrites.inc(this.controller.metrics.labels);
     } catch (err) {
       if (isNotFound(err)) return;
       // A conflict means the cache was stale: the watch brings the new version; look again then.
-      if (isConflict(err)) this.counts.conflicts++;
       throw err;
     }
   }

@@ -27,6 +27,7 @@ import { toGavelEvents, type EngineEvent } from "./execution-events.js";
 import { workspaceMounts } from "./execution-pods.js";
 import { createJudgeChild } from "./stored-parts.js";
 import { applySummary, RECENT_TOOL_CALLS } from "../gate/tool-call-summary.js";
+import { gateMetrics, Registry, type GateMetrics } from "../telemetry/metrics.js";
 
 /** Condition on an Execution that needs a gate: False while none can be reached (it then does not start). */
 export const GUARDED = "Guarded";
@@ -101,6 +102,8 @@ export interface ClusterGateOptions {
   /** How long an Execution or Agent read from the API answers proposals before it is read again; default 2 s. */
   cacheMs?: number;
   logger?: Logger;
+  /** Where the decisions stored by this gate and the guard's latency are counted; default its own. */
+  metrics?: Registry;
 }
 
 interface Target {
@@ -117,10 +120,12 @@ export class ClusterGate implements GateStatus {
   private readonly outbox = new Map<string, { events: GavelEvent[]; drained: Promise<void> }>();
   private service: ToolCallService | undefined;
   private events: EventStream | undefined;
+  readonly metrics: GateMetrics;
 
   private constructor(private readonly opts: ClusterGateOptions) {
     this.api = opts.kc.makeApiClient(k8s.CustomObjectsApi);
     this.core = opts.kc.makeApiClient(k8s.CoreV1Api);
+    this.metrics = gateMetrics(opts.metrics ?? new Registry());
   }
 
   /** Opens the tool-call store (replaying it) and starts answering proposals. */
@@ -177,7 +182,13 @@ export class ClusterGate implements GateStatus {
   // ------------------------------------------------------------------ deciding
 
   private decide(p: ToolCallProposal, ctx: Parameters<Gate["decide"]>[1]) {
-    return this.target(p).then((t) => t.gate.decide(p, ctx));
+    return this.target(p).then((t) => {
+      // The synchronous part of a decide is the guard; judges run later, in `judged`.
+      const started = performance.now();
+      const outcome = t.gate.decide(p, ctx);
+      this.metrics.guardSeconds.observe({}, (performance.now() - started) / 1000);
+      return outcome;
+    });
   }
 
   /**
@@ -296,6 +307,10 @@ export class ClusterGate implements GateStatus {
   // Once per stored decision: the audit (the event stream), a Kubernetes Event for calls
   // worth a look (blocked or judged), and a nudge to the reconciler for the status.
   private decided(p: ToolCallProposal, d: ToolCallDecision): void {
+    const decidedBy = d.blocked_by !== "none" ? d.blocked_by : d.judges.length > 0 ? "judge" : "guard";
+    const check = !d.allowed && d.blocked_by === "guard" ? (d.guard.check ?? "unknown") : "none";
+    this.metrics.toolCalls.inc({ decision: d.allowed ? "allowed" : "blocked", decided_by: decidedBy, check });
+    this.metrics.decisionSeconds.observe({ decided_by: decidedBy }, d.latencyMs / 1000);
     void this.target(p).then(
       async (t) => {
         await t.gate.record(p, d);

@@ -9,6 +9,7 @@ import { EventStream, type GavelEvent } from "../transport/event-stream.js";
 import { EVENT_STREAM, eventSubject, token } from "../transport/subjects.js";
 import { messageOf } from "../errors.js";
 import { silentLogger, type Logger } from "../telemetry/logger.js";
+import { eventStreamMetrics, type Histogram, type Registry } from "../telemetry/metrics.js";
 
 /**
  * The stream holding, per Execution, the one batch of events staged before a status write
@@ -150,6 +151,8 @@ export interface ExecutionEventPublisherOptions {
   callTimeoutMs?: number;
   /** Pause before a failed publish is tried again; doubles up to 30 s. Default 500 ms. */
   retryMs?: number;
+  /** Where its counters (`stats`) and the publish lag are exported; none when undefined. */
+  metrics?: Registry;
 }
 
 /**
@@ -178,7 +181,18 @@ export class ExecutionEventPublisher {
     this.logger = opts.logger ?? silentLogger;
     this.callTimeoutMs = opts.callTimeoutMs ?? 3000;
     this.retryMs = opts.retryMs ?? 500;
+    const r = opts.metrics;
+    if (r !== undefined) {
+      this.lag = eventStreamMetrics(r).lag;
+      const s = this.stats;
+      r.counter("gavel_event_stream_published_total", "Engine events published to the event stream", [], () => [[{}, s.published]]);
+      r.counter("gavel_event_stream_publish_failures_total", "Failed publish attempts (each is retried)", [], () => [[{}, s.failures]]);
+      r.counter("gavel_event_stream_unstaged_total", "Event batches that could not be staged in the outbox (NATS unreachable)", [], () => [[{}, s.unstaged]]);
+      r.counter("gavel_event_stream_recovered_total", "Staged batches of a previous controller found and republished", [], () => [[{}, s.recovered]]);
+      r.gauge("gavel_event_stream_pending", "Events waiting to be published", [], () => [[{}, s.pending]]);
+    }
   }
+  private readonly lag: Histogram | undefined;
 
   /** Creates (or updates) the event stream and the outbox; tried again on the next use when NATS is down. */
   private async open(): Promise<void> {
@@ -312,6 +326,7 @@ export class ExecutionEventPublisher {
         q.events.shift();
         this.stats.published++;
         this.stats.pending--;
+        this.lag?.observe({}, Math.max(0, Date.now() - Date.parse(e.time)) / 1000);
         pause = this.retryMs;
       } catch (err) {
         this.stats.failures++;

@@ -67,6 +67,7 @@ import { customResource, Informer, objectKey, podResource, splitKey } from "./ru
 import type { WorkQueue, WorkQueueOptions } from "./runtime/work-queue.js";
 import { isConflict, isNotFound, messageOf, TerminalError } from "../errors.js";
 import { silentLogger, type Logger } from "../telemetry/logger.js";
+import { executionMetrics, type ExecutionMetrics, type Registry } from "../telemetry/metrics.js";
 
 /** Condition type the reconciler sets when it cannot run an Execution as specified. */
 export const ACCEPTED = "Accepted";
@@ -126,9 +127,11 @@ export interface ExecutionReconcilerOptions {
   gate?: GateStatus;
   now?: () => number;
   logger?: Logger;
+  /** Where its counters live (the runtime's, labelled controller="execution", and the outcomes of runs and judges); default its own. */
+  metrics?: Registry;
 }
 
-/** Counters of what the reconciler did (tests and logs read them). */
+/** Counters of what the reconciler did (tests and logs read them), from its metrics. */
 export interface ExecutionStats {
   reconciles: number;
   statusWrites: number;
@@ -150,7 +153,7 @@ async function ignoreNotFound(p: Promise<unknown>): Promise<void> {
 
 /** Runs Executions on pods: watches Executions and their pods, reconciles one key at a time. */
 export class ExecutionReconciler {
-  private readonly counts = { reconciles: 0, statusWrites: 0, podsCreated: 0, childrenCreated: 0 };
+  private readonly outcomes: ExecutionMetrics;
   private readonly executions: Informer<Execution>;
   private readonly pods: Informer<k8s.V1Pod>;
   private readonly controller: Controller<Execution>;
@@ -195,7 +198,9 @@ export class ExecutionReconciler {
           }
         : {}),
       logger: this.logger,
+      ...(opts.metrics !== undefined ? { metrics: opts.metrics } : {}),
     });
+    this.outcomes = executionMetrics(this.controller.metrics.registry);
   }
 
   /** The work queue (keys namespace/name); the tool-call gate wakes an Execution through it. */
@@ -205,7 +210,9 @@ export class ExecutionReconciler {
 
   /** Counters; errors and conflicts are the runtime's (reconciles that threw, retried with backoff). */
   get stats(): ExecutionStats {
-    return { ...this.counts, errors: this.controller.stats.errors, conflicts: this.controller.stats.conflicts };
+    const { reconcile: m, labels } = this.controller.metrics;
+    const { reconciles, errors, conflicts } = this.controller.stats;
+    return { reconciles, errors, conflicts, statusWrites: m.statusWrites.get(labels), podsCreated: m.podsCreated.get(labels), childrenCreated: m.childrenCreated.get(labels) };
   }
 
   /**
@@ -233,7 +240,6 @@ export class ExecutionReconciler {
 
   /** Reconciles one Execution (key namespace/name); returns when to look again. */
   async reconcile(key: string): Promise<{ requeueAfterMs?: number }> {
-    this.counts.reconciles++;
     const { namespace: ns, name } = splitKey(key);
     // Read from the API, not the cache: a stale status would redo work the last reconcile did.
     const ex = await this.getExecution(ns, name);
@@ -314,6 +320,7 @@ export class ExecutionReconciler {
     // reconcile (409) decides them again and they are recorded then.
     if (ex.metadata.resourceVersion !== before) {
       this.opts.events?.commit(ex, streamed, staged);
+      this.countOutcomes(events);
       await this.record(ex, events);
     }
     if (isTerminal(state.status.phase)) {
@@ -402,7 +409,7 @@ export class ExecutionReconciler {
       output: state.worker?.stdout ?? "",
       workerMounts: workspaceMounts(ex.metadata.name, ctx.agent, true),
     });
-    if (await createJudgeChild({ core: this.core, custom: this.api }, body)) this.counts.childrenCreated++;
+    if (await createJudgeChild({ core: this.core, custom: this.api }, body)) this.controller.metrics.reconcile.childrenCreated.inc(this.controller.metrics.labels);
   }
 
   /** Stops the worker pod or a judge child (its status says why; its pod is deleted). */
@@ -462,11 +469,27 @@ export class ExecutionReconciler {
 
   // ------------------------------------------------------------------ judge children
 
+  /** Counts the iterations and runs that ended in a status just written (engine events `iteration.finished`, `execution.phase`). */
+  private countOutcomes(events: readonly { event: string; data: Record<string, unknown> }[]): void {
+    for (const e of events) {
+      if (e.event === "iteration.finished" && typeof e.data.outcome === "string") this.outcomes.iterations.inc({ outcome: e.data.outcome });
+      if (e.event === "execution.phase" && typeof e.data.phase === "string" && isTerminal(e.data.phase as ExecutionStatus["phase"])) this.outcomes.executions.inc({ phase: e.data.phase });
+    }
+  }
+
   /** A judge child: one pod of the judge Agent with the payload; its outcome becomes the status. */
   private async reconcileJudge(child: Execution): Promise<{ requeueAfterMs?: number }> {
     const namespace = ns(child);
     const finish = async (outcome: JudgeOutcome, raw?: JudgeRawOutput) => {
+      const before = child.metadata.resourceVersion;
       await this.writeStatus(child, judgeStatus(child.status, outcome, new Date(this.now()), raw));
+      if (child.metadata.resourceVersion !== before) {
+        // Counted once, with the write that ends the child.
+        const purpose = child.spec.parent?.purpose ?? "validation";
+        const started = Date.parse(child.status?.startTime ?? "");
+        this.outcomes.judgeResults.inc({ purpose, result: outcome.ok ? "verdict" : outcome.rejection });
+        if (!Number.isNaN(started)) this.outcomes.judgeSeconds.observe({ purpose }, Math.max(0, this.now() - started) / 1000);
+      }
       // An ended pod stays for its retention (the terminal child's reconciles delete it then); a running one goes now.
       const pod = this.pods.get(workloadPodName(child.metadata.name), namespace);
       if (pod !== undefined) await this.retire(pod);
@@ -592,7 +615,7 @@ export class ExecutionReconciler {
       await createOrAdopt(() => this.net.createNamespacedNetworkPolicy({ namespace, body }));
     }
     const created = await createOrAdopt(() => this.core.createNamespacedPod({ namespace, body: pod }));
-    if (created) this.counts.podsCreated++;
+    if (created) this.controller.metrics.reconcile.podsCreated.inc(this.controller.metrics.labels);
   }
 
   /**
@@ -714,7 +737,7 @@ export class ExecutionReconciler {
     const body = { ...ex, status };
     try {
       const got = (await this.api.replaceNamespacedCustomObjectStatus({ group: GROUP, version: VERSION, namespace: ns(ex), plural: PLURAL, name: ex.metadata.name, body })) as Execution;
-      this.counts.statusWrites++;
+      this.controller.metrics.reconcile.statusWrites.inc(this.controller.metrics.labels);
       ex.metadata.resourceVersion = got.metadata.resourceVersion;
       ex.status = got.status;
     } catch (err) {

@@ -8,6 +8,7 @@ import type { Logger } from "../telemetry/logger.js";
 import { isNotFound, messageOf } from "../errors.js";
 import { Controller } from "./runtime/controller.js";
 import { customResource, Informer, splitKey } from "./runtime/informer.js";
+import type { Registry } from "../telemetry/metrics.js";
 
 const PLURAL = "guardpolicies";
 
@@ -24,6 +25,8 @@ export interface GuardPolicySourceOptions {
   /** Whether to write `status` (Ready condition, observedGeneration, counts); default true. */
   writeStatus?: boolean;
   logger?: Logger;
+  /** Where its counters live (the runtime's, labelled controller="guardpolicy"); default its own. */
+  metrics?: Registry;
 }
 
 /** The outcome of the last compile of one object, as written to its status. */
@@ -138,7 +141,7 @@ export class GuardPolicySource {
       watchTimeoutSeconds: opts.watchTimeoutSeconds ?? 300,
       ...logger,
     });
-    this.controller = new Controller<GuardPolicy>({ name: "guardpolicy", kc: opts.kc, primary: { informer: this.policies }, reconcile: (key) => this.reconcile(key), workers: 1, ...logger });
+    this.controller = new Controller<GuardPolicy>({ name: "guardpolicy", kc: opts.kc, primary: { informer: this.policies }, reconcile: (key) => this.reconcile(key), workers: 1, ...logger, ...(opts.metrics !== undefined ? { metrics: opts.metrics } : {}) });
   }
 
   /** Starts listing and watching; resolves once every scope's initial list is in the store. */

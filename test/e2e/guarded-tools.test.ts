@@ -19,6 +19,7 @@ import { eventually, useCluster, type Cluster } from "../harness/cluster.js";
 import { run } from "../harness/exec.js";
 import { executionsIn, type Executions } from "../harness/executions.js";
 import { ChartController, RELEASE_NAMESPACE } from "../harness/gavel-chart.js";
+import { parseSamples, promtoolCheck, scrapeControllers, sumBy } from "../harness/metrics.js";
 import { REPO_DIR } from "../harness/paths.js";
 import { builtinToolHashes, signedRegistry, staleHash } from "../harness/tool-registry.js";
 
@@ -36,6 +37,8 @@ describe("the inner loop on the cluster (chart-installed controller and NATS)", 
   let runs: Executions;
   let natsOff = false;
   let dir: string;
+  /** The controllers' /metrics before the example ran. */
+  let before: string[] = [];
 
   const children = async (parent: string): Promise<Execution[]> => {
     const list = (await api.listNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: runs.namespace, plural: "executions" })) as { items: Execution[] };
@@ -65,6 +68,7 @@ describe("the inner loop on the cluster (chart-installed controller and NATS)", 
   }, 600_000);
 
   it("examples/guarded-tools: the four guard blocks and the judged calls of local mode, judge children in kubectl get ex, Succeeded", async () => {
+    before = await scrapeControllers(cluster, controller);
     // As the README's cluster quick start: the example's files and the shipped judge, verbatim.
     await kubectlOk(["apply", "-n", runs.namespace, "-f", example("agent.yaml"), "-f", example("policy.yaml"), "-f", join(REPO_DIR, "judges", "rule-judge", "agent.yaml")]);
     await kubectlOk(["apply", "-n", runs.namespace, "-f", example("execution.yaml")]);
@@ -102,6 +106,42 @@ describe("the inner loop on the cluster (chart-installed controller and NATS)", 
     // The worker's result, checked by the regex validator, is on its workspace claim.
     expect(done.status?.iterations?.[0]?.validators?.map((v) => [v.type, v.passed])).toEqual([["exit_code", true], ["regex", true]]);
   }, 420_000);
+
+  it("the controller's /metrics: the decision counters grew by exactly the decisions in the status; promtool check metrics finds nothing", async () => {
+    const done = await runs.get("guarded-tools");
+    const recent = done?.status?.iterations?.[0]?.toolCalls?.recent ?? [];
+    expect(recent).toHaveLength(7);
+    const after = await scrapeControllers(cluster, controller);
+    const delta = (name: string, by: string[]) => {
+      const b = sumBy(before.flatMap(parseSamples), name, by);
+      const grown = new Map<string, number>();
+      for (const [k, v] of sumBy(after.flatMap(parseSamples), name, by)) if (v - (b.get(k) ?? 0) !== 0) grown.set(k, v - (b.get(k) ?? 0));
+      return Object.fromEntries(grown);
+    };
+    // What the status says, in the counter's labels: decision, who decided, the guard check that blocked.
+    const expected: Record<string, number> = {};
+    for (const c of recent) {
+      const key = JSON.stringify({ decision: c.allowed ? "allowed" : "blocked", decided_by: c.allowed ? ((c.judges ?? []).length > 0 ? "judge" : "guard") : c.blockedBy, check: !c.allowed && c.blockedBy === "guard" ? (c.check ?? "unknown") : "none" });
+      expected[key] = (expected[key] ?? 0) + 1;
+    }
+    expect(delta("gavel_tool_calls_total", ["decision", "decided_by", "check"])).toEqual(expected);
+    expect(delta("gavel_guard_duration_seconds_count", [])).toEqual({ "{}": 7 });
+    expect(delta("gavel_judge_results_total", ["purpose", "result"])).toEqual({ [JSON.stringify({ purpose: "tool_validation", result: "verdict" })]: 2 });
+    expect(delta("gavel_iterations_total", ["outcome"])).toEqual({ [JSON.stringify({ outcome: "passed" })]: 1 });
+    expect(delta("gavel_executions_total", ["phase"])).toEqual({ [JSON.stringify({ phase: "Succeeded" })]: 1 });
+    const reconciles = delta("controller_runtime_reconcile_total", ["controller"])[JSON.stringify({ controller: "execution" })] ?? 0;
+    expect(reconciles).toBeGreaterThan(0);
+    const samples = after.flatMap(parseSamples);
+    expect(sumBy(samples, "leader_election_master_status", ["name"]).get(JSON.stringify({ name: "gavel-execution-controller" }))).toBe(1);
+    for (const name of ["workqueue_depth", "workqueue_adds_total", "workqueue_queue_duration_seconds_count", "workqueue_work_duration_seconds_count", "workqueue_retries_total", "controller_runtime_reconcile_errors_total", "controller_runtime_reconcile_time_seconds_count", "gavel_event_stream_publish_lag_seconds_count"]) {
+      expect(samples.some((s) => s.name === name), name).toBe(true);
+    }
+    console.log(`controller /metrics after the run: ${after[0]?.length ?? 0} bytes, ${samples.length} samples; execution reconciles during the run: ${reconciles}`);
+    for (const text of after) {
+      const lint = await promtoolCheck(text);
+      expect(lint, lint.findings).toEqual({ code: 0, findings: "" });
+    }
+  }, 120_000);
 
   it("gavel events -o tree draws the run as local mode does: blocked calls with their check, judged calls with their child", async () => {
     const secret = await core.readNamespacedSecret({ name: "gavel-nats-credentials", namespace: RELEASE_NAMESPACE });

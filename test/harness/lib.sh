@@ -11,11 +11,14 @@ COREDNS_VERSION="v1.15.0"
 LOCAL_PATH_VERSION="v0.0.30"
 # nats-server for the chart's NATS image and the tests (build-nats.sh).
 NATS_VERSION="v2.15.2"
+# promtool, to lint the controller's /metrics as Prometheus reads it (build-promtool.sh).
+PROMTOOL_VERSION="v0.316.0"
 K8S_BIN="$GAVEL_CACHE/k8s/$K8S_VERSION/bin"
 HELM_BIN="$GAVEL_CACHE/helm/$HELM_VERSION/bin"
 COREDNS_BIN="$GAVEL_CACHE/coredns/$COREDNS_VERSION/bin"
 LOCAL_PATH_BIN="$GAVEL_CACHE/local-path-provisioner/$LOCAL_PATH_VERSION/bin"
 NATS_BIN="$GAVEL_CACHE/nats/$NATS_VERSION/bin"
+PROMTOOL_BIN="$GAVEL_CACHE/promtool/$PROMTOOL_VERSION/bin"
 HARNESS_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 REPO_DIR="$(cd "$HARNESS_DIR/../.." && pwd)"
 BASE_IMAGE="${BASE_IMAGE:-gavel/base:bookworm-node20}"
@@ -36,6 +39,20 @@ POD_BRIDGE=gavel0
 LOCAL_PATH_DIR=/var/lib/gavel-local-path
 
 log() { printf '[harness] %s\n' "$*" >&2; }
+
+# go_install DIR BINARY PACKAGE@VERSION HOW_LONG: `go install` of a binary from the Go module
+# proxy into DIR (in the cache), unless it is there already.
+go_install() {
+  local dir="$1" bin="$2" pkg="$3"
+  [ -x "$dir/$bin" ] && return 0
+  command -v go >/dev/null || { log "go is required to build $bin (machine image ships it)"; return 1; }
+  log "go install $pkg (about $4 on 2 cores)"
+  mkdir -p "$dir.tmp"
+  CGO_ENABLED=0 GOBIN="$dir.tmp" go install -trimpath -ldflags "-s -w" "$pkg"
+  mkdir -p "$dir"
+  mv "$dir.tmp/$bin" "$dir/$bin"
+  rm -rf "$dir.tmp"
+}
 
 # close_fds closes every file descriptor above 2 of the current shell; call it in the
 # subshell that starts a daemon. A daemon must not keep what its starter held open: the lock

@@ -211,7 +211,7 @@ spec:
     const l = await cp.kubectl(["label", "agent", "coder", "-n", stale, "team=a"]);
     expect(l.code, l.stderr).toBe(0);
     await expect(frozen.reconcile(`${stale}/coder`)).rejects.toMatchObject({ code: 409 });
-    expect(frozen.stats).toMatchObject({ conflicts: 1, statusWrites: 0 });
+    expect(frozen.stats.statusWrites).toBe(0);
     const live = new AgentReadinessController({ kc: cp.kc, namespace: stale, resyncMs: 0 });
     await live.start();
     try {

@@ -209,9 +209,12 @@ describe("Helm chart on the real kube-apiserver", () => {
     const c = pod.containers[0];
     expect(c?.image).toBe(IMAGE);
     expect(c?.imagePullPolicy).toBe("Never");
-    expect(c?.args).toEqual(["controller", "--health-probe-bind-address=:8081", "--leader-elect"]);
+    expect(c?.args).toEqual(["controller", "--health-probe-bind-address=:8081", "--metrics-bind-address=:8080", "--leader-elect"]);
     // The kubelet probes the controller's own endpoints: alive while its event loop answers, Ready per /readyz.
-    expect(c?.ports).toEqual([{ name: "health", containerPort: 8081, protocol: "TCP" }]);
+    expect(c?.ports).toEqual([
+      { name: "health", containerPort: 8081, protocol: "TCP" },
+      { name: "metrics", containerPort: 8080, protocol: "TCP" },
+    ]);
     expect(c?.livenessProbe).toMatchObject({ httpGet: { path: "/healthz", port: "health" }, periodSeconds: 10, failureThreshold: 3 });
     expect(c?.readinessProbe).toMatchObject({ httpGet: { path: "/readyz", port: "health" }, periodSeconds: 5, failureThreshold: 2 });
     expect(c?.securityContext).toEqual({
@@ -340,7 +343,7 @@ describe("Helm chart on the real kube-apiserver", () => {
    * ServiceAccount's token, the CA and the namespace mounted where client-node looks in a pod.
    * Calls `body` while it runs, then stops it with SIGTERM; returns its log and exit code.
    */
-  const withController = async (body: () => Promise<void>): Promise<{ text: string; exit: string; stopMs: number }> => {
+  const withController = async (body: (metricsUrl: string) => Promise<void>): Promise<{ text: string; exit: string; stopMs: number }> => {
     const inspect = await docker(["image", "inspect", IMAGE]);
     expect(inspect.code, `${IMAGE} is missing: run make images (test/harness/images.sh)`).toBe(0);
 
@@ -383,9 +386,11 @@ describe("Helm chart on the real kube-apiserver", () => {
       if (e.value !== undefined) return ["-e", `${e.name}=${e.value}`];
       throw new Error(`env ${e.name}: the test cannot translate its source`);
     });
-    // On the host's network the probe port may be taken: the same flag, a free port.
+    // On the host's network the chart's ports may be taken: the same flags, free ports.
     const probePort = await freePort();
+    const metricsPort = await freePort();
     const probeArg = "--health-probe-bind-address=";
+    const metricsArg = "--metrics-bind-address=";
     const args = [
       "run",
       "-d",
@@ -407,7 +412,7 @@ describe("Helm chart on the real kube-apiserver", () => {
       `KUBERNETES_SERVICE_PORT=${server.port}`,
       ...env,
       c.image,
-      ...c.args.map((a) => (a.startsWith(probeArg) ? `${probeArg}127.0.0.1:${probePort}` : a)),
+      ...c.args.map((a) => (a.startsWith(probeArg) ? `${probeArg}127.0.0.1:${probePort}` : a.startsWith(metricsArg) ? `${metricsArg}127.0.0.1:${metricsPort}` : a)),
     ];
     const started = await docker(args);
     expect(started.code, started.stderr).toBe(0);
@@ -420,8 +425,9 @@ describe("Helm chart on the real kube-apiserver", () => {
       await eventually(async () => {
         const r = await fetch(probe);
         if (r.status !== 200) throw new Error(`${probe}: ${r.status} ${await r.text()}`);
+        return true;
       }, 60_000);
-      await body();
+      await body(`http://127.0.0.1:${metricsPort}/metrics`);
     } catch (err) {
       failure = err;
     }
@@ -444,7 +450,7 @@ describe("Helm chart on the real kube-apiserver", () => {
 
   it("the controller image runs with the Deployment's security settings and the ServiceAccount's token, and reconciles Agents, GuardPolicies and an Execution", async () => {
     let reconciledMs = NaN;
-    const { exit, stopMs } = await withController(async () => {
+    const { exit, stopMs } = await withController(async (metricsUrl) => {
       const worker =
         "apiVersion: 100monkeys.ai/v1\nkind: Agent\nmetadata: {name: writer}\nspec:\n  task: {instruction: Write a summary.}\n" +
         "  execution:\n    mode: iterative\n    validation:\n      - type: semantic\n        judge_agent: summary-judge\n        criteria: Is the summary faithful?\n";
@@ -477,6 +483,14 @@ describe("Helm chart on the real kube-apiserver", () => {
       // --leader-elect: the Execution ran because this replica holds the Lease in the release namespace.
       const holder = await k(["get", "lease", "gavel-execution-controller", "-n", NS, "-o", "jsonpath={.spec.holderIdentity}"]);
       expect(holder.stdout.trim(), holder.stderr).toBe(container);
+      // What it did, on /metrics: controller-runtime's names, the Lease, gavel's status writes.
+      const scrape = await fetch(metricsUrl);
+      expect(scrape.headers.get("content-type")).toBe("text/plain; version=0.0.4; charset=utf-8");
+      const text = await scrape.text();
+      expect(text).toContain('leader_election_master_status{name="gavel-execution-controller"} 1\n');
+      expect(text).toMatch(/controller_runtime_reconcile_total\{controller="agent",result="success"\} [1-9]/);
+      expect(text).toMatch(/gavel_status_writes_total\{controller="execution"\} [1-9]/);
+      expect(text).toMatch(/workqueue_adds_total\{controller="guardpolicy",name="guardpolicy"\} [1-9]/);
     });
     console.log(`controller container: Ready conditions written ${reconciledMs} ms after apply; stopped in ${stopMs} ms (exit ${exit})`);
     // On SIGTERM the leader hands the Lease back (update), so a successor need not wait for it to expire.
@@ -495,7 +509,7 @@ describe("Helm chart on the real kube-apiserver", () => {
         NS,
       ])
     ).spec.template.spec.containers[0];
-    expect(c?.args).toEqual(["controller", "--health-probe-bind-address=:8081", "--leader-elect", "--namespace", team]);
+    expect(c?.args).toEqual(["controller", "--health-probe-bind-address=:8081", "--metrics-bind-address=:8080", "--leader-elect", "--namespace", team]);
     expect(c?.env.find((e) => e.name === "GAVEL_LOG_LEVEL")?.value).toBe("debug");
 
     // One watched namespace: the same rules as a Role there, GuardPolicy reads in the release
@@ -656,11 +670,31 @@ describe("helm template: the branches default values do not take", () => {
   it("leader election off: no --leader-elect, Recreate, and more than one replica is refused by name", async () => {
     const dep = deploymentOf(await render("leaderElection.enabled=false"));
     expect(dep.spec.strategy.type).toBe("Recreate");
-    expect(dep.spec.template.spec.containers[0]?.args).toEqual(["controller", "--health-probe-bind-address=:8081"]);
+    expect(dep.spec.template.spec.containers[0]?.args).toEqual(["controller", "--health-probe-bind-address=:8081", "--metrics-bind-address=:8080"]);
     const r = await exec(helm, ["template", "gavel", CHART, "--set", "leaderElection.enabled=false", "--set", "replicas=2"]);
     expect(r.code).not.toBe(0);
     expect(r.stderr).toContain("replicas: more than one controller needs leaderElection.enabled=true");
     expect(deploymentOf(await render("replicas=3")).spec.replicas).toBe(3);
+  });
+
+  it("metrics: a Service to the metrics port by default, a ServiceMonitor when asked, neither (nor the flag) with metrics.enabled=false", async () => {
+    const on = await render();
+    const svc = on.find((d) => d.kind === "Service" && d.metadata.name === "gavel-controller-metrics") as unknown as { spec: { selector: Record<string, string>; ports: unknown[]; publishNotReadyAddresses: boolean } };
+    expect(svc.spec.publishNotReadyAddresses).toBe(true);
+    expect(svc.spec.selector).toEqual({ "app.kubernetes.io/name": "gavel", "app.kubernetes.io/instance": "gavel", "app.kubernetes.io/component": "controller" });
+    expect(svc.spec.ports).toEqual([{ name: "metrics", port: 8080, targetPort: "metrics", protocol: "TCP" }]);
+    expect(on.map((d) => d.kind)).not.toContain("ServiceMonitor");
+    const sm = (await render("metrics.serviceMonitor.enabled=true", "metrics.serviceMonitor.labels.release=prom", "metrics.port=9090")).find((d) => d.kind === "ServiceMonitor") as unknown as K8sObject & {
+      spec: { selector: { matchLabels: Record<string, string> }; endpoints: unknown[] };
+    };
+    expect(sm.apiVersion).toBe("monitoring.coreos.com/v1");
+    expect(sm.metadata.labels?.release).toBe("prom");
+    expect(sm.spec.selector.matchLabels).toEqual(svc.spec.selector);
+    expect(sm.spec.endpoints).toEqual([{ port: "metrics", path: "/metrics", interval: "30s", scrapeTimeout: "10s" }]);
+    const off = await render("metrics.enabled=false");
+    expect(off.filter((d) => d.metadata.name === "gavel-controller-metrics")).toEqual([]);
+    const c = deploymentOf(off).spec.template.spec.containers[0];
+    expect(c?.args).toEqual(["controller", "--health-probe-bind-address=:8081", "--leader-elect"]);
   });
 
   it("admissionPolicy.enabled=false leaves the policy out and nothing else", async () => {

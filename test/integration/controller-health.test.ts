@@ -24,6 +24,7 @@ describe("gavel controller's /healthz and /readyz (real process, kube-apiserver 
   let stderr = "";
   let base = "";
   let dir = "";
+  let metricsUrl = "";
 
   const get = async (path: string): Promise<{ status: number; body: string }> => {
     const r = await fetch(`${base}${path}`);
@@ -51,12 +52,14 @@ describe("gavel controller's /healthz and /readyz (real process, kube-apiserver 
     // Started while the API server cannot be reached (the proxy is down: connections refused).
     proc = spawn(join(REPO_DIR, "bin", "gavel"), [
       "controller", "--kubeconfig", proxied, "-n", ns, "--controller-namespace", ns,
-      "--nats", `nats://127.0.0.1:${natsProxy.port}`, "--health-probe-bind-address", "127.0.0.1:0",
+      "--nats", `nats://127.0.0.1:${natsProxy.port}`, "--health-probe-bind-address", "127.0.0.1:0", "--metrics-bind-address", "127.0.0.1:0",
     ], { stdio: ["ignore", "pipe", "pipe"] });
     exited = new Promise((resolve) => proc?.once("exit", (code) => resolve(code)));
     proc.stderr?.on("data", (b: Buffer) => (stderr += b.toString()));
-    const port = await eventually(() => Promise.resolve(/"address":"127\.0\.0\.1:(\d+)"/.exec(stderr)?.[1]), 20_000, "the probe address in the log");
+    const address = (serves: string) => [...stderr.matchAll(/"address":"127\.0\.0\.1:(\d+)","serves":"([a-z-]+)"/g)].find((m) => m[2] === serves)?.[1];
+    const port = await eventually(() => address("health-probe"), 20_000, "the probe address in the log");
     base = `http://127.0.0.1:${port}`;
+    metricsUrl = `http://127.0.0.1:${await eventually(() => address("metrics"), 20_000, "the metrics address in the log")}/metrics`;
   }, 120_000);
 
   afterAll(async () => {
@@ -86,6 +89,14 @@ describe("gavel controller's /healthz and /readyz (real process, kube-apiserver 
     console.log(`ready ${Date.now() - t0} ms after the API server became reachable`);
     expect(r.body).toBe("[+]shutdown ok\n[+]informers ok\n[+]apiserver ok\n[+]nats ok\nreadyz check passed\n");
     expect(stderr).toContain("controllers started");
+    // Its own port, its own content: the runtime's counters under controller-runtime's names.
+    const m = await fetch(metricsUrl);
+    const text = await m.text();
+    expect(m.status).toBe(200);
+    expect(text).toMatch(/^controller_runtime_reconcile_total\{controller="guardpolicy",result="success"\} \d+$/m);
+    expect(text).toMatch(/^workqueue_depth\{controller="execution",name="execution"\} \d+$/m);
+    expect(text).toMatch(/^process_start_time_seconds \d+$/m);
+    expect((await fetch(`${base}/metrics`)).status).toBe(404);
   }, 90_000);
 
   it("API server cut while running: not ready naming the API server, alive, ready again once it is back", async () => {

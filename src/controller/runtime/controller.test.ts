@@ -126,6 +126,16 @@ describe("Controller", () => {
       ]),
     );
     expect(c.stats).toEqual({ reconciles: 6, errors: 5, conflicts: 0, terminal: 2 });
+    // The same counters under controller-runtime's names.
+    const text = c.metrics.registry.render();
+    for (const line of [
+      `controller_runtime_reconcile_total{controller="${c.metrics.labels.controller}",result="error"} 5`,
+      `controller_runtime_reconcile_total{controller="${c.metrics.labels.controller}",result="success"} 1`,
+      `controller_runtime_reconcile_errors_total{controller="${c.metrics.labels.controller}"} 5`,
+      `controller_runtime_terminal_reconcile_errors_total{controller="${c.metrics.labels.controller}"} 2`,
+      `controller_runtime_reconcile_time_seconds_count{controller="${c.metrics.labels.controller}"} 6`,
+      `workqueue_retries_total{controller="${c.metrics.labels.controller}",name="${c.metrics.labels.controller}"} 3`,
+    ]) expect(text).toContain(`${line}\n`);
     // A change to the object is looked at again (the terminal key is not blacklisted).
     things.apply("MODIFIED", obj("ns", "invalid", "2"));
     await until("invalid again", () => attempts.get("ns/invalid")?.length === 2);

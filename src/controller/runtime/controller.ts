@@ -9,6 +9,7 @@ import { objectKey, splitKey, type ApiObject, type Informer } from "./informer.j
 import { LeaderLease, type LeaderLeaseOptions } from "./leader-lease.js";
 import { runWorkers, WorkQueue, type ProcessResult, type WorkQueueOptions } from "./work-queue.js";
 import { silentLogger, type Logger } from "../../telemetry/logger.js";
+import { reconcileMetrics, Registry, workQueueMetrics, type ReconcileMetrics } from "../../telemetry/metrics.js";
 
 /** What a reconcile returns: done, or look at the key again after requeueAfterMs. */
 export type ReconcileResult = ProcessResult;
@@ -48,9 +49,14 @@ export interface ControllerOptions<P extends ApiObject> {
   onTerminal?: (key: string, err: TerminalError) => Promise<void>;
   now?: () => Date;
   logger?: Logger;
+  /**
+   * Where its counters live: controller-runtime's reconcile and work queue metrics and the
+   * Lease status, labelled with `name`. Default: its own registry (only `stats` reads it).
+   */
+  metrics?: Registry;
 }
 
-/** What the runtime has done for a controller. */
+/** What the runtime has done for a controller (read from its metrics). */
 export interface ControllerStats {
   reconciles: number;
   /** Reconciles that threw (all kinds). */
@@ -64,7 +70,8 @@ export interface ControllerStats {
 /** Runs one reconcile function over the keys its informers produce. */
 export class Controller<P extends ApiObject> {
   readonly queue: WorkQueue;
-  readonly stats: ControllerStats = { reconciles: 0, errors: 0, conflicts: 0, terminal: 0 };
+  /** The controller's counters, and the registry they are in (with its name as label). */
+  readonly metrics: { registry: Registry; reconcile: ReconcileMetrics; labels: { controller: string } };
   private readonly logger: Logger;
   private readonly now: () => Date;
   private readonly events: k8s.CoreV1Api;
@@ -74,7 +81,15 @@ export class Controller<P extends ApiObject> {
   private stopped = false;
 
   constructor(private readonly opts: ControllerOptions<P>) {
-    this.queue = new WorkQueue(opts.queue);
+    const registry = opts.metrics ?? new Registry();
+    const labels = { controller: opts.name };
+    const reconcile = reconcileMetrics(registry);
+    this.metrics = { registry, reconcile, labels };
+    for (const result of ["success", "error", "requeue", "requeue_after"]) reconcile.total.inc({ ...labels, result }, 0);
+    for (const c of [reconcile.errors, reconcile.terminal, reconcile.conflicts]) c.inc(labels, 0);
+    reconcile.maxConcurrent.set(labels, opts.workers ?? 2);
+    reconcile.activeWorkers.set(labels, 0);
+    this.queue = new WorkQueue({ ...opts.queue, metrics: { family: workQueueMetrics(registry), labels: { ...labels, name: opts.name } } });
     this.logger = (opts.logger ?? silentLogger).child({ controller: opts.name });
     this.now = opts.now ?? (() => new Date());
     this.events = opts.kc.makeApiClient(k8s.CoreV1Api);
@@ -101,7 +116,7 @@ export class Controller<P extends ApiObject> {
       return;
     }
     const { onLost, ...lease } = le;
-    this.lease = new LeaderLease({ ...lease, kc: this.opts.kc, logger: this.logger });
+    this.lease = new LeaderLease({ ...lease, kc: this.opts.kc, logger: this.logger, metrics: this.metrics.registry });
     this.lease.acquire(() => {
       // A replica that may no longer lead must not act on anything: stop, and let it restart.
       this.queue.shutDown();
@@ -112,6 +127,13 @@ export class Controller<P extends ApiObject> {
       },
       (err: unknown) => this.logger.error({ err: messageOf(err) }, "leader election failed"),
     );
+  }
+
+  /** What the runtime has done for this controller: reconciles, errors, conflicts, terminal errors. */
+  get stats(): ControllerStats {
+    const { reconcile: m, labels } = this.metrics;
+    const reconciles = ["success", "error", "requeue", "requeue_after"].reduce((n, result) => n + m.total.get({ ...labels, result }), 0);
+    return { reconciles, errors: m.errors.get(labels), conflicts: m.conflicts.get(labels), terminal: m.terminal.get(labels) };
   }
 
   /** Whether this replica reconciles: it holds the Lease, or (without election) its workers run. */
@@ -163,15 +185,26 @@ export class Controller<P extends ApiObject> {
 
   /** One reconcile: a terminal error is recorded and ends the key's retries; anything else is rethrown (backoff). */
   private async process(key: string): Promise<ReconcileResult | void> {
-    this.stats.reconciles++;
+    const { reconcile: m, labels } = this.metrics;
+    const started = performance.now();
+    m.activeWorkers.inc(labels);
+    const count = (result: string) => {
+      m.total.inc({ ...labels, result });
+      m.time.observe(labels, (performance.now() - started) / 1000);
+      m.activeWorkers.dec(labels);
+    };
     try {
-      return await this.opts.reconcile(key);
+      const r = await this.opts.reconcile(key);
+      const after = r?.requeueAfterMs;
+      count(after === undefined ? "success" : after > 0 ? "requeue_after" : "requeue");
+      return r;
     } catch (err) {
-      this.stats.errors++;
+      count("error");
+      m.errors.inc(labels);
       const kind = classify(err);
-      if (kind === "conflict") this.stats.conflicts++;
+      if (kind === "conflict") m.conflicts.inc(labels);
       if (kind !== "terminal") throw err;
-      this.stats.terminal++;
+      m.terminal.inc(labels);
       const terminal = typedError(err) as TerminalError;
       this.logger.error({ key, reason: terminal.reason, err: terminal.message }, "reconcile failed for good, not retried");
       await (this.opts.onTerminal ?? ((k, e) => this.recordEvent(k, e)))(key, terminal).catch((e: unknown) => {

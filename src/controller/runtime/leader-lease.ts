@@ -4,6 +4,7 @@
 import * as k8s from "@kubernetes/client-node";
 import { isConflict, isNotFound } from "../../errors.js";
 import { silentLogger, type Logger } from "../../telemetry/logger.js";
+import { leaderElectionMetric, type Gauge, type Registry } from "../../telemetry/metrics.js";
 
 /** Options of LeaderLease. */
 export interface LeaderLeaseOptions {
@@ -19,6 +20,8 @@ export interface LeaderLeaseOptions {
   retryMs?: number;
   now?: () => Date;
   logger?: Logger;
+  /** Where leader_election_master_status{name} says whether this replica holds the Lease. */
+  metrics?: Registry;
 }
 
 /** The decision for one attempt, from the Lease as read (pure, so it is unit-tested). */
@@ -42,7 +45,8 @@ export class LeaderLease {
   private readonly logger: Logger;
   private timer: NodeJS.Timeout | undefined;
   private stopped = false;
-  private leading = false;
+  private leadingNow = false;
+  private readonly status: Gauge | undefined;
   private inflight: Promise<boolean> | undefined;
 
   constructor(private readonly opts: LeaderLeaseOptions) {
@@ -52,6 +56,17 @@ export class LeaderLease {
     this.retryMs = opts.retryMs ?? 2000;
     this.now = opts.now ?? (() => new Date());
     this.logger = opts.logger ?? silentLogger;
+    this.status = opts.metrics === undefined ? undefined : leaderElectionMetric(opts.metrics);
+    this.status?.set({ name: this.name }, 0);
+  }
+
+  private get leading(): boolean {
+    return this.leadingNow;
+  }
+
+  private set leading(v: boolean) {
+    this.leadingNow = v;
+    this.status?.set({ name: this.name }, v ? 1 : 0);
   }
 
   /** Whether this replica holds the Lease now. */

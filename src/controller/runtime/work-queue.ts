@@ -1,5 +1,7 @@
 // A de-duplicating work queue of string keys for level-triggered controllers (client-go's
-// workqueue, in small): one worker per key at a time, per-key exponential backoff. No Kubernetes.
+// workqueue, in small): one worker per key at a time, per-key exponential backoff, and
+// client-go's workqueue metrics. No Kubernetes.
+import type { Labels, WorkQueueMetrics } from "../../telemetry/metrics.js";
 
 /** Tuning of a WorkQueue. */
 export interface WorkQueueOptions {
@@ -7,6 +9,8 @@ export interface WorkQueueOptions {
   baseDelayMs?: number;
   /** Upper bound of the retry delay, in ms (default 60 000). */
   maxDelayMs?: number;
+  /** Where adds, depth, waiting and processing times and retries are counted, as `labels`. */
+  metrics?: { family: WorkQueueMetrics; labels: Labels };
 }
 
 /**
@@ -23,16 +27,26 @@ export class WorkQueue {
   private shuttingDown = false;
   private readonly baseDelayMs: number;
   private readonly maxDelayMs: number;
+  private readonly metrics: WorkQueueOptions["metrics"];
+  /** When each dirty key was added, and when each key being processed was handed out (ms, monotonic). */
+  private readonly addedAt = new Map<string, number>();
+  private readonly startedAt = new Map<string, number>();
 
   constructor(opts: WorkQueueOptions = {}) {
     this.baseDelayMs = opts.baseDelayMs ?? 100;
     this.maxDelayMs = opts.maxDelayMs ?? 60_000;
+    this.metrics = opts.metrics;
+    this.metrics?.family.depth.set(this.metrics.labels, 0);
+    this.metrics?.family.adds.inc(this.metrics.labels, 0);
+    this.metrics?.family.retries.inc(this.metrics.labels, 0);
   }
 
   /** Queues the key unless it is already waiting; ignored after shutDown(). */
   add(key: string): void {
     if (this.shuttingDown || this.dirty.has(key)) return;
     this.dirty.add(key);
+    this.addedAt.set(key, performance.now());
+    this.metrics?.family.adds.inc(this.metrics.labels);
     // A key being processed goes back in the queue when its worker calls done().
     if (this.processing.has(key)) return;
     this.hand(key);
@@ -62,6 +76,7 @@ export class WorkQueue {
   addRateLimited(key: string): void {
     const n = this.failures.get(key) ?? 0;
     this.failures.set(key, n + 1);
+    this.metrics?.family.retries.inc(this.metrics.labels);
     this.addAfter(key, this.backoffMs(n));
   }
 
@@ -91,6 +106,9 @@ export class WorkQueue {
   /** Marks the key processed; if it was added meanwhile it is queued again. */
   done(key: string): void {
     this.processing.delete(key);
+    const started = this.startedAt.get(key);
+    this.startedAt.delete(key);
+    if (started !== undefined) this.metrics?.family.workDuration.observe(this.metrics.labels, (performance.now() - started) / 1000);
     if (this.dirty.has(key) && !this.shuttingDown) this.hand(key);
   }
 
@@ -120,13 +138,24 @@ export class WorkQueue {
   private take(key: string): string {
     this.dirty.delete(key);
     this.processing.add(key);
+    const now = performance.now();
+    const added = this.addedAt.get(key);
+    this.addedAt.delete(key);
+    this.startedAt.set(key, now);
+    if (this.metrics !== undefined) {
+      if (added !== undefined) this.metrics.family.queueDuration.observe(this.metrics.labels, (now - added) / 1000);
+      this.metrics.family.depth.set(this.metrics.labels, this.order.length);
+    }
     return key;
   }
 
   private hand(key: string): void {
     const waiter = this.waiters.shift();
     if (waiter !== undefined) waiter(this.take(key));
-    else this.order.push(key);
+    else {
+      this.order.push(key);
+      this.metrics?.family.depth.set(this.metrics.labels, this.order.length);
+    }
   }
 }
 

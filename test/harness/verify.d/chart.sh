@@ -44,6 +44,10 @@ app="$(sed -n 's/^appVersion: *"\{0,1\}\([^"]*\)"\{0,1\}$/\1/p' "$CHART/Chart.ya
 # The branches default values do not take: one watched namespace, NATS credentials, no policy, no leader election.
 "$HELM" lint --strict --quiet "$CHART" --set 'watchNamespaces={team-a}' --set nats.credentialsSecret=gavel-nats \
   --set admissionPolicy.enabled=false --set leaderElection.enabled=false >&2 || drift "helm lint --strict $CHART with non-default values failed"
+# Metrics off, and with a ServiceMonitor.
+"$HELM" lint --strict --quiet "$CHART" --set metrics.enabled=false >&2 || drift "helm lint --strict $CHART without metrics failed"
+"$HELM" lint --strict --quiet "$CHART" --set metrics.serviceMonitor.enabled=true --set metrics.serviceMonitor.labels.release=prom >&2 ||
+  drift "helm lint --strict $CHART with a ServiceMonitor failed"
 # An existing NATS instead of the chart's own.
 "$HELM" lint --strict --quiet "$CHART" --set nats.enabled=false --set nats.url=tls://nats.example:4222 --set nats.credentialsSecret=gavel-nats >&2 ||
   drift "helm lint --strict $CHART with an existing NATS failed"
