@@ -27,12 +27,7 @@ export const UI_JS = `"use strict";
   es.addEventListener("activity", function (e) {
     var a = JSON.parse(e.data);
     var log = document.getElementById("activity");
-    if (!log) {
-      log = document.createElement("ol");
-      log.id = "activity";
-      log.className = "activity";
-      document.body.appendChild(log);
-    }
+    document.getElementById("activity-log").hidden = false;
     var li = document.createElement("li");
     li.textContent = a.time.slice(11, 23) + "  " + a.execution + "  " + a.type;
     log.insertBefore(li, log.firstChild);
@@ -85,10 +80,14 @@ svg.bar .threshold { stroke: var(--fg); stroke-width: 2px; vector-effect: non-sc
 .confidence { color: var(--muted); }
 .waiting { color: var(--run); font-style: italic; }
 .rejection { color: var(--fail); }
-p.reasoning, p.feedback, p.message, p.parent { margin: .2em 0; white-space: pre-wrap; overflow-wrap: anywhere; }
+p.reasoning, p.feedback, p.message, p.parent, details.folded { margin: .2em 0; white-space: pre-wrap; overflow-wrap: anywhere; }
 .label { color: var(--muted); font-size: 12px; font-weight: 600; }
 table.toolcalls td.id { color: var(--muted); font-size: 12px; }
 tr.toolcall.allowed td.outcome { color: var(--pass); } tr.toolcall.blocked td.outcome { color: var(--fail); font-weight: 600; }
 .counts { color: var(--muted); font-weight: 400; }
-ol.activity { position: fixed; right: 0; bottom: 0; width: 320px; max-height: 30vh; overflow: auto; margin: 0; padding: .4em .8em; list-style: none; background: #1f2b36; color: #cfd6dc; font: 11px/1.4 ui-monospace, monospace; }
+aside.activity { margin: 0 1.25em 1em; max-width: 1200px; }
+aside.activity ol { max-height: 12em; overflow: auto; margin: 0; padding: .4em .8em; list-style: none; background: #1f2b36; color: #cfd6dc; font: 11px/1.4 ui-monospace, monospace; border-radius: 4px; }
+details.folded summary { cursor: pointer; }
+details.folded .more { color: var(--muted); font-size: 12px; }
+details.folded .full { white-space: pre-wrap; overflow-wrap: anywhere; font: 12px/1.4 ui-monospace, monospace; background: #f3f4f5; padding: .4em .6em; margin: .2em 0; max-height: 24em; overflow: auto; }
 `;

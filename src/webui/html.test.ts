@@ -5,7 +5,7 @@ import { describe, expect, it } from "vitest";
 import type { Execution } from "../api/types.js";
 import { agent, children, parent, SECRET } from "../../test/fixtures/execution-tree.js";
 import { buildExecutionView } from "../cli/execution-view.js";
-import { decidedBy, esc, renderExecutionFragment, renderListFragment, renderPage, scoreBar } from "./html.js";
+import { decidedBy, esc, paragraph, renderExecutionFragment, renderListFragment, renderPage, scoreBar } from "./html.js";
 import { routeOf, sseEvent } from "./handler.js";
 
 const HOSTILE = `</p><script>alert("x")</script><img src=x onerror='alert(1)'>`;
@@ -114,6 +114,19 @@ describe("renderExecutionFragment", () => {
   });
 });
 
+describe("paragraph", () => {
+  it("shows short text as it is, and folds long text (a judge's test output) behind its first line, escaped, whole", () => {
+    expect(paragraph("reasoning", "reasoning", "exit 0")).toBe('<p class="reasoning"><span class="label">reasoning</span> exit 0</p>');
+    const tap = `score 0.50: 1/2 pass\n${"not ok 1 - adds <two> numbers\n".repeat(20)}`;
+    const folded = paragraph("reasoning", "reasoning", tap);
+    expect(folded).toMatch(/^<details class="reasoning folded"><summary><span class="label">reasoning<\/span> score 0\.50: 1\/2 pass… /);
+    expect(folded).toContain(`(${tap.length} characters)`);
+    expect(folded.match(/adds &lt;two&gt; numbers/g)).toHaveLength(20);
+    expect(folded).not.toContain("<two>");
+    expect(paragraph("feedback", "feedback", "a\nb\nc\nd")).toContain("<details");
+  });
+});
+
 describe("decidedBy", () => {
   it("names the guard's check for a call it decided, the judges for one they judged", () => {
     expect(decidedBy({ id: "a", outcome: "allowed", check: "adaptive_rule", judges: [] })).toBe("guard: adaptive_rule");
@@ -141,6 +154,7 @@ describe("renderPage", () => {
     expect(page).toContain('<script src="/ui/assets/ui.js" defer></script>');
     expect(page).toContain('data-stream="/ui/stream/namespaces/team/executions/run"');
     expect(page.match(/<script/g)).toHaveLength(1);
+    expect(page).toContain('<aside class="activity" id="activity-log" hidden>');
   });
 });
 

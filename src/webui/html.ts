@@ -57,8 +57,17 @@ function took(start: string | undefined, end: string | undefined): string {
   return start === undefined || end === undefined ? "" : humanDuration(Date.parse(end) - Date.parse(start));
 }
 
-function paragraph(cls: string, label: string, text: string | undefined): string {
-  return text === undefined || text === "" ? "" : `<p class="${cls}"><span class="label">${esc(label)}</span> ${esc(text)}</p>`;
+/** Text longer than this (or of more lines) is folded: its first line shown, the rest behind a <details>. */
+const FOLD_CHARS = 240;
+const FOLD_LINES = 3;
+
+/** A labelled paragraph of agent-written text; long text (a judge's test output) folded so the tree stays readable. */
+export function paragraph(cls: string, label: string, text: string | undefined): string {
+  if (text === undefined || text === "") return "";
+  const lines = text.split("\n");
+  if (text.length <= FOLD_CHARS && lines.length <= FOLD_LINES) return `<p class="${cls}"><span class="label">${esc(label)}</span> ${esc(text)}</p>`;
+  const first = (lines[0] ?? "").slice(0, 160);
+  return `<details class="${cls} folded"><summary><span class="label">${esc(label)}</span> ${esc(first)}… <span class="more">(${text.length} characters)</span></summary><div class="full">${esc(text)}</div></details>`;
 }
 
 function judgeItem(j: JudgeView, base: string, namespace: string): string {
@@ -196,7 +205,7 @@ export function renderPage(title: string, base: string, fragment: string, stream
     `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">` +
     `<title>${esc(title)} · gavel</title><link rel="stylesheet" href="${esc(base)}assets/ui.css"><script src="${esc(base)}assets/ui.js" defer></script></head>` +
     `<body data-stream="${esc(stream)}"><nav><a class="home" href="${esc(base)}">gavel</a> <span id="live" class="live" data-state="connecting">connecting…</span></nav>` +
-    `<main id="view">${fragment}</main></body></html>`
+    `<main id="view">${fragment}</main><aside class="activity" id="activity-log" hidden><h3>Event stream</h3><ol id="activity"></ol></aside></body></html>`
   );
 }
 
