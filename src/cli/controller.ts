@@ -21,6 +21,8 @@ import { PolicyStore } from "../gate/guard/policy-store.js";
 import { createLogger } from "../telemetry/logger.js";
 import { UsageError, type Command, type CommandIO } from "./command.js";
 import { messageOf } from "../errors.js";
+import { kubeOf } from "./kube.js";
+import { CONTROLLER_UI_BASE, controllerWebView } from "../webui/server.js";
 
 /** A --*-bind-address flag's value, or a UsageError naming the flag. */
 function bindAddress(flag: string, value: string | undefined): { host?: string; port: number } | undefined {
@@ -43,7 +45,7 @@ function untilSignal(): Promise<string> {
 export const controllerCommand: Command = {
   name: "controller",
   summary: "run gavel's controllers against a cluster (Agent Ready condition, GuardPolicy hot reload, Executions on pods)",
-  usage: "gavel controller [--kubeconfig FILE] [-n NAMESPACE] [--controller-namespace NS] [--leader-elect] [--nats URL [--nats-creds FILE] [--nats-keys DIR] [--nats-worker-url URL]] [--runtimes FILE] [--pod-retention SECONDS] [--health-probe-bind-address ADDR] [--metrics-bind-address ADDR] [--log-level LEVEL]",
+  usage: "gavel controller [--kubeconfig FILE] [-n NAMESPACE] [--controller-namespace NS] [--leader-elect] [--nats URL [--nats-creds FILE] [--nats-keys DIR] [--nats-worker-url URL]] [--runtimes FILE] [--pod-retention SECONDS] [--health-probe-bind-address ADDR [--web-view]] [--metrics-bind-address ADDR] [--log-level LEVEL]",
   async run(argv: string[], io: CommandIO) {
     const { values, positionals } = parseArgs({
       args: argv,
@@ -67,6 +69,8 @@ export const controllerCommand: Command = {
         "health-probe-bind-address": { type: "string", default: io.env.GAVEL_HEALTH_PROBE_BIND_ADDRESS ?? "0" },
         // controller-runtime's flag: /metrics in Prometheus' text format (":8080"; "0", the default, serves none).
         "metrics-bind-address": { type: "string", default: io.env.GAVEL_METRICS_BIND_ADDRESS ?? "0" },
+        // The web view (`gavel ui`'s pages) under /ui/ on the probe address (the chart's ui.enabled).
+        "web-view": { type: "boolean", default: io.env.GAVEL_WEB_VIEW === "true" },
       },
     });
     if (values["nats-creds"] && !values.nats) throw new UsageError("--nats-creds needs --nats URL (or GAVEL_NATS_URL)");
@@ -76,6 +80,7 @@ export const controllerCommand: Command = {
     if (retention !== undefined && !/^\d+$/.test(retention.trim())) throw new UsageError(`--pod-retention must be a whole number of seconds (0 deletes finished pods at once), got ${JSON.stringify(retention)}`);
     const probeAddress = bindAddress("--health-probe-bind-address", values["health-probe-bind-address"]);
     const metricsAddress = bindAddress("--metrics-bind-address", values["metrics-bind-address"]);
+    if (values["web-view"] && probeAddress === undefined) throw new UsageError("--web-view needs --health-probe-bind-address: the view is served there, under /ui/");
     // Every component counts into this one registry; /metrics renders it.
     const metrics = new Registry();
     processMetrics(metrics);
@@ -189,11 +194,13 @@ export const controllerCommand: Command = {
         ["--metrics-bind-address", same ? undefined : metricsAddress, metricsRoutes, "metrics (/metrics)"],
       ] as const) {
         if (address === undefined) continue;
-        const server = await EndpointServer.listen(address, routes).catch((err: unknown) => {
+        const view = values["web-view"] && flag === "--health-probe-bind-address" ? controllerWebView(kubeOf(kc, values.namespace ?? "default"), logger) : undefined;
+        const server = await EndpointServer.listen(address, routes, view).catch((err: unknown) => {
           throw new UsageError(`${flag} ${values[flag.slice(2) as "metrics-bind-address"] ?? ""}: ${messageOf(err)}`);
         });
         servers.push(server);
         logger.info({ address: `${server.address.address}:${server.address.port}`, serves: flag.slice(2, -"-bind-address".length) }, `${what} listening`);
+        if (view !== undefined) logger.info({ path: CONTROLLER_UI_BASE, port: server.address.port }, "web view listening (read-only; reach it with kubectl port-forward)");
       }
     } catch (err) {
       apiServer.stop();

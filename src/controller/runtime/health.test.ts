@@ -1,4 +1,8 @@
+import { request } from "node:http";
+import * as k8s from "@kubernetes/client-node";
 import { describe, expect, it } from "vitest";
+import { kubeOf } from "../../cli/kube.js";
+import { controllerWebView } from "../../webui/server.js";
 import { EndpointServer, parseBindAddress, probeResponse, probeRoutes, type Check } from "./health.js";
 
 const checks = (nats?: string): Check[] => [
@@ -61,6 +65,32 @@ describe("EndpointServer", () => {
       const missing = await fetch(`${url}/metrics`);
       expect([missing.status, await missing.text()]).toEqual([404, "not found: /metrics; try /readyz\n"]);
       expect((await fetch(`${url}/readyz`, { method: "POST" })).status).toBe(405);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it("with the web view mounted: /ui/ is the view's (its script, its redirect, its Host check), everything else the routes'", async () => {
+    const kc = new k8s.KubeConfig();
+    // An API server nobody listens on: the requests below never reach it.
+    kc.loadFromOptions({ clusters: [{ name: "c", server: "https://127.0.0.1:9" }], users: [{ name: "u" }], contexts: [{ name: "x", cluster: "c", user: "u" }], currentContext: "x" });
+    const server = await EndpointServer.listen({ host: "127.0.0.1", port: 0 }, probeRoutes("readyz", () => []), controllerWebView(kubeOf(kc, "team")));
+    try {
+      const url = `http://127.0.0.1:${server.address.port}`;
+      const js = await fetch(`${url}/ui/assets/ui.js`);
+      expect([js.status, js.headers.get("content-type")]).toEqual([200, "text/javascript; charset=utf-8"]);
+      expect(await js.text()).toContain("EventSource");
+      const bare = await fetch(`${url}/ui`, { redirect: "manual" });
+      expect([bare.status, bare.headers.get("location")]).toEqual([308, "/ui/"]);
+      const root = await fetch(`${url}/ui/`, { redirect: "manual" });
+      expect([root.status, root.headers.get("location")]).toEqual([302, "/ui/namespaces/team/executions"]);
+      expect((await fetch(`${url}/ui/`, { method: "DELETE" })).status).toBe(405);
+      expect((await fetch(`${url}/readyz`)).status).toBe(200);
+      expect((await fetch(`${url}/elsewhere`)).status).toBe(404);
+      const foreign = await new Promise<number>((resolve, reject) => {
+        request({ host: "127.0.0.1", port: server.address.port, path: "/ui/", headers: { host: "evil.example" } }, (res) => resolve(res.statusCode ?? 0)).on("error", reject).end();
+      });
+      expect(foreign).toBe(403);
     } finally {
       await server.close();
     }

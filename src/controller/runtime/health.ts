@@ -76,9 +76,15 @@ export function probeRoutes(probe: string, checks: () => readonly Check[]): Rout
 export class EndpointServer {
   private constructor(private readonly server: Server, readonly address: AddressInfo) {}
 
-  /** Listens on `bind` (port 0: any free one). */
-  static async listen(bind: { host?: string; port: number }, routes: Routes): Promise<EndpointServer> {
-    const server = createServer((req, res) => void answer(routes, req, res));
+  /**
+   * Listens on `bind` (port 0: any free one). `mounted` is asked first for every request and
+   * answers those it takes (true): a handler that streams, such as the web view's.
+   */
+  static async listen(bind: { host?: string; port: number }, routes: Routes, mounted?: (req: IncomingMessage, res: ServerResponse) => Promise<boolean>): Promise<EndpointServer> {
+    const server = createServer((req, res) => void (async () => {
+      if (mounted !== undefined && (await mounted(req, res))) return;
+      await answer(routes, req, res);
+    })());
     // Probes and scrapes are short; a stuck client must not hold a socket for long.
     server.requestTimeout = 10_000;
     server.headersTimeout = 5_000;
