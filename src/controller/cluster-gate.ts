@@ -489,6 +489,9 @@ export class GateSupervisor implements GateStatus {
           name: `gavel-gate ${this.opts.gateId}`,
           maxReconnectAttempts: -1,
           reconnectTimeWait: 1000,
+          // Every request (a store write, an event publish) would otherwise capture two stack
+          // traces for a timeout that almost never happens: 7 % of the controller's busy time in the gate bench.
+          noAsyncTraces: true,
           ...(this.opts.creds !== undefined ? { authenticator: credsAuthenticator(this.opts.creds) } : {}),
         });
         break;

@@ -190,9 +190,15 @@ export class ToolCallService {
     const key = decisionSubject(p.namespace, p.execution, p.toolCallId);
     const fingerprint = proposalFingerprint(p);
     const attempt = Number(msg.headers?.get(ATTEMPT_HEADER) ?? "1") || 1;
+    let replied = false;
+    const reply: Reply = (d) => {
+      if (replied) return;
+      replied = true;
+      msg.respond(JSON.stringify(d));
+    };
     let decision: ToolCallDecision;
     try {
-      decision = await this.answer(key, fingerprint, p, msg.data.length, attempt);
+      decision = await this.answer(key, fingerprint, p, msg.data.length, attempt, reply);
     } catch (err) {
       if (err instanceof ConflictError) return this.conflict(msg, p.toolCallId);
       if (err instanceof ToolCallRefusal) {
@@ -204,12 +210,12 @@ export class ToolCallService {
       this.replyError(msg, { toolCallId: p.toolCallId, error: { code: "internal", message: `the gate could not answer: ${messageOf(err)}` } });
       return;
     }
-    msg.respond(JSON.stringify(decision));
+    reply(decision);
   }
 
   // The one rule: a decision already stored answers; a decide running here is joined; a
   // claim held elsewhere is waited on (or taken over when stale); otherwise decide now.
-  private answer(key: string, fingerprint: string, p: ToolCallProposal, bytes: number, attempt: number): Promise<ToolCallDecision> {
+  private answer(key: string, fingerprint: string, p: ToolCallProposal, bytes: number, attempt: number, reply: Reply): Promise<ToolCallDecision> {
     const running = this.pending.get(key);
     if (running !== undefined) {
       if (running.fingerprint !== fingerprint) return Promise.reject(new ConflictError());
@@ -222,7 +228,7 @@ export class ToolCallService {
       this.stats.fromDecision++;
       return Promise.resolve(known.record.decision);
     }
-    const decision = (known === undefined ? this.decideNew(key, fingerprint, p, bytes, attempt) : this.resolveExisting(key, fingerprint, p, known)).finally(() => {
+    const decision = (known === undefined ? this.decideNew(key, fingerprint, p, bytes, attempt, reply) : this.resolveExisting(key, fingerprint, p, known)).finally(() => {
       if (this.pending.get(key)?.decision === decision) this.pending.delete(key);
     });
     this.pending.set(key, { fingerprint, decision });
@@ -257,9 +263,9 @@ export class ToolCallService {
     }
   }
 
-  private async decideNew(key: string, fingerprint: string, p: ToolCallProposal, bytes: number, attempt: number): Promise<ToolCallDecision> {
+  private async decideNew(key: string, fingerprint: string, p: ToolCallProposal, bytes: number, attempt: number, reply?: Reply): Promise<ToolCallDecision> {
     const outcome = await this.runDecide(p, bytes);
-    if (!isJudged(outcome)) return this.storeFinal(key, fingerprint, p, checked(p, outcome), 0, attempt === 1 && this.store.live);
+    if (!isJudged(outcome)) return this.storeFinal(key, fingerprint, p, checked(p, outcome), 0, attempt === 1 && this.store.live ? reply : undefined);
     const claim = await this.store.put(key, this.claimRecord(p, fingerprint), 0);
     if (claim.ok) return this.runClaimed(key, fingerprint, p, claim.seq, outcome);
     if (claim.conflict) return this.resolveExisting(key, fingerprint, p, await this.store.fetch(key));
@@ -267,14 +273,17 @@ export class ToolCallService {
   }
 
   /**
-   * Stores a decision made without judges. On a first send with a live mirror the reply
-   * does not wait for the store's acknowledgement: the write is on the connection ahead
-   * of the reply, and a re-send (seconds later) finds it. Otherwise the store answers first.
+   * Stores a decision made without judges. On a first send with a live mirror (`fast`, the
+   * proposal's reply) the reply does not wait for the store's acknowledgement: it is sent
+   * right behind the write, in the same turn, so that both leave in one socket write and
+   * the write is on the connection ahead of it; a re-send (seconds later) finds the record.
+   * Otherwise the store answers first.
    */
-  private async storeFinal(key: string, fingerprint: string, p: ToolCallProposal, decision: ToolCallDecision, expectSeq: number, fast: boolean): Promise<ToolCallDecision> {
+  private async storeFinal(key: string, fingerprint: string, p: ToolCallProposal, decision: ToolCallDecision, expectSeq: number, fast?: Reply): Promise<ToolCallDecision> {
     // Mirrored at once when not waiting: the worker's next step may come back here before the acknowledgement.
-    const written = this.store.put(key, this.decisionRecord(p, fingerprint, decision), expectSeq, fast);
-    if (fast) {
+    const written = this.store.put(key, this.decisionRecord(p, fingerprint, decision), expectSeq, fast !== undefined);
+    if (fast !== undefined) {
+      fast(decision);
       void written.then((r) => {
         if (r.ok) this.decided(p, decision);
         else if (r.conflict) {
@@ -373,7 +382,7 @@ export class ToolCallService {
         this.stats.takeovers++;
         this.options.logger?.warn({ toolCallId: p.toolCallId, from: claim.record.kind === "claim" ? claim.record.gate : undefined }, "took over a stale tool-call claim");
         const outcome = await this.runDecide(p, 0);
-        if (!isJudged(outcome)) return this.storeFinal(key, fingerprint, p, checked(p, outcome), taken.seq, false);
+        if (!isJudged(outcome)) return this.storeFinal(key, fingerprint, p, checked(p, outcome), taken.seq);
         return this.runClaimed(key, fingerprint, p, taken.seq, outcome);
       }
       current = await this.store.fetch(key);
@@ -405,6 +414,9 @@ export class ToolCallService {
     return { kind: "decision", ...this.facts(p, fingerprint), gate: this.gateId, write: ToolCallStore.writeId(), decision };
   }
 }
+
+/** Answers the proposal being handled (at most once; later calls do nothing). */
+type Reply = (decision: ToolCallDecision) => void;
 
 class ConflictError extends Error {
   override readonly name = "ConflictError";
