@@ -23,7 +23,7 @@ const SCRIPT = `- say: "writing the file, then cleaning up"
 
 // Exits 0 only when the judge's tool_call_history is the iteration's two decided calls, in
 // step order, with their outcome and no argument values.
-const HISTORY_CHECK = `const h=JSON.parse(process.env.GAVEL_INPUT).tool_call_history;const want=[{tool:'fs.write',step:1,allowed:true},{tool:'cmd.run',step:2,allowed:false}];console.log(JSON.stringify(h));process.exit(Array.isArray(h)&&h.length===2&&want.every((w,i)=>h[i].tool===w.tool&&h[i].step===w.step&&h[i].allowed===w.allowed&&!('args' in h[i]))&&/destructive/.test(h[1].reason)?0:1)`;
+const HISTORY_CHECK = `const h=JSON.parse(process.env.GAVEL_INPUT).tool_call_history;const want=[{tool:'fs.write',step:1,allowed:true},{tool:'cmd.run',step:2,allowed:false}];console.log(JSON.stringify(h));process.exit(Array.isArray(h)&&h.length===2&&want.every((w,i)=>h[i].tool===w.tool&&h[i].step===w.step&&h[i].allowed===w.allowed&&!('args' in h[i]))&&/^destruction: /.test(h[1].reason)?0:1)`;
 
 const worker = (network: "allow" | "none") => `apiVersion: 100monkeys.ai/v1
 kind: Agent
