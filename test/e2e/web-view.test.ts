@@ -13,8 +13,8 @@ import { Chromium, type Page } from "../harness/chromium.js";
 import { useCluster, type Cluster } from "../harness/cluster.js";
 import { eventually, sleep } from "../harness/eventually.js";
 import { executionsIn, type Executions } from "../harness/executions.js";
-import { ChartController, RELEASE_NAMESPACE } from "../harness/gavel-chart.js";
-import { REPO_DIR } from "../harness/paths.js";
+import { ChartController, CONTROLLER_DEPLOYMENT, RELEASE_NAMESPACE } from "../harness/gavel-chart.js";
+import { KUBECTL, REPO_DIR } from "../harness/paths.js";
 
 const GAVEL = join(REPO_DIR, "bin", "gavel");
 const ARTIFACTS = join(REPO_DIR, "test-artifacts", "web-view");
@@ -183,6 +183,27 @@ spec:
     }
     const pageBytes = await refinePage.evaluate<number>(`document.documentElement.outerHTML.length`);
     console.log(`web view e2e: both runs final ${took.toFixed(1)} s after they were applied; ${refine.length} distinct readings of refine's page, ${guarded.length} of guarded-tools'; refine's page ${pageBytes} characters\nscreenshots: ${shots.join(", ")}`);
+  }, 300_000);
+
+  it("Given the chart's ui.enabled, the controller serves the same pages under /ui/, reached by kubectl port-forward", async () => {
+    const controller = new ChartController(cluster);
+    await controller.configure(["--set", "ui.enabled=true"]);
+    const forward = spawn(KUBECTL, ["--kubeconfig", cluster.kubeconfigPath, "port-forward", "-n", RELEASE_NAMESPACE, `deploy/${CONTROLLER_DEPLOYMENT}`, ":8081"]);
+    let said = "";
+    forward.stdout.on("data", (d: Buffer) => (said += d.toString()));
+    forward.stderr.on("data", (d: Buffer) => (said += d.toString()));
+    try {
+      const port = await eventually(() => /Forwarding from 127\.0\.0\.1:(\d+)/.exec(said)?.[1], 30_000, "kubectl port-forward");
+      const page = await browser.newPage(1100, 900);
+      await page.goto(`http://localhost:${port}/ui/namespaces/${runs.namespace}/executions/refine`);
+      const tree = await eventually(() => page.evaluate<Seen | null>(READ_TREE).then((t) => (t?.phase === "Succeeded" ? t : undefined)), 20_000, "the controller-served page of refine");
+      expect(tree.iterations.map((it) => it.n)).toEqual([2, 1]);
+      expect(tree.iterations[0]?.validators.every((v) => v.state === "passed" && v.score !== null)).toBe(true);
+      await eventually(() => page.evaluate<boolean>(`document.getElementById("live")?.dataset.state === "live" || undefined`), 10_000, "the controller-served page to go live");
+    } finally {
+      forward.kill("SIGTERM");
+      await controller.configure();
+    }
   }, 300_000);
 
   it("Given an Execution that does not exist, the browser gets a 404 page", async () => {
