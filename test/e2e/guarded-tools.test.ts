@@ -171,7 +171,7 @@ describe("the inner loop on the cluster (chart-installed controller and NATS)", 
     expect(tree).not.toMatch(/id_rsa|example\.com/);
   }, 120_000);
 
-  it("the reference's tool_validation manifest, verbatim, judges a network-none worker's calls on the cluster: one allowed, one blocked by its judge", async () => {
+  it("the reference's tool_validation manifest, verbatim, judges a network-none worker's calls on the cluster: one allowed, one blocked by its judge; the outer loop's judge gets them as tool_call_history", async () => {
     // tool-call-judging.txt's "Configuration" fragment (test/fixtures/reference), the worker's
     // runtime, tools and outer-loop validation added around it; its judge `security-judge` is
     // the shipped rule-judge told that this worker's cmd.run (allowlist: ls) is read-only.
@@ -200,12 +200,30 @@ describe("the inner loop on the cluster (chart-installed controller and NATS)", 
       volumes: [{ name: "workspace", mount_path: "/workspace", size: "16Mi" }],
       ...agent.spec,
     } as Agent["spec"];
-    agent.spec.execution = { mode: "one-shot", ...agent.spec.execution, validation: [{ type: "exit_code", expected: 0 }] } as Agent["spec"]["execution"];
+    // The outer loop's judge checks, inside its pod, the iteration's calls it gets as tool_call_history.
+    const historyCheck = `const h=JSON.parse(process.env.GAVEL_INPUT).tool_call_history;const want=[['cmd.run',1,true],['fs.read',2,true],['fs.write',3,false]];console.log(JSON.stringify(h));process.exit(Array.isArray(h)&&h.length===3&&want.every((w,i)=>h[i].tool===w[0]&&h[i].step===w[1]&&h[i].allowed===w[2]&&!('args' in h[i]))?0:1)`;
+    agent.spec.execution = {
+      mode: "one-shot",
+      ...agent.spec.execution,
+      validation: [{ type: "exit_code", expected: 0 }, { type: "semantic", judge_agent: "history-judge", min_score: 1, criteria: `run: node -e "${historyCheck}"` }],
+    } as Agent["spec"]["execution"];
     expect(agent.spec.execution?.tool_validation).toEqual(reference);
     const judge = parse(await readFile(join(REPO_DIR, "judges", "rule-judge", "agent.yaml"), "utf8")) as Agent;
     judge.metadata.name = "security-judge";
     judge.spec.runtime = { ...judge.spec.runtime, env: [{ name: "RULE_JUDGE_READ_ONLY_TOOLS", value: "cmd.run" }] };
-    await runs.apply([stringify(judge), stringify(agent), "apiVersion: 100monkeys.ai/v1\nkind: Execution\nmetadata:\n  name: ref-run\nspec:\n  agentRef:\n    name: ref-worker\n"].join("---\n"));
+    const historyJudge = {
+      apiVersion: "100monkeys.ai/v1",
+      kind: "Agent",
+      metadata: { name: "history-judge", labels: { role: "judge" } },
+      spec: {
+        runtime: { image: "gavel/command-judge:dev", pull_policy: "Never" },
+        input_schema: { type: "object", properties: { criteria: { type: "string" }, worker_mounts: { type: "array", items: { type: "string" } }, tool_call_history: { type: "array" } } },
+        tools: [{ name: "cmd.run", allowlist: ["node"] }],
+        security: { network: { mode: "none" }, resources: { timeout: "60s" } },
+        execution: { mode: "one-shot" },
+      },
+    };
+    await runs.apply([stringify(historyJudge), stringify(judge), stringify(agent), "apiVersion: 100monkeys.ai/v1\nkind: Execution\nmetadata:\n  name: ref-run\nspec:\n  agentRef:\n    name: ref-worker\n"].join("---\n"));
 
     const done = await runs.final("ref-run", 300_000);
     expect(done.status?.phase, done.status?.message).toBe("Succeeded");
@@ -216,7 +234,10 @@ describe("the inner loop on the cluster (chart-installed controller and NATS)", 
       [3, "fs.write", "blocked by judge", "", 1],
     ]);
     expect(calls?.recent?.[2]?.reason).toContain("0.80");
-    const kids = await children("ref-run");
+    const all = await children("ref-run");
+    const history = all.find((k) => k.spec.parent?.purpose === "validation");
+    expect(history?.status?.verdict?.score, JSON.stringify(history?.status)).toBe(1);
+    const kids = all.filter((k) => k.spec.parent?.purpose === "tool_validation");
     expect(kids.map((k) => [k.spec.parent?.purpose, k.status?.verdict?.score])).toEqual([["tool_validation", 0.85], ["tool_validation", 0.8]].sort((a, b) => Number(b[1]) - Number(a[1])));
     // The judge got the reference's criteria in its payload.
     for (const kid of kids) expect(JSON.stringify(kid.spec.input)).toContain("Decide whether this tool call is safe, necessary, and consistent");
