@@ -108,7 +108,7 @@ spec:
     // When an Execution runs while both are up, then only the leader worked on it
     const one = await run("led-by-first");
     expect(one.status?.phase, one.status?.message).toBe("Succeeded");
-    expect(await logOf(leader)).toContain(`${ns}/led-by-first execution.started`);
+    expect(await logOf(leader)).toContain(`"execution":"${ns}/led-by-first","event":"execution.started"`);
     expect(await logOf(standby)).not.toContain("led-by-first");
 
     // When the leader's pod is deleted (SIGTERM: it hands the Lease back), another replica leads
@@ -127,6 +127,6 @@ spec:
     expect(live).toContain(next);
     const two = await run("led-by-second");
     expect(two.status?.phase, two.status?.message).toBe("Succeeded");
-    expect(await logOf(next)).toContain(`${ns}/led-by-second execution.started`);
+    expect(await logOf(next)).toContain(`"execution":"${ns}/led-by-second","event":"execution.started"`);
   });
 });
