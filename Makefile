@@ -7,7 +7,7 @@ export GAVEL_CACHE ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/gavel
 HARNESS := test/harness
 VITEST := node_modules/.bin/vitest run
 
-.PHONY: all deps build install lint typecheck verify test test-unit test-integration test-e2e promtool \
+.PHONY: all deps build install lint typecheck verify test test-unit test-integration test-e2e promtool jaeger \
         demo bench images base-image k8s-binaries docker-up cluster-up cluster-down clean
 
 all: build
@@ -49,7 +49,7 @@ base-image: docker-up ## Debian bookworm + Node 20, built locally
 images: base-image build ## every image gavel ships, FROM the base image
 	$(HARNESS)/images.sh
 
-test-integration: build k8s-binaries images ## real etcd + kube-apiserver, NATS, Docker
+test-integration: build k8s-binaries images jaeger ## real etcd + kube-apiserver, NATS, Docker, Jaeger
 	$(VITEST) --project integration
 
 cluster-up: k8s-binaries images ## single-node cluster: control plane + kubelet on containerd
@@ -57,6 +57,9 @@ cluster-up: k8s-binaries images ## single-node cluster: control plane + kubelet 
 
 cluster-down:
 	$(HARNESS)/cluster.sh down
+
+jaeger: ## Jaeger all-in-one (the OTLP receiver the traces test reads back), built from the Go module proxy
+	$(HARNESS)/build-jaeger.sh
 
 promtool: ## promtool (Prometheus' exposition linter), built from the Go module proxy
 	$(HARNESS)/build-promtool.sh

@@ -34,6 +34,13 @@ describe("readAgentConfig", () => {
     });
   });
 
+  it("takes the iteration's TRACEPARENT for its proposals; an invalid one is ignored (W3C trace context)", () => {
+    const tp = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
+    expect(readAgentConfig({ ...base, TRACEPARENT: tp }).gate.traceParent).toBe(tp);
+    expect(readAgentConfig({ ...base, TRACEPARENT: "not-a-traceparent" }).gate.traceParent).toBeUndefined();
+    expect(readAgentConfig(base).gate.traceParent).toBeUndefined();
+  });
+
   it("accepts local mode's GAVEL_WORKSPACE and null input", () => {
     const c = readAgentConfig({ ...base, GAVEL_WORKSPACE: "/workspace:/cache", GAVEL_INPUT: "null", GAVEL_FEEDBACK: "" });
     expect(c.mounts).toEqual([{ path: "/workspace", readOnly: false }, { path: "/cache", readOnly: false }]);

@@ -2,6 +2,7 @@
 // nowhere else. Drivers (docker, kubernetes) build that environment with agentEnvironment().
 import type { JsonValue, ToolEntry } from "../api/types.js";
 import type { Mount } from "./confinement.js";
+import { parseTraceparent, TRACEPARENT_ENV } from "../telemetry/trace-context.js";
 
 /** Every environment variable the worker runtime reads. */
 export const AGENT_ENV = {
@@ -57,7 +58,8 @@ export interface AgentConfig {
     | { kind: "scripted"; script?: string; scriptFile?: string }
     | { kind: "openai"; baseUrl: string; model: string; apiKey?: string };
   maxTurns: number;
-  gate: { totalTimeoutMs: number; attemptTimeoutMs: number };
+  /** traceParent: the iteration's span (env TRACEPARENT), sent with every proposal. */
+  gate: { totalTimeoutMs: number; attemptTimeoutMs: number; traceParent?: string };
   limits: { commandTimeoutSeconds: number; outputCapBytes: number };
 }
 
@@ -142,6 +144,8 @@ export function readAgentConfig(env: Env): AgentConfig {
   const creds = env[E.natsCreds];
   const credsFile = env[E.natsCredsFile];
   const feedback = env[E.feedback];
+  // An invalid traceparent is ignored, as W3C trace context says (the gate's span then starts a trace).
+  const traceParent = parseTraceparent(env[TRACEPARENT_ENV]) !== undefined ? env[TRACEPARENT_ENV]?.trim() : undefined;
   // Local mode passes "null" for an Execution without input.
   const input = (json(env, E.input) ?? undefined) as JsonValue | undefined;
   return {
@@ -160,6 +164,7 @@ export function readAgentConfig(env: Env): AgentConfig {
     gate: {
       totalTimeoutMs: positive(env, E.gateTimeoutSeconds, 330) * 1000,
       attemptTimeoutMs: positive(env, E.gateAttemptSeconds, 2) * 1000,
+      ...(traceParent !== undefined ? { traceParent } : {}),
     },
     limits: {
       commandTimeoutSeconds: positive(env, E.commandTimeoutSeconds, 60),

@@ -6,6 +6,7 @@ import type { Agent, Execution } from "../api/types.js";
 import { childTimeoutSeconds } from "../engine/durations.js";
 import type { WorkloadMount, WorkloadSpec } from "../runtime/workload.js";
 import { TerminalError } from "../errors.js";
+import { TRACEPARENT_ENV } from "../telemetry/trace-context.js";
 import { defaultImages } from "./images.js";
 import { resourcesOf } from "./quantities.js";
 import { builtinRuntimes, chooseRuntime, type RuntimeTable } from "./runtime-table.js";
@@ -74,6 +75,8 @@ export interface WorkerOptions {
   natsUrl?: string;
   /** Extra env (local mode's `workerEnv`); wins over the contract's variables. */
   env?: Record<string, string>;
+  /** The iteration span's W3C traceparent (env TRACEPARENT), when the driver traces the Execution. */
+  traceParent?: string;
   /** Image when the Agent names neither an image nor a language; default defaultImages().worker. */
   defaultImage?: string;
   /** Images of language runtimes (`spec.runtime.language` + `version`); default the built-in table. */
@@ -104,6 +107,7 @@ export function workerWorkload(execution: Execution, agent: Agent, run: WorkerRu
     GAVEL_INPUT: JSON.stringify(execution.spec.input ?? null),
     GAVEL_FEEDBACK: run.feedback ?? "",
     GAVEL_WORKSPACE: writable.map((m) => m.mountPath).join(":"),
+    ...(opts.traceParent !== undefined ? { [TRACEPARENT_ENV]: opts.traceParent } : {}),
     ...opts.env,
   };
   const pullPolicy = agent.spec.runtime?.pull_policy;

@@ -19,6 +19,8 @@ import { ExecutionReconciler } from "../controller/execution-reconciler.js";
 import { GuardPolicySource } from "../controller/guard-policy-source.js";
 import { PolicyStore } from "../gate/guard/policy-store.js";
 import { createLogger } from "../telemetry/logger.js";
+import { ExecutionTraces } from "../telemetry/execution-trace.js";
+import { tracingFromEnv } from "../telemetry/tracing.js";
 import { UsageError, type Command, type CommandIO } from "./command.js";
 import { messageOf } from "../errors.js";
 import { kubeOf } from "./kube.js";
@@ -92,6 +94,9 @@ export const controllerCommand: Command = {
       throw new UsageError(`--runtimes: ${messageOf(err)}`);
     });
     const logger = createLogger({ name: "gavel-controller", level: values["log-level"], destination: io.stderr });
+    // Traces when OTEL_EXPORTER_OTLP_ENDPOINT (or another OTEL_* exporter setting) asks for them (chart: tracing.*).
+    const tracing = await tracingFromEnv(io.env, { name: "gavel-controller" });
+    const traces = tracing === undefined ? undefined : new ExecutionTraces(tracing);
     const kc = loadKubeConfig(values.kubeconfig);
     const namespaces = values.namespace === undefined ? undefined : [values.namespace];
 
@@ -114,6 +119,7 @@ export const controllerCommand: Command = {
           onAvailabilityChange: () => readiness.requeueAll(),
           logger,
           metrics,
+          ...(tracing !== undefined ? { tracing } : {}),
         })
       : undefined;
     const readiness = new AgentReadinessController({
@@ -168,6 +174,7 @@ export const controllerCommand: Command = {
       ...(credentials !== undefined ? { credentials } : {}),
       ...(natsUrl !== undefined ? { natsUrl } : {}),
       ...(gate !== undefined ? { gate } : {}),
+      ...(traces !== undefined ? { traces } : {}),
     });
     isLeader = () => executions.isLeader;
 
@@ -239,6 +246,8 @@ export const controllerCommand: Command = {
     if (events !== undefined) logger.info({ events: events.stats }, "event stream");
     await readiness.stop();
     await policies.stop();
+    // Spans still open stay unexported: the replica that takes over starts them at its first event of them.
+    await tracing?.shutdown().catch((err: unknown) => logger.warn({ err: messageOf(err) }, "exporting traces failed"));
     apiServer.stop();
     await Promise.all(servers.map((s) => s.close()));
     return signal === "lost leader lease" ? 1 : 0;

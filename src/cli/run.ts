@@ -24,6 +24,8 @@ import { guardNotes } from "../gate/audit.js";
 import { applyEvent, emptyTree, renderTree, type ExecutionTree } from "./tree.js";
 import { formatFinding, manifestFiles, parseManifests, validateDocuments, type Finding } from "./validate.js";
 import { messageOf } from "../errors.js";
+import { ExecutionTrace } from "../telemetry/execution-trace.js";
+import { tracingFromEnv } from "../telemetry/tracing.js";
 
 /** The Agents of a local run: the one worker and its judges, and the guard's policies. */
 export interface RunManifests {
@@ -344,12 +346,16 @@ export const runCommand: Command = {
       }
     }
     const runtime = new DockerRuntime({ ...(dockerSocket(io.env) !== undefined ? { socketPath: dockerSocket(io.env) } : {}) });
+    // Traces when OTEL_EXPORTER_OTLP_ENDPOINT (or another OTEL_* exporter setting) asks for them.
+    const tracing = await tracingFromEnv(io.env, { name: "gavel" });
+    const trace = tracing === undefined ? undefined : new ExecutionTrace(tracing, { namespace: values.namespace, name, uid: execution.metadata.uid as string, agent: manifests.worker.metadata.name });
     const run = new LocalRun({
       execution,
       agent: manifests.worker,
       judges: manifests.judges,
       runtime,
       runtimes,
+      ...(trace !== undefined ? { trace } : {}),
       ...(gateSocket !== undefined ? { natsUrl: gateSocket.natsUrl, workerMounts: [gateSocket.mount] } : natsUrl !== undefined ? { natsUrl } : {}),
       onEvent: (e) => {
         view.add(e);
@@ -366,7 +372,7 @@ export const runCommand: Command = {
     let result: LocalRunResult;
     let gate: LocalGate | undefined;
     try {
-      if (gateNc !== undefined) gate = await startLocalGate(gateNc, manifests.worker, run, { policy: manifests.policy });
+      if (gateNc !== undefined) gate = await startLocalGate(gateNc, manifests.worker, run, { policy: manifests.policy, ...(tracing !== undefined ? { tracing } : {}) });
       result = await run.run();
     } finally {
       await gate?.stop();
@@ -379,6 +385,8 @@ export const runCommand: Command = {
       await gateNc?.close();
       await gateSocket?.close();
       await ownNats?.stop();
+      trace?.end();
+      await tracing?.shutdown().catch((err: unknown) => io.stderr.write(`gavel run: exporting traces failed: ${messageOf(err)}\n`));
     }
     if (values.output === "json") io.stdout.write(`${JSON.stringify(result.execution, null, 2)}\n`);
     else io.stdout.write(`\n${summary(result)}`);

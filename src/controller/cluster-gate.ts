@@ -19,7 +19,7 @@ import { gateRequirement } from "../gate/enforcement.js";
 import { toolJudgeChild } from "../children/child-executions.js";
 import type { JudgeOutcome } from "../engine/gradient.js";
 import { outcomeOfStatus } from "../engine/phases.js";
-import { createGate, type Gate, type JudgeRunResult, type PolicySource } from "../gate/gate.js";
+import { createGate, decidedBy, decidingCheck, type Gate, type JudgeRunResult, type PolicySource } from "../gate/gate.js";
 import { EventStream, type GavelEvent } from "../transport/event-stream.js";
 import { ToolCallRefusal, ToolCallService } from "../transport/tool-call-service.js";
 import { parseDecisionSubject, type ToolCallStoreOptions } from "../transport/tool-call-store.js";
@@ -28,6 +28,7 @@ import { workspaceMounts } from "./execution-pods.js";
 import { createJudgeChild } from "./stored-parts.js";
 import { applySummary, RECENT_TOOL_CALLS } from "../gate/tool-call-summary.js";
 import { gateMetrics, Registry, type GateMetrics } from "../telemetry/metrics.js";
+import type { Tracing } from "../telemetry/tracing.js";
 
 /** Condition on an Execution that needs a gate: False while none can be reached (it then does not start). */
 export const GUARDED = "Guarded";
@@ -104,6 +105,8 @@ export interface ClusterGateOptions {
   logger?: Logger;
   /** Where the decisions stored by this gate and the guard's latency are counted; default its own. */
   metrics?: Registry;
+  /** Traces of the decided calls (execute_tool spans, invoke_agent per tool judge); none when undefined. */
+  tracing?: Tracing;
 }
 
 interface Target {
@@ -241,6 +244,7 @@ export class ClusterGate implements GateStatus {
       judgeRunner: (entry, proposal, violations, index) => this.runToolJudge(execution, agent, entry, proposal, violations, index),
       audit: { record: (r) => this.publish(execution, [{ event: "toolcall.decision", data: decisionEvent(r) }]) },
       ...(this.opts.logger !== undefined ? { logger: this.opts.logger } : {}),
+      ...(this.opts.tracing !== undefined ? { tracing: this.opts.tracing } : {}),
     });
     return { execution, agent, gate };
   }
@@ -307,10 +311,9 @@ export class ClusterGate implements GateStatus {
   // Once per stored decision: the audit (the event stream), a Kubernetes Event for calls
   // worth a look (blocked or judged), and a nudge to the reconciler for the status.
   private decided(p: ToolCallProposal, d: ToolCallDecision): void {
-    const decidedBy = d.blocked_by !== "none" ? d.blocked_by : d.judges.length > 0 ? "judge" : "guard";
-    const check = !d.allowed && d.blocked_by === "guard" ? (d.guard.check ?? "unknown") : "none";
-    this.metrics.toolCalls.inc({ decision: d.allowed ? "allowed" : "blocked", decided_by: decidedBy, check });
-    this.metrics.decisionSeconds.observe({ decided_by: decidedBy }, d.latencyMs / 1000);
+    const by = decidedBy(d);
+    this.metrics.toolCalls.inc({ decision: d.allowed ? "allowed" : "blocked", decided_by: by, check: decidingCheck(d) });
+    this.metrics.decisionSeconds.observe({ decided_by: by }, d.latencyMs / 1000);
     void this.target(p).then(
       async (t) => {
         await t.gate.record(p, d);

@@ -149,6 +149,8 @@ export interface PodOptions {
   natsUrl?: string;
   /** Images of language runtimes (`spec.runtime.language`); default the built-in table. */
   runtimes?: RuntimeTable;
+  /** The worker's iteration span (env TRACEPARENT), when the controller traces. */
+  traceParent?: string;
 }
 
 /** The pod of one workload of an Execution (children module's spec), owned by `owner`. */
@@ -166,7 +168,11 @@ function workloadPod(spec: WorkloadSpec, owner: Execution, opts: PodOptions): k8
 /** The pod of iteration N's worker: the workspace claims read-write. */
 export function workerPod(execution: Execution, agent: Agent, run: WorkerRun, opts: PodOptions): k8s.V1Pod {
   const mounts = workspaceMounts(execution.metadata.name, agent, false);
-  return workloadPod(workerWorkload(execution, agent, run, mounts, { natsUrl: opts.natsUrl ?? "", ...(opts.runtimes !== undefined ? { runtimes: opts.runtimes } : {}) }), execution, opts);
+  return workloadPod(
+    workerWorkload(execution, agent, run, mounts, { natsUrl: opts.natsUrl ?? "", ...(opts.runtimes !== undefined ? { runtimes: opts.runtimes } : {}), ...(opts.traceParent !== undefined ? { traceParent: opts.traceParent } : {}) }),
+    execution,
+    opts,
+  );
 }
 
 /** The workload name of iteration N's reader of one file (its FileRequest key): deterministic, so a reconcile finds it again. */

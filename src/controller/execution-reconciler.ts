@@ -62,6 +62,7 @@ import { gateRequirement } from "../gate/enforcement.js";
 import { gateBlocks, mergeToolJudgeRefs, setGuarded, waitingForGate, type GateStatus } from "./cluster-gate.js";
 import { gateAccess, isRestrictedWorker, workerGatePolicy, type GateAccess } from "./gate-egress.js";
 import { toGavelEvents, type ExecutionEventPublisher } from "./execution-events.js";
+import type { ExecutionTraces, TracedExecution } from "../telemetry/execution-trace.js";
 import { Controller } from "./runtime/controller.js";
 import { customResource, Informer, objectKey, podResource, splitKey } from "./runtime/informer.js";
 import type { WorkQueue, WorkQueueOptions } from "./runtime/work-queue.js";
@@ -117,6 +118,8 @@ export interface ExecutionReconcilerOptions {
   };
   /** Publishes each Execution's engine events to the JetStream event stream after the status write; none when undefined. */
   events?: ExecutionEventPublisher;
+  /** Traces of the Executions (spans from the events of each status write; workers get their TRACEPARENT); none when undefined. */
+  traces?: ExecutionTraces;
   /** Mints each Execution's NATS worker credential (mounted into its worker pods) and revokes it when the Execution ends or goes; none when undefined. */
   credentials?: ExecutionCredentials;
   /**
@@ -311,8 +314,8 @@ export class ExecutionReconciler {
     }
     const before = ex.metadata.resourceVersion;
     // Staged before the write (an outbox a restarted controller reads), published after it.
-    const streamed = this.opts.events === undefined ? [] : toGavelEvents(ex, events, new Date(this.now()));
-    const staged = streamed.length > 0 ? await this.opts.events?.stage(ex, streamed, state.status) : undefined;
+    const streamed = this.opts.events === undefined && this.opts.traces === undefined ? [] : toGavelEvents(ex, events, new Date(this.now()));
+    const staged = streamed.length > 0 && this.opts.events !== undefined ? await this.opts.events.stage(ex, streamed, state.status) : undefined;
     if (gateRequirement(agent, this.opts.gate?.policiesInScope(ns) ?? false) !== undefined) setGuarded(state.status, unguarded, new Date(this.now()), ex.metadata.generation);
     this.opts.gate?.annotate(ex, state.status);
     await this.writeStatus(ex, state.status);
@@ -320,6 +323,7 @@ export class ExecutionReconciler {
     // reconcile (409) decides them again and they are recorded then.
     if (ex.metadata.resourceVersion !== before) {
       this.opts.events?.commit(ex, streamed, staged);
+      if (ex.spec.parent === undefined && streamed.length > 0) this.opts.traces?.observe(traced(ex, ctx.agent), streamed);
       this.countOutcomes(events);
       await this.record(ex, events);
     }
@@ -436,11 +440,12 @@ export class ExecutionReconciler {
   private async createWorkerPod(ctx: EngineContext, state: EngineState, run: WorkerRun): Promise<void> {
     const ex = ctx.execution;
     await this.removeReaders(ex, run.iteration);
-    let pod = workerPod(ex, ctx.agent, run, this.podOptions());
+    const trace = this.opts.traces === undefined ? {} : { traceParent: this.opts.traces.iterationParent(traced(ex, ctx.agent), run.iteration) };
+    let pod = workerPod(ex, ctx.agent, run, { ...this.podOptions(), ...trace });
     let access: GateAccess | undefined;
     if ((this.opts.natsUrl ?? "") !== "" && isRestrictedWorker(pod)) {
       access = await this.gateAccess();
-      pod = workerPod(ex, ctx.agent, run, { ...this.podOptions(), natsUrl: access.url });
+      pod = workerPod(ex, ctx.agent, run, { ...this.podOptions(), ...trace, natsUrl: access.url });
     }
     await this.createPod(await this.withCredentials(ctx, state, pod), ns(ex), access);
   }
@@ -802,4 +807,9 @@ function iterationLimitMs(ctx: EngineContext): number {
 
 function judgeTimeoutSecondsOf(judge: Agent): number {
   return judgeTimeoutSeconds({ type: "semantic", judge_agent: judge.metadata.name }, judge);
+}
+
+/** What a trace says about an Execution. */
+function traced(ex: Execution, agent: Agent): TracedExecution {
+  return { namespace: ns(ex), name: ex.metadata.name, ...(ex.metadata.uid !== undefined ? { uid: ex.metadata.uid } : {}), agent: agent.metadata.name };
 }

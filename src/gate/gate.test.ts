@@ -6,6 +6,8 @@ import { describe, expect, it } from "vitest";
 import type { ToolCallDecision, ToolCallProposal } from "../api/protocol.js";
 import type { Agent, GradientResult, JsonObject, SemanticValidatorSpec } from "../api/types.js";
 import { createLogger } from "../telemetry/logger.js";
+import { formatTraceparent } from "../telemetry/trace-context.js";
+import { recordingTracing } from "../telemetry/tracing.js";
 import { decisionEvent, eventAudit, guardNotes, jsonLinesAudit } from "./audit.js";
 import { createGate, type Gate, type IterationContext, type JudgeRunner, type JudgeRunResult } from "./gate.js";
 import { compilePolicy } from "./guard/policy.js";
@@ -292,5 +294,23 @@ describe("gate", () => {
     for (const text of [...lines, ...logs, judged.reason, guarded.reason, JSON.stringify(guarded.guard)]) expect(text).not.toContain(secret);
     expect(logs.length).toBeGreaterThan(0);
     expect(judged.reason).toContain("[arg value]");
+  });
+
+  it("traces each decided call as execute_tool under the proposal's traceparent, each judge as invoke_agent; never an argument value", async () => {
+    const secret = "PASSWORD_segreto_trace_51";
+    const tracing = recordingTracing();
+    const j = scripted({ sec: (p) => ({ result: verdict(0.9, 1, `fine to send ${JSON.stringify((p.args.auth as JsonObject).password)}`), child: "ex-1-tv-sec" }) });
+    const gate = createGate({ policyStore: new PolicyStore(), agent: agentWith([sem("sec")], ["http.post", "cmd.run"]), judgeRunner: j.run, tracing });
+    const parent = { traceId: "0af7651916cd43dd8448eb211c80319c", spanId: "b7ad6b7169203331", sampled: true };
+    const ctx: IterationContext = { iteration: { calls: () => [], violations: [] }, traceParent: formatTraceparent(parent) };
+    const judged = gate.decide(proposal("http.post", { url: "https://example.com", auth: { password: secret } }), ctx);
+    expect("judged" in judged && (await judged.judged())).toMatchObject({ allowed: true });
+    expect(gate.decide(proposal("cmd.run", { command: `rm -rf / ${secret}` }), ctx)).toMatchObject({ allowed: false, blocked_by: "guard" });
+    const [post, judge, cmd] = tracing.spans;
+    expect(post).toMatchObject({ name: "execute_tool http.post", parent, ended: true, attributes: { "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "http.post", "gen_ai.tool.type": "function", "gavel.guard.decision": "allowed", "gavel.guard.decided_by": "judge", "gavel.guard.check": "none", "gavel.tool.arg_keys": ["auth", "auth.password", "url"] } });
+    expect(judge).toMatchObject({ name: "invoke_agent sec", parent: post?.ref, ended: true, attributes: { "gen_ai.agent.name": "sec", "gavel.judge.child": "ex-1-tv-sec", "gavel.score": 0.9 } });
+    expect(post?.events).toEqual([{ name: "gen_ai.evaluation.result", attributes: { "gen_ai.evaluation.name": "sec", "gen_ai.evaluation.score.value": 0.9, "gen_ai.evaluation.score.label": "pass" } }]);
+    expect(cmd).toMatchObject({ name: "execute_tool cmd.run", parent, ended: true, attributes: { "gavel.guard.decision": "blocked", "gavel.guard.decided_by": "guard", "gavel.guard.check": "destructive_pattern" } });
+    expect(JSON.stringify(tracing.spans)).not.toContain(secret);
   });
 });

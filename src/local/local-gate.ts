@@ -7,6 +7,7 @@ import { decisionEvent } from "../gate/audit.js";
 import { createGate } from "../gate/gate.js";
 import { RECENT_TOOL_CALLS } from "../gate/tool-call-summary.js";
 import { compilePolicy, type CompiledPolicy } from "../gate/guard/policy.js";
+import type { Tracing } from "../telemetry/tracing.js";
 import { ToolCallService } from "../transport/tool-call-service.js";
 import type { LocalRun } from "./local-run.js";
 
@@ -18,6 +19,8 @@ export interface LocalGate {
 export interface LocalGateOptions {
   /** The GuardPolicies given to the run, merged and compiled; default the built-in tables only. */
   policy?: CompiledPolicy;
+  /** Traces of the decided calls (execute_tool spans), when tracing is on. */
+  tracing?: Tracing;
 }
 
 /**
@@ -32,6 +35,7 @@ export async function startLocalGate(nc: NatsConnection, agent: Agent, run: Loca
     judgeRunner: (entry, proposal, violations, index) => run.runToolJudge(entry, proposal, violations, index),
     // What the audit keeps (key paths, never values), so the event stream is the audit.
     audit: { record: (r) => run.publish("toolcall.decision", decisionEvent(r)) },
+    ...(opts.tracing !== undefined ? { tracing: opts.tracing } : {}),
   });
   // The same store as on a cluster, on the run's own nats-server (gone with it).
   const service = await ToolCallService.start(nc, { decide: (p, ctx) => gate.decide(p, ctx), onDecided: (p, d) => void gate.record(p, d) });

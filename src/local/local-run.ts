@@ -32,6 +32,7 @@ import { messageOf } from "../errors.js";
 import type { GavelEvent } from "../transport/event-stream.js";
 import { readFileFromImage } from "../runtime/file-reader.js";
 import type { WorkloadHandle, WorkloadMount, WorkloadResult, WorkloadRuntime, WorkloadSpec } from "../runtime/workload.js";
+import type { ExecutionTrace } from "../telemetry/execution-trace.js";
 import { createWorkspace, type Workspace } from "./workspace.js";
 
 /** Everything a local run needs; the composition root (the CLI) builds it. */
@@ -56,6 +57,8 @@ export interface LocalRunOptions {
   now?: () => number;
   /** Creates the workspace volumes; default temporary host directories. */
   workspace?: (agent: Agent, execution: string) => Promise<Workspace>;
+  /** The Execution's trace (when tracing is on): fed every event; its workers get their iteration's TRACEPARENT. */
+  trace?: ExecutionTrace;
 }
 
 /** How a local run ended. */
@@ -185,7 +188,9 @@ export class LocalRun {
     const id = `${name}:${this.seq++}:${type}`;
     // A judge's own events are filed under the child Execution, in its parent's tree.
     const execution = type.startsWith("judge.") && typeof data.child === "string" ? data.child : name;
-    this.opts.onEvent?.({ id, time: new Date(this.now()).toISOString(), namespace: this.namespace, root: name, execution, type, data });
+    const event: GavelEvent = { id, time: new Date(this.now()).toISOString(), namespace: this.namespace, root: name, execution, type, data };
+    this.opts.trace?.observe(event);
+    this.opts.onEvent?.(event);
   }
   private seq = 0;
 
@@ -254,6 +259,7 @@ export class LocalRun {
   private async startWorker(a: Extract<EngineAction, { type: "start_worker" }>): Promise<void> {
     const spec = workerWorkload(this.opts.execution, this.opts.agent, a, (this.workspace as Workspace).mounts, {
       natsUrl: this.opts.natsUrl ?? "",
+      ...(this.opts.trace !== undefined ? { traceParent: this.opts.trace.iterationParent(a.iteration) } : {}),
       ...(this.opts.workerEnv !== undefined ? { env: this.opts.workerEnv } : {}),
       ...(this.opts.runtimes !== undefined ? { runtimes: this.opts.runtimes } : {}),
     });

@@ -2,6 +2,7 @@
 // re-sending the same proposal (same toolCallId) with backoff until a total deadline.
 import { createInbox, headers, type Msg, type MsgHdrs, type NatsConnection } from "@nats-io/transport-node";
 import type { ToolCallDecision, ToolCallProposal } from "../api/protocol.js";
+import { TRACEPARENT } from "../telemetry/trace-context.js";
 import { ATTEMPT_HEADER, decodeReply, encodeProposal, type ToolCallErrorCode } from "./codec.js";
 import { inboxPrefix, toolCallSubject } from "./subjects.js";
 
@@ -37,13 +38,18 @@ export interface ToolCallClientOptions {
   /** Pause added after each unanswered attempt: initial, doubled each time up to max; default 100 ms .. 5 s. */
   backoffInitialMs?: number;
   backoffMaxMs?: number;
+  /** W3C traceparent sent with every proposal (header `traceparent`): the worker's iteration span. */
+  traceParent?: string;
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-function attemptHeader(n: number): MsgHdrs {
+/** The headers of send N: the attempt after the first, the trace context on every send. */
+function sendHeaders(n: number, traceParent: string | undefined): MsgHdrs | undefined {
+  if (n === 1 && traceParent === undefined) return undefined;
   const h = headers();
-  h.set(ATTEMPT_HEADER, String(n));
+  if (n > 1) h.set(ATTEMPT_HEADER, String(n));
+  if (traceParent !== undefined) h.set(TRACEPARENT, traceParent);
   return h;
 }
 
@@ -53,6 +59,7 @@ export class ToolCallClient {
   private readonly totalMs: number;
   private readonly backoffInitial: number;
   private readonly backoffMax: number;
+  private readonly traceParent: string | undefined;
   /** How many times each proposal was sent, for tests and logs. */
   readonly sends = new Map<string, number>();
 
@@ -64,6 +71,7 @@ export class ToolCallClient {
     this.totalMs = options.totalTimeoutMs ?? 330_000;
     this.backoffInitial = options.backoffInitialMs ?? 100;
     this.backoffMax = options.backoffMaxMs ?? 5000;
+    this.traceParent = options.traceParent;
     // Permission violations arrive asynchronously; remember the last one for the error message.
     void (async () => {
       for await (const s of nc.status()) {
@@ -137,7 +145,8 @@ export class ToolCallClient {
         if (signal?.aborted) throw new ToolCallError("aborted", `proposal ${proposal.toolCallId} aborted`);
         sends++;
         // A re-send says so: the gate then answers only what its store acknowledged.
-        this.nc.publish(subject, data, sends === 1 ? { reply: inbox } : { reply: inbox, headers: attemptHeader(sends) });
+        const h = sendHeaders(sends, this.traceParent);
+        this.nc.publish(subject, data, h === undefined ? { reply: inbox } : { reply: inbox, headers: h });
         this.sends.set(proposal.toolCallId, sends);
         const m = await next(Math.min(this.attemptMs + pause, Math.max(0, deadline - Date.now())));
         const waited = pause;

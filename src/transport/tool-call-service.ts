@@ -7,6 +7,7 @@ import type { Msg, NatsConnection, Subscription } from "@nats-io/transport-node"
 import type { Logger } from "pino";
 import type { ToolCallDecision, ToolCallProposal } from "../api/protocol.js";
 import { messageOf } from "../errors.js";
+import { TRACEPARENT } from "../telemetry/trace-context.js";
 import { ATTEMPT_HEADER, checkDecision, decodeProposal, encodeErrorReply, proposalFingerprint, type ToolCallErrorCode, type ToolCallErrorReply } from "./codec.js";
 import { parseToolCallSubject, TOOL_CALL_WILDCARD } from "./subjects.js";
 import {
@@ -23,6 +24,8 @@ import {
 /** What the gate knows about the proposal's iteration when deciding it (any replica decided those calls). */
 export interface DecideContext {
   iteration: IterationView;
+  /** The proposal's W3C traceparent header (the worker's iteration span), when it carried one. */
+  traceParent?: string;
 }
 
 /** The slow remainder of a decision (judges): run only by the gate that holds the call's claim. */
@@ -96,6 +99,8 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 export class ToolCallService {
   readonly stats: ToolCallServiceStats = { proposals: 0, decides: 0, stored: 0, fromDecision: 0, fromInFlight: 0, waitedOnClaim: 0, takeovers: 0, lostRaces: 0, errors: 0 };
   private readonly pending = new Map<string, Pending>();
+  /** The traceparent header each proposal arrived with (decoded proposals are per message). */
+  private readonly traceParents = new WeakMap<ToolCallProposal, string>();
   private readonly inFlight = new Set<Promise<unknown>>();
   private readonly gateId: string;
   private readonly leaseMs: number;
@@ -190,6 +195,8 @@ export class ToolCallService {
     const key = decisionSubject(p.namespace, p.execution, p.toolCallId);
     const fingerprint = proposalFingerprint(p);
     const attempt = Number(msg.headers?.get(ATTEMPT_HEADER) ?? "1") || 1;
+    const traceParent = msg.headers?.get(TRACEPARENT);
+    if (traceParent !== undefined && traceParent !== "") this.traceParents.set(p, traceParent);
     let replied = false;
     const reply: Reply = (d) => {
       if (replied) return;
@@ -242,10 +249,12 @@ export class ToolCallService {
   // What the iteration already did; when this mirror misses an earlier step (another
   // replica decided it a moment ago), catch up with the stream first.
   private async context(p: ToolCallProposal): Promise<DecideContext> {
+    const traceParent = this.traceParents.get(p);
+    const trace = traceParent !== undefined ? { traceParent } : {};
     const view = this.store.iteration(p.namespace, p.execution, p.iteration);
-    if (view.hasSteps(p.step)) return { iteration: view };
+    if (view.hasSteps(p.step)) return { iteration: view, ...trace };
     await this.store.catchUp(2000).catch(() => false);
-    return { iteration: this.store.iteration(p.namespace, p.execution, p.iteration) };
+    return { iteration: this.store.iteration(p.namespace, p.execution, p.iteration), ...trace };
   }
 
   private async runDecide(p: ToolCallProposal, bytes: number): Promise<ToolCallDecision | Judged> {

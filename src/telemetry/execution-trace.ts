@@ -1,0 +1,238 @@
+// The trace of one Execution, built from its engine events (the same events both drivers
+// publish): the Execution is the root span, each iteration a child, each validator a child of
+// its iteration, each validation judge an `invoke_agent` span under its validator, and each
+// verdict a `gen_ai.evaluation.result` event on the iteration it judged. Tool calls are the
+// gate's spans (src/gate/gate.ts), parented to the iteration through the worker's TRACEPARENT.
+import type { Attributes } from "@opentelemetry/api";
+import type { ExecutionPhase } from "../api/types.js";
+import { isTerminal } from "../engine/phases.js";
+import type { GavelEvent } from "../transport/event-stream.js";
+import { evaluationAttributes, GAVEL, GEN_AI, OPERATION } from "./genai.js";
+import { executionTraceId, formatTraceparent, spanIdOf, type SpanRef } from "./trace-context.js";
+import type { TraceSpan, Tracing } from "./tracing.js";
+
+/** The Execution a trace is about. */
+export interface TracedExecution {
+  namespace: string;
+  name: string;
+  uid?: string;
+  /** The Agent it runs. */
+  agent: string;
+}
+
+const num = (v: unknown): number | undefined => (typeof v === "number" && Number.isFinite(v) ? v : undefined);
+const str = (v: unknown): string | undefined => (typeof v === "string" ? v : undefined);
+
+/** One Execution's spans, opened and closed as its events arrive. */
+export class ExecutionTrace {
+  readonly traceId: string;
+  private readonly open = new Map<string, TraceSpan>();
+  /** Validation judge children: the key of their span. */
+  private readonly judges = new Map<string, { key: string; iteration: number; judge: string }>();
+  private sampled = true;
+  private ended = false;
+
+  constructor(
+    private readonly tracing: Tracing,
+    private readonly execution: TracedExecution,
+  ) {
+    this.traceId = executionTraceId(execution);
+  }
+
+  /** True once the Execution's terminal phase was observed. */
+  get done(): boolean {
+    return this.ended;
+  }
+
+  /** The traceparent of iteration N's span, for its worker (env TRACEPARENT), before the span exists. */
+  iterationParent(iteration: number): string {
+    return formatTraceparent(this.ref(`iteration/${iteration}`));
+  }
+
+  private ref(key: string): SpanRef {
+    return { traceId: this.traceId, spanId: spanIdOf(this.traceId, key), sampled: this.sampled };
+  }
+
+  /**
+   * The span of `key`, started now (at `time`) when it is not open: under a controller that
+   * restarted mid-run the start was missed, and the span then begins at the first event seen.
+   */
+  private ensure(key: string, parentKey: string | undefined, name: string, time: Date, attributes: Attributes): TraceSpan {
+    const known = this.open.get(key);
+    if (known !== undefined) return known;
+    const span = this.tracing.start({
+      name,
+      ...(parentKey === undefined ? { traceId: this.traceId } : { parent: this.ref(parentKey) }),
+      spanId: spanIdOf(this.traceId, key),
+      attributes,
+      startTime: time,
+    });
+    if (parentKey === undefined) this.sampled = span.ref.sampled;
+    this.open.set(key, span);
+    return span;
+  }
+
+  private root(time: Date): TraceSpan {
+    const e = this.execution;
+    return this.ensure("execution", undefined, `${OPERATION.invokeAgent} ${e.agent}`, time, {
+      [GEN_AI.operationName]: OPERATION.invokeAgent,
+      [GEN_AI.agentName]: e.agent,
+      [GEN_AI.conversationId]: e.uid ?? `${e.namespace}/${e.name}`,
+      [GAVEL.namespace]: e.namespace,
+      [GAVEL.execution]: e.name,
+      ...(e.uid !== undefined ? { [GAVEL.executionUid]: e.uid } : {}),
+    });
+  }
+
+  private iteration(n: number, time: Date): TraceSpan {
+    this.root(time);
+    return this.ensure(`iteration/${n}`, "execution", "iteration", time, { [GAVEL.iteration]: n, [GEN_AI.agentName]: this.execution.agent });
+  }
+
+  private validator(n: number, k: number, type: string | undefined, time: Date): TraceSpan {
+    this.iteration(n, time);
+    return this.ensure(`validator/${n}/${k}`, `iteration/${n}`, `validate ${type ?? "validator"}`, time, {
+      [GAVEL.iteration]: n,
+      [GAVEL.validatorIndex]: k,
+      ...(type !== undefined ? { [GAVEL.validatorType]: type } : {}),
+    });
+  }
+
+  private close(key: string, time: Date): void {
+    this.open.get(key)?.end(time);
+    this.open.delete(key);
+  }
+
+  /** Takes one event of the Execution's tree (its judge children's events included). */
+  observe(event: GavelEvent): void {
+    if (this.ended) return;
+    const d = event.data;
+    const time = new Date(event.time);
+    const it = num(d.iteration);
+    switch (event.type) {
+      case "execution.started":
+        this.root(time);
+        return;
+      case "iteration.started":
+        if (it !== undefined) this.iteration(it, time);
+        return;
+      case "worker.finished":
+        if (it !== undefined) {
+          const exit = num(d.exitCode);
+          this.iteration(it, time).setAttributes({ ...(exit !== undefined ? { [GAVEL.workerExitCode]: exit } : {}), ...(d.timedOut === true ? { [GEN_AI.errorType]: "timed_out" } : {}) });
+        }
+        return;
+      case "validator.started": {
+        const k = num(d.index);
+        if (it !== undefined && k !== undefined) this.validator(it, k, str(d.type), time);
+        return;
+      }
+      case "judge.spawned": {
+        const k = num(d.index);
+        const child = str(d.child);
+        const judge = str(d.judge) ?? "judge";
+        // Tool-call judges are the gate's spans, under their execute_tool span.
+        if (d.purpose !== "validation" || it === undefined || k === undefined || child === undefined) return;
+        this.validator(it, k, undefined, time);
+        const key = `judge/${child}`;
+        this.judges.set(child, { key, iteration: it, judge });
+        this.ensure(key, `validator/${it}/${k}`, `${OPERATION.invokeAgent} ${judge}`, time, {
+          [GEN_AI.operationName]: OPERATION.invokeAgent,
+          [GEN_AI.agentName]: judge,
+          [GAVEL.judgeChild]: child,
+          [GAVEL.judgePurpose]: "validation",
+        });
+        return;
+      }
+      case "judge.finished": {
+        const child = str(d.child);
+        const j = child === undefined ? undefined : this.judges.get(child);
+        const span = j === undefined ? undefined : this.open.get(j.key);
+        if (j === undefined || span === undefined) return;
+        const score = num(d.score);
+        const rejection = str(d.rejection);
+        const confidence = num(d.confidence);
+        span.setAttributes({ ...(score !== undefined ? { [GAVEL.score]: score } : {}), ...(confidence !== undefined ? { [GAVEL.confidence]: confidence } : {}) });
+        if (rejection !== undefined) span.setError(rejection, `judge rejected: ${rejection}`);
+        // The verdict judges the iteration's work: the event goes on the span it evaluates.
+        this.open.get(`iteration/${j.iteration}`)?.addEvent(GEN_AI.evaluationResult, evaluationAttributes({ name: j.judge, ...(score !== undefined ? { score } : {}), ...(rejection !== undefined ? { rejection } : {}) }), time);
+        this.close(j.key, time);
+        return;
+      }
+      case "validator.result": {
+        const k = num(d.index);
+        if (it === undefined || k === undefined) return;
+        const span = this.validator(it, k, str(d.type), time);
+        const score = num(d.score);
+        const confidence = num(d.confidence);
+        const passed = d.passed === true;
+        span.setAttributes({ [GAVEL.passed]: passed, ...(score !== undefined ? { [GAVEL.score]: score } : {}), ...(confidence !== undefined ? { [GAVEL.confidence]: confidence } : {}) });
+        this.open.get(`iteration/${it}`)?.addEvent(
+          GEN_AI.evaluationResult,
+          evaluationAttributes({ name: str(d.type) ?? "validator", ...(score !== undefined ? { score } : {}), passed, ...(str(d.reasoning) !== undefined ? { explanation: str(d.reasoning) } : {}) }),
+          time,
+        );
+        this.close(`validator/${it}/${k}`, time);
+        return;
+      }
+      case "iteration.finished": {
+        if (it === undefined) return;
+        const score = num(d.score);
+        const span = this.iteration(it, time);
+        span.setAttributes({ ...(str(d.outcome) !== undefined ? { [GAVEL.iterationOutcome]: str(d.outcome) } : {}), ...(score !== undefined ? { [GAVEL.score]: score } : {}) });
+        for (const key of [...this.open.keys()]) if (key.startsWith(`validator/${it}/`)) this.close(key, time);
+        this.close(`iteration/${it}`, time);
+        return;
+      }
+      case "execution.phase": {
+        const phase = str(d.phase) as ExecutionPhase | undefined;
+        if (!isTerminal(phase)) return;
+        const root = this.root(time);
+        const score = num(d.score);
+        root.setAttributes({ [GAVEL.phase]: phase as string, ...(score !== undefined ? { [GAVEL.score]: score } : {}) });
+        if (phase !== "Succeeded") root.setError(phase === "TimedOut" ? "timed_out" : phase === "Cancelled" ? "cancelled" : "failed", str(d.message));
+        this.end(time);
+        return;
+      }
+    }
+  }
+
+  /** Ends every span still open (children before the root), e.g. when the run stops early. */
+  end(time: Date = new Date()): void {
+    for (const key of [...this.open.keys()].reverse()) this.close(key, time);
+    this.ended = true;
+  }
+}
+
+/**
+ * The traces of the Executions a controller runs, by uid: each fed the events of its status
+ * writes, dropped once its terminal phase is seen. A worker's TRACEPARENT needs no entry: the
+ * span ids are derived from the uid.
+ */
+export class ExecutionTraces {
+  private readonly traces = new Map<string, ExecutionTrace>();
+
+  constructor(private readonly tracing: Tracing) {}
+
+  private of(execution: TracedExecution): ExecutionTrace {
+    const key = execution.uid ?? `${execution.namespace}/${execution.name}`;
+    let t = this.traces.get(key);
+    if (t === undefined) {
+      t = new ExecutionTrace(this.tracing, execution);
+      this.traces.set(key, t);
+    }
+    return t;
+  }
+
+  /** Feeds the events of one status write of `execution`. */
+  observe(execution: TracedExecution, events: readonly GavelEvent[]): void {
+    const t = this.of(execution);
+    for (const e of events) t.observe(e);
+    if (t.done) this.traces.delete(execution.uid ?? `${execution.namespace}/${execution.name}`);
+  }
+
+  /** The traceparent iteration N's worker gets (env TRACEPARENT). */
+  iterationParent(execution: TracedExecution, iteration: number): string {
+    return (this.traces.get(execution.uid ?? `${execution.namespace}/${execution.name}`) ?? new ExecutionTrace(this.tracing, execution)).iterationParent(iteration);
+  }
+}
