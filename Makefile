@@ -72,7 +72,7 @@ test: lint verify test-unit test-integration test-e2e ## everything CI runs
 demo: build images ## gavel's main job, end to end
 	$(HARNESS)/demo.sh
 
-bench: build images k8s-binaries ## benchmarks, reported as ratios against a same-run baseline (gate-cluster brings the cluster up)
+bench: build images k8s-binaries jaeger ## benchmarks, reported as ratios against a same-run baseline (gate-cluster brings the cluster up; tracing sends to Jaeger)
 	node dist/bench/run.js
 
 clean:

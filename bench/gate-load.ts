@@ -13,6 +13,8 @@ export interface LoadRequest {
   seconds: number;
   /** Prefix of the toolCallIds ("g..." → real guard, "a..." → approve at once). */
   run: string;
+  /** Send this W3C traceparent with every proposal (bench/tracing.ts), as a traced worker does. */
+  traceParent?: string;
 }
 
 async function serve(): Promise<void> {
@@ -21,6 +23,13 @@ async function serve(): Promise<void> {
   const { url } = workerData as { url: string };
   const nc = await connect({ servers: url });
   const client = new ToolCallClient(nc, { attemptTimeoutMs: 5000 });
+  const traced = new Map<string, ToolCallClient>();
+  const clientOf = (traceParent: string | undefined): ToolCallClient => {
+    if (traceParent === undefined) return client;
+    let c = traced.get(traceParent);
+    if (c === undefined) traced.set(traceParent, (c = new ToolCallClient(nc, { attemptTimeoutMs: 5000, traceParent })));
+    return c;
+  };
   const sample = JSON.stringify(benchProposal("x", 0));
   port.on("message", (req: LoadRequest | "close") => {
     if (req === "close") {
@@ -31,7 +40,7 @@ async function serve(): Promise<void> {
       req.kind === "echo"
         ? () => nc.request("bench.echo", sample, { timeout: 5000 })
         : async (i: number) => {
-            const d = await client.propose(benchProposal(req.run, i));
+            const d = await clientOf(req.traceParent).propose(benchProposal(req.run, i));
             if (!d.allowed) throw new Error(`bench call denied: ${d.reason}`);
           };
     openLoop(req.rate, req.seconds, call).then(

@@ -18,8 +18,8 @@ const P99_LIMIT_MS = 5;
 const SECONDS = Number(process.env.GAVEL_BENCH_GATE_SECONDS ?? "1");
 const ROUNDS = Number(process.env.GAVEL_BENCH_GATE_ROUNDS ?? "4");
 
-// Runs measurements on the load thread, one at a time.
-class LoadThread {
+/** Runs measurements on the load thread (bench/gate-load.ts), one at a time. */
+export class LoadThread {
   private constructor(private readonly worker: Worker) {}
 
   static async start(url: string): Promise<LoadThread> {

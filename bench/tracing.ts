@@ -1,0 +1,75 @@
+// Tracing overhead on the gate round trip: the same guard-only tool call (real guard, real gate,
+// skip_judge tool) through the tool-call service with tracing off, and with tracing on (the
+// worker's traceparent in the header, an execute_tool span per call exported over OTLP to a real
+// Jaeger), interleaved in the same run at 1,000 calls/s.
+import { connect, type NatsConnection } from "@nats-io/transport-node";
+import { createGate } from "../src/gate/gate.js";
+import { compilePolicy } from "../src/gate/guard/policy.js";
+import { formatTraceparent } from "../src/telemetry/trace-context.js";
+import { tracingFromEnv } from "../src/telemetry/tracing.js";
+import { startNats } from "../src/transport/nats-server.js";
+import { ToolCallService } from "../src/transport/tool-call-service.js";
+import { startJaeger, type Jaeger } from "../test/harness/jaeger.js";
+import { LoadThread } from "./gate.js";
+import { percentile } from "./load.js";
+import type { BenchResult, BenchSuite } from "./types.js";
+
+const RATE = 1000;
+const SECONDS = Number(process.env.GAVEL_BENCH_GATE_SECONDS ?? "1");
+const ROUNDS = Number(process.env.GAVEL_BENCH_GATE_ROUNDS ?? "4");
+
+/** Measures the gate with tracing on against the same gate with it off. */
+export async function runTracingBench(): Promise<BenchResult[]> {
+  const jaeger: Jaeger = await startJaeger();
+  const server = await startNats();
+  const conns: NatsConnection[] = [];
+  let load: LoadThread | undefined;
+  try {
+    // This process is the composition root: the SDK reads its settings from process.env.
+    process.env.OTEL_EXPORTER_OTLP_ENDPOINT = jaeger.otlpEndpoint;
+    process.env.OTEL_SERVICE_NAME = "gavel-bench";
+    const tracing = await tracingFromEnv(process.env, { name: "gavel-bench" });
+    if (tracing === undefined) throw new Error("tracing did not start");
+    const policy = compilePolicy([]);
+    const options = { policyStore: { get: () => policy }, agent: { spec: { tools: ["fs.read", "fs.list"] } }, judgeRunner: () => Promise.reject(new Error("no judge in this bench")) };
+    const off = createGate(options);
+    const on = createGate({ ...options, tracing });
+    const gateNc = await connect({ servers: server.url });
+    conns.push(gateNc);
+    // Calls whose id starts with "t" are decided by the traced gate.
+    const service = await ToolCallService.start(gateNc, { decide: (p, ctx) => (p.toolCallId.startsWith("t") ? on : off).decide(p, ctx) });
+    load = await LoadThread.start(server.url);
+    const lt = load;
+    const traceParent = formatTraceparent({ traceId: "4bf92f3577b34da6a3ce929d0e0e4736", spanId: "00f067aa0ba902b7", sampled: true });
+    let runId = 0;
+    const measure = async (traced: boolean) =>
+      (await lt.run({ kind: "gate", rate: RATE, seconds: SECONDS, run: `${traced ? "t" : "o"}${runId++}`, ...(traced ? { traceParent } : {}) })).latencies;
+    for (const traced of [true, false]) await measure(traced);
+    const offSamples: number[] = [];
+    const onSamples: number[] = [];
+    for (let r = 0; r < ROUNDS; r++) {
+      offSamples.push(...(await measure(false)));
+      onSamples.push(...(await measure(true)));
+    }
+    await service.stop();
+    await tracing.flush();
+    const exported = (await jaeger.trace("4bf92f3577b34da6a3ce929d0e0e4736", 1)).spans.length;
+    await tracing.shutdown();
+    const us = (ms: number): string => (ms * 1000).toFixed(0);
+    const notes = `${onSamples.length} calls each, ${ROUNDS} interleaved rounds of ${SECONDS} s at ${RATE} calls/s; traced calls carry a traceparent header and each makes an execute_tool span exported over OTLP/HTTP (batched) to Jaeger all-in-one on loopback (${exported} spans of the bench's trace there at the end); added p50 ${us(percentile(onSamples, 50) - percentile(offSamples, 50))} µs, p99 ${us(percentile(onSamples, 99) - percentile(offSamples, 99))} µs`;
+    const row = (p: number): BenchResult => {
+      const value = percentile(onSamples, p);
+      const baseline = percentile(offSamples, p);
+      // Issue 12's target: traced >= 0.9x the untraced speed, i.e. at most 1/0.9 the latency.
+      return { name: `gate round trip p${p}, tracing on (1,000 calls/s)`, baselineName: "the same gate, tracing off", baseline, value, unit: "ms", ratio: value / baseline, target: "ratio <= 1.11 (>= 0.9x speed)", met: value / baseline <= 1 / 0.9, notes };
+    };
+    return [row(50), row(99)];
+  } finally {
+    await load?.stop();
+    for (const c of conns) await c.close().catch(() => undefined);
+    await server.stop();
+    await jaeger.stop();
+  }
+}
+
+export const suite: BenchSuite = { name: "tracing", needs: ["nats"], run: runTracingBench };
