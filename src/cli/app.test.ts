@@ -24,6 +24,14 @@ describe("gavel CLI", () => {
     expect(u.code).toBe(0);
     expect(u.out).toContain("usage: gavel logs EXECUTION [--iteration N] [--judge NAME] [-f]");
   }, 60_000);
+  it("answers --help of every command and subcommand with its usage, never running it", async () => {
+    for (const argv of [["guard", "check", "--help"], ["guard", "tool-hash", "-h"], ["nats", "bootstrap", "--help"], ["run", "-f", "missing.yaml", "--help"]]) {
+      const t = await gavel(argv);
+      expect(t.code, `${argv.join(" ")}: ${t.err}`).toBe(0);
+      expect(t.out).toContain(`usage: gavel ${argv[0] ?? ""}`);
+      expect(t.err).toBe("");
+    }
+  }, 60_000);
   it("lists each command with its module's own name and summary (the help loads no module)", async () => {
     for (const entry of commands) {
       const command = await entry.load();

@@ -21,7 +21,10 @@ export async function main(argv: string[], io: CommandIO): Promise<number> {
     return ExitCode.usage;
   }
   const command = await entry.load();
-  if (rest[0] === "--help" || rest[0] === "-h") {
+  // --help anywhere before a `--` (`gavel guard check --help`, `gavel nats bootstrap -h`) shows the usage instead of running.
+  const end = rest.indexOf("--");
+  const flags = end < 0 ? rest : rest.slice(0, end);
+  if (flags.includes("--help") || flags.includes("-h")) {
     io.stdout.write(`${entry.summary}\n\nusage: ${command.usage}\n`);
     return ExitCode.ok;
   }
