@@ -65,12 +65,20 @@ describe("the work queue counts under client-go's names", () => {
     q.add("b");
     expect(m.adds.get(labels)).toBe(2);
     expect(m.depth.get(labels)).toBe(2);
+    expect(m.unfinishedWork.get(labels)).toBe(0);
     const key = await q.get();
     expect(m.depth.get(labels)).toBe(1);
     expect(m.queueDuration.count(labels)).toBe(1);
+    // While a key is processed its time so far is unfinished work (client-go's stuck-worker signal).
+    await new Promise((r) => setTimeout(r, 20));
+    expect(m.unfinishedWork.get(labels)).toBeGreaterThanOrEqual(0.015);
+    expect(m.longestRunning.get(labels)).toBeGreaterThanOrEqual(0.015);
+    expect(r.render()).toMatch(/^workqueue_unfinished_work_seconds\{controller="agent",name="agent"\} 0\.0\d+$/m);
     q.addRateLimited(key ?? "");
     q.done(key ?? "");
     expect(m.workDuration.count(labels)).toBe(1);
+    expect(m.unfinishedWork.get(labels)).toBe(0);
+    expect(m.longestRunning.get(labels)).toBe(0);
     expect(m.retries.get(labels)).toBe(1);
     q.shutDown();
     // The reconcile families come from the same registry.

@@ -79,8 +79,23 @@ export class Counter extends Scalar {
 
 /** Goes up and down. */
 export class Gauge extends Scalar {
+  private readonly readers = new Map<string, () => number>();
+
   set(labels: Labels, v: number): void {
     this.put(labels, v);
+  }
+
+  /** The series of `labels` is read from `read` whenever it is read or scraped (e.g. seconds of work in progress). */
+  readWith(labels: Labels, read: () => number): void {
+    this.readers.set(this.key(labels), read);
+  }
+
+  override get(labels: Labels = {}): number {
+    return this.readers.get(this.key(labels))?.() ?? super.get(labels);
+  }
+
+  override samples(): string[] {
+    return [...super.samples(), ...[...this.readers].map(([k, read]) => `${this.name}${labelText(this.labelsOf(k))} ${numberText(read())}`)];
   }
 
   inc(labels: Labels = {}, n = 1): void {
@@ -215,6 +230,12 @@ export function workQueueMetrics(r: Registry) {
     queueDuration: r.histogram("workqueue_queue_duration_seconds", "How long in seconds an item stays in workqueue before being requested", l, QUEUE_BUCKETS),
     workDuration: r.histogram("workqueue_work_duration_seconds", "How long in seconds processing an item from workqueue takes", l, QUEUE_BUCKETS),
     retries: r.counter("workqueue_retries_total", "Total number of retries handled by workqueue", l),
+    unfinishedWork: r.gauge(
+      "workqueue_unfinished_work_seconds",
+      "How many seconds of work has been done that is in progress and hasn't been observed by work_duration. Large values indicate stuck threads. One can deduce the number of stuck threads by observing the rate at which this increases.",
+      l,
+    ),
+    longestRunning: r.gauge("workqueue_longest_running_processor_seconds", "How many seconds has the longest running processor for workqueue been running.", l),
   };
 }
 export type WorkQueueMetrics = ReturnType<typeof workQueueMetrics>;

@@ -39,6 +39,15 @@ export class WorkQueue {
     this.metrics?.family.depth.set(this.metrics.labels, 0);
     this.metrics?.family.adds.inc(this.metrics.labels, 0);
     this.metrics?.family.retries.inc(this.metrics.labels, 0);
+    // Read at scrape time from the keys being processed, as client-go's updateUnfinishedWork does.
+    this.metrics?.family.unfinishedWork.readWith(this.metrics.labels, () => this.runningSeconds().reduce((a, b) => a + b, 0));
+    this.metrics?.family.longestRunning.readWith(this.metrics.labels, () => Math.max(0, ...this.runningSeconds()));
+  }
+
+  /** For how long each key being processed has been. */
+  private runningSeconds(): number[] {
+    const now = performance.now();
+    return [...this.startedAt.values()].map((t) => (now - t) / 1000);
   }
 
   /** Queues the key unless it is already waiting; ignored after shutDown(). */
