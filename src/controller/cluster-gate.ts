@@ -382,7 +382,11 @@ export class ClusterGate implements GateStatus {
       for (let attempt = 1, pause = 200; ; attempt++, pause = Math.min(pause * 2, 5000)) {
         const results = await Promise.allSettled(batch.map((e) => stream.publish(e)));
         const failed = results.find((r): r is PromiseRejectedResult => r.status === "rejected");
-        if (failed === undefined) break;
+        if (failed === undefined) {
+          const now = Date.now();
+          for (const e of batch) this.metrics.publishLag.observe({}, Math.max(0, now - Date.parse(e.time)) / 1000);
+          break;
+        }
         if (attempt >= 30) {
           this.opts.logger?.error({ execution: key, events: batch.length, err: messageOf(failed.reason) }, "events not published");
           break;

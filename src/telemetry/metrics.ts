@@ -269,6 +269,7 @@ export function gateMetrics(r: Registry) {
     toolCalls: r.counter("gavel_tool_calls_total", "Tool calls decided and stored by this gate, by decision, what decided it (guard or judge) and the guard check that blocked it (none otherwise)", ["decision", "decided_by", "check"]),
     guardSeconds: r.histogram("gavel_guard_duration_seconds", "Time the guard's seven checks took per tool call", [], GUARD_BUCKETS),
     decisionSeconds: r.histogram("gavel_tool_call_decision_duration_seconds", "Time from a proposal to its decision (the guard, and the judges of judged calls)", ["decided_by"], SLOW_BUCKETS),
+    publishLag: r.histogram("gavel_gate_event_publish_lag_seconds", "Time from a gate event (a tool call proposed or decided, a tool judge started or finished) to its acknowledged publish on the event stream", [], SLOW_BUCKETS),
   };
 }
 export type GateMetrics = ReturnType<typeof gateMetrics>;
