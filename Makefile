@@ -15,8 +15,9 @@ all: build
 deps: ## system packages and npm modules
 	$(HARNESS)/install-deps.sh
 
-build: deps ## compile TypeScript to dist/; bin/gavel runs it
+build: deps ## compile TypeScript to dist/ (bin/gavel runs it) and gavel-launch, the pods' static stream launcher
 	node_modules/.bin/tsc -p tsconfig.build.json
+	mkdir -p dist/bin && cc -static -Os -s -Wall -Wextra -Werror -o dist/bin/gavel-launch src/launcher/gavel-launch.c
 
 PREFIX ?= $(HOME)/.local
 install: ## gavel and the kubectl plugin (`kubectl gavel`) on PATH: links in $(PREFIX)/bin (after make build)

@@ -228,6 +228,11 @@ const agentSpec: SchemaNode = obj(
         version: str('Language version, e.g. "3.11" (quote it in YAML).'),
         image: str("Container image; when absent gavel uses its agent image for the language."),
         pull_policy: str("Image pull policy: Always, IfNotPresent or Never.", { enum: ["Always", "IfNotPresent", "Never"] }),
+        command: arr(
+          "gavel extension: the program and its arguments, replacing the image's ENTRYPOINT and CMD (as a Kubernetes container's command). On Kubernetes gavel runs a known program under its launcher so that stdout stays apart from stderr; an image of its own whose program is not declared here keeps the pod log's merged stream.",
+          str("One word of the command.", { minLength: 1 }),
+          { minItems: 1, maxItems: 64 },
+        ),
         env: arr(
           "gavel extension: environment variables of this Agent's pods (its workers, or its judge runs), as in a Kubernetes container: a value or a key of a Secret or ConfigMap of the Agent's namespace, e.g. an OpenAI-compatible endpoint and its API key.",
           envVar,

@@ -69,6 +69,8 @@ export interface RuntimeSpec {
   /** Container image; when absent gavel picks its agent image for the language. */
   image?: string;
   pull_policy?: "Always" | "IfNotPresent" | "Never";
+  /** gavel extension: the program and its arguments, replacing the image's ENTRYPOINT and CMD. */
+  command?: string[];
   /** gavel extension: env of the Agent's pods, literal or from a Secret/ConfigMap key. */
   env?: EnvVar[];
   /** gavel extension: every key of a Secret/ConfigMap as env. */

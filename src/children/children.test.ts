@@ -6,7 +6,7 @@ import type { Agent, Execution, ExecutionStatus } from "../api/types.js";
 import { gavelVersion } from "../version.js";
 import type { WorkloadMount } from "../runtime/workload.js";
 import { ownerOf, SPAWN_ERROR_ANNOTATION, toolJudgeChild, validationJudgeChild } from "./child-executions.js";
-import { defaultImages } from "./images.js";
+import { AGENT_ENTRYPOINT, defaultImages } from "./images.js";
 import { parseMemoryBytes, parseNanoCpus, resourcesOf } from "./quantities.js";
 import { ENV_PAYLOAD_LIMIT, judgeWorkload, MAX_PAYLOAD_BYTES, labelValue, workerWorkload } from "./workloads.js";
 
@@ -121,6 +121,20 @@ describe("judge workload", () => {
     expect(typeof builtin !== "string" && builtin.image).toBe(`gavel/runtime-python-3.11:${gavelVersion()}`);
     const unknown = { ...reference, spec: { ...reference.spec, runtime: { language: "python", version: "3.12" } } };
     expect(judgeWorkload(child, unknown, mounts, { stdin: false })).toMatch(/spec\.runtime\.version: no runtime for python 3\.12 in the runtime table \(known: python 3\.11\)/);
+  });
+
+  it("knows the program of gavel's images (the launcher wraps it on Kubernetes); an Agent's runtime.command replaces any image's", () => {
+    const py: Agent = { ...worker, spec: { ...worker.spec, runtime: { language: "python", version: "3.11" } } };
+    const run = { name: "demo-i1", iteration: 1, timeoutSeconds: 5 };
+    expect(workerWorkload(parent, py, run, [])).toMatchObject({ entrypoint: AGENT_ENTRYPOINT });
+    expect(workerWorkload(parent, { ...worker, spec: {} }, run, [])).toMatchObject({ entrypoint: AGENT_ENTRYPOINT });
+    const own = workerWorkload(parent, worker, run, []);
+    expect(own.entrypoint).toBeUndefined();
+    expect(own.command).toBeUndefined();
+    const declared: Agent = { ...worker, spec: { ...worker.spec, runtime: { image: "python:3.11-slim", command: ["python3", "-c", "print(1)"] } } };
+    expect(workerWorkload(parent, declared, run, [])).toMatchObject({ command: ["python3", "-c", "print(1)"] });
+    const j = judgeWorkload(child, { ...judge, spec: { ...judge.spec, runtime: { image: "j:1", command: ["/judge"] } } }, [], { stdin: false });
+    expect(typeof j !== "string" && j.command).toEqual(["/judge"]);
   });
 
   it("a worker's language picks its image; an unknown one is a terminal error naming the field", () => {

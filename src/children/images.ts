@@ -9,9 +9,18 @@ export interface DefaultImages {
   worker: string;
   /** The one-shot reader of workspace files (needs `sh` and `cat`). */
   reader: string;
+  /** The image an init container copies gavel-launch from (Kubernetes: stdout apart from stderr). */
+  launcher: string;
 }
 
-/** The default images of this build: the worker runtime `gavel/agent:<version>`; the base image reads files. */
+/**
+ * The program of gavel's agent image and the runtime images built on it (their ENTRYPOINT),
+ * so a pod can run it under gavel-launch (src/runtime/kubernetes/log-streams.ts).
+ */
+export const AGENT_ENTRYPOINT: readonly string[] = ["node", "/opt/gavel/dist/src/agent/main.js"];
+
+/** The default images of this build: the worker runtime `gavel/agent:<version>` (it holds gavel-launch too); the base image reads files. */
 export function defaultImages(): DefaultImages {
-  return { worker: `gavel/agent:${gavelVersion()}`, reader: "gavel/base:bookworm-node20" };
+  const agent = `gavel/agent:${gavelVersion()}`;
+  return { worker: agent, reader: "gavel/base:bookworm-node20", launcher: agent };
 }

@@ -50,6 +50,8 @@ runtimes:
     expect(() => parseRuntimeTable("- {language: python, version: '3'}")).toThrow(/runtimes\[0\]\.image must be a non-empty string/);
     expect(() => parseRuntimeTable("- {language: python, version: '3', image: x, env: {A: 1}}")).toThrow(/env must be a map of strings/);
     expect(() => parseRuntimeTable("runtimes: 3")).toThrow(/expected a list/);
+    expect(() => parseRuntimeTable("- {language: python, version: '3', image: x, command: python3}")).toThrow(/runtimes\[0\]\.command must be a non-empty list of non-empty strings/);
+    expect(parseRuntimeTable("- {language: python, version: '3', image: x, command: [python3, /a.py]}")[0]?.command).toEqual(["python3", "/a.py"]);
     expect(parseRuntimeTable("")).toEqual([]);
   });
 });

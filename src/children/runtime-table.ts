@@ -7,6 +7,7 @@ import { readFile } from "node:fs/promises";
 import { parse } from "yaml";
 import type { Agent } from "../api/types.js";
 import { gavelVersion } from "../version.js";
+import { AGENT_ENTRYPOINT } from "./images.js";
 
 /** One language runtime: the image that runs Agents declaring it, with extra env for its containers. */
 export interface RuntimeEntry {
@@ -17,6 +18,11 @@ export interface RuntimeEntry {
   image: string;
   /** Env set in every container of this runtime (e.g. its model endpoint); the workload's own env wins. */
   env?: Record<string, string>;
+  /**
+   * The image's program (its ENTRYPOINT and CMD), when known: on Kubernetes gavel runs it under
+   * gavel-launch so stdout stays apart from stderr; without it the pod log merges them.
+   */
+  command?: string[];
   /** Picked when a manifest names the language without a version; at most one per language. */
   default?: boolean;
 }
@@ -25,13 +31,13 @@ export interface RuntimeEntry {
 export type RuntimeTable = readonly RuntimeEntry[];
 
 /** An image for an Agent, or why there is none (naming the manifest field). */
-export type RuntimeChoice = { image: string; env: Record<string, string>; runtime?: RuntimeEntry } | { problem: string; field: string };
+export type RuntimeChoice = { image: string; env: Record<string, string>; runtime?: RuntimeEntry; entrypoint?: readonly string[] } | { problem: string; field: string };
 
 /** The runtimes gavel ships, at the images of this build (`make images` tags them :dev and :<version>). */
 export function builtinRuntimes(tag = gavelVersion()): RuntimeEntry[] {
   return [
-    { language: "python", version: "3.11", image: `gavel/runtime-python-3.11:${tag}`, default: true },
-    { language: "node", version: "20", image: `gavel/runtime-node-20:${tag}`, default: true },
+    { language: "python", version: "3.11", image: `gavel/runtime-python-3.11:${tag}`, default: true, command: [...AGENT_ENTRYPOINT] },
+    { language: "node", version: "20", image: `gavel/runtime-node-20:${tag}`, default: true, command: [...AGENT_ENTRYPOINT] },
   ];
 }
 
@@ -59,7 +65,7 @@ export function parseRuntimeTable(text: string, source = "runtime table"): Runti
 function entryOf(raw: unknown, at: string): RuntimeEntry {
   if (!isRecord(raw)) throw new RuntimeTableError(`${at} must be a mapping`);
   for (const k of Object.keys(raw)) {
-    if (!["language", "version", "image", "env", "default"].includes(k)) throw new RuntimeTableError(`${at}.${k} is not a known field (language, version, image, env, default)`);
+    if (!["language", "version", "image", "env", "default", "command"].includes(k)) throw new RuntimeTableError(`${at}.${k} is not a known field (language, version, image, env, default, command)`);
   }
   const text = (k: string): string => {
     const v = raw[k];
@@ -73,12 +79,17 @@ function entryOf(raw: unknown, at: string): RuntimeEntry {
     throw new RuntimeTableError(`${at}.env must be a map of strings`);
   }
   if (raw.default !== undefined && typeof raw.default !== "boolean") throw new RuntimeTableError(`${at}.default must be true or false`);
+  const command = raw.command;
+  if (command !== undefined && (!Array.isArray(command) || command.length === 0 || !command.every((c) => typeof c === "string" && c !== ""))) {
+    throw new RuntimeTableError(`${at}.command must be a non-empty list of non-empty strings (the image's program, e.g. [python3, /app/main.py])`);
+  }
   return {
     language: text("language").toLowerCase(),
     version: text("version"),
     image: text("image"),
     ...(env !== undefined ? { env: env as Record<string, string> } : {}),
     ...(raw.default === true ? { default: true } : {}),
+    ...(command !== undefined ? { command: command as string[] } : {}),
   };
 }
 
@@ -107,13 +118,14 @@ export async function loadRuntimeTable(file: string | undefined): Promise<Runtim
 /**
  * The image an Agent runs in: its `spec.runtime.image` when set, else the table's entry for
  * `spec.runtime.language` and `version` (the language's default entry when no version is
- * given), else `fallback` for an Agent with neither (a worker runs gavel's agent image).
+ * given), else `fallback` for an Agent with neither (a worker runs gavel's agent image, whose
+ * program `fallbackEntrypoint` is). `entrypoint` is the image's program when gavel knows it.
  */
-export function chooseRuntime(agent: Agent, table: RuntimeTable, fallback?: string): RuntimeChoice {
+export function chooseRuntime(agent: Agent, table: RuntimeTable, fallback?: string, fallbackEntrypoint?: readonly string[]): RuntimeChoice {
   const r = agent.spec.runtime;
   if (r?.image !== undefined && r.image.trim() !== "") return { image: r.image, env: {} };
   if (r?.language === undefined || r.language.trim() === "") {
-    if (fallback !== undefined) return { image: fallback, env: {} };
+    if (fallback !== undefined) return { image: fallback, env: {}, ...(fallbackEntrypoint !== undefined ? { entrypoint: fallbackEntrypoint } : {}) };
     return { problem: `Agent ${agent.metadata.name} names no image and no language runtime`, field: "spec.runtime" };
   }
   const language = r.language.trim().toLowerCase();
@@ -128,7 +140,7 @@ export function chooseRuntime(agent: Agent, table: RuntimeTable, fallback?: stri
     const what = version === undefined || version === "" ? `no default version of ${language}` : `no runtime for ${language} ${version}`;
     return { problem: `spec.runtime.version: ${what} in the runtime table (known: ${known(same)})`, field: "spec.runtime.version" };
   }
-  return { image: entry.image, env: { ...entry.env }, runtime: entry };
+  return { image: entry.image, env: { ...entry.env }, runtime: entry, ...(entry.command !== undefined ? { entrypoint: entry.command } : {}) };
 }
 
 function isRecord(v: unknown): v is Record<string, unknown> {

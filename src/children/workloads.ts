@@ -7,7 +7,7 @@ import { childTimeoutSeconds } from "../engine/durations.js";
 import type { WorkloadMount, WorkloadSpec } from "../runtime/workload.js";
 import { TerminalError } from "../errors.js";
 import { TRACEPARENT_ENV } from "../telemetry/trace-context.js";
-import { defaultImages } from "./images.js";
+import { AGENT_ENTRYPOINT, defaultImages } from "./images.js";
 import { resourcesOf } from "./quantities.js";
 import { builtinRuntimes, chooseRuntime, type RuntimeTable } from "./runtime-table.js";
 import { parseDescriptor } from "../runtime/kubernetes/configmap-parts.js";
@@ -54,6 +54,16 @@ export function agentEnvOf(agent: Agent): Pick<WorkloadSpec, "agentEnv"> {
   return { agentEnv: { ...(env !== undefined ? { env } : {}), ...(envFrom !== undefined ? { envFrom } : {}) } };
 }
 
+/**
+ * The program of an Agent's containers: its own `spec.runtime.command` (run on every driver),
+ * else the image's program when gavel knows it (`entrypoint`: Kubernetes runs it under gavel-launch).
+ */
+function programOf(agent: Agent, entrypoint: readonly string[] | undefined): Pick<WorkloadSpec, "command" | "entrypoint"> {
+  const command = agent.spec.runtime?.command;
+  if (command !== undefined && command.length > 0) return { command: [...command] };
+  return entrypoint !== undefined ? { entrypoint: [...entrypoint] } : {};
+}
+
 /** The allowlist of an Agent with network allow, as the workload's egress hosts. */
 function egressOf(agent: Agent): { egressHosts?: string[] } {
   const net = agent.spec.security?.network;
@@ -91,7 +101,8 @@ export interface WorkerOptions {
  */
 export function workerWorkload(execution: Execution, agent: Agent, run: WorkerRun, mounts: WorkloadMount[], opts: WorkerOptions = {}): WorkloadSpec {
   const writable = mounts.map((m) => ({ ...m, readOnly: false }));
-  const runtime = chooseRuntime(agent, opts.runtimes ?? builtinRuntimes(), opts.defaultImage ?? defaultImages().worker);
+  // gavel's agent image runs AGENT_ENTRYPOINT; a driver's other default image is not known.
+  const runtime = chooseRuntime(agent, opts.runtimes ?? builtinRuntimes(), opts.defaultImage ?? defaultImages().worker, opts.defaultImage === undefined ? AGENT_ENTRYPOINT : undefined);
   if ("problem" in runtime) throw new TerminalError("UnknownRuntime", runtime.problem);
   const env: Record<string, string> = {
     ...runtime.env,
@@ -114,6 +125,7 @@ export function workerWorkload(execution: Execution, agent: Agent, run: WorkerRu
   return {
     name: run.name,
     image: runtime.image,
+    ...programOf(agent, runtime.entrypoint),
     env,
     ...agentEnvOf(agent),
     mounts: writable,
@@ -181,6 +193,7 @@ export function judgeWorkload(child: Execution, judge: Agent, workerMounts: Work
   return {
     name: child.metadata.name,
     image: runtime.image,
+    ...programOf(judge, runtime.entrypoint),
     env: {
       ...runtime.env,
       ...judgeEnvironment(child, judge, readOnly),

@@ -7,6 +7,7 @@ import * as k8s from "@kubernetes/client-node";
 import { resultName, workloadPodName } from "../controller/execution-pods.js";
 import { readWorkerResult } from "../controller/stored-parts.js";
 import { httpStatusOf, isNotFound, typedError } from "../errors.js";
+import { podStreams } from "../runtime/kubernetes/log-streams.js";
 import type { Kube } from "./kube.js";
 
 /** The container every gavel workload pod runs its workload in. */
@@ -58,7 +59,8 @@ async function podLog(kube: Kube, namespace: string, workload: string): Promise<
   const name = workloadPodName(workload);
   try {
     const text = await kube.core.readNamespacedPodLog({ name, namespace, container: CONTAINER });
-    return { source: "pod", stdout: text, stderr: "" };
+    // Split when the pod runs under gavel-launch; else stderr is merged into stdout.
+    return { source: "pod", ...podStreams(await readPod(kube, namespace, name), text) };
   } catch (err) {
     // Gone, or not started yet (the API server answers 400 while the container is being created).
     if (isNotFound(err) || httpStatusOf(err) === 400) return undefined;

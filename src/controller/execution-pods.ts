@@ -151,11 +151,14 @@ export interface PodOptions {
   runtimes?: RuntimeTable;
   /** The worker's iteration span (env TRACEPARENT), when the controller traces. */
   traceParent?: string;
+  /** Image that holds gavel-launch: worker and judge pods whose program is known run under it (stdout apart from stderr); unset, their logs merge. */
+  launcherImage?: string;
 }
 
-/** The pod of one workload of an Execution (children module's spec), owned by `owner`. */
-function workloadPod(spec: WorkloadSpec, owner: Execution, opts: PodOptions): k8s.V1Pod {
+/** The pod of one workload of an Execution (children module's spec), owned by `owner`; `launched`: run its program under gavel-launch. */
+function workloadPod(spec: WorkloadSpec, owner: Execution, opts: PodOptions, launched = false): k8s.V1Pod {
   return podManifest({
+    ...(launched && opts.launcherImage !== undefined ? { launcherImage: opts.launcherImage } : {}),
     spec,
     name: workloadPodName(spec.name),
     instance: EXECUTION_INSTANCE,
@@ -172,6 +175,7 @@ export function workerPod(execution: Execution, agent: Agent, run: WorkerRun, op
     workerWorkload(execution, agent, run, mounts, { natsUrl: opts.natsUrl ?? "", ...(opts.runtimes !== undefined ? { runtimes: opts.runtimes } : {}), ...(opts.traceParent !== undefined ? { traceParent: opts.traceParent } : {}) }),
     execution,
     opts,
+    true,
   );
 }
 
@@ -194,7 +198,7 @@ export function readerPod(execution: Execution, spec: WorkloadSpec, iteration: n
 export function judgePod(child: Execution, judge: Agent, mounts: WorkloadMount[], opts: PodOptions): k8s.V1Pod | string {
   const spec = judgeWorkload(child, judge, mounts, { stdin: false, ...(opts.runtimes !== undefined ? { runtimes: opts.runtimes } : {}) });
   if (typeof spec === "string") return spec;
-  const pod = workloadPod(spec, child, opts);
+  const pod = workloadPod(spec, child, opts, true);
   const parts = parseDescriptor(child.metadata.annotations?.[INPUT_ANNOTATION]);
   if (parts !== undefined && pod.spec !== undefined) {
     pod.spec.volumes = [...(pod.spec.volumes ?? []), partsVolume("input", inputPartsPrefix(child.metadata.name), parts)];
@@ -270,6 +274,9 @@ export function podEnd(pod: k8s.V1Pod): PodEnd | undefined {
   const phase = pod.status?.phase;
   if (phase === "Succeeded" || phase === "Failed") {
     const terminated = pod.status?.containerStatuses?.[0]?.state?.terminated;
+    // Ended without its main container running: an init container (the launcher's) failed.
+    const stuck = terminated === undefined ? stuckReason(pod) : undefined;
+    if (stuck !== undefined) return { exitCode: -1, timedOut: false, stuck };
     return { exitCode: terminated?.exitCode ?? 137, timedOut: pod.status?.reason === "DeadlineExceeded" };
   }
   const stuck = stuckReason(pod);

@@ -33,6 +33,7 @@ import {
 import type { FileContent } from "../engine/validators/outcome.js";
 import { imageReader, readerContent, volumeReader } from "../runtime/file-reader.js";
 import { egressCidrs } from "../runtime/kubernetes/egress-hosts.js";
+import { podStreams, type Streams } from "../runtime/kubernetes/log-streams.js";
 import { denyAllNetworkPolicy, egressHostsOf, egressPolicy, LABELS, type PodUser } from "../runtime/kubernetes/pod-spec.js";
 import { OUTPUT_CAP_BYTES, type WorkloadSpec } from "../runtime/workload.js";
 import {
@@ -90,6 +91,12 @@ export interface ExecutionReconcilerOptions {
   writerUser?: PodUser;
   /** Image of the workspace file reader (needs sh and cat). Default gavel/base:bookworm-node20. */
   readerImage?: string;
+  /**
+   * Image an init container copies gavel-launch from, so worker and judge pods keep stdout
+   * apart from stderr (log-streams.ts). Default gavel/agent of this version; "" runs programs
+   * bare (the pod log merges the streams).
+   */
+  launcherImage?: string;
   /** NATS URL handed to workers for the inner-loop gate; "" (default) when none runs. */
   natsUrl?: string;
   /** Images of language runtimes (`spec.runtime.language` + `version`); default the built-in table. */
@@ -392,8 +399,8 @@ export class ExecutionReconciler {
     }
     const end = podEnd(pod);
     if (end === undefined) return;
-    const out = end.stuck !== undefined ? `pod ${podName} cannot start: ${end.stuck}` : await this.podLog(ns(ex), podName);
-    const w: WorkerObservation = { iteration: record.number, exitCode: end.exitCode, stdout: out, stderr: end.stuck ?? "", timedOut: end.timedOut, cancelled: false };
+    const out = end.stuck !== undefined ? { stdout: `pod ${podName} cannot start: ${end.stuck}`, stderr: end.stuck } : await this.podLog(ns(ex), podName);
+    const w: WorkerObservation = { iteration: record.number, exitCode: end.exitCode, ...out, timedOut: end.timedOut, cancelled: false };
     // Kept before the pod goes: its log goes with it.
     await storeWorkerResult(this.core, ns(ex), resultConfigMaps(ex, worker, w));
     observeWorker(state, w);
@@ -526,10 +533,10 @@ export class ExecutionReconciler {
       if (end !== undefined) {
         if (end.stuck !== undefined) return finish({ ok: false, rejection: "failed", detail: `the judge pod cannot start: ${end.stuck}` });
         const validation = judge.spec.execution?.validation;
-        const stdout = await this.podLog(namespace, podName);
+        // stdout apart from stderr when the pod ran under gavel-launch; else the merged log.
+        const { stdout, stderr } = await this.podLog(namespace, podName);
         const outcome = judgeOutcome({ exitCode: end.exitCode, stdout, timedOut: end.timedOut, ...(validation !== undefined && !Array.isArray(validation) ? { validation } : {}) });
-        // Pod logs merge stderr into stdout: the kept stdout tail holds both.
-        return finish(outcome, rawOutputOf({ stdout, exitCode: end.exitCode }));
+        return finish(outcome, rawOutputOf({ stdout, stderr, exitCode: end.exitCode }));
       }
     } else {
       const manifest = judgePod(child, judge, mounts, this.podOptions());
@@ -578,7 +585,7 @@ export class ExecutionReconciler {
     if (end === undefined) return "copying";
     if (end.stuck !== undefined) return { failed: `the workspace copy cannot start: ${end.stuck}` };
     if (end.exitCode === 0) return "done";
-    const log = await this.podLog(namespace, name);
+    const log = (await this.podLog(namespace, name)).stdout;
     return { failed: `the workspace copy failed (exit ${end.exitCode}${end.timedOut ? ", deadline" : ""}): ${log.slice(-500)}` };
   }
 
@@ -604,6 +611,7 @@ export class ExecutionReconciler {
       ...(this.opts.writerUser !== undefined ? { writerUser: this.opts.writerUser } : {}),
       natsUrl: this.opts.natsUrl ?? "",
       ...(this.opts.runtimes !== undefined ? { runtimes: this.opts.runtimes } : {}),
+      ...(this.opts.launcherImage !== "" ? { launcherImage: this.opts.launcherImage ?? defaultImages().launcher } : {}),
     };
   }
 
@@ -634,12 +642,13 @@ export class ExecutionReconciler {
     this.policies.add(key);
   }
 
-  private async podLog(namespace: string, name: string): Promise<string> {
+  /** A pod's output: its two streams when it ran under gavel-launch, else the merged log as stdout. */
+  private async podLog(namespace: string, name: string): Promise<Streams> {
     try {
       const text = await this.core.readNamespacedPodLog({ name, namespace, container: "main", limitBytes: OUTPUT_CAP_BYTES });
-      return text;
+      return podStreams(this.pods.get(name, namespace), text);
     } catch (err) {
-      return `[gavel: the log of pod ${name} could not be read: ${messageOf(err)}]`;
+      return { stdout: `[gavel: the log of pod ${name} could not be read: ${messageOf(err)}]`, stderr: "" };
     }
   }
 
@@ -664,8 +673,8 @@ export class ExecutionReconciler {
     const end = podEnd(pod);
     if (end === undefined) return undefined;
     if (end.stuck !== undefined) return { ok: false, reason: "unreadable", detail: `the reader pod ${podName} cannot start: ${end.stuck}` };
-    const log = await this.podLog(ns(ex), podName);
-    // Pod logs merge stderr into stdout: an error's message is in the log, a content never has stderr.
+    const log = (await this.podLog(ns(ex), podName)).stdout;
+    // A reader's pod log merges stderr into stdout: an error's message is in the log, a content never has stderr.
     return readerContent({ exitCode: end.exitCode, stdout: log, stderr: "", timedOut: end.timedOut, truncated: Buffer.byteLength(log) >= OUTPUT_CAP_BYTES }, f.from);
   }
 

@@ -24,6 +24,12 @@ export interface WorkloadSpec {
    * `command` semantics, on every runtime); unset runs the image's own.
    */
   command?: string[];
+  /**
+   * What the image runs when `command` is unset, when gavel knows it (an Agent's
+   * `spec.runtime.command`, a runtime table entry's `command`, gavel's agent image). Only
+   * informs: Kubernetes wraps it with gavel-launch to keep stderr apart from stdout.
+   */
+  entrypoint?: string[];
   env?: Record<string, string>;
   /**
    * The Agent's own variables (spec.runtime.env / envFrom): values, and Secret or ConfigMap

@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # Installs the Debian packages gavel's harness needs (NATS, Docker, etcd, containerd,
-# runc, CNI plugins, debootstrap, chromium for the web view's e2e test) and the npm
+# runc, CNI plugins, debootstrap, gcc for the static pause and gavel-launch, chromium for the web view's e2e test) and the npm
 # dependencies. Idempotent.
 source "$(dirname "$0")/lib.sh"
 
 apt_install ca-certificates curl unzip git make bc openssl \
   nats-server docker.io etcd-server containerd runc \
   containernetworking-plugins iptables conntrack iproute2 socat util-linux mount \
-  debootstrap \
+  debootstrap gcc libc6-dev \
   chromium
 
 command -v go >/dev/null || { log "go is required to build Kubernetes (machine image ships it)"; exit 1; }

@@ -17,6 +17,7 @@ import {
   stuckReason,
   userFor,
 } from "./pod-spec.js";
+import { LAUNCHER_DIR, LAUNCHER_PATH, LAUNCHER_SOURCE, LOG_STREAMS_ANNOTATION } from "./log-streams.js";
 
 const judge: WorkloadSpec = {
   name: "exec-1-i2-judge-tests",
@@ -156,6 +157,34 @@ describe("podManifest", () => {
     expect(main.stdin).toBeUndefined();
   });
 
+  it("runs a known program under gavel-launch, installed by an init container into a read-only emptyDir", () => {
+    const p = podManifest({ spec: judge, name, instance: "abcd1234", user: NOBODY, launcherImage: "gavel/agent:dev", imagePullPolicy: "Never" });
+    const c = p.spec!.containers[0]!;
+    expect(c.command).toEqual([LAUNCHER_PATH, "node", "judge.js"]);
+    expect(c.volumeMounts).toContainEqual({ name: "gavel-launch", mountPath: LAUNCHER_DIR, readOnly: true });
+    const init = p.spec!.initContainers![0]!;
+    expect(init).toMatchObject({ image: "gavel/agent:dev", imagePullPolicy: "Never", command: [LAUNCHER_SOURCE, "--install", LAUNCHER_PATH] });
+    expect(init.securityContext).toEqual(c.securityContext);
+    expect(p.metadata?.annotations?.[LOG_STREAMS_ANNOTATION]).toBe("framed");
+    // The image's own program, when gavel knows it, is launched the same way.
+    const known = podManifest({ spec: { ...judge, command: undefined, entrypoint: ["python3", "/app/j.py"] }, name, instance: "i", user: NOBODY, launcherImage: "l" });
+    expect(known.spec!.containers[0]!.command).toEqual([LAUNCHER_PATH, "python3", "/app/j.py"]);
+    // Stdin through the ConfigMap wrapper: the wrapper runs under the launcher.
+    const fed = podManifest({ spec: { ...judge, stdin: "{}" }, name, instance: "i", user: NOBODY, launcherImage: "l" });
+    expect(fed.spec!.containers[0]!.command?.slice(0, 3)).toEqual([LAUNCHER_PATH, "sh", "-c"]);
+  });
+
+  it("leaves an unknown program bare (no init container, log unframed), and without a launcher image too", () => {
+    const unknown = podManifest({ spec: { ...judge, command: undefined }, name, instance: "i", user: NOBODY, launcherImage: "l" });
+    expect(unknown.spec!.initContainers).toBeUndefined();
+    expect(unknown.spec!.containers[0]!.command).toBeUndefined();
+    expect(unknown.metadata?.annotations).toBeUndefined();
+    const none = podManifest({ spec: judge, name, instance: "i", user: NOBODY });
+    expect(none.spec!.containers[0]!.command).toEqual(["node", "judge.js"]);
+    expect(none.spec!.initContainers).toBeUndefined();
+    expect(specProblem({ ...judge, mounts: [{ ...judge.mounts[0]!, mountPath: LAUNCHER_DIR }] })).toMatch(/reserved/);
+  });
+
   it("passes owner references through to the pod and the ConfigMap", () => {
     const ownerReferences = [{ apiVersion: "gavel.dev/v1alpha1", kind: "Execution", name: "e", uid: "u-1", controller: true }];
     const input = { spec: { ...judge, stdin: "" }, name, instance: "abcd1234", user: NOBODY, ownerReferences };
@@ -229,5 +258,12 @@ describe("stuckReason", () => {
     expect(stuckReason(waiting("ErrImageNeverPull"))).toBe("ErrImageNeverPull: m");
     expect(stuckReason(waiting("ContainerCreating"))).toBeUndefined();
     expect(stuckReason({})).toBeUndefined();
+  });
+
+  it("reports the launcher's init container that cannot start or failed", () => {
+    const init = (state: object) => ({ status: { initContainerStatuses: [{ name: "gavel-launch", image: "i", imageID: "", ready: false, restartCount: 0, state }] } });
+    expect(stuckReason(init({ waiting: { reason: "ErrImageNeverPull", message: "m" } }))).toBe("init container gavel-launch: ErrImageNeverPull: m");
+    expect(stuckReason(init({ terminated: { exitCode: 1, reason: "Error" } }))).toBe("init container gavel-launch failed (exit 1): Error");
+    expect(stuckReason(init({ terminated: { exitCode: 0 } }))).toBeUndefined();
   });
 });

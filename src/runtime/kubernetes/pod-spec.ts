@@ -5,6 +5,7 @@ import { posix } from "node:path";
 import type * as k8s from "@kubernetes/client-node";
 import type { EnvFromSource, EnvVar } from "../../api/types.js";
 import type { WorkloadMount, WorkloadSpec } from "../workload.js";
+import { FRAMED, LAUNCHER_CONTAINER, LAUNCHER_DIR, LAUNCHER_PATH, LAUNCHER_SOURCE, LOG_STREAMS_ANNOTATION } from "./log-streams.js";
 
 /** Labels on every object a KubernetesRuntime creates; leftovers are found by them. */
 export const LABELS = {
@@ -71,7 +72,7 @@ export function specProblem(spec: WorkloadSpec): string | undefined {
       return `spec.mounts[${i}].source must be a PersistentVolumeClaim name (got "${m.source}")`;
     }
     if (!m.mountPath.startsWith("/")) return `spec.mounts[${i}].mountPath must be absolute (got "${m.mountPath}")`;
-    if (m.mountPath === "/tmp" || m.mountPath === STDIN_DIR) return `spec.mounts[${i}].mountPath ${m.mountPath} is reserved`;
+    if (m.mountPath === "/tmp" || m.mountPath === STDIN_DIR || m.mountPath === LAUNCHER_DIR) return `spec.mounts[${i}].mountPath ${m.mountPath} is reserved`;
     if (seen.has(m.mountPath)) return `spec.mounts[${i}].mountPath ${m.mountPath} is mounted twice`;
     seen.add(m.mountPath);
   }
@@ -129,6 +130,12 @@ export interface PodManifestInput {
   tmpSize?: string;
   /** Default: stdinModeFor(spec). */
   stdinMode?: StdinMode;
+  /**
+   * An image holding gavel-launch (log-streams.ts): when set and the program is known (the
+   * spec's command or entrypoint), an init container installs the launcher and the main
+   * container runs the program under it, so the log keeps stdout apart from stderr.
+   */
+  launcherImage?: string;
 }
 
 /** Labels of one workload's objects. */
@@ -154,9 +161,18 @@ export function podManifest(input: PodManifestInput): k8s.V1Pod {
   const env = { HOME: "/tmp", ...spec.env };
   const stdinMode = input.stdinMode ?? stdinModeFor(spec);
   const withStdin = stdinMode === "configmap";
-  const command = withStdin
+  const program = withStdin
     ? ["sh", "-c", `exec "$@" < ${STDIN_DIR}/${STDIN_KEY}`, "gavel-stdin", ...(spec.command ?? [])]
-    : spec.command;
+    : (spec.command ?? (stdinMode === "attach" ? undefined : spec.entrypoint));
+  // Attach writes stdin to the image's own entrypoint; any other known program can be launched.
+  const launched = input.launcherImage !== undefined && program !== undefined;
+  const command = launched ? [LAUNCHER_PATH, ...program] : program;
+  const hardened: k8s.V1SecurityContext = {
+    allowPrivilegeEscalation: false,
+    privileged: false,
+    readOnlyRootFilesystem: true,
+    capabilities: { drop: ["ALL"] },
+  };
   const volumes: k8s.V1Volume[] = [
     { name: "tmp", emptyDir: { sizeLimit: input.tmpSize ?? "64Mi" } },
     ...spec.mounts.map((m, i) => ({
@@ -164,19 +180,25 @@ export function podManifest(input: PodManifestInput): k8s.V1Pod {
       persistentVolumeClaim: { claimName: m.source, readOnly: m.readOnly },
     })),
     ...(withStdin ? [{ name: "stdin", configMap: { name } }] : []),
+    ...(launched ? [{ name: LAUNCHER_CONTAINER, emptyDir: { sizeLimit: "4Mi" } }] : []),
   ];
   const volumeMounts: k8s.V1VolumeMount[] = [
     { name: "tmp", mountPath: "/tmp" },
     ...spec.mounts.map((m, i) => ({ name: `m${i}`, mountPath: m.mountPath, readOnly: m.readOnly })),
     ...(withStdin ? [{ name: "stdin", mountPath: STDIN_DIR, readOnly: true }] : []),
+    ...(launched ? [{ name: LAUNCHER_CONTAINER, mountPath: LAUNCHER_DIR, readOnly: true }] : []),
   ];
+  const annotations: Record<string, string> = {
+    ...(spec.network === "allow" && (spec.egressHosts ?? []).length > 0 ? { [EGRESS_HOSTS_ANNOTATION]: JSON.stringify(spec.egressHosts) } : {}),
+    ...(launched ? { [LOG_STREAMS_ANNOTATION]: FRAMED } : {}),
+  };
   return {
     apiVersion: "v1",
     kind: "Pod",
     metadata: {
       name,
       labels: labelsFor(spec, name, input.instance),
-      ...(spec.network === "allow" && (spec.egressHosts ?? []).length > 0 ? { annotations: { [EGRESS_HOSTS_ANNOTATION]: JSON.stringify(spec.egressHosts) } } : {}),
+      ...(Object.keys(annotations).length > 0 ? { annotations } : {}),
       ...(input.ownerReferences !== undefined ? { ownerReferences: input.ownerReferences } : {}),
     },
     spec: {
@@ -192,6 +214,21 @@ export function podManifest(input: PodManifestInput): k8s.V1Pod {
         runAsNonRoot: user.uid !== 0,
         seccompProfile: { type: "RuntimeDefault" },
       },
+      ...(launched
+        ? {
+            initContainers: [
+              {
+                name: LAUNCHER_CONTAINER,
+                image: input.launcherImage,
+                imagePullPolicy: input.imagePullPolicy ?? "IfNotPresent",
+                command: [LAUNCHER_SOURCE, "--install", LAUNCHER_PATH],
+                volumeMounts: [{ name: LAUNCHER_CONTAINER, mountPath: LAUNCHER_DIR }],
+                resources: { requests: { cpu: "10m", memory: "16Mi" }, limits: { cpu: "100m", memory: "32Mi" } },
+                securityContext: hardened,
+              },
+            ],
+          }
+        : {}),
       containers: [
         {
           name: MAIN_CONTAINER,
@@ -207,12 +244,7 @@ export function podManifest(input: PodManifestInput): k8s.V1Pod {
           ...(spec.agentEnv?.envFrom !== undefined && spec.agentEnv.envFrom.length > 0 ? { envFrom: spec.agentEnv.envFrom.map(agentEnvFrom) } : {}),
           volumeMounts,
           resources: resourcesFor(spec),
-          securityContext: {
-            allowPrivilegeEscalation: false,
-            privileged: false,
-            readOnlyRootFilesystem: true,
-            capabilities: { drop: ["ALL"] },
-          },
+          securityContext: hardened,
         },
       ],
       volumes,
@@ -317,7 +349,17 @@ export function pathInMount(mountPath: string, path: string): string | undefined
 
 /** Why a pod that has not finished will never start, from its container's waiting state. */
 export function stuckReason(pod: k8s.V1Pod): string | undefined {
-  const waiting = pod.status?.containerStatuses?.[0]?.state?.waiting;
+  // An init container (the launcher's) that cannot start or failed keeps the main one from ever running.
+  for (const init of pod.status?.initContainerStatuses ?? []) {
+    const failed = init.state?.terminated;
+    if (failed !== undefined && failed.exitCode !== 0) return `init container ${init.name} failed (exit ${failed.exitCode}): ${failed.message ?? failed.reason ?? ""}`.trim();
+    const why = fatalWaiting(init.state?.waiting);
+    if (why !== undefined) return `init container ${init.name}: ${why}`;
+  }
+  return fatalWaiting(pod.status?.containerStatuses?.[0]?.state?.waiting);
+}
+
+function fatalWaiting(waiting: k8s.V1ContainerStateWaiting | undefined): string | undefined {
   const reason = waiting?.reason;
   if (reason === undefined) return undefined;
   const fatal = ["ErrImageNeverPull", "InvalidImageName", "CreateContainerConfigError", "CreateContainerError", "ImagePullBackOff", "RunContainerError"];

@@ -1,0 +1,62 @@
+// The framed pod log of gavel-launch: decoded exactly, and produced by the real launcher (dist/bin, `make build`).
+import { execFileSync } from "node:child_process";
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { podStreams, splitFramedLog } from "./log-streams.js";
+
+const RS = "\x1e";
+const LAUNCHER = join(import.meta.dirname, "../../../dist/bin/gavel-launch");
+
+describe("splitFramedLog", () => {
+  it("keeps plain lines as stdout and records apart: full and partial lines of both streams", () => {
+    const log = `out 1\n${RS}Eerr 1\n${RS}opart${RS}\n${RS}ewarn: \n${RS}O${RS}starts with RS\nlast`;
+    expect(splitFramedLog(log)).toEqual({ stdout: `out 1\npart${RS}${RS}starts with RS\nlast`, stderr: "err 1\nwarn: " });
+  });
+
+  it("keeps a record of an unknown type, and an empty log, as they are", () => {
+    expect(splitFramedLog(`${RS}Zodd\n`)).toEqual({ stdout: `${RS}Zodd\n`, stderr: "" });
+    expect(splitFramedLog("")).toEqual({ stdout: "", stderr: "" });
+    expect(splitFramedLog("\n\n")).toEqual({ stdout: "\n\n", stderr: "" });
+  });
+
+  it("splits only the logs of pods that ran under the launcher", () => {
+    const framed = { metadata: { annotations: { "gavel.dev/log-streams": "framed" } } };
+    expect(podStreams(framed, `a\n${RS}Eb\n`)).toEqual({ stdout: "a\n", stderr: "b\n" });
+    expect(podStreams({}, `a\n${RS}Eb\n`)).toEqual({ stdout: `a\n${RS}Eb\n`, stderr: "" });
+  });
+});
+
+describe.runIf(existsSync(LAUNCHER))("gavel-launch (dist/bin)", () => {
+  const run = (script: string) => {
+    try {
+      return { code: 0, log: execFileSync(LAUNCHER, ["sh", "-c", script], { encoding: "utf8" }) };
+    } catch (err) {
+      const e = err as { status: number; stdout: string };
+      return { code: e.status, log: e.stdout };
+    }
+  };
+
+  it("writes both streams apart in one log, byte for byte, and exits with the program's code", () => {
+    const script = `echo RESULT=ok; echo 'noise: RESULT=bad' >&2; printf 'no newline'; printf 'half' >&2; printf '\\036x\\n'; echo; printf tail; exit 3`;
+    const { code, log } = run(script);
+    expect(code).toBe(3);
+    expect(splitFramedLog(log)).toEqual({ stdout: `RESULT=ok\nno newline${RS}x\n\ntail`, stderr: "noise: RESULT=bad\nhalf" });
+  });
+
+  it("reports a program that is not there with 127 on stderr, and a signal as 128 + N", () => {
+    const missing = run("exec /no/such/program");
+    expect(missing.code).toBe(127);
+    expect(splitFramedLog(missing.log).stdout).toBe("");
+    expect(run("kill -TERM $$").code).toBe(143);
+  });
+
+  it("passes long output through whole", () => {
+    const { log } = run("head -c 300000 /dev/zero | tr '\\0' a; echo; head -c 200000 /dev/zero | tr '\\0' b >&2");
+    const s = splitFramedLog(log);
+    expect(s.stdout.length).toBe(300001);
+    expect(s.stdout === `${"a".repeat(300000)}\n`).toBe(true);
+    expect(s.stderr.length).toBe(200000);
+    expect(s.stderr === "b".repeat(200000)).toBe(true);
+  });
+});

@@ -1,0 +1,99 @@
+// stdout apart from stderr on the single-node cluster (Kubernetes 1.31 merges them in pods/log):
+// gavel's worker and judge pods run their program under gavel-launch, installed by an init
+// container, so an anchored regex on a worker's stdout and a judge's verdict never see stderr,
+// and both streams are kept (the worker's stored result, the judge's rawOutput). The programs
+// are plain `sh` on gavel's base image, declared with the Agent's runtime.command: any image
+// whose program is declared works the same way.
+import * as k8s from "@kubernetes/client-node";
+import { beforeAll, describe, expect, it } from "vitest";
+import { useCluster, type Cluster } from "../harness/cluster.js";
+import { executionsIn, type Executions } from "../harness/executions.js";
+import { ChartController } from "../harness/gavel-chart.js";
+
+// The judge prints a verdict on stdout and a rejecting one on stderr: merged, the parse would
+// see two verdicts (or the wrong last one).
+const YAML = `
+apiVersion: 100monkeys.ai/v1
+kind: Agent
+metadata:
+  name: streams-judge
+  labels:
+    role: judge
+spec:
+  runtime:
+    image: gavel/base:bookworm-node20
+    pull_policy: Never
+    command: ["sh", "-c", "echo '{\\"score\\": 0, \\"confidence\\": 1, \\"reasoning\\": \\"stderr noise\\"}' >&2; echo '{\\"score\\": 1, \\"confidence\\": 1, \\"reasoning\\": \\"from stdout\\"}'; echo 'judge: done' >&2"]
+  security:
+    network:
+      mode: none
+    resources:
+      timeout: "60s"
+  execution:
+    mode: one-shot
+---
+apiVersion: 100monkeys.ai/v1
+kind: Agent
+metadata:
+  name: streams-worker
+spec:
+  runtime:
+    image: gavel/base:bookworm-node20
+    pull_policy: Never
+    command: ["sh", "-c", "echo 'warning: stderr noise before' >&2; echo RESULT=ok; echo 'warning: stderr noise after' >&2"]
+  security:
+    network:
+      mode: none
+  execution:
+    mode: one-shot
+    validation:
+      - type: regex
+        pattern: "^RESULT=ok$"
+      - type: semantic
+        judge_agent: streams-judge
+        min_score: 1.0
+---
+apiVersion: 100monkeys.ai/v1
+kind: Execution
+metadata:
+  name: streams
+spec:
+  agentRef:
+    name: streams-worker
+`;
+
+describe("stdout apart from stderr on the cluster", () => {
+  let cluster: Cluster;
+  let runs: Executions;
+  let core: k8s.CoreV1Api;
+
+  beforeAll(async () => {
+    cluster = await useCluster();
+    const controller = new ChartController(cluster);
+    const ns = await cluster.createNamespace("e2e-judge-streams");
+    runs = executionsIn(cluster, ns, async () => `controller log:\n${await controller.log()}`);
+    core = cluster.kc.makeApiClient(k8s.CoreV1Api);
+  });
+
+  it("a worker writing to both streams passes an anchored regex on stdout; the judge's verdict is parsed from stdout; both keep stderr", async () => {
+    await runs.apply(YAML);
+    const ex = await runs.final("streams");
+    const ref = ex.status?.children?.[0];
+    const child = ref === undefined ? undefined : await runs.get(ref.name);
+    expect(ex.status?.phase, JSON.stringify({ parent: ex.status, child: child?.status })).toBe("Succeeded");
+    expect(ex.status?.iterations?.[0]?.validators?.map((v) => [v.type, v.passed])).toEqual([["regex", true], ["semantic", true]]);
+    expect(child?.status?.verdict).toMatchObject({ score: 1, reasoning: "from stdout" });
+    expect(child?.status?.rawOutput?.stdout.trim()).toBe('{"score": 1, "confidence": 1, "reasoning": "from stdout"}');
+    expect(child?.status?.rawOutput?.stderr).toBe('{"score": 0, "confidence": 1, "reasoning": "stderr noise"}\njudge: done\n');
+    // The worker's stored result keeps both streams apart.
+    const result = await core.readNamespacedConfigMap({ name: "streams-i1-result", namespace: runs.namespace });
+    expect(result.data?.stdout).toBe("RESULT=ok\n");
+    expect(result.data?.stderr).toBe("warning: stderr noise before\nwarning: stderr noise after\n");
+    // The kept pod ran its program under the launcher; `kubectl logs` reads like the program's output.
+    const pod = await core.readNamespacedPod({ name: "gavel-streams-i1-ex", namespace: runs.namespace });
+    expect(pod.spec?.initContainers?.map((c) => c.name)).toEqual(["gavel-launch"]);
+    expect(pod.spec?.containers[0]?.command?.[0]).toBe("/gavel-launch/gavel-launch");
+    const log = await core.readNamespacedPodLog({ name: "gavel-streams-i1-ex", namespace: runs.namespace, container: "main" });
+    expect(log).toContain("RESULT=ok\n");
+  }, 180_000);
+});
