@@ -7,53 +7,10 @@ import { join } from "node:path";
 import * as k8s from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { eventually, useCluster, type Cluster } from "../harness/cluster.js";
+import { agentYaml, executionYaml, QUICK_WRITER_VALIDATION } from "../harness/example-worker.js";
 import { executionsIn, type Executions } from "../harness/executions.js";
 import { ChartController } from "../harness/gavel-chart.js";
 import { REPO_DIR } from "../harness/paths.js";
-
-const WORKER_IMAGE = "gavel/example-k8s-worker:dev";
-
-/** An agent of the example worker image with the given validators (YAML lines under validation:). */
-function agentYaml(name: string, maxIterations: number, validation: string): string {
-  return `
-apiVersion: 100monkeys.ai/v1
-kind: Agent
-metadata:
-  name: ${name}
-spec:
-  runtime:
-    image: ${WORKER_IMAGE}
-    pull_policy: Never
-  task:
-    instruction: Write sum.js exporting sum(a, b), with tests, and a report.json.
-  security:
-    network:
-      mode: none
-    resources:
-      timeout: "120s"
-  volumes:
-    - name: workspace
-      mount_path: /workspace
-      size: 64Mi
-  execution:
-    mode: iterative
-    max_iterations: ${maxIterations}
-    validation:
-${validation}`;
-}
-
-function executionYaml(name: string, agent: string, input: Record<string, unknown>, timeoutSeconds?: number): string {
-  return `
-apiVersion: 100monkeys.ai/v1
-kind: Execution
-metadata:
-  name: ${name}
-spec:
-  agentRef:
-    name: ${agent}
-  input: ${JSON.stringify(input)}
-${timeoutSeconds !== undefined ? `  timeoutSeconds: ${timeoutSeconds}\n` : ""}`;
-}
 
 describe("Execution reconciler on the single-node cluster (the chart's controller pod)", () => {
   let cluster: Cluster;
@@ -78,16 +35,7 @@ describe("Execution reconciler on the single-node cluster (the chart's controlle
       const r = await cluster.kubectl(["apply", "-n", ns, "-f", join(REPO_DIR, f)]);
       if (r.code !== 0) throw new Error(`kubectl apply ${f}: ${r.stderr}`);
     }
-    await apply(agentYaml("quick-writer", 3, `
-      - type: exit_code
-        expected: 0
-      - type: semantic
-        judge_agent: rule-judge
-        criteria: |
-          file_exists: sum.js
-          file_contains: sum.js :: a + b
-        min_score: 1.0
-        timeout_seconds: 60`));
+    await apply(agentYaml("quick-writer", 3, QUICK_WRITER_VALIDATION));
     await apply(agentYaml("never-done", 2, `
       - type: exit_code
       - type: semantic
@@ -124,7 +72,8 @@ spec:
     if (cluster !== undefined && ns !== undefined) await cluster.deleteNamespace(ns);
   });
 
-  // Runs that need the controller only to be up go in parallel; the restarts come after, alone.
+  // Runs that need the controller only to be up, in parallel; its crashes are in
+  // execution-restarts.exclusive.test.ts (the exclusive lane: no other file runs meanwhile).
   describe.concurrent("runs", () => {
     it("Given exit_code and a rule-judge semantic validator, the Execution ends Succeeded and its judge child holds the verdict", async () => {
       const t0 = Date.now();
@@ -276,44 +225,6 @@ spec:
       expect(ex.status?.phase).toBe("Failed");
       expect(ex.status?.conditions).toEqual([expect.objectContaining({ type: "Accepted", status: "False", reason: "AgentNotFound", message: expect.stringMatching(/^spec\.agentRef\.name: Agent "no-such-agent" not found/) as unknown })]);
       expect(await podsOf("orphan")).toEqual([]);
-    });
-  });
-
-  describe("when the controller crashes", () => {
-    it("Given the controller is SIGKILLed while the worker runs, the restarted controller adopts the pod and the run ends correctly", async () => {
-      const t0 = Date.now();
-      await apply(executionYaml("restart", "quick-writer", { correct_first_time: true, sleep_seconds: 6 }));
-      // When the worker pod runs, the controller dies without warning
-      await eventually(async () => {
-        const pod = await core.readNamespacedPod({ name: "gavel-restart-i1-ex", namespace: ns }).catch(() => undefined);
-        return pod?.status?.phase === "Running" ? true : undefined;
-      }, 120_000, "the worker pod to run");
-      await controller.kill();
-      const ex = await final("restart");
-      timings.restart = (Date.now() - t0) / 1000;
-
-      // Then the new controller collected the same pod: one worker run, judged, Succeeded
-      expect(ex.status?.phase, ex.status?.message).toBe("Succeeded");
-      expect(ex.status?.iteration).toBe(1);
-      const runsLog = (await readFile(join(await runs.workspace("restart"), "runs.log"), "utf8")).trim().split("\n");
-      expect(runsLog).toHaveLength(1);
-      expect((await get("restart-i1-v1-rule-judge"))?.status?.verdict?.score).toBe(1);
-    });
-
-    it("Given the controller is SIGKILLed as soon as the judge child exists, the restarted one finishes the run with that one child", async () => {
-      const t0 = Date.now();
-      await apply(executionYaml("rejudge", "quick-writer", { correct_first_time: true }));
-      // When the child Execution appears, the controller dies (the child's pod may or may not exist yet)
-      await eventually(async () => ((await get("rejudge-i1-v1-rule-judge")) !== undefined ? true : undefined), 120_000, "the judge child to exist");
-      await controller.kill();
-      const ex = await final("rejudge");
-      timings.restartDuringJudge = (Date.now() - t0) / 1000;
-
-      expect(ex.status?.phase, ex.status?.message).toBe("Succeeded");
-      expect(ex.status?.children?.map((c) => [c.name, c.phase])).toEqual([["rejudge-i1-v1-rule-judge", "Succeeded"]]);
-      expect((await get("rejudge-i1-v1-rule-judge"))?.status?.verdict?.score).toBe(1);
-      expect((await readFile(join(await runs.workspace("rejudge"), "runs.log"), "utf8")).trim().split("\n")).toHaveLength(1);
-      await runs.podsEnded("rejudge");
     });
   });
 
