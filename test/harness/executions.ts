@@ -2,9 +2,12 @@
 // apply manifests, read Executions back, wait for a final phase, find an Execution's pods and
 // the node directory of its dynamically provisioned workspace.
 import * as k8s from "@kubernetes/client-node";
-import type { Execution } from "../../src/api/types.js";
+import type { Execution, ToolCallEntry } from "../../src/api/types.js";
 import { GROUP, VERSION } from "../../src/api/types.js";
 import { eventually, type Cluster } from "./cluster.js";
+
+/** A tool call as the status shows it, in a form that compares well: step, tool, outcome, check, judged. */
+export const callSummary = (c: ToolCallEntry) => [c.step, c.tool, c.allowed ? "allowed" : `blocked by ${c.blockedBy}`, c.check ?? "", (c.judges ?? []).length];
 
 export const FINAL_PHASES = ["Succeeded", "Failed", "Cancelled", "TimedOut"];
 
@@ -16,6 +19,8 @@ export interface Executions {
    */
   apply(yaml: string, opts?: { validate?: "warn" }): Promise<void>;
   get(name: string): Promise<Execution | undefined>;
+  /** The child Executions of `parent` (spec.parent), by name. */
+  childrenOf(parent: string): Promise<Execution[]>;
   /** Waits for a final phase; the error carries `diagnostics()` (e.g. the controller's log). */
   final(name: string, timeoutMs?: number): Promise<Execution>;
   /** Pods owned by the Execution or by its judge children. */
@@ -47,6 +52,10 @@ export function executionsIn(cluster: Cluster, namespace: string, diagnostics: (
     namespace,
     get,
     podsOf,
+    async childrenOf(parent) {
+      const list = (await api.listNamespacedCustomObject({ group: GROUP, version: VERSION, namespace, plural: "executions" })) as { items: Execution[] };
+      return list.items.filter((e) => e.spec.parent?.name === parent).sort((a, b) => a.metadata.name.localeCompare(b.metadata.name));
+    },
     async apply(yaml, opts = {}) {
       const validate = opts.validate !== undefined ? [`--validate=${opts.validate}`] : [];
       const r = await cluster.kubectl(["apply", ...validate, "-n", namespace, "-f", "-"], { stdin: yaml });
