@@ -5,16 +5,17 @@
 // so a restarted controller picks every run up where the status says it was.
 import * as k8s from "@kubernetes/client-node";
 import { withDefaults } from "../api/defaults.js";
-import type { Agent, Condition, Execution, ExecutionStatus, JudgeRawOutput } from "../api/types.js";
+import type { Agent, Condition, Execution, ExecutionStatus } from "../api/types.js";
 import { GROUP, VERSION } from "../api/types.js";
 import { SPAWN_ERROR_ANNOTATION, validationJudgeChild } from "../children/child-executions.js";
 import { defaultImages } from "../children/images.js";
 import { CHILD_LABELS, type WorkerRun } from "../children/workloads.js";
 import { agentImage, runtimeTable, type RuntimeTable } from "../children/runtime-table.js";
 import { workerName } from "../engine/child-names.js";
-import { iterationTimeoutSeconds, judgeTimeoutSeconds } from "../engine/durations.js";
-import { judgeOutcome, type JudgeOutcome } from "../engine/gradient.js";
-import { judgeStatus, outcomeOfStatus, rawOutputOf } from "../engine/phases.js";
+import { iterationTimeoutSeconds } from "../engine/durations.js";
+import type { JudgeOutcome } from "../engine/gradient.js";
+import { judgeRunStep, stoppedByParent, type JudgeRunContext, type JudgeRunObservation, type JudgeRunStep } from "../engine/judge-run.js";
+import { judgeStatus, outcomeOfStatus } from "../engine/phases.js";
 import {
   decide,
   isTerminal,
@@ -75,8 +76,6 @@ import { executionMetrics, type ExecutionMetrics, type Registry } from "../telem
 export const ACCEPTED = "Accepted";
 /** Seconds a finished pod is kept for its logs when the options say nothing. */
 export const DEFAULT_POD_RETENTION_SECONDS = 600;
-/** Slack past a judge child's deadline before the reconciler itself declares it timed out. */
-const JUDGE_GRACE_MS = 10_000;
 
 /** Options of ExecutionReconciler. */
 export interface ExecutionReconcilerOptions {
@@ -428,8 +427,7 @@ export class ExecutionReconciler {
     const namespace = ns(ex);
     const child = (ex.status?.children ?? []).some((c) => c.name === name) ? await this.getExecution(namespace, name) : undefined;
     if (child !== undefined && !isTerminal(child.status?.phase)) {
-      const outcome: JudgeOutcome = { ok: false, rejection: reason, detail: reason === "cancelled" ? "the parent Execution was cancelled" : "the parent Execution ran past its deadline" };
-      await this.writeStatus(child, judgeStatus(child.status, outcome, new Date(this.now()))).catch((err: unknown) => {
+      await this.writeStatus(child, judgeStatus(child.status, stoppedByParent(reason), new Date(this.now()))).catch((err: unknown) => {
         // The child's own reconcile may have just finished it; its verdict stands then.
         if (!isConflict(err)) throw err;
       });
@@ -489,75 +487,85 @@ export class ExecutionReconciler {
     }
   }
 
-  /** A judge child: one pod of the judge Agent with the payload; its outcome becomes the status. */
+  /**
+   * A judge child: one pod of the judge Agent with the payload. The engine (judge-run.ts)
+   * decides from what this observes (a spawn error, the judge, the parent, the pod's end, the
+   * clock) whether the pod runs or the child ends; a pod that cannot be made ends it too.
+   */
   private async reconcileJudge(child: Execution): Promise<{ requeueAfterMs?: number }> {
     const namespace = ns(child);
-    const finish = async (outcome: JudgeOutcome, raw?: JudgeRawOutput) => {
-      const before = child.metadata.resourceVersion;
-      await this.writeStatus(child, judgeStatus(child.status, outcome, new Date(this.now()), raw));
-      if (child.metadata.resourceVersion !== before) {
-        // Counted once, with the write that ends the child.
-        const purpose = child.spec.parent?.purpose ?? "validation";
-        const started = Date.parse(child.status?.startTime ?? "");
-        this.outcomes.judgeResults.inc({ purpose, result: outcome.ok ? "verdict" : outcome.rejection });
-        if (!Number.isNaN(started)) this.outcomes.judgeSeconds.observe({ purpose }, Math.max(0, this.now() - started) / 1000);
-      }
-      // An ended pod stays for its retention (the terminal child's reconciles delete it then); a running one goes now.
-      const pod = this.pods.get(workloadPodName(child.metadata.name), namespace);
-      if (pod !== undefined) await this.retire(pod);
-      return {};
-    };
     const spawnError = child.metadata.annotations?.[SPAWN_ERROR_ANNOTATION];
-    if (spawnError !== undefined) return finish({ ok: false, rejection: "failed", detail: spawnError });
-    const raw = await this.getAgent(namespace, child.spec.agentRef.name);
-    if (raw === undefined) {
-      return finish({ ok: false, rejection: "failed", detail: `spec.agentRef.name: judge Agent "${child.spec.agentRef.name}" not found in namespace ${namespace}` });
+    const raw = spawnError === undefined ? await this.getAgent(namespace, child.spec.agentRef.name) : undefined;
+    const ctx: JudgeRunContext = { child, judge: raw === undefined ? undefined : withDefaults(raw) };
+    const observed = spawnError !== undefined ? { problem: spawnError } : ctx.judge === undefined ? {} : await this.observeJudgeChild(child);
+    let step = judgeRunStep(ctx, observed, this.now());
+    if (step.type === "run" && observed.parentObject !== undefined) {
+      const problem = await this.startJudgePod(child, ctx.judge as Agent, observed.parentObject);
+      if (problem !== undefined) step = judgeRunStep(ctx, { ...observed, problem }, this.now());
     }
-    const judge = withDefaults(raw);
-    const parent = child.spec.parent === undefined ? undefined : await this.getExecution(namespace, child.spec.parent.name);
-    if (parent === undefined) return finish({ ok: false, rejection: "cancelled", detail: "the parent Execution is gone" });
-    // A tool-judge child made as its parent ended has nothing left to judge.
-    if (isTerminal(parent.status?.phase)) return finish({ ok: false, rejection: "cancelled", detail: `the parent Execution has ended (${parent.status?.phase ?? ""})` });
-    const parentAgent = await this.getAgent(namespace, parent.spec.agentRef.name);
-    const { mounts, copies } = parentAgent === undefined ? { mounts: [], copies: [] } : judgeWorkspaces(parent.metadata.name, withDefaults(parentAgent), child.metadata.name);
+    if (step.type === "finish") return this.finishJudge(child, step);
+    await this.writeStatus(child, step.status);
+    return { requeueAfterMs: Math.max(50, step.deadlineMs - this.now() + 50) };
+  }
 
-    const now = this.now();
-    const status: ExecutionStatus = child.status?.startTime !== undefined ? structuredClone(child.status) : { phase: "Running", startTime: new Date(now).toISOString() };
-    const timeoutMs = (child.spec.timeoutSeconds ?? judgeTimeoutSecondsOf(judge)) * 1000;
-    const deadline = Date.parse(status.startTime as string) + timeoutMs + JUDGE_GRACE_MS;
+  /** What the engine needs of a judge child whose judge exists: its parent and its pod's end. */
+  private async observeJudgeChild(child: Execution): Promise<JudgeRunObservation & { parentObject?: Execution }> {
+    const namespace = ns(child);
+    const parent = child.spec.parent === undefined ? undefined : await this.getExecution(namespace, child.spec.parent.name);
+    if (parent === undefined) return { parent: "gone" };
+    const observed = { parentObject: parent, ...(parent.status?.phase !== undefined ? { parent: parent.status.phase } : {}) };
     const podName = workloadPodName(child.metadata.name);
     const pod = this.pods.get(podName, namespace);
-    if (now >= deadline) return finish({ ok: false, rejection: "timed_out", detail: `the judge did not finish within ${timeoutMs / 1000}s` });
-    if (pod !== undefined) {
-      const end = podEnd(pod);
-      if (end !== undefined) {
-        if (end.stuck !== undefined) return finish({ ok: false, rejection: "failed", detail: `the judge pod cannot start: ${end.stuck}` });
-        const validation = judge.spec.execution?.validation;
-        // stdout apart from stderr when the pod ran under gavel-launch; else the merged log.
-        const { stdout, stderr } = await this.podLog(namespace, podName);
-        const outcome = judgeOutcome({ exitCode: end.exitCode, stdout, timedOut: end.timedOut, ...(validation !== undefined && !Array.isArray(validation) ? { validation } : {}) });
-        return finish(outcome, rawOutputOf({ stdout, stderr, exitCode: end.exitCode }));
-      }
-    } else {
-      const manifest = judgePod(child, judge, mounts, this.podOptions());
-      if (typeof manifest === "string") return finish({ ok: false, rejection: "failed", detail: manifest });
-      // The copy strategy: the judge starts once its private copies of the worker's volumes are made.
-      const copied = copies.length === 0 ? "done" : await this.ensureCopies(child, copies);
-      if (typeof copied === "object") return finish({ ok: false, rejection: "failed", detail: copied.failed });
-      if (copied === "done") {
-        try {
-          await this.createPod(manifest, namespace);
-        } catch (err) {
-          // An allowlisted host that does not resolve: the judge cannot run as declared.
-          if (err instanceof TerminalError) return finish({ ok: false, rejection: "failed", detail: err.message });
-          throw err;
-        }
-        // The copier holds the copies (ReadWriteOncePod): it goes now that the judge's pod exists.
-        if (copies.length > 0) await ignoreNotFound(this.core.deleteNamespacedPod({ name: workloadPodName(copierName(child.metadata.name)), namespace, gracePeriodSeconds: 0 }));
-      }
+    const end = pod === undefined ? undefined : podEnd(pod);
+    if (end === undefined) return observed;
+    if (end.stuck !== undefined) return { ...observed, stuck: `the judge pod cannot start: ${end.stuck}` };
+    // stdout apart from stderr when the pod ran under gavel-launch; else the merged log.
+    const { stdout, stderr } = await this.podLog(namespace, podName);
+    return { ...observed, end: { exitCode: end.exitCode, stdout, stderr, timedOut: end.timedOut } };
+  }
+
+  /** Writes a judge child's final status, counts it once, and retires its pod. */
+  private async finishJudge(child: Execution, step: Extract<JudgeRunStep, { type: "finish" }>): Promise<{ requeueAfterMs?: number }> {
+    const before = child.metadata.resourceVersion;
+    await this.writeStatus(child, step.status);
+    if (child.metadata.resourceVersion !== before) {
+      // Counted once, with the write that ends the child.
+      const purpose = child.spec.parent?.purpose ?? "validation";
+      const started = Date.parse(child.status?.startTime ?? "");
+      this.outcomes.judgeResults.inc({ purpose, result: step.outcome.ok ? "verdict" : step.outcome.rejection });
+      if (!Number.isNaN(started)) this.outcomes.judgeSeconds.observe({ purpose }, Math.max(0, this.now() - started) / 1000);
     }
-    await this.writeStatus(child, status);
-    return { requeueAfterMs: Math.max(50, deadline - this.now() + 50) };
+    // An ended pod stays for its retention (the terminal child's reconciles delete it then); a running one goes now.
+    const pod = this.pods.get(workloadPodName(child.metadata.name), ns(child));
+    if (pod !== undefined) await this.retire(pod);
+    return {};
+  }
+
+  /**
+   * The engine's `run` step: creates the judge's pod when it is missing (after the private
+   * copies of the worker's volumes, for the copy strategy). Returns why it cannot run, if so.
+   */
+  private async startJudgePod(child: Execution, judge: Agent, parent: Execution): Promise<string | undefined> {
+    const namespace = ns(child);
+    if (this.pods.get(workloadPodName(child.metadata.name), namespace) !== undefined) return undefined;
+    const parentAgent = await this.getAgent(namespace, parent.spec.agentRef.name);
+    const { mounts, copies } = parentAgent === undefined ? { mounts: [], copies: [] } : judgeWorkspaces(parent.metadata.name, withDefaults(parentAgent), child.metadata.name);
+    const manifest = judgePod(child, judge, mounts, this.podOptions());
+    if (typeof manifest === "string") return manifest;
+    // The copy strategy: the judge starts once its private copies of the worker's volumes are made.
+    const copied = copies.length === 0 ? "done" : await this.ensureCopies(child, copies);
+    if (typeof copied === "object") return copied.failed;
+    if (copied !== "done") return undefined;
+    try {
+      await this.createPod(manifest, namespace);
+    } catch (err) {
+      // An allowlisted host that does not resolve: the judge cannot run as declared.
+      if (err instanceof TerminalError) return err.message;
+      throw err;
+    }
+    // The copier holds the copies (ReadWriteOncePod): it goes now that the judge's pod exists.
+    if (copies.length > 0) await ignoreNotFound(this.core.deleteNamespacedPod({ name: workloadPodName(copierName(child.metadata.name)), namespace, gracePeriodSeconds: 0 }));
+    return undefined;
   }
 
   /**
@@ -812,10 +820,6 @@ function ns(ex: Execution): string {
 
 function iterationLimitMs(ctx: EngineContext): number {
   return iterationTimeoutSeconds(ctx.agent) * 1000;
-}
-
-function judgeTimeoutSecondsOf(judge: Agent): number {
-  return judgeTimeoutSeconds({ type: "semantic", judge_agent: judge.metadata.name }, judge);
 }
 
 /** What a trace says about an Execution. */

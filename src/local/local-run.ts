@@ -2,7 +2,7 @@
 // in `gavel run`), with the state in memory. It performs the engine's actions (worker
 // containers, file reads, judge containers, stops) and feeds what it observes back.
 import type { ToolCallProposal } from "../api/protocol.js";
-import type { Agent, ChildRef, Execution, JudgeRawOutput, SemanticValidatorSpec } from "../api/types.js";
+import type { Agent, ChildRef, Execution, SemanticValidatorSpec } from "../api/types.js";
 import { toolJudgeChild, validationJudgeChild } from "../children/child-executions.js";
 import { defaultImages } from "../children/images.js";
 import { agentImage, runtimeTable, type RuntimeTable } from "../children/runtime-table.js";
@@ -10,8 +10,9 @@ import { judgeWorkload, workerWorkload } from "../children/workloads.js";
 import type { JudgeRunResult } from "../gate/gate.js";
 import { applySummary } from "../gate/tool-call-summary.js";
 import type { IterationTally } from "../transport/tool-call-store.js";
-import { judgeOutcome, type JudgeOutcome } from "../engine/gradient.js";
-import { judgeStatus, phaseOfOutcome, rawOutputOf } from "../engine/phases.js";
+import type { JudgeOutcome } from "../engine/gradient.js";
+import { judgeRunStep, stoppedByParent, type JudgeRunContext, type JudgeRunObservation } from "../engine/judge-run.js";
+import { judgeStatus, phaseOfOutcome } from "../engine/phases.js";
 import {
   decide,
   initialState,
@@ -31,7 +32,7 @@ import type { FileContent } from "../engine/validators/outcome.js";
 import { messageOf } from "../errors.js";
 import type { GavelEvent } from "../transport/event-stream.js";
 import { readFileFromImage } from "../runtime/file-reader.js";
-import type { WorkloadHandle, WorkloadMount, WorkloadResult, WorkloadRuntime, WorkloadSpec } from "../runtime/workload.js";
+import type { WorkloadHandle, WorkloadMount, WorkloadRuntime, WorkloadSpec } from "../runtime/workload.js";
 import type { ExecutionTrace } from "../telemetry/execution-trace.js";
 import { createWorkspace, type Workspace } from "./workspace.js";
 
@@ -175,7 +176,7 @@ export class LocalRun {
         for (const name of a.names) void this.handles.get(name)?.stop().catch(() => undefined);
         for (const name of a.names) {
           const child = this.children.get(name);
-          if (child !== undefined) this.settleChild(child, { ok: false, rejection: a.reason, detail: a.reason === "cancelled" ? "the parent Execution was cancelled" : "the parent Execution ran past its deadline" });
+          if (child !== undefined) this.settleChild(child, stoppedByParent(a.reason));
         }
         return;
       case "finish":
@@ -241,11 +242,7 @@ export class LocalRun {
     // A ChildRef in the Execution's status (purpose tool_validation, with the call's id) and the child Execution in the run's result.
     const ref: ChildRef = { name: t.name, purpose: "tool_validation", iteration: proposal.iteration, validatorIndex: index, judge: entry.judge_agent, toolCallId: proposal.toolCallId, phase: "Running" };
     (this.state.status.children ??= []).push(ref);
-    const child = this.track(t.execution);
-    const { outcome, raw } = t.workload === undefined
-      ? { outcome: { ok: false as const, rejection: "failed" as const, detail: t.problem ?? "the judge cannot run" }, raw: undefined }
-      : await this.runJudge(t.workload, this.opts.judges.get(entry.judge_agent) as Agent);
-    this.settleChild(child, outcome, raw);
+    const outcome = await this.runJudgeChild(t.execution, this.opts.judges.get(entry.judge_agent), t.workload ?? t.problem ?? "the judge cannot run");
     // A child the engine already stopped (cancel, deadline) keeps the phase it was given.
     if (ref.phase === "Running") ref.phase = phaseOfOutcome(outcome);
     this.emit("judge.finished", {
@@ -320,46 +317,43 @@ export class LocalRun {
     const ws = this.workspace as Workspace;
     this.foldToolCalls();
     const v = validationJudgeChild({ parent: this.opts.execution, worker: this.opts.agent, judge, request: c, output: this.state.worker?.stdout ?? "", workerMounts: ws.mounts, status: this.state.status });
-    const child = this.track(v.execution);
-    const spec = v.problem === undefined && judge !== undefined ? judgeWorkload(child, judge, ws.mounts, { stdin: true, ...(this.opts.runtimes !== undefined ? { runtimes: this.opts.runtimes } : {}) }) : v.problem ?? "no judge";
-    const { outcome, raw }: { outcome: JudgeOutcome; raw?: JudgeRawOutput } =
-      typeof spec === "string" ? { outcome: { ok: false, rejection: "failed", detail: spec } } : await this.runJudge(spec, judge as Agent);
-    this.settleChild(child, outcome, raw);
-    observeJudge(this.state, c.name, outcome);
+    const workload = v.problem === undefined && judge !== undefined ? judgeWorkload(v.execution, judge, ws.mounts, { stdin: true, ...(this.opts.runtimes !== undefined ? { runtimes: this.opts.runtimes } : {}) }) : v.problem ?? "no judge";
+    observeJudge(this.state, c.name, await this.runJudgeChild(v.execution, judge, workload));
     this.observed();
   }
 
-  /** Runs a judge's container to its end; its output becomes the outcome (verdict or rejection). */
-  private async runJudge(spec: WorkloadSpec, judge: Agent): Promise<{ outcome: JudgeOutcome; raw?: JudgeRawOutput }> {
-    let r: WorkloadResult;
+  /**
+   * Runs a judge child to its end as the engine decides it (judge-run.ts): its container, or
+   * `workload` the reason it cannot run. The child is kept in the run's result with its final
+   * status (one the engine already stopped keeps its phase); returns its outcome.
+   */
+  private async runJudgeChild(child: Execution, judge: Agent | undefined, workload: WorkloadSpec | string): Promise<JudgeOutcome> {
+    this.children.set(child.metadata.name, child);
+    const ctx: JudgeRunContext = { child, judge };
+    let step = judgeRunStep(ctx, typeof workload === "string" ? { problem: workload } : {}, this.now());
+    if (step.type === "run" && typeof workload !== "string") {
+      child.status = step.status;
+      step = judgeRunStep(ctx, await this.runJudge(workload), this.now());
+    }
+    if (step.type !== "finish") throw new Error(`judge child ${child.metadata.name}: its workload ended but the engine did not finish it`);
+    if (!isTerminal(child.status?.phase)) child.status = step.status;
+    return step.outcome;
+  }
+
+  /** Runs a judge's container to its end: what it printed, or why it could not be started. */
+  private async runJudge(spec: WorkloadSpec): Promise<JudgeRunObservation> {
     try {
       const handle = await this.opts.runtime.start(spec);
       this.handles.set(spec.name, handle);
-      r = await handle.wait().finally(() => this.handles.delete(spec.name));
+      return { end: await handle.wait().finally(() => this.handles.delete(spec.name)) };
     } catch (err) {
-      return { outcome: { ok: false, rejection: "failed", detail: `the judge could not be started: ${messageOf(err)}` } };
+      return { problem: `the judge could not be started: ${messageOf(err)}` };
     }
-    const validation = judge.spec.execution?.validation;
-    const outcome = judgeOutcome({
-      exitCode: r.exitCode,
-      stdout: r.stdout,
-      timedOut: r.timedOut,
-      cancelled: r.cancelled,
-      ...(validation !== undefined && !Array.isArray(validation) ? { validation } : {}),
-    });
-    return { outcome, raw: rawOutputOf(r) };
   }
 
-  /** Keeps a child Execution in the run's result, Running from now. */
-  private track(child: Execution): Execution {
-    child.status = { phase: "Running", startTime: new Date(this.now()).toISOString() };
-    this.children.set(child.metadata.name, child);
-    return child;
-  }
-
-  /** A child's final status; one the engine already stopped keeps its phase. */
-  private settleChild(child: Execution, outcome: JudgeOutcome, raw?: JudgeRawOutput): void {
-    if (!isTerminal(child.status?.phase)) child.status = judgeStatus(child.status, outcome, new Date(this.now()), raw);
+  /** A child's final status when its parent stops it; one that ended already keeps its phase. */
+  private settleChild(child: Execution, outcome: JudgeOutcome): void {
+    if (!isTerminal(child.status?.phase)) child.status = judgeStatus(child.status, outcome, new Date(this.now()));
   }
 }
 
