@@ -1,0 +1,65 @@
+// gavel controller's configuration: flags over the chart's environment variables, one
+// compiled schema, and errors that name the flag, its variable and what it must be.
+import { describe, expect, it } from "vitest";
+import { controllerConfig } from "./controller-config.js";
+
+describe("controllerConfig", () => {
+  it("takes the chart's variables as defaults and the built-in ones where none is set", () => {
+    expect(controllerConfig([], {})).toEqual({ controllerNamespace: "gavel-system", logLevel: "info", leaderElect: false, webView: false });
+    const env = {
+      KUBECONFIG: "/k/config",
+      GAVEL_NAMESPACE: "ops",
+      GAVEL_POD_NAME: "gavel-controller-7d9-x",
+      GAVEL_LOG_LEVEL: "debug",
+      GAVEL_POD_RETENTION_SECONDS: "600",
+      GAVEL_NATS_URL: "nats://gavel-nats.ops.svc:4222",
+      GAVEL_NATS_CREDS: "/etc/gavel/nats/nats.creds",
+      GAVEL_NATS_KEYS: "/etc/gavel/nats",
+      GAVEL_RUNTIMES: "/etc/gavel/runtimes/runtimes.yaml",
+      GAVEL_HEALTH_PROBE_BIND_ADDRESS: ":8081",
+      GAVEL_METRICS_BIND_ADDRESS: "127.0.0.1:8080",
+      GAVEL_WEB_VIEW: "true",
+    };
+    expect(controllerConfig([], env)).toEqual({
+      kubeconfig: "/k/config",
+      controllerNamespace: "ops",
+      logLevel: "debug",
+      leaderElect: false,
+      nats: { url: "nats://gavel-nats.ops.svc:4222", creds: "/etc/gavel/nats/nats.creds", keys: "/etc/gavel/nats" },
+      workerNatsUrl: "nats://gavel-nats.ops.svc:4222",
+      runtimes: "/etc/gavel/runtimes/runtimes.yaml",
+      podRetentionSeconds: 600,
+      healthProbe: { port: 8081 },
+      metrics: { host: "127.0.0.1", port: 8080 },
+      webView: true,
+      podName: "gavel-controller-7d9-x",
+    });
+  });
+
+  it("lets flags win over the variables; an empty variable counts as unset", () => {
+    const c = controllerConfig(["-n", "team-a", "--leader-elect", "--log-level=warn", "--pod-retention", "0", "--nats-worker-url", "nats://10.0.0.8:4222"], {
+      GAVEL_LOG_LEVEL: "debug",
+      GAVEL_NATS_URL: "nats://n:4222",
+      GAVEL_POD_RETENTION_SECONDS: "",
+      GAVEL_WEB_VIEW: "false",
+    });
+    expect(c).toMatchObject({ namespace: "team-a", leaderElect: true, logLevel: "warn", podRetentionSeconds: 0, nats: { url: "nats://n:4222" }, workerNatsUrl: "nats://10.0.0.8:4222", webView: false });
+  });
+
+  it("names every bad flag with its variable and what it must be", () => {
+    expect(() => controllerConfig(["--pod-retention", "ten"], {})).toThrow('--pod-retention (GAVEL_POD_RETENTION_SECONDS) must be a whole number of seconds (0 deletes finished pods at once), got "ten"');
+    expect(() => controllerConfig([], { GAVEL_LOG_LEVEL: "loud", GAVEL_NAMESPACE: "Ops_1" })).toThrow(
+      '--controller-namespace (GAVEL_NAMESPACE) must be a namespace name (RFC 1123 label), got "Ops_1"; --log-level (GAVEL_LOG_LEVEL) must be one of fatal, error, warn, info, debug, trace, silent, got "loud"',
+    );
+    expect(() => controllerConfig(["--metrics-bind-address", "8080"], {})).toThrow('--metrics-bind-address (GAVEL_METRICS_BIND_ADDRESS) must be HOST:PORT or :PORT (0 turns it off), got "8080"');
+    expect(() => controllerConfig(["--health-probe-bind-address", ":99999"], {})).toThrow('--health-probe-bind-address: ":99999" is not HOST:PORT or :PORT (0 turns it off)');
+  });
+
+  it("refuses flags that need another one, and stray arguments", () => {
+    expect(() => controllerConfig(["--nats-creds", "/c"], {})).toThrow("--nats-creds (GAVEL_NATS_CREDS) needs --nats (GAVEL_NATS_URL)");
+    expect(() => controllerConfig([], { GAVEL_NATS_KEYS: "/k" })).toThrow("--nats-keys (GAVEL_NATS_KEYS) needs --nats (GAVEL_NATS_URL)");
+    expect(() => controllerConfig(["--web-view"], {})).toThrow("--web-view needs --health-probe-bind-address");
+    expect(() => controllerConfig(["extra"], {})).toThrow("unexpected argument extra");
+    expect(() => controllerConfig(["--nope"], {})).toThrow(/nope/);
+  });
+});

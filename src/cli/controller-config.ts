@@ -1,0 +1,161 @@
+// The configuration `gavel controller` reads: its flags, each with the environment variable
+// the chart sets for it as the default, checked by one compiled JSON Schema. A bad value is a
+// UsageError naming the flag and its variable, and what it must be.
+import { Ajv, type ErrorObject } from "ajv";
+import { parseArgs } from "node:util";
+import { parseBindAddress } from "../controller/runtime/health.js";
+import { messageOf } from "../errors.js";
+import { UsageError } from "./command.js";
+
+/** A `HOST:PORT` or `:PORT` an endpoint listens on. */
+export interface BindAddress {
+  host?: string;
+  port: number;
+}
+
+/** What `gavel controller` runs with. */
+export interface ControllerConfig {
+  kubeconfig?: string;
+  /** Namespace whose Agents and Executions are watched; all when undefined. */
+  namespace?: string;
+  /** The controller's own namespace: its cluster-default GuardPolicy and its Lease. */
+  controllerNamespace: string;
+  logLevel: string;
+  leaderElect: boolean;
+  /** NATS, when the tool-call gate and the event stream run. */
+  nats?: {
+    url: string;
+    /** File of gavel's own NATS credential. */
+    creds?: string;
+    /** Directory of the keys that mint and revoke worker credentials. */
+    keys?: string;
+  };
+  /** The URL worker pods reach NATS at: --nats-worker-url, else the controller's own. */
+  workerNatsUrl?: string;
+  /** File of language runtimes over the built-in table. */
+  runtimes?: string;
+  podRetentionSeconds?: number;
+  healthProbe?: BindAddress;
+  metrics?: BindAddress;
+  webView: boolean;
+  /** This replica's name (the Lease holder, the gate's id): the pod's name, else host and pid. */
+  podName?: string;
+}
+
+const NAME = "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$";
+const BIND = "^(0|(\\[[^\\]]+\\]|[^:\\s]*):\\d{1,5})?$";
+const URLS = "^[^\\s]+$";
+
+/** One flag: its type, the variable that is its default, its JSON Schema and what a valid value is (the error's words). */
+interface Flag {
+  type: "string" | "boolean";
+  short?: string;
+  env?: string;
+  fallback?: string;
+  schema?: Record<string, unknown>;
+  must?: string;
+}
+
+const FLAGS = {
+  kubeconfig: { type: "string", env: "KUBECONFIG", schema: { minLength: 1 }, must: "a file name" },
+  namespace: { type: "string", short: "n", schema: { pattern: NAME, maxLength: 63 }, must: "a namespace name (RFC 1123 label)" },
+  "controller-namespace": { type: "string", env: "GAVEL_NAMESPACE", fallback: "gavel-system", schema: { pattern: NAME, maxLength: 63 }, must: "a namespace name (RFC 1123 label)" },
+  "log-level": { type: "string", env: "GAVEL_LOG_LEVEL", fallback: "info", schema: { enum: ["fatal", "error", "warn", "info", "debug", "trace", "silent"] }, must: "one of fatal, error, warn, info, debug, trace, silent" },
+  "leader-elect": { type: "boolean" },
+  nats: { type: "string", env: "GAVEL_NATS_URL", schema: { pattern: URLS }, must: "a NATS URL" },
+  // The credentials Secret mounted (docs/nats.md): keys to mint and revoke worker credentials.
+  "nats-creds": { type: "string", env: "GAVEL_NATS_CREDS", schema: { minLength: 1 }, must: "a file name" },
+  "nats-keys": { type: "string", env: "GAVEL_NATS_KEYS", schema: { minLength: 1 }, must: "a directory" },
+  // The URL worker pods reach NATS at, when it is not the controller's own.
+  "nats-worker-url": { type: "string", env: "GAVEL_NATS_WORKER_URL", schema: { pattern: URLS }, must: "a NATS URL" },
+  runtimes: { type: "string", env: "GAVEL_RUNTIMES", schema: { minLength: 1 }, must: "a file name" },
+  // Seconds a finished worker or judge pod is kept for `kubectl logs` (the chart's podRetentionSeconds).
+  "pod-retention": { type: "string", env: "GAVEL_POD_RETENTION_SECONDS", schema: { pattern: "^\\s*\\d+\\s*$" }, must: "a whole number of seconds (0 deletes finished pods at once)" },
+  // controller-runtime's flag: /healthz and /readyz (":8081"; "0", the default, serves none).
+  "health-probe-bind-address": { type: "string", env: "GAVEL_HEALTH_PROBE_BIND_ADDRESS", fallback: "0", schema: { pattern: BIND }, must: "HOST:PORT or :PORT (0 turns it off)" },
+  // controller-runtime's flag: /metrics in Prometheus' text format (":8080"; "0", the default, serves none).
+  "metrics-bind-address": { type: "string", env: "GAVEL_METRICS_BIND_ADDRESS", fallback: "0", schema: { pattern: BIND }, must: "HOST:PORT or :PORT (0 turns it off)" },
+  // The web view (`gavel ui`'s pages) under /ui/ on the probe address (the chart's ui.enabled).
+  "web-view": { type: "boolean", env: "GAVEL_WEB_VIEW" },
+} satisfies Record<string, Flag>;
+
+type FlagName = keyof typeof FLAGS;
+type Values = Partial<Record<FlagName, string | boolean>>;
+
+/** The flags' schema: each value's own rule, and the flags that need another. */
+const SCHEMA = {
+  type: "object",
+  properties: Object.fromEntries(Object.entries(FLAGS).map(([name, f]: [string, Flag]) => [name, { type: f.type, ...f.schema }])),
+  dependencies: { "nats-creds": ["nats"], "nats-keys": ["nats"] },
+} as const;
+
+const validate = new Ajv({ allErrors: true, strict: true }).compile<Values>(SCHEMA);
+
+/** The flag a schema error is about, named with its variable: `--pod-retention (GAVEL_POD_RETENTION_SECONDS)`. */
+function flagName(name: string): string {
+  const env = (FLAGS[name as FlagName] as Flag | undefined)?.env;
+  return `--${name}${env !== undefined ? ` (${env})` : ""}`;
+}
+
+function problem(e: ErrorObject, values: Values): string {
+  if (e.keyword === "dependencies") {
+    const p = e.params as { property: string; missingProperty: string };
+    return `${flagName(p.property)} needs ${flagName(p.missingProperty)}`;
+  }
+  const name = e.instancePath.slice(1).replace(/~1/g, "/");
+  const flag = FLAGS[name as FlagName] as Flag | undefined;
+  return `${flagName(name)} must be ${flag?.must ?? e.message ?? "valid"}, got ${JSON.stringify(values[name as FlagName])}`;
+}
+
+/** Flags over their variables: the values the schema checks (unset and empty variables are absent). */
+function readValues(argv: string[], env: NodeJS.ProcessEnv): Values {
+  let parsed: ReturnType<typeof parseArgs>;
+  const options = Object.fromEntries(Object.entries(FLAGS).map(([name, f]: [string, Flag]) => [name, { type: f.type, ...(f.short !== undefined ? { short: f.short } : {}) }]));
+  try {
+    parsed = parseArgs({ args: argv, allowPositionals: true, options });
+  } catch (err) {
+    throw new UsageError(messageOf(err));
+  }
+  if (parsed.positionals.length > 0) throw new UsageError(`unexpected argument ${parsed.positionals[0] ?? ""}`);
+  const values: Values = {};
+  for (const [name, f] of Object.entries(FLAGS) as [FlagName, Flag][]) {
+    const fromEnv = f.env === undefined || env[f.env] === undefined || env[f.env] === "" ? undefined : (env[f.env] as string);
+    const given = (parsed.values[name] as string | boolean | undefined) ?? (f.type === "boolean" ? (fromEnv === undefined ? undefined : fromEnv === "true") : fromEnv) ?? f.fallback;
+    if (given !== undefined) values[name] = given;
+  }
+  return values;
+}
+
+/** Reads `gavel controller`'s configuration from its arguments and environment; a UsageError names every bad flag. */
+export function controllerConfig(argv: string[], env: NodeJS.ProcessEnv): ControllerConfig {
+  const values = readValues(argv, env);
+  if (!validate(values)) throw new UsageError((validate.errors ?? []).map((e) => problem(e, values)).join("; "));
+  const str = (name: FlagName) => values[name] as string | undefined;
+  const bind = (name: FlagName) => {
+    try {
+      return parseBindAddress(`--${name}`, str(name) ?? "0");
+    } catch (err) {
+      throw new UsageError(messageOf(err));
+    }
+  };
+  const healthProbe = bind("health-probe-bind-address");
+  const metrics = bind("metrics-bind-address");
+  if (values["web-view"] === true && healthProbe === undefined) throw new UsageError("--web-view needs --health-probe-bind-address: the view is served there, under /ui/");
+  const nats = str("nats");
+  const optional = <K extends string>(key: K, v: string | undefined) => (v === undefined ? {} : ({ [key]: v } as Record<K, string>));
+  return {
+    ...optional("kubeconfig", str("kubeconfig")),
+    ...optional("namespace", str("namespace")),
+    controllerNamespace: str("controller-namespace") as string,
+    logLevel: str("log-level") as string,
+    leaderElect: values["leader-elect"] === true,
+    ...(nats !== undefined ? { nats: { url: nats, ...optional("creds", str("nats-creds")), ...optional("keys", str("nats-keys")) } } : {}),
+    ...optional("workerNatsUrl", str("nats-worker-url") ?? nats),
+    ...optional("runtimes", str("runtimes")),
+    ...(str("pod-retention") !== undefined ? { podRetentionSeconds: Number(str("pod-retention")?.trim()) } : {}),
+    ...(healthProbe !== undefined ? { healthProbe } : {}),
+    ...(metrics !== undefined ? { metrics } : {}),
+    webView: values["web-view"] === true,
+    ...optional("podName", env.GAVEL_POD_NAME === "" ? undefined : env.GAVEL_POD_NAME),
+  };
+}
