@@ -16,13 +16,15 @@ export default tseslint.config(
       "@typescript-eslint/consistent-type-imports": "error",
     },
   },
-  // Files split to one idea each (issue 9 step 5): limits so that they stay so.
+  // Functions of one idea (issue 9 step 5): limits every function meets, so that they stay so.
+  // The few larger ones say so where they stand (an eslint-disable naming the rule and why).
   {
-    files: ["src/gate/guard/**/*.ts", "src/engine/gradient*.ts", "src/engine/brace-spans.ts", "src/engine/verdict-*.ts"],
+    files: ["**/*.ts"],
     ignores: ["**/*.test.ts"],
     rules: {
       "max-lines-per-function": ["error", { max: 80, skipBlankLines: true, skipComments: true }],
       complexity: ["error", 25],
     },
   },
+  { linterOptions: { reportUnusedDisableDirectives: "error" } },
 );

@@ -22,7 +22,7 @@ import { PolicyStore } from "../gate/guard/policy-store.js";
 import { createLogger, type Logger } from "../telemetry/logger.js";
 import { controllerConfig, type ControllerConfig } from "./controller-config.js";
 import { ExecutionTraces } from "../telemetry/execution-trace.js";
-import { tracingFromEnv } from "../telemetry/tracing.js";
+import { tracingFromEnv, type Tracing } from "../telemetry/tracing.js";
 import { UsageError, type Command, type CommandIO } from "./command.js";
 import { messageOf } from "../errors.js";
 import { kubeOf } from "./kube.js";
@@ -132,6 +132,40 @@ async function serveProbes(
   }
 }
 
+/** Everything `gavel controller` started, to stop in order. */
+interface Running {
+  /** Stopped while still starting: the starts waiting on a first list are stopped first. */
+  stillStarting: boolean;
+  policies: GuardPolicySource;
+  readiness: AgentReadinessController;
+  executions: ExecutionReconciler;
+  gate: GateSupervisor | undefined;
+  events: ExecutionEventPublisher | undefined;
+  credentials: ExecutionCredentials | undefined;
+  tracing: Tracing | undefined;
+  apiServer: ApiServerCheck;
+  servers: EndpointServer[];
+  logger: Logger;
+}
+
+/** Stops what runs: reconciling first, the endpoints last. */
+async function stopAll(r: Running): Promise<void> {
+  // Stopped while still starting: every start waiting on a first list gives up (a list
+  // request in flight finishes on its own; nothing starts after it).
+  if (r.stillStarting) await Promise.all([r.readiness.stop(), r.policies.stop()]);
+  await r.executions.stop();
+  await r.credentials?.stop();
+  await r.gate?.stop();
+  await r.events?.stop();
+  if (r.events !== undefined) r.logger.info({ events: r.events.stats }, "event stream");
+  await r.readiness.stop();
+  await r.policies.stop();
+  // Spans still open stay unexported: the replica that takes over starts them at its first event of them.
+  await r.tracing?.shutdown().catch((err: unknown) => r.logger.warn({ err: messageOf(err) }, "exporting traces failed"));
+  r.apiServer.stop();
+  await Promise.all(r.servers.map((s) => s.close()));
+}
+
 /** Resolves on SIGINT or SIGTERM. */
 function untilSignal(): Promise<string> {
   return new Promise((resolve) => {
@@ -226,20 +260,7 @@ export const controllerCommand: Command = {
     }
     shutdown.since = new Date().toISOString();
     logger.info({ signal }, "stopping");
-    // Stopped while still starting: every start waiting on a first list gives up (a list
-    // request in flight finishes on its own; nothing starts after it).
-    if (early !== undefined) await Promise.all([readiness.stop(), policies.stop()]);
-    await executions.stop();
-    await credentials?.stop();
-    await gate?.stop();
-    await events?.stop();
-    if (events !== undefined) logger.info({ events: events.stats }, "event stream");
-    await readiness.stop();
-    await policies.stop();
-    // Spans still open stay unexported: the replica that takes over starts them at its first event of them.
-    await tracing?.shutdown().catch((err: unknown) => logger.warn({ err: messageOf(err) }, "exporting traces failed"));
-    apiServer.stop();
-    await Promise.all(servers.map((s) => s.close()));
+    await stopAll({ stillStarting: early !== undefined, policies, readiness, executions, gate, events, credentials, tracing, apiServer, servers, logger });
     return signal === "lost leader lease" ? 1 : 0;
   },
 };
