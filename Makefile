@@ -65,7 +65,7 @@ jaeger: ## Jaeger all-in-one (the OTLP receiver the traces test reads back), bui
 promtool: ## promtool (Prometheus' exposition linter), built from the Go module proxy
 	$(HARNESS)/build-promtool.sh
 
-test-e2e: cluster-up promtool ## the chart on the single-node cluster, real pods (*.exclusive.test.ts last, alone)
+test-e2e: cluster-up promtool jaeger ## the chart on the single-node cluster, real pods (*.exclusive.test.ts last, alone)
 	$(VITEST) --project e2e --project e2e-exclusive
 
 test: lint verify test-unit build k8s-binaries images jaeger cluster-up promtool ## everything CI runs

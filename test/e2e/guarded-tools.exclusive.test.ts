@@ -19,6 +19,7 @@ import { run } from "../harness/exec.js";
 import { callSummary, executionsIn, type Executions } from "../harness/executions.js";
 import { ChartController, RELEASE_NAMESPACE } from "../harness/gavel-chart.js";
 import { parseSamples, promtoolCheck, scrapeControllers, sumBy } from "../harness/metrics.js";
+import { E2E_JAEGER_QUERY_ENV, jaegerQuery, type JaegerSpan } from "../harness/jaeger.js";
 import { REPO_DIR } from "../harness/paths.js";
 
 const GAVEL = join(REPO_DIR, "bin", "gavel");
@@ -97,6 +98,40 @@ describe("the inner loop on the cluster (chart-installed controller and NATS)", 
     // The worker's result, checked by the regex validator, is on its workspace claim.
     expect(done.status?.iterations?.[0]?.validators?.map((v) => [v.type, v.passed])).toEqual([["exit_code", true], ["regex", true]]);
   }, 420_000);
+
+  it("the controller's traces in Jaeger (chart value tracing.otlpEndpoint): the run's tree, each tool call under its iteration through the worker pod's traceparent, each judge under its call", async () => {
+    const url = process.env[E2E_JAEGER_QUERY_ENV];
+    expect(url, "test/e2e/global-setup.ts starts Jaeger").toBeDefined();
+    const jaeger = jaegerQuery(url ?? "");
+    const tags = { "gavel.execution.name": "guarded-tools", "k8s.namespace.name": runs.namespace };
+    const [found] = await eventually(async () => {
+      const t = await jaeger.traces("gavel-controller", tags);
+      return t.length > 0 ? t : undefined;
+    }, 60_000, "the trace of guarded-tools in Jaeger");
+    // root, iteration, 2 validators, 7 tool calls, 2 tool judges
+    const spans = (await jaeger.trace(found?.traceID ?? "", 13)).spans;
+    const tag = (s: JaegerSpan, key: string): unknown => s.tags.find((t) => t.key === key)?.value;
+    const parentOf = (s: JaegerSpan): string | undefined => s.references.find((r) => r.refType === "CHILD_OF")?.spanID;
+    const root = spans.find((s) => parentOf(s) === undefined);
+    expect(root?.operationName).toBe("invoke_agent guarded-tools");
+    expect(tag(root as JaegerSpan, "gavel.execution.phase")).toBe("Succeeded");
+    const iteration = spans.find((s) => s.operationName === "iteration");
+    expect(parentOf(iteration as JaegerSpan)).toBe(root?.spanID);
+    const calls = spans.filter((s) => tag(s, "gen_ai.operation.name") === "execute_tool").sort((a, b) => Number(tag(a, "gavel.tool.step")) - Number(tag(b, "gavel.tool.step")));
+    expect(calls.map((c) => [tag(c, "gavel.tool.step"), tag(c, "gen_ai.tool.name"), tag(c, "gavel.guard.decision"), tag(c, "gavel.guard.check"), parentOf(c) === iteration?.spanID])).toEqual([
+      [1, "cmd.run", "blocked", "destructive_pattern", true],
+      [2, "cmd.run", "blocked", "destructive_pattern", true],
+      [3, "http.post", "blocked", "capability", true],
+      [4, "fs.write", "blocked", "sequence_contract", true],
+      [5, "cmd.run", "allowed", "none", true],
+      [6, "fs.read", "allowed", "none", true],
+      [7, "fs.write", "allowed", "none", true],
+    ]);
+    const judges = spans.filter((s) => s.operationName === "invoke_agent rule-judge");
+    expect(judges.map(parentOf).sort()).toEqual([calls[4]?.spanID, calls[6]?.spanID].sort());
+    expect(spans.filter((s) => s.operationName.startsWith("validate ")).map((s) => [s.operationName, parentOf(s) === iteration?.spanID])).toEqual(expect.arrayContaining([["validate exit_code", true], ["validate regex", true]]));
+    expect(JSON.stringify(spans)).not.toMatch(/id_rsa|example\.com|blocked calls: 4/);
+  }, 120_000);
 
   it("the controller's /metrics: the decision counters grew by exactly the decisions in the status; promtool check metrics finds nothing", async () => {
     const done = await runs.get("guarded-tools");

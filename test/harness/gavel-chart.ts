@@ -7,6 +7,7 @@ import { join } from "node:path";
 import * as k8s from "@kubernetes/client-node";
 import { eventually, type Cluster } from "./cluster.js";
 import { run, runOk } from "./exec.js";
+import { E2E_OTLP_ENDPOINT_ENV } from "./jaeger.js";
 import { HARNESS_DIR, HELM, REPO_DIR } from "./paths.js";
 
 export const RELEASE = "gavel";
@@ -22,12 +23,18 @@ async function version(): Promise<string> {
 /**
  * The values every e2e install sets before the caller's: the controller image's ID as a pod
  * annotation, so that an image rebuilt under the same tag rolls the pod (the kubelet would
- * otherwise keep running the old one). Everything else is the chart's default, as for a user,
- * its own NATS included.
+ * otherwise keep running the old one), and the e2e run's Jaeger as the trace collector when
+ * the global setup started one. Everything else is the chart's default, as for a user, its
+ * own NATS included.
  */
 async function fixtureValues(): Promise<string[]> {
   const id = (await runOk("docker", ["image", "inspect", "-f", "{{.Id}}", `gavel/controller:${await version()}`])).trim();
-  return ["--set-string", `podAnnotations.gavel\\.dev/image=${id.replace(/^sha256:/, "").slice(0, 16)}`];
+  const otlp = process.env[E2E_OTLP_ENDPOINT_ENV];
+  return [
+    "--set-string",
+    `podAnnotations.gavel\\.dev/image=${id.replace(/^sha256:/, "").slice(0, 16)}`,
+    ...(otlp !== undefined && otlp !== "" ? ["--set-string", `tracing.otlpEndpoint=${otlp}`] : []),
+  ];
 }
 
 /**
