@@ -4,6 +4,8 @@ import type { Agent, Execution } from "../src/api/types.js";
 import { InMemoryRuntime } from "../test/harness/in-memory-runtime.js";
 import { runLocal } from "../src/local/local-run.js";
 import { virtualWorkspace } from "../src/local/workspace.js";
+import { ExecutionTrace } from "../src/telemetry/execution-trace.js";
+import type { Tracing } from "../src/telemetry/tracing.js";
 import type { BenchResult, BenchSuite } from "./types.js";
 
 const ITERATIONS = 10_000;
@@ -40,8 +42,11 @@ function execution(i: number): Execution {
   return { apiVersion: "100monkeys.ai/v1", kind: "Execution", metadata: { name: `bench-${i}` }, spec: { agentRef: { name: "bench-worker" } } };
 }
 
-/** The measured loop (exported for its test): Executions of PER_EXECUTION iterations through the engine and driver. */
-export async function engineIterations(total: number): Promise<number> {
+/**
+ * The measured loop (exported for its test and bench/tracing.ts): Executions of PER_EXECUTION
+ * iterations through the engine and driver; with `tracing`, each Execution traced.
+ */
+export async function engineIterations(total: number, tracing?: Tracing): Promise<number> {
   const runtime = new InMemoryRuntime((spec) =>
     spec.image === "bench/judge" ? { stdout: VERDICT } : { stdout: spec.env?.GAVEL_ITERATION === String(PER_EXECUTION) ? "done\n" : "not yet\n" },
   );
@@ -49,7 +54,9 @@ export async function engineIterations(total: number): Promise<number> {
   const judges = new Map([["bench-judge", judge]]);
   let iterations = 0;
   for (let i = 0; iterations < total; i++) {
-    const r = await runLocal({ execution: execution(i), agent, judges, runtime, workspace: virtualWorkspace });
+    const ex = execution(i);
+    const trace = tracing === undefined ? {} : { trace: new ExecutionTrace(tracing, { namespace: "bench", name: ex.metadata.name, uid: `bench-${i}-${total}`, agent: agent.metadata.name }) };
+    const r = await runLocal({ execution: ex, agent, judges, runtime, workspace: virtualWorkspace, ...trace });
     if (r.execution.status?.phase !== "Succeeded") throw new Error(`bench execution ended ${r.execution.status?.phase ?? "?"}`);
     iterations += r.execution.status.iterations?.length ?? 0;
   }
