@@ -130,7 +130,7 @@ export function createGate(options: GateOptions): Gate {
 
   function endToolSpan(span: TraceSpan | undefined, d: ToolCallDecision): ToolCallDecision {
     if (span === undefined) return d;
-    span.setAttributes({ [GAVEL.decision]: d.allowed ? "allowed" : "blocked", [GAVEL.blockedBy]: d.blocked_by, "gavel.guard.decided_by": decidedBy(d), [GAVEL.check]: decidingCheck(d) });
+    span.setAttributes({ [GAVEL.decision]: d.allowed ? "allowed" : "blocked", [GAVEL.blockedBy]: d.blocked_by, [GAVEL.decidedBy]: decidedBy(d), [GAVEL.check]: decidingCheck(d) });
     span.end();
     return d;
   }

@@ -44,8 +44,13 @@ export class ExecutionTrace {
     return this.ended;
   }
 
-  /** The traceparent of iteration N's span, for its worker (env TRACEPARENT), before the span exists. */
+  /**
+   * The traceparent of iteration N's span, for its worker (env TRACEPARENT), before the span
+   * exists. The root span is started first (now, if no event started it yet): its sampling
+   * decision is the flag the worker's calls carry.
+   */
   iterationParent(iteration: number): string {
+    this.root(new Date());
     return formatTraceparent(this.ref(`iteration/${iteration}`));
   }
 
@@ -232,8 +237,8 @@ export class ExecutionTraces {
     if (t.done) this.traces.delete(execution.uid ?? `${execution.namespace}/${execution.name}`);
   }
 
-  /** The traceparent iteration N's worker gets (env TRACEPARENT). */
+  /** The traceparent iteration N's worker gets (env TRACEPARENT); starts the Execution's trace when no event did yet. */
   iterationParent(execution: TracedExecution, iteration: number): string {
-    return (this.traces.get(execution.uid ?? `${execution.namespace}/${execution.name}`) ?? new ExecutionTrace(this.tracing, execution)).iterationParent(iteration);
+    return this.of(execution).iterationParent(iteration);
   }
 }

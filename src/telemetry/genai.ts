@@ -42,6 +42,7 @@ export const GAVEL = {
   toolStep: "gavel.tool.step",
   decision: "gavel.guard.decision",
   blockedBy: "gavel.guard.blocked_by",
+  decidedBy: "gavel.guard.decided_by",
   check: "gavel.guard.check",
   argKeys: "gavel.tool.arg_keys",
 } as const;
