@@ -6,7 +6,7 @@ import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { createGate } from "../src/gate/gate.js";
 import { compilePolicy } from "../src/gate/guard/policy.js";
 import { formatTraceparent } from "../src/telemetry/trace-context.js";
-import { tracingFromEnv } from "../src/telemetry/tracing.js";
+import { tracingFromEnv, type Tracing } from "../src/telemetry/tracing.js";
 import { startNats } from "../src/transport/nats-server.js";
 import { ToolCallService } from "../src/transport/tool-call-service.js";
 import { startJaeger, type Jaeger } from "../test/harness/jaeger.js";
@@ -19,6 +19,27 @@ const RATE = 1000;
 const SECONDS = Number(process.env.GAVEL_BENCH_GATE_SECONDS ?? "1");
 const ROUNDS = Number(process.env.GAVEL_BENCH_GATE_ROUNDS ?? "4");
 const LOOP_ITERATIONS = 2000;
+
+/**
+ * The outer loop (engine + local driver, in-memory runtime): iterations per second with every
+ * Execution traced (a span per iteration, validator and judge, exported) and untraced, interleaved.
+ */
+async function loopRates(tracing: Tracing): Promise<{ loopOff: number[]; loopOn: number[] }> {
+  await engineIterations(500, tracing);
+  await engineIterations(500);
+  const loopOff: number[] = [];
+  const loopOn: number[] = [];
+  for (let r = 0; r < ROUNDS; r++) {
+    for (const [into, t] of [[loopOff, undefined], [loopOn, tracing]] as const) {
+      // The traced round's spans are exported before the untraced round starts, not during it.
+      await tracing.flush();
+      const t0 = performance.now();
+      const n = await engineIterations(LOOP_ITERATIONS, t);
+      into.push(n / ((performance.now() - t0) / 1000));
+    }
+  }
+  return { loopOff, loopOn };
+}
 
 /** Measures the gate with tracing on against the same gate with it off. */
 export async function runTracingBench(): Promise<BenchResult[]> {
@@ -50,24 +71,13 @@ export async function runTracingBench(): Promise<BenchResult[]> {
     const offSamples: number[] = [];
     const onSamples: number[] = [];
     for (let r = 0; r < ROUNDS; r++) {
+      await tracing.flush();
       offSamples.push(...(await measure(false)));
       onSamples.push(...(await measure(true)));
     }
     await service.stop();
 
-    // The outer loop (engine + local driver, in-memory runtime): iterations per second with
-    // every Execution traced (a span per iteration, validator and judge, exported) and untraced.
-    await engineIterations(500, tracing);
-    await engineIterations(500);
-    const loopOff: number[] = [];
-    const loopOn: number[] = [];
-    for (let r = 0; r < ROUNDS; r++) {
-      for (const [into, t] of [[loopOff, undefined], [loopOn, tracing]] as const) {
-        const t0 = performance.now();
-        const n = await engineIterations(LOOP_ITERATIONS, t);
-        into.push(n / ((performance.now() - t0) / 1000));
-      }
-    }
+    const { loopOff, loopOn } = await loopRates(tracing);
     await tracing.flush();
     const exported = (await jaeger.trace("4bf92f3577b34da6a3ce929d0e0e4736", 1)).spans.length;
     await tracing.shutdown();

@@ -5,16 +5,18 @@ import type { JudgeVerdictRecord, ToolCallDecision, ToolCallProposal } from "../
 import type { Agent, GradientResult, JudgeRejectionReason, SemanticValidatorSpec } from "../api/types.js";
 import { applyThresholds, fmt, thresholdsOf, TOOL_MIN_SCORE } from "../engine/validators/outcome.js";
 import { messageOf } from "../errors.js";
-import { evaluationAttributes, GAVEL, GEN_AI, OPERATION } from "../telemetry/genai.js";
 import type { Logger } from "../telemetry/logger.js";
-import { parseTraceparent } from "../telemetry/trace-context.js";
 import type { TraceSpan, Tracing } from "../telemetry/tracing.js";
-import { argKeyPaths, auditRecord, scrubArgValues, type AuditSink } from "./audit.js";
+import { auditRecord, scrubArgValues, type AuditSink } from "./audit.js";
+import { endJudgeSpan, endToolSpan, judgeSpan, toolSpan } from "./gate-spans.js";
 import type { ViewOptions } from "./guard/argument-views.js";
 import { agentScope, workerViews, type AgentScope, type HistoryEntry } from "./guard/context.js";
 import { runGuard } from "./guard/guard.js";
 import type { CompiledPolicy } from "./guard/policy.js";
 import { skipJudge } from "./skip-judge.js";
+
+/** Who decided a call and the deciding check, for metrics and spans alike. */
+export { decidedBy, decidingCheck } from "./gate-spans.js";
 
 /** What one judge child execution produced: a verdict or a rejection, and the child's name. */
 export interface JudgeRunResult {
@@ -74,14 +76,20 @@ export interface GateOptions {
   tracing?: Tracing;
 }
 
-/** Who decided a call: the guard, a judge (blocking or approving), or the guard alone. */
-export function decidedBy(d: ToolCallDecision): "guard" | "judge" {
-  return d.blocked_by !== "none" ? d.blocked_by : d.judges.length > 0 ? "judge" : "guard";
-}
-
-/** The guard check that denied a call, "none" for a call the guard let through. */
-export function decidingCheck(d: ToolCallDecision): string {
-  return !d.allowed && d.blocked_by === "guard" ? (d.guard.check ?? "unknown") : "none";
+/** Runs one tool_validation judge (entry `index`), in its invoke_agent span when the call is traced; a throw is a failed judge. */
+async function runToolJudge(options: GateOptions, index: number, entry: SemanticValidatorSpec, p: ToolCallProposal, violations: string[], call: TraceSpan | undefined): Promise<JudgeRunResult> {
+  const span = call === undefined || options.tracing === undefined ? undefined : judgeSpan(options.tracing, call, entry.judge_agent);
+  let run: JudgeRunResult;
+  try {
+    run = await options.judgeRunner(entry, p, violations, index);
+  } catch (err) {
+    run = { rejection: "failed", detail: messageOf(err), child: "" };
+  }
+  if (span !== undefined && call !== undefined) {
+    const passed = run.result === undefined ? false : applyThresholds(run.result, thresholdsOf(entry, TOOL_MIN_SCORE)).passed;
+    endJudgeSpan(span, call, entry.judge_agent, run, passed);
+  }
+  return run;
 }
 
 /**
@@ -106,38 +114,9 @@ export function createGate(options: GateOptions): Gate {
   const allEntries = options.agent.spec.execution?.tool_validation ?? [];
   const semantic = allEntries.filter((e) => e.type === "semantic");
 
-  /** The call's execute_tool span, under the worker's iteration span when the proposal carried one. Never an argument value. */
-  function toolSpan(p: ToolCallProposal, traceParent: string | undefined): TraceSpan | undefined {
-    if (options.tracing === undefined) return undefined;
-    const parent = parseTraceparent(traceParent);
-    return options.tracing.start({
-      name: `${OPERATION.executeTool} ${p.tool}`,
-      ...(parent !== undefined ? { parent } : {}),
-      kind: "server",
-      attributes: {
-        [GEN_AI.operationName]: OPERATION.executeTool,
-        [GEN_AI.toolName]: p.tool,
-        [GEN_AI.toolCallId]: p.toolCallId,
-        [GEN_AI.toolType]: "function",
-        [GAVEL.namespace]: p.namespace,
-        [GAVEL.execution]: p.execution,
-        [GAVEL.iteration]: p.iteration,
-        [GAVEL.toolStep]: p.step,
-        [GAVEL.argKeys]: argKeyPaths(p.args),
-      },
-    });
-  }
-
-  function endToolSpan(span: TraceSpan | undefined, d: ToolCallDecision): ToolCallDecision {
-    if (span === undefined) return d;
-    span.setAttributes({ [GAVEL.decision]: d.allowed ? "allowed" : "blocked", [GAVEL.blockedBy]: d.blocked_by, [GAVEL.decidedBy]: decidedBy(d), [GAVEL.check]: decidingCheck(d) });
-    span.end();
-    return d;
-  }
-
   function decide(p: ToolCallProposal, ctx: IterationContext): GateOutcome {
     const started = clock();
-    const span = toolSpan(p, ctx.traceParent);
+    const span = options.tracing === undefined ? undefined : toolSpan(options.tracing, p, ctx.traceParent);
     const policy = options.policyStore.get(p.namespace);
     const history: HistoryEntry[] = [];
     for (const c of ctx.iteration.calls(1, p.step)) if (c.allowed) history.push({ tool: c.tool, step: c.step });
@@ -162,36 +141,10 @@ export function createGate(options: GateOptions): Gate {
     return { judged: async () => endToolSpan(span, await judge(p, violations, done, span)) };
   }
 
-  /** Runs one tool_validation judge in its invoke_agent span; its verdict is an evaluation event on the call's span. */
-  async function runJudge(entry: SemanticValidatorSpec, p: ToolCallProposal, violations: string[], toolSpan: TraceSpan | undefined): Promise<JudgeRunResult> {
-    const span = toolSpan === undefined ? undefined : options.tracing?.start({
-      name: `${OPERATION.invokeAgent} ${entry.judge_agent}`,
-      parent: toolSpan.ref,
-      attributes: { [GEN_AI.operationName]: OPERATION.invokeAgent, [GEN_AI.agentName]: entry.judge_agent, [GAVEL.judgePurpose]: "tool_validation" },
-    });
-    let run: JudgeRunResult;
-    try {
-      run = await options.judgeRunner(entry, p, violations, allEntries.indexOf(entry));
-    } catch (err) {
-      run = { rejection: "failed", detail: messageOf(err), child: "" };
-    }
-    if (span !== undefined && toolSpan !== undefined) {
-      const r = run.result;
-      if (run.child !== "") span.setAttributes({ [GAVEL.judgeChild]: run.child });
-      if (r !== undefined) span.setAttributes({ [GAVEL.score]: r.score, [GAVEL.confidence]: r.confidence });
-      else span.setError(run.rejection ?? "malformed_output", `judge rejected: ${run.rejection ?? "malformed_output"}`);
-      const passed = r === undefined ? false : applyThresholds(r, thresholdsOf(entry, TOOL_MIN_SCORE)).passed;
-      // No explanation: a tool judge's reasoning may quote the call's arguments (it stays in the status).
-      toolSpan.addEvent(GEN_AI.evaluationResult, evaluationAttributes({ name: entry.judge_agent, passed, ...(r !== undefined ? { score: r.score } : { rejection: run.rejection ?? "malformed_output" }) }));
-      span.end();
-    }
-    return run;
-  }
-
   async function judge(p: ToolCallProposal, violations: string[], done: (d: Omit<ToolCallDecision, "toolCallId" | "latencyMs" | "guard">) => ToolCallDecision, span: TraceSpan | undefined): Promise<ToolCallDecision> {
     const judges: JudgeVerdictRecord[] = [];
     for (const entry of semantic) {
-      const run = await runJudge(entry, p, violations, span);
+      const run = await runToolJudge(options, allEntries.indexOf(entry), entry, p, violations, span);
       if (run.result === undefined) {
         const rejection = run.rejection ?? "malformed_output";
         judges.push({ judge: entry.judge_agent, child: run.child, passed: false, rejection });

@@ -54,8 +54,17 @@ export class ExecutionTrace {
     return formatTraceparent(this.ref(`iteration/${iteration}`));
   }
 
+  private readonly ids = new Map<string, string>();
+
+  /** The planned id of the span of `key` (hashed once). */
+  private idOf(key: string): string {
+    let id = this.ids.get(key);
+    if (id === undefined) this.ids.set(key, (id = spanIdOf(this.traceId, key)));
+    return id;
+  }
+
   private ref(key: string): SpanRef {
-    return { traceId: this.traceId, spanId: spanIdOf(this.traceId, key), sampled: this.sampled };
+    return { traceId: this.traceId, spanId: this.idOf(key), sampled: this.sampled };
   }
 
   /**
@@ -68,7 +77,7 @@ export class ExecutionTrace {
     const span = this.tracing.start({
       name,
       ...(parentKey === undefined ? { traceId: this.traceId } : { parent: this.ref(parentKey) }),
-      spanId: spanIdOf(this.traceId, key),
+      spanId: this.idOf(key),
       attributes,
       startTime: time,
     });
@@ -115,6 +124,7 @@ export class ExecutionTrace {
     const d = event.data;
     const time = new Date(event.time);
     const it = num(d.iteration);
+    const k = num(d.index);
     switch (event.type) {
       case "execution.started":
         this.root(time);
@@ -123,84 +133,94 @@ export class ExecutionTrace {
         if (it !== undefined) this.iteration(it, time);
         return;
       case "worker.finished":
-        if (it !== undefined) {
-          const exit = num(d.exitCode);
-          this.iteration(it, time).setAttributes({ ...(exit !== undefined ? { [GAVEL.workerExitCode]: exit } : {}), ...(d.timedOut === true ? { [GEN_AI.errorType]: "timed_out" } : {}) });
-        }
+        if (it !== undefined) this.workerFinished(it, d, time);
         return;
-      case "validator.started": {
-        const k = num(d.index);
+      case "validator.started":
         if (it !== undefined && k !== undefined) this.validator(it, k, str(d.type), time);
         return;
-      }
-      case "judge.spawned": {
-        const k = num(d.index);
-        const child = str(d.child);
-        const judge = str(d.judge) ?? "judge";
+      case "judge.spawned":
         // Tool-call judges are the gate's spans, under their execute_tool span.
-        if (d.purpose !== "validation" || it === undefined || k === undefined || child === undefined) return;
-        this.validator(it, k, undefined, time);
-        const key = `judge/${child}`;
-        this.judges.set(child, { key, iteration: it, judge });
-        this.ensure(key, `validator/${it}/${k}`, `${OPERATION.invokeAgent} ${judge}`, time, {
-          [GEN_AI.operationName]: OPERATION.invokeAgent,
-          [GEN_AI.agentName]: judge,
-          [GAVEL.judgeChild]: child,
-          [GAVEL.judgePurpose]: "validation",
-        });
+        if (d.purpose === "validation" && it !== undefined && k !== undefined) this.judgeSpawned(it, k, d, time);
         return;
-      }
-      case "judge.finished": {
-        const child = str(d.child);
-        const j = child === undefined ? undefined : this.judges.get(child);
-        const span = j === undefined ? undefined : this.open.get(j.key);
-        if (j === undefined || span === undefined) return;
-        const score = num(d.score);
-        const rejection = str(d.rejection);
-        const confidence = num(d.confidence);
-        span.setAttributes({ ...(score !== undefined ? { [GAVEL.score]: score } : {}), ...(confidence !== undefined ? { [GAVEL.confidence]: confidence } : {}) });
-        if (rejection !== undefined) span.setError(rejection, `judge rejected: ${rejection}`);
-        // The verdict judges the iteration's work: the event goes on the span it evaluates.
-        this.open.get(`iteration/${j.iteration}`)?.addEvent(GEN_AI.evaluationResult, evaluationAttributes({ name: j.judge, ...(score !== undefined ? { score } : {}), ...(rejection !== undefined ? { rejection } : {}) }), time);
-        this.close(j.key, time);
+      case "judge.finished":
+        this.judgeFinished(d, time);
         return;
-      }
-      case "validator.result": {
-        const k = num(d.index);
-        if (it === undefined || k === undefined) return;
-        const span = this.validator(it, k, str(d.type), time);
-        const score = num(d.score);
-        const confidence = num(d.confidence);
-        const passed = d.passed === true;
-        span.setAttributes({ [GAVEL.passed]: passed, ...(score !== undefined ? { [GAVEL.score]: score } : {}), ...(confidence !== undefined ? { [GAVEL.confidence]: confidence } : {}) });
-        this.open.get(`iteration/${it}`)?.addEvent(
-          GEN_AI.evaluationResult,
-          evaluationAttributes({ name: str(d.type) ?? "validator", ...(score !== undefined ? { score } : {}), passed, ...(str(d.reasoning) !== undefined ? { explanation: str(d.reasoning) } : {}) }),
-          time,
-        );
-        this.close(`validator/${it}/${k}`, time);
+      case "validator.result":
+        if (it !== undefined && k !== undefined) this.validatorResult(it, k, d, time);
         return;
-      }
-      case "iteration.finished": {
-        if (it === undefined) return;
-        const score = num(d.score);
-        const span = this.iteration(it, time);
-        span.setAttributes({ ...(str(d.outcome) !== undefined ? { [GAVEL.iterationOutcome]: str(d.outcome) } : {}), ...(score !== undefined ? { [GAVEL.score]: score } : {}) });
-        for (const key of [...this.open.keys()]) if (key.startsWith(`validator/${it}/`)) this.close(key, time);
-        this.close(`iteration/${it}`, time);
+      case "iteration.finished":
+        if (it !== undefined) this.iterationFinished(it, d, time);
         return;
-      }
-      case "execution.phase": {
-        const phase = str(d.phase) as ExecutionPhase | undefined;
-        if (!isTerminal(phase)) return;
-        const root = this.root(time);
-        const score = num(d.score);
-        root.setAttributes({ [GAVEL.phase]: phase as string, ...(score !== undefined ? { [GAVEL.score]: score } : {}) });
-        if (phase !== "Succeeded") root.setError(phase === "TimedOut" ? "timed_out" : phase === "Cancelled" ? "cancelled" : "failed", str(d.message));
-        this.end(time);
+      case "execution.phase":
+        this.phase(d, time);
         return;
-      }
     }
+  }
+
+  private workerFinished(it: number, d: Record<string, unknown>, time: Date): void {
+    const exit = num(d.exitCode);
+    this.iteration(it, time).setAttributes({ ...(exit !== undefined ? { [GAVEL.workerExitCode]: exit } : {}), ...(d.timedOut === true ? { [GEN_AI.errorType]: "timed_out" } : {}) });
+  }
+
+  private judgeSpawned(it: number, k: number, d: Record<string, unknown>, time: Date): void {
+    const child = str(d.child);
+    const judge = str(d.judge) ?? "judge";
+    if (child === undefined) return;
+    this.validator(it, k, undefined, time);
+    const key = `judge/${child}`;
+    this.judges.set(child, { key, iteration: it, judge });
+    this.ensure(key, `validator/${it}/${k}`, `${OPERATION.invokeAgent} ${judge}`, time, {
+      [GEN_AI.operationName]: OPERATION.invokeAgent,
+      [GEN_AI.agentName]: judge,
+      [GAVEL.judgeChild]: child,
+      [GAVEL.judgePurpose]: "validation",
+    });
+  }
+
+  private judgeFinished(d: Record<string, unknown>, time: Date): void {
+    const child = str(d.child);
+    const j = child === undefined ? undefined : this.judges.get(child);
+    const span = j === undefined ? undefined : this.open.get(j.key);
+    if (j === undefined || span === undefined) return;
+    const score = num(d.score);
+    const rejection = str(d.rejection);
+    const confidence = num(d.confidence);
+    span.setAttributes({ ...(score !== undefined ? { [GAVEL.score]: score } : {}), ...(confidence !== undefined ? { [GAVEL.confidence]: confidence } : {}) });
+    if (rejection !== undefined) span.setError(rejection, `judge rejected: ${rejection}`);
+    // The verdict judges the iteration's work: the event goes on the span it evaluates.
+    const verdict = evaluationAttributes({ name: j.judge, ...(score !== undefined ? { score } : {}), ...(rejection !== undefined ? { rejection } : {}) });
+    this.open.get(`iteration/${j.iteration}`)?.addEvent(GEN_AI.evaluationResult, verdict, time);
+    this.close(j.key, time);
+  }
+
+  private validatorResult(it: number, k: number, d: Record<string, unknown>, time: Date): void {
+    const span = this.validator(it, k, str(d.type), time);
+    const score = num(d.score);
+    const confidence = num(d.confidence);
+    const passed = d.passed === true;
+    const reasoning = str(d.reasoning);
+    span.setAttributes({ [GAVEL.passed]: passed, ...(score !== undefined ? { [GAVEL.score]: score } : {}), ...(confidence !== undefined ? { [GAVEL.confidence]: confidence } : {}) });
+    const verdict = evaluationAttributes({ name: str(d.type) ?? "validator", ...(score !== undefined ? { score } : {}), passed, ...(reasoning !== undefined ? { explanation: reasoning } : {}) });
+    this.open.get(`iteration/${it}`)?.addEvent(GEN_AI.evaluationResult, verdict, time);
+    this.close(`validator/${it}/${k}`, time);
+  }
+
+  private iterationFinished(it: number, d: Record<string, unknown>, time: Date): void {
+    const score = num(d.score);
+    const outcome = str(d.outcome);
+    this.iteration(it, time).setAttributes({ ...(outcome !== undefined ? { [GAVEL.iterationOutcome]: outcome } : {}), ...(score !== undefined ? { [GAVEL.score]: score } : {}) });
+    for (const key of [...this.open.keys()]) if (key.startsWith(`validator/${it}/`)) this.close(key, time);
+    this.close(`iteration/${it}`, time);
+  }
+
+  private phase(d: Record<string, unknown>, time: Date): void {
+    const phase = str(d.phase) as ExecutionPhase | undefined;
+    if (!isTerminal(phase)) return;
+    const root = this.root(time);
+    const score = num(d.score);
+    root.setAttributes({ [GAVEL.phase]: phase as string, ...(score !== undefined ? { [GAVEL.score]: score } : {}) });
+    if (phase !== "Succeeded") root.setError(phase === "TimedOut" ? "timed_out" : phase === "Cancelled" ? "cancelled" : "failed", str(d.message));
+    this.end(time);
   }
 
   /** Ends every span still open (children before the root), e.g. when the run stops early. */
