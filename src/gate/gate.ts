@@ -103,7 +103,6 @@ export interface Gate {
 }
 
 /** Builds a gate: the guard, then skip_judge, then each semantic tool_validation judge in order. */
-// eslint-disable-next-line max-lines-per-function -- larger than the limits (113 lines); to split (issue 9)
 export function createGate(options: GateOptions): Gate {
   const clock = options.clock ?? (() => performance.now());
   const now = options.now ?? (() => new Date());

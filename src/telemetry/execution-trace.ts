@@ -118,7 +118,6 @@ export class ExecutionTrace {
   }
 
   /** Takes one event of the Execution's tree (its judge children's events included). */
-  // eslint-disable-next-line complexity, max-lines-per-function -- larger than the limits (complexity 50, 90 lines); to split (issue 9)
   observe(event: GavelEvent): void {
     if (this.ended) return;
     const d = event.data;
