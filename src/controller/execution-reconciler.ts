@@ -76,6 +76,8 @@ import { executionMetrics, type ExecutionMetrics, type Registry } from "../telem
 export const ACCEPTED = "Accepted";
 /** Seconds a finished pod is kept for its logs when the options say nothing. */
 export const DEFAULT_POD_RETENTION_SECONDS = 600;
+/** A running Execution's tool-call counts reach its status at most this often (unless it is written anyway). */
+const TOOL_CALL_FOLD_MS = 1000;
 
 /** Options of ExecutionReconciler. */
 export interface ExecutionReconcilerOptions {
@@ -172,6 +174,8 @@ export class ExecutionReconciler {
   private readonly now: () => number;
   private readonly logger: Logger;
   private readonly policies = new Set<string>();
+  /** When each running Execution's tool calls were last folded into its status (foldToolCalls). */
+  private readonly toolCallsFolded = new Map<string, number>();
 
   constructor(private readonly opts: ExecutionReconcilerOptions) {
     this.api = opts.kc.makeApiClient(k8s.CustomObjectsApi);
@@ -253,6 +257,7 @@ export class ExecutionReconciler {
     // Read from the API, not the cache: a stale status would redo work the last reconcile did.
     const ex = await this.getExecution(ns, name);
     if (ex === undefined) {
+      this.toolCallsFolded.delete(key);
       await this.removeOrphanPods(ns, name, 0);
       await this.opts.credentials?.release(ns, name);
       return {};
@@ -261,6 +266,7 @@ export class ExecutionReconciler {
     // Events a previous controller staged for a status write it made but did not publish go first.
     await this.opts.events?.recover(ex);
     if (isTerminal(ex.status?.phase)) {
+      this.toolCallsFolded.delete(key);
       const kept = await this.removeOrphanPods(ns, name);
       await this.opts.credentials?.release(ns, name, ex.metadata.uid);
       return kept === undefined ? {} : { requeueAfterMs: Math.max(50, kept - this.now() + 50) };
@@ -324,7 +330,7 @@ export class ExecutionReconciler {
     const streamed = this.opts.events === undefined && this.opts.traces === undefined ? [] : toGavelEvents(ex, events, new Date(this.now()));
     const staged = streamed.length > 0 && this.opts.events !== undefined ? await this.opts.events.stage(ex, streamed, state.status) : undefined;
     if (gateRequirement(agent, this.opts.gate?.policiesInScope(ns) ?? false) !== undefined) setGuarded(state.status, unguarded, new Date(this.now()), ex.metadata.generation);
-    this.opts.gate?.annotate(ex, state.status);
+    const foldAgainInMs = this.foldToolCalls(ex, state.status);
     await this.writeStatus(ex, state.status);
     // Recorded only once the status that holds the transitions is written: a retried
     // reconcile (409) decides them again and they are recorded then.
@@ -339,7 +345,28 @@ export class ExecutionReconciler {
       await this.opts.credentials?.release(ns, ex.metadata.name, ex.metadata.uid);
     }
     const deadline = nextDeadline(ctx, state);
-    return deadline === undefined ? {} : { requeueAfterMs: Math.max(50, deadline - this.now() + 50) };
+    const wake = Math.min(deadline === undefined ? Infinity : Math.max(50, deadline - this.now() + 50), foldAgainInMs ?? Infinity);
+    return wake === Infinity ? {} : { requeueAfterMs: wake };
+  }
+
+  /**
+   * Folds the gate's tool calls into a status about to be written, at most once per
+   * TOOL_CALL_FOLD_MS for an Execution unless the status changes anyway: every decision
+   * changes the counts, and each status write wakes this reconciler again through the
+   * watch, so folding on every reconcile kept a busy worker's Execution in a loop of
+   * GET, GET, PUT on the event loop the gate answers from. Returns, when it skipped the
+   * fold, how soon to look again.
+   */
+  private foldToolCalls(ex: Execution, status: ExecutionStatus): number | undefined {
+    const gate = this.opts.gate;
+    if (gate === undefined) return undefined;
+    const key = `${ex.metadata.namespace ?? "default"}/${ex.metadata.name}`;
+    const since = this.now() - (this.toolCallsFolded.get(key) ?? -Infinity);
+    if (since < TOOL_CALL_FOLD_MS && sameStatus(ex.status, status)) return TOOL_CALL_FOLD_MS - since;
+    gate.annotate(ex, status);
+    if (isTerminal(status.phase)) this.toolCallsFolded.delete(key);
+    else this.toolCallsFolded.set(key, this.now());
+    return undefined;
   }
 
   /** Performs one engine action; true when it observed something (decide must run again). */

@@ -13,25 +13,33 @@ export interface EventuallyOptions {
   what?: string;
 }
 
+/** An answer of a probe: anything but undefined, null or void (a probe that returns nothing would poll until its timeout). */
+export type Answer = object | string | number | boolean | bigint | symbol;
+
 /**
  * Polls `probe` until it returns a value other than undefined; a throw counts as "not yet"
  * too. After the timeout it throws, naming `what`, with the last error as `cause` (and its
- * message appended, so a failed `expect` inside the probe says what it saw).
+ * message appended, so a failed `expect` inside the probe says what it saw), or saying that
+ * the last try returned undefined when it did.
  */
-export async function eventually<T>(probe: () => T | undefined | Promise<T | undefined>, timeout: number | EventuallyOptions = {}, what?: string): Promise<T> {
+export async function eventually<T extends Answer>(probe: () => T | undefined | Promise<T | undefined>, timeout: number | EventuallyOptions = {}, what?: string): Promise<T> {
   const o = typeof timeout === "number" ? { timeoutMs: timeout, what } : { what, ...timeout };
   const timeoutMs = o.timeoutMs ?? 60_000;
   const deadline = Date.now() + timeoutMs;
   let lastError: unknown;
+  let lastThrew = false;
   for (;;) {
     try {
       const v = await probe();
       if (v !== undefined) return v;
+      lastThrew = false;
     } catch (err) {
       lastError = err;
+      lastThrew = true;
     }
     if (Date.now() > deadline) {
-      const why = lastError === undefined ? "" : `: ${messageOf(lastError)}`;
+      const earlier = lastError === undefined ? "" : ` (an earlier try: ${messageOf(lastError)})`;
+      const why = lastThrew ? `: ${messageOf(lastError)}` : `: the last try returned undefined${earlier}`;
       throw new Error(`timed out after ${timeoutMs} ms waiting for ${o.what ?? "condition"}${why}`, { cause: lastError });
     }
     await sleep(o.everyMs ?? 250);

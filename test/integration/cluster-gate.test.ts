@@ -23,7 +23,7 @@ import { DECISION_STREAM, DECISION_SUBJECT_PREFIX, type ToolCallRecord } from ".
 import { startControlPlane, type ControlPlane } from "../harness/control-plane.js";
 import { startNats, type NatsServer } from "../harness/nats.js";
 import { REPO_DIR } from "../harness/paths.js";
-import { eventually as poll, sleep } from "../harness/eventually.js";
+import { eventually as poll, sleep, type Answer } from "../harness/eventually.js";
 import { messageOf } from "../../src/errors.js";
 
 const enc = new TextEncoder();
@@ -31,7 +31,7 @@ const enc = new TextEncoder();
 const procs: { name: string; proc: ChildProcess; log: string[] }[] = [];
 
 /** Polls like the harness's `eventually`; a timeout carries the controllers' own account of why. */
-async function eventually<T>(probe: () => Promise<T | undefined>, ms = 30_000, what = "condition"): Promise<T> {
+async function eventually<T extends Answer>(probe: () => Promise<T | undefined>, ms = 30_000, what = "condition"): Promise<T> {
   return poll(probe, { timeoutMs: ms, everyMs: 200, what }).catch((err: unknown) => {
     const logs = procs.map((p) => `--- ${p.name} (exit ${String(p.proc.exitCode)}):\n${p.log.join("").slice(-3000)}`).join("\n");
     throw new Error(`${messageOf(err)}\n${logs}`, { cause: err });
@@ -264,6 +264,51 @@ describe("the tool-call gate in gavel controller (real kube-apiserver, real nats
     });
     expect(warned.map((e) => [e.type, e.message])).toEqual([["Warning", "iteration 1 step 4 fs.write allowed [warned: adaptive_rule: no-done-reports]"]]);
   }, 120_000);
+
+  it("a busy worker's calls reach its status about once a second, not in a loop of status writes", async () => {
+    expect((await cp.kubectl(["apply", "-n", ns, "-f", "-"], { stdin: agentYaml("editor") + "---" + executionYaml("busy-1", "editor") })).code).toBe(0);
+    await eventually(async () => {
+      const ex = await execution(ns, "busy-1");
+      if (ex.status?.phase !== "Running") throw new Error(`phase ${ex.status?.phase ?? "none"}`);
+      return ex;
+    }, 30_000, "the Execution starts");
+    // Every write of the Execution while the worker proposes (the leader's status writes).
+    let writes = 0;
+    let counting = false;
+    const watch = await new k8s.Watch(cp.kc).watch(
+      `/apis/${GROUP}/${VERSION}/namespaces/${ns}/executions`,
+      { fieldSelector: "metadata.name=busy-1" },
+      (type) => void (counting && type === "MODIFIED" && writes++),
+      () => undefined,
+    );
+    try {
+      const worker = await asWorker(ns, "busy-1");
+      const calls = 120;
+      const started = Date.now();
+      counting = true;
+      // About 40 calls a second for 3 s: each decision changes the counts in the status.
+      for (let i = 1; i <= calls; i++) {
+        const d = await worker.propose({ namespace: ns, execution: "busy-1", iteration: 1, step: i, toolCallId: `i1-s${i}-busy`, tool: "cmd.run", args: { command: "ls" } });
+        expect(d.allowed).toBe(true);
+        await sleep(Math.max(0, started + i * 25 - Date.now()));
+      }
+      const status = await eventually(async () => {
+        const ex = await execution(ns, "busy-1");
+        if (ex.status?.toolCalls?.proposed !== calls) throw new Error(`toolCalls ${JSON.stringify(ex.status?.toolCalls)}`);
+        return ex.status;
+      }, 10_000, "every call in the status");
+      counting = false;
+      expect(status.toolCalls).toEqual({ proposed: calls, allowed: calls, blocked: 0 });
+      // Folded at most once a second (plus the final fold); folding on every reconcile made
+      // each status write wake the next one, about one write per API round trip.
+      const seconds = (Date.now() - started) / 1000;
+      expect(writes).toBeGreaterThanOrEqual(1);
+      expect(writes).toBeLessThanOrEqual(Math.ceil(seconds) + 2);
+    } finally {
+      watch.abort();
+      await cp.kubectl(["annotate", "ex", "busy-1", "-n", ns, "gavel.dev/cancel=test"]);
+    }
+  }, 60_000);
 
   it("an Execution that ends: its calls are refused once the gate has read it again (no call waits on that read)", async () => {
     const worker = await asWorker(ns, "edit-1");

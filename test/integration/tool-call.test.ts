@@ -18,7 +18,7 @@ import { ToolCallClient, ToolCallError } from "../../src/transport/tool-call-cli
 import { ToolCallService, type Decide, type ToolCallServiceOptions } from "../../src/transport/tool-call-service.js";
 import { DECISION_STREAM, decisionSubject, type DecisionRecord, type ToolCallRecord } from "../../src/transport/tool-call-store.js";
 import { startNats, type NatsServer } from "../harness/nats.js";
-import { eventually as eventuallyWithin, sleep } from "../harness/eventually.js";
+import { eventually as eventuallyWithin, sleep, type Answer } from "../harness/eventually.js";
 
 const enc = new TextEncoder();
 
@@ -48,7 +48,7 @@ const rules: Decide = (p) =>
   Promise.resolve(p.tool === "cmd.run" && JSON.stringify(p.args).includes("rm") ? deny(p, "destructive_pattern: rm") : allow(p));
 
 /** These waits are on local NATS round trips: poll often, give up soon. */
-const eventually = <T>(probe: () => T | undefined | Promise<T | undefined>) => eventuallyWithin(probe, { timeoutMs: 5000, everyMs: 25 });
+const eventually = <T extends Answer>(probe: () => T | undefined | Promise<T | undefined>) => eventuallyWithin(probe, { timeoutMs: 5000, everyMs: 25 });
 
 
 describe("tool calls over NATS (real nats-server, JWT mode)", () => {
