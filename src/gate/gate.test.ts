@@ -225,7 +225,7 @@ describe("gate", () => {
     expect(await broken.decide(proposal("cmd.run", { command: "rm -rf /" }))).toMatchObject({ allowed: false, blocked_by: "guard" });
   });
 
-  it("carries the adaptive rules' flags into the audit line, the decision event and the log (the call allowed)", async () => {
+  it("carries the adaptive rules' flags into the audit line, the decision event and the log (the call allowed); a plain allowed call is not at info", async () => {
     const store = new PolicyStore("gavel-system", [
       { name: "default", namespace: "gavel-system", spec: { adaptive_rules: [{ name: "watch_writes", match_field: "tool", pattern: "^fs\\.write$", action: "flag", reason: "measure writes" }] } },
     ]);
@@ -246,6 +246,8 @@ describe("gate", () => {
     expect(events[0]).toMatchObject({ tool: "fs.write", allowed: true, flags: ["watch_writes"] });
     expect(events[1]).not.toHaveProperty("flags");
     expect(JSON.parse(logs.find((l) => l.includes("fs.write")) ?? "{}")).toMatchObject({ flags: ["watch_writes"] });
+    // A plain allowed call is logged at debug only (counted in gavel_tool_calls_total).
+    expect(logs.filter((l) => l.includes("tool call decided")).map((l) => (JSON.parse(l) as { tool: string }).tool)).toEqual(["fs.write"]);
   });
 
   it("rules in warn and dryrun mode: the call is allowed, the audit and the event say what they would have denied", async () => {
