@@ -54,4 +54,10 @@ runtimes:
     expect(parseRuntimeTable("- {language: python, version: '3', image: x, command: [python3, /a.py]}")[0]?.command).toEqual(["python3", "/a.py"]);
     expect(parseRuntimeTable("")).toEqual([]);
   });
+
+  it("names every bad entry and field of a table at once", () => {
+    expect(() => parseRuntimeTable("- {language: ' ', version: '3', image: x}\n- 7\n- {language: node, version: '20', image: y, env: {A: '1', B: 2}, default: yes}", "runtimes.yaml")).toThrow(
+      "runtimes.yaml: runtimes[0].language must be a non-empty string; runtimes.yaml: runtimes[1] must be a mapping; runtimes.yaml: runtimes[2].env must be a map of strings (B is not a string); runtimes.yaml: runtimes[2].default must be true or false",
+    );
+  });
 });

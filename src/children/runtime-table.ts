@@ -4,6 +4,7 @@
 // each gavel's agent runtime on that language); operators add or replace entries with the
 // chart's `runtimes:` values (a ConfigMap the controller reads) or `gavel run --runtimes`.
 import { readFile } from "node:fs/promises";
+import { Ajv, type ErrorObject } from "ajv";
 import { parse } from "yaml";
 import type { Agent } from "../api/types.js";
 import { gavelVersion } from "../version.js";
@@ -59,38 +60,62 @@ export function parseRuntimeTable(text: string, source = "runtime table"): Runti
   }
   const list = Array.isArray(doc) ? doc : isRecord(doc) && Array.isArray(doc.runtimes) ? doc.runtimes : doc === null || doc === undefined ? [] : undefined;
   if (list === undefined) throw new RuntimeTableError(`${source}: expected a list of runtimes (or {runtimes: [...]})`);
-  return list.map((raw: unknown, i) => entryOf(raw, `${source}: runtimes[${i}]`));
+  if (!validateEntries(list)) throw new RuntimeTableError((validateEntries.errors ?? []).map((e) => entryProblem(e, list, source)).join("; "));
+  return list.map((raw) => ({
+    language: raw.language.trim().toLowerCase(),
+    version: raw.version.trim(),
+    image: raw.image.trim(),
+    ...(raw.env !== undefined ? { env: raw.env } : {}),
+    ...(raw.default === true ? { default: true } : {}),
+    ...(raw.command !== undefined ? { command: raw.command } : {}),
+  }));
 }
 
-function entryOf(raw: unknown, at: string): RuntimeEntry {
-  if (!isRecord(raw)) throw new RuntimeTableError(`${at} must be a mapping`);
-  for (const k of Object.keys(raw)) {
-    if (!["language", "version", "image", "env", "default", "command"].includes(k)) throw new RuntimeTableError(`${at}.${k} is not a known field (language, version, image, env, default, command)`);
-  }
-  const text = (k: string): string => {
-    const v = raw[k];
-    // YAML reads an unquoted 3.10 as the number 3.1: such a version must be quoted.
-    if (k === "version" && typeof v === "number") throw new RuntimeTableError(`${at}.version must be a quoted string (got the number ${v}; write "${v}")`);
-    if (typeof v !== "string" || v.trim() === "") throw new RuntimeTableError(`${at}.${k} must be a non-empty string`);
-    return v.trim();
-  };
-  const env = raw.env;
-  if (env !== undefined && (!isRecord(env) || !Object.values(env).every((v) => typeof v === "string"))) {
-    throw new RuntimeTableError(`${at}.env must be a map of strings`);
-  }
-  if (raw.default !== undefined && typeof raw.default !== "boolean") throw new RuntimeTableError(`${at}.default must be true or false`);
-  const command = raw.command;
-  if (command !== undefined && (!Array.isArray(command) || command.length === 0 || !command.every((c) => typeof c === "string" && c !== ""))) {
-    throw new RuntimeTableError(`${at}.command must be a non-empty list of non-empty strings (the image's program, e.g. [python3, /app/main.py])`);
-  }
-  return {
-    language: text("language").toLowerCase(),
-    version: text("version"),
-    image: text("image"),
-    ...(env !== undefined ? { env: env as Record<string, string> } : {}),
-    ...(raw.default === true ? { default: true } : {}),
-    ...(command !== undefined ? { command: command as string[] } : {}),
-  };
+const FIELDS = ["language", "version", "image", "env", "default", "command"] as const;
+const TEXT = { type: "string", pattern: "\\S" } as const;
+
+/** One entry of a runtime table as its file writes it. */
+interface RawEntry {
+  language: string;
+  version: string;
+  image: string;
+  env?: Record<string, string>;
+  default?: boolean;
+  command?: string[];
+}
+
+/** The schema of a table's entries, compiled once. */
+const validateEntries = new Ajv({ allErrors: true, strict: true }).compile<RawEntry[]>({
+  type: "array",
+  items: {
+    type: "object",
+    additionalProperties: false,
+    required: ["language", "version", "image"],
+    properties: {
+      language: TEXT,
+      version: TEXT,
+      image: TEXT,
+      env: { type: "object", additionalProperties: { type: "string" } },
+      default: { type: "boolean" },
+      command: { type: "array", minItems: 1, items: { type: "string", minLength: 1 } },
+    },
+  },
+});
+
+/** What a schema error says about an entry, naming the file, the entry and the field. */
+function entryProblem(e: ErrorObject, list: unknown[], source: string): string {
+  const [index = "", field = "", ...rest] = e.instancePath.split("/").slice(1);
+  const at = `${source}: runtimes[${index}]`;
+  const key = e.keyword === "required" ? (e.params as { missingProperty: string }).missingProperty : field;
+  if (e.keyword === "additionalProperties") return `${at}.${(e.params as { additionalProperty: string }).additionalProperty} is not a known field (${FIELDS.join(", ")})`;
+  if (key === "") return `${at} must be a mapping`;
+  const value = (list[Number(index)] as Record<string, unknown> | undefined)?.[key];
+  // YAML reads an unquoted 3.10 as the number 3.1: such a version must be quoted.
+  if (key === "version" && typeof value === "number") return `${at}.version must be a quoted string (got the number ${value}; write "${value}")`;
+  if (key === "env") return `${at}.env must be a map of strings${rest.length > 0 ? ` (${rest.join(".")} is not a string)` : ""}`;
+  if (key === "default") return `${at}.default must be true or false`;
+  if (key === "command") return `${at}.command must be a non-empty list of non-empty strings (the image's program, e.g. [python3, /app/main.py])`;
+  return `${at}.${key} must be a non-empty string`;
 }
 
 /** The built-in runtimes with the operator's entries over them (same language and version: replaced). */
