@@ -460,7 +460,9 @@ export class ToolCallStore {
         this.consumerSeq = m.seq;
         this.lastPending = m.info.pending;
         try {
-          this.apply(m.subject, { record: m.json<ToolCallRecord>(), seq: m.seq, at: m.time.getTime() });
+          // This replica's own acknowledged writes are here already (put): not parsed a second time.
+          const known = this.records.get(m.subject);
+          if (known === undefined || known.seq === 0 || known.seq < m.seq) this.apply(m.subject, { record: m.json<ToolCallRecord>(), seq: m.seq, at: m.time.getTime() });
         } catch {
           // A record that does not parse is skipped; its call will be decided again if re-sent.
         }
