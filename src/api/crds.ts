@@ -1,6 +1,6 @@
 // The source of gavel's three CustomResourceDefinitions: `render-crds.ts` writes crds/*.yaml
 // from these objects (`make verify` fails on drift) and `validate.ts` checks manifests with them.
-import { GROUP, GUARD_PROFILES, GUARD_THREAT_CLASSES, VERSION } from "./types.js";
+import { GROUP, GUARD_PROFILES, GUARD_THREAT_CLASSES, VERSION, WORKSPACE_STRATEGIES } from "./types.js";
 import { ADMISSION, arr, bool, cel, int, isMap, obj, ok, str, threshold, type CelRule, type SchemaNode } from "./schema-dsl.js";
 import { validationRules } from "./validation-rules.js";
 
@@ -300,6 +300,22 @@ const agentSpec: SchemaNode = obj(
       ),
       { "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name"], maxItems: 16 },
     ),
+    workspace_strategy: str(
+      "gavel extension: how this agent's judges see its volumes, always read-only. shared: the same claim (judge pods scheduled onto the node of the worker's ReadWriteOnce claim); " +
+        "snapshot: a claim restored from a CSI VolumeSnapshot per judge (needs a VolumeSnapshotClass for the storage class's driver; refused otherwise before any pod starts); " +
+        "copy: a claim per judge filled by a copier pod (works on any storage, including ReadWriteOncePod). Default: copy for ReadWriteOncePod volumes, shared for the others.",
+      { enum: [...WORKSPACE_STRATEGIES] },
+    ),
+  },
+  {
+    "x-kubernetes-validations": [
+      cel(
+        "!has(self.workspace_strategy) || self.workspace_strategy != 'shared' || !has(self.volumes) || self.volumes.all(v, !has(v.access_mode) || v.access_mode != 'ReadWriteOncePod')",
+        "workspace_strategy shared cannot serve a ReadWriteOncePod volume (one pod at a time): use copy or snapshot",
+        (self) => ok(!(isMap(self) && self.workspace_strategy === "shared" && Array.isArray(self.volumes) && self.volumes.some((v) => isMap(v) && v.access_mode === "ReadWriteOncePod")), ".workspace_strategy"),
+        ".workspace_strategy",
+      ),
+    ],
   },
 );
 

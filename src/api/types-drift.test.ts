@@ -43,7 +43,7 @@ const guard = root(guardPolicyCrd);
 
 describe("types.ts matches the CRD schemas", () => {
   it.each([
-    ["Agent spec", props(at(agent, "spec")), keysOf<T.AgentSpec>({ runtime: true, task: true, input_schema: true, tools: true, security: true, execution: true, volumes: true })],
+    ["Agent spec", props(at(agent, "spec")), keysOf<T.AgentSpec>({ runtime: true, task: true, input_schema: true, tools: true, security: true, execution: true, volumes: true, workspace_strategy: true })],
     ["Agent runtime", props(at(agent, "spec.runtime")), keysOf<T.RuntimeSpec>({ language: true, version: true, image: true, pull_policy: true, command: true, env: true, envFrom: true })],
     ["Agent env entry", props(at(agent, "spec.runtime.env.[]")), keysOf<T.EnvVar>({ name: true, value: true, valueFrom: true })],
     ["Agent env source", props(at(agent, "spec.runtime.env.[].valueFrom")), keysOf<NonNullable<T.EnvVar["valueFrom"]>>({ secretKeyRef: true, configMapKeyRef: true })],

@@ -61,7 +61,16 @@ export interface AgentSpec {
   security?: SecuritySpec;
   execution?: ExecutionSpec;
   volumes?: VolumeSpec[];
+  /**
+   * gavel extension: how this Agent's judges see its volumes (docs/judges.md, ADR 0038). Unset:
+   * `copy` for a ReadWriteOncePod volume, `shared` for the others.
+   */
+  workspace_strategy?: WorkspaceStrategy;
 }
+
+/** How judges see a worker's volumes: its claim read-only, a VolumeSnapshot clone, or a copy. */
+export const WORKSPACE_STRATEGIES = ["shared", "snapshot", "copy"] as const;
+export type WorkspaceStrategy = (typeof WORKSPACE_STRATEGIES)[number];
 
 export interface RuntimeSpec {
   language?: string;

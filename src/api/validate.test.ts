@@ -46,9 +46,20 @@ describe("validateManifest", () => {
     [{ volumes: [{ name: "w", mount_path: "workspace" }] }, "spec.volumes[0].mount_path"],
     [{ tools: [{ allowlist: ["x"] }] }, "spec.tools[0].name"],
     [{ runtime: { language: "python", versoin: "3" } }, "spec.runtime.versoin"],
+    [{ runtime: { image: "x", command: [] } }, "spec.runtime.command"],
+    [{ workspace_strategy: "clone" }, "spec.workspace_strategy"],
+    [{ workspace_strategy: "shared", volumes: [{ name: "w", mount_path: "/w", access_mode: "ReadWriteOncePod" }] }, "spec.workspace_strategy"],
   ])("refuses %j at %s", (spec, path) => {
     const found = errors(agent(spec)).map((p) => p.path);
     expect(found).toContain(path);
+  });
+
+  it("says what a bad workspace_strategy may be, and why shared cannot serve a ReadWriteOncePod volume", () => {
+    expect(errors(agent({ workspace_strategy: "clone" })).map((p) => p.message).join("\n")).toMatch(/shared.*snapshot.*copy/);
+    expect(errors(agent({ workspace_strategy: "shared", volumes: [{ name: "w", mount_path: "/w", access_mode: "ReadWriteOncePod" }] }))[0]?.message).toBe(
+      "workspace_strategy shared cannot serve a ReadWriteOncePod volume (one pod at a time): use copy or snapshot",
+    );
+    expect(errors(agent({ workspace_strategy: "snapshot", volumes: [{ name: "w", mount_path: "/w", access_mode: "ReadWriteOncePod" }] }))).toEqual([]);
   });
 
   it("fills the structural defaults the API server fills", () => {

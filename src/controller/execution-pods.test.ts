@@ -22,7 +22,15 @@ import {
   workerResultOf,
   workloadPodName,
   workspaceMounts,
+  workspaceStrategy,
+  chooseSnapshotClass,
+  onNode,
+  restoredClaimManifest,
+  snapshotClassOf,
+  snapshotError,
+  volumeSnapshotManifest,
 } from "./execution-pods.js";
+import type * as k8s from "@kubernetes/client-node";
 
 const ex: Execution = { apiVersion: "100monkeys.ai/v1", kind: "Execution", metadata: { name: "demo", namespace: "team", uid: "uid-1" }, spec: { agentRef: { name: "w" }, input: { n: 1 } } };
 const agent: Agent = {
@@ -95,6 +103,65 @@ describe("execution pods", () => {
     expect(pod.spec?.activeDeadlineSeconds).toBe(60);
     expect(pod.metadata?.labels?.["gavel.dev/network"]).toBe("none");
     expect(judgeWorkspaces("demo", agent, "demo-i1-v0-j").copies).toEqual([]);
+  });
+
+  it("spec.workspace_strategy picks shared, snapshot or copy for every volume; shared ReadWriteOnce claims pin the judge to the worker's node", () => {
+    const rwo = { name: "workspace", mount_path: "/workspace" };
+    const rwx = { name: "data", mount_path: "/data", access_mode: "ReadWriteMany" as const };
+    const rwop = { name: "solo", mount_path: "/solo", access_mode: "ReadWriteOncePod" as const };
+    const with_ = (strategy: Agent["spec"]["workspace_strategy"], volumes = [rwo, rwx]): Agent => ({ ...agent, spec: { ...agent.spec, volumes, ...(strategy !== undefined ? { workspace_strategy: strategy } : {}) } });
+    // Default: shared (copy only for ReadWriteOncePod); the ReadWriteOnce claim pins to the worker's node.
+    const byDefault = judgeWorkspaces("demo", with_(undefined, [rwo, rwx, rwop]), "j");
+    expect([workspaceStrategy(rwo), workspaceStrategy(rwx), workspaceStrategy(rwop)]).toEqual(["shared", "shared", "copy"]);
+    expect(byDefault.mounts.map((m) => m.source)).toEqual(["demo-workspace", "demo-data", "j-solo"]);
+    expect(byDefault.onWorkerNode).toBe(true);
+    expect(judgeWorkspaces("demo", with_(undefined, [rwx]), "j").onWorkerNode).toBe(false);
+    // snapshot: every volume restored from a VolumeSnapshot, nothing pinned.
+    const snap = judgeWorkspaces("demo", with_("snapshot"), "j");
+    expect(snap.snapshots.map((s) => [s.from.source, s.to.source])).toEqual([["demo-workspace", "j-workspace"], ["demo-data", "j-data"]]);
+    expect(snap.copies).toEqual([]);
+    expect(snap.onWorkerNode).toBe(false);
+    expect(snap.mounts.every((m) => m.readOnly)).toBe(true);
+    // copy of a ReadWriteOnce claim: the copier reads it on the worker's node.
+    const copy = judgeWorkspaces("demo", with_("copy"), "j");
+    expect(copy.copies).toHaveLength(2);
+    expect(copy.onWorkerNode).toBe(true);
+
+    const child: Execution = { ...ex, metadata: { name: "j", namespace: "team", uid: "uid-c" }, spec: { agentRef: { name: "judge" } } };
+    const vs = volumeSnapshotManifest(child, snap.snapshots[0]!, "csi-hostpath-snapclass");
+    expect(vs).toMatchObject({
+      apiVersion: "snapshot.storage.k8s.io/v1",
+      kind: "VolumeSnapshot",
+      metadata: { name: "j-workspace", ownerReferences: [{ kind: "Execution", name: "j" }] },
+      spec: { volumeSnapshotClassName: "csi-hostpath-snapclass", source: { persistentVolumeClaimName: "demo-workspace" } },
+    });
+    const restored = restoredClaimManifest(child, snap.snapshots[0]!);
+    expect(restored.metadata?.name).toBe("j-workspace");
+    expect(restored.spec?.dataSource).toEqual({ apiGroup: "snapshot.storage.k8s.io", kind: "VolumeSnapshot", name: "j-workspace" });
+    expect(restored.spec?.accessModes).toEqual(["ReadWriteOnce"]);
+    expect(snapshotError({ status: { error: { message: "driver says no" } } })).toBe("driver says no");
+    expect(snapshotError({ status: { readyToUse: false } })).toBeUndefined();
+
+    const pinned = onNode(judgePod(child, judge, byDefault.mounts, {}) as k8s.V1Pod, "node-a");
+    expect(pinned.spec?.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms).toEqual([{ matchFields: [{ key: "metadata.name", operator: "In", values: ["node-a"] }] }]);
+    // The worker's node is kept with its result, for judges that start after its pod is gone.
+    const result = resultConfigMaps(ex, "demo-i1", { iteration: 1, exitCode: 0, stdout: "", stderr: "", timedOut: false, cancelled: false }, "node-a").at(-1);
+    expect(result?.data?.node).toBe("node-a");
+  });
+
+  it("a snapshot class is the CSI driver's default one, else its only one; anything else is refused naming spec.workspace_strategy", () => {
+    const hostpath = { name: "csi-hostpath-snapclass", driver: "hostpath.csi.k8s.io", default: false };
+    expect(chooseSnapshotClass("workspace", "csi-hostpath-sc", "hostpath.csi.k8s.io", [hostpath])).toEqual({ name: "csi-hostpath-snapclass" });
+    expect(chooseSnapshotClass("workspace", "sc", "hostpath.csi.k8s.io", [hostpath, { ...hostpath, name: "other" }, { ...hostpath, name: "main", default: true }])).toEqual({ name: "main" });
+    const problem = (r: { name: string } | { problem: string }) => ("problem" in r ? r.problem : `chose ${r.name}`);
+    expect(problem(chooseSnapshotClass("workspace", "sc", "hostpath.csi.k8s.io", [hostpath, { ...hostpath, name: "other" }]))).toMatch(/^spec\.workspace_strategy: .*2 VolumeSnapshotClasses have driver hostpath\.csi\.k8s\.io and none is the default/);
+    expect(chooseSnapshotClass("workspace", "local-path", "rancher.io/local-path", [hostpath])).toEqual({
+      problem:
+        "spec.workspace_strategy: snapshot cannot serve volume workspace (StorageClass local-path, driver rancher.io/local-path): no VolumeSnapshotClass has driver rancher.io/local-path (classes: csi-hostpath-snapclass (hostpath.csi.k8s.io)); use copy",
+    });
+    expect(problem(chooseSnapshotClass("workspace", "local-path", "rancher.io/local-path", undefined))).toMatch(/the VolumeSnapshot API \(snapshot\.storage\.k8s\.io\/v1\) is not installed in this cluster; use copy$/);
+    expect(snapshotClassOf({ metadata: { name: "c", annotations: { "snapshot.storage.kubernetes.io/is-default-class": "true" } }, driver: "d" })).toEqual({ name: "c", driver: "d", default: true });
+    expect(snapshotClassOf({ metadata: {} })).toBeUndefined();
   });
 
   it("claims take the volume's size, access mode and storage class", () => {

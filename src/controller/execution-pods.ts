@@ -3,7 +3,7 @@
 // Execution), workspace claims, the stored worker result, and judge child Executions.
 import { createHash } from "node:crypto";
 import type * as k8s from "@kubernetes/client-node";
-import { API_VERSION, type Agent, type Execution, type VolumeSpec } from "../api/types.js";
+import { API_VERSION, type Agent, type Execution, type VolumeSpec, type WorkspaceStrategy } from "../api/types.js";
 import { ownerOf } from "../children/child-executions.js";
 import type { RuntimeTable } from "../children/runtime-table.js";
 import { CHILD_LABELS, INPUT_ANNOTATION, INPUT_DIR, judgeWorkload, labelValue, workerWorkload, type WorkerRun } from "../children/workloads.js";
@@ -49,37 +49,117 @@ export function workspaceMounts(execution: string, agent: Agent, readOnly: boole
 }
 
 /**
- * How a judge sees one of the worker's volumes (ADR 0034): `shared` mounts the worker's claim
- * read-only; `copy` mounts a private copy the controller made of it (a claim per judge, filled
- * by a copier pod before the judge starts). A ReadWriteOncePod claim can be attached to one
- * pod at a time, so parallel judges get copies; every other access mode is shared.
+ * How a judge sees one of the worker's volumes (ADR 0034, 0038): the Agent's
+ * `spec.workspace_strategy` when set, else `copy` for a ReadWriteOncePod volume (attached to one
+ * pod at a time, so parallel judges get copies) and `shared` for the others.
  */
-export function workspaceStrategy(volume: VolumeSpec): "shared" | "copy" {
-  return volume.access_mode === "ReadWriteOncePod" ? "copy" : "shared";
+export function workspaceStrategy(volume: VolumeSpec, agent?: Agent): WorkspaceStrategy {
+  return agent?.spec.workspace_strategy ?? (volume.access_mode === "ReadWriteOncePod" ? "copy" : "shared");
 }
 
-/** One volume a judge gets as its own copy: the worker's claim it is copied from, and the copy. */
+/** One volume a judge gets as its own claim (a copy, or a snapshot's restore): the worker's claim it comes from, and the judge's. */
 export interface WorkspaceCopy {
   volume: VolumeSpec;
   from: WorkloadMount;
   to: WorkloadMount;
 }
 
-/** The worker's volumes as one judge child mounts them (read-only, copies where the strategy says), and the copies to make first. */
-export function judgeWorkspaces(parent: string, agent: Agent, child: string): { mounts: WorkloadMount[]; copies: WorkspaceCopy[] } {
-  const mounts: WorkloadMount[] = [];
-  const copies: WorkspaceCopy[] = [];
+/** The worker's volumes as one judge child sees them. */
+export interface JudgeWorkspaces {
+  /** What the judge pod mounts, all read-only at the worker's paths. */
+  mounts: WorkloadMount[];
+  /** Claims a copier pod fills before the judge starts (`copy`). */
+  copies: WorkspaceCopy[];
+  /** Claims restored from a VolumeSnapshot of the worker's claim (`snapshot`). */
+  snapshots: WorkspaceCopy[];
+  /**
+   * True when a pod of the judge mounts the worker's own ReadWriteOnce claim (`shared`, or a
+   * copier's source): it must run on the worker's node, where that claim is attached.
+   */
+  onWorkerNode: boolean;
+}
+
+/** The worker's volumes as one judge child mounts them (read-only, own claims where the strategy says), and the claims to make first. */
+export function judgeWorkspaces(parent: string, agent: Agent, child: string): JudgeWorkspaces {
+  const out: JudgeWorkspaces = { mounts: [], copies: [], snapshots: [], onWorkerNode: false };
   for (const v of agent.spec.volumes ?? []) {
     const from = { name: v.name, source: claimName(parent, v.name), mountPath: v.mount_path, readOnly: true };
-    if (workspaceStrategy(v) === "shared") {
-      mounts.push(from);
+    const strategy = workspaceStrategy(v, agent);
+    if (strategy !== "snapshot" && (v.access_mode ?? "ReadWriteOnce") === "ReadWriteOnce") out.onWorkerNode = true;
+    if (strategy === "shared") {
+      out.mounts.push(from);
       continue;
     }
     const to = { ...from, source: claimName(child, v.name) };
-    copies.push({ volume: v, from, to });
-    mounts.push(to);
+    (strategy === "copy" ? out.copies : out.snapshots).push({ volume: v, from, to });
+    out.mounts.push(to);
   }
-  return { mounts, copies };
+  return out;
+}
+
+/** The API group of CSI volume snapshots (external-snapshotter's CRDs). */
+export const SNAPSHOT_GROUP = "snapshot.storage.k8s.io";
+export const SNAPSHOT_VERSION = "v1";
+
+/** A judge's VolumeSnapshot of one worker claim (named like the claim restored from it, owned by the judge child). */
+export function volumeSnapshotManifest(child: Execution, s: WorkspaceCopy, className: string): Record<string, unknown> {
+  return {
+    apiVersion: `${SNAPSHOT_GROUP}/${SNAPSHOT_VERSION}`,
+    kind: "VolumeSnapshot",
+    metadata: { name: s.to.source, labels: { [CHILD_LABELS.execution]: labelValue(child.metadata.name) }, ownerReferences: [ownerOf(child)] },
+    spec: { volumeSnapshotClassName: className, source: { persistentVolumeClaimName: s.from.source } },
+  };
+}
+
+/** The claim restored from a judge's VolumeSnapshot: the volume's size, class and access mode, owned by the judge child. */
+export function restoredClaimManifest(child: Execution, s: WorkspaceCopy): k8s.V1PersistentVolumeClaim {
+  const pvc = copyClaimManifest(child, s);
+  return { ...pvc, spec: { ...pvc.spec, dataSource: { apiGroup: SNAPSHOT_GROUP, kind: "VolumeSnapshot", name: s.to.source } } };
+}
+
+/** A VolumeSnapshotClass as gavel reads it. */
+export interface SnapshotClass {
+  name: string;
+  driver: string;
+  default: boolean;
+}
+
+/**
+ * The VolumeSnapshotClass for a claim of `storageClass` (whose CSI driver is `provisioner`):
+ * the driver's default class, else its only one; otherwise why `snapshot` cannot serve it,
+ * naming the field. `classes` undefined: the VolumeSnapshot API is not installed.
+ */
+export function chooseSnapshotClass(volume: string, storageClass: string, provisioner: string, classes: readonly SnapshotClass[] | undefined): { name: string } | { problem: string } {
+  const at = `spec.workspace_strategy: snapshot cannot serve volume ${volume} (StorageClass ${storageClass}, driver ${provisioner})`;
+  if (classes === undefined) return { problem: `${at}: the VolumeSnapshot API (${SNAPSHOT_GROUP}/${SNAPSHOT_VERSION}) is not installed in this cluster; use copy` };
+  const fit = classes.filter((c) => c.driver === provisioner);
+  const chosen = fit.find((c) => c.default) ?? (fit.length === 1 ? fit[0] : undefined);
+  if (chosen !== undefined) return { name: chosen.name };
+  if (fit.length === 0) return { problem: `${at}: no VolumeSnapshotClass has driver ${provisioner} (classes: ${classes.map((c) => `${c.name} (${c.driver})`).join(", ") || "none"}); use copy` };
+  return { problem: `${at}: ${fit.length} VolumeSnapshotClasses have driver ${provisioner} and none is the default (annotation snapshot.storage.kubernetes.io/is-default-class)` };
+}
+
+/** A VolumeSnapshotClass object as SnapshotClass; undefined when it is not one. */
+export function snapshotClassOf(obj: unknown): SnapshotClass | undefined {
+  if (typeof obj !== "object" || obj === null) return undefined;
+  const o = obj as { metadata?: { name?: unknown; annotations?: Record<string, string> }; driver?: unknown };
+  if (typeof o.metadata?.name !== "string" || typeof o.driver !== "string") return undefined;
+  return { name: o.metadata.name, driver: o.driver, default: o.metadata.annotations?.["snapshot.storage.kubernetes.io/is-default-class"] === "true" };
+}
+
+/** Why a judge's VolumeSnapshot failed (its status.error); undefined while it is fine. */
+export function snapshotError(obj: unknown): string | undefined {
+  const message = (obj as { status?: { error?: { message?: unknown } } } | undefined)?.status?.error?.message;
+  return typeof message === "string" && message !== "" ? message : undefined;
+}
+
+/** Pins a pod to one node (required node affinity on metadata.name): where the worker's ReadWriteOnce claim is attached. */
+export function onNode(pod: k8s.V1Pod, node: string): k8s.V1Pod {
+  if (pod.spec === undefined) return pod;
+  pod.spec.affinity = {
+    nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchFields: [{ key: "metadata.name", operator: "In", values: [node] }] }] } },
+  };
+  return pod;
 }
 
 /** The claim of a judge's copy of a worker volume: the volume's size, class and access mode, owned by the judge child. */
@@ -220,9 +300,9 @@ function outputPartsPrefix(result: string): string {
  * The ConfigMaps that keep a finished worker run's result, so a restarted controller still
  * has it: the result `<worker>-result` (last) with the output inline, or, for an output larger
  * than one part (up to the runtime's 8 MiB cap), the parts `<worker>-result-out-NN` first and
- * their descriptor in the result. Create them in order.
+ * their descriptor in the result, and the worker's node. Create them in order.
  */
-export function resultConfigMaps(execution: Execution, worker: string, w: WorkerObservation): k8s.V1ConfigMap[] {
+export function resultConfigMaps(execution: Execution, worker: string, w: WorkerObservation, node?: string): k8s.V1ConfigMap[] {
   const labels = { [CHILD_LABELS.execution]: labelValue(execution.metadata.name), [CHILD_LABELS.iteration]: String(w.iteration) };
   const ownerReferences = [ownerOf(execution)];
   const bytes = Buffer.from(w.stdout);
@@ -239,6 +319,8 @@ export function resultConfigMaps(execution: Execution, worker: string, w: Worker
       cancelled: String(w.cancelled),
       ...(parts.length > 0 ? { [STDOUT_PARTS]: descriptorText(describeParts(bytes)) } : { stdout: w.stdout }),
       stderr: w.stderr.slice(-4096),
+      // Where the worker ran (its ReadWriteOnce claims are attached there): judges that share them run there too.
+      ...(node !== undefined ? { node } : {}),
     },
   };
   return [...parts, result];

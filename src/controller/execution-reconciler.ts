@@ -5,7 +5,7 @@
 // so a restarted controller picks every run up where the status says it was.
 import * as k8s from "@kubernetes/client-node";
 import { withDefaults } from "../api/defaults.js";
-import type { Agent, Condition, Execution, ExecutionStatus } from "../api/types.js";
+import type { Agent, Condition, Execution, ExecutionStatus, VolumeSpec } from "../api/types.js";
 import { GROUP, VERSION } from "../api/types.js";
 import { SPAWN_ERROR_ANNOTATION, validationJudgeChild } from "../children/child-executions.js";
 import { defaultImages } from "../children/images.js";
@@ -40,6 +40,7 @@ import { OUTPUT_CAP_BYTES, type WorkloadSpec } from "../runtime/workload.js";
 import {
   CANCEL_ANNOTATION,
   EXECUTION_INSTANCE,
+  chooseSnapshotClass,
   claimManifest,
   controllingExecution,
   copierName,
@@ -48,13 +49,22 @@ import {
   judgePod,
   judgeWorkspaces,
   keepPodUntil,
+  onNode,
   podEnd,
   readerName,
   readerPod,
+  restoredClaimManifest,
   resultConfigMaps,
+  resultName,
+  SNAPSHOT_GROUP,
+  SNAPSHOT_VERSION,
+  snapshotClassOf,
+  snapshotError,
+  volumeSnapshotManifest,
   workerPod,
   workloadPodName,
   workspaceMounts,
+  type SnapshotClass,
   type WorkspaceCopy,
 } from "./execution-pods.js";
 import { judgeNamesOf, sameStatus } from "./execution-state.js";
@@ -68,7 +78,7 @@ import type { ExecutionTraces, TracedExecution } from "../telemetry/execution-tr
 import { Controller } from "./runtime/controller.js";
 import { customResource, Informer, objectKey, podResource, splitKey } from "./runtime/informer.js";
 import type { WorkQueue, WorkQueueOptions } from "./runtime/work-queue.js";
-import { isConflict, isNotFound, messageOf, TerminalError } from "../errors.js";
+import { httpStatusOf, isConflict, isNotFound, messageOf, TerminalError } from "../errors.js";
 import { silentLogger, type Logger } from "../telemetry/logger.js";
 import { executionMetrics, type ExecutionMetrics, type Registry } from "../telemetry/metrics.js";
 
@@ -170,6 +180,7 @@ export class ExecutionReconciler {
   private readonly controller: Controller<Execution>;
   private readonly api: k8s.CustomObjectsApi;
   private readonly core: k8s.CoreV1Api;
+  private readonly storage: k8s.StorageV1Api;
   private readonly net: k8s.NetworkingV1Api;
   private readonly now: () => number;
   private readonly logger: Logger;
@@ -180,6 +191,7 @@ export class ExecutionReconciler {
   constructor(private readonly opts: ExecutionReconcilerOptions) {
     this.api = opts.kc.makeApiClient(k8s.CustomObjectsApi);
     this.core = opts.kc.makeApiClient(k8s.CoreV1Api);
+    this.storage = opts.kc.makeApiClient(k8s.StorageV1Api);
     this.net = opts.kc.makeApiClient(k8s.NetworkingV1Api);
     this.now = opts.now ?? Date.now;
     this.logger = opts.logger ?? silentLogger;
@@ -288,6 +300,11 @@ export class ExecutionReconciler {
       const waiting = waitingForGate(ex, agent, unguarded, this.now());
       await this.writeStatus(ex, waiting.status);
       return waiting.requeueAfterMs === undefined ? {} : { requeueAfterMs: waiting.requeueAfterMs };
+    }
+    if (ex.status?.startTime === undefined && agent.spec.workspace_strategy === "snapshot") {
+      // Refused before any pod starts: the worker would run for judges that cannot get its volumes.
+      const problem = await this.snapshotProblem(agent);
+      if (problem !== undefined) return this.refuse(ex, "WorkspaceStrategyUnsupported", problem);
     }
     const judges = new Map<string, Agent>();
     for (const j of judgeNamesOf(agent)) {
@@ -429,7 +446,7 @@ export class ExecutionReconciler {
     const out = end.stuck !== undefined ? { stdout: `pod ${podName} cannot start: ${end.stuck}`, stderr: end.stuck } : await this.podLog(ns(ex), podName);
     const w: WorkerObservation = { iteration: record.number, exitCode: end.exitCode, ...out, timedOut: end.timedOut, cancelled: false };
     // Kept before the pod goes: its log goes with it.
-    await storeWorkerResult(this.core, ns(ex), resultConfigMaps(ex, worker, w));
+    await storeWorkerResult(this.core, ns(ex), resultConfigMaps(ex, worker, w, pod.spec?.nodeName));
     observeWorker(state, w);
     await this.retire(pod);
   }
@@ -575,13 +592,21 @@ export class ExecutionReconciler {
    */
   private async startJudgePod(child: Execution, judge: Agent, parent: Execution): Promise<string | undefined> {
     const namespace = ns(child);
-    if (this.pods.get(workloadPodName(child.metadata.name), namespace) !== undefined) return undefined;
     const parentAgent = await this.getAgent(namespace, parent.spec.agentRef.name);
-    const { mounts, copies } = parentAgent === undefined ? { mounts: [], copies: [] } : judgeWorkspaces(parent.metadata.name, withDefaults(parentAgent), child.metadata.name);
-    const manifest = judgePod(child, judge, mounts, this.podOptions());
-    if (typeof manifest === "string") return manifest;
+    const { mounts, copies, snapshots, onWorkerNode } =
+      parentAgent === undefined ? { mounts: [], copies: [], snapshots: [], onWorkerNode: false } : judgeWorkspaces(parent.metadata.name, withDefaults(parentAgent), child.metadata.name);
+    // The snapshot strategy: a restore the CSI driver reports failed will never let the pod start.
+    if (this.pods.get(workloadPodName(child.metadata.name), namespace) !== undefined) return this.snapshotFailure(child, snapshots);
+    const built = judgePod(child, judge, mounts, this.podOptions());
+    if (typeof built === "string") return built;
+    // A pod that mounts the worker's ReadWriteOnce claim runs where that claim is attached.
+    const node = onWorkerNode ? await this.workerNode(parent, child.spec.parent?.iteration ?? 1) : undefined;
+    const manifest = node === undefined ? built : onNode(built, node);
+    // The snapshot strategy: a VolumeSnapshot of each worker claim and a claim restored from it (the judge's pod waits for the restore).
+    const snapped = snapshots.length === 0 ? undefined : await this.ensureSnapshots(child, snapshots);
+    if (snapped !== undefined) return snapped;
     // The copy strategy: the judge starts once its private copies of the worker's volumes are made.
-    const copied = copies.length === 0 ? "done" : await this.ensureCopies(child, copies);
+    const copied = copies.length === 0 ? "done" : await this.ensureCopies(child, copies, node);
     if (typeof copied === "object") return copied.failed;
     if (copied !== "done") return undefined;
     try {
@@ -601,7 +626,7 @@ export class ExecutionReconciler {
    * a copier pod, created once; "done" when the copier succeeded, "copying" while it runs,
    * or why it failed. Level-triggered: the copier pod's phase is the state.
    */
-  private async ensureCopies(child: Execution, copies: WorkspaceCopy[]): Promise<"done" | "copying" | { failed: string }> {
+  private async ensureCopies(child: Execution, copies: WorkspaceCopy[], node: string | undefined): Promise<"done" | "copying" | { failed: string }> {
     const namespace = ns(child);
     const name = workloadPodName(copierName(child.metadata.name));
     const pod = this.pods.get(name, namespace);
@@ -614,7 +639,8 @@ export class ExecutionReconciler {
       });
       if (judging) return "done";
       for (const c of copies) await createOrAdopt(() => this.core.createNamespacedPersistentVolumeClaim({ namespace, body: copyClaimManifest(child, c) }));
-      await this.createPod(copierPod(child, copies, this.opts.readerImage ?? defaultImages().reader, this.podOptions()), namespace);
+      const copier = copierPod(child, copies, this.opts.readerImage ?? defaultImages().reader, this.podOptions());
+      await this.createPod(node === undefined ? copier : onNode(copier, node), namespace);
       return "copying";
     }
     const end = podEnd(pod);
@@ -623,6 +649,86 @@ export class ExecutionReconciler {
     if (end.exitCode === 0) return "done";
     const log = (await this.podLog(namespace, name)).stdout;
     return { failed: `the workspace copy failed (exit ${end.exitCode}${end.timedOut ? ", deadline" : ""}): ${log.slice(-500)}` };
+  }
+
+  /**
+   * The judge's VolumeSnapshots of the worker's claims and the claims restored from them
+   * (workspace strategy `snapshot`), created once (adopted on a retry); why not, naming the field.
+   */
+  private async ensureSnapshots(child: Execution, snapshots: WorkspaceCopy[]): Promise<string | undefined> {
+    const namespace = ns(child);
+    for (const s of snapshots) {
+      const chosen = await this.snapshotClassFor(s.volume);
+      if ("problem" in chosen) return chosen.problem;
+      const body = volumeSnapshotManifest(child, s, chosen.name);
+      await createOrAdopt(() => this.api.createNamespacedCustomObject({ group: SNAPSHOT_GROUP, version: SNAPSHOT_VERSION, namespace, plural: "volumesnapshots", body }));
+      await createOrAdopt(() => this.core.createNamespacedPersistentVolumeClaim({ namespace, body: restoredClaimManifest(child, s) }));
+    }
+    return undefined;
+  }
+
+  /** Why one of the judge's VolumeSnapshots failed (the CSI driver's status.error); undefined while they are fine. */
+  private async snapshotFailure(child: Execution, snapshots: WorkspaceCopy[]): Promise<string | undefined> {
+    for (const s of snapshots) {
+      const got: unknown = await this.api
+        .getNamespacedCustomObject({ group: SNAPSHOT_GROUP, version: SNAPSHOT_VERSION, namespace: ns(child), plural: "volumesnapshots", name: s.to.source })
+        .catch((err: unknown) => {
+          if (isNotFound(err)) return undefined;
+          throw err;
+        });
+      const error = snapshotError(got);
+      if (error !== undefined) return `spec.workspace_strategy: the VolumeSnapshot ${s.to.source} of volume ${s.volume.name} failed: ${error}`;
+    }
+    return undefined;
+  }
+
+  /** Why `snapshot` cannot serve one of the Agent's volumes (the first), naming the field; undefined when every volume has a class. */
+  private async snapshotProblem(agent: Agent): Promise<string | undefined> {
+    for (const v of agent.spec.volumes ?? []) {
+      const chosen = await this.snapshotClassFor(v);
+      if ("problem" in chosen) return chosen.problem;
+    }
+    return undefined;
+  }
+
+  /** The VolumeSnapshotClass for a volume's claims: its StorageClass (or the cluster's default) names the CSI driver. */
+  private async snapshotClassFor(volume: VolumeSpec): Promise<{ name: string } | { problem: string }> {
+    try {
+      return await this.readSnapshotClassFor(volume);
+    } catch (err) {
+      if (httpStatusOf(err) !== 403) throw err;
+      return { problem: `spec.workspace_strategy: snapshot needs to list StorageClasses and VolumeSnapshotClasses (cluster-scoped), which this controller may not (${messageOf(err)})` };
+    }
+  }
+
+  private async readSnapshotClassFor(volume: VolumeSpec): Promise<{ name: string } | { problem: string }> {
+    const classes = (await this.storage.listStorageClass()).items;
+    const sc = volume.storage_class !== undefined ? classes.find((c) => c.metadata?.name === volume.storage_class) : classes.find((c) => c.metadata?.annotations?.["storageclass.kubernetes.io/is-default-class"] === "true");
+    if (sc === undefined) {
+      const which = volume.storage_class !== undefined ? `StorageClass ${volume.storage_class} does not exist` : "the cluster has no default StorageClass";
+      return { problem: `spec.workspace_strategy: snapshot cannot serve volume ${volume.name}: ${which}` };
+    }
+    let snapshotClasses: SnapshotClass[] | undefined;
+    try {
+      const list = (await this.api.listClusterCustomObject({ group: SNAPSHOT_GROUP, version: SNAPSHOT_VERSION, plural: "volumesnapshotclasses" })) as { items?: unknown[] };
+      snapshotClasses = (list.items ?? []).map(snapshotClassOf).filter((c): c is SnapshotClass => c !== undefined);
+    } catch (err) {
+      // 404: the CRDs (external-snapshotter) are not installed.
+      if (!isNotFound(err)) throw err;
+    }
+    return chooseSnapshotClass(volume.name, sc.metadata?.name ?? "", sc.provisioner, snapshotClasses);
+  }
+
+  /** The node the worker of `iteration` ran on: its pod's, else the one its stored result names. */
+  private async workerNode(parent: Execution, iteration: number): Promise<string | undefined> {
+    const worker = workerName(parent.metadata.name, iteration);
+    const onPod = this.pods.get(workloadPodName(worker), ns(parent))?.spec?.nodeName;
+    if (onPod !== undefined) return onPod;
+    const stored = await this.core.readNamespacedConfigMap({ name: resultName(worker), namespace: ns(parent) }).catch((err: unknown) => {
+      if (isNotFound(err)) return undefined;
+      throw err;
+    });
+    return stored?.data?.node;
   }
 
   // ------------------------------------------------------------------ I/O helpers
@@ -767,9 +873,13 @@ export class ExecutionReconciler {
     const grace = this.opts.agentGraceMs ?? 10_000;
     // Applied together, the Execution may arrive before its Agent: wait a little first.
     if (this.now() - created < grace) return { requeueAfterMs: Math.min(1000, grace) };
-    const message = `spec.agentRef.name: Agent "${name}" not found in namespace ${ns(ex)}`;
+    return this.refuse(ex, "AgentNotFound", `spec.agentRef.name: Agent "${name}" not found in namespace ${ns(ex)}`);
+  }
+
+  /** Ends an Execution that cannot run as declared: Failed, with an Accepted=False condition whose message names the field. */
+  private async refuse(ex: Execution, reason: string, message: string): Promise<{ requeueAfterMs?: number }> {
     const now = new Date(this.now()).toISOString();
-    const condition: Condition = { type: ACCEPTED, status: "False", reason: "AgentNotFound", message, lastTransitionTime: now, ...(ex.metadata.generation !== undefined ? { observedGeneration: ex.metadata.generation } : {}) };
+    const condition: Condition = { type: ACCEPTED, status: "False", reason, message, lastTransitionTime: now, ...(ex.metadata.generation !== undefined ? { observedGeneration: ex.metadata.generation } : {}) };
     await this.writeStatus(ex, {
       ...ex.status,
       phase: "Failed",

@@ -1,8 +1,10 @@
-// The `copy` workspace strategy on the single-node cluster (ADR 0034): a worker whose volume is
-// ReadWriteOncePod (one pod at a time may attach it) is judged by a multi_judge of three
-// parallel judges. Each judge gets its own copy (a claim filled by a copier pod from the
-// worker's claim), reads the worker's report from it, and its write is refused with EROFS;
-// the worker's files are unchanged afterwards. Shared claims are the e2e of the other files.
+// Workspace strategies on the single-node cluster (ADR 0034, 0038). `copy`: a worker whose
+// volume is ReadWriteOncePod (one pod at a time may attach it) is judged by a multi_judge of
+// three parallel judges; each gets its own copy (a claim filled by a copier pod from the
+// worker's claim), reads the worker's report from it, and its write is refused with EROFS; the
+// worker's files are unchanged afterwards. `shared`: the judge mounts the worker's ReadWriteOnce
+// claim, pinned to the worker's node. `snapshot`: this cluster has no CSI snapshotter, so it is
+// refused before any pod starts, naming spec.workspace_strategy.
 import { readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import * as k8s from "@kubernetes/client-node";
@@ -84,7 +86,46 @@ spec:
   input: { correct_first_time: true }
 `;
 
-describe("judge workspaces on the cluster: the copy strategy", () => {
+/** A worker with one ReadWriteOnce volume, judged by copy-judge-a with the same check, under `strategy`. */
+function strategyRun(name: string, strategy: string): string {
+  return `
+apiVersion: 100monkeys.ai/v1
+kind: Agent
+metadata:
+  name: ${name}-writer
+spec:
+  runtime:
+    image: gavel/example-k8s-worker:dev
+    pull_policy: Never
+  security:
+    network:
+      mode: none
+  workspace_strategy: ${strategy}
+  volumes:
+    - name: workspace
+      mount_path: /workspace
+      size: 16Mi
+  execution:
+    mode: one-shot
+    validation:
+      - type: semantic
+        judge_agent: ${JUDGES[0] ?? ""}
+        criteria: |
+          run: node -e "${CHECK}"
+        min_score: 1.0
+---
+apiVersion: 100monkeys.ai/v1
+kind: Execution
+metadata:
+  name: ${name}
+spec:
+  agentRef:
+    name: ${name}-writer
+  input: { correct_first_time: true }
+`;
+}
+
+describe("judge workspaces on the cluster: the copy, shared and snapshot strategies", () => {
   let cluster: Cluster;
   let runs: Executions;
 
@@ -116,4 +157,30 @@ describe("judge workspaces on the cluster: the copy strategy", () => {
     expect((await readdir(dir)).sort()).toEqual(["report.json", "runs.log", "sum.js", "sum.test.js"]);
     expect(JSON.parse(await readFile(join(dir, "report.json"), "utf8"))).toMatchObject({ status: "success", iteration: 1 });
   }, 360_000);
+
+  it("shared: the judge mounts the worker's ReadWriteOnce claim read-only, scheduled onto the worker's node", async () => {
+    await runs.apply(strategyRun("rwo-shared", "shared"));
+    const ex = await runs.final("rwo-shared");
+    const child = await runs.get(ex.status?.children?.[0]?.name ?? "");
+    expect(ex.status?.phase, JSON.stringify(child?.status)).toBe("Succeeded");
+    const core = cluster.kc.makeApiClient(k8s.CoreV1Api);
+    const pods = (await core.listNamespacedPod({ namespace: runs.namespace })).items;
+    const worker = pods.find((p) => p.metadata?.name === "gavel-rwo-shared-i1-ex");
+    const judge = pods.find((p) => p.metadata?.ownerReferences?.some((o) => o.name === child?.metadata.name));
+    expect(judge?.spec?.volumes?.find((v) => v.persistentVolumeClaim !== undefined)?.persistentVolumeClaim).toEqual({ claimName: "rwo-shared-workspace", readOnly: true });
+    const terms = judge?.spec?.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms;
+    expect(terms).toEqual([{ matchFields: [{ key: "metadata.name", operator: "In", values: [worker?.spec?.nodeName] }] }]);
+    expect(judge?.spec?.nodeName).toBe(worker?.spec?.nodeName);
+  }, 180_000);
+
+  it("snapshot without a VolumeSnapshotClass for the storage class's driver is refused before any pod starts, naming spec.workspace_strategy", async () => {
+    await runs.apply(strategyRun("rwo-snapshot", "snapshot"));
+    const ex = await runs.final("rwo-snapshot", 60_000);
+    expect(ex.status?.phase).toBe("Failed");
+    const accepted = ex.status?.conditions?.find((c) => c.type === "Accepted");
+    expect(accepted).toMatchObject({ status: "False", reason: "WorkspaceStrategyUnsupported" });
+    expect(accepted?.message).toMatch(/^spec\.workspace_strategy: snapshot cannot serve volume workspace \(StorageClass local-path, driver rancher\.io\/local-path\): the VolumeSnapshot API \(snapshot\.storage\.k8s\.io\/v1\) is not installed/);
+    expect(await runs.podsOf("rwo-snapshot")).toEqual([]);
+    expect(ex.status?.startTime).toBeUndefined();
+  }, 90_000);
 });

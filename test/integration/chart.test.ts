@@ -88,6 +88,9 @@ const EXPECTED_RULES: Record<string, string[]> = {
   "/configmaps": ["create", "delete", "deletecollection", "get"],
   "/persistentvolumeclaims": ["create"],
   "networking.k8s.io/networkpolicies": ["create"],
+  "storage.k8s.io/storageclasses": ["list"],
+  "snapshot.storage.k8s.io/volumesnapshotclasses": ["list"],
+  "snapshot.storage.k8s.io/volumesnapshots": ["create", "get"],
   "/events": ["create"],
 };
 
@@ -286,6 +289,10 @@ describe("Helm chart on the real kube-apiserver", () => {
       ...["create", "get", "delete", "deletecollection"].map((v): [string, string] => [v, "configmaps"]),
       ["create", "persistentvolumeclaims"],
       ["create", "networkpolicies.networking.k8s.io"],
+      ["list", "storageclasses.storage.k8s.io", { all: true }],
+      ["list", "volumesnapshotclasses.snapshot.storage.k8s.io", { all: true }],
+      ["create", "volumesnapshots.snapshot.storage.k8s.io"],
+      ["get", "volumesnapshots.snapshot.storage.k8s.io"],
       ["create", "events"],
       ...["get", "create", "update"].map((v): [string, string, { ns: string }] => [v, "leases.coordination.k8s.io", { ns: NS }]),
     ];
@@ -314,6 +321,10 @@ describe("Helm chart on the real kube-apiserver", () => {
       ["delete", "persistentvolumeclaims"],
       ["create", "persistentvolumes", { all: true }],
       ["delete", "networkpolicies.networking.k8s.io"],
+      ["create", "storageclasses.storage.k8s.io", { all: true }],
+      ["create", "volumesnapshotclasses.snapshot.storage.k8s.io", { all: true }],
+      ["delete", "volumesnapshots.snapshot.storage.k8s.io"],
+      ["list", "volumesnapshots.snapshot.storage.k8s.io", { all: true }],
       ["patch", "events"],
       ["list", "events"],
       ["create", "events.events.k8s.io"],

@@ -44,6 +44,19 @@
 - apiGroups: [""]
   resources: ["persistentvolumeclaims"]
   verbs: ["create"]
+# Workspace strategy snapshot (ADR 0038): a judge's VolumeSnapshot of the worker's claim (owned
+# by the judge child; a claim is restored from it), the class picked from the StorageClass's
+# CSI driver. StorageClasses and VolumeSnapshotClasses are cluster-scoped: a single-namespace
+# install cannot read them, and refuses snapshot with that reason.
+- apiGroups: ["storage.k8s.io"]
+  resources: ["storageclasses"]
+  verbs: ["list"]
+- apiGroups: ["snapshot.storage.k8s.io"]
+  resources: ["volumesnapshotclasses"]
+  verbs: ["list"]
+- apiGroups: ["snapshot.storage.k8s.io"]
+  resources: ["volumesnapshots"]
+  verbs: ["create", "get"]
 # network: none workloads (judges, readers) get a deny-all NetworkPolicy in their
 # namespace, created once and kept; a workload with an allowlist gets its own, owned by
 # its Execution.
