@@ -57,7 +57,7 @@ async function follow(kube: Kube, namespace: string, workload: string, io: Comma
   while (!signal.aborted) {
     const state = await podState(kube, namespace, workload);
     if (state === "running") {
-      await followPodLog(kube, namespace, workload, io.stdout, signal);
+      await followPodLog(kube, namespace, workload, io.stdout, signal, io.stderr);
       return true;
     }
     if (state === "ended" || state === "absent") {

@@ -3,11 +3,12 @@
 // `<exec>-i<N>-result` the reconciler keeps when the pod ends (it deletes the pod after).
 // A judge child's output is the log of its pod while it exists, then its stored result.
 import { PassThrough, type Writable } from "node:stream";
+import { StringDecoder } from "node:string_decoder";
 import * as k8s from "@kubernetes/client-node";
 import { resultName, workloadPodName } from "../controller/execution-pods.js";
 import { readWorkerResult } from "../controller/stored-parts.js";
 import { httpStatusOf, isNotFound, typedError } from "../errors.js";
-import { podStreams } from "../runtime/kubernetes/log-streams.js";
+import { FramedLogReader, isFramed, podStreams } from "../runtime/kubernetes/log-streams.js";
 import type { Kube } from "./kube.js";
 
 /** The container every gavel workload pod runs its workload in. */
@@ -73,10 +74,16 @@ export async function workloadOutput(kube: Kube, namespace: string, workload: st
   return (await storedResult(kube, namespace, workload)) ?? (await podLog(kube, namespace, workload));
 }
 
-/** Streams a running workload's log into `out` until the container ends or the signal aborts. */
-export async function followPodLog(kube: Kube, namespace: string, workload: string, out: Writable, signal: AbortSignal): Promise<void> {
+/**
+ * Streams a running workload's log into `out` until the container ends or the signal aborts;
+ * a pod running under gavel-launch has its stderr written to `errOut` (default `out`).
+ */
+export async function followPodLog(kube: Kube, namespace: string, workload: string, out: Writable, signal: AbortSignal, errOut: Writable = out): Promise<void> {
   const through = new PassThrough();
-  through.on("data", (chunk: Buffer) => out.write(chunk));
+  const framed = isFramed(await readPod(kube, namespace, workloadPodName(workload)));
+  const decoder = new StringDecoder("utf8");
+  const reader = new FramedLogReader((stream, text) => (stream === "stdout" ? out : errOut).write(text));
+  through.on("data", (chunk: Buffer) => (framed ? reader.push(decoder.write(chunk)) : out.write(chunk)));
   const ended = new Promise<void>((resolve) => {
     through.once("end", resolve);
     through.once("close", resolve);
@@ -95,5 +102,9 @@ export async function followPodLog(kube: Kube, namespace: string, workload: stri
     await ended;
   } finally {
     signal.removeEventListener("abort", abort);
+    if (framed) {
+      reader.push(decoder.end());
+      reader.end();
+    }
   }
 }

@@ -3,7 +3,7 @@ import { execFileSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { podStreams, splitFramedLog } from "./log-streams.js";
+import { FramedLogReader, podStreams, splitFramedLog, type Streams } from "./log-streams.js";
 
 const RS = "\x1e";
 const LAUNCHER = join(import.meta.dirname, "../../../dist/bin/gavel-launch");
@@ -18,6 +18,20 @@ describe("splitFramedLog", () => {
     expect(splitFramedLog(`${RS}Zodd\n`)).toEqual({ stdout: `${RS}Zodd\n`, stderr: "" });
     expect(splitFramedLog("")).toEqual({ stdout: "", stderr: "" });
     expect(splitFramedLog("\n\n")).toEqual({ stdout: "\n\n", stderr: "" });
+  });
+
+  it("reads a log cut anywhere the same as whole", () => {
+    const log = `out 1\n${RS}Eerr 1\n${RS}opart${RS}\n${RS}ewarn: \n${RS}O${RS}starts with RS\nlast`;
+    for (let cut = 0; cut <= log.length; cut++) {
+      const got: Streams = { stdout: "", stderr: "" };
+      const reader = new FramedLogReader((stream, text) => {
+        got[stream] += text;
+      });
+      reader.push(log.slice(0, cut));
+      reader.push(log.slice(cut));
+      reader.end();
+      expect(got).toEqual(splitFramedLog(log));
+    }
   });
 
   it("splits only the logs of pods that ran under the launcher", () => {

@@ -24,47 +24,64 @@ export interface Streams {
 }
 
 /**
- * Splits a framed log: a line is stdout as written unless it starts with RS (0x1e); then it is a
- * record RS + type + bytes, type O (a stdout line), o (stdout bytes without a newline), E (a
- * stderr line), e (stderr bytes without a newline). A last line without a newline is stdout as
- * it is. A record of an unknown type is kept as stdout, so nothing is ever dropped.
+ * Reads a framed log as it arrives: a line is stdout as written unless it starts with RS
+ * (0x1e); then it is a record RS + type + bytes, type O (a stdout line), o (stdout bytes without
+ * a newline), E (a stderr line), e (stderr bytes without a newline). A last line without a
+ * newline is stdout as it is. A record of an unknown type is kept as stdout, so nothing is
+ * ever dropped.
  */
-export function splitFramedLog(log: string): Streams {
-  let stdout = "";
-  let stderr = "";
-  let at = 0;
-  while (at < log.length) {
-    const nl = log.indexOf("\n", at);
-    const end = nl < 0 ? log.length : nl;
-    const line = log.slice(at, end);
-    const newline = nl < 0 ? "" : "\n";
-    at = end + 1;
-    if (!line.startsWith(RS) || line.length < 2) {
-      stdout += line + newline;
-      continue;
+export class FramedLogReader {
+  private partial = "";
+
+  constructor(private readonly emit: (stream: keyof Streams, text: string) => void) {}
+
+  /** Takes the next piece of the log (any cut). */
+  push(text: string): void {
+    const buf = this.partial + text;
+    let at = 0;
+    for (;;) {
+      const nl = buf.indexOf("\n", at);
+      if (nl < 0) break;
+      this.line(buf.slice(at, nl), "\n");
+      at = nl + 1;
     }
-    const body = line.slice(2);
-    switch (line[1]) {
-      case "O":
-        stdout += `${body}\n`;
-        break;
-      case "o":
-        stdout += body;
-        break;
-      case "E":
-        stderr += `${body}\n`;
-        break;
-      case "e":
-        stderr += body;
-        break;
-      default:
-        stdout += line + newline;
-    }
+    this.partial = buf.slice(at);
   }
-  return { stdout, stderr };
+
+  /** The log ended: a last line without a newline is emitted as it is. */
+  end(): void {
+    if (this.partial !== "") this.line(this.partial, "");
+    this.partial = "";
+  }
+
+  private line(line: string, newline: string): void {
+    const type = line.startsWith(RS) ? line[1] : undefined;
+    const body = line.slice(2);
+    if (type === "O") this.emit("stdout", `${body}\n`);
+    else if (type === "o") this.emit("stdout", body);
+    else if (type === "E") this.emit("stderr", `${body}\n`);
+    else if (type === "e") this.emit("stderr", body);
+    else this.emit("stdout", line + newline);
+  }
+}
+
+/** Splits a whole framed log into its two streams (see FramedLogReader). */
+export function splitFramedLog(log: string): Streams {
+  const out: Streams = { stdout: "", stderr: "" };
+  const reader = new FramedLogReader((stream, text) => {
+    out[stream] += text;
+  });
+  reader.push(log);
+  reader.end();
+  return out;
+}
+
+/** True when a pod ran its program under gavel-launch, so its log is framed. */
+export function isFramed(pod: k8s.V1Pod | undefined): boolean {
+  return pod?.metadata?.annotations?.[LOG_STREAMS_ANNOTATION] === FRAMED;
 }
 
 /** The streams of a pod's log: split when the pod ran under the launcher, else all of it as stdout (stderr merged, ""). */
 export function podStreams(pod: k8s.V1Pod | undefined, log: string): Streams {
-  return pod?.metadata?.annotations?.[LOG_STREAMS_ANNOTATION] === FRAMED ? splitFramedLog(log) : { stdout: log, stderr: "" };
+  return isFramed(pod) ? splitFramedLog(log) : { stdout: log, stderr: "" };
 }
