@@ -23,6 +23,9 @@ ENV NODE_ENV=production
 COPY package.json ./
 COPY --from=deps /out/node_modules ./node_modules
 COPY dist/src ./dist/src
+# gavel-launch (src/launcher/), which the controller keeps in a ConfigMap that worker and judge
+# pods mount and run their program under, so their log keeps stdout apart from stderr.
+COPY dist/bin/gavel-launch ./dist/bin/gavel-launch
 # A numeric user, so that the kubelet can check runAsNonRoot without a passwd entry.
 USER 65532:65532
 ENTRYPOINT ["node", "/opt/gavel/dist/src/cli/main.js"]

@@ -9,8 +9,6 @@ export interface DefaultImages {
   worker: string;
   /** The one-shot reader of workspace files (needs `sh` and `cat`). */
   reader: string;
-  /** The image an init container copies gavel-launch from (Kubernetes: stdout apart from stderr). */
-  launcher: string;
 }
 
 /**
@@ -19,8 +17,8 @@ export interface DefaultImages {
  */
 export const AGENT_ENTRYPOINT: readonly string[] = ["node", "/opt/gavel/dist/src/agent/main.js"];
 
-/** The default images of this build: the worker runtime `gavel/agent:<version>` (it holds gavel-launch too); the base image reads files. */
+/** The default images of this build: the worker runtime `gavel/agent:<version>`; the base image reads files. */
 export function defaultImages(): DefaultImages {
   const agent = `gavel/agent:${gavelVersion()}`;
-  return { worker: agent, reader: "gavel/base:bookworm-node20", launcher: agent };
+  return { worker: agent, reader: "gavel/base:bookworm-node20" };
 }

@@ -34,6 +34,8 @@ export interface ControllerConfig {
   workerNatsUrl?: string;
   /** File of language runtimes over the built-in table. */
   runtimes?: string;
+  /** gavel-launch, which keeps a pod's stdout apart from its stderr; default the one `make build` leaves beside the CLI. */
+  launcher?: string;
   podRetentionSeconds?: number;
   healthProbe?: BindAddress;
   metrics?: BindAddress;
@@ -69,6 +71,7 @@ const FLAGS = {
   // The URL worker pods reach NATS at, when it is not the controller's own.
   "nats-worker-url": { type: "string", env: "GAVEL_NATS_WORKER_URL", schema: { pattern: URLS }, must: "a NATS URL" },
   runtimes: { type: "string", env: "GAVEL_RUNTIMES", schema: { minLength: 1 }, must: "a file name" },
+  launcher: { type: "string", env: "GAVEL_LAUNCHER", schema: { minLength: 1 }, must: "a file name" },
   // Seconds a finished worker or judge pod is kept for `kubectl logs` (the chart's podRetentionSeconds).
   "pod-retention": { type: "string", env: "GAVEL_POD_RETENTION_SECONDS", schema: { pattern: "^\\s*\\d+\\s*$" }, must: "a whole number of seconds (0 deletes finished pods at once)" },
   // controller-runtime's flag: /healthz and /readyz (":8081"; "0", the default, serves none).
@@ -152,6 +155,7 @@ export function controllerConfig(argv: string[], env: NodeJS.ProcessEnv): Contro
     ...(nats !== undefined ? { nats: { url: nats, ...optional("creds", str("nats-creds")), ...optional("keys", str("nats-keys")) } } : {}),
     ...optional("workerNatsUrl", str("nats-worker-url") ?? nats),
     ...optional("runtimes", str("runtimes")),
+    ...optional("launcher", str("launcher")),
     ...(str("pod-retention") !== undefined ? { podRetentionSeconds: Number(str("pod-retention")?.trim()) } : {}),
     ...(healthProbe !== undefined ? { healthProbe } : {}),
     ...(metrics !== undefined ? { metrics } : {}),

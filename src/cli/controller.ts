@@ -25,8 +25,12 @@ import { ExecutionTraces } from "../telemetry/execution-trace.js";
 import { tracingFromEnv, type Tracing } from "../telemetry/tracing.js";
 import { UsageError, type Command, type CommandIO } from "./command.js";
 import { messageOf } from "../errors.js";
+import { fileURLToPath } from "node:url";
 import { kubeOf } from "./kube.js";
 import { CONTROLLER_UI_BASE, controllerWebView } from "../webui/server.js";
+
+/** gavel-launch as `make build` leaves it (dist/bin), beside the compiled CLI (dist/src/cli); the controller image keeps the same layout. */
+const DEFAULT_LAUNCHER = fileURLToPath(new URL("../../bin/gavel-launch", import.meta.url));
 
 /** What the controller's endpoints serve. */
 interface Endpoints {
@@ -178,7 +182,7 @@ function untilSignal(): Promise<string> {
 export const controllerCommand: Command = {
   name: "controller",
   summary: "run gavel's controllers against a cluster (Agent Ready condition, GuardPolicy hot reload, Executions on pods)",
-  usage: "gavel controller [--kubeconfig FILE] [-n NAMESPACE] [--controller-namespace NS] [--leader-elect] [--nats URL [--nats-creds FILE] [--nats-keys DIR] [--nats-worker-url URL]] [--runtimes FILE] [--pod-retention SECONDS] [--health-probe-bind-address ADDR [--web-view]] [--metrics-bind-address ADDR] [--log-level LEVEL]",
+  usage: "gavel controller [--kubeconfig FILE] [-n NAMESPACE] [--controller-namespace NS] [--leader-elect] [--nats URL [--nats-creds FILE] [--nats-keys DIR] [--nats-worker-url URL]] [--runtimes FILE] [--launcher FILE] [--pod-retention SECONDS] [--health-probe-bind-address ADDR [--web-view]] [--metrics-bind-address ADDR] [--log-level LEVEL]",
   async run(argv: string[], io: CommandIO) {
     const config = controllerConfig(argv, io.env);
     // Every component counts into this one registry; /metrics renders it.
@@ -192,6 +196,12 @@ export const controllerCommand: Command = {
       throw new UsageError(`--runtimes: ${messageOf(err)}`);
     });
     const logger = createLogger({ name: "gavel-controller", level: config.logLevel, destination: io.stderr });
+    const launcherFile = config.launcher ?? DEFAULT_LAUNCHER;
+    const launcher = await readFile(launcherFile).catch((err: unknown) => {
+      // Without it pods still run; their logs merge stderr into stdout.
+      logger.warn({ file: launcherFile, err: messageOf(err) }, "no gavel-launch: worker and judge pod logs merge stderr into stdout");
+      return undefined;
+    });
     // Traces when OTEL_EXPORTER_OTLP_ENDPOINT (or another OTEL_* exporter setting) asks for them (chart: tracing.*).
     const tracing = await tracingFromEnv(io.env, { name: "gavel-controller" });
     const traces = tracing === undefined ? undefined : new ExecutionTraces(tracing);
@@ -225,6 +235,7 @@ export const controllerCommand: Command = {
     const retention = config.podRetentionSeconds;
     const executions: ExecutionReconciler = new ExecutionReconciler({
       ...{ kc, namespace: config.namespace, runtimes, logger, metrics },
+      ...(launcher !== undefined ? { launcher } : {}),
       ...(retention !== undefined ? { podRetentionSeconds: retention } : {}),
       ...(leaderElection !== undefined ? { leaderElection } : {}),
       ...(events !== undefined ? { events } : {}),

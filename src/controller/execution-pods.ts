@@ -231,14 +231,14 @@ export interface PodOptions {
   runtimes?: RuntimeTable;
   /** The worker's iteration span (env TRACEPARENT), when the controller traces. */
   traceParent?: string;
-  /** Image that holds gavel-launch: worker and judge pods whose program is known run under it (stdout apart from stderr); unset, their logs merge. */
-  launcherImage?: string;
+  /** The namespace's ConfigMap holding gavel-launch: worker and judge pods whose program is known run under it (stdout apart from stderr); unset, their logs merge. */
+  launcherConfigMap?: string;
 }
 
 /** The pod of one workload of an Execution (children module's spec), owned by `owner`; `launched`: run its program under gavel-launch. */
 function workloadPod(spec: WorkloadSpec, owner: Execution, opts: PodOptions, launched = false): k8s.V1Pod {
   return podManifest({
-    ...(launched && opts.launcherImage !== undefined ? { launcherImage: opts.launcherImage } : {}),
+    ...(launched && opts.launcherConfigMap !== undefined ? { launcherConfigMap: opts.launcherConfigMap } : {}),
     spec,
     name: workloadPodName(spec.name),
     instance: EXECUTION_INSTANCE,

@@ -34,7 +34,7 @@ import {
 import type { FileContent } from "../engine/validators/outcome.js";
 import { imageReader, readerContent, volumeReader } from "../runtime/file-reader.js";
 import { egressCidrs } from "../runtime/kubernetes/egress-hosts.js";
-import { podStreams, type Streams } from "../runtime/kubernetes/log-streams.js";
+import { isFramed, launcherConfigMap, podStreams, type Streams } from "../runtime/kubernetes/log-streams.js";
 import { denyAllNetworkPolicy, egressHostsOf, egressPolicy, LABELS, type PodUser } from "../runtime/kubernetes/pod-spec.js";
 import { OUTPUT_CAP_BYTES, type WorkloadSpec } from "../runtime/workload.js";
 import {
@@ -103,11 +103,11 @@ export interface ExecutionReconcilerOptions {
   /** Image of the workspace file reader (needs sh and cat). Default gavel/base:bookworm-node20. */
   readerImage?: string;
   /**
-   * Image an init container copies gavel-launch from, so worker and judge pods keep stdout
-   * apart from stderr (log-streams.ts). Default gavel/agent of this version; "" runs programs
-   * bare (the pod log merges the streams).
+   * The gavel-launch binary (dist/bin/gavel-launch): kept in a ConfigMap of each namespace that
+   * worker and judge pods whose program is known mount and run it under, so their log keeps
+   * stdout apart from stderr (log-streams.ts). Unset: programs run bare (the log merges them).
    */
-  launcherImage?: string;
+  launcher?: Buffer;
   /** NATS URL handed to workers for the inner-loop gate; "" (default) when none runs. */
   natsUrl?: string;
   /** Images of language runtimes (`spec.runtime.language` + `version`); default the built-in table. */
@@ -185,6 +185,10 @@ export class ExecutionReconciler {
   private readonly now: () => number;
   private readonly logger: Logger;
   private readonly policies = new Set<string>();
+  /** Namespaces (namespace/name) whose launcher ConfigMap exists. */
+  private readonly launchers = new Set<string>();
+  /** The launcher's ConfigMap, when the controller has the binary. */
+  private readonly launcher: k8s.V1ConfigMap | undefined;
   /** When each running Execution's tool calls were last folded into its status (foldToolCalls). */
   private readonly toolCallsFolded = new Map<string, number>();
 
@@ -192,6 +196,7 @@ export class ExecutionReconciler {
     this.api = opts.kc.makeApiClient(k8s.CustomObjectsApi);
     this.core = opts.kc.makeApiClient(k8s.CoreV1Api);
     this.storage = opts.kc.makeApiClient(k8s.StorageV1Api);
+    this.launcher = opts.launcher === undefined ? undefined : launcherConfigMap(opts.launcher, { [LABELS.managed]: "gavel-controller" });
     this.net = opts.kc.makeApiClient(k8s.NetworkingV1Api);
     this.now = opts.now ?? Date.now;
     this.logger = opts.logger ?? silentLogger;
@@ -753,12 +758,13 @@ export class ExecutionReconciler {
       ...(this.opts.writerUser !== undefined ? { writerUser: this.opts.writerUser } : {}),
       natsUrl: this.opts.natsUrl ?? "",
       ...(this.opts.runtimes !== undefined ? { runtimes: this.opts.runtimes } : {}),
-      ...(this.opts.launcherImage !== "" ? { launcherImage: this.opts.launcherImage ?? defaultImages().launcher } : {}),
+      ...(this.launcher !== undefined ? { launcherConfigMap: this.launcher.metadata?.name ?? "" } : {}),
     };
   }
 
   /** Creates a pod after the NetworkPolicies that restrict it; `gate`: a restricted worker's way to the gate. */
   private async createPod(pod: k8s.V1Pod, namespace: string, gate?: GateAccess): Promise<void> {
+    if (isFramed(pod) && this.launcher !== undefined) await this.ensureLauncher(namespace, this.launcher);
     if (pod.metadata?.labels?.[LABELS.network] === "none") {
       await this.ensureNetworkPolicy(namespace, denyAllNetworkPolicy());
       if (gate !== undefined) await this.ensureNetworkPolicy(namespace, workerGatePolicy(gate));
@@ -771,6 +777,14 @@ export class ExecutionReconciler {
     }
     const created = await createOrAdopt(() => this.core.createNamespacedPod({ namespace, body: pod }));
     if (created) this.controller.metrics.reconcile.podsCreated.inc(this.controller.metrics.labels);
+  }
+
+  /** The namespace's ConfigMap holding gavel-launch, created once and kept (an existing one, same name and so same bytes, is adopted). */
+  private async ensureLauncher(namespace: string, body: k8s.V1ConfigMap): Promise<void> {
+    const key = `${namespace}/${body.metadata?.name ?? ""}`;
+    if (this.launchers.has(key)) return;
+    await createOrAdopt(() => this.core.createNamespacedConfigMap({ namespace, body }));
+    this.launchers.add(key);
   }
 
   /**

@@ -1,6 +1,6 @@
 // stdout apart from stderr on the single-node cluster (Kubernetes 1.31 merges them in pods/log):
-// gavel's worker and judge pods run their program under gavel-launch, installed by an init
-// container, so an anchored regex on a worker's stdout and a judge's verdict never see stderr,
+// gavel's worker and judge pods run their program under gavel-launch, mounted from a
+// ConfigMap the controller keeps in the namespace, so an anchored regex on a worker's stdout and a judge's verdict never see stderr,
 // and both streams are kept (the worker's stored result, the judge's rawOutput). The programs
 // are plain `sh` on gavel's base image, declared with the Agent's runtime.command: any image
 // whose program is declared works the same way.
@@ -89,10 +89,14 @@ describe("stdout apart from stderr on the cluster", () => {
     const result = await core.readNamespacedConfigMap({ name: "streams-i1-result", namespace: runs.namespace });
     expect(result.data?.stdout).toBe("RESULT=ok\n");
     expect(result.data?.stderr).toBe("warning: stderr noise before\nwarning: stderr noise after\n");
-    // The kept pod ran its program under the launcher; `kubectl logs` reads like the program's output.
+    // The kept pod ran its program under the launcher, mounted from the namespace's ConfigMap;
+    // `kubectl logs` reads like the program's output.
     const pod = await core.readNamespacedPod({ name: "gavel-streams-i1-ex", namespace: runs.namespace });
-    expect(pod.spec?.initContainers?.map((c) => c.name)).toEqual(["gavel-launch"]);
+    expect(pod.spec?.initContainers).toBeUndefined();
     expect(pod.spec?.containers[0]?.command?.[0]).toBe("/gavel-launch/gavel-launch");
+    const launcher = pod.spec?.volumes?.find((v) => v.name === "gavel-launch")?.configMap?.name ?? "";
+    expect(launcher).toMatch(/^gavel-launch-[0-9a-f]{10}$/);
+    expect((await core.readNamespacedConfigMap({ name: launcher, namespace: runs.namespace })).immutable).toBe(true);
     const log = await core.readNamespacedPodLog({ name: "gavel-streams-i1-ex", namespace: runs.namespace, container: "main" });
     expect(log).toContain("RESULT=ok\n");
   }, 180_000);

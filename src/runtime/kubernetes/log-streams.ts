@@ -1,16 +1,33 @@
 // stdout apart from stderr on Kubernetes: pods/log (1.31) merges a container's two streams, so
-// gavel's pods run their program under gavel-launch (src/launcher/gavel-launch.c), copied by an
-// init container into an emptyDir, which writes one framed stream. This module is both ends'
-// contract: where the launcher lives, the pod parts that install it, and the decoder.
+// gavel's pods run their program under gavel-launch (src/launcher/gavel-launch.c), mounted from
+// a ConfigMap of the namespace, which writes one framed stream. This module is both ends'
+// contract: the ConfigMap that holds the launcher, where pods find it, and the decoder.
+import { createHash } from "node:crypto";
 import type * as k8s from "@kubernetes/client-node";
 
-/** Where gavel's launcher image keeps the launcher (src/agent/Dockerfile copies it there). */
-export const LAUNCHER_SOURCE = "/opt/gavel/bin/gavel-launch";
-/** The emptyDir the init container installs the launcher into, mounted read-only in the main container. */
+/** Where a pod mounts the launcher's ConfigMap (read-only, mode 0555). */
 export const LAUNCHER_DIR = "/gavel-launch";
-export const LAUNCHER_PATH = `${LAUNCHER_DIR}/gavel-launch`;
-/** Name of the init container (and of its volume). */
-export const LAUNCHER_CONTAINER = "gavel-launch";
+/** The launcher's key in its ConfigMap, and so its file name under LAUNCHER_DIR. */
+const LAUNCHER_KEY = "gavel-launch";
+export const LAUNCHER_PATH = `${LAUNCHER_DIR}/${LAUNCHER_KEY}`;
+/** Name of the pod volume that mounts it. */
+export const LAUNCHER_VOLUME = "gavel-launch";
+
+/**
+ * The ConfigMap holding the launcher binary, one per namespace and launcher build:
+ * `gavel-launch-<sha256 prefix>`, immutable, shared by every pod there (not owned: like the
+ * namespace's NetworkPolicy, it stays). A ConfigMap holds 1 MiB; the static launcher is ~0.7 MB.
+ */
+export function launcherConfigMap(binary: Buffer, labels: Record<string, string> = {}): k8s.V1ConfigMap {
+  const hash = createHash("sha256").update(binary).digest("hex").slice(0, 10);
+  return {
+    apiVersion: "v1",
+    kind: "ConfigMap",
+    metadata: { name: `gavel-launch-${hash}`, labels },
+    immutable: true,
+    binaryData: { [LAUNCHER_KEY]: binary.toString("base64") },
+  };
+}
 /** Annotation of a pod whose main container runs under the launcher: its log is framed. */
 export const LOG_STREAMS_ANNOTATION = "gavel.dev/log-streams";
 export const FRAMED = "framed";

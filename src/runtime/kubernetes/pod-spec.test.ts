@@ -17,7 +17,7 @@ import {
   stuckReason,
   userFor,
 } from "./pod-spec.js";
-import { LAUNCHER_DIR, LAUNCHER_PATH, LAUNCHER_SOURCE, LOG_STREAMS_ANNOTATION } from "./log-streams.js";
+import { LAUNCHER_DIR, LAUNCHER_PATH, LOG_STREAMS_ANNOTATION, launcherConfigMap } from "./log-streams.js";
 
 const judge: WorkloadSpec = {
   name: "exec-1-i2-judge-tests",
@@ -157,26 +157,30 @@ describe("podManifest", () => {
     expect(main.stdin).toBeUndefined();
   });
 
-  it("runs a known program under gavel-launch, installed by an init container into a read-only emptyDir", () => {
-    const p = podManifest({ spec: judge, name, instance: "abcd1234", user: NOBODY, launcherImage: "gavel/agent:dev", imagePullPolicy: "Never" });
+  it("runs a known program under gavel-launch, mounted read-only and executable from the namespace's launcher ConfigMap", () => {
+    const cm = launcherConfigMap(Buffer.from("\x7fELF launcher"));
+    expect(cm.metadata?.name).toMatch(/^gavel-launch-[0-9a-f]{10}$/);
+    expect(cm.immutable).toBe(true);
+    expect(Buffer.from(cm.binaryData?.["gavel-launch"] ?? "", "base64").toString()).toBe("\x7fELF launcher");
+    expect(launcherConfigMap(Buffer.from("other")).metadata?.name).not.toBe(cm.metadata?.name);
+    const p = podManifest({ spec: judge, name, instance: "abcd1234", user: NOBODY, launcherConfigMap: cm.metadata!.name! });
     const c = p.spec!.containers[0]!;
     expect(c.command).toEqual([LAUNCHER_PATH, "node", "judge.js"]);
     expect(c.volumeMounts).toContainEqual({ name: "gavel-launch", mountPath: LAUNCHER_DIR, readOnly: true });
-    const init = p.spec!.initContainers![0]!;
-    expect(init).toMatchObject({ image: "gavel/agent:dev", imagePullPolicy: "Never", command: [LAUNCHER_SOURCE, "--install", LAUNCHER_PATH] });
-    expect(init.securityContext).toEqual(c.securityContext);
+    expect(p.spec!.volumes).toContainEqual({ name: "gavel-launch", configMap: { name: cm.metadata!.name!, defaultMode: 0o555 } });
+    expect(p.spec!.initContainers).toBeUndefined();
     expect(p.metadata?.annotations?.[LOG_STREAMS_ANNOTATION]).toBe("framed");
     // The image's own program, when gavel knows it, is launched the same way.
-    const known = podManifest({ spec: { ...judge, command: undefined, entrypoint: ["python3", "/app/j.py"] }, name, instance: "i", user: NOBODY, launcherImage: "l" });
+    const known = podManifest({ spec: { ...judge, command: undefined, entrypoint: ["python3", "/app/j.py"] }, name, instance: "i", user: NOBODY, launcherConfigMap: "l" });
     expect(known.spec!.containers[0]!.command).toEqual([LAUNCHER_PATH, "python3", "/app/j.py"]);
     // Stdin through the ConfigMap wrapper: the wrapper runs under the launcher.
-    const fed = podManifest({ spec: { ...judge, stdin: "{}" }, name, instance: "i", user: NOBODY, launcherImage: "l" });
+    const fed = podManifest({ spec: { ...judge, stdin: "{}" }, name, instance: "i", user: NOBODY, launcherConfigMap: "l" });
     expect(fed.spec!.containers[0]!.command?.slice(0, 3)).toEqual([LAUNCHER_PATH, "sh", "-c"]);
   });
 
-  it("leaves an unknown program bare (no init container, log unframed), and without a launcher image too", () => {
-    const unknown = podManifest({ spec: { ...judge, command: undefined }, name, instance: "i", user: NOBODY, launcherImage: "l" });
-    expect(unknown.spec!.initContainers).toBeUndefined();
+  it("leaves an unknown program bare (no launcher mounted, log unframed), and without a launcher too", () => {
+    const unknown = podManifest({ spec: { ...judge, command: undefined }, name, instance: "i", user: NOBODY, launcherConfigMap: "l" });
+    expect(unknown.spec!.volumes?.map((v) => v.name)).not.toContain("gavel-launch");
     expect(unknown.spec!.containers[0]!.command).toBeUndefined();
     expect(unknown.metadata?.annotations).toBeUndefined();
     const none = podManifest({ spec: judge, name, instance: "i", user: NOBODY });

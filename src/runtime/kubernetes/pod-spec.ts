@@ -5,7 +5,7 @@ import { posix } from "node:path";
 import type * as k8s from "@kubernetes/client-node";
 import type { EnvFromSource, EnvVar } from "../../api/types.js";
 import type { WorkloadMount, WorkloadSpec } from "../workload.js";
-import { FRAMED, LAUNCHER_CONTAINER, LAUNCHER_DIR, LAUNCHER_PATH, LAUNCHER_SOURCE, LOG_STREAMS_ANNOTATION } from "./log-streams.js";
+import { FRAMED, LAUNCHER_DIR, LAUNCHER_PATH, LAUNCHER_VOLUME, LOG_STREAMS_ANNOTATION } from "./log-streams.js";
 
 /** Labels on every object a KubernetesRuntime creates; leftovers are found by them. */
 export const LABELS = {
@@ -131,11 +131,11 @@ export interface PodManifestInput {
   /** Default: stdinModeFor(spec). */
   stdinMode?: StdinMode;
   /**
-   * An image holding gavel-launch (log-streams.ts): when set and the program is known (the
-   * spec's command or entrypoint), an init container installs the launcher and the main
-   * container runs the program under it, so the log keeps stdout apart from stderr.
+   * The ConfigMap holding gavel-launch (log-streams.ts launcherConfigMap): when set and the
+   * program is known (the spec's command or entrypoint), the pod mounts it and runs the
+   * program under it, so the log keeps stdout apart from stderr.
    */
-  launcherImage?: string;
+  launcherConfigMap?: string;
 }
 
 /** Labels of one workload's objects. */
@@ -166,7 +166,7 @@ export function podManifest(input: PodManifestInput): k8s.V1Pod {
     ? ["sh", "-c", `exec "$@" < ${STDIN_DIR}/${STDIN_KEY}`, "gavel-stdin", ...(spec.command ?? [])]
     : (spec.command ?? (stdinMode === "attach" ? undefined : spec.entrypoint));
   // Attach writes stdin to the image's own entrypoint; any other known program can be launched.
-  const launched = input.launcherImage !== undefined && program !== undefined;
+  const launched = input.launcherConfigMap !== undefined && program !== undefined;
   const command = launched ? [LAUNCHER_PATH, ...program] : program;
   const hardened: k8s.V1SecurityContext = {
     allowPrivilegeEscalation: false,
@@ -181,13 +181,13 @@ export function podManifest(input: PodManifestInput): k8s.V1Pod {
       persistentVolumeClaim: { claimName: m.source, readOnly: m.readOnly },
     })),
     ...(withStdin ? [{ name: "stdin", configMap: { name } }] : []),
-    ...(launched ? [{ name: LAUNCHER_CONTAINER, emptyDir: { sizeLimit: "4Mi" } }] : []),
+    ...(launched ? [{ name: LAUNCHER_VOLUME, configMap: { name: input.launcherConfigMap, defaultMode: 0o555 } }] : []),
   ];
   const volumeMounts: k8s.V1VolumeMount[] = [
     { name: "tmp", mountPath: "/tmp" },
     ...spec.mounts.map((m, i) => ({ name: `m${i}`, mountPath: m.mountPath, readOnly: m.readOnly })),
     ...(withStdin ? [{ name: "stdin", mountPath: STDIN_DIR, readOnly: true }] : []),
-    ...(launched ? [{ name: LAUNCHER_CONTAINER, mountPath: LAUNCHER_DIR, readOnly: true }] : []),
+    ...(launched ? [{ name: LAUNCHER_VOLUME, mountPath: LAUNCHER_DIR, readOnly: true }] : []),
   ];
   const annotations: Record<string, string> = {
     ...(spec.network === "allow" && (spec.egressHosts ?? []).length > 0 ? { [EGRESS_HOSTS_ANNOTATION]: JSON.stringify(spec.egressHosts) } : {}),
@@ -215,21 +215,6 @@ export function podManifest(input: PodManifestInput): k8s.V1Pod {
         runAsNonRoot: user.uid !== 0,
         seccompProfile: { type: "RuntimeDefault" },
       },
-      ...(launched
-        ? {
-            initContainers: [
-              {
-                name: LAUNCHER_CONTAINER,
-                image: input.launcherImage,
-                imagePullPolicy: input.imagePullPolicy ?? "IfNotPresent",
-                command: [LAUNCHER_SOURCE, "--install", LAUNCHER_PATH],
-                volumeMounts: [{ name: LAUNCHER_CONTAINER, mountPath: LAUNCHER_DIR }],
-                resources: { requests: { cpu: "10m", memory: "16Mi" }, limits: { cpu: "100m", memory: "32Mi" } },
-                securityContext: hardened,
-              },
-            ],
-          }
-        : {}),
       containers: [
         {
           name: MAIN_CONTAINER,
