@@ -151,14 +151,15 @@ export function restoreState(ctx: EngineContext, observed: Observations): Restor
   if (observed.worker !== undefined) observeWorker(state, observed.worker);
   const respawn: JudgeChildRequest[] = [];
   if (record.phase !== "Validating") return { state, respawn };
-  // The validator that was waiting: its children were already spawned (and recorded).
+  // The validator that was waiting: the reconcile that wrote this status started it (a status
+  // Validating with k validators recorded is only written by a decide that ran validator k
+  // and saw it wait), so it is not started again; its children were spawned (and recorded).
+  // Its files are asked for again: reading them is level-triggered (a reader pod by name).
   const k = (record.validators ?? []).length;
   const spec = validatorsOf(ctx.agent)[k];
+  state.requested.add(`v${k}:started`);
   const mine = refs.filter((c) => c.iteration === record.number && c.validatorIndex === k && c.purpose === "validation");
-  if (mine.length > 0) {
-    state.requested.add(`v${k}:started`);
-    state.requested.add(`v${k}:spawned`);
-  }
+  if (mine.length > 0) state.requested.add(`v${k}:spawned`);
   for (const ref of mine) {
     const outcome = observed.judges.get(ref.name);
     if (outcome !== undefined && outcome !== null) {

@@ -174,6 +174,31 @@ describe("restoreState: the status is the controller's whole memory", () => {
     expect(decide({ ...ctx, execution: ex }, again, T0 + 2).filter((a) => a.type === "spawn_judge")).toEqual([]);
   });
 
+  it("a validator whose files arrive a reconcile later (a reader pod) is started once, not once per reconcile", () => {
+    const ctx: EngineContext = { execution, agent: agent(VALIDATORS.slice(0, 2)), judges: JUDGES };
+    const worker: WorkerObservation = { iteration: 1, exitCode: 0, stdout: "", stderr: "", timedOut: false, cancelled: false };
+    const started = (actions: EngineAction[]) => actions.flatMap((a) => (a.type === "event" && a.event === "validator.started" ? [a.data.index] : []));
+    const rebuilt = (status: ExecutionStatus) => restoreState({ ...ctx, execution: { ...execution, status: JSON.parse(JSON.stringify(status)) as ExecutionStatus } }, { worker, judges: new Map() }).state;
+    const first = initialState();
+    decide(ctx, first, T0);
+    // The worker ended: exit_code passes, json_schema asks for its file and waits.
+    const second = rebuilt(first.status);
+    const reading = decide(ctx, second, T0 + 1000);
+    expect(started(reading)).toEqual([0, 1]);
+    expect(reading.filter((a) => a.type === "read_files")).toHaveLength(1);
+    // The next reconciles, the reader still running: the read is asked again (level-triggered), the start is not told again.
+    const third = rebuilt(second.status);
+    const again = decide(ctx, third, T0 + 2000);
+    expect(started(again)).toEqual([]);
+    expect(again.filter((a) => a.type === "read_files")).toHaveLength(1);
+    // The reader's content arrives: the validator ends, still without a second start.
+    const fourth = rebuilt(third.status);
+    observeFile(fourth, fileKey("workspace", "/workspace/report.json"), { ok: true, content: '{"ok":true}' });
+    const done = decide(ctx, fourth, T0 + 3000);
+    expect(started(done)).toEqual([]);
+    expect(fourth.status.phase).toBe("Succeeded");
+  });
+
   it("a fresh Execution rebuilds to the initial state", () => {
     const { state } = restoreState({ execution, agent: agent(VALIDATORS), judges: JUDGES }, { judges: new Map() });
     expect(state.status).toEqual({ phase: "Pending" });

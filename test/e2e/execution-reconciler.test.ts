@@ -139,6 +139,12 @@ spec:
       const runLog = (await readFile(join(dir, "runs.log"), "utf8")).trim().split("\n");
       expect(runLog.map((l) => l.split(" ")[1])).toEqual(["1", "2"]);
       expect(await readFile(join(dir, "sum.js"), "utf8")).toContain("return a + b;");
+      // Each validator started once per iteration, also those that waited reconciles long on a reader pod
+      const started = await eventually(async () => {
+        const list = await core.listNamespacedEvent({ namespace: ns, fieldSelector: "involvedObject.name=refine,reason=ValidatorStarted" });
+        return list.items.length >= 9 ? list.items.map((e) => e.message ?? "") : undefined;
+      }, 10_000, "refine's ValidatorStarted events");
+      expect(started.map((m) => JSON.parse(m) as { iteration: number; index: number }).map((d) => `${d.iteration}/${d.index}`).sort()).toEqual(["1/0", "1/1", "1/2", "1/3", "2/0", "2/1", "2/2", "2/3", "2/4"]);
     });
 
     it("Given a validator that never passes, the Execution ends Failed after max_iterations", async () => {
