@@ -8,7 +8,7 @@ import { Ajv, type ErrorObject } from "ajv";
 import { parse } from "yaml";
 import type { Agent } from "../api/types.js";
 import { gavelVersion } from "../version.js";
-import { AGENT_ENTRYPOINT } from "./images.js";
+import { AGENT_ENTRYPOINT, knownEntrypoint } from "./images.js";
 
 /** One language runtime: the image that runs Agents declaring it, with extra env for its containers. */
 export interface RuntimeEntry {
@@ -148,7 +148,10 @@ export async function loadRuntimeTable(file: string | undefined): Promise<Runtim
  */
 export function chooseRuntime(agent: Agent, table: RuntimeTable, fallback?: string, fallbackEntrypoint?: readonly string[]): RuntimeChoice {
   const r = agent.spec.runtime;
-  if (r?.image !== undefined && r.image.trim() !== "") return { image: r.image, env: {} };
+  if (r?.image !== undefined && r.image.trim() !== "") {
+    const known = knownEntrypoint(r.image);
+    return { image: r.image, env: {}, ...(known !== undefined ? { entrypoint: known } : {}) };
+  }
   if (r?.language === undefined || r.language.trim() === "") {
     if (fallback !== undefined) return { image: fallback, env: {}, ...(fallbackEntrypoint !== undefined ? { entrypoint: fallbackEntrypoint } : {}) };
     return { problem: `Agent ${agent.metadata.name} names no image and no language runtime`, field: "spec.runtime" };

@@ -70,7 +70,8 @@ describe("execution pods", () => {
     if (typeof pod === "string") throw new Error(pod);
     expect(pod.metadata?.ownerReferences?.[0]).toMatchObject({ kind: "Execution", name: "demo-i1-v0-rule-judge", controller: true });
     const c = pod.spec?.containers[0];
-    expect(c?.command).toBeUndefined();
+    // gavel's own judge image: its program is known (src/children/images.ts), so it could run under gavel-launch.
+    expect(c?.command).toEqual(["node", "/app/dist/judges/rule-judge/main.js"]);
     expect(c?.env?.find((e) => e.name === "GAVEL_INPUT")?.value).toBe('{"criteria":"x"}');
     expect(c?.volumeMounts?.find((m) => m.mountPath === "/workspace")?.readOnly).toBe(true);
     expect(pod.spec?.securityContext?.runAsUser).toBe(65534);
