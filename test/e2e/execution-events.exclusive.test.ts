@@ -19,6 +19,7 @@ import { createTrust, issueControllerCredentials, serverConfig } from "../../src
 import { EventStream, type GavelEvent } from "../../src/transport/event-stream.js";
 import { EVENT_STREAM } from "../../src/transport/subjects.js";
 import { eventually, useCluster, type Cluster } from "../harness/cluster.js";
+import { agentYaml, QUICK_WRITER_VALIDATION } from "../harness/example-worker.js";
 import { runOk } from "../harness/exec.js";
 import { executionsIn, type Executions } from "../harness/executions.js";
 import { ChartController, RELEASE_NAMESPACE } from "../harness/gavel-chart.js";
@@ -27,7 +28,6 @@ import { REPO_DIR } from "../harness/paths.js";
 import { capturedLogger } from "../harness/logs.js";
 
 const GAVEL = join(REPO_DIR, "bin", "gavel");
-const WORKER_IMAGE = "gavel/example-k8s-worker:dev";
 const CREDS_SECRET = "gavel-e2e-nats";
 
 /** Reads the events of one tree (or a namespace) from the stream until it is idle. */
@@ -130,40 +130,7 @@ spec:
     runs = executionsIn(cluster, ns, async () => `controller log:\n${await controller.log()}`);
     const r = await cluster.kubectl(["apply", "-n", ns, "-f", join(REPO_DIR, "judges/rule-judge/agent.yaml")]);
     if (r.code !== 0) throw new Error(`kubectl apply rule-judge: ${r.stderr}`);
-    await runs.apply(`
-apiVersion: 100monkeys.ai/v1
-kind: Agent
-metadata:
-  name: judged-writer
-spec:
-  runtime:
-    image: ${WORKER_IMAGE}
-    pull_policy: Never
-  task:
-    instruction: Write sum.js exporting sum(a, b), with tests, and a report.json.
-  security:
-    network:
-      mode: none
-    resources:
-      timeout: "120s"
-  volumes:
-    - name: workspace
-      mount_path: /workspace
-      size: 64Mi
-  execution:
-    mode: iterative
-    max_iterations: 2
-    validation:
-      - type: exit_code
-        expected: 0
-      - type: semantic
-        judge_agent: rule-judge
-        criteria: |
-          file_exists: sum.js
-          file_contains: sum.js :: a + b
-        min_score: 1.0
-        timeout_seconds: 60
-`);
+    await runs.apply(agentYaml("judged-writer", 2, QUICK_WRITER_VALIDATION));
     nats = await startNatsForPods();
     nc = await connect({ servers: nats.url, maxReconnectAttempts: -1, reconnectTimeWait: 250 });
     const t0 = Date.now();

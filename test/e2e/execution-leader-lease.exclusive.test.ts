@@ -8,11 +8,11 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Execution } from "../../src/api/types.js";
 import { LeaderLease } from "../../src/controller/runtime/leader-lease.js";
 import { eventually, useCluster, type Cluster } from "../harness/cluster.js";
+import { WORKER_IMAGE } from "../harness/example-worker.js";
 import { executionsIn, type Executions } from "../harness/executions.js";
 import { ChartController, RELEASE_NAMESPACE } from "../harness/gavel-chart.js";
 import { REPO_DIR } from "../harness/paths.js";
 
-const WORKER_IMAGE = "gavel/example-k8s-worker:dev";
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe("leader election of the Execution reconciler", () => {
