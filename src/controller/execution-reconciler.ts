@@ -293,42 +293,81 @@ export class ExecutionReconciler {
 
   // ------------------------------------------------------------------ the outer loop
 
-  // eslint-disable-next-line complexity -- larger than the limits (complexity 39); to split (issue 9)
+  /**
+   * One pass of the outer loop for a run: gather what is observed (its Agent and judges, the
+   * stored worker result, the judge children's outcomes, the worker pod), let the engine
+   * decide until it has nothing more to observe, write the status, then act on its end.
+   */
   private async reconcileRun(ex: Execution): Promise<{ requeueAfterMs?: number }> {
     const ns = ex.metadata.namespace ?? "default";
     const raw = await this.getAgent(ns, ex.spec.agentRef.name);
     if (raw === undefined) return this.agentMissing(ex);
     const agent = withDefaults(raw);
     const unguarded = gateBlocks(this.opts.gate, agent, ns);
-    if (unguarded !== undefined && ex.status?.startTime === undefined) {
+    const held = await this.holdBeforeStart(ex, agent, unguarded);
+    if (held !== undefined) return held;
+    const ctx: EngineContext = { execution: ex, agent, judges: await this.judgeAgents(ns, agent) };
+    const state = await this.restoreRun(ctx);
+    const events = await this.decideAll(ctx, state);
+    const foldAgainInMs = await this.writeRunStatus(ctx, state, events, unguarded);
+    if (isTerminal(state.status.phase)) {
+      await this.removeOrphanPods(ns, ex.metadata.name);
+      await this.opts.credentials?.release(ns, ex.metadata.name, ex.metadata.uid);
+    }
+    const deadline = nextDeadline(ctx, state);
+    const wake = Math.min(deadline === undefined ? Infinity : Math.max(50, deadline - this.now() + 50), foldAgainInMs ?? Infinity);
+    return wake === Infinity ? {} : { requeueAfterMs: wake };
+  }
+
+  /**
+   * Why a run that has not started yet must not start now, as the reconcile's result: no gate
+   * can decide its tool calls (fail closed), or its judges cannot get its volumes by snapshot.
+   * Undefined when it may go on (or has already started).
+   */
+  private async holdBeforeStart(ex: Execution, agent: Agent, unguarded: string | undefined): Promise<{ requeueAfterMs?: number } | undefined> {
+    if (ex.status?.startTime !== undefined) return undefined;
+    if (unguarded !== undefined) {
       // Fail closed: a worker whose tool calls nobody could decide is never started.
       const waiting = waitingForGate(ex, agent, unguarded, this.now());
       await this.writeStatus(ex, waiting.status);
       return waiting.requeueAfterMs === undefined ? {} : { requeueAfterMs: waiting.requeueAfterMs };
     }
-    if (ex.status?.startTime === undefined && agent.spec.workspace_strategy === "snapshot") {
-      // Refused before any pod starts: the worker would run for judges that cannot get its volumes.
-      const problem = await this.snapshotProblem(agent);
-      if (problem !== undefined) return this.refuse(ex, "WorkspaceStrategyUnsupported", problem);
-    }
+    if (agent.spec.workspace_strategy !== "snapshot") return undefined;
+    // Refused before any pod starts: the worker would run for judges that cannot get its volumes.
+    const problem = await this.snapshotProblem(agent);
+    return problem === undefined ? undefined : this.refuse(ex, "WorkspaceStrategyUnsupported", problem);
+  }
+
+  /** The judge Agents the run's validators name (those that exist), with defaults. */
+  private async judgeAgents(namespace: string, agent: Agent): Promise<Map<string, Agent>> {
     const judges = new Map<string, Agent>();
     for (const j of judgeNamesOf(agent)) {
-      const a = await this.getAgent(ns, j);
+      const a = await this.getAgent(namespace, j);
       if (a !== undefined) judges.set(j, withDefaults(a));
     }
-    const ctx: EngineContext = { execution: ex, agent, judges };
+    return judges;
+  }
+
+  /**
+   * The engine's state rebuilt from the status and what is observed: the current iteration's
+   * stored worker result and its validation judges' outcomes. Unless the run is being
+   * cancelled, judges the status says were asked for are (re)spawned and the worker pod observed.
+   */
+  private async restoreRun(ctx: EngineContext): Promise<EngineState> {
+    const ex = ctx.execution;
+    const namespace = ns(ex);
     const iteration = ex.status?.iteration;
-    const stored = iteration === undefined ? undefined : await readWorkerResult(this.core, ns, workerName(ex.metadata.name, iteration));
+    const stored = iteration === undefined ? undefined : await readWorkerResult(this.core, namespace, workerName(ex.metadata.name, iteration));
     const outcomes = new Map<string, JudgeOutcome | null>();
     for (const ref of ex.status?.children ?? []) {
       // Tool-judge children are the gate's to wait on, not the outer loop's.
       if (ref.iteration !== iteration || ref.purpose !== "validation") continue;
-      const child = await this.getExecution(ns, ref.name);
+      const child = await this.getExecution(namespace, ref.name);
       if (child !== undefined) outcomes.set(ref.name, outcomeOfStatus(child.status) ?? null);
     }
     const { state, respawn } = restoreState(ctx, { ...(stored !== undefined ? { worker: stored } : {}), judges: outcomes });
     // The gate's tool-judge children are listed too, so a cancel or deadline stops them with the run.
-    mergeToolJudgeRefs(state.status, this.executions.list(ns).filter((c) => c.spec?.parent?.name === ex.metadata.name));
+    mergeToolJudgeRefs(state.status, this.executions.list(namespace).filter((c) => c.spec?.parent?.name === ex.metadata.name));
     if (ex.metadata.annotations?.[CANCEL_ANNOTATION] !== undefined) {
       // Nothing is (re)started for a run being cancelled; decide stops what runs.
       requestCancel(state);
@@ -336,7 +375,11 @@ export class ExecutionReconciler {
       for (const req of respawn) await this.spawnJudge(ctx, state, req);
       await this.observeWorkerPod(ctx, state);
     }
+    return state;
+  }
 
+  /** Runs decide and performs its actions until an action observes nothing new; returns the events. */
+  private async decideAll(ctx: EngineContext, state: EngineState): Promise<{ event: string; data: Record<string, unknown> }[]> {
     const events: { event: string; data: Record<string, unknown> }[] = [];
     for (let round = 0; round < 100; round++) {
       const actions = decide(ctx, state, this.now());
@@ -347,28 +390,31 @@ export class ExecutionReconciler {
       }
       if (!observed) break;
     }
+    return events;
+  }
+
+  /**
+   * Writes the run's status (with the gate's part: guarded condition, tool calls); its events
+   * are staged before (an outbox a restarted controller reads) and published, traced, counted
+   * and recorded only once the status that holds the transitions is written: a retried
+   * reconcile (409) decides them again then. Returns, when the tool-call fold was skipped,
+   * how soon to look again.
+   */
+  private async writeRunStatus(ctx: EngineContext, state: EngineState, events: { event: string; data: Record<string, unknown> }[], unguarded: string | undefined): Promise<number | undefined> {
+    const ex = ctx.execution;
     const before = ex.metadata.resourceVersion;
-    // Staged before the write (an outbox a restarted controller reads), published after it.
     const streamed = this.opts.events === undefined && this.opts.traces === undefined ? [] : toGavelEvents(ex, events, new Date(this.now()));
     const staged = streamed.length > 0 && this.opts.events !== undefined ? await this.opts.events.stage(ex, streamed, state.status) : undefined;
-    if (gateRequirement(agent, this.opts.gate?.policiesInScope(ns) ?? false) !== undefined) setGuarded(state.status, unguarded, new Date(this.now()), ex.metadata.generation);
+    if (gateRequirement(ctx.agent, this.opts.gate?.policiesInScope(ns(ex)) ?? false) !== undefined) setGuarded(state.status, unguarded, new Date(this.now()), ex.metadata.generation);
     const foldAgainInMs = this.foldToolCalls(ex, state.status);
     await this.writeStatus(ex, state.status);
-    // Recorded only once the status that holds the transitions is written: a retried
-    // reconcile (409) decides them again and they are recorded then.
     if (ex.metadata.resourceVersion !== before) {
       this.opts.events?.commit(ex, streamed, staged);
       if (ex.spec.parent === undefined && streamed.length > 0) this.opts.traces?.observe(traced(ex, ctx.agent), streamed);
       this.countOutcomes(events);
       await this.record(ex, events);
     }
-    if (isTerminal(state.status.phase)) {
-      await this.removeOrphanPods(ns, ex.metadata.name);
-      await this.opts.credentials?.release(ns, ex.metadata.name, ex.metadata.uid);
-    }
-    const deadline = nextDeadline(ctx, state);
-    const wake = Math.min(deadline === undefined ? Infinity : Math.max(50, deadline - this.now() + 50), foldAgainInMs ?? Infinity);
-    return wake === Infinity ? {} : { requeueAfterMs: wake };
+    return foldAgainInMs;
   }
 
   /**
