@@ -25,7 +25,7 @@ import { applyEvent, emptyTree, renderTree, type ExecutionTree } from "./tree.js
 import { formatFinding, manifestFiles, parseManifests, validateDocuments, type Finding } from "./validate.js";
 import { messageOf } from "../errors.js";
 import { ExecutionTrace } from "../telemetry/execution-trace.js";
-import { tracingFromEnv } from "../telemetry/tracing.js";
+import { tracingFromEnv, type Tracing } from "../telemetry/tracing.js";
 
 /** The Agents of a local run: the one worker and its judges, and the guard's policies. */
 export interface RunManifests {
@@ -261,91 +261,143 @@ function dockerSocket(env: NodeJS.ProcessEnv): string | undefined {
   return host !== undefined && host.startsWith("unix://") ? host.slice("unix://".length) : undefined;
 }
 
+type RunFlags = ReturnType<typeof parseFlags>["values"];
+
+/** The flags of `gavel run` checked (each bad one a UsageError naming it), with the runtime table they name. */
+async function runSettings(values: RunFlags, io: CommandIO) {
+  // Language runtimes over the built-in ones (the same YAML as the chart's `runtimes:` values).
+  const runtimes = await loadRuntimeTable(values.runtimes === undefined ? io.env.GAVEL_RUNTIMES : resolve(io.cwd, values.runtimes)).catch((err: unknown) => {
+    throw new UsageError(`--runtimes: ${messageOf(err)}`);
+  });
+  const files = values.filename ?? [];
+  if (files.length === 0) throw new UsageError("at least one -f AGENT.yaml is required");
+  if (values.output !== "tree" && values.output !== "json") throw new UsageError(`--output must be json or tree, not "${values.output}"`);
+  const input = await parseInput(values.input, io.cwd);
+  const timeoutSeconds = values.timeout === undefined ? undefined : Number(values.timeout);
+  if (timeoutSeconds !== undefined && !(Number.isFinite(timeoutSeconds) && timeoutSeconds > 0)) {
+    throw new UsageError(`--timeout must be a positive number of seconds, not "${values.timeout}"`);
+  }
+  return { runtimes, files, input, timeoutSeconds };
+}
+
+/** The run's manifests, or undefined after saying on stderr why they cannot run (and warning of what looks wrong). */
+async function manifestsToRun(files: string[], io: CommandIO): Promise<RunManifests | undefined> {
+  let manifests: RunManifests;
+  try {
+    manifests = await loadRunManifests(files, io.cwd);
+  } catch (err) {
+    if (!(err instanceof ManifestError)) throw err;
+    io.stderr.write(`gavel run: the manifests cannot run:\n${err.message}\n`);
+    return undefined;
+  }
+  if (manifests.policies.length > 0 && (manifests.worker.spec.tools ?? []).length === 0) {
+    io.stderr.write("gavel run: warning: GuardPolicy given but the worker declares no tools (spec.tools), so no call reaches the guard\n");
+  }
+  for (const w of manifests.policy.warnings) io.stderr.write(`gavel run: warning: ${w}\n`);
+  return manifests;
+}
+
+/** The Execution a local run runs (in memory only). */
+function localExecution(name: string, namespace: string, worker: Agent, input: JsonValue | undefined, timeoutSeconds: number | undefined): Execution {
+  return {
+    apiVersion: API_VERSION,
+    kind: "Execution",
+    metadata: { name, namespace, uid: randomBytes(8).toString("hex") },
+    spec: {
+      agentRef: { name: worker.metadata.name },
+      ...(input !== undefined ? { input } : {}),
+      ...(timeoutSeconds !== undefined ? { timeoutSeconds } : {}),
+    },
+  };
+}
+
+/** The NATS side of a local run: the gate's own server and connection, the event stream's, the gate socket. */
+interface RunConnections {
+  ownNats?: NatsServer;
+  natsUrl?: string;
+  gateNc?: NatsConnection;
+  nc?: NatsConnection;
+  stream?: EventStream;
+  gateSocket?: GateSocket;
+}
+
+/**
+ * Opens what the run needs. A worker with tools proposes each call to the gate over NATS,
+ * always on a nats-server this run starts on loopback: the gate subscribes to every
+ * execution's proposal subject, so on a shared server (--nats) two runs' gates, or a run's
+ * and the cluster's, would answer each other's workers. --nats carries the run's events
+ * only. A worker without network reaches the gate through a socket mounted into its
+ * container. On a failure what was opened is closed again.
+ */
+async function openConnections(worker: Agent, nats: string | undefined): Promise<RunConnections> {
+  const c: RunConnections = {};
+  try {
+    if ((worker.spec.tools ?? []).length > 0) {
+      c.ownNats = await startNats();
+      c.natsUrl = c.ownNats.url;
+      c.gateNc = await connect({ servers: c.natsUrl });
+    }
+    if (nats !== undefined) {
+      c.nc = await connect({ servers: nats });
+      c.stream = await EventStream.open(c.nc);
+    }
+    if (c.ownNats !== undefined && worker.spec.security?.network?.mode === "none") c.gateSocket = await openGateSocket(c.ownNats.port);
+  } catch (err) {
+    await c.gateNc?.close();
+    await c.nc?.close();
+    await c.ownNats?.stop();
+    throw err;
+  }
+  return c;
+}
+
+/** Closes what openConnections opened, once the run's events are published. */
+async function closeConnections(c: RunConnections, publishing: Promise<unknown>): Promise<void> {
+  await publishing;
+  await c.nc?.close();
+  await c.gateNc?.close();
+  await c.gateSocket?.close();
+  await c.ownNats?.stop();
+}
+
+/** The gate's address as the worker gets it: the mounted socket when it has no network, else the loopback server's. */
+function gateAddress(c: RunConnections): { natsUrl?: string; workerMounts?: GateSocket["mount"][] } {
+  if (c.gateSocket !== undefined) return { natsUrl: c.gateSocket.natsUrl, workerMounts: [c.gateSocket.mount] };
+  return c.natsUrl !== undefined ? { natsUrl: c.natsUrl } : {};
+}
+
+/** Runs the LocalRun with the gate (when the worker has tools), cancelled by SIGINT/SIGTERM. */
+async function runWithGate(run: LocalRun, c: RunConnections, manifests: RunManifests, tracing: Tracing | undefined): Promise<LocalRunResult> {
+  const onSignal = () => run.cancel();
+  process.once("SIGINT", onSignal);
+  process.once("SIGTERM", onSignal);
+  let gate: LocalGate | undefined;
+  try {
+    if (c.gateNc !== undefined) gate = await startLocalGate(c.gateNc, manifests.worker, run, { policy: manifests.policy, ...(tracing !== undefined ? { tracing } : {}) });
+    return await run.run();
+  } finally {
+    await gate?.stop();
+    process.off("SIGINT", onSignal);
+    process.off("SIGTERM", onSignal);
+  }
+}
+
 export const runCommand: Command = {
   name: "run",
   summary: "run one Execution locally on Docker (live tree, exit 0 only on Succeeded)",
   usage: "gavel run -f AGENT.yaml [-f JUDGES.yaml ...] [-f GUARDPOLICY.yaml ...] [--input JSON|@file] [--output json] [--nats URL] [--name NAME] [--timeout SECONDS] [--runtimes FILE]",
-  // eslint-disable-next-line complexity, max-lines-per-function -- larger than the limits (complexity 46, 112 lines); to split (issue 9)
   async run(argv, io) {
     const { values } = parseFlags(argv);
-    // Language runtimes over the built-in ones (the same YAML as the chart's `runtimes:` values).
-    const runtimes = await loadRuntimeTable(values.runtimes === undefined ? io.env.GAVEL_RUNTIMES : resolve(io.cwd, values.runtimes)).catch((err: unknown) => {
-      throw new UsageError(`--runtimes: ${messageOf(err)}`);
-    });
-    const files = values.filename ?? [];
-    if (files.length === 0) throw new UsageError("at least one -f AGENT.yaml is required");
-    if (values.output !== "tree" && values.output !== "json") throw new UsageError(`--output must be json or tree, not "${values.output}"`);
-    const input = await parseInput(values.input, io.cwd);
-    const timeoutSeconds = values.timeout === undefined ? undefined : Number(values.timeout);
-    if (timeoutSeconds !== undefined && !(Number.isFinite(timeoutSeconds) && timeoutSeconds > 0)) {
-      throw new UsageError(`--timeout must be a positive number of seconds, not "${values.timeout}"`);
-    }
-    let manifests: RunManifests;
-    try {
-      manifests = await loadRunManifests(files, io.cwd);
-    } catch (err) {
-      if (!(err instanceof ManifestError)) throw err;
-      io.stderr.write(`gavel run: the manifests cannot run:\n${err.message}\n`);
-      return ExitCode.usage;
-    }
-    if (manifests.policies.length > 0 && (manifests.worker.spec.tools ?? []).length === 0) {
-      io.stderr.write("gavel run: warning: GuardPolicy given but the worker declares no tools (spec.tools), so no call reaches the guard\n");
-    }
-    for (const w of manifests.policy.warnings) io.stderr.write(`gavel run: warning: ${w}\n`);
+    const { runtimes, files, input, timeoutSeconds } = await runSettings(values, io);
+    const manifests = await manifestsToRun(files, io);
+    if (manifests === undefined) return ExitCode.usage;
     const name = values.name ?? `${manifests.worker.metadata.name}-${randomBytes(3).toString("hex")}`;
-    const execution: Execution = {
-      apiVersion: API_VERSION,
-      kind: "Execution",
-      metadata: { name, namespace: values.namespace, uid: randomBytes(8).toString("hex") },
-      spec: {
-        agentRef: { name: manifests.worker.metadata.name },
-        ...(input !== undefined ? { input } : {}),
-        ...(timeoutSeconds !== undefined ? { timeoutSeconds } : {}),
-      },
-    };
-
+    const execution = localExecution(name, values.namespace, manifests.worker, input, timeoutSeconds);
     // With --output json stdout carries only the final Execution; progress goes to stderr.
     const progress = (values.output === "json" ? io.stderr : io.stdout) as CommandIO["stdout"] & { isTTY?: boolean; columns?: number };
     const view = new TreeView(name, progress, progress.isTTY === true);
-    let nc: NatsConnection | undefined;
-    let gateNc: NatsConnection | undefined;
     let publishing: Promise<unknown> = Promise.resolve();
-    let stream: EventStream | undefined;
-    let ownNats: NatsServer | undefined;
-    // A worker with tools proposes each call to the gate over NATS, always on a nats-server
-    // this run starts on loopback: the gate subscribes to every execution's proposal subject,
-    // so on a shared server (--nats) two runs' gates, or a run's and the cluster's, would
-    // answer each other's workers. --nats carries the run's events only.
-    const needsGate = (manifests.worker.spec.tools ?? []).length > 0;
-    let natsUrl: string | undefined;
-    try {
-      if (needsGate) {
-        ownNats = await startNats();
-        natsUrl = ownNats.url;
-        gateNc = await connect({ servers: natsUrl });
-      }
-      if (values.nats !== undefined) {
-        nc = await connect({ servers: values.nats });
-        stream = await EventStream.open(nc);
-      }
-    } catch (err) {
-      await gateNc?.close();
-      await nc?.close();
-      await ownNats?.stop();
-      throw err;
-    }
-    // A worker without network reaches the gate through a socket mounted into its container.
-    let gateSocket: GateSocket | undefined;
-    if (ownNats !== undefined && manifests.worker.spec.security?.network?.mode === "none") {
-      try {
-        gateSocket = await openGateSocket(ownNats.port);
-      } catch (err) {
-        await gateNc?.close();
-        await nc?.close();
-        await ownNats.stop();
-        throw err;
-      }
-    }
+    const conns = await openConnections(manifests.worker, values.nats);
     const runtime = new DockerRuntime({ ...(dockerSocket(io.env) !== undefined ? { socketPath: dockerSocket(io.env) } : {}) });
     // Traces when OTEL_EXPORTER_OTLP_ENDPOINT (or another OTEL_* exporter setting) asks for them.
     const tracing = await tracingFromEnv(io.env, { name: "gavel" });
@@ -357,35 +409,21 @@ export const runCommand: Command = {
       runtime,
       runtimes,
       ...(trace !== undefined ? { trace } : {}),
-      ...(gateSocket !== undefined ? { natsUrl: gateSocket.natsUrl, workerMounts: [gateSocket.mount] } : natsUrl !== undefined ? { natsUrl } : {}),
+      ...gateAddress(conns),
       onEvent: (e) => {
         view.add(e);
-        if (stream !== undefined) {
-          const s = stream;
-          // In order, one after another; a failed publish is reported, not fatal to the run.
-          publishing = publishing.then(() => s.publish(e)).catch((err: unknown) => io.stderr.write(`gavel run: publishing ${e.type} failed: ${String(err)}\n`));
-        }
+        const s = conns.stream;
+        // In order, one after another; a failed publish is reported, not fatal to the run.
+        if (s !== undefined) publishing = publishing.then(() => s.publish(e)).catch((err: unknown) => io.stderr.write(`gavel run: publishing ${e.type} failed: ${String(err)}\n`));
       },
     });
-    const onSignal = () => run.cancel();
-    process.once("SIGINT", onSignal);
-    process.once("SIGTERM", onSignal);
     let result: LocalRunResult;
-    let gate: LocalGate | undefined;
     try {
-      if (gateNc !== undefined) gate = await startLocalGate(gateNc, manifests.worker, run, { policy: manifests.policy, ...(tracing !== undefined ? { tracing } : {}) });
-      result = await run.run();
+      result = await runWithGate(run, conns, manifests, tracing);
     } finally {
-      await gate?.stop();
       view.end();
-      process.off("SIGINT", onSignal);
-      process.off("SIGTERM", onSignal);
       await runtime.close();
-      await publishing;
-      await nc?.close();
-      await gateNc?.close();
-      await gateSocket?.close();
-      await ownNats?.stop();
+      await closeConnections(conns, publishing);
       trace?.end();
       await tracing?.shutdown().catch((err: unknown) => io.stderr.write(`gavel run: exporting traces failed: ${messageOf(err)}\n`));
     }
