@@ -69,11 +69,77 @@ async function follow(kube: Kube, namespace: string, workload: string, io: Comma
   return true;
 }
 
+/** The judge child whose output to show: the named Execution itself, or --judge among its children. */
+async function judgeChild(kube: Kube, ex: Execution, judge: string | undefined, iteration: number | undefined): Promise<Execution> {
+  if (judge === undefined) return ex;
+  const name = ex.metadata.name;
+  const children = await childrenOf(kube, kube.namespace, name);
+  const found = pickJudge(children, judge, iteration);
+  if (found !== undefined) return found;
+  const known = children.map((c) => `${c.metadata.name} (${c.spec.agentRef.name}, iteration ${c.spec.parent?.iteration ?? "?"})`);
+  throw new NotFoundError(`no judge "${judge}"${iteration !== undefined ? ` in iteration ${iteration}` : ""} among the children of execution "${name}"${known.length > 0 ? `; it has ${known.join(", ")}` : "; it has no judge children"}`);
+}
+
+/** Why a judge child has no output: its verdict, its rejection, or its phase. */
+function judgeWithoutOutput(child: Execution): string {
+  const st = child.status;
+  if (st?.verdict !== undefined) return `its verdict: score ${st.verdict.score.toFixed(2)}, confidence ${st.verdict.confidence.toFixed(2)}`;
+  if (st?.rejection !== undefined) return `it was rejected (${st.rejection}): ${st.message ?? ""}`;
+  return `its phase: ${st?.phase ?? "Pending"}`;
+}
+
+/** Prints (or with -f follows) a judge child's output. */
+async function judgeLogs(kube: Kube, child: Execution, follows: boolean, io: CommandIO, signal: AbortSignal): Promise<number> {
+  const ns = kube.namespace;
+  const childName = child.metadata.name;
+  const done = async () => isFinished((await getObject<Execution>(kube, EXECUTIONS, ns, childName)).status?.phase);
+  const printed = follows ? await follow(kube, ns, childName, io, signal, done) : await printOnce(kube, ns, childName, io);
+  if (printed) return ExitCode.ok;
+  throw new NotFoundError(`judge child "${childName}" has no output to show (no pod, nothing kept); ${judgeWithoutOutput(child)}`);
+}
+
+/** Waits until the run has iteration `next` (true) or has ended or was stopped (false). */
+async function nextIteration(kube: Kube, name: string, next: number, signal: AbortSignal): Promise<boolean> {
+  for (;;) {
+    const now = await getObject<Execution>(kube, EXECUTIONS, kube.namespace, name);
+    if ((now.status?.iterations ?? []).some((r) => r.number === next)) return true;
+    if (isFinished(now.status?.phase) || signal.aborted) return false;
+    await sleep(POLL_MS, signal);
+  }
+}
+
+/** Follows the worker from iteration `first`; unless `only`, goes on with the iterations after it until the run ends. */
+async function followWorker(kube: Kube, name: string, first: number, only: boolean, io: CommandIO, signal: AbortSignal): Promise<number> {
+  for (let n = first; ; n++) {
+    const current = n;
+    const finishedWithout = async () => {
+      const now = await getObject<Execution>(kube, EXECUTIONS, kube.namespace, name);
+      return isFinished(now.status?.phase) || (now.status?.iterations ?? []).some((r) => r.number > current);
+    };
+    if (n !== first) io.stderr.write(`--- iteration ${n}\n`);
+    await follow(kube, kube.namespace, workerName(name, n), io, signal, finishedWithout);
+    if (only || signal.aborted) return ExitCode.ok;
+    if (!(await nextIteration(kube, name, n + 1, signal))) return ExitCode.ok;
+  }
+}
+
+/** The worker's output: the chosen iteration, or the current one (and with -f the ones after it). */
+async function workerLogs(kube: Kube, ex: Execution, iteration: number | undefined, follows: boolean, io: CommandIO, signal: AbortSignal): Promise<number> {
+  const name = ex.metadata.name;
+  const last = ex.status?.iterations?.at(-1)?.number;
+  if (iteration !== undefined && (last === undefined || iteration > last) && !follows) {
+    throw new NotFoundError(`execution "${name}" has no iteration ${iteration}${last === undefined ? " (it has not started one)" : ` (it has 1 to ${last})`}`);
+  }
+  const n = iteration ?? last ?? 1;
+  if (follows) return followWorker(kube, name, n, iteration !== undefined, io, signal);
+  if (await printOnce(kube, kube.namespace, workerName(name, n), io)) return ExitCode.ok;
+  throw new NotFoundError(`the worker of execution "${name}" iteration ${n} has no output yet (its pod has not started)`);
+}
+
 export const logsCommand: Command = {
   name: "logs",
   summary: "print a worker's or a judge's output (--iteration N, --judge NAME, -f)",
   usage: "gavel logs EXECUTION [--iteration N] [--judge NAME] [-f] [-n NS] [--kubeconfig FILE] [--context NAME]",
-  // eslint-disable-next-line complexity -- larger than the limits (complexity 49); to split (issue 9)
   async run(argv, io) {
     const { values, positionals } = parseFlags({ args: argv, allowPositionals: true, options: FLAGS });
     const [name, ...extra] = positionals;
@@ -82,64 +148,14 @@ export const logsCommand: Command = {
     const iteration = values.iteration === undefined ? undefined : Number(values.iteration);
     if (iteration !== undefined && (!Number.isInteger(iteration) || iteration < 1)) throw new UsageError(`--iteration must be a whole number from 1, not "${values.iteration}"`);
     const kube = connectKube(values, io);
-    const ns = kube.namespace;
-    const ex = await getObject<Execution>(kube, EXECUTIONS, ns, name);
-
+    const ex = await getObject<Execution>(kube, EXECUTIONS, kube.namespace, name);
     const stop = new AbortController();
     const onSignal = () => stop.abort();
     process.once("SIGINT", onSignal);
     try {
       // A judge: --judge among the children, or the named Execution is a judge child itself.
-      if (values.judge !== undefined || ex.spec.parent !== undefined) {
-        let child = ex;
-        if (values.judge !== undefined) {
-          const children = await childrenOf(kube, ns, name);
-          const found = pickJudge(children, values.judge, iteration);
-          if (found === undefined) {
-            const known = children.map((c) => `${c.metadata.name} (${c.spec.agentRef.name}, iteration ${c.spec.parent?.iteration ?? "?"})`);
-            throw new NotFoundError(`no judge "${values.judge}"${iteration !== undefined ? ` in iteration ${iteration}` : ""} among the children of execution "${name}"${known.length > 0 ? `; it has ${known.join(", ")}` : "; it has no judge children"}`);
-          }
-          child = found;
-        }
-        const childName = child.metadata.name;
-        const done = async () => isFinished((await getObject<Execution>(kube, EXECUTIONS, ns, childName)).status?.phase);
-        const printed = values.follow ? await follow(kube, ns, childName, io, stop.signal, done) : await printOnce(kube, ns, childName, io);
-        if (printed) return ExitCode.ok;
-        const st = child.status;
-        const what = st?.verdict !== undefined ? `its verdict: score ${st.verdict.score.toFixed(2)}, confidence ${st.verdict.confidence.toFixed(2)}` : st?.rejection !== undefined ? `it was rejected (${st.rejection}): ${st.message ?? ""}` : `its phase: ${st?.phase ?? "Pending"}`;
-        throw new NotFoundError(`judge child "${childName}" has no output to show (no pod, nothing kept); ${what}`);
-      }
-
-      // The worker: the chosen iteration, or the current one (and with -f the ones after it).
-      const records = ex.status?.iterations ?? [];
-      const last = records.length === 0 ? undefined : records[records.length - 1]?.number;
-      if (iteration !== undefined && (last === undefined || iteration > last) && !values.follow) {
-        throw new NotFoundError(`execution "${name}" has no iteration ${iteration}${last === undefined ? " (it has not started one)" : ` (it has 1 to ${last})`}`);
-      }
-      let n = iteration ?? last ?? 1;
-      if (!values.follow) {
-        if (await printOnce(kube, ns, workerName(name, n), io)) return ExitCode.ok;
-        throw new NotFoundError(`the worker of execution "${name}" iteration ${n} has no output yet (its pod has not started)`);
-      }
-      for (;;) {
-        const current = n;
-        const finishedWithout = async () => {
-          const now = await getObject<Execution>(kube, EXECUTIONS, ns, name);
-          const its = now.status?.iterations ?? [];
-          return isFinished(now.status?.phase) || its.some((r) => r.number > current);
-        };
-        if (n !== (iteration ?? last ?? 1)) io.stderr.write(`--- iteration ${n}\n`);
-        await follow(kube, ns, workerName(name, n), io, stop.signal, finishedWithout);
-        if (iteration !== undefined || stop.signal.aborted) return ExitCode.ok;
-        // Wait for the next iteration, or the end of the run.
-        for (;;) {
-          const now = await getObject<Execution>(kube, EXECUTIONS, ns, name);
-          if ((now.status?.iterations ?? []).some((r) => r.number === n + 1)) break;
-          if (isFinished(now.status?.phase) || stop.signal.aborted) return ExitCode.ok;
-          await sleep(POLL_MS, stop.signal);
-        }
-        n += 1;
-      }
+      if (values.judge !== undefined || ex.spec.parent !== undefined) return await judgeLogs(kube, await judgeChild(kube, ex, values.judge, iteration), values.follow, io, stop.signal);
+      return await workerLogs(kube, ex, iteration, values.follow, io, stop.signal);
     } finally {
       process.off("SIGINT", onSignal);
     }
