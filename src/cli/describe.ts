@@ -7,7 +7,7 @@ import type * as k8s from "@kubernetes/client-node";
 import { stringify } from "yaml";
 import type { Agent, Execution, GuardPolicy } from "../api/types.js";
 import { UsageError, type Command } from "./command.js";
-import { buildExecutionView, isFinished, type ExecutionView, type JudgeView, type ValidatorView } from "./execution-view.js";
+import { buildExecutionView, isFinished, type ExecutionView, type IterationView, type JudgeView, type ValidatorView } from "./execution-view.js";
 import { typedError } from "../errors.js";
 import { parseFlags } from "./flags.js";
 import { childrenOf, connectKube, findObject, getObject, KUBE_FLAGS, type Kube } from "./kube.js";
@@ -89,15 +89,14 @@ function validatorLines(out: Out, v: ValidatorView, raw: Map<string, string | un
   }
 }
 
-/** The describe text of an Execution's view, with the judges' raw outputs (by child name) and Events. */
-// eslint-disable-next-line complexity -- larger than the limits (complexity 36); to split (issue 9)
-export function renderExecution(view: ExecutionView, raw: Map<string, string | undefined>, events: k8s.CoreV1Event[], now: number): string {
-  const out = new Out();
+/** The head fields of an Execution: names, parent, phase, score, iteration, times, message. */
+function executionFields(out: Out, view: ExecutionView, now: number): void {
+  const p = view.parent;
   out.fields(0, [
     ["Name", view.name],
     ["Namespace", view.namespace],
     ["Agent", `${view.agent}${view.agentFound ? "" : " (not found: thresholds unknown)"}`],
-    ["Parent", view.parent !== undefined ? `${view.parent.name} (${view.parent.purpose}, iteration ${view.parent.iteration}, ${view.parent.purpose === "tool_validation" ? `tool_validation entry ${view.parent.validatorIndex}, tool call ${view.parent.toolCallId ?? "?"}` : `validator ${view.parent.validatorIndex}`})` : undefined],
+    ["Parent", p !== undefined ? `${p.name} (${p.purpose}, iteration ${p.iteration}, ${p.purpose === "tool_validation" ? `tool_validation entry ${p.validatorIndex}, tool call ${p.toolCallId ?? "?"}` : `validator ${p.validatorIndex}`})` : undefined],
     ["Phase", view.phase],
     ["Score", view.score !== undefined ? fixed2(view.score) : undefined],
     ["Iteration", view.iteration !== undefined ? `${view.iteration}${view.maxIterations !== undefined ? ` of at most ${view.maxIterations}` : ""}` : undefined],
@@ -106,6 +105,10 @@ export function renderExecution(view: ExecutionView, raw: Map<string, string | u
     ["Completed", view.completionTime !== undefined ? `${view.completionTime} (took ${took(view.startTime, view.completionTime)})` : undefined],
     ["Message", view.message !== undefined ? oneLine(view.message, 600) : undefined],
   ]);
+}
+
+/** A judge child's own part: its verdict or rejection and its raw output. */
+function judgeChildLines(out: Out, view: ExecutionView, raw: Map<string, string | undefined>): void {
   if (view.verdict !== undefined) {
     out.line(0, "Verdict:");
     out.fields(2, [["Score", fixed2(view.verdict.score)], ["Confidence", fixed2(view.verdict.confidence)], ["Reasoning", oneLine(view.verdict.reasoning, 600)]]);
@@ -116,28 +119,35 @@ export function renderExecution(view: ExecutionView, raw: Map<string, string | u
     out.line(0, "Raw output:");
     out.line(2, text === undefined ? "<not kept>" : text === "" ? "<empty>" : rawTail(text));
   }
-  if (view.iterations.length > 0) {
-    out.line(0, "Iterations:");
-    for (const it of view.iterations) {
-      const worker = it.exitCode !== undefined ? `worker exited ${it.exitCode}` : it.phase === "Running" ? "worker running" : "";
-      out.line(2, `${it.number}  ${it.phase}  ${worker}${it.completionTime !== undefined ? `  took ${took(it.startTime, it.completionTime)}` : ""}`.trimEnd());
-      if (it.feedback !== undefined) out.fields(4, [["Feedback", oneLine(it.feedback, 400)]]);
-      if (it.validators.length > 0) {
-        out.line(4, "Validators:");
-        for (const v of it.validators) validatorLines(out, v, raw);
-      }
-      if (it.toolCalls.length > 0 || it.toolCallCounts !== undefined) {
-        const c = it.toolCallCounts;
-        out.line(4, c !== undefined ? `Tool calls: ${c.proposed} proposed, ${c.allowed} allowed, ${c.blockedByGuard} blocked by the guard, ${c.blockedByJudge} by judges` : "Tool calls:");
-        for (const call of it.toolCalls) {
-          const decided = call.step !== undefined ? `step ${call.step}  ${call.tool ?? ""}  ${call.outcome ?? ""}${call.check !== undefined ? ` (${call.check})` : ""}  ` : "";
-          out.line(6, `${decided}${call.id}${call.judges.length > 0 ? "  judged by:" : ""}`);
-          if (call.reason !== undefined) out.fields(9, [["Why", oneLine(call.reason, 300)]]);
-          for (const j of call.judges) judgeLines(out, 9, j, raw);
-        }
-      }
-    }
+}
+
+/** An iteration's tool calls: the counts, then each decided call with why and its judges. */
+function toolCallLines(out: Out, it: IterationView, raw: Map<string, string | undefined>): void {
+  if (it.toolCalls.length === 0 && it.toolCallCounts === undefined) return;
+  const c = it.toolCallCounts;
+  out.line(4, c !== undefined ? `Tool calls: ${c.proposed} proposed, ${c.allowed} allowed, ${c.blockedByGuard} blocked by the guard, ${c.blockedByJudge} by judges` : "Tool calls:");
+  for (const call of it.toolCalls) {
+    const decided = call.step !== undefined ? `step ${call.step}  ${call.tool ?? ""}  ${call.outcome ?? ""}${call.check !== undefined ? ` (${call.check})` : ""}  ` : "";
+    out.line(6, `${decided}${call.id}${call.judges.length > 0 ? "  judged by:" : ""}`);
+    if (call.reason !== undefined) out.fields(9, [["Why", oneLine(call.reason, 300)]]);
+    for (const j of call.judges) judgeLines(out, 9, j, raw);
   }
+}
+
+/** One iteration: its worker, feedback, validators and tool calls. */
+function iterationLines(out: Out, it: IterationView, raw: Map<string, string | undefined>): void {
+  const worker = it.exitCode !== undefined ? `worker exited ${it.exitCode}` : it.phase === "Running" ? "worker running" : "";
+  out.line(2, `${it.number}  ${it.phase}  ${worker}${it.completionTime !== undefined ? `  took ${took(it.startTime, it.completionTime)}` : ""}`.trimEnd());
+  if (it.feedback !== undefined) out.fields(4, [["Feedback", oneLine(it.feedback, 400)]]);
+  if (it.validators.length > 0) {
+    out.line(4, "Validators:");
+    for (const v of it.validators) validatorLines(out, v, raw);
+  }
+  toolCallLines(out, it, raw);
+}
+
+/** The Conditions and Events tables (Events: the last EVENTS_SHOWN). */
+function conditionAndEventLines(out: Out, view: ExecutionView, events: k8s.CoreV1Event[], now: number): void {
   out.line(0, "Conditions:");
   if (view.conditions.length === 0) out.line(2, "<none>");
   else {
@@ -149,6 +159,18 @@ export function renderExecution(view: ExecutionView, raw: Map<string, string | u
     const shown = events.slice(-EVENTS_SHOWN);
     out.line(2, renderTable(["Type", "Reason", "Age", "From", "Message"], shown.map((e) => [e.type ?? "", e.reason ?? "", age(e.lastTimestamp ?? e.eventTime ?? e.metadata.creationTimestamp, now), e.source?.component ?? e.reportingComponent ?? "", oneLine(e.message, 200)])).trimEnd());
   }
+}
+
+/** The describe text of an Execution's view, with the judges' raw outputs (by child name) and Events. */
+export function renderExecution(view: ExecutionView, raw: Map<string, string | undefined>, events: k8s.CoreV1Event[], now: number): string {
+  const out = new Out();
+  executionFields(out, view, now);
+  judgeChildLines(out, view, raw);
+  if (view.iterations.length > 0) {
+    out.line(0, "Iterations:");
+    for (const it of view.iterations) iterationLines(out, it, raw);
+  }
+  conditionAndEventLines(out, view, events, now);
   return `${out.lines.join("\n")}\n`;
 }
 

@@ -56,35 +56,43 @@ function verdictCell(ex: Execution): string {
   return ex.spec.parent !== undefined ? "<pending>" : "";
 }
 
-// eslint-disable-next-line complexity -- larger than the limits (complexity 34); to split (issue 9)
+/** An Execution's row: its own columns, with -o wide its parent, verdict and message. */
+function executionCells(ex: Execution, name: string, wide: boolean, now: number): string[] {
+  const st = ex.status;
+  const base = [name, ex.spec.agentRef.name, st?.phase ?? "Pending", st?.iteration !== undefined ? String(st.iteration) : "", fixed2(st?.score), age(ex.metadata.creationTimestamp, now)];
+  if (!wide) return base;
+  const p = ex.spec.parent;
+  return [...base, p !== undefined ? `${p.purpose}:i${p.iteration}/v${p.validatorIndex}` : "", verdictCell(ex), p?.name ?? "", oneLine(st?.message, 80)];
+}
+
+/** An Agent's row: role, mode, validators, readiness; with -o wide its image and judges. */
+function agentCells(a: Agent, name: string, wide: boolean, now: number): string[] {
+  const base = [name, a.metadata.labels?.role ?? "", a.spec.execution?.mode ?? "", validatorTypes(a), condition(a, "Ready"), age(a.metadata.creationTimestamp, now)];
+  if (!wide) return base;
+  const toolJudges = (a.spec.execution?.tool_validation ?? []).map((t) => t.judge_agent);
+  return [...base, a.spec.runtime?.image ?? "<default>", judgesOf(a), toolJudges.length === 0 ? "<none>" : toolJudges.join(",")];
+}
+
+/** A GuardPolicy's row: its entry count and readiness; with -o wide the counts by table and the revoked tools. */
+function guardPolicyCells(g: GuardPolicy, name: string, wide: boolean, now: number): string[] {
+  const counts = g.status?.counts ?? {};
+  const entries = Object.values(counts).reduce((a, b) => a + b, 0);
+  const base = [name, g.status?.counts !== undefined ? String(entries) : "", condition(g, "Ready"), age(g.metadata.creationTimestamp, now)];
+  if (!wide) return base;
+  const revoked = (g.spec.revoked_tools ?? []).map((t) => t.tool);
+  return [...base, Object.entries(counts).map(([k, v]) => `${k}=${v}`).join(",") || "<none>", revoked.length === 0 ? "<none>" : revoked.join(",")];
+}
+
+/** One object's row under columns(r, wide); `depth` indents a child under its parent (--tree). */
 export function cells(r: Resource, obj: GavelObject, wide: boolean, now: number, depth = 0): string[] {
   const name = depth === 0 ? obj.metadata.name : `${"   ".repeat(depth - 1)}└─ ${obj.metadata.name}`;
-  const created = obj.metadata.creationTimestamp;
   switch (r.kind) {
-    case "Execution": {
-      const ex = obj as Execution;
-      const st = ex.status;
-      const base = [name, ex.spec.agentRef.name, st?.phase ?? "Pending", st?.iteration !== undefined ? String(st.iteration) : "", fixed2(st?.score), age(created, now)];
-      if (!wide) return base;
-      const p = ex.spec.parent;
-      return [...base, p !== undefined ? `${p.purpose}:i${p.iteration}/v${p.validatorIndex}` : "", verdictCell(ex), p?.name ?? "", oneLine(st?.message, 80)];
-    }
-    case "Agent": {
-      const a = obj as Agent;
-      const base = [name, a.metadata.labels?.role ?? "", a.spec.execution?.mode ?? "", validatorTypes(a), condition(a, "Ready"), age(created, now)];
-      if (!wide) return base;
-      const toolJudges = (a.spec.execution?.tool_validation ?? []).map((t) => t.judge_agent);
-      return [...base, a.spec.runtime?.image ?? "<default>", judgesOf(a), toolJudges.length === 0 ? "<none>" : toolJudges.join(",")];
-    }
-    case "GuardPolicy": {
-      const g = obj as GuardPolicy;
-      const counts = g.status?.counts ?? {};
-      const entries = Object.values(counts).reduce((a, b) => a + b, 0);
-      const base = [name, g.status?.counts !== undefined ? String(entries) : "", condition(g, "Ready"), age(created, now)];
-      if (!wide) return base;
-      const revoked = (g.spec.revoked_tools ?? []).map((t) => t.tool);
-      return [...base, Object.entries(counts).map(([k, v]) => `${k}=${v}`).join(",") || "<none>", revoked.length === 0 ? "<none>" : revoked.join(",")];
-    }
+    case "Execution":
+      return executionCells(obj as Execution, name, wide, now);
+    case "Agent":
+      return agentCells(obj as Agent, name, wide, now);
+    case "GuardPolicy":
+      return guardPolicyCells(obj as GuardPolicy, name, wide, now);
   }
 }
 
