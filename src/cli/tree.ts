@@ -80,95 +80,89 @@ function findJudge(tree: ExecutionTree, child: string): JudgeNode | undefined {
   return undefined;
 }
 
-/** Folds one event into the tree (mutates and returns it); unknown events are ignored. */
-// eslint-disable-next-line complexity, max-lines-per-function -- larger than the limits (complexity 45, 89 lines); to split (issue 9)
-export function applyEvent(tree: ExecutionTree, e: GavelEvent): ExecutionTree {
-  const d = e.data;
-  switch (e.type) {
-    case "execution.started":
-      tree.agent = str(d.agent);
-      tree.phase = "Running";
-      break;
-    case "execution.phase":
-      tree.phase = str(d.phase) ?? tree.phase;
-      tree.score = num(d.score) ?? tree.score;
-      tree.message = str(d.message) ?? tree.message;
-      break;
-    case "iteration.started": {
-      const it = iteration(tree, num(d.iteration) ?? 0);
-      it.feedback = str(d.feedback);
-      break;
-    }
-    case "worker.finished": {
-      const it = iteration(tree, num(d.iteration) ?? 0);
-      it.exitCode = num(d.exitCode);
-      it.state = "validating";
-      break;
-    }
-    case "validator.started": {
-      const it = iteration(tree, num(d.iteration) ?? 0);
-      it.validators.push({ index: num(d.index) ?? it.validators.length, type: str(d.type) ?? "?", state: "running", judges: [] });
-      break;
-    }
-    case "validator.result": {
-      const it = iteration(tree, num(d.iteration) ?? 0);
-      const v = it.validators.find((x) => x.index === num(d.index));
-      if (v) {
-        v.state = d.passed === true ? "passed" : "failed";
-        v.score = num(d.score);
-        v.confidence = num(d.confidence);
-        v.reasoning = str(d.reasoning);
-      }
-      break;
-    }
-    case "iteration.finished": {
-      const it = iteration(tree, num(d.iteration) ?? 0);
-      const outcome = str(d.outcome);
-      it.state = outcome === "passed" ? "passed" : outcome === "refining" ? "refining" : "failed";
-      break;
-    }
-    case "judge.spawned": {
-      const node: JudgeNode = { child: str(d.child) ?? "?", judge: str(d.judge) ?? "?", state: "running" };
-      const it = iteration(tree, num(d.iteration) ?? 0);
-      if (d.purpose === "tool_validation") {
-        const tc = it.toolCalls.find((t) => t.step === num(d.step));
-        if (tc) tc.judges.push(node);
-      } else {
-        it.validators.find((v) => v.index === num(d.index))?.judges.push(node);
-      }
-      break;
-    }
-    case "judge.finished": {
-      const j = findJudge(tree, str(d.child) ?? "");
-      if (j) {
-        j.state = "done";
-        j.score = num(d.score);
-        j.confidence = num(d.confidence);
-        j.rejection = str(d.rejection);
-      }
-      break;
-    }
-    case "toolcall.proposed": {
-      const it = iteration(tree, num(d.iteration) ?? 0);
-      it.toolCalls.push({ step: num(d.step) ?? it.toolCalls.length, tool: str(d.tool) ?? "?", judges: [] });
-      break;
-    }
-    case "toolcall.decision": {
-      const it = iteration(tree, num(d.iteration) ?? 0);
-      let tc = it.toolCalls.find((t) => t.step === num(d.step));
-      if (!tc) {
-        tc = { step: num(d.step) ?? it.toolCalls.length, tool: str(d.tool) ?? "?", judges: [] };
-        it.toolCalls.push(tc);
-      }
-      tc.allowed = d.allowed === true;
-      tc.blockedBy = str(d.blocked_by);
-      tc.check = str(d.check);
-      tc.reason = str(d.reason);
-      if (Array.isArray(d.flags) && d.flags.length > 0) tc.flags = d.flags.map(String);
-      if (Array.isArray(d.warnings) && d.warnings.length > 0) tc.warnings = d.warnings.map(String);
-      break;
-    }
+type EventData = GavelEvent["data"];
+
+/** The iteration an event names (0 when it names none). */
+const iterationOf = (tree: ExecutionTree, d: EventData): IterationNode => iteration(tree, num(d.iteration) ?? 0);
+
+/** A judge child spawned: under its validator, or under the tool call it judges. */
+function judgeSpawned(tree: ExecutionTree, d: EventData): void {
+  const node: JudgeNode = { child: str(d.child) ?? "?", judge: str(d.judge) ?? "?", state: "running" };
+  const it = iterationOf(tree, d);
+  if (d.purpose === "tool_validation") it.toolCalls.find((t) => t.step === num(d.step))?.judges.push(node);
+  else it.validators.find((v) => v.index === num(d.index))?.judges.push(node);
+}
+
+/** A tool call decided (added when its proposal was not seen). */
+function toolCallDecided(tree: ExecutionTree, d: EventData): void {
+  const it = iterationOf(tree, d);
+  let tc = it.toolCalls.find((t) => t.step === num(d.step));
+  if (!tc) {
+    tc = { step: num(d.step) ?? it.toolCalls.length, tool: str(d.tool) ?? "?", judges: [] };
+    it.toolCalls.push(tc);
   }
+  tc.allowed = d.allowed === true;
+  tc.blockedBy = str(d.blocked_by);
+  tc.check = str(d.check);
+  tc.reason = str(d.reason);
+  if (Array.isArray(d.flags) && d.flags.length > 0) tc.flags = d.flags.map(String);
+  if (Array.isArray(d.warnings) && d.warnings.length > 0) tc.warnings = d.warnings.map(String);
+}
+
+/** What each event type does to the tree. */
+const APPLY: Record<string, (tree: ExecutionTree, d: EventData) => void> = {
+  "execution.started": (tree, d) => {
+    tree.agent = str(d.agent);
+    tree.phase = "Running";
+  },
+  "execution.phase": (tree, d) => {
+    tree.phase = str(d.phase) ?? tree.phase;
+    tree.score = num(d.score) ?? tree.score;
+    tree.message = str(d.message) ?? tree.message;
+  },
+  "iteration.started": (tree, d) => {
+    iterationOf(tree, d).feedback = str(d.feedback);
+  },
+  "worker.finished": (tree, d) => {
+    const it = iterationOf(tree, d);
+    it.exitCode = num(d.exitCode);
+    it.state = "validating";
+  },
+  "validator.started": (tree, d) => {
+    const it = iterationOf(tree, d);
+    it.validators.push({ index: num(d.index) ?? it.validators.length, type: str(d.type) ?? "?", state: "running", judges: [] });
+  },
+  "validator.result": (tree, d) => {
+    const v = iterationOf(tree, d).validators.find((x) => x.index === num(d.index));
+    if (!v) return;
+    v.state = d.passed === true ? "passed" : "failed";
+    v.score = num(d.score);
+    v.confidence = num(d.confidence);
+    v.reasoning = str(d.reasoning);
+  },
+  "iteration.finished": (tree, d) => {
+    const outcome = str(d.outcome);
+    iterationOf(tree, d).state = outcome === "passed" ? "passed" : outcome === "refining" ? "refining" : "failed";
+  },
+  "judge.spawned": judgeSpawned,
+  "judge.finished": (tree, d) => {
+    const j = findJudge(tree, str(d.child) ?? "");
+    if (!j) return;
+    j.state = "done";
+    j.score = num(d.score);
+    j.confidence = num(d.confidence);
+    j.rejection = str(d.rejection);
+  },
+  "toolcall.proposed": (tree, d) => {
+    const it = iterationOf(tree, d);
+    it.toolCalls.push({ step: num(d.step) ?? it.toolCalls.length, tool: str(d.tool) ?? "?", judges: [] });
+  },
+  "toolcall.decision": toolCallDecided,
+};
+
+/** Folds one event into the tree (mutates and returns it); unknown events are ignored. */
+export function applyEvent(tree: ExecutionTree, e: GavelEvent): ExecutionTree {
+  if (Object.hasOwn(APPLY, e.type)) APPLY[e.type]?.(tree, e.data);
   return tree;
 }
 
