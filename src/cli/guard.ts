@@ -21,77 +21,104 @@ const USAGE = [
   "gavel guard tool-hash [TOOL...] | --file PATH...",
 ].join("\n       ");
 
+/** The flags of `guard check`. */
+function parseCheckFlags(argv: string[]) {
+  return parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      tool: { type: "string" },
+      args: { type: "string", default: "{}" },
+      agent: { type: "string" },
+      policy: { type: "string", multiple: true, default: [] },
+      history: { type: "string", default: "[]" },
+      step: { type: "string" },
+      capabilities: { type: "string" },
+      "live-hash": { type: "string", multiple: true, default: [] },
+      home: { type: "string" },
+      explain: { type: "boolean", default: false },
+    },
+  });
+}
+
+type CheckFlags = ReturnType<typeof parseCheckFlags>["values"];
+
+/** The proposed call of `guard check`: tool, arguments (a JSON object), history, step. */
+function proposedCall(values: CheckFlags): { tool: string; args: JsonObject; history: HistoryEntry[]; step: number } {
+  if (values.tool === undefined || values.tool === "") throw new UsageError("--tool NAME is required");
+  const args = parseJson("--args", values.args);
+  if (args === null || typeof args !== "object" || Array.isArray(args)) throw new UsageError("--args must be a JSON object");
+  const history = parseHistory(parseJson("--history", values.history));
+  const step = values.step === undefined ? (history.at(-1)?.step ?? 0) + 1 : Number(values.step);
+  if (!Number.isInteger(step) || step < 1) throw new UsageError(`--step must be a positive integer, not "${values.step ?? ""}"`);
+  return { tool: values.tool, args: args as JsonObject, history, step };
+}
+
+/** The Agent's side of the check: its tools and capabilities (--agent, else the one tool), how its arguments are viewed (--home). */
+async function checkScope(values: CheckFlags, tool: string, cwd: string): Promise<{ scope: AgentScope; views: ViewOptions }> {
+  let scope: AgentScope;
+  let views: ViewOptions = workerViews({ spec: {} });
+  if (values.agent !== undefined) {
+    const agent = await readAgent(resolve(cwd, values.agent));
+    scope = agentScope(agent);
+    views = workerViews(agent);
+  } else scope = { tools: new Map([[tool, { name: tool }]]), capabilities: new Set<string>() };
+  if (values.home !== undefined) {
+    if (!values.home.startsWith("/")) throw new UsageError(`--home must be an absolute directory, not "${values.home}"`);
+    views = { ...views, home: values.home };
+  }
+  if (values.capabilities !== undefined) scope = { tools: scope.tools, capabilities: new Set(values.capabilities.split(",").map((c) => c.trim()).filter((c) => c !== "")) };
+  return { scope, views };
+}
+
+/** The --policy files merged (`default` first) and compiled; a policy that cannot compile is a UsageError. */
+async function checkPolicy(files: string[], cwd: string): Promise<ReturnType<typeof compilePolicy>> {
+  const policies: NamedPolicy[] = [];
+  for (const file of files) policies.push(...(await readPolicies(resolve(cwd, file), file)));
+  const ordered = [...policies.filter((p) => p.name === DEFAULT_GUARD_POLICY), ...policies.filter((p) => p.name !== DEFAULT_GUARD_POLICY)];
+  try {
+    return compilePolicy(ordered);
+  } catch (err) {
+    if (err instanceof PolicyError) throw new UsageError(err.message);
+    throw err;
+  }
+}
+
+/** --live-hash TOOL=SHA256 pairs. */
+function liveHashesOf(pairs: string[]): Map<string, string> {
+  const liveHashes = new Map<string, string>();
+  for (const pair of pairs) {
+    const eq = pair.indexOf("=");
+    if (eq <= 0) throw new UsageError(`--live-hash must be TOOL=SHA256, not "${pair}"`);
+    liveHashes.set(pair.slice(0, eq), pair.slice(eq + 1));
+  }
+  return liveHashes;
+}
+
+/** `gavel guard check`: the guard's decision on one proposed call as JSON (exit 0 when approved). */
+async function check(argv: string[], io: Parameters<Command["run"]>[1]): Promise<number> {
+  const { values, positionals } = parseCheckFlags(argv);
+  if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0] ?? ""}"`);
+  const { tool, args, history, step } = proposedCall(values);
+  const { scope, views } = await checkScope(values, tool, io.cwd);
+  const policy = await checkPolicy(values.policy, io.cwd);
+  for (const w of policy.warnings) io.stderr.write(`gavel guard: warning: ${w}\n`);
+  const ctx = { policy, scope, history, liveHashes: liveHashesOf(values["live-hash"]), views };
+  const d = runGuard({ tool, args, step }, ctx);
+  const out = { approved: d.approved, blocked_by: d.approved ? "none" : "guard", check: d.check ?? null, reason: d.reason ?? null, flags: d.flags ?? [], warnings: d.warnings ?? [], dryrun: d.dryrun ?? [] };
+  io.stdout.write(`${JSON.stringify(values.explain ? { ...out, explain: explain(tool, args, ctx) } : out)}\n`);
+  return d.approved ? ExitCode.ok : ExitCode.failed;
+}
+
 export const guardCommand: Command = {
   name: "guard",
   summary: "evaluate a proposed tool call with the deterministic guard (guard check); print tool code hashes to register (guard tool-hash)",
   usage: USAGE,
-  // eslint-disable-next-line complexity -- larger than the limits (complexity 35); to split (issue 9)
   async run(argv, io) {
     const [sub, ...rest] = argv;
     if (sub === "tool-hash") return toolHash(rest, io);
     if (sub !== "check") throw new UsageError(sub === undefined ? "missing subcommand: check or tool-hash" : `unknown subcommand "${sub}"`);
-    const { values, positionals } = parseArgs({
-      args: rest,
-      allowPositionals: true,
-      options: {
-        tool: { type: "string" },
-        args: { type: "string", default: "{}" },
-        agent: { type: "string" },
-        policy: { type: "string", multiple: true, default: [] },
-        history: { type: "string", default: "[]" },
-        step: { type: "string" },
-        capabilities: { type: "string" },
-        "live-hash": { type: "string", multiple: true, default: [] },
-        home: { type: "string" },
-        explain: { type: "boolean", default: false },
-      },
-    });
-    if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0] ?? ""}"`);
-    if (values.tool === undefined || values.tool === "") throw new UsageError("--tool NAME is required");
-    const tool = values.tool;
-    const args = parseJson("--args", values.args);
-    if (args === null || typeof args !== "object" || Array.isArray(args)) throw new UsageError("--args must be a JSON object");
-    const history = parseHistory(parseJson("--history", values.history));
-    const step = values.step === undefined ? (history.at(-1)?.step ?? 0) + 1 : Number(values.step);
-    if (!Number.isInteger(step) || step < 1) throw new UsageError(`--step must be a positive integer, not "${values.step ?? ""}"`);
-
-    let scope: AgentScope;
-    let views: ViewOptions = workerViews({ spec: {} });
-    if (values.agent !== undefined) {
-      const agent = await readAgent(resolve(io.cwd, values.agent));
-      scope = agentScope(agent);
-      views = workerViews(agent);
-    } else scope = { tools: new Map([[tool, { name: tool }]]), capabilities: new Set<string>() };
-    if (values.home !== undefined) {
-      if (!values.home.startsWith("/")) throw new UsageError(`--home must be an absolute directory, not "${values.home}"`);
-      views = { ...views, home: values.home };
-    }
-    if (values.capabilities !== undefined) scope = { tools: scope.tools, capabilities: new Set(values.capabilities.split(",").map((c) => c.trim()).filter((c) => c !== "")) };
-
-    const policies: NamedPolicy[] = [];
-    for (const file of values.policy) policies.push(...(await readPolicies(resolve(io.cwd, file), file)));
-    const ordered = [...policies.filter((p) => p.name === DEFAULT_GUARD_POLICY), ...policies.filter((p) => p.name !== DEFAULT_GUARD_POLICY)];
-    let policy;
-    try {
-      policy = compilePolicy(ordered);
-    } catch (err) {
-      if (err instanceof PolicyError) throw new UsageError(err.message);
-      throw err;
-    }
-    for (const w of policy.warnings) io.stderr.write(`gavel guard: warning: ${w}\n`);
-
-    const liveHashes = new Map<string, string>();
-    for (const pair of values["live-hash"]) {
-      const eq = pair.indexOf("=");
-      if (eq <= 0) throw new UsageError(`--live-hash must be TOOL=SHA256, not "${pair}"`);
-      liveHashes.set(pair.slice(0, eq), pair.slice(eq + 1));
-    }
-
-    const ctx = { policy, scope, history, liveHashes, views };
-    const d = runGuard({ tool, args: args as JsonObject, step }, ctx);
-    const out = { approved: d.approved, blocked_by: d.approved ? "none" : "guard", check: d.check ?? null, reason: d.reason ?? null, flags: d.flags ?? [], warnings: d.warnings ?? [], dryrun: d.dryrun ?? [] };
-    io.stdout.write(`${JSON.stringify(values.explain ? { ...out, explain: explain(tool, args as JsonObject, ctx) } : out)}\n`);
-    return d.approved ? ExitCode.ok : ExitCode.failed;
+    return check(rest, io);
   },
 };
 
