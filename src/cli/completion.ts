@@ -33,24 +33,10 @@ function namespaceOf(words: string[]): string | undefined {
   return typeof values.namespace === "string" ? values.namespace : undefined;
 }
 
-/** Candidates for the last word, given the words before it (after "gavel"). */
-// eslint-disable-next-line complexity -- larger than the limits (complexity 27); to split (issue 9)
-export async function candidates(words: string[], lookup: NameLookup): Promise<{ values: string[]; directive: number }> {
-  const cur = words[words.length - 1] ?? "";
-  const before = words.slice(0, -1);
-  const pick = (values: string[]) => ({ values: values.filter((v) => v.startsWith(cur)), directive: DIRECTIVE_NO_FILES });
-  if (before.length === 0) return pick([...commands.filter((c) => c.hidden !== true).map((c) => c.name), "--help", "--version"]);
-  const [cmd] = before;
-  const prev = before[before.length - 1] ?? "";
-  const flags = FLAGS[cmd ?? ""] ?? [];
-  if (flags.includes(`${prev}=`)) {
-    if (prev === "-o" || prev === "--output") return pick(["wide", "yaml", "json", "name"]);
-    if (prev === "--judge") return pick(await lookup.judges(before[1] ?? "", namespaceOf(before)).catch(() => []));
-    if (prev === "--kubeconfig") return { values: [], directive: DIRECTIVE_DEFAULT };
-    return { values: [], directive: DIRECTIVE_NO_FILES };
-  }
-  if (cur.startsWith("-")) return pick(flags.map((f) => f.replace(/=$/, "")));
-  // Positionals so far (flags and their values left out).
+type Candidates = { values: string[]; directive: number };
+
+/** The positional words after the command (flags and their values left out). */
+function positionalsOf(before: string[], flags: string[]): string[] {
   const positionals: string[] = [];
   for (let i = 1; i < before.length; i++) {
     const w = before[i] ?? "";
@@ -60,7 +46,19 @@ export async function candidates(words: string[], lookup: NameLookup): Promise<{
     }
     positionals.push(w);
   }
-  const ns = namespaceOf(before);
+  return positionals;
+}
+
+/** Candidates for the value of the flag `prev` (a flag that takes one). */
+async function flagValue(prev: string, before: string[], lookup: NameLookup, pick: (values: string[]) => Candidates): Promise<Candidates> {
+  if (prev === "-o" || prev === "--output") return pick(["wide", "yaml", "json", "name"]);
+  if (prev === "--judge") return pick(await lookup.judges(before[1] ?? "", namespaceOf(before)).catch(() => []));
+  if (prev === "--kubeconfig") return { values: [], directive: DIRECTIVE_DEFAULT };
+  return { values: [], directive: DIRECTIVE_NO_FILES };
+}
+
+/** Candidates for a positional word of command `cmd`, given the positionals before it. */
+async function positional(cmd: string | undefined, positionals: string[], ns: string | undefined, lookup: NameLookup, pick: (values: string[]) => Candidates): Promise<Candidates> {
   switch (cmd) {
     case "get":
     case "describe":
@@ -75,6 +73,20 @@ export async function candidates(words: string[], lookup: NameLookup): Promise<{
     default:
       return { values: [], directive: DIRECTIVE_DEFAULT };
   }
+}
+
+/** Candidates for the last word, given the words before it (after "gavel"). */
+export async function candidates(words: string[], lookup: NameLookup): Promise<Candidates> {
+  const cur = words[words.length - 1] ?? "";
+  const before = words.slice(0, -1);
+  const pick = (values: string[]) => ({ values: values.filter((v) => v.startsWith(cur)), directive: DIRECTIVE_NO_FILES });
+  if (before.length === 0) return pick([...commands.filter((c) => c.hidden !== true).map((c) => c.name), "--help", "--version"]);
+  const [cmd] = before;
+  const prev = before[before.length - 1] ?? "";
+  const flags = FLAGS[cmd ?? ""] ?? [];
+  if (flags.includes(`${prev}=`)) return flagValue(prev, before, lookup, pick);
+  if (cur.startsWith("-")) return pick(flags.map((f) => f.replace(/=$/, "")));
+  return positional(cmd, positionalsOf(before, flags), namespaceOf(before), lookup, pick);
 }
 
 /** Looks names up on the cluster of the current kubeconfig. */
