@@ -3,7 +3,7 @@
 // children's statuses (verdict or rejection) and its Agent (declared validators and their
 // thresholds). Pure, so both front ends draw the same tree. It carries no spec.input and no
 // tool-call argument values: a judge child's input is the judged call, so it is never read.
-import type { Agent, Condition, Execution, ExecutionPhase, JudgePurpose, ToolCallEntry, ValidatorSpec } from "../api/types.js";
+import type { Agent, ChildRef, Condition, Execution, ExecutionPhase, IterationRecord, JudgePurpose, ToolCallEntry, SemanticValidatorSpec, ValidatorSpec } from "../api/types.js";
 import { maxIterations } from "../engine/durations.js";
 import { OUTER_MIN_SCORE, thresholdsOf, TOOL_MIN_SCORE } from "../engine/validators/outcome.js";
 
@@ -122,87 +122,102 @@ function declaredValidators(agent: Agent | undefined): ValidatorSpec[] {
   return Array.isArray(v) ? v : [];
 }
 
+/** What an iteration's view is built from: the child refs, the children by name, the Agent's declared validators and tool_validation entries. */
+interface ViewInputs {
+  refs: ChildRef[];
+  byName: Map<string, Execution>;
+  declared: ValidatorSpec[];
+  toolEntries: SemanticValidatorSpec[];
+}
+
+/**
+ * The judge children of `execution` among `children`, and the refs to show: those of the
+ * status, plus children the status does not name yet (created, the parent's status write
+ * still to come).
+ */
+function childRefs(execution: Execution, children: readonly Execution[]): Pick<ViewInputs, "refs" | "byName"> {
+  const byName = new Map(children.filter((c) => c.spec.parent?.name === execution.metadata.name).map((c) => [c.metadata.name, c]));
+  const refs = execution.status?.children ?? [];
+  const named = new Set(refs.map((r) => r.name));
+  const unnamed = [...byName.values()]
+    .filter((c) => !named.has(c.metadata.name) && c.spec.parent !== undefined)
+    .map((c): ChildRef => {
+      const p = c.spec.parent as NonNullable<Execution["spec"]["parent"]>;
+      return { name: c.metadata.name, judge: c.spec.agentRef.name, purpose: p.purpose, iteration: p.iteration, validatorIndex: p.validatorIndex, ...(p.toolCallId !== undefined ? { toolCallId: p.toolCallId } : {}) };
+    });
+  return { refs: [...refs, ...unnamed], byName };
+}
+
+/** An iteration's validators: those recorded, and when it is the run's current one, the rest as declared (pending, or running). */
+function validatorViews(rec: IterationRecord, current: boolean, inputs: ViewInputs): ValidatorView[] {
+  const judgesOf = (k: number, minScore: number | undefined) =>
+    inputs.refs.filter((r) => r.purpose === "validation" && r.iteration === rec.number && r.validatorIndex === k).map((r) => judgeView(r, inputs.byName.get(r.name), minScore));
+  const validators: ValidatorView[] = (rec.validators ?? []).map((vr) => {
+    const spec = inputs.declared[vr.index];
+    const t = spec !== undefined ? thresholdsOf(spec, OUTER_MIN_SCORE) : undefined;
+    return {
+      index: vr.index,
+      type: vr.type,
+      state: vr.passed ? "passed" : "failed",
+      score: vr.score,
+      confidence: vr.confidence,
+      ...(t !== undefined ? { minScore: t.min_score, minConfidence: t.min_confidence } : {}),
+      reasoning: vr.reasoning,
+      ...(vr.signals !== undefined && vr.signals.length > 0 ? { signals: vr.signals } : {}),
+      judges: judgesOf(vr.index, t?.min_score),
+    };
+  });
+  if (!current) return validators;
+  for (let k = validators.length; k < inputs.declared.length; k++) {
+    const spec = inputs.declared[k] as ValidatorSpec;
+    const t = thresholdsOf(spec, OUTER_MIN_SCORE);
+    const state = rec.phase === "Validating" && k === (rec.validators ?? []).length ? "running" : "pending";
+    validators.push({ index: k, type: spec.type, state, minScore: t.min_score, minConfidence: t.min_confidence, judges: judgesOf(k, t.min_score) });
+  }
+  return validators;
+}
+
+/** An iteration's tool-call judges, by tool call id. */
+function toolCallJudges(rec: IterationRecord, inputs: ViewInputs): Map<string, ToolCallView> {
+  const calls = new Map<string, ToolCallView>();
+  for (const r of inputs.refs) {
+    if (r.purpose !== "tool_validation" || r.iteration !== rec.number) continue;
+    const id = r.toolCallId ?? "?";
+    const call = calls.get(id) ?? { id, judges: [] };
+    const entry = inputs.toolEntries[r.validatorIndex];
+    call.judges.push(judgeView(r, inputs.byName.get(r.name), entry !== undefined ? thresholdsOf(entry, TOOL_MIN_SCORE).min_score : undefined));
+    calls.set(id, call);
+  }
+  return calls;
+}
+
+/** One iteration's view; `current` when it is the last of a run still going. */
+function iterationView(rec: IterationRecord, current: boolean, inputs: ViewInputs): IterationView {
+  const counts = rec.toolCalls;
+  return {
+    number: rec.number,
+    phase: rec.phase,
+    ...(rec.exitCode !== undefined ? { exitCode: rec.exitCode } : {}),
+    ...(rec.startTime !== undefined ? { startTime: rec.startTime } : {}),
+    ...(rec.completionTime !== undefined ? { completionTime: rec.completionTime } : {}),
+    ...(rec.feedback !== undefined && rec.feedback !== "" ? { feedback: rec.feedback } : {}),
+    validators: validatorViews(rec, current, inputs),
+    toolCalls: withDecisions(toolCallJudges(rec, inputs), counts?.recent ?? []),
+    ...(counts !== undefined ? { toolCallCounts: { proposed: counts.proposed, allowed: counts.allowed, blockedByGuard: counts.blockedByGuard, blockedByJudge: counts.blockedByJudge } } : {}),
+  };
+}
+
 /**
  * The tree of `execution`. `children` may hold any Executions of the namespace: those whose
  * spec.parent names this one are its judges. `agent` is the Execution's Agent, if it exists.
  */
-// eslint-disable-next-line max-lines-per-function -- larger than the limits (95 lines); to split (issue 9)
 export function buildExecutionView(execution: Execution, children: readonly Execution[], agent: Agent | undefined): ExecutionView {
   const st = execution.status ?? {};
-  const byName = new Map(children.filter((c) => c.spec.parent?.name === execution.metadata.name).map((c) => [c.metadata.name, c]));
-  const refs = st.children ?? [];
-  // Children the status does not name yet (created, the parent's status write still to come) are shown too.
-  const named = new Set(refs.map((r) => r.name));
-  const allRefs = [
-    ...refs,
-    ...[...byName.values()]
-      .filter((c) => !named.has(c.metadata.name) && c.spec.parent !== undefined)
-      .map((c) => {
-        const p = c.spec.parent as NonNullable<Execution["spec"]["parent"]>;
-        return { name: c.metadata.name, judge: c.spec.agentRef.name, purpose: p.purpose, iteration: p.iteration, validatorIndex: p.validatorIndex, ...(p.toolCallId !== undefined ? { toolCallId: p.toolCallId } : {}) };
-      }),
-  ];
-  const declared = declaredValidators(agent);
-  const toolEntries = agent?.spec.execution?.tool_validation ?? [];
+  const inputs: ViewInputs = { ...childRefs(execution, children), declared: declaredValidators(agent), toolEntries: agent?.spec.execution?.tool_validation ?? [] };
   const records = st.iterations ?? [];
   const running = !isFinished(st.phase);
-
-  const iterations: IterationView[] = records.map((rec, i) => {
-    const judgesOf = (k: number, minScore: number | undefined) =>
-      allRefs.filter((r) => r.purpose === "validation" && r.iteration === rec.number && r.validatorIndex === k).map((r) => judgeView(r, byName.get(r.name), minScore));
-    const validators: ValidatorView[] = (rec.validators ?? []).map((vr) => {
-      const spec = declared[vr.index];
-      const t = spec !== undefined ? thresholdsOf(spec, OUTER_MIN_SCORE) : undefined;
-      return {
-        index: vr.index,
-        type: vr.type,
-        state: vr.passed ? "passed" : "failed",
-        score: vr.score,
-        confidence: vr.confidence,
-        ...(t !== undefined ? { minScore: t.min_score, minConfidence: t.min_confidence } : {}),
-        reasoning: vr.reasoning,
-        ...(vr.signals !== undefined && vr.signals.length > 0 ? { signals: vr.signals } : {}),
-        judges: judgesOf(vr.index, t?.min_score),
-      };
-    });
-    // The last iteration of a run still going: the validators it has not finished, as declared.
-    const current = i === records.length - 1 && running && (rec.phase === "Running" || rec.phase === "Validating");
-    if (current) {
-      for (let k = validators.length; k < declared.length; k++) {
-        const spec = declared[k] as ValidatorSpec;
-        const t = thresholdsOf(spec, OUTER_MIN_SCORE);
-        validators.push({
-          index: k,
-          type: spec.type,
-          state: rec.phase === "Validating" && k === (rec.validators ?? []).length ? "running" : "pending",
-          minScore: t.min_score,
-          minConfidence: t.min_confidence,
-          judges: judgesOf(k, t.min_score),
-        });
-      }
-    }
-    const calls = new Map<string, ToolCallView>();
-    for (const r of allRefs) {
-      if (r.purpose !== "tool_validation" || r.iteration !== rec.number) continue;
-      const id = r.toolCallId ?? "?";
-      const call = calls.get(id) ?? { id, judges: [] };
-      const entry = toolEntries[r.validatorIndex];
-      call.judges.push(judgeView(r, byName.get(r.name), entry !== undefined ? thresholdsOf(entry, TOOL_MIN_SCORE).min_score : undefined));
-      calls.set(id, call);
-    }
-    return {
-      number: rec.number,
-      phase: rec.phase,
-      ...(rec.exitCode !== undefined ? { exitCode: rec.exitCode } : {}),
-      ...(rec.startTime !== undefined ? { startTime: rec.startTime } : {}),
-      ...(rec.completionTime !== undefined ? { completionTime: rec.completionTime } : {}),
-      ...(rec.feedback !== undefined && rec.feedback !== "" ? { feedback: rec.feedback } : {}),
-      validators,
-      toolCalls: withDecisions(calls, rec.toolCalls?.recent ?? []),
-      ...(rec.toolCalls !== undefined ? { toolCallCounts: { proposed: rec.toolCalls.proposed, allowed: rec.toolCalls.allowed, blockedByGuard: rec.toolCalls.blockedByGuard, blockedByJudge: rec.toolCalls.blockedByJudge } } : {}),
-    };
-  });
-
+  // The last iteration of a run still going shows the validators it has not finished, as declared.
+  const iterations = records.map((rec, i) => iterationView(rec, i === records.length - 1 && running && (rec.phase === "Running" || rec.phase === "Validating"), inputs));
   const p = execution.spec.parent;
   return {
     name: execution.metadata.name,
