@@ -96,19 +96,24 @@ function positive(env: Env, name: string, dflt: number, integer = false): number
   return n;
 }
 
-/** Reads and checks the configuration from an environment; throws ConfigError naming the variable. */
-// eslint-disable-next-line complexity -- larger than the limits (complexity 40); to split (issue 9)
-export function readAgentConfig(env: Env): AgentConfig {
-  const E = AGENT_ENV;
-  // Identity and the gate first: without them nothing else matters.
+const E = AGENT_ENV;
+
+/** GAVEL_ROLE: worker (default) or judge. */
+function roleOf(env: Env): AgentConfig["role"] {
   const role = env[E.role] === undefined || env[E.role] === "" ? "worker" : env[E.role];
   if (role !== "worker" && role !== "judge") throw new ConfigError(`${E.role} must be "worker" or "judge", got "${role}"`);
-  const namespace = required(env, E.namespace);
-  const execution = required(env, E.execution);
-  // A judge never proposes its calls: its own spec.tools and read-only mounts bound it.
-  const natsUrl = role === "judge" ? (env[E.natsUrl] ?? "") : required(env, E.natsUrl);
+  return role;
+}
+
+/** GAVEL_ITERATION: a non-negative integer, default 1. */
+function iterationOf(env: Env): number {
   const iteration = env[E.iteration] === undefined || env[E.iteration] === "" ? 1 : Number(env[E.iteration]);
   if (!Number.isInteger(iteration) || iteration < 0) throw new ConfigError(`${E.iteration} must be a non-negative integer`);
+  return iteration;
+}
+
+/** GAVEL_TOOLS: a JSON list of tool names or {name, ...} entries (an allowlist a list of strings). */
+function toolsOf(env: Env): ToolEntry[] {
   const tools = json(env, E.tools) ?? [];
   if (!Array.isArray(tools) || !tools.every((t) => typeof t === "string" || (typeof t === "object" && t !== null && typeof (t as { name?: unknown }).name === "string"))) {
     throw new ConfigError(`${E.tools} must be a JSON list of tool names or {name, ...} entries`);
@@ -118,35 +123,65 @@ export function readAgentConfig(env: Env): AgentConfig {
       throw new ConfigError(`${E.tools}: allowlist of "${t.name}" must be a list of strings`);
     }
   }
+  return tools as ToolEntry[];
+}
+
+/** GAVEL_MOUNTS (a JSON list of paths or {path, readOnly}), else GAVEL_WORKSPACE's writable paths. */
+function mountsOf(env: Env): Mount[] {
   const workspace = env[E.workspace];
   const rawMounts = json(env, E.mounts) ?? (workspace ? workspace.split(":").filter((p) => p !== "") : []);
   if (!Array.isArray(rawMounts)) throw new ConfigError(`${E.mounts} must be a JSON list`);
-  const mounts: Mount[] = rawMounts.map((m: unknown, i) => {
+  return rawMounts.map((m: unknown, i) => {
     if (typeof m === "string") return { path: m, readOnly: false };
     if (typeof m === "object" && m !== null && typeof (m as { path?: unknown }).path === "string") {
       return { path: (m as { path: string }).path, readOnly: (m as { readOnly?: unknown }).readOnly === true };
     }
     throw new ConfigError(`${E.mounts}[${i}] must be a path or {"path": ..., "readOnly": bool}`);
   });
+}
+
+/** GAVEL_MODEL: scripted (default when a script is given) or openai (then GAVEL_LLM_MODEL is required). */
+function modelOf(env: Env): AgentConfig["model"] {
   const script = env[E.script];
   const scriptFile = env[E.scriptFile];
   const hasScript = (script !== undefined && script !== "") || (scriptFile !== undefined && scriptFile !== "");
   const kind = env[E.model] ?? (hasScript ? "scripted" : "openai");
-  let model: AgentConfig["model"];
   if (kind === "scripted") {
     if (!hasScript) throw new ConfigError(`${E.model}=scripted needs ${E.script} or ${E.scriptFile}`);
-    model = { kind, ...(script ? { script } : {}), ...(scriptFile ? { scriptFile } : {}) };
-  } else if (kind === "openai") {
-    const apiKey = env[E.llmApiKey];
-    model = { kind, baseUrl: env[E.llmBaseUrl] || "https://api.openai.com/v1", model: required(env, E.llmModel), ...(apiKey ? { apiKey } : {}) };
-  } else {
-    throw new ConfigError(`${E.model} must be "scripted" or "openai", got "${kind}"`);
+    return { kind, ...(script ? { script } : {}), ...(scriptFile ? { scriptFile } : {}) };
   }
+  if (kind === "openai") {
+    const apiKey = env[E.llmApiKey];
+    return { kind, baseUrl: env[E.llmBaseUrl] || "https://api.openai.com/v1", model: required(env, E.llmModel), ...(apiKey ? { apiKey } : {}) };
+  }
+  throw new ConfigError(`${E.model} must be "scripted" or "openai", got "${kind}"`);
+}
+
+/** The gate's timeouts and the iteration's span (an invalid traceparent is ignored, as W3C trace context says: the gate's span then starts a trace). */
+function gateOf(env: Env): AgentConfig["gate"] {
+  const traceParent = parseTraceparent(env[TRACEPARENT_ENV]) !== undefined ? env[TRACEPARENT_ENV]?.trim() : undefined;
+  return {
+    totalTimeoutMs: positive(env, E.gateTimeoutSeconds, 330) * 1000,
+    attemptTimeoutMs: positive(env, E.gateAttemptSeconds, 2) * 1000,
+    ...(traceParent !== undefined ? { traceParent } : {}),
+  };
+}
+
+/** Reads and checks the configuration from an environment; throws ConfigError naming the variable. */
+export function readAgentConfig(env: Env): AgentConfig {
+  // Identity and the gate first: without them nothing else matters.
+  const role = roleOf(env);
+  const namespace = required(env, E.namespace);
+  const execution = required(env, E.execution);
+  // A judge never proposes its calls: its own spec.tools and read-only mounts bound it.
+  const natsUrl = role === "judge" ? (env[E.natsUrl] ?? "") : required(env, E.natsUrl);
+  const iteration = iterationOf(env);
+  const tools = toolsOf(env);
+  const mounts = mountsOf(env);
+  const model = modelOf(env);
   const creds = env[E.natsCreds];
   const credsFile = env[E.natsCredsFile];
   const feedback = env[E.feedback];
-  // An invalid traceparent is ignored, as W3C trace context says (the gate's span then starts a trace).
-  const traceParent = parseTraceparent(env[TRACEPARENT_ENV]) !== undefined ? env[TRACEPARENT_ENV]?.trim() : undefined;
   // Local mode passes "null" for an Execution without input.
   const input = (json(env, E.input) ?? undefined) as JsonValue | undefined;
   return {
@@ -157,16 +192,12 @@ export function readAgentConfig(env: Env): AgentConfig {
     task: env[E.task] ?? "",
     ...(input !== undefined ? { input } : {}),
     ...(feedback ? { feedback } : {}),
-    tools: tools as ToolEntry[],
+    tools,
     mounts,
     nats: { url: natsUrl, ...(creds ? { creds } : {}), ...(credsFile ? { credsFile } : {}) },
     model,
     maxTurns: positive(env, E.maxTurns, 50, true),
-    gate: {
-      totalTimeoutMs: positive(env, E.gateTimeoutSeconds, 330) * 1000,
-      attemptTimeoutMs: positive(env, E.gateAttemptSeconds, 2) * 1000,
-      ...(traceParent !== undefined ? { traceParent } : {}),
-    },
+    gate: gateOf(env),
     limits: {
       commandTimeoutSeconds: positive(env, E.commandTimeoutSeconds, 60),
       outputCapBytes: positive(env, E.outputCapBytes, 64 * 1024, true),
@@ -187,7 +218,6 @@ export function agentEnvironment(c: {
   natsUrl: string;
   natsCreds?: string;
 }): Record<string, string> {
-  const E = AGENT_ENV;
   return {
     [E.namespace]: c.namespace,
     [E.execution]: c.execution,
