@@ -221,6 +221,7 @@ export const controllerCommand: Command = {
           ...{ kc, servers: config.nats.url, policies: store, gateId: identity, logger, metrics },
           ...(creds !== undefined ? { creds } : {}),
           onToolCall: (ns, name) => executions.queue.addAfter(`${ns}/${name}`, 1000),
+          executions: (ns, name) => executions.cached(ns, name),
           onAvailabilityChange: () => readiness.requeueAll(),
           ...(tracing !== undefined ? { tracing } : {}),
         })

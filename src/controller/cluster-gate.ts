@@ -107,19 +107,40 @@ export interface ClusterGateOptions {
   metrics?: Registry;
   /** Traces of the decided calls (execute_tool spans, invoke_agent per tool judge); none when undefined. */
   tracing?: Tracing;
+  /**
+   * The controller's Execution cache (its informer), when it has one: a cached read of an
+   * Execution whose uid the cache no longer shows (deleted and created again under the same
+   * name) is read again before any call is decided with it.
+   */
+  executions?: (namespace: string, name: string) => Execution | undefined;
 }
 
+/** One read of the Execution a proposal names: what decides its calls, or why none may be decided. */
 interface Target {
-  execution: Execution;
-  agent: Agent;
-  gate: Gate;
+  /** The Execution's uid (the run its calls belong to); undefined when there is none of that name. */
+  uid?: string;
+  execution?: Execution;
+  /** Why its calls are refused, not decided: it is gone, has ended, or is a judge child. */
+  refusal?: ToolCallRefusal;
+  /** Why its calls are denied (fail closed): its Agent cannot be read. */
+  problem?: Error;
+  agent?: Agent;
+  gate?: Gate;
+}
+
+/** A read in the cache: `settled` once it resolved. */
+interface CachedTarget {
+  at: number;
+  target: Promise<Target>;
+  settled?: Target;
+  refreshing: boolean;
 }
 
 /** The gate of this controller replica. */
 export class ClusterGate implements GateStatus {
   private readonly api: k8s.CustomObjectsApi;
   private readonly core: k8s.CoreV1Api;
-  private readonly targets = new Map<string, { at: number; target: Promise<Target>; settled: boolean; refreshing: boolean }>();
+  private readonly targets = new Map<string, CachedTarget>();
   private readonly outbox = new Map<string, { events: GavelEvent[]; drained: Promise<void> }>();
   private service: ToolCallService | undefined;
   private events: EventStream | undefined;
@@ -137,6 +158,7 @@ export class ClusterGate implements GateStatus {
     if (opts.publishEvents ?? true) gate.events = await EventStream.open(opts.nc);
     gate.service = await ToolCallService.start(opts.nc, {
       decide: (p, ctx) => gate.decide(p, ctx),
+      runOf: (p) => gate.runOf(p),
       onDecided: (p, d) => gate.decided(p, d),
       gateId: opts.gateId,
       ...(opts.store !== undefined ? { store: opts.store } : {}),
@@ -171,7 +193,9 @@ export class ClusterGate implements GateStatus {
 
   annotate(execution: Execution, status: ExecutionStatus): void {
     if (this.service === undefined) return;
-    const tallies = this.service.store.summaryOf(execution.metadata.namespace ?? "default", execution.metadata.name, RECENT_TOOL_CALLS);
+    const uid = execution.metadata.uid;
+    if (uid === undefined || uid === "") return;
+    const tallies = this.service.store.summaryOf({ namespace: execution.metadata.namespace ?? "default", execution: execution.metadata.name, run: uid }, RECENT_TOOL_CALLS);
     if (tallies.size === 0) return;
     applySummary(status, tallies);
   }
@@ -186,6 +210,8 @@ export class ClusterGate implements GateStatus {
 
   private decide(p: ToolCallProposal, ctx: Parameters<Gate["decide"]>[1]) {
     return this.target(p).then((t) => {
+      if (t.refusal !== undefined) throw t.refusal;
+      if (t.gate === undefined) throw t.problem ?? new Error(`Execution ${p.namespace}/${p.execution} has no gate`);
       // The synchronous part of a decide is the guard; judges run later, in `judged`.
       const started = performance.now();
       const outcome = t.gate.decide(p, ctx);
@@ -203,40 +229,64 @@ export class ClusterGate implements GateStatus {
    */
   private target(p: ToolCallProposal): Promise<Target> {
     const key = `${p.namespace}/${p.execution}`;
-    const cached = this.targets.get(key);
+    let cached = this.targets.get(key);
     const now = Date.now();
+    if (cached?.settled !== undefined && this.replaced(p, cached.settled.uid)) {
+      // Another run of that name: nothing of the last read (its gate, its refusal) may answer its calls.
+      this.targets.delete(key);
+      cached = undefined;
+    }
     if (cached !== undefined && (now - cached.at < (this.opts.cacheMs ?? 2000) || cached.refreshing)) return cached.target;
     const target = this.load(p.namespace, p.execution);
-    if (cached !== undefined && cached.settled) {
+    if (cached?.settled !== undefined) {
       // Stale but usable: read again meanwhile.
-      cached.refreshing = true;
-      const replace = () => this.targets.set(key, { at: Date.now(), target, settled: true, refreshing: false });
-      const keep = () => Object.assign(cached, { at: Date.now(), refreshing: false });
-      // A refusal (the Execution is gone, ended, or a judge child) replaces it; an API failure keeps the last good read.
-      target.then(replace, (err: unknown) => (err instanceof ToolCallRefusal ? replace() : keep()));
-      return cached.target;
+      const stale = cached;
+      stale.refreshing = true;
+      const replace = (t: Target) => this.targets.set(key, { at: Date.now(), target, settled: t, refreshing: false });
+      const keep = () => Object.assign(stale, { at: Date.now(), refreshing: false });
+      // A new read replaces it (a refusal too: the Execution is gone, ended, or a judge child); an API failure keeps the last good read.
+      target.then((t) => (t.problem === undefined ? replace(t) : keep()), keep);
+      return stale.target;
     }
-    const entry = { at: now, target, settled: false, refreshing: false };
+    const entry: CachedTarget = { at: now, target, refreshing: false };
     this.targets.set(key, entry);
-    target.then(() => (entry.settled = true), () => this.targets.get(key) === entry && this.targets.delete(key));
+    const forget = () => this.targets.get(key) === entry && this.targets.delete(key);
+    // Not kept: an API failure, or a read whose Agent could not be read (the next call reads again).
+    target.then((t) => (t.problem === undefined ? (entry.settled = t) : forget()), forget);
     if (this.targets.size > 10_000) this.targets.delete(this.targets.keys().next().value as string);
     return target;
+  }
+
+  /** True when the controller's cache shows an Execution of that name under another uid than the read's (re-created). */
+  private replaced(p: ToolCallProposal, uid: string | undefined): boolean {
+    const current = this.opts.executions?.(p.namespace, p.execution);
+    return current !== undefined && current.metadata.uid !== uid;
+  }
+
+  /** The run (uid) of the Execution a proposal names; refuses one that is gone, ended or a judge child. */
+  private async runOf(p: ToolCallProposal): Promise<string> {
+    const t = await this.target(p);
+    if (t.refusal !== undefined) throw t.refusal;
+    if (t.uid === undefined || t.uid === "") throw new Error(`Execution ${p.namespace}/${p.execution} has no uid`);
+    return t.uid;
   }
 
   private async load(namespace: string, name: string): Promise<Target> {
     const execution = await this.get<Execution>(namespace, "executions", name);
     if (execution === undefined) {
-      throw new ToolCallRefusal("forbidden", "/execution", `there is no Execution ${namespace}/${name}: only the worker of a running Execution may propose tool calls`);
+      return { refusal: new ToolCallRefusal("forbidden", "/execution", `there is no Execution ${namespace}/${name}: only the worker of a running Execution may propose tool calls`) };
     }
+    const uid = execution.metadata.uid;
     if (execution.spec.parent !== undefined) {
-      throw new ToolCallRefusal("forbidden", "/execution", `${namespace}/${name} is a judge child; judges make no gated tool calls`);
+      return { uid, execution, refusal: new ToolCallRefusal("forbidden", "/execution", `${namespace}/${name} is a judge child; judges make no gated tool calls`) };
     }
     if (isTerminal(execution.status?.phase)) {
-      throw new ToolCallRefusal("forbidden", "/execution", `Execution ${namespace}/${name} has ended (${execution.status?.phase ?? ""})`);
+      return { uid, execution, refusal: new ToolCallRefusal("forbidden", "/execution", `Execution ${namespace}/${name} has ended (${execution.status?.phase ?? ""})`) };
     }
-    const raw = await this.get<Agent>(namespace, "agents", execution.spec.agentRef.name);
     // Not a refusal: the call is denied (fail closed) with the reason, and the worker goes on.
-    if (raw === undefined) throw new Error(`Agent ${namespace}/${execution.spec.agentRef.name} of Execution ${name} is not found`);
+    const raw = await this.get<Agent>(namespace, "agents", execution.spec.agentRef.name).catch((err: unknown) => (err instanceof Error ? err : new Error(messageOf(err))));
+    if (raw instanceof Error) return { uid, execution, problem: raw };
+    if (raw === undefined) return { uid, execution, problem: new Error(`Agent ${namespace}/${execution.spec.agentRef.name} of Execution ${name} is not found`) };
     const agent = withDefaults(raw);
     const gate = createGate({
       policyStore: this.opts.policies,
@@ -246,7 +296,7 @@ export class ClusterGate implements GateStatus {
       ...(this.opts.logger !== undefined ? { logger: this.opts.logger } : {}),
       ...(this.opts.tracing !== undefined ? { tracing: this.opts.tracing } : {}),
     });
-    return { execution, agent, gate };
+    return { uid, execution, agent, gate };
   }
 
   /**
@@ -316,7 +366,8 @@ export class ClusterGate implements GateStatus {
     this.metrics.decisionSeconds.observe({ decided_by: by }, d.latencyMs / 1000);
     void this.target(p).then(
       async (t) => {
-        await t.gate.record(p, d);
+        await t.gate?.record(p, d);
+        if (t.execution === undefined) return;
         if (!d.allowed || d.judges.length > 0 || (d.guard.flags?.length ?? 0) > 0 || (d.guard.warnings?.length ?? 0) > 0) await this.recordEvent(t.execution, p, d);
       },
       (err: unknown) => this.opts.logger?.warn({ toolCallId: p.toolCallId, err: messageOf(err) }, "decision not recorded"),

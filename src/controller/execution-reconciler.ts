@@ -258,6 +258,11 @@ export class ExecutionReconciler {
     return this.controller.unsynced();
   }
 
+  /** The Execution as this replica's cache holds it (every replica watches, leader or not). */
+  cached(namespace: string, name: string): Execution | undefined {
+    return this.executions.get(name, namespace);
+  }
+
   /** Whether this replica reconciles (always true without leader election). */
   get isLeader(): boolean {
     return this.controller.isLeader;

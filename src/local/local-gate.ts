@@ -9,6 +9,7 @@ import { RECENT_TOOL_CALLS } from "../gate/tool-call-summary.js";
 import { compilePolicy, type CompiledPolicy } from "../gate/guard/policy.js";
 import type { Tracing } from "../telemetry/tracing.js";
 import { ToolCallService } from "../transport/tool-call-service.js";
+import { LOCAL_RUN } from "../transport/tool-call-store.js";
 import type { LocalRun } from "./local-run.js";
 
 /** A running local gate. */
@@ -39,6 +40,6 @@ export async function startLocalGate(nc: NatsConnection, agent: Agent, run: Loca
   });
   // The same store as on a cluster, on the run's own nats-server (gone with it).
   const service = await ToolCallService.start(nc, { decide: (p, ctx) => gate.decide(p, ctx), onDecided: (p, d) => void gate.record(p, d) });
-  run.useToolCalls((namespace, execution) => service.store.summaryOf(namespace, execution, RECENT_TOOL_CALLS));
+  run.useToolCalls((namespace, execution) => service.store.summaryOf({ namespace, execution, run: LOCAL_RUN }, RECENT_TOOL_CALLS));
   return { stop: () => service.stop() };
 }

@@ -12,11 +12,14 @@ import { ATTEMPT_HEADER, checkDecision, decodeProposal, encodeErrorReply, propos
 import { parseToolCallSubject, TOOL_CALL_WILDCARD } from "./subjects.js";
 import {
   decisionSubject,
+  LOCAL_RUN,
   ToolCallStore,
   type CallFacts,
   type ClaimRecord,
   type DecisionRecord,
   type IterationView,
+  type RunId,
+  type RunRef,
   type StoredRecord,
   type ToolCallStoreOptions,
 } from "./tool-call-store.js";
@@ -54,6 +57,14 @@ export class ToolCallRefusal extends Error {
 
 export interface ToolCallServiceOptions {
   decide: Decide;
+  /**
+   * Which run of the named Execution a proposal belongs to (its uid), so that the calls of
+   * an Execution deleted and created again under the same name never meet: a re-send is
+   * answered, and a sequence contract counts, only within one run. Throwing a
+   * ToolCallRefusal refuses the proposal; any other error is answered `internal` (the worker
+   * re-sends). Default LOCAL_RUN: a local run has a nats-server of its own.
+   */
+  runOf?: (proposal: ToolCallProposal) => Promise<RunId> | RunId;
   /** Called once per stored decision, by the gate that stored it (audit, events, status). */
   onDecided?: (proposal: ToolCallProposal, decision: ToolCallDecision) => void;
   /** Queue group shared by every gate replica; default "gavel-gate". */
@@ -101,6 +112,8 @@ export class ToolCallService {
   private readonly pending = new Map<string, Pending>();
   /** The traceparent header each proposal arrived with (decoded proposals are per message). */
   private readonly traceParents = new WeakMap<ToolCallProposal, string>();
+  /** The run each proposal belongs to (runOf), read when deciding it. */
+  private readonly runs = new WeakMap<ToolCallProposal, RunRef>();
   private readonly inFlight = new Set<Promise<unknown>>();
   private readonly gateId: string;
   private readonly leaseMs: number;
@@ -192,7 +205,16 @@ export class ToolCallService {
         return;
       }
     }
-    const key = decisionSubject(p.namespace, p.execution, p.toolCallId);
+    let ref: RunRef;
+    try {
+      ref = { namespace: p.namespace, execution: p.execution, run: this.options.runOf === undefined ? LOCAL_RUN : await this.options.runOf(p) };
+    } catch (err) {
+      if (err instanceof ToolCallRefusal) this.replyError(msg, { toolCallId: p.toolCallId, error: { code: err.code, field: err.field, message: err.message } });
+      else this.replyError(msg, { toolCallId: p.toolCallId, error: { code: "internal", message: `the gate could not read the proposal's Execution: ${messageOf(err)}` } });
+      return;
+    }
+    this.runs.set(p, ref);
+    const key = decisionSubject(ref, p.toolCallId);
     const fingerprint = proposalFingerprint(p);
     const attempt = Number(msg.headers?.get(ATTEMPT_HEADER) ?? "1") || 1;
     const traceParent = msg.headers?.get(TRACEPARENT);
@@ -251,10 +273,11 @@ export class ToolCallService {
   private async context(p: ToolCallProposal): Promise<DecideContext> {
     const traceParent = this.traceParents.get(p);
     const trace = traceParent !== undefined ? { traceParent } : {};
-    const view = this.store.iteration(p.namespace, p.execution, p.iteration);
+    const ref = this.runs.get(p) ?? { namespace: p.namespace, execution: p.execution, run: LOCAL_RUN };
+    const view = this.store.iteration(ref, p.iteration);
     if (view.hasSteps(p.step)) return { iteration: view, ...trace };
     await this.store.catchUp(2000).catch(() => false);
-    return { iteration: this.store.iteration(p.namespace, p.execution, p.iteration), ...trace };
+    return { iteration: this.store.iteration(ref, p.iteration), ...trace };
   }
 
   private async runDecide(p: ToolCallProposal, bytes: number): Promise<ToolCallDecision | Judged> {

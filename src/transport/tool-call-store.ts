@@ -20,19 +20,46 @@ import { token, untoken } from "./subjects.js";
 
 /** The stream holding every call's record while it may still be asked for again. */
 export const DECISION_STREAM = "GAVEL_DECISIONS";
-/** Prefix of record subjects: gavel.decisions.<namespace>.<execution>.<toolCallId>. */
+/** Prefix of record subjects: gavel.decisions.<namespace>.<execution>.<run>.<toolCallId>. */
 export const DECISION_SUBJECT_PREFIX = "gavel.decisions";
 
-/** Subject (and key) of one call's record; toolCallId is already a valid token. */
-export function decisionSubject(namespace: string, execution: string, toolCallId: string): string {
-  return `${DECISION_SUBJECT_PREFIX}.${token(namespace)}.${token(execution)}.${toolCallId}`;
+/**
+ * Which run of a named Execution a record belongs to: its uid on a cluster, where an
+ * Execution deleted and created again under the same name is another run whose calls must
+ * never meet the first one's (re-send answers, sequence contracts, status counts). A local
+ * run has its own nats-server, so its one run is LOCAL_RUN.
+ */
+export type RunId = string;
+export const LOCAL_RUN: RunId = "local";
+
+/** Where one execution run's records are: namespace, execution name and run (its uid). */
+export interface RunRef {
+  namespace: string;
+  execution: string;
+  run: RunId;
 }
 
-/** The call a record subject names; undefined when it is not one. */
-export function parseDecisionSubject(subject: string): { namespace: string; execution: string; toolCallId: string } | undefined {
+/** Subject (and key) of one call's record; toolCallId is already a valid token. */
+export function decisionSubject(ref: RunRef, toolCallId: string): string {
+  return `${runPrefix(ref)}.${toolCallId}`;
+}
+
+/** The call a record subject names; undefined when it is not one (records of older gavel versions have no run). */
+export function parseDecisionSubject(subject: string): (RunRef & { toolCallId: string }) | undefined {
   const parts = subject.split(".");
-  if (parts.length !== 5 || `${parts[0]}.${parts[1]}` !== DECISION_SUBJECT_PREFIX) return undefined;
-  return { namespace: untoken(parts[2] ?? ""), execution: untoken(parts[3] ?? ""), toolCallId: parts[4] ?? "" };
+  if (parts.length !== 6 || `${parts[0]}.${parts[1]}` !== DECISION_SUBJECT_PREFIX) return undefined;
+  return { namespace: untoken(parts[2] ?? ""), execution: untoken(parts[3] ?? ""), run: parts[4] ?? "", toolCallId: parts[5] ?? "" };
+}
+
+/** Subject prefix of one run's records (no trailing dot). */
+function runPrefix(ref: RunRef): string {
+  return `${DECISION_SUBJECT_PREFIX}.${token(ref.namespace)}.${token(ref.execution)}.${runToken(ref.run)}`;
+}
+
+// A uid is lower-case hex and dashes: one NATS token as it is.
+function runToken(run: RunId): string {
+  if (!/^[a-z0-9][-a-z0-9]*$/.test(run)) throw new Error(`"${run}" is not a valid execution run id (an Execution uid)`);
+  return run;
 }
 
 /** What identifies the call a record is about; never an argument value. */
@@ -259,8 +286,8 @@ export class ToolCallStore {
    * The decided calls of one iteration of an execution with `fromStep <= step < beforeStep`,
    * in step order, and the tools the guard blocked in it (policy_violations, first seen first).
    */
-  iteration(namespace: string, execution: string, iteration: number): IterationView {
-    const index = this.iterations.get(iterationKey(namespace, execution, iteration));
+  iteration(ref: RunRef, iteration: number): IterationView {
+    const index = this.iterations.get(iterationKey(ref, iteration));
     return {
       calls: (fromStep, beforeStep) => (index === undefined ? [] : index.calls.slice(firstAtLeast(index.calls, fromStep), firstAtLeast(index.calls, beforeStep))),
       violations: index?.violations ?? [],
@@ -280,8 +307,8 @@ export class ToolCallStore {
    * status on every reconcile, on the event loop the gate answers from, and an Execution can
    * hold many thousand calls (the gate's p99 on the cluster grew with them before).
    */
-  summaryOf(namespace: string, execution: string, recent: number): Map<number, IterationTally> {
-    const prefix = `${DECISION_SUBJECT_PREFIX}.${token(namespace)}.${token(execution)}.#`;
+  summaryOf(ref: RunRef, recent: number): Map<number, IterationTally> {
+    const prefix = `${runPrefix(ref)}.#`;
     const out = new Map<number, IterationTally>();
     for (const [key, index] of this.iterations) {
       if (!key.startsWith(prefix)) continue;
@@ -307,9 +334,9 @@ export class ToolCallStore {
     return out;
   }
 
-  /** Every record of one execution known here (tool-call summaries in its status). */
-  recordsOf(namespace: string, execution: string): StoredRecord[] {
-    const prefix = `${DECISION_SUBJECT_PREFIX}.${token(namespace)}.${token(execution)}.`;
+  /** Every record of one execution run known here. */
+  recordsOf(ref: RunRef): StoredRecord[] {
+    const prefix = `${runPrefix(ref)}.#`;
     const out: StoredRecord[] = [];
     for (const [key, index] of this.iterations) {
       if (!key.startsWith(prefix)) continue;
@@ -374,12 +401,12 @@ export class ToolCallStore {
   private apply(subject: string, stored: StoredRecord): void {
     const known = this.records.get(subject);
     if (known !== undefined && known.seq >= stored.seq && known.seq !== 0) return;
-    this.records.set(subject, { seq: stored.seq, at: stored.at, record: stored.record });
+    // A record of an older gavel (no run in its subject) belongs to no run: it ages out unread.
     const index = this.indexOf(subject, stored.record.iteration);
-    if (index !== undefined) {
-      index.subjects.add(subject);
-      if (stored.record.kind === "decision" && known?.record.kind !== "decision") index.add(stored.record);
-    }
+    if (index === undefined) return;
+    this.records.set(subject, { seq: stored.seq, at: stored.at, record: stored.record });
+    index.subjects.add(subject);
+    if (stored.record.kind === "decision" && known?.record.kind !== "decision") index.add(stored.record);
     if (stored.record.kind === "decision") this.holdBody(subject);
     const watchers = this.watchers.get(subject);
     if (watchers !== undefined) for (const w of [...watchers]) w(stored);
@@ -389,7 +416,7 @@ export class ToolCallStore {
   private indexOf(subject: string, iteration: number): IterationIndex | undefined {
     const call = parseDecisionSubject(subject);
     if (call === undefined) return undefined;
-    const key = iterationKey(call.namespace, call.execution, iteration);
+    const key = iterationKey(call, iteration);
     let index = this.iterations.get(key);
     if (index === undefined) {
       index = new IterationIndex();
@@ -525,6 +552,6 @@ function firstAtLeast(calls: readonly PriorCall[], step: number): number {
   return lo;
 }
 
-function iterationKey(namespace: string, execution: string, iteration: number): string {
-  return `${DECISION_SUBJECT_PREFIX}.${token(namespace)}.${token(execution)}.#${iteration}`;
+function iterationKey(ref: RunRef, iteration: number): string {
+  return `${runPrefix(ref)}.#${iteration}`;
 }

@@ -173,7 +173,8 @@ describe("the gate decides every tool call once under faults (chart-installed co
     const out = new Map<string, ToolCallRecord>();
     for (const subject of Object.keys(info.state.subjects ?? {})) {
       const m = await jsm.streams.getMessage(DECISION_STREAM, { last_by_subj: subject });
-      if (m !== null) out.set(subject.slice(prefix.length), m.json<ToolCallRecord>());
+      // <prefix><run (the Execution's uid)>.<toolCallId>
+      if (m !== null) out.set(subject.slice(prefix.length).split(".")[1] ?? "", m.json<ToolCallRecord>());
     }
     await nc.close();
     return out;

@@ -19,6 +19,7 @@ import { ToolCallService } from "../../src/transport/tool-call-service.js";
 import { run, type ExecResult } from "../harness/exec.js";
 import { startNats, type NatsServer } from "../harness/nats.js";
 import { REPO_DIR } from "../harness/paths.js";
+import { LOCAL_RUN } from "../../src/transport/tool-call-store.js";
 
 const enc = new TextEncoder();
 const BUILD_DIR = join(REPO_DIR, ".tmp", `agent-test-${process.pid}`);
@@ -317,7 +318,7 @@ describe("worker runtime (real process, real NATS in JWT mode)", () => {
         ["cmd.run", false, "hash"],
         ["fs.read", false, "hash"],
       ]);
-      const stored = service.store.recordsOf("team", "hashed-run").map((x) => x.record).sort((a, b) => a.step - b.step);
+      const stored = service.store.recordsOf({ namespace: "team", execution: "hashed-run", run: LOCAL_RUN }).map((x) => x.record).sort((a, b) => a.step - b.step);
       expect(stored.map((x) => (x.kind === "decision" ? x.decision?.reason : x.kind))).toEqual([expect.stringMatching(/^approved by the guard/), "hash_mismatch: cmd.run", "hash_mismatch: fs.read"]);
     } finally {
       await writeFile(confinementJs, original);

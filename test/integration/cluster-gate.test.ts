@@ -212,7 +212,7 @@ describe("the tool-call gate in gavel controller (real kube-apiserver, real nats
     const jsm = await jetstreamManager(gateNc);
     const info = await jsm.streams.info(DECISION_STREAM, { subjects_filter: `${DECISION_SUBJECT_PREFIX}.>` });
     const subjects = Object.keys(info.state.subjects ?? {}).filter((s) => s.includes(".edit-1."));
-    expect(subjects.sort()).toEqual(calls.map((c) => `${DECISION_SUBJECT_PREFIX}.${ns}.edit-1.${c.toolCallId}`).sort());
+    expect(subjects.sort()).toEqual(calls.map((c) => `${DECISION_SUBJECT_PREFIX}.${ns}.edit-1.${running.metadata.uid ?? ""}.${c.toolCallId}`).sort());
     for (const s of subjects) expect((await jsm.streams.getMessage(DECISION_STREAM, { last_by_subj: s }))?.json<ToolCallRecord>().kind).toBe("decision");
 
     // The leader folds them into the status: counts, the recent calls, totals for `kubectl get ex`.
@@ -335,6 +335,46 @@ describe("the tool-call gate in gavel controller (real kube-apiserver, real nats
     expect(refusal.message).toMatch(/has ended \(Cancelled\)/);
   }, 60_000);
 
+  it("an Execution deleted and created again under its name is a new run: none of the first run's calls count in it", async () => {
+    // edit-1 ran 4 calls (and ended) in the tests above; its records stay in the store for an hour.
+    const first = await execution(ns, "edit-1");
+    expect((await cp.kubectl(["delete", "ex", "edit-1", "-n", ns, "--wait=true"])).code).toBe(0);
+    // No garbage collector in this control plane: the first run's pods go as the GC would remove them.
+    for (const p of (await core.listNamespacedPod({ namespace: ns })).items) {
+      if (p.metadata?.ownerReferences?.some((o) => o.uid === first.metadata.uid)) await core.deleteNamespacedPod({ namespace: ns, name: p.metadata?.name ?? "", gracePeriodSeconds: 0 });
+    }
+    expect((await cp.kubectl(["apply", "-n", ns, "-f", "-"], { stdin: executionYaml("edit-1", "editor") })).code).toBe(0);
+    const again = await eventually(async () => {
+      const ex = await execution(ns, "edit-1");
+      if (ex.status?.phase !== "Running") throw new Error(`phase ${ex.status?.phase ?? "none"}`);
+      return ex;
+    }, 30_000, "the new run starts");
+    expect(again.metadata.uid).not.toBe(first.metadata.uid);
+    const worker = await asWorker(ns, "edit-1");
+    const base = { namespace: ns, execution: "edit-1", iteration: 1 };
+    // The first run's toolCallId i1-s1-w named another call: in this run it is a new call, not a conflict.
+    const listed = await worker.propose({ ...base, step: 1, toolCallId: "i1-s1-w", tool: "cmd.run", args: { command: "ls" } });
+    expect(listed).toMatchObject({ allowed: true });
+    await worker.propose({ ...base, step: 2, toolCallId: "i1-s2-x", tool: "cmd.run", args: { command: "ls" } });
+    await worker.propose({ ...base, step: 3, toolCallId: "i1-s3-x", tool: "cmd.run", args: { command: "ls" } });
+    // The first run read the report at its step 3: in this run nothing was read, so the overwrite is blocked.
+    const overwrite = await worker.propose({ ...base, step: 4, toolCallId: "i1-s4-x", tool: "fs.write", args: { path: "/workspace/report.md", content: "x" } });
+    expect([overwrite.allowed, overwrite.guard.check]).toEqual([false, "sequence_contract"]);
+    const status = await eventually(async () => {
+      const ex = await execution(ns, "edit-1");
+      if (ex.status?.toolCalls?.proposed !== 4) throw new Error(`toolCalls ${JSON.stringify(ex.status?.toolCalls)}`);
+      return ex.status;
+    }, 15_000, "this run's 4 calls in its status");
+    expect(status.toolCalls).toEqual({ proposed: 4, allowed: 3, blocked: 1 });
+    expect(status.iterations?.[0]?.toolCalls?.recent?.map((e) => [e.step, e.tool])).toEqual([
+      [1, "cmd.run"],
+      [2, "cmd.run"],
+      [3, "cmd.run"],
+      [4, "fs.write"],
+    ]);
+    await cp.kubectl(["annotate", "ex", "edit-1", "-n", ns, "gavel.dev/cancel=test"]);
+  }, 60_000);
+
   it("a judged call: the gate makes the tool-judge child (payload, owner, deadline), lists it in the parent's status, and a replica killed meanwhile costs no second child or decision", async () => {
     // The Agent's own skip_judge: true does not switch judging off: skip_judge is the operators' (no GuardPolicy skips cmd.run).
     const judged = `
@@ -426,7 +466,7 @@ spec:
     const gateNc = await connect({ servers: nats.url, authenticator: credsAuthenticator(enc.encode(issueControllerCredentials(trust).creds)) });
     conns.push(gateNc);
     const jsm = await jetstreamManager(gateNc);
-    const rec = (await jsm.streams.getMessage(DECISION_STREAM, { last_by_subj: `${DECISION_SUBJECT_PREFIX}.${ns}.careful-1.i1-s1-c` }))?.json<ToolCallRecord>();
+    const rec = (await jsm.streams.getMessage(DECISION_STREAM, { last_by_subj: `${DECISION_SUBJECT_PREFIX}.${ns}.careful-1.${parent.metadata.uid ?? ""}.i1-s1-c` }))?.json<ToolCallRecord>();
     expect(rec).toMatchObject({ kind: "decision", decision: { allowed: true } });
     expect(await worker.propose(call)).toEqual(d);
   }, 120_000);

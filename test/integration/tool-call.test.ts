@@ -16,7 +16,7 @@ import { decodeReply } from "../../src/transport/codec.js";
 import { inboxPrefix, toolCallSubject } from "../../src/transport/subjects.js";
 import { ToolCallClient, ToolCallError } from "../../src/transport/tool-call-client.js";
 import { ToolCallService, type Decide, type ToolCallServiceOptions } from "../../src/transport/tool-call-service.js";
-import { DECISION_STREAM, decisionSubject, type DecisionRecord, type ToolCallRecord } from "../../src/transport/tool-call-store.js";
+import { DECISION_STREAM, decisionSubject, LOCAL_RUN, type DecisionRecord, type ToolCallRecord } from "../../src/transport/tool-call-store.js";
 import { startNats, type NatsServer } from "../harness/nats.js";
 import { eventually as eventuallyWithin, sleep, type Answer } from "../harness/eventually.js";
 
@@ -117,7 +117,7 @@ describe("tool calls over NATS (real nats-server, JWT mode)", () => {
     expect(ok).toMatchObject({ toolCallId: "call-1", allowed: true, blocked_by: "none" });
     expect(no).toMatchObject({ toolCallId: "call-2", allowed: false, blocked_by: "guard", reason: "destructive_pattern: rm" });
     expect(service.stats.decides).toBe(2);
-    const rec = await eventually(() => stored(decisionSubject("team", "rt", "call-2")));
+    const rec = await eventually(() => stored(decisionSubject({ namespace: "team", execution: "rt", run: LOCAL_RUN }, "call-2")));
     expect(rec.decision).toEqual(no);
     // The stored record holds a hash of the call, never its argument values.
     expect(JSON.stringify(rec)).not.toContain("rm -rf");
@@ -164,7 +164,7 @@ describe("tool calls over NATS (real nats-server, JWT mode)", () => {
     const client = new ToolCallClient(nc, { attemptTimeoutMs: 200, backoffInitialMs: 50, backoffMaxMs: 200 });
     const waiting = client.propose(proposal("crash", "call-c", "fs.write", { path: "/workspace/y" }));
     await eventually(() => { expect(judgedA).toBe(1); return true; });
-    expect(await record(decisionSubject("team", "crash", "call-c"))).toMatchObject({ kind: "claim", gate: "gate-a" });
+    expect(await record(decisionSubject({ namespace: "team", execution: "crash", run: LOCAL_RUN }, "call-c"))).toMatchObject({ kind: "claim", gate: "gate-a" });
     await gateA.close(); // the crash: no reply, the claim stays, nobody renews it
     let judgedB = 0;
     const b = await startService((p) => ({
@@ -179,7 +179,7 @@ describe("tool calls over NATS (real nats-server, JWT mode)", () => {
     expect(crashed.stats.decides).toBe(1);
     expect([judgedA, judgedB]).toEqual([1, 1]);
     expect(b.stats.takeovers).toBe(1);
-    expect((await eventually(() => stored(decisionSubject("team", "crash", "call-c")))).decision).toEqual(d);
+    expect((await eventually(() => stored(decisionSubject({ namespace: "team", execution: "crash", run: LOCAL_RUN }, "call-c")))).decision).toEqual(d);
     await b.stop();
   });
 
@@ -202,7 +202,7 @@ describe("tool calls over NATS (real nats-server, JWT mode)", () => {
     expect(judged).toBe(1);
     expect(a.stats.stored + b.stats.stored).toBe(1);
     expect(a.stats.waitedOnClaim + b.stats.waitedOnClaim).toBeGreaterThanOrEqual(1);
-    expect((await stored(decisionSubject("team", "twins", "call-t"))).decision).toEqual(d);
+    expect((await stored(decisionSubject({ namespace: "team", execution: "twins", run: LOCAL_RUN }, "call-t"))).decision).toEqual(d);
     // Guard-only calls too: each gate answers at once (or from the other's record when it is
     // mirrored first), and the store keeps exactly one decision.
     const fast = await client.propose(proposal("twins", "call-f", "fs.read", { path: "/workspace/f" }));
@@ -210,7 +210,7 @@ describe("tool calls over NATS (real nats-server, JWT mode)", () => {
     await b.stop();
     expect(a.stats.stored + b.stats.stored).toBe(2);
     expect(a.stats.lostRaces + b.stats.lostRaces + a.stats.fromDecision + b.stats.fromDecision).toBeGreaterThanOrEqual(1);
-    expect((await stored(decisionSubject("team", "twins", "call-f"))).decision).toEqual(fast);
+    expect((await stored(decisionSubject({ namespace: "team", execution: "twins", run: LOCAL_RUN }, "call-f"))).decision).toEqual(fast);
   });
 
   it("a decision made before a restart answers the re-sent proposal without deciding again", async () => {
@@ -220,7 +220,7 @@ describe("tool calls over NATS (real nats-server, JWT mode)", () => {
     const p = proposal("restart", "call-r", "cmd.run", { command: "ls" });
     // The reply is lost: it goes to an inbox nobody listens on.
     nc.publish(toolCallSubject("team", "restart"), JSON.stringify(p), { reply: `${inboxPrefix("team", "restart")}.lost` });
-    await eventually(() => stored(decisionSubject("team", "restart", "call-r")));
+    await eventually(() => stored(decisionSubject({ namespace: "team", execution: "restart", run: LOCAL_RUN }, "call-r")));
     expect(a.stats.decides).toBe(1);
     await a.stop();
     await gateA.close();
@@ -327,7 +327,7 @@ describe("tool calls over NATS (real nats-server, JWT mode)", () => {
     it("cannot publish a decision, answer proposals, or read decisions and other executions' subjects", async () => {
       const { nc, errors } = await asWorker("eve");
       nc.publish(`${inboxPrefix("team", "victim")}.abc`, JSON.stringify(allow(proposal("victim", "x"))));
-      nc.publish(decisionSubject("team", "eve", "forged"), JSON.stringify({ fingerprint: "", decision: allow(proposal("eve", "forged")) }));
+      nc.publish(decisionSubject({ namespace: "team", execution: "eve", run: LOCAL_RUN }, "forged"), JSON.stringify({ fingerprint: "", decision: allow(proposal("eve", "forged")) }));
       nc.subscribe("gavel.toolcall.*.*", { queue: "gavel-gate" });
       nc.subscribe(toolCallSubject("team", "victim"));
       nc.subscribe("gavel.decisions.>");
@@ -336,7 +336,7 @@ describe("tool calls over NATS (real nats-server, JWT mode)", () => {
       await eventually(() => {
         const text = errors.join("\n");
         expect(text).toMatch(/Permissions Violation for Publish to "_INBOX_gavel\.team\.victim\.abc"/);
-        expect(text).toMatch(/Permissions Violation for Publish to "gavel\.decisions\.team\.eve\.forged"/);
+        expect(text).toMatch(/Permissions Violation for Publish to "gavel\.decisions\.team\.eve\.local\.forged"/);
         expect(text).toMatch(/Permissions Violation for Subscription to "gavel\.toolcall\.\*\.\*"/);
         expect(text).toMatch(/Permissions Violation for Subscription to "gavel\.toolcall\.team\.victim"/);
         expect(text).toMatch(/Permissions Violation for Subscription to "gavel\.decisions\.>"/);
@@ -345,7 +345,7 @@ describe("tool calls over NATS (real nats-server, JWT mode)", () => {
       });
       // The forged decision never reached the stream.
       const jsm = await jetstreamManager(conns[0] as NatsConnection);
-      await expect(jsm.streams.getMessage(DECISION_STREAM, { last_by_subj: decisionSubject("team", "eve", "forged") })).resolves.toBeNull();
+      await expect(jsm.streams.getMessage(DECISION_STREAM, { last_by_subj: decisionSubject({ namespace: "team", execution: "eve", run: LOCAL_RUN }, "forged") })).resolves.toBeNull();
     });
   });
 });
