@@ -11,12 +11,14 @@ const agent: Agent = { apiVersion: "100monkeys.ai/v1", kind: "Agent", metadata: 
 const judge: Agent = { apiVersion: "100monkeys.ai/v1", kind: "Agent", metadata: { name: "j", labels: { role: "judge" } }, spec: { runtime: { image: "gavel/rule-judge:dev" } } };
 
 describe("execution credentials", () => {
-  it("names the Secret after the Execution, within 253 characters", () => {
-    expect(credentialsSecretName("demo")).toBe("demo-nats");
-    const long = credentialsSecretName("x".repeat(253));
+  it("names the Secret after the Execution and its run (uid), within 253 characters", () => {
+    expect(credentialsSecretName("demo", "9a85d947-a3a3-4058-ae5b-d8387fe99846")).toBe("demo-nats-9a85d947");
+    // Created again under the same name: another Secret, never the old run's (revoked) one.
+    expect(credentialsSecretName("demo", "38dff5fe-81c3-46da-bac4-a0734711d93b")).toBe("demo-nats-38dff5fe");
+    const long = credentialsSecretName("x".repeat(253), "9a85d947-a3a3");
     expect(long.length).toBeLessThanOrEqual(253);
-    expect(long).toMatch(/^x+-[0-9a-f]{8}-nats$/);
-    expect(credentialsSecretName("y".repeat(253))).not.toBe(long.replace(/x/g, "y"));
+    expect(long).toMatch(/^x+-[0-9a-f]{8}-nats-9a85d947$/);
+    expect(credentialsSecretName("y".repeat(253), "9a85d947-a3a3")).not.toBe(long.replace(/x/g, "y"));
   });
 
   it("keeps the credential in an immutable Secret owned by the Execution", () => {

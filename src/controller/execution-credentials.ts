@@ -25,12 +25,18 @@ export const WORKER_CREDS_KEY = "nats.creds";
 export const WORKER_CREDS_DIR = "/var/run/gavel/nats";
 const VOLUME = "nats-credentials";
 
-/** Name of the Secret holding an Execution's worker credential: `<execution>-nats`. */
-export function credentialsSecretName(execution: string): string {
-  const name = `${execution}-nats`;
+/**
+ * Name of the Secret holding an Execution's worker credential: `<execution>-nats-<uid[:8]>`.
+ * The uid makes each run of a name its own Secret: one of a deleted Execution of the same
+ * name, not yet removed by the garbage collector, holds a revoked user and is never adopted
+ * (the controller may only create Secrets, never read or replace them).
+ */
+export function credentialsSecretName(execution: string, uid: string): string {
+  const run = uid.replace(/[^a-z0-9]/g, "").slice(0, 8);
+  const name = `${execution}-nats-${run}`;
   if (name.length <= 253) return name;
   const hash = createHash("sha256").update(execution).digest("hex").slice(0, 8);
-  return `${execution.slice(0, 253 - 14).replace(/[-.]+$/, "")}-${hash}-nats`;
+  return `${execution.slice(0, 253 - 23).replace(/[-.]+$/, "")}-${hash}-nats-${run}`;
 }
 
 /**
@@ -58,7 +64,7 @@ export function workerCredentialsSecret(ex: Execution, creds: string, user: stri
     apiVersion: "v1",
     kind: "Secret",
     metadata: {
-      name: credentialsSecretName(ex.metadata.name),
+      name: credentialsSecretName(ex.metadata.name, ex.metadata.uid ?? ""),
       labels: { [CHILD_LABELS.execution]: labelValue(ex.metadata.name), [CHILD_LABELS.role]: "worker" },
       // Public facts only: who the user is and until when its JWT is valid.
       annotations: { "gavel.dev/nats-user": user, "gavel.dev/nats-expires": new Date(expiresAt * 1000).toISOString() },

@@ -15,7 +15,7 @@ import { decodeReply } from "../../src/transport/codec.js";
 import { inboxPrefix, toolCallSubject } from "../../src/transport/subjects.js";
 import { DECISION_STREAM, DECISION_SUBJECT_PREFIX, type ToolCallRecord } from "../../src/transport/tool-call-store.js";
 import { eventually, useCluster, type Cluster } from "../harness/cluster.js";
-import { executionsIn, type Executions } from "../harness/executions.js";
+import { executionsIn, workerCredentials, type Executions } from "../harness/executions.js";
 import { ChartController, RELEASE_NAMESPACE } from "../harness/gavel-chart.js";
 
 /** How long the judge sleeps before its verdict: longer than a fault takes to inject. */
@@ -278,10 +278,7 @@ describe("the gate decides every tool call once under faults (chart-installed co
     await judgeRunning("pair-1");
 
     // While the judged call waits: bad input with pair-1's own credential, at the gates of both replicas.
-    const creds = await eventually(async () => {
-      const s = await core.readNamespacedSecret({ name: "pair-1-nats", namespace: ex.namespace }).catch(() => undefined);
-      return s?.data?.["nats.creds"] === undefined ? undefined : Buffer.from(s.data["nats.creds"], "base64");
-    }, 30_000, "Secret pair-1-nats");
+    const creds = await eventually(() => workerCredentials(core, ex.namespace, "pair-1").catch(() => undefined), 30_000, "the worker credential Secret of pair-1");
     const nc = await dial(creds, { inboxPrefix: inboxPrefix(ex.namespace, "pair-1") });
     const subject = toolCallSubject(ex.namespace, "pair-1");
     const ask = async (body: string, timeout = 5000) => {

@@ -10,7 +10,7 @@ import { decodeJwt, parseCreds } from "../../src/transport/credentials.js";
 import { EVENT_STREAM, inboxPrefix, toolCallSubject } from "../../src/transport/subjects.js";
 import { DECISION_STREAM } from "../../src/transport/tool-call-store.js";
 import { eventually, useCluster, type Cluster } from "../harness/cluster.js";
-import { executionsIn, type Executions } from "../harness/executions.js";
+import { executionsIn, workerCredentials, type Executions } from "../harness/executions.js";
 import { ChartController, RELEASE_NAMESPACE } from "../harness/gavel-chart.js";
 
 const agentYaml = `
@@ -109,7 +109,7 @@ describe("NATS on the cluster: the chart's server and per-Execution credentials"
     await ex.apply(agentYaml);
     const t0 = Date.now();
     await ex.apply(executionYaml("guarded-a") + "---" + executionYaml("guarded-b"));
-    const creds = await eventually(() => secretData(ex.namespace, "guarded-a-nats", "nats.creds").catch(() => undefined), 60_000, "Secret guarded-a-nats");
+    const creds = await eventually(() => workerCredentials(core, ex.namespace, "guarded-a").catch(() => undefined), 60_000, "the worker credential Secret of guarded-a");
     console.log(`credential ready ${Date.now() - t0} ms after kubectl apply of the Execution`);
     // The controller's own connection, as the server reports it: authenticated as gavel's user.
     const controllerUser = decodeJwt(parseCreds(gavelCreds.toString()).jwt).sub;
@@ -128,15 +128,16 @@ describe("NATS on the cluster: the chart's server and per-Execution credentials"
       const p = await core.readNamespacedPod({ name, namespace: ex.namespace });
       return p.status?.phase === "Running" ? p : undefined;
     }, 120_000, "guarded-a's worker pod Running");
-    expect(pod.spec?.volumes).toContainEqual(expect.objectContaining({ name: "nats-credentials", secret: expect.objectContaining({ secretName: "guarded-a-nats" }) as unknown }));
+    const secretName = `guarded-a-nats-${(pod.metadata?.ownerReferences?.[0]?.uid ?? "").slice(0, 8)}`;
+    expect(pod.spec?.volumes).toContainEqual(expect.objectContaining({ name: "nats-credentials", secret: expect.objectContaining({ secretName }) as unknown }));
     expect(pod.spec?.containers[0]?.env).toContainEqual({ name: "GAVEL_NATS_CREDS_FILE", value: "/var/run/gavel/nats/nats.creds" });
-    const owner = (await core.readNamespacedSecret({ name: "guarded-a-nats", namespace: ex.namespace })).metadata?.ownerReferences?.[0];
+    const owner = (await core.readNamespacedSecret({ name: secretName, namespace: ex.namespace })).metadata?.ownerReferences?.[0];
     expect(owner).toMatchObject({ kind: "Execution", name: "guarded-a", controller: true });
 
     const nc = await dial(creds, { inboxPrefix: inboxPrefix(ex.namespace, "guarded-a") });
     const errors = permissionErrors(nc);
     nc.publish(toolCallSubject(ex.namespace, "guarded-a"), "{}");
-    nc.publish(`gavel.decisions.${ex.namespace}.guarded-a.forged`, "{}");
+    nc.publish(`gavel.decisions.${ex.namespace}.guarded-a.${owner?.uid ?? ""}.forged`, "{}");
     nc.publish(`${inboxPrefix(ex.namespace, "guarded-b")}.forged`, "{}");
     nc.subscribe(toolCallSubject(ex.namespace, "guarded-b"));
     nc.subscribe(`${inboxPrefix(ex.namespace, "guarded-b")}.>`);
@@ -149,7 +150,7 @@ describe("NATS on the cluster: the chart's server and per-Execution credentials"
     await nc.flush();
     await eventually(() => Promise.resolve(errors.length >= 9 ? true : undefined), 10_000, "nine permission violations");
     const text = errors.join("\n");
-    expect(text).toContain(`Permissions Violation for Publish to "gavel.decisions.${ex.namespace}.guarded-a.forged"`);
+    expect(text).toContain(`Permissions Violation for Publish to "gavel.decisions.${ex.namespace}.guarded-a.${owner?.uid ?? ""}.forged"`);
     expect(text).toContain(`Permissions Violation for Publish to "_INBOX_gavel.${ex.namespace}.guarded-b.forged"`);
     expect(text).toContain(`Permissions Violation for Subscription to "${toolCallSubject(ex.namespace, "guarded-b")}"`);
     expect(text).toContain(`Permissions Violation for Subscription to "_INBOX_gavel.${ex.namespace}.guarded-b.>"`);
@@ -169,7 +170,7 @@ describe("NATS on the cluster: the chart's server and per-Execution credentials"
     console.log(`revocation: the worker's connection closed ${Date.now() - t1} ms after kubectl delete of its Execution`);
     await expect(dial(creds, { inboxPrefix: inboxPrefix(ex.namespace, "guarded-a") })).rejects.toThrow(/revoked|Authorization/i);
     // The other Execution's credential still works.
-    const other = await dial(await secretData(ex.namespace, "guarded-b-nats", "nats.creds"), { inboxPrefix: inboxPrefix(ex.namespace, "guarded-b") });
+    const other = await dial(((await workerCredentials(core, ex.namespace, "guarded-b")) as Buffer), { inboxPrefix: inboxPrefix(ex.namespace, "guarded-b") });
     expect(other.isClosed()).toBe(false);
   });
 });

@@ -86,3 +86,13 @@ export function executionsIn(cluster: Cluster, namespace: string, diagnostics: (
     },
   };
 }
+
+/**
+ * The .creds of an Execution's worker credential, from the Secret the controller made for it
+ * (named after the Execution and its uid; found by its labels); undefined until it exists.
+ */
+export async function workerCredentials(core: k8s.CoreV1Api, namespace: string, execution: string): Promise<Buffer | undefined> {
+  const list = await core.listNamespacedSecret({ namespace, labelSelector: `gavel.dev/execution=${execution},gavel.dev/role=worker` });
+  const data = list.items[0]?.data?.["nats.creds"];
+  return data === undefined ? undefined : Buffer.from(data, "base64");
+}

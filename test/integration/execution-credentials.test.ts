@@ -49,9 +49,10 @@ describe("per-Execution NATS credentials (real kube-apiserver, real nats-server 
   }
   /** Connects as the worker whose credential is in the Execution's Secret. */
   async function asWorker(execution: string): Promise<NatsConnection> {
-    const secret = await core.readNamespacedSecret({ name: `${execution}-nats`, namespace: ns });
-    const creds = Buffer.from(secret.data?.["nats.creds"] ?? "", "base64");
-    if (!creds.toString().includes("BEGIN NATS USER JWT")) throw new Error(`Secret ${execution}-nats holds no .creds: ${JSON.stringify(secret)}`);
+    const secrets = await core.listNamespacedSecret({ namespace: ns, labelSelector: `gavel.dev/execution=${execution}` });
+    const secret = secrets.items[0];
+    const creds = Buffer.from(secret?.data?.["nats.creds"] ?? "", "base64");
+    if (!creds.toString().includes("BEGIN NATS USER JWT")) throw new Error(`the Secret of ${execution} holds no .creds: ${JSON.stringify(secret)}`);
     const nc = await connect({ servers: server.url, reconnect: false, inboxPrefix: inboxPrefix(ns, execution), authenticator: credsAuthenticator(creds) });
     conns.push(nc);
     return nc;
@@ -106,7 +107,7 @@ describe("per-Execution NATS credentials (real kube-apiserver, real nats-server 
     const creds = controller();
     const secretName = await creds.ensure({ execution: ex, agent, judges: new Map() }, Date.now());
     console.log(`credential ready (minted, recorded, Secret created) in ${creds.stats.lastMintMs} ms`);
-    expect(secretName).toBe("run-a-nats");
+    expect(secretName).toBe(`run-a-nats-${(ex.metadata.uid ?? "").slice(0, 8)}`);
     const secret = await core.readNamespacedSecret({ name: secretName, namespace: ns });
     expect(secret.metadata?.ownerReferences).toEqual([expect.objectContaining({ kind: "Execution", name: "run-a", uid: ex.metadata.uid, controller: true })]);
     // A second ensure (a retried reconcile) keeps the same Secret and user.
