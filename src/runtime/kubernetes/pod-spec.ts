@@ -150,37 +150,30 @@ export function labelsFor(spec: WorkloadSpec, name: string, instance: string): R
 }
 
 /**
- * The Pod for one workload: restartPolicy Never, activeDeadlineSeconds from the spec,
- * hardened (non-root, no privilege escalation, no capabilities, read-only root with an
- * emptyDir /tmp, RuntimeDefault seccomp, no service account token), PVC mounts with
- * readOnly on both the volume and the mount. Requests are kept small: on a shared node
- * the limits are what bound a workload (as with Docker), requests only place it.
+ * What the main container runs: the spec's command, fed its stdin from the ConfigMap when
+ * that is how stdin arrives, else its entrypoint (none when stdin is attached: attach writes
+ * to the image's own entrypoint); under gavel-launch when the launcher is mounted and the
+ * program known. `launched` says whether it is.
  */
-// eslint-disable-next-line complexity -- larger than the limit (complexity 29); to split (issue 9)
-export function podManifest(input: PodManifestInput): k8s.V1Pod {
-  const { spec, name, user } = input;
-  const env = { HOME: "/tmp", ...spec.env };
-  const stdinMode = input.stdinMode ?? stdinModeFor(spec);
-  const withStdin = stdinMode === "configmap";
-  const program = withStdin
+function programOf(input: PodManifestInput, stdinMode: StdinMode): { command: string[] | undefined; launched: boolean } {
+  const { spec } = input;
+  const program = stdinMode === "configmap"
     ? ["sh", "-c", `exec "$@" < ${STDIN_DIR}/${STDIN_KEY}`, "gavel-stdin", ...(spec.command ?? [])]
     : (spec.command ?? (stdinMode === "attach" ? undefined : spec.entrypoint));
-  // Attach writes stdin to the image's own entrypoint; any other known program can be launched.
   const launched = input.launcherConfigMap !== undefined && program !== undefined;
-  const command = launched ? [LAUNCHER_PATH, ...program] : program;
-  const hardened: k8s.V1SecurityContext = {
-    allowPrivilegeEscalation: false,
-    privileged: false,
-    readOnlyRootFilesystem: true,
-    capabilities: { drop: ["ALL"] },
-  };
+  return { command: launched ? [LAUNCHER_PATH, ...program] : program, launched };
+}
+
+/** The pod's volumes and the main container's mounts of them: /tmp, the claims, stdin's ConfigMap, the launcher's. */
+function storageOf(input: PodManifestInput, withStdin: boolean, launched: boolean): { volumes: k8s.V1Volume[]; volumeMounts: k8s.V1VolumeMount[] } {
+  const { spec } = input;
   const volumes: k8s.V1Volume[] = [
     { name: "tmp", emptyDir: { sizeLimit: input.tmpSize ?? "64Mi" } },
     ...spec.mounts.map((m, i) => ({
       name: `m${i}`,
       persistentVolumeClaim: { claimName: m.source, readOnly: m.readOnly },
     })),
-    ...(withStdin ? [{ name: "stdin", configMap: { name } }] : []),
+    ...(withStdin ? [{ name: "stdin", configMap: { name: input.name } }] : []),
     ...(launched ? [{ name: LAUNCHER_VOLUME, configMap: { name: input.launcherConfigMap, defaultMode: 0o555 } }] : []),
   ];
   const volumeMounts: k8s.V1VolumeMount[] = [
@@ -189,19 +182,57 @@ export function podManifest(input: PodManifestInput): k8s.V1Pod {
     ...(withStdin ? [{ name: "stdin", mountPath: STDIN_DIR, readOnly: true }] : []),
     ...(launched ? [{ name: LAUNCHER_VOLUME, mountPath: LAUNCHER_DIR, readOnly: true }] : []),
   ];
+  return { volumes, volumeMounts };
+}
+
+/** The main container's environment: the Agent's variables first; gavel's own (identity, payload, the gate) replace any of the same name. */
+function environmentOf(spec: WorkloadSpec): Pick<k8s.V1Container, "env" | "envFrom"> {
+  const env = { HOME: "/tmp", ...spec.env };
+  return {
+    env: [...(spec.agentEnv?.env ?? []).filter((e) => !(e.name in env)).map(agentEnvVar), ...Object.entries(env).map(([k, v]) => ({ name: k, value: v }))],
+    ...(spec.agentEnv?.envFrom !== undefined && spec.agentEnv.envFrom.length > 0 ? { envFrom: spec.agentEnv.envFrom.map(agentEnvFrom) } : {}),
+  };
+}
+
+/** The pod's metadata: name, labels, owner, and annotations for its egress hosts and framed log. */
+function podMetadata(input: PodManifestInput, launched: boolean): k8s.V1ObjectMeta {
+  const { spec, name } = input;
   const annotations: Record<string, string> = {
     ...(spec.network === "allow" && (spec.egressHosts ?? []).length > 0 ? { [EGRESS_HOSTS_ANNOTATION]: JSON.stringify(spec.egressHosts) } : {}),
     ...(launched ? { [LOG_STREAMS_ANNOTATION]: FRAMED } : {}),
   };
   return {
+    name,
+    labels: labelsFor(spec, name, input.instance),
+    ...(Object.keys(annotations).length > 0 ? { annotations } : {}),
+    ...(input.ownerReferences !== undefined ? { ownerReferences: input.ownerReferences } : {}),
+  };
+}
+
+/** The main container's security context: no privilege escalation, no capabilities, read-only root. */
+const HARDENED: k8s.V1SecurityContext = {
+  allowPrivilegeEscalation: false,
+  privileged: false,
+  readOnlyRootFilesystem: true,
+  capabilities: { drop: ["ALL"] },
+};
+
+/**
+ * The Pod for one workload: restartPolicy Never, activeDeadlineSeconds from the spec,
+ * hardened (non-root, no privilege escalation, no capabilities, read-only root with an
+ * emptyDir /tmp, RuntimeDefault seccomp, no service account token), PVC mounts with
+ * readOnly on both the volume and the mount. Requests are kept small: on a shared node
+ * the limits are what bound a workload (as with Docker), requests only place it.
+ */
+export function podManifest(input: PodManifestInput): k8s.V1Pod {
+  const { spec, user } = input;
+  const stdinMode = input.stdinMode ?? stdinModeFor(spec);
+  const { command, launched } = programOf(input, stdinMode);
+  const { volumes, volumeMounts } = storageOf(input, stdinMode === "configmap", launched);
+  return {
     apiVersion: "v1",
     kind: "Pod",
-    metadata: {
-      name,
-      labels: labelsFor(spec, name, input.instance),
-      ...(Object.keys(annotations).length > 0 ? { annotations } : {}),
-      ...(input.ownerReferences !== undefined ? { ownerReferences: input.ownerReferences } : {}),
-    },
+    metadata: podMetadata(input, launched),
     spec: {
       restartPolicy: "Never",
       activeDeadlineSeconds: Math.max(1, Math.ceil(spec.timeoutSeconds)),
@@ -222,15 +253,10 @@ export function podManifest(input: PodManifestInput): k8s.V1Pod {
           imagePullPolicy: input.imagePullPolicy ?? "IfNotPresent",
           ...(command !== undefined ? { command } : {}),
           ...(stdinMode === "attach" ? { stdin: true, stdinOnce: true } : {}),
-          env: [
-            // The Agent's variables first; gavel's own (identity, payload, the gate) replace any of the same name.
-            ...(spec.agentEnv?.env ?? []).filter((e) => !(e.name in env)).map(agentEnvVar),
-            ...Object.entries(env).map(([k, v]) => ({ name: k, value: v })),
-          ],
-          ...(spec.agentEnv?.envFrom !== undefined && spec.agentEnv.envFrom.length > 0 ? { envFrom: spec.agentEnv.envFrom.map(agentEnvFrom) } : {}),
+          ...environmentOf(spec),
           volumeMounts,
           resources: resourcesFor(spec),
-          securityContext: hardened,
+          securityContext: structuredClone(HARDENED),
         },
       ],
       volumes,
