@@ -89,73 +89,94 @@ export function sseEvent(event: string, data: string): string {
   return `event: ${event}\n${data.split(/\r\n|\r|\n/).map((l) => `data: ${l}`).join("\n")}\n\n`;
 }
 
+/** What a live stream needs of the view's options. */
+type LiveOptions = Pick<UiOptions, "changes" | "logger"> & { settleMs: number; keepAliveMs: number };
+
+/** Serves a live stream: `first` now, then `render` again after each change (undefined: the Execution is gone). */
+function live(o: LiveOptions, req: IncomingMessage, res: ServerResponse, namespace: string, root: string | undefined, first: string, render: () => Promise<string | undefined>): void {
+  res.writeHead(200, { ...SECURITY_HEADERS, "content-type": "text/event-stream; charset=utf-8", connection: "keep-alive", "x-accel-buffering": "no" });
+  res.write(`retry: 2000\n${sseEvent("view", first)}`);
+  const stop = new AbortController();
+  let last = first;
+  let timer: NodeJS.Timeout | undefined;
+  let reading = false;
+  let again = false;
+  /** Renders once and sends what changed; false when the stream is over. */
+  const readOnce = async (): Promise<boolean> => {
+    try {
+      const html = await render();
+      if (stop.signal.aborted) return false;
+      if (html === undefined) {
+        res.end(sseEvent("gone", `<section class="not-found"><h1>Deleted</h1><p>${esc(`Execution ${root ?? ""} in namespace ${namespace} was deleted.`)}</p></section>`));
+        stop.abort();
+        return false;
+      }
+      if (html !== last) {
+        last = html;
+        res.write(sseEvent("view", html));
+      }
+    } catch (err) {
+      o.logger?.warn({ namespace, execution: root, err: messageOf(err) }, "web view: reading the view failed; the page keeps the last one");
+    }
+    return true;
+  };
+  // One read at a time; a change during a read asks for one more.
+  const read = async (): Promise<void> => {
+    if (reading) {
+      again = true;
+      return;
+    }
+    reading = true;
+    try {
+      do {
+        again = false;
+        if (!(await readOnce())) return;
+      } while (again && !stop.signal.aborted);
+    } finally {
+      reading = false;
+    }
+  };
+  const nudge = (activity?: { time: string; execution: string; type: string }) => {
+    if (stop.signal.aborted) return;
+    if (activity !== undefined) res.write(sseEvent("activity", JSON.stringify(activity)));
+    timer ??= setTimeout(() => {
+      timer = undefined;
+      void read();
+    }, o.settleMs);
+  };
+  const keepAlive = setInterval(() => res.write(": keep-alive\n\n"), o.keepAliveMs);
+  const close = () => {
+    stop.abort();
+    clearInterval(keepAlive);
+    clearTimeout(timer);
+  };
+  req.on("close", close);
+  res.on("close", close);
+  o.changes.follow(namespace, root, stop.signal, nudge);
+}
+
+/** Answers what the view refuses of a request under its base: a Host it does not answer (403), a method other than GET and HEAD (405). True when it answered. */
+function refused(options: UiOptions, req: IncomingMessage, res: ServerResponse): boolean {
+  if (options.hosts !== undefined) {
+    const host = (req.headers.host ?? "").replace(/:\d+$/, "");
+    if (!options.hosts.includes(host)) {
+      send(res, req, 403, "text/plain; charset=utf-8", `host ${JSON.stringify(host)} is not one this view answers (${options.hosts.join(", ")})\n`);
+      return true;
+    }
+  }
+  if (req.method !== "GET" && req.method !== "HEAD") {
+    send(res, req, 405, "text/plain; charset=utf-8", `${req.method ?? ""} is not allowed: the web view is read-only\n`, { allow: "GET, HEAD" });
+    return true;
+  }
+  return false;
+}
+
 /** The view's handler. */
-// eslint-disable-next-line max-lines-per-function -- larger than the limits (142 lines); to split (issue 9)
 export function uiHandler(options: UiOptions): UiHandler {
   const base = options.base ?? "/";
-  const { kube, changes, logger } = options;
-  const settleMs = options.settleMs ?? 100;
-  const keepAliveMs = options.keepAliveMs ?? 15_000;
+  const { kube, logger } = options;
   const bare = base.replace(/\/$/, "");
-
-  /** Serves a live stream: `render` now, then again after each change (undefined: the Execution is gone). */
-  function live(req: IncomingMessage, res: ServerResponse, namespace: string, root: string | undefined, first: string, render: () => Promise<string | undefined>): void {
-    res.writeHead(200, { ...SECURITY_HEADERS, "content-type": "text/event-stream; charset=utf-8", connection: "keep-alive", "x-accel-buffering": "no" });
-    res.write(`retry: 2000\n${sseEvent("view", first)}`);
-    const stop = new AbortController();
-    let last = first;
-    let timer: NodeJS.Timeout | undefined;
-    let reading = false;
-    let again = false;
-    const read = async (): Promise<void> => {
-      if (reading) {
-        again = true;
-        return;
-      }
-      reading = true;
-      try {
-        do {
-          again = false;
-          try {
-            const html = await render();
-            if (stop.signal.aborted) return;
-            if (html === undefined) {
-              res.end(sseEvent("gone", `<section class="not-found"><h1>Deleted</h1><p>${esc(`Execution ${root ?? ""} in namespace ${namespace} was deleted.`)}</p></section>`));
-              stop.abort();
-              return;
-            }
-            if (html !== last) {
-              last = html;
-              res.write(sseEvent("view", html));
-            }
-          } catch (err) {
-            logger?.warn({ namespace, execution: root, err: messageOf(err) }, "web view: reading the view failed; the page keeps the last one");
-          }
-        } while (again && !stop.signal.aborted);
-      } finally {
-        reading = false;
-      }
-    };
-    const nudge = (activity?: { time: string; execution: string; type: string }) => {
-      if (stop.signal.aborted) return;
-      if (activity !== undefined) res.write(sseEvent("activity", JSON.stringify(activity)));
-      if (timer === undefined) {
-        timer = setTimeout(() => {
-          timer = undefined;
-          void read();
-        }, settleMs);
-      }
-    };
-    const keepAlive = setInterval(() => res.write(": keep-alive\n\n"), keepAliveMs);
-    const close = () => {
-      stop.abort();
-      clearInterval(keepAlive);
-      clearTimeout(timer);
-    };
-    req.on("close", close);
-    res.on("close", close);
-    changes.follow(namespace, root, stop.signal, nudge);
-  }
+  const liveOptions: LiveOptions = { changes: options.changes, ...(logger !== undefined ? { logger } : {}), settleMs: options.settleMs ?? 100, keepAliveMs: options.keepAliveMs ?? 15_000 };
 
   async function listFragment(namespace: string): Promise<string> {
     const { items } = await listObjects<Execution>(kube, EXECUTIONS, namespace);
@@ -171,71 +192,64 @@ export function uiHandler(options: UiOptions): UiHandler {
     }
   }
 
-  // eslint-disable-next-line complexity -- larger than the limits (complexity 26); to split (issue 9)
+  async function serveList(req: IncomingMessage, res: ServerResponse, route: Extract<Route, { kind: "list" }>): Promise<void> {
+    const html = await listFragment(route.namespace);
+    if (route.stream) live(liveOptions, req, res, route.namespace, undefined, html, () => listFragment(route.namespace));
+    else send(res, req, 200, "text/html; charset=utf-8", renderPage(`Executions in ${route.namespace}`, base, html, `${base}stream/${namespacePath("", route.namespace)}`));
+  }
+
+  async function serveExecution(req: IncomingMessage, res: ServerResponse, route: Extract<Route, { kind: "execution" }>): Promise<void> {
+    const html = await executionFragment(route.namespace, route.name);
+    if (html === undefined) send(res, req, 404, "text/html; charset=utf-8", renderNotFound(base, `No Execution ${route.name} in namespace ${route.namespace}.`));
+    else if (route.stream) live(liveOptions, req, res, route.namespace, route.name, html, () => executionFragment(route.namespace, route.name));
+    else send(res, req, 200, "text/html; charset=utf-8", renderPage(route.name, base, html, `${base}stream/${executionPath("", route.namespace, route.name)}`));
+  }
+
+  async function serveJson(req: IncomingMessage, res: ServerResponse, route: Extract<Route, { kind: "json" }>): Promise<void> {
+    const view = await readExecutionView(kube, route.namespace, route.name).catch((err: unknown) => {
+      if (err instanceof NotFoundError) return undefined;
+      throw err;
+    });
+    if (view === undefined) send(res, req, 404, "application/json", `${JSON.stringify({ error: `no Execution ${route.name} in namespace ${route.namespace}` })}\n`);
+    else send(res, req, 200, "application/json", `${JSON.stringify(view)}\n`);
+  }
+
+  async function serve(req: IncomingMessage, res: ServerResponse, route: Route, path: string): Promise<void> {
+    switch (route.kind) {
+      case "root": {
+        const to = namespacePath(base, options.namespace);
+        send(res, req, 302, "text/plain; charset=utf-8", `see ${to}\n`, { location: to });
+        return;
+      }
+      case "asset":
+        send(res, req, 200, route.file === "ui.js" ? "text/javascript; charset=utf-8" : "text/css; charset=utf-8", route.file === "ui.js" ? UI_JS : UI_CSS);
+        return;
+      case "list":
+        return serveList(req, res, route);
+      case "execution":
+        return serveExecution(req, res, route);
+      case "json":
+        return serveJson(req, res, route);
+      case "unknown":
+        send(res, req, 404, "text/html; charset=utf-8", renderNotFound(base, `Nothing at ${path}.`));
+    }
+  }
+
   return async (req, res) => {
-    const url = new URL(req.url ?? "/", "http://localhost");
-    const path = url.pathname;
+    const path = new URL(req.url ?? "/", "http://localhost").pathname;
     if (path === bare && bare !== "") {
       send(res, req, 308, "text/plain; charset=utf-8", `see ${base}\n`, { location: base });
       return true;
     }
     if (!path.startsWith(base)) return false;
-    if (options.hosts !== undefined) {
-      const host = (req.headers.host ?? "").replace(/:\d+$/, "");
-      if (!options.hosts.includes(host)) {
-        send(res, req, 403, "text/plain; charset=utf-8", `host ${JSON.stringify(host)} is not one this view answers (${options.hosts.join(", ")})\n`);
-        return true;
-      }
-    }
-    if (req.method !== "GET" && req.method !== "HEAD") {
-      send(res, req, 405, "text/plain; charset=utf-8", `${req.method ?? ""} is not allowed: the web view is read-only\n`, { allow: "GET, HEAD" });
-      return true;
-    }
-    const route = routeOf(path.slice(base.length));
+    if (refused(options, req, res)) return true;
     try {
-      switch (route.kind) {
-        case "root": {
-          const to = namespacePath(base, options.namespace);
-          send(res, req, 302, "text/plain; charset=utf-8", `see ${to}\n`, { location: to });
-          return true;
-        }
-        case "asset":
-          send(res, req, 200, route.file === "ui.js" ? "text/javascript; charset=utf-8" : "text/css; charset=utf-8", route.file === "ui.js" ? UI_JS : UI_CSS);
-          return true;
-        case "list": {
-          const html = await listFragment(route.namespace);
-          if (route.stream) live(req, res, route.namespace, undefined, html, () => listFragment(route.namespace));
-          else send(res, req, 200, "text/html; charset=utf-8", renderPage(`Executions in ${route.namespace}`, base, html, `${base}stream/${namespacePath("", route.namespace)}`));
-          return true;
-        }
-        case "execution": {
-          const html = await executionFragment(route.namespace, route.name);
-          if (html === undefined) {
-            send(res, req, 404, "text/html; charset=utf-8", renderNotFound(base, `No Execution ${route.name} in namespace ${route.namespace}.`));
-            return true;
-          }
-          if (route.stream) live(req, res, route.namespace, route.name, html, () => executionFragment(route.namespace, route.name));
-          else send(res, req, 200, "text/html; charset=utf-8", renderPage(route.name, base, html, `${base}stream/${executionPath("", route.namespace, route.name)}`));
-          return true;
-        }
-        case "json": {
-          const view = await readExecutionView(kube, route.namespace, route.name).catch((err: unknown) => {
-            if (err instanceof NotFoundError) return undefined;
-            throw err;
-          });
-          if (view === undefined) send(res, req, 404, "application/json", `${JSON.stringify({ error: `no Execution ${route.name} in namespace ${route.namespace}` })}\n`);
-          else send(res, req, 200, "application/json", `${JSON.stringify(view)}\n`);
-          return true;
-        }
-        case "unknown":
-          send(res, req, 404, "text/html; charset=utf-8", renderNotFound(base, `Nothing at ${path}.`));
-          return true;
-      }
+      await serve(req, res, routeOf(path.slice(base.length)), path);
     } catch (err) {
       logger?.warn({ path, err: messageOf(err) }, "web view: a request failed");
       if (!res.headersSent) send(res, req, 502, "text/html; charset=utf-8", renderPage("error", base, `<section class="error"><h1>The API server could not be read</h1><p>${esc(messageOf(err))}</p></section>`, ""));
       else res.end();
-      return true;
     }
+    return true;
   };
 }
