@@ -81,8 +81,90 @@ function timeGuard(): { p50: number } {
   return { p50: percentile(samples, 50) };
 }
 
+type Kind = "echo" | "guard" | "bare";
+/** One measurement of `kind` at `rate` calls/s for `seconds`. */
+type Measure = (kind: Kind, rate: number, seconds: number) => Promise<LoadResult>;
+
+/** Latencies of the interleaved rounds at RATE (after a warm-up), and how late the load thread sent. */
+async function rounds(measure: Measure): Promise<{ gate: number[]; bare: number[]; echo: number[]; lags: number[] }> {
+  for (const kind of ["guard", "bare", "echo"] as const) await measure(kind, RATE, 1);
+  const out = { gate: [] as number[], bare: [] as number[], echo: [] as number[], lags: [] as number[] };
+  const take = (into: number[], r: LoadResult): void => {
+    into.push(...r.latencies);
+    out.lags.push(...r.lags);
+  };
+  for (let r = 0; r < ROUNDS; r++) {
+    take(out.echo, await measure("echo", RATE, SECONDS));
+    take(out.gate, await measure("guard", RATE, SECONDS));
+    take(out.bare, await measure("bare", RATE, SECONDS));
+  }
+  return out;
+}
+
+/** The highest rate `kind` sustains with p99 under the limit (doubling from 500, then one step between). */
+async function maxRate(measure: Measure, kind: Kind): Promise<number> {
+  let best = 0;
+  for (let rate = 500; rate <= 64_000; rate *= 2) {
+    const { latencies, achieved } = await measure(kind, rate, SECONDS);
+    if (percentile(latencies, 99) >= P99_LIMIT_MS || achieved < rate * 0.95) {
+      const mid = (best + rate) / 2;
+      if (best > 0) {
+        const m = await measure(kind, mid, SECONDS);
+        if (percentile(m.latencies, 99) < P99_LIMIT_MS && m.achieved >= mid * 0.95) best = mid;
+      }
+      break;
+    }
+    best = rate;
+  }
+  return best;
+}
+
+/** What the gate suite measured, as its rows. */
+interface GateFigures {
+  gate: number[];
+  bare: number[];
+  echo: number[];
+  lags: number[];
+  decides: number;
+  guardP50: number;
+  gateMax: number;
+  bareMax: number;
+  echoMax: number;
+}
+
+/** The suite's rows: round trip p50/p99 against the echo, and the highest rates. */
+function gateRows(f: GateFigures): BenchResult[] {
+  const { gate, echo } = f;
+  const us = (ms: number): string => (ms * 1000).toFixed(0);
+  const added = (p: number): string => us(percentile(gate, p) - percentile(echo, p));
+  const n = `${gate.length} calls each, ${ROUNDS} interleaved rounds of ${SECONDS} s, open loop paced by a sleeping thread (sends late by p50 ${us(percentile(f.lags, 50))} µs, p99 ${us(percentile(f.lags, 99))} µs), latency from the actual send; the gate (real guard) added p50 ${added(50)} µs, p99 ${added(99)} µs to the echo; ${f.decides} decides for ${f.decides} distinct calls; decisions stored in JetStream; the guard alone took p50 ${f.guardP50.toFixed(3)} ms per call in this run`;
+  const row = (name: string, samples: number[], p: number, target: number): BenchResult => {
+    const value = percentile(samples, p);
+    const baseline = percentile(echo, p);
+    return { name, baselineName: "bare NATS request/reply echo", baseline, value, unit: "ms", ratio: value / baseline, target: `ratio <= ${target}`, met: value / baseline <= target, notes: n };
+  };
+  const rateRow = (name: string, value: number, notes?: string): BenchResult => ({
+    name,
+    baselineName: "echo max rate, p99 < 5 ms",
+    baseline: f.echoMax,
+    value,
+    unit: "calls/s",
+    ratio: f.echoMax > 0 ? value / f.echoMax : 0,
+    target: "report (>= 1,000)",
+    met: value >= 1000,
+    ...(notes !== undefined ? { notes } : {}),
+  });
+  return [
+    row("gate round trip p50 (real guard, skip_judge, 1,000 calls/s)", gate, 50, 1.5),
+    row("gate round trip p99 (real guard, skip_judge, 1,000 calls/s)", gate, 99, 2),
+    row("gate round trip p50 (decide approves at once, 1,000 calls/s)", f.bare, 50, 1.5),
+    row("gate round trip p99 (decide approves at once, 1,000 calls/s)", f.bare, 99, 2),
+    rateRow("gate max rate with p99 < 5 ms (real guard)", f.gateMax, `rates tried doubling from 500 for ${SECONDS} s each, one step back between the last pass and the first failure`),
+    rateRow("gate max rate with p99 < 5 ms (decide approves at once)", f.bareMax),
+  ];
+}
+
 /** Measures the gate against the echo; exported for a quick run with fewer rounds. */
-// eslint-disable-next-line max-lines-per-function -- larger than the limits (105 lines); to split (issue 9)
 export async function runGateBench(): Promise<BenchResult[]> {
   const server = await startNats();
   const conns: NatsConnection[] = [];
@@ -101,95 +183,17 @@ export async function runGateBench(): Promise<BenchResult[]> {
     load = await LoadThread.start(server.url);
     const lt = load;
     let runId = 0;
-    const measure = (kind: "echo" | "guard" | "bare", rate: number, seconds: number) =>
-      lt.run({ kind: kind === "echo" ? "echo" : "gate", rate, seconds, run: `${kind === "guard" ? "g" : "a"}${runId++}` });
-
+    const measure: Measure = (kind, rate, seconds) => lt.run({ kind: kind === "echo" ? "echo" : "gate", rate, seconds, run: `${kind === "guard" ? "g" : "a"}${runId++}` });
     // Warm-up (the guard's JIT first, in-process), then interleaved rounds at the target rate.
     for (let i = 0; i < 5000; i++) void guard(proposal("warm", i));
-    for (const kind of ["guard", "bare", "echo"] as const) await measure(kind, RATE, 1);
-    const gate: number[] = [];
-    const bare: number[] = [];
-    const echo: number[] = [];
-    const lags: number[] = [];
-    const take = (into: number[], r: LoadResult): void => {
-      into.push(...r.latencies);
-      lags.push(...r.lags);
-    };
-    for (let r = 0; r < ROUNDS; r++) {
-      take(echo, await measure("echo", RATE, SECONDS));
-      take(gate, await measure("guard", RATE, SECONDS));
-      take(bare, await measure("bare", RATE, SECONDS));
-    }
+    const latencies = await rounds(measure);
     const decides = service.stats.decides;
-    const guardCost = timeGuard();
-
-    // The highest rate each sustains with p99 under the limit (doubling, then one step between).
-    const maxRate = async (kind: "echo" | "guard" | "bare"): Promise<number> => {
-      let best = 0;
-      for (let rate = 500; rate <= 64_000; rate *= 2) {
-        const { latencies, achieved } = await measure(kind, rate, SECONDS);
-        if (percentile(latencies, 99) >= P99_LIMIT_MS || achieved < rate * 0.95) {
-          const mid = (best + rate) / 2;
-          if (best > 0) {
-            const m = await measure(kind, mid, SECONDS);
-            if (percentile(m.latencies, 99) < P99_LIMIT_MS && m.achieved >= mid * 0.95) best = mid;
-          }
-          break;
-        }
-        best = rate;
-      }
-      return best;
-    };
-    const gateMax = await maxRate("guard");
-    const bareMax = await maxRate("bare");
-    const echoMax = await maxRate("echo");
+    const guardP50 = timeGuard().p50;
+    const gateMax = await maxRate(measure, "guard");
+    const bareMax = await maxRate(measure, "bare");
+    const echoMax = await maxRate(measure, "echo");
     await service.stop();
-
-    const us = (ms: number): string => (ms * 1000).toFixed(0);
-    const added = (p: number): string => us(percentile(gate, p) - percentile(echo, p));
-    const n = `${gate.length} calls each, ${ROUNDS} interleaved rounds of ${SECONDS} s, open loop paced by a sleeping thread (sends late by p50 ${us(percentile(lags, 50))} µs, p99 ${us(percentile(lags, 99))} µs), latency from the actual send; the gate (real guard) added p50 ${added(50)} µs, p99 ${added(99)} µs to the echo; ${decides} decides for ${decides} distinct calls; decisions stored in JetStream; the guard alone took p50 ${guardCost.p50.toFixed(3)} ms per call in this run`;
-    const row = (name: string, samples: number[], p: number, target: number): BenchResult => {
-      const value = percentile(samples, p);
-      const baseline = percentile(echo, p);
-      return {
-        name,
-        baselineName: "bare NATS request/reply echo",
-        baseline,
-        value,
-        unit: "ms",
-        ratio: value / baseline,
-        target: `ratio <= ${target}`,
-        met: value / baseline <= target,
-        notes: n,
-      };
-    };
-    return [
-      row("gate round trip p50 (real guard, skip_judge, 1,000 calls/s)", gate, 50, 1.5),
-      row("gate round trip p99 (real guard, skip_judge, 1,000 calls/s)", gate, 99, 2),
-      row("gate round trip p50 (decide approves at once, 1,000 calls/s)", bare, 50, 1.5),
-      row("gate round trip p99 (decide approves at once, 1,000 calls/s)", bare, 99, 2),
-      {
-        name: "gate max rate with p99 < 5 ms (real guard)",
-        baselineName: "echo max rate, p99 < 5 ms",
-        baseline: echoMax,
-        value: gateMax,
-        unit: "calls/s",
-        ratio: echoMax > 0 ? gateMax / echoMax : 0,
-        target: "report (>= 1,000)",
-        met: gateMax >= 1000,
-        notes: `rates tried doubling from 500 for ${SECONDS} s each, one step back between the last pass and the first failure`,
-      },
-      {
-        name: "gate max rate with p99 < 5 ms (decide approves at once)",
-        baselineName: "echo max rate, p99 < 5 ms",
-        baseline: echoMax,
-        value: bareMax,
-        unit: "calls/s",
-        ratio: echoMax > 0 ? bareMax / echoMax : 0,
-        target: "report (>= 1,000)",
-        met: bareMax >= 1000,
-      },
-    ];
+    return gateRows({ ...latencies, decides, guardP50, gateMax, bareMax, echoMax });
   } finally {
     await load?.stop();
     for (const c of conns) await c.close().catch(() => undefined);
