@@ -4,6 +4,7 @@ import { writeFile } from "node:fs/promises";
 import { cpus, totalmem } from "node:os";
 import { suites } from "./suites.js";
 import type { BenchResult } from "./types.js";
+import { messageOf } from "../src/errors.js";
 
 function row(r: BenchResult): string {
   const fmt = (n: number): string => (Math.abs(n) >= 100 ? n.toFixed(0) : n.toPrecision(3));
@@ -23,7 +24,7 @@ async function main(): Promise<number> {
     try {
       results.push(...(await suite.run()));
     } catch (err) {
-      failures.push(`${suite.name}: ${err instanceof Error ? err.message : String(err)}`);
+      failures.push(`${suite.name}: ${messageOf(err)}`);
     }
   }
   const lines = [

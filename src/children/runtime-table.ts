@@ -9,6 +9,7 @@ import { parse } from "yaml";
 import type { Agent } from "../api/types.js";
 import { gavelVersion } from "../version.js";
 import { AGENT_ENTRYPOINT, knownEntrypoint } from "./images.js";
+import { messageOf } from "../errors.js";
 
 /** One language runtime: the image that runs Agents declaring it, with extra env for its containers. */
 export interface RuntimeEntry {
@@ -135,7 +136,7 @@ export function runtimeTable(extra: readonly RuntimeEntry[] = [], builtins: read
 export async function loadRuntimeTable(file: string | undefined): Promise<RuntimeTable> {
   if (file === undefined || file === "") return runtimeTable();
   const text = await readFile(file, "utf8").catch((err: unknown) => {
-    throw new RuntimeTableError(`runtime table ${file}: ${err instanceof Error ? err.message : String(err)}`);
+    throw new RuntimeTableError(`runtime table ${file}: ${messageOf(err)}`);
   });
   return runtimeTable(parseRuntimeTable(text, file));
 }

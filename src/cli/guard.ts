@@ -15,6 +15,7 @@ import { PolicyError } from "../gate/guard/pattern-set.js";
 import { compilePolicy, type NamedPolicy } from "../gate/guard/policy.js";
 import { ToolCodeHasher } from "../gate/tool-code.js";
 import { ExitCode, UsageError, type Command } from "./command.js";
+import { messageOf } from "../errors.js";
 
 const USAGE = [
   "gavel guard check --tool NAME --args JSON [--agent FILE] [--policy FILE...] [--history JSON] [--step N] [--capabilities a,b] [--live-hash TOOL=SHA256...] [--home DIR] [--explain]",
@@ -170,7 +171,7 @@ function parseJson(flag: string, text: string): unknown {
   try {
     return JSON.parse(text) as unknown;
   } catch (err) {
-    throw new UsageError(`${flag} is not valid JSON: ${err instanceof Error ? err.message : String(err)}`);
+    throw new UsageError(`${flag} is not valid JSON: ${messageOf(err)}`);
   }
 }
 
@@ -192,7 +193,7 @@ async function readDocs(path: string, shown: string): Promise<unknown[]> {
   try {
     text = await readFile(path, "utf8");
   } catch (err) {
-    throw new UsageError(`cannot read ${shown}: ${err instanceof Error ? err.message : String(err)}`);
+    throw new UsageError(`cannot read ${shown}: ${messageOf(err)}`);
   }
   // Imported here, not at the top: a check without manifest files starts without the YAML
   // parser and the schema validator (bench/cli-start.ts).

@@ -6,6 +6,7 @@ import { validateGradientShape } from "./gradient-schema.js";
 import { compileUserSchema } from "./validators/json-schema.js";
 import { verdictKeyAfter } from "./verdict-keys.js";
 import { lastJsonObject } from "./verdict-scan.js";
+import { messageOf } from "../errors.js";
 
 /** What a finished judge run amounts to: a verdict, or a rejection with its reason. */
 export type JudgeOutcome =
@@ -58,7 +59,7 @@ export function parseGradientResult(stdout: string, outputSchema?: JsonObject): 
     try {
       validate = compileUserSchema(outputSchema);
     } catch (err) {
-      const reason = err instanceof Error ? err.message : String(err);
+      const reason = messageOf(err);
       return { ok: false, rejection: "malformed_output", detail: `the judge's output schema is invalid: ${reason}` };
     }
     if (!validate(value)) {

@@ -3,6 +3,7 @@
 import type { Agent, JsonObject, JsonValue, MultiJudgeValidatorSpec, SemanticValidatorSpec } from "../api/types.js";
 import type { ToolCallProposal } from "../api/protocol.js";
 import { compileUserSchema } from "./validators/json-schema.js";
+import { messageOf } from "../errors.js";
 
 /** validation_context of every inner-loop (tool-call) judge, fixed by the reference. */
 export const INNER_LOOP_VALIDATION_CONTEXT = "semantic_judge_pre_execution_inner_loop";
@@ -107,7 +108,7 @@ function mapOntoSchema(judge: Agent, props: Record<string, unknown>, canonical: 
     // The draft the schema names (2020-12, 2019-09, else draft-07), as json_schema validators do.
     validate = compileUserSchema(judge.spec.input_schema);
   } catch (err) {
-    throw new JudgePayloadError(`judge ${name}: spec.input_schema is not a valid JSON Schema: ${err instanceof Error ? err.message : String(err)}`, name, []);
+    throw new JudgePayloadError(`judge ${name}: spec.input_schema is not a valid JSON Schema: ${messageOf(err)}`, name, []);
   }
   if (!validate(payload)) {
     const errors = (validate.errors ?? []).map((e) => `${e.instancePath || "/"} ${e.message ?? "is invalid"}`).join("; ");

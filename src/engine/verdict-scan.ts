@@ -2,6 +2,7 @@
 // naming a verdict field, the one that ends last (docs/judges.md states the rules).
 import { lastSpan, looksLikeObject, spansLastFirst, type Span } from "./brace-spans.js";
 import { hasVerdictKey, verdictKeys } from "./verdict-keys.js";
+import { messageOf } from "../errors.js";
 
 function isPlainObject(v: unknown): v is Record<string, unknown> {
   return typeof v === "object" && v !== null && !Array.isArray(v);
@@ -65,7 +66,7 @@ export function lastJsonObject(text: string): Candidate {
       value = JSON.parse(slice);
     } catch (err) {
       if (brokenVerdict === undefined || span.start > brokenVerdict.span.start) {
-        brokenVerdict = { span, error: err instanceof Error ? err.message : String(err) };
+        brokenVerdict = { span, error: messageOf(err) };
       }
       continue;
     }

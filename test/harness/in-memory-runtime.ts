@@ -2,6 +2,7 @@
 // result comes from a behaviour function, files live in a map. Never used by `gavel run`.
 import { posix } from "node:path";
 import type { WorkloadHandle, WorkloadMount, WorkloadResult, WorkloadRuntime, WorkloadSpec } from "../../src/runtime/workload.js";
+import { messageOf } from "../../src/errors.js";
 
 /** What a simulated workload does: its exit and output, or hang until stopped or killed. */
 export interface SimulatedRun {
@@ -51,7 +52,7 @@ export class InMemoryRuntime implements WorkloadRuntime {
         (run) => {
           if (run.hang !== true) end({ exitCode: run.exitCode ?? 0, stdout: run.stdout ?? "", stderr: run.stderr ?? "" });
         },
-        (err: unknown) => end({ exitCode: 1, stderr: err instanceof Error ? err.message : String(err) }),
+        (err: unknown) => end({ exitCode: 1, stderr: messageOf(err) }),
       );
     return Promise.resolve({
       name: spec.name,

@@ -6,6 +6,7 @@ import { Ajv2020 } from "ajv/dist/2020.js";
 import addFormatsModule from "ajv-formats";
 import type { JsonSchemaValidatorSpec, Signal } from "../../api/types.js";
 import { deterministic, type FileContent, type ValidatorOutcome } from "./outcome.js";
+import { messageOf } from "../../errors.js";
 
 // ajv-formats is CommonJS; under NodeNext its default import is the plugin function itself.
 const addFormats = addFormatsModule as unknown as typeof addFormatsModule.default;
@@ -33,7 +34,7 @@ function parseJson(text: string): { ok: true; value: unknown } | { ok: false; er
   try {
     return { ok: true, value: JSON.parse(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text) };
   } catch (err) {
-    return { ok: false, error: err instanceof Error ? err.message : String(err) };
+    return { ok: false, error: messageOf(err) };
   }
 }
 
@@ -61,7 +62,7 @@ export function validateJsonSchema(
     validate = compileUserSchema(schema);
   } catch (err) {
     const where = spec.schema !== undefined ? "inline schema" : `schema ${spec.schema_path ?? ""}`;
-    return deterministic(false, `${where} is not a valid JSON Schema: ${err instanceof Error ? err.message : String(err)}`);
+    return deterministic(false, `${where} is not a valid JSON Schema: ${messageOf(err)}`);
   }
   if (!target.ok) return deterministic(false, describeRead("target file", spec.target_path, target));
   const doc = parseJson(target.content);

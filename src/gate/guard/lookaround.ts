@@ -6,6 +6,7 @@
 // context under a time limit. A text never exceeds the guard's 4,096-character windows.
 import { createContext, Script, type Context } from "node:vm";
 import { RE2JS } from "re2js";
+import { messageOf } from "../../errors.js";
 
 /** Longest one backtracking match may run; past it the pattern counts as matched (fail closed). */
 export const LOOKAROUND_LIMIT_MS = 25;
@@ -97,7 +98,7 @@ export class BoundedLookaround {
     try {
       prefilter = RE2JS.compile(stripped);
     } catch (err) {
-      return `regex pattern ${JSON.stringify(pattern)} is not supported: without its lookarounds (${JSON.stringify(stripped)}) RE2 refuses it (${err instanceof Error ? err.message : String(err)}); lookaround is the only non-RE2 syntax accepted`;
+      return `regex pattern ${JSON.stringify(pattern)} is not supported: without its lookarounds (${JSON.stringify(stripped)}) RE2 refuses it (${messageOf(err)}); lookaround is the only non-RE2 syntax accepted`;
     }
     let regex: RegExp;
     try {
@@ -106,7 +107,7 @@ export class BoundedLookaround {
       try {
         regex = new RegExp(pattern);
       } catch (err) {
-        return `regex pattern ${JSON.stringify(pattern)} is invalid: ${err instanceof Error ? err.message : String(err)}`;
+        return `regex pattern ${JSON.stringify(pattern)} is invalid: ${messageOf(err)}`;
       }
     }
     return new BoundedLookaround(prefilter, pattern, regex);

@@ -6,6 +6,7 @@ import { DESTRUCTIVE_PATTERNS, FORBIDDEN_PATHS } from "./builtin-patterns.js";
 import { threatActions, type ThreatAction, type ThreatActions } from "./effects/threat-policy.js";
 import { JointScan, PatternSet, PolicyError, type PatternEntry } from "./pattern-set.js";
 import { parsePublicKey, verifyRegistration } from "./signature.js";
+import { messageOf } from "../../errors.js";
 
 /** A GuardPolicy as the store receives it: its name (for error messages) and spec. */
 export interface NamedPolicy {
@@ -135,7 +136,7 @@ class Merge {
       try {
         this.trustedKeys.push(parsePublicKey(k.public_key));
       } catch (err) {
-        throw new PolicyError(`${where}: trusted_keys[${i}] (${k.name}): ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+        throw new PolicyError(`${where}: trusted_keys[${i}] (${k.name}): ${messageOf(err)}`, { cause: err });
       }
     }
   }

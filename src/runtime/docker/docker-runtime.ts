@@ -9,6 +9,7 @@ import { OUTPUT_CAP_BYTES } from "../workload.js";
 import { CappedDemuxer } from "./capped-demux.js";
 import { LABELS, MANAGED_BY, containerConfig, containerName, specProblem, userFor } from "./container-config.js";
 import { READER_MISSING, volumeReader } from "../file-reader.js";
+import { messageOf } from "../../errors.js";
 
 /** How a DockerRuntime is set up; everything has a default that works on this machine. */
 export interface DockerRuntimeOptions {
@@ -36,10 +37,6 @@ interface DockerApiError {
 
 function statusOf(err: unknown): number | undefined {
   return typeof err === "object" && err !== null ? (err as DockerApiError).statusCode : undefined;
-}
-
-function messageOf(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
 }
 
 

@@ -3,7 +3,7 @@
 // may change later; the policy keeps the ones the pod started with (its run is short).
 import { lookup } from "node:dns/promises";
 import { isIP } from "node:net";
-import { TerminalError } from "../../errors.js";
+import { TerminalError, messageOf } from "../../errors.js";
 
 /** Resolves a host name to its addresses (injectable for tests). */
 export type HostResolver = (host: string) => Promise<string[]>;
@@ -30,7 +30,7 @@ export async function egressCidrs(hosts: readonly string[], resolve: HostResolve
     try {
       ips = await resolve(host);
     } catch (err) {
-      throw new TerminalError("UnresolvableHost", `security.network.allowlist[${i}]: host "${raw}" cannot be resolved: ${err instanceof Error ? err.message : String(err)}`);
+      throw new TerminalError("UnresolvableHost", `security.network.allowlist[${i}]: host "${raw}" cannot be resolved: ${messageOf(err)}`);
     }
     if (ips.length === 0) throw new TerminalError("UnresolvableHost", `security.network.allowlist[${i}]: host "${raw}" has no address`);
     for (const ip of ips) out.add(cidrOf(ip));

@@ -33,6 +33,7 @@ import {
   userFor,
 } from "./pod-spec.js";
 import { READER_MISSING, volumeReader } from "../file-reader.js";
+import { messageOf } from "../../errors.js";
 
 /** How a KubernetesRuntime is set up. */
 export interface KubernetesRuntimeOptions {
@@ -64,10 +65,6 @@ function codeOf(err: unknown): number | undefined {
   if (typeof err !== "object" || err === null) return undefined;
   const code = (err as { code?: unknown }).code;
   return typeof code === "number" ? code : undefined;
-}
-
-function messageOf(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
 }
 
 
