@@ -1,7 +1,7 @@
 // The live execution tree of `gavel run` and `gavel events`: a reducer that folds gavel
 // events into a tree (iterations → validators → judge children → verdicts, and the tool
 // calls with their decisions) and a renderer that draws it, with spinners while running.
-import type { GavelEvent } from "../transport/event-stream.js";
+import type { GavelEvent } from "../api/events.js";
 import { guardNotes } from "../gate/audit.js";
 
 export interface JudgeNode {

@@ -2,7 +2,7 @@
 // network, stdin, deadlines), what it reads, and how judge runs become outcomes.
 import { describe, expect, it } from "vitest";
 import type { Agent, Execution, ValidatorSpec } from "../api/types.js";
-import type { GavelEvent } from "../transport/event-stream.js";
+import type { GavelEvent } from "../api/events.js";
 import { applyEvent, emptyTree, renderTree } from "../cli/tree.js";
 import { InMemoryRuntime, type Behaviour } from "../../test/harness/in-memory-runtime.js";
 import { LocalRun, runLocal } from "./local-run.js";

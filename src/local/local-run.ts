@@ -30,7 +30,7 @@ import {
 } from "../engine/outer-loop.js";
 import type { FileContent } from "../engine/validators/outcome.js";
 import { messageOf } from "../errors.js";
-import type { GavelEvent } from "../transport/event-stream.js";
+import type { GavelEvent } from "../api/events.js";
 import { readFileFromImage } from "../runtime/file-reader.js";
 import type { WorkloadHandle, WorkloadMount, WorkloadRuntime, WorkloadSpec } from "../runtime/workload.js";
 import type { ExecutionTrace } from "../telemetry/execution-trace.js";

@@ -1,7 +1,7 @@
 // The span tree an Execution's events make: root, iterations, validators, validation judges,
 // verdicts as gen_ai.evaluation.result events on the iteration they judged.
 import { describe, expect, it } from "vitest";
-import type { GavelEvent } from "../transport/event-stream.js";
+import type { GavelEvent } from "../api/events.js";
 import { ExecutionTrace, ExecutionTraces } from "./execution-trace.js";
 import { parseTraceparent } from "./trace-context.js";
 import { recordingTracing } from "./tracing.js";

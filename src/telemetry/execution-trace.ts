@@ -6,7 +6,7 @@
 import type { Attributes } from "@opentelemetry/api";
 import type { ExecutionPhase } from "../api/types.js";
 import { isTerminal } from "../engine/phases.js";
-import type { GavelEvent } from "../transport/event-stream.js";
+import type { GavelEvent } from "../api/events.js";
 import { evaluationAttributes, GAVEL, GEN_AI, OPERATION } from "./genai.js";
 import { executionTraceId, formatTraceparent, spanIdOf, type SpanRef } from "./trace-context.js";
 import type { TraceSpan, Tracing } from "./tracing.js";

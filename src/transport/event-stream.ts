@@ -11,20 +11,8 @@ import {
   StorageType,
   type JetStreamClient,
 } from "@nats-io/jetstream";
+import type { GavelEvent } from "../api/events.js";
 import { EVENT_STREAM, eventFilter, eventSubject, EVENT_SUBJECT_PREFIX } from "./subjects.js";
-
-/** One event about an Execution, as stored in the stream. */
-export interface GavelEvent {
-  id: string;
-  time: string;
-  namespace: string;
-  /** The top-level Execution of the tree this event belongs to. */
-  root: string;
-  execution: string;
-  /** Dot-separated kind, e.g. "execution.phase", "iteration.finished", "toolcall.decision". */
-  type: string;
-  data: Record<string, unknown>;
-}
 
 export interface EventStreamOptions {
   /** How long events are kept; default 7 days. */

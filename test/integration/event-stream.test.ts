@@ -2,7 +2,8 @@
 // de-duplicated when a publish is retried.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
-import { EventStream, type GavelEvent } from "../../src/transport/event-stream.js";
+import type { GavelEvent } from "../../src/api/events.js";
+import { EventStream } from "../../src/transport/event-stream.js";
 import { startNats, type NatsServer } from "../harness/nats.js";
 
 describe("EventStream (real JetStream)", () => {
