@@ -7,8 +7,9 @@ import { parseArgs } from "node:util";
 import type { Execution } from "../api/types.js";
 import { UsageError, type Command, type CommandIO } from "./command.js";
 import { commands } from "./commands.js";
-import { childrenOf, connectKube, listObjects } from "./kube.js";
-import { RESOURCES, resolveResource } from "./resources.js";
+import { childrenOf, connectKube, listObjects } from "../views/kube.js";
+import { RESOURCES } from "../views/resources.js";
+import { resolveResource } from "./resources.js";
 
 const DIRECTIVE_DEFAULT = 0;
 const DIRECTIVE_NO_FILES = 4;

@@ -26,7 +26,7 @@ import { tracingFromEnv, type Tracing } from "../telemetry/tracing.js";
 import { UsageError, type Command, type CommandIO } from "./command.js";
 import { messageOf } from "../errors.js";
 import { fileURLToPath } from "node:url";
-import { kubeOf } from "./kube.js";
+import { kubeOf } from "../views/kube.js";
 import { CONTROLLER_UI_BASE, controllerWebView } from "../webui/server.js";
 
 /** gavel-launch as `make build` leaves it (dist/bin), beside the compiled CLI (dist/src/cli); the controller image keeps the same layout. */

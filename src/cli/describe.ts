@@ -7,13 +7,14 @@ import type * as k8s from "@kubernetes/client-node";
 import { stringify } from "yaml";
 import type { Agent, Execution, GuardPolicy } from "../api/types.js";
 import { UsageError, type Command } from "./command.js";
-import { buildExecutionView, isFinished, type ExecutionView, type IterationView, type JudgeView, type ValidatorView } from "./execution-view.js";
+import { buildExecutionView, isFinished, type ExecutionView, type IterationView, type JudgeView, type ValidatorView } from "../views/execution-view.js";
 import { typedError } from "../errors.js";
 import { parseFlags } from "./flags.js";
-import { childrenOf, connectKube, findObject, getObject, KUBE_FLAGS, type Kube } from "./kube.js";
+import { childrenOf, connectKube, findObject, getObject, KUBE_FLAGS, type Kube } from "../views/kube.js";
 import { workloadOutput } from "./outputs.js";
-import { AGENTS, EXECUTIONS, resolveResource } from "./resources.js";
-import { age, fixed2, humanDuration, oneLine, renderTable } from "./table.js";
+import { AGENTS, EXECUTIONS } from "../views/resources.js";
+import { resolveResource } from "./resources.js";
+import { age, fixed2, humanDuration, oneLine, renderTable } from "../views/table.js";
 
 /** How much of a judge's raw output describe shows (the end of it: where the verdict is). */
 const RAW_TAIL_CHARS = 600;

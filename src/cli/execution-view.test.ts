@@ -5,7 +5,7 @@ import { describe, expect, it } from "vitest";
 import type { Execution } from "../api/types.js";
 import { agent, children, execution, parent, ref, SECRET } from "../../test/fixtures/execution-tree.js";
 import { rawTail, renderExecution } from "./describe.js";
-import { buildExecutionView, treeOrder } from "./execution-view.js";
+import { buildExecutionView, treeOrder } from "../views/execution-view.js";
 
 describe("buildExecutionView", () => {
   const view = buildExecutionView(parent, children, agent);

@@ -6,12 +6,12 @@
 import type { Execution } from "../api/types.js";
 import { workerName } from "../engine/child-names.js";
 import { ExitCode, UsageError, type Command, type CommandIO } from "./command.js";
-import { isFinished } from "./execution-view.js";
+import { isFinished } from "../views/execution-view.js";
 import { NotFoundError } from "../errors.js";
 import { parseFlags } from "./flags.js";
-import { childrenOf, connectKube, getObject, KUBE_FLAGS, type Kube } from "./kube.js";
+import { childrenOf, connectKube, getObject, KUBE_FLAGS, type Kube } from "../views/kube.js";
 import { followPodLog, podState, workloadOutput } from "./outputs.js";
-import { EXECUTIONS } from "./resources.js";
+import { EXECUTIONS } from "../views/resources.js";
 
 const POLL_MS = 1000;
 

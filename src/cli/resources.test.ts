@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { agentCrd, executionCrd, guardPolicyCrd } from "../api/crds.js";
 import { UsageError } from "./command.js";
-import { RESOURCES, resolveResource } from "./resources.js";
+import { RESOURCES } from "../views/resources.js";
+import { resolveResource } from "./resources.js";
 
 describe("resource names", () => {
   it("are the CRDs' plural, singular and short names", () => {

@@ -8,7 +8,7 @@ import { createLogger } from "../telemetry/logger.js";
 import { messageOf } from "../errors.js";
 import { UsageError, type Command } from "./command.js";
 import { parseFlags } from "./flags.js";
-import { connectKube, KUBE_FLAGS } from "./kube.js";
+import { connectKube, KUBE_FLAGS } from "../views/kube.js";
 import { apiWatchFeed, eventStreamFeed } from "../webui/changes.js";
 import { LOOPBACK_HOSTS, UiServer } from "../webui/server.js";
 

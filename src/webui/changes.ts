@@ -5,9 +5,9 @@
 import type { Logger } from "../telemetry/logger.js";
 import type { Execution } from "../api/types.js";
 import { messageOf } from "../errors.js";
-import type { Kube } from "../cli/kube.js";
-import { EXECUTIONS } from "../cli/resources.js";
-import { watchObjects } from "../cli/watch.js";
+import type { Kube } from "../views/kube.js";
+import { EXECUTIONS } from "../views/resources.js";
+import { watchObjects } from "../views/watch.js";
 import type { EventStream } from "../transport/event-stream.js";
 
 /** One gavel event as the page's activity list shows it: when, which Execution, what (never its data). */

@@ -5,9 +5,9 @@
 // model carries none), and answers 404 for an Execution that does not exist.
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Agent, Execution } from "../api/types.js";
-import { buildExecutionView, type ExecutionView } from "../cli/execution-view.js";
-import { childrenOf, findObject, getObject, listObjects, type Kube } from "../cli/kube.js";
-import { AGENTS, EXECUTIONS } from "../cli/resources.js";
+import { buildExecutionView, type ExecutionView } from "../views/execution-view.js";
+import { childrenOf, findObject, getObject, listObjects, type Kube } from "../views/kube.js";
+import { AGENTS, EXECUTIONS } from "../views/resources.js";
 import { messageOf, NotFoundError } from "../errors.js";
 import type { Logger } from "../telemetry/logger.js";
 import { UI_CSS, UI_JS } from "./assets.js";

@@ -4,7 +4,7 @@
 import { describe, expect, it } from "vitest";
 import type { Execution } from "../api/types.js";
 import { agent, children, parent, SECRET } from "../../test/fixtures/execution-tree.js";
-import { buildExecutionView } from "../cli/execution-view.js";
+import { buildExecutionView } from "../views/execution-view.js";
 import { decidedBy, esc, paragraph, renderExecutionFragment, renderListFragment, renderPage, scoreBar } from "./html.js";
 import { routeOf, sseEvent } from "./handler.js";
 

@@ -4,10 +4,10 @@
 // reasoning, messages and feedback shown), and score bars are SVG attributes, not inline
 // styles, so the page's Content-Security-Policy can forbid inline scripts and styles alike.
 import type { Execution } from "../api/types.js";
-import { cells, columns } from "../cli/get.js";
-import { isFinished, treeOrder, type ExecutionView, type IterationView, type JudgeView, type ToolCallView, type ValidatorView } from "../cli/execution-view.js";
-import { EXECUTIONS } from "../cli/resources.js";
-import { age, fixed2, humanDuration } from "../cli/table.js";
+import { cells, columns } from "../views/rows.js";
+import { isFinished, treeOrder, type ExecutionView, type IterationView, type JudgeView, type ToolCallView, type ValidatorView } from "../views/execution-view.js";
+import { EXECUTIONS } from "../views/resources.js";
+import { age, fixed2, humanDuration } from "../views/table.js";
 
 const ENTITIES: Record<string, string> = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" };
 

@@ -2,7 +2,7 @@
 // the controller mounts it on its endpoint server.
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import type { Kube } from "../cli/kube.js";
+import type { Kube } from "../views/kube.js";
 import type { Logger } from "../telemetry/logger.js";
 import { apiWatchFeed } from "./changes.js";
 import { uiHandler, type UiHandler, type UiOptions } from "./handler.js";

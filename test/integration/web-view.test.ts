@@ -10,7 +10,7 @@ import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Execution, ExecutionStatus } from "../../src/api/types.js";
 import { GROUP, VERSION } from "../../src/api/types.js";
-import { connectKube } from "../../src/cli/kube.js";
+import { connectKube } from "../../src/views/kube.js";
 import { EventStream } from "../../src/transport/event-stream.js";
 import { apiWatchFeed, eventStreamFeed } from "../../src/webui/changes.js";
 import { LOOPBACK_HOSTS, UiServer } from "../../src/webui/server.js";

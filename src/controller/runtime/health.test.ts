@@ -1,7 +1,7 @@
 import { request } from "node:http";
 import * as k8s from "@kubernetes/client-node";
 import { describe, expect, it } from "vitest";
-import { kubeOf } from "../../cli/kube.js";
+import { kubeOf } from "../../views/kube.js";
 import { controllerWebView } from "../../webui/server.js";
 import { EndpointServer, parseBindAddress, probeResponse, probeRoutes, type Check } from "./health.js";
 

@@ -7,7 +7,6 @@ import type { Agent, Execution, GuardPolicy } from "../api/types.js";
 import { GROUP, VERSION } from "../api/types.js";
 import { isNotFound, NotFoundError, typedError } from "../errors.js";
 import { CHILD_LABELS, labelValue } from "../children/workloads.js";
-import type { CommandIO } from "./command.js";
 import { EXECUTIONS, type Resource } from "./resources.js";
 
 /** parseArgs options shared by every cluster command. */
@@ -32,7 +31,7 @@ export interface Kube {
 }
 
 /** Loads the kubeconfig as kubectl does ($KUBECONFIG, ~/.kube/config, in-cluster) and picks the namespace. */
-export function connectKube(flags: KubeFlags, io: Pick<CommandIO, "env">): Kube {
+export function connectKube(flags: KubeFlags, io: { env: NodeJS.ProcessEnv }): Kube {
   const kc = loadKubeConfig(flags.kubeconfig ?? io.env.KUBECONFIG);
   if (flags.context !== undefined) {
     if (kc.getContextObject(flags.context) === null) throw new Error(`context "${flags.context}" is not in the kubeconfig`);

@@ -1,0 +1,82 @@
+// The table rows of gavel's objects, kubectl-style: the columns of Executions (as trees),
+// Agents and GuardPolicies, plain and with -o wide. What `gavel get` prints and the web view's list shows.
+import type { Agent, Execution, GuardPolicy } from "../api/types.js";
+import type { GavelObject } from "./kube.js";
+import type { Resource } from "./resources.js";
+import { age, fixed2, oneLine } from "./table.js";
+
+function condition(obj: Agent | GuardPolicy, type: string): string {
+  return obj.status?.conditions?.find((c) => c.type === type)?.status ?? "Unknown";
+}
+
+function validatorTypes(a: Agent): string {
+  const v = a.spec.execution?.validation;
+  return Array.isArray(v) ? v.map((x) => x.type).join(",") : v !== undefined ? "judge-output" : "<none>";
+}
+
+function judgesOf(a: Agent): string {
+  const v = a.spec.execution?.validation;
+  if (!Array.isArray(v)) return "<none>";
+  const names = v.flatMap((x) => (x.type === "semantic" ? [x.judge_agent] : x.type === "multi_judge" ? x.judges : []));
+  return names.length === 0 ? "<none>" : names.join(",");
+}
+
+/** Header and cells of one object, by kind; `wide` adds kubectl's priority-1 columns. */
+export function columns(r: Resource, wide: boolean): string[] {
+  switch (r.kind) {
+    case "Execution":
+      return ["NAME", "AGENT", "PHASE", "ITERATION", "SCORE", "AGE", ...(wide ? ["PURPOSE", "VERDICT", "PARENT", "MESSAGE"] : [])];
+    case "Agent":
+      return ["NAME", "ROLE", "MODE", "VALIDATION", "READY", "AGE", ...(wide ? ["IMAGE", "JUDGES", "TOOL-JUDGES"] : [])];
+    case "GuardPolicy":
+      return ["NAME", "ENTRIES", "READY", "AGE", ...(wide ? ["COUNTS", "REVOKED"] : [])];
+  }
+}
+
+/** The verdict column of a judge child: score/confidence, or the rejection. */
+function verdictCell(ex: Execution): string {
+  const st = ex.status;
+  if (st?.verdict !== undefined) return `${fixed2(st.verdict.score)}/${fixed2(st.verdict.confidence)}`;
+  if (st?.rejection !== undefined) return `rejected: ${st.rejection}`;
+  return ex.spec.parent !== undefined ? "<pending>" : "";
+}
+
+/** An Execution's row: its own columns, with -o wide its parent, verdict and message. */
+function executionCells(ex: Execution, name: string, wide: boolean, now: number): string[] {
+  const st = ex.status;
+  const base = [name, ex.spec.agentRef.name, st?.phase ?? "Pending", st?.iteration !== undefined ? String(st.iteration) : "", fixed2(st?.score), age(ex.metadata.creationTimestamp, now)];
+  if (!wide) return base;
+  const p = ex.spec.parent;
+  return [...base, p !== undefined ? `${p.purpose}:i${p.iteration}/v${p.validatorIndex}` : "", verdictCell(ex), p?.name ?? "", oneLine(st?.message, 80)];
+}
+
+/** An Agent's row: role, mode, validators, readiness; with -o wide its image and judges. */
+function agentCells(a: Agent, name: string, wide: boolean, now: number): string[] {
+  const base = [name, a.metadata.labels?.role ?? "", a.spec.execution?.mode ?? "", validatorTypes(a), condition(a, "Ready"), age(a.metadata.creationTimestamp, now)];
+  if (!wide) return base;
+  const toolJudges = (a.spec.execution?.tool_validation ?? []).map((t) => t.judge_agent);
+  return [...base, a.spec.runtime?.image ?? "<default>", judgesOf(a), toolJudges.length === 0 ? "<none>" : toolJudges.join(",")];
+}
+
+/** A GuardPolicy's row: its entry count and readiness; with -o wide the counts by table and the revoked tools. */
+function guardPolicyCells(g: GuardPolicy, name: string, wide: boolean, now: number): string[] {
+  const counts = g.status?.counts ?? {};
+  const entries = Object.values(counts).reduce((a, b) => a + b, 0);
+  const base = [name, g.status?.counts !== undefined ? String(entries) : "", condition(g, "Ready"), age(g.metadata.creationTimestamp, now)];
+  if (!wide) return base;
+  const revoked = (g.spec.revoked_tools ?? []).map((t) => t.tool);
+  return [...base, Object.entries(counts).map(([k, v]) => `${k}=${v}`).join(",") || "<none>", revoked.length === 0 ? "<none>" : revoked.join(",")];
+}
+
+/** One object's row under columns(r, wide); `depth` indents a child under its parent (--tree). */
+export function cells(r: Resource, obj: GavelObject, wide: boolean, now: number, depth = 0): string[] {
+  const name = depth === 0 ? obj.metadata.name : `${"   ".repeat(depth - 1)}└─ ${obj.metadata.name}`;
+  switch (r.kind) {
+    case "Execution":
+      return executionCells(obj as Execution, name, wide, now);
+    case "Agent":
+      return agentCells(obj as Agent, name, wide, now);
+    case "GuardPolicy":
+      return guardPolicyCells(obj as GuardPolicy, name, wide, now);
+  }
+}
