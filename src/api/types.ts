@@ -298,6 +298,8 @@ export interface JudgeRawOutput {
   exitCode: number;
   stdoutBytes: number;
   truncated: boolean;
+  /** Why stdout holds stderr too, when the runtime could not keep them apart (a pod not run under gavel-launch). */
+  streamsMerged?: string;
 }
 
 export interface IterationRecord {

@@ -1,7 +1,7 @@
 // The objects the Execution reconciler creates: names are deterministic, everything is owned
 // by its Execution, judges mount the worker's claims read-only, results survive in a ConfigMap.
 import { describe, expect, it } from "vitest";
-import type { Agent, Execution } from "../api/types.js";
+import type { Agent, Execution, VolumeSpec } from "../api/types.js";
 import { LABELS } from "../runtime/kubernetes/pod-spec.js";
 import { INLINE_INPUT_LIMIT, SPAWN_ERROR_ANNOTATION, storedJudgeChild, validationJudgeChild } from "../children/child-executions.js";
 import { ENV_PAYLOAD_LIMIT, INPUT_ANNOTATION, MAX_PAYLOAD_BYTES } from "../children/workloads.js";
@@ -28,6 +28,7 @@ import {
   restoredClaimManifest,
   snapshotClassOf,
   snapshotError,
+  toolJudgeWorkspaceProblem,
   volumeSnapshotManifest,
 } from "./execution-pods.js";
 import type * as k8s from "@kubernetes/client-node";
@@ -106,6 +107,24 @@ describe("execution pods", () => {
     expect(judgeWorkspaces("demo", agent, "demo-i1-v0-j").copies).toEqual([]);
   });
 
+  it("tool-call judges of a ReadWriteOncePod volume judged by copy are refused up front, naming the fields; other strategies and modes pass", () => {
+    const rwo = { name: "workspace", mount_path: "/workspace" };
+    const rwop = { name: "solo", mount_path: "/solo", access_mode: "ReadWriteOncePod" as const };
+    const tool = { type: "semantic" as const, judge_agent: "j", criteria: "safe" };
+    const with_ = (strategy: Agent["spec"]["workspace_strategy"], volumes: VolumeSpec[], toolJudges = [tool]): Agent => ({
+      ...agent,
+      spec: { ...agent.spec, volumes, execution: { tool_validation: toolJudges }, ...(strategy !== undefined ? { workspace_strategy: strategy } : {}) },
+    });
+    expect(toolJudgeWorkspaceProblem(with_(undefined, [rwo, rwop]))).toBe(
+      "spec.volumes[1] (solo) is ReadWriteOncePod and its judges get copies (spec.workspace_strategy unset: copy, the default for ReadWriteOncePod): a copy can only be made once the worker's pod lets go of the claim, " +
+        "but the 1 spec.execution.tool_validation judge run while the worker waits on them; use access_mode ReadWriteOnce (shared or copy), or snapshot where the storage class has a VolumeSnapshotClass",
+    );
+    expect(toolJudgeWorkspaceProblem(with_("copy", [rwop], [tool, tool]))).toMatch(/^spec\.volumes\[0\] \(solo\) .*\(spec\.workspace_strategy: copy\).* the 2 spec\.execution\.tool_validation judges run/);
+    expect(toolJudgeWorkspaceProblem(with_("snapshot", [rwop]))).toBeUndefined();
+    expect(toolJudgeWorkspaceProblem(with_("copy", [rwo]))).toBeUndefined();
+    expect(toolJudgeWorkspaceProblem(with_(undefined, [rwop], []))).toBeUndefined();
+  });
+
   it("spec.workspace_strategy picks shared, snapshot or copy for every volume; shared ReadWriteOnce claims pin the judge to the worker's node", () => {
     const rwo = { name: "workspace", mount_path: "/workspace" };
     const rwx = { name: "data", mount_path: "/data", access_mode: "ReadWriteMany" as const };
@@ -177,6 +196,9 @@ describe("execution pods", () => {
     const small = resultConfigMaps(ex, "demo-i2", w);
     expect(small.map((c) => c.metadata?.name)).toEqual(["demo-i2-result"]);
     expect(workerResultOf(small[0]!)).toEqual(w);
+    // Why stdout holds stderr too (a pod not run under gavel-launch) is kept with it.
+    const merged = { ...w, streamsMerged: "stderr is merged into stdout: ..." };
+    expect(workerResultOf(resultConfigMaps(ex, "demo-i2", merged)[0]!)).toEqual(merged);
     // 3 MiB of multi-byte text: parts cut inside characters join back intact.
     const text = "é→".repeat(600 * 1024);
     const big = resultConfigMaps(ex, "demo-i2", { ...w, stdout: text });

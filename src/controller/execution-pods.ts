@@ -57,6 +57,28 @@ export function workspaceStrategy(volume: VolumeSpec, agent?: Agent): WorkspaceS
   return agent?.spec.workspace_strategy ?? (volume.access_mode === "ReadWriteOncePod" ? "copy" : "shared");
 }
 
+/**
+ * Why the worker's tool-call judges could not see its volumes while it runs, naming the fields;
+ * undefined when they can. A ReadWriteOncePod volume is attached to one pod at a time: a copy
+ * (the `copy` strategy, its default) can only be made once the worker's pod has let go of it,
+ * but `spec.execution.tool_validation` judges run while the worker waits on their decision, so
+ * each would wait out its deadline and block the call (ADR 0041).
+ */
+export function toolJudgeWorkspaceProblem(agent: Agent): string | undefined {
+  const judges = agent.spec.execution?.tool_validation ?? [];
+  if (judges.length === 0) return undefined;
+  const volumes = agent.spec.volumes ?? [];
+  const i = volumes.findIndex((v) => v.access_mode === "ReadWriteOncePod" && workspaceStrategy(v, agent) === "copy");
+  const v = volumes[i];
+  if (v === undefined) return undefined;
+  const how = agent.spec.workspace_strategy === undefined ? "spec.workspace_strategy unset: copy, the default for ReadWriteOncePod" : "spec.workspace_strategy: copy";
+  return (
+    `spec.volumes[${i}] (${v.name}) is ReadWriteOncePod and its judges get copies (${how}): a copy can only be made once the worker's pod lets go of the claim, ` +
+    `but the ${judges.length} spec.execution.tool_validation judge${judges.length === 1 ? "" : "s"} run while the worker waits on them; ` +
+    "use access_mode ReadWriteOnce (shared or copy), or snapshot where the storage class has a VolumeSnapshotClass"
+  );
+}
+
 /** One volume a judge gets as its own claim (a copy, or a snapshot's restore): the worker's claim it comes from, and the judge's. */
 export interface WorkspaceCopy {
   volume: VolumeSpec;
@@ -319,6 +341,7 @@ export function resultConfigMaps(execution: Execution, worker: string, w: Worker
       cancelled: String(w.cancelled),
       ...(parts.length > 0 ? { [STDOUT_PARTS]: descriptorText(describeParts(bytes)) } : { stdout: w.stdout }),
       stderr: w.stderr.slice(-4096),
+      ...(w.streamsMerged !== undefined ? { streamsMerged: w.streamsMerged } : {}),
       // Where the worker ran (its ReadWriteOnce claims are attached there): judges that share them run there too.
       ...(node !== undefined ? { node } : {}),
     },
@@ -340,7 +363,15 @@ export function workerResultOf(cm: k8s.V1ConfigMap, parts: readonly k8s.V1Config
   if (!Number.isInteger(iteration) || !Number.isInteger(exitCode)) return undefined;
   const described = resultPartsOf(cm);
   const stdout = described === undefined ? (d.stdout ?? "") : joinParts(outputPartsPrefix(cm.metadata?.name ?? ""), described, parts).toString("utf8");
-  return { iteration, exitCode, stdout, stderr: d.stderr ?? "", timedOut: d.timedOut === "true", cancelled: d.cancelled === "true" };
+  return {
+    iteration,
+    exitCode,
+    stdout,
+    stderr: d.stderr ?? "",
+    timedOut: d.timedOut === "true",
+    cancelled: d.cancelled === "true",
+    ...(d.streamsMerged !== undefined ? { streamsMerged: d.streamsMerged } : {}),
+  };
 }
 
 /** How a pod that will not run again ended: exit code, deadline, or why it can never start. */

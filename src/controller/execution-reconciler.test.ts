@@ -18,5 +18,8 @@ describe("kubernetesEvent", () => {
     expect(kubernetesEvent(ex, "validator.result", { passed: false }, now, 0).type).toBe("Warning");
     expect(kubernetesEvent(ex, "judge.finished", { rejection: "timed_out" }, now, 0)).toMatchObject({ type: "Warning", reason: "JudgeFinished" });
     expect(kubernetesEvent(ex, "worker.finished", { out: "x".repeat(5000) }, now, 0).message).toHaveLength(1024);
+    expect(kubernetesEvent(ex, "worker.finished", { exitCode: 0 }, now, 0).type).toBe("Normal");
+    // A worker whose stderr is merged into stdout: a Warning, saying why (an anchored regex may fail on a log line).
+    expect(kubernetesEvent(ex, "worker.finished", { exitCode: 0, streamsMerged: "stderr is merged into stdout: ..." }, now, 0)).toMatchObject({ type: "Warning", reason: "WorkerFinished" });
   });
 });

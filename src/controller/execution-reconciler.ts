@@ -48,6 +48,7 @@ import {
   copyClaimManifest,
   judgePod,
   judgeWorkspaces,
+  toolJudgeWorkspaceProblem,
   keepPodUntil,
   onNode,
   podEnd,
@@ -326,7 +327,8 @@ export class ExecutionReconciler {
 
   /**
    * Why a run that has not started yet must not start now, as the reconcile's result: no gate
-   * can decide its tool calls (fail closed), or its judges cannot get its volumes by snapshot.
+   * can decide its tool calls (fail closed), or its judges cannot get its volumes (by snapshot,
+   * or, for its tool-call judges, a copy of a ReadWriteOncePod volume the worker holds).
    * Undefined when it may go on (or has already started).
    */
   private async holdBeforeStart(ex: Execution, agent: Agent, unguarded: string | undefined): Promise<{ requeueAfterMs?: number } | undefined> {
@@ -337,9 +339,8 @@ export class ExecutionReconciler {
       await this.writeStatus(ex, waiting.status);
       return waiting.requeueAfterMs === undefined ? {} : { requeueAfterMs: waiting.requeueAfterMs };
     }
-    if (agent.spec.workspace_strategy !== "snapshot") return undefined;
     // Refused before any pod starts: the worker would run for judges that cannot get its volumes.
-    const problem = await this.snapshotProblem(agent);
+    const problem = toolJudgeWorkspaceProblem(agent) ?? (agent.spec.workspace_strategy === "snapshot" ? await this.snapshotProblem(agent) : undefined);
     return problem === undefined ? undefined : this.refuse(ex, "WorkspaceStrategyUnsupported", problem);
   }
 
@@ -621,8 +622,8 @@ export class ExecutionReconciler {
     if (end === undefined) return observed;
     if (end.stuck !== undefined) return { ...observed, stuck: `the judge pod cannot start: ${end.stuck}` };
     // stdout apart from stderr when the pod ran under gavel-launch; else the merged log.
-    const { stdout, stderr } = await this.podLog(namespace, podName);
-    return { ...observed, end: { exitCode: end.exitCode, stdout, stderr, timedOut: end.timedOut } };
+    const streams = await this.podLog(namespace, podName);
+    return { ...observed, end: { exitCode: end.exitCode, ...streams, timedOut: end.timedOut } };
   }
 
   /** Writes a judge child's final status, counts it once, and retires its pod. */
@@ -996,7 +997,9 @@ export function kubernetesEvent(ex: Execution, type: string, data: Record<string
   const bad =
     (type === "execution.phase" && ["Failed", "TimedOut", "Cancelled"].includes(String(data.phase))) ||
     (type === "validator.result" && data.passed === false) ||
-    (type === "judge.finished" && data.rejection !== undefined);
+    (type === "judge.finished" && data.rejection !== undefined) ||
+    // stdout holds stderr too: a regex or a judge reading it may see log lines (declare spec.runtime.command).
+    (type === "worker.finished" && data.streamsMerged !== undefined);
   const message = JSON.stringify(data);
   return {
     metadata: { name: `${ex.metadata.name}.${now.getTime().toString(16)}${seq.toString(16)}`.slice(0, 253), namespace: ns(ex) },

@@ -25,6 +25,8 @@ export interface JudgeWorkloadEnd {
   stderr?: string;
   timedOut: boolean;
   cancelled?: boolean;
+  /** Set when stderr could not be kept apart from stdout: why (kept in the child's rawOutput). */
+  streamsMerged?: string;
 }
 
 /** What a driver observed of one judge child. */

@@ -45,6 +45,8 @@ export interface WorkerObservation {
   stderr: string;
   timedOut: boolean;
   cancelled: boolean;
+  /** Set when the driver could not keep stderr apart from stdout (a Kubernetes pod not run under gavel-launch): why. */
+  streamsMerged?: string;
 }
 
 /** A file a validator needs: from the worker's workspace volumes, or from the agent's image. */
@@ -241,7 +243,7 @@ export function decide(ctx: EngineContext, state: EngineState, now: number): Eng
     }
     const w = state.worker;
     record.exitCode = w.exitCode;
-    actions.push(event("worker.finished", { iteration: record.number, exitCode: w.exitCode, timedOut: w.timedOut }));
+    actions.push(event("worker.finished", { iteration: record.number, exitCode: w.exitCode, timedOut: w.timedOut, ...(w.streamsMerged !== undefined ? { streamsMerged: w.streamsMerged } : {}) }));
     if (w.timedOut || w.cancelled) {
       const why = w.timedOut
         ? `the worker ran past its iteration deadline of ${iterationTimeoutSeconds(ctx.agent)}s and was killed`
@@ -373,7 +375,7 @@ function runValidator(
       return validateExitCode(spec, w.exitCode, w.stderr);
     case "regex": {
       const path = regexTargetPath(spec);
-      if (path === undefined) return validateRegex(spec, { ok: true, content: w.stdout });
+      if (path === undefined) return validateRegex(spec, { ok: true, content: w.stdout }, w.streamsMerged);
       const files = need(state, iteration, k, [{ key: fileKey("workspace", path), path, from: "workspace" }], actions);
       return files === undefined ? undefined : validateRegex(spec, files[0] as FileContent);
     }

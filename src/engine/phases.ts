@@ -44,10 +44,17 @@ function tail(text: string, max: number): { text: string; cut: boolean } {
 }
 
 /** What a judge run printed, bounded for its status. */
-export function rawOutputOf(end: { stdout: string; stderr?: string; exitCode: number }): JudgeRawOutput {
+export function rawOutputOf(end: { stdout: string; stderr?: string; exitCode: number; streamsMerged?: string }): JudgeRawOutput {
   const out = tail(end.stdout, RAW_STDOUT_BYTES);
   const err = tail(end.stderr ?? "", RAW_STDERR_BYTES);
-  return { stdout: out.text, stderr: err.text, exitCode: end.exitCode, stdoutBytes: Buffer.byteLength(end.stdout), truncated: out.cut || err.cut };
+  return {
+    stdout: out.text,
+    stderr: err.text,
+    exitCode: end.exitCode,
+    stdoutBytes: Buffer.byteLength(end.stdout),
+    truncated: out.cut || err.cut,
+    ...(end.streamsMerged !== undefined ? { streamsMerged: end.streamsMerged } : {}),
+  };
 }
 
 /**

@@ -3,9 +3,11 @@
 // ConfigMap the controller keeps in the namespace, so an anchored regex on a worker's stdout and a judge's verdict never see stderr,
 // and both streams are kept (the worker's stored result, the judge's rawOutput). The programs
 // are plain `sh` on gavel's base image, declared with the Agent's runtime.command: any image
-// whose program is declared works the same way.
+// whose program is declared works the same way. An image whose program gavel does not know
+// keeps the merged log, and says so where a reader of stdout would be misled (ADR 0041).
 import * as k8s from "@kubernetes/client-node";
 import { beforeAll, describe, expect, it } from "vitest";
+import { eventually } from "../harness/eventually.js";
 import { useCluster, type Cluster } from "../harness/cluster.js";
 import { executionsIn, type Executions } from "../harness/executions.js";
 import { ChartController } from "../harness/gavel-chart.js";
@@ -100,4 +102,36 @@ describe("stdout apart from stderr on the cluster", () => {
     const log = await core.readNamespacedPodLog({ name: "gavel-streams-i1-ex", namespace: runs.namespace, container: "main" });
     expect(log).toContain("RESULT=ok\n");
   }, 180_000);
+
+  it("a worker image whose program gavel does not know keeps the merged log: a failing anchored regex and the worker's Event say why", async () => {
+    // example-k8s-worker's program is its image's CMD, declared nowhere gavel reads; with no
+    // workspace volume it fails writing /workspace/runs.log, its stack trace on stderr.
+    await runs.apply(`
+apiVersion: 100monkeys.ai/v1
+kind: Agent
+metadata: { name: streams-unknown }
+spec:
+  runtime: { image: "gavel/example-k8s-worker:dev", pull_policy: Never }
+  security: { network: { mode: none } }
+  execution: { mode: one-shot, max_iterations: 1, validation: [{ type: regex, pattern: '^\\{"status".*\\}$' }] }
+---
+apiVersion: 100monkeys.ai/v1
+kind: Execution
+metadata: { name: streams-unknown }
+spec: { agentRef: { name: streams-unknown } }
+`);
+    const ex = await runs.final("streams-unknown");
+    const regex = ex.status?.iterations?.[0]?.validators?.[0];
+    expect(ex.status?.phase).toBe("Failed");
+    expect(regex?.reasoning).toMatch(/^stdout does not match .* \(stderr is merged into stdout: gavel does not know the program of image gavel\/example-k8s-worker:dev .*declare spec\.runtime\.command/);
+    const result = await core.readNamespacedConfigMap({ name: "streams-unknown-i1-result", namespace: runs.namespace });
+    expect(result.data?.stdout).toMatch(/Error: E[A-Z]+/); // the stack trace, written to stderr
+    expect(result.data?.streamsMerged).toBe(regex?.reasoning?.replace(/^.*? \((.*)\)$/, "$1"));
+    const finished = await eventually(async () => {
+      const list = await core.listNamespacedEvent({ namespace: runs.namespace, fieldSelector: "involvedObject.name=streams-unknown,reason=WorkerFinished" });
+      return list.items[0];
+    }, 10_000, "streams-unknown's WorkerFinished event");
+    expect(finished.type).toBe("Warning");
+    expect(finished.message).toContain("stderr is merged into stdout");
+  }, 120_000);
 });

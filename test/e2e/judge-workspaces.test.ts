@@ -4,7 +4,8 @@
 // worker's claim), reads the worker's report from it, and its write is refused with EROFS; the
 // worker's files are unchanged afterwards. `shared`: the judge mounts the worker's ReadWriteOnce
 // claim, pinned to the worker's node. `snapshot`: this cluster has no CSI snapshotter, so it is
-// refused before any pod starts, naming spec.workspace_strategy.
+// refused before any pod starts, naming spec.workspace_strategy; so are tool-call judges that
+// would need a copy of a ReadWriteOncePod volume while the worker holds it (ADR 0041).
 import { readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import * as k8s from "@kubernetes/client-node";
@@ -182,5 +183,31 @@ describe("judge workspaces on the cluster: the copy, shared and snapshot strateg
     expect(accepted?.message).toMatch(/^spec\.workspace_strategy: snapshot cannot serve volume workspace \(StorageClass local-path, driver rancher\.io\/local-path\): the VolumeSnapshot API \(snapshot\.storage\.k8s\.io\/v1\) is not installed/);
     expect(await runs.podsOf("rwo-snapshot")).toEqual([]);
     expect(ex.status?.startTime).toBeUndefined();
+  }, 90_000);
+
+  it("tool-call judges of a ReadWriteOncePod workspace judged by copy are refused before any pod starts, naming the fields", async () => {
+    await runs.apply(`
+apiVersion: 100monkeys.ai/v1
+kind: Agent
+metadata: { name: rwop-tool-writer }
+spec:
+  runtime: { image: "gavel/example-k8s-worker:dev", pull_policy: Never }
+  security: { network: { mode: none } }
+  volumes: [{ name: workspace, mount_path: /workspace, size: 16Mi, access_mode: ReadWriteOncePod }]
+  execution: { mode: one-shot, tool_validation: [{ type: semantic, judge_agent: ${JUDGES[0] ?? ""}, criteria: "safe" }] }
+---
+apiVersion: 100monkeys.ai/v1
+kind: Execution
+metadata: { name: rwop-tool }
+spec: { agentRef: { name: rwop-tool-writer } }
+`);
+    const ex = await runs.final("rwop-tool", 60_000);
+    expect(ex.status?.phase).toBe("Failed");
+    const accepted = ex.status?.conditions?.find((c) => c.type === "Accepted");
+    expect(accepted).toMatchObject({ status: "False", reason: "WorkspaceStrategyUnsupported" });
+    expect(accepted?.message).toMatch(/^spec\.volumes\[0\] \(workspace\) is ReadWriteOncePod and its judges get copies .* spec\.execution\.tool_validation judge run while the worker waits on them/);
+    expect(await runs.podsOf("rwop-tool")).toEqual([]);
+    const core = cluster.kc.makeApiClient(k8s.CoreV1Api);
+    expect((await core.listNamespacedPersistentVolumeClaim({ namespace: runs.namespace })).items.map((c) => c.metadata?.name)).not.toContain("rwop-tool-workspace");
   }, 90_000);
 });

@@ -19,6 +19,17 @@ describe("regex validator", () => {
     expect(r.reasoning).toContain("stdout does not match");
   });
 
+  it("a failing match on stdout that holds stderr too says why (the driver's note); a file target or a pass does not", () => {
+    const note = "stderr is merged into stdout: gavel does not know the program of image x";
+    const spec = { type: "regex" as const, pattern: "^RESULT=ok$" };
+    const r = validateRegex(spec, text("warning: slow disk\nRESULT=ok\n"), note);
+    expect(r.passed).toBe(false);
+    expect(r.reasoning).toBe(`stdout does not match /^RESULT=ok$/ (${note})`);
+    expect(r.signals?.[0]?.message).toBe(r.reasoning);
+    expect(validateRegex(spec, text("RESULT=ok\n"), note).reasoning).toBe("stdout matches /^RESULT=ok$/");
+    expect(validateRegex({ ...spec, target: "/w/out" }, text("no"), note).reasoning).toBe("/w/out does not match /^RESULT=ok$/");
+  });
+
   it("searches rather than matching the whole text; ^ and $ anchor the whole text unless (?m)", () => {
     expect(validateRegex({ type: "regex", pattern: "ok" }, text("all ok here")).passed).toBe(true);
     expect(validateRegex({ type: "regex", pattern: "^ok$" }, text("line\nok\n")).passed).toBe(false);

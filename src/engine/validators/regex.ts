@@ -59,8 +59,11 @@ export function regexTargetPath(spec: RegexValidatorSpec): string | undefined {
   return target === "stdout" ? undefined : target;
 }
 
-/** Searches stdout (or the target file's content, as read by the driver) for the pattern. */
-export function validateRegex(spec: RegexValidatorSpec, subject: FileContent): ValidatorOutcome {
+/**
+ * Searches stdout (or the target file's content, as read by the driver) for the pattern.
+ * `streamsMerged`: why the driver's stdout holds stderr too; a failing match on stdout says so.
+ */
+export function validateRegex(spec: RegexValidatorSpec, subject: FileContent, streamsMerged?: string): ValidatorOutcome {
   const compiled = compilePattern(spec.pattern);
   if (!compiled.ok) return deterministic(false, compiled.error);
   const where = regexTargetPath(spec) ?? "stdout";
@@ -69,7 +72,7 @@ export function validateRegex(spec: RegexValidatorSpec, subject: FileContent): V
   }
   const found = compiled.regex.matcher(trimTrailingNewline(subject.content)).find();
   if (found) return deterministic(true, `${where} matches /${spec.pattern}/`);
-  return deterministic(false, `${where} does not match /${spec.pattern}/`, [
-    { category: "regex", score: 0, message: `${where} does not match /${spec.pattern}/` },
-  ]);
+  const merged = where === "stdout" && streamsMerged !== undefined ? ` (${streamsMerged})` : "";
+  const message = `${where} does not match /${spec.pattern}/${merged}`;
+  return deterministic(false, message, [{ category: "regex", score: 0, message }]);
 }

@@ -3,7 +3,7 @@ import { execFileSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { FramedLogReader, podStreams, splitFramedLog, type Streams } from "./log-streams.js";
+import { FramedLogReader, mergedStreamsReason, podStreams, splitFramedLog, type Streams } from "./log-streams.js";
 
 const RS = "\x1e";
 const LAUNCHER = join(import.meta.dirname, "../../../dist/bin/gavel-launch");
@@ -37,7 +37,16 @@ describe("splitFramedLog", () => {
   it("splits only the logs of pods that ran under the launcher", () => {
     const framed = { metadata: { annotations: { "gavel.dev/log-streams": "framed" } } };
     expect(podStreams(framed, `a\n${RS}Eb\n`)).toEqual({ stdout: "a\n", stderr: "b\n" });
-    expect(podStreams({}, `a\n${RS}Eb\n`)).toEqual({ stdout: `a\n${RS}Eb\n`, stderr: "" });
+    expect(podStreams({}, `a\n${RS}Eb\n`)).toMatchObject({ stdout: `a\n${RS}Eb\n`, stderr: "" });
+  });
+
+  it("says why a log is merged: an image whose program gavel does not know, or no launcher", () => {
+    const bare = { spec: { containers: [{ name: "main", image: "python:3.12-slim" }] } };
+    expect(podStreams(bare, "x\n").streamsMerged).toMatch(/gavel does not know the program of image python:3\.12-slim .*declare spec\.runtime\.command/);
+    const unlaunched = { spec: { containers: [{ name: "main", image: "gavel/agent:dev", command: ["node", "main.js"] }] } };
+    expect(mergedStreamsReason(unlaunched)).toMatch(/ran without gavel-launch \(the controller has no launcher ConfigMap\)/);
+    expect(mergedStreamsReason(undefined)).toMatch(/pod is gone/);
+    expect(podStreams({ metadata: { annotations: { "gavel.dev/log-streams": "framed" } } }, "x\n").streamsMerged).toBeUndefined();
   });
 });
 

@@ -38,6 +38,8 @@ const RS = "\x1e";
 export interface Streams {
   stdout: string;
   stderr: string;
+  /** Set when they could not be kept apart (the pod did not run under gavel-launch): why stdout holds stderr too. */
+  streamsMerged?: string;
 }
 
 /**
@@ -98,7 +100,22 @@ export function isFramed(pod: k8s.V1Pod | undefined): boolean {
   return pod?.metadata?.annotations?.[LOG_STREAMS_ANNOTATION] === FRAMED;
 }
 
-/** The streams of a pod's log: split when the pod ran under the launcher, else all of it as stdout (stderr merged, ""). */
+/**
+ * Why a pod's log merges stderr into stdout: it did not run its program under gavel-launch.
+ * Kubernetes cannot say what an image's ENTRYPOINT is, so a program gavel does not know (no
+ * `spec.runtime.command`, no runtime table `command`, not an image gavel builds) runs bare.
+ */
+export function mergedStreamsReason(pod: k8s.V1Pod | undefined): string {
+  const main = pod?.spec?.containers[0];
+  if (main === undefined) return "the pod is gone, so its log cannot be told apart: stderr may be merged into stdout";
+  const image = main.image ?? "?";
+  if ((main.command ?? []).length === 0) {
+    return `stderr is merged into stdout: gavel does not know the program of image ${image} (no spec.runtime.command, no command in its runtime table entry, not an image gavel builds), so its pod ran it without gavel-launch; declare spec.runtime.command to keep them apart`;
+  }
+  return `stderr is merged into stdout: the pod of image ${image} ran without gavel-launch (the controller has no launcher ConfigMap)`;
+}
+
+/** The streams of a pod's log: split when the pod ran under the launcher, else all of it as stdout (stderr merged, "", and why). */
 export function podStreams(pod: k8s.V1Pod | undefined, log: string): Streams {
-  return isFramed(pod) ? splitFramedLog(log) : { stdout: log, stderr: "" };
+  return isFramed(pod) ? splitFramedLog(log) : { stdout: log, stderr: "", streamsMerged: mergedStreamsReason(pod) };
 }
