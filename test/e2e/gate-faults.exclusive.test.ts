@@ -15,6 +15,7 @@ import { decodeReply } from "../../src/transport/codec.js";
 import { inboxPrefix, toolCallSubject } from "../../src/transport/subjects.js";
 import { DECISION_STREAM, DECISION_SUBJECT_PREFIX, type ToolCallRecord } from "../../src/transport/tool-call-store.js";
 import { eventually, useCluster, type Cluster } from "../harness/cluster.js";
+import { executionYaml } from "../harness/example-worker.js";
 import { executionsIn, workerCredentials, type Executions } from "../harness/executions.js";
 import { ChartController, RELEASE_NAMESPACE } from "../harness/gavel-chart.js";
 
@@ -105,15 +106,7 @@ spec:
       - type: exit_code
         expected: 0
 `;
-const executionYaml = (name: string) => `
-apiVersion: 100monkeys.ai/v1
-kind: Execution
-metadata:
-  name: ${name}
-spec:
-  agentRef:
-    name: faulty-worker
-`;
+const faultyRun = (name: string) => executionYaml(name, "faulty-worker");
 
 /** The calls the worker makes, as the store must end up holding them. */
 const EXPECTED = [
@@ -239,7 +232,7 @@ describe("the gate decides every tool call once under faults (chart-installed co
 
   it("the controller SIGKILLed while a call waits on its judge: one judge child, one decision, the run succeeds", async () => {
     const watch = await watchRecords("kill-1");
-    await ex.apply(executionYaml("kill-1"));
+    await ex.apply(faultyRun("kill-1"));
     const child = await judgeRunning("kill-1");
     const killedAt = Date.now();
     await controller.kill();
@@ -255,7 +248,7 @@ describe("the gate decides every tool call once under faults (chart-installed co
   }, 420_000);
 
   it("NATS restarted while a call waits on its judge: the waiting proposal is decided once and the run succeeds", async () => {
-    await ex.apply(executionYaml("nats-1"));
+    await ex.apply(faultyRun("nats-1"));
     const child = await judgeRunning("nats-1");
     const deletedAt = Date.now();
     const del = await cluster.kubectl(["delete", "pod", "-n", RELEASE_NAMESPACE, "gavel-nats-0", "--wait=false"]);
@@ -274,7 +267,7 @@ describe("the gate decides every tool call once under faults (chart-installed co
     await controller.configure(["--set", "replicas=2"]);
     await controller.ready(2);
     const watch = await watchRecords("pair-1");
-    await ex.apply(executionYaml("pair-1"));
+    await ex.apply(faultyRun("pair-1"));
     await judgeRunning("pair-1");
 
     // While the judged call waits: bad input with pair-1's own credential, at the gates of both replicas.

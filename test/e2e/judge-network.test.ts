@@ -7,6 +7,7 @@
 import * as k8s from "@kubernetes/client-node";
 import { beforeAll, describe, expect, it } from "vitest";
 import { eventually, useCluster, type Cluster } from "../harness/cluster.js";
+import { commandJudgeYaml, executionYaml, oneShotWorkerYaml, semanticValidation } from "../harness/example-worker.js";
 import { executionsIn, type Executions } from "../harness/executions.js";
 import { ChartController } from "../harness/gavel-chart.js";
 
@@ -14,72 +15,14 @@ import { ChartController } from "../harness/gavel-chart.js";
 // report of its IP to the API server; see network-policy.sh). Exit 0 only when it connected.
 const PROBE = `let n=0;const t=()=>{n++;const s=require('net').connect({host:process.argv[1],port:8080,timeout:2500});s.on('connect',()=>{console.log('connected');s.destroy();if(n>=3)process.exit(0);setTimeout(t,1000)});const bad=(why)=>{console.log(why);s.destroy();if(n>=3)process.exit(1);setTimeout(t,1000)};s.on('timeout',()=>bad('timeout'));s.on('error',(e)=>bad(e.code))};t()`;
 
+/** A command judge with `network` (the lines under security.network). */
 function judgeYaml(name: string, network: string): string {
-  return `
-apiVersion: 100monkeys.ai/v1
-kind: Agent
-metadata:
-  name: ${name}
-  labels:
-    role: judge
-spec:
-  runtime:
-    image: gavel/command-judge:dev
-    pull_policy: Never
-  input_schema:
-    type: object
-    properties:
-      criteria: { type: string }
-      worker_mounts: { type: array, items: { type: string } }
-  tools:
-    - name: cmd.run
-      allowlist: ["node"]
-  security:
-    network:
-${network}
-    resources:
-      timeout: "60s"
-  execution:
-    mode: one-shot
-`;
+  return commandJudgeYaml(name, { network });
 }
 
 /** A worker judged by `judge`, whose criteria run the probe against `host`. */
 function runYaml(name: string, judge: string, host: string): string {
-  return `
-apiVersion: 100monkeys.ai/v1
-kind: Agent
-metadata:
-  name: ${name}-worker
-spec:
-  runtime:
-    image: gavel/example-k8s-worker:dev
-    pull_policy: Never
-  security:
-    network:
-      mode: none
-  volumes:
-    - name: workspace
-      mount_path: /workspace
-      size: 16Mi
-  execution:
-    mode: one-shot
-    validation:
-      - type: semantic
-        judge_agent: ${judge}
-        criteria: |
-          run: node -e "${PROBE}" ${host}
-        min_score: 1.0
----
-apiVersion: 100monkeys.ai/v1
-kind: Execution
-metadata:
-  name: ${name}
-spec:
-  agentRef:
-    name: ${name}-worker
-  input: {}
-`;
+  return `${oneShotWorkerYaml(`${name}-worker`, semanticValidation(judge, `node -e "${PROBE}" ${host}`))}---${executionYaml(name, `${name}-worker`, {})}`;
 }
 
 /** A TCP server pod answering on 8080 and a headless Service naming it. */

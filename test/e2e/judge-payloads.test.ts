@@ -8,6 +8,7 @@ import { createHash } from "node:crypto";
 import * as k8s from "@kubernetes/client-node";
 import { beforeAll, describe, expect, it } from "vitest";
 import { useCluster, type Cluster } from "../harness/cluster.js";
+import { commandJudgeYaml, executionYaml, oneShotWorkerYaml, semanticValidation } from "../harness/example-worker.js";
 import { executionsIn, type Executions } from "../harness/executions.js";
 import { ChartController } from "../harness/gavel-chart.js";
 
@@ -23,68 +24,11 @@ function workerOutput(bytes: number): string {
 // output's size and hash and where it came from; exits 0 only when the hash is argv[1].
 const CHECK = `const fs=require('fs'),d=process.env.GAVEL_INPUT_DIR;const b=d?Buffer.concat(fs.readdirSync(d).filter(n=>!n.startsWith('.')).sort().map(n=>fs.readFileSync(d+'/'+n))):Buffer.from(process.env.GAVEL_INPUT||'');const o=JSON.parse(b.toString()).output;const h=require('crypto').createHash('sha256').update(o).digest('hex');console.log(Buffer.byteLength(o),h,d?'dir':'env');process.exit(h===process.argv[1]?0:1)`;
 
+/** A command judge checking the payload's output hash, a worker writing `outputBytes` judged by it, and its Execution. */
 function yaml(name: string, outputBytes: number, sha256: string): string {
-  return `
-apiVersion: 100monkeys.ai/v1
-kind: Agent
-metadata:
-  name: ${name}-judge
-  labels:
-    role: judge
-spec:
-  runtime:
-    image: gavel/command-judge:dev
-    pull_policy: Never
-  input_schema:
-    type: object
-    properties:
-      output: { type: string }
-      criteria: { type: string }
-      worker_mounts: { type: array, items: { type: string } }
-  tools:
-    - name: cmd.run
-      allowlist: ["node"]
-  security:
-    network:
-      mode: none
-    resources:
-      timeout: "90s"
-  execution:
-    mode: one-shot
----
-apiVersion: 100monkeys.ai/v1
-kind: Agent
-metadata:
-  name: ${name}-worker
-spec:
-  runtime:
-    image: gavel/example-k8s-worker:dev
-    pull_policy: Never
-  security:
-    network:
-      mode: none
-  volumes:
-    - name: workspace
-      mount_path: /workspace
-      size: 16Mi
-  execution:
-    mode: one-shot
-    validation:
-      - type: semantic
-        judge_agent: ${name}-judge
-        criteria: |
-          run: node -e "${CHECK}" ${sha256}
-        min_score: 1.0
----
-apiVersion: 100monkeys.ai/v1
-kind: Execution
-metadata:
-  name: ${name}
-spec:
-  agentRef:
-    name: ${name}-worker
-  input: { output_bytes: ${outputBytes} }
-`;
+  const judge = commandJudgeYaml(`${name}-judge`, { timeout: "90s", output: true });
+  const worker = oneShotWorkerYaml(`${name}-worker`, semanticValidation(`${name}-judge`, `node -e "${CHECK}" ${sha256}`));
+  return `${judge}---${worker}---${executionYaml(name, `${name}-worker`, { output_bytes: outputBytes })}`;
 }
 
 describe("judge payloads on the cluster", () => {

@@ -7,6 +7,7 @@ import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { useCluster, type Cluster } from "../harness/cluster.js";
+import { executionYaml, oneShotWorkerYaml, semanticValidation } from "../harness/example-worker.js";
 import { executionsIn, type Executions } from "../harness/executions.js";
 import { ChartController } from "../harness/gavel-chart.js";
 import { REPO_DIR } from "../harness/paths.js";
@@ -34,37 +35,7 @@ describe("reference judge manifests on the cluster", () => {
   });
 
   it("each reference judge (Python 3.11 runtime) returns its verdict to the Execution", async () => {
-    await runs.apply(`
-apiVersion: 100monkeys.ai/v1
-kind: Agent
-metadata:
-  name: py-writer
-spec:
-  runtime:
-    image: gavel/example-k8s-worker:dev
-    pull_policy: Never
-  task:
-    instruction: Write add(a, b) in Python.
-  security:
-    network:
-      mode: none
-  volumes:
-    - name: workspace
-      mount_path: /workspace
-      size: 16Mi
-  execution:
-    mode: one-shot
-    validation:
-${REFERENCE_VALIDATION}---
-apiVersion: 100monkeys.ai/v1
-kind: Execution
-metadata:
-  name: ref-judges
-spec:
-  agentRef:
-    name: py-writer
-  input: {}
-`);
+    await runs.apply(`${oneShotWorkerYaml("py-writer", REFERENCE_VALIDATION, { task: "Write add(a, b) in Python." })}---${executionYaml("ref-judges", "py-writer", {})}`);
     const ex = await runs.final("ref-judges");
     expect(ex.status?.phase, JSON.stringify(ex.status)).toBe("Succeeded");
     const children = ex.status?.children ?? [];
@@ -77,37 +48,7 @@ spec:
   });
 
   it("a judge printing garbage is rejected and its raw output is kept in the child's status", async () => {
-    await runs.apply(`
-apiVersion: 100monkeys.ai/v1
-kind: Agent
-metadata:
-  name: garbage-writer
-spec:
-  runtime:
-    image: gavel/example-k8s-worker:dev
-    pull_policy: Never
-  security:
-    network:
-      mode: none
-  volumes:
-    - name: workspace
-      mount_path: /workspace
-      size: 16Mi
-  execution:
-    mode: one-shot
-    validation:
-      - type: semantic
-        judge_agent: garbage-judge
----
-apiVersion: 100monkeys.ai/v1
-kind: Execution
-metadata:
-  name: ref-garbage
-spec:
-  agentRef:
-    name: garbage-writer
-  input: {}
-`);
+    await runs.apply(`${oneShotWorkerYaml("garbage-writer", semanticValidation("garbage-judge"))}---${executionYaml("ref-garbage", "garbage-writer", {})}`);
     const ex = await runs.final("ref-garbage");
     expect(ex.status?.phase).toBe("Failed");
     const child = await runs.get(ex.status?.children?.[0]?.name ?? "");
@@ -129,37 +70,7 @@ spec:
     version: "3.12"
   execution:
     mode: one-shot
----
-apiVersion: 100monkeys.ai/v1
-kind: Agent
-metadata:
-  name: py312-writer
-spec:
-  runtime:
-    image: gavel/example-k8s-worker:dev
-    pull_policy: Never
-  security:
-    network:
-      mode: none
-  volumes:
-    - name: workspace
-      mount_path: /workspace
-      size: 16Mi
-  execution:
-    mode: one-shot
-    validation:
-      - type: semantic
-        judge_agent: py312-judge
----
-apiVersion: 100monkeys.ai/v1
-kind: Execution
-metadata:
-  name: ref-py312
-spec:
-  agentRef:
-    name: py312-writer
-  input: {}
-`);
+---${oneShotWorkerYaml("py312-writer", semanticValidation("py312-judge"))}---${executionYaml("ref-py312", "py312-writer", {})}`);
     const ex = await runs.final("ref-py312");
     expect(ex.status?.phase).toBe("Failed");
     const ref = ex.status?.children?.[0];

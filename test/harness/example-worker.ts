@@ -45,7 +45,8 @@ export const QUICK_WRITER_VALIDATION = `
         min_score: 1.0
         timeout_seconds: 60`;
 
-export function executionYaml(name: string, agent: string, input: Record<string, unknown>, timeoutSeconds?: number): string {
+/** An Execution of `agent`; `input` and `timeoutSeconds` only when given. */
+export function executionYaml(name: string, agent: string, input?: Record<string, unknown>, timeoutSeconds?: number): string {
   return `
 apiVersion: 100monkeys.ai/v1
 kind: Execution
@@ -54,6 +55,80 @@ metadata:
 spec:
   agentRef:
     name: ${agent}
-  input: ${JSON.stringify(input)}
-${timeoutSeconds !== undefined ? `  timeoutSeconds: ${timeoutSeconds}\n` : ""}`;
+${input !== undefined ? `  input: ${JSON.stringify(input)}\n` : ""}${timeoutSeconds !== undefined ? `  timeoutSeconds: ${timeoutSeconds}\n` : ""}`;
+}
+
+/**
+ * A one-shot Agent of the example worker image: no network, one 16Mi workspace, the given
+ * validators (YAML lines under validation:). `spec` lines go under spec (e.g.
+ * workspace_strategy), `task` is its instruction.
+ */
+export function oneShotWorkerYaml(name: string, validation: string, opts: { task?: string; spec?: string } = {}): string {
+  return `
+apiVersion: 100monkeys.ai/v1
+kind: Agent
+metadata:
+  name: ${name}
+spec:
+  runtime:
+    image: ${WORKER_IMAGE}
+    pull_policy: Never
+${opts.task !== undefined ? `  task:\n    instruction: ${opts.task}\n` : ""}  security:
+    network:
+      mode: none
+${opts.spec ?? ""}  volumes:
+    - name: workspace
+      mount_path: /workspace
+      size: 16Mi
+  execution:
+    mode: one-shot
+    validation:
+${validation.replace(/^\n/, "").trimEnd()}
+`;
+}
+
+/** One semantic validator by `judge`; with `run`, its criteria are that command line and min_score is 1.0. */
+export function semanticValidation(judge: string, run?: string): string {
+  const criteria = run === undefined ? "" : `
+        criteria: |
+          run: ${run}
+        min_score: 1.0`;
+  return `
+      - type: semantic
+        judge_agent: ${judge}${criteria}`;
+}
+
+/**
+ * A command judge (gavel/command-judge:dev) that may run node, one-shot. `network` is the
+ * YAML lines under security.network (default none); `output` adds the worker's output to
+ * its input_schema (the payload then carries it).
+ */
+export function commandJudgeYaml(name: string, opts: { network?: string; timeout?: string; output?: boolean } = {}): string {
+  return `
+apiVersion: 100monkeys.ai/v1
+kind: Agent
+metadata:
+  name: ${name}
+  labels:
+    role: judge
+spec:
+  runtime:
+    image: gavel/command-judge:dev
+    pull_policy: Never
+  input_schema:
+    type: object
+    properties:
+${opts.output === true ? "      output: { type: string }\n" : ""}      criteria: { type: string }
+      worker_mounts: { type: array, items: { type: string } }
+  tools:
+    - name: cmd.run
+      allowlist: ["node"]
+  security:
+    network:
+${opts.network ?? "      mode: none"}
+    resources:
+      timeout: "${opts.timeout ?? "60s"}"
+  execution:
+    mode: one-shot
+`;
 }

@@ -23,6 +23,7 @@ import { ToolCallClient } from "../../src/transport/tool-call-client.js";
 import { DECISION_STREAM, DECISION_SUBJECT_PREFIX, type ToolCallRecord } from "../../src/transport/tool-call-store.js";
 import { startControlPlane, type ControlPlane } from "../harness/control-plane.js";
 import { startNats, type NatsServer } from "../harness/nats.js";
+import { executionYaml } from "../harness/example-worker.js";
 import { REPO_DIR } from "../harness/paths.js";
 import { eventually as poll, sleep, type Answer } from "../harness/eventually.js";
 import { messageOf } from "../../src/errors.js";
@@ -90,15 +91,6 @@ spec:
       enforcementAction: dryrun
 `;
 
-const executionYaml = (name: string, agent: string, timeout?: number) => `
-apiVersion: 100monkeys.ai/v1
-kind: Execution
-metadata:
-  name: ${name}
-spec:
-  agentRef:
-    name: ${agent}
-${timeout !== undefined ? `  timeoutSeconds: ${timeout}\n` : ""}`;
 
 describe("the tool-call gate in gavel controller (real kube-apiserver, real nats-server)", () => {
   let cp: ControlPlane;
@@ -476,7 +468,7 @@ spec:
     const lone = await cp.createNamespace("nogate");
     controller("no-nats", ["-n", lone, "--controller-namespace", lone]);
     // One that waits (its deadline is what max_iterations allows) and one whose own deadline is 6 s.
-    const manifests = agentYaml("editor") + "---" + executionYaml("waiting", "editor") + "---" + executionYaml("blind", "editor", 6);
+    const manifests = agentYaml("editor") + "---" + executionYaml("waiting", "editor") + "---" + executionYaml("blind", "editor", undefined, 6);
     expect((await cp.kubectl(["apply", "-n", lone, "-f", "-"], { stdin: manifests })).code).toBe(0);
     const pending = await eventually(async () => {
       const ex = await execution(lone, "waiting");
