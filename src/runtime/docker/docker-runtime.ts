@@ -9,7 +9,7 @@ import { OUTPUT_CAP_BYTES } from "../workload.js";
 import { CappedDemuxer } from "./capped-demux.js";
 import { LABELS, MANAGED_BY, containerConfig, containerName, specProblem, userFor } from "./container-config.js";
 import { READER_MISSING, volumeReader } from "../file-reader.js";
-import { messageOf } from "../../errors.js";
+import { httpStatusOf, messageOf } from "../../errors.js";
 
 /** How a DockerRuntime is set up; everything has a default that works on this machine. */
 export interface DockerRuntimeOptions {
@@ -29,16 +29,6 @@ export interface DockerRuntimeOptions {
 export class DockerRuntimeError extends Error {
   override readonly name = "DockerRuntimeError";
 }
-
-interface DockerApiError {
-  statusCode?: number;
-  message?: string;
-}
-
-function statusOf(err: unknown): number | undefined {
-  return typeof err === "object" && err !== null ? (err as DockerApiError).statusCode : undefined;
-}
-
 
 /** Runs workloads as Docker containers. */
 export class DockerRuntime implements WorkloadRuntime {
@@ -78,7 +68,7 @@ export class DockerRuntime implements WorkloadRuntime {
     try {
       container = await this.docker.createContainer(options);
     } catch (err) {
-      const status = statusOf(err);
+      const status = httpStatusOf(err);
       const hint =
         status === 404 ? ` (image ${spec.image} is not on this engine: build it, e.g. make images)` :
         status === 409 ? ` (a container named ${name} already exists)` : "";
@@ -142,7 +132,7 @@ async function removeQuietly(container: Docker.Container): Promise<void> {
     await container.remove({ force: true, v: true });
   } catch (err) {
     // 404: already gone; 409: removal already in progress. Both mean nothing is left to do.
-    const status = statusOf(err);
+    const status = httpStatusOf(err);
     if (status !== 404 && status !== 409) throw err;
   }
 }
@@ -243,7 +233,7 @@ class DockerWorkload implements WorkloadHandle {
       () => undefined,
       (err: unknown) => {
         // 409/304/404: it had already exited on its own; it was neither stopped nor timed out.
-        const status = statusOf(err);
+        const status = httpStatusOf(err);
         if (status === 409 || status === 304 || status === 404) this.killReason = undefined;
         else throw err;
       },

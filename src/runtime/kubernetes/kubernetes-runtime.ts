@@ -33,7 +33,7 @@ import {
   userFor,
 } from "./pod-spec.js";
 import { READER_MISSING, volumeReader } from "../file-reader.js";
-import { messageOf } from "../../errors.js";
+import { httpStatusOf, messageOf } from "../../errors.js";
 
 /** How a KubernetesRuntime is set up. */
 export interface KubernetesRuntimeOptions {
@@ -61,11 +61,6 @@ export class KubernetesRuntimeError extends Error {
   override readonly name = "KubernetesRuntimeError";
 }
 
-function codeOf(err: unknown): number | undefined {
-  if (typeof err !== "object" || err === null) return undefined;
-  const code = (err as { code?: unknown }).code;
-  return typeof code === "number" ? code : undefined;
-}
 
 
 /** The exit code reported for a pod that was deleted before it finished (as SIGKILL would). */
@@ -122,7 +117,7 @@ export class KubernetesRuntime implements WorkloadRuntime {
       await core.createNamespacedPod({ namespace, body: podManifest(input) });
     } catch (err) {
       if (withStdin) await deleteConfigMap(this.cluster, name);
-      const hint = codeOf(err) === 409 ? ` (a pod or ConfigMap named ${name} already exists)` : "";
+      const hint = httpStatusOf(err) === 409 ? ` (a pod or ConfigMap named ${name} already exists)` : "";
       throw new KubernetesRuntimeError(`creating pod ${name} for ${spec.name} in ${namespace} failed${hint}: ${messageOf(err)}`, { cause: err });
     }
     const workload = new KubernetesWorkload(this.cluster, spec, name, stdinMode, () => this.live.delete(name));
@@ -160,7 +155,7 @@ export class KubernetesRuntime implements WorkloadRuntime {
     const labelSelector = `${LABELS.instance}=${this.instance}`;
     // 404: the namespace is gone, and everything in it.
     const gone = (err: unknown): void => {
-      if (codeOf(err) !== 404) throw err;
+      if (httpStatusOf(err) !== 404) throw err;
     };
     await core.deleteCollectionNamespacedPod({ namespace, labelSelector, gracePeriodSeconds: 0 }).catch(gone);
     await core.deleteCollectionNamespacedConfigMap({ namespace, labelSelector }).catch(gone);
@@ -173,7 +168,7 @@ export class KubernetesRuntime implements WorkloadRuntime {
       .then(
         () => undefined,
         (err: unknown) => {
-          if (codeOf(err) === 409) return;
+          if (httpStatusOf(err) === 409) return;
           this.policy = undefined;
           throw new KubernetesRuntimeError(`creating the deny-all NetworkPolicy in ${this.cluster.namespace} failed: ${messageOf(err)}`, { cause: err });
         },
@@ -186,7 +181,7 @@ async function deleteConfigMap(cluster: Cluster, name: string): Promise<void> {
   try {
     await cluster.core.deleteNamespacedConfigMap({ name, namespace: cluster.namespace });
   } catch (err) {
-    if (codeOf(err) !== 404) throw err;
+    if (httpStatusOf(err) !== 404) throw err;
   }
 }
 
@@ -198,7 +193,7 @@ async function deletePod(cluster: Cluster, name: string, gracePeriodSeconds?: nu
       ...(gracePeriodSeconds !== undefined ? { gracePeriodSeconds } : {}),
     });
   } catch (err) {
-    if (codeOf(err) !== 404) throw err;
+    if (httpStatusOf(err) !== 404) throw err;
   }
 }
 
@@ -206,7 +201,7 @@ async function readPod(cluster: Cluster, name: string): Promise<k8s.V1Pod | unde
   try {
     return await cluster.core.readNamespacedPod({ name, namespace: cluster.namespace });
   } catch (err) {
-    if (codeOf(err) === 404) return undefined;
+    if (httpStatusOf(err) === 404) return undefined;
     throw err;
   }
 }
