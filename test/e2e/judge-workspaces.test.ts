@@ -11,6 +11,7 @@ import { join } from "node:path";
 import * as k8s from "@kubernetes/client-node";
 import { beforeAll, describe, expect, it } from "vitest";
 import { useCluster, type Cluster } from "../harness/cluster.js";
+import { commandJudgeYaml, executionYaml, oneShotWorkerYaml, semanticValidation } from "../harness/example-worker.js";
 import { executionsIn, type Executions } from "../harness/executions.js";
 import { ChartController } from "../harness/gavel-chart.js";
 
@@ -19,111 +20,25 @@ const CHECK = `const fs=require('fs');const r=JSON.parse(fs.readFileSync('/works
 
 const JUDGES = ["copy-judge-a", "copy-judge-b", "copy-judge-c"];
 
-function judgeYaml(name: string): string {
-  return `
-apiVersion: 100monkeys.ai/v1
-kind: Agent
-metadata:
-  name: ${name}
-  labels:
-    role: judge
-spec:
-  runtime:
-    image: gavel/command-judge:dev
-    pull_policy: Never
-  input_schema:
-    type: object
-    properties:
-      criteria: { type: string }
-      worker_mounts: { type: array, items: { type: string } }
-  tools:
-    - name: cmd.run
-      allowlist: ["node"]
-  security:
-    network:
-      mode: none
-    resources:
-      timeout: "120s"
-  execution:
-    mode: one-shot
-`;
-}
+const judgeYaml = (name: string): string => commandJudgeYaml(name, { timeout: "120s" });
 
-const RUN = `
-apiVersion: 100monkeys.ai/v1
-kind: Agent
-metadata:
-  name: rwop-writer
-spec:
-  runtime:
-    image: gavel/example-k8s-worker:dev
-    pull_policy: Never
-  security:
-    network:
-      mode: none
-  volumes:
-    - name: workspace
-      mount_path: /workspace
-      size: 16Mi
-      access_mode: ReadWriteOncePod
-  execution:
-    mode: one-shot
-    validation:
+const RUN = `${oneShotWorkerYaml(
+  "rwop-writer",
+  `
       - type: multi_judge
         judges: [${JUDGES.join(", ")}]
         consensus: unanimous
         min_judges_required: 3
         criteria: |
           run: node -e "${CHECK}"
-        min_score: 1.0
----
-apiVersion: 100monkeys.ai/v1
-kind: Execution
-metadata:
-  name: rwop-copy
-spec:
-  agentRef:
-    name: rwop-writer
-  input: { correct_first_time: true }
-`;
+        min_score: 1.0`,
+  { volume: "      access_mode: ReadWriteOncePod\n" },
+)}---${executionYaml("rwop-copy", "rwop-writer", { correct_first_time: true })}`;
 
 /** A worker with one ReadWriteOnce volume, judged by copy-judge-a with the same check, under `strategy`. */
 function strategyRun(name: string, strategy: string): string {
-  return `
-apiVersion: 100monkeys.ai/v1
-kind: Agent
-metadata:
-  name: ${name}-writer
-spec:
-  runtime:
-    image: gavel/example-k8s-worker:dev
-    pull_policy: Never
-  security:
-    network:
-      mode: none
-  workspace_strategy: ${strategy}
-  volumes:
-    - name: workspace
-      mount_path: /workspace
-      size: 16Mi
-  execution:
-    mode: one-shot
-    validation:
-      - type: semantic
-        judge_agent: ${JUDGES[0] ?? ""}
-        criteria: |
-          run: node -e "${CHECK}"
-        min_score: 1.0
----
-apiVersion: 100monkeys.ai/v1
-kind: Execution
-metadata:
-  name: ${name}
-spec:
-  agentRef:
-    name: ${name}-writer
-  input: { correct_first_time: true }
-`;
+  const worker = oneShotWorkerYaml(`${name}-writer`, semanticValidation(JUDGES[0] ?? "", `node -e "${CHECK}"`), { spec: `  workspace_strategy: ${strategy}\n` });
+  return `${worker}---${executionYaml(name, `${name}-writer`, { correct_first_time: true })}`;
 }
 
 describe("judge workspaces on the cluster: the copy, shared and snapshot strategies", () => {

@@ -61,9 +61,10 @@ ${input !== undefined ? `  input: ${JSON.stringify(input)}\n` : ""}${timeoutSeco
 /**
  * A one-shot Agent of the example worker image: no network, one 16Mi workspace, the given
  * validators (YAML lines under validation:). `spec` lines go under spec (e.g.
- * workspace_strategy), `task` is its instruction.
+ * workspace_strategy), `volume` lines under the workspace volume (e.g. access_mode), `task`
+ * is its instruction.
  */
-export function oneShotWorkerYaml(name: string, validation: string, opts: { task?: string; spec?: string } = {}): string {
+export function oneShotWorkerYaml(name: string, validation: string, opts: { task?: string; spec?: string; volume?: string } = {}): string {
   return `
 apiVersion: 100monkeys.ai/v1
 kind: Agent
@@ -80,7 +81,7 @@ ${opts.spec ?? ""}  volumes:
     - name: workspace
       mount_path: /workspace
       size: 16Mi
-  execution:
+${opts.volume ?? ""}  execution:
     mode: one-shot
     validation:
 ${validation.replace(/^\n/, "").trimEnd()}
