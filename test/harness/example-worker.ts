@@ -4,8 +4,8 @@
 
 export const WORKER_IMAGE = "gavel/example-k8s-worker:dev";
 
-/** An agent of the example worker image with the given validators (YAML lines under validation:). */
-export function agentYaml(name: string, maxIterations: number, validation: string): string {
+/** The head of an Agent of the example worker image, down to its runtime. */
+function workerAgentHead(name: string): string {
   return `
 apiVersion: 100monkeys.ai/v1
 kind: Agent
@@ -15,7 +15,12 @@ spec:
   runtime:
     image: ${WORKER_IMAGE}
     pull_policy: Never
-  task:
+`;
+}
+
+/** An agent of the example worker image with the given validators (YAML lines under validation:). */
+export function agentYaml(name: string, maxIterations: number, validation: string): string {
+  return `${workerAgentHead(name)}  task:
     instruction: Write sum.js exporting sum(a, b), with tests, and a report.json.
   security:
     network:
@@ -65,16 +70,7 @@ ${input !== undefined ? `  input: ${JSON.stringify(input)}\n` : ""}${timeoutSeco
  * is its instruction.
  */
 export function oneShotWorkerYaml(name: string, validation: string, opts: { task?: string; spec?: string; volume?: string } = {}): string {
-  return `
-apiVersion: 100monkeys.ai/v1
-kind: Agent
-metadata:
-  name: ${name}
-spec:
-  runtime:
-    image: ${WORKER_IMAGE}
-    pull_policy: Never
-${opts.task !== undefined ? `  task:\n    instruction: ${opts.task}\n` : ""}  security:
+  return `${workerAgentHead(name)}${opts.task !== undefined ? `  task:\n    instruction: ${opts.task}\n` : ""}  security:
     network:
       mode: none
 ${opts.spec ?? ""}  volumes:
