@@ -69,6 +69,7 @@ import {
   type WorkspaceCopy,
 } from "./execution-pods.js";
 import { judgeNamesOf, sameStatus } from "./execution-state.js";
+import { removeEarlierRun } from "./earlier-run.js";
 import { createJudgeChild, createOrAdopt, readWorkerResult, storeWorkerResult } from "./stored-parts.js";
 import { withWorkerCredentials, type ExecutionCredentials } from "./execution-credentials.js";
 import { gateRequirement } from "../gate/enforcement.js";
@@ -338,6 +339,12 @@ export class ExecutionReconciler {
       const waiting = waitingForGate(ex, agent, unguarded, this.now());
       await this.writeStatus(ex, waiting.status);
       return waiting.requeueAfterMs === undefined ? {} : { requeueAfterMs: waiting.requeueAfterMs };
+    }
+    // Deleted and created again at once: the earlier run's pods and results must not pass for this run's.
+    const earlier = await removeEarlierRun({ core: this.core, pods: this.pods, executions: this.executions }, ex);
+    if (earlier !== undefined) {
+      await this.writeStatus(ex, { ...ex.status, phase: "Pending", message: earlier });
+      return { requeueAfterMs: 1000 };
     }
     // Refused before any pod starts: the worker would run for judges that cannot get its volumes.
     const problem = toolJudgeWorkspaceProblem(agent) ?? (agent.spec.workspace_strategy === "snapshot" ? await this.snapshotProblem(agent) : undefined);

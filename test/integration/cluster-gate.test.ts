@@ -328,21 +328,27 @@ describe("the tool-call gate in gavel controller (real kube-apiserver, real nats
     expect(refusal.message).toMatch(/has ended \(Cancelled\)/);
   }, 60_000);
 
-  it("an Execution deleted and created again under its name is a new run: none of the first run's calls count in it", async () => {
+  it("an Execution deleted and created again under its name is a new run: none of the first run's calls count in it, its leftover pod and stored result are removed before it starts", async () => {
     // edit-1 ran 4 calls (and ended) in the tests above; its records stay in the store for an hour.
     const first = await execution(ns, "edit-1");
+    // As if the first run were deleted while its worker pod still terminated, with an earlier iteration's result stored:
+    // a pod and a result the new run must not take for its own.
+    const owner = { apiVersion: "100monkeys.ai/v1", kind: "Execution", name: "edit-1", uid: first.metadata.uid ?? "", controller: true };
+    const labels = { "gavel.dev/execution": "edit-1", "gavel.dev/runtime-instance": "ex" };
+    await core.createNamespacedPod({ namespace: ns, body: { metadata: { name: "gavel-edit-1-i1-ex", labels, ownerReferences: [owner] }, spec: { containers: [{ name: "main", image: "gavel/agent:dev" }] } } });
+    await core.createNamespacedConfigMap({ namespace: ns, body: { metadata: { name: "edit-1-i1-result", labels: { "gavel.dev/execution": "edit-1" }, ownerReferences: [owner] }, data: { iteration: "1", exitCode: "0", stdout: "the first run's" } } });
     expect((await cp.kubectl(["delete", "ex", "edit-1", "-n", ns, "--wait=true"])).code).toBe(0);
-    // No garbage collector in this control plane: the first run's pods go as the GC would remove them.
-    for (const p of (await core.listNamespacedPod({ namespace: ns })).items) {
-      if (p.metadata?.ownerReferences?.some((o) => o.uid === first.metadata.uid)) await core.deleteNamespacedPod({ namespace: ns, name: p.metadata?.name ?? "", gracePeriodSeconds: 0 });
-    }
+    // No garbage collector in this control plane: the first run's pod and result stay until the controller removes them.
     expect((await cp.kubectl(["apply", "-n", ns, "-f", "-"], { stdin: executionYaml("edit-1", "editor") })).code).toBe(0);
     const again = await eventually(async () => {
       const ex = await execution(ns, "edit-1");
-      if (ex.status?.phase !== "Running") throw new Error(`phase ${ex.status?.phase ?? "none"}`);
+      if (ex.status?.phase !== "Running") throw new Error(`phase ${ex.status?.phase ?? "none"}: ${ex.status?.message ?? ""}`);
       return ex;
     }, 30_000, "the new run starts");
     expect(again.metadata.uid).not.toBe(first.metadata.uid);
+    const pods = (await core.listNamespacedPod({ namespace: ns })).items.filter((p) => p.metadata?.labels?.["gavel.dev/execution"] === "edit-1");
+    expect(pods.map((p) => [p.metadata?.name, p.metadata?.ownerReferences?.[0]?.uid])).toEqual([["gavel-edit-1-i1-ex", again.metadata.uid]]);
+    await expect(core.readNamespacedConfigMap({ namespace: ns, name: "edit-1-i1-result" })).rejects.toMatchObject({ code: 404 });
     const worker = await asWorker(ns, "edit-1");
     const base = { namespace: ns, execution: "edit-1", iteration: 1 };
     // The first run's toolCallId i1-s1-w named another call: in this run it is a new call, not a conflict.
