@@ -5,6 +5,7 @@ import { readdir, readFile, stat } from "node:fs/promises";
 import { join, posix } from "node:path";
 import { type JudgePayload, type Verdict, stringField, stringList, unit } from "../shared/judge-io.js";
 import { DEFAULT_ALLOWLIST, isAllowed, parsePlan, splitArgv, testCounts } from "./commands.js";
+import { messageOf } from "../../src/errors.js";
 
 /** Settings read at the edge (env) and passed in. */
 export interface CommandJudgeConfig {
@@ -30,7 +31,7 @@ export function allowlistFromTools(toolsJson: string | undefined): readonly stri
   try {
     tools = JSON.parse(toolsJson);
   } catch (err) {
-    throw new Error(`GAVEL_TOOLS is not JSON: ${err instanceof Error ? err.message : String(err)}`);
+    throw new Error(`GAVEL_TOOLS is not JSON: ${messageOf(err)}`);
   }
   if (!Array.isArray(tools)) throw new Error("GAVEL_TOOLS must be a JSON list of the Agent's spec.tools");
   const entry: unknown = tools.find((t: unknown) => t === "cmd.run" || (typeof t === "object" && t !== null && (t as { name?: unknown }).name === "cmd.run"));
@@ -176,7 +177,7 @@ export async function commandJudge(
     try {
       argv = splitArgv(command);
     } catch (err) {
-      runs.push({ command, exitCode: null, output: "", timedOut: false, refused: err instanceof Error ? err.message : String(err) });
+      runs.push({ command, exitCode: null, output: "", timedOut: false, refused: messageOf(err) });
       continue;
     }
     if (argv.length === 0) continue;

@@ -3,6 +3,7 @@
 import { type JudgePayload, type Verdict, stringField, stringList } from "../shared/judge-io.js";
 import { checkReply } from "./verdict-check.js";
 import { type IncludedFile, includedFiles } from "./workspace-files.js";
+import { messageOf } from "../../src/errors.js";
 
 /** Settings read at the edge (env) and passed in. */
 export interface LlmJudgeConfig {
@@ -94,7 +95,7 @@ async function complete(config: LlmJudgeConfig, messages: ChatMessage[], fetchFn
       signal: AbortSignal.timeout(config.timeoutSeconds * 1000),
     });
   } catch (err) {
-    throw new LlmJudgeError(`POST ${url} failed: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+    throw new LlmJudgeError(`POST ${url} failed: ${messageOf(err)}`, { cause: err });
   }
   const text = await res.text();
   if (!res.ok) throw new LlmJudgeError(`POST ${url} answered ${res.status}: ${text.slice(0, 500)}`);

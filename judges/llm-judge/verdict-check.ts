@@ -1,6 +1,7 @@
 // The llm judge's own check of a model reply: finds the JSON object and holds it to the
 // GradientResult shape the engine enforces, so a bad reply is retried here, not rejected later.
 import type { Verdict } from "../shared/judge-io.js";
+import { messageOf } from "../../src/errors.js";
 
 /** A reply that is a verdict, or why it is not. */
 export type ReplyCheck = { ok: true; verdict: Verdict } | { ok: false; problem: string };
@@ -25,7 +26,7 @@ export function checkReply(reply: string): ReplyCheck {
   try {
     value = JSON.parse(text);
   } catch (err) {
-    return { ok: false, problem: `the reply's JSON does not parse: ${err instanceof Error ? err.message : String(err)}` };
+    return { ok: false, problem: `the reply's JSON does not parse: ${messageOf(err)}` };
   }
   if (typeof value !== "object" || value === null || Array.isArray(value)) return { ok: false, problem: "the reply's JSON is not an object" };
   const v = value as Record<string, unknown>;

@@ -2,6 +2,7 @@
 // worker's read-only mounts (relative paths: under the first mount that has them), capped.
 import { readFile } from "node:fs/promises";
 import { posix } from "node:path";
+import { messageOf } from "../../src/errors.js";
 
 /** Bytes of one file shown to the model; the rest is cut with a marker. */
 export const FILE_CAP_BYTES = 32 * 1024;
@@ -52,7 +53,7 @@ export async function includedFiles(criteria: string, mounts: readonly string[])
     }
     let content: string | undefined;
     for (const c of allowed) {
-      content = await readCapped(c).catch((err: unknown) => `[unreadable: ${err instanceof Error ? err.message : String(err)}]`);
+      content = await readCapped(c).catch((err: unknown) => `[unreadable: ${messageOf(err)}]`);
       if (content !== undefined) break;
     }
     out.push(content === undefined ? { path, problem: "missing" } : { path, content });

@@ -3,6 +3,7 @@
 // the files under its read-only mounts. Regexes are RE2, so no rule can stall the judge.
 import { posix } from "node:path";
 import { RE2JS } from "re2js";
+import { messageOf } from "../../src/errors.js";
 
 /** One check over the output or a file. */
 export type OutputRule =
@@ -94,7 +95,7 @@ function regexProblem(pattern: string): string | undefined {
     RE2JS.compile(pattern);
     return undefined;
   } catch (err) {
-    return `regex ${JSON.stringify(pattern)} is not valid RE2: ${err instanceof Error ? err.message : String(err)}`;
+    return `regex ${JSON.stringify(pattern)} is not valid RE2: ${messageOf(err)}`;
   }
 }
 
@@ -175,7 +176,7 @@ export async function evaluateRules(rules: readonly OutputRule[], output: string
             JSON.parse(where.text as string);
             ok(true, `${where.path} is valid JSON`);
           } catch (err) {
-            ok(false, `${where.path} is not valid JSON: ${err instanceof Error ? err.message : String(err)}`);
+            ok(false, `${where.path} is not valid JSON: ${messageOf(err)}`);
           }
         }
       }

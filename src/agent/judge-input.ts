@@ -5,6 +5,7 @@
 import { readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { Readable } from "node:stream";
+import { messageOf } from "../errors.js";
 
 /** The payload could not be read; the judge exits non-zero with this message (a `failed` run). */
 export class JudgeInputError extends Error {
@@ -27,7 +28,7 @@ async function readParts(dir: string): Promise<string> {
   try {
     names = (await readdir(dir, { withFileTypes: true })).filter((d) => !d.name.startsWith(".") && (d.isFile() || d.isSymbolicLink())).map((d) => d.name);
   } catch (err) {
-    throw new JudgeInputError(`GAVEL_INPUT_DIR ${dir} cannot be read: ${err instanceof Error ? err.message : String(err)}`);
+    throw new JudgeInputError(`GAVEL_INPUT_DIR ${dir} cannot be read: ${messageOf(err)}`);
   }
   names.sort();
   const parts = await Promise.all(names.map((n) => readFile(join(dir, n))));
@@ -51,7 +52,7 @@ export async function readJudgeInput(stdin: Readable & { isTTY?: boolean }, env:
   try {
     value = JSON.parse(text);
   } catch (err) {
-    throw new JudgeInputError(`judge input on ${source} is not JSON: ${err instanceof Error ? err.message : String(err)}`);
+    throw new JudgeInputError(`judge input on ${source} is not JSON: ${messageOf(err)}`);
   }
   if (typeof value !== "object" || value === null || Array.isArray(value)) {
     throw new JudgeInputError(`judge input on ${source} must be a JSON object`);
