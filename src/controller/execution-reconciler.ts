@@ -282,6 +282,7 @@ export class ExecutionReconciler {
     const ex = await this.getExecution(ns, name);
     if (ex === undefined) {
       this.toolCallsFolded.delete(key);
+      this.opts.traces?.deleted(ns, name);
       await this.removeOrphanPods(ns, name, 0);
       await this.opts.credentials?.release(ns, name);
       return {};

@@ -79,4 +79,29 @@ describe("ExecutionTrace", () => {
     expect(judge?.error).toBe("malformed_output");
     expect(tracing.spans.find((s) => s.name === "iteration")?.events[0]?.attributes).toEqual({ "gen_ai.evaluation.name": "j", "error.type": "malformed_output" });
   });
+
+  it("drops the entry of a deleted Execution (its spans end, the root marked deleted) and of a replaced one: entries stay bounded", () => {
+    const tracing = recordingTracing();
+    const traces = new ExecutionTraces(tracing);
+    traces.iterationParent(ex, 1);
+    traces.observe(ex, RUN.slice(1, 4));
+    expect(traces.size).toBe(1);
+    traces.deleted(ex.namespace, ex.name);
+    expect(traces.size).toBe(0);
+    expect(tracing.spans.every((s) => s.ended)).toBe(true);
+    expect(tracing.spans.find((s) => s.name === "invoke_agent coder")?.error).toBe("deleted");
+    // Re-created under the same name (another uid): the old run's trace ends, one entry remains.
+    traces.iterationParent(ex, 1);
+    const again = { ...ex, uid: "uid-2" };
+    traces.iterationParent(again, 1);
+    expect(traces.size).toBe(1);
+    expect(tracing.spans.filter((s) => s.name === "invoke_agent coder" && s.ref.traceId !== tracing.spans.at(-1)?.ref.traceId).every((s) => s.ended)).toBe(true);
+    traces.deleted(ex.namespace, ex.name);
+    // 1,000 Executions started and deleted leave nothing behind.
+    for (let i = 0; i < 1000; i++) {
+      traces.iterationParent({ ...ex, name: `ex-${i}`, uid: `u-${i}` }, 1);
+      traces.deleted(ex.namespace, `ex-${i}`);
+    }
+    expect(traces.size).toBe(0);
+  });
 });

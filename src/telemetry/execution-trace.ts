@@ -222,6 +222,13 @@ export class ExecutionTrace {
     this.end(time);
   }
 
+  /** Ends the trace of a run that will report no terminal phase (e.g. its Execution was deleted): the root is marked failed with `reason` as error.type. */
+  abandon(reason: string, time: Date = new Date()): void {
+    if (this.ended) return;
+    this.open.get("execution")?.setError(reason, `execution ${reason}`);
+    this.end(time);
+  }
+
   /** Ends every span still open (children before the root), e.g. when the run stops early. */
   end(time: Date = new Date()): void {
     for (const key of [...this.open.keys()].reverse()) this.close(key, time);
@@ -230,34 +237,49 @@ export class ExecutionTrace {
 }
 
 /**
- * The traces of the Executions a controller runs, by uid: each fed the events of its status
- * writes, dropped once its terminal phase is seen. A worker's TRACEPARENT needs no entry: the
- * span ids are derived from the uid.
+ * The traces of the Executions a controller runs, by namespace/name: each fed the events of its
+ * status writes, dropped once its terminal phase is seen or the Execution is gone (deleted) or
+ * replaced by a new one of the same name (another uid). So the map holds at most the Executions
+ * that exist and are not finished. A worker's TRACEPARENT needs no entry: the span ids are
+ * derived from the uid.
  */
 export class ExecutionTraces {
-  private readonly traces = new Map<string, ExecutionTrace>();
+  private readonly traces = new Map<string, { uid: string | undefined; trace: ExecutionTrace }>();
 
   constructor(private readonly tracing: Tracing) {}
 
+  /** How many Executions have a trace open (bounded by the unfinished Executions). */
+  get size(): number {
+    return this.traces.size;
+  }
+
   private of(execution: TracedExecution): ExecutionTrace {
-    const key = execution.uid ?? `${execution.namespace}/${execution.name}`;
-    let t = this.traces.get(key);
-    if (t === undefined) {
-      t = new ExecutionTrace(this.tracing, execution);
-      this.traces.set(key, t);
-    }
-    return t;
+    const key = `${execution.namespace}/${execution.name}`;
+    const known = this.traces.get(key);
+    if (known !== undefined && known.uid === execution.uid) return known.trace;
+    // A new Execution under a deleted one's name: the old run's spans end, cut short.
+    if (known !== undefined) known.trace.abandon("deleted");
+    const trace = new ExecutionTrace(this.tracing, execution);
+    this.traces.set(key, { uid: execution.uid, trace });
+    return trace;
   }
 
   /** Feeds the events of one status write of `execution`. */
   observe(execution: TracedExecution, events: readonly GavelEvent[]): void {
     const t = this.of(execution);
     for (const e of events) t.observe(e);
-    if (t.done) this.traces.delete(execution.uid ?? `${execution.namespace}/${execution.name}`);
+    if (t.done) this.traces.delete(`${execution.namespace}/${execution.name}`);
   }
 
   /** The traceparent iteration N's worker gets (env TRACEPARENT); starts the Execution's trace when no event did yet. */
   iterationParent(execution: TracedExecution, iteration: number): string {
     return this.of(execution).iterationParent(iteration);
+  }
+
+  /** The Execution namespace/name is gone: its open spans end (the root marked `deleted`) and its entry is dropped. */
+  deleted(namespace: string, name: string): void {
+    const key = `${namespace}/${name}`;
+    this.traces.get(key)?.trace.abandon("deleted");
+    this.traces.delete(key);
   }
 }
