@@ -50,7 +50,7 @@ export class ExecutionTrace {
    * decision is the flag the worker's calls carry.
    */
   iterationParent(iteration: number): string {
-    this.root(new Date());
+    this.root(Date.now());
     return formatTraceparent(this.ref(`iteration/${iteration}`));
   }
 
@@ -71,14 +71,14 @@ export class ExecutionTrace {
    * The span of `key`, started now (at `time`) when it is not open: under a controller that
    * restarted mid-run the start was missed, and the span then begins at the first event seen.
    */
-  private ensure(key: string, parentKey: string | undefined, name: string, time: Date, attributes: Attributes): TraceSpan {
+  private ensure(key: string, parentKey: string | undefined, name: string, time: number, attributes: () => Attributes): TraceSpan {
     const known = this.open.get(key);
     if (known !== undefined) return known;
     const span = this.tracing.start({
       name,
       ...(parentKey === undefined ? { traceId: this.traceId } : { parent: this.ref(parentKey) }),
       spanId: this.idOf(key),
-      attributes,
+      attributes: attributes(),
       startTime: time,
     });
     if (parentKey === undefined) this.sampled = span.ref.sampled;
@@ -86,33 +86,33 @@ export class ExecutionTrace {
     return span;
   }
 
-  private root(time: Date): TraceSpan {
+  private root(time: number): TraceSpan {
     const e = this.execution;
-    return this.ensure("execution", undefined, `${OPERATION.invokeAgent} ${e.agent}`, time, {
+    return this.ensure("execution", undefined, `${OPERATION.invokeAgent} ${e.agent}`, time, () => ({
       [GEN_AI.operationName]: OPERATION.invokeAgent,
       [GEN_AI.agentName]: e.agent,
       [GEN_AI.conversationId]: e.uid ?? `${e.namespace}/${e.name}`,
       [GAVEL.namespace]: e.namespace,
       [GAVEL.execution]: e.name,
       ...(e.uid !== undefined ? { [GAVEL.executionUid]: e.uid } : {}),
-    });
+    }));
   }
 
-  private iteration(n: number, time: Date): TraceSpan {
+  private iteration(n: number, time: number): TraceSpan {
     this.root(time);
-    return this.ensure(`iteration/${n}`, "execution", "iteration", time, { [GAVEL.iteration]: n, [GEN_AI.agentName]: this.execution.agent });
+    return this.ensure(`iteration/${n}`, "execution", "iteration", time, () => ({ [GAVEL.iteration]: n, [GEN_AI.agentName]: this.execution.agent }));
   }
 
-  private validator(n: number, k: number, type: string | undefined, time: Date): TraceSpan {
+  private validator(n: number, k: number, type: string | undefined, time: number): TraceSpan {
     this.iteration(n, time);
-    return this.ensure(`validator/${n}/${k}`, `iteration/${n}`, `validate ${type ?? "validator"}`, time, {
+    return this.ensure(`validator/${n}/${k}`, `iteration/${n}`, `validate ${type ?? "validator"}`, time, () => ({
       [GAVEL.iteration]: n,
       [GAVEL.validatorIndex]: k,
       ...(type !== undefined ? { [GAVEL.validatorType]: type } : {}),
-    });
+    }));
   }
 
-  private close(key: string, time: Date): void {
+  private close(key: string, time: number): void {
     this.open.get(key)?.end(time);
     this.open.delete(key);
   }
@@ -121,7 +121,8 @@ export class ExecutionTrace {
   observe(event: GavelEvent): void {
     if (this.ended) return;
     const d = event.data;
-    const time = new Date(event.time);
+    // Epoch ms (no Date object): spans and events take either.
+    const time = Date.parse(event.time);
     const it = num(d.iteration);
     const k = num(d.index);
     switch (event.type) {
@@ -156,27 +157,27 @@ export class ExecutionTrace {
     }
   }
 
-  private workerFinished(it: number, d: Record<string, unknown>, time: Date): void {
+  private workerFinished(it: number, d: Record<string, unknown>, time: number): void {
     const exit = num(d.exitCode);
     this.iteration(it, time).setAttributes({ ...(exit !== undefined ? { [GAVEL.workerExitCode]: exit } : {}), ...(d.timedOut === true ? { [GEN_AI.errorType]: "timed_out" } : {}) });
   }
 
-  private judgeSpawned(it: number, k: number, d: Record<string, unknown>, time: Date): void {
+  private judgeSpawned(it: number, k: number, d: Record<string, unknown>, time: number): void {
     const child = str(d.child);
     const judge = str(d.judge) ?? "judge";
     if (child === undefined) return;
     this.validator(it, k, undefined, time);
     const key = `judge/${child}`;
     this.judges.set(child, { key, iteration: it, judge });
-    this.ensure(key, `validator/${it}/${k}`, `${OPERATION.invokeAgent} ${judge}`, time, {
+    this.ensure(key, `validator/${it}/${k}`, `${OPERATION.invokeAgent} ${judge}`, time, () => ({
       [GEN_AI.operationName]: OPERATION.invokeAgent,
       [GEN_AI.agentName]: judge,
       [GAVEL.judgeChild]: child,
       [GAVEL.judgePurpose]: "validation",
-    });
+    }));
   }
 
-  private judgeFinished(d: Record<string, unknown>, time: Date): void {
+  private judgeFinished(d: Record<string, unknown>, time: number): void {
     const child = str(d.child);
     const j = child === undefined ? undefined : this.judges.get(child);
     const span = j === undefined ? undefined : this.open.get(j.key);
@@ -192,7 +193,7 @@ export class ExecutionTrace {
     this.close(j.key, time);
   }
 
-  private validatorResult(it: number, k: number, d: Record<string, unknown>, time: Date): void {
+  private validatorResult(it: number, k: number, d: Record<string, unknown>, time: number): void {
     const span = this.validator(it, k, str(d.type), time);
     const score = num(d.score);
     const confidence = num(d.confidence);
@@ -204,7 +205,7 @@ export class ExecutionTrace {
     this.close(`validator/${it}/${k}`, time);
   }
 
-  private iterationFinished(it: number, d: Record<string, unknown>, time: Date): void {
+  private iterationFinished(it: number, d: Record<string, unknown>, time: number): void {
     const score = num(d.score);
     const outcome = str(d.outcome);
     this.iteration(it, time).setAttributes({ ...(outcome !== undefined ? { [GAVEL.iterationOutcome]: outcome } : {}), ...(score !== undefined ? { [GAVEL.score]: score } : {}) });
@@ -212,7 +213,7 @@ export class ExecutionTrace {
     this.close(`iteration/${it}`, time);
   }
 
-  private phase(d: Record<string, unknown>, time: Date): void {
+  private phase(d: Record<string, unknown>, time: number): void {
     const phase = str(d.phase) as ExecutionPhase | undefined;
     if (!isTerminal(phase)) return;
     const root = this.root(time);
@@ -223,14 +224,14 @@ export class ExecutionTrace {
   }
 
   /** Ends the trace of a run that will report no terminal phase (e.g. its Execution was deleted): the root is marked failed with `reason` as error.type. */
-  abandon(reason: string, time: Date = new Date()): void {
+  abandon(reason: string, time: number = Date.now()): void {
     if (this.ended) return;
     this.open.get("execution")?.setError(reason, `execution ${reason}`);
     this.end(time);
   }
 
   /** Ends every span still open (children before the root), e.g. when the run stops early. */
-  end(time: Date = new Date()): void {
+  end(time: number = Date.now()): void {
     for (const key of [...this.open.keys()].reverse()) this.close(key, time);
     this.ended = true;
   }

@@ -10,10 +10,11 @@ import type { SpanRef } from "./trace-context.js";
 export interface TraceSpan {
   readonly ref: SpanRef;
   setAttributes(attributes: Attributes): void;
-  addEvent(name: string, attributes: Attributes, time?: Date): void;
+  addEvent(name: string, attributes: Attributes, time?: Date | number): void;
   /** Marks the span failed (OpenTelemetry status ERROR) with `error.type`. */
   setError(errorType: string, message?: string): void;
-  end(time?: Date): void;
+  /** `time`: a Date or epoch milliseconds. */
+  end(time?: Date | number): void;
 }
 
 /** What a span is: its name, parent (none: a trace root), planned ids, attributes, start. */
@@ -25,7 +26,8 @@ export interface SpanStart {
   /** The span's own id when it is planned (trace-context.ts), else random. */
   spanId?: string;
   attributes?: Attributes;
-  startTime?: Date;
+  /** A Date or epoch milliseconds. */
+  startTime?: Date | number;
   kind?: "internal" | "server" | "client";
 }
 
