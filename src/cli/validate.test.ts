@@ -88,6 +88,21 @@ describe("gavel validate", () => {
     expect(r.out).toMatch(/<stdin>:doc#1: warning: spec\.execution\.validation\[0\]\.pattern: regex pattern "a\(\?!b\)" is not supported by RE2/);
   });
 
+  it("warns when a regex reads stdout of an image whose program gavel does not know (merged with stderr on Kubernetes); not for a declared command, gavel's images or a file target", async () => {
+    const agent = (runtime: string, validation = "[{type: regex, pattern: '^ok$'}]") =>
+      `apiVersion: 100monkeys.ai/v1\nkind: Agent\nmetadata: {name: a}\nspec: {runtime: ${runtime}, execution: {validation: ${validation}}}\n`;
+    const r = await validateWithStdin(agent("{image: 'python:3.12-slim'}"), "validate", "-f", "-");
+    expect(r.code).toBe(0);
+    expect(r.out).toMatch(/<stdin>:doc#1: warning: spec\.execution\.validation\[0\]: reads stdout, but gavel does not know the program of image python:3\.12-slim .*declare spec\.runtime\.command/);
+    for (const quiet of [
+      agent("{image: 'python:3.12-slim', command: [python, main.py]}"),
+      agent("{image: 'gavel/agent:0.1.0'}"),
+      agent("{image: 'python:3.12-slim'}", "[{type: regex, pattern: '^ok$', target: /workspace/out.txt}]"),
+    ]) {
+      expect((await validateWithStdin(quiet, "validate", "-f", "-")).out).not.toMatch(/reads stdout/);
+    }
+  });
+
   it("exits 2 on usage errors", async () => {
     expect((await validate("validate")).code).toBe(2);
     expect((await validate("validate", "-f", "no/such/file.yaml")).code).toBe(2);

@@ -8,6 +8,7 @@ import { crossValidateAgent, crossValidateExecution, isJudge } from "../api/cros
 import { isMap } from "../api/schema-dsl.js";
 import type { Agent, Execution } from "../api/types.js";
 import { validateManifest, type Problem } from "../api/validate.js";
+import { knownEntrypoint } from "../children/images.js";
 import { validateRegexPattern } from "../engine/validators/regex.js";
 import { ExitCode, UsageError, type Command } from "./command.js";
 import { messageOf } from "../errors.js";
@@ -109,11 +110,29 @@ function regexWarnings(doc: unknown): Problem[] {
   if (!isMap(doc) || doc.kind !== "Agent" || !isMap(doc.spec) || !isMap(doc.spec.execution)) return [];
   const validation = doc.spec.execution.validation;
   if (!Array.isArray(validation)) return [];
+  const merged = mergedStdoutImage(doc.spec);
   return validation.flatMap((v: unknown, i) => {
     if (!isMap(v) || v.type !== "regex" || typeof v.pattern !== "string") return [];
     const error = validateRegexPattern(v.pattern);
-    return error === undefined ? [] : [{ path: `spec.execution.validation[${i}].pattern`, message: `${error}; the validator will fail every iteration`, severity: "warning" as const }];
+    const out: Problem[] = error === undefined ? [] : [{ path: `spec.execution.validation[${i}].pattern`, message: `${error}; the validator will fail every iteration`, severity: "warning" }];
+    if (merged !== undefined && (v.target === undefined || v.target === "stdout")) {
+      out.push({
+        path: `spec.execution.validation[${i}]`,
+        message:
+          `reads stdout, but gavel does not know the program of image ${merged} (no spec.runtime.command, not an image gavel builds): ` +
+          "on Kubernetes its pod log merges stderr into stdout, so a log line can break the match (local mode keeps them apart); declare spec.runtime.command (ADR 0041)",
+        severity: "warning",
+      });
+    }
+    return out;
   });
+}
+
+/** The image of an Agent spec whose pods on Kubernetes merge stderr into stdout (its program unknown to gavel), if so. */
+function mergedStdoutImage(spec: Record<string, unknown>): string | undefined {
+  const runtime = isMap(spec.runtime) ? spec.runtime : {};
+  if (typeof runtime.image !== "string" || (Array.isArray(runtime.command) && runtime.command.length > 0)) return undefined;
+  return knownEntrypoint(runtime.image) === undefined ? runtime.image : undefined;
 }
 
 function key(a: Agent): string {
