@@ -5,7 +5,7 @@
 // answer, printed on stdout, is the verdict gavel parses. A judge's calls are not proposed to
 // the gate: judges have no NATS credentials, and what bounds them is their manifest.
 import type { ToolCallDecision, ToolCallProposal } from "../api/protocol.js";
-import type { Gate } from "./worker-loop.js";
+import type { GateClient } from "./worker-loop.js";
 
 /** The judge's system prompt: the verdict contract of docs/judges.md. */
 export const JUDGE_SYSTEM_PROMPT = [
@@ -16,7 +16,7 @@ export const JUDGE_SYSTEM_PROMPT = [
 ].join("\n");
 
 /** Answers every proposal with "allowed": the loop itself runs only the judge's declared tools, within its allowlists and mounts. */
-export const ownToolsGate: Gate = {
+export const ownToolsGate: GateClient = {
   propose(p: ToolCallProposal): Promise<ToolCallDecision> {
     return Promise.resolve({
       toolCallId: p.toolCallId,

@@ -17,7 +17,7 @@ import { JUDGE_SYSTEM_PROMPT, ownToolsGate } from "./judge-mode.js";
 import type { ChatModel } from "./model.js";
 import { OpenAiModel } from "./openai-model.js";
 import { parseScript, ScriptedModel } from "./scripted-model.js";
-import { runWorker, type Gate, type WorkerTask } from "./worker-loop.js";
+import { runWorker, type GateClient, type WorkerTask } from "./worker-loop.js";
 
 function log(event: Record<string, unknown>): void {
   process.stderr.write(`${JSON.stringify({ time: new Date().toISOString(), component: "gavel-agent", ...event })}\n`);
@@ -84,7 +84,7 @@ export async function main(env: Record<string, string | undefined>): Promise<num
   }
   let nc: NatsConnection | undefined;
   try {
-    let gate: Gate = ownToolsGate;
+    let gate: GateClient = ownToolsGate;
     let toolCode: ToolCodeHasher | undefined;
     if (config.role === "worker") {
       nc = await connectGate(config);

@@ -10,10 +10,10 @@ import { builtinToolFiles, DEFAULT_LIMITS } from "./builtin-tools.js";
 import { Confinement } from "./confinement.js";
 import { ModelError } from "./model.js";
 import { parseScript, ScriptedModel } from "./scripted-model.js";
-import { denialText, runWorker, taskMessage, type Gate } from "./worker-loop.js";
+import { denialText, runWorker, taskMessage, type GateClient } from "./worker-loop.js";
 
 // A deterministic gate: denies anything mentioning ".ssh" and every cmd.run of rm.
-class RuleGate implements Gate {
+class RuleGate implements GateClient {
   readonly seen: ToolCallProposal[] = [];
   propose(p: ToolCallProposal): Promise<ToolCallDecision> {
     this.seen.push(p);
@@ -136,7 +136,7 @@ describe("runWorker", () => {
 
   it("stops with an error when the gate cannot be reached (never runs an undecided call)", async () => {
     const model = new ScriptedModel(parseScript(`- tool_calls: [{tool: fs.write, args: {path: x.txt, content: boom}}]\n- final: no`));
-    const gate: Gate = { propose: () => Promise.reject(new Error("no decision for tool call after 3 sends")) };
+    const gate: GateClient = { propose: () => Promise.reject(new Error("no decision for tool call after 3 sends")) };
     await expect(
       runWorker({
         identity: { namespace: "team", execution: "run-2", iteration: 1 },
@@ -164,7 +164,7 @@ describe("runWorker", () => {
       const hasher = new ToolCodeHasher(copy);
       const confinement = await Confinement.of([{ path: ws, readOnly: false }]);
       let turn = 0;
-      const tampering: Gate = {
+      const tampering: GateClient = {
         propose: async (p) => {
           // While the third call is decided, the module behind fs.* changes on disk.
           if (++turn === 3) await writeFile(join(code, basename(files["fs.read"]?.[1] ?? "")), "export const stolen = true;\n", { flag: "a" });

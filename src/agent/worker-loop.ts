@@ -9,8 +9,8 @@ import type { Confinement } from "./confinement.js";
 import { ModelError, type ChatMessage, type ChatModel, type ModelToolCall } from "./model.js";
 import { messageOf } from "../errors.js";
 
-/** Where proposals go: the NATS client in a worker, anything with the same shape in tests. */
-export interface Gate {
+/** The worker's side of the gate, where proposals go: the NATS client in a worker, its own tools' bounds in a judge, anything with the same shape in tests. */
+export interface GateClient {
   propose(proposal: ToolCallProposal): Promise<ToolCallDecision>;
 }
 
@@ -36,7 +36,7 @@ export interface WorkerLoopOptions {
   tools: ToolEntry[];
   confinement: Confinement;
   model: ChatModel;
-  gate: Gate;
+  gate: GateClient;
   limits: BuiltinLimits;
   /** Environment commands run with (secrets already removed). */
   commandEnv: NodeJS.ProcessEnv;
