@@ -22,13 +22,26 @@ const IMAGE = "gavel/bench:dev";
 const ECHO_SECRET = "bench-echo-nats";
 const EXECUTION = "gate-bench";
 
-/** The measurement; GAVEL_BENCH_CLUSTER_ROUNDS / _SECONDS shorten or lengthen it. */
+/** Comma-separated rates (calls/s) from an environment variable; "" is none. */
+function ratesFrom(name: string, fallback: number[]): number[] {
+  const v = process.env[name];
+  if (v === undefined) return fallback;
+  const rates = v.split(",").filter((r) => r.trim() !== "").map(Number);
+  const bad = rates.find((r) => !Number.isFinite(r) || r <= 0);
+  if (bad !== undefined) throw new Error(`${name}: "${v}" is not a comma-separated list of rates (calls/s)`);
+  return rates;
+}
+
+/**
+ * The measurement; GAVEL_BENCH_CLUSTER_ROUNDS / _SECONDS shorten or lengthen it, _RATES and
+ * _LADDER (comma-separated calls/s, "" for no ladder) narrow it while iterating on a change.
+ */
 export function defaultPlan(): PodPlan {
   return {
-    rates: [200, 1000],
+    rates: ratesFrom("GAVEL_BENCH_CLUSTER_RATES", [200, 1000]),
     rounds: Number(process.env.GAVEL_BENCH_CLUSTER_ROUNDS ?? "4"),
     seconds: Number(process.env.GAVEL_BENCH_CLUSTER_SECONDS ?? "3"),
-    ladder: [50, 100, 200, 500, 1000, 2000, 4000, 8000],
+    ladder: ratesFrom("GAVEL_BENCH_CLUSTER_LADDER", [50, 100, 200, 500, 1000, 2000, 4000, 8000]),
     ladderSeconds: Number(process.env.GAVEL_BENCH_CLUSTER_SECONDS ?? "3"),
     p99LimitMs: 5,
   };
@@ -190,6 +203,7 @@ export async function runGateClusterBench(): Promise<BenchResult[]> {
         });
       }
     }
+    if (plan.ladder.length === 0) return out;
     const steps = result.ladder.map((s) => `${s.kind} ${s.rate}/s p99 ${s.p99.toFixed(2)} ms${s.passed ? "" : " (fails)"}`).join(", ");
     out.push({
       name: "highest rate with p99 < 5 ms from a pod (gate, real guard)",
