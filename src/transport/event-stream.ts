@@ -2,7 +2,7 @@
 // (namespace, execution tree, execution, event type). Publishing is idempotent per event
 // id (JetStream de-duplicates by Nats-Msg-Id), so a retried publish never doubles an event.
 import { randomUUID } from "node:crypto";
-import type { NatsConnection } from "@nats-io/transport-node";
+import { headers, type NatsConnection } from "@nats-io/transport-node";
 import {
   DeliverPolicy,
   jetstream,
@@ -12,6 +12,7 @@ import {
   type JetStreamClient,
 } from "@nats-io/jetstream";
 import type { GavelEvent } from "../api/events.js";
+import { JetStreamPublisher } from "./jetstream-publisher.js";
 import { EVENT_STREAM, eventFilter, eventSubject, EVENT_SUBJECT_PREFIX } from "./subjects.js";
 
 export interface EventStreamOptions {
@@ -24,9 +25,11 @@ export interface EventStreamOptions {
 /** Publishes and reads gavel events on JetStream. */
 export class EventStream {
   private readonly js: JetStreamClient;
+  private readonly publisher: JetStreamPublisher;
 
   private constructor(private readonly nc: NatsConnection) {
     this.js = jetstream(nc);
+    this.publisher = new JetStreamPublisher(nc, 5000);
   }
 
   /** Connects to the stream, creating or updating it to gavel's settings. */
@@ -60,10 +63,14 @@ export class EventStream {
     return { id: fields.id ?? randomUUID(), time: fields.time ?? new Date().toISOString(), ...fields };
   }
 
-  /** Publishes an event and waits for the stream's acknowledgement; returns its sequence. */
+  /** Publishes an event and waits for the stream's acknowledgement; returns its sequence (a duplicate's: the first publish's). */
   async publish(event: GavelEvent): Promise<number> {
     const subject = eventSubject(event.namespace, event.root, event.execution, event.type);
-    const ack = await this.js.publish(subject, JSON.stringify(event), { msgID: event.id, timeout: 5000 });
+    const h = headers();
+    h.set("Nats-Msg-Id", event.id);
+    const ack = await this.publisher.publish(subject, JSON.stringify(event), h);
+    if (ack.error !== undefined) throw new Error(`the event stream refused event ${event.id}: ${ack.error.description ?? "unknown error"}`);
+    if (ack.stream !== EVENT_STREAM || ack.seq === undefined) throw new Error(`the event stream answered event ${event.id} with an invalid acknowledgement`);
     return ack.seq;
   }
 

@@ -16,6 +16,7 @@ import {
   type JetStreamManager,
 } from "@nats-io/jetstream";
 import type { BlockedBy, ToolCallDecision } from "../api/protocol.js";
+import { JetStreamPublisher } from "./jetstream-publisher.js";
 import { token, untoken } from "./subjects.js";
 
 /** The stream holding every call's record while it may still be asked for again. */
@@ -188,7 +189,7 @@ export class ToolCallStore {
   private readonly listeners = new Set<(subject: string, r: StoredRecord) => void>();
   private readonly maxBodies: number;
   private readonly maxAgeMs: number;
-  private readonly writeTimeoutMs: number;
+  private readonly publisher: JetStreamPublisher;
   private messages: ConsumerMessages | undefined;
   private following: Promise<void> | undefined;
   private consumerSeq = 0;
@@ -205,7 +206,7 @@ export class ToolCallStore {
   ) {
     this.maxBodies = options.maxDecisionsInMemory ?? 20_000;
     this.maxAgeMs = (options.maxAgeSeconds ?? 3600) * 1000;
-    this.writeTimeoutMs = options.writeTimeoutMs ?? 5000;
+    this.publisher = new JetStreamPublisher(nc, options.writeTimeoutMs ?? 5000);
   }
 
   /** Creates or updates the stream, replays it into the mirror, and keeps following it. */
@@ -246,18 +247,11 @@ export class ToolCallStore {
     const h = headers();
     h.set("Nats-Expected-Last-Subject-Sequence", String(expectSeq));
     h.set("Nats-Expected-Stream", DECISION_STREAM);
-    let sent: Promise<{ data: Uint8Array }>;
-    try {
-      sent = this.nc.request(subject, JSON.stringify(record), { headers: h, timeout: this.writeTimeoutMs });
-    } catch (err) {
-      this.stats.writeErrors++;
-      return Promise.resolve({ ok: false, conflict: false, error: err instanceof Error ? err : new Error(String(err)) });
-    }
+    const sent = this.publisher.publish(subject, JSON.stringify(record), h);
     this.stats.writes++;
     if (optimistic && !this.records.has(subject)) this.apply(subject, { record, seq: 0, at: Date.now() });
     return sent.then(
-      (reply): PutResult => {
-        const ack = JSON.parse(Buffer.from(reply.data).toString("utf8")) as { seq?: number; error?: { err_code?: number; description?: string } };
+      (ack): PutResult => {
         if (ack.error !== undefined) {
           if (ack.error.err_code === WRONG_LAST_SEQUENCE) {
             this.stats.conflicts++;
@@ -393,6 +387,7 @@ export class ToolCallStore {
   async close(): Promise<void> {
     this.closed = true;
     clearInterval(this.pruner);
+    this.publisher.close();
     await this.messages?.close();
     await this.following?.catch(() => undefined);
   }
