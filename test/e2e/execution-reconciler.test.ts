@@ -7,10 +7,12 @@ import { join } from "node:path";
 import * as k8s from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { eventually, useCluster, type Cluster } from "../harness/cluster.js";
+import { gavel } from "../harness/cli.js";
 import { agentYaml, executionYaml, QUICK_WRITER_VALIDATION } from "../harness/example-worker.js";
+import { run } from "../harness/exec.js";
 import { executionsIn, type Executions } from "../harness/executions.js";
 import { ChartController } from "../harness/gavel-chart.js";
-import { REPO_DIR } from "../harness/paths.js";
+import { KUBECTL, REPO_DIR } from "../harness/paths.js";
 
 describe("Execution reconciler on the single-node cluster (the chart's controller pod)", () => {
   let cluster: Cluster;
@@ -114,6 +116,19 @@ spec:
       const table = await cluster.kubectl(["get", "ex", "-n", ns]);
       expect(table.stdout).toMatch(/quick-i1-v1-rule-judge\s+rule-judge\s+Succeeded\s+.*quick/);
       await runs.podsEnded("quick");
+
+      // And gavel's own CLI shows the run from the API server: get as a tree (also as the kubectl plugin), describe with the verdict, logs of the worker and of the judge
+      const env = { KUBECONFIG: cluster.kubeconfigPath };
+      const tree = /^quick\s+quick-writer\s+Succeeded\s+1\s+\S+\s+\S+\n└─ quick-i1-v1-rule-judge\s+rule-judge\s+Succeeded\s+1\.00\s/m;
+      expect((await gavel(["get", "ex", "-n", ns], { env })).out).toMatch(tree);
+      const plugin = await run(KUBECTL, ["--kubeconfig", cluster.kubeconfigPath, "gavel", "get", "ex", "-n", ns], { env: { ...process.env, PATH: `${join(REPO_DIR, "bin")}:${process.env.PATH ?? ""}` } });
+      expect(plugin.stdout, plugin.stderr).toMatch(tree);
+      const described = await gavel(["describe", "ex", "quick", "-n", ns], { env });
+      expect(described.out).toMatch(/rule-judge\s+quick-i1-v1-rule-judge\s+Succeeded\s+score 1\.00/);
+      const workerOut = await gavel(["logs", "quick", "-n", ns], { env });
+      expect([workerOut.code, workerOut.out.length > 0], workerOut.err).toEqual([0, true]);
+      const judgeOut = await gavel(["logs", "quick", "--judge", "rule-judge", "-n", ns], { env });
+      expect([judgeOut.code, judgeOut.out], judgeOut.err).toEqual([0, expect.stringContaining('"score"')]);
     });
 
     it("Given the examples/kubernetes worker whose first attempt has a bug, the command judge's feedback makes iteration 2 pass", async () => {
