@@ -45,10 +45,11 @@ export class JetStreamPublisher {
    * returns, so anything published after it on the same connection reaches the server after it.
    */
   publish(subject: string, data: string | Uint8Array, headers?: MsgHdrs): Promise<JetStreamAck> {
-    this.listen();
     const token = String(++this.next);
     const acked = new Promise<Msg>((resolve, reject) => this.waiting.set(token, { resolve, reject, due: Date.now() + this.timeoutMs }));
     try {
+      // Both throw once the connection is closed: a rejection like every other failure, never a throw.
+      this.listen();
       this.nc.publish(subject, data, headers === undefined ? { reply: `${this.inbox}.${token}` } : { reply: `${this.inbox}.${token}`, headers });
     } catch (err) {
       this.waiting.delete(token);

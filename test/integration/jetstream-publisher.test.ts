@@ -60,4 +60,14 @@ describe("JetStreamPublisher (real JetStream)", () => {
     await expect(waiting).rejects.toThrow(/closed/);
     sub.unsubscribe();
   });
+
+  it("rejects, never throws, once its connection is closed (a gate renewing a claim while it stops)", async () => {
+    const own = await connect({ servers: server.url });
+    const p = new JetStreamPublisher(own, 5000);
+    await own.close();
+    let sent: Promise<unknown> | undefined;
+    expect(() => (sent = p.publish("pubtest.closed", "x"))).not.toThrow();
+    await expect(sent).rejects.toThrow(/closed/i);
+    p.close();
+  });
 });
