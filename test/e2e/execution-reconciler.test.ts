@@ -121,7 +121,7 @@ spec:
       const env = { KUBECONFIG: cluster.kubeconfigPath };
       const tree = /^quick\s+quick-writer\s+Succeeded\s+1\s+\S+\s+\S+\n└─ quick-i1-v1-rule-judge\s+rule-judge\s+Succeeded\s+1\.00\s/m;
       expect((await gavel(["get", "ex", "-n", ns], { env })).out).toMatch(tree);
-      const plugin = await run(KUBECTL, ["--kubeconfig", cluster.kubeconfigPath, "gavel", "get", "ex", "-n", ns], { env: { ...process.env, PATH: `${join(REPO_DIR, "bin")}:${process.env.PATH ?? ""}` } });
+      const plugin = await run(KUBECTL, ["gavel", "get", "ex", "-n", ns], { env: { ...process.env, KUBECONFIG: cluster.kubeconfigPath, PATH: `${join(REPO_DIR, "bin")}:${process.env.PATH ?? ""}` } });
       expect(plugin.stdout, plugin.stderr).toMatch(tree);
       const described = await gavel(["describe", "ex", "quick", "-n", ns], { env });
       expect(described.out).toMatch(/rule-judge\s+quick-i1-v1-rule-judge\s+Succeeded\s+score 1\.00/);
