@@ -9,7 +9,7 @@ import type { Execution } from "../api/types.js";
 import { CHILD_LABELS, labelValue } from "../children/workloads.js";
 import { isNotFound } from "../errors.js";
 import { workerName } from "../engine/child-names.js";
-import { controllingExecution, resultName } from "./execution-pods.js";
+import { controllingOwner, resultName } from "./execution-pods.js";
 
 /** What this module reads and deletes: the reconciler's caches and the core API. */
 export interface EarlierRunAccess {
@@ -26,9 +26,6 @@ export interface Leftover {
   owner: string;
 }
 
-const controllerUid = (obj: { metadata?: { ownerReferences?: k8s.V1OwnerReference[] } }): string | undefined =>
-  obj.metadata?.ownerReferences?.find((o) => o.controller === true && o.kind === "Execution")?.uid;
-
 /**
  * The objects of earlier runs of `ex`'s name still there: pods it controlled and judge
  * children (from the caches), and the stored worker result of the first iteration (read).
@@ -39,8 +36,8 @@ export async function earlierRunLeftovers(access: EarlierRunAccess, ex: Executio
   const uid = ex.metadata.uid;
   const out: Leftover[] = [];
   for (const pod of access.pods.list(namespace)) {
-    const owner = controllerUid(pod);
-    if (controllingExecution(pod) === name && owner !== undefined && owner !== uid) out.push({ kind: "Pod", name: pod.metadata?.name ?? "", owner });
+    const owner = controllingOwner(pod);
+    if (owner?.name === name && owner.uid !== uid) out.push({ kind: "Pod", name: pod.metadata?.name ?? "", owner: owner.uid });
   }
   for (const child of access.executions.list(namespace)) {
     const parent = child.spec?.parent;
@@ -49,7 +46,7 @@ export async function earlierRunLeftovers(access: EarlierRunAccess, ex: Executio
   const result = resultName(workerName(name, 1));
   try {
     const cm = await access.core.readNamespacedConfigMap({ name: result, namespace });
-    const owner = controllerUid(cm);
+    const owner = controllingOwner(cm)?.uid;
     if (owner !== undefined && owner !== uid) out.push({ kind: "ConfigMap", name: result, owner });
   } catch (err) {
     if (!isNotFound(err)) throw err;

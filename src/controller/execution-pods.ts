@@ -21,10 +21,16 @@ export const CANCEL_ANNOTATION = "gavel.dev/cancel";
 /** Key of the result ConfigMap that names the parts of a worker output too large to keep inline. */
 const STDOUT_PARTS = "stdoutParts";
 
+type Owned = { metadata?: { ownerReferences?: { kind: string; name: string; uid: string; controller?: boolean; apiVersion: string }[] } };
+
+/** The ownerReference of the Execution that controls an object (its name and uid), if it is one. */
+export function controllingOwner(obj: Owned): { name: string; uid: string } | undefined {
+  return obj.metadata?.ownerReferences?.find((o) => o.controller === true && o.kind === "Execution" && o.apiVersion === API_VERSION);
+}
+
 /** The name of the Execution that controls an object, if it is one. */
-export function controllingExecution(obj: { metadata?: { ownerReferences?: { kind: string; name: string; controller?: boolean; apiVersion: string }[] } }): string | undefined {
-  const ref = obj.metadata?.ownerReferences?.find((o) => o.controller === true && o.kind === "Execution" && o.apiVersion === API_VERSION);
-  return ref?.name;
+export function controllingExecution(obj: Owned): string | undefined {
+  return controllingOwner(obj)?.name;
 }
 
 /** Pod name of a workload (worker run `<exec>-i<N>` or judge child): `gavel-<name>-ex`, ≤ 63 characters. */
