@@ -2,14 +2,15 @@
 // removes the first run's objects a moment later (pods may take their grace period), but
 // gavel names a run's pods, judge children and stored results after the Execution's name,
 // so the second run would find them and take them for its own (a worker result it never
-// produced, a terminating worker pod). Before a run starts, what an earlier run of its name
-// left is removed or waited for; the run starts once none is left.
+// produced, a terminating worker pod, a workspace claim holding the first run's files). Before
+// a run starts, what an earlier run of its name left is removed or waited for; the run starts
+// once none is left.
 import type * as k8s from "@kubernetes/client-node";
 import type { Execution } from "../api/types.js";
 import { CHILD_LABELS, labelValue } from "../children/workloads.js";
 import { isNotFound } from "../errors.js";
 import { workerName } from "../engine/child-names.js";
-import { controllingOwner, resultName } from "./execution-pods.js";
+import { controllingOwner, resultName, type Owned } from "./execution-pods.js";
 
 /** What this module reads and deletes: the reconciler's caches and the core API. */
 export interface EarlierRunAccess {
@@ -20,7 +21,7 @@ export interface EarlierRunAccess {
 
 /** An object left by an earlier run of the name, and whether gavel removes it or the garbage collector does. */
 export interface Leftover {
-  kind: "Pod" | "Execution" | "ConfigMap";
+  kind: "Pod" | "Execution" | "ConfigMap" | "PersistentVolumeClaim";
   name: string;
   /** The uid of the earlier Execution that owns it. */
   owner: string;
@@ -28,9 +29,10 @@ export interface Leftover {
 
 /**
  * The objects of earlier runs of `ex`'s name still there: pods it controlled and judge
- * children (from the caches), and the stored worker result of the first iteration (read).
+ * children (from the caches), the stored worker result of the first iteration and the
+ * workspace claims named in `claims` (read).
  */
-export async function earlierRunLeftovers(access: EarlierRunAccess, ex: Execution): Promise<Leftover[]> {
+export async function earlierRunLeftovers(access: EarlierRunAccess, ex: Execution, claims: readonly string[] = []): Promise<Leftover[]> {
   const namespace = ex.metadata.namespace ?? "default";
   const name = ex.metadata.name;
   const uid = ex.metadata.uid;
@@ -44,12 +46,16 @@ export async function earlierRunLeftovers(access: EarlierRunAccess, ex: Executio
     if (parent?.name === name && parent.uid !== undefined && parent.uid !== uid) out.push({ kind: "Execution", name: child.metadata.name, owner: parent.uid });
   }
   const result = resultName(workerName(name, 1));
-  try {
-    const cm = await access.core.readNamespacedConfigMap({ name: result, namespace });
-    const owner = controllingOwner(cm)?.uid;
-    if (owner !== undefined && owner !== uid) out.push({ kind: "ConfigMap", name: result, owner });
-  } catch (err) {
-    if (!isNotFound(err)) throw err;
+  const earlier = (obj: Owned | undefined): string | undefined => {
+    const owner = obj === undefined ? undefined : controllingOwner(obj)?.uid;
+    return owner !== undefined && owner !== uid ? owner : undefined;
+  };
+  const cmOwner = earlier(await access.core.readNamespacedConfigMap({ name: result, namespace }).catch(undefinedIfNotFound));
+  if (cmOwner !== undefined) out.push({ kind: "ConfigMap", name: result, owner: cmOwner });
+  for (const claim of claims) {
+    // A claim is the garbage collector's to delete (its protection finalizer waits for the pods that mount it).
+    const owner = earlier(await access.core.readNamespacedPersistentVolumeClaim({ name: claim, namespace }).catch(undefinedIfNotFound));
+    if (owner !== undefined) out.push({ kind: "PersistentVolumeClaim", name: claim, owner });
   }
   return out;
 }
@@ -57,11 +63,12 @@ export async function earlierRunLeftovers(access: EarlierRunAccess, ex: Executio
 /**
  * Removes what gavel may remove of an earlier run's leftovers (pods at once; the stored
  * results with every ConfigMap labelled with the name, none of which the new run has made
- * before it starts); judge children go with the garbage collector (gavel may not delete
- * Executions). Returns why the run waits, or undefined when nothing was left.
+ * before it starts); judge children and workspace claims go with the garbage collector
+ * (gavel may not delete Executions or claims). Returns why the run waits, or undefined when
+ * nothing was left.
  */
-export async function removeEarlierRun(access: EarlierRunAccess, ex: Execution): Promise<string | undefined> {
-  const left = await earlierRunLeftovers(access, ex);
+export async function removeEarlierRun(access: EarlierRunAccess, ex: Execution, claims: readonly string[] = []): Promise<string | undefined> {
+  const left = await earlierRunLeftovers(access, ex, claims);
   if (left.length === 0) return undefined;
   const namespace = ex.metadata.namespace ?? "default";
   for (const l of left) {
@@ -76,4 +83,9 @@ export async function removeEarlierRun(access: EarlierRunAccess, ex: Execution):
 
 function ignoreNotFound(err: unknown): void {
   if (!isNotFound(err)) throw err;
+}
+
+function undefinedIfNotFound(err: unknown): undefined {
+  if (!isNotFound(err)) throw err;
+  return undefined;
 }

@@ -21,7 +21,7 @@ export const CANCEL_ANNOTATION = "gavel.dev/cancel";
 /** Key of the result ConfigMap that names the parts of a worker output too large to keep inline. */
 const STDOUT_PARTS = "stdoutParts";
 
-type Owned = { metadata?: { ownerReferences?: { kind: string; name: string; uid: string; controller?: boolean; apiVersion: string }[] } };
+export type Owned = { metadata?: { ownerReferences?: { kind: string; name: string; uid: string; controller?: boolean; apiVersion: string }[] } };
 
 /** The ownerReference of the Execution that controls an object (its name and uid), if it is one. */
 export function controllingOwner(obj: Owned): { name: string; uid: string } | undefined {

@@ -374,6 +374,41 @@ describe("the tool-call gate in gavel controller (real kube-apiserver, real nats
     await cp.kubectl(["annotate", "ex", "edit-1", "-n", ns, "gavel.dev/cancel=test"]);
   }, 60_000);
 
+  it("an Execution re-created under its name waits for the earlier run's workspace claim (the garbage collector's to delete), then makes its own", async () => {
+    const keeper = agentYaml("keeper") + "  volumes:\n    - name: workspace\n      mount_path: /workspace\n";
+    expect((await cp.kubectl(["apply", "-n", ns, "-f", "-"], { stdin: keeper + "---" + executionYaml("keep-1", "keeper") })).code).toBe(0);
+    const claimOwner = async (): Promise<string | undefined> =>
+      (await core.readNamespacedPersistentVolumeClaim({ namespace: ns, name: "keep-1-workspace" })).metadata?.ownerReferences?.[0]?.uid;
+    const first = await eventually(async () => {
+      const ex = await execution(ns, "keep-1");
+      if (ex.status?.phase !== "Running" || (await claimOwner()) !== ex.metadata.uid) throw new Error(`phase ${ex.status?.phase ?? "none"}`);
+      return ex;
+    }, 30_000, "the first run with its claim");
+    expect((await cp.kubectl(["delete", "ex", "keep-1", "-n", ns, "--wait=true"])).code).toBe(0);
+    // No garbage collector in this control plane: the first run's claim stays, as it does on a cluster while a pod still mounts it.
+    expect((await cp.kubectl(["apply", "-n", ns, "-f", "-"], { stdin: executionYaml("keep-1", "keeper") })).code).toBe(0);
+    const waiting = await eventually(async () => {
+      const ex = await execution(ns, "keep-1");
+      if (ex.metadata.uid === first.metadata.uid || !/PersistentVolumeClaim keep-1-workspace/.test(ex.status?.message ?? "")) throw new Error(`message ${ex.status?.message ?? "none"}`);
+      return ex;
+    }, 15_000, "the new run waits, naming the claim");
+    expect(waiting.status?.phase).toBe("Pending");
+    expect(waiting.status?.message).toContain(`uid ${first.metadata.uid ?? ""}`);
+    expect(await claimOwner()).toBe(first.metadata.uid);
+    // What the garbage collector and then the pvc-protection controller (neither runs here) do once no pod mounts it.
+    await core.deleteNamespacedPersistentVolumeClaim({ namespace: ns, name: "keep-1-workspace" });
+    await core
+      .patchNamespacedPersistentVolumeClaim({ namespace: ns, name: "keep-1-workspace", body: [{ op: "remove", path: "/metadata/finalizers" }] }, k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.JsonPatch))
+      .catch(() => undefined);
+    const again = await eventually(async () => {
+      const ex = await execution(ns, "keep-1");
+      if (ex.status?.phase !== "Running" || (await claimOwner().catch(() => undefined)) !== ex.metadata.uid) throw new Error(`phase ${ex.status?.phase ?? "none"}`);
+      return ex;
+    }, 30_000, "the new run starts with a claim of its own");
+    expect(again.metadata.uid).toBe(waiting.metadata.uid);
+    await cp.kubectl(["annotate", "ex", "keep-1", "-n", ns, "gavel.dev/cancel=test"]);
+  }, 60_000);
+
   it("a judged call: the gate makes the tool-judge child (payload, owner, deadline), lists it in the parent's status, and a replica killed meanwhile costs no second child or decision", async () => {
     // The Agent's own skip_judge: true does not switch judging off: skip_judge is the operators' (no GuardPolicy skips cmd.run).
     const judged = `

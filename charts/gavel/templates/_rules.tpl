@@ -40,10 +40,11 @@
   resources: ["configmaps"]
   verbs: ["create", "get", "delete", "deletecollection"]
 # Workspace volumes: one claim per Execution volume, owned by the Execution (the garbage
-# collector deletes it with the Execution).
+# collector deletes it with the Execution). get: before a run starts, a claim of its name still
+# owned by an earlier, deleted Execution of the same name is waited for, never used.
 - apiGroups: [""]
   resources: ["persistentvolumeclaims"]
-  verbs: ["create"]
+  verbs: ["create", "get"]
 # Workspace strategy snapshot (ADR 0038): a judge's VolumeSnapshot of the worker's claim (owned
 # by the judge child; a claim is restored from it), the class picked from the StorageClass's
 # CSI driver. StorageClasses and VolumeSnapshotClasses are cluster-scoped: a single-namespace
