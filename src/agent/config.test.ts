@@ -1,6 +1,7 @@
 // The worker runtime's environment contract: what drivers set is what the runtime reads.
 import { describe, expect, it } from "vitest";
-import { agentEnvironment, commandEnvironment, readAgentConfig } from "./config.js";
+import { agentEnvironment } from "../api/agent-env.js";
+import { commandEnvironment, readAgentConfig } from "./config.js";
 
 const base = { GAVEL_NAMESPACE: "team", GAVEL_EXECUTION: "run-a", GAVEL_NATS_URL: "nats://127.0.0.1:4222", GAVEL_SCRIPT: "- final: x" };
 

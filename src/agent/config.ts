@@ -1,46 +1,11 @@
 // The worker runtime's configuration, read from its environment at the edge (main.ts) and
-// nowhere else. Drivers (docker, kubernetes) build that environment with agentEnvironment().
+// nowhere else. Drivers (docker, kubernetes) build that environment with agentEnvironment()
+// (src/api/agent-env.ts, the contract both sides import).
 import type { JsonValue, ToolEntry } from "../api/types.js";
 import type { Mount } from "./confinement.js";
+import { AGENT_ENV } from "../api/agent-env.js";
 import { parseTraceparent, TRACEPARENT_ENV } from "../telemetry/trace-context.js";
 
-/** Every environment variable the worker runtime reads. */
-export const AGENT_ENV = {
-  namespace: "GAVEL_NAMESPACE",
-  /** "worker" (default) or "judge": a judge runs one-shot on its payload, without the gate (src/agent/judge-mode.ts). */
-  role: "GAVEL_ROLE",
-  /** A judge's payload as files in a directory, read in name order (src/agent/judge-input.ts). */
-  inputDir: "GAVEL_INPUT_DIR",
-  execution: "GAVEL_EXECUTION",
-  iteration: "GAVEL_ITERATION",
-  task: "GAVEL_TASK",
-  /** JSON of the Execution's spec.input. */
-  input: "GAVEL_INPUT",
-  feedback: "GAVEL_FEEDBACK",
-  /** JSON of the Agent's spec.tools. */
-  tools: "GAVEL_TOOLS",
-  /** JSON list of mounts: "/workspace" or {"path": "/data", "readOnly": true}. */
-  mounts: "GAVEL_MOUNTS",
-  /** Colon-separated writable mount paths (what local mode sets); used when GAVEL_MOUNTS is not. */
-  workspace: "GAVEL_WORKSPACE",
-  natsUrl: "GAVEL_NATS_URL",
-  /** The worker's NATS .creds text, or a path to it in GAVEL_NATS_CREDS_FILE. */
-  natsCreds: "GAVEL_NATS_CREDS",
-  natsCredsFile: "GAVEL_NATS_CREDS_FILE",
-  /** "scripted" or "openai"; default scripted when a script is given, else openai. */
-  model: "GAVEL_MODEL",
-  script: "GAVEL_SCRIPT",
-  scriptFile: "GAVEL_SCRIPT_FILE",
-  llmBaseUrl: "GAVEL_LLM_BASE_URL",
-  llmModel: "GAVEL_LLM_MODEL",
-  llmApiKey: "GAVEL_LLM_API_KEY",
-  maxTurns: "GAVEL_MAX_TURNS",
-  /** Total seconds to wait for one decision (default 330) and per send (default 2). */
-  gateTimeoutSeconds: "GAVEL_GATE_TIMEOUT_SECONDS",
-  gateAttemptSeconds: "GAVEL_GATE_ATTEMPT_SECONDS",
-  commandTimeoutSeconds: "GAVEL_CMD_TIMEOUT_SECONDS",
-  outputCapBytes: "GAVEL_OUTPUT_CAP_BYTES",
-} as const;
 
 /** The worker runtime's whole configuration. */
 export interface AgentConfig {
@@ -202,33 +167,6 @@ export function readAgentConfig(env: Env): AgentConfig {
       commandTimeoutSeconds: positive(env, E.commandTimeoutSeconds, 60),
       outputCapBytes: positive(env, E.outputCapBytes, 64 * 1024, true),
     },
-  };
-}
-
-/** The environment a driver gives a worker container: the inverse of readAgentConfig. */
-export function agentEnvironment(c: {
-  namespace: string;
-  execution: string;
-  iteration: number;
-  task?: string;
-  input?: JsonValue;
-  feedback?: string;
-  tools?: ToolEntry[];
-  mounts?: Mount[];
-  natsUrl: string;
-  natsCreds?: string;
-}): Record<string, string> {
-  return {
-    [E.namespace]: c.namespace,
-    [E.execution]: c.execution,
-    [E.iteration]: String(c.iteration),
-    [E.task]: c.task ?? "",
-    ...(c.input !== undefined ? { [E.input]: JSON.stringify(c.input) } : {}),
-    ...(c.feedback !== undefined ? { [E.feedback]: c.feedback } : {}),
-    [E.tools]: JSON.stringify(c.tools ?? []),
-    [E.mounts]: JSON.stringify(c.mounts ?? []),
-    [E.natsUrl]: c.natsUrl,
-    ...(c.natsCreds !== undefined ? { [E.natsCreds]: c.natsCreds } : {}),
   };
 }
 

@@ -1,7 +1,7 @@
 // What a driver creates for one run of a worker or a judge: the WorkloadSpec with the worker
 // runtime's env contract, the judge payload, the mounts (read-only for judges), network,
 // resources, deadline and labels. Docker (local mode) and Kubernetes run the same spec.
-import { AGENT_ENV, agentEnvironment } from "../agent/config.js";
+import { AGENT_ENV, agentEnvironment } from "../api/agent-env.js";
 import type { Agent, Execution } from "../api/types.js";
 import { childTimeoutSeconds } from "../engine/durations.js";
 import type { WorkloadMount, WorkloadSpec } from "../runtime/workload.js";
@@ -95,7 +95,7 @@ export interface WorkerOptions {
 
 /**
  * The workload of iteration N's worker: the env contract of the worker runtime
- * (src/agent/config.ts) plus GAVEL_WORKSPACE for plain scripts; feedback and input are always
+ * (src/api/agent-env.ts) plus GAVEL_WORKSPACE for plain scripts; feedback and input are always
  * set so a script can read them blindly. The workspace mounts are read-write. A language the
  * runtime table does not know is a TerminalError naming the field (retrying cannot help).
  */

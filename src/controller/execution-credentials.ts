@@ -6,7 +6,7 @@
 import { createHash } from "node:crypto";
 import * as k8s from "@kubernetes/client-node";
 import { connect, credsAuthenticator, type NatsConnection } from "@nats-io/transport-node";
-import { AGENT_ENV } from "../agent/config.js";
+import { AGENT_ENV } from "../api/agent-env.js";
 import { GROUP, VERSION, type Execution } from "../api/types.js";
 import { executionTimeoutSeconds, iterationTimeoutSeconds, judgeTimeoutSeconds, maxIterations } from "../engine/durations.js";
 import { isTerminal, validatorsOf, type EngineContext } from "../engine/outer-loop.js";

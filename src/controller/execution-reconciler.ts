@@ -77,6 +77,7 @@ import { gateRequirement } from "../gate/enforcement.js";
 import { gateBlocks, mergeToolJudgeRefs, setGuarded, waitingForGate, type GateStatus } from "./cluster-gate.js";
 import { gateAccess, isRestrictedWorker, workerGatePolicy, type GateAccess } from "./gate-egress.js";
 import { toGavelEvents, type ExecutionEventPublisher } from "./execution-events.js";
+import { KubernetesEventRecorder } from "./kubernetes-events.js";
 import type { ExecutionTraces, TracedExecution } from "../telemetry/execution-trace.js";
 import { Controller } from "./runtime/controller.js";
 import { customResource, Informer, objectKey, podResource, splitKey } from "./runtime/informer.js";
@@ -187,6 +188,8 @@ export class ExecutionReconciler {
   private readonly net: k8s.NetworkingV1Api;
   private readonly now: () => number;
   private readonly logger: Logger;
+  /** Engine events as Kubernetes Events on the Execution. */
+  private readonly kubeEvents: KubernetesEventRecorder;
   private readonly policies = new Set<string>();
   /** Namespaces (namespace/name) whose launcher ConfigMap exists. */
   private readonly launchers = new Set<string>();
@@ -203,6 +206,7 @@ export class ExecutionReconciler {
     this.net = opts.kc.makeApiClient(k8s.NetworkingV1Api);
     this.now = opts.now ?? Date.now;
     this.logger = opts.logger ?? silentLogger;
+    this.kubeEvents = new KubernetesEventRecorder(this.core, this.logger, this.now);
     const namespaces = opts.namespace === undefined ? {} : { namespaces: [opts.namespace] };
     this.executions = new Informer<Execution>({ kc: opts.kc, resource: customResource<Execution>(opts.kc, "execution", PLURAL), ...namespaces, logger: this.logger });
     this.pods = new Informer<k8s.V1Pod>({ kc: opts.kc, resource: podResource(opts.kc, `${LABELS.instance}=${EXECUTION_INSTANCE}`), ...namespaces, logger: this.logger });
@@ -428,7 +432,7 @@ export class ExecutionReconciler {
       this.opts.events?.commit(ex, streamed, staged);
       if (ex.spec.parent === undefined && streamed.length > 0) this.opts.traces?.observe(traced(ex, ctx.agent), streamed);
       this.countOutcomes(events);
-      await this.record(ex, events);
+      await this.kubeEvents.record(ex, events);
     }
     return foldAgainInMs;
   }
@@ -800,20 +804,6 @@ export class ExecutionReconciler {
 
   // ------------------------------------------------------------------ I/O helpers
 
-  /** Records engine events as Kubernetes Events on the Execution (`kubectl describe ex`); best effort. */
-  private async record(ex: Execution, events: { event: string; data: Record<string, unknown> }[]): Promise<void> {
-    const now = new Date(this.now());
-    for (const e of events) {
-      const body = kubernetesEvent(ex, e.event, e.data, now, this.eventSeq++);
-      try {
-        await this.core.createNamespacedEvent({ namespace: ns(ex), body });
-      } catch (err) {
-        this.logger.warn({ execution: `${ns(ex)}/${ex.metadata.name}`, event: e.event, err: messageOf(err) }, "recording a Kubernetes Event failed");
-      }
-    }
-  }
-  private eventSeq = 0;
-
   private podOptions() {
     return {
       ...(this.opts.imagePullPolicy !== undefined ? { imagePullPolicy: this.opts.imagePullPolicy } : {}),
@@ -999,29 +989,6 @@ export class ExecutionReconciler {
       throw err;
     }
   }
-}
-
-/** A core/v1 Event for one engine event: reason ExecutionPhase, IterationStarted, ...; Warning for failures. */
-export function kubernetesEvent(ex: Execution, type: string, data: Record<string, unknown>, now: Date, seq: number): k8s.CoreV1Event {
-  const reason = type.split(/[._]/).map((w) => w.charAt(0).toUpperCase() + w.slice(1)).join("");
-  const bad =
-    (type === "execution.phase" && ["Failed", "TimedOut", "Cancelled"].includes(String(data.phase))) ||
-    (type === "validator.result" && data.passed === false) ||
-    (type === "judge.finished" && data.rejection !== undefined) ||
-    // stdout holds stderr too: a regex or a judge reading it may see log lines (declare spec.runtime.command).
-    (type === "worker.finished" && data.streamsMerged !== undefined);
-  const message = JSON.stringify(data);
-  return {
-    metadata: { name: `${ex.metadata.name}.${now.getTime().toString(16)}${seq.toString(16)}`.slice(0, 253), namespace: ns(ex) },
-    involvedObject: { apiVersion: ex.apiVersion, kind: "Execution", name: ex.metadata.name, namespace: ns(ex), ...(ex.metadata.uid !== undefined ? { uid: ex.metadata.uid } : {}) },
-    reason,
-    message: message.length > 1024 ? `${message.slice(0, 1021)}...` : message,
-    type: bad ? "Warning" : "Normal",
-    source: { component: "gavel-controller" },
-    firstTimestamp: now,
-    lastTimestamp: now,
-    count: 1,
-  };
 }
 
 /** The key of the Execution that controls an object (a pod, a judge child), if any. */

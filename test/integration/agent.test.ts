@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { connect, credsAuthenticator, type NatsConnection } from "@nats-io/transport-node";
 import type { ToolCallDecision, ToolCallProposal } from "../../src/api/protocol.js";
 import { builtinToolFiles } from "../../src/agent/builtin-tools.js";
-import { agentEnvironment } from "../../src/agent/config.js";
+import { agentEnvironment } from "../../src/api/agent-env.js";
 import { createGate } from "../../src/gate/gate.js";
 import { PolicyStore } from "../../src/gate/guard/policy-store.js";
 import { signRegistration } from "../../src/gate/guard/signature.js";

@@ -1,7 +1,7 @@
-// The pure part of the reconciler: engine events as Kubernetes Events.
+// Engine events as Kubernetes Events.
 import { describe, expect, it } from "vitest";
 import type { Execution } from "../api/types.js";
-import { kubernetesEvent } from "./execution-reconciler.js";
+import { kubernetesEvent } from "./kubernetes-events.js";
 
 const ex: Execution = { apiVersion: "100monkeys.ai/v1", kind: "Execution", metadata: { name: "demo", namespace: "team", uid: "u1" }, spec: { agentRef: { name: "w" } } };
 const now = new Date("2026-11-23T13:00:00Z");
