@@ -34,8 +34,6 @@ const executions = (n: number): string =>
 /** Seconds from applying the batch until every Execution's first iteration is in its status. */
 async function oneRound(cp: ControlPlane, otlp: string | undefined): Promise<number> {
   const ns = await cp.createNamespace(otlp === undefined ? "rec-off" : "rec-on");
-  const core = cp.kc.makeApiClient(k8s.CoreV1Api);
-  await core.createNamespacedServiceAccount({ namespace: ns, body: { metadata: { name: "default" } } });
   const custom = cp.kc.makeApiClient(k8s.CustomObjectsApi);
   // No OTEL_* of this process (bench/tracing.ts sets some) reaches the untraced controller.
   const base = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith("OTEL_")));

@@ -14,7 +14,7 @@ export interface ControlPlane {
   /** Seconds from "start etcd" to "apiserver ready and CRDs established". */
   startupSeconds: number;
   kubectl(args: string[], opts?: { stdin?: string }): Promise<ExecResult>;
-  /** Creates a namespace named PREFIX-<random> and returns its name. */
+  /** Creates a namespace named PREFIX-<random> with its `default` ServiceAccount and returns its name. */
   createNamespace(prefix: string): Promise<string>;
   stop(): Promise<void>;
 }
@@ -64,7 +64,10 @@ export async function startControlPlane(opts: { installCrds?: boolean } = {}): P
     kubectl,
     async createNamespace(prefix) {
       const name = `${prefix}-${Math.random().toString(36).slice(2, 8)}`;
-      await kc.makeApiClient(k8s.CoreV1Api).createNamespace({ body: { metadata: { name } } });
+      const core = kc.makeApiClient(k8s.CoreV1Api);
+      await core.createNamespace({ body: { metadata: { name } } });
+      // What kube-controller-manager's ServiceAccount controller does (this control plane runs none): pods need it.
+      await core.createNamespacedServiceAccount({ namespace: name, body: { metadata: { name: "default" } } });
       return name;
     },
     stop,

@@ -136,8 +136,6 @@ describe("the tool-call gate in gavel controller (real kube-apiserver, real nats
     dir = await mkdtemp(join(tmpdir(), "gavel-cluster-gate-"));
     await writeFile(join(dir, "controller.creds"), issueControllerCredentials(trust).creds);
     ns = await cp.createNamespace("gate");
-    // No controller-manager here to make it: pods need their namespace's default ServiceAccount.
-    await core.createNamespacedServiceAccount({ namespace: ns, body: { metadata: { name: "default" } } });
     const natsArgs = ["--nats", nats.url, "--nats-creds", join(dir, "controller.creds")];
     // Two replicas: one leads the reconciler, both serve the gate.
     for (const name of ["gate-a", "gate-b"]) controller(name, ["-n", ns, "--controller-namespace", ns, "--leader-elect", ...natsArgs]);
