@@ -5,9 +5,12 @@ import { defineConfig } from "vitest/config";
 /** Files run at once in the group of the integration tier and the shared-controller e2e files. */
 const SHARED_WORKERS = 3;
 
+/** The tiers that spawn bin/gavel refuse to run an out-of-date dist/ (test/harness/dist-fresh.ts). */
+const DIST_FRESH = "test/harness/dist-fresh.ts";
+
 /** Both e2e projects: the cluster up and the chart installed once (test/harness/gavel-chart.ts). */
 const E2E = {
-  globalSetup: ["test/e2e/global-setup.ts"],
+  globalSetup: [DIST_FRESH, "test/e2e/global-setup.ts"],
   testTimeout: 600_000,
   hookTimeout: 600_000,
 };
@@ -26,6 +29,7 @@ export default defineConfig({
         test: {
           name: "integration",
           include: ["test/integration/**/*.test.ts"],
+          globalSetup: [DIST_FRESH],
           testTimeout: 120_000,
           hookTimeout: 180_000,
           fileParallelism: true,
