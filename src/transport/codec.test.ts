@@ -91,6 +91,13 @@ describe("proposal codec", () => {
     const b = { ...proposal, args: { y: { a: 1, b: 2 }, x: 1 } };
     expect(proposalFingerprint(a)).toBe(proposalFingerprint(b));
   });
+
+  it("fingerprints are stable across gavel versions (stored records are compared with new proposals)", () => {
+    // Computed by the first implementation (Object.entries, sort, join); a re-send after an
+    // upgrade must still match the record its first send left in GAVEL_DECISIONS.
+    const p = { ...proposal, namespace: "ns", execution: "ex", iteration: 2, step: 3, tool: "fs.write", args: { path: "/w/a", z: [1, "x", { b: null, a: true, "10": 1.5, "2": "é\u2028" }], "": {}, e: [] } };
+    expect(proposalFingerprint(p)).toBe("691a331c832b67484b7bd1468e1768354a01ff560cf6625717955c4fb6dcd51c");
+  });
 });
 
 describe("reply codec", () => {
