@@ -257,7 +257,23 @@ function exfiltration(line: Line, add: Add): void {
   if (secretRead && network) add("exfiltration", "reads a secret file and uses the network in one command");
 }
 
+/** Effect kinds that mean nothing more in combination when a line has one command and no redirections. */
+const ALONE_KINDS: ReadonlySet<Effect["kind"]> = new Set(["read", "overwrite", "delete", "permissions", "classified"]);
+
+/**
+ * Whether the combined rules can find nothing: one command without redirections whose effects
+ * are all of ALONE_KINDS (a non-shell tool's path arguments, `cat file`). Each rule needs a
+ * second command (a pipeline, a substitution), a redirection, or a network, code-running,
+ * shell or environment effect; skipping them spares every such call a Line and a second pass
+ * of the secret-file rules.
+ */
+function nothingCombined(cmds: readonly CommandEffects[]): boolean {
+  const only = cmds.length === 1 ? cmds[0] : undefined;
+  return only !== undefined && only.command.redirs.length === 0 && only.effects.every((e) => ALONE_KINDS.has(e.kind));
+}
+
 function combinedFindings(cmds: readonly CommandEffects[], where: Where, add: Add): void {
+  if (nothingCombined(cmds)) return;
   const line = new Line(cmds, where);
   remoteCode(line, add);
   reverseShell(line, add);

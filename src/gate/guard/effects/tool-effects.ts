@@ -17,7 +17,7 @@ function pathValues(v: JsonValue, key: string, out: { key: string; path: string 
   if (typeof v === "string") {
     if (isPathValue(v)) out.push({ key, path: v });
   } else if (Array.isArray(v)) for (const x of v) pathValues(x, `${key}[]`, out, depth + 1);
-  else if (v !== null && typeof v === "object") for (const [k, x] of Object.entries(v)) pathValues(x, key === "" ? k : `${key}.${k}`, out, depth + 1);
+  else if (v !== null && typeof v === "object") for (const k of Object.keys(v)) pathValues(v[k] as JsonValue, key === "" ? k : `${key}.${k}`, out, depth + 1);
 }
 
 /** Per key path, the effects of a non-shell tool's path arguments. */
