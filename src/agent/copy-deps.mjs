@@ -12,19 +12,20 @@ if (!from || !dest || !entry) {
   process.exit(2);
 }
 
-// The bare packages the entry point reaches through relative imports.
+// The bare packages the entry point reaches through relative imports, and through require()
+// (a package loaded on first use with createRequire, as src/engine/validators/regex.ts loads re2js).
 function packagesImportedBy(file) {
   const seen = new Set();
   const packages = new Set();
   const queue = [resolvePath(file)];
-  const specifier = /(?:^|[\s;}])(?:import|export)\s*(?:[^"'`;]*?\sfrom\s*)?["']([^"']+)["']|import\(\s*["']([^"']+)["']\s*\)/g;
+  const specifier = /(?:^|[\s;}])(?:import|export)\s*(?:[^"'`;]*?\sfrom\s*)?["']([^"']+)["']|import\(\s*["']([^"']+)["']\s*\)|\brequire\(\s*["']([^"']+)["']\s*\)/g;
   while (queue.length > 0) {
     const f = queue.pop();
     if (seen.has(f)) continue;
     seen.add(f);
     const text = readFileSync(f, "utf8");
     for (const m of text.matchAll(specifier)) {
-      const spec = m[1] ?? m[2];
+      const spec = m[1] ?? m[2] ?? m[3];
       if (spec.startsWith(".")) {
         const target = resolvePath(dirname(f), spec);
         if (!existsSync(target)) throw new Error(`${f} imports ${spec}, which does not exist`);

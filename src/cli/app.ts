@@ -1,7 +1,7 @@
 // The `gavel` command: dispatches to a subcommand (imported only then, see commands.ts) and
 // maps errors to exit codes (2 for usage errors, 1 for everything else). Keep this file's
 // imports light: every invocation, `gavel --help` included, pays for them.
-import { commands } from "./commands.js";
+import { commands, type CommandEntry } from "./commands.js";
 import { ExitCode, UsageError, type CommandIO } from "./command.js";
 import { messageOf } from "../errors.js";
 
@@ -15,7 +15,7 @@ export async function main(argv: string[], io: CommandIO): Promise<number> {
   if (first === "help" && rest[0] !== undefined) return main([rest[0], "--help"], io);
   if (first === "help") return main(["--help"], io);
   const name = first === "--version" ? "version" : first;
-  const entry = commands.find((c) => c.name === name);
+  const entry = entryOf(argv);
   if (entry === undefined) {
     io.stderr.write(`gavel: unknown command "${name}"\n\n${helpText()}`);
     return ExitCode.usage;
@@ -38,6 +38,13 @@ export async function main(argv: string[], io: CommandIO): Promise<number> {
     io.stderr.write(`gavel ${command.name}: ${messageOf(err)}\n`);
     return ExitCode.failed;
   }
+}
+
+/** The command `argv` runs (undefined for the help and for an unknown command). */
+export function entryOf(argv: string[]): CommandEntry | undefined {
+  const [first, second] = argv;
+  const name = first === "--version" ? "version" : first === "help" ? second : first;
+  return commands.find((c) => c.name === name);
 }
 
 function helpText(): string {

@@ -10,6 +10,12 @@ export interface CommandEntry {
   summary: string;
   /** Left out of the help (machine-facing). */
   hidden?: boolean;
+  /**
+   * A short command that scripts call in loops: bin/gavel runs it without source maps for its
+   * stack traces (main.ts), since Node reading every module's map costs it about a tenth of
+   * its start (bench/cli-start.ts, ADR 0043). Its errors are messages, not stack traces.
+   */
+  quick?: true;
   load(): Promise<Command>;
 }
 
@@ -21,12 +27,12 @@ export const commands: CommandEntry[] = [
   { name: "ui", summary: "serve a live web view of a namespace's Executions (read-only; trees, score bars, judges, tool calls)", load: async () => (await import("./ui.js")).uiCommand },
   { name: "events", summary: "print the event stream of a namespace or an execution tree", load: async () => (await import("./events.js")).eventsCommand },
   { name: "run", summary: "run one Execution locally on Docker (live tree, exit 0 only on Succeeded)", load: async () => (await import("./run.js")).runCommand },
-  { name: "validate", summary: "check Agent, Execution and GuardPolicy manifests offline (schemas, rules, judge references)", load: async () => (await import("./validate.js")).validateCommand },
-  { name: "verdict", summary: "parse a judge's output as gavel does: the GradientResult, or why it is rejected", load: async () => (await import("./verdict.js")).verdictCommand },
-  { name: "guard", summary: "evaluate a proposed tool call with the deterministic guard (guard check); print tool code hashes to register (guard tool-hash)", load: async () => (await import("./guard.js")).guardCommand },
+  { name: "validate", summary: "check Agent, Execution and GuardPolicy manifests offline (schemas, rules, judge references)", quick: true, load: async () => (await import("./validate.js")).validateCommand },
+  { name: "verdict", summary: "parse a judge's output as gavel does: the GradientResult, or why it is rejected", quick: true, load: async () => (await import("./verdict.js")).verdictCommand },
+  { name: "guard", summary: "evaluate a proposed tool call with the deterministic guard (guard check); print tool code hashes to register (guard tool-hash)", quick: true, load: async () => (await import("./guard.js")).guardCommand },
   { name: "controller", summary: "run gavel's controllers against a cluster (Agent Ready condition, GuardPolicy hot reload, Executions on pods)", load: async () => (await import("./controller.js")).controllerCommand },
   { name: "nats", summary: "set up gavel's NATS keys: `nats bootstrap` creates the key Secrets when absent and writes the server's trust config", load: async () => (await import("./nats.js")).natsCommand },
-  { name: "completion", summary: "print a shell completion script (bash or zsh)", load: async () => (await import("./completion.js")).completionCommand },
-  { name: "__complete", summary: "print completion candidates for the given words", hidden: true, load: async () => (await import("./completion.js")).completeCommand },
-  { name: "version", summary: "print gavel's version", load: async () => (await import("./version.js")).versionCommand },
+  { name: "completion", summary: "print a shell completion script (bash or zsh)", quick: true, load: async () => (await import("./completion.js")).completionCommand },
+  { name: "__complete", summary: "print completion candidates for the given words", hidden: true, quick: true, load: async () => (await import("./completion.js")).completeCommand },
+  { name: "version", summary: "print gavel's version", quick: true, load: async () => (await import("./version.js")).versionCommand },
 ];

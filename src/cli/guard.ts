@@ -13,7 +13,6 @@ import { readCall } from "../gate/guard/effects/read-call.js";
 import { runGuard } from "../gate/guard/guard.js";
 import { PolicyError } from "../gate/guard/pattern-set.js";
 import { compilePolicy, type NamedPolicy } from "../gate/guard/policy.js";
-import { ToolCodeHasher } from "../gate/tool-code.js";
 import { ExitCode, UsageError, type Command } from "./command.js";
 import { messageOf } from "../errors.js";
 
@@ -148,6 +147,8 @@ function explain(tool: string, args: JsonObject, ctx: { policy: ReturnType<typeo
  */
 async function toolHash(argv: string[], io: Parameters<Command["run"]>[1]): Promise<number> {
   const { values, positionals } = parseArgs({ args: argv, allowPositionals: true, options: { file: { type: "string", multiple: true, default: [] } } });
+  // Imported here: `guard check` starts without it (bench/cli-start.ts).
+  const { ToolCodeHasher } = await import("../gate/tool-code.js");
   if (values.file.length > 0) {
     if (positionals.length > 0) throw new UsageError("give tool names or --file, not both");
     const hasher = new ToolCodeHasher({ files: values.file.map((f) => resolve(io.cwd, f)) });

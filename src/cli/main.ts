@@ -1,5 +1,12 @@
 // Entry point of the `gavel` binary (bin/gavel runs the compiled form of this file).
-import { main } from "./app.js";
+import { entryOf, main } from "./app.js";
+
+// bin/gavel asks for stack traces through the source maps (the TypeScript lines) with
+// GAVEL_SOURCE_MAPS=1 (the controller image runs this file without them, as before); a quick
+// command (commands.ts) goes without: Node reads the map of every module loaded after this,
+// which costs a short command like `gavel guard check` about a tenth of its start
+// (bench/cli-start.ts, ADR 0043).
+if (process.env.GAVEL_SOURCE_MAPS === "1" && entryOf(process.argv.slice(2))?.quick !== true) process.setSourceMapsEnabled(true);
 
 process.exitCode = await main(process.argv.slice(2), {
   stdout: process.stdout,

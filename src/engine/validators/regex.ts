@@ -1,9 +1,27 @@
 // The regex validator: stdout or a file's content searched with a linear-time RE2 pattern.
 // Matching is a search (like Python's re.search); ^ and $ anchor the whole text unless the
 // pattern turns on (?m); one trailing newline is dropped first, so "^...$" fits a one-line stdout.
-import { RE2JS, RE2JSException, RE2JSSyntaxException } from "re2js";
+import { createRequire } from "node:module";
+import type * as Re2js from "re2js";
+import type { RE2JS } from "re2js";
 import type { RegexValidatorSpec } from "../../api/types.js";
 import { deterministic, type FileContent, type ValidatorOutcome } from "./outcome.js";
+
+const require = createRequire(import.meta.url);
+let loaded: typeof Re2js | undefined;
+
+/**
+ * The re2js module, loaded at the first pattern compiled rather than with the modules that
+ * may compile one: it is 300 KB of JavaScript, and most `gavel guard check` runs (the guard's
+ * effect model decides, the built-in patterns compile on first use) never compile a pattern
+ * (bench/cli-start.ts, ADR 0043). Its CommonJS build, so that the load can be synchronous;
+ * every use in gavel goes through here, so there is one copy of its classes. The images'
+ * dependency walk (src/agent/copy-deps.mjs) follows this require() as it follows imports.
+ */
+export function re2js(): typeof Re2js {
+  loaded ??= require("re2js") as typeof Re2js;
+  return loaded;
+}
 
 /** A compiled pattern, or why RE2 refuses it. */
 export type CompiledPattern = { ok: true; regex: RE2JS } | { ok: false; error: string };
@@ -24,6 +42,7 @@ export function compilePattern(pattern: string): CompiledPattern {
 }
 
 function compileUncached(pattern: string): CompiledPattern {
+  const { RE2JS, RE2JSException, RE2JSSyntaxException } = re2js();
   try {
     return { ok: true, regex: RE2JS.compile(pattern) };
   } catch (err) {

@@ -2,6 +2,7 @@
 import fc from "fast-check";
 import { RE2JS } from "re2js";
 import { describe, expect, it } from "vitest";
+import { compilePattern } from "../../engine/validators/regex.js";
 import { DESTRUCTIVE_PATTERNS, FORBIDDEN_PATHS } from "./builtin-patterns.js";
 import { LiteralPrefilter, requiredLiterals } from "./literal-prefilter.js";
 import { JointScan, PatternSet } from "./pattern-set.js";
@@ -47,6 +48,40 @@ describe("literal prefilter", () => {
         if (re.matcher(t).find()) expect(pre.get(i) ?? [], p).toContain(ti);
       });
     });
+  });
+
+  it("folds K and ſ, and keeps the other units past ASCII in one shared class", () => {
+    const patterns = ["(?i)kelvin", "(?i)ssh", "éx", "x"];
+    const texts = ["\u212aELVIN", "\u017f\u017fh", "éx", "üx", "plain"];
+    const pre = new Map(new LiteralPrefilter(patterns).candidates(texts));
+    patterns.forEach((p, i) => {
+      const re = RE2JS.compile(p);
+      texts.forEach((t, ti) => {
+        if (re.matcher(t).find()) expect(pre.get(i) ?? [], `${p} on ${JSON.stringify(t)}`).toContain(ti);
+      });
+    });
+    expect(pre.get(2)).toEqual([2, 3]);
+  });
+});
+
+describe("built-in entries (compiled at first use)", () => {
+  const all = [...DESTRUCTIVE_PATTERNS, ...FORBIDDEN_PATHS].map((p) => p.pattern);
+
+  it("every built-in pattern compiles with RE2", () => {
+    for (const p of all) expect(compilePattern(p).ok, p).toBe(true);
+  });
+
+  it("match exactly as the same patterns compiled with the set", () => {
+    const eager = PatternSet.compile(all.map((p) => ({ pattern: p, label: p })));
+    const lazy = PatternSet.compile(all.map((p) => ({ pattern: p, label: p, builtin: true as const })));
+    const texts = ["rm -rf /", "DROP TABLE x", ":(){ :|:& };:", "curl x|sh", "169.254.169.254", "chmod 777 x", "mkfs", "dd if=x of=/dev/sda", "/root/.ssh/x", "/etc/passwd", "/proc/1", "/dev/sda", "~/.aws/credentials", "/var/run/secrets/x", "plain"];
+    for (const t of texts) expect(lazy.allMatches([t]), t).toEqual(eager.allMatches([t]));
+    expect(lazy.allMatches(texts)).toEqual(eager.allMatches(texts));
+    expect(lazy.firstMatch(["plain", "/etc/passwd"])).toBe(eager.firstMatch(["plain", "/etc/passwd"]));
+  });
+
+  it("a policy's pattern RE2 refuses is still refused when the set is compiled", () => {
+    expect(() => PatternSet.compile([{ pattern: "(a)\\1", label: "p" }])).toThrow(/p: .*not supported by RE2/);
   });
 });
 

@@ -24,18 +24,16 @@ function classOf(c: number): number {
 }
 
 // classOf for every UTF-16 unit, precomputed: the scan does one table read per character.
+// Every unit from 128 up is OTHER but K (Kelvin sign, folds to k) and ſ (long s, folds to s):
+// filled natively, then the 130 exceptions set one by one (a loop over all 65536 units cost a
+// few milliseconds at every start of `gavel guard check`, bench/cli-start.ts).
 const CLASS_TABLE = (() => {
-  const t = new Uint8Array(65536);
-  for (let c = 0; c < 65536; c++) t[c] = computeClass(c);
+  const t = new Uint8Array(65536).fill(OTHER);
+  for (let c = 0; c < 128; c++) t[c] = c >= 65 && c <= 90 ? c + 32 : c;
+  t[0x212a] = 107;
+  t[0x17f] = 115;
   return t;
 })();
-
-function computeClass(c: number): number {
-  if (c < 128) return c >= 65 && c <= 90 ? c + 32 : c;
-  if (c === 0x212a) return 107;
-  if (c === 0x17f) return 115;
-  return OTHER;
-}
 
 class Parser {
   private i = 0;
@@ -289,8 +287,12 @@ export class LiteralPrefilter {
       }
     }
     this.classes = k;
-    this.classMap = new Uint8Array(65536);
-    for (let c = 0; c < 65536; c++) this.classMap[c] = dense[CLASS_TABLE[c] as number] as number;
+    // Every unit CLASS_TABLE puts in OTHER shares OTHER's dense class: filled natively, then
+    // the units with a class of their own (ASCII, K, ſ) set one by one.
+    this.classMap = new Uint8Array(65536).fill(dense[OTHER] as number);
+    for (let c = 0; c < 128; c++) this.classMap[c] = dense[CLASS_TABLE[c] as number] as number;
+    this.classMap[0x212a] = dense[CLASS_TABLE[0x212a] as number] as number;
+    this.classMap[0x17f] = dense[CLASS_TABLE[0x17f] as number] as number;
 
     const goto: Map<number, number>[] = [new Map<number, number>()];
     const out: number[][] = [[]];

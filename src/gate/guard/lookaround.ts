@@ -5,7 +5,8 @@
 // time; only a text it matches is tried with the JavaScript (backtracking) regex, in a vm
 // context under a time limit. A text never exceeds the guard's 4,096-character windows.
 import { createContext, Script, type Context } from "node:vm";
-import { RE2JS } from "re2js";
+import type { RE2JS } from "re2js";
+import { re2js } from "../../engine/validators/regex.js";
 import { messageOf } from "../../errors.js";
 
 /** Longest one backtracking match may run; past it the pattern counts as matched (fail closed). */
@@ -96,7 +97,7 @@ export class BoundedLookaround {
     if (stripped === undefined) return `regex pattern ${JSON.stringify(pattern)} has a quantified or unbalanced lookaround group`;
     let prefilter: RE2JS;
     try {
-      prefilter = RE2JS.compile(stripped);
+      prefilter = re2js().RE2JS.compile(stripped);
     } catch (err) {
       return `regex pattern ${JSON.stringify(pattern)} is not supported: without its lookarounds (${JSON.stringify(stripped)}) RE2 refuses it (${messageOf(err)}); lookaround is the only non-RE2 syntax accepted`;
     }

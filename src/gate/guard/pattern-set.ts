@@ -19,6 +19,13 @@ export interface PatternEntry {
   where?: string;
   /** A policy entry that only warns or is recorded (GuardPolicy `enforcementAction`); default deny. */
   enforcement?: "warn" | "dryrun";
+  /**
+   * A built-in table's entry (builtin-patterns.ts), known to compile (builtin-patterns.test.ts
+   * compiles each): its RE2 program is built when the prefilter first selects it, not with the
+   * set, so a call that never needs it (`gavel guard check` of a plain path) does not pay for it.
+   * A policy's entries are compiled with the set: a pattern RE2 refuses is a PolicyError then.
+   */
+  builtin?: true;
 }
 
 /** Per pattern index (ascending), the indices of the texts worth running it on. */
@@ -26,18 +33,27 @@ export type Candidates = readonly (readonly [number, readonly number[]])[];
 
 /** Compiled patterns in declaration order; `firstMatch` honours that order. */
 export class PatternSet {
-  private readonly regexes: RE2JS[];
+  /** Per pattern, its RE2 program; undefined for a built-in entry not searched yet. */
+  private readonly regexes: (RE2JS | undefined)[];
   /** Per pattern, its bounded lookaround match when it has lookarounds (RE2 ran its stripped form). */
   private readonly lookarounds: (BoundedLookaround | undefined)[];
-  private readonly prefilter: LiteralPrefilter;
+  /**
+   * Built at the first search without candidates given: the sets the guard searches over the
+   * argument views get theirs from the policy's JointScan, so theirs is never built.
+   */
+  private ownPrefilter: LiteralPrefilter | undefined;
   /** The RE2 form of each pattern (lookarounds removed), which the literal prefilters read. */
   readonly searchPatterns: readonly string[];
 
-  private constructor(readonly entries: readonly PatternEntry[], compiled: { regex: RE2JS; lookaround?: BoundedLookaround; search: string }[]) {
+  private constructor(readonly entries: readonly PatternEntry[], compiled: { regex?: RE2JS; lookaround?: BoundedLookaround; search: string }[]) {
     this.regexes = compiled.map((c) => c.regex);
     this.lookarounds = compiled.map((c) => c.lookaround);
     this.searchPatterns = compiled.map((c) => c.search);
-    this.prefilter = new LiteralPrefilter(this.searchPatterns);
+  }
+
+  private get prefilter(): LiteralPrefilter {
+    this.ownPrefilter ??= new LiteralPrefilter(this.searchPatterns);
+    return this.ownPrefilter;
   }
 
   /**
@@ -46,6 +62,7 @@ export class PatternSet {
    */
   static compile(entries: readonly PatternEntry[]): PatternSet {
     const compiled = entries.map((e) => {
+      if (e.builtin === true && !hasLookaround(e.pattern)) return { search: e.pattern };
       const c = compilePattern(e.pattern);
       if (c.ok) return { regex: c.regex, search: e.pattern };
       if (!hasLookaround(e.pattern)) throw new PolicyError(`${e.where ?? e.label}: ${c.error}`);
@@ -60,11 +77,19 @@ export class PatternSet {
   private test(i: number, texts: readonly string[], textIdx: readonly number[]): boolean {
     const la = this.lookarounds[i];
     if (la !== undefined) return la.matchesAny(textIdx.map((t) => texts[t] as string));
-    const re = this.regexes[i] as RE2JS;
+    const re = this.regexes[i] ?? this.compileBuiltin(i);
     for (const t of textIdx) if (re.matcher(texts[t] as string).find()) return true;
     return false;
   }
 
+  /** A built-in entry's RE2 program, compiled at its first search. */
+  private compileBuiltin(i: number): RE2JS {
+    const entry = this.entries[i] as PatternEntry;
+    const c = compilePattern(entry.pattern);
+    if (!c.ok) throw new PolicyError(`${entry.where ?? entry.label}: ${c.error}`);
+    this.regexes[i] = c.regex;
+    return c.regex;
+  }
 
   get size(): number {
     return this.entries.length;

@@ -100,8 +100,8 @@ class Merge {
   private readonly requiredCapabilities = new Map<string, { capability: string; enforcement: EnforcementAction }>();
   private readonly skipJudge = new Map<string, boolean>();
   private readonly destructive: PatternEntry[] = [
-    ...DESTRUCTIVE_PATTERNS.map((p) => ({ pattern: p.pattern, label: p.pattern })),
-    ...FORBIDDEN_PATHS.map((p) => ({ pattern: p.pattern, label: p.pattern })),
+    ...DESTRUCTIVE_PATTERNS.map((p) => ({ pattern: p.pattern, label: p.pattern, builtin: true as const })),
+    ...FORBIDDEN_PATHS.map((p) => ({ pattern: p.pattern, label: p.pattern, builtin: true as const })),
   ];
   private readonly destructiveWatch: PatternEntry[] = [];
   private readonly sequenceContracts: CompiledPolicy["sequenceContracts"][number][] = [];
