@@ -303,7 +303,7 @@ const agentSpec: SchemaNode = obj(
     workspace_strategy: str(
       "gavel extension: how this agent's judges see its volumes, always read-only. shared: the same claim (judge pods scheduled onto the node of the worker's ReadWriteOnce claim); " +
         "snapshot: a claim restored from a CSI VolumeSnapshot per judge (needs a VolumeSnapshotClass for the storage class's driver; refused otherwise before any pod starts); " +
-        "copy: a claim per judge filled by a copier pod (works on any storage, including ReadWriteOncePod once the worker has ended: an Execution whose tool_validation judges would need a copy of a ReadWriteOncePod volume the running worker holds is refused before any pod starts). Default: copy for ReadWriteOncePod volumes, shared for the others.",
+        "copy: a claim per judge filled by a copier pod (works on any storage, including ReadWriteOncePod: tool_validation judges, which run while the worker's pod holds the claim, get copies streamed out of the worker's pod). Default: copy for ReadWriteOncePod volumes, shared for the others.",
       { enum: [...WORKSPACE_STRATEGIES] },
     ),
   },

@@ -28,7 +28,12 @@ import {
   restoredClaimManifest,
   snapshotClassOf,
   snapshotError,
-  toolJudgeWorkspaceProblem,
+  streamsCopies,
+  streamCopierPod,
+  copySourceCommand,
+  COPY_SOURCE_CONTAINER,
+  COPY_SOURCE_ANNOTATION,
+  COPY_SINK_COMMAND,
   volumeSnapshotManifest,
 } from "./execution-pods.js";
 import type * as k8s from "@kubernetes/client-node";
@@ -107,7 +112,7 @@ describe("execution pods", () => {
     expect(judgeWorkspaces("demo", agent, "demo-i1-v0-j").copies).toEqual([]);
   });
 
-  it("tool-call judges of a ReadWriteOncePod volume judged by copy are refused up front, naming the fields; other strategies and modes pass", () => {
+  it("a worker whose tool-call judges copy a ReadWriteOncePod volume carries the copy source; its judges' stream copier mounts only the copies", () => {
     const rwo = { name: "workspace", mount_path: "/workspace" };
     const rwop = { name: "solo", mount_path: "/solo", access_mode: "ReadWriteOncePod" as const };
     const tool = { type: "semantic" as const, judge_agent: "j", criteria: "safe" };
@@ -115,14 +120,32 @@ describe("execution pods", () => {
       ...agent,
       spec: { ...agent.spec, volumes, execution: { tool_validation: toolJudges }, ...(strategy !== undefined ? { workspace_strategy: strategy } : {}) },
     });
-    expect(toolJudgeWorkspaceProblem(with_(undefined, [rwo, rwop]))).toBe(
-      "spec.volumes[1] (solo) is ReadWriteOncePod and its judges get copies (spec.workspace_strategy unset: copy, the default for ReadWriteOncePod): a copy can only be made once the worker's pod lets go of the claim, " +
-        "but the 1 spec.execution.tool_validation judge run while the worker waits on them; use access_mode ReadWriteOnce (shared or copy), or snapshot where the storage class has a VolumeSnapshotClass",
-    );
-    expect(toolJudgeWorkspaceProblem(with_("copy", [rwop], [tool, tool]))).toMatch(/^spec\.volumes\[0\] \(solo\) .*\(spec\.workspace_strategy: copy\).* the 2 spec\.execution\.tool_validation judges run/);
-    expect(toolJudgeWorkspaceProblem(with_("snapshot", [rwop]))).toBeUndefined();
-    expect(toolJudgeWorkspaceProblem(with_("copy", [rwo]))).toBeUndefined();
-    expect(toolJudgeWorkspaceProblem(with_(undefined, [rwop], []))).toBeUndefined();
+    expect(streamsCopies(with_(undefined, [rwo, rwop]))).toBe(true);
+    expect(streamsCopies(with_("copy", [rwop]))).toBe(true);
+    expect(streamsCopies(with_("snapshot", [rwop]))).toBe(false);
+    expect(streamsCopies(with_("copy", [rwo]))).toBe(false);
+    expect(streamsCopies(with_(undefined, [rwop], []))).toBe(false);
+
+    const worker = with_(undefined, [rwo, rwop]);
+    const pod = workerPod(ex, worker, { name: "demo-i1", iteration: 1, timeoutSeconds: 60 }, { readerImage: "gavel/base:test", imagePullPolicy: "Never" });
+    const source = pod.spec?.initContainers?.find((c) => c.name === COPY_SOURCE_CONTAINER);
+    expect(source).toMatchObject({ image: "gavel/base:test", imagePullPolicy: "Never", restartPolicy: "Always", securityContext: { readOnlyRootFilesystem: true, allowPrivilegeEscalation: false } });
+    // Every claim of the worker, read-only, by volume name.
+    const byName = new Map(pod.spec?.volumes?.map((v) => [v.name, v.persistentVolumeClaim?.claimName]));
+    expect(source?.volumeMounts?.map((m) => [byName.get(m.name), m.mountPath, m.readOnly])).toEqual([["demo-workspace", "/gavel/from/workspace", true], ["demo-solo", "/gavel/from/solo", true]]);
+    expect(pod.spec?.containers[0]?.volumeMounts?.filter((m) => m.mountPath.startsWith("/w") || m.mountPath === "/solo").map((m) => m.readOnly)).toEqual([false, false]);
+    expect(workerPod(ex, with_("snapshot", [rwop]), { name: "demo-i1", iteration: 1, timeoutSeconds: 60 }, {}).spec?.initContainers).toBeUndefined();
+
+    const child: Execution = { ...ex, metadata: { name: "demo-i1-t0-s1-j", namespace: "team", uid: "uid-c" }, spec: { agentRef: { name: "j" }, timeoutSeconds: 30 } };
+    const copies = judgeWorkspaces("demo", worker, child.metadata.name).copies;
+    expect(copySourceCommand(copies)).toEqual(["sh", "-c", expect.stringContaining('find "$@" -mindepth 1 -maxdepth 1 -print0 | tar -c -f - --null -T -') as unknown, "gavel-copy-source", "solo"]);
+    const copier = streamCopierPod(child, copies, "gavel-demo-i1-ex", "gavel/base:test", {});
+    expect(copier.metadata?.annotations?.[COPY_SOURCE_ANNOTATION]).toBe("gavel-demo-i1-ex");
+    expect(copier.spec?.volumes?.filter((v) => v.persistentVolumeClaim !== undefined).map((v) => [v.persistentVolumeClaim?.claimName, v.persistentVolumeClaim?.readOnly])).toEqual([["demo-i1-t0-s1-j-solo", false]]);
+    expect(copier.spec?.containers[0]?.volumeMounts?.find((m) => m.mountPath.startsWith("/gavel/"))?.mountPath).toBe("/gavel/to/solo");
+    expect(copier.spec?.containers[0]?.command?.[2]).toMatch(/until \[ -e \/tmp\/copied \]/);
+    expect(COPY_SINK_COMMAND[2]).toContain("tar -x -f - -C /gavel/to");
+    expect(copier.spec?.activeDeadlineSeconds).toBe(30);
   });
 
   it("spec.workspace_strategy picks shared, snapshot or copy for every volume; shared ReadWriteOnce claims pin the judge to the worker's node", () => {

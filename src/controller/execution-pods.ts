@@ -6,6 +6,7 @@ import type * as k8s from "@kubernetes/client-node";
 import { API_VERSION, type Agent, type Execution, type VolumeSpec, type WorkspaceStrategy } from "../api/types.js";
 import { ownerOf } from "../children/child-executions.js";
 import type { RuntimeTable } from "../children/runtime-table.js";
+import { defaultImages } from "../children/images.js";
 import { CHILD_LABELS, INPUT_ANNOTATION, INPUT_DIR, judgeWorkload, labelValue, workerWorkload, type WorkerRun } from "../children/workloads.js";
 import { inputPartsPrefix } from "../children/child-executions.js";
 import { describeParts, descriptorText, joinParts, PART_BYTES, parseDescriptor, partConfigMaps, partsVolume, type PartsDescriptor } from "../runtime/kubernetes/configmap-parts.js";
@@ -64,26 +65,63 @@ export function workspaceStrategy(volume: VolumeSpec, agent?: Agent): WorkspaceS
 }
 
 /**
- * Why the worker's tool-call judges could not see its volumes while it runs, naming the fields;
- * undefined when they can. A ReadWriteOncePod volume is attached to one pod at a time: a copy
- * (the `copy` strategy, its default) can only be made once the worker's pod has let go of it,
- * but `spec.execution.tool_validation` judges run while the worker waits on their decision, so
- * each would wait out its deadline and block the call (ADR 0041).
+ * Whether the worker's pod carries the copy source (ADR 0041): its tool-call judges get copies
+ * of a ReadWriteOncePod volume, which no other pod can attach while the worker's pod runs, so
+ * the copy is streamed out of the worker's pod itself (`copySourceContainer`).
  */
-export function toolJudgeWorkspaceProblem(agent: Agent): string | undefined {
-  const judges = agent.spec.execution?.tool_validation ?? [];
-  if (judges.length === 0) return undefined;
-  const volumes = agent.spec.volumes ?? [];
-  const i = volumes.findIndex((v) => v.access_mode === "ReadWriteOncePod" && workspaceStrategy(v, agent) === "copy");
-  const v = volumes[i];
-  if (v === undefined) return undefined;
-  const how = agent.spec.workspace_strategy === undefined ? "spec.workspace_strategy unset: copy, the default for ReadWriteOncePod" : "spec.workspace_strategy: copy";
-  return (
-    `spec.volumes[${i}] (${v.name}) is ReadWriteOncePod and its judges get copies (${how}): a copy can only be made once the worker's pod lets go of the claim, ` +
-    `but the ${judges.length} spec.execution.tool_validation judge${judges.length === 1 ? "" : "s"} run while the worker waits on them; ` +
-    "use access_mode ReadWriteOnce (shared or copy), or snapshot where the storage class has a VolumeSnapshotClass"
-  );
+export function streamsCopies(agent: Agent): boolean {
+  if ((agent.spec.execution?.tool_validation ?? []).length === 0) return false;
+  return (agent.spec.volumes ?? []).some((v) => v.access_mode === "ReadWriteOncePod" && workspaceStrategy(v, agent) === "copy");
 }
+
+/** The worker pod's copy source: a native sidecar that mounts every workspace volume read-only at COPY_SOURCE_DIR/<volume>. */
+export const COPY_SOURCE_CONTAINER = "gavel-copy-source";
+/** Where the copy source mounts the worker's volumes, and where a stream copier mounts the judge's copies. */
+export const COPY_SOURCE_DIR = "/gavel/from";
+export const COPY_TARGET_DIR = "/gavel/to";
+/** Annotation of a copier that is filled by a stream from the worker's pod (not by reading the worker's claims): that pod's name. */
+export const COPY_SOURCE_ANNOTATION = "gavel.dev/copy-source";
+
+/**
+ * The copy source of a worker pod (ADR 0041): a native sidecar (init container with
+ * restartPolicy Always) of the reader image that mounts the worker's claims read-only and
+ * only waits; the controller runs `tar c` in it (pods/exec). Same user as the worker, so it
+ * reads what the worker wrote; it exits 0 on SIGTERM, when the worker's container has ended.
+ */
+export function copySourceContainer(volumes: readonly VolumeSpec[], podVolumes: readonly k8s.V1Volume[], execution: string, image: string, pullPolicy: string): k8s.V1Container {
+  const volumeMounts = volumes.map((v) => {
+    const podVolume = podVolumes.find((p) => p.persistentVolumeClaim?.claimName === claimName(execution, v.name));
+    return { name: podVolume?.name ?? "", mountPath: `${COPY_SOURCE_DIR}/${v.name}`, readOnly: true };
+  });
+  return {
+    name: COPY_SOURCE_CONTAINER,
+    image,
+    imagePullPolicy: pullPolicy,
+    restartPolicy: "Always",
+    command: ["sh", "-c", "trap 'exit 0' TERM; while :; do sleep 3600 & wait $!; done"],
+    volumeMounts,
+    resources: { requests: { cpu: "10m", memory: "16Mi" } },
+    securityContext: { allowPrivilegeEscalation: false, privileged: false, readOnlyRootFilesystem: true, capabilities: { drop: ["ALL"] } },
+  };
+}
+
+/**
+ * What the controller runs in the worker pod's copy source: a tar on stdout of what the volumes
+ * the judge copies hold, as `<volume>/<entry>`. The volumes' roots are left out: extracting
+ * them would change the mode of the copy's root, which belongs to the provisioner (refused
+ * to a non-root user, even with --no-overwrite-dir). A root it cannot list fails it.
+ */
+export function copySourceCommand(copies: readonly WorkspaceCopy[]): string[] {
+  const script = `cd ${COPY_SOURCE_DIR} || exit 1; for v; do ls -A "$v" > /dev/null || exit 1; done; find "$@" -mindepth 1 -maxdepth 1 -print0 | tar -c -f - --null -T -`;
+  return ["sh", "-c", script, "gavel-copy-source", ...copies.map((c) => c.volume.name)];
+}
+
+/**
+ * What the controller runs in a stream copier, fed the source's tar on stdin: extracts it
+ * into the copies, then leaves tar's exit code and errors where the copier's own program
+ * waits for them.
+ */
+export const COPY_SINK_COMMAND = ["sh", "-c", `tar -x -f - -C ${COPY_TARGET_DIR} 2>/tmp/copy.err; echo $? > /tmp/copied.part; mv /tmp/copied.part /tmp/copied`];
 
 /** One volume a judge gets as its own claim (a copy, or a snapshot's restore): the worker's claim it comes from, and the judge's. */
 export interface WorkspaceCopy {
@@ -207,18 +245,36 @@ export function copierName(child: string): string {
  */
 export function copierPod(child: Execution, copies: WorkspaceCopy[], image: string, opts: PodOptions): k8s.V1Pod {
   const mounts = copies.flatMap((c, i) => [
-    { ...c.from, mountPath: `/gavel/from/${i}`, readOnly: true },
-    { ...c.to, mountPath: `/gavel/to/${i}`, readOnly: false },
+    { ...c.from, mountPath: `${COPY_SOURCE_DIR}/${i}`, readOnly: true },
+    { ...c.to, mountPath: `${COPY_TARGET_DIR}/${i}`, readOnly: false },
   ]);
   // Entry by entry (dot files too), not the volume's root: the copy's root belongs to the
   // provisioner, and preserving the source root's mode on it is refused to a non-root user.
   const each = (i: number) => `for f in /gavel/from/${i}/* /gavel/from/${i}/.[!.]* /gavel/from/${i}/..?*; do if [ -e "$f" ] || [ -L "$f" ]; then cp -a "$f" /gavel/to/${i}/; fi; done`;
   const script = ["set -e", ...copies.map((_, i) => each(i))].join("; ");
+  return copierWorkload(child, mounts, ["sh", "-c", script], image, opts);
+}
+
+/**
+ * The copier of a judge child whose copies are streamed from the worker's running pod
+ * (ADR 0041): only the copies, read-write at /gavel/to/<volume>; it waits until the
+ * controller's COPY_SINK_COMMAND has extracted the stream, then exits with tar's code and
+ * prints its errors. Annotated with the worker pod it copies from.
+ */
+export function streamCopierPod(child: Execution, copies: WorkspaceCopy[], sourcePod: string, image: string, opts: PodOptions): k8s.V1Pod {
+  const mounts = copies.map((c) => ({ ...c.to, mountPath: `${COPY_TARGET_DIR}/${c.volume.name}`, readOnly: false }));
+  const wait = 'until [ -e /tmp/copied ]; do sleep 0.1; done; cat /tmp/copy.err >&2; exit "$(cat /tmp/copied)"';
+  const pod = copierWorkload(child, mounts, ["sh", "-c", wait], image, opts);
+  pod.metadata = { ...pod.metadata, annotations: { ...pod.metadata?.annotations, [COPY_SOURCE_ANNOTATION]: sourcePod } };
+  return pod;
+}
+
+function copierWorkload(child: Execution, mounts: WorkloadMount[], command: string[], image: string, opts: PodOptions): k8s.V1Pod {
   return workloadPod(
     {
       name: copierName(child.metadata.name),
       image,
-      command: ["sh", "-c", script],
+      command,
       mounts,
       network: "none",
       timeoutSeconds: Math.max(1, Math.ceil(parseDurationSeconds(child.spec.timeoutSeconds) ?? DEFAULT_JUDGE_TIMEOUT_SECONDS)),
@@ -259,6 +315,8 @@ export interface PodOptions {
   runtimes?: RuntimeTable;
   /** The worker's iteration span (env TRACEPARENT), when the controller traces. */
   traceParent?: string;
+  /** Image of the worker pod's copy source (streamsCopies); default gavel's reader image. */
+  readerImage?: string;
   /** The namespace's ConfigMap holding gavel-launch: worker and judge pods whose program is known run under it (stdout apart from stderr); unset, their logs merge. */
   launcherConfigMap?: string;
 }
@@ -276,15 +334,21 @@ function workloadPod(spec: WorkloadSpec, owner: Execution, opts: PodOptions, lau
   });
 }
 
-/** The pod of iteration N's worker: the workspace claims read-write. */
+/** The pod of iteration N's worker: the workspace claims read-write, and the copy source when its tool-call judges need one (streamsCopies). */
 export function workerPod(execution: Execution, agent: Agent, run: WorkerRun, opts: PodOptions): k8s.V1Pod {
   const mounts = workspaceMounts(execution.metadata.name, agent, false);
-  return workloadPod(
+  const pod = workloadPod(
     workerWorkload(execution, agent, run, mounts, { natsUrl: opts.natsUrl ?? "", ...(opts.runtimes !== undefined ? { runtimes: opts.runtimes } : {}), ...(opts.traceParent !== undefined ? { traceParent: opts.traceParent } : {}) }),
     execution,
     opts,
     true,
   );
+  if (streamsCopies(agent) && pod.spec !== undefined) {
+    const image = opts.readerImage ?? defaultImages().reader;
+    const source = copySourceContainer(agent.spec.volumes ?? [], pod.spec.volumes ?? [], execution.metadata.name, image, opts.imagePullPolicy ?? "IfNotPresent");
+    pod.spec.initContainers = [...(pod.spec.initContainers ?? []), source];
+  }
+  return pod;
 }
 
 /** The workload name of iteration N's reader of one file (its FileRequest key): deterministic, so a reconcile finds it again. */

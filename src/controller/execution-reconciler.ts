@@ -44,12 +44,15 @@ import {
   claimManifest,
   claimName,
   controllingExecution,
+  COPY_SOURCE_ANNOTATION,
+  COPY_SOURCE_CONTAINER,
   copierName,
   copierPod,
+  copySourceCommand,
+  streamCopierPod,
   copyClaimManifest,
   judgePod,
   judgeWorkspaces,
-  toolJudgeWorkspaceProblem,
   keepPodUntil,
   onNode,
   podEnd,
@@ -71,6 +74,7 @@ import {
 } from "./execution-pods.js";
 import { judgeNamesOf, sameStatus } from "./execution-state.js";
 import { removeEarlierRun } from "./earlier-run.js";
+import { streamWorkspace } from "./workspace-stream.js";
 import { createJudgeChild, createOrAdopt, readWorkerResult, storeWorkerResult } from "./stored-parts.js";
 import { withWorkerCredentials, type ExecutionCredentials } from "./execution-credentials.js";
 import { gateRequirement } from "../gate/enforcement.js";
@@ -190,6 +194,8 @@ export class ExecutionReconciler {
   private readonly logger: Logger;
   /** Engine events as Kubernetes Events on the Execution. */
   private readonly kubeEvents: KubernetesEventRecorder;
+  /** Stream copies started by this process, by copier pod (namespace/name): why the source failed, once known. */
+  private readonly streams = new Map<string, { problem?: string }>();
   private readonly policies = new Set<string>();
   /** Namespaces (namespace/name) whose launcher ConfigMap exists. */
   private readonly launchers = new Set<string>();
@@ -334,8 +340,7 @@ export class ExecutionReconciler {
 
   /**
    * Why a run that has not started yet must not start now, as the reconcile's result: no gate
-   * can decide its tool calls (fail closed), or its judges cannot get its volumes (by snapshot,
-   * or, for its tool-call judges, a copy of a ReadWriteOncePod volume the worker holds).
+   * can decide its tool calls (fail closed), or its judges cannot get its volumes by snapshot.
    * Undefined when it may go on (or has already started).
    */
   private async holdBeforeStart(ex: Execution, agent: Agent, unguarded: string | undefined): Promise<{ requeueAfterMs?: number } | undefined> {
@@ -354,7 +359,7 @@ export class ExecutionReconciler {
       return { requeueAfterMs: 1000 };
     }
     // Refused before any pod starts: the worker would run for judges that cannot get its volumes.
-    const problem = toolJudgeWorkspaceProblem(agent) ?? (agent.spec.workspace_strategy === "snapshot" ? await this.snapshotProblem(agent) : undefined);
+    const problem = agent.spec.workspace_strategy === "snapshot" ? await this.snapshotProblem(agent) : undefined;
     return problem === undefined ? undefined : this.refuse(ex, "WorkspaceStrategyUnsupported", problem);
   }
 
@@ -695,7 +700,9 @@ export class ExecutionReconciler {
   /**
    * The judge's copies of the worker's volumes (workspace strategy `copy`): their claims and
    * a copier pod, created once; "done" when the copier succeeded, "copying" while it runs,
-   * or why it failed. Level-triggered: the copier pod's phase is the state.
+   * or why it failed. Level-triggered: the copier pod's phase is the state. A tool-call judge
+   * of a worker whose pod carries the copy source, while that pod runs, gets its copies
+   * streamed out of it (ADR 0041): the worker's ReadWriteOncePod claims cannot be mounted elsewhere.
    */
   private async ensureCopies(child: Execution, copies: WorkspaceCopy[], node: string | undefined): Promise<"done" | "copying" | { failed: string }> {
     const namespace = ns(child);
@@ -710,18 +717,56 @@ export class ExecutionReconciler {
       });
       if (judging) return "done";
       for (const c of copies) await createOrAdopt(() => this.core.createNamespacedPersistentVolumeClaim({ namespace, body: copyClaimManifest(child, c) }));
-      const copier = copierPod(child, copies, this.opts.readerImage ?? defaultImages().reader, this.podOptions());
-      await this.createPod(node === undefined ? copier : onNode(copier, node), namespace);
+      const image = this.opts.readerImage ?? defaultImages().reader;
+      const source = this.copySource(child);
+      const copier = source !== undefined ? streamCopierPod(child, copies, source, image, this.podOptions()) : copierPod(child, copies, image, this.podOptions());
+      await this.createPod(node === undefined || source !== undefined ? copier : onNode(copier, node), namespace);
       return "copying";
     }
     const end = podEnd(pod);
-    if (end === undefined) return "copying";
+    const key = `${namespace}/${name}`;
+    if (end === undefined) {
+      const source = pod.metadata?.annotations?.[COPY_SOURCE_ANNOTATION];
+      if (source !== undefined && pod.status?.containerStatuses?.[0]?.state?.running !== undefined && !this.streams.has(key)) this.startStream(key, namespace, source, name, copies);
+      return "copying";
+    }
     if (end.stuck !== undefined) return { failed: `the workspace copy cannot start: ${end.stuck}` };
     if (end.exitCode === 0) return "done";
     const log = (await this.podLog(namespace, name)).stdout;
-    return { failed: `the workspace copy failed (exit ${end.exitCode}${end.timedOut ? ", deadline" : ""}): ${log.slice(-500)}` };
+    const sourceProblem = this.streams.get(key)?.problem;
+    return { failed: `the workspace copy failed (exit ${end.exitCode}${end.timedOut ? ", deadline" : ""}): ${log.slice(-500)}${sourceProblem !== undefined ? ` (${sourceProblem})` : ""}` };
   }
 
+  /** The worker pod a tool-call judge's copies are streamed from: its parent's current worker pod, while it runs with the copy source; else undefined. */
+  private copySource(child: Execution): string | undefined {
+    if (child.spec.parent?.purpose !== "tool_validation") return undefined;
+    const worker = workloadPodName(workerName(child.spec.parent.name, child.spec.parent.iteration ?? 1));
+    const pod = this.pods.get(worker, ns(child));
+    const carries = pod?.spec?.initContainers?.some((c) => c.name === COPY_SOURCE_CONTAINER) ?? false;
+    return carries && pod !== undefined && podEnd(pod) === undefined ? worker : undefined;
+  }
+
+  /**
+   * Starts one stream copy (once per copier in this process; its end wakes the child through
+   * the copier pod's phase). A controller that restarts mid-copy leaves the sink cut, so that
+   * copier fails and its judge with it.
+   */
+  private startStream(key: string, namespace: string, sourcePod: string, copierPod: string, copies: WorkspaceCopy[]): void {
+    const entry: { problem?: string } = {};
+    this.streams.set(key, entry);
+    streamWorkspace(this.opts.kc, { namespace, sourcePod, copierPod, command: copySourceCommand(copies) }).then(
+      (problem) => {
+        if (problem !== undefined) entry.problem = problem;
+      },
+      (err: unknown) => {
+        entry.problem = messageOf(err);
+      },
+    ).finally(() => {
+      if (entry.problem !== undefined) this.logger.warn({ copier: key, problem: entry.problem }, "workspace stream failed");
+      // Forgotten once its copier can no longer need it.
+      setTimeout(() => this.streams.delete(key), 10 * 60_000).unref();
+    });
+  }
   /**
    * The judge's VolumeSnapshots of the worker's claims and the claims restored from them
    * (workspace strategy `snapshot`), created once (adopted on a retry); why not, naming the field.
@@ -811,6 +856,7 @@ export class ExecutionReconciler {
       natsUrl: this.opts.natsUrl ?? "",
       ...(this.opts.runtimes !== undefined ? { runtimes: this.opts.runtimes } : {}),
       ...(this.launcher !== undefined ? { launcherConfigMap: this.launcher.metadata?.name ?? "" } : {}),
+      ...(this.opts.readerImage !== undefined ? { readerImage: this.opts.readerImage } : {}),
     };
   }
 

@@ -4,19 +4,23 @@
 // worker's claim), reads the worker's report from it, and its write is refused with EROFS; the
 // worker's files are unchanged afterwards. `shared`: the judge mounts the worker's ReadWriteOnce
 // claim, pinned to the worker's node. `snapshot`: this cluster has no CSI snapshotter, so it is
-// refused before any pod starts, naming spec.workspace_strategy; so are tool-call judges that
-// would need a copy of a ReadWriteOncePod volume while the worker holds it (ADR 0041).
+// refused before any pod starts, naming spec.workspace_strategy. Tool-call judges of a
+// ReadWriteOncePod volume, which the running worker holds, get copies streamed out of the
+// worker's pod (its copy-source sidecar, ADR 0041).
 import { readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import * as k8s from "@kubernetes/client-node";
 import { beforeAll, describe, expect, it } from "vitest";
 import { useCluster, type Cluster } from "../harness/cluster.js";
 import { commandJudgeYaml, executionYaml, oneShotWorkerYaml, semanticValidation } from "../harness/example-worker.js";
-import { executionsIn, type Executions } from "../harness/executions.js";
+import { callSummary, executionsIn, type Executions } from "../harness/executions.js";
 import { ChartController } from "../harness/gavel-chart.js";
 
 // Exit 0 only when the worker's report is readable and a write to the workspace is refused with EROFS.
 const CHECK = `const fs=require('fs');const r=JSON.parse(fs.readFileSync('/workspace/report.json','utf8'));let w='written';try{fs.writeFileSync('/workspace/judge-was-here','x')}catch(e){w=e.code}console.log(r.status,w);process.exit(r.status==='success'&&w==='EROFS'?0:1)`;
+
+// A tool-call judge's check: the workspace as of the call (no notes before fs.write, "one" after), and no write.
+const TOOL_CHECK = `const fs=require('fs');const t=JSON.parse(process.env.GAVEL_INPUT).proposed_tool_call.tool;let s='none';try{s=fs.readFileSync('/workspace/notes.txt','utf8')}catch(e){}let w='written';try{fs.writeFileSync('/workspace/judge-was-here','x')}catch(e){w=e.code}console.log(t,s,w);process.exit(w==='EROFS'&&s===(t==='fs.write'?'none':'one')?0:1)`;
 
 const JUDGES = ["copy-judge-a", "copy-judge-b", "copy-judge-c"];
 
@@ -100,29 +104,69 @@ describe("judge workspaces on the cluster: the copy, shared and snapshot strateg
     expect(ex.status?.startTime).toBeUndefined();
   }, 90_000);
 
-  it("tool-call judges of a ReadWriteOncePod workspace judged by copy are refused before any pod starts, naming the fields", async () => {
+  it("tool-call judges of a ReadWriteOncePod workspace get copies streamed out of the running worker's pod: each sees the workspace as of its call and cannot write it", async () => {
+    // The worker writes notes.txt (call 1), then lists the workspace (call 2); each call's judge
+    // reads its copy: call 1's has no notes yet, call 2's has them; its write is refused (EROFS).
     await runs.apply(`
+apiVersion: 100monkeys.ai/v1
+kind: Agent
+metadata: { name: tool-copy-judge, labels: { role: judge } }
+spec:
+  runtime: { image: "gavel/command-judge:dev", pull_policy: Never }
+  input_schema: { type: object, properties: { criteria: { type: string }, worker_mounts: { type: array, items: { type: string } }, proposed_tool_call: { type: object } } }
+  tools: [{ name: cmd.run, allowlist: ["node"] }]
+  security: { network: { mode: none }, resources: { timeout: 120s } }
+  execution: { mode: one-shot }
+---
 apiVersion: 100monkeys.ai/v1
 kind: Agent
 metadata: { name: rwop-tool-writer }
 spec:
-  runtime: { image: "gavel/example-k8s-worker:dev", pull_policy: Never }
-  security: { network: { mode: none } }
+  runtime:
+    image: "gavel/agent:dev"
+    pull_policy: Never
+    env:
+      - name: GAVEL_SCRIPT
+        value: |
+          - tool_calls: [{ tool: fs.write, args: { path: /workspace/notes.txt, content: one }, intent: write notes }]
+          - tool_calls: [{ tool: cmd.run, args: { command: ls /workspace }, intent: list }]
+          - final: wrote and listed
+  task: { instruction: "Write notes, then list the workspace." }
+  tools: [fs.write, { name: cmd.run, allowlist: [ls] }]
+  security: { network: { mode: none }, resources: { timeout: 240s } }
   volumes: [{ name: workspace, mount_path: /workspace, size: 16Mi, access_mode: ReadWriteOncePod }]
-  execution: { mode: one-shot, tool_validation: [{ type: semantic, judge_agent: ${JUDGES[0] ?? ""}, criteria: "safe" }] }
+  execution:
+    mode: one-shot
+    validation: [{ type: exit_code, expected: 0 }]
+    tool_validation:
+      - type: semantic
+        judge_agent: tool-copy-judge
+        min_score: 1.0
+        criteria: |
+          run: node -e "${TOOL_CHECK}"
 ---
 apiVersion: 100monkeys.ai/v1
 kind: Execution
 metadata: { name: rwop-tool }
 spec: { agentRef: { name: rwop-tool-writer } }
 `);
-    const ex = await runs.final("rwop-tool", 60_000);
-    expect(ex.status?.phase).toBe("Failed");
-    const accepted = ex.status?.conditions?.find((c) => c.type === "Accepted");
-    expect(accepted).toMatchObject({ status: "False", reason: "WorkspaceStrategyUnsupported" });
-    expect(accepted?.message).toMatch(/^spec\.volumes\[0\] \(workspace\) is ReadWriteOncePod and its judges get copies .* spec\.execution\.tool_validation judge run while the worker waits on them/);
-    expect(await runs.podsOf("rwop-tool")).toEqual([]);
+    const ex = await runs.final("rwop-tool", 300_000);
+    const kids = (await runs.childrenOf("rwop-tool")).filter((k) => k.spec.parent?.purpose === "tool_validation");
+    expect(ex.status?.phase, JSON.stringify(kids.map((k) => k.status))).toBe("Succeeded");
+    expect(ex.status?.iterations?.[0]?.toolCalls?.recent?.map(callSummary)).toEqual([
+      [1, "fs.write", "allowed", "", 1],
+      [2, "cmd.run", "allowed", "", 1],
+    ]);
+    expect(kids.map((k) => k.status?.verdict?.score)).toEqual([1, 1]);
+    // The worker's pod carried the copy source; each judge had a ReadWriteOncePod claim of its own.
     const core = cluster.kc.makeApiClient(k8s.CoreV1Api);
-    expect((await core.listNamespacedPersistentVolumeClaim({ namespace: runs.namespace })).items.map((c) => c.metadata?.name)).not.toContain("rwop-tool-workspace");
-  }, 90_000);
+    const worker = await core.readNamespacedPod({ name: "gavel-rwop-tool-i1-ex", namespace: runs.namespace });
+    expect(worker.spec?.initContainers?.map((c) => [c.name, c.restartPolicy])).toEqual([["gavel-copy-source", "Always"]]);
+    const claims = (await core.listNamespacedPersistentVolumeClaim({ namespace: runs.namespace })).items;
+    for (const kid of kids) expect(claims.find((c) => c.metadata?.name === `${kid.metadata.name}-workspace`)?.spec?.accessModes).toEqual(["ReadWriteOncePod"]);
+    // The worker's files are as it wrote them.
+    const dir = await runs.workspace("rwop-tool");
+    expect((await readdir(dir)).sort()).toEqual(["notes.txt"]);
+    expect(await readFile(join(dir, "notes.txt"), "utf8")).toBe("one");
+  }, 360_000);
 });

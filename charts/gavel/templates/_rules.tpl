@@ -33,6 +33,12 @@
 - apiGroups: [""]
   resources: ["pods/log"]
   verbs: ["get"]
+# Tool-call judges of a ReadWriteOncePod workspace (ADR 0041): their copies are streamed out of
+# the running worker's pod, `tar c` in its copy-source sidecar into `tar x` in the judge's
+# copier. An exec is a websocket GET, which Kubernetes >= 1.31 also authorizes as create.
+- apiGroups: [""]
+  resources: ["pods/exec"]
+  verbs: ["create", "get"]
 # A workload with a command gets its stdin from a ConfigMap beside its pod; a finished
 # worker's result is kept in a ConfigMap (read back on later reconciles) before its pod is
 # deleted. No list or watch: other ConfigMaps cannot be enumerated.

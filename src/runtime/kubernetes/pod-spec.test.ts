@@ -270,4 +270,13 @@ describe("stuckReason", () => {
     expect(stuckReason(init({ terminated: { exitCode: 1, reason: "Error" } }))).toBe("init container gavel-launch failed (exit 1): Error");
     expect(stuckReason(init({ terminated: { exitCode: 0 } }))).toBeUndefined();
   });
+
+  it("a sidecar (restartPolicy Always) that ended does not make the pod stuck; one whose image is missing does", () => {
+    const sidecar = (state: object) => ({
+      spec: { containers: [], initContainers: [{ name: "gavel-copy-source", restartPolicy: "Always" }] },
+      status: { initContainerStatuses: [{ name: "gavel-copy-source", image: "i", imageID: "", ready: false, restartCount: 0, state }] },
+    });
+    expect(stuckReason(sidecar({ terminated: { exitCode: 137, reason: "Error" } }))).toBeUndefined();
+    expect(stuckReason(sidecar({ waiting: { reason: "ErrImageNeverPull", message: "m" } }))).toBe("init container gavel-copy-source: ErrImageNeverPull: m");
+  });
 });

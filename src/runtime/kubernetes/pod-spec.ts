@@ -362,7 +362,10 @@ export function pathInMount(mountPath: string, path: string): string | undefined
 /** Why a pod that has not finished will never start, from its container's waiting state. */
 export function stuckReason(pod: k8s.V1Pod): string | undefined {
   // An init container (the launcher's) that cannot start or failed keeps the main one from ever running.
+  // A sidecar (an init container with restartPolicy Always) is restarted when it fails and ends with the pod.
+  const sidecars = new Set((pod.spec?.initContainers ?? []).filter((c) => c.restartPolicy === "Always").map((c) => c.name));
   for (const init of pod.status?.initContainerStatuses ?? []) {
+    if (sidecars.has(init.name) && init.state?.waiting?.reason === undefined) continue;
     const failed = init.state?.terminated;
     if (failed !== undefined && failed.exitCode !== 0) return `init container ${init.name} failed (exit ${failed.exitCode}): ${failed.message ?? failed.reason ?? ""}`.trim();
     const why = fatalWaiting(init.state?.waiting);
