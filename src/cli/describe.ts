@@ -1,7 +1,8 @@
 // `gavel describe execution NAME`: the whole tree of one Execution from the API server, as
 // `kubectl describe` lays objects out: its phase and score, each iteration with the worker's
 // exit, each validator's score and confidence against its thresholds, each judge child's
-// verdict or rejection with the end of its raw output, tool-call judges, conditions and the
+// verdict or rejection with the end of its raw output (and, when its pod log merged them, why
+// its stdout holds its stderr too), tool-call judges, conditions and the
 // recent Events. Agents and GuardPolicies are described by their spec and status.
 import type * as k8s from "@kubernetes/client-node";
 import { stringify } from "yaml";
@@ -75,6 +76,7 @@ function judgeLines(out: Out, indent: number, j: JudgeView, raw: Map<string, str
   } else if (isFinished(j.phase)) {
     out.line(indent + 2, "Raw output: <not kept>");
   }
+  if (j.streamsMerged !== undefined) out.fields(indent + 2, [["Streams", oneLine(j.streamsMerged, 400)]]);
 }
 
 function validatorLines(out: Out, v: ValidatorView, raw: Map<string, string | undefined>): void {
@@ -120,6 +122,7 @@ function judgeChildLines(out: Out, view: ExecutionView, raw: Map<string, string 
     out.line(0, "Raw output:");
     out.line(2, text === undefined ? "<not kept>" : text === "" ? "<empty>" : rawTail(text));
   }
+  if (view.streamsMerged !== undefined) out.fields(0, [["Streams", oneLine(view.streamsMerged, 400)]]);
 }
 
 /** An iteration's tool calls: the counts, then each decided call with why and its judges. */
@@ -197,10 +200,18 @@ export async function describeExecution(kube: Kube, namespace: string, name: str
     eventsOf(kube, namespace, ex),
   ]);
   const view = buildExecutionView(ex, children, agent);
-  const judged = ex.spec.parent !== undefined ? [name] : children.map((c) => c.metadata.name);
-  const raw = new Map<string, string | undefined>();
-  await Promise.all(judged.map(async (child) => raw.set(child, (await workloadOutput(kube, namespace, child))?.stdout)));
-  return renderExecution(view, raw, events, now);
+  const judged = ex.spec.parent !== undefined ? [ex] : children;
+  const read = new Map<string, string | undefined>();
+  await Promise.all(judged.map(async (child) => read.set(child.metadata.name, (await workloadOutput(kube, namespace, child.metadata.name))?.stdout)));
+  return renderExecution(view, judgeOutputs(judged, read), events, now);
+}
+
+/**
+ * Each judge child's output by name: what its pod's log or stored result holds (`read`), else
+ * the tails of it its status keeps (status.rawOutput.stdout), else undefined (not kept).
+ */
+export function judgeOutputs(judged: readonly Execution[], read: ReadonlyMap<string, string | undefined>): Map<string, string | undefined> {
+  return new Map(judged.map((c) => [c.metadata.name, read.get(c.metadata.name) ?? c.status?.rawOutput?.stdout]));
 }
 
 /** Agents and GuardPolicies: metadata, status conditions, then the spec as YAML. */

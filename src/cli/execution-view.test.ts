@@ -4,7 +4,7 @@
 import { describe, expect, it } from "vitest";
 import type { Execution } from "../api/types.js";
 import { agent, children, execution, parent, ref, SECRET } from "../../test/fixtures/execution-tree.js";
-import { rawTail, renderExecution } from "./describe.js";
+import { judgeOutputs, rawTail, renderExecution } from "./describe.js";
 import { buildExecutionView, treeOrder } from "../views/execution-view.js";
 
 describe("buildExecutionView", () => {
@@ -120,6 +120,36 @@ describe("renderExecution (gavel describe)", () => {
     expect(text).toContain("call-abc  judged by:");
     expect(text).toMatch(/Warning\s+ValidatorResult\s+4m\s+gavel-controller/);
     expect(text).not.toContain(SECRET);
+  });
+
+  it("Given a judge whose pod log merged stderr into stdout, says why under the judge and in the child's own describe", () => {
+    const why = "stderr is merged into stdout: gavel does not know the program of image example/judge:1 (no spec.runtime.command, no command in its runtime table entry, not an image gavel builds), so its pod ran it without gavel-launch; declare spec.runtime.command to keep them apart";
+    const merged = structuredClone(children);
+    const judge = merged[0] as Execution;
+    if (judge.status === undefined) throw new Error("fixture");
+    judge.status.rawOutput = { stdout: 'warning: on stderr\n{"score":0.4,"confidence":0.9,"reasoning":"sum subtracts"}\n', stderr: "", exitCode: 0, stdoutBytes: 78, truncated: false, streamsMerged: why };
+    const v = buildExecutionView(parent, merged, agent);
+    expect(v.iterations[0]?.validators[1]?.judges[0]?.streamsMerged).toBe(why);
+    expect(v.iterations[1]?.validators[1]?.judges[0]?.streamsMerged).toBeUndefined();
+    // No pod and no stored result: the tails the status keeps are shown, then why they are merged.
+    const out = renderExecution(v, judgeOutputs(merged, new Map()), [], now);
+    expect(out).toMatch(/checker {2}run-i1-v1-checker {2}Succeeded .*\n\s+Reasoning:\s+sum subtracts\n\s+Raw output:\n\s+warning: on stderr\n\s+\{"score":0\.4.*\n\s+Streams:\s+stderr is merged into stdout: gavel does not know the program of image example\/judge:1/);
+    expect(out.match(/Streams:/g)).toHaveLength(1);
+    const own = renderExecution(buildExecutionView(judge, [], undefined), judgeOutputs([judge], new Map()), [], now);
+    expect(own).toMatch(/^Raw output:\n {2}warning: on stderr\n.*\n^Streams:\s+stderr is merged into stdout: gavel does not know the program of image example\/judge:1/m);
+    expect(own).not.toContain(SECRET);
+  });
+
+  it("shows a judge's pod log or stored result first, the status's tails only when neither is there, and <not kept> without any", () => {
+    const kept = structuredClone(children);
+    const judge = kept[0] as Execution;
+    if (judge.status === undefined) throw new Error("fixture");
+    judge.status.rawOutput = { stdout: "from the status\n", stderr: "", exitCode: 0, stdoutBytes: 16, truncated: false };
+    expect(judgeOutputs(kept, new Map([["run-i1-v1-checker", "from the pod\n"]])).get("run-i1-v1-checker")).toBe("from the pod\n");
+    expect(judgeOutputs(kept, new Map()).get("run-i1-v1-checker")).toBe("from the status\n");
+    const none = judgeOutputs(children, new Map());
+    expect(none.get("run-i1-v1-checker")).toBeUndefined();
+    expect(renderExecution(buildExecutionView(parent, children, agent), none, [], now)).toMatch(/run-i1-v1-checker .*\n.*\n\s+Raw output: <not kept>/);
   });
 
   it("keeps the end of a long raw output, where the verdict is", () => {

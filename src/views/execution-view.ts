@@ -22,6 +22,11 @@ export interface JudgeView {
   rejection?: string;
   /** The child's status message (why it was rejected, or that its verdict was parsed). */
   message?: string;
+  /**
+   * Why its stdout holds its stderr too (status.rawOutput.streamsMerged): its pod ran a program
+   * gavel does not know, without gavel-launch, so the pod log merged them (ADR 0041).
+   */
+  streamsMerged?: string;
   startTime?: string;
   completionTime?: string;
 }
@@ -88,6 +93,8 @@ export interface ExecutionView {
   /** Set on a judge child: its own verdict or rejection. */
   verdict?: { score: number; confidence: number; reasoning: string };
   rejection?: string;
+  /** Set on a judge child whose output merged stderr into stdout: why (as JudgeView.streamsMerged). */
+  streamsMerged?: string;
   iterations: IterationView[];
   conditions: Condition[];
   /** False when the Agent could not be read: thresholds and pending validators are unknown. */
@@ -112,6 +119,7 @@ function judgeView(ref: { name: string; judge: string; purpose: JudgePurpose; ph
   }
   if (st?.rejection !== undefined) v.rejection = st.rejection;
   if (st?.message !== undefined) v.message = st.message;
+  if (st?.rawOutput?.streamsMerged !== undefined) v.streamsMerged = st.rawOutput.streamsMerged;
   if (st?.startTime !== undefined) v.startTime = st.startTime;
   if (st?.completionTime !== undefined) v.completionTime = st.completionTime;
   return v;
@@ -236,6 +244,7 @@ export function buildExecutionView(execution: Execution, children: readonly Exec
       : {}),
     ...(st.verdict !== undefined ? { verdict: { score: st.verdict.score, confidence: st.verdict.confidence, reasoning: st.verdict.reasoning } } : {}),
     ...(st.rejection !== undefined ? { rejection: st.rejection } : {}),
+    ...(st.rawOutput?.streamsMerged !== undefined ? { streamsMerged: st.rawOutput.streamsMerged } : {}),
     iterations,
     conditions: st.conditions ?? [],
     agentFound: agent !== undefined,
