@@ -19,6 +19,13 @@ describe("completion candidates", () => {
     expect(await values(["logs", "run", "--f"])).toEqual(["--follow"]);
     expect(await values(["completion", ""])).toEqual(["bash", "zsh"]);
   });
+  it("complete guard's subcommands and guard check's flags, leaving --agent and --policy files to the shell", async () => {
+    expect(await values(["guard", ""])).toEqual(["check", "tool-hash"]);
+    expect(await values(["guard", "check", "--t"])).toEqual(["--tool"]);
+    expect(await values(["guard", "check", "--tool", "fs.read", "--p"])).toEqual(["--policy"]);
+    expect(await candidates(["guard", "check", "--policy", ""], lookup)).toEqual({ values: [], directive: 0 });
+    expect(await candidates(["guard", "check", "--tool", ""], lookup)).toEqual({ values: [], directive: 4 });
+  });
   it("hide hidden commands, and leave files to the shell for commands that take them", async () => {
     expect(await values(["__"])).toEqual([]);
     expect(await candidates(["validate", "-f", ""], lookup)).toEqual({ values: [], directive: 0 });

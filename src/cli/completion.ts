@@ -20,7 +20,12 @@ const FLAGS: Record<string, string[]> = {
   describe: ["-n=", "--namespace=", "--kubeconfig=", "--context="],
   logs: ["-n=", "--namespace=", "--iteration=", "--judge=", "-f", "--follow", "--kubeconfig=", "--context="],
   ui: ["-n=", "--namespace=", "--addr=", "--nats=", "--nats-creds=", "--kubeconfig=", "--context="],
+  // guard check's, then tool-hash's --file.
+  guard: ["--tool=", "--args=", "--agent=", "--policy=", "--history=", "--step=", "--capabilities=", "--live-hash=", "--home=", "--explain", "--file="],
 };
+
+/** Flags whose value is a file: the shell completes it. */
+const FILE_FLAGS = ["--kubeconfig", "--agent", "--policy", "--file"];
 
 /** Object names completion may look up; injected so the rules are tested without a cluster. */
 export interface NameLookup {
@@ -54,7 +59,7 @@ function positionalsOf(before: string[], flags: string[]): string[] {
 async function flagValue(prev: string, before: string[], lookup: NameLookup, pick: (values: string[]) => Candidates): Promise<Candidates> {
   if (prev === "-o" || prev === "--output") return pick(["wide", "yaml", "json", "name"]);
   if (prev === "--judge") return pick(await lookup.judges(before[1] ?? "", namespaceOf(before)).catch(() => []));
-  if (prev === "--kubeconfig") return { values: [], directive: DIRECTIVE_DEFAULT };
+  if (FILE_FLAGS.includes(prev)) return { values: [], directive: DIRECTIVE_DEFAULT };
   return { values: [], directive: DIRECTIVE_NO_FILES };
 }
 
@@ -70,7 +75,7 @@ async function positional(cmd: string | undefined, positionals: string[], ns: st
     case "completion":
       return pick(positionals.length === 0 ? ["bash", "zsh"] : []);
     case "guard":
-      return pick(positionals.length === 0 ? ["check"] : []);
+      return pick(positionals.length === 0 ? ["check", "tool-hash"] : []);
     default:
       return { values: [], directive: DIRECTIVE_DEFAULT };
   }
