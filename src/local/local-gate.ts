@@ -6,7 +6,7 @@ import type { Agent } from "../api/types.js";
 import { decisionEvent } from "../gate/audit.js";
 import { createGate } from "../gate/gate.js";
 import { RECENT_TOOL_CALLS } from "../gate/tool-call-summary.js";
-import { compilePolicy, type CompiledPolicy } from "../gate/guard/policy.js";
+import { compilePolicy, precompileBuiltinPatterns, type CompiledPolicy } from "../gate/guard/policy.js";
 import type { Tracing } from "../telemetry/tracing.js";
 import { ToolCallService } from "../transport/tool-call-service.js";
 import { LOCAL_RUN } from "../transport/tool-call-store.js";
@@ -29,6 +29,7 @@ export interface LocalGateOptions {
  * compiled policy answers for every namespace a proposal names.
  */
 export async function startLocalGate(nc: NatsConnection, agent: Agent, run: LocalRun, opts: LocalGateOptions = {}): Promise<LocalGate> {
+  precompileBuiltinPatterns();
   const policy = opts.policy ?? compilePolicy([]);
   const gate = createGate({
     policyStore: { get: () => policy, version: 1 },

@@ -1,7 +1,7 @@
 // Holds the compiled policy of every namespace and swaps them all at once when GuardPolicy
 // objects change (hot reload): a call in flight keeps the snapshot it started with.
 import { DEFAULT_GUARD_POLICY } from "../../api/types.js";
-import { compilePolicy, type CompiledPolicy, type NamedPolicy } from "./policy.js";
+import { compilePolicy, precompileBuiltinPatterns, type CompiledPolicy, type NamedPolicy } from "./policy.js";
 
 interface Snapshot {
   version: number;
@@ -20,6 +20,8 @@ export class PolicyStore {
     private readonly controllerNamespace = "gavel-system",
     initial: readonly NamedPolicy[] = [],
   ) {
+    // A gate serves calls for hours: the built-in patterns compile here, not at a call.
+    precompileBuiltinPatterns();
     this.snapshot = this.build(initial, 1);
   }
 

@@ -6,6 +6,7 @@ import { DESTRUCTIVE_PATTERNS, FORBIDDEN_PATHS } from "./builtin-patterns.js";
 import { threatActions, type ThreatAction, type ThreatActions } from "./effects/threat-policy.js";
 import { JointScan, PatternSet, PolicyError, type PatternEntry } from "./pattern-set.js";
 import { parsePublicKey, verifyRegistration } from "./signature.js";
+import { compilePattern } from "../../engine/validators/regex.js";
 import { messageOf } from "../../errors.js";
 
 /** A GuardPolicy as the store receives it: its name (for error messages) and spec. */
@@ -82,6 +83,16 @@ export function compilePolicy(policies: readonly NamedPolicy[]): CompiledPolicy 
   const merged = new Merge();
   for (const p of policies) merged.add(`GuardPolicy ${p.namespace ? `${p.namespace}/` : ""}${p.name}`, p.spec);
   return merged.compile(policies.map((p) => p.name));
+}
+
+/**
+ * Compiles every built-in pattern into compilePattern's cache now: PatternSets compile their
+ * built-in entries at first search (ADR 0043), which suits a one-shot `gavel guard check`; a
+ * gate calls this once at start so that no call pays for a compile (every later policy
+ * version finds the programs in the cache).
+ */
+export function precompileBuiltinPatterns(): void {
+  for (const p of [...DESTRUCTIVE_PATTERNS, ...FORBIDDEN_PATHS]) compilePattern(p.pattern);
 }
 
 type Registration = { tool: string; sha256: string; signature?: string; from: string; enforcement: EnforcementAction };
