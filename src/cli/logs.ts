@@ -1,9 +1,10 @@
 // `gavel logs EXEC`: the output of an Execution's worker (the current iteration, or
 // --iteration N) or of one of its judges (--judge NAME: the judge Agent or the child's
-// name), from the live pod or from what the controller kept once the pod was gone. With -f
+// name), from the live pod or from what the controller kept once the pod was gone (for a
+// judge, else the tails its status keeps). With -f
 // it follows the pod's log, and for a worker goes on with the next iterations until the
 // Execution ends. Naming a judge child Execution itself prints that judge's output.
-import type { Execution } from "../api/types.js";
+import type { Execution, JudgeRawOutput } from "../api/types.js";
 import { workerName } from "../engine/child-names.js";
 import { ExitCode, UsageError, type Command, type CommandIO } from "./command.js";
 import { isFinished } from "../views/execution-view.js";
@@ -80,6 +81,20 @@ async function judgeChild(kube: Kube, ex: Execution, judge: string | undefined, 
   throw new NotFoundError(`no judge "${judge}"${iteration !== undefined ? ` in iteration ${iteration}` : ""} among the children of execution "${name}"${known.length > 0 ? `; it has ${known.join(", ")}` : "; it has no judge children"}`);
 }
 
+/**
+ * A judge's output from the tails its status keeps (status.rawOutput), when neither its pod
+ * nor a stored result has it: stdout to stdout, stderr to stderr, and on stderr what is
+ * missing (the start of a long stdout) or merged (stderr in stdout, when its pod log merged them).
+ */
+export function printKeptOutput(raw: JudgeRawOutput, io: Pick<CommandIO, "stdout" | "stderr">): void {
+  io.stdout.write(raw.stdout);
+  io.stderr.write(raw.stderr);
+  const kept = Buffer.byteLength(raw.stdout);
+  if (raw.stdoutBytes > kept) io.stderr.write(`gavel logs: the first ${raw.stdoutBytes - kept} of ${raw.stdoutBytes} bytes of stdout were not kept (the judge's status keeps its end)\n`);
+  else if (raw.truncated) io.stderr.write("gavel logs: only the end of stderr was kept\n");
+  if (raw.streamsMerged !== undefined) io.stderr.write(`gavel logs: ${raw.streamsMerged}\n`);
+}
+
 /** Why a judge child has no output: its verdict, its rejection, or its phase. */
 function judgeWithoutOutput(child: Execution): string {
   const st = child.status;
@@ -95,6 +110,10 @@ async function judgeLogs(kube: Kube, child: Execution, follows: boolean, io: Com
   const done = async () => isFinished((await getObject<Execution>(kube, EXECUTIONS, ns, childName)).status?.phase);
   const printed = follows ? await follow(kube, ns, childName, io, signal, done) : await printOnce(kube, ns, childName, io);
   if (printed) return ExitCode.ok;
+  if (child.status?.rawOutput !== undefined) {
+    printKeptOutput(child.status.rawOutput, io);
+    return ExitCode.ok;
+  }
   throw new NotFoundError(`judge child "${childName}" has no output to show (no pod, nothing kept); ${judgeWithoutOutput(child)}`);
 }
 
