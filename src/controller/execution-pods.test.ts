@@ -1,5 +1,6 @@
 // The objects the Execution reconciler creates: names are deterministic, everything is owned
 // by its Execution, judges mount the worker's claims read-only, results survive in a ConfigMap.
+import { readFile } from "node:fs/promises";
 import { describe, expect, it } from "vitest";
 import type { Agent, Execution, VolumeSpec } from "../api/types.js";
 import { LABELS } from "../runtime/kubernetes/pod-spec.js";
@@ -34,6 +35,8 @@ import {
   COPY_SOURCE_CONTAINER,
   COPY_SOURCE_ANNOTATION,
   COPY_SINK_COMMAND,
+  COPY_SOURCE_SCRIPT,
+  copierName,
   volumeSnapshotManifest,
 } from "./execution-pods.js";
 import type * as k8s from "@kubernetes/client-node";
@@ -146,6 +149,15 @@ describe("execution pods", () => {
     expect(copier.spec?.containers[0]?.command?.[2]).toMatch(/until \[ -e \/tmp\/copied \]/);
     expect(COPY_SINK_COMMAND[2]).toContain("tar -x -f - -C /gavel/to");
     expect(copier.spec?.activeDeadlineSeconds).toBe(30);
+  });
+
+  it("the chart's controller-exec policy allows exactly these scripts (its CEL repeats them)", async () => {
+    const policy = await readFile(new URL("../../charts/gavel/templates/controller-exec-policy.yaml", import.meta.url), "utf8");
+    expect(policy).toContain(`object.command[2] == '${COPY_SOURCE_SCRIPT}'`);
+    expect(policy).toContain(`object.container == '${COPY_SOURCE_CONTAINER}'`);
+    expect(policy).toContain(`object.command == [${COPY_SINK_COMMAND.map((a) => `'${a}'`).join(", ")}]`);
+    expect(workloadPodName(copierName("j"))).toBe("gavel-j-copy-ex");
+    expect(policy).toContain("request.name.endsWith('-copy-ex')");
   });
 
   it("spec.workspace_strategy picks shared, snapshot or copy for every volume; shared ReadWriteOnce claims pin the judge to the worker's node", () => {

@@ -112,9 +112,11 @@ export function copySourceContainer(volumes: readonly VolumeSpec[], podVolumes: 
  * to a non-root user, even with --no-overwrite-dir). A root it cannot list fails it.
  */
 export function copySourceCommand(copies: readonly WorkspaceCopy[]): string[] {
-  const script = `cd ${COPY_SOURCE_DIR} || exit 1; for v; do ls -A "$v" > /dev/null || exit 1; done; find "$@" -mindepth 1 -maxdepth 1 -print0 | tar -c -f - --null -T -`;
-  return ["sh", "-c", script, "gavel-copy-source", ...copies.map((c) => c.volume.name)];
+  return ["sh", "-c", COPY_SOURCE_SCRIPT, "gavel-copy-source", ...copies.map((c) => c.volume.name)];
 }
+
+/** The script of copySourceCommand (the chart's controller-exec policy allows exactly it). */
+export const COPY_SOURCE_SCRIPT = `cd ${COPY_SOURCE_DIR} || exit 1; for v; do ls -A "$v" > /dev/null || exit 1; done; find "$@" -mindepth 1 -maxdepth 1 -print0 | tar -c -f - --null -T -`;
 
 /**
  * What the controller runs in a stream copier, fed the source's tar on stdin: extracts it

@@ -10,6 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseAllDocuments } from "yaml";
+import { COPY_SOURCE_CONTAINER, copySourceCommand, type WorkspaceCopy } from "../../src/controller/execution-pods.js";
 import { startControlPlane, type ControlPlane } from "../harness/control-plane.js";
 import { freePort } from "../harness/nats.js";
 import type { ExecResult } from "../harness/exec.js";
@@ -366,6 +367,23 @@ describe("Helm chart on the real kube-apiserver", () => {
     for (const [v, r, o] of denied) if (await canI(v, r, o)) wrong.push(`allowed but not needed: ${label(v, r, o)}`);
     expect(wrong).toEqual([]);
     console.log(`can-i: ${allowed.length} allowed, ${denied.length} denied as expected`);
+  });
+
+  it("the controller's pods/exec passes admission only for the workspace copy's tar (the controller-exec policy), others' exec is not touched", async () => {
+    // No kubelet here: an exec admitted fails later (the pod has no node), one refused names the policy.
+    const pod = { apiVersion: "v1", kind: "Pod", metadata: { name: "gavel-w-i1-ex" }, spec: { containers: [{ name: "main", image: "x" }, { name: COPY_SOURCE_CONTAINER, image: "x" }] } };
+    expect((await k(["apply", "-n", team, "-f", "-"], JSON.stringify(pod))).code).toBe(0);
+    const execAs = async (as: string | undefined, container: string, command: string[]): Promise<string> => {
+      const r = await k(["exec", "-n", team, "gavel-w-i1-ex", "-c", container, ...(as !== undefined ? [`--as=${as}`] : []), "--", ...command]);
+      return r.stderr;
+    };
+    const POLICY = "ValidatingAdmissionPolicy 'gavel-controller-exec'";
+    expect(await execAs(SA, "main", ["ls", "/"])).toContain(POLICY);
+    expect(await execAs(SA, COPY_SOURCE_CONTAINER, ["sh", "-c", "cat /etc/shadow"])).toContain(POLICY);
+    expect(await execAs(SA, COPY_SOURCE_CONTAINER, copySourceCommand([{ volume: { name: "workspace", mount_path: "/w" } } as WorkspaceCopy]))).not.toContain(POLICY);
+    expect(await execAs(SA, COPY_SOURCE_CONTAINER, [...copySourceCommand([]), "-exec"])).toContain(POLICY);
+    // The admin's own exec is not the policy's business.
+    expect(await execAs(undefined, "main", ["ls", "/"])).not.toContain(POLICY);
   });
 
   /**
@@ -728,13 +746,13 @@ describe("helm template: the branches default values do not take", () => {
     expect(c?.args).toEqual(["controller", "--health-probe-bind-address=:8081", "--leader-elect"]);
   });
 
-  it("admissionPolicy.enabled=false leaves the policy out and nothing else", async () => {
+  it("admissionPolicy.enabled=false leaves the policies (Agents, controller-exec) out and nothing else", async () => {
     const on = await render();
     const off = await render("admissionPolicy.enabled=false");
     const kinds = (docs: K8sObject[]) => docs.map((d) => d.kind);
     expect(kinds(on)).toEqual(expect.arrayContaining(["ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding"]));
     expect(kinds(off).filter((k) => k.startsWith("ValidatingAdmission"))).toEqual([]);
-    expect(off.length).toBe(on.length - 2);
+    expect(off.length).toBe(on.length - 4);
   });
 
   it("a release not named gavel prefixes every name, so it never collides with another's RBAC", async () => {
