@@ -15,13 +15,14 @@ all: build
 deps: ## system packages and npm modules
 	$(HARNESS)/install-deps.sh
 
-build: deps ## compile TypeScript to dist/ (bin/gavel runs it) and gavel-launch, the pods' static stream launcher
+build: deps ## compile TypeScript to dist/src (the images run it), bundle the CLI into dist/cli (bin/gavel runs it) and build gavel-launch, the pods' static stream launcher
 	node_modules/.bin/tsc -p tsconfig.build.json
+	node src/cli/bundle.mjs
 	mkdir -p dist/bin && cc -static -Os -s -Wall -Wextra -Werror -o dist/bin/gavel-launch src/launcher/gavel-launch.c
 
 PREFIX ?= $(HOME)/.local
 install: ## gavel and the kubectl plugin (`kubectl gavel`) on PATH: links in $(PREFIX)/bin (after make build)
-	@test -f dist/src/cli/main.js || { echo "run 'make build' first" >&2; exit 1; }
+	@test -f dist/cli/main.js || { echo "run 'make build' first" >&2; exit 1; }
 	mkdir -p $(PREFIX)/bin
 	for b in gavel kubectl-gavel kubectl_complete-gavel; do ln -sfn $(CURDIR)/bin/$$b $(PREFIX)/bin/$$b; done
 	@echo "installed gavel and kubectl-gavel in $(PREFIX)/bin; completion: source <(gavel completion bash)"

@@ -80,7 +80,7 @@ export const suite: BenchSuite = {
         ratio,
         target: `ratio < ${TARGET}`,
         met: ratio < TARGET,
-        notes: `${c.name}: median of ${RUNS}, interleaved; ${value.toFixed(1)} ms, +${(value - base).toFixed(1)} ms over bare node's ${base.toFixed(1)} ms (bin/gavel: sh, then node; source maps off for quick commands)`,
+        notes: `${c.name}: median of ${RUNS}, interleaved; ${value.toFixed(1)} ms, +${(value - base).toFixed(1)} ms over bare node's ${base.toFixed(1)} ms (bin/gavel: sh, then node on the bundle dist/cli; source maps off for quick commands)`,
       };
     });
   },

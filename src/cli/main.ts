@@ -1,4 +1,4 @@
-// Entry point of the `gavel` binary (bin/gavel runs the compiled form of this file).
+// Entry point of the `gavel` binary (bin/gavel runs dist/cli/main.js, the bundle of its compiled form: src/cli/bundle.mjs; the controller image runs dist/src/cli/main.js).
 import { entryOf, main } from "./app.js";
 
 // bin/gavel asks for stack traces through the source maps (the TypeScript lines) with

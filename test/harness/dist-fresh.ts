@@ -22,8 +22,19 @@ export async function staleOutputs(repo: string, dir: string): Promise<string[]>
   return stale;
 }
 
+/** "dist/cli" when bin/gavel's bundle (src/cli/bundle.mjs) is missing or older than a module of dist/src it bundles. */
+export async function staleBundle(repo: string): Promise<string[]> {
+  const bundle = await stat(join(repo, "dist", "cli", "main.js")).catch(() => undefined);
+  if (bundle === undefined) return ["dist/cli"];
+  for (const entry of await readdir(join(repo, "dist", "src"), { withFileTypes: true, recursive: true })) {
+    if (!entry.isFile() || !entry.name.endsWith(".js")) continue;
+    if ((await stat(join(entry.parentPath, entry.name))).mtimeMs > bundle.mtimeMs) return ["dist/cli"];
+  }
+  return [];
+}
+
 export default async function setup(): Promise<void> {
-  const stale = (await Promise.all(COMPILED.map((d) => staleOutputs(REPO_DIR, d)))).flat();
+  const stale = [...(await Promise.all(COMPILED.map((d) => staleOutputs(REPO_DIR, d)))).flat(), ...(await staleBundle(REPO_DIR))];
   if (stale.length > 0) {
     const shown = stale.slice(0, 5).join(", ") + (stale.length > 5 ? ` and ${stale.length - 5} more` : "");
     throw new Error(`dist/ is older than ${shown}: the tests would run the old code through bin/gavel; run 'make build'`);
