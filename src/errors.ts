@@ -161,6 +161,17 @@ export function ignoreNotFound(err: unknown): undefined {
   throw err;
 }
 
+/** Creates an object; an existing one of that name is adopted (deterministic names make it ours): false then. */
+export async function createOrAdopt(create: () => Promise<unknown>): Promise<boolean> {
+  try {
+    await create();
+    return true;
+  } catch (err) {
+    if (isConflict(err)) return false;
+    throw err;
+  }
+}
+
 /** The error as one of gavel's typed errors (itself when it is one), with the original as `cause`. */
 export function typedError(err: unknown, context?: string): GavelError {
   if (err instanceof GavelError) return err;

@@ -3,8 +3,9 @@
 import { describe, expect, it } from "vitest";
 import type { Agent, Execution } from "../api/types.js";
 import { parseCreds, decodeJwt, createTrust, issueWorkerCredentials } from "../transport/credentials.js";
-import { credentialExpiry, credentialsSecretName, withWorkerCredentials, workerCredentialsSecret, WORKER_CREDS_DIR } from "./execution-credentials.js";
-import { judgePod, workerPod } from "./execution-pods.js";
+import { podFor, WORKER_CREDS_DIR } from "../runtime/kubernetes/pod-workloads.js";
+import { credentialExpiry, credentialsSecretName, workerCredentialsSecret } from "./execution-credentials.js";
+import { EXECUTION_INSTANCE, judgeSpec, placementOf, workerSpec } from "./execution-pods.js";
 
 const ex: Execution = { apiVersion: "100monkeys.ai/v1", kind: "Execution", metadata: { name: "demo", namespace: "team", uid: "uid-1" }, spec: { agentRef: { name: "w" } } };
 const agent: Agent = { apiVersion: "100monkeys.ai/v1", kind: "Agent", metadata: { name: "w" }, spec: { runtime: { image: "gavel/agent:dev" }, tools: ["cmd.run"] } };
@@ -31,7 +32,7 @@ describe("execution credentials", () => {
   });
 
   it("mounts the Secret read-only into the worker pod and sets GAVEL_NATS_CREDS_FILE; judges get nothing", () => {
-    const pod = withWorkerCredentials(workerPod(ex, agent, { name: "demo-i1", iteration: 1, timeoutSeconds: 60 }, { natsUrl: "nats://n:4222" }), "demo-nats");
+    const pod = podFor(workerSpec(ex, agent, { name: "demo-i1", iteration: 1, timeoutSeconds: 60 }, { natsUrl: "nats://n:4222" }), { ...placementOf(ex, "apart"), credentialSecret: "demo-nats" }, { instance: EXECUTION_INSTANCE });
     const spec = pod.spec;
     expect(spec?.volumes).toContainEqual({ name: "nats-credentials", secret: { secretName: "demo-nats", defaultMode: 0o444, items: [{ key: "nats.creds", path: "nats.creds" }] } });
     const main = spec?.containers[0];
@@ -41,8 +42,9 @@ describe("execution credentials", () => {
     expect(spec?.automountServiceAccountToken).toBe(false);
 
     const child: Execution = { ...ex, metadata: { name: "demo-i1-v1-j", namespace: "team", uid: "uid-2" }, spec: { agentRef: { name: "j" }, parent: { name: "demo", uid: "uid-1", purpose: "validation", iteration: 1, validatorIndex: 0, depth: 1 } } };
-    const jp = judgePod(child, judge, [], {});
-    if (typeof jp === "string") throw new Error(jp);
+    const js = judgeSpec(child, judge, [], {});
+    if (typeof js === "string") throw new Error(js);
+    const jp = podFor(js.spec, js.place, { instance: EXECUTION_INSTANCE });
     expect(JSON.stringify(jp)).not.toMatch(/NATS|nats/);
   });
 

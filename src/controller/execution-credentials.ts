@@ -6,7 +6,6 @@
 import { createHash } from "node:crypto";
 import * as k8s from "@kubernetes/client-node";
 import { connect, credsAuthenticator, type NatsConnection } from "@nats-io/transport-node";
-import { AGENT_ENV } from "../api/agent-env.js";
 import { GROUP, VERSION, type Execution } from "../api/types.js";
 import { executionTimeoutSeconds, iterationTimeoutSeconds, judgeTimeoutSeconds, maxIterations } from "../engine/durations.js";
 import { isTerminal, validatorsOf, type EngineContext } from "../engine/outer-loop.js";
@@ -18,12 +17,8 @@ import { ownerOf } from "../children/child-executions.js";
 import { CHILD_LABELS, labelValue } from "../children/workloads.js";
 import type { MintingKeys } from "./nats-secrets.js";
 import { silentLogger, type Logger } from "../telemetry/logger.js";
+import { WORKER_CREDS_KEY } from "../runtime/kubernetes/pod-workloads.js";
 
-/** Key of the per-Execution Secret, and the file name in the pod. */
-export const WORKER_CREDS_KEY = "nats.creds";
-/** Where worker pods find their credential (GAVEL_NATS_CREDS_FILE points at the file). */
-export const WORKER_CREDS_DIR = "/var/run/gavel/nats";
-const VOLUME = "nats-credentials";
 
 /**
  * Name of the Secret holding an Execution's worker credential: `<execution>-nats-<uid[:8]>`.
@@ -74,20 +69,6 @@ export function workerCredentialsSecret(ex: Execution, creds: string, user: stri
     immutable: true,
     stringData: { [WORKER_CREDS_KEY]: creds },
   };
-}
-
-/** A worker pod with the Execution's credential mounted read-only and GAVEL_NATS_CREDS_FILE set. */
-export function withWorkerCredentials(pod: k8s.V1Pod, secretName: string): k8s.V1Pod {
-  const out = structuredClone(pod);
-  const spec = out.spec;
-  if (spec === undefined) return out;
-  // Readable by whatever user the pod runs as: the pod holds one workload.
-  spec.volumes = [...(spec.volumes ?? []), { name: VOLUME, secret: { secretName, defaultMode: 0o444, items: [{ key: WORKER_CREDS_KEY, path: WORKER_CREDS_KEY }] } }];
-  for (const c of spec.containers) {
-    c.volumeMounts = [...(c.volumeMounts ?? []), { name: VOLUME, mountPath: WORKER_CREDS_DIR, readOnly: true }];
-    c.env = [...(c.env ?? []).filter((e) => e.name !== AGENT_ENV.natsCreds && e.name !== AGENT_ENV.natsCredsFile), { name: AGENT_ENV.natsCredsFile, value: `${WORKER_CREDS_DIR}/${WORKER_CREDS_KEY}` }];
-  }
-  return out;
 }
 
 export interface ExecutionCredentialsOptions {

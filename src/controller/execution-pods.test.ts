@@ -12,25 +12,24 @@ import {
   claimManifest,
   claimName,
   controllingExecution,
-  copierPod,
+  copierWorkload,
   copyClaimManifest,
-  judgePod,
+  judgeSpec,
   judgeWorkspaces,
-  keepPodUntil,
-  podEnd,
+  placementOf,
   resultConfigMaps,
-  workerPod,
+  workerSpec,
   workerResultOf,
   workloadPodName,
   workspaceMounts,
   workspaceStrategy,
   chooseSnapshotClass,
-  onNode,
   restoredClaimManifest,
   snapshotClassOf,
   snapshotError,
   streamsCopies,
-  streamCopierPod,
+  streamCopierWorkload,
+  workerPlacement,
   copySourceCommand,
   COPY_SOURCE_CONTAINER,
   COPY_SOURCE_ANNOTATION,
@@ -40,6 +39,8 @@ import {
   volumeSnapshotManifest,
 } from "./execution-pods.js";
 import type * as k8s from "@kubernetes/client-node";
+import { podFor } from "../runtime/kubernetes/pod-workloads.js";
+import type { WorkloadMount } from "../runtime/workload.js";
 
 const ex: Execution = { apiVersion: "100monkeys.ai/v1", kind: "Execution", metadata: { name: "demo", namespace: "team", uid: "uid-1" }, spec: { agentRef: { name: "w" }, input: { n: 1 } } };
 const agent: Agent = {
@@ -54,10 +55,16 @@ const agent: Agent = {
   },
 };
 const judge: Agent = { apiVersion: "100monkeys.ai/v1", kind: "Agent", metadata: { name: "rule-judge", labels: { role: "judge" } }, spec: { runtime: { image: "gavel/rule-judge:dev" } } };
+const shape = { instance: EXECUTION_INSTANCE };
+/** The pod PodWorkloads makes of a judge child (or why it cannot run). */
+function judgePod(child: Execution, judgeAgent: Agent, mounts: WorkloadMount[], node?: string): k8s.V1Pod | string {
+  const built = judgeSpec(child, judgeAgent, mounts, {});
+  return typeof built === "string" ? built : podFor(built.spec, { ...built.place, ...(node !== undefined ? { node } : {}) }, shape);
+}
 
 describe("execution pods", () => {
   it("the worker pod has a deterministic name, the Execution as controller owner, the env contract and the claim read-write", () => {
-    const pod = workerPod(ex, agent, { name: "demo-i2", iteration: 2, feedback: "fix it", timeoutSeconds: 60 }, {});
+    const pod = podFor(workerSpec(ex, agent, { name: "demo-i2", iteration: 2, feedback: "fix it", timeoutSeconds: 60 }, {}), placementOf(ex, "apart"), shape);
     expect(pod.metadata?.name).toBe(workloadPodName("demo-i2"));
     expect(pod.metadata?.name).toBe(`gavel-demo-i2-${EXECUTION_INSTANCE}`);
     expect(pod.metadata?.ownerReferences).toEqual([{ apiVersion: "100monkeys.ai/v1", kind: "Execution", name: "demo", uid: "uid-1", controller: true, blockOwnerDeletion: true }]);
@@ -75,7 +82,7 @@ describe("execution pods", () => {
   it("the judge pod gets the payload in GAVEL_INPUT and the parent's claims read-only; too big a payload is refused by name", () => {
     const request = { name: "demo-i1-v0-rule-judge", judge: "rule-judge", iteration: 1, validatorIndex: 0, validator: { type: "semantic" as const, judge_agent: "rule-judge", criteria: "x" }, depth: 1, timeoutSeconds: 30, network: "none" as const };
     const child = validationJudgeChild({ parent: ex, worker: agent, judge: { ...judge, spec: { ...judge.spec, input_schema: { type: "object", properties: { criteria: { type: "string" } } } } }, request, output: "", workerMounts: [] }).execution;
-    const pod = judgePod(child, judge, workspaceMounts("demo", agent, true), {});
+    const pod = judgePod(child, judge, workspaceMounts("demo", agent, true));
     if (typeof pod === "string") throw new Error(pod);
     expect(pod.metadata?.ownerReferences?.[0]).toMatchObject({ kind: "Execution", name: "demo-i1-v0-rule-judge", controller: true });
     const c = pod.spec?.containers[0];
@@ -85,8 +92,8 @@ describe("execution pods", () => {
     expect(c?.volumeMounts?.find((m) => m.mountPath === "/workspace")?.readOnly).toBe(true);
     expect(pod.spec?.securityContext?.runAsUser).toBe(65534);
     const big = { ...child, spec: { ...child.spec, input: { output: "x".repeat(ENV_PAYLOAD_LIMIT) } } };
-    expect(judgePod(big, judge, [], {})).toMatch(/at most 98304 in env GAVEL_INPUT, and the child names no parts/);
-    expect(judgePod(child, { ...judge, spec: {} }, [], {})).toMatch(/names no image and no language runtime/);
+    expect(judgePod(big, judge, [])).toMatch(/at most 98304 in env GAVEL_INPUT, and the child names no parts/);
+    expect(judgePod(child, { ...judge, spec: {} }, [])).toMatch(/names no image and no language runtime/);
   });
 
   it("a ReadWriteOncePod volume is copied for each judge (its own claim, filled by a copier pod); other volumes are shared read-only", () => {
@@ -102,7 +109,7 @@ describe("execution pods", () => {
     expect(pvc.metadata?.name).toBe("demo-i1-v0-j-workspace");
     expect(pvc.metadata?.ownerReferences?.[0]).toMatchObject({ kind: "Execution", name: "demo-i1-v0-j" });
     expect(pvc.spec?.accessModes).toEqual(["ReadWriteOncePod"]);
-    const pod = copierPod(child, copies, "gavel/base:test", {});
+    const pod = podFor(copierWorkload(child, copies, "gavel/base:test"), placementOf(child), shape);
     expect(pod.metadata?.name).toBe("gavel-demo-i1-v0-j-copy-ex");
     expect(pod.metadata?.ownerReferences?.[0]).toMatchObject({ kind: "Execution", name: "demo-i1-v0-j", controller: true });
     const c = pod.spec?.containers[0];
@@ -130,19 +137,20 @@ describe("execution pods", () => {
     expect(streamsCopies(with_(undefined, [rwop], []))).toBe(false);
 
     const worker = with_(undefined, [rwo, rwop]);
-    const pod = workerPod(ex, worker, { name: "demo-i1", iteration: 1, timeoutSeconds: 60 }, { readerImage: "gavel/base:test", imagePullPolicy: "Never" });
+    const run = { name: "demo-i1", iteration: 1, timeoutSeconds: 60 };
+    const pod = podFor(workerSpec(ex, worker, run, {}), workerPlacement(ex, worker, "gavel/base:test"), { ...shape, imagePullPolicy: "Never" });
     const source = pod.spec?.initContainers?.find((c) => c.name === COPY_SOURCE_CONTAINER);
     expect(source).toMatchObject({ image: "gavel/base:test", imagePullPolicy: "Never", restartPolicy: "Always", securityContext: { readOnlyRootFilesystem: true, allowPrivilegeEscalation: false } });
     // Every claim of the worker, read-only, by volume name.
     const byName = new Map(pod.spec?.volumes?.map((v) => [v.name, v.persistentVolumeClaim?.claimName]));
     expect(source?.volumeMounts?.map((m) => [byName.get(m.name), m.mountPath, m.readOnly])).toEqual([["demo-workspace", "/gavel/from/workspace", true], ["demo-solo", "/gavel/from/solo", true]]);
     expect(pod.spec?.containers[0]?.volumeMounts?.filter((m) => m.mountPath.startsWith("/w") || m.mountPath === "/solo").map((m) => m.readOnly)).toEqual([false, false]);
-    expect(workerPod(ex, with_("snapshot", [rwop]), { name: "demo-i1", iteration: 1, timeoutSeconds: 60 }, {}).spec?.initContainers).toBeUndefined();
+    expect(podFor(workerSpec(ex, with_("snapshot", [rwop]), run, {}), workerPlacement(ex, with_("snapshot", [rwop]), "gavel/base:test"), shape).spec?.initContainers).toBeUndefined();
 
     const child: Execution = { ...ex, metadata: { name: "demo-i1-t0-s1-j", namespace: "team", uid: "uid-c" }, spec: { agentRef: { name: "j" }, timeoutSeconds: 30 } };
     const copies = judgeWorkspaces("demo", worker, child.metadata.name).copies;
     expect(copySourceCommand(copies)).toEqual(["sh", "-c", expect.stringContaining('find "$@" -mindepth 1 -maxdepth 1 -print0 | tar -c -f - --null -T -') as unknown, "gavel-copy-source", "solo"]);
-    const copier = streamCopierPod(child, copies, "gavel-demo-i1-ex", "gavel/base:test", {});
+    const copier = podFor(streamCopierWorkload(child, copies, "gavel/base:test"), { ...placementOf(child), annotations: { [COPY_SOURCE_ANNOTATION]: "gavel-demo-i1-ex" } }, shape);
     expect(copier.metadata?.annotations?.[COPY_SOURCE_ANNOTATION]).toBe("gavel-demo-i1-ex");
     expect(copier.spec?.volumes?.filter((v) => v.persistentVolumeClaim !== undefined).map((v) => [v.persistentVolumeClaim?.claimName, v.persistentVolumeClaim?.readOnly])).toEqual([["demo-i1-t0-s1-j-solo", false]]);
     expect(copier.spec?.containers[0]?.volumeMounts?.find((m) => m.mountPath.startsWith("/gavel/"))?.mountPath).toBe("/gavel/to/solo");
@@ -197,7 +205,7 @@ describe("execution pods", () => {
     expect(snapshotError({ status: { error: { message: "driver says no" } } })).toBe("driver says no");
     expect(snapshotError({ status: { readyToUse: false } })).toBeUndefined();
 
-    const pinned = onNode(judgePod(child, judge, byDefault.mounts, {}) as k8s.V1Pod, "node-a");
+    const pinned = judgePod(child, judge, byDefault.mounts, "node-a") as k8s.V1Pod;
     expect(pinned.spec?.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms).toEqual([{ matchFields: [{ key: "metadata.name", operator: "In", values: ["node-a"] }] }]);
     // The worker's node is kept with its result, for judges that start after its pod is gone.
     const result = resultConfigMaps(ex, "demo-i1", { iteration: 1, exitCode: 0, stdout: "", stderr: "", timedOut: false, cancelled: false }, "node-a").at(-1);
@@ -272,7 +280,7 @@ describe("execution pods", () => {
     const payload = JSON.parse(joinParts("demo-i1-v0-rule-judge-input", d!, large.parts).toString("utf8")) as { content: string; intent: string };
     expect(payload.intent).toBe("x");
     expect(payload.content === output, "the payload's content is the output, whole").toBe(true);
-    const pod = judgePod(large.execution, judge, [], {});
+    const pod = judgePod(large.execution, judge, []);
     if (typeof pod === "string") throw new Error(pod);
     const c = pod.spec?.containers[0];
     expect(c?.env?.find((e) => e.name === "GAVEL_INPUT")).toBeUndefined();
@@ -286,24 +294,5 @@ describe("execution pods", () => {
     expect(huge.parts).toEqual([]);
     expect(huge.execution.spec.input).toBeUndefined();
     expect(huge.execution.metadata.annotations?.[SPAWN_ERROR_ANNOTATION]).toMatch(/^spec\.input: the judge payload is \d+ bytes; the limit is 8388608 \(8 MiB\)/);
-  });
-
-  it("keeps an ended pod for its retention past its end, and deletes a running one, or one past it, at once", () => {
-    const ended = (finishedAt: string, phase = "Succeeded") => ({ status: { phase, containerStatuses: [{ name: "main", image: "", imageID: "", ready: false, restartCount: 0, state: { terminated: { exitCode: 0, finishedAt: finishedAt as unknown as Date } } }] } });
-    const t = Date.parse("2026-11-25T17:00:00Z");
-    expect(keepPodUntil(ended("2026-11-25T17:00:00Z"), 600, t + 1000)).toBe(t + 600_000);
-    expect(keepPodUntil(ended("2026-11-25T17:00:00Z", "Failed"), 600, t + 599_000)).toBe(t + 600_000);
-    expect(keepPodUntil(ended("2026-11-25T17:00:00Z"), 600, t + 600_000)).toBeUndefined();
-    expect(keepPodUntil(ended("2026-11-25T17:00:00Z"), 0, t)).toBeUndefined();
-    expect(keepPodUntil({ status: { phase: "Running" } }, 600, t)).toBeUndefined();
-    expect(keepPodUntil({ status: { phase: "Failed" } }, 600, t)).toBeUndefined();
-  });
-
-  it("reads how a pod ended: exit code, deadline, or never starting", () => {
-    expect(podEnd({ status: { phase: "Running" } })).toBeUndefined();
-    expect(podEnd({ status: { phase: "Succeeded", containerStatuses: [{ name: "main", image: "", imageID: "", ready: false, restartCount: 0, state: { terminated: { exitCode: 0 } } }] } })).toEqual({ exitCode: 0, timedOut: false });
-    expect(podEnd({ status: { phase: "Failed", reason: "DeadlineExceeded" } })).toEqual({ exitCode: 137, timedOut: true });
-    const stuck = podEnd({ status: { phase: "Pending", containerStatuses: [{ name: "main", image: "", imageID: "", ready: false, restartCount: 0, state: { waiting: { reason: "ErrImageNeverPull", message: "no image" } } }] } });
-    expect(stuck).toEqual({ exitCode: -1, timedOut: false, stuck: "ErrImageNeverPull: no image" });
   });
 });

@@ -1,18 +1,19 @@
-// The objects the Execution reconciler creates for one Execution, built without I/O: worker
-// and judge pods (pod-spec.ts's hardened manifest, deterministic names, owned by the
-// Execution), workspace claims, the stored worker result, and judge child Executions.
+// The objects the Execution reconciler creates for one Execution, built without I/O: the
+// workloads of its worker, readers, judges and copiers with their placement (deterministic
+// names, owned by the Execution; PodWorkloads makes them pods), workspace claims, snapshots,
+// and the stored worker result.
 import { createHash } from "node:crypto";
 import type * as k8s from "@kubernetes/client-node";
 import { API_VERSION, type Agent, type Execution, type VolumeSpec, type WorkspaceStrategy } from "../api/types.js";
 import { ownerOf } from "../children/child-executions.js";
 import type { RuntimeTable } from "../children/runtime-table.js";
-import { defaultImages } from "../children/images.js";
 import { CHILD_LABELS, INPUT_ANNOTATION, INPUT_DIR, judgeWorkload, labelValue, workerWorkload, type WorkerRun } from "../children/workloads.js";
 import { inputPartsPrefix } from "../children/child-executions.js";
-import { describeParts, descriptorText, joinParts, PART_BYTES, parseDescriptor, partConfigMaps, partsVolume, type PartsDescriptor } from "../runtime/kubernetes/configmap-parts.js";
+import { describeParts, descriptorText, joinParts, PART_BYTES, parseDescriptor, partConfigMaps, type PartsDescriptor } from "../runtime/kubernetes/configmap-parts.js";
 import { DEFAULT_JUDGE_TIMEOUT_SECONDS, parseDurationSeconds } from "../engine/durations.js";
 import type { WorkerObservation } from "../engine/outer-loop.js";
-import { podManifest, podName, stuckReason, userFor, type PodUser } from "../runtime/kubernetes/pod-spec.js";
+import { podName } from "../runtime/kubernetes/pod-spec.js";
+import type { PodPlacement, PodSidecar } from "../runtime/kubernetes/pod-workloads.js";
 import type { WorkloadMount, WorkloadSpec } from "../runtime/workload.js";
 
 /** Runtime-instance label value of every pod the reconciler makes (pod names end in it). */
@@ -67,7 +68,7 @@ export function workspaceStrategy(volume: VolumeSpec, agent?: Agent): WorkspaceS
 /**
  * Whether the worker's pod carries the copy source (ADR 0041): its tool-call judges get copies
  * of a ReadWriteOncePod volume, which no other pod can attach while the worker's pod runs, so
- * the copy is streamed out of the worker's pod itself (`copySourceContainer`).
+ * the copy is streamed out of the worker's pod itself (`copySource`).
  */
 export function streamsCopies(agent: Agent): boolean {
   if ((agent.spec.execution?.tool_validation ?? []).length === 0) return false;
@@ -88,20 +89,12 @@ export const COPY_SOURCE_ANNOTATION = "gavel.dev/copy-source";
  * only waits; the controller runs `tar c` in it (pods/exec). Same user as the worker, so it
  * reads what the worker wrote; it exits 0 on SIGTERM, when the worker's container has ended.
  */
-export function copySourceContainer(volumes: readonly VolumeSpec[], podVolumes: readonly k8s.V1Volume[], execution: string, image: string, pullPolicy: string): k8s.V1Container {
-  const volumeMounts = volumes.map((v) => {
-    const podVolume = podVolumes.find((p) => p.persistentVolumeClaim?.claimName === claimName(execution, v.name));
-    return { name: podVolume?.name ?? "", mountPath: `${COPY_SOURCE_DIR}/${v.name}`, readOnly: true };
-  });
+export function copySource(volumes: readonly VolumeSpec[], execution: string, image: string): PodSidecar {
   return {
     name: COPY_SOURCE_CONTAINER,
     image,
-    imagePullPolicy: pullPolicy,
-    restartPolicy: "Always",
     command: ["sh", "-c", "trap 'exit 0' TERM; while :; do sleep 3600 & wait $!; done"],
-    volumeMounts,
-    resources: { requests: { cpu: "10m", memory: "16Mi" } },
-    securityContext: { allowPrivilegeEscalation: false, privileged: false, readOnlyRootFilesystem: true, capabilities: { drop: ["ALL"] } },
+    mounts: volumes.map((v) => ({ name: v.name, source: claimName(execution, v.name), mountPath: `${COPY_SOURCE_DIR}/${v.name}`, readOnly: true })),
   };
 }
 
@@ -221,15 +214,6 @@ export function snapshotError(obj: unknown): string | undefined {
   return typeof message === "string" && message !== "" ? message : undefined;
 }
 
-/** Pins a pod to one node (required node affinity on metadata.name): where the worker's ReadWriteOnce claim is attached. */
-export function onNode(pod: k8s.V1Pod, node: string): k8s.V1Pod {
-  if (pod.spec === undefined) return pod;
-  pod.spec.affinity = {
-    nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchFields: [{ key: "metadata.name", operator: "In", values: [node] }] }] } },
-  };
-  return pod;
-}
-
 /** The claim of a judge's copy of a worker volume: the volume's size, class and access mode, owned by the judge child. */
 export function copyClaimManifest(child: Execution, copy: WorkspaceCopy): k8s.V1PersistentVolumeClaim {
   const pvc = claimManifest(child, copy.volume);
@@ -242,10 +226,10 @@ export function copierName(child: string): string {
 }
 
 /**
- * The copier pod of a judge child: the worker's claims read-only at /gavel/from/<i>, the
- * copies read-write at /gavel/to/<i>, `cp -a` of each, no network; owned by the child.
+ * The copier of a judge child: the worker's claims read-only at /gavel/from/<i>, the copies
+ * read-write at /gavel/to/<i>, `cp -a` of each, no network (placed owned by the child).
  */
-export function copierPod(child: Execution, copies: WorkspaceCopy[], image: string, opts: PodOptions): k8s.V1Pod {
+export function copierWorkload(child: Execution, copies: WorkspaceCopy[], image: string): WorkloadSpec {
   const mounts = copies.flatMap((c, i) => [
     { ...c.from, mountPath: `${COPY_SOURCE_DIR}/${i}`, readOnly: true },
     { ...c.to, mountPath: `${COPY_TARGET_DIR}/${i}`, readOnly: false },
@@ -254,37 +238,31 @@ export function copierPod(child: Execution, copies: WorkspaceCopy[], image: stri
   // provisioner, and preserving the source root's mode on it is refused to a non-root user.
   const each = (i: number) => `for f in /gavel/from/${i}/* /gavel/from/${i}/.[!.]* /gavel/from/${i}/..?*; do if [ -e "$f" ] || [ -L "$f" ]; then cp -a "$f" /gavel/to/${i}/; fi; done`;
   const script = ["set -e", ...copies.map((_, i) => each(i))].join("; ");
-  return copierWorkload(child, mounts, ["sh", "-c", script], image, opts);
+  return copierSpec(child, mounts, ["sh", "-c", script], image);
 }
 
 /**
  * The copier of a judge child whose copies are streamed from the worker's running pod
  * (ADR 0041): only the copies, read-write at /gavel/to/<volume>; it waits until the
  * controller's COPY_SINK_COMMAND has extracted the stream, then exits with tar's code and
- * prints its errors. Annotated with the worker pod it copies from.
+ * prints its errors. Placed annotated with the worker pod it copies from (COPY_SOURCE_ANNOTATION).
  */
-export function streamCopierPod(child: Execution, copies: WorkspaceCopy[], sourcePod: string, image: string, opts: PodOptions): k8s.V1Pod {
+export function streamCopierWorkload(child: Execution, copies: WorkspaceCopy[], image: string): WorkloadSpec {
   const mounts = copies.map((c) => ({ ...c.to, mountPath: `${COPY_TARGET_DIR}/${c.volume.name}`, readOnly: false }));
   const wait = 'until [ -e /tmp/copied ]; do sleep 0.1; done; cat /tmp/copy.err >&2; exit "$(cat /tmp/copied)"';
-  const pod = copierWorkload(child, mounts, ["sh", "-c", wait], image, opts);
-  pod.metadata = { ...pod.metadata, annotations: { ...pod.metadata?.annotations, [COPY_SOURCE_ANNOTATION]: sourcePod } };
-  return pod;
+  return copierSpec(child, mounts, ["sh", "-c", wait], image);
 }
 
-function copierWorkload(child: Execution, mounts: WorkloadMount[], command: string[], image: string, opts: PodOptions): k8s.V1Pod {
-  return workloadPod(
-    {
-      name: copierName(child.metadata.name),
-      image,
-      command,
-      mounts,
-      network: "none",
-      timeoutSeconds: Math.max(1, Math.ceil(parseDurationSeconds(child.spec.timeoutSeconds) ?? DEFAULT_JUDGE_TIMEOUT_SECONDS)),
-      labels: { [CHILD_LABELS.execution]: labelValue(child.metadata.name), [CHILD_LABELS.role]: "copier" },
-    },
-    child,
-    opts,
-  );
+function copierSpec(child: Execution, mounts: WorkloadMount[], command: string[], image: string): WorkloadSpec {
+  return {
+    name: copierName(child.metadata.name),
+    image,
+    command,
+    mounts,
+    network: "none",
+    timeoutSeconds: Math.max(1, Math.ceil(parseDurationSeconds(child.spec.timeoutSeconds) ?? DEFAULT_JUDGE_TIMEOUT_SECONDS)),
+    labels: { [CHILD_LABELS.execution]: labelValue(child.metadata.name), [CHILD_LABELS.role]: "copier" },
+  };
 }
 
 /** The PersistentVolumeClaim of one workspace volume, owned by the Execution. */
@@ -305,52 +283,31 @@ export function claimManifest(execution: Execution, volume: VolumeSpec): k8s.V1P
   };
 }
 
-/** Options that shape every pod the reconciler creates. */
-export interface PodOptions {
-  /** Pull policy when the Agent's runtime.pull_policy is not set. */
-  imagePullPolicy?: "Always" | "IfNotPresent" | "Never";
-  /** User of workloads with a writable mount; default nobody. */
-  writerUser?: PodUser;
+/** Options that shape the workloads of the reconciler's specs (the pods' own shape is PodWorkloads'). */
+export interface SpecOptions {
   /** NATS URL handed to workers (the inner-loop gate), "" when none runs. */
   natsUrl?: string;
   /** Images of language runtimes (`spec.runtime.language`); default the built-in table. */
   runtimes?: RuntimeTable;
   /** The worker's iteration span (env TRACEPARENT), when the controller traces. */
   traceParent?: string;
-  /** Image of the worker pod's copy source (streamsCopies); default gavel's reader image. */
-  readerImage?: string;
-  /** The namespace's ConfigMap holding gavel-launch: worker and judge pods whose program is known run under it (stdout apart from stderr); unset, their logs merge. */
-  launcherConfigMap?: string;
 }
 
-/** The pod of one workload of an Execution (children module's spec), owned by `owner`; `launched`: run its program under gavel-launch. */
-function workloadPod(spec: WorkloadSpec, owner: Execution, opts: PodOptions, launched = false): k8s.V1Pod {
-  return podManifest({
-    ...(launched && opts.launcherConfigMap !== undefined ? { launcherConfigMap: opts.launcherConfigMap } : {}),
-    spec,
-    name: workloadPodName(spec.name),
-    instance: EXECUTION_INSTANCE,
-    user: userFor(spec.mounts, opts.writerUser),
-    imagePullPolicy: spec.pullPolicy ?? opts.imagePullPolicy ?? "IfNotPresent",
-    ownerReferences: [ownerOf(owner)],
-  });
+/** Where the reconciler places a workload of `owner`: its namespace, owned by it; `streams` "apart" for workers and judges (gavel-launch). */
+export function placementOf(owner: Execution, streams: "apart" | "merged" = "merged"): PodPlacement {
+  return { namespace: owner.metadata.namespace ?? "default", owner: ownerOf(owner), streams };
 }
 
-/** The pod of iteration N's worker: the workspace claims read-write, and the copy source when its tool-call judges need one (streamsCopies). */
-export function workerPod(execution: Execution, agent: Agent, run: WorkerRun, opts: PodOptions): k8s.V1Pod {
+/** Iteration N's worker: the workspace claims read-write. */
+export function workerSpec(execution: Execution, agent: Agent, run: WorkerRun, opts: SpecOptions): WorkloadSpec {
   const mounts = workspaceMounts(execution.metadata.name, agent, false);
-  const pod = workloadPod(
-    workerWorkload(execution, agent, run, mounts, { natsUrl: opts.natsUrl ?? "", ...(opts.runtimes !== undefined ? { runtimes: opts.runtimes } : {}), ...(opts.traceParent !== undefined ? { traceParent: opts.traceParent } : {}) }),
-    execution,
-    opts,
-    true,
-  );
-  if (streamsCopies(agent) && pod.spec !== undefined) {
-    const image = opts.readerImage ?? defaultImages().reader;
-    const source = copySourceContainer(agent.spec.volumes ?? [], pod.spec.volumes ?? [], execution.metadata.name, image, opts.imagePullPolicy ?? "IfNotPresent");
-    pod.spec.initContainers = [...(pod.spec.initContainers ?? []), source];
-  }
-  return pod;
+  return workerWorkload(execution, agent, run, mounts, { natsUrl: opts.natsUrl ?? "", ...(opts.runtimes !== undefined ? { runtimes: opts.runtimes } : {}), ...(opts.traceParent !== undefined ? { traceParent: opts.traceParent } : {}) });
+}
+
+/** Where iteration N's worker runs: its Execution's placement, with the copy source when its tool-call judges need one (streamsCopies; `image`: the reader image). */
+export function workerPlacement(execution: Execution, agent: Agent, image: string): PodPlacement {
+  const place = placementOf(execution, "apart");
+  return streamsCopies(agent) ? { ...place, sidecar: copySource(agent.spec.volumes ?? [], execution.metadata.name, image) } : place;
 }
 
 /** The workload name of iteration N's reader of one file (its FileRequest key): deterministic, so a reconcile finds it again. */
@@ -358,27 +315,23 @@ export function readerName(execution: string, iteration: number, fileKey: string
   return `${execution}-i${iteration}-read-${createHash("sha256").update(fileKey).digest("hex").slice(0, 10)}`;
 }
 
-/** The pod of a validator's file reader (runtime/file-reader.ts), owned by the Execution, labelled with its iteration. */
-export function readerPod(execution: Execution, spec: WorkloadSpec, iteration: number, opts: PodOptions): k8s.V1Pod {
+/** A validator's file reader (runtime/file-reader.ts) labelled with its Execution and iteration. */
+export function readerWorkload(execution: Execution, spec: WorkloadSpec, iteration: number): WorkloadSpec {
   const labels = { ...spec.labels, [CHILD_LABELS.execution]: labelValue(execution.metadata.name), [CHILD_LABELS.role]: "reader", [CHILD_LABELS.iteration]: String(iteration) };
-  return workloadPod({ ...spec, labels }, execution, opts);
+  return { ...spec, labels };
 }
 
 /**
- * The pod of a judge child, the parent's claims read-only: its payload in env GAVEL_INPUT, or
- * the ConfigMap parts its annotation names mounted read-only at INPUT_DIR (GAVEL_INPUT_DIR);
- * a string says why it cannot run.
+ * A judge child's workload and placement, the parent's claims read-only: its payload in env
+ * GAVEL_INPUT, or the ConfigMap parts its annotation names mounted read-only at INPUT_DIR
+ * (GAVEL_INPUT_DIR); a string says why it cannot run.
  */
-export function judgePod(child: Execution, judge: Agent, mounts: WorkloadMount[], opts: PodOptions): k8s.V1Pod | string {
+export function judgeSpec(child: Execution, judge: Agent, mounts: WorkloadMount[], opts: SpecOptions): { spec: WorkloadSpec; place: PodPlacement } | string {
   const spec = judgeWorkload(child, judge, mounts, { stdin: false, ...(opts.runtimes !== undefined ? { runtimes: opts.runtimes } : {}) });
   if (typeof spec === "string") return spec;
-  const pod = workloadPod(spec, child, opts, true);
-  const parts = parseDescriptor(child.metadata.annotations?.[INPUT_ANNOTATION]);
-  if (parts !== undefined && pod.spec !== undefined) {
-    pod.spec.volumes = [...(pod.spec.volumes ?? []), partsVolume("input", inputPartsPrefix(child.metadata.name), parts)];
-    for (const c of pod.spec.containers) c.volumeMounts = [...(c.volumeMounts ?? []), { name: "input", mountPath: INPUT_DIR, readOnly: true }];
-  }
-  return pod;
+  const descriptor = parseDescriptor(child.metadata.annotations?.[INPUT_ANNOTATION]);
+  const parts = descriptor === undefined ? {} : { parts: { volume: "input", prefix: inputPartsPrefix(child.metadata.name), descriptor, mountPath: INPUT_DIR } };
+  return { spec, place: { ...placementOf(child, "apart"), ...parts } };
 }
 
 /** Prefix of the ConfigMap parts of a worker output larger than one part: `<worker>-result-out`. */
@@ -445,47 +398,3 @@ export function workerResultOf(cm: k8s.V1ConfigMap, parts: readonly k8s.V1Config
     ...(d.streamsMerged !== undefined ? { streamsMerged: d.streamsMerged } : {}),
   };
 }
-
-/** How a pod that will not run again ended: exit code, deadline, or why it can never start. */
-export interface PodEnd {
-  exitCode: number;
-  timedOut: boolean;
-  /** Set when the pod never ran (image missing, bad config): the reason. */
-  stuck?: string;
-}
-
-/** The end of a pod, or undefined while it may still run. */
-export function podEnd(pod: k8s.V1Pod): PodEnd | undefined {
-  const phase = pod.status?.phase;
-  if (phase === "Succeeded" || phase === "Failed") {
-    const terminated = pod.status?.containerStatuses?.[0]?.state?.terminated;
-    // Ended without its main container running: an init container (the launcher's) failed.
-    const stuck = terminated === undefined ? stuckReason(pod) : undefined;
-    if (stuck !== undefined) return { exitCode: -1, timedOut: false, stuck };
-    return { exitCode: terminated?.exitCode ?? 137, timedOut: pod.status?.reason === "DeadlineExceeded" };
-  }
-  const stuck = stuckReason(pod);
-  return stuck === undefined ? undefined : { exitCode: -1, timedOut: false, stuck };
-}
-
-/** When a pod's main container ended (ms since the epoch); undefined while it runs or when the pod never says. */
-export function podFinishedAt(pod: k8s.V1Pod): number | undefined {
-  const phase = pod.status?.phase;
-  if (phase !== "Succeeded" && phase !== "Failed") return undefined;
-  const at = pod.status?.containerStatuses?.[0]?.state?.terminated?.finishedAt as Date | string | undefined;
-  const ms = at === undefined ? NaN : new Date(at).getTime();
-  return Number.isFinite(ms) ? ms : undefined;
-}
-
-/**
- * Until when a pod the reconciler no longer needs is kept, so `kubectl logs` can still read
- * it: `retentionSeconds` past the end of a pod that ended; undefined means delete it now (it
- * still runs, or retention is 0, or it ended that long ago).
- */
-export function keepPodUntil(pod: k8s.V1Pod, retentionSeconds: number, now: number): number | undefined {
-  const ended = podFinishedAt(pod);
-  if (ended === undefined || retentionSeconds <= 0) return undefined;
-  const until = ended + retentionSeconds * 1000;
-  return until > now ? until : undefined;
-}
-

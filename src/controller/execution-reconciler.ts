@@ -33,10 +33,9 @@ import {
 } from "../engine/outer-loop.js";
 import type { FileContent } from "../engine/validators/outcome.js";
 import { imageReader, readerContent, volumeReader } from "../runtime/file-reader.js";
-import { egressCidrs } from "../runtime/kubernetes/egress-hosts.js";
-import { isFramed, launcherConfigMap, podStreams, type Streams } from "../runtime/kubernetes/log-streams.js";
-import { denyAllNetworkPolicy, egressHostsOf, egressPolicy, LABELS, type PodUser } from "../runtime/kubernetes/pod-spec.js";
-import { OUTPUT_CAP_BYTES, type WorkloadSpec } from "../runtime/workload.js";
+import { LABELS, type PodUser } from "../runtime/kubernetes/pod-spec.js";
+import { observationOf, PodWorkloads, type PodPlacement } from "../runtime/kubernetes/pod-workloads.js";
+import type { WorkloadOutput, WorkloadSpec } from "../runtime/workload.js";
 import {
   CANCEL_ANNOTATION,
   EXECUTION_INSTANCE,
@@ -47,17 +46,15 @@ import {
   COPY_SOURCE_ANNOTATION,
   COPY_SOURCE_CONTAINER,
   copierName,
-  copierPod,
+  copierWorkload,
   copySourceCommand,
-  streamCopierPod,
+  streamCopierWorkload,
   copyClaimManifest,
-  judgePod,
+  judgeSpec,
   judgeWorkspaces,
-  keepPodUntil,
-  onNode,
-  podEnd,
+  placementOf,
   readerName,
-  readerPod,
+  readerWorkload,
   restoredClaimManifest,
   resultConfigMaps,
   resultName,
@@ -66,8 +63,8 @@ import {
   snapshotClassOf,
   snapshotError,
   volumeSnapshotManifest,
-  workerPod,
-  workloadPodName,
+  workerPlacement,
+  workerSpec,
   workspaceMounts,
   type SnapshotClass,
   type WorkspaceCopy,
@@ -75,8 +72,8 @@ import {
 import { judgeNamesOf, sameStatus } from "./execution-state.js";
 import { removeEarlierRun } from "./earlier-run.js";
 import { streamWorkspace } from "./workspace-stream.js";
-import { createJudgeChild, createOrAdopt, readWorkerResult, storeWorkerResult } from "./stored-parts.js";
-import { withWorkerCredentials, type ExecutionCredentials } from "./execution-credentials.js";
+import { createJudgeChild, readWorkerResult, storeWorkerResult } from "./stored-parts.js";
+import type { ExecutionCredentials } from "./execution-credentials.js";
 import { gateRequirement } from "../gate/enforcement.js";
 import { gateBlocks, mergeToolJudgeRefs, setGuarded, waitingForGate, type GateStatus } from "./cluster-gate.js";
 import { gateAccess, isRestrictedWorker, workerGatePolicy, type GateAccess } from "./gate-egress.js";
@@ -86,7 +83,7 @@ import type { ExecutionTraces, TracedExecution } from "../telemetry/execution-tr
 import { Controller } from "./runtime/controller.js";
 import { customResource, Informer, objectKey, podResource, splitKey } from "./runtime/informer.js";
 import type { WorkQueue, WorkQueueOptions } from "./runtime/work-queue.js";
-import { httpStatusOf, isConflict, isNotFound, messageOf, TerminalError } from "../errors.js";
+import { createOrAdopt, httpStatusOf, isConflict, isNotFound, messageOf, TerminalError } from "../errors.js";
 import { silentLogger, type Logger } from "../telemetry/logger.js";
 import { executionMetrics, type ExecutionMetrics, type Registry } from "../telemetry/metrics.js";
 
@@ -172,14 +169,6 @@ export interface ExecutionStats {
 
 const PLURAL = "executions";
 
-async function ignoreNotFound(p: Promise<unknown>): Promise<void> {
-  try {
-    await p;
-  } catch (err) {
-    if (!isNotFound(err)) throw err;
-  }
-}
-
 /** Runs Executions on pods: watches Executions and their pods, reconciles one key at a time. */
 export class ExecutionReconciler {
   private readonly outcomes: ExecutionMetrics;
@@ -196,11 +185,8 @@ export class ExecutionReconciler {
   private readonly kubeEvents: KubernetesEventRecorder;
   /** Stream copies started by this process, by copier pod (namespace/name): why the source failed, once known. */
   private readonly streams = new Map<string, { problem?: string }>();
-  private readonly policies = new Set<string>();
-  /** Namespaces (namespace/name) whose launcher ConfigMap exists. */
-  private readonly launchers = new Set<string>();
-  /** The launcher's ConfigMap, when the controller has the binary. */
-  private readonly launcher: k8s.V1ConfigMap | undefined;
+  /** The worker, judge, reader and copier pods (the Workloads port, ADR 0030). */
+  private readonly workloads: PodWorkloads;
   /** When each running Execution's tool calls were last folded into its status (foldToolCalls). */
   private readonly toolCallsFolded = new Map<string, number>();
 
@@ -208,7 +194,6 @@ export class ExecutionReconciler {
     this.api = opts.kc.makeApiClient(k8s.CustomObjectsApi);
     this.core = opts.kc.makeApiClient(k8s.CoreV1Api);
     this.storage = opts.kc.makeApiClient(k8s.StorageV1Api);
-    this.launcher = opts.launcher === undefined ? undefined : launcherConfigMap(opts.launcher, { [LABELS.managed]: "gavel-controller" });
     this.net = opts.kc.makeApiClient(k8s.NetworkingV1Api);
     this.now = opts.now ?? Date.now;
     this.logger = opts.logger ?? silentLogger;
@@ -216,6 +201,16 @@ export class ExecutionReconciler {
     const namespaces = opts.namespace === undefined ? {} : { namespaces: [opts.namespace] };
     this.executions = new Informer<Execution>({ kc: opts.kc, resource: customResource<Execution>(opts.kc, "execution", PLURAL), ...namespaces, logger: this.logger });
     this.pods = new Informer<k8s.V1Pod>({ kc: opts.kc, resource: podResource(opts.kc, `${LABELS.instance}=${EXECUTION_INSTANCE}`), ...namespaces, logger: this.logger });
+    this.workloads = new PodWorkloads({
+      core: this.core,
+      net: this.net,
+      pods: this.pods,
+      instance: EXECUTION_INSTANCE,
+      ...(opts.imagePullPolicy !== undefined ? { imagePullPolicy: opts.imagePullPolicy } : {}),
+      ...(opts.writerUser !== undefined ? { writerUser: opts.writerUser } : {}),
+      ...(opts.launcher !== undefined ? { launcher: opts.launcher } : {}),
+      now: this.now,
+    });
     const le = opts.leaderElection;
     this.controller = new Controller<Execution>({
       name: "execution",
@@ -496,35 +491,35 @@ export class ExecutionReconciler {
     }
   }
 
-  /** The current iteration's worker pod: collects it when it ended, creates it when it is missing. */
+  /** The current iteration's worker: collects it when it ended, creates it when it is missing. */
   private async observeWorkerPod(ctx: EngineContext, state: EngineState): Promise<void> {
     const record = state.status.iterations?.at(-1);
     if (record === undefined) return;
     const ex = ctx.execution;
     const worker = workerName(ex.metadata.name, record.number);
-    const podName = workloadPodName(worker);
-    const pod = this.pods.get(podName, ns(ex));
+    const place = placementOf(ex, "apart");
+    const seen = await this.workloads.observe(worker, place);
     if (state.worker !== undefined) {
       // Its result is kept: the pod goes once its retention has passed.
-      if (pod !== undefined) await this.retire(pod);
+      if (seen.state !== "absent") await this.workloads.retire(worker, place, this.retention);
       return;
     }
     if (record.phase !== "Running") return;
-    if (pod === undefined) {
+    if (seen.state === "absent") {
       // Never created (the controller stopped first) or gone before its result was kept: run it.
       await this.ensureClaims(ex, ctx.agent);
       const timeoutSeconds = Math.max(1, Math.ceil(((state.iterationStartedAtMs ?? this.now()) + iterationLimitMs(ctx) - this.now()) / 1000));
       await this.createWorkerPod(ctx, state, { name: worker, iteration: record.number, ...(record.feedback !== undefined ? { feedback: record.feedback } : {}), timeoutSeconds });
       return;
     }
-    const end = podEnd(pod);
-    if (end === undefined) return;
-    const out = end.stuck !== undefined ? { stdout: `pod ${podName} cannot start: ${end.stuck}`, stderr: end.stuck } : await this.podLog(ns(ex), podName);
+    if (seen.state !== "ended" && seen.state !== "stuck") return;
+    const end = seen.state === "stuck" ? { exitCode: -1, timedOut: false, node: seen.node } : seen;
+    const out = seen.state === "stuck" ? { stdout: `pod ${this.workloads.podName(worker)} cannot start: ${seen.reason}`, stderr: seen.reason } : streamsOf(await this.workloads.output(worker, place));
     const w: WorkerObservation = { iteration: record.number, exitCode: end.exitCode, ...out, timedOut: end.timedOut, cancelled: false };
     // Kept before the pod goes: its log goes with it.
-    await storeWorkerResult(this.core, ns(ex), resultConfigMaps(ex, worker, w, pod.spec?.nodeName));
+    await storeWorkerResult(this.core, ns(ex), resultConfigMaps(ex, worker, w, end.node));
     observeWorker(state, w);
-    await this.retire(pod);
+    await this.workloads.retire(worker, place, this.retention);
   }
 
   private async spawnJudge(ctx: EngineContext, state: EngineState, c: JudgeChildRequest): Promise<void> {
@@ -553,11 +548,9 @@ export class ExecutionReconciler {
         if (!isConflict(err)) throw err;
       });
     }
-    const pod = this.pods.get(workloadPodName(name), namespace);
-    await (pod !== undefined ? this.retire(pod) : ignoreNotFound(this.core.deleteNamespacedPod({ name: workloadPodName(name), namespace, gracePeriodSeconds: 0 })));
+    await this.workloads.retire(name, { namespace }, this.retention);
   }
 
-  /** A worker pod with its Execution's NATS credential mounted, when the controller mints them. */
   /**
    * A worker pod with its credential. A worker whose network is restricted (none, or an
    * allowlist) gets the gate's address and an egress rule to it (gate-egress.ts), so its tool
@@ -567,13 +560,16 @@ export class ExecutionReconciler {
     const ex = ctx.execution;
     await this.removeReaders(ex, run.iteration);
     const trace = this.opts.traces === undefined ? {} : { traceParent: this.opts.traces.iterationParent(traced(ex, ctx.agent), run.iteration) };
-    let pod = workerPod(ex, ctx.agent, run, { ...this.podOptions(), ...trace });
-    let access: GateAccess | undefined;
-    if ((this.opts.natsUrl ?? "") !== "" && isRestrictedWorker(pod)) {
-      access = await this.gateAccess();
-      pod = workerPod(ex, ctx.agent, run, { ...this.podOptions(), ...trace, natsUrl: access.url });
+    let spec = workerSpec(ex, ctx.agent, run, { ...this.specOptions(), ...trace });
+    let place: PodPlacement = workerPlacement(ex, ctx.agent, this.opts.readerImage ?? defaultImages().reader);
+    if ((this.opts.natsUrl ?? "") !== "" && isRestrictedWorker(spec)) {
+      const access = await this.gateAccess();
+      spec = workerSpec(ex, ctx.agent, run, { ...this.specOptions(), ...trace, natsUrl: access.url });
+      place = { ...place, gate: { policy: workerGatePolicy(access), egress: access.egress } };
     }
-    await this.createPod(await this.withCredentials(ctx, state, pod), ns(ex), access);
+    const credentials = this.opts.credentials;
+    if (credentials !== undefined) place = { ...place, credentialSecret: await credentials.ensure(ctx, state.startedAtMs ?? this.now()) };
+    await this.ensureWorkload(spec, place);
   }
 
   /** The gate access of restricted workers, resolved once (a failure is tried again next time). */
@@ -585,12 +581,6 @@ export class ExecutionReconciler {
     return this.gateAccessing;
   }
   private gateAccessing: Promise<GateAccess> | undefined;
-
-  private async withCredentials(ctx: EngineContext, state: EngineState, pod: k8s.V1Pod): Promise<k8s.V1Pod> {
-    const credentials = this.opts.credentials;
-    if (credentials === undefined) return pod;
-    return withWorkerCredentials(pod, await credentials.ensure(ctx, state.startedAtMs ?? this.now()));
-  }
 
   private async ensureClaims(ex: Execution, agent: Agent): Promise<void> {
     for (const v of agent.spec.volumes ?? []) {
@@ -635,14 +625,13 @@ export class ExecutionReconciler {
     const parent = child.spec.parent === undefined ? undefined : await this.getExecution(namespace, child.spec.parent.name);
     if (parent === undefined) return { parent: "gone" };
     const observed = { parentObject: parent, ...(parent.status?.phase !== undefined ? { parent: parent.status.phase } : {}) };
-    const podName = workloadPodName(child.metadata.name);
-    const pod = this.pods.get(podName, namespace);
-    const end = pod === undefined ? undefined : podEnd(pod);
-    if (end === undefined) return observed;
-    if (end.stuck !== undefined) return { ...observed, stuck: `the judge pod cannot start: ${end.stuck}` };
+    const place = placementOf(child, "apart");
+    const seen = await this.workloads.observe(child.metadata.name, place);
+    if (seen.state === "stuck") return { ...observed, stuck: `the judge pod cannot start: ${seen.reason}` };
+    if (seen.state !== "ended") return observed;
     // stdout apart from stderr when the pod ran under gavel-launch; else the merged log.
-    const streams = await this.podLog(namespace, podName);
-    return { ...observed, end: { exitCode: end.exitCode, ...streams, timedOut: end.timedOut } };
+    const streams = streamsOf(await this.workloads.output(child.metadata.name, place));
+    return { ...observed, end: { exitCode: seen.exitCode, ...streams, timedOut: seen.timedOut } };
   }
 
   /** Writes a judge child's final status, counts it once, and retires its pod. */
@@ -657,8 +646,8 @@ export class ExecutionReconciler {
       if (!Number.isNaN(started)) this.outcomes.judgeSeconds.observe({ purpose }, Math.max(0, this.now() - started) / 1000);
     }
     // An ended pod stays for its retention (the terminal child's reconciles delete it then); a running one goes now.
-    const pod = this.pods.get(workloadPodName(child.metadata.name), ns(child));
-    if (pod !== undefined) await this.retire(pod);
+    const place = placementOf(child);
+    if ((await this.workloads.observe(child.metadata.name, place)).state !== "absent") await this.workloads.retire(child.metadata.name, place, this.retention);
     return {};
   }
 
@@ -672,12 +661,11 @@ export class ExecutionReconciler {
     const { mounts, copies, snapshots, onWorkerNode } =
       parentAgent === undefined ? { mounts: [], copies: [], snapshots: [], onWorkerNode: false } : judgeWorkspaces(parent.metadata.name, withDefaults(parentAgent), child.metadata.name);
     // The snapshot strategy: a restore the CSI driver reports failed will never let the pod start.
-    if (this.pods.get(workloadPodName(child.metadata.name), namespace) !== undefined) return this.snapshotFailure(child, snapshots);
-    const built = judgePod(child, judge, mounts, this.podOptions());
+    if ((await this.workloads.observe(child.metadata.name, { namespace })).state !== "absent") return this.snapshotFailure(child, snapshots);
+    const built = judgeSpec(child, judge, mounts, this.specOptions());
     if (typeof built === "string") return built;
     // A pod that mounts the worker's ReadWriteOnce claim runs where that claim is attached.
     const node = onWorkerNode ? await this.workerNode(parent, child.spec.parent?.iteration ?? 1) : undefined;
-    const manifest = node === undefined ? built : onNode(built, node);
     // The snapshot strategy: a VolumeSnapshot of each worker claim and a claim restored from it (the judge's pod waits for the restore).
     const snapped = snapshots.length === 0 ? undefined : await this.ensureSnapshots(child, snapshots);
     if (snapped !== undefined) return snapped;
@@ -686,14 +674,14 @@ export class ExecutionReconciler {
     if (typeof copied === "object") return copied.failed;
     if (copied !== "done") return undefined;
     try {
-      await this.createPod(manifest, namespace);
+      await this.ensureWorkload(built.spec, node === undefined ? built.place : { ...built.place, node });
     } catch (err) {
       // An allowlisted host that does not resolve: the judge cannot run as declared.
       if (err instanceof TerminalError) return err.message;
       throw err;
     }
     // The copier holds the copies (ReadWriteOncePod): it goes now that the judge's pod exists.
-    if (copies.length > 0) await ignoreNotFound(this.core.deleteNamespacedPod({ name: workloadPodName(copierName(child.metadata.name)), namespace, gracePeriodSeconds: 0 }));
+    if (copies.length > 0) await this.workloads.retire(copierName(child.metadata.name), { namespace }, 0);
     return undefined;
   }
 
@@ -706,44 +694,41 @@ export class ExecutionReconciler {
    */
   private async ensureCopies(child: Execution, copies: WorkspaceCopy[], node: string | undefined): Promise<"done" | "copying" | { failed: string }> {
     const namespace = ns(child);
-    const name = workloadPodName(copierName(child.metadata.name));
-    const pod = this.pods.get(name, namespace);
-    if (pod === undefined) {
+    const name = copierName(child.metadata.name);
+    const place = placementOf(child);
+    const seen = await this.workloads.observe(name, place);
+    if (seen.state === "absent") {
       // A cache that has not seen the judge's pod yet must not start a second copy under it.
-      const judgePodName = workloadPodName(child.metadata.name);
-      const judging = await this.core.readNamespacedPod({ name: judgePodName, namespace }).then(() => true, (err: unknown) => {
-        if (isNotFound(err)) return false;
-        throw err;
-      });
-      if (judging) return "done";
+      if ((await this.workloads.observe(child.metadata.name, place, { uncached: true })).state !== "absent") return "done";
       for (const c of copies) await createOrAdopt(() => this.core.createNamespacedPersistentVolumeClaim({ namespace, body: copyClaimManifest(child, c) }));
       const image = this.opts.readerImage ?? defaultImages().reader;
       const source = this.copySource(child);
-      const copier = source !== undefined ? streamCopierPod(child, copies, source, image, this.podOptions()) : copierPod(child, copies, image, this.podOptions());
-      await this.createPod(node === undefined || source !== undefined ? copier : onNode(copier, node), namespace);
+      if (source !== undefined) await this.ensureWorkload(streamCopierWorkload(child, copies, image), { ...place, annotations: { [COPY_SOURCE_ANNOTATION]: source } });
+      else await this.ensureWorkload(copierWorkload(child, copies, image), node === undefined ? place : { ...place, node });
       return "copying";
     }
-    const end = podEnd(pod);
     const key = `${namespace}/${name}`;
-    if (end === undefined) {
-      const source = pod.metadata?.annotations?.[COPY_SOURCE_ANNOTATION];
-      if (source !== undefined && pod.status?.containerStatuses?.[0]?.state?.running !== undefined && !this.streams.has(key)) this.startStream(key, namespace, source, name, copies);
+    if (seen.state === "stuck") return { failed: `the workspace copy cannot start: ${seen.reason}` };
+    if (seen.state !== "ended") {
+      // A stream copier names its source pod; the stream starts once the copier's container runs.
+      const source = this.pods.get(this.workloads.podName(name), namespace)?.metadata?.annotations?.[COPY_SOURCE_ANNOTATION];
+      if (source !== undefined && seen.state === "running" && !this.streams.has(key)) this.startStream(key, namespace, source, this.workloads.podName(name), copies);
       return "copying";
     }
-    if (end.stuck !== undefined) return { failed: `the workspace copy cannot start: ${end.stuck}` };
-    if (end.exitCode === 0) return "done";
-    const log = (await this.podLog(namespace, name)).stdout;
+    if (seen.exitCode === 0) return "done";
+    const log = (await this.workloads.output(name, place)).stdout;
     const sourceProblem = this.streams.get(key)?.problem;
-    return { failed: `the workspace copy failed (exit ${end.exitCode}${end.timedOut ? ", deadline" : ""}): ${log.slice(-500)}${sourceProblem !== undefined ? ` (${sourceProblem})` : ""}` };
+    return { failed: `the workspace copy failed (exit ${seen.exitCode}${seen.timedOut ? ", deadline" : ""}): ${log.slice(-500)}${sourceProblem !== undefined ? ` (${sourceProblem})` : ""}` };
   }
 
   /** The worker pod a tool-call judge's copies are streamed from: its parent's current worker pod, while it runs with the copy source; else undefined. */
   private copySource(child: Execution): string | undefined {
     if (child.spec.parent?.purpose !== "tool_validation") return undefined;
-    const worker = workloadPodName(workerName(child.spec.parent.name, child.spec.parent.iteration ?? 1));
+    const worker = this.workloads.podName(workerName(child.spec.parent.name, child.spec.parent.iteration ?? 1));
     const pod = this.pods.get(worker, ns(child));
     const carries = pod?.spec?.initContainers?.some((c) => c.name === COPY_SOURCE_CONTAINER) ?? false;
-    return carries && pod !== undefined && podEnd(pod) === undefined ? worker : undefined;
+    const state = observationOf(pod).state;
+    return carries && (state === "pending" || state === "running") ? worker : undefined;
   }
 
   /**
@@ -838,7 +823,8 @@ export class ExecutionReconciler {
   /** The node the worker of `iteration` ran on: its pod's, else the one its stored result names. */
   private async workerNode(parent: Execution, iteration: number): Promise<string | undefined> {
     const worker = workerName(parent.metadata.name, iteration);
-    const onPod = this.pods.get(workloadPodName(worker), ns(parent))?.spec?.nodeName;
+    const seen = await this.workloads.observe(worker, { namespace: ns(parent) });
+    const onPod = "node" in seen ? seen.node : undefined;
     if (onPod !== undefined) return onPod;
     const stored = await this.core.readNamespacedConfigMap({ name: resultName(worker), namespace: ns(parent) }).catch((err: unknown) => {
       if (isNotFound(err)) return undefined;
@@ -849,61 +835,18 @@ export class ExecutionReconciler {
 
   // ------------------------------------------------------------------ I/O helpers
 
-  private podOptions() {
-    return {
-      ...(this.opts.imagePullPolicy !== undefined ? { imagePullPolicy: this.opts.imagePullPolicy } : {}),
-      ...(this.opts.writerUser !== undefined ? { writerUser: this.opts.writerUser } : {}),
-      natsUrl: this.opts.natsUrl ?? "",
-      ...(this.opts.runtimes !== undefined ? { runtimes: this.opts.runtimes } : {}),
-      ...(this.launcher !== undefined ? { launcherConfigMap: this.launcher.metadata?.name ?? "" } : {}),
-      ...(this.opts.readerImage !== undefined ? { readerImage: this.opts.readerImage } : {}),
-    };
+  private specOptions() {
+    return { natsUrl: this.opts.natsUrl ?? "", ...(this.opts.runtimes !== undefined ? { runtimes: this.opts.runtimes } : {}) };
   }
 
-  /** Creates a pod after the NetworkPolicies that restrict it; `gate`: a restricted worker's way to the gate. */
-  private async createPod(pod: k8s.V1Pod, namespace: string, gate?: GateAccess): Promise<void> {
-    if (isFramed(pod) && this.launcher !== undefined) await this.ensureLauncher(namespace, this.launcher);
-    if (pod.metadata?.labels?.[LABELS.network] === "none") {
-      await this.ensureNetworkPolicy(namespace, denyAllNetworkPolicy());
-      if (gate !== undefined) await this.ensureNetworkPolicy(namespace, workerGatePolicy(gate));
-    }
-    // An allowlist's policy exists before its pod does, so the pod never runs unrestricted.
-    const hosts = egressHostsOf(pod);
-    if (hosts !== undefined) {
-      const body = egressPolicy(pod, await egressCidrs(hosts), gate?.egress ?? []);
-      await createOrAdopt(() => this.net.createNamespacedNetworkPolicy({ namespace, body }));
-    }
-    const created = await createOrAdopt(() => this.core.createNamespacedPod({ namespace, body: pod }));
-    if (created) this.controller.metrics.reconcile.podsCreated.inc(this.controller.metrics.labels);
+  /** Seconds a finished pod gavel no longer needs is kept. */
+  private get retention(): number {
+    return this.opts.podRetentionSeconds ?? DEFAULT_POD_RETENTION_SECONDS;
   }
 
-  /** The namespace's ConfigMap holding gavel-launch, created once and kept (an existing one, same name and so same bytes, is adopted). */
-  private async ensureLauncher(namespace: string, body: k8s.V1ConfigMap): Promise<void> {
-    const key = `${namespace}/${body.metadata?.name ?? ""}`;
-    if (this.launchers.has(key)) return;
-    await createOrAdopt(() => this.core.createNamespacedConfigMap({ namespace, body }));
-    this.launchers.add(key);
-  }
-
-  /**
-   * A namespace's shared NetworkPolicy, created once and kept (an existing one is adopted: it
-   * names pods by label, so it holds while the gate's Service keeps its namespace and selector).
-   */
-  private async ensureNetworkPolicy(namespace: string, body: k8s.V1NetworkPolicy): Promise<void> {
-    const key = `${namespace}/${body.metadata?.name ?? ""}`;
-    if (this.policies.has(key)) return;
-    await createOrAdopt(() => this.net.createNamespacedNetworkPolicy({ namespace, body }));
-    this.policies.add(key);
-  }
-
-  /** A pod's output: its two streams when it ran under gavel-launch, else the merged log as stdout. */
-  private async podLog(namespace: string, name: string): Promise<Streams> {
-    try {
-      const text = await this.core.readNamespacedPodLog({ name, namespace, container: "main", limitBytes: OUTPUT_CAP_BYTES });
-      return podStreams(this.pods.get(name, namespace), text);
-    } catch (err) {
-      return { stdout: `[gavel: the log of pod ${name} could not be read: ${messageOf(err)}]`, stderr: "" };
-    }
+  /** Creates a workload's pod when it is absent, counting it. */
+  private async ensureWorkload(spec: WorkloadSpec, place: PodPlacement): Promise<void> {
+    if (await this.workloads.ensure(spec, place)) this.controller.metrics.reconcile.podsCreated.inc(this.controller.metrics.labels);
   }
 
   /**
@@ -916,20 +859,19 @@ export class ExecutionReconciler {
   private async readerContent(ctx: EngineContext, iteration: number, f: FileRequest): Promise<FileContent | undefined> {
     const ex = ctx.execution;
     const name = readerName(ex.metadata.name, iteration, f.key);
-    const podName = workloadPodName(name);
-    const pod = this.pods.get(podName, ns(ex));
-    if (pod === undefined) {
+    const place = placementOf(ex);
+    const seen = await this.workloads.observe(name, place);
+    if (seen.state === "absent") {
       const spec = this.readerSpec(ctx, name, f);
       if ("problem" in spec) return { ok: false, reason: "unreadable", detail: spec.problem };
-      await this.createPod(readerPod(ex, spec, iteration, this.podOptions()), ns(ex));
+      await this.ensureWorkload(readerWorkload(ex, spec, iteration), place);
       return undefined;
     }
-    const end = podEnd(pod);
-    if (end === undefined) return undefined;
-    if (end.stuck !== undefined) return { ok: false, reason: "unreadable", detail: `the reader pod ${podName} cannot start: ${end.stuck}` };
-    const log = (await this.podLog(ns(ex), podName)).stdout;
+    if (seen.state === "stuck") return { ok: false, reason: "unreadable", detail: `the reader pod ${this.workloads.podName(name)} cannot start: ${seen.reason}` };
+    if (seen.state !== "ended") return undefined;
+    const out = await this.workloads.output(name, place);
     // A reader's pod log merges stderr into stdout: an error's message is in the log, a content never has stderr.
-    return readerContent({ exitCode: end.exitCode, stdout: log, stderr: "", timedOut: end.timedOut, truncated: Buffer.byteLength(log) >= OUTPUT_CAP_BYTES }, f.from);
+    return readerContent({ exitCode: seen.exitCode, stdout: out.stdout, stderr: "", timedOut: seen.timedOut, truncated: out.truncated }, f.from);
   }
 
   private readerSpec(ctx: EngineContext, name: string, f: FileRequest): WorkloadSpec | { problem: string } {
@@ -952,7 +894,7 @@ export class ExecutionReconciler {
       const labels = pod.metadata?.labels ?? {};
       if (controllingExecution(pod) !== ex.metadata.name || labels[CHILD_LABELS.role] !== "reader") continue;
       if (Number(labels[CHILD_LABELS.iteration]) >= iteration) continue;
-      await ignoreNotFound(this.core.deleteNamespacedPod({ name: pod.metadata?.name ?? "", namespace: ns(ex), gracePeriodSeconds: 0 }));
+      await this.workloads.retirePod(pod, 0);
     }
   }
 
@@ -964,19 +906,10 @@ export class ExecutionReconciler {
     let next: number | undefined;
     for (const pod of this.pods.list(namespace === "" ? undefined : namespace)) {
       if (controllingExecution(pod) !== execution) continue;
-      const until = await this.retire(pod, retentionSeconds);
+      const until = await this.workloads.retirePod(pod, retentionSeconds ?? this.retention);
       if (until !== undefined) next = Math.min(next ?? until, until);
     }
     return next;
-  }
-
-  /** Deletes a pod gavel no longer needs, unless it ended within its retention: then returns until when it is kept. */
-  private async retire(pod: k8s.V1Pod, retentionSeconds = this.opts.podRetentionSeconds ?? DEFAULT_POD_RETENTION_SECONDS): Promise<number | undefined> {
-    const until = keepPodUntil(pod, retentionSeconds, this.now());
-    const name = pod.metadata?.name;
-    if (until !== undefined || name === undefined) return until;
-    await ignoreNotFound(this.core.deleteNamespacedPod({ name, namespace: pod.metadata?.namespace ?? "default", gracePeriodSeconds: 0 }));
-    return undefined;
   }
 
   private async agentMissing(ex: Execution): Promise<{ requeueAfterMs?: number }> {
@@ -1041,6 +974,11 @@ export class ExecutionReconciler {
 function ownerKey(obj: { metadata?: { namespace?: string; ownerReferences?: k8s.V1OwnerReference[] } }): string | undefined {
   const owner = controllingExecution(obj);
   return owner === undefined ? undefined : `${obj.metadata?.namespace ?? ""}/${owner}`;
+}
+
+/** A workload's two output streams (and why they are merged, if so), without its truncation mark. */
+function streamsOf(out: WorkloadOutput): { stdout: string; stderr: string; streamsMerged?: string } {
+  return { stdout: out.stdout, stderr: out.stderr, ...(out.streamsMerged !== undefined ? { streamsMerged: out.streamsMerged } : {}) };
 }
 
 function ns(ex: Execution): string {

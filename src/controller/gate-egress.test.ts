@@ -2,6 +2,7 @@ import type * as k8s from "@kubernetes/client-node";
 import { describe, expect, it } from "vitest";
 import { TerminalError } from "../errors.js";
 import { gateAccess, isRestrictedWorker, workerGatePolicy } from "./gate-egress.js";
+import type { WorkloadSpec } from "../runtime/workload.js";
 
 const natsService: k8s.V1Service = {
   metadata: { name: "gavel-nats", namespace: "gavel-system" },
@@ -78,12 +79,13 @@ describe("gateAccess: how a restricted worker reaches the gate", () => {
 });
 
 describe("which pods get the way to the gate", () => {
-  const pod = (labels: Record<string, string>, annotations?: Record<string, string>): k8s.V1Pod => ({ metadata: { labels, ...(annotations !== undefined ? { annotations } : {}) } });
+  const spec = (role: string, network: "none" | "allow", egressHosts?: string[]): WorkloadSpec => ({ name: "w", image: "i", mounts: [], network, timeoutSeconds: 1, labels: { "gavel.dev/role": role }, ...(egressHosts !== undefined ? { egressHosts } : {}) });
   it("workers with network none or an allowlist; never judges, never unrestricted workers", () => {
-    expect(isRestrictedWorker(pod({ "gavel.dev/role": "worker", "gavel.dev/network": "none" }))).toBe(true);
-    expect(isRestrictedWorker(pod({ "gavel.dev/role": "worker" }, { "gavel.dev/egress-hosts": '["api.example"]' }))).toBe(true);
-    expect(isRestrictedWorker(pod({ "gavel.dev/role": "worker" }))).toBe(false);
-    expect(isRestrictedWorker(pod({ "gavel.dev/role": "judge", "gavel.dev/network": "none" }))).toBe(false);
+    expect(isRestrictedWorker(spec("worker", "none"))).toBe(true);
+    expect(isRestrictedWorker(spec("worker", "allow", ["api.example"]))).toBe(true);
+    expect(isRestrictedWorker(spec("worker", "allow"))).toBe(false);
+    expect(isRestrictedWorker(spec("worker", "allow", []))).toBe(false);
+    expect(isRestrictedWorker(spec("judge", "none"))).toBe(false);
   });
 
   it("the namespace policy selects only network-none workers and only adds egress", async () => {

@@ -13,7 +13,8 @@ import type * as k8s from "@kubernetes/client-node";
 import { TerminalError, messageOf } from "../errors.js";
 import { CHILD_LABELS } from "../children/workloads.js";
 import { cidrOf, systemResolver, type HostResolver } from "../runtime/kubernetes/egress-hosts.js";
-import { egressHostsOf, LABELS, MANAGED_BY } from "../runtime/kubernetes/pod-spec.js";
+import { LABELS, MANAGED_BY } from "../runtime/kubernetes/pod-spec.js";
+import type { WorkloadSpec } from "../runtime/workload.js";
 
 /** Name of the per-namespace NetworkPolicy that lets `network: none` workers reach the gate. */
 export const WORKER_GATE_POLICY = "gavel-worker-gate";
@@ -112,10 +113,9 @@ export async function gateAccess(natsUrl: string, readService: ServiceReader, re
   };
 }
 
-/** A worker pod whose egress a NetworkPolicy restricts: `network: none`, or an allowlist. */
-export function isRestrictedWorker(pod: k8s.V1Pod): boolean {
-  const labels = pod.metadata?.labels ?? {};
-  return labels[CHILD_LABELS.role] === "worker" && (labels[LABELS.network] === "none" || egressHostsOf(pod) !== undefined);
+/** A worker whose egress a NetworkPolicy restricts: `network: none`, or an allowlist. */
+export function isRestrictedWorker(spec: WorkloadSpec): boolean {
+  return spec.labels?.[CHILD_LABELS.role] === "worker" && (spec.network === "none" || (spec.egressHosts ?? []).length > 0);
 }
 
 /**

@@ -7,20 +7,9 @@ import type * as k8s from "@kubernetes/client-node";
 import { GROUP, VERSION, type Execution } from "../api/types.js";
 import { storedJudgeChild } from "../children/child-executions.js";
 import type { WorkerObservation } from "../engine/outer-loop.js";
-import { isConflict, isNotFound } from "../errors.js";
+import { createOrAdopt, isNotFound } from "../errors.js";
 import { partName } from "../runtime/kubernetes/configmap-parts.js";
 import { resultName, resultPartsOf, resultPartsPrefix, workerResultOf } from "./execution-pods.js";
-
-/** Creates an object; an existing one of that name is adopted (deterministic names make it ours): false then. */
-export async function createOrAdopt(create: () => Promise<unknown>): Promise<boolean> {
-  try {
-    await create();
-    return true;
-  } catch (err) {
-    if (isConflict(err)) return false;
-    throw err;
-  }
-}
 
 /** Creates a judge child (and its payload parts before it); false when the child already existed. */
 export async function createJudgeChild(api: { core: k8s.CoreV1Api; custom: k8s.CustomObjectsApi }, child: Execution): Promise<boolean> {

@@ -1,7 +1,8 @@
-// The WorkloadRuntime port: how the engine's drivers start and watch worker and judge runs.
-// Implemented by runtime/docker (local mode) and runtime/kubernetes (pods); the engine
-// itself never imports either.
-import type { EnvFromSource, EnvVar } from "../api/types.js";
+// The workload ports: what a worker, judge, reader or copier run is (WorkloadSpec), the
+// level-triggered Workloads port the controller drives (ADR 0030, runtime/kubernetes/
+// pod-workloads.ts), and the start-and-wait WorkloadRuntime local mode still uses
+// (runtime/docker). The engine itself never imports either.
+import type { EnvFromSource, EnvVar, OwnerReference } from "../api/types.js";
 
 /** A volume a workload mounts: the worker's workspaces, read-only copies for judges. */
 export interface WorkloadMount {
@@ -87,6 +88,62 @@ export interface WorkloadRuntime {
   readFile(mount: WorkloadMount, path: string): Promise<string | undefined>;
   /** Removes every workload this runtime started and not yet removed. */
   close(): Promise<void>;
+}
+
+/**
+ * Where a workload lives, as opposed to what it is (its WorkloadSpec): applied by the driver
+ * (ADR 0030). Kubernetes applies every field; a driver that cannot honour one refuses it.
+ */
+export interface WorkloadPlacement {
+  namespace: string;
+  /** Who owns it: deleting the owner removes the workload (a Kubernetes ownerReference). */
+  owner?: OwnerReference;
+  /** Run on this node: where a ReadWriteOnce claim it mounts is attached. */
+  node?: string;
+  /**
+   * "apart": keep stdout apart from stderr when the program is known (Kubernetes runs it under
+   * gavel-launch); "merged" (default): one log, stderr in stdout.
+   */
+  streams?: "apart" | "merged";
+  /** The Secret holding the worker's NATS credential: mounted read-only, GAVEL_NATS_CREDS_FILE names the file. */
+  credentialSecret?: string;
+}
+
+/** What is observed of one workload now (the level-triggered port, ADR 0030). */
+export type WorkloadObservation =
+  | { state: "absent" }
+  | { state: "pending" | "running"; node?: string }
+  /** It cannot start (image, volume, init container...): the reason. */
+  | { state: "stuck"; reason: string; node?: string }
+  | { state: "ended"; exitCode: number; timedOut: boolean; finishedAt?: Date; node?: string };
+
+/** An ended workload's output, capped per stream at OUTPUT_CAP_BYTES. */
+export interface WorkloadOutput {
+  stdout: string;
+  stderr: string;
+  /** Set when stderr could not be kept apart: why stdout holds it too. */
+  streamsMerged?: string;
+  truncated: boolean;
+}
+
+/**
+ * The level-triggered workload port (ADR 0030): create when absent, observe, collect, retire.
+ * Nothing in it waits for a workload to run; a driver calls it again on its next look. Names
+ * are the specs' (deterministic), so a restarted driver finds its workloads again. `P` is the
+ * placement a driver takes (its own fields beside WorkloadPlacement's).
+ */
+export interface Workloads<P extends WorkloadPlacement = WorkloadPlacement> {
+  /** Creates the workload when absent; an existing one of that name is adopted. True when this call created it. */
+  ensure(spec: WorkloadSpec, place: P): Promise<boolean>;
+  /** What it is now, from the driver's cache where it has one; `uncached` asks the source. */
+  observe(name: string, place: P, opts?: { uncached?: boolean }): Promise<WorkloadObservation>;
+  /** An ended workload's output. */
+  output(name: string, place: P): Promise<WorkloadOutput>;
+  /**
+   * Stops it if it runs and removes it, unless it ended less than `retentionSeconds` ago: then
+   * it is kept (for logs) and the result is when it may go (ms since the epoch).
+   */
+  retire(name: string, place: P, retentionSeconds: number): Promise<number | undefined>;
 }
 
 /**

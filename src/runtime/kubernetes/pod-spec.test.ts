@@ -1,4 +1,4 @@
-// The pod a KubernetesRuntime creates: names, hardening, mounts, stdin, limits, validation.
+// The pod PodWorkloads creates: names, hardening, mounts, stdin, limits, validation.
 import { describe, expect, it } from "vitest";
 import type { WorkloadSpec } from "../workload.js";
 import {

@@ -1,5 +1,5 @@
-// Turns a WorkloadSpec into the Pod (plus stdin ConfigMap and judge NetworkPolicy) a
-// KubernetesRuntime creates. Pure, so the hardening policy is tested without a cluster.
+// Turns a WorkloadSpec into the hardened Pod (plus the NetworkPolicies that restrict it)
+// PodWorkloads creates (pod-workloads.ts). Pure, so the hardening policy is tested without a cluster.
 import { createHash } from "node:crypto";
 import { posix } from "node:path";
 import type * as k8s from "@kubernetes/client-node";
@@ -7,7 +7,7 @@ import type { EnvFromSource, EnvVar } from "../../api/types.js";
 import type { WorkloadMount, WorkloadSpec } from "../workload.js";
 import { FRAMED, LAUNCHER_DIR, LAUNCHER_PATH, LAUNCHER_VOLUME, LOG_STREAMS_ANNOTATION } from "./log-streams.js";
 
-/** Labels on every object a KubernetesRuntime creates; leftovers are found by them. */
+/** Labels on every object PodWorkloads creates; leftovers are found by them. */
 export const LABELS = {
   managed: "gavel.dev/managed-by",
   instance: "gavel.dev/runtime-instance",

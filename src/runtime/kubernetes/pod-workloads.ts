@@ -1,0 +1,281 @@
+// The Workloads port on Kubernetes (ADR 0030): one pod per workload with a deterministic name,
+// level-triggered. `ensure` creates the pod when it is absent, after what restricts or serves
+// it (the namespace's gavel-launch ConfigMap, deny-all and allowlist NetworkPolicies); an
+// existing pod is adopted. `observe` reads the pod from the caller's cache (the controller's
+// pod informer), `output` reads its log (capped), `retire` deletes it once its retention has
+// passed. Nothing here waits for a pod: the caller looks again when the cache wakes it.
+import type * as k8s from "@kubernetes/client-node";
+import { AGENT_ENV } from "../../api/agent-env.js";
+import { createOrAdopt, ignoreNotFound, messageOf, TerminalError } from "../../errors.js";
+import { OUTPUT_CAP_BYTES, type WorkloadMount, type WorkloadObservation, type WorkloadOutput, type WorkloadPlacement, type Workloads, type WorkloadSpec } from "../workload.js";
+import { partsVolume, type PartsDescriptor } from "./configmap-parts.js";
+import { egressCidrs } from "./egress-hosts.js";
+import { isFramed, launcherConfigMap, podStreams } from "./log-streams.js";
+import { denyAllNetworkPolicy, egressHostsOf, egressPolicy, LABELS, podManifest, podName, specProblem, stuckReason, userFor, type PodUser } from "./pod-spec.js";
+
+/** Key of the worker credential's Secret, and the file name in the pod. */
+export const WORKER_CREDS_KEY = "nats.creds";
+/** Where worker pods find their credential (GAVEL_NATS_CREDS_FILE points at the file). */
+export const WORKER_CREDS_DIR = "/var/run/gavel/nats";
+const CREDS_VOLUME = "nats-credentials";
+
+/** Where a pod lives: WorkloadPlacement plus what only Kubernetes has. */
+export interface PodPlacement extends WorkloadPlacement {
+  /** ConfigMap parts mounted read-only at `mountPath` (a judge's payload too large for its env). */
+  parts?: { volume: string; prefix: string; descriptor: PartsDescriptor; mountPath: string };
+  /**
+   * A restricted worker's way to the gate (controller/gate-egress.ts): the namespace's policy
+   * that lets `network: none` workers through, and egress rules added to an allowlist's policy.
+   */
+  gate?: { policy: k8s.V1NetworkPolicy; egress: k8s.V1NetworkPolicyEgressRule[] };
+  /** A native sidecar beside the workload (the worker's copy source, ADR 0041). */
+  sidecar?: PodSidecar;
+  /** Annotations on the pod (what a later reconcile reads back, e.g. a copier's source pod). */
+  annotations?: Record<string, string>;
+}
+
+/**
+ * A native sidecar (an init container with restartPolicy Always) of a workload's pod: its
+ * `mounts` name claims the workload's pod mounts (by `source`), mounted again at their own
+ * paths; hardened like the main container, small requests, the pod's user.
+ */
+export interface PodSidecar {
+  name: string;
+  image: string;
+  command: string[];
+  mounts: WorkloadMount[];
+}
+
+/** What shapes every pod, whoever asks for it. */
+export interface PodShape {
+  /** Runtime-instance label value; pod names end in it (podName). */
+  instance: string;
+  /** Pull policy when the spec sets none. Default IfNotPresent. */
+  imagePullPolicy?: "Always" | "IfNotPresent" | "Never";
+  /** User of workloads with a writable mount; default nobody. */
+  writerUser?: PodUser;
+  /** The namespace's ConfigMap holding gavel-launch: pods placed with streams "apart" run under it. */
+  launcherConfigMap?: string;
+}
+
+/** The pod of one workload at its placement: the hardened manifest (pod-spec.ts), then the placement's fields. */
+export function podFor(spec: WorkloadSpec, place: PodPlacement, shape: PodShape): k8s.V1Pod {
+  const pod = podManifest({
+    ...(place.streams === "apart" && shape.launcherConfigMap !== undefined ? { launcherConfigMap: shape.launcherConfigMap } : {}),
+    spec,
+    name: podName(spec.name, shape.instance),
+    instance: shape.instance,
+    user: userFor(spec.mounts, shape.writerUser),
+    imagePullPolicy: spec.pullPolicy ?? shape.imagePullPolicy ?? "IfNotPresent",
+    ...(place.owner !== undefined ? { ownerReferences: [place.owner] } : {}),
+  });
+  const { parts } = place;
+  if (parts !== undefined && pod.spec !== undefined) {
+    pod.spec.volumes = [...(pod.spec.volumes ?? []), partsVolume(parts.volume, parts.prefix, parts.descriptor)];
+    for (const c of pod.spec.containers) c.volumeMounts = [...(c.volumeMounts ?? []), { name: parts.volume, mountPath: parts.mountPath, readOnly: true }];
+  }
+  if (place.sidecar !== undefined && pod.spec !== undefined) pod.spec.initContainers = [...(pod.spec.initContainers ?? []), sidecarContainer(place.sidecar, pod.spec.volumes ?? [], shape)];
+  if (place.annotations !== undefined && pod.metadata !== undefined) pod.metadata.annotations = { ...pod.metadata.annotations, ...place.annotations };
+  const pinned = place.node === undefined ? pod : onNode(pod, place.node);
+  return place.credentialSecret === undefined ? pinned : withWorkerCredentials(pinned, place.credentialSecret);
+}
+
+function sidecarContainer(sidecar: PodSidecar, podVolumes: readonly k8s.V1Volume[], shape: PodShape): k8s.V1Container {
+  const volumeMounts = sidecar.mounts.map((m) => {
+    const podVolume = podVolumes.find((p) => p.persistentVolumeClaim?.claimName === m.source);
+    return { name: podVolume?.name ?? "", mountPath: m.mountPath, readOnly: m.readOnly };
+  });
+  return {
+    name: sidecar.name,
+    image: sidecar.image,
+    imagePullPolicy: shape.imagePullPolicy ?? "IfNotPresent",
+    restartPolicy: "Always",
+    command: sidecar.command,
+    volumeMounts,
+    resources: { requests: { cpu: "10m", memory: "16Mi" } },
+    securityContext: { allowPrivilegeEscalation: false, privileged: false, readOnlyRootFilesystem: true, capabilities: { drop: ["ALL"] } },
+  };
+}
+
+/** Pins a pod to one node (required node affinity on metadata.name): where the worker's ReadWriteOnce claim is attached. */
+export function onNode(pod: k8s.V1Pod, node: string): k8s.V1Pod {
+  if (pod.spec === undefined) return pod;
+  pod.spec.affinity = {
+    nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchFields: [{ key: "metadata.name", operator: "In", values: [node] }] }] } },
+  };
+  return pod;
+}
+
+/** A worker pod with the Execution's credential mounted read-only and GAVEL_NATS_CREDS_FILE set. */
+export function withWorkerCredentials(pod: k8s.V1Pod, secretName: string): k8s.V1Pod {
+  const out = structuredClone(pod);
+  const spec = out.spec;
+  if (spec === undefined) return out;
+  // Readable by whatever user the pod runs as: the pod holds one workload.
+  spec.volumes = [...(spec.volumes ?? []), { name: CREDS_VOLUME, secret: { secretName, defaultMode: 0o444, items: [{ key: WORKER_CREDS_KEY, path: WORKER_CREDS_KEY }] } }];
+  for (const c of spec.containers) {
+    c.volumeMounts = [...(c.volumeMounts ?? []), { name: CREDS_VOLUME, mountPath: WORKER_CREDS_DIR, readOnly: true }];
+    c.env = [...(c.env ?? []).filter((e) => e.name !== AGENT_ENV.natsCreds && e.name !== AGENT_ENV.natsCredsFile), { name: AGENT_ENV.natsCredsFile, value: `${WORKER_CREDS_DIR}/${WORKER_CREDS_KEY}` }];
+  }
+  return out;
+}
+
+/** How a pod that will not run again ended: exit code, deadline, or why it can never start. */
+export interface PodEnd {
+  exitCode: number;
+  timedOut: boolean;
+  /** Set when the pod never ran (image missing, bad config): the reason. */
+  stuck?: string;
+}
+
+/** The end of a pod, or undefined while it may still run. */
+export function podEnd(pod: k8s.V1Pod): PodEnd | undefined {
+  const phase = pod.status?.phase;
+  if (phase === "Succeeded" || phase === "Failed") {
+    const terminated = pod.status?.containerStatuses?.[0]?.state?.terminated;
+    // Ended without its main container running: an init container (the launcher's) failed.
+    const stuck = terminated === undefined ? stuckReason(pod) : undefined;
+    if (stuck !== undefined) return { exitCode: -1, timedOut: false, stuck };
+    return { exitCode: terminated?.exitCode ?? 137, timedOut: pod.status?.reason === "DeadlineExceeded" };
+  }
+  const stuck = stuckReason(pod);
+  return stuck === undefined ? undefined : { exitCode: -1, timedOut: false, stuck };
+}
+
+/** When a pod's main container ended (ms since the epoch); undefined while it runs or when the pod never says. */
+export function podFinishedAt(pod: k8s.V1Pod): number | undefined {
+  const phase = pod.status?.phase;
+  if (phase !== "Succeeded" && phase !== "Failed") return undefined;
+  const at = pod.status?.containerStatuses?.[0]?.state?.terminated?.finishedAt as Date | string | undefined;
+  const ms = at === undefined ? NaN : new Date(at).getTime();
+  return Number.isFinite(ms) ? ms : undefined;
+}
+
+/**
+ * Until when a pod no longer needed is kept, so `kubectl logs` can still read it:
+ * `retentionSeconds` past the end of a pod that ended; undefined means delete it now (it
+ * still runs, or retention is 0, or it ended that long ago).
+ */
+export function keepPodUntil(pod: k8s.V1Pod, retentionSeconds: number, now: number): number | undefined {
+  const ended = podFinishedAt(pod);
+  if (ended === undefined || retentionSeconds <= 0) return undefined;
+  const until = ended + retentionSeconds * 1000;
+  return until > now ? until : undefined;
+}
+
+/** A pod as a WorkloadObservation. */
+export function observationOf(pod: k8s.V1Pod | undefined): WorkloadObservation {
+  if (pod === undefined) return { state: "absent" };
+  const node = pod.spec?.nodeName !== undefined ? { node: pod.spec.nodeName } : {};
+  const end = podEnd(pod);
+  if (end === undefined) return { state: pod.status?.phase === "Running" ? "running" : "pending", ...node };
+  if (end.stuck !== undefined) return { state: "stuck", reason: end.stuck, ...node };
+  const finished = podFinishedAt(pod);
+  return { state: "ended", exitCode: end.exitCode, timedOut: end.timedOut, ...(finished !== undefined ? { finishedAt: new Date(finished) } : {}), ...node };
+}
+
+/** Options of PodWorkloads. */
+export interface PodWorkloadsOptions extends Omit<PodShape, "launcherConfigMap"> {
+  core: k8s.CoreV1Api;
+  net: k8s.NetworkingV1Api;
+  /** The caller's pod cache (an informer of the instance's pods): observe, output and retire read it. */
+  pods: { get(name: string, namespace?: string): k8s.V1Pod | undefined };
+  /** The gavel-launch binary, kept in a ConfigMap of each namespace; unset, programs run bare (merged logs). */
+  launcher?: Buffer;
+  now?: () => number;
+}
+
+/** The Workloads port on Kubernetes: pods, observed through the caller's cache. */
+export class PodWorkloads implements Workloads<PodPlacement> {
+  /** Namespaced shared objects (launcher ConfigMap, namespace NetworkPolicies) known to exist. */
+  private readonly shared = new Set<string>();
+  private readonly launcher: k8s.V1ConfigMap | undefined;
+  private readonly shape: PodShape;
+  private readonly now: () => number;
+
+  constructor(private readonly opts: PodWorkloadsOptions) {
+    this.launcher = opts.launcher === undefined ? undefined : launcherConfigMap(opts.launcher, { [LABELS.managed]: "gavel-controller" });
+    const name = this.launcher?.metadata?.name;
+    this.shape = {
+      instance: opts.instance,
+      ...(opts.imagePullPolicy !== undefined ? { imagePullPolicy: opts.imagePullPolicy } : {}),
+      ...(opts.writerUser !== undefined ? { writerUser: opts.writerUser } : {}),
+      ...(name !== undefined ? { launcherConfigMap: name } : {}),
+    };
+    this.now = opts.now ?? Date.now;
+  }
+
+  /** The pod name of a workload. */
+  podName(name: string): string {
+    return podName(name, this.opts.instance);
+  }
+
+  /**
+   * Creates the pod after the NetworkPolicies that restrict it (an existing pod is adopted);
+   * true when this call created it. A spec no pod can honour is a TerminalError naming the
+   * field: stdin (nothing stays to write it: the input goes in env or ConfigMap parts), or
+   * what specProblem finds.
+   */
+  async ensure(spec: WorkloadSpec, place: PodPlacement): Promise<boolean> {
+    const problem = spec.stdin !== undefined ? `spec.stdin: a level-triggered pod has no writer for its stdin; pass the input in env or ConfigMap parts (workload ${spec.name})` : specProblem(spec);
+    if (problem !== undefined) throw new TerminalError("InvalidWorkload", problem);
+    const pod = podFor(spec, place, this.shape);
+    const { namespace, gate } = place;
+    if (isFramed(pod) && this.launcher !== undefined) await this.ensureShared(namespace, "ConfigMap", this.launcher, (body) => this.opts.core.createNamespacedConfigMap({ namespace, body }));
+    if (pod.metadata?.labels?.[LABELS.network] === "none") {
+      await this.ensureShared(namespace, "NetworkPolicy", denyAllNetworkPolicy(), (body) => this.opts.net.createNamespacedNetworkPolicy({ namespace, body }));
+      if (gate !== undefined) await this.ensureShared(namespace, "NetworkPolicy", gate.policy, (body) => this.opts.net.createNamespacedNetworkPolicy({ namespace, body }));
+    }
+    // An allowlist's policy exists before its pod does, so the pod never runs unrestricted.
+    const hosts = egressHostsOf(pod);
+    if (hosts !== undefined) {
+      const body = egressPolicy(pod, await egressCidrs(hosts), gate?.egress ?? []);
+      await createOrAdopt(() => this.opts.net.createNamespacedNetworkPolicy({ namespace, body }));
+    }
+    return createOrAdopt(() => this.opts.core.createNamespacedPod({ namespace, body: pod }));
+  }
+
+  async observe(name: string, place: PodPlacement, opts: { uncached?: boolean } = {}): Promise<WorkloadObservation> {
+    const pod = opts.uncached === true
+      ? await this.opts.core.readNamespacedPod({ name: this.podName(name), namespace: place.namespace }).catch(ignoreNotFound)
+      : this.opts.pods.get(this.podName(name), place.namespace);
+    return observationOf(pod);
+  }
+
+  /** Its two streams when it ran under gavel-launch, else the merged log as stdout; a log that cannot be read says so in stdout. */
+  async output(name: string, place: PodPlacement): Promise<WorkloadOutput> {
+    const pod = this.podName(name);
+    try {
+      const text = await this.opts.core.readNamespacedPodLog({ name: pod, namespace: place.namespace, container: "main", limitBytes: OUTPUT_CAP_BYTES });
+      return { ...podStreams(this.opts.pods.get(pod, place.namespace), text), truncated: Buffer.byteLength(text) >= OUTPUT_CAP_BYTES };
+    } catch (err) {
+      return { stdout: `[gavel: the log of pod ${pod} could not be read: ${messageOf(err)}]`, stderr: "", truncated: false };
+    }
+  }
+
+  async retire(name: string, place: PodPlacement, retentionSeconds: number): Promise<number | undefined> {
+    const pod = this.opts.pods.get(this.podName(name), place.namespace);
+    return this.retirePod(pod ?? { metadata: { name: this.podName(name), namespace: place.namespace } }, retentionSeconds);
+  }
+
+  /** Deletes a pod, unless it ended within its retention: then returns until when it is kept. */
+  async retirePod(pod: k8s.V1Pod, retentionSeconds: number): Promise<number | undefined> {
+    const until = keepPodUntil(pod, retentionSeconds, this.now());
+    const name = pod.metadata?.name;
+    if (until !== undefined || name === undefined) return until;
+    await this.opts.core.deleteNamespacedPod({ name, namespace: pod.metadata?.namespace ?? "default", gracePeriodSeconds: 0 }).catch(ignoreNotFound);
+    return undefined;
+  }
+
+  /**
+   * A namespace's shared object (the launcher ConfigMap, a namespace NetworkPolicy), created
+   * once and kept; an existing one is adopted (same name, so the same bytes or the same
+   * label selection).
+   */
+  private async ensureShared<T extends { metadata?: { name?: string } }>(namespace: string, kind: string, body: T, create: (body: T) => Promise<unknown>): Promise<void> {
+    const key = `${kind} ${namespace}/${body.metadata?.name ?? ""}`;
+    if (this.shared.has(key)) return;
+    await createOrAdopt(() => create(body));
+    this.shared.add(key);
+  }
+}
