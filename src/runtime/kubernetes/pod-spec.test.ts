@@ -1,19 +1,14 @@
-// The pod PodWorkloads creates: names, hardening, mounts, stdin, limits, validation.
+// The pod PodWorkloads creates: names, hardening, mounts, limits, validation.
 import { describe, expect, it } from "vitest";
 import type { WorkloadSpec } from "../workload.js";
 import {
   LABELS,
   NOBODY,
-  STDIN_DIR,
-  STDIN_MAX_BYTES,
   denyAllNetworkPolicy,
-  pathInMount,
   podManifest,
   podName,
   resourcesFor,
   specProblem,
-  stdinConfigMap,
-  stdinModeFor,
   stuckReason,
   userFor,
 } from "./pod-spec.js";
@@ -130,33 +125,6 @@ describe("podManifest", () => {
     expect(resourcesFor({ ...judge, resources: undefined })).toEqual({ requests: { cpu: "10m", memory: "16Mi" } });
   });
 
-  it("feeds stdin from a ConfigMap through a sh wrapper around the command", () => {
-    const withStdin = { ...judge, stdin: '{"payload":1}' };
-    const p = podManifest({ spec: withStdin, name, instance: "abcd1234", user: NOBODY });
-    const c = p.spec!.containers[0]!;
-    expect(c.command).toEqual(["sh", "-c", `exec "$@" < ${STDIN_DIR}/stdin`, "gavel-stdin", "node", "judge.js"]);
-    expect(p.spec!.volumes).toContainEqual({ name: "stdin", configMap: { name } });
-    expect(c.volumeMounts).toContainEqual({ name: "stdin", mountPath: STDIN_DIR, readOnly: true });
-    const cm = stdinConfigMap({ spec: withStdin, name, instance: "abcd1234", user: NOBODY });
-    expect(cm.metadata?.name).toBe(name);
-    expect(cm.data).toEqual({ stdin: '{"payload":1}' });
-    expect(cm.metadata?.labels?.[LABELS.instance]).toBe("abcd1234");
-  });
-
-  it("opens the container's stdin for the attach API when the image's entrypoint runs (no command)", () => {
-    const noCommand = { ...judge, command: undefined, stdin: "x".repeat(STDIN_MAX_BYTES + 1) };
-    expect(specProblem(noCommand)).toBeUndefined();
-    expect(stdinModeFor(noCommand)).toBe("attach");
-    const c = podManifest({ spec: noCommand, name, instance: "abcd1234", user: NOBODY }).spec!.containers[0]!;
-    expect(c.command).toBeUndefined();
-    expect(c).toMatchObject({ stdin: true, stdinOnce: true });
-    expect(c.volumeMounts?.map((m) => m.name)).toEqual(["tmp", "m0"]);
-    expect(stdinModeFor({ ...judge, stdin: "x" })).toBe("configmap");
-    expect(stdinModeFor({ ...judge, stdin: "x" }, true)).toBe("attach");
-    expect(stdinModeFor(judge)).toBe("none");
-    expect(main.stdin).toBeUndefined();
-  });
-
   it("runs a known program under gavel-launch, mounted read-only and executable from the namespace's launcher ConfigMap", () => {
     const cm = launcherConfigMap(Buffer.from("\x7fELF launcher"));
     expect(cm.metadata?.name).toMatch(/^gavel-launch-[0-9a-f]{10}$/);
@@ -173,9 +141,6 @@ describe("podManifest", () => {
     // The image's own program, when gavel knows it, is launched the same way.
     const known = podManifest({ spec: { ...judge, command: undefined, entrypoint: ["python3", "/app/j.py"] }, name, instance: "i", user: NOBODY, launcherConfigMap: "l" });
     expect(known.spec!.containers[0]!.command).toEqual([LAUNCHER_PATH, "python3", "/app/j.py"]);
-    // Stdin through the ConfigMap wrapper: the wrapper runs under the launcher.
-    const fed = podManifest({ spec: { ...judge, stdin: "{}" }, name, instance: "i", user: NOBODY, launcherConfigMap: "l" });
-    expect(fed.spec!.containers[0]!.command?.slice(0, 3)).toEqual([LAUNCHER_PATH, "sh", "-c"]);
   });
 
   it("leaves an unknown program bare (no launcher mounted, log unframed), and without a launcher too", () => {
@@ -189,11 +154,10 @@ describe("podManifest", () => {
     expect(specProblem({ ...judge, mounts: [{ ...judge.mounts[0]!, mountPath: LAUNCHER_DIR }] })).toMatch(/reserved/);
   });
 
-  it("passes owner references through to the pod and the ConfigMap", () => {
+  it("passes owner references through to the pod", () => {
     const ownerReferences = [{ apiVersion: "gavel.dev/v1alpha1", kind: "Execution", name: "e", uid: "u-1", controller: true }];
-    const input = { spec: { ...judge, stdin: "" }, name, instance: "abcd1234", user: NOBODY, ownerReferences };
-    expect(podManifest(input).metadata?.ownerReferences).toEqual(ownerReferences);
-    expect(stdinConfigMap(input).metadata?.ownerReferences).toEqual(ownerReferences);
+    expect(podManifest({ spec: judge, name, instance: "abcd1234", user: NOBODY, ownerReferences }).metadata?.ownerReferences).toEqual(ownerReferences);
+    expect(main.stdin).toBeUndefined();
   });
 });
 
@@ -223,7 +187,7 @@ describe("specProblem", () => {
     ["empty image", { image: "" }, /spec\.image/],
     ["zero timeout", { timeoutSeconds: 0 }, /spec\.timeoutSeconds/],
     ["empty command", { command: [] }, /spec\.command is empty/],
-    ["stdin too large", { stdin: "x".repeat(STDIN_MAX_BYTES + 1) }, /spec\.stdin is \d+ bytes/],
+    ["any stdin (nothing writes it)", { stdin: "x" }, /^spec\.stdin: a pod gets no stdin; pass the input in env or ConfigMap parts/],
     ["host path as source", { mounts: [{ name: "w", source: "/srv/ws", mountPath: "/w", readOnly: true }] }, /spec\.mounts\[0\]\.source must be a PersistentVolumeClaim/],
     ["relative mountPath", { mounts: [{ name: "w", source: "c", mountPath: "w", readOnly: true }] }, /spec\.mounts\[0\]\.mountPath must be absolute/],
     ["reserved /tmp", { mounts: [{ name: "w", source: "c", mountPath: "/tmp", readOnly: true }] }, /reserved/],
@@ -244,15 +208,6 @@ describe("denyAllNetworkPolicy", () => {
     expect(np.spec?.policyTypes).toEqual(["Ingress", "Egress"]);
     expect(np.spec?.ingress).toEqual([]);
     expect(np.spec?.egress).toEqual([]);
-  });
-});
-
-describe("pathInMount", () => {
-  it("resolves relative and absolute paths inside the mount and refuses escapes", () => {
-    expect(pathInMount("/workspace", "result.json")).toBe("/workspace/result.json");
-    expect(pathInMount("/workspace", "/workspace/a/../b")).toBe("/workspace/b");
-    expect(pathInMount("/workspace", "../etc/passwd")).toBeUndefined();
-    expect(pathInMount("/workspace", "/workspace-other/x")).toBeUndefined();
   });
 });
 

@@ -1,7 +1,6 @@
 // Turns a WorkloadSpec into the hardened Pod (plus the NetworkPolicies that restrict it)
 // PodWorkloads creates (pod-workloads.ts). Pure, so the hardening policy is tested without a cluster.
 import { createHash } from "node:crypto";
-import { posix } from "node:path";
 import type * as k8s from "@kubernetes/client-node";
 import type { EnvFromSource, EnvVar } from "../../api/types.js";
 import type { WorkloadMount, WorkloadSpec } from "../workload.js";
@@ -22,9 +21,6 @@ export const EGRESS_HOSTS_ANNOTATION = "gavel.dev/egress-hosts";
 export const NETWORK_POLICY_NAME = "gavel-workload-no-network";
 /** The one container of a workload pod (logs are read from it). */
 export const MAIN_CONTAINER = "main";
-/** Where the stdin ConfigMap is mounted; the wrapper redirects it to the command's stdin. */
-export const STDIN_DIR = "/gavel-stdin";
-const STDIN_KEY = "stdin";
 /** `nobody`: the user of workloads that only read, and the default for writers. */
 export const NOBODY = { uid: 65534, gid: 65534 } as const;
 
@@ -63,37 +59,19 @@ export function specProblem(spec: WorkloadSpec): string | undefined {
   if (spec.image.trim() === "") return `spec.image is empty (workload ${spec.name})`;
   if (!(spec.timeoutSeconds > 0)) return `spec.timeoutSeconds must be > 0 (workload ${spec.name})`;
   if (spec.command !== undefined && spec.command.length === 0) return `spec.command is empty (workload ${spec.name})`;
-  if (spec.stdin !== undefined && spec.command !== undefined && Buffer.byteLength(spec.stdin) > STDIN_MAX_BYTES) {
-    return `spec.stdin is ${Buffer.byteLength(spec.stdin)} bytes; a ConfigMap holds at most ${STDIN_MAX_BYTES} (workload ${spec.name})`;
-  }
+  // Level-triggered (ADR 0030): no process stays to write a pod's stdin once it runs.
+  if (spec.stdin !== undefined) return `spec.stdin: a pod gets no stdin; pass the input in env or ConfigMap parts (workload ${spec.name})`;
   const seen = new Set<string>();
   for (const [i, m] of spec.mounts.entries()) {
     if (!/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/.test(m.source) || m.source.length > 253) {
       return `spec.mounts[${i}].source must be a PersistentVolumeClaim name (got "${m.source}")`;
     }
     if (!m.mountPath.startsWith("/")) return `spec.mounts[${i}].mountPath must be absolute (got "${m.mountPath}")`;
-    if (m.mountPath === "/tmp" || m.mountPath === STDIN_DIR || m.mountPath === LAUNCHER_DIR) return `spec.mounts[${i}].mountPath ${m.mountPath} is reserved`;
+    if (m.mountPath === "/tmp" || m.mountPath === LAUNCHER_DIR) return `spec.mounts[${i}].mountPath ${m.mountPath} is reserved`;
     if (seen.has(m.mountPath)) return `spec.mounts[${i}].mountPath ${m.mountPath} is mounted twice`;
     seen.add(m.mountPath);
   }
   return undefined;
-}
-
-/** ConfigMaps are capped at 1 MiB by etcd; keep room for metadata. */
-export const STDIN_MAX_BYTES = 1000 * 1024;
-
-/**
- * How a workload gets its stdin. "configmap": a ConfigMap mounted read-only and redirected
- * by a `sh` wrapper around `spec.command` (no race, needs a command and `sh`). "attach":
- * the container is created with an open stdin (stdinOnce) and the runtime writes the text
- * through the attach API once it runs; the only way when the image's entrypoint is used.
- */
-export type StdinMode = "none" | "configmap" | "attach";
-
-/** The stdin mode for a spec; `preferAttach` forces attach even when a command is given. */
-export function stdinModeFor(spec: WorkloadSpec, preferAttach = false): StdinMode {
-  if (spec.stdin === undefined) return "none";
-  return spec.command === undefined || preferAttach ? "attach" : "configmap";
 }
 
 /** The user a workload runs as: `nobody` when it only reads, else the writer user. */
@@ -128,8 +106,6 @@ export interface PodManifestInput {
   ownerReferences?: k8s.V1OwnerReference[];
   /** Size limit of the writable /tmp emptyDir (the root filesystem is read-only). */
   tmpSize?: string;
-  /** Default: stdinModeFor(spec). */
-  stdinMode?: StdinMode;
   /**
    * The ConfigMap holding gavel-launch (log-streams.ts launcherConfigMap): when set and the
    * program is known (the spec's command or entrypoint), the pod mounts it and runs the
@@ -150,22 +126,19 @@ export function labelsFor(spec: WorkloadSpec, name: string, instance: string): R
 }
 
 /**
- * What the main container runs: the spec's command, fed its stdin from the ConfigMap when
- * that is how stdin arrives, else its entrypoint (none when stdin is attached: attach writes
- * to the image's own entrypoint); under gavel-launch when the launcher is mounted and the
- * program known. `launched` says whether it is.
+ * What the main container runs: the spec's command, else its entrypoint when gavel knows it;
+ * under gavel-launch when the launcher is mounted and the program known. `launched` says
+ * whether it is.
  */
-function programOf(input: PodManifestInput, stdinMode: StdinMode): { command: string[] | undefined; launched: boolean } {
+function programOf(input: PodManifestInput): { command: string[] | undefined; launched: boolean } {
   const { spec } = input;
-  const program = stdinMode === "configmap"
-    ? ["sh", "-c", `exec "$@" < ${STDIN_DIR}/${STDIN_KEY}`, "gavel-stdin", ...(spec.command ?? [])]
-    : (spec.command ?? (stdinMode === "attach" ? undefined : spec.entrypoint));
+  const program = spec.command ?? spec.entrypoint;
   const launched = input.launcherConfigMap !== undefined && program !== undefined;
   return { command: launched ? [LAUNCHER_PATH, ...program] : program, launched };
 }
 
-/** The pod's volumes and the main container's mounts of them: /tmp, the claims, stdin's ConfigMap, the launcher's. */
-function storageOf(input: PodManifestInput, withStdin: boolean, launched: boolean): { volumes: k8s.V1Volume[]; volumeMounts: k8s.V1VolumeMount[] } {
+/** The pod's volumes and the main container's mounts of them: /tmp, the claims, the launcher's. */
+function storageOf(input: PodManifestInput, launched: boolean): { volumes: k8s.V1Volume[]; volumeMounts: k8s.V1VolumeMount[] } {
   const { spec } = input;
   const volumes: k8s.V1Volume[] = [
     { name: "tmp", emptyDir: { sizeLimit: input.tmpSize ?? "64Mi" } },
@@ -173,13 +146,11 @@ function storageOf(input: PodManifestInput, withStdin: boolean, launched: boolea
       name: `m${i}`,
       persistentVolumeClaim: { claimName: m.source, readOnly: m.readOnly },
     })),
-    ...(withStdin ? [{ name: "stdin", configMap: { name: input.name } }] : []),
     ...(launched ? [{ name: LAUNCHER_VOLUME, configMap: { name: input.launcherConfigMap, defaultMode: 0o555 } }] : []),
   ];
   const volumeMounts: k8s.V1VolumeMount[] = [
     { name: "tmp", mountPath: "/tmp" },
     ...spec.mounts.map((m, i) => ({ name: `m${i}`, mountPath: m.mountPath, readOnly: m.readOnly })),
-    ...(withStdin ? [{ name: "stdin", mountPath: STDIN_DIR, readOnly: true }] : []),
     ...(launched ? [{ name: LAUNCHER_VOLUME, mountPath: LAUNCHER_DIR, readOnly: true }] : []),
   ];
   return { volumes, volumeMounts };
@@ -226,9 +197,8 @@ const HARDENED: k8s.V1SecurityContext = {
  */
 export function podManifest(input: PodManifestInput): k8s.V1Pod {
   const { spec, user } = input;
-  const stdinMode = input.stdinMode ?? stdinModeFor(spec);
-  const { command, launched } = programOf(input, stdinMode);
-  const { volumes, volumeMounts } = storageOf(input, stdinMode === "configmap", launched);
+  const { command, launched } = programOf(input);
+  const { volumes, volumeMounts } = storageOf(input, launched);
   return {
     apiVersion: "v1",
     kind: "Pod",
@@ -252,7 +222,6 @@ export function podManifest(input: PodManifestInput): k8s.V1Pod {
           image: spec.image,
           imagePullPolicy: input.imagePullPolicy ?? "IfNotPresent",
           ...(command !== undefined ? { command } : {}),
-          ...(stdinMode === "attach" ? { stdin: true, stdinOnce: true } : {}),
           ...environmentOf(spec),
           volumeMounts,
           resources: resourcesFor(spec),
@@ -277,21 +246,6 @@ function agentEnvFrom(e: EnvFromSource): k8s.V1EnvFromSource {
     ...(e.prefix !== undefined ? { prefix: e.prefix } : {}),
     ...(e.secretRef !== undefined ? { secretRef: { ...e.secretRef } } : {}),
     ...(e.configMapRef !== undefined ? { configMapRef: { ...e.configMapRef } } : {}),
-  };
-}
-
-/** The ConfigMap holding a workload's stdin (same name and labels as its pod). */
-export function stdinConfigMap(input: PodManifestInput): k8s.V1ConfigMap {
-  return {
-    apiVersion: "v1",
-    kind: "ConfigMap",
-    metadata: {
-      name: input.name,
-      labels: labelsFor(input.spec, input.name, input.instance),
-      ...(input.ownerReferences !== undefined ? { ownerReferences: input.ownerReferences } : {}),
-    },
-    immutable: true,
-    data: { [STDIN_KEY]: input.spec.stdin ?? "" },
   };
 }
 
@@ -349,14 +303,6 @@ export function egressHostsOf(pod: k8s.V1Pod): string[] | undefined {
   if (raw === undefined) return undefined;
   const hosts: unknown = JSON.parse(raw);
   return Array.isArray(hosts) ? hosts.filter((h): h is string => typeof h === "string") : undefined;
-}
-
-/** Resolves a file path inside a mount; returns undefined for paths that leave it. */
-export function pathInMount(mountPath: string, path: string): string | undefined {
-  const root = posix.normalize(mountPath);
-  const full = posix.normalize(path.startsWith("/") ? path : posix.join(root, path));
-  const prefix = root.endsWith("/") ? root : `${root}/`;
-  return full === root || full.startsWith(prefix) ? full : undefined;
 }
 
 /** Why a pod that has not finished will never start, from its container's waiting state. */

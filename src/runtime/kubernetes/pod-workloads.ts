@@ -212,12 +212,11 @@ export class PodWorkloads implements Workloads<PodPlacement> {
 
   /**
    * Creates the pod after the NetworkPolicies that restrict it (an existing pod is adopted);
-   * true when this call created it. A spec no pod can honour is a TerminalError naming the
-   * field: stdin (nothing stays to write it: the input goes in env or ConfigMap parts), or
-   * what specProblem finds.
+   * true when this call created it. A spec no pod can honour (specProblem: stdin, a reserved
+   * mount path, ...) is a TerminalError naming the field.
    */
   async ensure(spec: WorkloadSpec, place: PodPlacement): Promise<boolean> {
-    const problem = spec.stdin !== undefined ? `spec.stdin: a level-triggered pod has no writer for its stdin; pass the input in env or ConfigMap parts (workload ${spec.name})` : specProblem(spec);
+    const problem = specProblem(spec);
     if (problem !== undefined) throw new TerminalError("InvalidWorkload", problem);
     const pod = podFor(spec, place, this.shape);
     const { namespace, gate } = place;
