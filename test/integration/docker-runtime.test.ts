@@ -1,5 +1,6 @@
 // DockerRuntime on the real engine: exit codes, separate and capped streams, deadline and
-// stop kills, read-only mounts, no network, readFile through a reader, nothing left behind.
+// stop kills, read-only mounts, no network, readFile through a reader, nothing left behind;
+// and the level-triggered DockerWorkloads under it (ADR 0030).
 import { chmod, mkdir, mkdtemp, readFile, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -7,6 +8,8 @@ import Docker from "dockerode";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { LABELS, MANAGED_BY } from "../../src/runtime/docker/container-config.js";
 import { DockerRuntime, removeStaleContainers } from "../../src/runtime/docker/docker-runtime.js";
+import { DockerWorkloads } from "../../src/runtime/docker/docker-workloads.js";
+import { runToEnd } from "../../src/runtime/run-to-end.js";
 import type { WorkloadMount, WorkloadSpec } from "../../src/runtime/workload.js";
 import { OUTPUT_CAP_BYTES, TRUNCATION_MARKER } from "../../src/runtime/workload.js";
 import { runOk } from "../harness/exec.js";
@@ -221,5 +224,27 @@ describe("DockerRuntime (real dockerd)", () => {
     await live.stop();
     await live.wait();
     await dead.remove({ force: true }).catch(() => undefined);
+  });
+
+  it("DockerWorkloads: ensure adopts by name, observe kills past the deadline, retire keeps then removes", async () => {
+    const w = new DockerWorkloads();
+    const place = { namespace: "local" };
+    const spec = node("port-sleeper", "console.log('up'); setTimeout(()=>{},60000)", { timeoutSeconds: 1 });
+    expect(await w.ensure(spec, place)).toBe(true);
+    expect(await w.ensure(spec, place)).toBe(false);
+    expect((await w.observe(spec.name, place)).state).toBe("running");
+    await new Promise((r) => setTimeout(r, 1200));
+    // The look past the deadline kills it; the next one sees it ended, timed out.
+    expect((await w.observe(spec.name, place)).state).toBe("running");
+    await expect.poll(async () => (await w.observe(spec.name, place)).state).toBe("ended");
+    expect(await w.observe(spec.name, place)).toMatchObject({ state: "ended", exitCode: 137, timedOut: true });
+    expect((await w.output(spec.name, place)).stdout).toBe("up\n");
+    expect(await w.retire(spec.name, place, 60)).toBeGreaterThan(Date.now());
+    expect(await w.retire(spec.name, place, 0)).toBeUndefined();
+    expect(await w.observe(spec.name, place)).toEqual({ state: "absent" });
+    await expect(w.ensure(node("placed", ""), { namespace: "local", node: "n1" })).rejects.toThrow(/placement\.node/);
+    const r = await runToEnd(w, node("port-once", "process.stderr.write('e'); process.exit(3)"), place);
+    expect(r).toMatchObject({ exitCode: 3, stdout: "", stderr: "e", timedOut: false, cancelled: false });
+    expect(await containersOf(w.instance)).toEqual([]);
   });
 });

@@ -1,4 +1,4 @@
-// The attach-stream demuxer: frames split anywhere, streams kept apart, each capped.
+// The multiplexed-stream demuxer: frames split anywhere, streams kept apart, each capped.
 import { describe, expect, it } from "vitest";
 import { TRUNCATION_MARKER } from "../workload.js";
 import { CappedBuffer, CappedDemuxer, completeUtf8Length } from "./capped-demux.js";

@@ -1,4 +1,4 @@
-// Splits Docker's multiplexed attach stream (8-byte frame headers) into stdout and stderr,
+// Splits Docker's multiplexed log stream (8-byte frame headers) into stdout and stderr,
 // keeping at most OUTPUT_CAP_BYTES of each so a chatty workload cannot exhaust our memory.
 import { OUTPUT_CAP_BYTES, TRUNCATION_MARKER } from "../workload.js";
 
@@ -68,7 +68,7 @@ export class CappedDemuxer {
     this.stderr = new CappedBuffer(cap);
   }
 
-  /** Feeds the next chunk of the raw attach stream. */
+  /** Feeds the next chunk of the raw multiplexed stream. */
   write(chunk: Buffer): void {
     let buf = chunk;
     while (buf.length > 0) {

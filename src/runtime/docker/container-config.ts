@@ -3,7 +3,7 @@
 import type { ContainerCreateOptions } from "dockerode";
 import type { WorkloadMount, WorkloadSpec } from "../workload.js";
 
-/** Labels on every container a DockerRuntime creates; leftovers are found by them. */
+/** Labels on every container DockerWorkloads creates; leftovers are found by them. */
 export const LABELS = {
   managed: "gavel.dev/managed-by",
   instance: "gavel.dev/runtime-instance",

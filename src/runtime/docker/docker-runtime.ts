@@ -1,15 +1,17 @@
-// The WorkloadRuntime on a local Docker engine (dockerode): one hardened container per
-// workload, attached before start so no output is lost, removed afterwards whatever happens.
+// The start-and-wait WorkloadRuntime local mode uses, over the level-triggered DockerWorkloads
+// (ADR 0030): `start` ensures the container, its handle follows it to its end (runToEnd's
+// loop), and `stop` kills it. Every container is removed afterwards whatever happens.
 import { randomBytes } from "node:crypto";
 import { posix } from "node:path";
-import type { Duplex } from "node:stream";
-import Docker from "dockerode";
-import type { WorkloadHandle, WorkloadMount, WorkloadResult, WorkloadRuntime, WorkloadSpec } from "../workload.js";
+import type Docker from "dockerode";
+import type { WorkloadHandle, WorkloadMount, WorkloadPlacement, WorkloadResult, WorkloadRuntime, WorkloadSpec } from "../workload.js";
 import { OUTPUT_CAP_BYTES } from "../workload.js";
-import { CappedDemuxer } from "./capped-demux.js";
-import { LABELS, MANAGED_BY, containerConfig, containerName, specProblem, userFor } from "./container-config.js";
+import { followToEnd } from "../run-to-end.js";
+import { containerName } from "./container-config.js";
+import { DockerRuntimeError, DockerWorkloads } from "./docker-workloads.js";
 import { READER_MISSING, volumeReader } from "../file-reader.js";
-import { httpStatusOf, messageOf } from "../../errors.js";
+
+export { DockerRuntimeError, removeContainers, removeStaleContainers } from "./docker-workloads.js";
 
 /** How a DockerRuntime is set up; everything has a default that works on this machine. */
 export interface DockerRuntimeOptions {
@@ -25,65 +27,64 @@ export interface DockerRuntimeOptions {
   readerTimeoutSeconds?: number;
 }
 
-/** A Docker engine call failed; `cause` holds dockerode's error. */
-export class DockerRuntimeError extends Error {
-  override readonly name = "DockerRuntimeError";
-}
+/** Local mode has no namespaces on the engine; the placement only names it. */
+const LOCAL: WorkloadPlacement = { namespace: "local" };
 
 /** Runs workloads as Docker containers. */
 export class DockerRuntime implements WorkloadRuntime {
-  private readonly docker: Docker;
-  /** Identifies this runtime's containers (label + name suffix) among others on the engine. */
-  readonly instance: string;
-  private readonly live = new Map<string, DockerWorkload>();
+  readonly workloads: DockerWorkloads;
+  private readonly live = new Map<string, { stop: AbortController; result: Promise<WorkloadResult> }>();
   private readonly readerImage: string;
   private readonly readerTimeoutSeconds: number;
-  private readonly user: string | undefined;
   private closed = false;
 
   constructor(options: DockerRuntimeOptions = {}) {
-    this.docker = options.docker ?? new Docker({ socketPath: options.socketPath ?? "/var/run/docker.sock" });
-    this.instance = randomBytes(4).toString("hex");
+    this.workloads = new DockerWorkloads({
+      ...(options.docker !== undefined ? { docker: options.docker } : {}),
+      ...(options.socketPath !== undefined ? { socketPath: options.socketPath } : {}),
+      ...(options.user !== undefined ? { user: options.user } : {}),
+    });
     this.readerImage = options.readerImage ?? "gavel/base:bookworm-node20";
     this.readerTimeoutSeconds = options.readerTimeoutSeconds ?? 30;
-    this.user = options.user;
   }
 
-  /** Creates, attaches and starts a container for the spec; resolves once it is running. */
+  /** Identifies this runtime's containers (label + name suffix) among others on the engine. */
+  get instance(): string {
+    return this.workloads.instance;
+  }
+
+  /** Creates and starts a container for the spec; resolves once it is running. */
   async start(spec: WorkloadSpec): Promise<WorkloadHandle> {
     if (this.closed) throw new DockerRuntimeError(`runtime is closed; cannot start ${spec.name}`);
-    const problem = specProblem(spec);
-    if (problem !== undefined) throw new DockerRuntimeError(problem);
-    const name = containerName(spec.name, this.instance);
-    const uid = process.getuid?.() ?? 0;
-    const gid = process.getgid?.() ?? 0;
-    const options = containerConfig({
-      spec,
-      name,
-      instance: this.instance,
-      ownerPid: process.pid,
-      user: userFor(spec.mounts, uid, gid, this.user),
-    });
-    let container: Docker.Container;
-    try {
-      container = await this.docker.createContainer(options);
-    } catch (err) {
-      const status = httpStatusOf(err);
-      const hint =
-        status === 404 ? ` (image ${spec.image} is not on this engine: build it, e.g. make images)` :
-        status === 409 ? ` (a container named ${name} already exists)` : "";
-      throw new DockerRuntimeError(`creating the container for ${spec.name} failed${hint}: ${messageOf(err)}`, { cause: err });
+    if (this.live.has(spec.name)) {
+      throw new DockerRuntimeError(`creating the container for ${spec.name} failed (a container named ${containerName(spec.name, this.instance)} already exists)`);
     }
-    const workload = new DockerWorkload(spec, container, () => this.live.delete(name));
-    this.live.set(name, workload);
+    const stop = new AbortController();
+    // Claimed before the engine is asked, so two starts of one name cannot share a container.
+    const entry = { stop, result: Promise.resolve(undefined as unknown as WorkloadResult) };
+    this.live.set(spec.name, entry);
     try {
-      await workload.begin();
+      await this.workloads.ensure(spec, LOCAL);
     } catch (err) {
-      this.live.delete(name);
-      await removeQuietly(container);
-      throw new DockerRuntimeError(`starting ${spec.name} failed: ${messageOf(err)}`, { cause: err });
+      this.live.delete(spec.name);
+      throw err;
     }
-    return workload;
+    const startedAt = new Date();
+    entry.result = followToEnd(this.workloads, spec, LOCAL, startedAt, { signal: stop.signal }).finally(() => this.live.delete(spec.name));
+    // wait() may be called late; the result is kept until then.
+    entry.result.catch(() => undefined);
+    const result = entry.result;
+    return {
+      name: spec.name,
+      wait: () => result,
+      stop: () => {
+        stop.abort();
+        return result.then(
+          () => undefined,
+          () => undefined,
+        );
+      },
+    };
   }
 
   /**
@@ -109,10 +110,11 @@ export class DockerRuntime implements WorkloadRuntime {
   /** Stops and removes every container this runtime started that is still around. */
   async close(): Promise<void> {
     this.closed = true;
-    await Promise.all([...this.live.values()].map((w) => w.stop()));
-    await Promise.all([...this.live.values()].map((w) => w.wait().catch(() => undefined)));
+    const live = [...this.live.values()];
+    for (const w of live) w.stop.abort();
+    await Promise.all(live.map((w) => w.result.catch(() => undefined)));
     // Anything the map lost track of (a crash between create and bookkeeping).
-    await removeContainers(this.docker, { [LABELS.instance]: this.instance });
+    await this.workloads.removeAll();
   }
 }
 
@@ -125,149 +127,4 @@ export function resolveInMount(mountPath: string, path: string): string {
     throw new DockerRuntimeError(`path ${path} is outside the mount ${mountPath}`);
   }
   return full;
-}
-
-async function removeQuietly(container: Docker.Container): Promise<void> {
-  try {
-    await container.remove({ force: true, v: true });
-  } catch (err) {
-    // 404: already gone; 409: removal already in progress. Both mean nothing is left to do.
-    const status = httpStatusOf(err);
-    if (status !== 404 && status !== 409) throw err;
-  }
-}
-
-/** Removes every gavel container matching the labels (default: all of them). */
-export async function removeContainers(docker: Docker, labels: Record<string, string> = {}): Promise<number> {
-  const filters = [`${LABELS.managed}=${MANAGED_BY}`, ...Object.entries(labels).map(([k, v]) => `${k}=${v}`)];
-  const list = await docker.listContainers({ all: true, filters: { label: filters } });
-  await Promise.all(list.map((c) => removeQuietly(docker.getContainer(c.Id))));
-  return list.length;
-}
-
-/**
- * Removes containers left by runtimes whose process is gone (a crashed run): those whose
- * owner pid is not alive on this host. Containers of live runtimes are left alone.
- */
-export async function removeStaleContainers(docker: Docker): Promise<number> {
-  const list = await docker.listContainers({ all: true, filters: { label: [`${LABELS.managed}=${MANAGED_BY}`] } });
-  const stale = list.filter((c) => {
-    const pid = Number(c.Labels[LABELS.ownerPid]);
-    return !Number.isInteger(pid) || pid <= 0 || !processAlive(pid);
-  });
-  await Promise.all(stale.map((c) => removeQuietly(docker.getContainer(c.Id))));
-  return stale.length;
-}
-
-function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    // EPERM: it exists but belongs to someone else.
-    return (err as NodeJS.ErrnoException).code === "EPERM";
-  }
-}
-
-type EndReason = "deadline" | "stop";
-
-/** One running container: output collection, deadline, stop and removal. */
-class DockerWorkload implements WorkloadHandle {
-  readonly name: string;
-  private readonly demux = new CappedDemuxer();
-  private attach: NodeJS.ReadWriteStream | undefined;
-  private streamEnded: Promise<void> = Promise.resolve();
-  private startedAt = new Date();
-  private killReason: EndReason | undefined;
-  private kill: Promise<void> | undefined;
-  private timer: NodeJS.Timeout | undefined;
-  private result: Promise<WorkloadResult> | undefined;
-
-  constructor(
-    private readonly spec: WorkloadSpec,
-    private readonly container: Docker.Container,
-    private readonly forget: () => void,
-  ) {
-    this.name = spec.name;
-  }
-
-  /** Attaches, starts, feeds stdin and arms the deadline. */
-  async begin(): Promise<void> {
-    const withStdin = this.spec.stdin !== undefined;
-    const stream = await this.container.attach({ stream: true, stdin: withStdin, stdout: true, stderr: true, hijack: withStdin });
-    this.attach = stream;
-    this.streamEnded = new Promise<void>((resolve) => {
-      stream.on("data", (chunk: Buffer) => this.demux.write(chunk));
-      stream.on("end", resolve);
-      stream.on("close", resolve);
-      stream.on("error", () => resolve());
-    });
-    await this.container.start();
-    this.startedAt = new Date();
-    if (withStdin) {
-      // Ending the write side closes the container's stdin (StdinOnce).
-      stream.write(this.spec.stdin ?? "");
-      (stream as unknown as Duplex).end();
-    }
-    // setTimeout fires at once past 2^31-1 ms (~24.8 days); longer deadlines are capped there.
-    this.timer = setTimeout(() => this.end("deadline"), Math.min(this.spec.timeoutSeconds * 1000, 2 ** 31 - 1));
-    this.result = this.finish();
-    // wait() may be called late; the result is kept until then.
-    this.result.catch(() => undefined);
-  }
-
-  wait(): Promise<WorkloadResult> {
-    if (this.result === undefined) return Promise.reject(new DockerRuntimeError(`${this.name} was never started`));
-    return this.result;
-  }
-
-  stop(): Promise<void> {
-    this.end("stop");
-    return this.kill ?? Promise.resolve();
-  }
-
-  private end(reason: EndReason): void {
-    if (this.kill !== undefined) return;
-    this.killReason = reason;
-    this.kill = this.container.kill({ signal: "SIGKILL" }).then(
-      () => undefined,
-      (err: unknown) => {
-        // 409/304/404: it had already exited on its own; it was neither stopped nor timed out.
-        const status = httpStatusOf(err);
-        if (status === 409 || status === 304 || status === 404) this.killReason = undefined;
-        else throw err;
-      },
-    );
-    this.kill.catch(() => undefined);
-  }
-
-  private async finish(): Promise<WorkloadResult> {
-    try {
-      const status = (await this.container.wait()) as { StatusCode?: number };
-      const finishedAt = new Date();
-      if (this.timer !== undefined) clearTimeout(this.timer);
-      if (this.kill !== undefined) await this.kill.catch(() => undefined);
-      // The attach stream drains shortly after exit; don't hang if the engine never closes it.
-      await Promise.race([this.streamEnded, delay(5000)]);
-      (this.attach as unknown as Duplex | undefined)?.destroy();
-      return {
-        exitCode: status.StatusCode ?? -1,
-        stdout: this.demux.stdout.text(),
-        stderr: this.demux.stderr.text(),
-        truncated: this.demux.stdout.truncated || this.demux.stderr.truncated,
-        timedOut: this.killReason === "deadline",
-        cancelled: this.killReason === "stop",
-        startedAt: this.startedAt,
-        finishedAt,
-      };
-    } finally {
-      if (this.timer !== undefined) clearTimeout(this.timer);
-      await removeQuietly(this.container).catch(() => undefined);
-      this.forget();
-    }
-  }
-}
-
-function delay(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms).unref());
 }
