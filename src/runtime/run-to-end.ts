@@ -22,7 +22,8 @@ export async function runToEnd<P extends WorkloadPlacement>(
 
 /**
  * Observes an ensured workload until it has ended (the driver kills it past its deadline;
- * the pause before a look never passes the deadline), then returns its output and retires it.
+ * the pause before a look never passes the deadline, and ends early when the driver's
+ * `mayHaveEnded` hint fires), then returns its output and retires it.
  * Aborting `signal` kills it: it ends `cancelled` (when the kill ended it), with what it printed.
  */
 export async function followToEnd<P extends WorkloadPlacement>(
@@ -35,6 +36,12 @@ export async function followToEnd<P extends WorkloadPlacement>(
   const deadline = startedAt.getTime() + spec.timeoutSeconds * 1000;
   let stopped = false;
   let pause = FIRST_POLL_MS;
+  // With the driver's hint, a look is due when it fires, at the deadline or on a stop; after
+  // it has fired (or without one), looks are polled.
+  let hint: Promise<void> | undefined = workloads.mayHaveEnded?.(spec.name, place).then(
+    () => undefined,
+    () => undefined,
+  );
   try {
     for (;;) {
       const seen: WorkloadObservation = await workloads.observe(spec.name, place);
@@ -60,7 +67,16 @@ export async function followToEnd<P extends WorkloadPlacement>(
         await workloads.retire(spec.name, place, STOP_RETENTION_SECONDS);
         continue;
       }
-      await pauseFor(Math.max(1, Math.min(pause, deadline - Date.now() + 1)), opts.signal);
+      const untilDeadline = Math.max(1, deadline - Date.now() + 1);
+      // Once stopped, the aborted signal would end every pause at once.
+      const signal = stopped ? undefined : opts.signal;
+      if (hint !== undefined) {
+        let fired = false;
+        await pauseFor(untilDeadline, signal, hint.then(() => void (fired = true)));
+        if (fired) hint = undefined;
+        continue;
+      }
+      await pauseFor(Math.min(pause, untilDeadline), signal);
       pause = Math.min(MAX_POLL_MS, Math.round(pause * 1.5));
     }
   } finally {
@@ -68,8 +84,8 @@ export async function followToEnd<P extends WorkloadPlacement>(
   }
 }
 
-/** Waits `ms`, or less when `signal` aborts. */
-function pauseFor(ms: number, signal: AbortSignal | undefined): Promise<void> {
+/** Waits `ms` (at most setTimeout's 2^31-1), or less when `signal` aborts or `wake` settles. */
+function pauseFor(ms: number, signal: AbortSignal | undefined, wake?: Promise<void>): Promise<void> {
   return new Promise((resolve) => {
     if (signal?.aborted === true) return resolve();
     const done = () => {
@@ -77,7 +93,8 @@ function pauseFor(ms: number, signal: AbortSignal | undefined): Promise<void> {
       signal?.removeEventListener("abort", done);
       resolve();
     };
-    const timer = setTimeout(done, ms);
+    const timer = setTimeout(done, Math.min(ms, 2 ** 31 - 1));
     signal?.addEventListener("abort", done, { once: true });
+    void wake?.then(done);
   });
 }

@@ -145,6 +145,11 @@ export interface Workloads<P extends WorkloadPlacement = WorkloadPlacement> {
    * it is kept (for logs) and the result is when it may go (ms since the epoch).
    */
   retire(name: string, place: P, retentionSeconds: number): Promise<number | undefined>;
+  /**
+   * Optional hint for a driver that waits (runToEnd): resolves when the workload may have
+   * ended, so the next `observe` need not be polled for. `observe` stays the truth.
+   */
+  mayHaveEnded?(name: string, place: P): Promise<void>;
 }
 
 /**

@@ -147,6 +147,11 @@ export class DockerWorkloads implements Workloads {
     return undefined;
   }
 
+  /** Resolves when the container is no longer running (the engine's wait), or is gone. */
+  async mayHaveEnded(name: string, _place: WorkloadPlacement): Promise<void> {
+    await this.container(name).wait({ condition: "not-running" }).catch(() => undefined);
+  }
+
   /** Removes every container of this instance still on the engine. */
   removeAll(): Promise<number> {
     return removeContainers(this.docker, { [LABELS.instance]: this.instance });
