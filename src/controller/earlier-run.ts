@@ -8,7 +8,7 @@
 import type * as k8s from "@kubernetes/client-node";
 import type { Execution } from "../api/types.js";
 import { CHILD_LABELS, labelValue } from "../children/workloads.js";
-import { isNotFound } from "../errors.js";
+import { ignoreNotFound } from "../errors.js";
 import { workerName } from "../engine/child-names.js";
 import { controllingOwner, resultName, type Owned } from "./execution-pods.js";
 
@@ -50,11 +50,11 @@ export async function earlierRunLeftovers(access: EarlierRunAccess, ex: Executio
     const owner = obj === undefined ? undefined : controllingOwner(obj)?.uid;
     return owner !== undefined && owner !== uid ? owner : undefined;
   };
-  const cmOwner = earlier(await access.core.readNamespacedConfigMap({ name: result, namespace }).catch(undefinedIfNotFound));
+  const cmOwner = earlier(await access.core.readNamespacedConfigMap({ name: result, namespace }).catch(ignoreNotFound));
   if (cmOwner !== undefined) out.push({ kind: "ConfigMap", name: result, owner: cmOwner });
   for (const claim of claims) {
     // A claim is the garbage collector's to delete (its protection finalizer waits for the pods that mount it).
-    const owner = earlier(await access.core.readNamespacedPersistentVolumeClaim({ name: claim, namespace }).catch(undefinedIfNotFound));
+    const owner = earlier(await access.core.readNamespacedPersistentVolumeClaim({ name: claim, namespace }).catch(ignoreNotFound));
     if (owner !== undefined) out.push({ kind: "PersistentVolumeClaim", name: claim, owner });
   }
   return out;
@@ -79,13 +79,4 @@ export async function removeEarlierRun(access: EarlierRunAccess, ex: Execution, 
   }
   const owners = [...new Set(left.map((l) => l.owner))].join(", ");
   return `waiting for ${left.length} object(s) of an earlier Execution named ${ex.metadata.name} (uid ${owners}) to be deleted: ${left.map((l) => `${l.kind} ${l.name}`).join(", ")}`.slice(0, 1024);
-}
-
-function ignoreNotFound(err: unknown): void {
-  if (!isNotFound(err)) throw err;
-}
-
-function undefinedIfNotFound(err: unknown): undefined {
-  if (!isNotFound(err)) throw err;
-  return undefined;
 }
