@@ -229,7 +229,8 @@ describe("the tool-call gate in gavel controller (real kube-apiserver, real nats
     const stream = await EventStream.open(gateNc);
     const events: GavelEvent[] = [];
     for await (const e of stream.read({ namespace: ns, root: "edit-1", untilIdleMs: 1000 })) events.push(e);
-    const decided = events.filter((e) => e.type === "toolcall.decision");
+    // Two replicas publish their own decisions: the stream keeps each replica's order, not the steps' order.
+    const decided = events.filter((e) => e.type === "toolcall.decision").sort((a, b) => Number(a.data.step) - Number(b.data.step));
     expect(decided.map((e) => e.data.step)).toEqual([1, 2, 3, 4]);
     expect(decided.map((e) => e.data.flags)).toEqual([undefined, undefined, ["watch-reads"], undefined]);
     // Rules in warn and dryrun mode let the calls through and say what they would have denied.
