@@ -38,7 +38,7 @@ for judge in "${JUDGES[@]}"; do
   done
   log "building $image"
   # Quiet unless it fails (the legacy builder's deprecation notice is not news).
-  if ! out="$(docker build -q --build-arg BASE_IMAGE="$BASE_IMAGE" --label "gavel.dev/inputs=$hash" \
+  if ! out="$(docker build -q --build-arg BASE_IMAGE="$BASE_IMAGE" --label gavel.dev/harness=true --label "gavel.dev/inputs=$hash" \
     -f "judges/$judge/Dockerfile" -t "$image" "$ctx" 2>&1)"; then
     printf '%s\n' "$out" >&2
     log "building $image failed"

@@ -25,7 +25,7 @@ ENTRYPOINT ["/usr/local/bin/$(basename "$bin")"]
 DOCKERFILE
   # Quiet unless it fails (the legacy builder's deprecation notice is not news).
   local out
-  out="$(docker build -q --label "gavel.dev/binary=$sum" -t "$name" "$ctx" 2>&1)" || { printf '%s\n' "$out" >&2; exit 1; }
+  out="$(docker build -q --label "$HARNESS_LABEL" --label "gavel.dev/binary=$sum" -t "$name" "$ctx" 2>&1)" || { printf '%s\n' "$out" >&2; exit 1; }
   rm -rf "$ctx"
 }
 

@@ -26,7 +26,7 @@ COPY node /usr/local/bin/node
 ENV NODE_ENV=production
 DOCKERFILE
   docker import "$tarball" gavel/rootfs:bookworm-minbase >/dev/null
-  docker build -q -t "$BASE_IMAGE" "$ctx" >/dev/null
+  docker build -q --label "$HARNESS_LABEL" -t "$BASE_IMAGE" "$ctx" >/dev/null
   rm -rf "$ctx"
 }
 

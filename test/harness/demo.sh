@@ -11,7 +11,7 @@ echo "  docker:      $(docker version --format '{{.Server.Version}}')"
 echo "  nats-server: $(nats-server --version 2>/dev/null || echo 'not installed (not needed for this demo)')"
 # gavel/example-guarded-tools:dev comes from make images.
 log "building the example worker image gavel/example-sum-writer:dev"
-docker build -q --build-arg BASE_IMAGE="$BASE_IMAGE" -t gavel/example-sum-writer:dev examples/refine-once >/dev/null
+docker build -q --label "$HARNESS_LABEL" --build-arg BASE_IMAGE="$BASE_IMAGE" -t gavel/example-sum-writer:dev examples/refine-once >/dev/null
 echo "  images:      $(docker images --format '{{.Repository}}:{{.Tag}}' | grep '^gavel/' | grep -v rootfs | sort | tr '\n' ' ')"
 echo
 echo "\$ bin/gavel run -f examples/refine-once/agent.yaml -f judges/command-judge/agent.yaml -f judges/rule-judge/agent.yaml"

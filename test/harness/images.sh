@@ -11,34 +11,35 @@ cd "$REPO_DIR"
 
 if [ -f src/agent/Dockerfile ]; then
   log "building gavel/agent:dev"
-  docker build -q --build-arg BASE_IMAGE="$BASE_IMAGE" -f src/agent/Dockerfile -t gavel/agent:dev . >/dev/null
+  docker build -q --label "$HARNESS_LABEL" --build-arg BASE_IMAGE="$BASE_IMAGE" -f src/agent/Dockerfile -t gavel/agent:dev . >/dev/null
 fi
 # The benchmarks' pods (bench/gate-cluster.ts): the worker image plus dist/bench.
 log "building gavel/bench:dev"
-docker build -q -f bench/Dockerfile -t gavel/bench:dev dist/bench >/dev/null
+docker build -q --label "$HARNESS_LABEL" -f bench/Dockerfile -t gavel/bench:dev dist/bench >/dev/null
 if [ -f deploy/controller.Dockerfile ]; then
   log "building gavel/controller:dev"
-  docker build -q --build-arg BASE_IMAGE="$BASE_IMAGE" -f deploy/controller.Dockerfile -t gavel/controller:dev . >/dev/null
+  docker build -q --label "$HARNESS_LABEL" --build-arg BASE_IMAGE="$BASE_IMAGE" -f deploy/controller.Dockerfile -t gavel/controller:dev . >/dev/null
 fi
 # The chart's NATS: the nats-server binary build-nats.sh keeps in the cache, on the base image.
 "$HARNESS_DIR/build-nats.sh"
 log "building gavel/nats:dev (nats-server $NATS_VERSION)"
 nats_ctx="$(mktemp -d)"
 cp "$NATS_BIN/nats-server" "$nats_ctx/"
-docker build -q --build-arg BASE_IMAGE="$BASE_IMAGE" -f deploy/nats.Dockerfile -t gavel/nats:dev "$nats_ctx" >/dev/null
+docker build -q --label "$HARNESS_LABEL" --build-arg BASE_IMAGE="$BASE_IMAGE" -f deploy/nats.Dockerfile -t gavel/nats:dev "$nats_ctx" >/dev/null
 rm -rf "$nats_ctx"
 if [ -x judges/build-images.sh ]; then
   BASE_IMAGE="$BASE_IMAGE" judges/build-images.sh
 fi
 "$HARNESS_DIR/runtime-images.sh"
 log "building gavel/example-k8s-worker:dev"
-docker build -q --build-arg BASE_IMAGE="$BASE_IMAGE" -t gavel/example-k8s-worker:dev examples/kubernetes/worker >/dev/null
+docker build -q --label "$HARNESS_LABEL" --build-arg BASE_IMAGE="$BASE_IMAGE" -t gavel/example-k8s-worker:dev examples/kubernetes/worker >/dev/null
 # The scripted worker of examples/guarded-tools (make demo in local mode; the e2e tier on the cluster).
 log "building gavel/example-guarded-tools:dev"
-docker build -q -t gavel/example-guarded-tools:dev examples/guarded-tools >/dev/null
+docker build -q --label "$HARNESS_LABEL" -t gavel/example-guarded-tools:dev examples/guarded-tools >/dev/null
 
 version="$(node -p 'require("./package.json").version')"
 for image in agent controller nats rule-judge command-judge llm-judge example-k8s-worker bench; do
   docker image inspect "gavel/$image:dev" >/dev/null 2>&1 && docker tag "gavel/$image:dev" "gavel/$image:$version"
 done
+prune_superseded
 docker images --format '{{.Repository}}:{{.Tag}} {{.Size}}' | grep '^gavel/' | grep -v rootfs | sed 's/^/[harness]   /' >&2

@@ -17,7 +17,7 @@ up_to_date() { [ "$(docker image inspect -f '{{index .Config.Labels "gavel.dev/i
 # build IMAGE HASH CONTEXT: docker build quietly (its output only when it fails), then tag the version.
 build() {
   local out
-  out="$(docker build -q --label "gavel.dev/inputs=$2" -t "$1:dev" "$3" 2>&1)" || { printf '%s\n' "$out" >&2; log "building $1 failed"; exit 1; }
+  out="$(docker build -q --label "$HARNESS_LABEL" --label "gavel.dev/inputs=$2" -t "$1:dev" "$3" 2>&1)" || { printf '%s\n' "$out" >&2; log "building $1 failed"; exit 1; }
   docker tag "$1:dev" "$1:$version"
 }
 
