@@ -673,7 +673,7 @@ describe("helm template: the branches default values do not take", () => {
   const deploymentOf = (docs: K8sObject[]) => docs.find((d) => d.kind === "Deployment") as unknown as PodTemplate;
 
   it("an existing NATS: the credentials Secret is mounted read-only, GAVEL_NATS_CREDS and GAVEL_NATS_KEYS point into it", async () => {
-    const docs = await render("nats.enabled=false", "nats.credentialsSecret=gavel-nats", "nats.url=tls://nats.example:4222");
+    const docs = await render("nats.enabled=false", "nats.credentialsSecret=gavel-nats", "nats.url=tls://nats.example:4222", "nodeOptions=");
     expect(docs.filter((d) => d.metadata.name.includes("nats"))).toEqual([]);
     const dep = deploymentOf(docs);
     const pod = dep.spec.template.spec;
@@ -683,6 +683,8 @@ describe("helm template: the branches default values do not take", () => {
     expect(c?.env).toContainEqual({ name: "GAVEL_NATS_CREDS", value: "/etc/gavel/nats/nats.creds" });
     expect(c?.env).toContainEqual({ name: "GAVEL_NATS_URL", value: "tls://nats.example:4222" });
     expect(c?.env).toContainEqual({ name: "GAVEL_NATS_KEYS", value: "/etc/gavel/nats" });
+    // nodeOptions empty: no NODE_OPTIONS at all (the default's young generation is asserted below).
+    expect(c?.env.map((e) => e.name)).not.toContain("NODE_OPTIONS");
     // The Lease holder is the pod, not its host: replicas on a shared host network differ.
     expect(c?.env).toContainEqual({ name: "GAVEL_POD_NAME", valueFrom: { fieldRef: { fieldPath: "metadata.name" } } });
   });
@@ -698,6 +700,8 @@ describe("helm template: the branches default values do not take", () => {
     expect(sts.spec.volumeClaimTemplates[0]?.spec.resources.requests.storage).toBe("1Gi");
     const c = deploymentOf(docs).spec.template.spec;
     expect(c.containers[0]?.env).toContainEqual({ name: "GAVEL_NATS_URL", value: `nats://gavel-nats.${NS}.svc:4222` });
+    // ADR 0039: V8's young generation is not left to the 512Mi limit's 1 MB semi-spaces.
+    expect(c.containers[0]?.env).toContainEqual({ name: "NODE_OPTIONS", value: "--max-semi-space-size=16" });
     expect(c.volumes).toContainEqual({ name: "nats-credentials", secret: { secretName: "gavel-nats-credentials" } });
     const role = docs.find((d) => d.kind === "ClusterRole") as unknown as { rules: PolicyRule[] };
     expect(flatten(role.rules)).toEqual({ ...EXPECTED_RULES, "/secrets": ["create"] });
