@@ -1,7 +1,8 @@
 // Engine throughput: simulated iterations per second through the local driver and the
-// in-memory runtime (no containers), against an empty loop of the same shape in the same run.
+// in-memory workloads (no containers), against an empty loop of the same shape in the same run.
 import type { Agent, Execution } from "../src/api/types.js";
-import { InMemoryRuntime } from "../test/harness/in-memory-runtime.js";
+import { InMemoryWorkloads } from "../test/harness/in-memory-workloads.js";
+import { runToEnd } from "../src/runtime/run-to-end.js";
 import { runLocal } from "../src/local/local-run.js";
 import { virtualWorkspace } from "../src/local/workspace.js";
 import { ExecutionTrace } from "../src/telemetry/execution-trace.js";
@@ -47,16 +48,16 @@ function execution(i: number): Execution {
  * iterations through the engine and driver; with `tracing`, each Execution traced.
  */
 export async function engineIterations(total: number, tracing?: Tracing): Promise<number> {
-  const runtime = new InMemoryRuntime((spec) =>
+  const workloads = new InMemoryWorkloads((spec) =>
     spec.image === "bench/judge" ? { stdout: VERDICT } : { stdout: spec.env?.GAVEL_ITERATION === String(PER_EXECUTION) ? "done\n" : "not yet\n" },
   );
-  runtime.record = false;
+  workloads.record = false;
   const judges = new Map([["bench-judge", judge]]);
   let iterations = 0;
   for (let i = 0; iterations < total; i++) {
     const ex = execution(i);
     const trace = tracing === undefined ? {} : { trace: new ExecutionTrace(tracing, { namespace: "bench", name: ex.metadata.name, uid: `bench-${i}-${total}`, agent: agent.metadata.name }) };
-    const r = await runLocal({ execution: ex, agent, judges, runtime, workspace: virtualWorkspace, ...trace });
+    const r = await runLocal({ execution: ex, agent, judges, workloads, workspace: virtualWorkspace, ...trace });
     if (r.execution.status?.phase !== "Succeeded") throw new Error(`bench execution ended ${r.execution.status?.phase ?? "?"}`);
     iterations += r.execution.status.iterations?.length ?? 0;
   }
@@ -64,17 +65,16 @@ export async function engineIterations(total: number, tracing?: Tracing): Promis
 }
 
 /**
- * The baseline: the same number of "iterations", each one workload start + wait on the same
- * in-memory runtime (one worker, one judge), with no engine decisions, validators or events.
+ * The baseline: the same number of "iterations", each one worker and one judge run to their
+ * end (runToEnd) on the same in-memory workloads (one worker, one judge), with no engine decisions, validators or events.
  */
 async function emptyIterations(total: number): Promise<number> {
-  const runtime = new InMemoryRuntime((spec) => (spec.image === "bench/judge" ? { stdout: VERDICT } : { stdout: "done\n" }));
-  runtime.record = false;
+  const workloads = new InMemoryWorkloads((spec) => (spec.image === "bench/judge" ? { stdout: VERDICT } : { stdout: "done\n" }));
+  workloads.record = false;
+  const place = { namespace: "bench" };
   for (let i = 0; i < total; i++) {
-    const w = await runtime.start({ name: `w${i}`, image: "bench/worker", mounts: [], network: "none", timeoutSeconds: 60 });
-    await w.wait();
-    const j = await runtime.start({ name: `j${i}`, image: "bench/judge", mounts: [], network: "none", timeoutSeconds: 60 });
-    await j.wait();
+    await runToEnd(workloads, { name: `w${i}`, image: "bench/worker", mounts: [], network: "none", timeoutSeconds: 60 }, place);
+    await runToEnd(workloads, { name: `j${i}`, image: "bench/judge", mounts: [], network: "none", timeoutSeconds: 60 }, place);
   }
   return total;
 }
@@ -96,8 +96,8 @@ export const suite: BenchSuite = {
     const baseline = await perSecond(emptyIterations, ITERATIONS);
     return [
       {
-        name: "engine: simulated iterations per second (in-memory runtime, 1 core)",
-        baselineName: "same runtime, worker + judge start/wait only",
+        name: "engine: simulated iterations per second (in-memory workloads, 1 core)",
+        baselineName: "same workloads, worker + judge runToEnd only",
         baseline,
         value: engine,
         unit: "iterations/s",

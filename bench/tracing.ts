@@ -21,7 +21,7 @@ const ROUNDS = Number(process.env.GAVEL_BENCH_GATE_ROUNDS ?? "4");
 const LOOP_ITERATIONS = 2000;
 
 /**
- * The outer loop (engine + local driver, in-memory runtime): iterations per second with every
+ * The outer loop (engine + local driver, in-memory workloads): iterations per second with every
  * Execution traced (a span per iteration, validator and judge, exported) and untraced, interleaved.
  */
 async function loopRates(tracing: Tracing): Promise<{ loopOff: number[]; loopOn: number[] }> {
@@ -95,7 +95,7 @@ export async function runTracingBench(): Promise<BenchResult[]> {
       row(50),
       row(99),
       {
-        name: "outer loop with tracing on (engine + local driver, in-memory runtime)",
+        name: "outer loop with tracing on (engine + local driver, in-memory workloads)",
         baselineName: "the same loop, tracing off",
         baseline: median(loopOff),
         value: median(loopOn),

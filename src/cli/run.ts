@@ -13,7 +13,7 @@ import type { Agent, Execution, JsonValue } from "../api/types.js";
 import { API_VERSION, DEFAULT_GUARD_POLICY, type GuardPolicySpec } from "../api/types.js";
 import { PolicyError } from "../gate/guard/pattern-set.js";
 import { compilePolicy, type CompiledPolicy, type NamedPolicy } from "../gate/guard/policy.js";
-import { DockerRuntime } from "../runtime/docker/docker-runtime.js";
+import { DockerWorkloads } from "../runtime/docker/docker-workloads.js";
 import { openGateSocket, type GateSocket } from "../local/gate-socket.js";
 import { startLocalGate, type LocalGate } from "../local/local-gate.js";
 import { LocalRun, type LocalRunResult } from "../local/local-run.js";
@@ -399,7 +399,7 @@ export const runCommand: Command = {
     const view = new TreeView(name, progress, progress.isTTY === true);
     let publishing: Promise<unknown> = Promise.resolve();
     const conns = await openConnections(manifests.worker, values.nats);
-    const runtime = new DockerRuntime({ ...(dockerSocket(io.env) !== undefined ? { socketPath: dockerSocket(io.env) } : {}) });
+    const workloads = new DockerWorkloads({ ...(dockerSocket(io.env) !== undefined ? { socketPath: dockerSocket(io.env) } : {}) });
     // Traces when OTEL_EXPORTER_OTLP_ENDPOINT (or another OTEL_* exporter setting) asks for them.
     const tracing = await tracingFromEnv(io.env, { name: "gavel" });
     const trace = tracing === undefined ? undefined : new ExecutionTrace(tracing, { namespace: values.namespace, name, uid: execution.metadata.uid as string, agent: manifests.worker.metadata.name });
@@ -407,7 +407,7 @@ export const runCommand: Command = {
       execution,
       agent: manifests.worker,
       judges: manifests.judges,
-      runtime,
+      workloads,
       runtimes,
       ...(trace !== undefined ? { trace } : {}),
       ...gateAddress(conns),
@@ -423,7 +423,8 @@ export const runCommand: Command = {
       result = await runWithGate(run, conns, manifests, tracing);
     } finally {
       view.end();
-      await runtime.close();
+      // The run retired its containers; anything left by a crash between create and retire goes too.
+      await workloads.removeAll();
       await closeConnections(conns, publishing);
       trace?.end();
       await tracing?.shutdown().catch((err: unknown) => io.stderr.write(`gavel run: exporting traces failed: ${messageOf(err)}\n`));

@@ -1,10 +1,10 @@
-// Tests of the local-mode driver on the in-memory runtime: what it starts (env, mounts,
+// Tests of the local-mode driver on the in-memory workloads: what it starts (env, mounts,
 // network, stdin, deadlines), what it reads, and how judge runs become outcomes.
 import { describe, expect, it } from "vitest";
 import type { Agent, Execution, ValidatorSpec } from "../api/types.js";
 import type { GavelEvent } from "../api/events.js";
 import { applyEvent, emptyTree, renderTree } from "../cli/tree.js";
-import { InMemoryRuntime, type Behaviour } from "../../test/harness/in-memory-runtime.js";
+import { InMemoryWorkloads, type Behaviour } from "../../test/harness/in-memory-workloads.js";
 import { LocalRun, runLocal } from "./local-run.js";
 import { virtualWorkspace } from "./workspace.js";
 
@@ -38,27 +38,27 @@ function judge(name: string, extra: Partial<Agent["spec"]> = {}): Agent {
 const execution: Execution = { apiVersion: "100monkeys.ai/v1", kind: "Execution", metadata: { name: "demo" }, spec: { agentRef: { name: "writer" }, input: { n: 3 } } };
 
 async function run(agent: Agent, judges: Agent[], behaviour: Behaviour, exec: Execution = execution) {
-  const runtime = new InMemoryRuntime(behaviour);
+  const workloads = new InMemoryWorkloads(behaviour);
   const events: GavelEvent[] = [];
   const result = await runLocal({
     execution: exec,
     agent,
     judges: new Map(judges.map((j) => [j.metadata.name, j])),
-    runtime,
+    workloads,
     onEvent: (e) => events.push(e),
     workspace: virtualWorkspace,
   });
-  return { result, runtime, events };
+  return { result, workloads, events };
 }
 
-describe("local run (in-memory runtime)", () => {
-  it("refines once: iteration 2 gets the feedback, the file is read through the runtime, then a judge passes it", async () => {
+describe("local run (in-memory workloads)", () => {
+  it("refines once: iteration 2 gets the feedback, the file is read by a reader workload, then a judge passes it", async () => {
     const agent = worker([
       { type: "exit_code" },
       { type: "json_schema", target_path: "/workspace/result.json", schema: { type: "object", required: ["answer"] } },
       { type: "semantic", judge_agent: "checker", criteria: "answer present", min_score: 0.5 },
     ]);
-    const { result, runtime, events } = await run(agent, [judge("checker")], (spec, rt) => {
+    const { result, workloads, events } = await run(agent, [judge("checker")], (spec, rt) => {
       if (spec.image === "example/worker:dev") {
         const ws = spec.mounts[0];
         if (ws === undefined) throw new Error("no workspace mount");
@@ -72,7 +72,7 @@ describe("local run (in-memory runtime)", () => {
     expect(status?.phase).toBe("Succeeded");
     expect(status?.iterations?.map((i) => i.phase)).toEqual(["Refining", "Passed"]);
     expect(status?.score).toBe(0.9);
-    const workers = runtime.started.filter((s) => s.image === "example/worker:dev");
+    const workers = workloads.started.filter((s) => s.image === "example/worker:dev");
     expect(workers.map((w) => w.name)).toEqual(["demo-i1", "demo-i2"]);
     expect(workers[0]?.env).toMatchObject({
       GAVEL_NAMESPACE: "default",
@@ -89,7 +89,7 @@ describe("local run (in-memory runtime)", () => {
     expect(workers[1]?.env?.GAVEL_FEEDBACK).toContain("must have required property 'answer'");
     expect(workers[0]).toMatchObject({ network: "allow", timeoutSeconds: 5, resources: { memoryBytes: 256 * 2 ** 20, nanoCpus: 5e8 } });
     expect(workers[0]?.mounts[0]).toMatchObject({ mountPath: "/workspace", readOnly: false });
-    const judged = runtime.started.filter((s) => s.image === "judges/checker:dev");
+    const judged = workloads.started.filter((s) => s.image === "judges/checker:dev");
     expect(judged).toHaveLength(1);
     expect(judged[0]).toMatchObject({ name: "demo-i2-v2-checker", network: "none", timeoutSeconds: 2 });
     expect(judged[0]?.mounts.every((m) => m.readOnly && m.mountPath === "/workspace")).toBe(true);
@@ -109,21 +109,21 @@ describe("local run (in-memory runtime)", () => {
   it("a judge payload too big for the environment goes on stdin only", async () => {
     const agent = worker([{ type: "semantic", judge_agent: "checker" }], { max_iterations: 1 });
     const big = "x".repeat(200 * 1024);
-    const { runtime } = await run(agent, [judge("checker")], (spec) =>
+    const { workloads } = await run(agent, [judge("checker")], (spec) =>
       spec.image === "example/worker:dev" ? { stdout: big } : { stdout: '{"score": 1, "confidence": 1, "reasoning": "ok"}' },
     );
-    const j = runtime.started.find((s) => s.image === "judges/checker:dev");
+    const j = workloads.started.find((s) => s.image === "judges/checker:dev");
     expect(j?.env?.GAVEL_INPUT).toBeUndefined();
     expect((JSON.parse(j?.stdin ?? "{}") as { output: string }).output).toBe(big);
   });
 
   it("a judge that hangs is killed at its deadline and rejected as timed_out", async () => {
     const agent = worker([{ type: "semantic", judge_agent: "slow", timeout_seconds: 0.05 }], { max_iterations: 1 });
-    const { result, runtime } = await run(agent, [judge("slow")], (spec) => (spec.image.startsWith("judges/") ? { hang: true } : {}));
+    const { result, workloads } = await run(agent, [judge("slow")], (spec) => (spec.image.startsWith("judges/") ? { hang: true } : {}));
     expect(result.execution.status?.phase).toBe("Failed");
     expect(result.children[0]?.status).toMatchObject({ phase: "TimedOut", rejection: "timed_out" });
     expect(result.execution.status?.iterations?.[0]?.validators?.[0]?.reasoning).toContain("timed_out");
-    expect(runtime.started.find((s) => s.name === "demo-i1-v0-slow")?.timeoutSeconds).toBe(0.05);
+    expect(workloads.started.find((s) => s.name === "demo-i1-v0-slow")?.timeoutSeconds).toBe(0.05);
   });
 
   it("crashing, garbage-printing and workspace-writing judges are each rejected with their reason", async () => {
@@ -147,13 +147,13 @@ describe("local run (in-memory runtime)", () => {
 
   it("a worker past its iteration deadline is killed and the next iteration is told", async () => {
     const agent = worker([{ type: "exit_code" }], { max_iterations: 2, iteration_timeout_seconds: 0.05 });
-    const { result, runtime } = await run(agent, [], (spec) => (spec.env?.GAVEL_ITERATION === "1" ? { hang: true } : {}));
+    const { result, workloads } = await run(agent, [], (spec) => (spec.env?.GAVEL_ITERATION === "1" ? { hang: true } : {}));
     expect(result.execution.status?.phase).toBe("Succeeded");
     expect(result.execution.status?.iterations?.[1]?.feedback).toContain("ran past its iteration deadline");
-    expect(runtime.started[1]?.env?.GAVEL_FEEDBACK).toContain("was killed");
+    expect(workloads.started[1]?.env?.GAVEL_FEEDBACK).toContain("was killed");
   });
 
-  it("reads a regex target file through the runtime and reports a file outside every volume", async () => {
+  it("reads a regex target file through a reader and reports a file outside every volume", async () => {
     const agent = worker([{ type: "regex", pattern: "ok", target: "/etc/passwd" }], { max_iterations: 1 });
     const { result } = await run(agent, [], () => ({}));
     expect(result.execution.status?.message).toContain("is not inside any workspace volume");
@@ -162,27 +162,27 @@ describe("local run (in-memory runtime)", () => {
   it("a judge whose input_schema cannot be filled is a failed judge, not a crashed run", async () => {
     const picky = judge("picky", { input_schema: { type: "object", required: ["deployment_result"], properties: { deployment_result: { type: "string" } } } });
     const agent = worker([{ type: "semantic", judge_agent: "picky" }], { max_iterations: 1 });
-    const { result, runtime } = await run(agent, [picky], () => ({}));
+    const { result, workloads } = await run(agent, [picky], () => ({}));
     expect(result.children[0]?.status).toMatchObject({ phase: "Failed", rejection: "failed" });
     expect(result.children[0]?.status?.message).toContain("deployment_result");
-    expect(runtime.started.some((s) => s.image === "judges/picky:dev")).toBe(false);
+    expect(workloads.started.some((s) => s.image === "judges/picky:dev")).toBe(false);
   });
 
   it("cancel stops the running worker and ends Cancelled", async () => {
-    const runtime = new InMemoryRuntime(() => ({ hang: true }));
-    const lr = new LocalRun({ execution, agent: worker([{ type: "exit_code" }]), judges: new Map(), runtime, workspace: virtualWorkspace });
+    const workloads = new InMemoryWorkloads(() => ({ hang: true }));
+    const lr = new LocalRun({ execution, agent: worker([{ type: "exit_code" }]), judges: new Map(), workloads, workspace: virtualWorkspace });
     const done = lr.run();
     await new Promise((r) => setTimeout(r, 20));
     lr.cancel();
     const result = await done;
     expect(result.execution.status?.phase).toBe("Cancelled");
-    expect(runtime.stopped).toEqual(["demo-i1"]);
+    expect(workloads.stopped).toEqual(["demo-i1"]);
   });
 
   it("a worker that cannot start fails the run with an error naming the iteration", async () => {
-    const runtime = new InMemoryRuntime(() => ({}));
-    runtime.start = () => Promise.reject(new Error("image example/worker:dev is not on this engine"));
-    await expect(runLocal({ execution, agent: worker([]), judges: new Map(), runtime, workspace: virtualWorkspace })).rejects.toThrow(
+    const workloads = new InMemoryWorkloads(() => ({}));
+    workloads.ensure = () => Promise.reject(new Error("image example/worker:dev is not on this engine"));
+    await expect(runLocal({ execution, agent: worker([]), judges: new Map(), workloads, workspace: virtualWorkspace })).rejects.toThrow(
       /starting the worker of iteration 1: image example\/worker:dev/,
     );
   });
@@ -191,7 +191,7 @@ describe("local run (in-memory runtime)", () => {
     const events: GavelEvent[] = [];
     let release!: () => void;
     const hold = new Promise<void>((r) => (release = r));
-    const runtime = new InMemoryRuntime(async (spec) => {
+    const workloads = new InMemoryWorkloads(async (spec) => {
       if (spec.image === "example/worker:dev") {
         await hold; // the worker is "running" while its call is judged
         return {};
@@ -199,7 +199,7 @@ describe("local run (in-memory runtime)", () => {
       return { stdout: '{"score": 0.75, "confidence": 0.9, "reasoning": "looks safe"}' };
     });
     const agent: Agent = { ...worker([]), spec: { ...worker([]).spec, tools: ["fs.write", { name: "cmd.run", allowlist: ["ls"] }] } };
-    const lr = new LocalRun({ execution, agent, judges: new Map([["guard-judge", judge("guard-judge", { input_schema: {} })]]), runtime, workspace: virtualWorkspace, onEvent: (e) => events.push(e) });
+    const lr = new LocalRun({ execution, agent, judges: new Map([["guard-judge", judge("guard-judge", { input_schema: {} })]]), workloads, workspace: virtualWorkspace, onEvent: (e) => events.push(e) });
     const done = lr.run();
     await new Promise((r) => setTimeout(r, 10));
     const proposal = { namespace: "default", execution: "demo", iteration: 1, step: 3, toolCallId: "tc-1", tool: "fs.write", args: { path: "/workspace/a", content: "x" } };
@@ -221,7 +221,7 @@ describe("local run (in-memory runtime)", () => {
     expect(child?.spec.parent).toMatchObject({ name: "demo", purpose: "tool_validation", toolCallId: "tc-1", validatorIndex: 0 });
     expect(child?.spec.input).toMatchObject({ proposed_tool_call: { tool: "fs.write" } });
     expect(child?.status).toMatchObject({ phase: "Succeeded", score: 0.75, verdict: { score: 0.75, confidence: 0.9 } });
-    const spec = runtime.started.find((x) => x.name === "demo-i1-t0-s3-guard-judge");
+    const spec = workloads.started.find((x) => x.name === "demo-i1-t0-s3-guard-judge");
     expect(spec?.mounts.every((m) => m.readOnly)).toBe(true);
     expect(JSON.parse(spec?.stdin ?? "")).toMatchObject({
       proposed_tool_call: { tool: "fs.write", args: { path: "/workspace/a", content: "x" } },
@@ -238,7 +238,7 @@ describe("local run (in-memory runtime)", () => {
   it("a tool_validation judge that prints no verdict is a Failed child with its rejection", async () => {
     let release!: () => void;
     const hold = new Promise<void>((r) => (release = r));
-    const runtime = new InMemoryRuntime(async (spec) => {
+    const workloads = new InMemoryWorkloads(async (spec) => {
       if (spec.image === "example/worker:dev") {
         await hold;
         return {};
@@ -246,7 +246,7 @@ describe("local run (in-memory runtime)", () => {
       return { stdout: "I think it is fine" };
     });
     const agent: Agent = { ...worker([]), spec: { ...worker([]).spec, tools: ["fs.write"] } };
-    const lr = new LocalRun({ execution, agent, judges: new Map([["guard-judge", judge("guard-judge", { input_schema: {} })]]), runtime, workspace: virtualWorkspace });
+    const lr = new LocalRun({ execution, agent, judges: new Map([["guard-judge", judge("guard-judge", { input_schema: {} })]]), workloads, workspace: virtualWorkspace });
     const done = lr.run();
     await new Promise((r) => setTimeout(r, 10));
     const proposal = { namespace: "default", execution: "demo", iteration: 1, step: 2, toolCallId: "tc-2", tool: "fs.write", args: { path: "/workspace/a", content: "x" } };

@@ -1,6 +1,8 @@
-// The local-mode driver: runs one Execution's outer loop against a WorkloadRuntime (Docker
-// in `gavel run`), with the state in memory. It performs the engine's actions (worker
-// containers, file reads, judge containers, stops) and feeds what it observes back.
+// The local-mode driver: runs one Execution's outer loop over the Workloads port (Docker in
+// `gavel run`), with the state in memory. It performs the engine's actions (worker
+// containers, reader containers for file reads, judge containers, stops), running each
+// workload to its end with runToEnd (ADR 0030), and feeds what it observes back.
+import { posix } from "node:path";
 import type { ToolCallProposal } from "../api/protocol.js";
 import type { Agent, ChildRef, Execution, SemanticValidatorSpec } from "../api/types.js";
 import { toolJudgeChild, validationJudgeChild } from "../children/child-executions.js";
@@ -31,8 +33,9 @@ import {
 import type { FileContent } from "../engine/validators/outcome.js";
 import { messageOf } from "../errors.js";
 import type { GavelEvent } from "../api/events.js";
-import { readFileFromImage } from "../runtime/file-reader.js";
-import type { WorkloadHandle, WorkloadMount, WorkloadRuntime, WorkloadSpec } from "../runtime/workload.js";
+import { imageReader, readerContent, volumeReader } from "../runtime/file-reader.js";
+import { runToEnd } from "../runtime/run-to-end.js";
+import type { WorkloadMount, WorkloadPlacement, WorkloadResult, Workloads, WorkloadSpec } from "../runtime/workload.js";
 import type { ExecutionTrace } from "../telemetry/execution-trace.js";
 import { createWorkspace, type Workspace } from "./workspace.js";
 
@@ -43,7 +46,10 @@ export interface LocalRunOptions {
   agent: Agent;
   /** Judge Agents by name. */
   judges: ReadonlyMap<string, Agent>;
-  runtime: WorkloadRuntime;
+  /** Where its workloads run (DockerWorkloads in `gavel run`); each is run to its end here. */
+  workloads: Workloads;
+  /** Image of the readers of workspace files (needs `sh` and `cat`); default defaultImages().reader. */
+  readerImage?: string;
   /** Called for every event, in order (the live tree; the NATS publisher). */
   onEvent?: (event: GavelEvent) => void;
   /** NATS the worker proposes its tool calls on (the inner-loop gate), when one runs. */
@@ -62,6 +68,9 @@ export interface LocalRunOptions {
   trace?: ExecutionTrace;
 }
 
+/** Seconds a file reader may take before it is killed. */
+const READER_TIMEOUT_SECONDS = 30;
+
 /** How a local run ended. */
 export interface LocalRunResult {
   execution: Execution;
@@ -73,7 +82,8 @@ export interface LocalRunResult {
 export class LocalRun {
   private readonly state: EngineState = initialState();
   private readonly ctx: EngineContext;
-  private readonly handles = new Map<string, WorkloadHandle>();
+  /** The workloads running now: how to stop each, and its end. */
+  private readonly running = new Map<string, { stop: AbortController; end: Promise<unknown> }>();
   private readonly children = new Map<string, Execution>();
   private workspace: Workspace | undefined;
   private wake: (() => void) | undefined;
@@ -82,11 +92,13 @@ export class LocalRun {
   private fatal: Error | undefined;
   private readonly now: () => number;
   private readonly namespace: string;
+  private readonly place: WorkloadPlacement;
 
   constructor(private readonly opts: LocalRunOptions) {
     this.ctx = { execution: opts.execution, agent: opts.agent, judges: opts.judges };
     this.now = opts.now ?? Date.now;
     this.namespace = opts.execution.metadata.namespace ?? "default";
+    this.place = { namespace: this.namespace };
   }
 
   /** Asks the run to stop: running containers are killed and the Execution ends Cancelled. */
@@ -113,9 +125,10 @@ export class LocalRun {
         }
       }
       // Stopped workloads report back asynchronously; wait so nothing outlives the run.
-      await Promise.all([...this.handles.values()].map((h) => h.wait().catch(() => undefined)));
+      await this.allEnded();
     } finally {
-      await Promise.all([...this.handles.values()].map((h) => h.stop().catch(() => undefined)));
+      for (const w of this.running.values()) w.stop.abort();
+      await this.allEnded();
       await this.workspace.remove();
     }
     this.foldToolCalls();
@@ -123,6 +136,26 @@ export class LocalRun {
       execution: { ...this.opts.execution, status: this.state.status },
       children: [...this.children.values()],
     };
+  }
+
+  private async allEnded(): Promise<void> {
+    while (this.running.size > 0) await Promise.all([...this.running.values()].map((w) => w.end.catch(() => undefined)));
+  }
+
+  /**
+   * Runs one workload to its end (ensure, observe, output, retire); the engine's `stop` action
+   * for its name aborts it, and it ends `cancelled`.
+   */
+  private async runWorkload(spec: WorkloadSpec): Promise<WorkloadResult> {
+    if (this.running.has(spec.name)) throw new Error(`a workload named ${spec.name} is running already`);
+    const stop = new AbortController();
+    const end = runToEnd(this.opts.workloads, spec, this.place, { signal: stop.signal });
+    this.running.set(spec.name, { stop, end });
+    try {
+      return await end;
+    } finally {
+      this.running.delete(spec.name);
+    }
   }
 
   private fatalError(): Error | undefined {
@@ -173,7 +206,7 @@ export class LocalRun {
         void this.spawnJudge(a.child);
         return;
       case "stop":
-        for (const name of a.names) void this.handles.get(name)?.stop().catch(() => undefined);
+        for (const name of a.names) this.running.get(name)?.stop.abort();
         for (const name of a.names) {
           const child = this.children.get(name);
           if (child !== undefined) this.settleChild(child, stoppedByParent(a.reason));
@@ -194,6 +227,7 @@ export class LocalRun {
     this.opts.onEvent?.(event);
   }
   private seq = 0;
+  private readers = 0;
 
   /**
    * Where the local gate's decided calls are (its ToolCallStore's tallies, as on a cluster):
@@ -261,10 +295,7 @@ export class LocalRun {
       ...(this.opts.runtimes !== undefined ? { runtimes: this.opts.runtimes } : {}),
     });
     spec.mounts.push(...(this.opts.workerMounts ?? []));
-    const handle = await this.opts.runtime.start(spec);
-    this.handles.set(a.name, handle);
-    const r = await handle.wait();
-    this.handles.delete(a.name);
+    const r = await this.runWorkload(spec);
     observeWorker(this.state, {
       iteration: a.iteration,
       exitCode: r.exitCode,
@@ -277,8 +308,9 @@ export class LocalRun {
   }
 
   /**
-   * Reads what a validator needs: workspace files through the runtime's read-only reader
-   * (never the worker's own report), image files through a one-shot reader of the agent's image.
+   * Reads what a validator needs through reader workloads (runtime/file-reader.ts): workspace
+   * files with the volume mounted read-only (never the worker's own report), image files in
+   * the agent's image. The same readers the controller runs as pods.
    */
   private async readFiles(files: FileRequest[]): Promise<void> {
     const results = await Promise.all(files.map(async (f) => [f.key, await this.readOne(f)] as const));
@@ -287,28 +319,24 @@ export class LocalRun {
   }
 
   private async readOne(f: FileRequest): Promise<FileContent> {
+    const name = `${this.opts.execution.metadata.name}-${f.from === "image" ? "image-reader" : "reader"}-${this.readers++}`;
+    let spec: WorkloadSpec;
     if (f.from === "workspace") {
-      const mount = (this.workspace as Workspace).mountFor(f.path);
+      const ws = this.workspace as Workspace;
+      const mount = ws.mountFor(f.path);
       if (mount === undefined) {
-        return { ok: false, reason: "unreadable", detail: `${f.path} is not inside any workspace volume (${(this.workspace as Workspace).mounts.map((m) => m.mountPath).join(", ")})` };
+        return { ok: false, reason: "unreadable", detail: `${f.path} is not inside any workspace volume (${ws.mounts.map((m) => m.mountPath).join(", ")})` };
       }
-      try {
-        const text = await this.opts.runtime.readFile({ ...mount, readOnly: true }, f.path);
-        return text === undefined ? { ok: false, reason: "missing", detail: "no such file" } : { ok: true, content: text };
-      } catch (err) {
-        return { ok: false, reason: "unreadable", detail: messageOf(err) };
-      }
+      spec = volumeReader(name, this.opts.readerImage ?? defaultImages().reader, mount, posix.normalize(f.path), READER_TIMEOUT_SECONDS);
+    } else {
+      const image = agentImage(this.opts.agent, this.opts.runtimes ?? runtimeTable(), defaultImages().worker) ?? defaultImages().worker;
+      spec = imageReader(name, image, f.path, READER_TIMEOUT_SECONDS);
     }
-    return this.readFromImage(f.path);
-  }
-
-  private readFromImage(path: string): Promise<FileContent> {
-    return readFileFromImage(this.opts.runtime, {
-      name: `${this.opts.execution.metadata.name}-image-reader-${this.seq++}`,
-      image: agentImage(this.opts.agent, this.opts.runtimes ?? runtimeTable(), defaultImages().worker) ?? defaultImages().worker,
-      path,
-      timeoutSeconds: 30,
-    });
+    try {
+      return readerContent(await this.runWorkload(spec), f.from);
+    } catch (err) {
+      return { ok: false, reason: "unreadable", detail: `the reader could not run: ${messageOf(err)}` };
+    }
   }
 
   /** A validation judge: its child Execution, then its container; a judge that cannot run is a failed judge. */
@@ -343,9 +371,7 @@ export class LocalRun {
   /** Runs a judge's container to its end: what it printed, or why it could not be started. */
   private async runJudge(spec: WorkloadSpec): Promise<JudgeRunObservation> {
     try {
-      const handle = await this.opts.runtime.start(spec);
-      this.handles.set(spec.name, handle);
-      return { end: await handle.wait().finally(() => this.handles.delete(spec.name)) };
+      return { end: await this.runWorkload(spec) };
     } catch (err) {
       return { problem: `the judge could not be started: ${messageOf(err)}` };
     }

@@ -34,7 +34,7 @@ export async function createWorkspace(agent: Agent, execution: string): Promise<
   return workspaceOf(mounts, () => rm(root, { recursive: true, force: true }));
 }
 
-/** A workspace whose sources are names, not directories (for the in-memory runtime). */
+/** A workspace whose sources are names, not directories (for the in-memory workloads of unit tests and benches). */
 export function virtualWorkspace(agent: Agent, execution: string): Promise<Workspace> {
   const volumes = agent.spec.volumes !== undefined && agent.spec.volumes.length > 0 ? agent.spec.volumes : [DEFAULT_WORKSPACE];
   const mounts = volumes.map((v) => ({ name: v.name, source: `mem://${execution}/${v.name}`, mountPath: posix.normalize(v.mount_path), readOnly: false }));

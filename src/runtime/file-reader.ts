@@ -2,10 +2,10 @@
 // short-lived reader workload with no network that runs `sh` and `cat`, either over a
 // workspace volume mounted read-only (a symlink the worker planted resolves inside the
 // reader, never on the host) or in the agent's own image (json_schema's `schema_path`).
-// Local mode waits for the reader; the controller creates it as a pod and reads its end on a
-// later reconcile, so no reconcile waits for a pod.
+// Local mode runs the reader to its end (runToEnd); the controller creates it as a pod and
+// reads its end on a later reconcile, so no reconcile waits for a pod.
 import type { FileContent } from "../engine/validators/outcome.js";
-import { OUTPUT_CAP_BYTES, type WorkloadMount, type WorkloadResult, type WorkloadRuntime, type WorkloadSpec } from "./workload.js";
+import { OUTPUT_CAP_BYTES, type WorkloadMount, type WorkloadResult, type WorkloadSpec } from "./workload.js";
 
 /** Exit code of a reader when the file does not exist. */
 export const READER_MISSING = 3;
@@ -51,19 +51,4 @@ export function readerContent(r: Pick<WorkloadResult, "exitCode" | "stdout" | "s
     return { ok: false, reason: "unreadable", detail: from === "image" ? `${why} (gavel reads files from the agent's image with sh and cat)` : why };
   }
   return { ok: true, content: r.stdout };
-}
-
-/** What to read from an image, and the workload that reads it. */
-export interface ImageFileRequest {
-  /** Workload name, unique among the runtime's live workloads. */
-  name: string;
-  image: string;
-  path: string;
-  timeoutSeconds: number;
-}
-
-/** Reads `path` from `image` and waits for it (local mode); a missing file and an unreadable one are told apart. */
-export async function readFileFromImage(runtime: WorkloadRuntime, req: ImageFileRequest): Promise<FileContent> {
-  const handle = await runtime.start(imageReader(req.name, req.image, req.path, req.timeoutSeconds));
-  return readerContent(await handle.wait(), "image");
 }

@@ -1,8 +1,8 @@
 // The workload ports: what a worker, judge, reader or copier run is (WorkloadSpec), the
-// level-triggered Workloads port (ADR 0030) the controller drives (runtime/kubernetes/
-// pod-workloads.ts) and Docker implements (runtime/docker/docker-workloads.ts), and the
-// start-and-wait WorkloadRuntime local mode still uses (runtime/docker/docker-runtime.ts,
-// runToEnd over DockerWorkloads). The engine itself never imports either.
+// level-triggered Workloads port (ADR 0030) both drivers use (the controller through
+// runtime/kubernetes/pod-workloads.ts, local mode through runtime/docker/docker-workloads.ts
+// and runToEnd), and the start-and-wait WorkloadRuntime left to DockerRuntime's tests (to be
+// removed). The engine itself never imports either.
 import type { EnvFromSource, EnvVar, OwnerReference } from "../api/types.js";
 
 /** A volume a workload mounts: the worker's workspaces, read-only copies for judges. */

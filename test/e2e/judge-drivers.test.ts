@@ -1,5 +1,5 @@
 // One engine, two drivers (issue 11): the same judged run, from the same manifests, in local
-// mode (DockerRuntime, the worker's workspace a host directory) and on the single-node cluster
+// mode (DockerWorkloads, the worker's workspace a host directory) and on the single-node cluster
 // (the chart's controller, a claim from local-path). The worker writes sum.js and report.json;
 // its command judge reads the report from the workspace it mounts and tries to write there.
 // Both drivers must end the same way: the run Succeeded, the judge child Succeeded with score
@@ -10,7 +10,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { withDefaults } from "../../src/api/defaults.js";
 import type { Agent, Execution } from "../../src/api/types.js";
 import { runLocal } from "../../src/local/local-run.js";
-import { DockerRuntime } from "../../src/runtime/docker/docker-runtime.js";
+import { DockerWorkloads } from "../../src/runtime/docker/docker-workloads.js";
 import { useCluster } from "../harness/cluster.js";
 import { commandJudgeYaml, executionYaml, oneShotWorkerYaml, semanticValidation } from "../harness/example-worker.js";
 import { executionsIn, type Executions } from "../harness/executions.js";
@@ -57,11 +57,11 @@ async function runLocally(): Promise<Ran> {
   const execution = docs.find((d): d is Execution => d.kind === "Execution");
   const agent = agents.find((a) => a.metadata.name === execution?.spec.agentRef.name);
   if (execution === undefined || agent === undefined) throw new Error("MANIFESTS hold no Execution of a known Agent");
-  const runtime = new DockerRuntime();
+  const workloads = new DockerWorkloads();
   try {
-    return await runLocal({ execution, agent, judges: new Map(agents.map((a) => [a.metadata.name, a])), runtime });
+    return await runLocal({ execution, agent, judges: new Map(agents.map((a) => [a.metadata.name, a])), workloads });
   } finally {
-    await runtime.close();
+    await workloads.removeAll();
   }
 }
 

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { withDefaults } from "../../src/api/defaults.js";
 import type { Agent, ConsensusStrategy, Execution, ValidatorSpec } from "../../src/api/types.js";
 import { LocalRun, runLocal, type LocalRunResult } from "../../src/local/local-run.js";
-import { DockerRuntime } from "../../src/runtime/docker/docker-runtime.js";
+import { DockerWorkloads } from "../../src/runtime/docker/docker-workloads.js";
 import { run, runOk } from "../harness/exec.js";
 import { BASE_IMAGE, HARNESS_DIR, REPO_DIR } from "../harness/paths.js";
 
@@ -73,11 +73,11 @@ function scriptedExecution(agent: Agent, script: string, extra: Partial<Executio
 
 async function runScripted(agent: Agent, script: string, judges: Agent[] = [], extra: Partial<Execution["spec"]> = {}): Promise<LocalRunResult> {
   const execution = scriptedExecution(agent, script, extra);
-  const runtime = new DockerRuntime();
+  const workloads = new DockerWorkloads();
   try {
-    return await runLocal({ execution, agent, judges: new Map(judges.map((j) => [j.metadata.name, j])), runtime });
+    return await runLocal({ execution, agent, judges: new Map(judges.map((j) => [j.metadata.name, j])), workloads });
   } finally {
-    await runtime.close();
+    await workloads.removeAll();
   }
 }
 
@@ -135,7 +135,7 @@ describe("local mode on Docker", () => {
     expect(st?.iterations?.[1]?.exitCode).toBe(0);
   });
 
-  it("json_schema: the workspace file is read by the runtime; inline and image schema both fail then pass", async () => {
+  it("json_schema: the workspace file is read by a reader container; inline and image schema both fail then pass", async () => {
     const r = await runScripted(
       worker([
         { type: "json_schema", target_path: "/workspace/out.json", schema: SCHEMA },
@@ -281,9 +281,9 @@ describe("local mode on Docker", () => {
   it("cancel kills the running worker container and ends Cancelled", async () => {
     const agent = worker([{ type: "exit_code" }], 1);
     const execution = scriptedExecution(agent, `setInterval(() => {}, 1000);`);
-    const runtime = new DockerRuntime();
+    const workloads = new DockerWorkloads();
     try {
-      const lr = new LocalRun({ execution, agent, judges: new Map(), runtime });
+      const lr = new LocalRun({ execution, agent, judges: new Map(), workloads });
       const done = lr.run();
       // Wait until the worker container is really running, then cancel.
       for (let i = 0; i < 100; i++) {
@@ -297,7 +297,7 @@ describe("local mode on Docker", () => {
       const left = await runOk("docker", ["ps", "-aq", "--filter", `label=gavel.dev/execution=${execution.metadata.name}`]);
       expect(left.trim()).toBe("");
     } finally {
-      await runtime.close();
+      await workloads.removeAll();
     }
   });
 

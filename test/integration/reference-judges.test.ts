@@ -10,7 +10,7 @@ import { withDefaults } from "../../src/api/defaults.js";
 import type { Agent, Execution } from "../../src/api/types.js";
 import { runtimeTable } from "../../src/children/runtime-table.js";
 import { runLocal } from "../../src/local/local-run.js";
-import { DockerRuntime } from "../../src/runtime/docker/docker-runtime.js";
+import { DockerWorkloads } from "../../src/runtime/docker/docker-workloads.js";
 import { runOk } from "../harness/exec.js";
 import { BASE_IMAGE } from "../harness/paths.js";
 import { parse } from "yaml";
@@ -52,13 +52,13 @@ describe("reference judge manifests in local mode", () => {
       },
     } as Agent);
     const execution: Execution = { apiVersion: "100monkeys.ai/v1", kind: "Execution", metadata: { name: `ref-judges-${process.pid}` }, spec: { agentRef: { name: "py-writer" } } };
-    const runtime = new DockerRuntime();
+    const workloads = new DockerWorkloads();
     try {
       const result = await runLocal({
         execution,
         agent: worker,
         judges: new Map(judges.map((j) => [j.metadata.name, j])),
-        runtime,
+        workloads,
         runtimes: runtimeTable([scriptedPythonRuntime("dev")]),
       });
       expect(result.execution.status?.phase, JSON.stringify(result.execution.status)).toBe("Succeeded");
@@ -71,7 +71,7 @@ describe("reference judge manifests in local mode", () => {
       const manifestJudge = result.children.find((c) => c.spec.agentRef.name === "manifest-quality-judge");
       expect(manifestJudge?.spec.input).toMatchObject({ generated_manifest: WORKER_OUTPUT, user_objective: "Write add(a, b) in Python." });
     } finally {
-      await runtime.close();
+      await workloads.removeAll();
     }
   });
 
@@ -87,10 +87,10 @@ describe("reference judge manifests in local mode", () => {
         execution: { mode: "one-shot", validation: [{ type: "semantic", judge_agent: "garbage-judge" }] },
       },
     } as Agent);
-    const runtime = new DockerRuntime();
+    const workloads = new DockerWorkloads();
     try {
       const execution: Execution = { apiVersion: "100monkeys.ai/v1", kind: "Execution", metadata: { name: `ref-garbage-${process.pid}` }, spec: { agentRef: { name: "py-writer" } } };
-      const result = await runLocal({ execution, agent: worker, judges: new Map([["garbage-judge", garbage]]), runtime, runtimes: runtimeTable([garbageNodeRuntime("dev")]) });
+      const result = await runLocal({ execution, agent: worker, judges: new Map([["garbage-judge", garbage]]), workloads, runtimes: runtimeTable([garbageNodeRuntime("dev")]) });
       const child = result.children[0];
       expect(child?.status?.rejection, JSON.stringify(child?.status)).toBe("malformed_output");
       expect(child?.status?.rawOutput?.stdout).toContain(GARBAGE);
@@ -99,7 +99,7 @@ describe("reference judge manifests in local mode", () => {
       expect(child?.status?.rawOutput?.stderr).toContain("gavel-agent");
       expect(child?.status?.rawOutput?.stdout).not.toContain("gavel-agent");
     } finally {
-      await runtime.close();
+      await workloads.removeAll();
     }
   });
 
@@ -118,14 +118,14 @@ describe("reference judge manifests in local mode", () => {
         execution: { mode: "one-shot", validation: [{ type: "semantic", judge_agent: first.metadata.name, criteria: "ok?" }] },
       },
     } as Agent);
-    const runtime = new DockerRuntime();
+    const workloads = new DockerWorkloads();
     try {
       const execution: Execution = { apiVersion: "100monkeys.ai/v1", kind: "Execution", metadata: { name: `ref-judges-bad-${process.pid}` }, spec: { agentRef: { name: "py-writer" } } };
-      const result = await runLocal({ execution, agent: worker, judges: new Map([[first.metadata.name, py312]]), runtime });
+      const result = await runLocal({ execution, agent: worker, judges: new Map([[first.metadata.name, py312]]), workloads });
       expect(result.execution.status?.phase).toBe("Failed");
       expect(result.children[0]?.status?.message ?? "").toMatch(/spec\.runtime\.version: no runtime for python 3\.12/);
     } finally {
-      await runtime.close();
+      await workloads.removeAll();
     }
   });
 });
