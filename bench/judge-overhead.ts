@@ -1,9 +1,11 @@
-// Judge overhead: from "spawn judge" to a parsed verdict through DockerRuntime, against
+// Judge overhead: from "spawn judge" to a parsed verdict through DockerWorkloads (runToEnd, as
+// local mode runs a judge), against
 // `docker run --rm` of the same image and command, interleaved in the same run; p50 of 30.
 import { spawn } from "node:child_process";
 import { performance } from "node:perf_hooks";
 import { judgeOutcome } from "../src/engine/gradient.js";
-import { DockerRuntime } from "../src/runtime/docker/docker-runtime.js";
+import { DockerWorkloads } from "../src/runtime/docker/docker-workloads.js";
+import { runToEnd } from "../src/runtime/run-to-end.js";
 import type { BenchResult, BenchSuite } from "./types.js";
 
 const IMAGE = process.env.BASE_IMAGE ?? "gavel/base:bookworm-node20";
@@ -28,12 +30,12 @@ export function percentile(samples: number[], p: number): number {
   return sorted[rank - 1] ?? Number.NaN;
 }
 
-async function viaRuntime(runtime: DockerRuntime, i: number): Promise<number> {
+async function viaWorkloads(workloads: DockerWorkloads, i: number): Promise<number> {
   const t0 = performance.now();
-  const handle = await runtime.start({ name: `bench-judge-${i}`, image: IMAGE, command: COMMAND, mounts: [], network: "none", timeoutSeconds: 60 });
-  const outcome = judgeOutcome(await handle.wait());
+  const spec = { name: `bench-judge-${i}`, image: IMAGE, command: COMMAND, mounts: [], network: "none" as const, timeoutSeconds: 60 };
+  const outcome = judgeOutcome(await runToEnd(workloads, spec, { namespace: "bench" }));
   const t1 = performance.now();
-  if (!outcome.ok) throw new Error(`runtime run ${i}: no verdict (${outcome.rejection}: ${outcome.detail})`);
+  if (!outcome.ok) throw new Error(`workloads run ${i}: no verdict (${outcome.rejection}: ${outcome.detail})`);
   return t1 - t0;
 }
 
@@ -50,25 +52,25 @@ export const suite: BenchSuite = {
   name: "judge-overhead",
   needs: ["docker"],
   async run(): Promise<BenchResult[]> {
-    const runtime = new DockerRuntime({ readerImage: IMAGE });
+    const workloads = new DockerWorkloads();
     const ours: number[] = [];
     const baseline: number[] = [];
     try {
       // Warm both paths (image layers, the CLI binary) before measuring.
-      await viaRuntime(runtime, -1);
+      await viaWorkloads(workloads, -1);
       await viaDockerRun(-1);
       for (let i = 0; i < RUNS; i++) {
         // Alternate which goes first so drift on a shared machine hits both alike.
         if (i % 2 === 0) {
-          ours.push(await viaRuntime(runtime, i));
+          ours.push(await viaWorkloads(workloads, i));
           baseline.push(await viaDockerRun(i));
         } else {
           baseline.push(await viaDockerRun(i));
-          ours.push(await viaRuntime(runtime, i));
+          ours.push(await viaWorkloads(workloads, i));
         }
       }
     } finally {
-      await runtime.close();
+      await workloads.removeAll();
     }
     const p50 = percentile(ours, 50);
     const base50 = percentile(baseline, 50);
@@ -83,7 +85,7 @@ export const suite: BenchSuite = {
         ratio,
         target: "ratio <= 1.3",
         met: ratio <= 1.3,
-        notes: `${RUNS} runs each, interleaved; p90 ${percentile(ours, 90).toFixed(0)} ms vs ${percentile(baseline, 90).toFixed(0)} ms; runtime containers are hardened (read-only rootfs, tmpfs, caps dropped), the baseline is plain`,
+        notes: `${RUNS} runs each, interleaved; p90 ${percentile(ours, 90).toFixed(0)} ms vs ${percentile(baseline, 90).toFixed(0)} ms; gavel's containers are hardened (read-only rootfs, tmpfs, caps dropped), the baseline is plain`,
       },
     ];
   },

@@ -1,8 +1,7 @@
-// The workload ports: what a worker, judge, reader or copier run is (WorkloadSpec), the
-// level-triggered Workloads port (ADR 0030) both drivers use (the controller through
+// The workload port: what a worker, judge, reader or copier run is (WorkloadSpec) and the
+// level-triggered Workloads port (ADR 0030) both drivers use, the controller through
 // runtime/kubernetes/pod-workloads.ts, local mode through runtime/docker/docker-workloads.ts
-// and runToEnd), and the start-and-wait WorkloadRuntime left to DockerRuntime's tests (to be
-// removed). The engine itself never imports either.
+// with runToEnd (run-to-end.ts). The engine itself never imports it.
 import type { EnvFromSource, EnvVar, OwnerReference } from "../api/types.js";
 
 /** A volume a workload mounts: the worker's workspaces, read-only copies for judges. */
@@ -58,9 +57,7 @@ export interface WorkloadSpec {
   labels?: Record<string, string>;
 }
 
-export type WorkloadPhase = "Pending" | "Running" | "Succeeded" | "Failed";
-
-/** What a finished (or killed) workload left behind. */
+/** What a workload run to its end (runToEnd) left behind. */
 export interface WorkloadResult {
   exitCode: number;
   stdout: string;
@@ -68,27 +65,10 @@ export interface WorkloadResult {
   /** True when the output was longer than the cap and cut (a marker is appended). */
   truncated: boolean;
   timedOut: boolean;
+  /** Ended by a stop (runToEnd's signal), not on its own or at its deadline. */
   cancelled: boolean;
   startedAt: Date;
   finishedAt: Date;
-}
-
-/** A running workload. */
-export interface WorkloadHandle {
-  readonly name: string;
-  /** Resolves when the workload ends for any reason (exit, deadline, stop); never rejects for a non-zero exit. */
-  wait(): Promise<WorkloadResult>;
-  /** Stops the workload (it ends with `cancelled: true`). Idempotent. */
-  stop(): Promise<void>;
-}
-
-/** The port. Implementations remove everything they created, even when a run fails. */
-export interface WorkloadRuntime {
-  start(spec: WorkloadSpec): Promise<WorkloadHandle>;
-  /** Reads a file from a volume source as a short-lived read-only reader would; undefined when missing. */
-  readFile(mount: WorkloadMount, path: string): Promise<string | undefined>;
-  /** Removes every workload this runtime started and not yet removed. */
-  close(): Promise<void>;
 }
 
 /**

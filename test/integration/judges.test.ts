@@ -1,18 +1,20 @@
-// The shipped judge images run through DockerRuntime as gavel runs judges: payload on stdin
-// and in GAVEL_INPUT, the workspace mounted read-only, no network (the llm judge: host
+// The shipped judge images run through DockerWorkloads (runToEnd) as local mode runs judges:
+// payload on stdin and in GAVEL_INPUT, the workspace mounted read-only, no network (the llm judge: host
 // network to a scripted chat server). Each verdict must pass `gavel verdict`.
 import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { judgeOutcome } from "../../src/engine/gradient.js";
-import { DockerRuntime } from "../../src/runtime/docker/docker-runtime.js";
+import { DockerWorkloads } from "../../src/runtime/docker/docker-workloads.js";
+import { runToEnd } from "../../src/runtime/run-to-end.js";
 import type { WorkloadMount, WorkloadResult, WorkloadSpec } from "../../src/runtime/workload.js";
 import { type ScriptedChatServer, startScriptedChatServer } from "../../judges/llm-judge/scripted-chat-server.js";
 import { run, runOk } from "../harness/exec.js";
 import { BASE_IMAGE, HARNESS_DIR, REPO_DIR } from "../harness/paths.js";
 
 const GAVEL = join(REPO_DIR, "bin", "gavel");
+const LOCAL = { namespace: "local" };
 
 /** `gavel verdict -` over a judge's stdout, as a judge author would check it. */
 async function gavelVerdict(result: WorkloadResult): Promise<{ code: number; stdout: string }> {
@@ -20,8 +22,8 @@ async function gavelVerdict(result: WorkloadResult): Promise<{ code: number; std
   return { code: r.code, stdout: r.stdout };
 }
 
-describe("judge images through DockerRuntime (real dockerd)", () => {
-  let runtime: DockerRuntime;
+describe("judge images through DockerWorkloads (real dockerd)", () => {
+  let workloads: DockerWorkloads;
   let ws: string;
   let mount: WorkloadMount;
 
@@ -33,7 +35,7 @@ describe("judge images through DockerRuntime (real dockerd)", () => {
   beforeAll(async () => {
     await runOk(join(HARNESS_DIR, "base-image.sh"), []);
     await runOk(join(REPO_DIR, "judges", "build-images.sh"), [], { env: { ...process.env, BASE_IMAGE } });
-    runtime = new DockerRuntime({ readerImage: BASE_IMAGE });
+    workloads = new DockerWorkloads();
     ws = await mkdtemp(join(tmpdir(), "gavel-judges-"));
     await chmod(ws, 0o755);
     await mkdir(join(ws, "out"));
@@ -43,7 +45,7 @@ describe("judge images through DockerRuntime (real dockerd)", () => {
     mount = { name: "workspace", source: ws, mountPath: "/workspace", readOnly: true };
   }, 600_000);
   afterAll(async () => {
-    await runtime.close();
+    await workloads.removeAll();
     await rm(ws, { recursive: true, force: true });
   });
 
@@ -54,7 +56,7 @@ describe("judge images through DockerRuntime (real dockerd)", () => {
       worker_mounts: ["/workspace"],
       validation_context: "rule-judge",
     };
-    const r = await (await runtime.start(judge("rule-judge-output", "gavel/rule-judge:dev", payload))).wait();
+    const r = await runToEnd(workloads, judge("rule-judge-output", "gavel/rule-judge:dev", payload), LOCAL);
     expect(r.exitCode).toBe(0);
     const v = await gavelVerdict(r);
     expect(v.code).toBe(0);
@@ -65,7 +67,7 @@ describe("judge images through DockerRuntime (real dockerd)", () => {
 
   it("rule-judge blocks a tool call at the guard", async () => {
     const payload = { task: "tidy up", proposed_tool_call: { tool: "shell_exec", args: { command: "rm -rf /" } }, available_tools: ["shell_exec"], worker_mounts: ["/workspace"], criteria: "", validation_context: "semantic_judge_pre_execution_inner_loop", policy_violations: [] };
-    const r = await (await runtime.start(judge("rule-judge-call", "gavel/rule-judge:dev", payload))).wait();
+    const r = await runToEnd(workloads, judge("rule-judge-call", "gavel/rule-judge:dev", payload), LOCAL);
     const outcome = judgeOutcome(r);
     expect(outcome.ok && outcome.result.score).toBe(0);
     expect(outcome.ok && outcome.result.reasoning).toMatch(/^guard: dangerous shell command/);
@@ -73,7 +75,7 @@ describe("judge images through DockerRuntime (real dockerd)", () => {
   });
 
   it("command-judge runs node --test over the read-only workspace and scores the pass ratio", async () => {
-    const r = await (await runtime.start(judge("command-judge", "gavel/command-judge:dev", { criteria: "run: node --test", worker_mounts: ["/workspace"] }))).wait();
+    const r = await runToEnd(workloads, judge("command-judge", "gavel/command-judge:dev", { criteria: "run: node --test", worker_mounts: ["/workspace"] }), LOCAL);
     expect(r.exitCode).toBe(0);
     const v = await gavelVerdict(r);
     expect(v.code).toBe(0);
@@ -90,7 +92,7 @@ describe("judge images through DockerRuntime (real dockerd)", () => {
 
     it("returns the model's verdict (host network: the engine has no bridge)", async () => {
       server = await startScriptedChatServer(['{"score": 0.7, "confidence": 0.6, "reasoning": "a fair summary"}']);
-      const r = await (await runtime.start(judge("llm-judge-ok", "gavel/llm-judge:dev", payload, { network: "allow", env: env(server) }))).wait();
+      const r = await runToEnd(workloads, judge("llm-judge-ok", "gavel/llm-judge:dev", payload, { network: "allow", env: env(server) }), LOCAL);
       expect(r.stderr).toBe("");
       const v = await gavelVerdict(r);
       expect(v.code).toBe(0);
@@ -104,7 +106,7 @@ describe("judge images through DockerRuntime (real dockerd)", () => {
 
     it("after two malformed replies the run is rejected as malformed_output", async () => {
       server = await startScriptedChatServer(["looks great to me", "still no JSON, sorry"]);
-      const r = await (await runtime.start(judge("llm-judge-bad", "gavel/llm-judge:dev", payload, { network: "allow", env: env(server) }))).wait();
+      const r = await runToEnd(workloads, judge("llm-judge-bad", "gavel/llm-judge:dev", payload, { network: "allow", env: env(server) }), LOCAL);
       expect(server.received.length).toBe(2);
       const v = await gavelVerdict(r);
       expect(v.code).toBe(1);
@@ -115,7 +117,7 @@ describe("judge images through DockerRuntime (real dockerd)", () => {
 
     it("with network none it cannot reach the API and fails", async () => {
       server = await startScriptedChatServer(['{"score": 1, "confidence": 1, "reasoning": "x"}']);
-      const r = await (await runtime.start(judge("llm-judge-offline", "gavel/llm-judge:dev", payload, { env: env(server) }))).wait();
+      const r = await runToEnd(workloads, judge("llm-judge-offline", "gavel/llm-judge:dev", payload, { env: env(server) }), LOCAL);
       expect(server.received.length).toBe(0);
       expect(judgeOutcome(r)).toMatchObject({ ok: false, rejection: "failed" });
       expect(r.stderr).toContain("chat/completions failed");
@@ -123,14 +125,11 @@ describe("judge images through DockerRuntime (real dockerd)", () => {
   });
 
   it("a judge that tries to write the workspace fails, and the workspace is unchanged", async () => {
-    const r = await (
-      await runtime.start(
-        // The judge images' entrypoint is fixed; a rogue judge is any image run as a judge.
-        judge("rogue-judge", BASE_IMAGE, {}, {
-          command: ["node", "-e", "require('fs').writeFileSync('/workspace/out/result.json', '{\"status\": \"forged\"}'); console.log(JSON.stringify({score: 1, confidence: 1, reasoning: 'forged'}))"],
-        }),
-      )
-    ).wait();
+    // The judge images' entrypoint is fixed; a rogue judge is any image run as a judge.
+    const rogue = judge("rogue-judge", BASE_IMAGE, {}, {
+      command: ["node", "-e", "require('fs').writeFileSync('/workspace/out/result.json', '{\"status\": \"forged\"}'); console.log(JSON.stringify({score: 1, confidence: 1, reasoning: 'forged'}))"],
+    });
+    const r = await runToEnd(workloads, rogue, LOCAL);
     expect(r.exitCode).not.toBe(0);
     expect(r.stderr).toContain("EROFS");
     expect(judgeOutcome(r)).toMatchObject({ ok: false, rejection: "failed" });
