@@ -1,10 +1,9 @@
 // Engine throughput: simulated iterations per second through the local driver and the
 // in-memory workloads (no containers), against an empty loop of the same shape in the same run.
 import type { Agent, Execution } from "../src/api/types.js";
-import { InMemoryWorkloads } from "../test/harness/in-memory-workloads.js";
+import { InMemoryWorkloads, virtualWorkspace } from "../test/harness/in-memory-workloads.js";
 import { runToEnd } from "../src/runtime/run-to-end.js";
 import { runLocal } from "../src/local/local-run.js";
-import { virtualWorkspace } from "../src/local/workspace.js";
 import { ExecutionTrace } from "../src/telemetry/execution-trace.js";
 import type { Tracing } from "../src/telemetry/tracing.js";
 import type { BenchResult, BenchSuite } from "./types.js";

@@ -4,9 +4,8 @@ import { describe, expect, it } from "vitest";
 import type { Agent, Execution, ValidatorSpec } from "../api/types.js";
 import type { GavelEvent } from "../api/events.js";
 import { applyEvent, emptyTree, renderTree } from "../cli/tree.js";
-import { InMemoryWorkloads, type Behaviour } from "../../test/harness/in-memory-workloads.js";
+import { InMemoryWorkloads, virtualWorkspace, type Behaviour } from "../../test/harness/in-memory-workloads.js";
 import { LocalRun, runLocal } from "./local-run.js";
-import { virtualWorkspace } from "./workspace.js";
 
 function worker(validation: ValidatorSpec[], extra: Partial<NonNullable<Agent["spec"]["execution"]>> = {}): Agent {
   return {

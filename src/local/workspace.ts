@@ -22,7 +22,7 @@ export interface Workspace {
 
 /** Creates the host directories for the Agent's volumes. */
 export async function createWorkspace(agent: Agent, execution: string): Promise<Workspace> {
-  const volumes = agent.spec.volumes !== undefined && agent.spec.volumes.length > 0 ? agent.spec.volumes : [DEFAULT_WORKSPACE];
+  const volumes = volumesOf(agent);
   const root = await mkdtemp(join(tmpdir(), `gavel-${execution.replace(/[^a-zA-Z0-9-]/g, "-")}-`));
   const mounts: WorkloadMount[] = [];
   for (const v of volumes) {
@@ -34,14 +34,13 @@ export async function createWorkspace(agent: Agent, execution: string): Promise<
   return workspaceOf(mounts, () => rm(root, { recursive: true, force: true }));
 }
 
-/** A workspace whose sources are names, not directories (for the in-memory workloads of unit tests and benches). */
-export function virtualWorkspace(agent: Agent, execution: string): Promise<Workspace> {
-  const volumes = agent.spec.volumes !== undefined && agent.spec.volumes.length > 0 ? agent.spec.volumes : [DEFAULT_WORKSPACE];
-  const mounts = volumes.map((v) => ({ name: v.name, source: `mem://${execution}/${v.name}`, mountPath: posix.normalize(v.mount_path), readOnly: false }));
-  return Promise.resolve(workspaceOf(mounts, () => Promise.resolve()));
+/** The Agent's volumes, or the one default `/workspace` when it declares none. */
+export function volumesOf(agent: Agent): readonly { name: string; mount_path: string }[] {
+  return agent.spec.volumes !== undefined && agent.spec.volumes.length > 0 ? agent.spec.volumes : [DEFAULT_WORKSPACE];
 }
 
-function workspaceOf(mounts: WorkloadMount[], remove: () => Promise<void>): Workspace {
+/** A Workspace over these mounts; `remove` deletes what backs them. */
+export function workspaceOf(mounts: WorkloadMount[], remove: () => Promise<void>): Workspace {
   return {
     mounts,
     readOnly: () => mounts.map((m) => ({ ...m, readOnly: true })),

@@ -1,8 +1,10 @@
 // The Workloads port without containers, a test double for unit tests and the engine bench:
 // each run's result comes from a behaviour function; readers of a mounted volume read a map of
-// files as `cat` would. Never used by `gavel run`.
+// files as `cat` would; the workspace's volumes are names, not directories. Never used by `gavel run`.
 import { isDeepStrictEqual } from "node:util";
 import { posix } from "node:path";
+import type { Agent } from "../../src/api/types.js";
+import { volumesOf, workspaceOf, type Workspace } from "../../src/local/workspace.js";
 import type { WorkloadMount, WorkloadObservation, WorkloadOutput, WorkloadPlacement, Workloads, WorkloadSpec } from "../../src/runtime/workload.js";
 import { READER_MISSING, readerCommand } from "../../src/runtime/file-reader.js";
 import { messageOf } from "../../src/errors.js";
@@ -106,4 +108,10 @@ export class InMemoryWorkloads implements Workloads {
     const content = this.files.get(`${mount.source}:${posix.normalize(path)}`);
     return content === undefined ? { exitCode: READER_MISSING } : { stdout: content };
   }
+}
+
+/** A local run's workspace whose sources are names, not directories (for InMemoryWorkloads). */
+export function virtualWorkspace(agent: Agent, execution: string): Promise<Workspace> {
+  const mounts = volumesOf(agent).map((v) => ({ name: v.name, source: `mem://${execution}/${v.name}`, mountPath: posix.normalize(v.mount_path), readOnly: false }));
+  return Promise.resolve(workspaceOf(mounts, () => Promise.resolve()));
 }
