@@ -3,7 +3,9 @@
 // three parallel judges; each gets its own copy (a claim filled by a copier pod from the
 // worker's claim), reads the worker's report from it, and its write is refused with EROFS; the
 // worker's files are unchanged afterwards. `shared`: the judge mounts the worker's ReadWriteOnce
-// claim, pinned to the worker's node. `snapshot`: this cluster has no CSI snapshotter, so it is
+// claim, pinned to the worker's node. `snapshot`: on the test CSI driver's StorageClass (csi.sh,
+// ADR 0045) the judge reads its own claim restored from a VolumeSnapshot of the worker's, and
+// they go with the Execution; on local-path (no VolumeSnapshotClass for its driver) it is
 // refused before any pod starts, naming spec.workspace_strategy. Tool-call judges of a
 // ReadWriteOncePod volume, which the running worker holds, get copies streamed out of the
 // worker's pod (its copy-source sidecar, ADR 0041).
@@ -11,10 +13,12 @@ import { readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import * as k8s from "@kubernetes/client-node";
 import { beforeAll, describe, expect, it } from "vitest";
-import { useCluster, type Cluster } from "../harness/cluster.js";
+import { eventuallyGone, useCluster, type Cluster } from "../harness/cluster.js";
 import { commandJudgeYaml, executionYaml, oneShotWorkerYaml, semanticValidation } from "../harness/example-worker.js";
 import { callSummary, executionsIn, type Executions } from "../harness/executions.js";
 import { ChartController } from "../harness/gavel-chart.js";
+import { CSI_CLASS, CSI_DRIVER } from "../harness/paths.js";
+import { GROUP, VERSION } from "../../src/api/types.js";
 
 // Exit 0 only when the worker's report is readable and a write to the workspace is refused with EROFS.
 const CHECK = `const fs=require('fs');const r=JSON.parse(fs.readFileSync('/workspace/report.json','utf8'));let w='written';try{fs.writeFileSync('/workspace/judge-was-here','x')}catch(e){w=e.code}console.log(r.status,w);process.exit(r.status==='success'&&w==='EROFS'?0:1)`;
@@ -39,9 +43,10 @@ const RUN = `${oneShotWorkerYaml(
   { volume: "      access_mode: ReadWriteOncePod\n" },
 )}---${executionYaml("rwop-copy", "rwop-writer", { correct_first_time: true })}`;
 
-/** A worker with one ReadWriteOnce volume, judged by copy-judge-a with the same check, under `strategy`. */
-function strategyRun(name: string, strategy: string): string {
-  const worker = oneShotWorkerYaml(`${name}-writer`, semanticValidation(JUDGES[0] ?? "", `node -e "${CHECK}"`), { spec: `  workspace_strategy: ${strategy}\n` });
+/** A worker with one ReadWriteOnce volume (of `storageClass`, else the default), judged by copy-judge-a with the same check, under `strategy`. */
+function strategyRun(name: string, strategy: string, storageClass?: string): string {
+  const volume = storageClass === undefined ? undefined : `      storage_class: ${storageClass}\n`;
+  const worker = oneShotWorkerYaml(`${name}-writer`, semanticValidation(JUDGES[0] ?? "", `node -e "${CHECK}"`), { spec: `  workspace_strategy: ${strategy}\n`, volume });
   return `${worker}---${executionYaml(name, `${name}-writer`, { correct_first_time: true })}`;
 }
 
@@ -99,10 +104,40 @@ describe("judge workspaces on the cluster: the copy, shared and snapshot strateg
     expect(ex.status?.phase).toBe("Failed");
     const accepted = ex.status?.conditions?.find((c) => c.type === "Accepted");
     expect(accepted).toMatchObject({ status: "False", reason: "WorkspaceStrategyUnsupported" });
-    expect(accepted?.message).toMatch(/^spec\.workspace_strategy: snapshot cannot serve volume workspace \(StorageClass local-path, driver rancher\.io\/local-path\): the VolumeSnapshot API \(snapshot\.storage\.k8s\.io\/v1\) is not installed/);
+    expect(accepted?.message).toBe(`spec.workspace_strategy: snapshot cannot serve volume workspace (StorageClass local-path, driver rancher.io/local-path): no VolumeSnapshotClass has driver rancher.io/local-path (classes: ${CSI_CLASS} (${CSI_DRIVER})); use copy`);
     expect(await runs.podsOf("rwo-snapshot")).toEqual([]);
     expect(ex.status?.startTime).toBeUndefined();
   }, 90_000);
+
+  it("snapshot on a CSI driver that takes snapshots: the judge reads its own claim restored from a VolumeSnapshot, cannot write it, and the snapshot and claims go with the Execution", async () => {
+    await runs.apply(strategyRun("csi-snapshot", "snapshot", CSI_CLASS));
+    const ex = await runs.final("csi-snapshot", 120_000);
+    const child = await runs.get(ex.status?.children?.[0]?.name ?? "");
+    // The judge's check passed: it read the worker's report and its write failed with EROFS.
+    expect(ex.status?.phase, JSON.stringify(child?.status)).toBe("Succeeded");
+    expect(child?.status?.verdict?.score, JSON.stringify(child?.status)).toBe(1);
+    const kid = child?.metadata.name ?? "";
+    const core = cluster.kc.makeApiClient(k8s.CoreV1Api);
+    const custom = cluster.kc.makeApiClient(k8s.CustomObjectsApi);
+    const snapshots = { group: "snapshot.storage.k8s.io", version: "v1", namespace: runs.namespace, plural: "volumesnapshots" };
+    // The judge's claim was restored from its VolumeSnapshot of the worker's claim, by the CSI driver.
+    const snap = (await custom.getNamespacedCustomObject({ ...snapshots, name: `${kid}-workspace` })) as { spec?: { source?: { persistentVolumeClaimName?: string } }; status?: { readyToUse?: boolean; boundVolumeSnapshotContentName?: string } };
+    expect(snap.spec?.source?.persistentVolumeClaimName).toBe("csi-snapshot-workspace");
+    expect(snap.status?.readyToUse).toBe(true);
+    const restored = await core.readNamespacedPersistentVolumeClaim({ name: `${kid}-workspace`, namespace: runs.namespace });
+    expect(restored.spec?.dataSource).toEqual({ apiGroup: "snapshot.storage.k8s.io", kind: "VolumeSnapshot", name: `${kid}-workspace` });
+    const pvs = [(await core.readNamespacedPersistentVolumeClaim({ name: "csi-snapshot-workspace", namespace: runs.namespace })).spec?.volumeName ?? "", restored.spec?.volumeName ?? ""];
+    expect((await core.readPersistentVolume({ name: pvs[1] ?? "" })).spec?.csi?.driver).toBe(CSI_DRIVER);
+    // The worker's own files are as it wrote them: the judge did not write there.
+    const dir = await runs.workspace("csi-snapshot");
+    expect((await readdir(dir)).sort()).toEqual(["report.json", "runs.log", "sum.js", "sum.test.js"]);
+    // Deleting the Execution takes the judge's VolumeSnapshot (and its content), its claim and the worker's, and their volumes.
+    await custom.deleteNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: runs.namespace, plural: "executions", name: "csi-snapshot" });
+    const content = snap.status?.boundVolumeSnapshotContentName ?? "";
+    await eventuallyGone(() => custom.getClusterCustomObject({ group: "snapshot.storage.k8s.io", version: "v1", plural: "volumesnapshotcontents", name: content }), 60_000, `VolumeSnapshotContent ${content}`);
+    for (const pv of pvs) await eventuallyGone(() => core.readPersistentVolume({ name: pv }), 60_000, `volume ${pv}`);
+    await eventuallyGone(() => custom.getNamespacedCustomObject({ ...snapshots, name: `${kid}-workspace` }), 10_000, `VolumeSnapshot ${kid}-workspace`);
+  }, 180_000);
 
   it("tool-call judges of a ReadWriteOncePod workspace get copies streamed out of the running worker's pod: each sees the workspace as of its call and cannot write it", async () => {
     // The worker writes notes.txt (call 1), then lists the workspace (call 2); each call's judge

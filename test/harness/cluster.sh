@@ -1,43 +1,21 @@
 #!/usr/bin/env bash
 # Single-node Kubernetes cluster for e2e tests (up | down | status): the control plane of
 # control-plane.sh on the node's address plus kube-controller-manager, kube-scheduler,
-# containerd (runc, bridge CNI), a kubelet and kube-proxy, with gavel's images imported, and
-# the add-ons of addons.sh (CoreDNS, local-path-provisioner). Pods reach Services, DNS names
-# and the API server (the `kubernetes` Service) as on any cluster; nothing is routed off this
-# machine (network.sh). State lives in $GAVEL_CACHE/cluster; $GAVEL_CACHE/cluster/kubeconfig
-# is the admin kubeconfig. No CRDs: the chart installs them, as on a user's cluster.
+# containerd (runc, bridge CNI), a kubelet and kube-proxy, with gavel's images imported, the
+# add-ons of addons.sh (CoreDNS, local-path-provisioner) and the CSI snapshot stack of csi.sh.
+# Pods reach Services, DNS names and the API server (the `kubernetes` Service) as on any
+# cluster; nothing is routed off this machine (network.sh). State lives in
+# $GAVEL_CACHE/cluster; $GAVEL_CACHE/cluster/kubeconfig is the admin kubeconfig. No gavel
+# CRDs: the chart installs them, as on a user's cluster (csi.sh installs the VolumeSnapshot
+# CRDs, as a cluster with a snapshotting CSI driver has them).
 source "$(dirname "$0")/lib.sh"
-CLUSTER="$GAVEL_CACHE/cluster"
 PKI="$GAVEL_CACHE/pki"
 CTRD_ROOT=/var/lib/gavel-containerd
 CTRD_STATE=/run/gavel-containerd
 CTRD_SOCK="$CTRD_STATE/containerd.sock"
-KUBELET_DIR=/var/lib/gavel-kubelet
 NODE="$NODE_NAME"
 # Bumped when the cluster's shape changes: `up` restarts a cluster of another layout.
 LAYOUT="2: apiserver on $NODE_IP:6443, kube-proxy, cluster DNS $CLUSTER_DNS_IP, add-ons"
-
-pidof_file() { [ -f "$CLUSTER/$1.pid" ] && cat "$CLUSTER/$1.pid"; }
-# alive NAME: the recorded process runs and is still NAME (a pid may be reused after a reboot).
-alive() {
-  local p; p="$(pidof_file "$1")" && [ -n "$p" ] && kill -0 "$p" 2>/dev/null &&
-    tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null | grep -q -- "$1"
-}
-stop_proc() {
-  local p; p="$(pidof_file "$1")" || return 0
-  if [ -n "$p" ] && kill -0 "$p" 2>/dev/null; then
-    as_root kill "$p" 2>/dev/null || true
-    for _ in $(seq 1 50); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
-    as_root kill -9 "$p" 2>/dev/null || true
-  fi
-  rm -f "$CLUSTER/$1.pid"
-}
-# start_proc NAME CMD...: runs CMD in the background with its log in $CLUSTER/NAME.log.
-start_proc() {
-  local name="$1"; shift
-  alive "$name" && return 0
-  (close_fds; as_root sh -c 'exec "$@" >>"'"$CLUSTER/$name.log"'" 2>&1 & echo $! >"'"$CLUSTER/$name.pid"'"' _ "$@")
-}
 
 kubectl_() { "$K8S_BIN/kubectl" --kubeconfig "$CLUSTER/kubeconfig" "$@"; }
 
@@ -247,11 +225,14 @@ up() {
   for _ in $(seq 1 60); do kubectl_ -n default get serviceaccount default >/dev/null 2>&1 && break; sleep 0.5; done
   # NetworkPolicy enforcement (kube-network-policies); idempotent, so a running cluster gets it too.
   "$HARNESS_DIR/network-policy.sh" up
+  # A CSI driver that takes and restores snapshots (the `snapshot` workspace strategy); idempotent.
+  "$HARNESS_DIR/csi.sh" up
   KUBECONFIG="$CLUSTER/kubeconfig" "$HARNESS_DIR/addons.sh" apply
   log "cluster up in $(( $(date +%s) - t0 ))s (kubeconfig $CLUSTER/kubeconfig)"
 }
 
 down() {
+  "$HARNESS_DIR/csi.sh" down
   stop_proc kubelet
   # Stop every pod's containers before containerd goes, so nothing is left running.
   if [ -S "$CTRD_SOCK" ]; then
@@ -281,6 +262,7 @@ case "${1:-}" in
   # kill CONTAINER_ID: SIGKILL a pod's container from the node, as a crash would.
   kill) as_root ctr -a "$CTRD_SOCK" -n k8s.io tasks kill -s SIGKILL "${2:?usage: cluster.sh kill CONTAINER_ID}" ;;
   status) for p in kube-controller-manager kube-scheduler containerd kubelet kube-proxy; do
-            printf '%-24s %s\n' "$p" "$(alive "$p" && echo running || echo stopped)"; done ;;
+            printf '%-24s %s\n' "$p" "$(alive "$p" && echo running || echo stopped)"; done
+          "$HARNESS_DIR/csi.sh" status ;;
   *) echo "usage: cluster.sh up|down|status|kill CONTAINER_ID" >&2; exit 2 ;;
 esac

@@ -5,7 +5,7 @@ import * as k8s from "@kubernetes/client-node";
 import { run, runOk, type ExecResult } from "./exec.js";
 import { GAVEL_CACHE, HARNESS_DIR, KUBECTL } from "./paths.js";
 
-export { eventually } from "./eventually.js";
+export { eventually, eventuallyGone } from "./eventually.js";
 
 export interface Cluster {
   kubeconfigPath: string;

@@ -1,6 +1,6 @@
 // Waiting in tests, in one place: poll a probe until it has an answer or the time is up.
 import { setTimeout as sleep } from "node:timers/promises";
-import { messageOf } from "../../src/errors.js";
+import { isNotFound, messageOf } from "../../src/errors.js";
 
 export { sleep };
 
@@ -44,4 +44,17 @@ export async function eventually<T extends Answer>(probe: () => T | undefined | 
     }
     await sleep(o.everyMs ?? 250);
   }
+}
+
+/** Waits until `read` (a GET of one Kubernetes object) answers 404; another error or an answer is "not yet". */
+export async function eventuallyGone(read: () => Promise<unknown>, timeoutMs: number, what: string): Promise<void> {
+  await eventually(async () => {
+    try {
+      await read();
+      return undefined;
+    } catch (err) {
+      if (isNotFound(err)) return true;
+      throw err;
+    }
+  }, timeoutMs, `${what} to be deleted`);
 }

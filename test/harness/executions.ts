@@ -1,10 +1,12 @@
 // What the e2e tests do with Executions in their own namespace of the single-node cluster:
 // apply manifests, read Executions back, wait for a final phase, find an Execution's pods and
 // the node directory of its dynamically provisioned workspace.
+import { join } from "node:path";
 import * as k8s from "@kubernetes/client-node";
 import type { Execution, ToolCallEntry } from "../../src/api/types.js";
 import { GROUP, VERSION } from "../../src/api/types.js";
 import { eventually, type Cluster } from "./cluster.js";
+import { CSI_DATA_DIR, CSI_DRIVER } from "./paths.js";
 
 /** A tool call as the status shows it, in a form that compares well: step, tool, outcome, check, judged. */
 export const callSummary = (c: ToolCallEntry) => [c.step, c.tool, c.allowed ? "allowed" : `blocked by ${c.blockedBy}`, c.check ?? "", (c.judges ?? []).length];
@@ -29,7 +31,7 @@ export interface Executions {
   noPodsOf(execution: string, timeoutMs?: number): Promise<void>;
   /** Waits until none of the Execution's pods runs or waits to run (ended ones are kept for the controller's pod retention). */
   podsEnded(execution: string, timeoutMs?: number): Promise<void>;
-  /** The node directory behind the Execution's claim for `volume` (local-path-provisioner's hostPath). */
+  /** The node directory behind the Execution's claim for `volume` (local-path-provisioner's hostPath, or the test CSI driver's volume). */
   workspace(execution: string, volume?: string): Promise<string>;
 }
 
@@ -80,8 +82,11 @@ export function executionsIn(cluster: Cluster, namespace: string, diagnostics: (
       const claim = await core.readNamespacedPersistentVolumeClaim({ name: `${execution}-${volume}`, namespace });
       const pv = claim.spec?.volumeName;
       if (pv === undefined || pv === "") throw new Error(`claim ${execution}-${volume} is not bound`);
-      const path = (await core.readPersistentVolume({ name: pv })).spec?.hostPath?.path;
-      if (path === undefined) throw new Error(`volume ${pv} of ${execution}-${volume} has no hostPath`);
+      const spec = (await core.readPersistentVolume({ name: pv })).spec;
+      // gavel's test CSI driver keeps a volume in a directory named by its handle.
+      if (spec?.csi?.driver === CSI_DRIVER) return join(CSI_DATA_DIR, "volumes", spec.csi.volumeHandle);
+      const path = spec?.hostPath?.path;
+      if (path === undefined) throw new Error(`volume ${pv} of ${execution}-${volume} has no hostPath and is not of ${CSI_DRIVER}`);
       return path;
     },
   };

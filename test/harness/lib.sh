@@ -38,6 +38,9 @@ SERVICE_CIDR=10.0.0.0/24
 CLUSTER_DNS_IP=10.0.0.10
 POD_CIDR=10.88.0.0/16
 POD_BRIDGE=gavel0
+# The single-node cluster's state (cluster.sh) and the kubelet's root directory.
+CLUSTER="$GAVEL_CACHE/cluster"
+KUBELET_DIR=/var/lib/gavel-kubelet
 # Where local-path-provisioner (the cluster's default StorageClass) keeps volumes on the node.
 LOCAL_PATH_DIR=/var/lib/gavel-local-path
 
@@ -97,4 +100,28 @@ apt_install() {
     as_root mkdir -p "$(dirname "$stamp")" && as_root touch "$stamp"
   fi
   as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+}
+
+# Host processes of the cluster (cluster.sh, csi.sh), each with its pid in $CLUSTER/NAME.pid
+# and its log in $CLUSTER/NAME.log.
+pidof_file() { [ -f "$CLUSTER/$1.pid" ] && cat "$CLUSTER/$1.pid"; }
+# alive NAME: the recorded process runs and is still NAME (a pid may be reused after a reboot).
+alive() {
+  local p; p="$(pidof_file "$1")" && [ -n "$p" ] && kill -0 "$p" 2>/dev/null &&
+    tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null | grep -q -- "$1"
+}
+stop_proc() {
+  local p; p="$(pidof_file "$1")" || return 0
+  if [ -n "$p" ] && kill -0 "$p" 2>/dev/null; then
+    as_root kill "$p" 2>/dev/null || true
+    for _ in $(seq 1 50); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
+    as_root kill -9 "$p" 2>/dev/null || true
+  fi
+  rm -f "$CLUSTER/$1.pid"
+}
+# start_proc NAME CMD...: runs CMD in the background with its log in $CLUSTER/NAME.log.
+start_proc() {
+  local name="$1"; shift
+  alive "$name" && return 0
+  (close_fds; as_root sh -c 'exec "$@" >>"'"$CLUSTER/$name.log"'" 2>&1 & echo $! >"'"$CLUSTER/$name.pid"'"' _ "$@")
 }

@@ -18,7 +18,6 @@ KNP_VERSION=v0.8.0
 # The binary's directory names a hash of the wrapper module, so a change to it rebuilds.
 KNP_HASH="$(cat "$HARNESS_DIR/network-policies/go.mod" "$HARNESS_DIR/network-policies/go.sum" "$HARNESS_DIR/network-policies/main.go" | sha256sum | cut -c1-12)"
 KNP_BIN="$GAVEL_CACHE/network-policies/$KNP_VERSION-$KNP_HASH/bin/kube-network-policies"
-CLUSTER="$GAVEL_CACHE/cluster"
 CHAIN=GAVEL-NETPOL
 QUEUE=100
 

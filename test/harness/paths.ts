@@ -23,4 +23,8 @@ export const KUBECTL = join(K8S_BIN, "kubectl");
 export const HELM = join(GAVEL_CACHE, "helm", "v3.16.4", "bin", "helm");
 /** The single-node cluster's node address (lib.sh NODE_IP): where pods reach the host. */
 export const NODE_IP = "10.89.0.1";
+/** gavel's test CSI driver (test/harness/csi.sh, ADR 0045): its name, its StorageClass and VolumeSnapshotClass, where its volumes live on the node. */
+export const CSI_DRIVER = "hostpath.csi.gavel.dev";
+export const CSI_CLASS = "gavel-csi-hostpath";
+export const CSI_DATA_DIR = "/var/lib/gavel-csi-hostpath";
 export const BASE_IMAGE = process.env.BASE_IMAGE ?? "gavel/base:bookworm-node20";
