@@ -23,9 +23,12 @@ CSI_BIN="$GAVEL_CACHE/csi-hostpath/$CSI_HASH/bin/gavel-csi-hostpath"
 SNAPSHOTTER_DIR="$GAVEL_CACHE/external-snapshotter/$SNAPSHOTTER_VERSION"
 PROCS=(gavel-csi-hostpath snapshot-controller csi-snapshotter)
 
-# module_dir MODULE@VERSION: the module's source in the Go module cache (downloaded from the proxy).
+# module_dir MODULE@VERSION: the module's source in the Go module cache (downloaded from the
+# proxy); the proxy's answer when it refuses it.
 module_dir() {
-  GOFLAGS=-mod=mod go mod download -json "$1" | sed -n 's/^\s*"Dir": "\(.*\)",$/\1/p'
+  local out
+  out="$(GOFLAGS=-mod=mod go mod download -json "$1" 2>&1)" || { log "go mod download $1 failed: $out"; return 1; }
+  sed -n 's/^\s*"Dir": "\(.*\)",$/\1/p' <<<"$out"
 }
 
 build_driver() {
@@ -47,9 +50,9 @@ build_snapshotter() {
   [ -x "$SNAPSHOTTER_DIR/bin/snapshot-controller" ] && [ -x "$SNAPSHOTTER_DIR/bin/csi-snapshotter" ] && [ -d "$SNAPSHOTTER_DIR/crd" ] && return 0
   local t0 work src client; t0=$(date +%s); work="$(mktemp -d)"
   log "go build external-snapshotter $SNAPSHOTTER_VERSION: snapshot-controller, csi-snapshotter"
-  src="$(module_dir "github.com/kubernetes-csi/external-snapshotter/v8@$SNAPSHOTTER_VERSION")"
-  client="$(module_dir "github.com/kubernetes-csi/external-snapshotter/client/v8@$SNAPSHOTTER_VERSION")"
-  [ -d "$src" ] && [ -d "$client" ] || { log "external-snapshotter $SNAPSHOTTER_VERSION is not on the Go module proxy"; exit 1; }
+  src="$(module_dir "github.com/kubernetes-csi/external-snapshotter/v8@$SNAPSHOTTER_VERSION")" || exit 1
+  client="$(module_dir "github.com/kubernetes-csi/external-snapshotter/client/v8@$SNAPSHOTTER_VERSION")" || exit 1
+  [ -d "$src" ] && [ -d "$client" ] || { log "external-snapshotter $SNAPSHOTTER_VERSION: no source directory from go mod download"; exit 1; }
   cp -r "$src" "$work/src" && cp -r "$client" "$work/src/client" && chmod -R u+w "$work/src"
   mkdir -p "$SNAPSHOTTER_DIR/bin.tmp"
   (cd "$work/src" && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$SNAPSHOTTER_DIR/bin.tmp/" ./cmd/snapshot-controller ./cmd/csi-snapshotter)
