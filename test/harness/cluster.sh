@@ -232,7 +232,6 @@ up() {
 }
 
 down() {
-  "$HARNESS_DIR/csi.sh" down
   stop_proc kubelet
   # Stop every pod's containers before containerd goes, so nothing is left running.
   if [ -S "$CTRD_SOCK" ]; then
@@ -250,6 +249,8 @@ down() {
   # kube-proxy's rules, and the volumes of PersistentVolumes that went with etcd's data.
   [ -x "$K8S_BIN/kube-proxy" ] && as_root "$K8S_BIN/kube-proxy" --cleanup >/dev/null 2>&1 || true
   as_root rm -rf "$LOCAL_PATH_DIR"
+  # The CSI stack's processes, volumes and snapshots (after the pods' mounts of them are gone).
+  "$HARNESS_DIR/csi.sh" down
   "$HARNESS_DIR/network-policy.sh" down
   "$HARNESS_DIR/network.sh" down
   rm -rf "$CLUSTER/cp" "$CLUSTER/layout"
