@@ -33,7 +33,9 @@ import {
   copySourceCommand,
   COPY_SOURCE_CONTAINER,
   COPY_SOURCE_ANNOTATION,
+  COPY_COMMIT_SCRIPT,
   COPY_SINK_COMMAND,
+  copyCommitCommand,
   COPY_SOURCE_SCRIPT,
   copierName,
   volumeSnapshotManifest,
@@ -155,7 +157,9 @@ describe("execution pods", () => {
     expect(copier.spec?.volumes?.filter((v) => v.persistentVolumeClaim !== undefined).map((v) => [v.persistentVolumeClaim?.claimName, v.persistentVolumeClaim?.readOnly])).toEqual([["demo-i1-t0-s1-j-solo", false]]);
     expect(copier.spec?.containers[0]?.volumeMounts?.find((m) => m.mountPath.startsWith("/gavel/"))?.mountPath).toBe("/gavel/to/solo");
     expect(copier.spec?.containers[0]?.command?.[2]).toMatch(/until \[ -e \/tmp\/copied \]/);
-    expect(COPY_SINK_COMMAND[2]).toContain("tar -x -f - -C /gavel/to");
+    expect(COPY_SINK_COMMAND[2]).toMatch(/cd \/gavel\/to .*; tar -x -f - 2>\/tmp\/copy.err$/);
+    expect(copyCommitCommand(0)).toEqual(["sh", "-c", COPY_COMMIT_SCRIPT, "gavel-copy-commit", "0"]);
+    expect(copyCommitCommand(300)[4]).toBe("255");
     expect(copier.spec?.activeDeadlineSeconds).toBe(30);
   });
 
@@ -164,6 +168,8 @@ describe("execution pods", () => {
     expect(policy).toContain(`object.command[2] == '${COPY_SOURCE_SCRIPT}'`);
     expect(policy).toContain(`object.container == '${COPY_SOURCE_CONTAINER}'`);
     expect(policy).toContain(`object.command == [${COPY_SINK_COMMAND.map((a) => `'${a}'`).join(", ")}]`);
+    expect(policy).toContain(`object.command[2] == '${COPY_COMMIT_SCRIPT}'`);
+    expect(policy).toContain("object.command[3] == 'gavel-copy-commit'");
     expect(workloadPodName(copierName("j"))).toBe("gavel-j-copy-ex");
     expect(policy).toContain("request.name.endsWith('-copy-ex')");
   });

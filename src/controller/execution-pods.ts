@@ -112,11 +112,30 @@ export function copySourceCommand(copies: readonly WorkspaceCopy[]): string[] {
 export const COPY_SOURCE_SCRIPT = `cd ${COPY_SOURCE_DIR} || exit 1; for v; do ls -A "$v" > /dev/null || exit 1; done; find "$@" -mindepth 1 -maxdepth 1 -print0 | tar -c -f - --null -T -`;
 
 /**
- * What the controller runs in a stream copier, fed the source's tar on stdin: extracts it
- * into the copies, then leaves tar's exit code and errors where the copier's own program
- * waits for them.
+ * What the controller runs in a stream copier, fed the source's tar on stdin (ADR 0044): one
+ * attempt at a time (a lock), none once the copy is committed; it empties the copies of what an
+ * earlier, cut attempt left (only entries this user made: not the provisioner's), then extracts.
+ * Its exit is tar's (tar runs as the shell's child: run by `exec` in its place, it saw its stdin end
+ * early, at the first read with nothing waiting). A copy is done only when the controller commits it (COPY_COMMIT_SCRIPT),
+ * so a stream cut by a controller that died leaves the copier waiting for the next attempt.
  */
-export const COPY_SINK_COMMAND = ["sh", "-c", `tar -x -f - -C ${COPY_TARGET_DIR} 2>/tmp/copy.err; echo $? > /tmp/copied.part; mv /tmp/copied.part /tmp/copied`];
+export const COPY_SINK_COMMAND = [
+  "sh",
+  "-c",
+  `exec 9>/tmp/copy.lock; flock 9 || exit 1; if [ -e /tmp/copied ]; then exit 0; fi; cd ${COPY_TARGET_DIR} || exit 1; find . -mindepth 2 -type d -user "$(id -u)" -exec chmod u+w {} +; find . -mindepth 2 -user "$(id -u)" -delete || exit 1; tar -x -f - 2>/tmp/copy.err`,
+];
+
+/**
+ * What the controller runs in a stream copier once an attempt has ended, with the copy's exit
+ * code (0: the source sent the whole tar and the sink extracted it): the copier's program then
+ * exits with it (streamCopierWorkload). Once only: a later commit changes nothing.
+ */
+export const COPY_COMMIT_SCRIPT = 'exec 9>/tmp/copy.lock; flock 9 || exit 1; if [ ! -e /tmp/copied ]; then echo "$1" > /tmp/copied.part && mv /tmp/copied.part /tmp/copied; fi';
+
+/** The commit of a stream copy with exit code `code` (0-255). */
+export function copyCommitCommand(code: number): string[] {
+  return ["sh", "-c", COPY_COMMIT_SCRIPT, "gavel-copy-commit", String(Math.min(255, Math.max(0, Math.trunc(code))))];
+}
 
 /** One volume a judge gets as its own claim (a copy, or a snapshot's restore): the worker's claim it comes from, and the judge's. */
 export interface WorkspaceCopy {
@@ -244,12 +263,12 @@ export function copierWorkload(child: Execution, copies: WorkspaceCopy[], image:
 /**
  * The copier of a judge child whose copies are streamed from the worker's running pod
  * (ADR 0041): only the copies, read-write at /gavel/to/<volume>; it waits until the
- * controller's COPY_SINK_COMMAND has extracted the stream, then exits with tar's code and
- * prints its errors. Placed annotated with the worker pod it copies from (COPY_SOURCE_ANNOTATION).
+ * controller has committed the copy (COPY_COMMIT_SCRIPT, after COPY_SINK_COMMAND extracted the
+ * stream), then exits with the committed code and prints tar's errors. Placed annotated with the worker pod it copies from (COPY_SOURCE_ANNOTATION).
  */
 export function streamCopierWorkload(child: Execution, copies: WorkspaceCopy[], image: string): WorkloadSpec {
   const mounts = copies.map((c) => ({ ...c.to, mountPath: `${COPY_TARGET_DIR}/${c.volume.name}`, readOnly: false }));
-  const wait = 'until [ -e /tmp/copied ]; do sleep 0.1; done; cat /tmp/copy.err >&2; exit "$(cat /tmp/copied)"';
+  const wait = 'until [ -e /tmp/copied ]; do sleep 0.1; done; if [ -e /tmp/copy.err ]; then cat /tmp/copy.err >&2; fi; exit "$(cat /tmp/copied)"';
   return copierSpec(child, mounts, ["sh", "-c", wait], image);
 }
 

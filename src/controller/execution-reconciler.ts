@@ -71,7 +71,7 @@ import {
 } from "./execution-pods.js";
 import { judgeNamesOf, sameStatus } from "./execution-state.js";
 import { removeEarlierRun } from "./earlier-run.js";
-import { streamWorkspace } from "./workspace-stream.js";
+import { copyWorkspace } from "./workspace-stream.js";
 import { createJudgeChild, readWorkerResult, storeWorkerResult } from "./stored-parts.js";
 import type { ExecutionCredentials } from "./execution-credentials.js";
 import { gateRequirement } from "../gate/enforcement.js";
@@ -732,14 +732,15 @@ export class ExecutionReconciler {
   }
 
   /**
-   * Starts one stream copy (once per copier in this process; its end wakes the child through
-   * the copier pod's phase). A controller that restarts mid-copy leaves the sink cut, so that
-   * copier fails and its judge with it.
+   * Starts one stream copy (once per copier in this process; its commit wakes the child through
+   * the copier pod's end). A copier left running by a controller that died mid-copy gets its
+   * copy from here, from the start (ADR 0044): nothing of a cut attempt is committed.
    */
   private startStream(key: string, namespace: string, sourcePod: string, copierPod: string, copies: WorkspaceCopy[]): void {
     const entry: { problem?: string } = {};
     this.streams.set(key, entry);
-    streamWorkspace(this.opts.kc, { namespace, sourcePod, copierPod, command: copySourceCommand(copies) }).then(
+    this.logger.info({ copier: key, source: sourcePod }, "workspace stream copy started");
+    copyWorkspace(this.opts.kc, { namespace, sourcePod, copierPod, command: copySourceCommand(copies) }).then(
       (problem) => {
         if (problem !== undefined) entry.problem = problem;
       },

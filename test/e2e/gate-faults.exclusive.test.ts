@@ -4,7 +4,11 @@
 // scripted model that runs `sleep` before its verdict), and while it waits the controller is
 // SIGKILLed, or the NATS pod is deleted, or a second replica answers too. Each call must be
 // decided once: one judge child, one decision record in GAVEL_DECISIONS (counted by a
-// consumer that sees every record stored), and the run finishes.
+// consumer that sees every record stored), and the run finishes. The controller is also
+// SIGKILLed in the middle of a tool-call judge's workspace copy streamed out of a
+// ReadWriteOncePod worker's pod (ADR 0044): the copy is made again, the judge runs once.
+import { stat } from "node:fs/promises";
+import { join } from "node:path";
 import * as k8s from "@kubernetes/client-node";
 import { connect, credsAuthenticator, type NatsConnection } from "@nats-io/transport-node";
 import { DeliverPolicy, jetstream, jetstreamManager, type ConsumerMessages } from "@nats-io/jetstream";
@@ -114,6 +118,49 @@ const EXPECTED = [
   { step: 2, tool: "cmd.run", allowed: true, blocked_by: "none" },
   { step: 3, tool: "fs.list", allowed: true, blocked_by: "none" },
 ];
+
+/** The file the copy-killed worker writes before its one call: large enough that its stream copy takes seconds. */
+const BIG_BYTES = 128 * 1024 * 1024;
+
+// A worker of a ReadWriteOncePod workspace that writes BIG_BYTES of noise and its checksum, then
+// makes one judged call; its judge checks the checksum in its copy (streamed out of the worker's pod).
+const copyKillYaml = `
+apiVersion: 100monkeys.ai/v1
+kind: Agent
+metadata: { name: checksum-judge, labels: { role: judge } }
+spec:
+  runtime: { image: "gavel/command-judge:dev", pull_policy: Never }
+  input_schema: { type: object, properties: { criteria: { type: string }, worker_mounts: { type: array, items: { type: string } }, proposed_tool_call: { type: object } } }
+  tools: [{ name: cmd.run, allowlist: ["sha256sum"] }]
+  security: { network: { mode: none }, resources: { timeout: 180s } }
+  execution: { mode: one-shot }
+---
+apiVersion: 100monkeys.ai/v1
+kind: Agent
+metadata: { name: big-writer }
+spec:
+  runtime:
+    image: "gavel/agent:dev"
+    pull_policy: Never
+    command: ["sh", "-c", "head -c ${BIG_BYTES} /dev/urandom > /workspace/big && sha256sum /workspace/big > /workspace/big.sha256 && exec node /opt/gavel/dist/src/agent/main.js"]
+    env:
+      - name: GAVEL_SCRIPT
+        value: |
+          - tool_calls: [{ tool: cmd.run, args: { command: ls /workspace }, intent: list }]
+          - final: listed
+  task: { instruction: "List the workspace." }
+  tools: [{ name: cmd.run, allowlist: [ls] }]
+  security: { network: { mode: none }, resources: { timeout: 300s } }
+  volumes: [{ name: workspace, mount_path: /workspace, size: 512Mi, access_mode: ReadWriteOncePod }]
+  execution:
+    mode: one-shot
+    validation: [{ type: exit_code, expected: 0 }]
+    tool_validation:
+      - type: semantic
+        judge_agent: checksum-judge
+        min_score: 1.0
+        criteria: "run: sha256sum -c /workspace/big.sha256"
+`;
 
 describe("the gate decides every tool call once under faults (chart-installed controller and NATS)", () => {
   let cluster: Cluster;
@@ -246,6 +293,51 @@ describe("the gate decides every tool call once under faults (chart-installed co
     expect(decisions.map((r) => r.step).sort()).toEqual([1, 2, 3]);
     console.log(`kill-1: ${watch.records.length} records stored (${decisions.length} decisions, ${watch.records.length - decisions.length} claims/renewals)`);
   }, 420_000);
+
+  it("the controller SIGKILLed in the middle of a tool-call judge's stream copy: the copy is made again, one judge verdict, one decision, nothing left over", async () => {
+    await ex.apply(copyKillYaml);
+    const watch = await watchRecords("copy-kill");
+    await ex.apply(executionYaml("copy-kill", "big-writer"));
+    // When the judge's copy holds part of the worker's file, the controller dies
+    const child = await eventually(async () => (await toolJudgeChildren("copy-kill"))[0], 180_000, "copy-kill's tool-judge child");
+    const copy = await eventually(() => ex.workspace(child.metadata.name).catch(() => undefined), 120_000, "the judge's copy claim bound");
+    const partial = await eventually(async () => {
+      const size = (await stat(join(copy, "big")).catch(() => undefined))?.size ?? 0;
+      return size > 0 ? size : undefined;
+    }, { timeoutMs: 180_000, everyMs: 20, what: "the stream copy under way" });
+    expect(partial, "the copy finished before the controller could be killed: make BIG_BYTES larger").toBeLessThan(BIG_BYTES);
+    await controller.kill();
+    // The cut copy had not been committed: the new controller streams it again (it would not, had the copier ended).
+    await eventually(async () => {
+      // The log of the running controller container only (controller.log() puts the previous one first).
+      const sections = (await controller.log()).split(/^--- /m);
+      const current = sections.filter((x) => !/^\S+ \(previous container\)/.test(x)).at(-1) ?? "";
+      return current.includes(`"copier":"${ex.namespace}/${child.metadata.name}-copy"`) && current.includes("workspace stream copy started") ? true : undefined;
+    }, 60_000, "the new controller to stream the judge's copy");
+    console.log(`copy-kill: controller killed with ${(partial / 2 ** 20).toFixed(1)} of ${BIG_BYTES / 2 ** 20} MiB copied`);
+
+    // Then the new controller copies again: the judge saw the whole file (its checksum), once
+    const done = await ex.final("copy-kill", 300_000);
+    const children = await toolJudgeChildren("copy-kill");
+    expect(done.status?.phase, JSON.stringify(children.map((c) => c.status))).toBe("Succeeded");
+    expect(children.map((c) => [c.metadata.name, c.status?.phase, c.status?.verdict?.score])).toEqual([[child.metadata.name, "Succeeded", 1]]);
+    // The worker got one decision (the status the leader folds from the store says what it ran).
+    await eventually(async () => ((await ex.get("copy-kill"))?.status?.toolCalls?.proposed === 1 ? true : undefined), 30_000, "copy-kill's call in its status");
+    expect((await ex.get("copy-kill"))?.status?.toolCalls).toEqual({ proposed: 1, allowed: 1, blocked: 0 });
+    await watch.stop();
+    const decisions = watch.records.filter((r) => r.kind === "decision");
+    expect(decisions.map((r) => (r.kind === "decision" ? [r.step, r.tool, r.decision.allowed, r.decision.judges.map((j) => j.child)] : []))).toEqual([[1, "cmd.run", true, [child.metadata.name]]]);
+    // Nothing left over: no pod runs, the copier is gone, the claims are the worker's and the judge's copy, each owned.
+    await ex.podsEnded("copy-kill");
+    const pods = (await core.listNamespacedPod({ namespace: ex.namespace })).items.map((p) => p.metadata?.name ?? "");
+    expect(pods.filter((p) => p.includes("copy-kill") && p.endsWith("-copy-ex"))).toEqual([]);
+    const claims = (await core.listNamespacedPersistentVolumeClaim({ namespace: ex.namespace })).items.filter((c) => c.metadata?.name?.startsWith("copy-kill") === true);
+    expect(claims.map((c) => [c.metadata?.name, c.metadata?.ownerReferences?.map((o) => o.name)]).sort()).toEqual([
+      [`${child.metadata.name}-workspace`, [child.metadata.name]],
+      ["copy-kill-workspace", ["copy-kill"]],
+    ]);
+    console.log(`copy-kill: ${done.status?.phase}; judge child ${child.metadata.name} ${child.status?.startTime ?? ""} -> ${(await ex.get(child.metadata.name))?.status?.completionTime ?? ""}`);
+  }, 480_000);
 
   it("NATS restarted while a call waits on its judge: the waiting proposal is decided once and the run succeeds", async () => {
     await ex.apply(faultyRun("nats-1"));

@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseAllDocuments } from "yaml";
-import { COPY_SOURCE_CONTAINER, copySourceCommand, type WorkspaceCopy } from "../../src/controller/execution-pods.js";
+import { COPY_SINK_COMMAND, COPY_SOURCE_CONTAINER, copyCommitCommand, copySourceCommand, type WorkspaceCopy } from "../../src/controller/execution-pods.js";
 import { startControlPlane, type ControlPlane } from "../harness/control-plane.js";
 import { freePort } from "../harness/nats.js";
 import type { ExecResult } from "../harness/exec.js";
@@ -369,7 +369,7 @@ describe("Helm chart on the real kube-apiserver", () => {
     console.log(`can-i: ${allowed.length} allowed, ${denied.length} denied as expected`);
   });
 
-  it("the controller's pods/exec passes admission only for the workspace copy's tar (the controller-exec policy), others' exec is not touched", async () => {
+  it("the controller's pods/exec passes admission only for the workspace copy's tar and commit (the controller-exec policy), others' exec is not touched", async () => {
     // No kubelet here: an exec admitted fails later (the pod has no node), one refused names the policy.
     const pod = { apiVersion: "v1", kind: "Pod", metadata: { name: "gavel-w-i1-ex" }, spec: { containers: [{ name: "main", image: "x" }, { name: COPY_SOURCE_CONTAINER, image: "x" }] } };
     expect((await k(["apply", "-n", team, "-f", "-"], JSON.stringify(pod))).code).toBe(0);
@@ -382,6 +382,15 @@ describe("Helm chart on the real kube-apiserver", () => {
     expect(await execAs(SA, COPY_SOURCE_CONTAINER, ["sh", "-c", "cat /etc/shadow"])).toContain(POLICY);
     expect(await execAs(SA, COPY_SOURCE_CONTAINER, copySourceCommand([{ volume: { name: "workspace", mount_path: "/w" } } as WorkspaceCopy]))).not.toContain(POLICY);
     expect(await execAs(SA, COPY_SOURCE_CONTAINER, [...copySourceCommand([]), "-exec"])).toContain(POLICY);
+    // A copier (*-copy-ex): its tar x and the copy's commit with a code, nothing else (ADR 0044).
+    const copier = { ...pod, metadata: { name: "gavel-w-i1-t1-j-copy-ex" } };
+    expect((await k(["apply", "-n", team, "-f", "-"], JSON.stringify(copier))).code).toBe(0);
+    const inCopier = async (command: string[]): Promise<string> => (await k(["exec", "-n", team, copier.metadata.name, "-c", "main", `--as=${SA}`, "--", ...command])).stderr;
+    expect(await inCopier(COPY_SINK_COMMAND)).not.toContain(POLICY);
+    expect(await inCopier(copyCommitCommand(2))).not.toContain(POLICY);
+    expect(await inCopier([...copyCommitCommand(0).slice(0, 4), "0; rm -rf /"])).toContain(POLICY);
+    expect(await inCopier(["sh", "-c", "cat /tmp/copied"])).toContain(POLICY);
+    expect(await execAs(SA, "main", copyCommitCommand(0))).toContain(POLICY);
     // The admin's own exec is not the policy's business.
     expect(await execAs(undefined, "main", ["ls", "/"])).not.toContain(POLICY);
   });
