@@ -34,7 +34,7 @@ import type { FileContent } from "../engine/validators/outcome.js";
 import { messageOf } from "../errors.js";
 import type { GavelEvent } from "../api/events.js";
 import { imageReader, readerContent, volumeReader } from "../runtime/file-reader.js";
-import { runToEnd } from "../runtime/run-to-end.js";
+import { runToEnd, Stop } from "../runtime/run-to-end.js";
 import type { WorkloadMount, WorkloadPlacement, WorkloadResult, Workloads, WorkloadSpec } from "../runtime/workload.js";
 import type { ExecutionTrace } from "../telemetry/execution-trace.js";
 import { createWorkspace, type Workspace } from "./workspace.js";
@@ -83,7 +83,7 @@ export class LocalRun {
   private readonly state: EngineState = initialState();
   private readonly ctx: EngineContext;
   /** The workloads running now: how to stop each, and its end. */
-  private readonly running = new Map<string, { stop: AbortController; end: Promise<unknown> }>();
+  private readonly running = new Map<string, { stop: Stop; end: Promise<unknown> }>();
   private readonly children = new Map<string, Execution>();
   private workspace: Workspace | undefined;
   private wake: (() => void) | undefined;
@@ -148,8 +148,8 @@ export class LocalRun {
    */
   private async runWorkload(spec: WorkloadSpec): Promise<WorkloadResult> {
     if (this.running.has(spec.name)) throw new Error(`a workload named ${spec.name} is running already`);
-    const stop = new AbortController();
-    const end = runToEnd(this.opts.workloads, spec, this.place, { signal: stop.signal });
+    const stop = new Stop();
+    const end = runToEnd(this.opts.workloads, spec, this.place, { signal: stop });
     this.running.set(spec.name, { stop, end });
     try {
       return await end;
