@@ -227,7 +227,7 @@ export const controllerCommand: Command = {
         })
       : undefined;
     const enforcement = (agent: Agent) => gateBlocks(gate, agent, agent.metadata.namespace ?? "default");
-    const readiness = new AgentReadinessController({ kc, namespace: config.namespace, logger, enforcement, metrics });
+    const readiness = new AgentReadinessController({ kc, namespace: config.namespace, logger, enforcement, metrics, runtimes });
     // With --leader-elect only the replica holding the Lease runs Executions; losing it ends the process.
     let lostLease: (() => void) | undefined;
     const lost = new Promise<string>((resolve) => (lostLease = () => resolve("lost leader lease")));

@@ -2,7 +2,8 @@
 // changed (lastTransitionTime kept), referrers of a judge, keys. No server.
 import { describe, expect, it } from "vitest";
 import type { Agent, Condition } from "../api/types.js";
-import { currentReady, desiredReady, INVALID_SPEC, readyStatusPatch, referrersOf } from "./agent-readiness.js";
+import { runtimeTable } from "../children/runtime-table.js";
+import { currentReady, desiredReady, INVALID_SPEC, readyStatusPatch, referrersOf, UNKNOWN_RUNTIME } from "./agent-readiness.js";
 
 const T0 = new Date("2026-01-01T00:00:00Z");
 const T1 = new Date("2026-01-01T01:00:00Z");
@@ -54,6 +55,26 @@ describe("desiredReady", () => {
     const junk = { apiVersion: "100monkeys.ai/v1", kind: "Agent", metadata: { name: "x" }, spec: { execution: { validation: "nope" } } } as unknown as Agent;
     expect(() => desiredReady(junk, lookupIn([]), T0)).not.toThrow();
     expect(desiredReady(junk, lookupIn([]), T0).status).toBe("False");
+  });
+});
+
+describe("desiredReady with the controller's runtime table", () => {
+  const withRuntime = (runtime: Record<string, unknown>) => ({ ...judge("j"), spec: { ...judge("j").spec, runtime } }) as unknown as Agent;
+
+  it("is False/UnknownRuntime naming the field when the language or its version is not in the table", () => {
+    const lang = desiredReady(withRuntime({ language: "cobol" }), lookupIn([]), T0, undefined, runtimeTable());
+    expect(lang).toMatchObject({ status: "False", reason: UNKNOWN_RUNTIME });
+    expect(lang.message).toMatch(/^spec\.runtime\.language: no runtime for "cobol" in the runtime table \(known: .*python 3\.11/);
+    const version = desiredReady(withRuntime({ language: "python", version: "2.7" }), lookupIn([]), T0, undefined, runtimeTable());
+    expect(version).toMatchObject({ status: "False", reason: UNKNOWN_RUNTIME });
+    expect(version.message).toMatch(/^spec\.runtime\.version: no runtime for python 2\.7/);
+  });
+
+  it("is True for the reference's python 3.11, an image, or neither (gavel's agent image)", () => {
+    for (const agent of [withRuntime({ language: "python", version: "3.11" }), withRuntime({ image: "example/judge:1" }), judge("j")]) {
+      const c = desiredReady(agent, lookupIn([]), T0, undefined, runtimeTable());
+      expect(c, c.message).toMatchObject({ status: "True", reason: "Valid" });
+    }
   });
 });
 

@@ -5,6 +5,7 @@ import { crossValidateAgent, judgeReferences, readyCondition } from "../api/cros
 import type { Agent, Condition } from "../api/types.js";
 import { GROUP, VERSION } from "../api/types.js";
 import { validateManifest } from "../api/validate.js";
+import { chooseRuntime, type RuntimeTable } from "../children/runtime-table.js";
 import { Controller } from "./runtime/controller.js";
 import { customResource, Informer, objectKey, splitKey } from "./runtime/informer.js";
 import type { WorkQueue, WorkQueueOptions } from "./runtime/work-queue.js";
@@ -18,6 +19,9 @@ export const READY = "Ready";
 /** Reason when the Agent is valid but its Executions cannot run guarded (no tool-call gate serves). */
 export const CANNOT_ENFORCE = "CannotEnforce";
 
+/** Reason when `spec.runtime.language`/`version` name no entry of the controller's runtime table. */
+export const UNKNOWN_RUNTIME = "UnknownRuntime";
+
 /** Reason when the Agent itself breaks a schema or CEL rule (the server would refuse it now). */
 export const INVALID_SPEC = "InvalidSpec";
 
@@ -27,7 +31,7 @@ const MAX_MESSAGE = 32_768;
 // ---------------------------------------------------------------- pure part
 
 /** The Ready condition the Agent should have, given the other Agents of its namespace by name. */
-export function desiredReady(agent: Agent, lookup: (name: string) => Agent | undefined, now: Date, unenforceable?: string): Condition {
+export function desiredReady(agent: Agent, lookup: (name: string) => Agent | undefined, now: Date, unenforceable?: string, runtimes?: RuntimeTable): Condition {
   const generation = agent.metadata?.generation;
   let schema: { path: string; message: string }[];
   try {
@@ -48,6 +52,11 @@ export function desiredReady(agent: Agent, lookup: (name: string) => Agent | und
     };
   } else {
     condition = readyCondition(crossValidateAgent(agent, lookup), generation, now);
+    // A language runtime the table does not have: its pods could never start (said before any Execution tries).
+    const choice = runtimes === undefined ? undefined : chooseRuntime(agent, runtimes, "gavel's agent image");
+    if (condition.status === "True" && choice !== undefined && "problem" in choice) {
+      condition = { ...condition, status: "False", reason: UNKNOWN_RUNTIME, message: choice.problem };
+    }
     // A valid Agent whose Executions could not run guarded here is not ready either.
     if (condition.status === "True" && unenforceable !== undefined) {
       condition = { ...condition, status: "False", reason: CANNOT_ENFORCE, message: `this cluster cannot enforce what the Agent declares: ${unenforceable}` };
@@ -124,6 +133,8 @@ export interface AgentReadinessOptions {
   logger?: Logger;
   /** Why this cluster cannot enforce what an Agent declares (no tool-call gate); Ready is False then. */
   enforcement?: (agent: Agent) => string | undefined;
+  /** The controller's runtime table: an Agent whose language runtime it lacks is not Ready. */
+  runtimes?: RuntimeTable;
   /** Where its counters live (the runtime's, labelled controller="agent"); default its own. */
   metrics?: Registry;
 }
@@ -213,7 +224,7 @@ export class AgentReadinessController {
     // Gone: nothing to write; its referrers were queued by the delete event.
     if (agent === undefined || agent.metadata.deletionTimestamp !== undefined) return;
     const lookup = (n: string) => this.agents.get(n, ns === "" ? undefined : ns);
-    const patch = readyStatusPatch(agent, desiredReady(agent, lookup, this.now(), this.opts.enforcement?.(agent)));
+    const patch = readyStatusPatch(agent, desiredReady(agent, lookup, this.now(), this.opts.enforcement?.(agent), this.opts.runtimes));
     if (patch === undefined) return;
     try {
       await this.api.patchNamespacedCustomObjectStatus(

@@ -7,6 +7,7 @@ import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { useCluster, type Cluster } from "../harness/cluster.js";
+import { eventually } from "../harness/eventually.js";
 import { executionYaml, oneShotWorkerYaml, semanticValidation } from "../harness/example-worker.js";
 import { executionsIn, type Executions } from "../harness/executions.js";
 import { ChartController } from "../harness/gavel-chart.js";
@@ -15,6 +16,7 @@ import { GARBAGE, GARBAGE_JUDGE, garbageNodeRuntime, REFERENCE_JUDGES, reference
 
 describe("reference judge manifests on the cluster", () => {
   let cluster: Cluster;
+  let ns: string;
   let controller: ChartController;
   let runs: Executions;
 
@@ -23,7 +25,7 @@ describe("reference judge manifests on the cluster", () => {
     controller = new ChartController(cluster);
     const version = (JSON.parse(await readFile(join(REPO_DIR, "package.json"), "utf8")) as { version: string }).version;
     await controller.configure(["--set-json", `runtimes=${JSON.stringify([scriptedPythonRuntime(version), garbageNodeRuntime(version)])}`]);
-    const ns = await cluster.createNamespace("e2e-judge-runtimes");
+    ns = await cluster.createNamespace("e2e-judge-runtimes");
     runs = executionsIn(cluster, ns, async () => `controller log:\n${await controller.log()}`);
     for (const f of REFERENCE_JUDGES) await runs.apply((await referenceJudge(f)).text, { validate: "warn" });
     await runs.apply(GARBAGE_JUDGE);
@@ -77,5 +79,14 @@ spec:
     const child = ref === undefined ? undefined : await runs.get(ref.name);
     expect(child?.status?.message ?? "").toMatch(/spec\.runtime\.version: no runtime for python 3\.12/);
     expect(await runs.podsOf(ref?.name ?? "")).toEqual([]);
+    // The judge Agent says so itself, before any Execution names it.
+    const ready = await eventually(async () => {
+      const r = await cluster.kubectl(["get", "agent", "py312-judge", "-n", ns, "-o", "jsonpath={.status.conditions[?(@.type==\"Ready\")]}"]);
+      const c = r.stdout === "" ? undefined : (JSON.parse(r.stdout) as { status: string; reason: string; message: string });
+      if (c?.reason !== "UnknownRuntime") throw new Error(`Ready: ${r.stdout}`);
+      return c;
+    }, 30_000, "py312-judge Ready=False/UnknownRuntime");
+    expect(ready.status).toBe("False");
+    expect(ready.message).toMatch(/^spec\.runtime\.version: no runtime for python 3\.12 in the runtime table \(known: python 3\.11/);
   });
 });
