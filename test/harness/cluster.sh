@@ -169,7 +169,7 @@ up() {
   "$HARNESS_DIR/base-image.sh"
   "$HARNESS_DIR/network.sh" up
   if ! { [ -f "$CLUSTER/cp/env" ] && source "$CLUSTER/cp/env" &&
-         tr '\0' ' ' <"/proc/$API_PID/cmdline" 2>/dev/null | grep -q kube-apiserver; }; then
+         { tr '\0' ' ' <"/proc/$API_PID/cmdline"; } 2>/dev/null | grep -q kube-apiserver; }; then
     rm -rf "$CLUSTER/cp"
     AUTHORIZATION_MODE=Node,RBAC API_ADDRESS="$NODE_IP" API_PORT=6443 NO_CRDS=1 \
       "$HARNESS_DIR/control-plane.sh" up "$CLUSTER/cp"
@@ -205,6 +205,10 @@ up() {
   import_images
 
   write_kubelet_config
+  # Registration sockets of plugins that are not running (the CSI driver of csi.sh, killed with
+  # the cluster) would be registered by the new kubelet, then unregistered when the driver
+  # replaces them.
+  alive kubelet || alive gavel-csi-hostpath || as_root sh -c "rm -f '$KUBELET_DIR'/plugins_registry/*.sock"
   start_proc kubelet "$K8S_BIN/kubelet" \
     --config "$CLUSTER/kubelet-config.yaml" --kubeconfig "$CLUSTER/kubelet.kubeconfig" \
     --hostname-override "$NODE" --node-ip "$NODE_IP" --root-dir "$KUBELET_DIR" --v=1

@@ -82,7 +82,10 @@ up() {
   restart_if_rebuilt gavel-csi-hostpath "$CSI_BIN"
   # csi-snapshotter exits when it loses its driver's socket (a pod's container would be
   # restarted); it starts again with a driver that starts again.
-  alive gavel-csi-hostpath || stop_proc csi-snapshotter
+  # A driver that is not running left its sockets behind (SIGKILLed): the kubelet's plugin
+  # watcher would register the stale path, then flap (unregister, register again) when the new
+  # driver replaces the file. Removed first (cluster.sh does the same before a kubelet starts).
+  alive gavel-csi-hostpath || { stop_proc csi-snapshotter; as_root rm -f "$KUBELET_DIR/plugins_registry/$CSI_DRIVER-reg.sock" "$CSI_SOCKET"; }
   restart_if_rebuilt snapshot-controller "$SNAPSHOTTER_DIR/bin/snapshot-controller"
   restart_if_rebuilt csi-snapshotter "$SNAPSHOTTER_DIR/bin/csi-snapshotter"
   # Group snapshots are off: no VolumeGroupSnapshot CRDs, no group controller in the driver.
@@ -94,16 +97,23 @@ up() {
   start_proc csi-snapshotter "$SNAPSHOTTER_DIR/bin/csi-snapshotter" --kubeconfig "$CLUSTER/kubeconfig" \
     --csi-address "$CSI_SOCKET" --leader-election=false --feature-gates CSIVolumeGroupSnapshot=false \
     --retry-interval-start 200ms --v=2
-  # Ready once the kubelet registered the driver (the node's CSINode lists it).
+  # Ready once the kubelet registered the driver (the node's CSINode lists it) and the
+  # registration holds: listed in 5 polls in a row (~1.5 s), so a flap of the kubelet's plugin
+  # watcher (register, unregister, register) is waited out rather than taken for ready.
+  local held=0
   for _ in $(seq 1 150); do
-    kubectl_ get csinode "$NODE_NAME" -o jsonpath='{.spec.drivers[*].name}' 2>/dev/null | grep -qw "$CSI_DRIVER" && break
+    if kubectl_ get csinode "$NODE_NAME" -o jsonpath='{.spec.drivers[*].name}' 2>/dev/null | grep -qw "$CSI_DRIVER"; then
+      held=$((held + 1)); [ "$held" -ge 5 ] && break
+    else
+      held=0
+    fi
     for p in "${PROCS[@]}"; do
       alive "$p" || { log "$p exited; last lines of $CLUSTER/$p.log:"; tail -20 "$CLUSTER/$p.log" >&2; exit 1; }
     done
     sleep 0.2
   done
-  kubectl_ get csinode "$NODE_NAME" -o jsonpath='{.spec.drivers[*].name}' | grep -qw "$CSI_DRIVER" ||
-    { log "the kubelet did not register $CSI_DRIVER; see $CLUSTER/gavel-csi-hostpath.log and kubelet.log"; exit 1; }
+  [ "$held" -ge 5 ] ||
+    { log "the kubelet did not register $CSI_DRIVER (held $held polls); see $CLUSTER/gavel-csi-hostpath.log and kubelet.log"; exit 1; }
   log "CSI stack up in $(( $(date +%s) - t0 ))s (StorageClass and VolumeSnapshotClass $CSI_STORAGE_CLASS)"
 }
 

@@ -108,7 +108,7 @@ pidof_file() { [ -f "$CLUSTER/$1.pid" ] && cat "$CLUSTER/$1.pid"; }
 # alive NAME: the recorded process runs and is still NAME (a pid may be reused after a reboot).
 alive() {
   local p; p="$(pidof_file "$1")" && [ -n "$p" ] && kill -0 "$p" 2>/dev/null &&
-    tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null | grep -q -- "$1"
+    { tr '\0' ' ' <"/proc/$p/cmdline"; } 2>/dev/null | grep -q -- "$1"
 }
 stop_proc() {
   local p; p="$(pidof_file "$1")" || return 0
