@@ -48,8 +48,11 @@ export async function runToEnd<P extends WorkloadPlacement>(
   place: P,
   opts: { signal?: StopSignal } = {},
 ): Promise<WorkloadResult> {
+  // The run starts when it is asked for: a short workload can end before ensure returns (its
+  // create and start calls answered late on a busy machine).
+  const startedAt = new Date();
   await workloads.ensure(spec, place);
-  return followToEnd(workloads, spec, place, new Date(), opts);
+  return followToEnd(workloads, spec, place, startedAt, opts);
 }
 
 /**
@@ -88,7 +91,9 @@ export async function followToEnd<P extends WorkloadPlacement>(
           // A workload that ended on its own as the stop came is not cancelled.
           cancelled: stopped && !seen.timedOut && seen.exitCode === 137,
           startedAt,
-          finishedAt: seen.finishedAt ?? new Date(),
+          // A driver's clock (Docker's, a kubelet's whole seconds) can put the end before the
+          // start gavel took: a run never ends before it started.
+          finishedAt: new Date(Math.max(startedAt.getTime(), (seen.finishedAt ?? new Date()).getTime())),
         };
       }
       if (seen.state === "absent") throw new Error(`workload ${spec.name} is gone before it ended (removed from outside gavel?)`);
