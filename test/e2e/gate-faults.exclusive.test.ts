@@ -1,8 +1,9 @@
 // The gate under faults on the single-node cluster, as `helm install` runs it (the chart's
 // controller pod and its own NATS with JetStream): a worker pod makes tool calls whose one
-// judged call waits on a slow tool_validation judge (gavel's agent runtime as a judge, with a
-// scripted model that runs `sleep` before its verdict), and while it waits the controller is
-// SIGKILLed, or the NATS pod is deleted, or a second replica answers too. Each call must be
+// judged call waits on a held tool_validation judge (gavel's agent runtime as a judge, with a
+// scripted model that waits in `sleep` until the test releases it), and while it waits the
+// controller is SIGKILLed, or the NATS pod is deleted, or a second replica answers too; the
+// judge is released once the test has seen the gate take the call up again. Each call must be
 // decided once: one judge child, one decision record in GAVEL_DECISIONS (counted by a
 // consumer that sees every record stored), and the run finishes. The controller is also
 // SIGKILLed in the middle of a tool-call judge's workspace copy streamed out of a
@@ -15,6 +16,7 @@ import { DeliverPolicy, jetstream, jetstreamManager, type ConsumerMessages } fro
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Execution } from "../../src/api/types.js";
 import { isTerminal } from "../../src/engine/phases.js";
+import { MAIN_CONTAINER } from "../../src/runtime/kubernetes/pod-spec.js";
 import { decodeReply } from "../../src/transport/codec.js";
 import { inboxPrefix, toolCallSubject } from "../../src/transport/subjects.js";
 import { DECISION_STREAM, DECISION_SUBJECT_PREFIX, type ToolCallRecord } from "../../src/transport/tool-call-store.js";
@@ -23,8 +25,14 @@ import { executionYaml } from "../harness/example-worker.js";
 import { executionsIn, workerCredentials, type Executions } from "../harness/executions.js";
 import { ChartController, RELEASE_NAMESPACE } from "../harness/gavel-chart.js";
 
-/** How long the judge sleeps before its verdict: longer than a fault takes to inject. */
-const JUDGE_SLEEP_SECONDS = 20;
+/**
+ * The judge's wait: far longer than any test needs, ended by releaseJudge once the test has
+ * seen what it came for. A judge never released fails its call at its deadline (120 s).
+ */
+const JUDGE_SLEEP_SECONDS = 600;
+
+/** Ends the judge's wait from inside its pod: kills its `sleep` (the image has no pkill), failing when there is none. */
+const RELEASE = 'n=0; for d in /proc/[0-9]*; do if [ "$(cat "$d/comm" 2>/dev/null)" = sleep ]; then kill "${d#/proc/}" && n=1; fi; done; [ "$n" = 1 ]';
 
 // The judge: gavel's agent runtime in judge mode, its model scripted (no LLM here).
 const judgeYaml = `
@@ -190,7 +198,7 @@ describe("the gate decides every tool call once under faults (chart-installed co
    * decision stream (as gavel's user) sees each claim and decision as it is stored, before a
    * later record of the same call replaces it. Valid while NATS keeps running.
    */
-  const watchRecords = async (execution: string): Promise<{ records: ToolCallRecord[]; stop: () => Promise<void> }> => {
+  const watchRecords = async (execution: string): Promise<{ records: ToolCallRecord[]; storedAt: number[]; stop: () => Promise<void> }> => {
     const nc = await dial(gavelCreds);
     const consumer = await jetstream(nc).consumers.get(DECISION_STREAM, {
       filter_subjects: `${DECISION_SUBJECT_PREFIX}.${ex.namespace}.${execution}.>`,
@@ -198,10 +206,15 @@ describe("the gate decides every tool call once under faults (chart-installed co
     });
     const messages: ConsumerMessages = await consumer.consume();
     const records: ToolCallRecord[] = [];
+    // When the server stored each record (ms, the node's clock, which the test shares).
+    const storedAt: number[] = [];
     const done = (async () => {
-      for await (const m of messages) records.push(m.json<ToolCallRecord>());
+      for await (const m of messages) {
+        records.push(m.json<ToolCallRecord>());
+        storedAt.push(Math.floor(m.info.timestampNanos / 1e6));
+      }
     })();
-    return { records, stop: async () => { await messages.close(); await done; } };
+    return { records, storedAt, stop: async () => { await messages.close(); await done; } };
   };
 
   /** The records the stream holds now for one Execution (the last of each call). */
@@ -232,8 +245,18 @@ describe("the gate decides every tool call once under faults (chart-installed co
       if (child === undefined) return undefined;
       const pods = await core.listNamespacedPod({ namespace: ex.namespace });
       const pod = pods.items.find((p) => (p.metadata?.ownerReferences ?? []).some((o) => o.name === child.metadata.name));
-      return pod?.status?.phase === "Running" ? child : undefined;
+      return pod?.status?.phase === "Running" ? { child, pod: pod.metadata?.name ?? "" } : undefined;
     }, 180_000, `${execution}'s tool-judge child running`);
+
+  /** Lets the held judge in `pod` give its verdict now. */
+  const releaseJudge = async (pod: string) => {
+    const r = await cluster.kubectl(["exec", "-n", ex.namespace, pod, "-c", MAIN_CONTAINER, "--", "sh", "-c", RELEASE]);
+    if (r.code !== 0) throw new Error(`releasing the judge in pod ${pod} (kill its sleep): exit ${r.code} ${r.stderr}`);
+  };
+
+  /** Waits until a claim on step `step` of the watched run is stored after `since` (ms): a gate holds the call (again). */
+  const claimedSince = (watch: { records: ToolCallRecord[]; storedAt: number[] }, step: number, since: number, what: string) =>
+    eventually(() => (watch.records.some((r, i) => r.kind === "claim" && r.step === step && (watch.storedAt[i] ?? 0) > since) ? true : undefined), 60_000, what);
 
   /** What must hold after any fault: the run succeeded, one judge child, one decision per call, in the status too. */
   const decidedOnce = async (execution: string, extraBlocked = 0): Promise<Execution> => {
@@ -280,11 +303,16 @@ describe("the gate decides every tool call once under faults (chart-installed co
   it("the controller SIGKILLed while a call waits on its judge: one judge child, one decision, the run succeeds", async () => {
     const watch = await watchRecords("kill-1");
     await ex.apply(faultyRun("kill-1"));
-    const child = await judgeRunning("kill-1");
+    const { child, pod } = await judgeRunning("kill-1");
     const killedAt = Date.now();
     await controller.kill();
+    const restartedAt = Date.now();
     // The fault hit while the call waited: its judge is still at work.
     expect(isTerminal((await ex.get(child.metadata.name))?.status?.phase)).toBe(false);
+    // The new controller's gate takes the dead one's claim over (once it is stale, on the
+    // worker's re-send) and waits on the same judge child; then the judge may answer.
+    await claimedSince(watch, 2, restartedAt, "kill-1's judged call claimed by the new controller's gate");
+    await releaseJudge(pod);
     const done = await decidedOnce("kill-1");
     console.log(`controller killed while ${child.metadata.name} judged; kill-1 ${done.status?.phase} ${Date.now() - killedAt} ms after the kill`);
     await watch.stop();
@@ -341,13 +369,18 @@ describe("the gate decides every tool call once under faults (chart-installed co
 
   it("NATS restarted while a call waits on its judge: the waiting proposal is decided once and the run succeeds", async () => {
     await ex.apply(faultyRun("nats-1"));
-    const child = await judgeRunning("nats-1");
+    const { child, pod } = await judgeRunning("nats-1");
     const deletedAt = Date.now();
     const del = await cluster.kubectl(["delete", "pod", "-n", RELEASE_NAMESPACE, "gavel-nats-0", "--wait=false"]);
     expect(del.code, del.stderr).toBe(0);
     await natsUrl();
     expect(isTerminal((await ex.get(child.metadata.name))?.status?.phase)).toBe(false);
     console.log(`NATS pod back and Ready ${Date.now() - deletedAt} ms after its deletion (${child.metadata.name} judging)`);
+    // The gate still holds the waiting call on the restarted NATS (it renews its claim there); then the judge may answer.
+    const watch = await eventually(() => watchRecords("nats-1").catch(() => undefined), 60_000, "a consumer on the restarted NATS's decision stream");
+    await claimedSince(watch, 2, deletedAt, "nats-1's judged call claimed on the restarted NATS");
+    await watch.stop();
+    await releaseJudge(pod);
     await decidedOnce("nats-1");
     console.log(`nats-1 finished ${Date.now() - deletedAt} ms after the NATS pod's deletion`);
     // The controller's gate serves again (not only the one run that was waiting).
@@ -360,7 +393,7 @@ describe("the gate decides every tool call once under faults (chart-installed co
     await controller.ready(2);
     const watch = await watchRecords("pair-1");
     await ex.apply(faultyRun("pair-1"));
-    await judgeRunning("pair-1");
+    const { pod } = await judgeRunning("pair-1");
 
     // While the judged call waits: bad input with pair-1's own credential, at the gates of both replicas.
     const creds = await eventually(() => workerCredentials(core, ex.namespace, "pair-1").catch(() => undefined), 30_000, "the worker credential Secret of pair-1");
@@ -389,6 +422,9 @@ describe("the gate decides every tool call once under faults (chart-installed co
     const big = await ask(JSON.stringify({ ...base, toolCallId: "bad-big", tool: "fs.list", args: { path: "/workspace", pad: "x".repeat(300 * 1024) } }));
     expect(big).toMatchObject({ kind: "decision", decision: { allowed: false, blocked_by: "guard" } });
     expect(big.kind === "decision" ? big.decision.reason : "").toMatch(/^argument_too_large: the proposal is \d+ bytes/);
+    // The re-sends went out on this connection before the oversized proposal, which is answered:
+    // NATS delivered them to the gates before it, while the judge still works. Now it may answer.
+    await releaseJudge(pod);
 
     // The oversized proposal was decided (denied): the one extra blocked call of pair-1.
     await decidedOnce("pair-1", 1).catch(async (err: unknown) => {
