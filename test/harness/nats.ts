@@ -8,6 +8,9 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { connect as tcpConnect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import type { NatsConnection } from "@nats-io/transport-node";
+import type { GavelEvent } from "../../src/api/events.js";
+import { EventStream } from "../../src/transport/event-stream.js";
 import { freePort, startNats as start, type NatsServer } from "../../src/transport/nats-server.js";
 import { eventually } from "./cluster.js";
 import { GAVEL_CACHE, NODE_IP } from "./paths.js";
@@ -57,4 +60,12 @@ export async function startNatsForPods(opts: { port?: number; extraConfig?: stri
       await rm(dir, { recursive: true, force: true });
     },
   };
+}
+
+/** Reads the events of one tree (or a namespace) from the event stream until it is idle. */
+export async function readEvents(nc: NatsConnection, namespace: string, root?: string): Promise<GavelEvent[]> {
+  const stream = await EventStream.open(nc);
+  const out: GavelEvent[] = [];
+  for await (const e of stream.read({ namespace, ...(root !== undefined ? { root } : {}), untilIdleMs: 700 })) out.push(e);
+  return out;
 }
