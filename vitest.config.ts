@@ -1,48 +1,51 @@
 // Three test tiers: pure unit tests beside the code, integration tests against real
 // servers started by test/harness, and end-to-end tests on the single-node cluster.
+import { readdirSync } from "node:fs";
+import { fileURLToPath } from "node:url";
 import { defineConfig } from "vitest/config";
+import { CLUSTER_PROJECT, FILE_SLOTS } from "./test/harness/file-slots.js";
 
-/** Files run at once in the group of the integration tier and the shared-controller e2e files. */
+/** Files run at once by the e2e files that only need the shared controller up. */
 const SHARED_WORKERS = 3;
 
 /** The tiers that spawn bin/gavel refuse to run an out-of-date dist/ (test/harness/dist-fresh.ts). */
 const DIST_FRESH = "test/harness/dist-fresh.ts";
 
 /** Both e2e projects: the cluster up and the chart installed once (test/harness/gavel-chart.ts). */
-const E2E = {
-  globalSetup: [DIST_FRESH, "test/e2e/global-setup.ts"],
-  testTimeout: 600_000,
-  hookTimeout: 600_000,
+const E2E_SETUP = [DIST_FRESH, "test/e2e/global-setup.ts"];
+const E2E_TIMEOUTS = { testTimeout: 600_000, hookTimeout: 600_000 };
+
+/** The projects whose files take a slot before they start (test/harness/file-slots.ts). */
+const FILE_SLOTS_SETUP = "test/harness/file-slots.ts";
+const EXCLUSIVE_FILES = readdirSync(fileURLToPath(new URL("test/e2e/", import.meta.url))).filter((f) => f.endsWith(".exclusive.test.ts")).length;
+const SLOTTED = {
+  setupFiles: ["test/harness/take-file-slot.ts"],
+  fileParallelism: true,
+  // Vitest starts every file of the group; FILE_SLOTS of them are at work at once, the others
+  // wait for their slot. Each exclusive file waits in a worker of its own, so that the next one
+  // starts the moment the cluster is free.
+  maxWorkers: FILE_SLOTS + EXCLUSIVE_FILES,
+  sequence: { groupOrder: 2 },
 };
 
 export default defineConfig({
   test: {
     projects: [
-      { test: { name: "unit", include: ["src/**/*.test.ts", "judges/**/*.test.ts", "bench/**/*.test.ts"], environment: "node" } },
-      // The integration tier and the e2e files that only need the shared controller up run as one
-      // group, three files at a time: most of a file's time is waiting on servers and pods, so
-      // they overlap well on two cores (integration alone: 315 s with one file at a time, 165 s
-      // with two, 2026-11-25). The e2e files that crash, restart or reconfigure the chart's
-      // controller or NATS, or count its metrics, are named *.exclusive.test.ts and run after
-      // that group, one at a time with nothing else running.
-      {
-        test: {
-          name: "integration",
-          include: ["test/integration/**/*.test.ts"],
-          globalSetup: [DIST_FRESH],
-          testTimeout: 120_000,
-          hookTimeout: 180_000,
-          fileParallelism: true,
-          maxWorkers: SHARED_WORKERS,
-          sequence: { groupOrder: 1 },
-        },
-      },
+      { test: { name: "unit", include: ["src/**/*.test.ts", "judges/**/*.test.ts", "bench/**/*.test.ts", "test/harness/**/*.test.ts"], environment: "node" } },
+      // First the e2e files that only need the shared controller up, three at a time: most of a
+      // file's time is waiting on pods, so they overlap well on two cores. Then the e2e files
+      // that crash, restart or reconfigure the chart's controller or NATS, or count its metrics
+      // (*.exclusive.test.ts), one at a time with no other e2e file running, and beside them the
+      // integration tier, which never touches the cluster: two of its files at a time (three
+      // in a run without exclusive files). The exclusive files are the run's longest chain
+      // (455 s one after another at a716ab2); the integration tier (429 s of files) fits beside.
       {
         test: {
           name: "e2e",
           include: ["test/e2e/**/*.test.ts"],
           exclude: ["test/e2e/**/*.exclusive.test.ts"],
-          ...E2E,
+          globalSetup: E2E_SETUP,
+          ...E2E_TIMEOUTS,
           fileParallelism: true,
           maxWorkers: SHARED_WORKERS,
           sequence: { groupOrder: 1 },
@@ -50,11 +53,23 @@ export default defineConfig({
       },
       {
         test: {
-          name: "e2e-exclusive",
+          name: CLUSTER_PROJECT,
           include: ["test/e2e/**/*.exclusive.test.ts"],
-          ...E2E,
-          fileParallelism: false,
-          sequence: { groupOrder: 2 },
+          globalSetup: [...E2E_SETUP, FILE_SLOTS_SETUP],
+          ...E2E_TIMEOUTS,
+          ...SLOTTED,
+          env: { GAVEL_FILE_SLOT: "cluster" },
+        },
+      },
+      {
+        test: {
+          name: "integration",
+          include: ["test/integration/**/*.test.ts"],
+          globalSetup: [DIST_FRESH, FILE_SLOTS_SETUP],
+          testTimeout: 120_000,
+          hookTimeout: 180_000,
+          ...SLOTTED,
+          env: { GAVEL_FILE_SLOT: "shared" },
         },
       },
     ],
