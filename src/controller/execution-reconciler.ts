@@ -462,7 +462,7 @@ export class ExecutionReconciler {
     const ex = ctx.execution;
     switch (a.type) {
       case "event":
-        this.logger.info({ execution: `${ns(ex)}/${ex.metadata.name}`, event: a.event, data: a.data }, "loop event");
+        this.logger.info({ execution: `${ns(ex)}/${ex.metadata.name}`, ...(typeof a.data.iteration === "number" ? { iteration: a.data.iteration } : {}), event: a.event, data: a.data }, "loop event");
         return false;
       case "start_worker":
         await this.ensureClaims(ex, ctx.agent);

@@ -245,7 +245,10 @@ describe("gate", () => {
     expect(JSON.parse(lines[0] ?? "{}")).toMatchObject({ tool: "fs.write", allowed: true, flags: ["watch_writes"] });
     expect(events[0]).toMatchObject({ tool: "fs.write", allowed: true, flags: ["watch_writes"] });
     expect(events[1]).not.toHaveProperty("flags");
-    expect(JSON.parse(logs.find((l) => l.includes("fs.write")) ?? "{}")).toMatchObject({ flags: ["watch_writes"] });
+    // The log line names the run, the iteration and the call (issue 12: structured fields), not the arguments.
+    const line = JSON.parse(logs.find((l) => l.includes("fs.write")) ?? "{}") as Record<string, unknown>;
+    expect(line).toMatchObject({ level: 30, msg: "tool call decided", execution: "team-a/ex-1", iteration: 1, flags: ["watch_writes"], arg_keys: ["content", "path"] });
+    expect(line.toolCallId).toMatch(/^call-\d+$/);
     // A plain allowed call is logged at debug only (counted in gavel_tool_calls_total).
     expect(logs.filter((l) => l.includes("tool call decided")).map((l) => (JSON.parse(l) as { tool: string }).tool)).toEqual(["fs.write"]);
   });

@@ -174,7 +174,7 @@ export function createGate(options: GateOptions): Gate {
     // busy worker's every call at info cost 4 % of the controller's time in the gate bench, and
     // gavel_tool_calls_total counts them all.
     const notable = !r.allowed || r.judges.length > 0 || (r.flags?.length ?? 0) > 0 || (r.warnings?.length ?? 0) > 0;
-    options.logger?.[notable ? "info" : "debug"]({ tool: r.tool, arg_keys: r.arg_keys, allowed: r.allowed, blocked_by: r.blocked_by, check: r.check, flags: r.flags, warnings: r.warnings, dryrun: r.dryrun, toolCallId: r.toolCallId, latency_ms: r.latency_ms }, "tool call decided");
+    options.logger?.[notable ? "info" : "debug"]({ execution: `${r.namespace}/${r.execution}`, iteration: r.iteration, toolCallId: r.toolCallId, tool: r.tool, arg_keys: r.arg_keys, allowed: r.allowed, blocked_by: r.blocked_by, check: r.check, flags: r.flags, warnings: r.warnings, dryrun: r.dryrun, latency_ms: r.latency_ms }, "tool call decided");
   }
 
   return { decide, record };
