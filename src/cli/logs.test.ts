@@ -1,9 +1,11 @@
 // `gavel logs --judge` of a judge whose pod and stored result are gone: the tails its status
-// keeps (status.rawOutput, as engine/phases.ts rawOutputOf writes them), and what is missing.
+// keeps (status.rawOutput, as engine/phases.ts rawOutputOf writes them), and what is missing;
+// and the wait between `gavel logs -f`'s polls.
+import { getEventListeners } from "node:events";
 import { PassThrough } from "node:stream";
 import { describe, expect, it } from "vitest";
 import { rawOutputOf } from "../engine/phases.js";
-import { printKeptOutput } from "./logs.js";
+import { printKeptOutput, sleep } from "./logs.js";
 
 function printed(raw: Parameters<typeof printKeptOutput>[0]): { out: string; err: string } {
   const stdout = new PassThrough();
@@ -29,5 +31,19 @@ describe("printKeptOutput", () => {
     const { out, err } = printed(rawOutputOf({ stdout: "warning\n{}\n", exitCode: 1, streamsMerged: why }));
     expect(out).toBe("warning\n{}\n");
     expect(err).toBe(`gavel logs: ${why}\n`);
+  });
+});
+
+describe("sleep between -f's polls", () => {
+  it("leaves no abort listener on the signal after each wait, and ends at once on abort", async () => {
+    const stop = new AbortController();
+    for (let i = 0; i < 12; i++) await sleep(1, stop.signal);
+    expect(getEventListeners(stop.signal, "abort")).toHaveLength(0);
+    const t0 = Date.now();
+    const waiting = sleep(60_000, stop.signal);
+    stop.abort();
+    await waiting;
+    expect(Date.now() - t0).toBeLessThan(1000);
+    expect(getEventListeners(stop.signal, "abort")).toHaveLength(0);
   });
 });

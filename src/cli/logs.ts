@@ -23,10 +23,20 @@ const FLAGS = {
   follow: { type: "boolean", short: "f", default: false },
 } as const;
 
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
+/**
+ * Waits `ms`, or less when `signal` aborts. Its abort listener goes when the wait ends: -f polls
+ * once a second on one signal, and listeners left behind made Node warn (MaxListenersExceeded)
+ * after ten polls.
+ */
+export function sleep(ms: number, signal: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
-    const t = setTimeout(resolve, ms);
-    signal.addEventListener("abort", () => (clearTimeout(t), resolve()), { once: true });
+    const done = () => {
+      clearTimeout(t);
+      signal.removeEventListener("abort", done);
+      resolve();
+    };
+    const t = setTimeout(done, ms);
+    signal.addEventListener("abort", done, { once: true });
   });
 }
 
