@@ -15,6 +15,8 @@ describe("completion candidates", () => {
     expect(await values(["get", "ex", "-n", "team", "run"])).toEqual(["run-team", "run-i1-v1-checker"]);
     expect(await values(["logs", ""])).toEqual(["run-default", "run-i1-v1-checker"]);
     expect(await values(["logs", "run", "--judge", "ch"])).toEqual(["checker"]);
+    // The execution named after flags (seen on the test cluster: `logs -n NS EXEC --judge` asked for the judges of "-n")
+    expect(await values(["logs", "-n", "team", "--iteration", "2", "run", "--judge", ""])).toEqual(["run-i1-v1-checker", "checker"]);
     expect(await values(["get", "ex", "-o", "y"])).toEqual(["yaml"]);
     expect(await values(["logs", "run", "--f"])).toEqual(["--follow"]);
     expect(await values(["completion", ""])).toEqual(["bash", "zsh"]);

@@ -56,9 +56,10 @@ function positionalsOf(before: string[], flags: string[]): string[] {
 }
 
 /** Candidates for the value of the flag `prev` (a flag that takes one). */
-async function flagValue(prev: string, before: string[], lookup: NameLookup, pick: (values: string[]) => Candidates): Promise<Candidates> {
+async function flagValue(prev: string, before: string[], flags: string[], lookup: NameLookup, pick: (values: string[]) => Candidates): Promise<Candidates> {
   if (prev === "-o" || prev === "--output") return pick(["wide", "yaml", "json", "name"]);
-  if (prev === "--judge") return pick(await lookup.judges(before[1] ?? "", namespaceOf(before)).catch(() => []));
+  // The execution is the first positional, wherever it stands among the flags (`logs -n NS EXEC --judge`).
+  if (prev === "--judge") return pick(await lookup.judges(positionalsOf(before.slice(0, -1), flags)[0] ?? "", namespaceOf(before)).catch(() => []));
   if (FILE_FLAGS.includes(prev)) return { values: [], directive: DIRECTIVE_DEFAULT };
   return { values: [], directive: DIRECTIVE_NO_FILES };
 }
@@ -90,7 +91,7 @@ export async function candidates(words: string[], lookup: NameLookup): Promise<C
   const [cmd] = before;
   const prev = before[before.length - 1] ?? "";
   const flags = FLAGS[cmd ?? ""] ?? [];
-  if (flags.includes(`${prev}=`)) return flagValue(prev, before, lookup, pick);
+  if (flags.includes(`${prev}=`)) return flagValue(prev, before, flags, lookup, pick);
   if (cur.startsWith("-")) return pick(flags.map((f) => f.replace(/=$/, "")));
   return positional(cmd, positionalsOf(before, flags), namespaceOf(before), lookup, pick);
 }
