@@ -129,14 +129,29 @@ spec:
       expect([workerOut.code, workerOut.out.length > 0], workerOut.err).toEqual([0, true]);
       const judgeOut = await gavel(["logs", "quick", "--judge", "rule-judge", "-n", ns], { env });
       expect([judgeOut.code, judgeOut.out], judgeOut.err).toEqual([0, expect.stringContaining('"score"')]);
+      // And shell completion (bash, zsh, kubectl's plugin completion) offers the run's names from the cluster
+      expect((await gavel(["__complete", "logs", "-n", ns, "qu"], { env })).out).toMatch(/^quick$/m);
+      expect((await gavel(["__complete", "logs", "-n", ns, "quick", "--judge", ""], { env })).out).toMatch(/^rule-judge$/m);
     });
 
     it("Given the examples/kubernetes worker whose first attempt has a bug, the command judge's feedback makes iteration 2 pass", async () => {
       const t0 = Date.now();
       await apply(executionYaml("refine", "sum-writer", {}));
+      // A user following the run from its start: `gavel logs -f` streams each iteration's worker and ends with the run
+      const cliEnv = { ...process.env, KUBECONFIG: cluster.kubeconfigPath };
+      const following = run(join(REPO_DIR, "bin", "gavel"), ["logs", "refine", "-n", ns, "-f"], { env: cliEnv, timeoutMs: 420_000 });
       const ex = await final("refine");
       const dir = await runs.workspace("refine");
       timings.refineOnce = (Date.now() - t0) / 1000;
+      const followed = await following;
+      expect([followed.code, followed.stderr], followed.stdout).toEqual([0, expect.stringContaining("--- iteration 2")]);
+      expect(followed.stderr).not.toMatch(/Warning/);
+      expect(followed.stdout).toMatch(/"status":"success","iteration":1,[^\n]*\n(.|\n)*iteration 2: read feedback(.|\n)*"status":"success","iteration":2,/);
+      // And one iteration's output on its own, and the run in the all-namespaces list
+      const first = await gavel(["logs", "refine", "-n", ns, "--iteration", "1"], { env: { KUBECONFIG: cluster.kubeconfigPath } });
+      expect([first.code, first.out], first.err).toEqual([0, expect.stringContaining('"iteration":1,')]);
+      const all = await gavel(["get", "ex", "-A"], { env: { KUBECONFIG: cluster.kubeconfigPath } });
+      expect(all.out).toMatch(new RegExp(`^NAMESPACE\\s+NAME\\s+AGENT\\s+PHASE[^\\n]*\\n(.|\\n)*^${ns}\\s+refine\\s+sum-writer\\s+Succeeded\\s+2\\s`, "m"));
 
       expect(ex.status?.phase, ex.status?.message).toBe("Succeeded");
       expect(ex.status?.iterations?.map((i) => i.phase)).toEqual(["Refining", "Passed"]);
