@@ -7,7 +7,7 @@ export GAVEL_CACHE ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/gavel
 HARNESS := test/harness
 VITEST := node_modules/.bin/vitest run
 
-.PHONY: all deps build install lint typecheck verify test test-unit test-integration test-e2e promtool jaeger \
+.PHONY: all deps build install lint typecheck eslint verify test test-setup test-unit test-integration test-e2e promtool jaeger \
         demo bench images base-image k8s-binaries docker-up cluster-up cluster-down clean
 
 all: build
@@ -30,13 +30,16 @@ install: ## gavel and the kubectl plugin (`kubectl gavel`) on PATH: links in $(P
 typecheck: deps
 	node_modules/.bin/tsc -p tsconfig.json --noEmit
 
-lint: typecheck ## eslint with type information
+eslint: deps
 	node_modules/.bin/eslint --max-warnings 0 .
 
-verify: build ## generated files have not drifted from their sources
+lint: typecheck eslint ## tsc and eslint with type information
+
+verify: build k8s-binaries ## generated files have not drifted from their sources (the chart's with helm)
 	$(HARNESS)/verify.sh
 
-test-unit: deps ## pure logic, no servers
+# UNIT_AFTER: what the unit tier waits for when make runs targets side by side (make test).
+test-unit: deps $(UNIT_AFTER) ## pure logic, no servers
 	$(VITEST) --project unit
 
 k8s-binaries: deps ## kube-apiserver & co. and helm, built from the Go module proxy
@@ -66,10 +69,17 @@ jaeger: ## Jaeger all-in-one (the OTLP receiver the traces test reads back), bui
 promtool: ## promtool (Prometheus' exposition linter), built from the Go module proxy
 	$(HARNESS)/build-promtool.sh
 
-test-e2e: cluster-up promtool jaeger ## the chart on the single-node cluster, real pods (*.exclusive.test.ts last, alone)
+test-e2e: cluster-up promtool jaeger ## the chart on the single-node cluster, real pods (*.exclusive.test.ts last, one at a time)
 	$(VITEST) --project e2e --project e2e-exclusive
 
-test: lint verify test-unit build k8s-binaries images jaeger cluster-up promtool ## everything CI runs
+# What make test runs before the integration and e2e tiers, side by side where nothing orders
+# it: three jobs on two cores (the compilers and the unit tier use them, image builds and the
+# cluster's start mostly wait), each target's output printed together when it ends. The unit
+# tier waits for the build: a unit test runs its gavel-launch (and skips without one).
+test-setup: lint verify test-unit build k8s-binaries images jaeger cluster-up promtool
+
+test: ## everything CI runs
+	$(MAKE) --no-print-directory -j3 --output-sync=target test-setup UNIT_AFTER=build
 	$(VITEST) --project integration --project e2e --project e2e-exclusive
 
 demo: build images ## gavel's main job, end to end
