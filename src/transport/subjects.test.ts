@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { eventFilter, eventSubject, parseToolCallSubject, token, toolCallSubject, untoken } from "./subjects.js";
+import { eventFilter, eventSubject, inboxPrefix, parseToolCallSubject, replyPrefixOf, token, toolCallSubject, untoken } from "./subjects.js";
 
 describe("subjects", () => {
   it("encodes dotted Kubernetes names into one token and back", () => {
@@ -14,6 +14,10 @@ describe("subjects", () => {
     expect(s).toBe("gavel.toolcall.team-a.run_7");
     expect(parseToolCallSubject(s)).toEqual({ namespace: "team-a", execution: "run.7" });
     expect(parseToolCallSubject("gavel.toolcall.x")).toBeUndefined();
+  });
+  it("derives the one inbox a proposal may be answered in from its subject", () => {
+    expect(replyPrefixOf(toolCallSubject("team-a", "run.7"))).toBe(`${inboxPrefix("team-a", "run.7")}.`);
+    expect(replyPrefixOf(toolCallSubject("team-a", "run.7"))).toBe("_INBOX_gavel.team-a.run_7.");
   });
   it("builds event subjects under the tree filter", () => {
     const s = eventSubject("ns", "root", "root-judge-1", "judge.verdict");

@@ -32,6 +32,19 @@ export function inboxPrefix(namespace: string, execution: string): string {
   return `_INBOX_gavel.${token(namespace)}.${token(execution)}`;
 }
 
+/**
+ * Where the gate may answer a proposal received on `proposalSubject`: only below its own
+ * execution's inbox (inboxPrefix + "."). A reply subject is the sender's choice and NATS
+ * checks no permission on it, while the gate answers with its own, unrestricted connection:
+ * answering anywhere else would let a worker make the gate publish to any subject (a
+ * JetStream API, another execution's inbox, a stream).
+ */
+export function replyPrefixOf(proposalSubject: string): string {
+  return `_INBOX_gavel.${proposalSubject.slice(TOOL_CALL_PREFIX.length)}.`;
+}
+
+const TOOL_CALL_PREFIX = "gavel.toolcall.";
+
 /** Parses a proposal subject back into namespace and execution; undefined if it is not one. */
 export function parseToolCallSubject(subject: string): { namespace: string; execution: string } | undefined {
   const parts = subject.split(".");

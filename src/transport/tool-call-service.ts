@@ -9,7 +9,7 @@ import type { ToolCallDecision, ToolCallProposal } from "../api/protocol.js";
 import { messageOf } from "../errors.js";
 import { TRACEPARENT } from "../telemetry/trace-context.js";
 import { ATTEMPT_HEADER, checkDecision, decodeProposal, encodeErrorReply, proposalFingerprint, type ToolCallErrorCode, type ToolCallErrorReply } from "./codec.js";
-import { parseToolCallSubject, TOOL_CALL_WILDCARD } from "./subjects.js";
+import { parseToolCallSubject, replyPrefixOf, TOOL_CALL_WILDCARD } from "./subjects.js";
 import {
   decisionSubject,
   LOCAL_RUN,
@@ -96,6 +96,8 @@ export interface ToolCallServiceStats {
   takeovers: number;
   /** Decisions answered here but refused by the store (another gate stored first). */
   lostRaces: number;
+  /** Proposals not answered because their reply subject was outside the sender's inbox (or missing). */
+  unanswerable: number;
   errors: number;
 }
 
@@ -108,7 +110,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** A running tool-call service; stop() drains it. */
 export class ToolCallService {
-  readonly stats: ToolCallServiceStats = { proposals: 0, decides: 0, stored: 0, fromDecision: 0, fromInFlight: 0, waitedOnClaim: 0, takeovers: 0, lostRaces: 0, errors: 0 };
+  readonly stats: ToolCallServiceStats = { proposals: 0, decides: 0, stored: 0, fromDecision: 0, fromInFlight: 0, waitedOnClaim: 0, takeovers: 0, lostRaces: 0, unanswerable: 0, errors: 0 };
   private readonly pending = new Map<string, Pending>();
   /** The traceparent header each proposal arrived with (decoded proposals are per message). */
   private readonly traceParents = new WeakMap<ToolCallProposal, string>();
@@ -190,6 +192,13 @@ export class ToolCallService {
 
   private async handle(msg: Msg): Promise<void> {
     this.stats.proposals++;
+    // Answered only in the sender's own inbox (replyPrefixOf says why); anything else gets no answer at all.
+    if (msg.reply === undefined || !msg.reply.startsWith(replyPrefixOf(msg.subject))) {
+      this.stats.errors++;
+      this.stats.unanswerable++;
+      this.options.logger?.warn({ subject: msg.subject, reply: msg.reply?.slice(0, 256) }, "tool-call proposal whose reply subject is not in its execution's inbox: not answered");
+      return;
+    }
     const decoded = decodeProposal(msg.data);
     if (!decoded.ok) {
       const id = idOf(msg.data);

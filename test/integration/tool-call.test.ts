@@ -324,6 +324,26 @@ describe("tool calls over NATS (real nats-server, JWT mode)", () => {
       await service.stop();
     });
 
+    it("cannot make the gate publish anywhere: a proposal whose reply subject is outside its inbox is not answered", async () => {
+      const service = await startService(rules);
+      const jsm = await jetstreamManager(conns[0] as NatsConnection);
+      await jsm.streams.add({ name: "BAIT", subjects: ["bait.>"] });
+      const { nc } = await asWorker("trudy");
+      // Reply subjects are not checked against the sender's permissions, but the gate answers
+      // with its own connection: a JetStream API and another stream's subject as the reply.
+      for (const [id, reply] of [["call-r1", "$JS.API.STREAM.DELETE.BAIT"], ["call-r2", "bait.forged"], ["call-r3", `${inboxPrefix("team", "victim")}.x`]] as const) {
+        nc.publish(toolCallSubject("team", "trudy"), JSON.stringify(proposal("trudy", id)), { reply });
+      }
+      // Its own inbox is answered, after the three above were read.
+      expect((await new ToolCallClient(nc).propose(proposal("trudy", "call-r4"))).allowed).toBe(true);
+      await eventually(() => (service.stats.unanswerable === 3 ? true : undefined));
+      await sleep(200);
+      expect((await jsm.streams.info("BAIT")).state.messages).toBe(0);
+      expect(service.stats.decides).toBe(1);
+      await jsm.streams.delete("BAIT");
+      await service.stop();
+    });
+
     it("cannot publish a decision, answer proposals, or read decisions and other executions' subjects", async () => {
       const { nc, errors } = await asWorker("eve");
       nc.publish(`${inboxPrefix("team", "victim")}.abc`, JSON.stringify(allow(proposal("victim", "x"))));
