@@ -7,7 +7,8 @@ import type { ToolCallDecision, ToolCallProposal } from "../src/api/protocol.js"
 import { agentScope } from "../src/gate/guard/context.js";
 import { runGuard } from "../src/gate/guard/guard.js";
 import { compilePolicy } from "../src/gate/guard/policy.js";
-import { startNats } from "../src/transport/nats-server.js";
+// The chart's nats-server version (test/harness/build-nats.sh) when built, as on the cluster; else Debian's.
+import { startNats } from "../test/harness/nats.js";
 import { ToolCallService } from "../src/transport/tool-call-service.js";
 import type { LoadRequest } from "./gate-load.js";
 import { benchProposal as proposal, percentile, type LoadResult } from "./load.js";
