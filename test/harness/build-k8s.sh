@@ -18,13 +18,13 @@ build_k8s() {
   for p in $pkg $cpkg; do
     ld="$ld -X $p.gitVersion=$K8S_VERSION -X $p.gitMajor=1 -X $p.gitMinor=$minor -X $p.gitTreeState=clean -X $p.buildDate=1970-01-01T00:00:00Z"
   done
-  mkdir -p "$K8S_BIN.tmp"
-  (cd "$work" && for c in "${todo[@]}"; do
-      log "go build $c"
-      t0=$(date +%s)
-      CGO_ENABLED=0 GONOSUMDB=k8s.io GOFLAGS=-mod=mod go build -trimpath -ldflags "$ld" -o "$K8S_BIN.tmp/$c" "k8s.io/kubernetes/cmd/$c"
-      log "built $c in $(( $(date +%s) - t0 ))s"
-    done)
+  # One `go build` for all of them: they share most packages, and the linker of one runs
+  # beside the compiler and the other linkers (a loop of builds linked one at a time).
+  local t0 pkgs=(); t0=$(date +%s)
+  for c in "${todo[@]}"; do pkgs+=("k8s.io/kubernetes/cmd/$c"); done
+  rm -rf "$K8S_BIN.tmp" && mkdir -p "$K8S_BIN.tmp"
+  (cd "$work" && CGO_ENABLED=0 GONOSUMDB=k8s.io GOFLAGS=-mod=mod go build -trimpath -ldflags "$ld" -o "$K8S_BIN.tmp/" "${pkgs[@]}")
+  log "built ${todo[*]} in $(( $(date +%s) - t0 ))s"
   mkdir -p "$K8S_BIN"
   for c in "${todo[@]}"; do mv "$K8S_BIN.tmp/$c" "$K8S_BIN/$c"; done
   rm -rf "$work" "$K8S_BIN.tmp"
@@ -50,24 +50,6 @@ fetch_staging() {
   ln -sfn "$src" "$dir"
 }
 
-build_helm() {
-  [ -x "$HELM_BIN/helm" ] && return 0
-  log "go install helm $HELM_VERSION"
-  mkdir -p "$HELM_BIN"
-  CGO_ENABLED=0 GOBIN="$HELM_BIN" go install -trimpath -ldflags "-s -w" "helm.sh/helm/v3/cmd/helm@$HELM_VERSION"
-}
-
-# go_install DIR PKG@VERSION: a static binary of a module's main package into DIR, timed.
-go_install() {
-  local dir="$1" pkg="$2" name; name="$(basename "${pkg%@*}")"
-  [ -x "$dir/$name" ] && return 0
-  local t0; t0=$(date +%s)
-  log "go install $pkg"
-  mkdir -p "$dir"
-  CGO_ENABLED=0 GOBIN="$dir" go install -trimpath -ldflags "-s -w" "$pkg"
-  log "built $name in $(( $(date +%s) - t0 ))s"
-}
-
 # build_coredns: CoreDNS from the wrapper module in coredns/ (the release its go.mod pins,
 # only the plugins the test cluster's Corefile uses).
 build_coredns() {
@@ -85,7 +67,7 @@ build_coredns() {
 }
 
 build_k8s
-build_helm
+go_install "$HELM_BIN" helm "helm.sh/helm/v3/cmd/helm@$HELM_VERSION" "3 min"
 build_coredns
-go_install "$LOCAL_PATH_BIN" "github.com/rancher/local-path-provisioner@$LOCAL_PATH_VERSION"
+go_install "$LOCAL_PATH_BIN" local-path-provisioner "github.com/rancher/local-path-provisioner@$LOCAL_PATH_VERSION" "4 min"
 log "kubernetes binaries in $K8S_BIN, helm in $HELM_BIN, add-ons in $COREDNS_BIN, $LOCAL_PATH_BIN"

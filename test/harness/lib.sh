@@ -51,18 +51,20 @@ HARNESS_LABEL="gavel.dev/harness=true"
 
 log() { printf '[harness] %s\n' "$*" >&2; }
 
-# go_install DIR BINARY PACKAGE@VERSION HOW_LONG: `go install` of a binary from the Go module
-# proxy into DIR (in the cache), unless it is there already.
+# go_install DIR BINARY PACKAGE@VERSION HOW_LONG [GO FLAG...]: `go install` of a static binary
+# from the Go module proxy into DIR (in the cache), timed, unless it is there already.
 go_install() {
-  local dir="$1" bin="$2" pkg="$3"
+  local dir="$1" bin="$2" pkg="$3" how_long="$4"; shift 4
   [ -x "$dir/$bin" ] && return 0
   command -v go >/dev/null || { log "go is required to build $bin (machine image ships it)"; return 1; }
-  log "go install $pkg (about $4 on 2 cores)"
-  mkdir -p "$dir.tmp"
-  CGO_ENABLED=0 GOBIN="$dir.tmp" go install -trimpath -ldflags "-s -w" "$pkg"
+  local t0; t0=$(date +%s)
+  log "go install $pkg${*:+ ($*)} (about $how_long on 2 cores)"
+  rm -rf "$dir.tmp" && mkdir -p "$dir.tmp"
+  CGO_ENABLED=0 GOBIN="$dir.tmp" go install -trimpath -ldflags "-s -w" "$@" "$pkg"
   mkdir -p "$dir"
   mv "$dir.tmp/$bin" "$dir/$bin"
   rm -rf "$dir.tmp"
+  log "built $bin in $(( $(date +%s) - t0 ))s"
 }
 
 # prune_superseded removes the harness's own images that no tag and no container names any
