@@ -3,6 +3,9 @@
 # kubectl at the pinned version from the Go module proxy, helm, and the single-node cluster's
 # add-ons CoreDNS and local-path-provisioner, into the cache. Skips what exists.
 source "$(dirname "$0")/lib.sh"
+# One build at a time: `make -j` may run this from verify (helm for the chart check) and from
+# k8s-binaries at once; the second waits, then finds what the first built.
+mkdir -p "$GAVEL_CACHE" && exec {lock}>"$GAVEL_CACHE/.build-k8s.lock" && flock "$lock"
 
 build_k8s() {
   local cmds=(kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy kubectl) todo=()
