@@ -95,6 +95,12 @@ describe("the inner loop on the cluster (chart-installed controller and NATS)", 
     const table = await kubectlOk(["get", "ex", "-n", runs.namespace]);
     for (const name of ["guarded-tools", ...judged]) expect(table).toContain(name);
     console.log(`kubectl get ex:\n${table}`);
+    // gavel describe (the README's quick start) shows each call with its check or its judge's verdict
+    const described = await run(GAVEL, ["describe", "ex", "guarded-tools", "-n", runs.namespace], { env: { ...process.env, KUBECONFIG: cluster.kubeconfigPath } });
+    expect(described.stdout, described.stderr).toContain("Tool calls: 7 proposed, 3 allowed, 4 blocked by the guard, 0 by judges");
+    expect(described.stdout).toMatch(/step 4  fs\.write  blocked by guard \(sequence_contract\)/);
+    for (const kid of judged) expect(described.stdout).toMatch(new RegExp(`rule-judge  ${kid}  Succeeded  score 0\\.80 >= 0\\.60  confidence 0\\.90`));
+    expect(described.stdout).not.toMatch(/id_rsa|example\.com/);
     // The worker's result, checked by the regex validator, is on its workspace claim.
     expect(done.status?.iterations?.[0]?.validators?.map((v) => [v.type, v.passed])).toEqual([["exit_code", true], ["regex", true]]);
   }, 420_000);
@@ -130,6 +136,15 @@ describe("the inner loop on the cluster (chart-installed controller and NATS)", 
     const judges = spans.filter((s) => s.operationName === "invoke_agent rule-judge");
     expect(judges.map(parentOf).sort()).toEqual([calls[4]?.spanID, calls[6]?.spanID].sort());
     expect(spans.filter((s) => s.operationName.startsWith("validate ")).map((s) => [s.operationName, parentOf(s) === iteration?.spanID])).toEqual(expect.arrayContaining([["validate exit_code", true], ["validate regex", true]]));
+    // Each verdict is a gen_ai.evaluation.result event on what it judged: the validators' on the iteration, each tool judge's on its call.
+    const evaluations = (s: JaegerSpan | undefined) => (s?.logs ?? []).filter((l) => l.fields.some((f) => f.key === "event" && f.value === "gen_ai.evaluation.result"))
+      .map((l) => Object.fromEntries(l.fields.filter((f) => ["gen_ai.evaluation.name", "gen_ai.evaluation.score.label"].includes(f.key)).map((f) => [f.key, f.value])));
+    expect(evaluations(iteration)).toEqual(expect.arrayContaining([
+      { "gen_ai.evaluation.name": "exit_code", "gen_ai.evaluation.score.label": "pass" },
+      { "gen_ai.evaluation.name": "regex", "gen_ai.evaluation.score.label": "pass" },
+    ]));
+    for (const judged of [calls[4], calls[6]]) expect(evaluations(judged)).toEqual([{ "gen_ai.evaluation.name": "rule-judge", "gen_ai.evaluation.score.label": "pass" }]);
+    expect(evaluations(calls[0])).toEqual([]);
     expect(JSON.stringify(spans)).not.toMatch(/id_rsa|example\.com|blocked calls: 4/);
   }, 120_000);
 
