@@ -196,7 +196,16 @@ spec:
       const port = await eventually(() => /Forwarding from 127\.0\.0\.1:(\d+)/.exec(said)?.[1], 30_000, "kubectl port-forward");
       const page = await browser.newPage(1100, 900);
       await page.goto(`http://localhost:${port}/ui/namespaces/${runs.namespace}/executions/refine`);
-      const tree = await eventually(() => page.evaluate<Seen | null>(READ_TREE).then((t) => (t?.phase === "Succeeded" ? t : undefined)), 20_000, "the controller-served page of refine");
+      // The whole finished tree: both iterations (once, under load beside the integration tier,
+      // the first Succeeded reading had only iteration 2; the API's status is printed if it stays so).
+      let seen: Seen | null = null;
+      const tree = await eventually(async () => {
+        seen = await page.evaluate<Seen | null>(READ_TREE);
+        return seen?.phase === "Succeeded" && seen.iterations.length === 2 ? seen : undefined;
+      }, 20_000, "the controller-served page of refine").catch(async (err: unknown) => {
+        const status = (await runs.get("refine"))?.status;
+        throw new Error(`${(err as Error).message}; the page showed ${JSON.stringify(seen)}; the API's status: phase ${status?.phase ?? "?"}, iterations ${JSON.stringify(status?.iterations?.map((it) => it.number))}`);
+      });
       expect(tree.iterations.map((it) => it.n)).toEqual([2, 1]);
       expect(tree.iterations[0]?.validators.every((v) => v.state === "passed" && v.score !== null)).toBe(true);
       await eventually(() => page.evaluate<boolean>(`document.getElementById("live")?.dataset.state === "live" || undefined`), 10_000, "the controller-served page to go live");
