@@ -7,7 +7,8 @@ import { createGate } from "../src/gate/gate.js";
 import { compilePolicy } from "../src/gate/guard/policy.js";
 import { formatTraceparent } from "../src/telemetry/trace-context.js";
 import { tracingFromEnv, type Tracing } from "../src/telemetry/tracing.js";
-import { startNats } from "../src/transport/nats-server.js";
+// The chart's nats-server version (test/harness/build-nats.sh) when built, as on the cluster; else Debian's.
+import { startNats } from "../test/harness/nats.js";
 import { ToolCallService } from "../src/transport/tool-call-service.js";
 import { startJaeger, type Jaeger } from "../test/harness/jaeger.js";
 import { engineIterations } from "./engine.js";
