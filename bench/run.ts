@@ -18,6 +18,11 @@ async function main(): Promise<number> {
   const date = new Date().toISOString().slice(0, 10);
   const results: BenchResult[] = [];
   const failures: string[] = [];
+  const unknown = (only ?? "").split(",").filter((n) => n !== "" && !suites.some((s) => s.name === n));
+  if (unknown.length > 0) {
+    process.stderr.write(`[bench] GAVEL_BENCH names no suite: ${unknown.join(", ")}; the suites: ${suites.map((s) => s.name).join(", ")}\n`);
+    return 2;
+  }
   for (const suite of suites) {
     if (only !== undefined && only !== "" && !only.split(",").includes(suite.name)) continue;
     process.stderr.write(`[bench] ${suite.name} ...\n`);

@@ -8,7 +8,7 @@ import { suite as guard } from "./guard.js";
 import { suite as cliStart } from "./cli-start.js";
 import { suite as gateCluster } from "./gate-cluster.js";
 import { suite as tracing } from "./tracing.js";
-import { suite as reconcileTracing } from "./reconcile-tracing.js";
+import { clusterSuite as reconcileTracingCluster, suite as reconcileTracing } from "./reconcile-tracing.js";
 import { suite as judgeCluster } from "./judge-cluster.js";
 
-export const suites: BenchSuite[] = [gradient, engine, judgeOverhead, gate, tracing, reconcileTracing, guard, cliStart, gateCluster, judgeCluster];
+export const suites: BenchSuite[] = [gradient, engine, judgeOverhead, gate, tracing, reconcileTracing, guard, cliStart, gateCluster, judgeCluster, reconcileTracingCluster];
