@@ -10,7 +10,7 @@ grep -q "github.com/jaegertracing/jaeger $JAEGER_VERSION" "$HARNESS_DIR/jaeger/g
   { log "jaeger/go.mod does not pin $JAEGER_VERSION"; exit 1; }
 command -v go >/dev/null || { log "go is required to build jaeger (machine image ships it)"; exit 1; }
 t0=$(date +%s); work="$(mktemp -d)"
-log "go build jaeger all-in-one $JAEGER_VERSION (about 4 min on 2 cores)"
+log "go build jaeger all-in-one $JAEGER_VERSION (about 2 min on 2 cores)"
 cp "$HARNESS_DIR/jaeger/go.mod" "$HARNESS_DIR/jaeger/go.sum" "$HARNESS_DIR/jaeger/tools.go" "$work/"
 mkdir -p "$JAEGER_BIN"
 (cd "$work" && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$JAEGER_BIN/jaeger-all-in-one.tmp" github.com/jaegertracing/jaeger/cmd/all-in-one)

@@ -11,7 +11,7 @@ build_k8s() {
   local cmds=(kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy kubectl) todo=()
   for c in "${cmds[@]}"; do [ -x "$K8S_BIN/$c" ] || todo+=("$c"); done
   [ ${#todo[@]} -eq 0 ] && return 0
-  log "building Kubernetes $K8S_VERSION: ${todo[*]} (cold: 10-25 min on 2 cores)"
+  log "building Kubernetes $K8S_VERSION: ${todo[*]} (cold: about 4 min on 2 cores)"
   local work; work="$(mktemp -d)"
   cp "$HARNESS_DIR/k8s/go.mod" "$HARNESS_DIR/k8s/go.sum" "$HARNESS_DIR/k8s/tools.go" "$work/"
   fetch_staging "$work/staging"
@@ -70,7 +70,7 @@ build_coredns() {
 }
 
 build_k8s
-go_install "$HELM_BIN" helm "helm.sh/helm/v3/cmd/helm@$HELM_VERSION" "3 min"
+go_install "$HELM_BIN" helm "helm.sh/helm/v3/cmd/helm@$HELM_VERSION" "1 min"
 build_coredns
-go_install "$LOCAL_PATH_BIN" local-path-provisioner "github.com/rancher/local-path-provisioner@$LOCAL_PATH_VERSION" "4 min"
+go_install "$LOCAL_PATH_BIN" local-path-provisioner "github.com/rancher/local-path-provisioner@$LOCAL_PATH_VERSION" "1 min"
 log "kubernetes binaries in $K8S_BIN, helm in $HELM_BIN, add-ons in $COREDNS_BIN, $LOCAL_PATH_BIN"

@@ -8,5 +8,5 @@
 source "$(dirname "$0")/lib.sh"
 
 [ -x "$PROMTOOL_BIN/promtool" ] && exit 0
-go_install "$PROMTOOL_BIN" promtool "github.com/prometheus/prometheus/cmd/promtool@$PROMTOOL_VERSION" "3 min" -tags remove_all_sd
+go_install "$PROMTOOL_BIN" promtool "github.com/prometheus/prometheus/cmd/promtool@$PROMTOOL_VERSION" "2 min" -tags remove_all_sd
 log "promtool $("$PROMTOOL_BIN/promtool" --version 2>&1 | head -1) in $PROMTOOL_BIN"
