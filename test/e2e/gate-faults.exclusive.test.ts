@@ -21,7 +21,7 @@ import { decodeReply } from "../../src/transport/codec.js";
 import { inboxPrefix, toolCallSubject } from "../../src/transport/subjects.js";
 import { DECISION_STREAM, DECISION_SUBJECT_PREFIX, type ToolCallRecord } from "../../src/transport/tool-call-store.js";
 import { eventually, useCluster, type Cluster } from "../harness/cluster.js";
-import { executionYaml } from "../harness/example-worker.js";
+import { commandJudgeYaml, executionYaml } from "../harness/example-worker.js";
 import { executionsIn, workerCredentials, type Executions } from "../harness/executions.js";
 import { ChartController, RELEASE_NAMESPACE } from "../harness/gavel-chart.js";
 
@@ -133,15 +133,7 @@ const BIG_BYTES = 128 * 1024 * 1024;
 // A worker of a ReadWriteOncePod workspace that writes BIG_BYTES of noise and its checksum, then
 // makes one judged call; its judge checks the checksum in its copy (streamed out of the worker's pod).
 const copyKillYaml = `
-apiVersion: 100monkeys.ai/v1
-kind: Agent
-metadata: { name: checksum-judge, labels: { role: judge } }
-spec:
-  runtime: { image: "gavel/command-judge:dev", pull_policy: Never }
-  input_schema: { type: object, properties: { criteria: { type: string }, worker_mounts: { type: array, items: { type: string } }, proposed_tool_call: { type: object } } }
-  tools: [{ name: cmd.run, allowlist: ["sha256sum"] }]
-  security: { network: { mode: none }, resources: { timeout: 180s } }
-  execution: { mode: one-shot }
+${commandJudgeYaml("checksum-judge", { allowlist: ["sha256sum"], timeout: "180s", inputs: "      proposed_tool_call: { type: object }\n" })}
 ---
 apiVersion: 100monkeys.ai/v1
 kind: Agent

@@ -143,15 +143,7 @@ describe("judge workspaces on the cluster: the copy, shared and snapshot strateg
     // The worker writes notes.txt (call 1), then lists the workspace (call 2); each call's judge
     // reads its copy: call 1's has no notes yet, call 2's has them; its write is refused (EROFS).
     await runs.apply(`
-apiVersion: 100monkeys.ai/v1
-kind: Agent
-metadata: { name: tool-copy-judge, labels: { role: judge } }
-spec:
-  runtime: { image: "gavel/command-judge:dev", pull_policy: Never }
-  input_schema: { type: object, properties: { criteria: { type: string }, worker_mounts: { type: array, items: { type: string } }, proposed_tool_call: { type: object } } }
-  tools: [{ name: cmd.run, allowlist: ["node"] }]
-  security: { network: { mode: none }, resources: { timeout: 120s } }
-  execution: { mode: one-shot }
+${commandJudgeYaml("tool-copy-judge", { allowlist: ["node"], timeout: "120s", inputs: "      proposed_tool_call: { type: object }\n" })}
 ---
 apiVersion: 100monkeys.ai/v1
 kind: Agent

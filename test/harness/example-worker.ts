@@ -96,11 +96,15 @@ export function semanticValidation(judge: string, run?: string): string {
 }
 
 /**
- * A command judge (gavel/command-judge:dev) that may run node, one-shot. `network` is the
- * YAML lines under security.network (default none); `output` adds the worker's output to
- * its input_schema (the payload then carries it).
+ * A command judge (gavel/command-judge:dev), one-shot, that may run `allowlist` (default
+ * node). `network` is the YAML lines under security.network (default none); `output` adds the
+ * worker's output to its input_schema (the payload then carries it), `inputs` more of its
+ * properties (YAML lines at their indent, e.g. a tool-call judge's proposed_tool_call).
  */
-export function commandJudgeYaml(name: string, opts: { network?: string; timeout?: string; output?: boolean } = {}): string {
+export function commandJudgeYaml(
+  name: string,
+  opts: { network?: string; timeout?: string; output?: boolean; allowlist?: readonly string[]; inputs?: string } = {},
+): string {
   return `
 apiVersion: 100monkeys.ai/v1
 kind: Agent
@@ -117,9 +121,9 @@ spec:
     properties:
 ${opts.output === true ? "      output: { type: string }\n" : ""}      criteria: { type: string }
       worker_mounts: { type: array, items: { type: string } }
-  tools:
+${opts.inputs ?? ""}  tools:
     - name: cmd.run
-      allowlist: ["node"]
+      allowlist: ${JSON.stringify(opts.allowlist ?? ["node"])}
   security:
     network:
 ${opts.network ?? "      mode: none"}
