@@ -91,7 +91,7 @@ describe("the web view in headless Chromium, on the single-node cluster", () => 
   async function open(path: string): Promise<Page> {
     const page = await browser.newPage(1100, 900);
     await page.goto(`${url}${path}`);
-    await eventually(() => page.evaluate<boolean>(`document.readyState === "complete" && document.getElementById("live")?.dataset.state === "live" || undefined`), 20_000, `${path} to load and go live`);
+    await eventually(() => page.evaluate<boolean>(`document.getElementById("live")?.dataset.state === "live" || undefined`), 20_000, `${path} to go live`);
     await page.evaluate("window.__sameDocument = true");
     return page;
   }
@@ -195,19 +195,15 @@ spec:
     try {
       const port = await eventually(() => /Forwarding from 127\.0\.0\.1:(\d+)/.exec(said)?.[1], 30_000, "kubectl port-forward");
       const page = await browser.newPage(1100, 900);
+      // goto returns once the page has loaded: read before, a body arriving in parts through the
+      // port-forward showed refine's header (Succeeded) and iteration 2 only (a flaky failure;
+      // test/integration/chromium-page.test.ts). Loaded, the page shows the whole finished tree at once.
       await page.goto(`http://localhost:${port}/ui/namespaces/${runs.namespace}/executions/refine`);
-      // The whole finished tree: both iterations (once, under load beside the integration tier,
-      // the first Succeeded reading had only iteration 2; the API's status is printed if it stays so).
-      let seen: Seen | null = null;
-      const tree = await eventually(async () => {
-        seen = await page.evaluate<Seen | null>(READ_TREE);
-        return seen?.phase === "Succeeded" && seen.iterations.length === 2 ? seen : undefined;
-      }, 20_000, "the controller-served page of refine").catch(async (err: unknown) => {
-        const status = (await runs.get("refine"))?.status;
-        throw new Error(`${(err as Error).message}; the page showed ${JSON.stringify(seen)}; the API's status: phase ${status?.phase ?? "?"}, iterations ${JSON.stringify(status?.iterations?.map((it) => it.number))}`);
-      });
-      expect(tree.iterations.map((it) => it.n)).toEqual([2, 1]);
-      expect(tree.iterations[0]?.validators.every((v) => v.state === "passed" && v.score !== null)).toBe(true);
+      const tree = await page.evaluate<Seen | null>(READ_TREE);
+      const status = (await runs.get("refine"))?.status;
+      const shown = `the page showed ${tree !== null ? JSON.stringify(tree) : JSON.stringify(await page.evaluate<string>(`document.body?.innerText ?? ""`))}; the API's status: phase ${status?.phase ?? "?"}, iterations ${JSON.stringify(status?.iterations?.map((it) => it.number))}`;
+      expect({ phase: tree?.phase, iterations: tree?.iterations.map((it) => it.n) }, shown).toEqual({ phase: "Succeeded", iterations: [2, 1] });
+      expect(tree?.iterations[0]?.validators.every((v) => v.state === "passed" && v.score !== null)).toBe(true);
       await eventually(() => page.evaluate<boolean>(`document.getElementById("live")?.dataset.state === "live" || undefined`), 10_000, "the controller-served page to go live");
     } finally {
       forward.kill("SIGTERM");

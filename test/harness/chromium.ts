@@ -18,10 +18,18 @@ interface Pending {
   method: string;
 }
 
+/** A DevTools event (a message without an id), with the session of the page it comes from. */
+interface DevToolsEvent {
+  method: string;
+  params: Record<string, unknown>;
+  sessionId?: string;
+}
+
 /** A headless browser; close() ends it and removes its profile. */
 export class Chromium {
   private nextId = 1;
   private readonly pending = new Map<number, Pending>();
+  private readonly listeners = new Set<(e: DevToolsEvent) => void>();
   private buffer = "";
   private exited: string | undefined;
 
@@ -60,9 +68,12 @@ export class Chromium {
     this.buffer += chunk;
     let end: number;
     while ((end = this.buffer.indexOf("\0")) >= 0) {
-      const msg = JSON.parse(this.buffer.slice(0, end)) as { id?: number; result?: Record<string, unknown>; error?: { message: string } };
+      const msg = JSON.parse(this.buffer.slice(0, end)) as { id?: number; result?: Record<string, unknown>; error?: { message: string } } & Partial<DevToolsEvent>;
       this.buffer = this.buffer.slice(end + 1);
-      if (msg.id === undefined) continue;
+      if (msg.id === undefined) {
+        if (msg.method !== undefined) for (const l of this.listeners) l({ method: msg.method, params: msg.params ?? {}, ...(msg.sessionId !== undefined ? { sessionId: msg.sessionId } : {}) });
+        continue;
+      }
       const p = this.pending.get(msg.id);
       this.pending.delete(msg.id);
       if (msg.error !== undefined) p?.reject(new Error(`${p.method}: ${msg.error.message}`));
@@ -80,12 +91,19 @@ export class Chromium {
     });
   }
 
+  /** Calls `listener` with every DevTools event until the returned function is called. */
+  listen(listener: (e: DevToolsEvent) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
   /** A new tab of the given viewport size. */
   async newPage(width = 1280, height = 900): Promise<Page> {
     const { targetId } = (await this.send("Target.createTarget", { url: "about:blank" })) as { targetId: string };
     const { sessionId } = (await this.send("Target.attachToTarget", { targetId, flatten: true })) as { sessionId: string };
     const page = new Page(this, sessionId);
     await page.send("Page.enable");
+    await page.send("Page.setLifecycleEventsEnabled", { enabled: true });
     await page.send("Emulation.setDeviceMetricsOverride", { width, height, deviceScaleFactor: 1, mobile: false });
     return page;
   }
@@ -109,10 +127,36 @@ export class Page {
     return this.browser.send(method, params, this.sessionId);
   }
 
-  /** Loads a URL (resolves once navigation is committed; wait on the DOM for the rest). */
-  async goto(url: string): Promise<void> {
-    const r = (await this.send("Page.navigate", { url })) as { errorText?: string };
-    if (r.errorText !== undefined) throw new Error(`navigating to ${url}: ${r.errorText}`);
+  /**
+   * Loads a URL; resolves once the document has loaded (its load event), so what is read of
+   * it next is the whole document. A navigation only committed has parsed what has arrived so
+   * far: a page whose body comes in parts (through kubectl port-forward) would be read half.
+   */
+  async goto(url: string, timeoutMs = 30_000): Promise<void> {
+    // The load of this navigation (its loaderId, known once Page.navigate answers) may be told before that answer.
+    const loads = new Set<string>();
+    let loaded: (() => void) | undefined;
+    const stop = this.browser.listen((e) => {
+      if (e.sessionId !== this.sessionId || e.method !== "Page.lifecycleEvent" || e.params.name !== "load") return;
+      loads.add(String(e.params.loaderId));
+      loaded?.();
+    });
+    try {
+      const r = (await this.send("Page.navigate", { url })) as { errorText?: string; loaderId?: string };
+      if (r.errorText !== undefined) throw new Error(`navigating to ${url}: ${r.errorText}`);
+      const loaderId = r.loaderId;
+      // No loaderId: a navigation within the document, which loads nothing.
+      if (loaderId === undefined || loads.has(loaderId)) return;
+      let timer: NodeJS.Timeout | undefined;
+      await new Promise<void>((resolve, reject) => {
+        loaded = () => {
+          if (loads.has(loaderId)) resolve();
+        };
+        timer = setTimeout(() => reject(new Error(`navigating to ${url}: the page did not load within ${timeoutMs} ms`)), timeoutMs);
+      }).finally(() => clearTimeout(timer));
+    } finally {
+      stop();
+    }
   }
 
   /** The value of a JavaScript expression in the page (JSON-serialisable; promises awaited). */
