@@ -8,10 +8,17 @@ import { entryOf, main } from "./app.js";
 // (bench/cli-start.ts, ADR 0043).
 if (process.env.GAVEL_SOURCE_MAPS === "1" && entryOf(process.argv.slice(2))?.quick !== true) process.setSourceMapsEnabled(true);
 
+// stderr and stdin are Node's streams made at first read of process.stderr / process.stdin (a
+// pipe or a terminal loads node:net, a file fs's streams): a command that never writes an error
+// or reads its input (`gavel guard check`) does not make them.
 process.exitCode = await main(process.argv.slice(2), {
   stdout: process.stdout,
-  stderr: process.stderr,
-  stdin: process.stdin,
+  get stderr() {
+    return process.stderr;
+  },
+  get stdin() {
+    return process.stdin;
+  },
   env: process.env,
   cwd: process.cwd(),
 });

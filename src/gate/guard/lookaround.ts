@@ -4,10 +4,11 @@
 // of the original also matches (an assertion only narrows a match), so it prefilters in linear
 // time; only a text it matches is tried with the JavaScript (backtracking) regex, in a vm
 // context under a time limit. A text never exceeds the guard's 4,096-character windows.
-import { createContext, Script, type Context } from "node:vm";
+import type { Context, Script } from "node:vm";
 import type { RE2JS } from "re2js";
 import { re2js } from "../../engine/validators/regex.js";
 import { messageOf } from "../../errors.js";
+import { nodeVm } from "../../lazy-builtins.js";
 
 /** Longest one backtracking match may run; past it the pattern counts as matched (fail closed). */
 export const LOOKAROUND_LIMIT_MS = 25;
@@ -79,7 +80,8 @@ function groupEnd(p: string, start: number): number {
 /** A lookaround pattern, compiled: the RE2 prefilter and the bounded JavaScript match. */
 export class BoundedLookaround {
   private readonly context: Context;
-  private static readonly script = new Script("texts.some((t) => { re.lastIndex = 0; return re.test(t); })");
+  /** The one script every lookaround runs, made with the first (node:vm loads then: lazy-builtins.ts). */
+  private static script: Script | undefined;
 
   private constructor(
     /** The pattern without lookarounds: RE2, every match of the original matches it. */
@@ -87,7 +89,7 @@ export class BoundedLookaround {
     readonly source: string,
     regex: RegExp,
   ) {
-    this.context = createContext({ re: regex, texts: [] });
+    this.context = nodeVm().createContext({ re: regex, texts: [] });
   }
 
   /** Compiles a lookaround pattern, or returns why it cannot be (the message names the part). */
@@ -126,6 +128,7 @@ export class BoundedLookaround {
     if (worth.length === 0) return false;
     (this.context as { texts: readonly string[] }).texts = worth;
     try {
+      BoundedLookaround.script ??= new (nodeVm().Script)("texts.some((t) => { re.lastIndex = 0; return re.test(t); })");
       return BoundedLookaround.script.runInContext(this.context, { timeout: LOOKAROUND_LIMIT_MS }) === true;
     } catch (err) {
       if ((err as { code?: string }).code !== "ERR_SCRIPT_EXECUTION_TIMEOUT") throw err;

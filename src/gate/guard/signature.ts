@@ -1,6 +1,7 @@
 // Ed25519 signatures of tool registrations (guardian check 6). The signed message binds the
 // tool's name to its code hash, so a valid signature cannot be moved to another tool.
-import { createPrivateKey, createPublicKey, sign, verify, type KeyObject } from "node:crypto";
+import type { KeyObject } from "node:crypto";
+import { nodeCrypto } from "../../lazy-builtins.js";
 
 // DER prefix of an Ed25519 SubjectPublicKeyInfo; the raw 32-byte key follows it.
 const SPKI_PREFIX = Buffer.from("302a300506032b6570032100", "hex");
@@ -12,6 +13,7 @@ export function registrationMessage(tool: string, sha256: string): Buffer {
 
 /** Parses a trusted key: PEM, or base64 of the raw 32-byte Ed25519 public key. Throws on anything else. */
 export function parsePublicKey(text: string): KeyObject {
+  const { createPublicKey } = nodeCrypto();
   const trimmed = text.trim();
   const key = trimmed.startsWith("-----BEGIN")
     ? createPublicKey(trimmed)
@@ -26,6 +28,7 @@ export function parsePublicKey(text: string): KeyObject {
 
 /** Signs a registration with a PEM Ed25519 private key; returns base64 (the tool_registry `signature`). */
 export function signRegistration(privateKeyPem: string, tool: string, sha256: string): string {
+  const { createPrivateKey, sign } = nodeCrypto();
   return sign(null, registrationMessage(tool, sha256), createPrivateKey(privateKeyPem)).toString("base64");
 }
 
@@ -35,5 +38,6 @@ export function verifyRegistration(keys: readonly KeyObject[], tool: string, sha
   const sig = Buffer.from(signature, "base64");
   if (sig.length !== 64) return false;
   const msg = registrationMessage(tool, sha256);
+  const { verify } = nodeCrypto();
   return keys.some((k) => verify(null, msg, k, sig));
 }
