@@ -1,6 +1,8 @@
 // An ordered set of RE2 patterns compiled once per policy version, searched over many texts.
 // A literal prefilter (literal-prefilter.ts) skips the patterns that cannot match a text. A
-// pattern with lookaround, which RE2 refuses, runs bounded (lookaround.ts, ADR 0022).
+// pattern with lookaround, which RE2 refuses, runs bounded (lookaround.ts, ADR 0022). A
+// built-in pattern of plain literals (`^/etc/(passwd|shadow|sudoers)`) runs as a JavaScript
+// RegExp, which finds the same texts (plainLiteralPattern, ADR 0043).
 import type { RE2JS } from "re2js";
 import { compilePattern } from "../../engine/validators/regex.js";
 import { LiteralPrefilter } from "./literal-prefilter.js";
@@ -28,13 +30,55 @@ export interface PatternEntry {
   builtin?: true;
 }
 
+/** ASCII punctuation, which both RE2 and JavaScript read as itself after a backslash. */
+const PUNCTUATION = /^[!-/:-@[-`{-~]$/;
+/** The characters that stand for themselves, unescaped, in both RE2 and JavaScript. */
+const LITERAL = /^[0-9A-Za-z/_\-:=<>@%,'"~!#&; ]$/;
+
+/**
+ * Whether a pattern is made only of ASCII literals (a letter, a digit, harmless punctuation, or
+ * escaped punctuation), `^`, `$`, plain groups `( )`, `|`, and `?` after a literal or a group
+ * (`^/etc/(passwd|shadow|sudoers)`, `^/(var/)?run/docker\.sock$`). A JavaScript RegExp (no
+ * flags) finds such a pattern in the same texts as RE2: each literal is the same character in
+ * both; `^` and `$` anchor the start and the end of the whole text in both, without (?m) or
+ * the m flag; whether a text contains a match does not depend on which match each engine
+ * prefers. With no repetition, a JavaScript search backtracks at most the pattern's length at
+ * each position. Classes, `.`, `\s`, `\b`, repetition, `(?...)` and every other escape are
+ * refused: there the engines can differ (`\s`, `.` and case folding do).
+ */
+export function plainLiteralPattern(pattern: string): boolean {
+  let depth = 0;
+  let afterAtom = false;
+  for (let i = 0; i < pattern.length; i++) {
+    const c = pattern[i] as string;
+    if (c === "\\") {
+      if (!PUNCTUATION.test(pattern[++i] ?? "")) return false;
+      afterAtom = true;
+    } else if (LITERAL.test(c)) afterAtom = true;
+    else if (c === "(") {
+      if (pattern[i + 1] === "?") return false;
+      depth++;
+      afterAtom = false;
+    } else if (c === ")") {
+      if (--depth < 0) return false;
+      afterAtom = true;
+    } else if (c === "|" || c === "^" || c === "$") afterAtom = false;
+    else if (c === "?" && afterAtom) afterAtom = false;
+    else return false;
+  }
+  return depth === 0;
+}
+
 /** Per pattern index (ascending), the indices of the texts worth running it on. */
 export type Candidates = readonly (readonly [number, readonly number[]])[];
 
 /** Compiled patterns in declaration order; `firstMatch` honours that order. */
 export class PatternSet {
-  /** Per pattern, its RE2 program; undefined for a built-in entry not searched yet. */
-  private readonly regexes: (RE2JS | undefined)[];
+  /**
+   * Per pattern, its RE2 program, or for a built-in entry of plain literals its JavaScript
+   * RegExp (plainLiteralPattern); undefined for a built-in entry not searched yet.
+   */
+  private readonly regexes: (RE2JS | RegExp | undefined)[];
   /** Per pattern, its bounded lookaround match when it has lookarounds (RE2 ran its stripped form). */
   private readonly lookarounds: (BoundedLookaround | undefined)[];
   /**
@@ -78,13 +122,22 @@ export class PatternSet {
     const la = this.lookarounds[i];
     if (la !== undefined) return la.matchesAny(textIdx.map((t) => texts[t] as string));
     const re = this.regexes[i] ?? this.compileBuiltin(i);
+    if (re instanceof RegExp) return textIdx.some((t) => re.test(texts[t] as string));
     for (const t of textIdx) if (re.matcher(texts[t] as string).find()) return true;
     return false;
   }
 
-  /** A built-in entry's RE2 program, compiled at its first search. */
-  private compileBuiltin(i: number): RE2JS {
+  /**
+   * A built-in entry's program, made at its first search: a JavaScript RegExp for plain
+   * literals (a read of /etc/passwd loads no RE2 then), else its RE2 program.
+   */
+  private compileBuiltin(i: number): RE2JS | RegExp {
     const entry = this.entries[i] as PatternEntry;
+    if (plainLiteralPattern(entry.pattern)) {
+      const re = new RegExp(entry.pattern);
+      this.regexes[i] = re;
+      return re;
+    }
     const c = compilePattern(entry.pattern);
     if (!c.ok) throw new PolicyError(`${entry.where ?? entry.label}: ${c.error}`);
     this.regexes[i] = c.regex;
