@@ -318,37 +318,35 @@ export class LiteralPrefilter {
         (out[s] as number[]).push(id);
       }
     });
-    // Breadth-first failure links, folded into a full transition table (plain state numbers first).
+    // Breadth-first failure links, folded into a full transition table: a state's row is its
+    // failure state's row (a shallower state's, so complete: copied natively) with the state's
+    // own edges set over it, instead of one lookup per state and class (a few milliseconds at
+    // every start of `gavel guard check`, bench/cli-start.ts). Targets are written as the scan
+    // reads them (premultiplied, accepting ones negative: `delta`); a state accepts when a
+    // literal ends there or its failure state accepts.
     const n = goto.length;
     const delta = new Int32Array(n * k);
     const fail = new Int32Array(n);
+    const accepting = new Uint8Array(n);
     const queue: number[] = [];
-    for (let c = 0; c < k; c++) {
-      const t = goto[0]?.get(c);
-      if (t !== undefined) {
-        delta[c] = t;
-        queue.push(t);
-      }
-    }
+    const edge = (s: number, c: number, t: number, failure: number): void => {
+      fail[t] = failure;
+      accepting[t] = (out[t] as number[]).length > 0 || accepting[failure] === 1 ? 1 : 0;
+      delta[s * k + c] = accepting[t] === 1 ? -(t * k) - 1 : t * k;
+      queue.push(t);
+    };
+    for (const [c, t] of goto[0] as Map<number, number>) edge(0, c, t, 0);
     for (let qi = 0; qi < queue.length; qi++) {
       const s = queue[qi] as number;
       const f = fail[s] as number;
       (out[s] as number[]).push(...(out[f] as number[]));
-      for (let c = 0; c < k; c++) {
-        const t = goto[s]?.get(c);
-        if (t !== undefined) {
-          fail[t] = delta[f * k + c] as number;
-          delta[s * k + c] = t;
-          queue.push(t);
-        } else delta[s * k + c] = delta[f * k + c] as number;
+      delta.copyWithin(s * k, f * k, f * k + k);
+      for (const [c, t] of goto[s] as Map<number, number>) {
+        const via = delta[f * k + c] as number;
+        edge(s, c, t, (via >= 0 ? via : -via - 1) / k);
       }
     }
     this.outputs = out.map((o) => (o.length === 0 ? undefined : [...new Set(o)]));
-    // Premultiply and mark accepting targets.
-    for (let i = 0; i < delta.length; i++) {
-      const t = delta[i] as number;
-      delta[i] = this.outputs[t] === undefined ? t * k : -(t * k) - 1;
-    }
     this.delta = delta;
   }
 
