@@ -40,6 +40,8 @@ await build({
   target: "node20",
   packages: "external",
   sourcemap: "linked",
+  minifyWhitespace: true,
+  minifySyntax: true,
   logLevel: "warning",
   plugins: [ownUrl],
 });
