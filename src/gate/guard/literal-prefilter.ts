@@ -53,9 +53,15 @@ class Parser {
     return xs.length === 1 ? (xs[0] as Node) : { k: "alt", xs };
   }
 
+  /** A run of unrepeated literals is one literal node (`rm` rather than `r`, `m`): the same literals, built in one step. */
   private cat(): Node {
     const xs: Node[] = [];
-    while (this.i < this.p.length && this.p[this.i] !== "|" && this.p[this.i] !== ")") xs.push(this.repeat(this.atom()));
+    while (this.i < this.p.length && this.p[this.i] !== "|" && this.p[this.i] !== ")") {
+      const x = this.repeat(this.atom());
+      const last = xs[xs.length - 1];
+      if (x.k === "lit" && last?.k === "lit") xs[xs.length - 1] = { k: "lit", s: last.s + x.s };
+      else xs.push(x);
+    }
     return { k: "cat", xs };
   }
 
