@@ -40,6 +40,34 @@ export async function main(argv: string[], io: CommandIO): Promise<number> {
   }
 }
 
+/**
+ * Runs gavel as this process: its arguments and streams in, its exit code out. Called by each
+ * entry bin/gavel runs (main.ts, and the CommonJS bundle of `gavel guard`: src/cli/bundle.mjs).
+ */
+export async function runProcess(): Promise<void> {
+  const argv = process.argv.slice(2);
+  // bin/gavel asks for stack traces through the source maps (the TypeScript lines) with
+  // GAVEL_SOURCE_MAPS=1 (the controller image runs main.ts without them, as before); a quick
+  // command (commands.ts) goes without: Node reads the map of every module loaded after this,
+  // which costs a short command like `gavel guard check` about a tenth of its start
+  // (bench/cli-start.ts, ADR 0043).
+  if (process.env.GAVEL_SOURCE_MAPS === "1" && entryOf(argv)?.quick !== true) process.setSourceMapsEnabled(true);
+  // stderr and stdin are Node's streams made at first read of process.stderr / process.stdin (a
+  // pipe or a terminal loads node:net, a file fs's streams): a command that never writes an
+  // error or reads its input (`gavel guard check`) does not make them.
+  process.exitCode = await main(argv, {
+    stdout: process.stdout,
+    get stderr() {
+      return process.stderr;
+    },
+    get stdin() {
+      return process.stdin;
+    },
+    env: process.env,
+    cwd: process.cwd(),
+  });
+}
+
 /** The command `argv` runs (undefined for the help and for an unknown command). */
 export function entryOf(argv: string[]): CommandEntry | undefined {
   const [first, second] = argv;

@@ -8,6 +8,13 @@
 // A module that finds files next to itself (`import.meta.url`: built-in tool hashes,
 // gavel-launch, the version, createRequire) gets its own file's URL in dist/src/, computed
 // from the chunk's URL, so it finds the same files bundled or not.
+//
+// `gavel guard` (the command scripts call per tool call) has a bundle of its own, guard.cjs:
+// the CLI's entry with the guard command in one CommonJS file, which bin/gavel runs for
+// `gavel guard ...`. Node loads CommonJS synchronously; an ES module entry costs the ES
+// module loader's start and an asynchronous read, resolve and link per chunk, about 8 ms of
+// a `gavel guard check` (bench/cli-start.ts, ADR 0043). Every other command stays in the
+// split ES modules (a single CommonJS file of every command would compile all of them).
 import { build } from "esbuild";
 import { readFile, rm } from "node:fs/promises";
 import { dirname, join, relative, sep } from "node:path";
@@ -29,13 +36,22 @@ const ownUrl = {
   },
 };
 
-await rm(outdir, { recursive: true, force: true });
-await build({
-  entryPoints: { main: join(root, "dist", "src", "cli", "main.js") },
+/**
+ * For guard.cjs: the commands other than guard stay outside it, as the imports they are (bin/gavel
+ * runs guard.cjs only for `gavel guard`, so they are never loaded from it).
+ */
+const guardOnly = {
+  name: "guard-only",
+  setup(b) {
+    b.onResolve({ filter: /^\.\/[a-z-]+\.js$/ }, (args) =>
+      args.importer.endsWith(join("dist", "src", "cli", "commands.js")) && args.path !== "./guard.js" ? { path: args.path, external: true } : undefined,
+    );
+  },
+};
+
+const common = {
   outdir,
   bundle: true,
-  splitting: true,
-  format: "esm",
   platform: "node",
   target: "node20",
   packages: "external",
@@ -43,5 +59,19 @@ await build({
   minifyWhitespace: true,
   minifySyntax: true,
   logLevel: "warning",
-  plugins: [ownUrl],
+};
+
+await rm(outdir, { recursive: true, force: true });
+await build({ ...common, entryPoints: { main: join(root, "dist", "src", "cli", "main.js") }, splitting: true, format: "esm", plugins: [ownUrl] });
+// CommonJS has no top-level await and no import.meta: the entry calls runProcess (what main.ts
+// awaits), and import.meta.url is this file's URL.
+await build({
+  ...common,
+  stdin: { contents: 'import { runProcess } from "./app.js";\nvoid runProcess();\n', resolveDir: join(root, "dist", "src", "cli"), sourcefile: "guard-entry.js", loader: "js" },
+  outfile: join(outdir, "guard.cjs"),
+  outdir: undefined,
+  format: "cjs",
+  define: { "import.meta.url": "__gavel_url" },
+  banner: { js: 'const __gavel_url = require("node:url").pathToFileURL(__filename).href;' },
+  plugins: [ownUrl, guardOnly],
 });

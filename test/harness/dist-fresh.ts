@@ -22,13 +22,14 @@ export async function staleOutputs(repo: string, dir: string): Promise<string[]>
   return stale;
 }
 
-/** "dist/cli" when bin/gavel's bundle (src/cli/bundle.mjs) is missing or older than a module of dist/src it bundles. */
+/** "dist/cli" when bin/gavel's bundles (src/cli/bundle.mjs: main.js, guard.cjs) are missing or older than a module of dist/src they bundle. */
 export async function staleBundle(repo: string): Promise<string[]> {
-  const bundle = await stat(join(repo, "dist", "cli", "main.js")).catch(() => undefined);
-  if (bundle === undefined) return ["dist/cli"];
+  const bundles = await Promise.all(["main.js", "guard.cjs"].map((f) => stat(join(repo, "dist", "cli", f)).catch(() => undefined)));
+  if (bundles.some((b) => b === undefined)) return ["dist/cli"];
+  const built = Math.min(...bundles.map((b) => b?.mtimeMs ?? 0));
   for (const entry of await readdir(join(repo, "dist", "src"), { withFileTypes: true, recursive: true })) {
     if (!entry.isFile() || !entry.name.endsWith(".js")) continue;
-    if ((await stat(join(entry.parentPath, entry.name))).mtimeMs > bundle.mtimeMs) return ["dist/cli"];
+    if ((await stat(join(entry.parentPath, entry.name))).mtimeMs > built) return ["dist/cli"];
   }
   return [];
 }
