@@ -18,14 +18,14 @@ export function decidingCheck(d: ToolCallDecision): string {
   return !d.allowed && d.blocked_by === "guard" ? (d.guard.check ?? "unknown") : "none";
 }
 
-/** Starts the call's execute_tool span. */
+/** Starts the call's execute_tool span; its attributes (the key paths walk the arguments) are built off the call's path. */
 export function toolSpan(tracing: Tracing, p: ToolCallProposal, traceParent: string | undefined): TraceSpan {
   const parent = parseTraceparent(traceParent);
   return tracing.start({
     name: `${OPERATION.executeTool} ${p.tool}`,
     ...(parent !== undefined ? { parent } : {}),
     kind: "server",
-    attributes: {
+    attributes: () => ({
       [GEN_AI.operationName]: OPERATION.executeTool,
       [GEN_AI.toolName]: p.tool,
       [GEN_AI.toolCallId]: p.toolCallId,
@@ -35,7 +35,7 @@ export function toolSpan(tracing: Tracing, p: ToolCallProposal, traceParent: str
       [GAVEL.iteration]: p.iteration,
       [GAVEL.toolStep]: p.step,
       [GAVEL.argKeys]: argKeyPaths(p.args),
-    },
+    }),
   });
 }
 

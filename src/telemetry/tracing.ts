@@ -1,8 +1,9 @@
 // gavel's traces: OpenTelemetry's Node SDK, configured the OpenTelemetry way (OTEL_* env:
 // OTEL_EXPORTER_OTLP_ENDPOINT, _PROTOCOL, _HEADERS, OTEL_TRACES_SAMPLER, OTEL_SERVICE_NAME,
 // OTEL_RESOURCE_ATTRIBUTES ...), built in the composition root and passed down. Off unless an
-// exporter is configured: then the SDK is never even loaded (docs/adr/0036-traces.md).
-import type { Attributes, Span, Tracer } from "@opentelemetry/api";
+// exporter is configured: then the SDK is never even loaded (docs/adr/0036-traces.md). A span
+// is handed to the SDK after the turn that ends it, with the times it recorded (docs/adr/0049).
+import type { Attributes, Context, ContextManager, Span, SpanStatusCode, Tracer } from "@opentelemetry/api";
 import type { tracing as sdkTracing } from "@opentelemetry/sdk-node";
 import type { SpanRef } from "./trace-context.js";
 
@@ -25,7 +26,8 @@ export interface SpanStart {
   traceId?: string;
   /** The span's own id when it is planned (trace-context.ts), else random. */
   spanId?: string;
-  attributes?: Attributes;
+  /** A function: called when the span is handed to the SDK, off the caller's path. */
+  attributes?: Attributes | (() => Attributes);
   /** A Date or epoch milliseconds. */
   startTime?: Date | number;
   kind?: "internal" | "server" | "client";
@@ -76,6 +78,147 @@ class PlannedIds implements sdkTracing.IdGenerator {
 }
 
 /**
+ * The active context for synchronous code only. gavel hands every span its parent (SpanStart),
+ * nothing reads the active context across an await, and no instrumentation is loaded: the SDK's
+ * default (AsyncLocalStorage) would put an async hook on every promise of the process, traced
+ * call or not, for nothing (docs/adr/0049).
+ */
+class SyncContextManager implements ContextManager {
+  private current: Context;
+
+  constructor(private readonly root: Context) {
+    this.current = root;
+  }
+
+  active(): Context {
+    return this.current;
+  }
+
+  with<A extends unknown[], F extends (...args: A) => ReturnType<F>>(context: Context, fn: F, thisArg?: ThisParameterType<F>, ...args: A): ReturnType<F> {
+    const previous = this.current;
+    this.current = context;
+    try {
+      return fn.call(thisArg, ...args);
+    } finally {
+      this.current = previous;
+    }
+  }
+
+  bind<T>(context: Context, target: T): T {
+    if (typeof target !== "function") return target;
+    const fn = target as (...args: unknown[]) => unknown;
+    // eslint-disable-next-line @typescript-eslint/no-this-alias -- the bound function runs fn in `context`
+    const manager = this;
+    return function (this: unknown, ...args: unknown[]) {
+      return manager.with(context, () => fn.apply(this, args));
+    } as T;
+  }
+
+  enable(): this {
+    return this;
+  }
+
+  disable(): this {
+    this.current = this.root;
+    return this;
+  }
+}
+
+/** How long ended spans wait, in milliseconds, before the SDK gets them (DeferredSpans). */
+const DRAIN_DELAY_MS = 10;
+
+/** What DeferredSpans needs of the SDK: a span begun at a given time, and the ERROR status code. */
+interface SdkSpans {
+  start(s: SpanStart, startTime: Date | number): Span;
+  error: SpanStatusCode;
+}
+
+/** The spans ended since the last drain; a drain hands them to the SDK (docs/adr/0049). */
+class DeferredSpans {
+  private ended: DeferredSpan[] = [];
+
+  constructor(readonly sdk: SdkSpans) {}
+
+  push(span: DeferredSpan): void {
+    // Not setImmediate: right after a reply, the SDK's work would compete for the CPU with the
+    // reply on its way (NATS, the worker); a timer lands between calls (README, "Tracing
+    // overhead"). Unref'd: flush and shutdown drain what is left.
+    if (this.ended.push(span) === 1) setTimeout(() => this.drain(), DRAIN_DELAY_MS).unref();
+  }
+
+  /** Makes and ends the SDK's span of every span ended so far. */
+  drain(): void {
+    const batch = this.ended;
+    this.ended = [];
+    for (const d of batch) d.build();
+  }
+}
+
+/**
+ * A span whose SDK span is made after the turn that ends it (or when its ref is first read:
+ * then the SDK decides its ids and sampling), from what was recorded: the same name, parent,
+ * ids, attributes, events, status, and the start, event and end times read from the clock when
+ * they happened. So neither the SDK's span objects nor its processor, nor a batch export that
+ * falls due in the SDK's span.end(), run on the caller's path (a tool call's reply).
+ */
+class DeferredSpan implements TraceSpan {
+  private span: Span | undefined;
+  private readonly startTime: Date | number;
+  private readonly later: Attributes = {};
+  private readonly events: { name: string; attributes: Attributes; time: Date | number }[] = [];
+  private error: { type: string; message?: string } | undefined;
+  private endTime: Date | number | undefined;
+
+  constructor(
+    private readonly spans: DeferredSpans,
+    private readonly s: SpanStart,
+  ) {
+    // A performance.now() reading: the SDK takes a number below its own performance.now() for
+    // one, and converts start, events and end alike (the span's duration is theirs to the µs).
+    this.startTime = s.startTime ?? performance.now();
+  }
+
+  get ref(): SpanRef {
+    const c = this.sdkSpan().spanContext();
+    return { traceId: c.traceId, spanId: c.spanId, sampled: (c.traceFlags & 1) === 1 /* W3C sampled flag */ };
+  }
+
+  setAttributes(a: Attributes): void {
+    Object.assign(this.later, a);
+  }
+
+  addEvent(name: string, attributes: Attributes, time?: Date | number): void {
+    this.events.push({ name, attributes, time: time ?? performance.now() });
+  }
+
+  setError(type: string, message?: string): void {
+    this.error = { type, ...(message !== undefined ? { message } : {}) };
+  }
+
+  end(time?: Date | number): void {
+    if (this.endTime !== undefined) return;
+    this.endTime = time ?? performance.now();
+    this.spans.push(this);
+  }
+
+  /** Ends the SDK's span (made now if its ref was never read) with what was recorded. */
+  build(): void {
+    const span = this.sdkSpan();
+    span.setAttributes(this.later);
+    for (const e of this.events) span.addEvent(e.name, e.attributes, e.time);
+    if (this.error !== undefined) {
+      span.setAttribute("error.type", this.error.type);
+      span.setStatus({ code: this.spans.sdk.error, ...(this.error.message !== undefined ? { message: this.error.message } : {}) });
+    }
+    span.end(this.endTime);
+  }
+
+  private sdkSpan(): Span {
+    return (this.span ??= this.spans.sdk.start(this.s, this.startTime));
+  }
+}
+
+/**
  * The tracing the environment asks for (tracingRequested), or undefined: then nothing of the
  * SDK is loaded and callers skip their spans. `service` names the process (OTEL_SERVICE_NAME
  * wins). The SDK reads its own settings (exporter, protocol, headers, sampler, batch sizes) from
@@ -92,53 +235,45 @@ export async function tracingFromEnv(env: NodeJS.ProcessEnv, service: { name: st
     instrumentations: [],
     // gavel emits no OpenTelemetry logs or metrics (its metrics are Prometheus'): no exporter for them.
     logRecordProcessors: [],
+    contextManager: new SyncContextManager(api.ROOT_CONTEXT),
   });
   sdk.start();
   const tracer: Tracer = api.trace.getTracer("gavel", service.version);
   const kinds = { internal: api.SpanKind.INTERNAL, server: api.SpanKind.SERVER, client: api.SpanKind.CLIENT };
 
-  function wrap(span: Span): TraceSpan {
-    const c = span.spanContext();
-    return {
-      ref: { traceId: c.traceId, spanId: c.spanId, sampled: (c.traceFlags & 1) === 1 /* W3C sampled flag */ },
-      setAttributes: (a) => void span.setAttributes(a),
-      addEvent: (name, a, time) => void span.addEvent(name, a, time),
-      setError: (errorType, message) => {
-        span.setAttribute("error.type", errorType);
-        span.setStatus({ code: api.SpanStatusCode.ERROR, ...(message !== undefined ? { message } : {}) });
-      },
-      end: (time) => span.end(time),
-    };
+  /** The SDK's span of a SpanStart, begun at `startTime`. */
+  function sdkStart(s: SpanStart, startTime: Date | number): Span {
+    const ctx =
+      s.parent === undefined
+        ? api.ROOT_CONTEXT
+        : api.trace.setSpanContext(api.ROOT_CONTEXT, {
+            traceId: s.parent.traceId,
+            spanId: s.parent.spanId,
+            traceFlags: s.parent.sampled ? api.TraceFlags.SAMPLED : api.TraceFlags.NONE,
+            isRemote: true,
+          });
+    ids.nextTraceId = s.parent === undefined ? s.traceId : undefined;
+    ids.nextSpanId = s.spanId;
+    const attributes = typeof s.attributes === "function" ? s.attributes() : s.attributes;
+    const span = tracer.startSpan(s.name, { kind: kinds[s.kind ?? "internal"], ...(attributes !== undefined ? { attributes } : {}), startTime, root: s.parent === undefined }, ctx);
+    ids.nextTraceId = undefined;
+    ids.nextSpanId = undefined;
+    return span;
   }
+  const deferred = new DeferredSpans({ start: sdkStart, error: api.SpanStatusCode.ERROR });
 
   return {
-    start(s: SpanStart): TraceSpan {
-      const ctx =
-        s.parent === undefined
-          ? api.ROOT_CONTEXT
-          : api.trace.setSpanContext(api.ROOT_CONTEXT, {
-              traceId: s.parent.traceId,
-              spanId: s.parent.spanId,
-              traceFlags: s.parent.sampled ? api.TraceFlags.SAMPLED : api.TraceFlags.NONE,
-              isRemote: true,
-            });
-      ids.nextTraceId = s.parent === undefined ? s.traceId : undefined;
-      ids.nextSpanId = s.spanId;
-      const span = tracer.startSpan(
-        s.name,
-        { kind: kinds[s.kind ?? "internal"], ...(s.attributes !== undefined ? { attributes: s.attributes } : {}), ...(s.startTime !== undefined ? { startTime: s.startTime } : {}), root: s.parent === undefined },
-        ctx,
-      );
-      ids.nextTraceId = undefined;
-      ids.nextSpanId = undefined;
-      return wrap(span);
-    },
+    start: (s: SpanStart): TraceSpan => new DeferredSpan(deferred, s),
     async flush() {
+      deferred.drain();
       // The global provider is a proxy in front of the SDK's; the SDK's flushes.
       const proxy = api.trace.getTracerProvider() as { getDelegate?: () => unknown };
       await (proxy.getDelegate?.() as { forceFlush?: () => Promise<void> } | undefined)?.forceFlush?.();
     },
-    shutdown: () => sdk.shutdown(),
+    shutdown: () => {
+      deferred.drain();
+      return sdk.shutdown();
+    },
   };
 }
 
@@ -165,7 +300,7 @@ export function recordingTracing(): Tracing & { spans: RecordedSpan[] } {
         name: s.name,
         ref: { traceId, spanId: s.spanId ?? (++n).toString(16).padStart(16, "0"), sampled: s.parent?.sampled ?? true },
         ...(s.parent !== undefined ? { parent: s.parent } : {}),
-        attributes: { ...s.attributes },
+        attributes: { ...(typeof s.attributes === "function" ? s.attributes() : s.attributes) },
         events: [],
         ended: false,
       };
