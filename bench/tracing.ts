@@ -2,6 +2,7 @@
 // skip_judge tool) through the tool-call service with tracing off, and with tracing on (the
 // worker's traceparent in the header, an execute_tool span per call exported over OTLP to a real
 // Jaeger), interleaved in the same run at 1,000 calls/s.
+import { readFile } from "node:fs/promises";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { createGate } from "../src/gate/gate.js";
 import { compilePolicy } from "../src/gate/guard/policy.js";
@@ -18,8 +19,20 @@ import type { BenchResult, BenchSuite } from "./types.js";
 
 const RATE = 1000;
 const SECONDS = Number(process.env.GAVEL_BENCH_GATE_SECONDS ?? "1");
-const ROUNDS = Number(process.env.GAVEL_BENCH_GATE_ROUNDS ?? "4");
+// 12 rounds: a round's ratio swings by +-0.1 on this 2-core machine, more than the effect (README).
+const ROUNDS = Number(process.env.GAVEL_BENCH_GATE_ROUNDS ?? "12");
 const LOOP_ITERATIONS = 2000;
+/** USER_HZ: the unit of /proc/PID/stat's CPU times on Linux. */
+const CLOCK_TICKS_PER_S = 100;
+
+/** A process's CPU time (user + system) in microseconds, from /proc; 0 when it cannot be read. */
+async function processCpuMicros(pid: number | undefined): Promise<number> {
+  if (pid === undefined) return 0;
+  const stat = await readFile(`/proc/${String(pid)}/stat`, "utf8").catch(() => "");
+  // Fields after the ")" that ends the command name: state is field 3, utime 14, stime 15.
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return ((Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS_PER_S) * 1e6 || 0;
+}
 
 /**
  * The outer loop (engine + local driver, in-memory workloads): iterations per second with every
@@ -66,13 +79,26 @@ export async function runTracingBench(): Promise<BenchResult[]> {
     const lt = load;
     const traceParent = formatTraceparent({ traceId: "4bf92f3577b34da6a3ce929d0e0e4736", spanId: "00f067aa0ba902b7", sampled: true });
     let runId = 0;
-    const measure = async (traced: boolean) =>
-      (await lt.run({ kind: "gate", rate: RATE, seconds: SECONDS, run: `${traced ? "t" : "o"}${runId++}`, ...(traced ? { traceParent } : {}) })).latencies;
+    // This process's CPU in each kind of round: the gate, and the load thread's client (the same
+    // in both but for the traceparent header). A traced round's spans that are still buffered
+    // are exported by the flush before the next untraced round, counted with the traced rounds.
+    // Jaeger's CPU likewise (it ingests on the same two cores).
+    const cpu = { on: 0, off: 0, jaegerOn: 0, jaegerOff: 0 };
+    const measure = async (traced: boolean) => {
+      const before = process.cpuUsage();
+      const jaegerBefore = await processCpuMicros(jaeger.pid);
+      const { latencies } = await lt.run({ kind: "gate", rate: RATE, seconds: SECONDS, run: `${traced ? "t" : "o"}${runId++}`, ...(traced ? { traceParent } : {}) });
+      if (traced) await tracing.flush();
+      const used = process.cpuUsage(before);
+      cpu[traced ? "on" : "off"] += used.user + used.system;
+      cpu[traced ? "jaegerOn" : "jaegerOff"] += (await processCpuMicros(jaeger.pid)) - jaegerBefore;
+      return latencies;
+    };
     for (const traced of [true, false]) await measure(traced);
+    Object.assign(cpu, { on: 0, off: 0, jaegerOn: 0, jaegerOff: 0 });
     const offSamples: number[] = [];
     const onSamples: number[] = [];
     for (let r = 0; r < ROUNDS; r++) {
-      await tracing.flush();
       offSamples.push(...(await measure(false)));
       onSamples.push(...(await measure(true)));
     }
@@ -83,7 +109,7 @@ export async function runTracingBench(): Promise<BenchResult[]> {
     const exported = (await jaeger.trace("4bf92f3577b34da6a3ce929d0e0e4736", 1)).spans.length;
     await tracing.shutdown();
     const us = (ms: number): string => (ms * 1000).toFixed(0);
-    const notes = `${onSamples.length} calls each, ${ROUNDS} interleaved rounds of ${SECONDS} s at ${RATE} calls/s; traced calls carry a traceparent header and each makes an execute_tool span exported over OTLP/HTTP (batched) to Jaeger all-in-one on loopback (${exported} spans of the bench's trace there at the end); added p50 ${us(percentile(onSamples, 50) - percentile(offSamples, 50))} µs, p99 ${us(percentile(onSamples, 99) - percentile(offSamples, 99))} µs`;
+    const notes = `${onSamples.length} calls each, ${ROUNDS} interleaved rounds of ${SECONDS} s at ${RATE} calls/s; traced calls carry a traceparent header and each makes an execute_tool span exported over OTLP/HTTP (batched) to Jaeger all-in-one on loopback (${exported} spans of the bench's trace there at the end); added p50 ${us(percentile(onSamples, 50) - percentile(offSamples, 50))} µs, p99 ${us(percentile(onSamples, 99) - percentile(offSamples, 99))} µs; this process's CPU per call (gate + load thread) ${(cpu.on / onSamples.length).toFixed(0)} µs traced, ${(cpu.off / offSamples.length).toFixed(0)} µs untraced; Jaeger's ${(cpu.jaegerOn / onSamples.length).toFixed(0)} and ${(cpu.jaegerOff / offSamples.length).toFixed(0)} µs`;
     const row = (p: number): BenchResult => {
       const value = percentile(onSamples, p);
       const baseline = percentile(offSamples, p);

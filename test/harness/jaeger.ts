@@ -43,6 +43,8 @@ export interface JaegerQuery {
 export interface Jaeger extends JaegerQuery {
   /** OTEL_EXPORTER_OTLP_ENDPOINT for an exporter (OTLP over HTTP). */
   otlpEndpoint: string;
+  /** The jaeger-all-in-one process (its CPU is read from /proc by bench/tracing.ts). */
+  pid: number | undefined;
   stop(): Promise<void>;
 }
 
@@ -117,6 +119,7 @@ export async function startJaeger(otlpHost = "127.0.0.1"): Promise<Jaeger> {
   return {
     ...query,
     otlpEndpoint: `http://${otlpHost}:${String(otlpHttp)}`,
+    pid: child.pid,
     async stop() {
       child.kill("SIGTERM");
       await Promise.race([exited, new Promise((r) => setTimeout(r, 5000))]);
