@@ -37,15 +37,21 @@ const ownUrl = {
 };
 
 /**
- * For guard.cjs: the commands other than guard stay outside it, as the imports they are (bin/gavel
- * runs guard.cjs only for `gavel guard`, so they are never loaded from it).
+ * For guard.cjs: a module imported lazily (`await import("./x.js")`) stays outside it, imported
+ * when needed from dist/src/ (ES modules, complete), so that the file holds what a guard check
+ * runs and no more: the other commands (never loaded from it: bin/gavel runs guard.cjs only for
+ * `gavel guard`), the manifest validator of --policy and --agent, the tool hashing of
+ * `guard tool-hash`. The guard command itself, lazily imported by commands.js, is inside.
  */
-const guardOnly = {
-  name: "guard-only",
+const lazyFromSrc = {
+  name: "lazy-from-src",
   setup(b) {
-    b.onResolve({ filter: /^\.\/[a-z-]+\.js$/ }, (args) =>
-      args.importer.endsWith(join("dist", "src", "cli", "commands.js")) && args.path !== "./guard.js" ? { path: args.path, external: true } : undefined,
-    );
+    b.onResolve({ filter: /^\.\.?\// }, (args) => {
+      if (args.kind !== "dynamic-import") return undefined;
+      if (args.importer.endsWith(join("dist", "src", "cli", "commands.js")) && args.path === "./guard.js") return undefined;
+      const rel = relative(outdir, join(dirname(args.importer), args.path)).split(sep).join("/");
+      return { path: rel.startsWith(".") ? rel : `./${rel}`, external: true };
+    });
   },
 };
 
@@ -73,5 +79,5 @@ await build({
   format: "cjs",
   define: { "import.meta.url": "__gavel_url" },
   banner: { js: 'const __gavel_url = require("node:url").pathToFileURL(__filename).href;' },
-  plugins: [ownUrl, guardOnly],
+  plugins: [ownUrl, lazyFromSrc],
 });
