@@ -1,11 +1,10 @@
 // The gate's spans as the real OpenTelemetry SDK exports them (OTLP/HTTP JSON to a receiver on
 // loopback): built off the call's path (docs/adr/0049), with every name, parent and attribute
 // that docs/tracing.md promises, and never an argument value.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from "../../test/harness/otlp-receiver.js";
+import { describe, expect, it } from "vitest";
+import { tracingToReceiverPerFile, type ReceivedSpan } from "../../test/harness/otlp-receiver.js";
 import type { ToolCallProposal } from "../api/protocol.js";
 import { formatTraceparent } from "../telemetry/trace-context.js";
-import { tracingFromEnv, type Tracing } from "../telemetry/tracing.js";
 import { createGate, type IterationContext } from "./gate.js";
 import { PolicyStore } from "./guard/policy-store.js";
 
@@ -16,27 +15,11 @@ const CTX: IterationContext = { iteration: { calls: () => [], violations: [] }, 
 const proposal = (step: number, tool: string, args: ToolCallProposal["args"]): ToolCallProposal => ({ namespace: "team-a", execution: "ex-1", iteration: 2, step, toolCallId: `call-${step}`, tool, args });
 
 describe("the gate's spans through the OpenTelemetry SDK", () => {
-  let receiver: OtlpReceiver;
-  let tracing: Tracing;
-  const saved = { ...process.env };
-
-  beforeAll(async () => {
-    receiver = await startOtlpReceiver();
-    process.env.OTEL_EXPORTER_OTLP_ENDPOINT = receiver.endpoint;
-    process.env.OTEL_EXPORTER_OTLP_PROTOCOL = "http/json";
-    const t = await tracingFromEnv(process.env, { name: "gavel-unit" });
-    if (t === undefined) throw new Error("tracing did not start");
-    tracing = t;
-  });
-  afterAll(async () => {
-    await tracing?.shutdown();
-    await receiver?.stop();
-    process.env = saved;
-  });
+  const t = tracingToReceiverPerFile();
 
   const named = (name: string): ReceivedSpan => {
-    const s = receiver.spans.find((x) => x.name === name);
-    if (s === undefined) throw new Error(`no span ${name} among ${receiver.spans.map((x) => x.name).join(", ")}`);
+    const s = t.receiver.spans.find((x) => x.name === name);
+    if (s === undefined) throw new Error(`no span ${name} among ${t.receiver.spans.map((x) => x.name).join(", ")}`);
     return s;
   };
 
@@ -45,7 +28,7 @@ describe("the gate's spans through the OpenTelemetry SDK", () => {
       policyStore: new PolicyStore(),
       agent: { spec: { tools: ["fs.read", "http.post", "cmd.run"], execution: { tool_validation: [{ type: "semantic", judge_agent: "sec", min_score: 0.5 }] } } },
       judgeRunner: () => Promise.resolve({ result: { score: 0.9, confidence: 1, reasoning: `fine to send ${SECRET}` }, child: "ex-1-tv-sec" }),
-      tracing,
+      tracing: t.tracing,
     });
     const read = gate.decide(proposal(1, "fs.read", { path: `/workspace/${SECRET}.txt`, options: { limit: 10 } }), CTX);
     expect(read).toMatchObject({ allowed: true, skippedJudges: true });
@@ -53,7 +36,7 @@ describe("the gate's spans through the OpenTelemetry SDK", () => {
     expect(blocked).toMatchObject({ allowed: false, blocked_by: "guard" });
     const judged = gate.decide(proposal(3, "http.post", { url: "https://example.com", auth: { password: SECRET } }), CTX);
     expect("judged" in judged && (await judged.judged())).toMatchObject({ allowed: true });
-    await tracing.flush();
+    await t.tracing.flush();
 
     const common = { traceId: PARENT.traceId, parentSpanId: PARENT.spanId, kind: 2 };
     const base = { "gen_ai.operation.name": "execute_tool", "gen_ai.tool.type": "function", "k8s.namespace.name": "team-a", "gavel.execution.name": "ex-1", "gavel.iteration": 2 };
@@ -69,7 +52,7 @@ describe("the gate's spans through the OpenTelemetry SDK", () => {
     expect(judge).toMatchObject({ traceId: PARENT.traceId, parentSpanId: post.spanId, kind: 1, attributes: { "gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "sec", "gavel.judge.purpose": "tool_validation", "gavel.judge.child": "ex-1-tv-sec", "gavel.score": 0.9, "gavel.confidence": 1 } });
     expect(judge.start).toBeGreaterThanOrEqual(post.start);
     expect(judge.end).toBeLessThanOrEqual(post.end);
-    for (const s of receiver.spans) expect(s.end).toBeGreaterThanOrEqual(s.start);
-    expect(JSON.stringify(receiver.spans, (_k, v: unknown) => (typeof v === "bigint" ? v.toString() : v))).not.toContain(SECRET);
+    for (const s of t.receiver.spans) expect(s.end).toBeGreaterThanOrEqual(s.start);
+    expect(JSON.stringify(t.receiver.spans, (_k, v: unknown) => (typeof v === "bigint" ? v.toString() : v))).not.toContain(SECRET);
   });
 });

@@ -1,9 +1,8 @@
 // gavel's spans through the real OpenTelemetry SDK and its OTLP exporter, to a receiver on
 // loopback: a span is handed to the SDK after the turn that ends it, and is exported with what
 // was recorded when it happened (docs/adr/0049).
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from "../../test/harness/otlp-receiver.js";
-import { tracingFromEnv, type Tracing } from "./tracing.js";
+import { describe, expect, it } from "vitest";
+import { tracingToReceiverPerFile, type ReceivedSpan } from "../../test/harness/otlp-receiver.js";
 
 const PARENT = { traceId: "0af7651916cd43dd8448eb211c80319c", spanId: "b7ad6b7169203331", sampled: true };
 
@@ -16,29 +15,12 @@ function busy(ms: number): void {
 const ms = (ns: bigint): number => Number(ns) / 1e6;
 
 describe("tracingFromEnv (OpenTelemetry SDK, OTLP/HTTP JSON to a receiver)", () => {
-  let receiver: OtlpReceiver;
-  let tracing: Tracing;
-  const saved = { ...process.env };
-
-  beforeAll(async () => {
-    receiver = await startOtlpReceiver();
-    // The SDK reads its settings from process.env (tracing.ts).
-    process.env.OTEL_EXPORTER_OTLP_ENDPOINT = receiver.endpoint;
-    process.env.OTEL_EXPORTER_OTLP_PROTOCOL = "http/json";
-    const t = await tracingFromEnv(process.env, { name: "gavel-unit" });
-    if (t === undefined) throw new Error("tracing did not start");
-    tracing = t;
-  });
-  afterAll(async () => {
-    await tracing?.shutdown();
-    await receiver?.stop();
-    process.env = saved;
-  });
+  const t = tracingToReceiverPerFile();
 
   const exported = async (name: string): Promise<ReceivedSpan> => {
-    await tracing.flush();
-    const s = receiver.spans.find((x) => x.name === name);
-    if (s === undefined) throw new Error(`no span ${name} among ${receiver.spans.map((x) => x.name).join(", ")}`);
+    await t.tracing.flush();
+    const s = t.receiver.spans.find((x) => x.name === name);
+    if (s === undefined) throw new Error(`no span ${name} among ${t.receiver.spans.map((x) => x.name).join(", ")}`);
     return s;
   };
 
@@ -46,7 +28,7 @@ describe("tracingFromEnv (OpenTelemetry SDK, OTLP/HTTP JSON to a receiver)", () 
     let built = 0;
     const wallBefore = Date.now();
     const before = performance.now();
-    const span = tracing.start({ name: "execute_tool fs.read", parent: PARENT, kind: "server", attributes: () => (built++, { "gen_ai.tool.name": "fs.read", "gavel.tool.arg_keys": ["path", "options.limit"], "gavel.tool.step": 3 }) });
+    const span = t.tracing.start({ name: "execute_tool fs.read", parent: PARENT, kind: "server", attributes: () => (built++, { "gen_ai.tool.name": "fs.read", "gavel.tool.arg_keys": ["path", "options.limit"], "gavel.tool.step": 3 }) });
     busy(3);
     span.setAttributes({ "gavel.guard.decision": "blocked" });
     span.addEvent("gen_ai.evaluation.result", { "gen_ai.evaluation.name": "sec", "gen_ai.evaluation.score.value": 0.25 });
@@ -82,9 +64,9 @@ describe("tracingFromEnv (OpenTelemetry SDK, OTLP/HTTP JSON to a receiver)", () 
   });
 
   it("makes a span in the SDK when its ref is read: planned ids, and children exported under it", async () => {
-    const root = tracing.start({ name: "gavel.execution planned", traceId: "4bf92f3577b34da6a3ce929d0e0e4736", spanId: "00f067aa0ba902b7" });
+    const root = t.tracing.start({ name: "gavel.execution planned", traceId: "4bf92f3577b34da6a3ce929d0e0e4736", spanId: "00f067aa0ba902b7" });
     expect(root.ref).toEqual({ traceId: "4bf92f3577b34da6a3ce929d0e0e4736", spanId: "00f067aa0ba902b7", sampled: true });
-    const child = tracing.start({ name: "invoke_agent planned-judge", parent: root.ref, attributes: { "gen_ai.agent.name": "planned-judge" } });
+    const child = t.tracing.start({ name: "invoke_agent planned-judge", parent: root.ref, attributes: { "gen_ai.agent.name": "planned-judge" } });
     const childRef = child.ref;
     child.end();
     root.end();
@@ -100,12 +82,12 @@ describe("tracingFromEnv (OpenTelemetry SDK, OTLP/HTTP JSON to a receiver)", () 
   it("exports a span ended once, and every span of a burst larger than an export batch", async () => {
     const n = 600;
     for (let i = 0; i < n; i++) {
-      const span = tracing.start({ name: `burst ${i}`, parent: PARENT });
+      const span = t.tracing.start({ name: `burst ${i}`, parent: PARENT });
       span.end();
       span.end();
     }
-    await tracing.flush();
-    const burst = receiver.spans.filter((s) => s.name.startsWith("burst "));
+    await t.tracing.flush();
+    const burst = t.receiver.spans.filter((s) => s.name.startsWith("burst "));
     expect(burst).toHaveLength(n);
     expect(new Set(burst.map((s) => s.name)).size).toBe(n);
   });

@@ -4,6 +4,8 @@
 // of the integration and e2e tiers.
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import { afterAll, beforeAll } from "vitest";
+import { tracingFromEnv, type Tracing } from "../../src/telemetry/tracing.js";
 
 /** An OTLP attribute value as the JSON encoding carries it. */
 interface AnyValue {
@@ -116,4 +118,39 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
     },
     stop: () => new Promise<void>((resolve, reject) => server.close((err) => (err ? reject(err) : resolve()))),
   };
+}
+
+/** gavel's tracing (tracingFromEnv: the real SDK, its OTLP/HTTP JSON exporter) sending to a new receiver; one per test file (the SDK registers globally). */
+export async function tracingToReceiver(): Promise<{ tracing: Tracing; receiver: OtlpReceiver; stop: () => Promise<void> }> {
+  const receiver = await startOtlpReceiver();
+  const saved = { ...process.env };
+  // The SDK reads its settings from process.env (src/telemetry/tracing.ts).
+  process.env.OTEL_EXPORTER_OTLP_ENDPOINT = receiver.endpoint;
+  process.env.OTEL_EXPORTER_OTLP_PROTOCOL = "http/json";
+  const tracing = await tracingFromEnv(process.env, { name: "gavel-unit" });
+  if (tracing === undefined) throw new Error("tracing did not start");
+  return {
+    tracing,
+    receiver,
+    async stop() {
+      await tracing.shutdown();
+      await receiver.stop();
+      process.env = saved;
+    },
+  };
+}
+
+/** tracingToReceiver for the calling test file: started before its tests, stopped after; the fields are set once its beforeAll ran. */
+export function tracingToReceiverPerFile(): { tracing: Tracing; receiver: OtlpReceiver } {
+  const fixture = {} as { tracing: Tracing; receiver: OtlpReceiver };
+  let stop: (() => Promise<void>) | undefined;
+  beforeAll(async () => {
+    const started = await tracingToReceiver();
+    Object.assign(fixture, { tracing: started.tracing, receiver: started.receiver });
+    stop = started.stop;
+  });
+  afterAll(async () => {
+    await stop?.();
+  });
+  return fixture;
 }
