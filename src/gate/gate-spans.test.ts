@@ -50,8 +50,9 @@ describe("the gate's spans through the OpenTelemetry SDK", () => {
     expect(post.events).toMatchObject([{ name: "gen_ai.evaluation.result", attributes: { "gen_ai.evaluation.name": "sec", "gen_ai.evaluation.score.value": 0.9, "gen_ai.evaluation.score.label": "pass" } }]);
     const judge = named("invoke_agent sec");
     expect(judge).toMatchObject({ traceId: PARENT.traceId, parentSpanId: post.spanId, kind: 1, attributes: { "gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "sec", "gavel.judge.purpose": "tool_validation", "gavel.judge.child": "ex-1-tv-sec", "gavel.score": 0.9, "gavel.confidence": 1 } });
-    expect(judge.start).toBeGreaterThanOrEqual(post.start);
-    expect(judge.end).toBeLessThanOrEqual(post.end);
+    // Within the 1 ms two SDK spans may disagree by (src/telemetry/tracing.test.ts).
+    expect(Number(judge.start - post.start) / 1e6).toBeGreaterThanOrEqual(-1);
+    expect(Number(post.end - judge.end) / 1e6).toBeGreaterThanOrEqual(-1);
     for (const s of t.receiver.spans) expect(s.end).toBeGreaterThanOrEqual(s.start);
     expect(JSON.stringify(t.receiver.spans, (_k, v: unknown) => (typeof v === "bigint" ? v.toString() : v))).not.toContain(SECRET);
   });
