@@ -55,6 +55,23 @@ async function loopRates(tracing: Tracing): Promise<{ loopOff: number[]; loopOn:
   return { loopOff, loopOn };
 }
 
+/** Two series of the same untraced gate, same rounds (an A/A comparison): this machine's noise floor for the traced rows. */
+function noiseFloor(again: number[], off: number[], p: number): BenchResult {
+  const value = percentile(again, p);
+  const baseline = percentile(off, p);
+  return {
+    name: `gate round trip p${p}, tracing off against tracing off (noise floor, 1,000 calls/s)`,
+    baselineName: "the same gate, tracing off, the other series",
+    baseline,
+    value,
+    unit: "ms",
+    ratio: value / baseline,
+    target: "reported",
+    met: true,
+    notes: `an A/A comparison: a third series of the untraced gate in the same ${ROUNDS} rounds (${again.length} calls); a traced ratio within this one's distance from 1 cannot be told from noise on this machine`,
+  };
+}
+
 /** Measures the gate with tracing on against the same gate with it off. */
 export async function runTracingBench(): Promise<BenchResult[]> {
   const jaeger: Jaeger = await startJaeger();
@@ -98,9 +115,13 @@ export async function runTracingBench(): Promise<BenchResult[]> {
     Object.assign(cpu, { on: 0, off: 0, jaegerOn: 0, jaegerOff: 0 });
     const offSamples: number[] = [];
     const onSamples: number[] = [];
+    // A second untraced series in the same rounds, for this machine's noise floor: how far two
+    // series of the same untraced gate differ (an A/A comparison), beside the traced one.
+    const againSamples: number[] = [];
     for (let r = 0; r < ROUNDS; r++) {
       offSamples.push(...(await measure(false)));
       onSamples.push(...(await measure(true)));
+      againSamples.push(...(await lt.run({ kind: "gate", rate: RATE, seconds: SECONDS, run: `o${runId++}` })).latencies);
     }
     await service.stop();
 
@@ -121,6 +142,8 @@ export async function runTracingBench(): Promise<BenchResult[]> {
     return [
       row(50),
       row(99),
+      noiseFloor(againSamples, offSamples, 50),
+      noiseFloor(againSamples, offSamples, 99),
       {
         name: "outer loop with tracing on (engine + local driver, in-memory workloads)",
         baselineName: "the same loop, tracing off",
