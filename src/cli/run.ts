@@ -398,10 +398,11 @@ export const runCommand: Command = {
     const progress = (values.output === "json" ? io.stderr : io.stdout) as CommandIO["stdout"] & { isTTY?: boolean; columns?: number };
     const view = new TreeView(name, progress, progress.isTTY === true);
     let publishing: Promise<unknown> = Promise.resolve();
+    // Traces when OTEL_EXPORTER_OTLP_ENDPOINT (or another OTEL_* exporter setting) asks for them;
+    // a bad OTEL_TRACES_SAMPLER stops the run here, before NATS is started.
+    const tracing = await tracingFromEnv(io.env, { name: "gavel" });
     const conns = await openConnections(manifests.worker, values.nats);
     const workloads = new DockerWorkloads({ ...(dockerSocket(io.env) !== undefined ? { socketPath: dockerSocket(io.env) } : {}) });
-    // Traces when OTEL_EXPORTER_OTLP_ENDPOINT (or another OTEL_* exporter setting) asks for them.
-    const tracing = await tracingFromEnv(io.env, { name: "gavel" });
     const trace = tracing === undefined ? undefined : new ExecutionTrace(tracing, { namespace: values.namespace, name, uid: execution.metadata.uid as string, agent: manifests.worker.metadata.name });
     const run = new LocalRun({
       execution,

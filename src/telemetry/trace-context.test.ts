@@ -1,7 +1,7 @@
 // Trace ids derived from an Execution, and W3C traceparent in and out.
 import { describe, expect, it } from "vitest";
 import { executionTraceId, formatTraceparent, parseTraceparent, spanIdOf } from "./trace-context.js";
-import { tracingRequested } from "./tracing.js";
+import { samplerEnvError, tracingFromEnv, tracingRequested } from "./tracing.js";
 
 describe("trace context", () => {
   it("derives the same ids for the same Execution in every process, different ones otherwise", () => {
@@ -30,5 +30,15 @@ describe("trace context", () => {
     expect(tracingRequested({ OTEL_TRACES_EXPORTER: "console" })).toBe(true);
     expect(tracingRequested({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://c:4318", OTEL_TRACES_EXPORTER: "none" })).toBe(false);
     expect(tracingRequested({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://c:4318", OTEL_SDK_DISABLED: "true" })).toBe(false);
+  });
+
+  it("names a sampler setting the SDK would silently replace, and stops before starting the SDK", async () => {
+    for (const ok of [{}, { OTEL_TRACES_SAMPLER: "always_off" }, { OTEL_TRACES_SAMPLER: "parentbased_traceidratio", OTEL_TRACES_SAMPLER_ARG: "0.01" }, { OTEL_TRACES_SAMPLER: "traceidratio", OTEL_TRACES_SAMPLER_ARG: "" }, { OTEL_TRACES_SAMPLER: "always_on", OTEL_TRACES_SAMPLER_ARG: "whatever" }]) {
+      expect(samplerEnvError(ok)).toBeUndefined();
+    }
+    expect(samplerEnvError({ OTEL_TRACES_SAMPLER: "parentbased_traceidration" })).toMatch(/^OTEL_TRACES_SAMPLER: "parentbased_traceidration" is not a sampler .*parentbased_traceidratio/);
+    expect(samplerEnvError({ OTEL_TRACES_SAMPLER: "traceidratio", OTEL_TRACES_SAMPLER_ARG: "1%" })).toBe('OTEL_TRACES_SAMPLER_ARG: "1%" is not a ratio between 0 and 1 (for traceidratio)');
+    expect(samplerEnvError({ OTEL_TRACES_SAMPLER: "parentbased_traceidratio", OTEL_TRACES_SAMPLER_ARG: "10" })).toMatch(/^OTEL_TRACES_SAMPLER_ARG: "10" is not a ratio/);
+    await expect(tracingFromEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://127.0.0.1:9", OTEL_TRACES_SAMPLER: "sometimes" }, { name: "t" })).rejects.toThrow(/^OTEL_TRACES_SAMPLER: "sometimes"/);
   });
 });

@@ -54,6 +54,25 @@ export function tracingRequested(env: NodeJS.ProcessEnv): boolean {
   return exporters.length > 0 || (env.OTEL_EXPORTER_OTLP_ENDPOINT ?? "") !== "" || (env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ?? "") !== "";
 }
 
+/** The samplers the OpenTelemetry JS SDK builds from OTEL_TRACES_SAMPLER. */
+const SAMPLERS = ["always_on", "always_off", "traceidratio", "parentbased_always_on", "parentbased_always_off", "parentbased_traceidratio"];
+
+/**
+ * What is wrong with the environment's sampler (OTEL_TRACES_SAMPLER, OTEL_TRACES_SAMPLER_ARG),
+ * or undefined. The SDK itself replaces an unknown sampler by parentbased_always_on and a bad
+ * ratio by 1, and says so only in its own diagnostics, which nobody reads: an operator who
+ * asked for 1 % of the traces would get all of them.
+ */
+export function samplerEnvError(env: NodeJS.ProcessEnv): string | undefined {
+  const sampler = env.OTEL_TRACES_SAMPLER;
+  if (sampler === undefined || sampler.trim() === "") return undefined;
+  if (!SAMPLERS.includes(sampler.trim())) return `OTEL_TRACES_SAMPLER: "${sampler}" is not a sampler the OpenTelemetry SDK knows (${SAMPLERS.join(", ")})`;
+  const arg = (env.OTEL_TRACES_SAMPLER_ARG ?? "").trim();
+  if (!sampler.includes("traceidratio") || arg === "") return undefined;
+  const ratio = Number(arg);
+  return Number.isNaN(ratio) || ratio < 0 || ratio > 1 ? `OTEL_TRACES_SAMPLER_ARG: "${arg}" is not a ratio between 0 and 1 (for ${sampler.trim()})` : undefined;
+}
+
 /**
  * Hands the SDK the ids gavel planned for the span it starts next (startSpan is synchronous,
  * so nothing can come between), random ids otherwise.
@@ -226,6 +245,8 @@ class DeferredSpan implements TraceSpan {
  */
 export async function tracingFromEnv(env: NodeJS.ProcessEnv, service: { name: string; version?: string }): Promise<Tracing | undefined> {
   if (!tracingRequested(env)) return undefined;
+  const bad = samplerEnvError(env);
+  if (bad !== undefined) throw new Error(bad);
   const sdkNode = await import("@opentelemetry/sdk-node");
   const { api, tracing } = sdkNode;
   const ids = new PlannedIds(new tracing.RandomIdGenerator());
