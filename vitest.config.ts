@@ -31,7 +31,7 @@ const SLOTTED = {
 export default defineConfig({
   test: {
     projects: [
-      { test: { name: "unit", include: ["src/**/*.test.ts", "judges/**/*.test.ts", "bench/**/*.test.ts", "test/harness/**/*.test.ts"], environment: "node" } },
+      { test: { name: "unit", include: ["src/**/*.test.ts", "judges/**/*.test.ts", "bench/**/*.test.ts", "test/harness/**/*.test.ts", "lint/**/*.test.ts"], environment: "node" } },
       // First the e2e files that only need the shared controller up, three at a time: most of a
       // file's time is waiting on pods, so they overlap well on two cores. Then the e2e files
       // that crash, restart or reconfigure the chart's controller or NATS, or count its metrics
