@@ -1,4 +1,4 @@
-// Controller reconcile throughput with tracing on vs off, measured two ways (README, "Tracing
+// Controller reconcile throughput with tracing on vs off, measured two ways (docs/benchmarks.md, "Tracing
 // overhead"; ADR 0047):
 // - `reconcile-tracing`: `gavel controller` as a process against a bare kube-apiserver, a batch
 //   of Executions applied at once, timed until every one has its first iteration's worker pod and

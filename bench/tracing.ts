@@ -19,7 +19,7 @@ import type { BenchResult, BenchSuite } from "./types.js";
 
 const RATE = 1000;
 const SECONDS = Number(process.env.GAVEL_BENCH_GATE_SECONDS ?? "1");
-// 12 rounds: a round's ratio swings by +-0.1 on this 2-core machine, more than the effect (README).
+// 12 rounds: a round's ratio swings by +-0.1 on this 2-core machine, more than the effect (docs/benchmarks.md).
 const ROUNDS = Number(process.env.GAVEL_BENCH_GATE_ROUNDS ?? "12");
 const LOOP_ITERATIONS = 2000;
 /** USER_HZ: the unit of /proc/PID/stat's CPU times on Linux. */

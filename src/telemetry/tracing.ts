@@ -160,7 +160,7 @@ class DeferredSpans {
 
   push(span: DeferredSpan): void {
     // Not setImmediate: right after a reply, the SDK's work would compete for the CPU with the
-    // reply on its way (NATS, the worker); a timer lands between calls (README, "Tracing
+    // reply on its way (NATS, the worker); a timer lands between calls (docs/benchmarks.md, "Tracing
     // overhead"). Unref'd: flush and shutdown drain what is left.
     if (this.ended.push(span) === 1) setTimeout(() => this.drain(), DRAIN_DELAY_MS).unref();
   }
