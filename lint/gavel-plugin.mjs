@@ -94,7 +94,10 @@ function floorsRule(root, floors, insideAllowlist) {
           const to = floorOf(target);
           if (to === undefined) {
             if (target.startsWith("../") || target.startsWith("node_modules/")) return;
-            context.report({ node, message: `${importer} imports ${target}, outside src/: src/ is the bottom of the house, nothing in it imports judges/, bench/ or test/` });
+            context.report({
+              node,
+              message: `${importer} imports ${target}, outside src/: src/ is the bottom of the house, nothing in it imports judges/, bench/ or test/`,
+            });
             return;
           }
           if (to === from) return;
@@ -123,7 +126,10 @@ function floorsRule(root, floors, insideAllowlist) {
         "Program:exit"(node) {
           for (const target of allowed) {
             if (!used.has(target)) {
-              context.report({ node, message: `${importer} no longer reaches into ${target}: remove that entry from ${INSIDE_REACH_ALLOWLIST}` });
+              context.report({
+                node,
+                message: `${importer} no longer reaches into ${target}: remove that entry from ${INSIDE_REACH_ALLOWLIST}`,
+              });
             }
           }
         },
@@ -144,10 +150,18 @@ function maxLinesRule(root, caps) {
           const cap = caps[file];
           if (cap === undefined) {
             if (count > MAX_LINES) {
-              context.report({ node, loc: { line: 1, column: 0 }, message: `${file} has ${count} lines, past ${MAX_LINES}: split it by concern (one idea per file)` });
+              context.report({
+                node,
+                loc: { line: 1, column: 0 },
+                message: `${file} has ${count} lines, past ${MAX_LINES}: split it by concern (one idea per file)`,
+              });
             }
           } else if (count <= MAX_LINES) {
-            context.report({ node, loc: { line: 1, column: 0 }, message: `${file} has ${count} lines, within ${MAX_LINES}: remove its entry from ${MAX_LINES_ALLOWLIST}` });
+            context.report({
+              node,
+              loc: { line: 1, column: 0 },
+              message: `${file} has ${count} lines, within ${MAX_LINES}: remove its entry from ${MAX_LINES_ALLOWLIST}`,
+            });
           } else if (count > cap) {
             context.report({
               node,

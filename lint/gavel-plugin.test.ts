@@ -14,7 +14,10 @@ const REPO = dirname(dirname(fileURLToPath(import.meta.url)));
 
 /** eslint with gavel's rules for root, parsing TypeScript without type information (fast). */
 function linter(root: string): ESLint {
-  const config: Linter.Config[] = [{ files: ["**/*.ts"], languageOptions: { parser: tseslint.parser as Linter.Parser } }, ...gavelRules(root)];
+  const config: Linter.Config[] = [
+    { files: ["**/*.ts"], languageOptions: { parser: tseslint.parser as Linter.Parser } },
+    ...gavelRules(root),
+  ];
   return new ESLint({ cwd: root, overrideConfigFile: true, overrideConfig: config });
 }
 
@@ -42,9 +45,15 @@ describe("the floors of docs/layout.md", () => {
   });
 
   it("fail a planted import that runs back up the list, naming both floors", async () => {
-    const messages = await lint(REPO, "src/engine/planted.ts", 'import { commands } from "../cli/commands.js";\nexport const n = commands.length;\n');
+    const messages = await lint(
+      REPO,
+      "src/engine/planted.ts",
+      'import { commands } from "../cli/commands.js";\nexport const n = commands.length;\n',
+    );
     expect(messages).toHaveLength(1);
-    expect(messages[0]).toMatch(/^gavel\/floors: src\/engine\/planted\.ts \(floor src\/engine\/\) imports src\/cli\/commands\.ts \(floor src\/cli\/, above it/);
+    expect(messages[0]).toMatch(
+      /^gavel\/floors: src\/engine\/planted\.ts \(floor src\/engine\/\) imports src\/cli\/commands\.ts \(floor src\/cli\/, above it/,
+    );
     // The same through a type import, a re-export and a dynamic import.
     const kinds = await lint(
       REPO,
@@ -55,13 +64,16 @@ describe("the floors of docs/layout.md", () => {
   });
 
   it("let imports run down the list, within a floor, and to node's and npm's modules", async () => {
-    const code = 'import { join } from "node:path";\nimport pino from "pino";\nimport { GavelError } from "../errors.js";\nimport { gradient } from "../engine/gradient.js";\nimport { x } from "./runtime/health.js";\nexport { join, pino, GavelError, gradient, x };\n';
+    const code =
+      'import { join } from "node:path";\nimport pino from "pino";\nimport { GavelError } from "../errors.js";\nimport { gradient } from "../engine/gradient.js";\nimport { x } from "./runtime/health.js";\nexport { join, pino, GavelError, gradient, x };\n';
     expect(await lint(REPO, "src/controller/planted.ts", code)).toEqual([]);
   });
 
   it("fail a planted reach into another folder's sub-folder, and src/ importing test/", async () => {
     const inside = await lint(REPO, "src/cli/planted.ts", 'import { Guard } from "../gate/guard/guard.js";\nexport { Guard };\n');
-    expect(inside).toEqual([expect.stringMatching(/^gavel\/floors: src\/cli\/planted\.ts reaches into src\/gate\/guard\/guard\.ts, inside src\/gate\//)]);
+    expect(inside).toEqual([
+      expect.stringMatching(/^gavel\/floors: src\/cli\/planted\.ts reaches into src\/gate\/guard\/guard\.ts, inside src\/gate\//),
+    ]);
     const outside = await lint(REPO, "src/cli/planted.ts", 'import { x } from "../../test/harness/paths.js";\nexport { x };\n');
     expect(outside).toEqual([expect.stringMatching(/imports test\/harness\/paths\.ts, outside src\//)]);
   });
@@ -72,7 +84,9 @@ describe("the floors of docs/layout.md", () => {
   });
 
   it("exempt a test beside the code", async () => {
-    expect(await lint(REPO, "src/engine/planted.test.ts", 'import { commands } from "../cli/commands.js";\nexport const n = commands.length;\n')).toEqual([]);
+    expect(
+      await lint(REPO, "src/engine/planted.test.ts", 'import { commands } from "../cli/commands.js";\nexport const n = commands.length;\n'),
+    ).toEqual([]);
   });
 });
 
@@ -100,9 +114,13 @@ describe("the allowlists", () => {
 
   it("fail a file past 500 lines, a listed file that grew, and a listed file now within the limit", async () => {
     expect(await lint(root, "src/a/new.ts", lines(500))).toEqual([]);
-    expect(await lint(root, "src/a/new.ts", lines(501))).toEqual([expect.stringMatching(/^gavel\/max-lines: src\/a\/new\.ts has 501 lines, past 500/)]);
+    expect(await lint(root, "src/a/new.ts", lines(501))).toEqual([
+      expect.stringMatching(/^gavel\/max-lines: src\/a\/new\.ts has 501 lines, past 500/),
+    ]);
     expect(await lint(root, "src/a/big.ts", lines(600))).toEqual([]);
-    expect(await lint(root, "src/a/big.ts", lines(601))).toEqual([expect.stringMatching(/has 601 lines, past the 600 lint\/max-lines-allowlist\.json lets it keep/)]);
+    expect(await lint(root, "src/a/big.ts", lines(601))).toEqual([
+      expect.stringMatching(/has 601 lines, past the 600 lint\/max-lines-allowlist\.json lets it keep/),
+    ]);
     expect(await lint(root, "src/a/big.ts", lines(480))).toEqual([expect.stringMatching(/has 480 lines, within 500: remove its entry/)]);
   });
 

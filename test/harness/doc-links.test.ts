@@ -8,7 +8,7 @@ import { README_MAX_BYTES, checkDocs, headingAnchors, headingSlug, markdownLinks
 
 describe("markdownLinks", () => {
   it("finds relative links and images, not web links and not links inside code", () => {
-    const page = "See [a](docs/a.md) and ![b](img/b.png \"title\").\n`[c](c.md)` [d](https://x.dev)\n```\n[e](e.md)\n```\n[f](#here)\n";
+    const page = 'See [a](docs/a.md) and ![b](img/b.png "title").\n`[c](c.md)` [d](https://x.dev)\n```\n[e](e.md)\n```\n[f](#here)\n';
     expect(markdownLinks(page)).toEqual([
       { target: "docs/a.md", line: 1 },
       { target: "img/b.png", line: 1 },
@@ -19,7 +19,9 @@ describe("markdownLinks", () => {
 
 describe("headingAnchors", () => {
   it("makes GitHub's anchors: punctuation dropped, code marks too, duplicates numbered", () => {
-    expect(headingSlug("Hot reload from the API (`src/controller/guard-policy-source.ts`)")).toBe("hot-reload-from-the-api-srccontrollerguard-policy-sourcets");
+    expect(headingSlug("Hot reload from the API (`src/controller/guard-policy-source.ts`)")).toBe(
+      "hot-reload-from-the-api-srccontrollerguard-policy-sourcets",
+    );
     expect(headingSlug("Workspaces: how a judge sees the worker's volumes")).toBe("workspaces-how-a-judge-sees-the-workers-volumes");
     expect([...headingAnchors("# Top\n## Notes\n```\n# not a heading\n```\n## Notes\n")]).toEqual(["top", "notes", "notes-1"]);
   });
