@@ -27,13 +27,13 @@ export default tseslint.config(
       complexity: ["error", 25],
     },
   },
-  // re2js is loaded at the first pattern compiled, through re2js() in src/engine/validators/regex.ts
+  // re2js is loaded at the first pattern compiled, through re2js() in src/engine/re2.ts
   // (ADR 0043): a value import would load it (300 KB) at the start of every command that imports it.
   {
     files: ["src/**/*.ts"],
     ignores: ["**/*.test.ts"],
     rules: {
-      "@typescript-eslint/no-restricted-imports": ["error", { paths: [{ name: "re2js", message: "use re2js() or compilePattern from src/engine/validators/regex.ts (ADR 0043)", allowTypeImports: true }] }],
+      "@typescript-eslint/no-restricted-imports": ["error", { paths: [{ name: "re2js", message: "use re2js() or compilePattern from src/engine/re2.ts (ADR 0043)", allowTypeImports: true }] }],
     },
   },
   // The floors of docs/layout.md and the file-length limit, each with a shrinking allowlist (ADR 0050).

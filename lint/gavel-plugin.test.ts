@@ -6,20 +6,28 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { ESLint, type Linter } from "eslint";
 import tseslint from "typescript-eslint";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it, vi } from "vitest";
 import { gavelRules } from "./gavel-plugin.mjs";
 import { parseFloors, readFloors } from "./layout-floors.mjs";
 
 const REPO = dirname(dirname(fileURLToPath(import.meta.url)));
 
+// Each case runs eslint a few times: seconds on a loaded two-core machine, not the default 5 s.
+vi.setConfig({ testTimeout: 60_000 });
+
 /** eslint with gavel's rules for root, parsing TypeScript without type information (fast). */
 function linter(root: string): ESLint {
+  const known = linters.get(root);
+  if (known !== undefined) return known;
   const config: Linter.Config[] = [
     { files: ["**/*.ts"], languageOptions: { parser: tseslint.parser as Linter.Parser } },
     ...gavelRules(root),
   ];
-  return new ESLint({ cwd: root, overrideConfigFile: true, overrideConfig: config });
+  const made = new ESLint({ cwd: root, overrideConfigFile: true, overrideConfig: config });
+  linters.set(root, made);
+  return made;
 }
+const linters = new Map<string, ESLint>();
 
 /** The messages of gavel's rules for code planted at path (relative to root). */
 async function lint(root: string, path: string, code: string): Promise<string[]> {

@@ -13,7 +13,7 @@ if (!from || !dest || !entry) {
 }
 
 // The bare packages the entry point reaches through relative imports, and through require()
-// (a package loaded on first use with createRequire, as src/engine/validators/regex.ts loads re2js).
+// (a package loaded on first use with createRequire, as src/engine/re2.ts loads re2js).
 function packagesImportedBy(file) {
   const seen = new Set();
   const packages = new Set();

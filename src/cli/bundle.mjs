@@ -44,10 +44,10 @@ const ownUrl = (edit = (_path, text) => text) => ({
   },
 });
 
-/** In guard.cjs, regex.js's `require("re2js")` is re2js-cached.mjs's `loadRe2js()`: the copy beside it, from its code cache. */
-const REGEX_JS = join(root, "dist", "src", "engine", "validators", "regex.js");
+/** In guard.cjs, re2.js's `require("re2js")` is re2js-cached.mjs's `loadRe2js()`: the copy beside it, from its code cache. */
+const RE2_JS = join(root, "dist", "src", "engine", "re2.js");
 function cachedRe2js(path, text) {
-  if (path !== REGEX_JS) return text;
+  if (path !== RE2_JS) return text;
   const parts = text.split('require("re2js")');
   if (parts.length !== 2) throw new Error(`${path}: expected one require("re2js") for src/cli/re2js-cached.mjs to replace, found ${parts.length - 1}`);
   return `import { loadRe2js as __gavelLoadRe2js } from ${JSON.stringify(join(root, "src", "cli", "re2js-cached.mjs"))};\n${parts.join("__gavelLoadRe2js()")}`;

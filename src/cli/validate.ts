@@ -9,7 +9,7 @@ import { isMap } from "../api/schema-dsl.js";
 import type { Agent, Execution } from "../api/types.js";
 import { validateManifest, type Problem } from "../api/validate.js";
 import { knownEntrypoint } from "../children/images.js";
-import { validateRegexPattern } from "../engine/validators/regex.js";
+import { validateRegexPattern } from "../engine/re2.js";
 import { ExitCode, UsageError, type Command } from "./command.js";
 import { messageOf } from "../errors.js";
 

@@ -1,7 +1,8 @@
 // Tests of the regex validator: RE2 search semantics, file targets, rejected patterns, linear time.
 import { describe, expect, it } from "vitest";
 import type { FileContent } from "./outcome.js";
-import { compilePattern, regexTargetPath, trimTrailingNewline, validateRegex, validateRegexPattern } from "./regex.js";
+import { compilePattern, validateRegexPattern } from "../re2.js";
+import { regexTargetPath, trimTrailingNewline, validateRegex } from "./regex.js";
 
 const text = (content: string): FileContent => ({ ok: true, content });
 

@@ -2,7 +2,7 @@
 import fc from "fast-check";
 import { RE2JS } from "re2js";
 import { describe, expect, it } from "vitest";
-import { compilePattern } from "../../engine/validators/regex.js";
+import { compilePattern } from "../../engine/re2.js";
 import { DESTRUCTIVE_PATTERNS, FORBIDDEN_PATHS } from "./builtin-patterns.js";
 import { LiteralPrefilter, requiredLiterals } from "./literal-prefilter.js";
 import { JointScan, PatternSet } from "./pattern-set.js";

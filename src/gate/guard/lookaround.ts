@@ -6,7 +6,7 @@
 // context under a time limit. A text never exceeds the guard's 4,096-character windows.
 import type { Context, Script } from "node:vm";
 import type { RE2JS } from "re2js";
-import { re2js } from "../../engine/validators/regex.js";
+import { re2js } from "../../engine/re2.js";
 import { messageOf } from "../../errors.js";
 import { nodeVm } from "../../lazy-builtins.js";
 

@@ -4,7 +4,7 @@
 // built-in pattern of plain literals (`^/etc/(passwd|shadow|sudoers)`) runs as a JavaScript
 // RegExp, which finds the same texts (plainLiteralPattern, ADR 0043).
 import type { RE2JS } from "re2js";
-import { compilePattern } from "../../engine/validators/regex.js";
+import { compilePattern } from "../../engine/re2.js";
 import { LiteralPrefilter } from "./literal-prefilter.js";
 import { BoundedLookaround, hasLookaround, stripLookarounds } from "./lookaround.js";
 

@@ -6,7 +6,7 @@ import { DESTRUCTIVE_PATTERNS, FORBIDDEN_PATHS } from "./builtin-patterns.js";
 import { threatActions, type ThreatAction, type ThreatActions } from "./effects/threat-policy.js";
 import { JointScan, PatternSet, PolicyError, type PatternEntry } from "./pattern-set.js";
 import { parsePublicKey, verifyRegistration } from "./signature.js";
-import { compilePattern } from "../../engine/validators/regex.js";
+import { compilePattern } from "../../engine/re2.js";
 import { messageOf } from "../../errors.js";
 
 /** A GuardPolicy as the store receives it: its name (for error messages) and spec. */
