@@ -31,7 +31,17 @@ const SLOTTED = {
 export default defineConfig({
   test: {
     projects: [
-      { test: { name: "unit", include: ["src/**/*.test.ts", "judges/**/*.test.ts", "bench/**/*.test.ts", "test/harness/**/*.test.ts", "lint/**/*.test.ts"], environment: "node" } },
+      // Unit tests get 30 s each, not vitest's 5 s: the property tests and the CLI spawns take 1-3 s
+      // alone and passed 5 s on a quiet machine, but timed out at load 15-20 (two cores shared
+      // with image and Go builds, 2026-12-07); a unit test asserts results, never durations.
+      {
+        test: {
+          name: "unit",
+          include: ["src/**/*.test.ts", "judges/**/*.test.ts", "bench/**/*.test.ts", "test/harness/**/*.test.ts", "lint/**/*.test.ts"],
+          environment: "node",
+          testTimeout: 30_000,
+        },
+      },
       // First the e2e files that only need the shared controller up, three at a time: most of a
       // file's time is waiting on pods, so they overlap well on two cores. Then the e2e files
       // that crash, restart or reconfigure the chart's controller or NATS, or count its metrics
