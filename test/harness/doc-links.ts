@@ -1,7 +1,7 @@
 // The README stays a front door and every page's links lead somewhere: a drift check run by
 // `make verify` (test/harness/verify.d/docs.sh). It fails when README.md grows past its size
-// limit, or when a relative link in README.md or a page under docs/ names a file that does not
-// exist or a heading (#anchor) that file does not have.
+// limit, or when a relative link in README.md or a page under docs/, examples/ or judges/ names a
+// file that does not exist or a heading (#anchor) that file does not have.
 import { existsSync, readFileSync, readdirSync, statSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
@@ -9,6 +9,9 @@ import { REPO_DIR } from "./paths.js";
 
 /** The README's size limit in bytes: details go to docs/ (issue 22: a front door under 20 KB). */
 export const README_MAX_BYTES = 20_000;
+
+/** The folders whose markdown pages are checked beside README.md. */
+const PAGE_DIRS = ["docs", "examples", "judges"];
 
 /** One link of a page: where it points and the line it is on. */
 export interface DocLink {
@@ -66,7 +69,7 @@ function withoutCodeFences(text: string): string {
 function markdownFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
     const path = join(dir, e.name);
-    if (e.isDirectory()) return markdownFiles(path);
+    if (e.isDirectory()) return e.name === "node_modules" ? [] : markdownFiles(path);
     return e.name.endsWith(".md") ? [path] : [];
   });
 }
@@ -98,7 +101,8 @@ export function checkDocs(root: string): string[] {
   if (size > README_MAX_BYTES) {
     problems.push(`README.md: ${size} bytes, past ${README_MAX_BYTES}: move details to docs/ and link them (issue 22)`);
   }
-  for (const page of [readme, ...markdownFiles(join(root, "docs"))]) problems.push(...brokenLinks(root, page));
+  const pages = [readme, ...PAGE_DIRS.flatMap((d) => (existsSync(join(root, d)) ? markdownFiles(join(root, d)) : []))];
+  for (const page of pages) problems.push(...brokenLinks(root, page));
   return problems;
 }
 
