@@ -1,8 +1,9 @@
 // The source of gavel's three CustomResourceDefinitions: `render-crds.ts` writes crds/*.yaml
 // from these objects (`make verify` fails on drift) and `validate.ts` checks manifests with them.
 import { GROUP, GUARD_PROFILES, GUARD_THREAT_CLASSES, VERSION, WORKSPACE_STRATEGIES } from "./types.js";
-import { ADMISSION, arr, bool, cel, int, isMap, obj, ok, str, threshold, type CelRule, type SchemaNode } from "./schema-dsl.js";
+import { absolutePath, ADMISSION, arr, bool, cel, duration, int, isMap, obj, ok, str, threshold, type CelRule, type SchemaNode } from "./schema-dsl.js";
 import { validationRules } from "./validation-rules.js";
+import { agentMcpServers, guardPolicyMcpServers } from "./mcp-schema.js";
 
 /** A CustomResourceDefinition as gavel writes them (one served and stored version). */
 export interface CrdDocument {
@@ -40,14 +41,6 @@ const conditions: SchemaNode = arr(
   ),
   { "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["type"] },
 );
-
-const absolutePath = (field: string) =>
-  cel("self.startsWith('/')", `${field} must be an absolute path (start with /), e.g. /workspace`, (self) => ok(typeof self === "string" && self.startsWith("/")));
-
-const duration = (description: string) =>
-  str(description, {
-    pattern: "^([0-9]+(\\.[0-9]+)?(ms|s|m|h))+$",
-  });
 
 // ---------------------------------------------------------------- Agent
 
@@ -306,6 +299,7 @@ const agentSpec: SchemaNode = obj(
         "copy: a claim per judge filled by a copier pod (works on any storage, including ReadWriteOncePod: tool_validation judges, which run while the worker's pod holds the claim, get copies streamed out of the worker's pod). Default: copy for ReadWriteOncePod volumes, shared for the others.",
       { enum: [...WORKSPACE_STRATEGIES] },
     ),
+    mcp_servers: agentMcpServers,
   },
   {
     "x-kubernetes-validations": [
@@ -594,6 +588,7 @@ export const guardPolicyCrd: CrdDocument = crd("GuardPolicy", "guardpolicies", [
           "skip_judge, decided by operators: tool name -> true to skip the tool_validation judges for its calls, false to judge them, overriding gavel's built-in table (fs.read and fs.list skip, other tools are judged). The guard always runs. An Agent's tools[].skip_judge can only ask for judging (false), never switch it off.",
         additionalProperties: bool("Skip the judges for this tool."),
       },
+      mcp_servers: guardPolicyMcpServers,
       destructive_patterns: arr('Destructive patterns (check 4): deny with "destructive_pattern: <pattern>".', regexEntry("destructive argument pattern")),
       forbidden_paths: arr("Paths no tool argument may reference (check 4).", regexEntry("forbidden path pattern")),
       sequence_contracts: arr(

@@ -20,6 +20,32 @@ export interface ToolCallProposal {
    * Absent when the worker has no code of its own for the tool.
    */
   toolHash?: string;
+  /** The MCP tool this call is for, as its server listed it (ADR 0051); absent for a built-in tool. */
+  mcp?: McpToolDescriptor;
+}
+
+/** An MCP tool's annotations: the server's claims, read only for servers a GuardPolicy trusts. */
+export interface McpToolAnnotations {
+  title?: string;
+  readOnlyHint?: boolean;
+  destructiveHint?: boolean;
+  idempotentHint?: boolean;
+  openWorldHint?: boolean;
+}
+
+/**
+ * The MCP tool a proposal calls: `tool` is the server's own name (the proposal's `tool` is
+ * `<server>.<tool>`). The gate hashes name, description and inputSchema into the tool's
+ * digest (src/gate/mcp-tools.ts), its live hash for guard check 2; judges get all of it.
+ */
+export interface McpToolDescriptor {
+  server: string;
+  tool: string;
+  description?: string;
+  inputSchema: JsonObject;
+  annotations?: McpToolAnnotations;
+  /** False when the tool appeared, or its digest changed, after the worker listed its tools at start. */
+  pinned: boolean;
 }
 
 export type BlockedBy = "guard" | "judge" | "none";

@@ -93,3 +93,13 @@ export function arr(description: string, items: SchemaNode, extra: Partial<Schem
 export function threshold(description: string, def?: number): SchemaNode {
   return num(description, { minimum: 0, maximum: 1, ...(def === undefined ? {} : { default: def }) });
 }
+
+/** A CEL rule that a string field is an absolute path. */
+export function absolutePath(field: string): CelRule {
+  return cel("self.startsWith('/')", `${field} must be an absolute path (start with /), e.g. /workspace`, (self) => ok(typeof self === "string" && self.startsWith("/")));
+}
+
+/** A duration string such as "90s", "5m" or "1h30m". */
+export function duration(description: string): SchemaNode {
+  return str(description, { pattern: "^([0-9]+(\\.[0-9]+)?(ms|s|m|h))+$" });
+}

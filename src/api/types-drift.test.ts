@@ -43,7 +43,8 @@ const guard = root(guardPolicyCrd);
 
 describe("types.ts matches the CRD schemas", () => {
   it.each([
-    ["Agent spec", props(at(agent, "spec")), keysOf<T.AgentSpec>({ runtime: true, task: true, input_schema: true, tools: true, security: true, execution: true, volumes: true, workspace_strategy: true })],
+    ["Agent spec", props(at(agent, "spec")), keysOf<T.AgentSpec>({ runtime: true, task: true, input_schema: true, tools: true, security: true, execution: true, volumes: true, workspace_strategy: true, mcp_servers: true })],
+    ["Agent MCP server", props(at(agent, "spec.mcp_servers.[]")), keysOf<T.McpServerSpec>({ name: true, command: true, tools: true, timeout_seconds: true, startup_timeout_seconds: true })],
     ["Agent runtime", props(at(agent, "spec.runtime")), keysOf<T.RuntimeSpec>({ language: true, version: true, image: true, pull_policy: true, command: true, env: true, envFrom: true })],
     ["Agent env entry", props(at(agent, "spec.runtime.env.[]")), keysOf<T.EnvVar>({ name: true, value: true, valueFrom: true })],
     ["Agent env source", props(at(agent, "spec.runtime.env.[].valueFrom")), keysOf<NonNullable<T.EnvVar["valueFrom"]>>({ secretKeyRef: true, configMapKeyRef: true })],
@@ -164,6 +165,7 @@ describe("types.ts matches the CRD schemas", () => {
         tool_registry: true,
         required_capabilities: true,
         skip_judge: true,
+        mcp_servers: true,
         destructive_patterns: true,
         forbidden_paths: true,
         sequence_contracts: true,
@@ -171,6 +173,7 @@ describe("types.ts matches the CRD schemas", () => {
         trusted_keys: true,
       }),
     ],
+    ["MCP server declaration", props(at(guard, "spec.mcp_servers.[]")), keysOf<T.McpServerPolicy>({ server: true, trusted: true, capabilities: true })],
     ["revoked tool", props(at(guard, "spec.revoked_tools.[]")), keysOf<Item<T.GuardPolicySpec["revoked_tools"]>>({ tool: true, reason: true, revoked_at: true, enforcementAction: true })],
     ["registered tool", props(at(guard, "spec.tool_registry.[]")), keysOf<Item<T.GuardPolicySpec["tool_registry"]>>({ tool: true, sha256: true, signature: true, enforcementAction: true })],
     ["destructive pattern", props(at(guard, "spec.destructive_patterns.[]")), keysOf<Item<T.GuardPolicySpec["destructive_patterns"]>>({ pattern: true, reason: true, enforcementAction: true })],

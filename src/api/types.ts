@@ -66,6 +66,35 @@ export interface AgentSpec {
    * `copy` for a ReadWriteOncePod volume, `shared` for the others.
    */
   workspace_strategy?: WorkspaceStrategy;
+  /** gavel extension (ADR 0051): MCP servers whose tools are offered as `<server>.<tool>`, every call through the gate. */
+  mcp_servers?: McpServerSpec[];
+}
+
+/** One MCP server of an Agent, run over stdio beside the worker runtime (ADR 0051). */
+export interface McpServerSpec {
+  name: string;
+  command: string[];
+  /** The only tools offered; default every tool the server lists. */
+  tools?: string[];
+  /** One call's deadline; default 60. */
+  timeout_seconds?: number;
+  /** Start, initialize and tools/list deadline; default 30. */
+  startup_timeout_seconds?: number;
+}
+
+/** What operators declare for one MCP tool (GuardPolicy `mcp_servers[].capabilities`). */
+export interface McpToolCapability {
+  skip_judge?: boolean;
+  capability?: string;
+}
+
+/** A GuardPolicy's declaration of one MCP server (ADR 0051). */
+export interface McpServerPolicy {
+  server: string;
+  /** Whether the server's tool annotations may choose defaults; default false. */
+  trusted?: boolean;
+  /** Per tool name as the server lists it, or `*`. */
+  capabilities?: Record<string, McpToolCapability>;
 }
 
 /** How judges see a worker's volumes: its claim read-only, a VolumeSnapshot clone, or a copy. */
@@ -428,6 +457,8 @@ export interface GuardPolicySpec {
    * overrides the built-in table). An Agent's own skip_judge can only turn judging back on.
    */
   skip_judge?: Record<string, boolean>;
+  /** MCP-server capability declarations: trusted servers, per-tool skip_judge and capability (ADR 0051). */
+  mcp_servers?: McpServerPolicy[];
   destructive_patterns?: { pattern: string; reason?: string; enforcementAction?: EnforcementAction }[];
   forbidden_paths?: { pattern: string; reason?: string; enforcementAction?: EnforcementAction }[];
   sequence_contracts?: {

@@ -185,7 +185,11 @@ export function toolJudgeChild(t: ToolJudgeInput): ToolJudgeChild {
         validator: t.entry,
         ...(t.worker.spec.task?.instruction !== undefined ? { task: t.worker.spec.task.instruction } : {}),
         proposal: t.proposal,
-        availableTools: (t.worker.spec.tools ?? []).map((tool) => (typeof tool === "string" ? tool : tool.name)),
+        availableTools: [
+          ...(t.worker.spec.tools ?? []).map((tool) => (typeof tool === "string" ? tool : tool.name)),
+          // MCP servers' tools as the Agent declares them (ADR 0051): each offered tool, or every tool of the server.
+          ...(t.worker.spec.mcp_servers ?? []).flatMap((s) => s.tools?.map((name) => `${s.name}.${name}`) ?? [`${s.name}.*`]),
+        ],
         workerMounts: t.workerMounts.map((m) => m.mountPath),
         policyViolations: [...t.policyViolations],
       });

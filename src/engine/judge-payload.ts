@@ -169,6 +169,11 @@ export function toolCallPreview(proposal: Pick<ToolCallProposal, "tool" | "args"
 export function buildToolCallPayload(p: ToolCallPayloadInput): JsonObject {
   const proposed: JsonObject = { tool: p.proposal.tool, args: p.proposal.args };
   if (p.proposal.intent !== undefined) proposed.intent = p.proposal.intent;
+  // An MCP tool's listing (ADR 0051): the judge reads what the server says the tool is and does, as the server's claim.
+  const mcp = p.proposal.mcp;
+  if (mcp !== undefined) {
+    proposed.mcp = { server: mcp.server, tool: mcp.tool, description: mcp.description ?? "", input_schema: mcp.inputSchema, annotations: { ...mcp.annotations }, pinned: mcp.pinned };
+  }
   const output = toolCallPreview(p.proposal);
   const contract: Canonical = {
     task: p.task ?? "",

@@ -13,6 +13,7 @@ import type { ViewOptions } from "./guard/argument-views.js";
 import { agentScope, workerViews, type AgentScope, type HistoryEntry } from "./guard/context.js";
 import { runGuard } from "./guard/guard.js";
 import type { CompiledPolicy } from "./guard/policy.js";
+import { mcpToolDigest } from "./mcp-tools.js";
 import { skipJudge } from "./skip-judge.js";
 
 /** Who decided a call and the deciding check, for metrics and spans alike. */
@@ -109,7 +110,7 @@ export function createGate(options: GateOptions): Gate {
   const base = agentScope(options.agent);
   // `~`, `$HOME` and relative paths as the worker reads them: its declared home and workspace.
   const views = options.views ?? workerViews(options.agent);
-  const scope: AgentScope = options.capabilities ? { tools: base.tools, capabilities: new Set(options.capabilities) } : base;
+  const scope: AgentScope = options.capabilities ? { ...base, capabilities: new Set(options.capabilities) } : base;
   const allEntries = options.agent.spec.execution?.tool_validation ?? [];
   const semantic = allEntries.filter((e) => e.type === "semantic");
 
@@ -119,10 +120,11 @@ export function createGate(options: GateOptions): Gate {
     const policy = options.policyStore.get(p.namespace);
     const history: HistoryEntry[] = [];
     for (const c of ctx.iteration.calls(1, p.step)) if (c.allowed) history.push({ tool: c.tool, step: c.step });
+    // Check 2 compares the registration with the hash the worker computed of the code it runs, or for an MCP tool the digest of its listing.
+    const live = p.mcp !== undefined ? mcpToolDigest(p.mcp) : p.toolHash;
     const guard = runGuard(
-      { tool: p.tool, args: p.args, step: p.step },
-      // Check 2 compares the registration with the hash the worker computed of the code it runs.
-      { policy, scope, history, ...(p.toolHash !== undefined ? { liveHashes: new Map([[p.tool, p.toolHash]]) } : {}), views },
+      { tool: p.tool, args: p.args, step: p.step, ...(p.mcp !== undefined ? { mcp: p.mcp } : {}) },
+      { policy, scope, history, ...(live !== undefined ? { liveHashes: new Map([[p.tool, live]]) } : {}), views },
     );
     const done = (d: Omit<ToolCallDecision, "toolCallId" | "latencyMs" | "guard">): ToolCallDecision => ({
       toolCallId: p.toolCallId,
@@ -132,7 +134,7 @@ export function createGate(options: GateOptions): Gate {
       latencyMs: clock() - started,
     });
     if (!guard.approved) return endToolSpan(span, done({ allowed: false, blocked_by: "guard", reason: guard.reason ?? "guard", skippedJudges: false, judges: [] }));
-    if (skipJudge(p.tool, scope, policy) || semantic.length === 0) {
+    if (skipJudge(p.tool, scope, policy, p.mcp) || semantic.length === 0) {
       const skipped = semantic.length > 0;
       return endToolSpan(span, done({ allowed: true, blocked_by: "none", reason: skipped ? "approved by the guard (skip_judge)" : "approved by the guard", skippedJudges: skipped, judges: [] }));
     }

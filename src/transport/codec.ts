@@ -29,6 +29,28 @@ export const TOOL_CALL_PROPOSAL_SCHEMA = {
     args: { type: "object" },
     intent: { type: "string", maxLength: 16384 },
     toolHash: { type: "string", pattern: "^[0-9a-f]{64}$" },
+    mcp: {
+      type: "object",
+      additionalProperties: false,
+      required: ["server", "tool", "inputSchema", "pinned"],
+      properties: {
+        server: { type: "string", pattern: "^[a-z0-9]([-a-z0-9_]*[a-z0-9])?$", maxLength: 32 },
+        tool: { type: "string", pattern: "^[A-Za-z0-9_.-]{1,128}$" },
+        description: { type: "string", maxLength: 16384 },
+        inputSchema: { type: "object" },
+        annotations: {
+          type: "object",
+          properties: {
+            title: { type: "string", maxLength: 1024 },
+            readOnlyHint: { type: "boolean" },
+            destructiveHint: { type: "boolean" },
+            idempotentHint: { type: "boolean" },
+            openWorldHint: { type: "boolean" },
+          },
+        },
+        pinned: { type: "boolean" },
+      },
+    },
   },
 } as const;
 

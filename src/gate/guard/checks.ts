@@ -1,9 +1,10 @@
 // The seven deterministic checks of guardian-checks.txt, each a pure function of the call and
 // its context that returns a denial or undefined. guard.ts runs them in order.
-import type { GuardDecision } from "../../api/protocol.js";
+import type { GuardDecision, McpToolDescriptor } from "../../api/protocol.js";
 import type { JsonObject } from "../../api/types.js";
 import { callViews, NestingTooDeep, type CallViews } from "./argument-views.js";
-import type { GuardContext } from "./context.js";
+import { declaredTool, type GuardContext } from "./context.js";
+import { mcpDeclaration, mcpToolName } from "../mcp-tools.js";
 import { callFindings } from "./effects/read-call.js";
 import type { Candidates } from "./pattern-set.js";
 import type { EnforcementAction } from "./policy.js";
@@ -14,6 +15,8 @@ export interface GuardCall {
   args: JsonObject;
   /** 1-based position of the call in its iteration. */
   step: number;
+  /** The MCP tool's listing when the call is for one (its digest is the live hash of check 2). */
+  mcp?: McpToolDescriptor;
 }
 
 /** Per-call values computed at most once and shared by the checks that need them. */
@@ -70,7 +73,7 @@ const SHELL_TOOL_RE = /(^|[._-])(cmd|shell|bash|sh|zsh|terminal)([._-]|$)/i;
  */
 export function isShellTool(tool: string, ctx: Pick<GuardContext, "scope" | "policy">): boolean {
   if (SHELL_TOOL_RE.test(tool)) return true;
-  const caps = `${ctx.scope.tools.get(tool)?.capability ?? ""}|${ctx.policy.requiredCapabilities.get(tool)?.capability ?? ""}`;
+  const caps = `${declaredTool(ctx.scope, tool)?.capability ?? ""}|${ctx.policy.requiredCapabilities.get(tool)?.capability ?? ""}|${mcpDeclaration(ctx.policy.mcpServers, tool)?.tool?.capability ?? ""}`;
   return /(^|\|)\s*(shell:|code:exec)/.test(caps);
 }
 
@@ -92,8 +95,12 @@ export const revocation: Check = (state) => {
 export const hash: Check = (state) => {
   const { call, ctx } = state;
   const entry = ctx.policy.registry.get(call.tool);
-  if (entry === undefined) return undefined;
   const live = ctx.liveHashes?.get(call.tool);
+  // An MCP tool that appeared or changed after the run listed its tools is refused until a registration covers its digest.
+  if (call.mcp?.pinned === false && (entry === undefined || live?.toLowerCase() !== entry.sha256)) {
+    return { approved: false, check: "hash", reason: `hash_mismatch: ${call.tool} (appeared or changed since the run listed its tools)` };
+  }
+  if (entry === undefined) return undefined;
   if (live?.toLowerCase() === entry.sha256) return undefined;
   const reason = live === undefined ? `hash_mismatch: ${call.tool} (no live hash of its code)` : `hash_mismatch: ${call.tool}`;
   return state.enforce(entry.enforcement, { approved: false, check: "hash", reason });
@@ -106,11 +113,16 @@ export const hash: Check = (state) => {
  */
 export const capability: Check = (state) => {
   const { call, ctx } = state;
-  const declared = ctx.scope.tools.get(call.tool);
+  const declared = declaredTool(ctx.scope, call.tool);
   if (declared === undefined) return { approved: false, check: "capability", reason: `capability_boundary: missing tool:${call.tool}` };
+  // The MCP listing must be the named tool's: its capabilities and pin are read from it.
+  if (call.mcp !== undefined && mcpToolName(call.mcp.server, call.mcp.tool) !== call.tool) {
+    return { approved: false, check: "capability", reason: `capability_boundary: ${call.tool} proposed with the listing of ${mcpToolName(call.mcp.server, call.mcp.tool)}` };
+  }
   const fromPolicy = ctx.policy.requiredCapabilities.get(call.tool);
-  // The manifest's own capability always denies; the policy's follows its enforcement action.
-  for (const [required, enforcement] of [[declared.capability, "deny"], [fromPolicy?.capability, fromPolicy?.enforcement ?? "deny"]] as const) {
+  const fromMcp = mcpDeclaration(ctx.policy.mcpServers, call.tool)?.tool?.capability;
+  // The manifest's own capability and the MCP declaration always deny; the policy's map follows its enforcement action.
+  for (const [required, enforcement] of [[declared.capability, "deny"], [fromPolicy?.capability, fromPolicy?.enforcement ?? "deny"], [fromMcp, "deny"]] as const) {
     if (required === undefined || required === "") continue;
     const alternatives = required.split("|").map((c) => c.trim());
     if (!alternatives.some((c) => ctx.scope.capabilities.has(c))) {

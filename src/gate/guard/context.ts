@@ -8,6 +8,19 @@ import type { CompiledPolicy } from "./policy.js";
 export interface AgentScope {
   tools: ReadonlyMap<string, ToolObject>;
   capabilities: ReadonlySet<string>;
+  /** The Agent's MCP servers (spec.mcp_servers): the tools each offers, or undefined for every tool it lists. */
+  mcpServers?: ReadonlyMap<string, ReadonlySet<string> | undefined>;
+}
+
+/** The scope's entry for a tool: a spec.tools entry, or `{name}` for a `<server>.<tool>` of a declared MCP server that offers it. */
+export function declaredTool(scope: AgentScope, name: string): ToolObject | undefined {
+  const builtin = scope.tools.get(name);
+  if (builtin !== undefined || scope.mcpServers === undefined) return builtin;
+  const dot = name.indexOf(".");
+  if (dot <= 0) return undefined;
+  const server = scope.mcpServers.get(name.slice(0, dot));
+  if (!scope.mcpServers.has(name.slice(0, dot))) return undefined;
+  return server === undefined || server.has(name.slice(dot + 1)) ? { name } : undefined;
 }
 
 /** One earlier call of this iteration that the gate allowed. */
@@ -41,12 +54,14 @@ export function workerViews(agent: Pick<Agent, "spec">): ViewOptions {
   return { home: home ?? DEFAULT_WORKER_HOME, cwd: cwd !== undefined && cwd.startsWith("/") ? cwd : "/workspace" };
 }
 
-/** The scope of an Agent: `spec.tools` (bare names become `{name}`) and `security.capabilities`. */
+/** The scope of an Agent: `spec.tools` (bare names become `{name}`), `security.capabilities` and its MCP servers. */
 export function agentScope(agent: Pick<Agent, "spec">): AgentScope {
   const tools = new Map<string, ToolObject>();
   for (const t of agent.spec.tools ?? []) {
     const obj = typeof t === "string" ? { name: t } : t;
     tools.set(obj.name, obj);
   }
-  return { tools, capabilities: new Set(agent.spec.security?.capabilities ?? []) };
+  const mcpServers = new Map<string, ReadonlySet<string> | undefined>();
+  for (const s of agent.spec.mcp_servers ?? []) mcpServers.set(s.name, s.tools === undefined ? undefined : new Set(s.tools));
+  return { tools, capabilities: new Set(agent.spec.security?.capabilities ?? []), ...(mcpServers.size > 0 ? { mcpServers } : {}) };
 }

@@ -8,6 +8,7 @@ import { JointScan, PatternSet, PolicyError, type PatternEntry } from "./pattern
 import { parsePublicKey, verifyRegistration } from "./signature.js";
 import { compilePattern } from "../../engine/re2.js";
 import { messageOf } from "../../errors.js";
+import type { McpServerDeclaration } from "../mcp-tools.js";
 
 /** A GuardPolicy as the store receives it: its name (for error messages) and spec. */
 export interface NamedPolicy {
@@ -53,6 +54,8 @@ export interface CompiledPolicy {
   requiredCapabilities: ReadonlyMap<string, { capability: string; enforcement: EnforcementAction }>;
   /** The operators' skip_judge per tool (GuardPolicy `skip_judge`), first policy winning. */
   skipJudge: ReadonlyMap<string, boolean>;
+  /** The operators' MCP-server declarations by server name (GuardPolicy `mcp_servers`), first policy winning. */
+  mcpServers: ReadonlyMap<string, McpServerDeclaration>;
   /** Destructive patterns then forbidden paths that deny, built-in first; the label is the reason text. */
   destructive: PatternSet;
   /** Policy destructive patterns and forbidden paths in `warn` or `dryrun` mode (each entry's `enforcement`). */
@@ -110,6 +113,7 @@ class Merge {
   private readonly registrations: Registration[] = [];
   private readonly requiredCapabilities = new Map<string, { capability: string; enforcement: EnforcementAction }>();
   private readonly skipJudge = new Map<string, boolean>();
+  private readonly mcpServers = new Map<string, McpServerDeclaration>();
   private readonly destructive: PatternEntry[] = [
     ...DESTRUCTIVE_PATTERNS.map((p) => ({ pattern: p.pattern, label: p.pattern, builtin: true as const })),
     ...FORBIDDEN_PATHS.map((p) => ({ pattern: p.pattern, label: p.pattern, builtin: true as const })),
@@ -134,6 +138,7 @@ class Merge {
     this.addRegistrations(where, s.tool_registry ?? [], policy);
     this.addCapabilities(where, s.required_capabilities ?? {}, policy);
     this.addSkipJudge(where, s.skip_judge ?? {});
+    this.addMcpServers(where, s.mcp_servers ?? []);
     this.addThreatPolicy(where, s);
     for (const field of ["destructive_patterns", "forbidden_paths"] as const) this.addPatterns(`${where}: ${field}`, s[field] ?? [], policy);
     for (const [i, c] of (s.sequence_contracts ?? []).entries()) {
@@ -196,6 +201,22 @@ class Merge {
     }
   }
 
+  /** MCP-server declarations: the first policy that declares a server wins, a later one is a warning. */
+  private addMcpServers(where: string, list: NonNullable<GuardPolicySpec["mcp_servers"]>): void {
+    for (const [i, d] of list.entries()) {
+      const at = `${where}: mcp_servers[${i}] (${d.server})`;
+      const capabilities = new Map<string, { skip_judge?: boolean; capability?: string }>();
+      for (const [tool, c] of Object.entries(d.capabilities ?? {})) {
+        if (c.skip_judge !== undefined && typeof c.skip_judge !== "boolean") throw new PolicyError(`${at}: capabilities.${tool}.skip_judge must be true or false`);
+        if (c.capability !== undefined && typeof c.capability !== "string") throw new PolicyError(`${at}: capabilities.${tool}.capability must be a string`);
+        capabilities.set(tool, c);
+      }
+      const had = this.mcpServers.get(d.server);
+      if (had === undefined) this.mcpServers.set(d.server, { trusted: d.trusted === true, capabilities, from: where });
+      else this.warnings.push(`${at} ignored, already declared by ${had.from}`);
+    }
+  }
+
   /** The threat-class profile and per-class overrides: the first policy that sets each wins, a different later one is a warning. */
   private addThreatPolicy(where: string, s: GuardPolicySpec): void {
     if (s.profile !== undefined) {
@@ -237,6 +258,7 @@ class Merge {
       registry: this.registry(),
       requiredCapabilities: this.requiredCapabilities,
       skipJudge: this.skipJudge,
+      mcpServers: this.mcpServers,
       destructive,
       destructiveWatch,
       sequenceContracts: this.sequenceContracts,

@@ -1,0 +1,58 @@
+// The CRD schema of gavel's MCP extension (ADR 0051): an Agent's `spec.mcp_servers` and a
+// GuardPolicy's `mcp_servers` (the operators' MCP-server capability declarations).
+import { arr, bool, cel, int, isMap, obj, ok, str, type SchemaNode } from "./schema-dsl.js";
+
+/** Server names the built-in tools' prefixes take (`fs.read`, `cmd.run`): refused so a `<server>.<tool>` name never shadows one. */
+export const RESERVED_MCP_SERVER_NAMES = ["fs", "cmd"] as const;
+
+/** A server name: one token of a `<server>.<tool>` tool name. */
+export const MCP_SERVER_NAME_PATTERN = "^[a-z0-9]([-a-z0-9_]*[a-z0-9])?$";
+
+/** Agent `spec.mcp_servers`. */
+export const agentMcpServers: SchemaNode = arr(
+  "gavel extension (ADR 0051): MCP servers whose tools the agent may call, each offered as <server>.<tool> and proposed to the gate like a built-in tool (guard, skip_judge, tool_validation); only an allowed call reaches the server.",
+  obj(
+    "One MCP server, run over stdio as a child of the worker runtime in the worker's container.",
+    {
+      name: str("Server name, the <server> of its tools' names (not fs or cmd).", { minLength: 1, maxLength: 32, pattern: MCP_SERVER_NAME_PATTERN }),
+      command: arr("The server's program and arguments (stdio transport), e.g. [mcp-server-filesystem, /workspace].", str("One word.", { minLength: 1 }), { minItems: 1, maxItems: 64 }),
+      tools: arr("The only tools of this server offered to the model (names as the server lists them); default every tool it lists.", str("A tool name.", { minLength: 1, maxLength: 128 }), { maxItems: 256 }),
+      timeout_seconds: int("Deadline of one call to this server, in seconds. Default 60.", { minimum: 1, maximum: 3600, default: 60 }),
+      startup_timeout_seconds: int("Deadline for the server to start and answer initialize and tools/list, in seconds. Default 30.", { minimum: 1, maximum: 600, default: 30 }),
+    },
+    {
+      required: ["name", "command"],
+      "x-kubernetes-validations": [
+        cel(
+          `!(self.name in [${RESERVED_MCP_SERVER_NAMES.map((n) => `'${n}'`).join(", ")}])`,
+          `an MCP server cannot be named ${RESERVED_MCP_SERVER_NAMES.join(" or ")}: its <server>.<tool> names would shadow the built-in tools`,
+          (self) => ok(!(isMap(self) && (RESERVED_MCP_SERVER_NAMES as readonly string[]).includes(String(self.name))), ".name"),
+          ".name",
+        ),
+      ],
+    },
+  ),
+  { "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name"], maxItems: 16 },
+);
+
+/** GuardPolicy `mcp_servers`. */
+export const guardPolicyMcpServers: SchemaNode = arr(
+  "MCP-server capability declarations (ADR 0051), decided by operators: per server (the name an Agent's spec.mcp_servers gives it), whether its tool annotations are trusted, and per tool (or *) skip_judge and the capability it requires. The first policy that declares a server wins.",
+  obj(
+    "One MCP server.",
+    {
+      server: str("Server name, as in the Agent's spec.mcp_servers.", { minLength: 1, maxLength: 32, pattern: MCP_SERVER_NAME_PATTERN }),
+      trusted: bool("Whether the server's tool annotations may choose a default: readOnlyHint true without destructiveHint true skips the judges. Default false (annotations are the server's claims).", { default: false }),
+      capabilities: {
+        type: "object",
+        description: "Tool name as the server lists it (or * for every tool of the server) -> {skip_judge, capability}. skip_judge: true skips the tool_validation judges (the guard always runs); capability is required by guard check 3, e.g. read.",
+        additionalProperties: obj("What operators declare for the tool.", {
+          skip_judge: bool("Skip the tool_validation judges for this tool's calls."),
+          capability: str("Capability the tool requires (a|b: either), checked against the agent's security.capabilities."),
+        }),
+      },
+    },
+    { required: ["server"] },
+  ),
+  { "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["server"] },
+);
