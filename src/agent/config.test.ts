@@ -6,6 +6,19 @@ import { commandEnvironment, readAgentConfig } from "./config.js";
 const base = { GAVEL_NAMESPACE: "team", GAVEL_EXECUTION: "run-a", GAVEL_NATS_URL: "nats://127.0.0.1:4222", GAVEL_SCRIPT: "- final: x" };
 
 describe("readAgentConfig", () => {
+  it("reads the MCP servers agentEnvironment writes, and names the entry and field of a bad one", () => {
+    const servers = [{ name: "files", command: ["mcp-server-filesystem", "/workspace"], tools: ["read_text_file"], timeout_seconds: 5 }];
+    const env = agentEnvironment({ namespace: "team", execution: "run-a", iteration: 1, mcpServers: servers, natsUrl: "nats://gate:4222" });
+    expect(readAgentConfig({ ...env, GAVEL_SCRIPT: "- final: x" }).mcpServers).toEqual(servers);
+    expect(readAgentConfig(base).mcpServers).toEqual([]);
+    const bad = (v: unknown) => () => readAgentConfig({ ...base, GAVEL_MCP_SERVERS: JSON.stringify(v) });
+    expect(bad({})).toThrow("GAVEL_MCP_SERVERS must be a JSON list of MCP servers");
+    expect(bad([{ name: "Files", command: ["x"] }])).toThrow(/GAVEL_MCP_SERVERS\[0\]\.name must match/);
+    expect(bad([{ name: "files", command: [] }])).toThrow("GAVEL_MCP_SERVERS[0].command (server files) must be a non-empty list of strings");
+    expect(bad([{ name: "a", command: ["x"] }, { name: "a", command: ["y"] }])).toThrow("GAVEL_MCP_SERVERS[1].name: MCP server a is declared twice");
+    expect(bad([{ name: "a", command: ["x"], timeout_seconds: 0 }])).toThrow("GAVEL_MCP_SERVERS[0].timeout_seconds (server a) must be a positive integer");
+  });
+
   it("reads back what agentEnvironment writes", () => {
     const env = agentEnvironment({
       namespace: "team",

@@ -1,7 +1,8 @@
 // The worker runtime's configuration, read from its environment at the edge (main.ts) and
 // nowhere else. Drivers (docker, kubernetes) build that environment with agentEnvironment()
 // (src/api/agent-env.ts, the contract both sides import).
-import type { JsonValue, ToolEntry } from "../api/types.js";
+import type { JsonValue, McpServerSpec, ToolEntry } from "../api/types.js";
+import { MCP_SERVER_NAME_PATTERN } from "../api/mcp-schema.js";
 import type { Mount } from "./confinement.js";
 import { AGENT_ENV } from "../api/agent-env.js";
 import { parseTraceparent, TRACEPARENT_ENV } from "../telemetry/trace-context.js";
@@ -17,6 +18,8 @@ export interface AgentConfig {
   input?: JsonValue;
   feedback?: string;
   tools: ToolEntry[];
+  /** The Agent's MCP servers (spec.mcp_servers, ADR 0051); empty when none. */
+  mcpServers: McpServerSpec[];
   mounts: Mount[];
   nats: { url: string; creds?: string; credsFile?: string };
   model:
@@ -91,6 +94,28 @@ function toolsOf(env: Env): ToolEntry[] {
   return tools as ToolEntry[];
 }
 
+/** GAVEL_MCP_SERVERS: a JSON list of {name, command, tools?, timeout_seconds?, startup_timeout_seconds?}; errors name the entry and field. */
+function mcpServersOf(env: Env): McpServerSpec[] {
+  const raw = json(env, E.mcpServers) ?? [];
+  if (!Array.isArray(raw)) throw new ConfigError(`${E.mcpServers} must be a JSON list of MCP servers`);
+  const names = new Set<string>();
+  return raw.map((s: unknown, i) => {
+    const at = `${E.mcpServers}[${i}]`;
+    if (typeof s !== "object" || s === null || Array.isArray(s)) throw new ConfigError(`${at} must be an object`);
+    const o = s as Record<string, unknown>;
+    const strings = (v: unknown) => Array.isArray(v) && v.every((w) => typeof w === "string" && w !== "");
+    if (typeof o.name !== "string" || !new RegExp(MCP_SERVER_NAME_PATTERN).test(o.name)) throw new ConfigError(`${at}.name must match ${MCP_SERVER_NAME_PATTERN}`);
+    if (names.has(o.name)) throw new ConfigError(`${at}.name: MCP server ${o.name} is declared twice`);
+    names.add(o.name);
+    if (!strings(o.command) || (o.command as string[]).length === 0) throw new ConfigError(`${at}.command (server ${o.name}) must be a non-empty list of strings`);
+    if (o.tools !== undefined && !strings(o.tools)) throw new ConfigError(`${at}.tools (server ${o.name}) must be a list of tool names`);
+    for (const k of ["timeout_seconds", "startup_timeout_seconds"] as const) {
+      if (o[k] !== undefined && !(Number.isInteger(o[k]) && (o[k] as number) > 0)) throw new ConfigError(`${at}.${k} (server ${o.name}) must be a positive integer`);
+    }
+    return o as unknown as McpServerSpec;
+  });
+}
+
 /** GAVEL_MOUNTS (a JSON list of paths or {path, readOnly}), else GAVEL_WORKSPACE's writable paths. */
 function mountsOf(env: Env): Mount[] {
   const workspace = env[E.workspace];
@@ -142,6 +167,7 @@ export function readAgentConfig(env: Env): AgentConfig {
   const natsUrl = role === "judge" ? (env[E.natsUrl] ?? "") : required(env, E.natsUrl);
   const iteration = iterationOf(env);
   const tools = toolsOf(env);
+  const mcpServers = mcpServersOf(env);
   const mounts = mountsOf(env);
   const model = modelOf(env);
   const creds = env[E.natsCreds];
@@ -158,6 +184,7 @@ export function readAgentConfig(env: Env): AgentConfig {
     ...(input !== undefined ? { input } : {}),
     ...(feedback ? { feedback } : {}),
     tools,
+    mcpServers,
     mounts,
     nats: { url: natsUrl, ...(creds ? { creds } : {}), ...(credsFile ? { credsFile } : {}) },
     model,

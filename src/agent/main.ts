@@ -9,7 +9,8 @@ import { ToolCodeHasher } from "../gate/tool-code.js";
 import { startRelay, unixSocketPath } from "../transport/socket-relay.js";
 import { inboxPrefix } from "../transport/subjects.js";
 import { ToolCallClient } from "../transport/tool-call-client.js";
-import { builtinToolFiles } from "./builtin-tools.js";
+import { McpToolbox } from "../mcp/mcp-toolbox.js";
+import { BUILTIN_TOOLS, builtinToolFiles } from "./builtin-tools.js";
 import { commandEnvironment, ConfigError, readAgentConfig, type AgentConfig } from "./config.js";
 import { Confinement } from "./confinement.js";
 import { readJudgeInput } from "./judge-input.js";
@@ -83,6 +84,7 @@ export async function main(env: Record<string, string | undefined>): Promise<num
     }
   }
   let nc: NatsConnection | undefined;
+  let mcp: McpToolbox | undefined;
   try {
     let gate: GateClient = ownToolsGate;
     let toolCode: ToolCodeHasher | undefined;
@@ -91,6 +93,11 @@ export async function main(env: Record<string, string | undefined>): Promise<num
       gate = new ToolCallClient(nc, config.gate);
       toolCode = new ToolCodeHasher(builtinToolFiles());
       await toolCode.refresh();
+      // The Agent's MCP servers (ADR 0051): a server that does not start fails the run, naming it.
+      if (config.mcpServers.length > 0) {
+        const serverEnv = Object.fromEntries(Object.entries(commandEnvironment(env)).filter((e): e is [string, string] => e[1] !== undefined));
+        mcp = await McpToolbox.start(config.mcpServers, { env: serverEnv, cwd: confinement.home, outputCapBytes: config.limits.outputCapBytes, reserved: Object.keys(BUILTIN_TOOLS), log });
+      }
     }
     log({
       event: "start",
@@ -113,6 +120,7 @@ export async function main(env: Record<string, string | undefined>): Promise<num
       maxTurns: config.maxTurns,
       ...(config.role === "judge" ? { systemPrompt: JUDGE_SYSTEM_PROMPT } : {}),
       ...(toolCode !== undefined ? { toolCode } : {}),
+      ...(mcp !== undefined ? { mcp } : {}),
       log,
     });
     process.stdout.write(outcome.answer.endsWith("\n") ? outcome.answer : `${outcome.answer}\n`);
@@ -122,6 +130,7 @@ export async function main(env: Record<string, string | undefined>): Promise<num
     log({ event: "failed", error: err instanceof Error ? `${err.name}: ${err.message}` : String(err) });
     return 1;
   } finally {
+    await mcp?.close();
     await nc?.close().catch(() => undefined);
   }
 }

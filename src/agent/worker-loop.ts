@@ -1,8 +1,9 @@
 // The worker's model loop: asks the model, sends every tool call it wants through the gate
-// and waits, executes allowed built-ins itself, hands denials back to the model as tool
-// errors with the reasoning, and ends with the model's final answer.
+// and waits, executes allowed built-ins itself (and allowed MCP tools through their servers),
+// hands denials back to the model as tool errors with the reasoning, and ends with the
+// model's final answer.
 import { randomBytes } from "node:crypto";
-import type { ToolCallDecision, ToolCallProposal } from "../api/protocol.js";
+import type { McpToolDescriptor, ToolCallDecision, ToolCallProposal } from "../api/protocol.js";
 import type { JsonValue, ToolEntry } from "../api/types.js";
 import { BUILTIN_TOOLS, runBuiltin, toolEntry, toolName, type BuiltinLimits, type ToolSpec } from "./builtin-tools.js";
 import type { Confinement } from "./confinement.js";
@@ -12,6 +13,17 @@ import { messageOf } from "../errors.js";
 /** The worker's side of the gate, where proposals go: the NATS client in a worker, its own tools' bounds in a judge, anything with the same shape in tests. */
 export interface GateClient {
   propose(proposal: ToolCallProposal): Promise<ToolCallDecision>;
+}
+
+/** The Agent's MCP servers' tools (src/mcp/mcp-toolbox.ts): offered beside the built-ins, called only once the gate allowed a call. */
+export interface McpTools {
+  tools(): readonly ToolSpec[];
+  /** Whether the name is `<server>.<tool>` of one of the Agent's servers. */
+  owns(name: string): boolean;
+  /** The tool's listing for the proposal (pinned or not); undefined when its server lists no such tool. */
+  descriptor(name: string): McpToolDescriptor | undefined;
+  /** Runs an allowed call; the result text, or a throw naming server and tool. */
+  call(name: string, args: ToolCallProposal["args"]): Promise<string>;
 }
 
 /** Who this worker run is. */
@@ -32,8 +44,10 @@ export interface WorkerTask {
 export interface WorkerLoopOptions {
   identity: WorkerIdentity;
   task: WorkerTask;
-  /** The agent's spec.tools: the only tools offered to the model. */
+  /** The agent's spec.tools: the only built-in tools offered to the model. */
   tools: ToolEntry[];
+  /** The agent's MCP servers' tools, offered after the built-ins. */
+  mcp?: McpTools;
   confinement: Confinement;
   model: ChatModel;
   gate: GateClient;
@@ -115,7 +129,8 @@ export function denialText(d: ToolCallDecision): string {
 
 /** Runs the loop to the model's final answer; throws on an unrecoverable error (gate, model). */
 export async function runWorker(o: WorkerLoopOptions): Promise<WorkerOutcome> {
-  const { offered, unsupported } = offeredTools(o.tools);
+  const { offered: builtins, unsupported } = offeredTools(o.tools);
+  const offered = [...builtins, ...(o.mcp?.tools() ?? []).map((t) => ({ name: t.name, description: t.description, parameters: t.parameters }))];
   if (unsupported.length > 0) o.log?.({ event: "tools_not_offered", tools: unsupported, why: "not a built-in tool of this runtime" });
   const nonce = o.runNonce ?? randomBytes(4).toString("hex");
   const messages: ChatMessage[] = [
@@ -148,6 +163,8 @@ async function oneCall(
   offered: ToolSpec[],
 ): Promise<{ record: CallRecord; content: string }> {
   const toolCallId = `i${o.identity.iteration}-s${step}-${nonce}`;
+  const mcp = o.mcp?.owns(call.name) === true ? o.mcp : undefined;
+  if (mcp !== undefined) return mcpCall(o, mcp, call, step, toolCallId);
   // Re-read (only files whose size, mtime or inode changed) right before the call, as Guardian re-hashes at invocation.
   await o.toolCode?.refresh([call.name]);
   const toolHash = o.toolCode?.hashes().get(call.name);
@@ -175,6 +192,33 @@ async function oneCall(
   try {
     const content = await runBuiltin(call.name, call.args, { entry, confinement: o.confinement, limits: o.limits, env: o.commandEnv });
     return { record: { ...base, executed: true }, content };
+  } catch (err) {
+    const error = messageOf(err);
+    o.log?.({ event: "tool_error", step, tool: call.name, error });
+    return { record: { ...base, executed: false, error }, content: `Error: ${error}` };
+  }
+}
+
+/** An MCP tool's call: proposed with its listing (the gate hashes and judges it), forwarded to its server only when allowed. */
+async function mcpCall(o: WorkerLoopOptions, mcp: McpTools, call: ModelToolCall, step: number, toolCallId: string): Promise<{ record: CallRecord; content: string }> {
+  const listing = mcp.descriptor(call.name);
+  const proposal: ToolCallProposal = {
+    namespace: o.identity.namespace,
+    execution: o.identity.execution,
+    iteration: o.identity.iteration,
+    step,
+    toolCallId,
+    tool: call.name,
+    args: call.args,
+    ...(call.intent !== undefined ? { intent: call.intent.slice(0, 16384) } : {}),
+    ...(listing !== undefined ? { mcp: listing } : {}),
+  };
+  const decision = await o.gate.propose(proposal);
+  const base = { step, toolCallId, tool: call.name, allowed: decision.allowed, blockedBy: decision.blocked_by };
+  o.log?.({ event: "tool_call", ...base, mcpServer: listing?.server, argKeys: Object.keys(call.args), check: decision.guard.check, latencyMs: decision.latencyMs });
+  if (!decision.allowed) return { record: { ...base, executed: false }, content: denialText(decision) };
+  try {
+    return { record: { ...base, executed: true }, content: await mcp.call(call.name, call.args) };
   } catch (err) {
     const error = messageOf(err);
     o.log?.({ event: "tool_error", step, tool: call.name, error });

@@ -2,7 +2,7 @@
 // worker runtime (src/agent): the variables a worker container is started with. The worker
 // runtime reads them (src/agent/config.ts readAgentConfig); drivers build them here, so
 // neither side imports the other's modules.
-import type { JsonValue, ToolEntry } from "./types.js";
+import type { JsonValue, McpServerSpec, ToolEntry } from "./types.js";
 
 /** Every environment variable the worker runtime reads (src/agent/config.ts). */
 export const AGENT_ENV = {
@@ -19,6 +19,8 @@ export const AGENT_ENV = {
   feedback: "GAVEL_FEEDBACK",
   /** JSON of the Agent's spec.tools. */
   tools: "GAVEL_TOOLS",
+  /** JSON of the Agent's spec.mcp_servers (ADR 0051). */
+  mcpServers: "GAVEL_MCP_SERVERS",
   /** JSON list of mounts: "/workspace" or {"path": "/data", "readOnly": true}. */
   mounts: "GAVEL_MOUNTS",
   /** Colon-separated writable mount paths (what local mode sets); used when GAVEL_MOUNTS is not. */
@@ -57,6 +59,7 @@ export function agentEnvironment(c: {
   input?: JsonValue;
   feedback?: string;
   tools?: ToolEntry[];
+  mcpServers?: McpServerSpec[];
   mounts?: AgentMount[];
   natsUrl: string;
   natsCreds?: string;
@@ -69,6 +72,7 @@ export function agentEnvironment(c: {
     ...(c.input !== undefined ? { [AGENT_ENV.input]: JSON.stringify(c.input) } : {}),
     ...(c.feedback !== undefined ? { [AGENT_ENV.feedback]: c.feedback } : {}),
     [AGENT_ENV.tools]: JSON.stringify(c.tools ?? []),
+    ...(c.mcpServers !== undefined && c.mcpServers.length > 0 ? { [AGENT_ENV.mcpServers]: JSON.stringify(c.mcpServers) } : {}),
     [AGENT_ENV.mounts]: JSON.stringify(c.mounts ?? []),
     [AGENT_ENV.natsUrl]: c.natsUrl,
     ...(c.natsCreds !== undefined ? { [AGENT_ENV.natsCreds]: c.natsCreds } : {}),

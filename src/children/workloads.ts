@@ -112,6 +112,7 @@ export function workerWorkload(execution: Execution, agent: Agent, run: WorkerRu
       iteration: run.iteration,
       task: agent.spec.task?.instruction ?? "",
       tools: agent.spec.tools ?? [],
+      ...(agent.spec.mcp_servers !== undefined ? { mcpServers: agent.spec.mcp_servers } : {}),
       mounts: writable.map((m) => ({ path: m.mountPath, readOnly: false })),
       natsUrl: opts.natsUrl ?? "",
     }),

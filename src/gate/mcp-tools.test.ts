@@ -75,6 +75,10 @@ describe("MCP tools in the guard", () => {
     expect(guard("files.read_text_file", { path: "/workspace/notes.txt" }, {}, readTool)).toEqual({ approved: true });
   });
 
+  it("refuses an MCP tool proposed without its listing", () => {
+    expect(guard("files.read_text_file", { path: "/workspace/a" })).toMatchObject({ approved: false, check: "capability", reason: "capability_boundary: files.read_text_file proposed without its MCP listing" });
+  });
+
   it("refuses a listing that is not the named tool's", () => {
     expect(guard("files.write_file", { path: "/workspace/a" }, {}, readTool)).toMatchObject({ approved: false, check: "capability" });
   });

@@ -115,7 +115,8 @@ export const capability: Check = (state) => {
   const { call, ctx } = state;
   const declared = declaredTool(ctx.scope, call.tool);
   if (declared === undefined) return { approved: false, check: "capability", reason: `capability_boundary: missing tool:${call.tool}` };
-  // The MCP listing must be the named tool's: its capabilities and pin are read from it.
+  // An MCP tool comes with its listing, and the listing must be the named tool's: its pin and skip_judge are read from it.
+  if (call.mcp === undefined && !ctx.scope.tools.has(call.tool)) return { approved: false, check: "capability", reason: `capability_boundary: ${call.tool} proposed without its MCP listing` };
   if (call.mcp !== undefined && mcpToolName(call.mcp.server, call.mcp.tool) !== call.tool) {
     return { approved: false, check: "capability", reason: `capability_boundary: ${call.tool} proposed with the listing of ${mcpToolName(call.mcp.server, call.mcp.tool)}` };
   }

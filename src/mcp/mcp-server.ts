@@ -1,0 +1,143 @@
+// One MCP server of an Agent, run over stdio as a child of the worker runtime (ADR 0051):
+// started and initialized within a deadline, its tools listed, each call bounded by a
+// deadline. A crash, malformed JSON-RPC or an oversized message ends the calls in flight at
+// once with an error naming the server and the tool, and the server stays down.
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { ToolListChangedNotificationSchema, type CallToolResult, type Tool } from "@modelcontextprotocol/sdk/types.js";
+import type { McpServerSpec } from "../api/types.js";
+import { messageOf } from "../errors.js";
+import { gavelVersion } from "../version.js";
+
+/** An MCP server failed: it did not start, crashed, answered out of protocol, or a call ran past its deadline. */
+export class McpServerError extends Error {
+  override readonly name = "McpServerError";
+  constructor(
+    readonly server: string,
+    message: string,
+    readonly tool?: string,
+    options?: ErrorOptions,
+  ) {
+    super(message, options);
+  }
+}
+
+export interface McpServerOptions {
+  /** Environment of the server process (the worker's, without gavel's variables and secrets). */
+  env: Record<string, string>;
+  cwd?: string;
+  /** Largest JSON-RPC message accepted from the server, in bytes; past it the server is closed. */
+  maxMessageBytes: number;
+  /** Called when the server says its tool list changed. */
+  onToolsChanged?: () => void;
+  log?: (event: Record<string, unknown>) => void;
+}
+
+const DEFAULT_CALL_TIMEOUT_S = 60;
+const DEFAULT_STARTUP_TIMEOUT_S = 30;
+/** Lines of a server's stderr kept for its error messages. */
+const STDERR_LINES = 20;
+
+/** A started MCP server: list its tools, call them, close it. */
+export class McpServer {
+  private down: string | undefined;
+  private readonly inflight = new Set<AbortController>();
+  private readonly stderrTail: string[] = [];
+
+  private constructor(
+    readonly spec: McpServerSpec,
+    private readonly client: Client,
+  ) {}
+
+  /** Starts the server and runs initialize within its startup deadline; throws McpServerError naming it. */
+  static async start(spec: McpServerSpec, o: McpServerOptions): Promise<McpServer> {
+    const [command, ...args] = spec.command;
+    if (command === undefined) throw new McpServerError(spec.name, `MCP server ${spec.name}: command is empty`);
+    const transport = new StdioClientTransport({ command, args, env: o.env, stderr: "pipe", maxBufferSize: o.maxMessageBytes, ...(o.cwd !== undefined ? { cwd: o.cwd } : {}) });
+    const client = new Client({ name: "gavel-agent", version: gavelVersion() }, { capabilities: {} });
+    const server = new McpServer(spec, client);
+    transport.stderr?.on("data", (d: Buffer) => server.keepStderr(d.toString("utf8")));
+    client.onerror = (err) => server.fail(`answered out of protocol: ${messageOf(err)}`);
+    client.onclose = () => server.fail("exited");
+    if (o.onToolsChanged !== undefined) client.setNotificationHandler(ToolListChangedNotificationSchema, () => o.onToolsChanged?.());
+    try {
+      await client.connect(transport, { timeout: (spec.startup_timeout_seconds ?? DEFAULT_STARTUP_TIMEOUT_S) * 1000 });
+    } catch (err) {
+      await server.close();
+      throw new McpServerError(spec.name, `MCP server ${spec.name} (${spec.command.join(" ")}) did not start: ${server.down ?? messageOf(err)}${server.stderrNote()}`, undefined, { cause: err });
+    }
+    o.log?.({ event: "mcp_server_started", server: spec.name, serverInfo: client.getServerVersion() });
+    return server;
+  }
+
+  /** Every tool the server lists (all pages), within the startup deadline. */
+  async listTools(): Promise<Tool[]> {
+    const tools: Tool[] = [];
+    let cursor: string | undefined;
+    const deadline = Date.now() + (this.spec.startup_timeout_seconds ?? DEFAULT_STARTUP_TIMEOUT_S) * 1000;
+    do {
+      this.throwIfDown();
+      try {
+        const page = await this.client.listTools(cursor !== undefined ? { cursor } : {}, { timeout: Math.max(1, deadline - Date.now()) });
+        tools.push(...page.tools);
+        cursor = page.nextCursor;
+      } catch (err) {
+        throw new McpServerError(this.spec.name, `MCP server ${this.spec.name}: tools/list failed: ${this.down ?? messageOf(err)}${this.stderrNote()}`, undefined, { cause: err });
+      }
+      if (tools.length > 1024) throw new McpServerError(this.spec.name, `MCP server ${this.spec.name} lists more than 1024 tools`);
+    } while (cursor !== undefined);
+    return tools;
+  }
+
+  /** Calls a tool (the server's own name) within the server's call deadline; throws McpServerError naming server and tool. */
+  async call(tool: string, args: Record<string, unknown>): Promise<CallToolResult> {
+    this.throwIfDown(tool);
+    const abort = new AbortController();
+    this.inflight.add(abort);
+    const timeoutS = this.spec.timeout_seconds ?? DEFAULT_CALL_TIMEOUT_S;
+    try {
+      return (await this.client.callTool({ name: tool, arguments: args }, undefined, { timeout: timeoutS * 1000, maxTotalTimeout: timeoutS * 1000, signal: abort.signal })) as CallToolResult;
+    } catch (err) {
+      const timedOut = /timed out|timeout/i.test(messageOf(err)) && this.down === undefined;
+      // A server that hung past the deadline is not trusted with another call: it is closed.
+      if (timedOut) this.fail(`did not answer ${tool} within ${timeoutS} s`);
+      throw new McpServerError(this.spec.name, `MCP tool ${this.spec.name}.${tool}: ${this.down ?? messageOf(err)}${this.stderrNote()}`, tool, { cause: err });
+    } finally {
+      this.inflight.delete(abort);
+    }
+  }
+
+  /** Why the server is down, or undefined while it runs. */
+  get failure(): string | undefined {
+    return this.down;
+  }
+
+  /** Stops the server process (the SDK ends it with SIGTERM, then SIGKILL). */
+  async close(): Promise<void> {
+    await this.client.close().catch(() => undefined);
+  }
+
+  /** Marks the server down for good and ends every call in flight with the reason. */
+  private fail(why: string): void {
+    if (this.down !== undefined) return;
+    this.down = `MCP server ${this.spec.name} ${why}`;
+    for (const a of this.inflight) a.abort(new Error(this.down));
+    void this.close();
+  }
+
+  private throwIfDown(tool?: string): void {
+    if (this.down !== undefined) throw new McpServerError(this.spec.name, `${tool !== undefined ? `MCP tool ${this.spec.name}.${tool}: ` : ""}${this.down}${this.stderrNote()}`, tool);
+  }
+
+  private keepStderr(text: string): void {
+    for (const line of text.split("\n")) {
+      if (line.trim() === "") continue;
+      this.stderrTail.push(line.slice(0, 500));
+      if (this.stderrTail.length > STDERR_LINES) this.stderrTail.shift();
+    }
+  }
+
+  private stderrNote(): string {
+    return this.stderrTail.length === 0 ? "" : ` (its stderr: ${this.stderrTail.slice(-3).join(" | ")})`;
+  }
+}
