@@ -2,6 +2,8 @@
 // the agent image carries only what the agent imports: the packages are found by walking
 // the static imports of the compiled entry point, then resolved in package-lock.json.
 // Usage: node copy-deps.mjs <dir with package-lock.json and node_modules> <dest> <entry.js>
+//    or: node copy-deps.mjs <dir> <dest> pkg:<name>   (a package and its closure, dev or not:
+//        the MCP servers an example image carries, examples/mcp-tools/build-image.sh)
 import { cpSync, existsSync, readFileSync } from "node:fs";
 import { builtinModules } from "node:module";
 import { dirname, join, resolve as resolvePath } from "node:path";
@@ -39,7 +41,8 @@ function packagesImportedBy(file) {
   return [...packages].sort();
 }
 
-const roots = packagesImportedBy(entry);
+const wholePackage = entry.startsWith("pkg:");
+const roots = wholePackage ? [entry.slice(4)] : packagesImportedBy(entry);
 const packages = JSON.parse(readFileSync(join(from, "package-lock.json"), "utf8")).packages;
 
 // Node's resolution over lockfile paths: the nearest node_modules up from the dependent.
@@ -65,7 +68,7 @@ while (queue.length > 0) {
   if (keep.has(p)) continue;
   keep.add(p);
   const info = packages[p];
-  if (info.dev === true) throw new Error(`${p} is a dev dependency; the agent must not need it`);
+  if (info.dev === true && !wholePackage) throw new Error(`${p} is a dev dependency; the agent must not need it`);
   for (const d of Object.keys({ ...info.dependencies, ...info.optionalDependencies })) {
     const r = resolve(p, d);
     if (r !== undefined) queue.push(r);

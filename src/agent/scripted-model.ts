@@ -14,6 +14,9 @@ import { ModelError, type ChatMessage, type ChatModel, type ModelToolCall, type 
  *         args: { command: "ls /workspace" }
  *         intent: "see what is there"
  *   - final: "Done: the workspace holds 3 files."
+ *
+ * In a `final` answer, `{{result N}}` stands for the content of the Nth tool result of the
+ * conversation (1-based): a scripted run can show what its tools returned to the model.
  */
 export interface ScriptTurn {
   say?: string;
@@ -59,6 +62,12 @@ export function parseScript(text: string, source = "script"): ScriptTurn[] {
   });
 }
 
+/** A final answer with each `{{result N}}` replaced by the Nth tool result's content ("" when there is none). */
+function withResults(text: string, messages: ChatMessage[]): string {
+  const results = messages.filter((m) => m.role === "tool").map((m) => m.content);
+  return text.replace(/\{\{result (\d+)\}\}/g, (_m, n: string) => results[Number(n) - 1] ?? "");
+}
+
 /** Replays a script turn by turn; running out of turns before a final answer is an error. */
 export class ScriptedModel implements ChatModel {
   private next_ = 0;
@@ -74,7 +83,7 @@ export class ScriptedModel implements ChatModel {
     if (turn === undefined) {
       return Promise.reject(new ModelError(`script ended after ${this.turns.length} turn(s) without a final answer`));
     }
-    if (turn.final !== undefined) return Promise.resolve({ content: turn.final, toolCalls: [] });
+    if (turn.final !== undefined) return Promise.resolve({ content: withResults(turn.final, messages), toolCalls: [] });
     const toolCalls: ModelToolCall[] = (turn.tool_calls ?? []).map((c, j) => ({
       id: c.id ?? `script-${index + 1}-${j + 1}`,
       name: c.tool,

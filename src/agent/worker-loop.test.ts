@@ -32,6 +32,14 @@ class RuleGate implements GateClient {
   }
 }
 
+describe("ScriptedModel", () => {
+  it("puts the Nth tool result into a final answer's {{result N}}", async () => {
+    const m = new ScriptedModel(parseScript("- final: 'first={{result 1}} second={{result 2}} none={{result 3}}'"));
+    const turn = await m.next([{ role: "user", content: "go" }, { role: "tool", toolCallId: "a", name: "fs.read", content: "A" }, { role: "tool", toolCallId: "b", name: "fs.read", content: "B" }], []);
+    expect(turn.content).toBe("first=A second=B none=");
+  });
+});
+
 describe("parseScript", () => {
   it("accepts a list or {turns}", () => {
     expect(parseScript("- final: done")).toEqual([{ final: "done" }]);

@@ -36,6 +36,9 @@ docker build -q --label "$HARNESS_LABEL" --build-arg BASE_IMAGE="$BASE_IMAGE" -t
 # The scripted worker of examples/guarded-tools (make demo in local mode; the e2e tier on the cluster).
 log "building gavel/example-guarded-tools:dev"
 docker build -q --label "$HARNESS_LABEL" -t gavel/example-guarded-tools:dev examples/guarded-tools >/dev/null
+# The worker of examples/mcp-tools: gavel/agent plus the official MCP filesystem server (ADR 0051).
+log "building gavel/example-mcp-tools:dev"
+HARNESS_LABEL="$HARNESS_LABEL" examples/mcp-tools/build-image.sh
 
 version="$(node -p 'require("./package.json").version')"
 for image in agent controller nats rule-judge command-judge llm-judge example-k8s-worker bench; do
