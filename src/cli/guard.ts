@@ -18,7 +18,7 @@ import { messageOf } from "../errors.js";
 
 const USAGE = [
   "gavel guard check --tool NAME --args JSON [--agent FILE] [--policy FILE...] [--history JSON] [--step N] [--capabilities a,b] [--live-hash TOOL=SHA256...] [--home DIR] [--explain]",
-  "gavel guard tool-hash [TOOL...] | --file PATH...",
+  "gavel guard tool-hash [TOOL...] | --file PATH... | --mcp-server NAME -- COMMAND [ARG...]",
 ].join("\n       ");
 
 /** The flags of `guard check`. */
@@ -146,7 +146,8 @@ function explain(tool: string, args: JsonObject, ctx: { policy: ReturnType<typeo
  * or of the given files in order (a tool of one's own); what `tool_registry[].sha256` takes.
  */
 async function toolHash(argv: string[], io: Parameters<Command["run"]>[1]): Promise<number> {
-  const { values, positionals } = parseArgs({ args: argv, allowPositionals: true, options: { file: { type: "string", multiple: true, default: [] } } });
+  const { values, positionals } = parseArgs({ args: argv, allowPositionals: true, options: { file: { type: "string", multiple: true, default: [] }, "mcp-server": { type: "string" } } });
+  if (values["mcp-server"] !== undefined) return mcpDigests(values["mcp-server"], positionals, io);
   // Imported here: `guard check` starts without it (bench/cli-start.ts).
   const { ToolCodeHasher } = await import("../gate/tool-code.js");
   if (values.file.length > 0) {
@@ -165,6 +166,30 @@ async function toolHash(argv: string[], io: Parameters<Command["run"]>[1]): Prom
   const hasher = new ToolCodeHasher(positionals.length > 0 ? Object.fromEntries(positionals.map((t) => [t, files[t] ?? []])) : files);
   await hasher.refresh();
   io.stdout.write(`${JSON.stringify(Object.fromEntries(hasher.hashes()))}\n`);
+  return ExitCode.ok;
+}
+
+/**
+ * `gavel guard tool-hash --mcp-server NAME -- COMMAND...`: starts the stdio MCP server as the
+ * worker runtime would, lists its tools and prints each `<NAME>.<tool>`'s pinning digest (ADR
+ * 0051), what a `tool_registry` entry for it takes. The server's environment is PATH and HOME only.
+ */
+async function mcpDigests(server: string, command: string[], io: Parameters<Command["run"]>[1]): Promise<number> {
+  if (command.length === 0) throw new UsageError("--mcp-server needs the server's command after --, e.g. -- npx @modelcontextprotocol/server-filesystem /workspace");
+  const { MCP_SERVER_NAME_PATTERN } = await import("../api/mcp-schema.js");
+  if (!new RegExp(MCP_SERVER_NAME_PATTERN).test(server)) throw new UsageError(`--mcp-server must match ${MCP_SERVER_NAME_PATTERN}`);
+  // Imported here: only this subcommand starts MCP servers.
+  const { McpToolbox } = await import("../mcp/mcp-toolbox.js");
+  const { mcpToolDigest } = await import("../gate/mcp-tools.js");
+  const env = Object.fromEntries(["PATH", "HOME"].flatMap((k) => (io.env[k] !== undefined ? [[k, io.env[k]]] : [])));
+  const box = await McpToolbox.start([{ name: server, command }], { env, cwd: io.cwd, outputCapBytes: 65536, reserved: [] }).catch((err: unknown) => {
+    throw new UsageError(messageOf(err));
+  });
+  try {
+    io.stdout.write(`${JSON.stringify(Object.fromEntries(box.tools().map((t) => [t.name, mcpToolDigest(t.descriptor)])))}\n`);
+  } finally {
+    await box.close();
+  }
   return ExitCode.ok;
 }
 
