@@ -154,6 +154,17 @@ describe("buildToolCallPayload", () => {
     expect(INNER_LOOP_VALIDATION_CONTEXT).toBe("semantic_judge_pre_execution_inner_loop");
   });
 
+  it("hands an MCP call's listing to the judge in proposed_tool_call.mcp (ADR 0051)", () => {
+    const mcp = { server: "files", tool: "write_file", description: "Write a file", inputSchema: { type: "object" }, annotations: { destructiveHint: true }, pinned: true };
+    const p = buildToolCallPayload({ ...tool, proposal: { ...proposal, tool: "files.write_file", args: { path: "/workspace/a" }, mcp } });
+    expect(p.proposed_tool_call).toEqual({
+      tool: "files.write_file",
+      args: { path: "/workspace/a" },
+      intent: "run the tests",
+      mcp: { server: "files", tool: "write_file", description: "Write a file", input_schema: { type: "object" }, annotations: { destructiveHint: true }, pinned: true },
+    });
+  });
+
   it("with an input_schema sends the declared fields only, aliases included", () => {
     const j = judge("j", { type: "object", required: ["proposed_tool_call", "user_objective"], properties: { proposed_tool_call: { type: "object" }, user_objective: str, validation_context: str, policy_violations: { type: "array" } } });
     expect(buildToolCallPayload({ ...tool, judge: j, policyViolations: [] })).toEqual({
