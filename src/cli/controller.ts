@@ -16,7 +16,7 @@ import { executionCredentials, type ExecutionCredentials } from "../controller/e
 import { readMintingKeys } from "../controller/nats-secrets.js";
 import { ExecutionEventPublisher } from "../controller/execution-events.js";
 import { gateBlocks, GateSupervisor } from "../controller/cluster-gate.js";
-import { ExecutionReconciler } from "../controller/execution-reconciler.js";
+import { ExecutionReconciler, podWorkloadsFor } from "../controller/execution-reconciler.js";
 import { GuardPolicySource } from "../controller/guard-policy-source.js";
 import { PolicyStore } from "../gate/guard/policy-store.js";
 import { createLogger, type Logger } from "../telemetry/logger.js";
@@ -234,9 +234,9 @@ export const controllerCommand: Command = {
     const leaderElection = config.leaderElect ? { namespace: config.controllerNamespace, identity, onLost: () => lostLease?.() } : undefined;
     const natsUrl = config.workerNatsUrl;
     const retention = config.podRetentionSeconds;
+    const pods = podWorkloadsFor(kc, { ...(config.namespace !== undefined ? { namespace: config.namespace } : {}), ...(launcher !== undefined ? { launcher } : {}), logger });
     const executions: ExecutionReconciler = new ExecutionReconciler({
-      ...{ kc, namespace: config.namespace, runtimes, logger, metrics },
-      ...(launcher !== undefined ? { launcher } : {}),
+      ...{ kc, pods, namespace: config.namespace, runtimes, logger, metrics },
       ...(retention !== undefined ? { podRetentionSeconds: retention } : {}),
       ...(leaderElection !== undefined ? { leaderElection } : {}),
       ...(events !== undefined ? { events } : {}),

@@ -5,7 +5,13 @@ import type { Agent, Execution } from "../api/types.js";
 import { parseCreds, decodeJwt, createTrust, issueWorkerCredentials } from "../transport/credentials.js";
 import { podFor, WORKER_CREDS_DIR } from "../runtime/kubernetes/pod-workloads.js";
 import { credentialExpiry, credentialsSecretName, workerCredentialsSecret } from "./execution-credentials.js";
-import { EXECUTION_INSTANCE, judgeSpec, placementOf, workerSpec } from "./execution-pods.js";
+import { EXECUTION_INSTANCE, judgeSpec, placementOf, workspaceMounts } from "./execution-pods.js";
+import { workerWorkload, type WorkerOptions, type WorkerRun } from "../children/workloads.js";
+
+/** Iteration N's worker as the reconciler builds it: the workspace claims read-write. */
+function workerOf(ex: Execution, agent: Agent, run: WorkerRun, opts: WorkerOptions) {
+  return workerWorkload(ex, agent, run, workspaceMounts(ex.metadata.name, agent, false), opts);
+}
 
 const ex: Execution = { apiVersion: "100monkeys.ai/v1", kind: "Execution", metadata: { name: "demo", namespace: "team", uid: "uid-1" }, spec: { agentRef: { name: "w" } } };
 const agent: Agent = { apiVersion: "100monkeys.ai/v1", kind: "Agent", metadata: { name: "w" }, spec: { runtime: { image: "gavel/agent:dev" }, tools: ["cmd.run"] } };
@@ -32,7 +38,7 @@ describe("execution credentials", () => {
   });
 
   it("mounts the Secret read-only into the worker pod and sets GAVEL_NATS_CREDS_FILE; judges get nothing", () => {
-    const pod = podFor(workerSpec(ex, agent, { name: "demo-i1", iteration: 1, timeoutSeconds: 60 }, { natsUrl: "nats://n:4222" }), { ...placementOf(ex, "apart"), credentialSecret: "demo-nats" }, { instance: EXECUTION_INSTANCE });
+    const pod = podFor(workerOf(ex, agent, { name: "demo-i1", iteration: 1, timeoutSeconds: 60 }, { natsUrl: "nats://n:4222" }), { ...placementOf(ex, "apart"), credentialSecret: "demo-nats" }, { instance: EXECUTION_INSTANCE });
     const spec = pod.spec;
     expect(spec?.volumes).toContainEqual({ name: "nats-credentials", secret: { secretName: "demo-nats", defaultMode: 0o444, items: [{ key: "nats.creds", path: "nats.creds" }] } });
     const main = spec?.containers[0];

@@ -18,8 +18,7 @@ import {
   judgeWorkspaces,
   placementOf,
   resultConfigMaps,
-  workerSpec,
-  workerResultOf,
+    workerResultOf,
   workloadPodName,
   workspaceMounts,
   workspaceStrategy,
@@ -43,6 +42,12 @@ import {
 import type * as k8s from "@kubernetes/client-node";
 import { podFor } from "../runtime/kubernetes/pod-workloads.js";
 import type { WorkloadMount } from "../runtime/workload.js";
+import { workerWorkload, type WorkerOptions, type WorkerRun } from "../children/workloads.js";
+
+/** Iteration N's worker as the reconciler builds it: the workspace claims read-write. */
+function workerOf(ex: Execution, agent: Agent, run: WorkerRun, opts: WorkerOptions) {
+  return workerWorkload(ex, agent, run, workspaceMounts(ex.metadata.name, agent, false), opts);
+}
 
 const ex: Execution = { apiVersion: "100monkeys.ai/v1", kind: "Execution", metadata: { name: "demo", namespace: "team", uid: "uid-1" }, spec: { agentRef: { name: "w" }, input: { n: 1 } } };
 const agent: Agent = {
@@ -66,7 +71,7 @@ function judgePod(child: Execution, judgeAgent: Agent, mounts: WorkloadMount[], 
 
 describe("execution pods", () => {
   it("the worker pod has a deterministic name, the Execution as controller owner, the env contract and the claim read-write", () => {
-    const pod = podFor(workerSpec(ex, agent, { name: "demo-i2", iteration: 2, feedback: "fix it", timeoutSeconds: 60 }, {}), placementOf(ex, "apart"), shape);
+    const pod = podFor(workerOf(ex, agent, { name: "demo-i2", iteration: 2, feedback: "fix it", timeoutSeconds: 60 }, {}), placementOf(ex, "apart"), shape);
     expect(pod.metadata?.name).toBe(workloadPodName("demo-i2"));
     expect(pod.metadata?.name).toBe(`gavel-demo-i2-${EXECUTION_INSTANCE}`);
     expect(pod.metadata?.ownerReferences).toEqual([{ apiVersion: "100monkeys.ai/v1", kind: "Execution", name: "demo", uid: "uid-1", controller: true, blockOwnerDeletion: true }]);
@@ -140,14 +145,14 @@ describe("execution pods", () => {
 
     const worker = with_(undefined, [rwo, rwop]);
     const run = { name: "demo-i1", iteration: 1, timeoutSeconds: 60 };
-    const pod = podFor(workerSpec(ex, worker, run, {}), workerPlacement(ex, worker, "gavel/base:test"), { ...shape, imagePullPolicy: "Never" });
+    const pod = podFor(workerOf(ex, worker, run, {}), workerPlacement(ex, worker, "gavel/base:test"), { ...shape, imagePullPolicy: "Never" });
     const source = pod.spec?.initContainers?.find((c) => c.name === COPY_SOURCE_CONTAINER);
     expect(source).toMatchObject({ image: "gavel/base:test", imagePullPolicy: "Never", restartPolicy: "Always", securityContext: { readOnlyRootFilesystem: true, allowPrivilegeEscalation: false } });
     // Every claim of the worker, read-only, by volume name.
     const byName = new Map(pod.spec?.volumes?.map((v) => [v.name, v.persistentVolumeClaim?.claimName]));
     expect(source?.volumeMounts?.map((m) => [byName.get(m.name), m.mountPath, m.readOnly])).toEqual([["demo-workspace", "/gavel/from/workspace", true], ["demo-solo", "/gavel/from/solo", true]]);
     expect(pod.spec?.containers[0]?.volumeMounts?.filter((m) => m.mountPath.startsWith("/w") || m.mountPath === "/solo").map((m) => m.readOnly)).toEqual([false, false]);
-    expect(podFor(workerSpec(ex, with_("snapshot", [rwop]), run, {}), workerPlacement(ex, with_("snapshot", [rwop]), "gavel/base:test"), shape).spec?.initContainers).toBeUndefined();
+    expect(podFor(workerOf(ex, with_("snapshot", [rwop]), run, {}), workerPlacement(ex, with_("snapshot", [rwop]), "gavel/base:test"), shape).spec?.initContainers).toBeUndefined();
 
     const child: Execution = { ...ex, metadata: { name: "demo-i1-t0-s1-j", namespace: "team", uid: "uid-c" }, spec: { agentRef: { name: "j" }, timeoutSeconds: 30 } };
     const copies = judgeWorkspaces("demo", worker, child.metadata.name).copies;

@@ -7,7 +7,7 @@ import type * as k8s from "@kubernetes/client-node";
 import { API_VERSION, type Agent, type Execution, type VolumeSpec, type WorkspaceStrategy } from "../api/types.js";
 import { ownerOf } from "../children/child-executions.js";
 import type { RuntimeTable } from "../children/runtime-table.js";
-import { CHILD_LABELS, INPUT_ANNOTATION, INPUT_DIR, judgeWorkload, labelValue, workerWorkload, type WorkerRun } from "../children/workloads.js";
+import { CHILD_LABELS, INPUT_ANNOTATION, INPUT_DIR, judgeWorkload, labelValue } from "../children/workloads.js";
 import { inputPartsPrefix } from "../children/child-executions.js";
 import { describeParts, descriptorText, joinParts, PART_BYTES, parseDescriptor, partConfigMaps, type PartsDescriptor } from "../runtime/kubernetes/configmap-parts.js";
 import { DEFAULT_JUDGE_TIMEOUT_SECONDS, parseDurationSeconds } from "../engine/durations.js";
@@ -302,25 +302,15 @@ export function claimManifest(execution: Execution, volume: VolumeSpec): k8s.V1P
   };
 }
 
-/** Options that shape the workloads of the reconciler's specs (the pods' own shape is PodWorkloads'). */
+/** Options that shape a judge's workload (the pods' own shape is PodWorkloads'). */
 export interface SpecOptions {
-  /** NATS URL handed to workers (the inner-loop gate), "" when none runs. */
-  natsUrl?: string;
   /** Images of language runtimes (`spec.runtime.language`); default the built-in table. */
   runtimes?: RuntimeTable;
-  /** The worker's iteration span (env TRACEPARENT), when the controller traces. */
-  traceParent?: string;
 }
 
 /** Where the reconciler places a workload of `owner`: its namespace, owned by it; `streams` "apart" for workers and judges (gavel-launch). */
 export function placementOf(owner: Execution, streams: "apart" | "merged" = "merged"): PodPlacement {
   return { namespace: owner.metadata.namespace ?? "default", owner: ownerOf(owner), streams };
-}
-
-/** Iteration N's worker: the workspace claims read-write. */
-export function workerSpec(execution: Execution, agent: Agent, run: WorkerRun, opts: SpecOptions): WorkloadSpec {
-  const mounts = workspaceMounts(execution.metadata.name, agent, false);
-  return workerWorkload(execution, agent, run, mounts, { natsUrl: opts.natsUrl ?? "", ...(opts.runtimes !== undefined ? { runtimes: opts.runtimes } : {}), ...(opts.traceParent !== undefined ? { traceParent: opts.traceParent } : {}) });
 }
 
 /** Where iteration N's worker runs: its Execution's placement, with the copy source when its tool-call judges need one (streamsCopies; `image`: the reader image). */

@@ -133,6 +133,19 @@ export interface Workloads<P extends WorkloadPlacement = WorkloadPlacement> {
 }
 
 /**
+ * Workloads whose driver can also find what an owner holds (the controller's pods, through
+ * its cache): what an Execution that ended or went leaves behind is swept by its owner's name.
+ */
+export interface OwnedWorkloads<P extends WorkloadPlacement = WorkloadPlacement> extends Workloads<P> {
+  /**
+   * Retires (as `retire` does) every workload placed with a controlling owner named `owner`
+   * in `namespace` (every namespace when undefined) whose labels `which` accepts (all when
+   * undefined); returns when the first one kept for its retention may go.
+   */
+  retireOwned(namespace: string | undefined, owner: string, retentionSeconds: number, which?: (labels: Readonly<Record<string, string>>) => boolean): Promise<number | undefined>;
+}
+
+/**
  * Output cap per stream; longer output is cut and marked. As large as the largest judge
  * payload (8 MiB, children/workloads.ts MAX_PAYLOAD_BYTES), so a worker's whole output can
  * reach its judges.

@@ -5,7 +5,7 @@ import { isDeepStrictEqual } from "node:util";
 import { posix } from "node:path";
 import type { Agent } from "../../src/api/types.js";
 import { volumesOf, workspaceOf, type Workspace } from "../../src/local/workspace.js";
-import type { WorkloadMount, WorkloadObservation, WorkloadOutput, WorkloadPlacement, Workloads, WorkloadSpec } from "../../src/runtime/workload.js";
+import type { OwnedWorkloads, WorkloadMount, WorkloadObservation, WorkloadOutput, WorkloadPlacement, WorkloadSpec } from "../../src/runtime/workload.js";
 import { READER_MISSING, readerCommand } from "../../src/runtime/file-reader.js";
 import { messageOf } from "../../src/errors.js";
 
@@ -22,13 +22,15 @@ export interface SimulatedRun {
 export type Behaviour = (spec: WorkloadSpec, workloads: InMemoryWorkloads) => SimulatedRun | Promise<SimulatedRun>;
 
 interface Simulated {
+  place: WorkloadPlacement;
+  labels: Readonly<Record<string, string>>;
   end?: { exitCode: number; stdout: string; stderr: string; timedOut: boolean; finishedAt: Date };
   ended: Promise<void>;
   finish(end: Partial<NonNullable<Simulated["end"]>>): void;
 }
 
 /** Runs workloads as function calls; `files` is keyed by `<mount source>:<path in container>`. */
-export class InMemoryWorkloads implements Workloads {
+export class InMemoryWorkloads implements OwnedWorkloads {
   readonly files = new Map<string, string>();
   /** Every spec ensured, in order (tests inspect mounts, env, network). */
   readonly started: WorkloadSpec[] = [];
@@ -46,11 +48,13 @@ export class InMemoryWorkloads implements Workloads {
     this.files.set(`${mount.source}:${posix.normalize(path)}`, content);
   }
 
-  ensure(spec: WorkloadSpec, _place: WorkloadPlacement): Promise<boolean> {
+  ensure(spec: WorkloadSpec, place: WorkloadPlacement): Promise<boolean> {
     if (this.live.has(spec.name)) return Promise.resolve(false);
     if (this.record) this.started.push(spec);
     let settle!: () => void;
     const w: Simulated = {
+      place,
+      labels: spec.labels ?? {},
       ended: new Promise<void>((resolve) => (settle = resolve)),
       finish: (end) => {
         if (w.end !== undefined) return;
@@ -91,9 +95,26 @@ export class InMemoryWorkloads implements Workloads {
       if (this.record) this.stopped.push(name);
       w.finish({ exitCode: 137 });
     }
-    if (retentionSeconds > 0) return Promise.resolve((w.end?.finishedAt.getTime() ?? Date.now()) + retentionSeconds * 1000);
+    // Kept for its retention after its end, as a pod is for `kubectl logs`.
+    const until = (w.end?.finishedAt.getTime() ?? Date.now()) + retentionSeconds * 1000;
+    if (retentionSeconds > 0 && until > Date.now()) return Promise.resolve(until);
     this.live.delete(name);
     return Promise.resolve(undefined);
+  }
+
+  async retireOwned(namespace: string | undefined, owner: string, retentionSeconds: number, which: (labels: Readonly<Record<string, string>>) => boolean = () => true): Promise<number | undefined> {
+    let next: number | undefined;
+    for (const [name, w] of [...this.live]) {
+      if (w.place.owner?.name !== owner || (namespace !== undefined && namespace !== "" && w.place.namespace !== namespace) || !which(w.labels)) continue;
+      const until = await this.retire(name, w.place, retentionSeconds);
+      if (until !== undefined) next = Math.min(next ?? until, until);
+    }
+    return next;
+  }
+
+  /** The names of the workloads that exist now (not retired), in the order they were ensured. */
+  names(): string[] {
+    return [...this.live.keys()];
   }
 
   mayHaveEnded(name: string, _place: WorkloadPlacement): Promise<void> {

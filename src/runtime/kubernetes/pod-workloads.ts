@@ -7,7 +7,7 @@
 import type * as k8s from "@kubernetes/client-node";
 import { AGENT_ENV } from "../../api/agent-env.js";
 import { createOrAdopt, ignoreNotFound, messageOf, TerminalError } from "../../errors.js";
-import { OUTPUT_CAP_BYTES, type WorkloadMount, type WorkloadObservation, type WorkloadOutput, type WorkloadPlacement, type Workloads, type WorkloadSpec } from "../workload.js";
+import { OUTPUT_CAP_BYTES, type OwnedWorkloads, type WorkloadMount, type WorkloadObservation, type WorkloadOutput, type WorkloadPlacement, type WorkloadSpec } from "../workload.js";
 import { partsVolume, type PartsDescriptor } from "./configmap-parts.js";
 import { egressCidrs } from "./egress-hosts.js";
 import { isFramed, launcherConfigMap, podStreams } from "./log-streams.js";
@@ -179,14 +179,14 @@ export interface PodWorkloadsOptions extends Omit<PodShape, "launcherConfigMap">
   core: k8s.CoreV1Api;
   net: k8s.NetworkingV1Api;
   /** The caller's pod cache (an informer of the instance's pods): observe, output and retire read it. */
-  pods: { get(name: string, namespace?: string): k8s.V1Pod | undefined };
+  pods: { get(name: string, namespace?: string): k8s.V1Pod | undefined; list(namespace?: string): k8s.V1Pod[] };
   /** The gavel-launch binary, kept in a ConfigMap of each namespace; unset, programs run bare (merged logs). */
   launcher?: Buffer;
   now?: () => number;
 }
 
 /** The Workloads port on Kubernetes: pods, observed through the caller's cache. */
-export class PodWorkloads implements Workloads<PodPlacement> {
+export class PodWorkloads implements OwnedWorkloads<PodPlacement> {
   /** Namespaced shared objects (launcher ConfigMap, namespace NetworkPolicies) known to exist. */
   private readonly shared = new Set<string>();
   private readonly launcher: k8s.V1ConfigMap | undefined;
@@ -255,6 +255,16 @@ export class PodWorkloads implements Workloads<PodPlacement> {
   async retire(name: string, place: PodPlacement, retentionSeconds: number): Promise<number | undefined> {
     const pod = this.opts.pods.get(this.podName(name), place.namespace);
     return this.retirePod(pod ?? { metadata: { name: this.podName(name), namespace: place.namespace } }, retentionSeconds);
+  }
+
+  async retireOwned(namespace: string | undefined, owner: string, retentionSeconds: number, which: (labels: Readonly<Record<string, string>>) => boolean = () => true): Promise<number | undefined> {
+    let next: number | undefined;
+    for (const pod of this.opts.pods.list(namespace === "" ? undefined : namespace)) {
+      if (!(pod.metadata?.ownerReferences ?? []).some((o) => o.controller === true && o.name === owner) || !which(pod.metadata?.labels ?? {})) continue;
+      const until = await this.retirePod(pod, retentionSeconds);
+      if (until !== undefined) next = Math.min(next ?? until, until);
+    }
+    return next;
   }
 
   /** Deletes a pod, unless it ended within its retention: then returns until when it is kept. */

@@ -1,0 +1,276 @@
+// A run (an Execution without `spec.parent`) through one reconcile, in kubebuilder's order:
+// validate (its Agent, a gate for its tool calls, its workspace strategy), gather what is
+// observed (the stored worker result, its judges' outcomes), compute (the engine's state
+// rebuilt from the status: restoreState, then decide), apply (the worker, judge children and
+// file readers the engine asks for), and hand the status to ExecutionStatusWriter.
+import { withDefaults } from "../api/defaults.js";
+import type { Agent, Execution } from "../api/types.js";
+import { workerWorkload, type WorkerRun } from "../children/workloads.js";
+import { workerName } from "../engine/child-names.js";
+import { iterationTimeoutSeconds } from "../engine/durations.js";
+import type { JudgeOutcome } from "../engine/gradient.js";
+import { stoppedByParent } from "../engine/judge-run.js";
+import { judgeStatus, outcomeOfStatus } from "../engine/phases.js";
+import {
+  decide,
+  isTerminal,
+  nextDeadline,
+  observeFile,
+  observeWorker,
+  requestCancel,
+  restoreState,
+  type EngineAction,
+  type EngineContext,
+  type EngineState,
+  type WorkerObservation,
+} from "../engine/outer-loop.js";
+import { isConflict } from "../errors.js";
+import type { ExecutionTraces } from "../telemetry/execution-trace.js";
+import { gateBlocks, mergeToolJudgeRefs, waitingForGate, type GateStatus } from "./cluster-gate.js";
+import { removeEarlierRun, type EarlierRunAccess } from "./earlier-run.js";
+import type { ExecutionCredentials } from "./execution-credentials.js";
+import type { EngineEvent } from "./execution-events.js";
+import { ensureWorkload, namespaceOf, requeueAt, streamsOf, type ExecutionParts } from "./execution-parts.js";
+import { CANCEL_ANNOTATION, claimName, placementOf, resultConfigMaps, workerPlacement, workloadPodName, workspaceMounts } from "./execution-pods.js";
+import { judgeNamesOf } from "./execution-state.js";
+import { traced, type ExecutionStatusWriter } from "./execution-status.js";
+import type { FileReaders } from "./file-readers.js";
+import { gateAccess, isRestrictedWorker, workerGatePolicy, type GateAccess } from "./gate-egress.js";
+import type { JudgeChildren } from "./judge-children.js";
+import { readWorkerResult, storeWorkerResult } from "./stored-parts.js";
+import type { WorkspaceCopies } from "./workspace-copies.js";
+import type { WorkspaceSnapshots } from "./workspace-snapshots.js";
+
+/** The concerns a run uses, and what it reads beyond them. */
+export interface RunAccess {
+  status: ExecutionStatusWriter;
+  judges: JudgeChildren;
+  readers: FileReaders;
+  copies: WorkspaceCopies;
+  snapshots: WorkspaceSnapshots;
+  /** The caches of pods and Executions an earlier run of the same name is looked for in (and the tool-judge children in). */
+  caches: Omit<EarlierRunAccess, "core">;
+  gate?: GateStatus;
+  traces?: ExecutionTraces;
+  credentials?: ExecutionCredentials;
+}
+
+/** Runs the outer loop of top-level Executions. */
+export class ExecutionRuns {
+  /** The gate access of restricted workers, resolved once (a failure is tried again next time). */
+  private gateAccessing: Promise<GateAccess> | undefined;
+
+  constructor(
+    private readonly parts: ExecutionParts,
+    private readonly access: RunAccess,
+  ) {}
+
+  /** One reconcile of a run that has not ended: validate, gather, compute, apply, write the status. */
+  async reconcile(ex: Execution): Promise<{ requeueAfterMs?: number }> {
+    const { status, credentials } = this.access;
+    const namespace = namespaceOf(ex);
+    // Validate: its Agent exists, and before it starts a gate can decide its tool calls and its judges can get its volumes.
+    const raw = await this.parts.resources.agent(namespace, ex.spec.agentRef.name);
+    if (raw === undefined) return status.agentMissing(ex);
+    const agent = withDefaults(raw);
+    const unguarded = gateBlocks(this.access.gate, agent, namespace);
+    const held = ex.status?.startTime === undefined ? await this.holdBeforeStart(ex, agent, unguarded) : undefined;
+    if (held !== undefined) return held;
+    // Gather and compute: the engine's state rebuilt from the status and what is observed.
+    const ctx: EngineContext = { execution: ex, agent, judges: await this.judgeAgents(namespace, agent) };
+    const { state, respawn } = restoreState(ctx, await this.gather(ctx));
+    // The gate's tool-judge children are listed too, so a cancel or deadline stops them with the run.
+    mergeToolJudgeRefs(state.status, this.access.caches.executions.list(namespace).filter((c) => c.spec?.parent?.name === ex.metadata.name));
+    // Apply: what the status says runs is (re)made, then the engine decides until nothing new is observed.
+    if (ex.metadata.annotations?.[CANCEL_ANNOTATION] !== undefined) requestCancel(state);
+    else {
+      for (const req of respawn) await this.access.judges.spawn(ctx, state, req);
+      await this.observeWorker(ctx, state);
+    }
+    const events = await this.decideAll(ctx, state);
+    // Status, then what an ended run leaves behind.
+    const foldAgainInMs = await status.writeRun(ctx, state, events, unguarded);
+    if (isTerminal(state.status.phase)) {
+      await this.parts.workloads.retireOwned(namespace, ex.metadata.name, this.parts.settings.retentionSeconds);
+      await credentials?.release(namespace, ex.metadata.name, ex.metadata.uid);
+    }
+    const deadline = nextDeadline(ctx, state);
+    const wake = Math.min(deadline === undefined ? Infinity : requeueAt(deadline, this.parts.now()), foldAgainInMs ?? Infinity);
+    return wake === Infinity ? {} : { requeueAfterMs: wake };
+  }
+
+  /**
+   * Why a run that has not started yet must not start now, as the reconcile's result: no gate
+   * can decide its tool calls (fail closed), an earlier run of its name is still there, or its
+   * judges cannot get its volumes by snapshot. Undefined when it may start.
+   */
+  private async holdBeforeStart(ex: Execution, agent: Agent, unguarded: string | undefined): Promise<{ requeueAfterMs?: number } | undefined> {
+    const { status } = this.access;
+    if (unguarded !== undefined) {
+      // Fail closed: a worker whose tool calls nobody could decide is never started.
+      const waiting = waitingForGate(ex, agent, unguarded, this.parts.now());
+      await status.write(ex, waiting.status);
+      return waiting.requeueAfterMs === undefined ? {} : { requeueAfterMs: waiting.requeueAfterMs };
+    }
+    // Deleted and created again at once: the earlier run's pods and results must not pass for this run's.
+    const claims = (agent.spec.volumes ?? []).map((v) => claimName(ex.metadata.name, v.name));
+    const earlier = await removeEarlierRun({ core: this.parts.core, ...this.access.caches }, ex, claims);
+    if (earlier !== undefined) {
+      await status.write(ex, { ...ex.status, phase: "Pending", message: earlier });
+      return { requeueAfterMs: 1000 };
+    }
+    // Refused before any pod starts: the worker would run for judges that cannot get its volumes.
+    const problem = agent.spec.workspace_strategy === "snapshot" ? await this.access.snapshots.problem(agent) : undefined;
+    return problem === undefined ? undefined : status.refuse(ex, "WorkspaceStrategyUnsupported", problem);
+  }
+
+  /** The judge Agents the run's validators name (those that exist), with defaults. */
+  private async judgeAgents(namespace: string, agent: Agent): Promise<Map<string, Agent>> {
+    const judges = new Map<string, Agent>();
+    for (const j of judgeNamesOf(agent)) {
+      const a = await this.parts.resources.agent(namespace, j);
+      if (a !== undefined) judges.set(j, withDefaults(a));
+    }
+    return judges;
+  }
+
+  /** What the current iteration has observed: its stored worker result and its validation judges' outcomes (null: not ended yet). */
+  private async gather(ctx: EngineContext): Promise<{ worker?: WorkerObservation; judges: Map<string, JudgeOutcome | null> }> {
+    const ex = ctx.execution;
+    const namespace = namespaceOf(ex);
+    const iteration = ex.status?.iteration;
+    const stored = iteration === undefined ? undefined : await readWorkerResult(this.parts.core, namespace, workerName(ex.metadata.name, iteration));
+    const judges = new Map<string, JudgeOutcome | null>();
+    for (const ref of ex.status?.children ?? []) {
+      // Tool-judge children are the gate's to wait on, not the outer loop's.
+      if (ref.iteration !== iteration || ref.purpose !== "validation") continue;
+      const child = await this.parts.resources.execution(namespace, ref.name);
+      if (child !== undefined) judges.set(ref.name, outcomeOfStatus(child.status) ?? null);
+    }
+    return { ...(stored !== undefined ? { worker: stored } : {}), judges };
+  }
+
+  /** Runs decide and performs its actions until an action observes nothing new; returns the events. */
+  private async decideAll(ctx: EngineContext, state: EngineState): Promise<EngineEvent[]> {
+    const events: EngineEvent[] = [];
+    for (let round = 0; round < 100; round++) {
+      let observed = false;
+      for (const a of decide(ctx, state, this.parts.now())) {
+        if (a.type === "event") events.push(a);
+        observed = (await this.perform(ctx, state, a)) || observed;
+      }
+      if (!observed) break;
+    }
+    return events;
+  }
+
+  /** Performs one engine action; true when it observed something (decide must run again). */
+  private async perform(ctx: EngineContext, state: EngineState, a: EngineAction): Promise<boolean> {
+    const ex = ctx.execution;
+    switch (a.type) {
+      case "event":
+        this.parts.logger.info({ execution: `${namespaceOf(ex)}/${ex.metadata.name}`, ...(typeof a.data.iteration === "number" ? { iteration: a.data.iteration } : {}), event: a.event, data: a.data }, "loop event");
+        return false;
+      case "start_worker":
+        await this.startWorker(ctx, state, a);
+        return false;
+      case "read_files": {
+        // Level-triggered: each file's reader is a workload observed on a later reconcile (its
+        // end wakes this Execution); a reconcile never waits for one.
+        let observed = false;
+        for (const f of a.files) {
+          const content = await this.access.readers.content(ctx, a.iteration, f);
+          if (content === undefined) continue;
+          observeFile(state, f.key, content);
+          observed = true;
+        }
+        return observed;
+      }
+      case "spawn_judge":
+        await this.access.judges.spawn(ctx, state, a.child);
+        return false;
+      case "stop":
+        for (const name of a.names) await this.stop(ex, name, a.reason);
+        return false;
+      case "finish":
+        return false;
+    }
+  }
+
+  /** The current iteration's worker: collects it when it ended, creates it when it is missing. */
+  private async observeWorker(ctx: EngineContext, state: EngineState): Promise<void> {
+    const record = state.status.iterations?.at(-1);
+    if (record === undefined) return;
+    const ex = ctx.execution;
+    const { workloads, settings, now } = this.parts;
+    const worker = workerName(ex.metadata.name, record.number);
+    const place = placementOf(ex, "apart");
+    const seen = await workloads.observe(worker, place);
+    if (state.worker !== undefined) {
+      // Its result is kept: the pod goes once its retention has passed.
+      if (seen.state !== "absent") await workloads.retire(worker, place, settings.retentionSeconds);
+      return;
+    }
+    if (record.phase !== "Running") return;
+    if (seen.state === "absent") {
+      // Never created (the controller stopped first) or gone before its result was kept: run it.
+      const timeoutSeconds = Math.max(1, Math.ceil(((state.iterationStartedAtMs ?? now()) + iterationTimeoutSeconds(ctx.agent) * 1000 - now()) / 1000));
+      await this.startWorker(ctx, state, { name: worker, iteration: record.number, ...(record.feedback !== undefined ? { feedback: record.feedback } : {}), timeoutSeconds });
+      return;
+    }
+    if (seen.state !== "ended" && seen.state !== "stuck") return;
+    const end = seen.state === "stuck" ? { exitCode: -1, timedOut: false, node: seen.node } : seen;
+    const out = seen.state === "stuck" ? { stdout: `pod ${workloadPodName(worker)} cannot start: ${seen.reason}`, stderr: seen.reason } : streamsOf(await workloads.output(worker, place));
+    const w: WorkerObservation = { iteration: record.number, exitCode: end.exitCode, ...out, timedOut: end.timedOut, cancelled: false };
+    // Kept before the pod goes: its log goes with it.
+    await storeWorkerResult(this.parts.core, namespaceOf(ex), resultConfigMaps(ex, worker, w, end.node));
+    observeWorker(state, w);
+    await workloads.retire(worker, place, settings.retentionSeconds);
+  }
+
+  /**
+   * Iteration N's worker, after its claims and with its credential; the readers of earlier
+   * iterations go. A worker whose network is restricted (none, or an allowlist) gets the
+   * gate's address and an egress rule to it (gate-egress.ts), so its tool calls still reach
+   * the gate and nothing else opens up.
+   */
+  private async startWorker(ctx: EngineContext, state: EngineState, run: WorkerRun): Promise<void> {
+    const ex = ctx.execution;
+    const { settings, now } = this.parts;
+    const { traces, credentials } = this.access;
+    await this.access.copies.ensureClaims(ex, ctx.agent);
+    await this.access.readers.removeBefore(ex, run.iteration);
+    const mounts = workspaceMounts(ex.metadata.name, ctx.agent, false);
+    const options = { natsUrl: settings.natsUrl, ...(settings.runtimes !== undefined ? { runtimes: settings.runtimes } : {}), ...(traces !== undefined ? { traceParent: traces.iterationParent(traced(ex, ctx.agent), run.iteration) } : {}) };
+    let spec = workerWorkload(ex, ctx.agent, run, mounts, options);
+    let place = workerPlacement(ex, ctx.agent, settings.readerImage);
+    if (settings.natsUrl !== "" && isRestrictedWorker(spec)) {
+      const access = await this.gateAccess();
+      spec = workerWorkload(ex, ctx.agent, run, mounts, { ...options, natsUrl: access.url });
+      place = { ...place, gate: { policy: workerGatePolicy(access), egress: access.egress } };
+    }
+    if (credentials !== undefined) place = { ...place, credentialSecret: await credentials.ensure(ctx, state.startedAtMs ?? now()) };
+    await ensureWorkload(this.parts, spec, place);
+  }
+
+  /** Stops the worker or a judge child (its status says why; its workload goes). */
+  private async stop(ex: Execution, name: string, reason: "cancelled" | "timed_out"): Promise<void> {
+    const namespace = namespaceOf(ex);
+    const child = (ex.status?.children ?? []).some((c) => c.name === name) ? await this.parts.resources.execution(namespace, name) : undefined;
+    if (child !== undefined && !isTerminal(child.status?.phase)) {
+      await this.access.status.write(child, judgeStatus(child.status, stoppedByParent(reason), new Date(this.parts.now()))).catch((err: unknown) => {
+        // The child's own reconcile may have just finished it; its verdict stands then.
+        if (!isConflict(err)) throw err;
+      });
+    }
+    await this.parts.workloads.retire(name, { namespace }, this.parts.settings.retentionSeconds);
+  }
+
+  private gateAccess(): Promise<GateAccess> {
+    this.gateAccessing ??= gateAccess(this.parts.settings.natsUrl, (name, namespace) => this.parts.core.readNamespacedService({ name, namespace })).catch((err: unknown) => {
+      this.gateAccessing = undefined;
+      throw err;
+    });
+    return this.gateAccessing;
+  }
+}

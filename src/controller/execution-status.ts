@@ -1,0 +1,149 @@
+// An Execution's status, conditions and Events as the reconciler writes them: one status write
+// per reconcile, only when it changed (a stale one is a 409 the work queue retries); the
+// Accepted condition of an Execution that cannot run as declared; and what follows a written
+// status: its engine events published, traced, counted and recorded as Kubernetes Events.
+import type { Agent, Condition, Execution, ExecutionStatus } from "../api/types.js";
+import type { JudgeRunStep } from "../engine/judge-run.js";
+import { isTerminal, type EngineContext, type EngineState } from "../engine/outer-loop.js";
+import { gateRequirement } from "../gate/enforcement.js";
+import type { ExecutionTraces, TracedExecution } from "../telemetry/execution-trace.js";
+import type { ExecutionMetrics } from "../telemetry/metrics.js";
+import { setGuarded, type GateStatus } from "./cluster-gate.js";
+import { toGavelEvents, type EngineEvent, type ExecutionEventPublisher } from "./execution-events.js";
+import { namespaceOf, type ExecutionParts } from "./execution-parts.js";
+import { sameStatus } from "./execution-state.js";
+import { KubernetesEventRecorder } from "./kubernetes-events.js";
+
+/** Condition type the reconciler sets when it cannot run an Execution as specified. */
+export const ACCEPTED = "Accepted";
+/** A running Execution's tool-call counts reach its status at most this often (unless it is written anyway). */
+const TOOL_CALL_FOLD_MS = 1000;
+
+/** What the status writer reports to, besides the API server. */
+export interface StatusOptions {
+  /** Counters of ended runs, iterations and judges. */
+  outcomes: ExecutionMetrics;
+  /** The JetStream event stream (staged before the write, published after); none when undefined. */
+  events?: ExecutionEventPublisher;
+  /** Spans from the events of each status write; none when undefined. */
+  traces?: ExecutionTraces;
+  /** The tool-call gate: the Guarded condition and the decided calls of the status. */
+  gate?: GateStatus;
+  /** How long an Execution waits for its Agent to appear before it fails. Default 10 s. */
+  agentGraceMs?: number;
+}
+
+/** Writes Executions' statuses and what follows them. */
+export class ExecutionStatusWriter {
+  private readonly kubeEvents: KubernetesEventRecorder;
+  /** When each running Execution's tool calls were last folded into its status (foldToolCalls). */
+  private readonly toolCallsFolded = new Map<string, number>();
+
+  constructor(
+    private readonly parts: ExecutionParts,
+    private readonly opts: StatusOptions,
+  ) {
+    this.kubeEvents = new KubernetesEventRecorder(parts.core, parts.logger, parts.now);
+  }
+
+  /** Replaces the status when it changed; the resourceVersion makes a stale write a 409 (retried). A gone Execution is left alone. */
+  async write(ex: Execution, status: ExecutionStatus): Promise<void> {
+    if (sameStatus(ex.status, status)) return;
+    const got = await this.parts.resources.replaceStatus(ex, status);
+    if (got === undefined) return;
+    this.parts.count.statusWrite();
+    ex.metadata.resourceVersion = got.metadata.resourceVersion;
+    ex.status = got.status;
+  }
+
+  /**
+   * Writes a run's status (with the gate's part: guarded condition, tool calls); its events
+   * are staged before (an outbox a restarted controller reads) and published, traced, counted
+   * and recorded only once the status that holds the transitions is written: a retried
+   * reconcile (409) decides them again then. Returns, when the tool-call fold was skipped,
+   * how soon to look again.
+   */
+  async writeRun(ctx: EngineContext, state: EngineState, events: EngineEvent[], unguarded: string | undefined): Promise<number | undefined> {
+    const ex = ctx.execution;
+    const { events: stream, traces, gate } = this.opts;
+    const before = ex.metadata.resourceVersion;
+    const streamed = stream === undefined && traces === undefined ? [] : toGavelEvents(ex, events, new Date(this.parts.now()));
+    const staged = streamed.length > 0 && stream !== undefined ? await stream.stage(ex, streamed, state.status) : undefined;
+    if (gateRequirement(ctx.agent, gate?.policiesInScope(namespaceOf(ex)) ?? false) !== undefined) setGuarded(state.status, unguarded, new Date(this.parts.now()), ex.metadata.generation);
+    const foldAgainInMs = this.foldToolCalls(ex, state.status);
+    await this.write(ex, state.status);
+    if (ex.metadata.resourceVersion !== before) {
+      stream?.commit(ex, streamed, staged);
+      if (ex.spec.parent === undefined && streamed.length > 0) traces?.observe(traced(ex, ctx.agent), streamed);
+      this.countOutcomes(events);
+      await this.kubeEvents.record(ex, events);
+    }
+    return foldAgainInMs;
+  }
+
+  /** Writes a judge child's final status and counts it once, with the write that ends it. */
+  async writeJudgeEnd(child: Execution, step: Extract<JudgeRunStep, { type: "finish" }>): Promise<void> {
+    const before = child.metadata.resourceVersion;
+    await this.write(child, step.status);
+    if (child.metadata.resourceVersion === before) return;
+    const purpose = child.spec.parent?.purpose ?? "validation";
+    const started = Date.parse(child.status?.startTime ?? "");
+    this.opts.outcomes.judgeResults.inc({ purpose, result: step.outcome.ok ? "verdict" : step.outcome.rejection });
+    if (!Number.isNaN(started)) this.opts.outcomes.judgeSeconds.observe({ purpose }, Math.max(0, this.parts.now() - started) / 1000);
+  }
+
+  /** A run whose Agent is missing: waits a short grace (applied together, the Execution may come first), then is refused naming the field. */
+  async agentMissing(ex: Execution): Promise<{ requeueAfterMs?: number }> {
+    const created = Date.parse(ex.metadata.creationTimestamp ?? "") || this.parts.now();
+    const grace = this.opts.agentGraceMs ?? 10_000;
+    if (this.parts.now() - created < grace) return { requeueAfterMs: Math.min(1000, grace) };
+    return this.refuse(ex, "AgentNotFound", `spec.agentRef.name: Agent "${ex.spec.agentRef.name}" not found in namespace ${namespaceOf(ex)}`);
+  }
+
+  /** Ends an Execution that cannot run as declared: Failed, with an Accepted=False condition whose message names the field. */
+  async refuse(ex: Execution, reason: string, message: string): Promise<{ requeueAfterMs?: number }> {
+    const now = new Date(this.parts.now()).toISOString();
+    const generation = ex.metadata.generation !== undefined ? { observedGeneration: ex.metadata.generation } : {};
+    const condition: Condition = { type: ACCEPTED, status: "False", reason, message, lastTransitionTime: now, ...generation };
+    await this.write(ex, { ...ex.status, phase: "Failed", message, completionTime: now, conditions: [...(ex.status?.conditions ?? []).filter((c) => c.type !== ACCEPTED), condition], ...generation });
+    return {};
+  }
+
+  /** Forgets what it kept for an Execution that ended or went. */
+  forget(key: string): void {
+    this.toolCallsFolded.delete(key);
+  }
+
+  /**
+   * Folds the gate's tool calls into a status about to be written, at most once per
+   * TOOL_CALL_FOLD_MS for an Execution unless the status changes anyway: every decision
+   * changes the counts, and each status write wakes this reconciler again through the
+   * watch, so folding on every reconcile kept a busy worker's Execution in a loop of
+   * GET, GET, PUT on the event loop the gate answers from. Returns, when it skipped the
+   * fold, how soon to look again.
+   */
+  private foldToolCalls(ex: Execution, status: ExecutionStatus): number | undefined {
+    const gate = this.opts.gate;
+    if (gate === undefined) return undefined;
+    const key = `${namespaceOf(ex)}/${ex.metadata.name}`;
+    const since = this.parts.now() - (this.toolCallsFolded.get(key) ?? -Infinity);
+    if (since < TOOL_CALL_FOLD_MS && sameStatus(ex.status, status)) return TOOL_CALL_FOLD_MS - since;
+    gate.annotate(ex, status);
+    if (isTerminal(status.phase)) this.toolCallsFolded.delete(key);
+    else this.toolCallsFolded.set(key, this.parts.now());
+    return undefined;
+  }
+
+  /** Counts the iterations and runs that ended in a status just written (engine events `iteration.finished`, `execution.phase`). */
+  private countOutcomes(events: readonly EngineEvent[]): void {
+    for (const e of events) {
+      if (e.event === "iteration.finished" && typeof e.data.outcome === "string") this.opts.outcomes.iterations.inc({ outcome: e.data.outcome });
+      if (e.event === "execution.phase" && typeof e.data.phase === "string" && isTerminal(e.data.phase as ExecutionStatus["phase"])) this.opts.outcomes.executions.inc({ phase: e.data.phase });
+    }
+  }
+}
+
+/** What a trace says about an Execution. */
+export function traced(ex: Execution, agent: Agent): TracedExecution {
+  return { namespace: namespaceOf(ex), name: ex.metadata.name, ...(ex.metadata.uid !== undefined ? { uid: ex.metadata.uid } : {}), agent: agent.metadata.name };
+}

@@ -1,0 +1,67 @@
+// The files a run's validators read (json_schema's target_path and schema_path, regex on a
+// file), each read by a workload of its own (runtime/file-reader.ts, the reader local mode
+// runs too): a workspace file with its claim mounted read-only, an image file in the agent's
+// own image. Level-triggered: one reconcile creates the reader, its end wakes the Execution,
+// and a later reconcile reads its log. Its name is fixed by the Execution, the iteration and
+// the path, so a restarted controller finds it again.
+import { defaultImages } from "../children/images.js";
+import { agentImage, runtimeTable } from "../children/runtime-table.js";
+import { CHILD_LABELS } from "../children/workloads.js";
+import type { EngineContext, FileRequest } from "../engine/outer-loop.js";
+import type { FileContent } from "../engine/validators/outcome.js";
+import { imageReader, readerContent, volumeReader } from "../runtime/file-reader.js";
+import type { WorkloadSpec } from "../runtime/workload.js";
+import type { Execution } from "../api/types.js";
+import { placementOf, readerName, readerWorkload, workloadPodName, workspaceMounts } from "./execution-pods.js";
+import { ensureWorkload, namespaceOf, type ExecutionParts } from "./execution-parts.js";
+
+/** Seconds a reader may take. */
+const READER_TIMEOUT_SECONDS = 60;
+
+/** A run's validator files, read by reader workloads. */
+export class FileReaders {
+  constructor(private readonly parts: ExecutionParts) {}
+
+  /**
+   * The content of a validator's file: creates its reader when it is missing; undefined until
+   * it has ended. Finished readers stay (a later reconcile that rebuilt its state reads them
+   * again) until the next iteration starts or the Execution ends.
+   */
+  async content(ctx: EngineContext, iteration: number, f: FileRequest): Promise<FileContent | undefined> {
+    const ex = ctx.execution;
+    const name = readerName(ex.metadata.name, iteration, f.key);
+    const place = placementOf(ex);
+    const { workloads } = this.parts;
+    const seen = await workloads.observe(name, place);
+    if (seen.state === "absent") {
+      const spec = this.readerSpec(ctx, name, f);
+      if ("problem" in spec) return { ok: false, reason: "unreadable", detail: spec.problem };
+      await ensureWorkload(this.parts, readerWorkload(ex, spec, iteration), place);
+      return undefined;
+    }
+    if (seen.state === "stuck") return { ok: false, reason: "unreadable", detail: `the reader pod ${workloadPodName(name)} cannot start: ${seen.reason}` };
+    if (seen.state !== "ended") return undefined;
+    const out = await workloads.output(name, place);
+    // A reader's log merges stderr into stdout: an error's message is in the log, a content never has stderr.
+    return readerContent({ exitCode: seen.exitCode, stdout: out.stdout, stderr: "", timedOut: seen.timedOut, truncated: out.truncated }, f.from);
+  }
+
+  /** Retires the readers of iterations before `iteration` (their validators are recorded). */
+  async removeBefore(ex: Execution, iteration: number): Promise<void> {
+    await this.parts.workloads.retireOwned(namespaceOf(ex), ex.metadata.name, 0, (labels) => labels[CHILD_LABELS.role] === "reader" && Number(labels[CHILD_LABELS.iteration]) < iteration);
+  }
+
+  private readerSpec(ctx: EngineContext, name: string, f: FileRequest): WorkloadSpec | { problem: string } {
+    const { runtimes, readerImage } = this.parts.settings;
+    if (f.from === "image") {
+      const image = agentImage(ctx.agent, runtimes ?? runtimeTable(), defaultImages().worker) ?? defaultImages().worker;
+      return imageReader(name, image, f.path, READER_TIMEOUT_SECONDS);
+    }
+    const mounts = workspaceMounts(ctx.execution.metadata.name, ctx.agent, true);
+    const mount = mounts
+      .filter((m) => f.path === m.mountPath || f.path.startsWith(m.mountPath.endsWith("/") ? m.mountPath : `${m.mountPath}/`))
+      .sort((a, b) => b.mountPath.length - a.mountPath.length)[0];
+    if (mount === undefined) return { problem: `${f.path} is not inside any workspace volume (${mounts.map((m) => m.mountPath).join(", ") || "none"})` };
+    return volumeReader(name, readerImage, mount, f.path, READER_TIMEOUT_SECONDS);
+  }
+}
