@@ -32,10 +32,8 @@ import type { WorkQueue, WorkQueueOptions } from "./runtime/work-queue.js";
 import { WorkspaceCopies } from "./workspace-copies.js";
 import { WorkspaceSnapshots } from "./workspace-snapshots.js";
 
-export { ACCEPTED } from "./execution-status.js";
-
 /** Seconds a finished pod is kept for its logs when the options say nothing. */
-export const DEFAULT_POD_RETENTION_SECONDS = 600;
+const DEFAULT_POD_RETENTION_SECONDS = 600;
 
 /** The reconciler's pods: the informer of the pods it makes (its watch) and the Workloads port over them. */
 export interface ExecutionPods {
