@@ -77,7 +77,8 @@ export class ExecutionRuns {
     const held = ex.status?.startTime === undefined ? await this.holdBeforeStart(ex, agent, unguarded) : undefined;
     if (held !== undefined) return held;
     // Gather and compute: the engine's state rebuilt from the status and what is observed.
-    const ctx: EngineContext = { execution: ex, agent, judges: await this.judgeAgents(namespace, agent) };
+    const judges = await this.judgeAgents(namespace, agent);
+    const ctx: EngineContext = { execution: ex, agent, judges };
     const { state, respawn } = restoreState(ctx, await this.gather(ctx));
     // The gate's tool-judge children are listed too, so a cancel or deadline stops them with the run.
     mergeToolJudgeRefs(state.status, this.access.caches.executions.list(namespace).filter((c) => c.spec?.parent?.name === ex.metadata.name));
