@@ -60,6 +60,9 @@ base-image: docker-up ## Debian bookworm + Node 20, built locally
 images: base-image build ## every image gavel ships, FROM the base image
 	$(HARNESS)/images.sh
 
+test-controller: deps k8s-binaries ## the Execution reconciler on real etcd + kube-apiserver with in-memory workloads (seconds)
+	$(VITEST) --project controller
+
 test-integration: build k8s-binaries images jaeger ## real etcd + kube-apiserver, NATS, Docker, Jaeger
 	$(VITEST) --project integration
 
@@ -86,7 +89,7 @@ test-setup: lint verify test-unit build k8s-binaries images jaeger cluster-up pr
 
 test: ## everything CI runs
 	$(MAKE) --no-print-directory -j3 --output-sync=target test-setup UNIT_AFTER=build
-	$(VITEST) --project integration --project e2e --project e2e-exclusive
+	$(VITEST) --project controller --project integration --project e2e --project e2e-exclusive
 
 demo: build images ## gavel's main job, end to end
 	$(HARNESS)/demo.sh

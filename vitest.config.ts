@@ -42,6 +42,10 @@ export default defineConfig({
           testTimeout: 30_000,
         },
       },
+      // The controller's fast tier: the Execution reconciler on a control plane of its own (API
+      // server + etcd, no kubelet) with in-memory workloads; needs the Kubernetes binaries, not
+      // the cluster, images or NATS (make test-controller; make test runs it too).
+      { test: { name: "controller", include: ["test/controller/**/*.test.ts"], testTimeout: 60_000, hookTimeout: 180_000, fileParallelism: false, sequence: { groupOrder: 2 } } },
       // First the e2e files that only need the shared controller up, three at a time: most of a
       // file's time is waiting on pods, so they overlap well on two cores. Then the e2e files
       // that crash, restart or reconfigure the chart's controller or NATS, or count its metrics
