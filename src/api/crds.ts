@@ -535,7 +535,7 @@ export const guardPolicyCrd: CrdDocument = crd("GuardPolicy", "guardpolicies", [
     {
       enforcementAction: enforcementAction("this policy's rules"),
       profile: str(
-        "What the guard's threat classes (what the effect model finds a command does; docs/guard.md) do with a call: strict denies every class; standard (the default) denies all but infrastructure and git_history, which it flags (the call goes on, flagged); permissive flags protection_off, privilege_escalation, secrets, infrastructure and git_history and denies the rest. The first policy that sets it wins (the cluster default first).",
+        "What the guard's threat classes (what the effect model finds a command does; docs/guard.md) do with a call: strict denies every class; standard (the default) denies all but infrastructure and git_history, which it flags (the call goes on, flagged); permissive flags protection_off, privilege_escalation, secrets, persistence, service_disruption, account_change, infrastructure and git_history and denies the rest. The first policy that sets it wins (the cluster default first).",
         { enum: [...GUARD_PROFILES] },
       ),
       threat_classes: {

@@ -8,6 +8,7 @@ import { mcpDeclaration, mcpToolName } from "../mcp-tools.js";
 import { callFindings } from "./effects/read-call.js";
 import type { Candidates } from "./pattern-set.js";
 import type { EnforcementAction } from "./policy.js";
+import { waived } from "./waivers.js";
 
 /** The part of a proposal the guard reads. */
 export interface GuardCall {
@@ -155,7 +156,9 @@ export const destructivePattern: Check = (state) => {
     const e = watch.entries[w];
     if (e !== undefined) state.enforce(e.enforcement ?? "deny", { approved: false, check: "destructive_pattern", reason: `destructive_pattern: ${e.label}` });
   }
-  const i = set.firstMatch(views, state.viewCandidates[0]);
+  let i = set.firstMatch(views, state.viewCandidates[0]);
+  // A built-in pattern that names a token the effect model has read as harmless here is passed over (waivers.ts).
+  if (i >= 0 && isWaived(state, i, views)) i = set.allMatches(views, state.viewCandidates[0]).find((j) => !isWaived(state, j, views)) ?? -1;
   if (i >= 0) return { approved: false, check: "destructive_pattern", reason: `destructive_pattern: ${set.entries[i]?.label ?? ""}` };
   // What a static reading cannot resolve is denied, not guessed (vaglio: a false positive costs
   // a reformulated request, a false negative a leaked key).
@@ -164,6 +167,14 @@ export const destructivePattern: Check = (state) => {
   return undefined;
 };
 
+/** Whether the destructive set's entry i is a built-in pattern waived for this call. */
+function isWaived(state: CallState, i: number, views: readonly string[]): boolean {
+  const e = state.ctx.policy.destructive.entries[i];
+  if (e === undefined || e.builtin !== true) return false;
+  const where = { home: state.ctx.views?.home ?? "/root", workspace: state.ctx.views?.cwd ?? "/workspace" };
+  return waived(e.label, views, state.callViews, where, isShellTool(state.call.tool, state.ctx));
+}
+
 /** The first finding of a class the policy denies; findings of flagged classes are noted in state.flags. */
 function threatClasses(state: CallState): Denial | undefined {
   const { call, ctx } = state;
@@ -171,7 +182,8 @@ function threatClasses(state: CallState): Denial | undefined {
   const findings = callFindings(call.tool, call.args, state.callViews, where, isShellTool(call.tool, ctx));
   for (const f of findings) {
     const reason = `${f.class}: ${f.what} [${f.key}]`;
-    if (ctx.policy.threats[f.class] === "deny") return { approved: false, check: "destructive_pattern", reason };
+    // Code written to run later is denied when what it would do is (a reverse shell planted in cron under permissive).
+    if (ctx.policy.threats[f.class] === "deny" || f.carries?.some((c) => ctx.policy.threats[c] === "deny") === true) return { approved: false, check: "destructive_pattern", reason };
     if (!(state.flags ??= []).includes(reason)) state.flags.push(reason);
   }
   return undefined;

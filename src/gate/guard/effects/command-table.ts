@@ -11,6 +11,7 @@ import * as infra from "./commands/infrastructure.js";
 import * as net from "./commands/network.js";
 import * as priv from "./commands/privileges.js";
 import * as prot from "./commands/protections.js";
+import * as sys from "./commands/system.js";
 import type { Effect } from "./effect.js";
 
 export { remoteCommand } from "./commands/network.js";
@@ -24,6 +25,7 @@ export const SENDERS: ReadonlySet<string> = set("curl", "wget", "nc", "ncat", "n
 // ---------------------------------------------------------------- the table
 
 const alias = (names: string, h: Handler): [string, Handler][] => names.split(" ").map((n) => [n, h]);
+const both = (a: Handler, b: Handler): Handler => (c) => [...a(c), ...b(c)];
 
 /** Commands by bare name, each with the handler that reads its effects. */
 export const COMMAND_EFFECTS: ReadonlyMap<string, Handler> = new Map<string, Handler>([
@@ -51,8 +53,11 @@ export const COMMAND_EFFECTS: ReadonlyMap<string, Handler> = new Map<string, Han
   ...alias("scp rsync sftp", net.remoteCopy),
   ...alias("dig nslookup host drill ping ping6 traceroute", net.dnsOrPing),
   ...alias("ssh telnet", net.ssh),
-  ...alias("systemctl service rc-service chkconfig update-rc.d launchctl", prot.serviceControl),
-  ...alias("kill pkill killall", prot.killer),
+  ...alias("systemctl service rc-service chkconfig update-rc.d launchctl", both(prot.serviceControl, sys.systemctlDisruption)),
+  ...alias("kill pkill killall", both(prot.killer, sys.killDisruption)),
+  ...alias("shutdown poweroff reboot halt init telinit", sys.power),
+  ...alias("ip ifconfig ifdown nmcli", sys.networkDown),
+  ...alias("userdel deluser chpasswd chpass passwd chage gpasswd newusers dscl sysadminctl", sys.accounts),
   ...alias("spctl csrutil mdatp tmutil log", prot.macProtections),
   ...alias("iptables ip6tables iptables-legacy iptables-nft ip6tables-legacy ip6tables-nft", prot.iptables),
   ["nft", prot.nft],
@@ -65,9 +70,9 @@ export const COMMAND_EFFECTS: ReadonlyMap<string, Handler> = new Map<string, Han
   ["dmesg", prot.dmesg],
   ["history", prot.historyCmd],
   ...alias("unset export set declare typeset", prot.unsetOrExport),
-  ...alias("useradd adduser usermod", priv.userAdmin),
+  ...alias("useradd adduser usermod", both(priv.userAdmin, sys.accounts)),
   ...alias("insmod modprobe kmod kextload", priv.kernelModule),
-  ["pw", priv.pw],
+  ["pw", both(priv.pw, sys.accounts)],
   ...alias("docker podman nerdctl", priv.container),
   ["setcap", priv.setcap],
   ["nsenter", priv.nsenter],

@@ -54,6 +54,8 @@ export interface Finding {
   class: ThreatClass;
   what: string;
   key: string;
+  /** The classes of what a written payload would do (`persistence` carrying `reverse_shell`): denied if any of them is. */
+  carries?: readonly ThreatClass[];
 }
 
 export const effect = (kind: EffectKind, what: string, targets: readonly string[] = [], extra: Partial<Effect> = {}): Effect => ({ kind, what, targets, ...extra });

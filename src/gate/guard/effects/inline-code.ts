@@ -53,10 +53,13 @@ const PERL_OPEN = /\bopen\s*\(?\s*(?:my\s+)?\$?\w+\s*,\s*(?:(['"])<\1\s*,\s*)?([
 const SHELL_CALLS = rx(String.raw`\b(?:os\.system|os\.popen|os\.execute|io\.popen|subprocess\.\w+|system|exec|execSync|spawnSync|spawn|shell_exec|passthru|popen|IO\.popen|Kernel\.system|%x|run|do shell script)\s*\(?\s*Q`);
 const SHELL_LISTS = /\b(?:subprocess\.\w+|os\.exec\w*|spawn(?:Sync)?|execFile(?:Sync)?|Popen|call|run|check_output)\s*\(\s*\[([^\]]*)\]/g;
 const BACKTICKS = /`([^`]+)`/g;
-const NETWORK_RE = /\b(require\s*\(\s*["'](?:node:)?(?:https?|net)["']\s*\)|using Sockets|java\.net\.Socket|urlopen|urllib|requests\.(get|post|put)|http\.client|httplib|socket|fsockopen|TCPSocket|IO::Socket|LWP|Net::HTTP|open-uri|URI\.open|fetch\s*\(|https?\.(get|request)|net\.(Socket|connect|createConnection)|curl_exec|Invoke-WebRequest|Invoke-RestMethod|WebClient|\/inet\/tcp\/|\/dev\/tcp\/)/;
-const SOCKET_RE = /(require\s*\(\s*["'](?:node:)?net["']\s*\)|using Sockets|java\.net\.Socket|\bsocket|fsockopen|TCPSocket|TCPServer|IO::Socket|net\.(Socket|connect|createConnection)|TCPClient|\/inet\/tcp\/|\/dev\/tcp\/|Socket\.new|\bsocket\.tcp\b)/i;
-const SPAWN_RE = /(subprocess|pty\.spawn|os\.dup2|\bexec\w*\s*[(\s"']|\bsystem\b|\bspawn\s*\(|\bpopen|\bos\.execute|\/bin\/(ba|z|da)?sh|cmd\.exe|child_process|\|&?\s*getline|\bsh\b\s*-i|STDIN\.reopen|\$stdin\.reopen|fdopen|proc_open|ProcessBuilder|\brun\(pipeline)/;
+const NETWORK_RE = /\b(net\.Dial|require\s*\(\s*["'](?:node:)?(?:https?|net)["']\s*\)|using Sockets|java\.net\.Socket|urlopen|urllib|requests\.(get|post|put)|http\.client|httplib|socket|fsockopen|TCPSocket|IO::Socket|LWP|Net::HTTP|open-uri|URI\.open|fetch\s*\(|https?\.(get|request)|net\.(Socket|connect|createConnection)|curl_exec|Invoke-WebRequest|Invoke-RestMethod|WebClient|\/inet\/tcp\/|\/dev\/tcp\/)/;
+const SOCKET_RE = /(net\.Dial|require\s*\(\s*["'](?:node:)?net["']\s*\)|using Sockets|java\.net\.Socket|\bsocket|fsockopen|TCPSocket|TCPServer|IO::Socket|net\.(Socket|connect|createConnection)|TCPClient|\/inet\/tcp\/|\/dev\/tcp\/|Socket\.new|\bsocket\.tcp\b)/i;
+const SPAWN_RE = /(exec\.Command|subprocess|pty\.spawn|os\.dup2|\bexec\w*\s*[(\s"']|\bsystem\b|\bspawn\s*\(|\bpopen|\bos\.execute|\/bin\/(ba|z|da)?sh|cmd\.exe|child_process|\|&?\s*getline|\bsh\b\s*-i|STDIN\.reopen|\$stdin\.reopen|fdopen|proc_open|ProcessBuilder|\brun\(pipeline)/;
 const EVAL_FETCH_RE = /\b(exec|eval|execfile|Function|instance_eval|Invoke-Expression|iex)\s*\(?[\s\S]*\b(urlopen|urllib|requests\.get|https?\.get|fetch\s*\(|LWP|Net::HTTP|open-uri|URI\.open|file_get_contents\s*\(\s*['"]https?:|curl_exec|DownloadString|Invoke-WebRequest|iwr)/;
+const FORK_RE = /\bfork\s+while\s+fork\b|while\s*\(?\s*(True|1|true)\s*\)?\s*:?\s*\{?\s*os\.fork\(\)|loop\s*\{\s*fork\s*\}|for\s*\(\s*;\s*;\s*\)\s*\{?\s*fork\(\)|while\s*\(\s*1\s*\)\s*\{?\s*fork\(\)/;
+/** A web shell: a server-side page that runs what a request sends. */
+const WEB_SHELL_RE = /\b(system|exec|passthru|shell_exec|popen|proc_open|eval|assert|pcntl_exec)\s*\(\s*(\$_(GET|POST|REQUEST|COOKIE|SERVER)|base64_decode\s*\(\s*\$_)|Runtime\.getRuntime\(\)\.exec\s*\(\s*request\.getParameter|`\$_(GET|POST|REQUEST)/;
 const SETUID_RE = /\b(os\.setuid\s*\(\s*0\s*\)|os\.chmod\s*\([^)]*0o?[2467][0-7]{3}|POSIX::setuid\s*\(\s*0)/;
 
 function strings(code: string, re: RegExp, group: number): string[] {
@@ -78,6 +81,8 @@ export function inlineCodeEffects(code: string, c: ShellCommand): { effects: Eff
   if (network) effects.push(effect("network", "connects to a host (inline code)", []));
   if (SOCKET_RE.test(code) && SPAWN_RE.test(code)) effects.push(classified("reverse_shell", "connects a shell to a network socket (inline code)"));
   if (EVAL_FETCH_RE.test(code)) effects.push(classified("remote_code", "runs downloaded code (inline code)"));
+  if (FORK_RE.test(code)) effects.push(classified("resource_abuse", "forks without end (inline code)"));
+  if (WEB_SHELL_RE.test(code)) effects.push(classified("remote_code", "runs the commands a request sends (a web shell)"));
   if (SETUID_RE.test(code)) effects.push(classified("privilege_escalation", "sets uid 0 or a setuid bit (inline code)"));
   if (network && /\bos\.environ\b|process\.env\b|\$ENV\b|ENV\[/.test(code) && /\b(post|send|write|request|urlopen)\b/.test(code)) effects.push(classified("exfiltration", "sends the environment to the network (inline code)"));
   const shellLines = [...strings(code, SHELL_CALLS, 2), ...listCommands(code), ...(c.name === "perl" || c.name === "ruby" ? strings(code, BACKTICKS, 1) : [])];

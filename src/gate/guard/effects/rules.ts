@@ -8,7 +8,12 @@ import type { CommandLog, ShellCommand } from "../shell/records.js";
 import { INTERPRETERS, SHELLS } from "../command-names.js";
 import { commandEffects, FETCHERS, remoteCommand, SENDERS } from "./command-table.js";
 import { effect, type Effect, type Finding, type ThreatClass } from "./effect.js";
+import { autorunPlace, isDotfile, isSystemConfig } from "./autorun.js";
+import { mining } from "./commands/system.js";
+import { embeddedCommands } from "./embedded.js";
 import { inlineCode, inlineCodeEffects } from "./inline-code.js";
+import { outbound } from "./outbound.js";
+import { writtenCode, type CodeReader } from "./written-code.js";
 import { globParent, isAccountsFile, isDiskDevice, isGitDir, isHomeDir, isLog, isProtectionConfig, isSecretFile, isSystemBinary, isSystemRoot, isWorkspaceAncestor, resolveTarget } from "./targets.js";
 
 /** Where the worker is: its home (`~`, and one of the homes every rule protects) and its workspace. */
@@ -26,6 +31,7 @@ export interface CommandEffects {
 const RUNS_CODE = new Set([...SHELLS, ...INTERPRETERS, "source", ".", "eval", "exec"]);
 const NET_CLIENTS = new Set(["nc", "ncat", "netcat", "telnet", "openssl", "socat", "cryptcat", "sbd"]);
 const isSocketPath = (p: string): boolean => /^\/dev\/(tcp|udp)\//.test(p);
+const ARCHIVE_RE = /\.(tar|tgz|tbz2?|txz|zip|7z|rar|gz|bz2|xz|zst|gpg|enc|cpio)$/i;
 
 /** The effects of each command of a log (table, redirections, what runs code, inline code and the commands it runs). */
 export function logEffects(log: CommandLog, where: Where): CommandEffects[] {
@@ -34,9 +40,9 @@ export function logEffects(log: CommandLog, where: Where): CommandEffects[] {
   // positions stay its log's indices (what `parent` refers to); each nested line its own pipelines.
   const nestedOut: CommandEffects[] = [];
   for (const c of log.commands) {
-    const effects = [...commandEffects(c), ...redirectionEffects(c), ...runEffects(c)];
+    const effects = [...commandEffects(c), ...redirectionEffects(c), ...runEffects(c), ...mining(c)];
     const code = inlineCode(c);
-    const lines: string[] = [];
+    const lines: string[] = embeddedCommands(c) ?? [];
     if (code !== undefined) {
       const read = inlineCodeEffects(code, c);
       effects.push(...read.effects);
@@ -111,15 +117,19 @@ const TARGET_RULES: Partial<Record<Effect["kind"], TargetRule>> = {
     if (recursive && isWorkspaceAncestor(t, where.workspace)) return hit("destruction", `${e.what}: a parent of the workspace`);
     if (recursive && isGitDir(t)) return hit("git_history", `${e.what}: the repository's history (.git)`);
     if (isSystemBinary(t) || isAccountsFile(t) || isDiskDevice(t)) return hit("destruction", `${e.what}: system files`);
+    if (isSystemConfig(t) && autorunPlace(t, where.home, where.workspace) === undefined) return hit("persistence", `${e.what}: system configuration`);
     return undefined;
   },
-  overwrite: (e, t) => {
+  overwrite: (e, t, where) => {
     const append = e.append === true;
     if (isDiskDevice(t)) return hit("destruction", `${e.what}: a disk device`);
+    if (t === "/proc/sysrq-trigger") return hit("service_disruption", `${e.what}: the kernel's emergency actions (reboot, crash)`);
     if (isAccountsFile(t)) return hit("privilege_escalation", `${e.what}: the accounts or sudoers files`);
     if (isLog(t) && !append) return hit("protection_off", `${e.what}: system logs or shell history`);
     if (isProtectionConfig(t)) return hit("protection_off", `${e.what}: a protection's configuration`);
     if (isSystemBinary(t) && !append) return hit("destruction", `${e.what}: system binaries`);
+    // Code written to a place that runs it is read by writtenCode; other configuration is persistence here.
+    if (isSystemConfig(t) && autorunPlace(t, where.home, where.workspace) === undefined) return hit("persistence", `${e.what}: system configuration`);
     return undefined;
   },
   permissions: (e, t) => {
@@ -130,11 +140,18 @@ const TARGET_RULES: Partial<Record<Effect["kind"], TargetRule>> = {
   },
   read: (e, t, where) => {
     if (isSecretFile(t, where.home)) return hit("secrets", `${e.what}: a secret file`);
+    if (isDiskDevice(t)) return hit("secrets", `${e.what}: a raw disk (every file on it)`);
     // Archiving or copying whole home directories takes every key and token in them.
     if (/archives|copies/.test(e.what) && (isHomeDir(t, where.home) || t === "/home" || t === "/Users")) return hit("secrets", `${e.what}: home directories`);
     return undefined;
   },
-  upload: (_e, t, where) => (isSecretFile(t, where.home) ? hit("exfiltration", "sends a secret file to the network") : undefined),
+  upload: (_e, t, where) => {
+    if (isSecretFile(t, where.home)) return hit("exfiltration", "sends a secret file to the network");
+    if (/^\/etc\/(passwd|group|shadow|gshadow|master\.passwd|sudoers)-?$/.test(t)) return hit("exfiltration", "sends the system's account files to the network");
+    if (isDotfile(t, where.home)) return hit("exfiltration", "sends a user's dotfile to the network");
+    if (ARCHIVE_RE.test(t) && !t.startsWith(`${where.workspace}/`)) return hit("exfiltration", "sends an archive from outside the workspace to the network");
+    return undefined;
+  },
 };
 
 /** What one effect means: its own class, and the first of its targets a rule of its kind finds. */
@@ -153,24 +170,40 @@ function targetFindings(e: Effect, where: Where): { class: ThreatClass; what: st
   return out;
 }
 
-/** The classes the effects of one line's commands fall in; key is the argument key path that carried the line. */
-export function lineFindings(cmds: readonly CommandEffects[], key: string, where: Where): Finding[] {
+/** The classes the effects of one line's commands fall in; key is the argument key path that carried the line; depth counts payloads read inside payloads. */
+export function lineFindings(cmds: readonly CommandEffects[], key: string, where: Where, depth = 0): Finding[] {
   const findings: Finding[] = [];
-  const add = (cls: ThreatClass, what: string): void => {
-    if (!findings.some((f) => f.class === cls && f.what === what)) findings.push({ class: cls, what, key });
+  const add = (cls: ThreatClass, what: string, carries?: readonly ThreatClass[]): void => {
+    if (!findings.some((f) => f.class === cls && f.what === what)) findings.push(carries === undefined || carries.length === 0 ? { class: cls, what, key } : { class: cls, what, key, carries });
   };
   for (const { effects } of cmds) for (const e of effects) for (const f of targetFindings(e, where)) add(f.class, f.what);
-  combinedFindings(cmds, where, add);
+  combinedFindings(cmds, where, add, depth);
   return findings.sort((a, b) => SEVERITY.indexOf(a.class) - SEVERITY.indexOf(b.class));
 }
 
+/** Payloads nested deeper than this (code written by code written by the line) are not read. */
+const MAX_PAYLOAD_DEPTH = 2;
+
+/** Reads text that will run later (a payload, a written program) with the same rules, one level deeper. */
+function codeReader(where: Where, depth: number): CodeReader {
+  const shell = (text: string, cwd: string): Finding[] => (depth >= MAX_PAYLOAD_DEPTH ? [] : lineFindings(logEffects(analyseShell(text, { home: where.home, cwd }).log, where), "", where, depth + 1));
+  return {
+    shell,
+    code: (text, like) => {
+      if (depth >= MAX_PAYLOAD_DEPTH) return [];
+      const read = inlineCodeEffects(text, like);
+      return [...lineFindings([{ command: like, effects: read.effects }], "", where, depth + 1), ...read.shellLines.flatMap((l) => shell(l, like.cwd))];
+    },
+  };
+}
+
 /** The order findings are reported in: the most specific and severe first (a secret sent out is exfiltration before it is a secret read). */
-const SEVERITY: readonly ThreatClass[] = ["reverse_shell", "exfiltration", "remote_code", "privilege_escalation", "protection_off", "destruction", "infrastructure", "git_history", "secrets"];
+const SEVERITY: readonly ThreatClass[] = ["reverse_shell", "exfiltration", "remote_code", "privilege_escalation", "account_change", "protection_off", "persistence", "destruction", "service_disruption", "resource_abuse", "infrastructure", "git_history", "secrets"];
 
 const hasKind = (ce: CommandEffects | undefined, ...kinds: Effect["kind"][]): boolean => ce !== undefined && ce.effects.some((e) => kinds.includes(e.kind));
 const readsSecret = (ce: CommandEffects, where: Where): boolean => ce.effects.some((e) => e.kind === "read" && e.targets.some((t) => TARGET_RULES.read?.(e, globParent(t), where) !== undefined));
 
-type Add = (cls: ThreatClass, what: string) => void;
+type Add = (cls: ThreatClass, what: string, carries?: readonly ThreatClass[]) => void;
 
 /** The commands of one line and how they relate (pipelines, substitutions). */
 class Line {
@@ -272,10 +305,12 @@ function nothingCombined(cmds: readonly CommandEffects[]): boolean {
   return only !== undefined && only.command.redirs.length === 0 && only.effects.every((e) => ALONE_KINDS.has(e.kind));
 }
 
-function combinedFindings(cmds: readonly CommandEffects[], where: Where, add: Add): void {
+function combinedFindings(cmds: readonly CommandEffects[], where: Where, add: Add, depth: number): void {
+  writtenCode(cmds, where.home, where.workspace, () => codeReader(where, depth), add);
   if (nothingCombined(cmds)) return;
   const line = new Line(cmds, where);
   remoteCode(line, add);
   reverseShell(line, add);
   exfiltration(line, add);
+  outbound(cmds, where, add);
 }

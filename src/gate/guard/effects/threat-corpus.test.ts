@@ -22,10 +22,11 @@ const policy = compilePolicy([]);
 const scope = agentScope({ spec: { tools: ["cmd.run"] } });
 const views = { home: "/home/agent", cwd: "/workspace" };
 const decide = (command: string) => runGuard({ tool: "cmd.run", args: { command }, step: 1 }, { policy, scope, history: [], views });
-/** Denied or flagged under its class: the denial's reason or one of the flags names it. */
+/** Denied or flagged under its class: the denial's reason or one of the flags names it (or the payload it carries). */
 const caught = (command: string, cls: string): boolean => {
   const d = decide(command);
-  return [d.reason ?? "", ...(d.flags ?? [])].some((t) => t.startsWith(`${cls}: `));
+  // A payload written to run later is named persistence and carries its own class in parentheses.
+  return [d.reason ?? "", ...(d.flags ?? [])].some((t) => t.startsWith(`${cls}: `) || t.includes(`(${cls}: `));
 };
 
 /** Obfuscations of a one-line command, each as sh would still run it. */

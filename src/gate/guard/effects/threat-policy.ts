@@ -21,6 +21,10 @@ export const PROFILE_ACTIONS: Readonly<Record<GuardProfile, Readonly<Record<Thre
     infrastructure: "flag",
     git_history: "flag",
     secrets: "deny",
+    persistence: "deny",
+    service_disruption: "deny",
+    resource_abuse: "deny",
+    account_change: "deny",
   },
   permissive: {
     protection_off: "flag",
@@ -32,6 +36,10 @@ export const PROFILE_ACTIONS: Readonly<Record<GuardProfile, Readonly<Record<Thre
     infrastructure: "flag",
     git_history: "flag",
     secrets: "flag",
+    persistence: "flag",
+    service_disruption: "flag",
+    resource_abuse: "deny",
+    account_change: "flag",
   },
 };
 

@@ -6,7 +6,7 @@
 import { posix } from "node:path";
 import { baseName } from "../command-names.js";
 import { COMMAND_HANDLERS } from "./commands.js";
-import { commandNames, commandStart, literalTail, noteAlias, unalias } from "./command-words.js";
+import { commandNames, commandStart, KEYWORDS, literalTail, noteAlias, unalias } from "./command-words.js";
 import { expandWord, MAX_ALTERNATIVES, MAX_SOURCE, type Env, type Expanded, type ShellOptions } from "./expansion.js";
 import { globTargets } from "./glob.js";
 import { tokenize, type Token, type Word } from "./lexer.js";
@@ -114,6 +114,8 @@ function runLine(tokens: Token[], env: Env): string | undefined {
 }
 
 const PRINTERS = new Set(["echo", "printf"]);
+/** A plain unquoted keyword word (`do`, `then`, `{`). */
+const isKeyword = (w: Word): boolean => w.parts.length === 1 && w.parts[0]?.t === "lit" && w.parts[0].quoted !== true && KEYWORDS.has(w.parts[0].s);
 const REDIRECTIONS = new Set(["<<<", "<", ">", ">>", "&>", ">&", "<<"]);
 
 /** Runs one pipeline: each command's words expanded, its command position checked, its output computed if static. */
@@ -145,6 +147,13 @@ function assignments(words: Word[], env: Env): Word[] {
     env.vars.set(m[1] as string, e.unknown ? undefined : e.values);
   }
   return words.slice(k);
+}
+
+/** `do x=$(...)`, `then X=1 cmd`: assignments after leading keywords are assignments too. */
+function keywordsThenAssignments(words: Word[], env: Env): Word[] {
+  let lead = 0;
+  while (lead < words.length && isKeyword(words[lead] as Word)) lead++;
+  return lead === 0 ? assignments(words, env) : [...words.slice(0, lead), ...assignments(words.slice(lead), env)];
 }
 
 /** `export X=1`, `local X=1`, `declare X=1`: assignments too (their options skipped). */
@@ -203,15 +212,15 @@ interface Placement {
   pos: number;
 }
 
-/** Records one command (each variant of its words) for the effect model; the commands of its `$(...)` (logged since `from`) get it as parent. */
-function logCommand(env: Env, simple: Simple, names: string[], argv: Expanded[], at: Placement, from: number): void {
+/** Records one command (each variant of its words) for the effect model; the commands of its `$(...)` (logged since `from`) get it as parent. Returns the index of its first record. */
+function logCommand(env: Env, simple: Simple, names: string[], argv: Expanded[], at: Placement, from: number): number {
   const log = env.log.commands;
   const index = log.length;
   for (let i = from; i < index; i++) (log[i] as ShellCommand).parent ??= index;
   const variants = Math.min(MAX_ALTERNATIVES, Math.max(names.length, ...argv.map((e) => e.values.length)));
   for (let v = 0; v < variants; v++) {
     const word = names[v % names.length] ?? "";
-    log.push({
+    const rec: ShellCommand = {
       name: baseName(word),
       word,
       args: argv.slice(1).map((e) => e.values[v % e.values.length] ?? ""),
@@ -221,15 +230,18 @@ function logCommand(env: Env, simple: Simple, names: string[], argv: Expanded[],
       pos: at.pos,
       hereInput: simple.hereInput === true,
       depth: env.depth,
-    });
+    };
+    if (at.input !== undefined) rec.input = at.input;
+    log.push(rec);
   }
+  return index;
 }
 
 /** One simple command (see Placement). Returns its output when static. */
 function runSimple(simple: Simple, env: Env, rendered: string[][], at: Placement): string | undefined {
   const { input, unknownInput } = at;
   const from = env.log.commands.length;
-  const words = assignments(simple.words, env);
+  const words = keywordsThenAssignments(simple.words, env);
   declarations(words, env);
   const expanded = expandArguments(words, env);
   if (forLoop(expanded.argv, env, rendered)) return undefined;
@@ -248,7 +260,8 @@ function runSimple(simple: Simple, env: Env, rendered: string[][], at: Placement
   // `$(npm bin)/tsc`: only the directory is computed; the command is read by its name, as `/bin/rm` is.
   if (cmd.unknown && tail === undefined) env.unresolved ??= "computed command name";
   rendered.push(render(names, argv, simple.redirs));
-  logCommand(env, simple, names, argv, at, from);
+  const first = logCommand(env, simple, names, argv, at, from);
+  const end = env.log.commands.length;
   const args = argv.slice(1);
   // Globbed arguments: each also read as the forbidden-looking paths it could name.
   for (const e of args) if (e.glob !== undefined) env.texts.push(...globTargets(e.glob, { home: env.opts.home, cwd: env.cwd }));
@@ -266,5 +279,11 @@ function runSimple(simple: Simple, env: Env, rendered: string[][], at: Placement
     return undefined;
   }
   if (cmd.unknown || args.some((e) => e.unknown)) return undefined;
-  return staticOutput([name, ...argValues], input);
+  return recordOutput(env, first, end, staticOutput([name, ...argValues], input));
+}
+
+/** What a redirection of a command writes (a script, a cron line), on its records for the effect model. */
+function recordOutput(env: Env, first: number, end: number, output: string | undefined): string | undefined {
+  if (output !== undefined) for (let i = first; i < end; i++) (env.log.commands[i] as ShellCommand).output = output;
+  return output;
 }

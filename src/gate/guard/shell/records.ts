@@ -23,6 +23,10 @@ export interface ShellCommand {
   pos: number;
   /** Its stdin is a here-document or here-string. */
   hereInput: boolean;
+  /** Its stdin when static (a here-document, a here-string, a pipe from echo): what `tee` or `crontab -` writes. */
+  input?: string;
+  /** Its output when static (`echo`, `printf`, `cat <<EOF`): what a redirection writes. */
+  output?: string;
   /** Index (in the log) of the command whose word holds this command's `$(...)`, if any. */
   parent?: number;
   /** Nesting: 0 for the line itself, more inside `sh -c`, `eval`, a here-document read by a shell, `xargs`, `find -exec`. */

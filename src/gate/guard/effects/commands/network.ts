@@ -27,6 +27,8 @@ export const curl: Handler = (c) => {
   const saved = [...valuesOf(o, "-o", "--output"), ...(has(o, "-O", "--remote-name", "--remote-name-all") ? urls.map(urlBase) : [])];
   if (saved.length > 0) out.push(effect("download", "saves a download", at(c, saved)));
   if (valuesOf(o, "-d", "--data", "--data-binary").includes("@-") || valuesOf(o, "-T", "--upload-file").includes("-")) out.push(effect("upload", "sends its input", []));
+  // `-d @$file` with the path computed (read as empty): a file is sent, which one is not known.
+  else if (valuesOf(o, "-d", "--data", "--data-binary", "--data-urlencode", "-F", "--form", "-T", "--upload-file").some((v) => v === "@" || v === "<" || /=[@<]$/.test(v))) out.push(effect("upload", "sends a file named by a computed path", []));
   return out;
 };
 
