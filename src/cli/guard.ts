@@ -7,7 +7,7 @@ import type { Agent, GuardPolicySpec, JsonObject } from "../api/types.js";
 import type { validateManifest as ValidateManifest } from "../api/validate.js";
 import { DEFAULT_GUARD_POLICY } from "../api/types.js";
 import { callViews, type ViewOptions } from "../gate/guard/argument-views.js";
-import { isShellTool } from "../gate/guard/checks.js";
+import { findingAction, isShellTool } from "../gate/guard/checks.js";
 import { agentScope, workerViews, type AgentScope, type HistoryEntry } from "../gate/guard/context.js";
 import { readCall } from "../gate/guard/effects/read-call.js";
 import { runGuard } from "../gate/guard/guard.js";
@@ -136,7 +136,7 @@ function explain(tool: string, args: JsonObject, ctx: { policy: ReturnType<typeo
     cwd: ctx.views.cwd,
     profile: ctx.policy.profile,
     commands: read.commands.map((c) => ({ key: c.key, command: c.command, args: c.args, effects: c.effects.map((e) => ({ kind: e.kind, what: e.what, ...(e.class !== undefined ? { class: e.class } : {}), ...(e.targets.length > 0 ? { targets: e.targets } : {}) })) })),
-    findings: read.findings.map((f) => ({ class: f.class, effect: f.what, key: f.key, action: ctx.policy.threats[f.class] })),
+    findings: read.findings.map((f) => ({ class: f.class, effect: f.what, key: f.key, action: findingAction(f, ctx.policy.threats) })),
   };
 }
 

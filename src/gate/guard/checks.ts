@@ -6,6 +6,9 @@ import { callViews, NestingTooDeep, type CallViews } from "./argument-views.js";
 import { declaredTool, type GuardContext } from "./context.js";
 import { mcpDeclaration, mcpToolName } from "../mcp-tools.js";
 import { callFindings } from "./effects/read-call.js";
+import { findingAction } from "./effects/threat-policy.js";
+
+export { findingAction };
 import type { Candidates } from "./pattern-set.js";
 import type { EnforcementAction } from "./policy.js";
 import { waived } from "./waivers.js";
@@ -183,7 +186,7 @@ function threatClasses(state: CallState): Denial | undefined {
   for (const f of findings) {
     const reason = `${f.class}: ${f.what} [${f.key}]`;
     // Code written to run later is denied when what it would do is (a reverse shell planted in cron under permissive).
-    if (ctx.policy.threats[f.class] === "deny" || f.carries?.some((c) => ctx.policy.threats[c] === "deny") === true) return { approved: false, check: "destructive_pattern", reason };
+    if (findingAction(f, ctx.policy.threats) === "deny") return { approved: false, check: "destructive_pattern", reason };
     if (!(state.flags ??= []).includes(reason)) state.flags.push(reason);
   }
   return undefined;

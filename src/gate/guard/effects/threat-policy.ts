@@ -1,7 +1,7 @@
 // Threat classes as policy: each class is denied or flagged under a profile (strict, standard,
 // permissive), and a GuardPolicy may override single classes (docs/guard.md, ADR 0031).
 import { GUARD_PROFILES, type GuardProfile } from "../../../api/types.js";
-import { THREAT_CLASSES, type ThreatClass } from "./effect.js";
+import { THREAT_CLASSES, type Finding, type ThreatClass } from "./effect.js";
 
 /** What the guard does with a call a class covers: deny it, or allow it and flag it. */
 export type ThreatAction = "deny" | "flag";
@@ -49,4 +49,9 @@ export type ThreatActions = Readonly<Record<ThreatClass, ThreatAction>>;
 /** The actions of a profile with per-class overrides applied. */
 export function threatActions(profile: GuardProfile = DEFAULT_PROFILE, overrides: Partial<Record<ThreatClass, ThreatAction>> = {}): ThreatActions {
   return { ...PROFILE_ACTIONS[profile], ...overrides };
+}
+
+/** What a policy does with one finding: deny when its class is denied or when a payload it carries is (ADR 0051). */
+export function findingAction(f: Pick<Finding, "class" | "carries">, threats: ThreatActions): ThreatAction {
+  return threats[f.class] === "deny" || f.carries?.some((c) => threats[c] === "deny") === true ? "deny" : "flag";
 }
