@@ -1,7 +1,7 @@
 // Places whose content the system runs later (cron tables, systemd units, shell start-up files,
 // boot scripts, package-manager hooks, git hooks, login messages, a web root), how their
 // content is read as the commands it will become, and the system configuration beyond them
-// (docs/guard.md, ADR 0051).
+// (docs/guard.md, ADR 0052).
 import { isHomeDir, underAnyHome } from "./targets.js";
 
 /** How the content of a place becomes commands. */

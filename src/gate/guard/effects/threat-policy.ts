@@ -51,7 +51,7 @@ export function threatActions(profile: GuardProfile = DEFAULT_PROFILE, overrides
   return { ...PROFILE_ACTIONS[profile], ...overrides };
 }
 
-/** What a policy does with one finding: deny when its class is denied or when a payload it carries is (ADR 0051). */
+/** What a policy does with one finding: deny when its class is denied or when a payload it carries is (ADR 0052). */
 export function findingAction(f: Pick<Finding, "class" | "carries">, threats: ThreatActions): ThreatAction {
   return threats[f.class] === "deny" || f.carries?.some((c) => threats[c] === "deny") === true ? "deny" : "flag";
 }

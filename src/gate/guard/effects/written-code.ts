@@ -2,7 +2,7 @@
 // wrote, crontab, at, git config) to a place that runs it is read as the commands it will
 // become, and the write is persistence carrying the class of what it would do; a program
 // written in the line and then run or compiled is read as code; a search whose matches get
-// code appended is an infection (issue 27, ADR 0051).
+// code appended is an infection (issue 27, ADR 0052).
 import { posix } from "node:path";
 import type { ShellCommand } from "../shell/records.js";
 import { autorunPlace, payloadLines, type AutorunPlace } from "./autorun.js";
