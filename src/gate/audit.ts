@@ -3,6 +3,7 @@
 import type { Writable } from "node:stream";
 import type { ToolCallDecision, ToolCallProposal } from "../api/protocol.js";
 import type { JsonValue } from "../api/types.js";
+import { mcpToolDigest } from "./mcp-tools.js";
 
 /** What is recorded about one decision. */
 export interface AuditRecord {
@@ -29,6 +30,8 @@ export interface AuditRecord {
   judges: { judge: string; child: string; passed: boolean; score?: number; confidence?: number; rejection?: string }[];
   latency_ms: number;
   policy_version?: number;
+  /** An MCP tool's server, its own name, the digest of its listing (what `tool_registry` pins) and whether it was pinned (ADR 0051). */
+  mcp?: { server: string; tool: string; digest: string; pinned: boolean };
 }
 
 /** Where audit records go; a sink must not throw into the decision path. */
@@ -82,6 +85,7 @@ export function auditRecord(p: ToolCallProposal, d: ToolCallDecision, now: Date,
     })),
     latency_ms: d.latencyMs,
     ...(policyVersion !== undefined ? { policy_version: policyVersion } : {}),
+    ...(p.mcp !== undefined ? { mcp: { server: p.mcp.server, tool: p.mcp.tool, digest: mcpToolDigest(p.mcp), pinned: p.mcp.pinned } } : {}),
   };
 }
 
@@ -105,6 +109,7 @@ export function decisionEvent(r: AuditRecord): Record<string, unknown> {
     toolCallId: r.toolCallId,
     arg_keys: r.arg_keys,
     latency_ms: r.latency_ms,
+    ...(r.mcp !== undefined ? { mcp: { ...r.mcp } } : {}),
     judges: r.judges.map((j) => ({ ...j })),
     reason:
       r.guard_reason ??

@@ -35,6 +35,7 @@ export function toolSpan(tracing: Tracing, p: ToolCallProposal, traceParent: str
       [GAVEL.iteration]: p.iteration,
       [GAVEL.toolStep]: p.step,
       [GAVEL.argKeys]: argKeyPaths(p.args),
+      ...(p.mcp !== undefined ? { [GAVEL.mcpServer]: p.mcp.server } : {}),
     }),
   });
 }

@@ -8,6 +8,7 @@ import { agentScope, declaredTool, workerViews } from "./guard/context.js";
 import { runGuard } from "./guard/guard.js";
 import { compilePolicy } from "./guard/policy.js";
 import { signRegistration } from "./guard/signature.js";
+import { auditRecord, decisionEvent } from "./audit.js";
 import { mcpToolDigest, splitMcpToolName } from "./mcp-tools.js";
 import { skipJudge } from "./skip-judge.js";
 
@@ -133,5 +134,16 @@ describe("skip_judge for MCP tools: operators decide, servers never alone", () =
     ]);
     expect(p.mcpServers.get("files")?.trusted).toBe(false);
     expect(p.warnings.join("\n")).toMatch(/mcp_servers\[0\] \(files\) ignored, already declared by GuardPolicy a/);
+  });
+});
+
+describe("MCP calls in the audit and the event stream", () => {
+  it("name the server, the tool, the listing's digest and whether it was pinned; never the arguments", () => {
+    const p = { namespace: "ns", execution: "e", iteration: 1, step: 2, toolCallId: "i1-s2-x", tool: "files.read_text_file", args: { path: "/root/.ssh/id_rsa" }, mcp: readTool };
+    const d = { toolCallId: "i1-s2-x", allowed: false, blocked_by: "guard" as const, reason: "secrets: reads files: a secret file [path]", guard: { approved: false, check: "destructive_pattern" as const, reason: "secrets: reads files: a secret file [path]" }, skippedJudges: false, judges: [], latencyMs: 1 };
+    const r = auditRecord(p, d, new Date(0));
+    expect(r.mcp).toEqual({ server: "files", tool: "read_text_file", digest: mcpToolDigest(readTool), pinned: true });
+    expect(decisionEvent(r)).toMatchObject({ tool: "files.read_text_file", mcp: r.mcp, blocked_by: "guard", check: "destructive_pattern" });
+    expect(JSON.stringify(decisionEvent(r))).not.toContain("id_rsa\"");
   });
 });

@@ -45,6 +45,8 @@ export const GAVEL = {
   decidedBy: "gavel.guard.decided_by",
   check: "gavel.guard.check",
   argKeys: "gavel.tool.arg_keys",
+  /** The MCP server of a `<server>.<tool>` call (ADR 0051). */
+  mcpServer: "gavel.mcp.server",
 } as const;
 
 /** Longest explanation kept on an evaluation event; the rest is in the Execution's status. */
