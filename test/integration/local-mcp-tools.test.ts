@@ -5,6 +5,7 @@
 // write is judged by a rule-judge child, and an allowed read's result reaches the model.
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
+import { startNats } from "../harness/nats.js";
 import type { Execution } from "../../src/api/types.js";
 import { run, runOk } from "../harness/exec.js";
 import { HARNESS_DIR, REPO_DIR } from "../harness/paths.js";
@@ -47,5 +48,33 @@ describe("examples/mcp-tools: MCP server tools behind the gate in local mode (re
     ]);
     // No argument value or file content reaches the event lines.
     expect(r.stderr).not.toContain("not-a-real-one");
+  }, 240_000);
+
+  it("puts each MCP call's server, tool and listing digest in its decision event: the digest `gavel guard tool-hash --mcp-server` prints", async () => {
+    const nats = await startNats();
+    try {
+      const name = `mcp-tools-${Date.now().toString(36)}`;
+      const r = await run(GAVEL, ["run", "--output", "json", "--nats", nats.url, "--name", name, "-f", join(EXAMPLE, "agent.yaml"), "-f", join(EXAMPLE, "policy.yaml"), "-f", RULE_JUDGE]);
+      expect(r.code, r.stderr).toBe(0);
+      const ev = await run(GAVEL, ["events", "--nats", nats.url, "-n", "default", name]);
+      expect(ev.code, ev.stderr).toBe(0);
+      const decisions = ev.stdout.trim().split("\n").map((l) => JSON.parse(l) as { type: string; data: { step: number; tool: string; mcp?: { server: string; tool: string; digest: string; pinned: boolean } } }).filter((e) => e.type === "toolcall.decision");
+      expect(decisions.map((e) => [e.data.step, e.data.tool, e.data.mcp?.server ?? null, e.data.mcp?.pinned ?? null])).toEqual([
+        [1, "fs.write", null, null],
+        [2, "files.write_file", "files", true],
+        [3, "files.read_text_file", "files", true],
+        [4, "fs.read", null, null],
+        [5, "files.read_text_file", "files", true],
+      ]);
+      // The same server run on this machine lists the same tool: the operator's digest for tool_registry is the event's.
+      const server = join(REPO_DIR, "node_modules/@modelcontextprotocol/server-filesystem/dist/index.js");
+      const hashes = await run(GAVEL, ["guard", "tool-hash", "--mcp-server", "files", "--", "node", server, "/tmp"]);
+      expect(hashes.code, hashes.stderr).toBe(0);
+      const digests = JSON.parse(hashes.stdout) as Record<string, string>;
+      expect(decisions[2]?.data.mcp?.digest).toBe(digests["files.read_text_file"]);
+      expect(decisions[1]?.data.mcp?.digest).toBe(digests["files.write_file"]);
+    } finally {
+      await nats.stop();
+    }
   }, 240_000);
 });
