@@ -6,16 +6,14 @@
 // tool-call summary the reconciler writes into the Execution's status.
 import { randomBytes } from "node:crypto";
 import * as k8s from "@kubernetes/client-node";
-import { connect, credsAuthenticator, type NatsConnection } from "@nats-io/transport-node";
+import type { NatsConnection } from "@nats-io/transport-node";
 import type { Logger } from "pino";
 import { withDefaults } from "../api/defaults.js";
 import type { ToolCallDecision, ToolCallProposal } from "../api/protocol.js";
-import { GROUP, VERSION, type Agent, type ChildRef, type Condition, type Execution, type ExecutionStatus, type SemanticValidatorSpec } from "../api/types.js";
-import { executionTimeoutSeconds, iterationTimeoutSeconds, maxIterations } from "../engine/durations.js";
+import { GROUP, VERSION, type Agent, type Execution, type ExecutionStatus, type SemanticValidatorSpec } from "../api/types.js";
 import { isTerminal } from "../engine/outer-loop.js";
 import { isNotFound, messageOf } from "../errors.js";
 import { decisionEvent, guardNotes } from "../gate/audit.js";
-import { gateRequirement } from "../gate/enforcement.js";
 import { toolJudgeChild } from "../children/child-executions.js";
 import type { JudgeOutcome } from "../engine/gradient.js";
 import { outcomeOfStatus } from "../engine/phases.js";
@@ -27,66 +25,13 @@ import { parseDecisionSubject, type ToolCallStoreOptions } from "../transport/to
 import { toGavelEvents, type EngineEvent } from "./execution-events.js";
 import { workspaceMounts } from "./execution-pods.js";
 import { createJudgeChild } from "./stored-parts.js";
+import type { GateStatus } from "./guarded-condition.js";
 import { applySummary, RECENT_TOOL_CALLS } from "../gate/tool-call-summary.js";
 import { gateMetrics, Registry, type GateMetrics } from "../telemetry/metrics.js";
 import type { Tracing } from "../telemetry/tracing.js";
 
-/** Condition on an Execution that needs a gate: False while none can be reached (it then does not start). */
-export const GUARDED = "Guarded";
-/** What the Kubernetes driver needs from a gate, whether one runs in this process or not. */
-export interface GateStatus {
-  /** Why no tool call can be decided now, or undefined when the gate serves. */
-  unavailable(): string | undefined;
-  /** Whether GuardPolicies apply in a namespace (the cluster default counts). */
-  policiesInScope(namespace: string): boolean;
-  /** Writes the tool calls decided so far into a status about to be written (counts and the last few per iteration). */
-  annotate(execution: Execution, status: ExecutionStatus): void;
-}
-
-/** Why an Execution of `agent` may not start now; undefined when it may. */
-export function gateBlocks(gate: GateStatus | undefined, agent: Agent, namespace: string): string | undefined {
-  const needs = gateRequirement(agent, gate?.policiesInScope(namespace) ?? false);
-  if (needs === undefined) return undefined;
-  const why = gate === undefined ? "gavel controller runs without NATS (--nats), so no tool-call gate runs on this cluster" : gate.unavailable();
-  return why === undefined ? undefined : `${needs}, but ${why}`;
-}
-
 /** How long the gate's events of one Execution gather before they are published together. */
 const EVENT_BATCH_MS = 10;
-
-/** Waiting for a gate, the Execution is re-checked this often. */
-const GATE_RECHECK_MS = 2000;
-
-/**
- * The status of an Execution that may not start until a gate can decide its tool calls:
- * Pending with the Guarded condition saying why, or TimedOut once its own deadline (from
- * its creation; without one, what max_iterations iterations may take) has passed.
- */
-export function waitingForGate(ex: Execution, agent: Agent, why: string, now: number): { status: ExecutionStatus; requeueAfterMs?: number } {
-  const created = Date.parse(ex.metadata.creationTimestamp ?? "") || now;
-  const limitSeconds = executionTimeoutSeconds(ex, agent) ?? iterationTimeoutSeconds(agent) * maxIterations(agent);
-  const deadline = created + limitSeconds * 1000;
-  const status: ExecutionStatus = { ...structuredClone(ex.status ?? {}) };
-  setGuarded(status, why, new Date(now), ex.metadata.generation);
-  if (now >= deadline) {
-    const message = `never started within its deadline of ${limitSeconds}s: ${why}`;
-    return { status: { ...status, phase: "TimedOut", message, completionTime: new Date(now).toISOString() } };
-  }
-  return { status: { ...status, phase: "Pending", message: `waiting for a tool-call gate: ${why}` }, requeueAfterMs: Math.min(GATE_RECHECK_MS, deadline - now) };
-}
-
-/** Sets the Guarded condition: True while a gate decides the Execution's tool calls, False with why not. */
-export function setGuarded(status: ExecutionStatus, why: string | undefined, now: Date, generation?: number): void {
-  const conditions = status.conditions ?? [];
-  const current = conditions.find((c) => c.type === GUARDED);
-  const next: Condition = why === undefined
-    ? { type: GUARDED, status: "True", reason: "GateServing", message: "every tool call is decided by the gate before it runs", lastTransitionTime: now.toISOString() }
-    : { type: GUARDED, status: "False", reason: "GateUnavailable", message: why, lastTransitionTime: now.toISOString() };
-  if (generation !== undefined) next.observedGeneration = generation;
-  if (current !== undefined && current.status === next.status) next.lastTransitionTime = current.lastTransitionTime;
-  if (current !== undefined && current.status === next.status && current.reason === next.reason && current.message === next.message) return;
-  status.conditions = [...conditions.filter((c) => c.type !== GUARDED), next];
-}
 
 export interface ClusterGateOptions {
   kc: k8s.KubeConfig;
@@ -452,142 +397,5 @@ export class ClusterGate implements GateStatus {
       }
     }
     if (q.events.length === 0 && this.outbox.get(key) === q) this.outbox.delete(key);
-  }
-}
-
-/**
- * Lists an Execution's tool-judge children (made by the gate on any replica) in its
- * status.children, as local mode does, with their current phase: the engine then stops
- * them with the Execution (cancel, deadline) like its validation judges.
- */
-export function mergeToolJudgeRefs(status: ExecutionStatus, children: readonly Execution[]): void {
-  const refs = (status.children ??= []);
-  for (const child of children) {
-    const parent = child.spec.parent;
-    if (parent?.purpose !== "tool_validation") continue;
-    const ref: ChildRef = {
-      name: child.metadata.name,
-      purpose: "tool_validation",
-      iteration: parent.iteration,
-      validatorIndex: parent.validatorIndex,
-      judge: child.spec.agentRef.name,
-      ...(parent.toolCallId !== undefined ? { toolCallId: parent.toolCallId } : {}),
-      phase: child.status?.phase === undefined || child.status.phase === "Pending" ? "Running" : child.status.phase,
-    };
-    const known = refs.findIndex((r) => r.name === ref.name);
-    // A phase the engine already gave it (stopped with its parent) stands until the child's own status says it ended.
-    if (known < 0) refs.push(ref);
-    else if (isTerminal(ref.phase) || !isTerminal(refs[known]?.phase)) refs[known] = ref;
-  }
-}
-
-export interface GateSupervisorOptions extends Omit<ClusterGateOptions, "nc"> {
-  /** NATS URL(s) of the gate. */
-  servers: string;
-  /** The controller's NATS credentials (a .creds file's content), if the server asks for them. */
-  creds?: Uint8Array;
-  /** Called when the gate starts or stops being able to serve (Agent Ready conditions follow it). */
-  onAvailabilityChange?: () => void;
-}
-
-/**
- * Keeps this replica's gate running: connects to NATS (retrying until it can; then the
- * client reconnects by itself), starts the gate, and says meanwhile why it cannot serve.
- */
-export class GateSupervisor implements GateStatus {
-  private gate: ClusterGate | undefined;
-  private nc: NatsConnection | undefined;
-  private connected = false;
-  private lastError = "connecting";
-  private stopped = false;
-  private running: Promise<void> | undefined;
-
-  constructor(private readonly opts: GateSupervisorOptions) {}
-
-  /** Starts connecting in the background; the gate serves once NATS answers. */
-  start(): void {
-    this.running = this.run();
-  }
-
-  /** The running gate, once it runs. */
-  get current(): ClusterGate | undefined {
-    return this.gate;
-  }
-
-  /** Resolves once the gate serves (tests and start-up logs); rejects after `timeoutMs`. */
-  async serving(timeoutMs = 30_000): Promise<ClusterGate> {
-    const end = Date.now() + timeoutMs;
-    while (this.gate === undefined || this.unavailable() !== undefined) {
-      if (Date.now() > end) throw new Error(`the tool-call gate is not serving after ${timeoutMs} ms: ${this.unavailable() ?? ""}`);
-      await new Promise((r) => setTimeout(r, 50));
-    }
-    return this.gate;
-  }
-
-  unavailable(): string | undefined {
-    if (this.gate === undefined) return `the tool-call gate cannot reach NATS at ${this.opts.servers} (${this.lastError})`;
-    if (!this.connected) return `the tool-call gate lost NATS at ${this.opts.servers} and is reconnecting`;
-    return this.gate.unavailable();
-  }
-
-  policiesInScope(namespace: string): boolean {
-    return this.opts.policies.hasPolicies?.(namespace) ?? false;
-  }
-
-  annotate(execution: Execution, status: ExecutionStatus): void {
-    this.gate?.annotate(execution, status);
-  }
-
-  async stop(graceMs?: number): Promise<void> {
-    this.stopped = true;
-    await this.running;
-    await this.gate?.stop(graceMs);
-    await this.nc?.drain().catch(() => undefined);
-  }
-
-  private async run(): Promise<void> {
-    for (let pause = 500; !this.stopped; pause = Math.min(pause * 2, 5000)) {
-      try {
-        this.nc = await connect({
-          servers: this.opts.servers,
-          name: `gavel-gate ${this.opts.gateId}`,
-          maxReconnectAttempts: -1,
-          reconnectTimeWait: 1000,
-          // Every request (a store write, an event publish) would otherwise capture two stack
-          // traces for a timeout that almost never happens: 7 % of the controller's busy time in the gate bench.
-          noAsyncTraces: true,
-          ...(this.opts.creds !== undefined ? { authenticator: credsAuthenticator(this.opts.creds) } : {}),
-        });
-        break;
-      } catch (err) {
-        this.lastError = messageOf(err);
-        this.opts.logger?.warn({ servers: this.opts.servers, err: this.lastError }, "tool-call gate: NATS not reachable yet");
-        await new Promise((r) => setTimeout(r, pause));
-      }
-    }
-    const nc = this.nc;
-    if (nc === undefined || this.stopped) return;
-    this.connected = true;
-    void (async () => {
-      for await (const s of nc.status()) {
-        if (s.type === "disconnect") this.connected = false;
-        else if (s.type === "reconnect") this.connected = true;
-        else continue;
-        this.opts.onAvailabilityChange?.();
-      }
-    })().catch(() => undefined);
-    for (let pause = 500; !this.stopped; pause = Math.min(pause * 2, 5000)) {
-      try {
-        this.gate = await ClusterGate.start({ ...this.opts, nc });
-        this.opts.logger?.info({ gate: this.opts.gateId }, "tool-call gate serving");
-        this.opts.onAvailabilityChange?.();
-        return;
-      } catch (err) {
-        // JetStream may still be starting: the store cannot be opened yet.
-        this.lastError = messageOf(err);
-        this.opts.logger?.warn({ err: this.lastError }, "tool-call gate: could not open the tool-call store yet");
-        await new Promise((r) => setTimeout(r, pause));
-      }
-    }
   }
 }

@@ -16,7 +16,7 @@ import type { OwnedWorkloads } from "../runtime/workload.js";
 import type { ExecutionTraces } from "../telemetry/execution-trace.js";
 import { silentLogger, type Logger } from "../telemetry/logger.js";
 import { executionMetrics, type Registry } from "../telemetry/metrics.js";
-import type { GateStatus } from "./cluster-gate.js";
+import type { GateStatus } from "./guarded-condition.js";
 import type { ExecutionCredentials } from "./execution-credentials.js";
 import type { ExecutionEventPublisher } from "./execution-events.js";
 import { requeueAt, type ExecutionParts } from "./execution-parts.js";

@@ -26,7 +26,8 @@ import {
 } from "../engine/outer-loop.js";
 import { isConflict } from "../errors.js";
 import type { ExecutionTraces } from "../telemetry/execution-trace.js";
-import { gateBlocks, mergeToolJudgeRefs, waitingForGate, type GateStatus } from "./cluster-gate.js";
+import { mergeToolJudgeRefs } from "../children/tool-judge.js";
+import { gateBlocks, waitingForGate, type GateStatus } from "./guarded-condition.js";
 import { removeEarlierRun, type EarlierRunAccess } from "./earlier-run.js";
 import type { ExecutionCredentials } from "./execution-credentials.js";
 import type { EngineEvent } from "./execution-events.js";

@@ -8,7 +8,7 @@ import { isTerminal, type EngineContext, type EngineState } from "../engine/oute
 import { gateRequirement } from "../gate/enforcement.js";
 import type { ExecutionTraces, TracedExecution } from "../telemetry/execution-trace.js";
 import type { ExecutionMetrics } from "../telemetry/metrics.js";
-import { setGuarded, type GateStatus } from "./cluster-gate.js";
+import { setGuarded, type GateStatus } from "./guarded-condition.js";
 import { toGavelEvents, type EngineEvent, type ExecutionEventPublisher } from "./execution-events.js";
 import { namespaceOf, type ExecutionParts } from "./execution-parts.js";
 import { sameStatus } from "./execution-state.js";

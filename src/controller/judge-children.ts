@@ -10,7 +10,7 @@ import { workerName } from "../engine/child-names.js";
 import { judgeRunStep, type JudgeRunContext, type JudgeRunObservation } from "../engine/judge-run.js";
 import type { EngineContext, EngineState, JudgeChildRequest } from "../engine/outer-loop.js";
 import { ignoreNotFound, TerminalError } from "../errors.js";
-import type { GateStatus } from "./cluster-gate.js";
+import type { GateStatus } from "./guarded-condition.js";
 import { judgeSpec, judgeWorkspaces, placementOf, resultName, workspaceMounts } from "./execution-pods.js";
 import { ensureWorkload, namespaceOf, requeueAt, streamsOf, type ExecutionParts } from "./execution-parts.js";
 import type { ExecutionStatusWriter } from "./execution-status.js";

@@ -1,0 +1,61 @@
+// The Guarded condition of an Execution whose Agent needs a tool-call gate: whether one can
+// decide its calls now, and while none can, the Execution waits Pending (or times out) and
+// says why. What the Kubernetes driver asks of a gate is GateStatus.
+import type { Agent, Condition, Execution, ExecutionStatus } from "../api/types.js";
+import { executionTimeoutSeconds, iterationTimeoutSeconds, maxIterations } from "../engine/durations.js";
+import { gateRequirement } from "../gate/enforcement.js";
+
+/** Condition on an Execution that needs a gate: False while none can be reached (it then does not start). */
+export const GUARDED = "Guarded";
+/** What the Kubernetes driver needs from a gate, whether one runs in this process or not. */
+export interface GateStatus {
+  /** Why no tool call can be decided now, or undefined when the gate serves. */
+  unavailable(): string | undefined;
+  /** Whether GuardPolicies apply in a namespace (the cluster default counts). */
+  policiesInScope(namespace: string): boolean;
+  /** Writes the tool calls decided so far into a status about to be written (counts and the last few per iteration). */
+  annotate(execution: Execution, status: ExecutionStatus): void;
+}
+
+/** Why an Execution of `agent` may not start now; undefined when it may. */
+export function gateBlocks(gate: GateStatus | undefined, agent: Agent, namespace: string): string | undefined {
+  const needs = gateRequirement(agent, gate?.policiesInScope(namespace) ?? false);
+  if (needs === undefined) return undefined;
+  const why = gate === undefined ? "gavel controller runs without NATS (--nats), so no tool-call gate runs on this cluster" : gate.unavailable();
+  return why === undefined ? undefined : `${needs}, but ${why}`;
+}
+
+/** Waiting for a gate, the Execution is re-checked this often. */
+const GATE_RECHECK_MS = 2000;
+
+/**
+ * The status of an Execution that may not start until a gate can decide its tool calls:
+ * Pending with the Guarded condition saying why, or TimedOut once its own deadline (from
+ * its creation; without one, what max_iterations iterations may take) has passed.
+ */
+export function waitingForGate(ex: Execution, agent: Agent, why: string, now: number): { status: ExecutionStatus; requeueAfterMs?: number } {
+  const created = Date.parse(ex.metadata.creationTimestamp ?? "") || now;
+  const limitSeconds = executionTimeoutSeconds(ex, agent) ?? iterationTimeoutSeconds(agent) * maxIterations(agent);
+  const deadline = created + limitSeconds * 1000;
+  const status: ExecutionStatus = { ...structuredClone(ex.status ?? {}) };
+  setGuarded(status, why, new Date(now), ex.metadata.generation);
+  if (now >= deadline) {
+    const message = `never started within its deadline of ${limitSeconds}s: ${why}`;
+    return { status: { ...status, phase: "TimedOut", message, completionTime: new Date(now).toISOString() } };
+  }
+  return { status: { ...status, phase: "Pending", message: `waiting for a tool-call gate: ${why}` }, requeueAfterMs: Math.min(GATE_RECHECK_MS, deadline - now) };
+}
+
+/** Sets the Guarded condition: True while a gate decides the Execution's tool calls, False with why not. */
+export function setGuarded(status: ExecutionStatus, why: string | undefined, now: Date, generation?: number): void {
+  const conditions = status.conditions ?? [];
+  const current = conditions.find((c) => c.type === GUARDED);
+  const next: Condition = why === undefined
+    ? { type: GUARDED, status: "True", reason: "GateServing", message: "every tool call is decided by the gate before it runs", lastTransitionTime: now.toISOString() }
+    : { type: GUARDED, status: "False", reason: "GateUnavailable", message: why, lastTransitionTime: now.toISOString() };
+  if (generation !== undefined) next.observedGeneration = generation;
+  if (current !== undefined && current.status === next.status) next.lastTransitionTime = current.lastTransitionTime;
+  if (current !== undefined && current.status === next.status && current.reason === next.reason && current.message === next.message) return;
+  status.conditions = [...conditions.filter((c) => c.type !== GUARDED), next];
+}
+
