@@ -9,7 +9,7 @@ import { runGuard } from "../src/gate/guard/guard.js";
 import { compilePolicy } from "../src/gate/guard/policy.js";
 // The chart's nats-server version (test/harness/build-nats.sh) when built, as on the cluster; else Debian's.
 import { startNats } from "../test/harness/nats.js";
-import { ToolCallService } from "../src/transport/tool-call-service.js";
+import { ToolCallService } from "../src/gate/tool-call.js";
 import type { LoadRequest } from "./gate-load.js";
 import { benchProposal as proposal, percentile, type LoadResult } from "./load.js";
 import type { BenchResult, BenchSuite } from "./types.js";

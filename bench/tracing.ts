@@ -10,7 +10,7 @@ import { formatTraceparent } from "../src/telemetry/trace-context.js";
 import { tracingFromEnv, type Tracing } from "../src/telemetry/tracing.js";
 // The chart's nats-server version (test/harness/build-nats.sh) when built, as on the cluster; else Debian's.
 import { startNats } from "../test/harness/nats.js";
-import { ToolCallService } from "../src/transport/tool-call-service.js";
+import { ToolCallService } from "../src/gate/tool-call.js";
 import { startJaeger, type Jaeger } from "../test/harness/jaeger.js";
 import { engineIterations } from "./engine.js";
 import { LoadThread } from "./gate.js";

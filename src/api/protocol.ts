@@ -1,5 +1,5 @@
 // The inner-loop protocol: what a worker proposes over NATS and what the gate answers.
-// docs/protocol.md describes the subjects and the retry rules; schemas live beside the codec.
+// docs/protocol.md describes the subjects and the retry rules; the schemas are in protocol-schemas.ts.
 import type { GradientResult, JsonObject } from "./types.js";
 
 /** A tool call the worker wants to make; `toolCallId` is the idempotency key. */
@@ -92,4 +92,21 @@ export interface ToolCallDecision {
   skippedJudges: boolean;
   judges: JudgeVerdictRecord[];
   latencyMs: number;
+}
+
+/** Why the gate could not answer with a decision. */
+export type ToolCallErrorCode =
+  /** The proposal is malformed; `field` names the first offending field. Terminal. */
+  | "invalid_proposal"
+  /** The proposal claims another execution than the subject it came in on. Terminal. */
+  | "forbidden"
+  /** The toolCallId was already used for a different call. Terminal. */
+  | "conflict"
+  /** The gate failed to answer; the worker may re-send. */
+  | "internal";
+
+/** The gate's reply when it has no decision to give. */
+export interface ToolCallErrorReply {
+  toolCallId?: string;
+  error: { code: ToolCallErrorCode; field?: string; message: string };
 }

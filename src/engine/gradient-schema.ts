@@ -1,31 +1,6 @@
-// The fixed shape of a verdict (GradientResult), as a JSON Schema and its one compiled validator.
+// The one compiled validator of a verdict's fixed shape (GradientResult; the schema is in src/api/).
 import { Ajv, type ValidateFunction } from "ajv";
-
-const unitInterval = { type: "number", minimum: 0, maximum: 1 } as const;
-
-/** The strict shape of a verdict; extra top-level fields are allowed but not kept. */
-export const GRADIENT_RESULT_SCHEMA = {
-  type: "object",
-  required: ["score", "confidence", "reasoning"],
-  properties: {
-    score: unitInterval,
-    confidence: unitInterval,
-    reasoning: { type: "string" },
-    signals: {
-      type: "array",
-      items: {
-        type: "object",
-        required: ["category", "score", "message"],
-        properties: {
-          category: { type: "string" },
-          score: unitInterval,
-          message: { type: "string" },
-        },
-      },
-    },
-    metadata: { type: "object" },
-  },
-} as const;
+import { GRADIENT_RESULT_SCHEMA } from "../api/gradient-result-schema.js";
 
 // One compiled validator for the fixed verdict schema; judge-declared schemas are compiled
 // per call in their own Ajv of the draft they name, so that their $ids can never collide.

@@ -4,7 +4,7 @@
 // tool_call_history.
 import type { ExecutionStatus, ToolCallEntry, ToolCallSummary } from "../api/types.js";
 import type { ToolCallHistoryEntry } from "../engine/judge-payload.js";
-import type { IterationTally } from "../transport/tool-call-store.js";
+import type { IterationTally } from "./tool-call/iteration-index.js";
 
 /** Most recent tool calls kept per iteration in the status; the counts cover all of them. */
 export const RECENT_TOOL_CALLS = 20;

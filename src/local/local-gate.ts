@@ -8,8 +8,7 @@ import { createGate } from "../gate/gate.js";
 import { RECENT_TOOL_CALLS } from "../gate/tool-call-summary.js";
 import { compilePolicy, precompileBuiltinPatterns, type CompiledPolicy } from "../gate/guard/policy.js";
 import type { Tracing } from "../telemetry/tracing.js";
-import { ToolCallService } from "../transport/tool-call-service.js";
-import { LOCAL_RUN } from "../transport/tool-call-store.js";
+import { LOCAL_RUN, ToolCallService } from "../gate/tool-call.js";
 import type { LocalRun } from "./local-run.js";
 
 /** A running local gate. */

@@ -11,7 +11,7 @@ import { agentImage, runtimeTable, type RuntimeTable } from "../children/runtime
 import { judgeWorkload, workerWorkload } from "../children/workloads.js";
 import type { JudgeRunResult } from "../gate/gate.js";
 import { applySummary } from "../gate/tool-call-summary.js";
-import type { IterationTally } from "../transport/tool-call-store.js";
+import type { IterationTally } from "../gate/tool-call.js";
 import type { JudgeOutcome } from "../engine/gradient.js";
 import { judgeRunStep, stoppedByParent, type JudgeRunContext, type JudgeRunObservation } from "../engine/judge-run.js";
 import { judgeStatus, phaseOfOutcome } from "../engine/phases.js";

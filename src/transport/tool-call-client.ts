@@ -1,9 +1,9 @@
 // The worker's side of the inner loop: sends a proposal and waits for the gate's decision,
 // re-sending the same proposal (same toolCallId) with backoff until a total deadline.
 import { createInbox, headers, type Msg, type MsgHdrs, type NatsConnection } from "@nats-io/transport-node";
-import type { ToolCallDecision, ToolCallProposal } from "../api/protocol.js";
+import type { ToolCallDecision, ToolCallErrorCode, ToolCallProposal } from "../api/protocol.js";
 import { TRACEPARENT } from "../telemetry/trace-context.js";
-import { ATTEMPT_HEADER, decodeReply, encodeProposal, type ToolCallErrorCode } from "./codec.js";
+import { ATTEMPT_HEADER, decodeReply, encodeProposal } from "./codec.js";
 import { inboxPrefix, toolCallSubject } from "./subjects.js";
 
 /** Why a proposal got no decision. */

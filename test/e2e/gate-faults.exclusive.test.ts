@@ -19,7 +19,7 @@ import { isTerminal } from "../../src/engine/phases.js";
 import { MAIN_CONTAINER } from "../../src/runtime/kubernetes/pod-spec.js";
 import { decodeReply } from "../../src/transport/codec.js";
 import { inboxPrefix, toolCallSubject } from "../../src/transport/subjects.js";
-import { DECISION_STREAM, DECISION_SUBJECT_PREFIX, type ToolCallRecord } from "../../src/transport/tool-call-store.js";
+import { DECISION_STREAM, DECISION_SUBJECT_PREFIX, type ToolCallRecord } from "../../src/gate/tool-call.js";
 import { eventually, useCluster, type Cluster } from "../harness/cluster.js";
 import { commandJudgeYaml, executionYaml } from "../harness/example-worker.js";
 import { executionsIn, workerCredentials, type Executions } from "../harness/executions.js";

@@ -8,7 +8,7 @@ import { connect, credsAuthenticator, type NatsConnection } from "@nats-io/trans
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { decodeJwt, parseCreds } from "../../src/transport/credentials.js";
 import { EVENT_STREAM, inboxPrefix, toolCallSubject } from "../../src/transport/subjects.js";
-import { DECISION_STREAM } from "../../src/transport/tool-call-store.js";
+import { DECISION_STREAM } from "../../src/gate/tool-call.js";
 import { eventually, useCluster, type Cluster } from "../harness/cluster.js";
 import { executionsIn, workerCredentials, type Executions } from "../harness/executions.js";
 import { ChartController, RELEASE_NAMESPACE } from "../harness/gavel-chart.js";

@@ -15,11 +15,10 @@ import { PolicyStore } from "../../src/gate/guard/policy-store.js";
 import { signRegistration } from "../../src/gate/guard/signature.js";
 import { ToolCodeHasher } from "../../src/gate/tool-code.js";
 import { createTrust, issueControllerCredentials, issueWorkerCredentials, serverConfig, type NatsTrust } from "../../src/transport/credentials.js";
-import { ToolCallService } from "../../src/transport/tool-call-service.js";
+import { LOCAL_RUN, ToolCallService } from "../../src/gate/tool-call.js";
 import { run, type ExecResult } from "../harness/exec.js";
 import { startNats, type NatsServer } from "../harness/nats.js";
 import { REPO_DIR } from "../harness/paths.js";
-import { LOCAL_RUN } from "../../src/transport/tool-call-store.js";
 
 const enc = new TextEncoder();
 const BUILD_DIR = join(REPO_DIR, ".tmp", `agent-test-${process.pid}`);

@@ -20,7 +20,7 @@ import type { GavelEvent } from "../../src/api/events.js";
 import { EventStream } from "../../src/transport/event-stream.js";
 import { inboxPrefix } from "../../src/transport/subjects.js";
 import { ToolCallClient } from "../../src/transport/tool-call-client.js";
-import { DECISION_STREAM, DECISION_SUBJECT_PREFIX, type ToolCallRecord } from "../../src/transport/tool-call-store.js";
+import { DECISION_STREAM, DECISION_SUBJECT_PREFIX, type ToolCallRecord } from "../../src/gate/tool-call.js";
 import { startControlPlane, type ControlPlane } from "../harness/control-plane.js";
 import { startNats, type NatsServer } from "../harness/nats.js";
 import { executionYaml } from "../harness/example-worker.js";

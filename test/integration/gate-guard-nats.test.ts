@@ -13,7 +13,7 @@ import { signRegistration } from "../../src/gate/guard/signature.js";
 import { createTrust, issueControllerCredentials, issueWorkerCredentials, serverConfig, type NatsTrust } from "../../src/transport/credentials.js";
 import { inboxPrefix } from "../../src/transport/subjects.js";
 import { ToolCallClient } from "../../src/transport/tool-call-client.js";
-import { ToolCallService } from "../../src/transport/tool-call-service.js";
+import { ToolCallService } from "../../src/gate/tool-call.js";
 import { startNats, type NatsServer } from "../harness/nats.js";
 
 const enc = new TextEncoder();

@@ -15,8 +15,7 @@ import {
 import { decodeReply } from "../../src/transport/codec.js";
 import { inboxPrefix, toolCallSubject } from "../../src/transport/subjects.js";
 import { ToolCallClient, ToolCallError } from "../../src/transport/tool-call-client.js";
-import { ToolCallService, type Decide, type ToolCallServiceOptions } from "../../src/transport/tool-call-service.js";
-import { DECISION_STREAM, decisionSubject, LOCAL_RUN, type DecisionRecord, type ToolCallRecord } from "../../src/transport/tool-call-store.js";
+import { DECISION_STREAM, decisionSubject, LOCAL_RUN, ToolCallService, type Decide, type DecisionRecord, type ToolCallRecord, type ToolCallServiceOptions } from "../../src/gate/tool-call.js";
 import { startNats, type NatsServer } from "../harness/nats.js";
 import { eventually as eventuallyWithin, sleep, type Answer } from "../harness/eventually.js";
 

@@ -5,55 +5,14 @@
 import { hostname } from "node:os";
 import type { Msg, NatsConnection, Subscription } from "@nats-io/transport-node";
 import type { Logger } from "pino";
-import type { ToolCallDecision, ToolCallProposal } from "../api/protocol.js";
-import { messageOf } from "../errors.js";
-import { TRACEPARENT } from "../telemetry/trace-context.js";
-import { ATTEMPT_HEADER, checkDecision, decodeProposal, encodeErrorReply, proposalFingerprint, type ToolCallErrorCode, type ToolCallErrorReply } from "./codec.js";
-import { parseToolCallSubject, replyPrefixOf, TOOL_CALL_WILDCARD } from "./subjects.js";
-import {
-  decisionSubject,
-  LOCAL_RUN,
-  ToolCallStore,
-  type CallFacts,
-  type ClaimRecord,
-  type DecisionRecord,
-  type IterationView,
-  type RunId,
-  type RunRef,
-  type StoredRecord,
-  type ToolCallStoreOptions,
-} from "./tool-call-store.js";
-
-/** What the gate knows about the proposal's iteration when deciding it (any replica decided those calls). */
-export interface DecideContext {
-  iteration: IterationView;
-  /** The proposal's W3C traceparent header (the worker's iteration span), when it carried one. */
-  traceParent?: string;
-}
-
-/** The slow remainder of a decision (judges): run only by the gate that holds the call's claim. */
-export interface Judged {
-  judged: () => Promise<ToolCallDecision>;
-}
-
-/**
- * The gate's decision function (guard, skip_judge, judges); injected, never imported here.
- * It answers at once with a decision, or with the judged remainder, which the service runs
- * only after claiming the call in the store. Throwing a ToolCallRefusal refuses the proposal.
- */
-export type Decide = (proposal: ToolCallProposal, context: DecideContext) => Promise<ToolCallDecision | Judged> | ToolCallDecision | Judged;
-
-/** A proposal the gate will not decide (unknown or finished execution): a typed error reply. */
-export class ToolCallRefusal extends Error {
-  override readonly name = "ToolCallRefusal";
-  constructor(
-    readonly code: Exclude<ToolCallErrorCode, "internal">,
-    readonly field: string,
-    message: string,
-  ) {
-    super(message);
-  }
-}
+import type { ToolCallDecision, ToolCallErrorReply, ToolCallProposal } from "../../api/protocol.js";
+import { messageOf } from "../../errors.js";
+import { TRACEPARENT } from "../../telemetry/trace-context.js";
+import { ATTEMPT_HEADER, decodeProposal, encodeErrorReply, proposalFingerprint } from "../../transport/codec.js";
+import { parseToolCallSubject, replyPrefixOf, TOOL_CALL_WILDCARD } from "../../transport/subjects.js";
+import { checked, failClosed, isJudged, ToolCallRefusal, type Decide, type DecideContext, type Judged } from "./decide.js";
+import { decisionSubject, LOCAL_RUN, type CallFacts, type ClaimRecord, type DecisionRecord, type RunId, type RunRef, type StoredRecord } from "./records.js";
+import { ToolCallStore, type ToolCallStoreOptions } from "./store.js";
 
 export interface ToolCallServiceOptions {
   decide: Decide;
@@ -461,22 +420,6 @@ type Reply = (decision: ToolCallDecision) => void;
 
 class ConflictError extends Error {
   override readonly name = "ConflictError";
-}
-
-function isJudged(v: ToolCallDecision | Judged): v is Judged {
-  return typeof (v as Judged).judged === "function";
-}
-
-// A decision that breaks the schema or answers another call denies the call (fail closed).
-function checked(p: ToolCallProposal, produced: ToolCallDecision): ToolCallDecision {
-  const c = checkDecision(produced);
-  if (!c.ok) return failClosed(p, `gate_error: ${c.error.message}`);
-  if (c.value.toolCallId !== p.toolCallId) return failClosed(p, `gate_error: decide answered toolCallId ${c.value.toolCallId} for ${p.toolCallId}`);
-  return c.value;
-}
-
-function failClosed(p: ToolCallProposal, reason: string, latencyMs = 0): ToolCallDecision {
-  return { toolCallId: p.toolCallId, allowed: false, blocked_by: "guard", reason, guard: { approved: false, reason }, skippedJudges: false, judges: [], latencyMs };
 }
 
 // Best effort: the toolCallId of a proposal too broken to decode, for the error reply.

@@ -15,106 +15,19 @@ import {
   type ConsumerMessages,
   type JetStreamManager,
 } from "@nats-io/jetstream";
-import type { BlockedBy, ToolCallDecision } from "../api/protocol.js";
-import { JetStreamPublisher } from "./jetstream-publisher.js";
-import { token, untoken } from "./subjects.js";
-
-/** The stream holding every call's record while it may still be asked for again. */
-export const DECISION_STREAM = "GAVEL_DECISIONS";
-/** Prefix of record subjects: gavel.decisions.<namespace>.<execution>.<run>.<toolCallId>. */
-export const DECISION_SUBJECT_PREFIX = "gavel.decisions";
-
-/**
- * Which run of a named Execution a record belongs to: its uid on a cluster, where an
- * Execution deleted and created again under the same name is another run whose calls must
- * never meet the first one's (re-send answers, sequence contracts, status counts). A local
- * run has its own nats-server, so its one run is LOCAL_RUN.
- */
-export type RunId = string;
-export const LOCAL_RUN: RunId = "local";
-
-/** Where one execution run's records are: namespace, execution name and run (its uid). */
-export interface RunRef {
-  namespace: string;
-  execution: string;
-  run: RunId;
-}
-
-/** Subject (and key) of one call's record; toolCallId is already a valid token. */
-export function decisionSubject(ref: RunRef, toolCallId: string): string {
-  return `${runPrefix(ref)}.${toolCallId}`;
-}
-
-/** The call a record subject names; undefined when it is not one (records of older gavel versions have no run). */
-export function parseDecisionSubject(subject: string): (RunRef & { toolCallId: string }) | undefined {
-  const parts = subject.split(".");
-  if (parts.length !== 6 || `${parts[0]}.${parts[1]}` !== DECISION_SUBJECT_PREFIX) return undefined;
-  return { namespace: untoken(parts[2] ?? ""), execution: untoken(parts[3] ?? ""), run: parts[4] ?? "", toolCallId: parts[5] ?? "" };
-}
-
-/** Subject prefix of one run's records (no trailing dot). */
-function runPrefix(ref: RunRef): string {
-  return `${DECISION_SUBJECT_PREFIX}.${token(ref.namespace)}.${token(ref.execution)}.${runToken(ref.run)}`;
-}
-
-// A uid is lower-case hex and dashes: one NATS token as it is.
-function runToken(run: RunId): string {
-  if (!/^[a-z0-9][-a-z0-9]*$/.test(run)) throw new Error(`"${run}" is not a valid execution run id (an Execution uid)`);
-  return run;
-}
-
-/** What identifies the call a record is about; never an argument value. */
-export interface CallFacts {
-  /** SHA-256 of the canonical call (codec.ts proposalFingerprint). */
-  fingerprint: string;
-  iteration: number;
-  step: number;
-  tool: string;
-}
-
-/** A gate is deciding the call; `gate` renews it while it waits on judges. */
-export interface ClaimRecord extends CallFacts {
-  kind: "claim";
-  gate: string;
-  /** Unique per write: a retried write recognises itself. */
-  write: string;
-}
-
-/** The call's decision, the same answer for every re-send. */
-export interface DecisionRecord extends CallFacts {
-  kind: "decision";
-  gate: string;
-  write: string;
-  decision: ToolCallDecision;
-}
-
-export type ToolCallRecord = ClaimRecord | DecisionRecord;
-
-/** A record as the store knows it: its stream sequence and when the server stored it. */
-export interface StoredRecord {
-  record: ToolCallRecord;
-  seq: number;
-  /** Milliseconds since the epoch (the server's clock), or the local clock for own writes. */
-  at: number;
-}
-
-/** One iteration's calls in an execution's summary (ToolCallStore.summaryOf). */
-export interface IterationTally {
-  proposed: number;
-  allowed: number;
-  blockedByGuard: number;
-  blockedByJudge: number;
-  /** The last decided calls, ascending by step. */
-  recent: readonly DecisionRecord[];
-}
-
-/** An earlier call of the same iteration, as later guard checks need it. */
-export interface PriorCall {
-  step: number;
-  tool: string;
-  allowed: boolean;
-  blocked_by: BlockedBy;
-}
+import type { ToolCallDecision } from "../../api/protocol.js";
+import { JetStreamPublisher } from "../../transport/jetstream-publisher.js";
+import { firstAtLeast, IterationIndex, iterationKey, type IndexedCall, type IterationTally, type IterationView } from "./iteration-index.js";
+import {
+  DECISION_STREAM,
+  DECISION_SUBJECT_PREFIX,
+  parseDecisionSubject,
+  runPrefix,
+  type DecisionRecord,
+  type RunRef,
+  type StoredRecord,
+  type ToolCallRecord,
+} from "./records.js";
 
 export type PutResult =
   | { ok: true; seq: number }
@@ -501,56 +414,3 @@ export class ToolCallStore {
   }
 }
 
-/** One iteration's decided calls as a guard reads them. */
-export interface IterationView {
-  /** Decided calls with fromStep <= step < beforeStep, in step order. */
-  calls(fromStep: number, beforeStep: number): PriorCall[];
-  /** Tools the guard blocked in this iteration, first seen first. */
-  readonly violations: readonly string[];
-  /** True when every step before `beforeStep` has a decided call here. */
-  hasSteps(beforeStep: number): boolean;
-}
-
-/** A decided call in an iteration's index, with the subject of its record. */
-interface IndexedCall extends PriorCall {
-  subject: string;
-}
-
-// The decided calls of one iteration, kept sorted by step as they arrive (nearly always in
-// order), and their counts by outcome.
-class IterationIndex {
-  readonly subjects = new Set<string>();
-  readonly calls: IndexedCall[] = [];
-  readonly steps = new Set<number>();
-  readonly violations: string[] = [];
-  allowed = 0;
-  blockedByGuard = 0;
-  blockedByJudge = 0;
-
-  /** Called once per call, when its first decision is mirrored. */
-  add(subject: string, r: DecisionRecord): void {
-    const call: IndexedCall = { step: r.step, tool: r.tool, allowed: r.decision.allowed, blocked_by: r.decision.blocked_by, subject };
-    this.calls.splice(firstAtLeast(this.calls, r.step + 1), 0, call);
-    this.steps.add(r.step);
-    if (call.allowed) this.allowed++;
-    else if (call.blocked_by === "judge") this.blockedByJudge++;
-    else this.blockedByGuard++;
-    if (call.blocked_by === "guard" && !this.violations.includes(call.tool)) this.violations.push(call.tool);
-  }
-}
-
-// Index of the first call whose step is >= `step` (binary search over a step-sorted list).
-function firstAtLeast(calls: readonly PriorCall[], step: number): number {
-  let lo = 0;
-  let hi = calls.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if ((calls[mid] as PriorCall).step < step) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
-}
-
-function iterationKey(ref: RunRef, iteration: number): string {
-  return `${runPrefix(ref)}.#${iteration}`;
-}
