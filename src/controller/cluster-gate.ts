@@ -14,7 +14,8 @@ import { GROUP, VERSION, type Agent, type Execution, type ExecutionStatus, type 
 import { isTerminal } from "../engine/outer-loop.js";
 import { isNotFound, messageOf } from "../errors.js";
 import { decisionEvent, guardNotes } from "../gate/audit.js";
-import { toolJudgeChild } from "../children/child-executions.js";
+import { toolJudgeChild, type ToolJudgeChild } from "../children/child-executions.js";
+import { judgeToolCall } from "../children/tool-judge.js";
 import type { JudgeOutcome } from "../engine/gradient.js";
 import { outcomeOfStatus } from "../engine/phases.js";
 import { createGate, decidedBy, decidingCheck, type Gate, type JudgeRunResult, type PolicySource } from "../gate/gate.js";
@@ -236,10 +237,12 @@ export class ClusterGate implements GateStatus {
     if (raw instanceof Error) return { uid, execution, problem: raw };
     if (raw === undefined) return { uid, execution, problem: new Error(`Agent ${namespace}/${execution.spec.agentRef.name} of Execution ${name} is not found`) };
     const agent = withDefaults(raw);
+    // The calls of this Execution already shown as proposed (a call judged by several entries is shown once).
+    const announced = new Set<string>();
     const gate = createGate({
       policyStore: this.opts.policies,
       agent,
-      judgeRunner: (entry, proposal, violations, index) => this.runToolJudge(execution, agent, entry, proposal, violations, index),
+      judgeRunner: (entry, proposal, violations, index) => this.runToolJudge(execution, agent, { entry, proposal, violations, index }, announced),
       audit: { record: (r) => this.publish(execution, [{ event: "toolcall.decision", data: decisionEvent(r) }]) },
       ...(this.opts.logger !== undefined ? { logger: this.opts.logger } : {}),
       ...(this.opts.tracing !== undefined ? { tracing: this.opts.tracing } : {}),
@@ -253,7 +256,8 @@ export class ClusterGate implements GateStatus {
    * created — or adopted, when a replica that died while judging created it — and the
    * leader's reconciler runs it like any judge child. The gate waits on its status.
    */
-  private async runToolJudge(execution: Execution, worker: Agent, entry: SemanticValidatorSpec, proposal: ToolCallProposal, violations: readonly string[], index: number): Promise<JudgeRunResult> {
+  private async runToolJudge(execution: Execution, worker: Agent, call: { entry: SemanticValidatorSpec; proposal: ToolCallProposal; violations: readonly string[]; index: number }, announced: Set<string>): Promise<JudgeRunResult> {
+    const { entry, proposal, violations, index } = call;
     const namespace = execution.metadata.namespace ?? "default";
     const judgeRaw = await this.get<Agent>(namespace, "agents", entry.judge_agent);
     const t = toolJudgeChild({
@@ -268,31 +272,32 @@ export class ClusterGate implements GateStatus {
       // A pod's payload travels in env GAVEL_INPUT or ConfigMap parts (an attached stdin cannot be re-sent to an adopted pod).
       stdin: false,
     });
-    await this.publish(execution, [
-      { event: "toolcall.proposed", data: { iteration: proposal.iteration, step: proposal.step, tool: proposal.tool } },
-      { event: "judge.spawned", data: { child: t.name, judge: entry.judge_agent, iteration: proposal.iteration, step: proposal.step, purpose: "tool_validation" } },
-    ]);
-    const finished = (outcome: JudgeOutcome): JudgeRunResult => {
-      void this.publish(execution, [
-        { event: "judge.finished", data: { child: t.name, judge: entry.judge_agent, ...(outcome.ok ? { score: outcome.result.score, confidence: outcome.result.confidence } : { rejection: outcome.rejection }) } },
-      ]);
-      return outcome.ok ? { result: outcome.result, child: t.name } : { rejection: outcome.rejection, detail: outcome.detail, child: t.name };
-    };
+    return judgeToolCall(t, proposal, {
+      publish: (events) => this.publish(execution, events),
+      announced,
+      run: (child) => this.awaitJudgeChild(namespace, child, proposal),
+    });
+  }
+
+  /**
+   * Creates the tool judge's child Execution, or adopts it when a replica that died while
+   * judging this call created it (names are deterministic), and waits for it to end.
+   */
+  private async awaitJudgeChild(namespace: string, t: ToolJudgeChild, proposal: ToolCallProposal): Promise<JudgeOutcome> {
     if (!(await createJudgeChild({ core: this.core, custom: this.api }, t.execution))) {
-      // Adopted: a gate that died while judging this call made it (names are deterministic).
       const existing = await this.get<Execution>(namespace, "executions", t.name);
       if (existing !== undefined && existing.spec.parent?.toolCallId !== proposal.toolCallId) {
-        return finished({ ok: false, rejection: "failed", detail: `judge child ${t.name} already judges another call (${existing.spec.parent?.toolCallId ?? "none"}) of this step` });
+        return { ok: false, rejection: "failed", detail: `judge child ${t.name} already judges another call (${existing.spec.parent?.toolCallId ?? "none"}) of this step` };
       }
     }
     // The reconciler ends the child by its deadline; the gate gives up a little later still.
     const giveUp = Date.now() + ((t.execution.spec.timeoutSeconds ?? 300) + 60) * 1000;
     for (let pause = 100; ; pause = Math.min(pause * 2, this.opts.judgePollMs ?? 500)) {
       const child = await this.get<Execution>(namespace, "executions", t.name);
-      if (child === undefined) return finished({ ok: false, rejection: "cancelled", detail: `judge child ${t.name} was deleted` });
+      if (child === undefined) return { ok: false, rejection: "cancelled", detail: `judge child ${t.name} was deleted` };
       const outcome = outcomeOfStatus(child.status);
-      if (outcome !== undefined) return finished(outcome);
-      if (Date.now() > giveUp) return finished({ ok: false, rejection: "timed_out", detail: `judge child ${t.name} did not finish` });
+      if (outcome !== undefined) return outcome;
+      if (Date.now() > giveUp) return { ok: false, rejection: "timed_out", detail: `judge child ${t.name} did not finish` };
       await new Promise((r) => setTimeout(r, pause));
     }
   }

@@ -4,8 +4,9 @@
 // workload to its end with runToEnd (ADR 0030), and feeds what it observes back.
 import { posix } from "node:path";
 import type { ToolCallProposal } from "../api/protocol.js";
-import type { Agent, ChildRef, Execution, SemanticValidatorSpec } from "../api/types.js";
+import type { Agent, Execution, SemanticValidatorSpec } from "../api/types.js";
 import { toolJudgeChild, validationJudgeChild } from "../children/child-executions.js";
+import { judgeToolCall } from "../children/tool-judge.js";
 import { defaultImages } from "../children/images.js";
 import { agentImage, runtimeTable, type RuntimeTable } from "../children/runtime-table.js";
 import { judgeWorkload, workerWorkload } from "../children/workloads.js";
@@ -14,7 +15,7 @@ import { applySummary } from "../gate/tool-call-summary.js";
 import type { IterationTally } from "../gate/tool-call.js";
 import type { JudgeOutcome } from "../engine/gradient.js";
 import { judgeRunStep, stoppedByParent, type JudgeRunContext, type JudgeRunObservation } from "../engine/judge-run.js";
-import { judgeStatus, phaseOfOutcome } from "../engine/phases.js";
+import { judgeStatus } from "../engine/phases.js";
 import {
   decide,
   initialState,
@@ -251,7 +252,7 @@ export class LocalRun {
   /**
    * Runs one tool_validation judge for a proposed call as a judge container (the gate's
    * JudgeRunner): the child the children module makes (reference tool-judge payload,
-   * read-only mounts, the judge's network), recorded like a validation judge's.
+   * read-only mounts, the judge's network), its books kept by the tool-judge step.
    */
   async runToolJudge(entry: SemanticValidatorSpec, proposal: ToolCallProposal, violations: readonly string[], index: number): Promise<JudgeRunResult> {
     const t = toolJudgeChild({
@@ -266,25 +267,15 @@ export class LocalRun {
       stdin: true,
       ...(this.opts.runtimes !== undefined ? { runtimes: this.opts.runtimes } : {}),
     });
-    // The tree hangs tool judges under their call, so the call is shown before its decision.
-    const callKey = `${proposal.iteration}/${proposal.step}`;
-    if (!this.proposedCalls.has(callKey)) {
-      this.proposedCalls.add(callKey);
-      this.emit("toolcall.proposed", { iteration: proposal.iteration, step: proposal.step, tool: proposal.tool });
-    }
-    this.emit("judge.spawned", { child: t.name, judge: entry.judge_agent, iteration: proposal.iteration, step: proposal.step, purpose: "tool_validation" });
-    // A ChildRef in the Execution's status (purpose tool_validation, with the call's id) and the child Execution in the run's result.
-    const ref: ChildRef = { name: t.name, purpose: "tool_validation", iteration: proposal.iteration, validatorIndex: index, judge: entry.judge_agent, toolCallId: proposal.toolCallId, phase: "Running" };
-    (this.state.status.children ??= []).push(ref);
-    const outcome = await this.runJudgeChild(t.execution, this.opts.judges.get(entry.judge_agent), t.workload ?? t.problem ?? "the judge cannot run");
-    // A child the engine already stopped (cancel, deadline) keeps the phase it was given.
-    if (ref.phase === "Running") ref.phase = phaseOfOutcome(outcome);
-    this.emit("judge.finished", {
-      child: t.name,
-      judge: entry.judge_agent,
-      ...(outcome.ok ? { score: outcome.result.score, confidence: outcome.result.confidence } : { rejection: outcome.rejection }),
+    return judgeToolCall(t, proposal, {
+      publish: (events) => {
+        for (const e of events) this.emit(e.event, e.data);
+      },
+      announced: this.proposedCalls,
+      // A ChildRef in the Execution's status and the child Execution in the run's result.
+      track: (ref) => (this.state.status.children ??= []).push(ref),
+      run: (child) => this.runJudgeChild(child.execution, this.opts.judges.get(entry.judge_agent), child.workload ?? child.problem ?? "the judge cannot run"),
     });
-    return outcome.ok ? { result: outcome.result, child: t.name } : { rejection: outcome.rejection, detail: outcome.detail, child: t.name };
   }
 
   private async startWorker(a: Extract<EngineAction, { type: "start_worker" }>): Promise<void> {
