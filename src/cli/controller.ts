@@ -220,6 +220,7 @@ export const controllerCommand: Command = {
     const gate = config.nats
       ? new GateSupervisor({
           ...{ kc, servers: config.nats.url, policies: store, gateId: identity, logger, metrics },
+          ...(namespaces !== undefined ? { namespaces } : {}),
           ...(creds !== undefined ? { creds } : {}),
           onToolCall: (ns, name) => executions.queue.addAfter(`${ns}/${name}`, 1000),
           executions: (ns, name) => executions.cached(ns, name),

@@ -17,13 +17,13 @@ import { decisionEvent, guardNotes } from "../gate/audit.js";
 import { toolJudgeChild, type ToolJudgeChild } from "../children/child-executions.js";
 import { judgeToolCall } from "../children/tool-judge.js";
 import type { JudgeOutcome } from "../engine/gradient.js";
-import { outcomeOfStatus } from "../engine/phases.js";
 import { createGate, decidedBy, decidingCheck, type Gate, type JudgeRunResult, type PolicySource } from "../gate/gate.js";
 import type { GavelEvent } from "../api/events.js";
 import { EventStream } from "../transport/event-stream.js";
 import { parseDecisionSubject, ToolCallRefusal, ToolCallService, type ToolCallStoreOptions } from "../gate/tool-call.js";
 import { toGavelEvents, type EngineEvent } from "./execution-events.js";
 import { workspaceMounts } from "./execution-pods.js";
+import { JudgeChildWatch } from "./judge-child-watch.js";
 import { createJudgeChild } from "./stored-parts.js";
 import type { GateStatus } from "./guarded-condition.js";
 import { applySummary, RECENT_TOOL_CALLS } from "../gate/tool-call-summary.js";
@@ -40,8 +40,8 @@ export interface ClusterGateOptions {
   policies: PolicySource & { hasPolicies?(namespace: string): boolean };
   /** This replica's name in claims (the pod name). */
   gateId: string;
-  /** How often a tool-judge child's status is read while the gate waits on it; default 500 ms. */
-  judgePollMs?: number;
+  /** Namespaces whose tool-judge children the gate watches (the controller's); all when undefined. */
+  namespaces?: readonly string[];
   /** Publish decisions and tool-judge events to the event stream (`gavel events`); default true. */
   publishEvents?: boolean;
   /** Called when a decision of an Execution is stored by any replica (the reconciler folds it into the status). */
@@ -92,6 +92,8 @@ export class ClusterGate implements GateStatus {
   private readonly targets = new Map<string, CachedTarget>();
   private readonly outbox = new Map<string, { events: GavelEvent[]; drained: Promise<void> }>();
   private service: ToolCallService | undefined;
+  /** The tool-judge children this gate waits on, as the watch shows them. */
+  private readonly judgeChildren: JudgeChildWatch;
   private events: EventStream | undefined;
   readonly metrics: GateMetrics;
 
@@ -99,6 +101,7 @@ export class ClusterGate implements GateStatus {
     this.api = opts.kc.makeApiClient(k8s.CustomObjectsApi);
     this.core = opts.kc.makeApiClient(k8s.CoreV1Api);
     this.metrics = gateMetrics(opts.metrics ?? new Registry());
+    this.judgeChildren = new JudgeChildWatch({ kc: opts.kc, ...(opts.namespaces !== undefined ? { namespaces: opts.namespaces } : {}), ...(opts.logger !== undefined ? { logger: opts.logger } : {}) });
   }
 
   /** Opens the tool-call store (replaying it) and starts answering proposals. */
@@ -152,6 +155,7 @@ export class ClusterGate implements GateStatus {
   /** Stops answering (running decides finish or are taken over by another replica). */
   async stop(graceMs?: number): Promise<void> {
     await this.service?.stop(graceMs);
+    await this.judgeChildren.stop();
     await Promise.allSettled([...this.outbox.values()].map((q) => q.drained));
   }
 
@@ -254,7 +258,8 @@ export class ClusterGate implements GateStatus {
    * One tool_validation judge on the cluster: the children module's child Execution (the
    * reference payload, the worker's volumes read-only at the same paths, its deadline) is
    * created — or adopted, when a replica that died while judging created it — and the
-   * leader's reconciler runs it like any judge child. The gate waits on its status.
+   * leader's reconciler runs it like any judge child. The gate waits on its status through
+   * the watch of judge children (judge-child-watch.ts).
    */
   private async runToolJudge(execution: Execution, worker: Agent, call: { entry: SemanticValidatorSpec; proposal: ToolCallProposal; violations: readonly string[]; index: number }, announced: Set<string>): Promise<JudgeRunResult> {
     const { entry, proposal, violations, index } = call;
@@ -292,14 +297,7 @@ export class ClusterGate implements GateStatus {
     }
     // The reconciler ends the child by its deadline; the gate gives up a little later still.
     const giveUp = Date.now() + ((t.execution.spec.timeoutSeconds ?? 300) + 60) * 1000;
-    for (let pause = 100; ; pause = Math.min(pause * 2, this.opts.judgePollMs ?? 500)) {
-      const child = await this.get<Execution>(namespace, "executions", t.name);
-      if (child === undefined) return { ok: false, rejection: "cancelled", detail: `judge child ${t.name} was deleted` };
-      const outcome = outcomeOfStatus(child.status);
-      if (outcome !== undefined) return outcome;
-      if (Date.now() > giveUp) return { ok: false, rejection: "timed_out", detail: `judge child ${t.name} did not finish` };
-      await new Promise((r) => setTimeout(r, pause));
-    }
+    return this.judgeChildren.outcome(namespace, t.name, giveUp, () => this.get<Execution>(namespace, "executions", t.name));
   }
 
   private async get<T>(namespace: string, plural: string, name: string): Promise<T | undefined> {

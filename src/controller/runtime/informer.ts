@@ -28,14 +28,15 @@ export interface Resource<T extends ApiObject> {
   labelSelector?: string;
 }
 
-/** A gavel custom resource (group 100monkeys.ai) by its plural. */
-export function customResource<T extends ApiObject>(kc: k8s.KubeConfig, kind: string, plural: string): Resource<T> {
+/** A gavel custom resource (group 100monkeys.ai) by its plural; only those carrying `labelSelector` when given. */
+export function customResource<T extends ApiObject>(kc: k8s.KubeConfig, kind: string, plural: string, labelSelector?: string): Resource<T> {
   const api = kc.makeApiClient(k8s.CustomObjectsApi);
   return {
     kind,
+    ...(labelSelector !== undefined ? { labelSelector } : {}),
     path: (ns) => (ns === undefined ? `/apis/${GROUP}/${VERSION}/${plural}` : `/apis/${GROUP}/${VERSION}/namespaces/${ns}/${plural}`),
     list: async (ns) => {
-      const params = { group: GROUP, version: VERSION, plural };
+      const params = { group: GROUP, version: VERSION, plural, ...(labelSelector !== undefined ? { labelSelector } : {}) };
       const got: unknown = ns === undefined ? await api.listClusterCustomObject(params) : await api.listNamespacedCustomObject({ ...params, namespace: ns });
       return got as ResourceList<T>;
     },
