@@ -48,6 +48,16 @@ describe("readAgentConfig", () => {
     });
   });
 
+  it("reads the iteration's deadline the driver sets (GAVEL_ITERATION_TIMEOUT_SECONDS), naming it when it is bad", () => {
+    const env = agentEnvironment({ namespace: "team", execution: "run-a", iteration: 1, natsUrl: "nats://gate:4222", iterationTimeoutSeconds: 30 });
+    expect(env.GAVEL_ITERATION_TIMEOUT_SECONDS).toBe("30");
+    expect(readAgentConfig({ ...env, GAVEL_SCRIPT: "- final: x" }).iterationTimeoutMs).toBe(30_000);
+    expect(readAgentConfig(base).iterationTimeoutMs).toBeUndefined();
+    expect(() => readAgentConfig({ ...base, GAVEL_ITERATION_TIMEOUT_SECONDS: "soon" })).toThrow(/GAVEL_ITERATION_TIMEOUT_SECONDS must be a positive number/);
+    expect(readAgentConfig({ ...base, GAVEL_DEADLINE: "2026-12-07T01:00:30.000Z" }).deadlineMs).toBe(Date.parse("2026-12-07T01:00:30.000Z"));
+    expect(() => readAgentConfig({ ...base, GAVEL_DEADLINE: "1765069230" })).toThrow(/GAVEL_DEADLINE must be an RFC 3339 time/);
+  });
+
   it("takes the iteration's TRACEPARENT for its proposals; an invalid one is ignored (W3C trace context)", () => {
     const tp = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
     expect(readAgentConfig({ ...base, TRACEPARENT: tp }).gate.traceParent).toBe(tp);

@@ -28,6 +28,9 @@ export interface AgentConfig {
   maxTurns: number;
   /** traceParent: the iteration's span (env TRACEPARENT), sent with every proposal. */
   gate: { totalTimeoutMs: number; attemptTimeoutMs: number; traceParent?: string };
+  /** How long this run may take (GAVEL_ITERATION_TIMEOUT_SECONDS) and when it ends by the driver's clock (GAVEL_DEADLINE, epoch ms): they bound every wait for the gate. */
+  iterationTimeoutMs?: number;
+  deadlineMs?: number;
   limits: { commandTimeoutSeconds: number; outputCapBytes: number };
 }
 
@@ -157,6 +160,15 @@ function gateOf(env: Env): AgentConfig["gate"] {
   };
 }
 
+/** GAVEL_DEADLINE: an RFC 3339 time, as epoch ms. */
+function deadlineOf(env: Env): number | undefined {
+  const v = env[E.deadline];
+  if (v === undefined || v === "") return undefined;
+  const ms = Date.parse(v);
+  if (!/^\d{4}-\d\d-\d\dT/.test(v) || Number.isNaN(ms)) throw new ConfigError(`${E.deadline} must be an RFC 3339 time, got "${v}"`);
+  return ms;
+}
+
 /** Reads and checks the configuration from an environment; throws ConfigError naming the variable. */
 export function readAgentConfig(env: Env): AgentConfig {
   // Identity and the gate first: without them nothing else matters.
@@ -175,6 +187,8 @@ export function readAgentConfig(env: Env): AgentConfig {
   const feedback = env[E.feedback];
   // Local mode passes "null" for an Execution without input.
   const input = (json(env, E.input) ?? undefined) as JsonValue | undefined;
+  const iterationTimeout = env[E.iterationTimeoutSeconds] ? positive(env, E.iterationTimeoutSeconds, 1) : undefined;
+  const deadline = deadlineOf(env);
   return {
     role,
     namespace,
@@ -190,6 +204,8 @@ export function readAgentConfig(env: Env): AgentConfig {
     model,
     maxTurns: positive(env, E.maxTurns, 50, true),
     gate: gateOf(env),
+    ...(iterationTimeout !== undefined ? { iterationTimeoutMs: iterationTimeout * 1000 } : {}),
+    ...(deadline !== undefined ? { deadlineMs: deadline } : {}),
     limits: {
       commandTimeoutSeconds: positive(env, E.commandTimeoutSeconds, 60),
       outputCapBytes: positive(env, E.outputCapBytes, 64 * 1024, true),

@@ -2,17 +2,20 @@
 // from the environment, connects to the gate over NATS with its own credentials, runs the
 // model loop, prints the final answer on stdout. As a judge (GAVEL_ROLE=judge) it reads its
 // payload instead and runs without the gate (judge-mode.ts). Exit 0 on an answer, 1 on an
-// unrecoverable error, 2 on bad configuration or an unreadable payload.
+// unrecoverable error, 2 on bad configuration or an unreadable payload, 75 when the gate could
+// not be reached before the iteration's deadline (gate-connection.ts, src/api/gate-unreachable.ts).
 import { readFile } from "node:fs/promises";
 import { connect, credsAuthenticator, type NatsConnection } from "@nats-io/transport-node";
+import { GATE_UNREACHABLE_EXIT, gateUnreachableFields, type GateUnreachable } from "../api/gate-unreachable.js";
 import { ToolCodeHasher } from "../gate/tool-code.js";
 import { startRelay, unixSocketPath } from "../transport/socket-relay.js";
 import { inboxPrefix } from "../transport/subjects.js";
-import { ToolCallClient } from "../transport/tool-call-client.js";
+import { ToolCallClient, ToolCallError } from "../transport/tool-call-client.js";
 import { McpToolbox } from "../mcp/mcp-toolbox.js";
 import { BUILTIN_TOOLS, builtinToolFiles } from "./builtin-tools.js";
 import { commandEnvironment, ConfigError, readAgentConfig, type AgentConfig } from "./config.js";
 import { Confinement } from "./confinement.js";
+import { connectWithBackoff, gateBudgetEnd, GateUnreachableError, logConnectionChanges } from "./gate-connection.js";
 import { readJudgeInput } from "./judge-input.js";
 import { JUDGE_SYSTEM_PROMPT, ownToolsGate } from "./judge-mode.js";
 import type { ChatModel } from "./model.js";
@@ -33,19 +36,44 @@ async function buildModel(c: AgentConfig["model"]): Promise<ChatModel> {
   return new ScriptedModel(parseScript(text, source));
 }
 
-async function connectGate(c: AgentConfig): Promise<NatsConnection> {
+/** The server's URL without any user:password in it, for logs and outcomes. */
+function shownUrl(url: string): string {
+  return url.replace(/\/\/[^@/]*@/, "//");
+}
+
+/** Connects to the gate's NATS, retrying a refused connection until `deadlineMs` (GateUnreachableError then). */
+async function connectGate(c: AgentConfig, deadlineMs: number): Promise<NatsConnection> {
   const creds = c.nats.creds ?? (c.nats.credsFile !== undefined ? await readFile(c.nats.credsFile, "utf8") : undefined);
-  return connect({
-    servers: await natsServers(c.nats.url),
-    name: `gavel-agent ${c.namespace}/${c.execution}`,
-    // The worker may only subscribe below its own inbox prefix.
-    inboxPrefix: inboxPrefix(c.namespace, c.execution),
-    // A NATS restart (its pod rescheduled) can take longer than the client's default ten
-    // reconnect attempts: keep trying; the gate client's own deadline bounds the wait.
-    maxReconnectAttempts: -1,
-    reconnectTimeWait: 1000,
-    ...(creds !== undefined ? { authenticator: credsAuthenticator(new TextEncoder().encode(creds)) } : {}),
-  });
+  const servers = await natsServers(c.nats.url);
+  const url = shownUrl(c.nats.url);
+  const nc = await connectWithBackoff(
+    (timeout) =>
+      connect({
+        servers,
+        name: `gavel-agent ${c.namespace}/${c.execution}`,
+        // The worker may only subscribe below its own inbox prefix.
+        inboxPrefix: inboxPrefix(c.namespace, c.execution),
+        timeout,
+        // A NATS restart (its pod rescheduled) can take longer than the client's default ten
+        // reconnect attempts: keep trying; the gate client's deadline bounds the wait.
+        maxReconnectAttempts: -1,
+        reconnectTimeWait: 1000,
+        ...(creds !== undefined ? { authenticator: credsAuthenticator(new TextEncoder().encode(creds)) } : {}),
+      }),
+    { url, deadlineMs, log },
+  );
+  logConnectionChanges(nc, url, log);
+  return nc;
+}
+
+/** Why a worker's run ended waiting on the gate, when it did (exit 75); a refusal of its own credentials is not that. */
+function unreachableOf(err: unknown): GateUnreachable | undefined {
+  if (err instanceof GateUnreachableError) return err.unreachable;
+  // A call the worker had no time left to wait for (a slow model spent the budget) did not find the gate unreachable.
+  if (err instanceof ToolCallError && err.code === "deadline_exceeded" && err.serverRefused === undefined && (err.waitedMs ?? 0) >= 1000) {
+    return { seconds: Math.round((err.waitedMs ?? 0) / 1000), detail: err.message };
+  }
+  return undefined;
 }
 
 /**
@@ -63,6 +91,7 @@ async function natsServers(url: string): Promise<string> {
 
 /** Runs the worker with the given environment; returns the process exit code. */
 export async function main(env: Record<string, string | undefined>): Promise<number> {
+  const startedAt = Date.now();
   let config: AgentConfig;
   let model: ChatModel;
   let confinement: Confinement;
@@ -89,8 +118,11 @@ export async function main(env: Record<string, string | undefined>): Promise<num
     let gate: GateClient = ownToolsGate;
     let toolCode: ToolCodeHasher | undefined;
     if (config.role === "worker") {
-      nc = await connectGate(config);
-      gate = new ToolCallClient(nc, config.gate);
+      // Every wait for the gate (the first connect, each proposal) ends before the iteration's.
+      const deadlineMs = gateBudgetEnd(startedAt, config.iterationTimeoutMs, config.gate.totalTimeoutMs, config.deadlineMs);
+      const bounded = config.iterationTimeoutMs !== undefined || config.deadlineMs !== undefined;
+      nc = await connectGate(config, deadlineMs);
+      gate = new ToolCallClient(nc, { ...config.gate, ...(bounded ? { deadlineMs } : {}) });
       toolCode = new ToolCodeHasher(builtinToolFiles());
       await toolCode.refresh();
       // The Agent's MCP servers (ADR 0051): a server that does not start fails the run, naming it.
@@ -127,6 +159,11 @@ export async function main(env: Record<string, string | undefined>): Promise<num
     log({ event: "done", turns: outcome.turns, calls: outcome.calls.length, denied: outcome.calls.filter((c) => !c.allowed).length });
     return 0;
   } catch (err) {
+    const unreachable = unreachableOf(err);
+    if (unreachable !== undefined) {
+      log({ ...gateUnreachableFields(unreachable), nats: shownUrl(config.nats.url), exitCode: GATE_UNREACHABLE_EXIT });
+      return GATE_UNREACHABLE_EXIT;
+    }
     log({ event: "failed", error: err instanceof Error ? `${err.name}: ${err.message}` : String(err) });
     return 1;
   } finally {

@@ -40,6 +40,17 @@ export const AGENT_ENV = {
   /** Total seconds to wait for one decision (default 330) and per send (default 2). */
   gateTimeoutSeconds: "GAVEL_GATE_TIMEOUT_SECONDS",
   gateAttemptSeconds: "GAVEL_GATE_ATTEMPT_SECONDS",
+  /**
+   * Seconds the worker's run may take (the iteration's deadline, what the driver kills it at):
+   * the worker waits for an unreachable gate until shortly before it, then exits 75
+   * (src/api/gate-unreachable.ts). Unset: one call's GAVEL_GATE_TIMEOUT_SECONDS bounds the wait.
+   */
+  iterationTimeoutSeconds: "GAVEL_ITERATION_TIMEOUT_SECONDS",
+  /**
+   * When the run ends by the driver's clock (RFC 3339): when it created the workload plus the
+   * timeout, never later than the kill, which counts from the pod's or container's own start.
+   */
+  deadline: "GAVEL_DEADLINE",
   commandTimeoutSeconds: "GAVEL_CMD_TIMEOUT_SECONDS",
   outputCapBytes: "GAVEL_OUTPUT_CAP_BYTES",
 } as const;
@@ -63,6 +74,8 @@ export function agentEnvironment(c: {
   mounts?: AgentMount[];
   natsUrl: string;
   natsCreds?: string;
+  iterationTimeoutSeconds?: number;
+  deadline?: string;
 }): Record<string, string> {
   return {
     [AGENT_ENV.namespace]: c.namespace,
@@ -76,5 +89,7 @@ export function agentEnvironment(c: {
     [AGENT_ENV.mounts]: JSON.stringify(c.mounts ?? []),
     [AGENT_ENV.natsUrl]: c.natsUrl,
     ...(c.natsCreds !== undefined ? { [AGENT_ENV.natsCreds]: c.natsCreds } : {}),
+    ...(c.iterationTimeoutSeconds !== undefined ? { [AGENT_ENV.iterationTimeoutSeconds]: String(c.iterationTimeoutSeconds) } : {}),
+    ...(c.deadline !== undefined ? { [AGENT_ENV.deadline]: c.deadline } : {}),
   };
 }

@@ -47,7 +47,12 @@ describe("worker workload", () => {
       GAVEL_WORKSPACE: "/workspace",
       GAVEL_NATS_URL: "nats://gate:4222",
       GAVEL_MOUNTS: JSON.stringify([{ path: "/workspace", readOnly: false }]),
+      // The run's deadline: the worker stops waiting for an unreachable gate before it.
+      GAVEL_ITERATION_TIMEOUT_SECONDS: "60",
     });
+    const deadline = Date.parse(spec.env?.GAVEL_DEADLINE ?? "");
+    expect(deadline - Date.now()).toBeGreaterThan(55_000);
+    expect(deadline - Date.now()).toBeLessThanOrEqual(60_000);
     expect(JSON.parse(spec.env?.GAVEL_TOOLS ?? "")).toEqual(worker.spec.tools);
     expect(spec.labels).toEqual({ "gavel.dev/execution": "demo", "gavel.dev/role": "worker", "gavel.dev/iteration": "2" });
     expect(spec.stdin).toBeUndefined();

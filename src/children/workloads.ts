@@ -91,6 +91,8 @@ export interface WorkerOptions {
   defaultImage?: string;
   /** Images of language runtimes (`spec.runtime.language` + `version`); default the built-in table. */
   runtimes?: RuntimeTable;
+  /** The driver's clock now (epoch ms), for GAVEL_DEADLINE; default Date.now(). */
+  now?: number;
 }
 
 /**
@@ -115,6 +117,9 @@ export function workerWorkload(execution: Execution, agent: Agent, run: WorkerRu
       ...(agent.spec.mcp_servers !== undefined ? { mcpServers: agent.spec.mcp_servers } : {}),
       mounts: writable.map((m) => ({ path: m.mountPath, readOnly: false })),
       natsUrl: opts.natsUrl ?? "",
+      iterationTimeoutSeconds: run.timeoutSeconds,
+      // Stamped when the workload is made: its kill counts from its own start, later.
+      deadline: new Date((opts.now ?? Date.now()) + run.timeoutSeconds * 1000).toISOString(),
     }),
     GAVEL_INPUT: JSON.stringify(execution.spec.input ?? null),
     GAVEL_FEEDBACK: run.feedback ?? "",

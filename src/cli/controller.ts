@@ -17,6 +17,7 @@ import { readMintingKeys } from "../controller/nats-secrets.js";
 import { ExecutionEventPublisher } from "../controller/execution-events.js";
 import { GateSupervisor } from "../controller/gate-supervisor.js";
 import { gateBlocks } from "../controller/guarded-condition.js";
+import { requeueUnfinished } from "../controller/gate-availability.js";
 import { ExecutionReconciler, podWorkloadsFor } from "../controller/execution-reconciler.js";
 import { GuardPolicySource } from "../controller/guard-policy-source.js";
 import { PolicyStore } from "../gate/guard/policy-store.js";
@@ -224,7 +225,11 @@ export const controllerCommand: Command = {
           ...(creds !== undefined ? { creds } : {}),
           onToolCall: (ns, name) => executions.queue.addAfter(`${ns}/${name}`, 1000),
           executions: (ns, name) => executions.cached(ns, name),
-          onAvailabilityChange: () => readiness.requeueAll(),
+          // Agents' Ready and unfinished Executions' Guarded condition follow the gate's NATS.
+          onAvailabilityChange: () => {
+            readiness.requeueAll();
+            requeueUnfinished(kc, config.namespace, (key) => executions.queue.add(key)).catch((err: unknown) => logger.warn({ err: messageOf(err) }, "requeueing Executions after a change of the gate's NATS failed"));
+          },
           ...(tracing !== undefined ? { tracing } : {}),
         })
       : undefined;

@@ -220,7 +220,7 @@ export function plainLine(e: GavelEvent): string {
     case "iteration.started":
       return `iteration ${s("iteration")} started${d.feedback !== undefined ? ` with feedback: ${s("feedback").replace(/\s+/g, " ").slice(0, 200)}` : ""}`;
     case "worker.finished":
-      return `iteration ${s("iteration")} worker exited ${s("exitCode")}${d.timedOut === true ? " (killed at its deadline)" : ""}`;
+      return `iteration ${s("iteration")} worker exited ${s("exitCode")}${d.timedOut === true ? " (killed at its deadline)" : ""}${d.gateUnreachable !== undefined ? `: ${s("gateUnreachable")}` : ""}`;
     case "validator.started":
       return `iteration ${s("iteration")} validator ${s("index")} ${s("type")} running`;
     case "validator.result":

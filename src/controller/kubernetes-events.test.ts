@@ -21,5 +21,7 @@ describe("kubernetesEvent", () => {
     expect(kubernetesEvent(ex, "worker.finished", { exitCode: 0 }, now, 0).type).toBe("Normal");
     // A worker whose stderr is merged into stdout: a Warning, saying why (an anchored regex may fail on a log line).
     expect(kubernetesEvent(ex, "worker.finished", { exitCode: 0, streamsMerged: "stderr is merged into stdout: ..." }, now, 0)).toMatchObject({ type: "Warning", reason: "WorkerFinished" });
+    // A worker that gave up on an unreachable gate (exit 75): its own reason, so it does not read as the agent's failure.
+    expect(kubernetesEvent(ex, "worker.finished", { exitCode: 75, gateUnreachable: "the tool-call gate could not be reached for 27 s (...)" }, now, 0)).toMatchObject({ type: "Warning", reason: "WorkerGateUnreachable" });
   });
 });

@@ -10,15 +10,16 @@ function ns(ex: Execution): string {
   return ex.metadata.namespace ?? "default";
 }
 
-/** A core/v1 Event for one engine event: reason ExecutionPhase, IterationStarted, ...; Warning for failures. */
+/** A core/v1 Event for one engine event: reason ExecutionPhase, IterationStarted, ... (WorkerGateUnreachable for exit 75); Warning for failures. */
 export function kubernetesEvent(ex: Execution, type: string, data: Record<string, unknown>, now: Date, seq: number): k8s.CoreV1Event {
-  const reason = type.split(/[._]/).map((w) => w.charAt(0).toUpperCase() + w.slice(1)).join("");
+  // A worker that gave up on an unreachable gate gets its own reason: `kubectl get events` then tells it from a failed agent.
+  const reason = type === "worker.finished" && data.gateUnreachable !== undefined ? "WorkerGateUnreachable" : type.split(/[._]/).map((w) => w.charAt(0).toUpperCase() + w.slice(1)).join("");
   const bad =
     (type === "execution.phase" && ["Failed", "TimedOut", "Cancelled"].includes(String(data.phase))) ||
     (type === "validator.result" && data.passed === false) ||
     (type === "judge.finished" && data.rejection !== undefined) ||
     // stdout holds stderr too: a regex or a judge reading it may see log lines (declare spec.runtime.command).
-    (type === "worker.finished" && data.streamsMerged !== undefined);
+    (type === "worker.finished" && (data.streamsMerged !== undefined || data.gateUnreachable !== undefined));
   const message = JSON.stringify(data);
   return {
     metadata: { name: `${ex.metadata.name}.${now.getTime().toString(16)}${seq.toString(16)}`.slice(0, 253), namespace: ns(ex) },

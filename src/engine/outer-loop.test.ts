@@ -252,6 +252,36 @@ describe("outer loop", () => {
     expect(ofType(actions, "start_worker")[0]?.feedback).toContain("ran past its iteration deadline of 30s");
   });
 
+  it("a worker that exits 75 with its gate_unreachable line fails the iteration as an unreachable gate, not through its validators", () => {
+    const ctx = ctxOf(agent([{ type: "exit_code" }], { max_iterations: 2 }));
+    const s = initialState();
+    decide(ctx, s, T0);
+    const line = JSON.stringify({ component: "gavel-agent", event: "gate_unreachable", seconds: 27, detail: "NATS at nats://gavel-nats:4222: connection refused (9 attempt(s))" });
+    worker(s, 75, "", `{"event":"start"}\n${line}\n`);
+    const actions = decide(ctx, s, T0 + 27_000);
+    const finished = ofType(actions, "event").find((e) => e.event === "worker.finished");
+    expect(finished?.data.gateUnreachable).toMatch(/^the tool-call gate could not be reached for 27 s \(NATS at nats:\/\/gavel-nats:4222: connection refused/);
+    expect(events(actions)).not.toContain("validator.started");
+    const feedback = ofType(actions, "start_worker")[0]?.feedback ?? "";
+    expect(feedback).toContain("could not be reached for 27 s");
+    expect(feedback).not.toContain("exit code 75, expected 0");
+    // The last iteration's outcome is the Execution's message.
+    worker(s, 75, "", line);
+    decide(ctx, s, T0 + 60_000);
+    expect(s.status.phase).toBe("Failed");
+    expect(s.status.message).toMatch(/last the tool-call gate could not be reached for 27 s/);
+  });
+
+  it("exit 75 without the gate_unreachable line is the agent's own exit code, judged by its validators", () => {
+    const ctx = ctxOf(agent([{ type: "exit_code" }], { max_iterations: 1 }));
+    const s = initialState();
+    decide(ctx, s, T0);
+    worker(s, 75, "", "my own tempfail\n");
+    const actions = decide(ctx, s, T0 + 1);
+    expect(events(actions)).toContain("validator.started");
+    expect(s.status.message).toContain("exit code 75, expected 0");
+  });
+
   it("declares a silent worker timed out itself past the deadline plus grace, and stops it", () => {
     const ctx = ctxOf(agent([{ type: "exit_code" }], {}, "30s"));
     const s = initialState();

@@ -22,6 +22,7 @@ import { feedbackFrom, feedbackFromWorker } from "./feedback.js";
 import { outcomeToGradient, type JudgeOutcome } from "./gradient.js";
 import { isTerminal, phaseOfOutcome, rejectionOfPhase } from "./phases.js";
 import { validateExitCode } from "./validators/exit-code.js";
+import { unvalidatedEnd } from "./worker-end.js";
 import { validateJsonSchema } from "./validators/json-schema.js";
 import { applyThresholds, deterministic, thresholdsOf, type FileContent, type ValidatorOutcome } from "./validators/outcome.js";
 import { regexTargetPath, validateRegex } from "./validators/regex.js";
@@ -243,13 +244,11 @@ export function decide(ctx: EngineContext, state: EngineState, now: number): Eng
     }
     const w = state.worker;
     record.exitCode = w.exitCode;
-    actions.push(event("worker.finished", { iteration: record.number, exitCode: w.exitCode, timedOut: w.timedOut, ...(w.streamsMerged !== undefined ? { streamsMerged: w.streamsMerged } : {}) }));
-    if (w.timedOut || w.cancelled) {
-      const why = w.timedOut
-        ? `the worker ran past its iteration deadline of ${iterationTimeoutSeconds(ctx.agent)}s and was killed`
-        : "the worker was stopped before it finished";
+    const unvalidated = unvalidatedEnd(w, iterationTimeoutSeconds(ctx.agent));
+    actions.push(event("worker.finished", { iteration: record.number, exitCode: w.exitCode, timedOut: w.timedOut, ...(w.streamsMerged !== undefined ? { streamsMerged: w.streamsMerged } : {}), ...unvalidated?.data }));
+    if (unvalidated !== undefined) {
       record.validators = [];
-      endIteration(ctx, state, now, actions, { failed: undefined, reason: why, score: 0 });
+      endIteration(ctx, state, now, actions, { failed: undefined, reason: unvalidated.reason, score: 0 });
       return actions;
     }
     record.phase = "Validating";

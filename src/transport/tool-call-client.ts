@@ -25,6 +25,10 @@ export class ToolCallError extends Error {
     message: string,
     readonly field?: string,
     options?: ErrorOptions,
+    /** Set on deadline_exceeded when the NATS server refused the worker's own publish (its credentials), not a gate that could not be reached. */
+    readonly serverRefused?: string,
+    /** On deadline_exceeded: how long the proposal waited, in ms. */
+    readonly waitedMs?: number,
   ) {
     super(message, options);
   }
@@ -35,6 +39,8 @@ export interface ToolCallClientOptions {
   attemptTimeoutMs?: number;
   /** How long to keep trying in all; default 330 s (a judge's default 300 s plus margin). */
   totalTimeoutMs?: number;
+  /** Epoch ms after which no proposal waits any longer (the worker's iteration deadline), whatever totalTimeoutMs says. */
+  deadlineMs?: number;
   /** Pause added after each unanswered attempt: initial, doubled each time up to max; default 100 ms .. 5 s. */
   backoffInitialMs?: number;
   backoffMaxMs?: number;
@@ -60,6 +66,9 @@ export class ToolCallClient {
   private readonly backoffInitial: number;
   private readonly backoffMax: number;
   private readonly traceParent: string | undefined;
+  private readonly deadlineMs: number | undefined;
+  /** Since when the connection is down (epoch ms), for the outcome of a proposal that waited on it. */
+  private disconnectedAt: number | undefined;
   /** How many times each proposal was sent, for tests and logs. */
   readonly sends = new Map<string, number>();
 
@@ -72,15 +81,34 @@ export class ToolCallClient {
     this.backoffInitial = options.backoffInitialMs ?? 100;
     this.backoffMax = options.backoffMaxMs ?? 5000;
     this.traceParent = options.traceParent;
+    this.deadlineMs = options.deadlineMs;
     // Permission violations arrive asynchronously; remember the last one for the error message.
     void (async () => {
       for await (const s of nc.status()) {
         if (s.type === "error" && /Permissions Violation/i.test(s.error.message)) this.lastPermissionError = s.error.message;
+        else if (s.type === "disconnect") this.disconnectedAt ??= Date.now();
+        else if (s.type === "reconnect") this.disconnectedAt = undefined;
       }
     })().catch(() => undefined);
   }
 
   private lastPermissionError: string | undefined;
+
+  /** The error of a proposal that got no decision in time, saying what the client saw meanwhile. */
+  private noDecision(proposal: ToolCallProposal, subject: string, sends: number, noResponders: number, started: number): ToolCallError {
+    const down = this.disconnectedAt === undefined ? undefined : Math.round((Date.now() - this.disconnectedAt) / 1000);
+    return new ToolCallError(
+      "deadline_exceeded",
+      `no decision for tool call ${proposal.toolCallId} (${proposal.tool}) on ${subject} after ${sends} send(s) in ${Date.now() - started} ms` +
+        (down !== undefined ? `; NATS unreachable (disconnected for the last ${down} s)` : "") +
+        (noResponders > 0 ? `; no gate was listening ${noResponders} time(s)` : "") +
+        (this.lastPermissionError !== undefined ? `; the server refused: ${this.lastPermissionError}` : ""),
+      undefined,
+      undefined,
+      this.lastPermissionError,
+      Date.now() - started,
+    );
+  }
   private tokens = 0;
   private readonly muxes = new Map<string, { base: string; handlers: Map<string, (m: Msg) => void> }>();
 
@@ -113,7 +141,8 @@ export class ToolCallClient {
     const mux = this.mux(inboxPrefix(proposal.namespace, proposal.execution));
     const token = String(++this.tokens);
     const inbox = `${mux.base}.${token}`;
-    const deadline = Date.now() + this.totalMs;
+    const started = Date.now();
+    const deadline = Math.min(started + this.totalMs, this.deadlineMs ?? Number.POSITIVE_INFINITY);
 
     let wake: ((m: Msg | undefined) => void) | undefined;
     const queued: Msg[] = [];
@@ -175,12 +204,7 @@ export class ToolCallClient {
         return decision;
       }
       if (signal?.aborted) throw new ToolCallError("aborted", `proposal ${proposal.toolCallId} aborted`);
-      throw new ToolCallError(
-        "deadline_exceeded",
-        `no decision for tool call ${proposal.toolCallId} (${proposal.tool}) on ${subject} after ${sends} send(s) in ${this.totalMs} ms` +
-          (noResponders > 0 ? `; no gate was listening ${noResponders} time(s)` : "") +
-          (this.lastPermissionError !== undefined ? `; the server refused: ${this.lastPermissionError}` : ""),
-      );
+      throw this.noDecision(proposal, subject, sends, noResponders, started);
     } finally {
       signal?.removeEventListener("abort", onAbort);
       mux.handlers.delete(token);

@@ -69,3 +69,57 @@ export async function readEvents(nc: NatsConnection, namespace: string, root?: s
   for await (const e of stream.read({ namespace, ...(root !== undefined ? { root } : {}), untilIdleMs: 700 })) out.push(e);
   return out;
 }
+
+/** A nats-server that can be stopped and started again at the same address with the same JetStream store (a restarted NATS pod). */
+export interface RestartableNats {
+  url: string;
+  port: number;
+  /** Starts the server (again); resolves once it accepts connections. */
+  start(): Promise<void>;
+  /** Stops it the way a deleted pod does (SIGTERM); its store stays. */
+  stop(): Promise<void>;
+  /** Stops it for good and removes its store. */
+  dispose(): Promise<void>;
+}
+
+/** A restartable nats-server with JetStream on 127.0.0.1 (started once before it returns); `extraConfig` as startNats. */
+export async function restartableNats(opts: { extraConfig?: string } = {}): Promise<RestartableNats> {
+  const port = await freePort();
+  const dir = await mkdtemp(join(tmpdir(), "gavel-restart-nats-"));
+  const configPath = join(dir, "nats.conf");
+  await writeFile(configPath, `listen: 127.0.0.1:${port}\njetstream { store_dir: "${join(dir, "js")}" }\n${opts.extraConfig ?? ""}\n`);
+  let server: ReturnType<typeof spawn> | undefined;
+  let exited: Promise<unknown> = Promise.resolve();
+  let log = "";
+  const killOnExit = () => server?.kill("SIGKILL");
+  process.on("exit", killOnExit);
+  const up = () => new Promise<true | undefined>((resolve) => {
+    const sock = tcpConnect(port, "127.0.0.1");
+    sock.once("connect", () => (sock.destroy(), resolve(true)));
+    sock.once("error", () => resolve(undefined));
+  });
+  const nats: RestartableNats = {
+    url: `nats://127.0.0.1:${port}`,
+    port,
+    async start() {
+      // In its own directory: an operator-mode resolver's relative "jwt" dir lands there.
+      const child = spawn(NATS_SERVER, ["-c", configPath], { cwd: dir, stdio: ["ignore", "ignore", "pipe"] });
+      child.stderr?.on("data", (d: Buffer) => (log = (log + d.toString()).slice(-8192)));
+      exited = new Promise((r) => child.once("exit", r));
+      server = child;
+      await eventually(up, { timeoutMs: 10_000, everyMs: 50, what: `nats-server on 127.0.0.1:${port} (its log: ${log.slice(-500)})` });
+    },
+    async stop() {
+      server?.kill("SIGTERM");
+      await exited;
+      server = undefined;
+    },
+    async dispose() {
+      await nats.stop();
+      process.off("exit", killOnExit);
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+  await nats.start();
+  return nats;
+}

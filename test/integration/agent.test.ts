@@ -10,18 +10,18 @@ import { connect, credsAuthenticator, type NatsConnection } from "@nats-io/trans
 import type { ToolCallDecision, ToolCallProposal } from "../../src/api/protocol.js";
 import { builtinToolFiles } from "../../src/agent/builtin-tools.js";
 import { agentEnvironment } from "../../src/api/agent-env.js";
+import { GATE_UNREACHABLE_EXIT, gateUnreachableOf } from "../../src/api/gate-unreachable.js";
 import { createGate } from "../../src/gate/gate.js";
 import { PolicyStore } from "../../src/gate/guard/policy-store.js";
 import { signRegistration } from "../../src/gate/guard/signature.js";
 import { ToolCodeHasher } from "../../src/gate/tool-code.js";
 import { createTrust, issueControllerCredentials, issueWorkerCredentials, serverConfig, type NatsTrust } from "../../src/transport/credentials.js";
 import { LOCAL_RUN, ToolCallService } from "../../src/gate/tool-call.js";
+import { buildAgent, type AgentBuild } from "../harness/agent-build.js";
 import { run, type ExecResult } from "../harness/exec.js";
 import { startNats, type NatsServer } from "../harness/nats.js";
-import { REPO_DIR } from "../harness/paths.js";
 
 const enc = new TextEncoder();
-const BUILD_DIR = join(REPO_DIR, ".tmp", `agent-test-${process.pid}`);
 
 // The deterministic gate: no .ssh, no rm, nothing outside spec.tools.
 function decide(tools: string[]) {
@@ -50,8 +50,10 @@ function decide(tools: string[]) {
   return { fn, seen };
 }
 
+let agent: AgentBuild | undefined;
 function runAgent(env: Record<string, string>, timeoutMs = 60_000): Promise<ExecResult> {
-  return run("node", [join(BUILD_DIR, "src", "agent", "main.js")], { env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env }, timeoutMs });
+  if (agent === undefined) throw new Error("the worker runtime is not built");
+  return agent.run(env, timeoutMs);
 }
 
 async function dockerImage(image: string): Promise<boolean> {
@@ -93,14 +95,7 @@ describe("worker runtime (real process, real NATS in JWT mode)", () => {
   let root: string;
 
   beforeAll(async () => {
-    // Compile the runtime and only what it imports, so this test does not depend on dist/.
-    await mkdir(BUILD_DIR, { recursive: true });
-    const tsc = await run(join(REPO_DIR, "node_modules", ".bin", "tsc"), [
-      "--outDir", BUILD_DIR, "--rootDir", REPO_DIR, "--module", "nodenext", "--moduleResolution", "nodenext",
-      "--target", "es2022", "--skipLibCheck", "--types", "node", "--strict", "--verbatimModuleSyntax",
-      join(REPO_DIR, "src", "agent", "main.ts"),
-    ], { timeoutMs: 120_000 });
-    if (tsc.code !== 0) throw new Error(`tsc failed:\n${tsc.stdout}${tsc.stderr}`);
+    agent = await buildAgent("agent-test");
     trust = createTrust();
     server = await startNats({ extraConfig: serverConfig(trust).config });
     gateNc = await connect({ servers: server.url, authenticator: credsAuthenticator(enc.encode(issueControllerCredentials(trust).creds)) });
@@ -109,7 +104,7 @@ describe("worker runtime (real process, real NATS in JWT mode)", () => {
   afterAll(async () => {
     await gateNc?.close();
     await server?.stop();
-    await rm(BUILD_DIR, { recursive: true, force: true });
+    await agent?.remove();
     if (root) await rm(root, { recursive: true, force: true });
   });
 
@@ -204,7 +199,7 @@ describe("worker runtime (real process, real NATS in JWT mode)", () => {
     await service.stop();
   });
 
-  it("exits 1 with a clear error when no gate answers before the deadline, having run nothing", async () => {
+  it("exits 75 saying the gate could not be reached when no gate answers before the deadline, having run nothing", async () => {
     const ws = await workspace("nogate");
     const env = agentEnvironment({
       namespace: "team",
@@ -221,9 +216,11 @@ describe("worker runtime (real process, real NATS in JWT mode)", () => {
       GAVEL_GATE_TIMEOUT_SECONDS: "1.5",
       GAVEL_GATE_ATTEMPT_SECONDS: "0.3",
     });
-    expect(r.code).toBe(1);
+    expect(r.code).toBe(GATE_UNREACHABLE_EXIT);
     expect(r.stdout).toBe("");
-    expect(r.stderr).toMatch(/ToolCallError: no decision for tool call i1-s1-[0-9a-f]+ \(fs.write\) on gavel\.toolcall\.team\.lonely/);
+    const u = gateUnreachableOf(r.code, r.stderr);
+    expect(u?.detail).toMatch(/^no decision for tool call i1-s1-[0-9a-f]+ \(fs.write\) on gavel\.toolcall\.team\.lonely .*no gate was listening/);
+    expect(u?.seconds).toBeGreaterThanOrEqual(1);
     await expect(readFile(join(ws, "x.txt"))).rejects.toThrow(/ENOENT/);
   });
 
@@ -257,7 +254,7 @@ describe("worker runtime (real process, real NATS in JWT mode)", () => {
 
   it("guard check 2 on the hashes the worker computes of its own code: unchanged passes, changed code is denied naming the tool", async () => {
     // The registrations an operator makes from `gavel guard tool-hash` of this build, signed.
-    const agentDir = join(BUILD_DIR, "src", "agent");
+    const agentDir = join((agent as AgentBuild).dir, "src", "agent");
     const compiled = Object.fromEntries(Object.entries(builtinToolFiles()).map(([tool, files]) => [tool, files.map((f) => join(agentDir, basename(f).replace(/\.ts$/, ".js")))]));
     const hasher = new ToolCodeHasher(compiled);
     await hasher.refresh();

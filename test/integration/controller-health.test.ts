@@ -1,8 +1,9 @@
 // `gavel controller`'s probes as a real process, against the real kube-apiserver and a real
 // NATS with JetStream, each reached through a TCP proxy the test cuts and restores: started
-// while the API server is unreachable it stays up, /healthz answers and /readyz names the
-// informers and the API server; once reachable it syncs and is ready; cut again it is not
-// ready (and does not exit); NATS cut, /readyz names nats.
+// while neither the API server nor NATS can be reached (the chart's pods start in any order)
+// it stays up, /healthz answers and /readyz names the informers, the API server and nats;
+// once both are reachable it syncs and is ready; cut again it is not ready (and does not
+// exit); NATS cut, /readyz names nats.
 import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -43,8 +44,8 @@ describe("gavel controller's /healthz and /readyz (real process, kube-apiserver 
     const kubeconfig = await readFile(cp.kubeconfigPath, "utf8");
     const server = new URL(/server: (\S+)/.exec(kubeconfig)?.[1] ?? "");
     api = await TcpProxy.create({ host: server.hostname, port: Number(server.port) });
+    // Down too at the start: the gate and the event stream wait for it.
     natsProxy = await TcpProxy.create({ host: "127.0.0.1", port: nats.port });
-    await natsProxy.up();
     // The API server's certificate names 127.0.0.1: the proxy's address verifies as its own.
     dir = await mkdtemp(join(tmpdir(), "gavel-health-"));
     const proxied = join(dir, "kubeconfig");
@@ -69,24 +70,33 @@ describe("gavel controller's /healthz and /readyz (real process, kube-apiserver 
     if (dir !== "") await rm(dir, { recursive: true, force: true });
   });
 
-  it("started while the API server is unreachable: alive, not ready naming the informers and the API server, no exit", async () => {
+  it("started while the API server and NATS are unreachable: alive, not ready naming the informers, the API server and nats, no exit", async () => {
     expect(await get("/healthz")).toEqual({ status: 200, body: "ok\n" });
     const r = await readyz((x) => x.body.includes("[-]apiserver failed: GET") && x.body.includes("not listed yet: "), "not ready while the API server is unreachable");
     expect(r.status).toBe(500);
     expect(r.body).toMatch(/\[-\]informers failed: guardpolicy: guardpolicy \(.*\) not listed yet: .*ECONNREFUSED/);
     expect(r.body).toContain("[+]shutdown ok");
+    expect(r.body).toContain(`[-]nats failed: the tool-call gate cannot reach NATS at nats://127.0.0.1:${natsProxy.port}`);
     // It keeps retrying: a few seconds later it is still running and still says why.
     await new Promise((resolve) => setTimeout(resolve, 3000));
     expect(proc?.exitCode).toBeNull();
     expect(stderr).toContain("first list failed, retrying");
     expect(stderr).not.toContain("controllers started");
+    expect(stderr).toContain("event stream not ready yet (retried on use)");
   }, 60_000);
 
-  it("once the API server is reachable its caches sync and it is ready", async () => {
-    const t0 = Date.now();
+  it("once the API server and then NATS are reachable its caches sync, the gate serves and it is ready", async () => {
     await api.up();
-    const r = await readyz((x) => x.status === 200, "ready after the API server came back");
-    console.log(`ready ${Date.now() - t0} ms after the API server became reachable`);
+    const waiting = await readyz((x) => x.body.includes("[+]informers ok"), "informers synced while NATS is still down");
+    expect(waiting.body).toContain("[-]nats failed: the tool-call gate cannot reach NATS");
+    expect(proc?.exitCode).toBeNull();
+    // The gate starts once the GuardPolicies are listed, and keeps dialing NATS.
+    expect(stderr).toContain("tool-call gate: NATS not reachable yet");
+    const t0 = Date.now();
+    await natsProxy.up();
+    const r = await readyz((x) => x.status === 200, "ready once NATS came up");
+    console.log(`ready ${Date.now() - t0} ms after NATS became reachable`);
+    expect(stderr).toContain("tool-call gate serving");
     expect(r.body).toBe("[+]shutdown ok\n[+]informers ok\n[+]apiserver ok\n[+]nats ok\nreadyz check passed\n");
     expect(stderr).toContain("controllers started");
     // Its own port, its own content: the runtime's counters under controller-runtime's names.
