@@ -43,7 +43,6 @@ const conditions: SchemaNode = arr(
 );
 
 // ---------------------------------------------------------------- Agent
-
 const semanticToolValidator: SchemaNode = obj(
   "A semantic judge consulted before a tool call is dispatched (inner loop). The call runs only when score >= min_score and confidence >= min_confidence.",
   {
@@ -538,10 +537,11 @@ export const guardPolicyCrd: CrdDocument = crd("GuardPolicy", "guardpolicies", [
         "What the guard's threat classes (what the effect model finds a command does; docs/guard.md) do with a call: strict denies every class; standard (the default) denies all but infrastructure and git_history, which it flags (the call goes on, flagged); permissive flags protection_off, privilege_escalation, secrets, persistence, service_disruption, account_change, infrastructure and git_history and denies the rest. The first policy that sets it wins (the cluster default first).",
         { enum: [...GUARD_PROFILES] },
       ),
+      // maxProperties bounds the CEL rule's estimated cost (without it, 13 classes exceed the API server's budget).
       threat_classes: {
         type: "object",
         description: `Per threat class (${GUARD_THREAT_CLASSES.join(", ")}) -> deny, or flag (allow the call and list the finding in the decision's flags), overriding the profile. The first policy that sets a class wins.`,
-        additionalProperties: str("deny or flag.", { enum: ["deny", "flag"] }),
+        additionalProperties: str("deny or flag.", { enum: ["deny", "flag"] }), maxProperties: GUARD_THREAT_CLASSES.length,
         "x-kubernetes-validations": [
           cel(
             `self.all(k, k in [${GUARD_THREAT_CLASSES.map((c) => `'${c}'`).join(", ")}])`,
