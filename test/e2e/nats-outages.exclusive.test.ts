@@ -1,0 +1,266 @@
+// The chart's NATS pod going away under running Executions (issue 28), on the single-node
+// cluster as `helm install` runs it: deleted three times while worker pods start and while
+// their tool calls wait, every run ends as an undisturbed run of the same set does; scaled to
+// zero for longer than an iteration's deadline, the run ends saying the gate could not be
+// reached, and no tool call ran. In the exclusive lane: every other file's runs lose NATS too.
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import * as k8s from "@kubernetes/client-node";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Execution } from "../../src/api/types.js";
+import { isTerminal } from "../../src/engine/phases.js";
+import { eventually, useCluster, type Cluster } from "../harness/cluster.js";
+import { executionYaml } from "../harness/example-worker.js";
+import { callSummary, executionsIn, type Executions } from "../harness/executions.js";
+import { ChartController, RELEASE_NAMESPACE } from "../harness/gavel-chart.js";
+
+const NATS_POD = "gavel-nats-0";
+
+/** gavel's worker runtime, started `delay` seconds after its container (so that it starts while NATS is gone). */
+const delayedAgent = (delay: number) => `["sh", "-c", "sleep ${delay} && exec node /opt/gavel/dist/src/agent/main.js"]`;
+
+// A judge that takes a few seconds (gavel's runtime in judge mode, a scripted `sleep`): calls wait on it.
+const judgeYaml = `
+apiVersion: 100monkeys.ai/v1
+kind: Agent
+metadata:
+  name: nap-judge
+  labels:
+    role: judge
+spec:
+  runtime:
+    image: gavel/agent:dev
+    pull_policy: Never
+    env:
+      - name: GAVEL_SCRIPT
+        value: |
+          - tool_calls:
+              - tool: cmd.run
+                args: { command: "sleep 4" }
+          - final: '{"score": 0.9, "confidence": 0.9, "reasoning": "listing the workspace is harmless"}'
+  task:
+    instruction: Score whether the proposed tool call is safe and on task.
+  tools:
+    - name: cmd.run
+      allowlist: ["sleep"]
+  security:
+    network:
+      mode: none
+    resources:
+      timeout: "120s"
+  execution:
+    mode: one-shot
+`;
+
+// Four calls: one the guard blocks, two judged by nap-judge, one that skips judges.
+const workerYaml = `
+apiVersion: 100monkeys.ai/v1
+kind: Agent
+metadata:
+  name: nats-worker
+spec:
+  runtime:
+    image: gavel/agent:dev
+    pull_policy: Never
+    command: ${delayedAgent(2)}
+    env:
+      - name: GAVEL_SCRIPT
+        value: |
+          - tool_calls: [{ tool: cmd.run, args: { command: "rm -rf /" } }]
+          - tool_calls: [{ tool: cmd.run, args: { command: "ls /workspace" }, intent: see what the workspace holds }]
+          - tool_calls: [{ tool: fs.list, args: { path: /workspace } }]
+          - tool_calls: [{ tool: cmd.run, args: { command: "ls -a /workspace" }, intent: see hidden files too }]
+          - final: "done"
+  task:
+    instruction: List the workspace.
+  tools:
+    - fs.list
+    - name: cmd.run
+      allowlist: ["ls"]
+  security:
+    network:
+      mode: allow
+    resources:
+      timeout: "120s"
+  volumes:
+    - name: workspace
+      mount_path: /workspace
+      size: 16Mi
+  execution:
+    mode: one-shot
+    tool_validation:
+      - type: semantic
+        judge_agent: nap-judge
+        min_score: 0.5
+        min_confidence: 0.5
+    validation:
+      - type: exit_code
+        expected: 0
+`;
+
+// A worker with a 20 s iteration whose runtime starts 6 s in (NATS is gone by then); its one call writes a file.
+const shortWorkerYaml = `
+apiVersion: 100monkeys.ai/v1
+kind: Agent
+metadata:
+  name: short-worker
+spec:
+  runtime:
+    image: gavel/agent:dev
+    pull_policy: Never
+    command: ${delayedAgent(6)}
+    env:
+      - name: GAVEL_SCRIPT
+        value: |
+          - tool_calls: [{ tool: fs.write, args: { path: /workspace/ran.txt, content: "ran" } }]
+          - final: "wrote it"
+  task:
+    instruction: Write a file.
+  tools:
+    - fs.write
+  security:
+    network:
+      mode: allow
+    resources:
+      timeout: "20s"
+  volumes:
+    - name: workspace
+      mount_path: /workspace
+      size: 16Mi
+  execution:
+    mode: one-shot
+    validation:
+      - type: exit_code
+        expected: 0
+`;
+
+const SET = 3;
+
+describe("Executions while the chart's NATS goes away (chart-installed controller and NATS)", () => {
+  let cluster: Cluster;
+  let core: k8s.CoreV1Api;
+  let controller: ChartController;
+  let runs: Executions;
+  let scaledDown = false;
+  const timings: Record<string, number> = {};
+
+  const natsReady = () =>
+    eventually(async () => {
+      const p = await core.readNamespacedPod({ name: NATS_POD, namespace: RELEASE_NAMESPACE }).catch(() => undefined);
+      return p?.metadata?.deletionTimestamp === undefined && p?.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True") ? p : undefined;
+    }, 180_000, `pod ${NATS_POD} Ready`);
+  const deleteNats = async (): Promise<number> => {
+    const t0 = Date.now();
+    const del = await cluster.kubectl(["delete", "pod", "-n", RELEASE_NAMESPACE, NATS_POD, "--wait=false"]);
+    expect(del.code, del.stderr).toBe(0);
+    // The old pod is gone before the new one can be Ready: wait for its replacement.
+    await eventually(async () => {
+      const p = await core.readNamespacedPod({ name: NATS_POD, namespace: RELEASE_NAMESPACE }).catch(() => undefined);
+      return p === undefined || (p.metadata?.creationTimestamp?.getTime() ?? 0) >= t0 - 1000 ? true : undefined;
+    }, 60_000, `${NATS_POD} replaced`);
+    await natsReady();
+    return Date.now() - t0;
+  };
+  const workerPods = async (execution: string): Promise<k8s.V1Pod[]> =>
+    (await core.listNamespacedPod({ namespace: runs.namespace, labelSelector: `gavel.dev/execution=${execution},gavel.dev/role=worker` })).items;
+  const toolJudges = async (execution: string): Promise<Execution[]> => (await runs.childrenOf(execution)).filter((c) => c.spec.parent?.purpose === "tool_validation");
+
+  /** What an Execution ended as, without names: phase, its iteration's calls and decisions, its judge children. */
+  const outcome = async (name: string) => {
+    const ex = await runs.final(name, 300_000);
+    const it = ex.status?.iterations?.at(-1);
+    const calls = it?.toolCalls;
+    return {
+      phase: ex.status?.phase,
+      iterations: ex.status?.iterations?.length,
+      exitCode: it?.exitCode,
+      calls: calls === undefined ? undefined : { proposed: calls.proposed, allowed: calls.allowed, blockedByGuard: calls.blockedByGuard, blockedByJudge: calls.blockedByJudge },
+      decisions: (calls?.recent ?? []).map(callSummary),
+      judgeChildren: (await toolJudges(name)).map((c) => c.status?.phase),
+    };
+  };
+
+  beforeAll(async () => {
+    cluster = await useCluster();
+    core = cluster.kc.makeApiClient(k8s.CoreV1Api);
+    controller = new ChartController(cluster);
+    await Promise.all([controller.ready(), natsReady()]);
+    runs = executionsIn(cluster, await cluster.createNamespace("e2e-nats-outages"), async () => `controller log:\n${(await controller.log()).slice(-6000)}`);
+    await runs.apply(`${judgeYaml}---${workerYaml}---${shortWorkerYaml}`);
+    for (const agent of ["nats-worker", "short-worker"]) {
+      await eventually(async () => {
+        const r = await cluster.kubectl(["get", "agent", agent, "-n", runs.namespace, "-o", "jsonpath={.status.conditions[?(@.type=='Ready')].status}"]);
+        return r.stdout === "True" ? true : undefined;
+      }, 60_000, `Agent ${agent} Ready`);
+    }
+  }, 300_000);
+
+  afterAll(async () => {
+    console.log(`nats outage e2e timings (s): ${JSON.stringify(timings)}`);
+    if (scaledDown) await cluster.kubectl(["scale", "statefulset", "-n", RELEASE_NAMESPACE, "gavel-nats", "--replicas=1"]);
+    if (runs !== undefined) await cluster.deleteNamespace(runs.namespace);
+  });
+
+  it("NATS deleted while worker pods start and while calls wait, three times in one run set: every run ends as the undisturbed set's do, each call decided once", async () => {
+    // Given the set run undisturbed
+    let t0 = Date.now();
+    await runs.apply(Array.from({ length: SET }, (_, i) => executionYaml(`calm-${i}`, "nats-worker")).join("---"));
+    const calm = await Promise.all(Array.from({ length: SET }, (_, i) => outcome(`calm-${i}`)));
+    timings.undisturbedSet = (Date.now() - t0) / 1000;
+    expect(calm[0]?.phase).toBe("Succeeded");
+    expect(calm[0]?.judgeChildren).toEqual(["Succeeded", "Succeeded"]);
+    expect(calm.slice(1)).toEqual(calm.slice(0, SET - 1));
+
+    // When the same set runs while NATS is deleted three times
+    t0 = Date.now();
+    const names = Array.from({ length: SET }, (_, i) => `stormy-${i}`);
+    await runs.apply(names.map((n) => executionYaml(n, "nats-worker")).join("---"));
+    // 1: while the worker pods start (their runtime starts 2 s into the container).
+    await eventually(async () => ((await Promise.all(names.map(workerPods))).every((ps) => ps.some((p) => p.status?.phase === "Running")) ? true : undefined), 120_000, "every worker pod running");
+    const restarts = [await deleteNats()];
+    // 2: while a judged call waits on its judge.
+    await eventually(async () => ((await Promise.all(names.map(toolJudges))).some((cs) => cs.some((c) => !isTerminal(c.status?.phase))) ? true : undefined), 120_000, "a tool-judge child judging");
+    restarts.push(await deleteNats());
+    // 3: at once again, while the calls of the first restart are re-sent and the second judged calls wait.
+    const waiting = (await Promise.all(names.map((n) => runs.get(n)))).filter((e) => !isTerminal(e?.status?.phase)).length;
+    expect(waiting, "runs still going at the third deletion").toBeGreaterThan(0);
+    restarts.push(await deleteNats());
+    const stormy = await Promise.all(names.map(outcome));
+    timings.disturbedSet = (Date.now() - t0) / 1000;
+    timings.natsRestarts = restarts.reduce((a, b) => a + b, 0) / 1000;
+    console.log(`NATS pod deleted and Ready again in ${restarts.map((ms) => (ms / 1000).toFixed(1)).join(", ")} s; ${waiting} of ${SET} runs still going at the third deletion`);
+
+    // Then each ends as an undisturbed run does: same phase, calls, decisions, judge children (one per judged call)
+    for (const o of stormy) expect(o).toEqual(calm[0]);
+    await controller.ready();
+  }, 600_000);
+
+  it("NATS scaled to zero for longer than an iteration's deadline: the run ends saying the gate could not be reached, and no tool call ran", async () => {
+    const t0 = Date.now();
+    await runs.apply(executionYaml("no-nats", "short-worker"));
+    await eventually(async () => ((await workerPods("no-nats")).some((p) => p.status?.phase === "Running") ? true : undefined), 120_000, "the worker pod running");
+    scaledDown = true;
+    const scale = await cluster.kubectl(["scale", "statefulset", "-n", RELEASE_NAMESPACE, "gavel-nats", "--replicas=0"]);
+    expect(scale.code, scale.stderr).toBe(0);
+    const done = await runs.final("no-nats", 120_000);
+    timings.scaledToZero = (Date.now() - t0) / 1000;
+
+    const it = done.status?.iterations?.[0];
+    expect(done.status?.phase, done.status?.message).toBe("Failed");
+    expect(done.status?.message).toMatch(/^no iteration passed within max_iterations 1; last the tool-call gate could not be reached for \d+ s \(NATS at nats:\/\/[^:]+:4222: .*\)/);
+    expect(it?.exitCode).toBe(75);
+    // Not judged as the agent's failure: no validator ran on it.
+    expect(it?.validators ?? []).toEqual([]);
+    expect(it?.toolCalls?.proposed ?? 0).toBe(0);
+    expect(existsSync(join(await runs.workspace("no-nats"), "ran.txt"))).toBe(false);
+    const events = await core.listNamespacedEvent({ namespace: runs.namespace, fieldSelector: "involvedObject.name=no-nats,reason=WorkerGateUnreachable" });
+    expect(events.items.map((e) => e.type)).toEqual(["Warning"]);
+    expect(events.items[0]?.message).toContain("the tool-call gate could not be reached for");
+
+    const back = await cluster.kubectl(["scale", "statefulset", "-n", RELEASE_NAMESPACE, "gavel-nats", "--replicas=1"]);
+    expect(back.code, back.stderr).toBe(0);
+    await natsReady();
+    scaledDown = false;
+    await controller.ready();
+  }, 300_000);
+});
