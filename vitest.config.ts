@@ -44,8 +44,20 @@ export default defineConfig({
       },
       // The controller's fast tier: the Execution reconciler on a control plane of its own (API
       // server + etcd, no kubelet) with in-memory workloads; needs the Kubernetes binaries, not
-      // the cluster, images or NATS (make test-controller; make test runs it too).
-      { test: { name: "controller", include: ["test/controller/**/*.test.ts"], testTimeout: 60_000, hookTimeout: 180_000, fileParallelism: false, sequence: { groupOrder: 2 } } },
+      // the cluster, images or NATS (make test-controller; make test runs it too). In make test it
+      // runs beside the integration tier and takes one of its slots, as an integration file does
+      // (vitest refuses projects of one group with different maxWorkers).
+      {
+        test: {
+          name: "controller",
+          include: ["test/controller/**/*.test.ts"],
+          globalSetup: [FILE_SLOTS_SETUP],
+          testTimeout: 60_000,
+          hookTimeout: 180_000,
+          ...SLOTTED,
+          env: { GAVEL_FILE_SLOT: "shared" },
+        },
+      },
       // First the e2e files that only need the shared controller up, three at a time: most of a
       // file's time is waiting on pods, so they overlap well on two cores. Then the e2e files
       // that crash, restart or reconfigure the chart's controller or NATS, or count its metrics
