@@ -168,17 +168,7 @@ async function oneCall(
   // Re-read (only files whose size, mtime or inode changed) right before the call, as Guardian re-hashes at invocation.
   await o.toolCode?.refresh([call.name]);
   const toolHash = o.toolCode?.hashes().get(call.name);
-  const proposal: ToolCallProposal = {
-    namespace: o.identity.namespace,
-    execution: o.identity.execution,
-    iteration: o.identity.iteration,
-    step,
-    toolCallId,
-    tool: call.name,
-    args: call.args,
-    ...(call.intent !== undefined ? { intent: call.intent.slice(0, 16384) } : {}),
-    ...(toolHash !== undefined ? { toolHash } : {}),
-  };
+  const proposal = proposalOf(o, call, step, toolCallId, toolHash !== undefined ? { toolHash } : {});
   // Every call goes to the gate, even one this worker could not run: the gate records it.
   const decision = await o.gate.propose(proposal);
   const base = { step, toolCallId, tool: call.name, allowed: decision.allowed, blockedBy: decision.blocked_by };
@@ -199,10 +189,9 @@ async function oneCall(
   }
 }
 
-/** An MCP tool's call: proposed with its listing (the gate hashes and judges it), forwarded to its server only when allowed. */
-async function mcpCall(o: WorkerLoopOptions, mcp: McpTools, call: ModelToolCall, step: number, toolCallId: string): Promise<{ record: CallRecord; content: string }> {
-  const listing = mcp.descriptor(call.name);
-  const proposal: ToolCallProposal = {
+/** The proposal of one model tool call: who, which step, the call, its intent (bounded), and what the tool's kind adds (its code hash, or its MCP listing). */
+function proposalOf(o: WorkerLoopOptions, call: ModelToolCall, step: number, toolCallId: string, kind: Pick<ToolCallProposal, "toolHash" | "mcp">): ToolCallProposal {
+  return {
     namespace: o.identity.namespace,
     execution: o.identity.execution,
     iteration: o.identity.iteration,
@@ -211,8 +200,14 @@ async function mcpCall(o: WorkerLoopOptions, mcp: McpTools, call: ModelToolCall,
     tool: call.name,
     args: call.args,
     ...(call.intent !== undefined ? { intent: call.intent.slice(0, 16384) } : {}),
-    ...(listing !== undefined ? { mcp: listing } : {}),
+    ...kind,
   };
+}
+
+/** An MCP tool's call: proposed with its listing (the gate hashes and judges it), forwarded to its server only when allowed. */
+async function mcpCall(o: WorkerLoopOptions, mcp: McpTools, call: ModelToolCall, step: number, toolCallId: string): Promise<{ record: CallRecord; content: string }> {
+  const listing = mcp.descriptor(call.name);
+  const proposal = proposalOf(o, call, step, toolCallId, listing !== undefined ? { mcp: listing } : {});
   const decision = await o.gate.propose(proposal);
   const base = { step, toolCallId, tool: call.name, allowed: decision.allowed, blockedBy: decision.blocked_by };
   o.log?.({ event: "tool_call", ...base, mcpServer: listing?.server, argKeys: Object.keys(call.args), check: decision.guard.check, latencyMs: decision.latencyMs });
