@@ -5,7 +5,6 @@ import type { Linter } from "eslint";
 /** Lines a hand-written source file may have. */
 export declare const MAX_LINES: number;
 export declare const MAX_LINES_ALLOWLIST: string;
-export declare const INSIDE_REACH_ALLOWLIST: string;
 
 /** The eslint config blocks of gavel's own rules for the repository at root. */
 export declare function gavelRules(root: string): Linter.Config[];

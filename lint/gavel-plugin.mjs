@@ -1,7 +1,8 @@
-// gavel's own lint rules (ADR 0050): the floors of docs/layout.md (imports only run down its
-// list, and never into another folder's sub-folders), and a file-length limit. Each rule's
-// exceptions are explicit allowlists in this folder that only shrink: an entry that is no longer
-// needed is itself an error, so it is removed when its file is split or its import goes.
+// gavel's own lint rules (ADR 0050, 0055): the floors of docs/layout.md (imports only run down
+// its list, and never into another folder's sub-folders: a sub-folder is used through the file
+// of its name beside it), and a file-length limit. The length limit's exceptions are an explicit
+// allowlist in this folder that only shrinks: an entry that is no longer needed is itself an
+// error, so it is removed when its file is split.
 import { existsSync, readFileSync } from "node:fs";
 import { dirname, join, relative, resolve, sep } from "node:path";
 import { LAYOUT_PAGE, readFloors } from "./layout-floors.mjs";
@@ -9,7 +10,6 @@ import { LAYOUT_PAGE, readFloors } from "./layout-floors.mjs";
 /** Lines a hand-written source file may have (wc -l); past it the file holds more than one idea. */
 export const MAX_LINES = 500;
 export const MAX_LINES_ALLOWLIST = "lint/max-lines-allowlist.json";
-export const INSIDE_REACH_ALLOWLIST = "lint/inside-reach-allowlist.json";
 
 /** Repository-relative path with forward slashes, `.js` written as the `.ts` it is compiled from. */
 function repoPath(root, file) {
@@ -23,9 +23,12 @@ function floorOf(path) {
   return parts.length === 2 ? path : `src/${parts[1]}/`;
 }
 
-/** True when path is inside a sub-folder of its floor (src/gate/guard/x.ts), not at its top. */
-function insideSubFolder(path, floor) {
-  return floor.endsWith("/") && path.slice(floor.length).includes("/");
+/** The sub-folder of its floor that path is inside (src/gate/guard/ for src/gate/guard/x.ts), or undefined at its top. */
+function subFolderOf(path, floor) {
+  if (!floor.endsWith("/")) return undefined;
+  const rest = path.slice(floor.length);
+  const slash = rest.indexOf("/");
+  return slash < 0 ? undefined : floor + rest.slice(0, slash + 1);
 }
 
 function readJson(root, file) {
@@ -64,7 +67,7 @@ function importVisitors(onSource) {
   };
 }
 
-function floorsRule(root, floors, insideAllowlist) {
+function floorsRule(root, floors) {
   const rank = new Map(floors.map((f, i) => [f, i]));
   return {
     meta: {
@@ -85,8 +88,6 @@ function floorsRule(root, floors, insideAllowlist) {
           },
         };
       }
-      const allowed = new Set(insideAllowlist[importer] ?? []);
-      const used = new Set();
       return {
         ...importVisitors((spec, node) => {
           if (!spec.startsWith(".")) return;
@@ -112,27 +113,14 @@ function floorsRule(root, floors, insideAllowlist) {
             });
             return;
           }
-          if (insideSubFolder(target, to)) {
-            if (allowed.has(target)) {
-              used.add(target);
-              return;
-            }
+          const inside = subFolderOf(target, to);
+          if (inside !== undefined) {
             context.report({
               node,
-              message: `${importer} reaches into ${target}, inside ${to}: import what ${to} exposes at its top (${INSIDE_REACH_ALLOWLIST} lists today's exceptions; it only shrinks, though an import moved with its code may move its entry)`,
+              message: `${importer} reaches into ${target}, inside ${to}: import what ${inside.slice(0, -1)}.ts, the entry file beside ${inside}, exposes (export it there if it is missing)`,
             });
           }
         }),
-        "Program:exit"(node) {
-          for (const target of allowed) {
-            if (!used.has(target)) {
-              context.report({
-                node,
-                message: `${importer} no longer reaches into ${target}: remove that entry from ${INSIDE_REACH_ALLOWLIST}`,
-              });
-            }
-          }
-        },
       };
     },
   };
@@ -177,15 +165,13 @@ function maxLinesRule(root, caps) {
 
 /**
  * The eslint config blocks of gavel's own rules for the repository at root: the floors read from
- * docs/layout.md, the allowlists from this folder (an entry naming a missing file throws).
+ * docs/layout.md, the length allowlist from this folder (an entry naming a missing file throws).
  */
 export function gavelRules(root) {
   const floors = readFloors(root);
   const caps = readJson(root, MAX_LINES_ALLOWLIST);
-  const inside = readJson(root, INSIDE_REACH_ALLOWLIST);
   checkEntriesExist(root, MAX_LINES_ALLOWLIST, Object.keys(caps));
-  checkEntriesExist(root, INSIDE_REACH_ALLOWLIST, [...Object.keys(inside), ...Object.values(inside).flat()]);
-  const plugin = { rules: { floors: floorsRule(root, floors, inside), "max-lines": maxLinesRule(root, caps) } };
+  const plugin = { rules: { floors: floorsRule(root, floors), "max-lines": maxLinesRule(root, caps) } };
   return [
     { plugins: { gavel: plugin } },
     { files: ["src/**/*.ts"], rules: { "gavel/floors": "error" } },

@@ -13,7 +13,7 @@ import { toolCallHistoryOf } from "../gate/tool-call-summary.js";
 import type { WorkloadMount, WorkloadSpec } from "../runtime/workload.js";
 import type { RuntimeTable } from "./runtime-table.js";
 import { CHILD_LABELS, ENV_PAYLOAD_LIMIT, INPUT_ANNOTATION, judgeWorkload, labelValue, payloadProblem } from "./workloads.js";
-import { describeParts, descriptorText, partConfigMaps } from "../runtime/kubernetes/configmap-parts.js";
+import { describeParts, descriptorText, partConfigMaps } from "../runtime/kubernetes.js";
 
 /** Annotation on a judge child that could not be given a payload: the child ends Failed with this text. */
 export const SPAWN_ERROR_ANNOTATION = "gavel.dev/spawn-error";

@@ -10,7 +10,7 @@ import { TRACEPARENT_ENV } from "../telemetry/trace-context.js";
 import { AGENT_ENTRYPOINT, defaultImages } from "./images.js";
 import { resourcesOf } from "./quantities.js";
 import { builtinRuntimes, chooseRuntime, type RuntimeTable } from "./runtime-table.js";
-import { parseDescriptor } from "../runtime/kubernetes/configmap-parts.js";
+import { parseDescriptor } from "../runtime/kubernetes.js";
 
 /** Largest judge payload also passed in env GAVEL_INPUT (Linux caps one env string at 128 KiB, MAX_ARG_STRLEN). */
 export const ENV_PAYLOAD_LIMIT = 96 * 1024;

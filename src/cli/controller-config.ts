@@ -3,7 +3,7 @@
 // UsageError naming the flag and its variable, and what it must be.
 import { Ajv, type ErrorObject } from "ajv";
 import { parseArgs } from "node:util";
-import { parseBindAddress } from "../controller/runtime/health.js";
+import { parseBindAddress } from "../controller/runtime.js";
 import { messageOf } from "../errors.js";
 import { UsageError } from "./command.js";
 

@@ -6,13 +6,7 @@ import { parseArgs } from "node:util";
 import type { Agent, GuardPolicySpec, JsonObject } from "../api/types.js";
 import type { validateManifest as ValidateManifest } from "../api/validate.js";
 import { DEFAULT_GUARD_POLICY } from "../api/types.js";
-import { callViews, type ViewOptions } from "../gate/guard/argument-views.js";
-import { findingAction, isShellTool } from "../gate/guard/checks.js";
-import { agentScope, workerViews, type AgentScope, type HistoryEntry } from "../gate/guard/context.js";
-import { readCall } from "../gate/guard/effects/read-call.js";
-import { runGuard } from "../gate/guard/guard.js";
-import { PolicyError } from "../gate/guard/pattern-set.js";
-import { compilePolicy, type NamedPolicy } from "../gate/guard/policy.js";
+import { type AgentScope, agentScope, callViews, compilePolicy, findingAction, type HistoryEntry, isShellTool, type NamedPolicy, PolicyError, readCall, runGuard, type ViewOptions, workerViews } from "../gate/guard.js";
 import { ExitCode, UsageError, type Command } from "./command.js";
 import { messageOf } from "../errors.js";
 

@@ -7,7 +7,7 @@ import { mkdir, rename, writeFile } from "node:fs/promises";
 import { dirname } from "node:path";
 import { parseArgs } from "node:util";
 import * as k8s from "@kubernetes/client-node";
-import { loadKubeConfig } from "../controller/runtime/kube-config.js";
+import { loadKubeConfig } from "../controller/runtime.js";
 import { bootstrapNatsSecrets } from "../controller/nats-secrets.js";
 import { serverAuthConfig } from "../transport/credentials.js";
 import { UsageError, type Command } from "./command.js";

@@ -8,7 +8,7 @@ import * as k8s from "@kubernetes/client-node";
 import { resultName, workloadPodName } from "../controller/execution-pods.js";
 import { readWorkerResult } from "../controller/stored-parts.js";
 import { httpStatusOf, isNotFound, typedError } from "../errors.js";
-import { FramedLogReader, isFramed, podStreams } from "../runtime/kubernetes/log-streams.js";
+import { FramedLogReader, isFramed, podStreams } from "../runtime/kubernetes.js";
 import type { Kube } from "../views/kube.js";
 
 /** The container every gavel workload pod runs its workload in. */

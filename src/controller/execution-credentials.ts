@@ -17,7 +17,7 @@ import { ownerOf } from "../children/child-executions.js";
 import { CHILD_LABELS, labelValue } from "../children/workloads.js";
 import type { MintingKeys } from "./nats-secrets.js";
 import { silentLogger, type Logger } from "../telemetry/logger.js";
-import { WORKER_CREDS_KEY } from "../runtime/kubernetes/pod-workloads.js";
+import { WORKER_CREDS_KEY } from "../runtime/kubernetes.js";
 
 
 /**

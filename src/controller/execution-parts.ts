@@ -4,7 +4,7 @@
 import type * as k8s from "@kubernetes/client-node";
 import type { Execution } from "../api/types.js";
 import type { RuntimeTable } from "../children/runtime-table.js";
-import type { PodPlacement } from "../runtime/kubernetes/pod-workloads.js";
+import type { PodPlacement } from "../runtime/kubernetes.js";
 import type { OwnedWorkloads, WorkloadOutput, WorkloadSpec } from "../runtime/workload.js";
 import type { Logger } from "../telemetry/logger.js";
 import type { GavelResources } from "./gavel-resources.js";

@@ -9,11 +9,9 @@ import { ownerOf } from "../children/child-executions.js";
 import type { RuntimeTable } from "../children/runtime-table.js";
 import { CHILD_LABELS, INPUT_ANNOTATION, INPUT_DIR, judgeWorkload, labelValue } from "../children/workloads.js";
 import { inputPartsPrefix } from "../children/child-executions.js";
-import { describeParts, descriptorText, joinParts, PART_BYTES, parseDescriptor, partConfigMaps, type PartsDescriptor } from "../runtime/kubernetes/configmap-parts.js";
+import { describeParts, descriptorText, joinParts, parseDescriptor, PART_BYTES, partConfigMaps, type PartsDescriptor, podName, type PodPlacement, type PodSidecar } from "../runtime/kubernetes.js";
 import { DEFAULT_JUDGE_TIMEOUT_SECONDS, parseDurationSeconds } from "../engine/durations.js";
 import type { WorkerObservation } from "../engine/outer-loop.js";
-import { podName } from "../runtime/kubernetes/pod-spec.js";
-import type { PodPlacement, PodSidecar } from "../runtime/kubernetes/pod-workloads.js";
 import type { WorkloadMount, WorkloadSpec } from "../runtime/workload.js";
 
 /** Runtime-instance label value of every pod the reconciler makes (pod names end in it). */

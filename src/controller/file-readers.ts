@@ -8,7 +8,7 @@ import { defaultImages } from "../children/images.js";
 import { agentImage, runtimeTable } from "../children/runtime-table.js";
 import { CHILD_LABELS } from "../children/workloads.js";
 import type { EngineContext, FileRequest } from "../engine/outer-loop.js";
-import type { FileContent } from "../engine/validators/outcome.js";
+import type { FileContent } from "../engine/validators.js";
 import { imageReader, readerContent, volumeReader } from "../runtime/file-reader.js";
 import type { WorkloadSpec } from "../runtime/workload.js";
 import type { Execution } from "../api/types.js";

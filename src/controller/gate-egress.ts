@@ -12,8 +12,7 @@ import { isIP } from "node:net";
 import type * as k8s from "@kubernetes/client-node";
 import { TerminalError, messageOf } from "../errors.js";
 import { CHILD_LABELS } from "../children/workloads.js";
-import { cidrOf, systemResolver, type HostResolver } from "../runtime/kubernetes/egress-hosts.js";
-import { LABELS, MANAGED_BY } from "../runtime/kubernetes/pod-spec.js";
+import { cidrOf, type HostResolver, LABELS, MANAGED_BY, systemResolver } from "../runtime/kubernetes.js";
 import type { WorkloadSpec } from "../runtime/workload.js";
 
 /** Name of the per-namespace NetworkPolicy that lets `network: none` workers reach the gate. */

@@ -2,8 +2,7 @@
 // them, recompiles on every change (hot reload) and reports each object's compile result in its status.
 import * as k8s from "@kubernetes/client-node";
 import { GROUP, VERSION, type Condition, type GuardPolicy, type GuardPolicySpec, type GuardPolicyStatus } from "../api/types.js";
-import type { NamedPolicy } from "../gate/guard/policy.js";
-import type { PolicyStore } from "../gate/guard/policy-store.js";
+import type { NamedPolicy, PolicyStore } from "../gate/guard.js";
 import type { Logger } from "../telemetry/logger.js";
 import { isNotFound, messageOf } from "../errors.js";
 import { Controller } from "./runtime/controller.js";

@@ -8,7 +8,7 @@ import { GROUP, VERSION, type Execution } from "../api/types.js";
 import { storedJudgeChild } from "../children/child-executions.js";
 import type { WorkerObservation } from "../engine/outer-loop.js";
 import { createOrAdopt, isNotFound } from "../errors.js";
-import { partName } from "../runtime/kubernetes/configmap-parts.js";
+import { partName } from "../runtime/kubernetes.js";
 import { resultName, resultPartsOf, resultPartsPrefix, workerResultOf } from "./execution-pods.js";
 
 /** Creates a judge child (and its payload parts before it); false when the child already existed. */

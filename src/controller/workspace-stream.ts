@@ -9,7 +9,7 @@
 import { PassThrough, Writable } from "node:stream";
 import * as k8s from "@kubernetes/client-node";
 import { messageOf } from "../errors.js";
-import { MAIN_CONTAINER } from "../runtime/kubernetes/pod-spec.js";
+import { MAIN_CONTAINER } from "../runtime/kubernetes.js";
 import { COPY_SINK_COMMAND, COPY_SOURCE_CONTAINER, copyCommitCommand } from "./execution-pods.js";
 
 /** What this module uses of an exec's websocket (the `ws` package's WebSocket; client-node types it from an untyped module). */

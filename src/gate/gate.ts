@@ -3,7 +3,7 @@
 // service owns idempotency and tells the gate what the iteration already did.
 import type { JudgeVerdictRecord, ToolCallDecision, ToolCallProposal } from "../api/protocol.js";
 import type { Agent, GradientResult, JudgeRejectionReason, SemanticValidatorSpec } from "../api/types.js";
-import { applyThresholds, fmt, thresholdsOf, TOOL_MIN_SCORE } from "../engine/validators/outcome.js";
+import { applyThresholds, fmt, thresholdsOf, TOOL_MIN_SCORE } from "../engine/validators.js";
 import { messageOf } from "../errors.js";
 import type { Logger } from "../telemetry/logger.js";
 import type { TraceSpan, Tracing } from "../telemetry/tracing.js";

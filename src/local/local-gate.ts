@@ -6,7 +6,7 @@ import type { Agent } from "../api/types.js";
 import { decisionEvent } from "../gate/audit.js";
 import { createGate } from "../gate/gate.js";
 import { RECENT_TOOL_CALLS } from "../gate/tool-call-summary.js";
-import { compilePolicy, precompileBuiltinPatterns, type CompiledPolicy } from "../gate/guard/policy.js";
+import { compilePolicy, precompileBuiltinPatterns, type CompiledPolicy } from "../gate/guard.js";
 import type { Tracing } from "../telemetry/tracing.js";
 import { LOCAL_RUN, ToolCallService } from "../gate/tool-call.js";
 import type { LocalRun } from "./local-run.js";

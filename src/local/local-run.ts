@@ -31,7 +31,7 @@ import {
   type FileRequest,
   type JudgeChildRequest,
 } from "../engine/outer-loop.js";
-import type { FileContent } from "../engine/validators/outcome.js";
+import type { FileContent } from "../engine/validators.js";
 import { messageOf } from "../errors.js";
 import type { GavelEvent } from "../api/events.js";
 import { imageReader, readerContent, volumeReader } from "../runtime/file-reader.js";

@@ -4,7 +4,7 @@
 // reader, never on the host) or in the agent's own image (json_schema's `schema_path`).
 // Local mode runs the reader to its end (runToEnd); the controller creates it as a pod and
 // reads its end on a later reconcile, so no reconcile waits for a pod.
-import type { FileContent } from "../engine/validators/outcome.js";
+import type { FileContent } from "../engine/validators.js";
 import { OUTPUT_CAP_BYTES, type WorkloadMount, type WorkloadResult, type WorkloadSpec } from "./workload.js";
 
 /** Exit code of a reader when the file does not exist. */

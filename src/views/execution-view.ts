@@ -5,7 +5,7 @@
 // tool-call argument values: a judge child's input is the judged call, so it is never read.
 import type { Agent, ChildRef, Condition, Execution, ExecutionPhase, IterationRecord, JudgePurpose, ToolCallEntry, SemanticValidatorSpec, ValidatorSpec } from "../api/types.js";
 import { maxIterations } from "../engine/durations.js";
-import { OUTER_MIN_SCORE, thresholdsOf, TOOL_MIN_SCORE } from "../engine/validators/outcome.js";
+import { OUTER_MIN_SCORE, thresholdsOf, TOOL_MIN_SCORE } from "../engine/validators.js";
 
 export interface JudgeView {
   /** The child Execution's name. */

@@ -2,7 +2,7 @@
 // (--kubeconfig, --context, -n, -A) and its namespace rule (the flag, else the context's
 // namespace, else "default"), and read-only helpers over gavel's custom resources.
 import * as k8s from "@kubernetes/client-node";
-import { loadKubeConfig } from "../controller/runtime/kube-config.js";
+import { loadKubeConfig } from "../controller/runtime.js";
 import type { Agent, Execution, GuardPolicy } from "../api/types.js";
 import { GROUP, VERSION } from "../api/types.js";
 import { isNotFound, NotFoundError, typedError } from "../errors.js";

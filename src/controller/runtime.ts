@@ -1,0 +1,6 @@
+// What the rest of gavel uses of the controller runtime (src/controller/runtime/): the kubeconfig
+// loader, the API server readiness check and the health endpoint server. Its informers, queue and
+// leader lease are the controllers' own and stay inside.
+export { ApiServerCheck } from "./runtime/api-server-check.js";
+export { EndpointServer, parseBindAddress, probeRoutes, type Check, type Routes } from "./runtime/health.js";
+export { loadKubeConfig } from "./runtime/kube-config.js";
