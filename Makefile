@@ -87,9 +87,12 @@ test-e2e: cluster-up promtool jaeger ## the chart on the single-node cluster, re
 # tier waits for the build: a unit test runs its gavel-launch (and skips without one).
 test-setup: lint verify test-unit build k8s-binaries images jaeger cluster-up promtool
 
-test: ## everything CI runs
+test: ## everything CI runs (the clock lines say where a run's time went)
+	@date -u '+[make test] %T set-up starts'
 	$(MAKE) --no-print-directory -j3 --output-sync=target test-setup UNIT_AFTER=build
+	@date -u '+[make test] %T set-up done; the controller, integration and e2e tiers start'
 	$(VITEST) --project controller --project integration --project e2e --project e2e-exclusive
+	@date -u '+[make test] %T done'
 
 demo: build images ## gavel's main job, end to end
 	$(HARNESS)/demo.sh

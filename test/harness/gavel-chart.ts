@@ -24,8 +24,9 @@ async function version(): Promise<string> {
  * The values every e2e install sets before the caller's: the controller image's ID as a pod
  * annotation, so that an image rebuilt under the same tag rolls the pod (the kubelet would
  * otherwise keep running the old one), and the e2e run's Jaeger as the trace collector when
- * the global setup started one. Everything else is the chart's default, as for a user, its
- * own NATS included.
+ * the global setup started one; and ui.enabled, the web view's opt-in (it only adds read-only
+ * pages on the probe port), so that its e2e test runs in the shared lane with no rollout of its
+ * own. Everything else is the chart's default, as for a user, its own NATS included.
  */
 async function fixtureValues(): Promise<string[]> {
   const id = (await runOk("docker", ["image", "inspect", "-f", "{{.Id}}", `gavel/controller:${await version()}`])).trim();
@@ -33,6 +34,8 @@ async function fixtureValues(): Promise<string[]> {
   return [
     "--set-string",
     `podAnnotations.gavel\\.dev/image=${id.replace(/^sha256:/, "").slice(0, 16)}`,
+    "--set",
+    "ui.enabled=true",
     ...(otlp !== undefined && otlp !== "" ? ["--set-string", `tracing.otlpEndpoint=${otlp}`] : []),
   ];
 }

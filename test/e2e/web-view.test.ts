@@ -2,7 +2,9 @@
 // the single-node cluster: `gavel ui` following the chart's NATS event stream while the
 // chart's controller runs two examples (refine-once: two iterations, a command judge's
 // verdict; guarded-tools: guard blocks and judged tool calls). The DOM is read while the runs
-// progress; a screenshot of each page is kept under test-artifacts/web-view/.
+// progress; a screenshot of each page is kept under test-artifacts/web-view/. In the shared
+// lane: the e2e install serves the web view already (ui.enabled), so nothing here restarts the
+// controller; what it reads is this file's namespace only.
 import { spawn, type ChildProcess } from "node:child_process";
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -186,8 +188,7 @@ spec:
   }, 300_000);
 
   it("Given the chart's ui.enabled, the controller serves the same pages under /ui/, reached by kubectl port-forward", async () => {
-    const controller = new ChartController(cluster);
-    await controller.configure(["--set", "ui.enabled=true"]);
+    // The e2e install sets ui.enabled (test/harness/gavel-chart.ts), so no rollout of its own.
     const forward = spawn(KUBECTL, ["--kubeconfig", cluster.kubeconfigPath, "port-forward", "-n", RELEASE_NAMESPACE, `deploy/${CONTROLLER_DEPLOYMENT}`, ":8081"]);
     let said = "";
     forward.stdout.on("data", (d: Buffer) => (said += d.toString()));
@@ -207,7 +208,6 @@ spec:
       await eventually(() => page.evaluate<boolean>(`document.getElementById("live")?.dataset.state === "live" || undefined`), 10_000, "the controller-served page to go live");
     } finally {
       forward.kill("SIGTERM");
-      await controller.configure();
     }
   }, 300_000);
 
