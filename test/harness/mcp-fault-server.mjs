@@ -3,10 +3,14 @@
 // speaks newline-delimited JSON-RPC 2.0 (initialize, tools/list, tools/call) and, per the
 // mode in argv[2], lists a tool twice or under a bad name, or answers a call by crashing,
 // hanging, writing a line that is not JSON-RPC, or a result larger than the client accepts.
-// Mode "ok" echoes its arguments. Usage: node mcp-fault-server.mjs MODE
+// Mode "ok" echoes its arguments. With a LOG file it appends "<pid> <method> [<tool>]" there for
+// each request it gets, so a test sees what reached it (and which process to kill).
+// Usage: node mcp-fault-server.mjs MODE [LOG]
+import { appendFileSync } from "node:fs";
 import { createInterface } from "node:readline";
 
 const mode = process.argv[2] ?? "ok";
+const log = process.argv[3];
 const send = (m) => process.stdout.write(`${JSON.stringify(m)}\n`);
 const tool = (name) => ({ name, description: `the ${name} tool`, inputSchema: { type: "object", properties: { text: { type: "string" } } } });
 
@@ -18,6 +22,7 @@ const rl = createInterface({ input: process.stdin });
 rl.on("line", (line) => {
   const m = JSON.parse(line);
   if (m.id === undefined) return; // notifications
+  if (log !== undefined) appendFileSync(log, `${process.pid} ${m.method}${m.method === "tools/call" ? ` ${m.params?.name ?? ""}` : ""}\n`);
   if (m.method === "initialize") {
     if (mode === "noinit") return; // never answers: the client's startup deadline ends it
     send({ jsonrpc: "2.0", id: m.id, result: { protocolVersion: m.params.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: "fault", version: "1.0.0" } } });
