@@ -437,11 +437,11 @@ export const executionCrd: CrdDocument = crd("Execution", "executions", ["ex"], 
               blockedByJudge: int("Calls a tool_validation judge blocked.", { minimum: 0 }),
               recent: arr(
                 "The most recent decided calls, in step order.",
-                obj(
-                  "One decided call.",
+                obj("One decided call.",
                   {
                     step: int("Position of the call in the iteration.", { minimum: 1 }),
                     tool: str("Tool name."),
+                    server: str("The MCP server whose tool it is (tool is <server>.<name>); absent for a built-in tool."),
                     toolCallId: str("The call's idempotency key."),
                     allowed: bool("Whether the call was allowed."),
                     blockedBy: str("none, guard or judge.", { enum: ["none", "guard", "judge"] }),

@@ -140,7 +140,7 @@ describe("types.ts matches the CRD schemas", () => {
     [
       "tool-call entry",
       props(at(execution, "status.iterations.[].toolCalls.recent.[]")),
-      keysOf<T.ToolCallEntry>({ step: true, tool: true, toolCallId: true, allowed: true, blockedBy: true, check: true, reason: true, judges: true }),
+      keysOf<T.ToolCallEntry>({ step: true, tool: true, server: true, toolCallId: true, allowed: true, blockedBy: true, check: true, reason: true, judges: true }),
     ],
     [
       "validator record",

@@ -359,6 +359,8 @@ export interface ToolCallSummary {
 export interface ToolCallEntry {
   step: number;
   tool: string;
+  /** The MCP server whose tool it is (`tool` is `<server>.<name>`, ADR 0051); absent for a built-in. */
+  server?: string;
   toolCallId: string;
   allowed: boolean;
   blockedBy: "none" | "guard" | "judge";

@@ -8,7 +8,7 @@ import type * as k8s from "@kubernetes/client-node";
 import { stringify } from "yaml";
 import type { Agent, Execution, GuardPolicy } from "../api/types.js";
 import { UsageError, type Command } from "./command.js";
-import { buildExecutionView, isFinished, type ExecutionView, type IterationView, type JudgeView, type ValidatorView } from "../views/execution-view.js";
+import { buildExecutionView, decidedBy, isFinished, mcpToolOf, type ExecutionView, type IterationView, type JudgeView, type ValidatorView } from "../views/execution-view.js";
 import { typedError } from "../errors.js";
 import { parseFlags } from "./flags.js";
 import { childrenOf, connectKube, findObject, getObject, KUBE_FLAGS, type Kube } from "../views/kube.js";
@@ -134,6 +134,9 @@ function toolCallLines(out: Out, it: IterationView, raw: Map<string, string | un
     const decided = call.step !== undefined ? `step ${call.step}  ${call.tool ?? ""}  ${call.outcome ?? ""}${call.check !== undefined ? ` (${call.check})` : ""}  ` : "";
     out.line(6, `${decided}${call.id}${call.judges.length > 0 ? "  judged by:" : ""}`);
     if (call.reason !== undefined) out.fields(9, [["Why", oneLine(call.reason, 300)]]);
+    const mcp = mcpToolOf(call);
+    if (mcp !== undefined) out.fields(9, [["MCP server", mcp.server], ["MCP tool", mcp.tool]]);
+    if (call.outcome !== undefined) out.fields(9, [["Decided by", decidedBy(call)]]);
     for (const j of call.judges) judgeLines(out, 9, j, raw);
   }
 }

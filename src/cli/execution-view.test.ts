@@ -5,7 +5,7 @@ import { describe, expect, it } from "vitest";
 import type { Execution } from "../api/types.js";
 import { agent, children, execution, parent, ref, SECRET } from "../../test/fixtures/execution-tree.js";
 import { judgeOutputs, rawTail, renderExecution } from "./describe.js";
-import { buildExecutionView, treeOrder } from "../views/execution-view.js";
+import { buildExecutionView, decidedBy, mcpToolOf, treeOrder } from "../views/execution-view.js";
 
 describe("buildExecutionView", () => {
   const view = buildExecutionView(parent, children, agent);
@@ -61,6 +61,33 @@ describe("buildExecutionView", () => {
     expect(out).toContain("Tool calls: 3 proposed, 1 allowed, 1 blocked by the guard, 1 by judges");
     expect(out).toMatch(/step 1 {2}cmd\.run {2}blocked by guard \(destructive_pattern\) {2}call-rm\n\s+Why:\s+destructive_pattern: rm -rf/);
     expect(out).toMatch(/step 3 {2}fs\.write {2}blocked by judge {2}call-abc {2}judged by:/);
+  });
+
+  it("Given MCP calls, shows each one's server and tool, and for every decided call who decided", () => {
+    const withCalls = structuredClone(parent);
+    const second = withCalls.status?.iterations?.[1];
+    if (second === undefined) throw new Error("fixture");
+    second.toolCalls = {
+      proposed: 3, allowed: 2, blockedByGuard: 1, blockedByJudge: 0,
+      recent: [
+        { step: 1, tool: "files.read_text_file", server: "files", toolCallId: "call-env", allowed: false, blockedBy: "guard", check: "destructive_pattern", reason: "secrets: reads files: a secret file [path]" },
+        { step: 2, tool: "files.write_file", server: "files", toolCallId: "call-abc", allowed: true, blockedBy: "none", judges: ["run-t-abc-gatekeeper"] },
+        { step: 3, tool: "fs.list", toolCallId: "call-ls", allowed: true, blockedBy: "none" },
+      ],
+    };
+    const v = buildExecutionView(withCalls, children, agent);
+    expect(v.iterations[1]?.toolCalls.map((c) => [c.step, c.server, c.tool, decidedBy(c)])).toEqual([
+      [1, "files", "files.read_text_file", "guard: destructive_pattern"],
+      [2, "files", "files.write_file", "judges"],
+      [3, undefined, "fs.list", "guard"],
+    ]);
+    expect(mcpToolOf({ tool: "files.read_text_file", server: "files" })).toEqual({ server: "files", tool: "read_text_file" });
+    expect(mcpToolOf({ tool: "fs.list" })).toBeUndefined();
+    const out = renderExecution(v, new Map(), [], Date.parse("2026-01-01T00:05:00Z"));
+    expect(out).toMatch(/step 1 {2}files\.read_text_file {2}blocked by guard \(destructive_pattern\) {2}call-env\n\s+Why:\s+secrets: reads files: a secret file \[path\]\n\s+MCP server:\s+files\n\s+MCP tool:\s+read_text_file\n\s+Decided by:\s+guard: destructive_pattern\n/);
+    expect(out).toMatch(/step 2 {2}files\.write_file {2}allowed {2}call-abc {2}judged by:\n\s+MCP server:\s+files\n\s+MCP tool:\s+write_file\n\s+Decided by:\s+judges\n/);
+    expect(out).toMatch(/step 3 {2}fs\.list {2}allowed {2}call-ls\n\s+Decided by:\s+guard\n/);
+    expect(out).not.toMatch(/call-ls\n\s+MCP server/);
   });
 
   it("never carries spec.input (a judge's input holds the judged call's arguments)", () => {

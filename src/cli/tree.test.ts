@@ -41,6 +41,23 @@ describe("execution tree", () => {
     expect(text).toContain("✓ judge rule-judge (demo-i2-v0-rule-judge) score 0.90 confidence 1.00");
   });
 
+  it("names an MCP call's server beside its tool (the decision event's mcp), a built-in's not", () => {
+    const t = emptyTree("mcp");
+    for (const e of [
+      ev("iteration.started", { iteration: 1 }),
+      ev("toolcall.proposed", { iteration: 1, step: 1, tool: "files.read_text_file" }),
+      ev("toolcall.decision", { iteration: 1, step: 1, tool: "files.read_text_file", allowed: false, blocked_by: "guard", check: "destructive_pattern", reason: "secrets: reads files: a secret file [path]", mcp: { server: "files", tool: "read_text_file", digest: "ab", pinned: true } }),
+      ev("toolcall.decision", { iteration: 1, step: 2, tool: "fs.read", allowed: false, blocked_by: "guard", check: "destructive_pattern", reason: "secrets: reads files: a secret file [path]" }),
+    ]) applyEvent(t, e);
+    expect(t.iterations[0]?.toolCalls.map((c) => [c.step, c.tool, c.server])).toEqual([
+      [1, "files.read_text_file", "files"],
+      [2, "fs.read", undefined],
+    ]);
+    const text = renderTree(t, 0, { width: 200 }).join("\n");
+    expect(text).toContain("tool call 1 files.read_text_file (MCP server files)  blocked by guard (destructive_pattern): secrets: reads files");
+    expect(text).toContain("tool call 2 fs.read  blocked by guard (destructive_pattern)");
+  });
+
   it("shows a spinner on running nodes and clips long lines", () => {
     const t = emptyTree("x");
     applyEvent(t, ev("iteration.started", { iteration: 1 }));

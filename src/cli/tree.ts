@@ -26,6 +26,8 @@ export interface ValidatorNode {
 export interface ToolCallNode {
   step: number;
   tool: string;
+  /** The MCP server whose tool it is (the decision event's mcp.server, ADR 0051); absent for a built-in. */
+  server?: string;
   allowed?: boolean;
   blockedBy?: string;
   check?: string;
@@ -101,6 +103,8 @@ function toolCallDecided(tree: ExecutionTree, d: EventData): void {
     tc = { step: num(d.step) ?? it.toolCalls.length, tool: str(d.tool) ?? "?", judges: [] };
     it.toolCalls.push(tc);
   }
+  const mcp = d.mcp;
+  if (typeof mcp === "object" && mcp !== null && !Array.isArray(mcp)) tc.server = str((mcp as EventData).server);
   tc.allowed = d.allowed === true;
   tc.blockedBy = str(d.blocked_by);
   tc.check = str(d.check);
@@ -200,7 +204,7 @@ export function renderTree(tree: ExecutionTree, frame = 0, opts: { color?: boole
     for (const tc of it.toolCalls) {
       const m = tc.allowed === undefined ? spin : tc.allowed ? ok : bad;
       const verdict = (tc.allowed === undefined ? "deciding" : tc.allowed ? "allowed" : `blocked by ${tc.blockedBy ?? "?"}${tc.check ? ` (${tc.check})` : ""}: ${oneLine(tc.reason)}`) + guardNotes({ flags: tc.flags, warnings: tc.warnings });
-      rows.push([`${m} tool call ${tc.step} ${tc.tool}  ${verdict}`, ...tc.judges.map(judgeLine)]);
+      rows.push([`${m} tool call ${tc.step} ${tc.tool}${tc.server !== undefined ? ` (MCP server ${tc.server})` : ""}  ${verdict}`, ...tc.judges.map(judgeLine)]);
     }
     for (const v of it.validators) {
       const m = v.state === "running" ? spin : v.state === "passed" ? ok : bad;

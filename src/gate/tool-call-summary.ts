@@ -13,9 +13,10 @@ export const RECENT_TOOL_CALLS = 20;
 export function applySummary(status: ExecutionStatus, tallies: ReadonlyMap<number, IterationTally>): void {
   const byIteration = new Map<number, ToolCallSummary>();
   for (const [iteration, t] of tallies) {
-    const recent: ToolCallEntry[] = t.recent.map(({ step, tool, decision: d }) => ({
+    const recent: ToolCallEntry[] = t.recent.map(({ step, tool, server, decision: d }) => ({
       step,
       tool,
+      ...(server !== undefined ? { server } : {}),
       toolCallId: d.toolCallId,
       allowed: d.allowed,
       blockedBy: d.blocked_by,

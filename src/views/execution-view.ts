@@ -52,6 +52,8 @@ export interface ToolCallView {
   /** From the status's recent calls (the gate's decision); absent for a call only its judge children name. */
   step?: number;
   tool?: string;
+  /** The MCP server whose tool it is (`tool` is `<server>.<name>`, ADR 0051); absent for a built-in. */
+  server?: string;
   /** "allowed", "blocked by guard" or "blocked by judge". */
   outcome?: string;
   /** The guard check that decided (a denial or a flag). */
@@ -284,6 +286,22 @@ export function treeOrder(items: Execution[]): { ex: Execution; depth: number }[
   return out;
 }
 
+/** Who decided a call: the guard (and its check) or the judges; what describe and the web view show. */
+export function decidedBy(call: ToolCallView): string {
+  if (call.outcome === undefined) return call.judges.length > 0 ? "judges (deciding)" : "";
+  if (call.outcome === "blocked by judge") return "judges";
+  if (call.outcome === "blocked by guard") return call.check !== undefined ? `guard: ${call.check}` : "guard";
+  if (call.judges.length > 0) return "judges";
+  return call.check !== undefined ? `guard: ${call.check}` : "guard";
+}
+
+/** An MCP call's server and its own tool name (`files`, `read_text_file`); undefined for a built-in. */
+export function mcpToolOf(call: { tool?: string; server?: string }): { server: string; tool: string } | undefined {
+  if (call.server === undefined) return undefined;
+  const prefix = `${call.server}.`;
+  return { server: call.server, tool: call.tool?.startsWith(prefix) === true ? call.tool.slice(prefix.length) : (call.tool ?? "") };
+}
+
 /** Merges the status's decided calls (step order) with the calls judge children name. */
 function withDecisions(judged: Map<string, ToolCallView>, recent: readonly ToolCallEntry[]): ToolCallView[] {
   const out: ToolCallView[] = [];
@@ -292,6 +310,7 @@ function withDecisions(judged: Map<string, ToolCallView>, recent: readonly ToolC
       id: e.toolCallId,
       step: e.step,
       tool: e.tool,
+      ...(e.server !== undefined ? { server: e.server } : {}),
       outcome: e.allowed ? "allowed" : `blocked by ${e.blockedBy}`,
       ...(e.check !== undefined ? { check: e.check } : {}),
       ...(e.reason !== undefined ? { reason: e.reason } : {}),

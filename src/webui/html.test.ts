@@ -5,7 +5,8 @@ import { describe, expect, it } from "vitest";
 import type { Execution } from "../api/types.js";
 import { agent, children, parent, SECRET } from "../../test/fixtures/execution-tree.js";
 import { buildExecutionView } from "../views/execution-view.js";
-import { decidedBy, esc, paragraph, renderExecutionFragment, renderListFragment, renderPage, scoreBar } from "./html.js";
+import { decidedBy } from "../views/execution-view.js";
+import { esc, paragraph, renderExecutionFragment, renderListFragment, renderPage, scoreBar } from "./html.js";
 import { routeOf, sseEvent } from "./handler.js";
 
 const HOSTILE = `</p><script>alert("x")</script><img src=x onerror='alert(1)'>`;
@@ -27,6 +28,7 @@ i2.toolCalls = {
     { step: 1, tool: "cmd.run", toolCallId: "call-rm", allowed: false, blockedBy: "guard", check: "destructive_pattern", reason: "destructive_pattern: rm -rf" },
     { step: 2, tool: "fs.list", toolCallId: "call-ls", allowed: true, blockedBy: "none" },
     { step: 3, tool: "fs.write", toolCallId: "call-abc", allowed: false, blockedBy: "judge", reason: "gatekeeper: malformed_output", judges: ["run-t-abc-gatekeeper"] },
+    { step: 4, tool: "files.read_text_file", server: "files", toolCallId: "call-mcp", allowed: false, blockedBy: "guard", check: "destructive_pattern", reason: "secrets: reads files: a secret file [path]" },
   ],
 };
 const kids = structuredClone(children);
@@ -97,10 +99,22 @@ describe("renderExecutionFragment", () => {
       ["cmd.run", "blocked by guard", "guard: destructive_pattern"],
       ["fs.list", "allowed", "guard"],
       ["fs.write", "blocked by judge", "judges"],
+      ["files.read_text_file", "blocked by guard", "guard: destructive_pattern"],
     ]);
     expect(html).toContain("3 proposed, 1 allowed, 1 blocked by the guard, 1 by judges");
     expect(html).toContain('data-child="run-t-abc-gatekeeper"');
     expect(html).toContain("rejected: malformed_output");
+  });
+
+  it("shows each call's server: an MCP call's server, `built-in` for gavel's own tools", () => {
+    const rows = html.split('<tr class="toolcall ').slice(1);
+    expect(rows.map((r) => /<td class="server">([^<]*)<\/td><td class="tool">([^<]*)</.exec(r)?.slice(1))).toEqual([
+      ["built-in", "cmd.run"],
+      ["built-in", "fs.list"],
+      ["built-in", "fs.write"],
+      ["files", "files.read_text_file"],
+    ]);
+    expect(html).toContain("<th>server</th><th>tool</th>");
   });
 
   it("escapes agent-written text everywhere and never shows spec.input", () => {

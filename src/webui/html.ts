@@ -5,7 +5,7 @@
 // styles, so the page's Content-Security-Policy can forbid inline scripts and styles alike.
 import type { Execution } from "../api/types.js";
 import { cells, columns } from "../views/rows.js";
-import { isFinished, treeOrder, type ExecutionView, type IterationView, type JudgeView, type ToolCallView, type ValidatorView } from "../views/execution-view.js";
+import { decidedBy, isFinished, treeOrder, type ExecutionView, type IterationView, type JudgeView, type ToolCallView, type ValidatorView } from "../views/execution-view.js";
 import { EXECUTIONS } from "../views/resources.js";
 import { age, fixed2, humanDuration } from "../views/table.js";
 
@@ -105,23 +105,14 @@ function validatorItem(v: ValidatorView, base: string, namespace: string): strin
   );
 }
 
-/** Who decided a call: the guard (and its check) or the judges. */
-export function decidedBy(call: ToolCallView): string {
-  if (call.outcome === undefined) return call.judges.length > 0 ? "judges (deciding)" : "";
-  if (call.outcome === "blocked by judge") return "judges";
-  if (call.outcome === "blocked by guard") return call.check !== undefined ? `guard: ${call.check}` : "guard";
-  if (call.judges.length > 0) return "judges";
-  return call.check !== undefined ? `guard: ${call.check}` : "guard";
-}
-
 function toolCallRow(c: ToolCallView, base: string, namespace: string): string {
   const outcome = c.outcome ?? "deciding";
   const cls = outcome === "allowed" ? "allowed" : outcome.startsWith("blocked") ? "blocked" : "deciding";
   return (
-    `<tr class="toolcall ${cls}" data-id="${esc(c.id)}"><td>${esc(c.step)}</td><td class="tool">${esc(c.tool ?? "")}</td>` +
+    `<tr class="toolcall ${cls}" data-id="${esc(c.id)}"><td>${esc(c.step)}</td><td class="server">${esc(c.server ?? "built-in")}</td><td class="tool">${esc(c.tool ?? "")}</td>` +
     `<td class="outcome">${esc(outcome)}</td><td class="decided-by">${esc(decidedBy(c))}</td><td class="why">${esc(c.reason ?? "")}</td>` +
     `<td class="id">${esc(c.id)}</td></tr>` +
-    (c.judges.length > 0 ? `<tr class="toolcall-judges"><td></td><td colspan="5">${judgeList(c.judges, base, namespace)}</td></tr>` : "")
+    (c.judges.length > 0 ? `<tr class="toolcall-judges"><td></td><td colspan="6">${judgeList(c.judges, base, namespace)}</td></tr>` : "")
   );
 }
 
@@ -133,7 +124,7 @@ function iterationItem(it: IterationView, base: string, namespace: string): stri
     it.toolCalls.length > 0 || c !== undefined
       ? `<h3>Tool calls <span class="counts">${esc(counts)}</span></h3>` +
         (it.toolCalls.length > 0
-          ? `<table class="toolcalls"><thead><tr><th>step</th><th>tool</th><th>outcome</th><th>decided by</th><th>why</th><th>call id</th></tr></thead><tbody>${it.toolCalls.map((t) => toolCallRow(t, base, namespace)).join("")}</tbody></table>`
+          ? `<table class="toolcalls"><thead><tr><th>step</th><th>server</th><th>tool</th><th>outcome</th><th>decided by</th><th>why</th><th>call id</th></tr></thead><tbody>${it.toolCalls.map((t) => toolCallRow(t, base, namespace)).join("")}</tbody></table>`
           : "")
       : "";
   return (

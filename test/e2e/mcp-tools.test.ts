@@ -5,12 +5,16 @@
 // secret read through the server's read tool is denied under the same threat class as through
 // fs.read, the write is judged by a rule-judge child Execution, the allowed read reaches the
 // model (the regex validator reads it in the final answer). Shared lane: it only reads.
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
+import * as k8s from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { useCluster, type Cluster } from "../harness/cluster.js";
+import { eventually, useCluster, type Cluster } from "../harness/cluster.js";
 import { run } from "../harness/exec.js";
 import { callSummary, executionsIn, type Executions } from "../harness/executions.js";
-import { ChartController } from "../harness/gavel-chart.js";
+import { ChartController, RELEASE_NAMESPACE } from "../harness/gavel-chart.js";
+import { E2E_JAEGER_QUERY_ENV, jaegerQuery, type JaegerSpan } from "../harness/jaeger.js";
 import { REPO_DIR } from "../harness/paths.js";
 
 const GAVEL = join(REPO_DIR, "bin", "gavel");
@@ -56,6 +60,8 @@ describe("MCP server tools behind the cluster's gate (examples/mcp-tools, chart-
       // The operators' policy lets the server's reads skip the judges; the guard still ran.
       [5, "files.read_text_file", "allowed", "", 0],
     ]);
+    // Each MCP call names its server in the status (a built-in's does not).
+    expect(calls?.recent?.map((c) => c.server ?? "built-in")).toEqual(["built-in", "files", "files", "built-in", "files"]);
     // The same threat class through the MCP tool as through the built-in.
     expect(calls?.recent?.[2]?.reason).toContain(SECRET_READ);
     expect(calls?.recent?.[3]?.reason).toContain(SECRET_READ);
@@ -87,7 +93,59 @@ describe("MCP server tools behind the cluster's gate (examples/mcp-tools, chart-
     expect(described.stdout).toMatch(/step 3  files\.read_text_file  blocked by guard \(destructive_pattern\)/);
     expect(described.stdout).toMatch(/step 4  fs\.read  blocked by guard \(destructive_pattern\)/);
     expect(described.stdout).toMatch(new RegExp(`rule-judge  ${mcpJudge?.metadata.name ?? "?"}  Succeeded  score 0\\.80`));
+    // Each MCP call with its server and tool, and who decided every call.
+    expect(described.stdout).toMatch(/step 3  files\.read_text_file  blocked by guard \(destructive_pattern\)  \S+\n\s+Why:\s+secrets: reads files: a secret file \[path\]\n\s+MCP server:\s+files\n\s+MCP tool:\s+read_text_file\n\s+Decided by:\s+guard: destructive_pattern\n/);
+    expect(described.stdout).toMatch(/step 2  files\.write_file  allowed  \S+  judged by:\n\s+MCP server:\s+files\n\s+MCP tool:\s+write_file\n\s+Decided by:\s+judges\n/);
+    expect(described.stdout).toMatch(/step 5  files\.read_text_file  allowed  \S+\n\s+MCP server:\s+files\n\s+MCP tool:\s+read_text_file\n\s+Decided by:\s+guard\n/);
     expect(described.stdout).not.toContain("not-a-real-one");
   }, 420_000);
 
+  it("the event stream's tree and the controller's traces show each MCP call with its server, decision and judge", async () => {
+    const core = cluster.kc.makeApiClient(k8s.CoreV1Api);
+    const secret = await core.readNamespacedSecret({ name: "gavel-nats-credentials", namespace: RELEASE_NAMESPACE });
+    const dir = await mkdtemp(join(tmpdir(), "gavel-e2e-mcp-"));
+    try {
+      const creds = join(dir, "gavel.creds");
+      await writeFile(creds, Buffer.from(secret.data?.["nats.creds"] ?? "", "base64"), { mode: 0o600 });
+      const nats = await core.readNamespacedPod({ name: "gavel-nats-0", namespace: RELEASE_NAMESPACE });
+      const url = `nats://${nats.status?.podIP ?? ""}:4222`;
+      const tree = await eventually(async () => {
+        const r = await run(GAVEL, ["events", "--nats", url, "--creds", creds, "-n", runs.namespace, "mcp-tools", "-o", "tree"], { timeoutMs: 60_000 });
+        if (r.code !== 0) throw new Error(`gavel events: ${r.stderr}`);
+        return r.stdout.includes("Succeeded") ? r.stdout : undefined;
+      }, 60_000, "the run's tree in the event stream");
+      console.log(tree);
+      const kids = (await runs.childrenOf("mcp-tools")).map((k) => k.metadata.name);
+      for (const line of [
+        "tool call 1 fs.write  allowed",
+        "tool call 2 files.write_file (MCP server files)  allowed",
+        "tool call 3 files.read_text_file (MCP server files)  blocked by guard (destructive_pattern)",
+        "tool call 4 fs.read  blocked by guard (destructive_pattern)",
+        "tool call 5 files.read_text_file (MCP server files)  allowed",
+        ...kids.map((k) => `judge rule-judge (${k}) score 0.80`),
+      ]) expect(tree).toContain(line);
+      expect(tree).not.toContain("not-a-real-one");
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+
+    const jaeger = jaegerQuery(process.env[E2E_JAEGER_QUERY_ENV] ?? "");
+    const tags = { "gavel.execution.name": "mcp-tools", "k8s.namespace.name": runs.namespace };
+    const [found] = await eventually(async () => {
+      const t = await jaeger.traces("gavel-controller", tags);
+      return t.length > 0 ? t : undefined;
+    }, 60_000, "the trace of mcp-tools in Jaeger");
+    // root, iteration, 2 validators, 5 tool calls, 2 tool judges
+    const spans = (await jaeger.trace(found?.traceID ?? "", 11)).spans;
+    const tag = (sp: JaegerSpan, key: string): unknown => sp.tags.find((t) => t.key === key)?.value;
+    const calls = spans.filter((sp) => tag(sp, "gen_ai.operation.name") === "execute_tool").sort((a, b) => Number(tag(a, "gavel.tool.step")) - Number(tag(b, "gavel.tool.step")));
+    expect(calls.map((c) => [tag(c, "gavel.tool.step"), tag(c, "gen_ai.tool.name"), tag(c, "gavel.mcp.server") ?? null, tag(c, "gavel.guard.decision"), tag(c, "gavel.guard.decided_by")])).toEqual([
+      [1, "fs.write", null, "allowed", "judge"],
+      [2, "files.write_file", "files", "allowed", "judge"],
+      [3, "files.read_text_file", "files", "blocked", "guard"],
+      [4, "fs.read", null, "blocked", "guard"],
+      [5, "files.read_text_file", "files", "allowed", "guard"],
+    ]);
+    expect(JSON.stringify(spans)).not.toContain("not-a-real-one");
+  }, 180_000);
 });

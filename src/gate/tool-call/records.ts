@@ -55,6 +55,8 @@ export interface CallFacts {
   iteration: number;
   step: number;
   tool: string;
+  /** The MCP server whose tool this is (ADR 0051); absent for a built-in. */
+  server?: string;
 }
 
 /** A gate is deciding the call; `gate` renews it while it waits on judges. */

@@ -233,7 +233,7 @@ export class ToolCallService {
   }
 
   private facts(p: ToolCallProposal, fingerprint: string): CallFacts {
-    return { fingerprint, iteration: p.iteration, step: p.step, tool: p.tool };
+    return { fingerprint, iteration: p.iteration, step: p.step, tool: p.tool, ...(p.mcp !== undefined ? { server: p.mcp.server } : {}) };
   }
 
   // What the iteration already did; when this mirror misses an earlier step (another
