@@ -1,9 +1,11 @@
 // Lookaround patterns: Guardian's own adaptive rule loads and behaves as written; the RE2 form
-// without the lookarounds prefilters; a catastrophic pattern is stopped at its time limit.
+// without the lookarounds prefilters; a catastrophic pattern is stopped by its step budget, the
+// same way every time; the step-bounded matcher agrees with JavaScript's regex.
 import { describe, expect, it } from "vitest";
 import { agentScope } from "./context.js";
 import { runGuard } from "./guard.js";
-import { BoundedLookaround, LOOKAROUND_LIMIT_MS, stripLookarounds } from "./lookaround.js";
+import { StepBoundedRegex } from "./backtrack.js";
+import { BoundedLookaround, LOOKAROUND_STEP_LIMIT, stripLookarounds } from "./lookaround.js";
 import { PatternSet, PolicyError } from "./pattern-set.js";
 import { compilePolicy } from "./policy.js";
 
@@ -47,22 +49,61 @@ describe("lookaround patterns", () => {
     expect(set.allMatches(["rm -rf x; token=1"])).toEqual([0, 1]);
   });
 
-  it("bounds matching time: a catastrophic pattern counts as matched when it runs out of time", () => {
+  it("bounds matching by steps, not time: a catastrophic pattern counts as matched, and always after the same number of steps", () => {
     const b = BoundedLookaround.compile("^(?=x)?(a+)+b$|^(?!y)(a+)+c$");
-    // A quantified lookaround is refused; this one is not quantified in its first alternative only.
+    // A quantified lookaround is refused.
     expect(typeof b).toBe("string");
     // The stripped pattern matches everything; the lookahead backtracks exponentially on "aaa...c".
     const bad = BoundedLookaround.compile("(?=(a+)+b)");
     if (typeof bad === "string") throw new Error(bad);
-    const started = performance.now();
-    expect(bad.matchesAny([`${"a".repeat(40)}c`])).toBe(true);
-    const took = performance.now() - started;
-    expect(took).toBeGreaterThanOrEqual(LOOKAROUND_LIMIT_MS * 0.8);
+    const text = `${"a".repeat(40)}c`;
+    expect(bad.matchesAny([text])).toBe(true);
+    const spent = bad.lastSteps;
+    expect(spent).toBeGreaterThan(LOOKAROUND_STEP_LIMIT);
+    expect(bad.matchesAny([text])).toBe(true);
+    expect(bad.lastSteps).toBe(spent);
     expect(bad.matchesAny(["aaab"])).toBe(true);
-    // The prefilter (RE2, linear) rejects what cannot match without running the backtracking regex.
+    expect(bad.lastSteps).toBeLessThan(100);
+    // The prefilter (RE2, linear) rejects what cannot match without running the backtracking matcher.
     const guarded = BoundedLookaround.compile("^x(?=(a+)+b)");
     if (typeof guarded === "string") throw new Error(guarded);
-    expect(guarded.matchesAny([`${"a".repeat(40)}c`])).toBe(false);
+    expect(guarded.matchesAny([text])).toBe(false);
+  });
+
+  it("Guardian's rule over a 4,096-character text takes a few thousand steps, far under the budget", () => {
+    const rule = BoundedLookaround.compile("/Volumes/(?!MAC_MINI_1TB)");
+    if (typeof rule === "string") throw new Error(rule);
+    const long = `${"/Volumes/MAC_MINI_1TB/x ".repeat(170)}`.slice(0, 4096);
+    expect(rule.matchesAny([long])).toBe(false);
+    expect(rule.lastSteps).toBeLessThan(20_000);
+  });
+
+  it("agrees with JavaScript's regex on the syntax policies write", () => {
+    const cases: [string, string[]][] = [
+      ["/Volumes/(?!MAC_MINI_1TB)", ["/Volumes/MAC_MINI_1TB/a", "/Volumes/USB/a", "x/Volumes/", "/Volumes/MAC_MINI_1T"]],
+      ["(?<!safe-)rm -rf", ["safe-rm -rf x", "rm -rf x", "unsafe rm -rf"]],
+      ["token(?=\\s*=)", ["token = 3", "a token", "token\t=1", "tokens="]],
+      ["^(?!.*--dry-run).*kubectl\\s+delete\\b", ["kubectl delete pod x", "kubectl delete pod x --dry-run", "kubectl deleted", "echo kubectl  delete"]],
+      ["(?<=\\bsecret_)[A-Z]{3,5}(?![a-z])", ["secret_ABCD", "secret_ABCDx", "xsecret_ABC", "secret_AB", "secret_ABCDEF"]],
+      ["(?:a|ab)(?=c)|d+?e", ["abc", "ac", "ddde", "de", "dd"]],
+      ["[^/]+\\.(?!pub$)[a-z]+$", ["id_rsa.pub", "id_rsa.key", "a.pubx", "x.pub"]],
+      ["(?<![\\w.])\\.env(?!\\.(example|sample))\\b", [".env", "a.env", "x .env.example", "cat .env.local", "y.env"]],
+      ["\\u00e9(?=t)|\\x41{2}(?<=AA)|\\p{Lu}(?=\\d)", ["\u00e9t\u00e9", "AAA", "B7", "b7", "\u00e9"]],
+      ["^$|^(?=\\s)", ["", " a", "a"]],
+      ["(a*)*(?=b)", ["aaab", "aaa", "b"]],
+      ["(?<name>x)(?=y)|[\\]\\-]{2}", ["xy", "x", "]-", "a"]],
+    ];
+    for (const [pattern, texts] of cases) {
+      let unicode = true;
+      try {
+        new RegExp(pattern, "u");
+      } catch {
+        unicode = false;
+      }
+      const js = new RegExp(pattern, unicode ? "u" : "");
+      const ours = new StepBoundedRegex(pattern, unicode);
+      for (const t of texts) expect({ pattern, t, matched: ours.testAny([t], LOOKAROUND_STEP_LIMIT) }).toEqual({ pattern, t, matched: js.test(t) });
+    }
   });
 
   it("still refuses what is neither RE2 nor lookaround over RE2, naming the rule", () => {

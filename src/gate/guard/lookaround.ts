@@ -2,16 +2,20 @@
 // policies written as the reference writes them (Guardian's `/Volumes/(?!MAC_MINI_1TB)`).
 // Two parts, ADR 0022: the pattern with its lookarounds removed is an RE2 pattern every match
 // of the original also matches (an assertion only narrows a match), so it prefilters in linear
-// time; only a text it matches is tried with the JavaScript (backtracking) regex, in a vm
-// context under a time limit. A text never exceeds the guard's 4,096-character windows.
-import type { Context, Script } from "node:vm";
+// time; only a text it matches is tried by a backtracking matcher with a step budget
+// (backtrack.ts, ADR 0056): the same text always gets the same answer, however loaded the
+// machine. A text never exceeds the guard's 4,096-character windows.
 import type { RE2JS } from "re2js";
 import { re2js } from "../../engine/re2.js";
 import { messageOf } from "../../errors.js";
-import { nodeVm } from "../../lazy-builtins.js";
+import { StepBoundedRegex, StepBudgetSpent, classEnd } from "./backtrack.js";
 
-/** Longest one backtracking match may run; past it the pattern counts as matched (fail closed). */
-export const LOOKAROUND_LIMIT_MS = 25;
+/**
+ * Most steps one call's backtracking match may take over all its texts; past it the pattern
+ * counts as matched (fail closed). A lookaround rule over a 4,096-character text takes a few
+ * thousand; 100,000 is about 30 ms of the matcher's work on the project's 2-core machine.
+ */
+export const LOOKAROUND_STEP_LIMIT = 100_000;
 
 const LOOKAROUND_OPENERS = ["(?=", "(?!", "(?<=", "(?<!"] as const;
 
@@ -50,18 +54,6 @@ export function stripLookarounds(pattern: string): string | undefined {
   return out;
 }
 
-/** Index of the `]` closing the class opened at `start` (a `]` first in the class is literal). */
-function classEnd(p: string, start: number): number {
-  let i = start + 1;
-  if (p[i] === "^") i++;
-  if (p[i] === "]") i++;
-  for (; i < p.length; i++) {
-    if (p[i] === "\\") i++;
-    else if (p[i] === "]") return i;
-  }
-  return -1;
-}
-
 /** Index of the `)` closing the group opened at `start`. */
 function groupEnd(p: string, start: number): number {
   let depth = 0;
@@ -77,20 +69,14 @@ function groupEnd(p: string, start: number): number {
   return -1;
 }
 
-/** A lookaround pattern, compiled: the RE2 prefilter and the bounded JavaScript match. */
+/** A lookaround pattern, compiled: the RE2 prefilter and the step-bounded match. */
 export class BoundedLookaround {
-  private readonly context: Context;
-  /** The one script every lookaround runs, made with the first (node:vm loads then: lazy-builtins.ts). */
-  private static script: Script | undefined;
-
   private constructor(
     /** The pattern without lookarounds: RE2, every match of the original matches it. */
     readonly prefilter: RE2JS,
     readonly source: string,
-    regex: RegExp,
-  ) {
-    this.context = nodeVm().createContext({ re: regex, texts: [] });
-  }
+    private readonly matcher: StepBoundedRegex,
+  ) {}
 
   /** Compiles a lookaround pattern, or returns why it cannot be (the message names the part). */
   static compile(pattern: string): BoundedLookaround | string {
@@ -103,36 +89,45 @@ export class BoundedLookaround {
     } catch (err) {
       return `regex pattern ${JSON.stringify(pattern)} is not supported: without its lookarounds (${JSON.stringify(stripped)}) RE2 refuses it (${messageOf(err)}); lookaround is the only non-RE2 syntax accepted`;
     }
-    let regex: RegExp;
+    // JavaScript says whether the pattern is valid and whether it needs the u flag; the step-bounded matcher runs it.
+    let unicode = true;
     try {
-      regex = new RegExp(pattern, "u");
+      new RegExp(pattern, "u");
     } catch {
       try {
-        regex = new RegExp(pattern);
+        new RegExp(pattern);
+        unicode = false;
       } catch (err) {
         return `regex pattern ${JSON.stringify(pattern)} is invalid: ${messageOf(err)}`;
       }
     }
-    return new BoundedLookaround(prefilter, pattern, regex);
+    try {
+      return new BoundedLookaround(prefilter, pattern, new StepBoundedRegex(pattern, unicode));
+    } catch (err) {
+      return `regex pattern ${JSON.stringify(pattern)} is not supported with lookaround: ${messageOf(err)}`;
+    }
   }
 
   /**
    * Whether the pattern matches any of the texts: RE2 on the stripped pattern picks the texts
-   * worth trying, then one time-limited run of the JavaScript regex over them (a vm run costs
-   * a watchdog thread, so it is made once per call, not once per text). A run that reaches
-   * LOOKAROUND_LIMIT_MS counts as a match: a rule that cannot be decided in time denies (or
-   * flags), it is never skipped.
+   * worth trying, then the step-bounded match over them. A match that takes more than
+   * LOOKAROUND_STEP_LIMIT steps (or more stack than the process has) counts as a match: a rule
+   * that cannot be decided denies (or flags), it is never skipped, and the same call always
+   * gets the same answer.
    */
   matchesAny(texts: readonly string[]): boolean {
     const worth = texts.filter((t) => this.prefilter.matcher(t).find());
     if (worth.length === 0) return false;
-    (this.context as { texts: readonly string[] }).texts = worth;
     try {
-      BoundedLookaround.script ??= new (nodeVm().Script)("texts.some((t) => { re.lastIndex = 0; return re.test(t); })");
-      return BoundedLookaround.script.runInContext(this.context, { timeout: LOOKAROUND_LIMIT_MS }) === true;
+      return this.matcher.testAny(worth, LOOKAROUND_STEP_LIMIT);
     } catch (err) {
-      if ((err as { code?: string }).code !== "ERR_SCRIPT_EXECUTION_TIMEOUT") throw err;
-      return true;
+      if (err instanceof StepBudgetSpent || err instanceof RangeError) return true;
+      throw err;
     }
+  }
+
+  /** Steps the backtracking matcher took the last time a call reached it (RE2 rules most texts out first). */
+  get lastSteps(): number {
+    return this.matcher.lastSteps;
   }
 }
