@@ -14,7 +14,7 @@ import { executionCredentials, type ExecutionCredentials } from "../controller/e
 import { readMintingKeys } from "../controller/nats-secrets.js";
 import { ExecutionEventPublisher } from "../controller/execution-events.js";
 import { GateSupervisor } from "../controller/gate-supervisor.js";
-import { gateBlocks } from "../controller/guarded-condition.js";
+import { NO_GATE } from "../controller/gate-guarding.js";
 import { requeueUnfinished } from "../controller/gate-availability.js";
 import { ExecutionReconciler, podWorkloadsFor } from "../controller/execution-reconciler.js";
 import { GuardPolicySource } from "../controller/guard-policy-source.js";
@@ -231,7 +231,7 @@ export const controllerCommand: Command = {
           ...(tracing !== undefined ? { tracing } : {}),
         })
       : undefined;
-    const enforcement = (agent: Agent) => gateBlocks(gate, agent, agent.metadata.namespace ?? "default");
+    const enforcement = (agent: Agent) => (gate ?? NO_GATE).guarding(agent, agent.metadata.namespace ?? "default").blocked;
     const readiness = new AgentReadinessController({ kc, namespace: config.namespace, logger, enforcement, metrics, runtimes });
     // With --leader-elect only the replica holding the Lease runs Executions; losing it ends the process.
     let lostLease: (() => void) | undefined;

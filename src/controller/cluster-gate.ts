@@ -25,7 +25,6 @@ import { toGavelEvents, type EngineEvent } from "./execution-events.js";
 import { workspaceMounts } from "./execution-pods.js";
 import { JudgeChildWatch } from "./judge-child-watch.js";
 import { createJudgeChild } from "./stored-parts.js";
-import type { GateStatus } from "./guarded-condition.js";
 import { applySummary, RECENT_TOOL_CALLS } from "../gate/tool-call-summary.js";
 import { gateMetrics, Registry, type GateMetrics } from "../telemetry/metrics.js";
 import type { Tracing } from "../telemetry/tracing.js";
@@ -86,7 +85,7 @@ interface CachedTarget {
 }
 
 /** The gate of this controller replica. */
-export class ClusterGate implements GateStatus {
+export class ClusterGate {
   private readonly api: k8s.CustomObjectsApi;
   private readonly core: k8s.CoreV1Api;
   private readonly targets = new Map<string, CachedTarget>();
@@ -131,6 +130,7 @@ export class ClusterGate implements GateStatus {
     return this.service;
   }
 
+  /** Why no tool call can be decided now, or undefined when the gate serves. */
   unavailable(): string | undefined {
     if (this.service === undefined) return "the tool-call gate has not started";
     if (this.opts.nc.isClosed()) return "the tool-call gate's NATS connection is closed";
@@ -139,10 +139,7 @@ export class ClusterGate implements GateStatus {
     return undefined;
   }
 
-  policiesInScope(namespace: string): boolean {
-    return this.opts.policies.hasPolicies?.(namespace) ?? false;
-  }
-
+  /** Writes the tool calls decided so far into a status about to be written (counts and the last few per iteration). */
   annotate(execution: Execution, status: ExecutionStatus): void {
     if (this.service === undefined) return;
     const uid = execution.metadata.uid;

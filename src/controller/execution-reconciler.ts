@@ -15,6 +15,7 @@ import type { OwnedWorkloads } from "../runtime/workload.js";
 import type { ExecutionTraces } from "../telemetry/execution-trace.js";
 import { silentLogger, type Logger } from "../telemetry/logger.js";
 import { executionMetrics, type Registry } from "../telemetry/metrics.js";
+import { NO_GATE } from "./gate-guarding.js";
 import type { GateStatus } from "./guarded-condition.js";
 import type { ExecutionCredentials } from "./execution-credentials.js";
 import type { ExecutionEventPublisher } from "./execution-events.js";
@@ -125,9 +126,8 @@ export interface ExecutionReconcilerOptions {
   /** Mints each Execution's NATS worker credential (mounted into its worker pods) and revokes it when the Execution ends or goes; none when undefined. */
   credentials?: ExecutionCredentials;
   /**
-   * The tool-call gate (cluster-gate.ts). An Execution whose Agent needs one never starts
-   * while it cannot serve (fail closed); its decided calls are summarised in the status.
-   * Undefined: no gate runs, so such Executions wait (and time out) with a condition saying so.
+   * The tool-call gate's port (gate-supervisor.ts): an Execution whose Agent needs one never starts while it cannot serve
+   * (fail closed); its decided calls are summarised in the status. Undefined: NO_GATE, such Executions wait (and time out) saying so.
    */
   gate?: GateStatus;
   now?: () => number;
@@ -204,7 +204,7 @@ export class ExecutionReconciler {
     this.judges = new JudgeChildren(this.parts, { status: this.status, copies, snapshots, ...(gate !== undefined ? { gate } : {}) });
     const readers = new FileReaders(this.parts);
     const caches = { pods, executions: this.executions };
-    this.runs = new ExecutionRuns(this.parts, { status: this.status, judges: this.judges, readers, copies, snapshots, caches, ...optional, ...(credentials !== undefined ? { credentials } : {}) });
+    this.runs = new ExecutionRuns(this.parts, { status: this.status, judges: this.judges, readers, copies, snapshots, caches, ...optional, gate: gate ?? NO_GATE, ...(credentials !== undefined ? { credentials } : {}) });
   }
 
   /** The work queue (keys namespace/name); the tool-call gate wakes an Execution through it. */

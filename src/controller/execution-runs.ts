@@ -27,7 +27,7 @@ import {
 import { isConflict } from "../errors.js";
 import type { ExecutionTraces } from "../telemetry/execution-trace.js";
 import { mergeToolJudgeRefs } from "../children/tool-judge.js";
-import { gateBlocks, waitingForGate, type GateStatus } from "./guarded-condition.js";
+import { waitingForGate, type GateStatus } from "./guarded-condition.js";
 import { removeEarlierRun, type EarlierRunAccess } from "./earlier-run.js";
 import type { ExecutionCredentials } from "./execution-credentials.js";
 import type { EngineEvent } from "./execution-events.js";
@@ -51,7 +51,8 @@ export interface RunAccess {
   snapshots: WorkspaceSnapshots;
   /** The caches of pods and Executions an earlier run of the same name is looked for in (and the tool-judge children in). */
   caches: Omit<EarlierRunAccess, "core">;
-  gate?: GateStatus;
+  /** The tool-call gate's port: whether a run needs it and may start, as plain data (NO_GATE when none runs). */
+  gate: GateStatus;
   traces?: ExecutionTraces;
   credentials?: ExecutionCredentials;
 }
@@ -74,8 +75,8 @@ export class ExecutionRuns {
     const raw = await this.parts.resources.agent(namespace, ex.spec.agentRef.name);
     if (raw === undefined) return status.agentMissing(ex);
     const agent = withDefaults(raw);
-    const unguarded = gateBlocks(this.access.gate, agent, namespace);
-    const held = ex.status?.startTime === undefined ? await this.holdBeforeStart(ex, agent, unguarded) : undefined;
+    const guarding = this.access.gate.guarding(agent, namespace);
+    const held = ex.status?.startTime === undefined ? await this.holdBeforeStart(ex, agent, guarding.blocked) : undefined;
     if (held !== undefined) return held;
     // Gather and compute: the engine's state rebuilt from the status and what is observed.
     const judges = await this.judgeAgents(namespace, agent);
@@ -91,7 +92,7 @@ export class ExecutionRuns {
     }
     const events = await this.decideAll(ctx, state);
     // Status, then what an ended run leaves behind.
-    const foldAgainInMs = await status.writeRun(ctx, state, events, unguarded);
+    const foldAgainInMs = await status.writeRun(ctx, state, events, guarding);
     if (isTerminal(state.status.phase)) {
       await this.parts.workloads.retireOwned(namespace, ex.metadata.name, this.parts.settings.retentionSeconds);
       await credentials?.release(namespace, ex.metadata.name, ex.metadata.uid);

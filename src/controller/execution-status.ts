@@ -5,10 +5,9 @@
 import type { Agent, Condition, Execution, ExecutionStatus } from "../api/types.js";
 import type { JudgeRunStep } from "../engine/judge-run.js";
 import { isTerminal, type EngineContext, type EngineState } from "../engine/outer-loop.js";
-import { gateRequirement } from "../gate/enforcement.js";
 import type { ExecutionTraces, TracedExecution } from "../telemetry/execution-trace.js";
 import type { ExecutionMetrics } from "../telemetry/metrics.js";
-import { setGuarded, type GateStatus } from "./guarded-condition.js";
+import { setGuarded, type GateStatus, type Guarding } from "./guarded-condition.js";
 import { toGavelEvents, type EngineEvent, type ExecutionEventPublisher } from "./execution-events.js";
 import { namespaceOf, type ExecutionParts } from "./execution-parts.js";
 import { sameStatus } from "./execution-state.js";
@@ -27,7 +26,7 @@ export interface StatusOptions {
   events?: ExecutionEventPublisher;
   /** Spans from the events of each status write; none when undefined. */
   traces?: ExecutionTraces;
-  /** The tool-call gate: the Guarded condition and the decided calls of the status. */
+  /** The tool-call gate: the decided calls a status shows (the Guarded condition comes to writeRun as data). */
   gate?: GateStatus;
   /** How long an Execution waits for its Agent to appear before it fails. Default 10 s. */
   agentGraceMs?: number;
@@ -57,19 +56,19 @@ export class ExecutionStatusWriter {
   }
 
   /**
-   * Writes a run's status (with the gate's part: guarded condition, tool calls); its events
+   * Writes a run's status (with the gate's part: the Guarded condition from `guarding`, tool calls); its events
    * are staged before (an outbox a restarted controller reads) and published, traced, counted
    * and recorded only once the status that holds the transitions is written: a retried
    * reconcile (409) decides them again then. Returns, when the tool-call fold was skipped,
    * how soon to look again.
    */
-  async writeRun(ctx: EngineContext, state: EngineState, events: EngineEvent[], unguarded: string | undefined): Promise<number | undefined> {
+  async writeRun(ctx: EngineContext, state: EngineState, events: EngineEvent[], guarding: Guarding): Promise<number | undefined> {
     const ex = ctx.execution;
-    const { events: stream, traces, gate } = this.opts;
+    const { events: stream, traces } = this.opts;
     const before = ex.metadata.resourceVersion;
     const streamed = stream === undefined && traces === undefined ? [] : toGavelEvents(ex, events, new Date(this.parts.now()));
     const staged = streamed.length > 0 && stream !== undefined ? await stream.stage(ex, streamed, state.status) : undefined;
-    if (gateRequirement(ctx.agent, gate?.policiesInScope(namespaceOf(ex)) ?? false) !== undefined) setGuarded(state.status, unguarded, new Date(this.parts.now()), ex.metadata.generation);
+    if (guarding.guarded) setGuarded(state.status, guarding.blocked, new Date(this.parts.now()), ex.metadata.generation);
     const foldAgainInMs = this.foldToolCalls(ex, state.status);
     await this.write(ex, state.status);
     if (ex.metadata.resourceVersion !== before) {

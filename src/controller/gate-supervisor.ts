@@ -1,10 +1,11 @@
 // Keeps this controller replica's tool-call gate running: the NATS connection (retried until
 // it answers), the ClusterGate on it, and meanwhile why no tool call can be decided.
 import { connect, credsAuthenticator, type NatsConnection } from "@nats-io/transport-node";
-import type { Execution, ExecutionStatus } from "../api/types.js";
+import type { Agent, Execution, ExecutionStatus } from "../api/types.js";
 import { messageOf } from "../errors.js";
 import { ClusterGate, type ClusterGateOptions } from "./cluster-gate.js";
-import type { GateStatus } from "./guarded-condition.js";
+import { guardingOf, type GateHealth } from "./gate-guarding.js";
+import type { GateStatus, Guarding } from "./guarded-condition.js";
 
 export interface GateSupervisorOptions extends Omit<ClusterGateOptions, "nc"> {
   /** NATS URL(s) of the gate. */
@@ -19,7 +20,7 @@ export interface GateSupervisorOptions extends Omit<ClusterGateOptions, "nc"> {
  * Keeps this replica's gate running: connects to NATS (retrying until it can; then the
  * client reconnects by itself), starts the gate, and says meanwhile why it cannot serve.
  */
-export class GateSupervisor implements GateStatus {
+export class GateSupervisor implements GateStatus, GateHealth {
   private gate: ClusterGate | undefined;
   private nc: NatsConnection | undefined;
   private connected = false;
@@ -57,6 +58,10 @@ export class GateSupervisor implements GateStatus {
 
   policiesInScope(namespace: string): boolean {
     return this.opts.policies.hasPolicies?.(namespace) ?? false;
+  }
+
+  guarding(agent: Agent, namespace: string): Guarding {
+    return guardingOf(this, agent, namespace);
   }
 
   annotate(execution: Execution, status: ExecutionStatus): void {

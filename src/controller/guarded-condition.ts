@@ -1,28 +1,27 @@
 // The Guarded condition of an Execution whose Agent needs a tool-call gate: whether one can
 // decide its calls now, and while none can, the Execution waits Pending (or times out) and
-// says why. What the Kubernetes driver asks of a gate is GateStatus.
+// says why. What the Kubernetes driver asks of a gate is GateStatus, a port: the gate hands
+// the reconciler plain data (Guarding), so a reconcile runs no gate code unless a tool call
+// is involved (gate-guarding.ts is the gate's side).
 import type { Agent, Condition, Execution, ExecutionStatus } from "../api/types.js";
 import { executionTimeoutSeconds, iterationTimeoutSeconds, maxIterations } from "../engine/durations.js";
-import { gateRequirement } from "../gate/enforcement.js";
 
 /** Condition on an Execution that needs a gate: False while none can be reached (it then does not start). */
 export const GUARDED = "Guarded";
-/** What the Kubernetes driver needs from a gate, whether one runs in this process or not. */
-export interface GateStatus {
-  /** Why no tool call can be decided now, or undefined when the gate serves. */
-  unavailable(): string | undefined;
-  /** Whether GuardPolicies apply in a namespace (the cluster default counts). */
-  policiesInScope(namespace: string): boolean;
-  /** Writes the tool calls decided so far into a status about to be written (counts and the last few per iteration). */
-  annotate(execution: Execution, status: ExecutionStatus): void;
+/** What the gate says of an Agent's Executions in one namespace, as plain data. */
+export interface Guarding {
+  /** True when the Agent declares what only a gate can enforce: its Executions carry the Guarded condition. */
+  guarded: boolean;
+  /** Why such an Execution may not start now (what it needs, and why no gate can decide it); undefined when it may. */
+  blocked?: string;
 }
 
-/** Why an Execution of `agent` may not start now; undefined when it may. */
-export function gateBlocks(gate: GateStatus | undefined, agent: Agent, namespace: string): string | undefined {
-  const needs = gateRequirement(agent, gate?.policiesInScope(namespace) ?? false);
-  if (needs === undefined) return undefined;
-  const why = gate === undefined ? "gavel controller runs without NATS (--nats), so no tool-call gate runs on this cluster" : gate.unavailable();
-  return why === undefined ? undefined : `${needs}, but ${why}`;
+/** What the Kubernetes driver needs from a gate, whether one runs in this process or not (NO_GATE when none). */
+export interface GateStatus {
+  /** Whether an Agent's Executions in a namespace need the gate, and why it cannot serve them now. */
+  guarding(agent: Agent, namespace: string): Guarding;
+  /** Writes the tool calls decided so far into a status about to be written (counts and the last few per iteration). */
+  annotate(execution: Execution, status: ExecutionStatus): void;
 }
 
 /** Waiting for a gate, the Execution is re-checked this often. */

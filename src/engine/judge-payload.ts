@@ -1,6 +1,6 @@
 // The input a judge child execution receives: the reference's canonical fields mapped onto
 // the property names the judge declares in spec.input_schema (docs/judges.md).
-import type { Agent, JsonObject, JsonValue, MultiJudgeValidatorSpec, SemanticValidatorSpec } from "../api/types.js";
+import type { Agent, ExecutionStatus, JsonObject, JsonValue, MultiJudgeValidatorSpec, SemanticValidatorSpec } from "../api/types.js";
 import type { ToolCallProposal } from "../api/protocol.js";
 import { compileUserSchema } from "./validators/json-schema.js";
 import { messageOf } from "../errors.js";
@@ -24,6 +24,18 @@ export type ToolCallHistoryEntry = Pick<ToolCallProposal, "tool"> & {
   /** Why the gate blocked it, when it did. */
   reason?: string;
 };
+
+/**
+ * The tool calls of iteration N as its validation judges get them (`tool_call_history`): the
+ * decided calls the status keeps, in step order, with their outcome and why a blocked one was
+ * blocked. Argument values are not kept anywhere (the audit stores key names only), so they
+ * are not sent; undefined when the iteration has no recorded calls.
+ */
+export function toolCallHistoryOf(status: ExecutionStatus | undefined, iteration: number): ToolCallHistoryEntry[] | undefined {
+  const recent = status?.iterations?.find((it) => it.number === iteration)?.toolCalls?.recent;
+  if (recent === undefined || recent.length === 0) return undefined;
+  return recent.map((e) => ({ tool: e.tool, step: e.step, allowed: e.allowed, ...(e.reason !== undefined ? { reason: e.reason } : {}) }));
+}
 
 /** Everything an outer-loop (validation) judge may be told about the iteration it judges. */
 export interface ValidationPayloadInput {

@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
 import type { GuardDecision, ToolCallDecision } from "../api/protocol.js";
 import type { ExecutionStatus } from "../api/types.js";
-import { applySummary, toolCallHistoryOf } from "./tool-call-summary.js";
+import { toolCallHistoryOf } from "../engine/judge-payload.js";
+import { applySummary } from "./tool-call-summary.js";
 import type { DecisionRecord } from "./tool-call/records.js";
 
 const decision = (toolCallId: string, allowed: boolean, check?: GuardDecision["check"]): ToolCallDecision => ({

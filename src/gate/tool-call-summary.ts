@@ -1,9 +1,8 @@
 // An Execution's tool calls in its status, the same in both drivers: the store's tallies
 // (ToolCallStore.summaryOf) folded into per-iteration counts and the most recent calls (names
-// and outcomes, never argument values), and the iteration's calls as an outer-loop judge's
-// tool_call_history.
+// and outcomes, never argument values). An outer-loop judge's tool_call_history is read from
+// them by the engine (toolCallHistoryOf, engine/judge-payload.ts).
 import type { ExecutionStatus, ToolCallEntry, ToolCallSummary } from "../api/types.js";
-import type { ToolCallHistoryEntry } from "../engine/judge-payload.js";
 import type { IterationTally } from "./tool-call/iteration-index.js";
 
 /** Most recent tool calls kept per iteration in the status; the counts cover all of them. */
@@ -39,16 +38,4 @@ export function applySummary(status: ExecutionStatus, tallies: ReadonlyMap<numbe
     blocked += (it.toolCalls?.blockedByGuard ?? 0) + (it.toolCalls?.blockedByJudge ?? 0);
   }
   status.toolCalls = { proposed, allowed, blocked };
-}
-
-/**
- * The tool calls of iteration N as its validation judges get them (`tool_call_history`): the
- * decided calls the status keeps, in step order, with their outcome and why a blocked one was
- * blocked. Argument values are not kept anywhere (the audit stores key names only), so they
- * are not sent; undefined when the iteration has no recorded calls.
- */
-export function toolCallHistoryOf(status: ExecutionStatus | undefined, iteration: number): ToolCallHistoryEntry[] | undefined {
-  const recent = status?.iterations?.find((it) => it.number === iteration)?.toolCalls?.recent;
-  if (recent === undefined || recent.length === 0) return undefined;
-  return recent.map((e) => ({ tool: e.tool, step: e.step, allowed: e.allowed, ...(e.reason !== undefined ? { reason: e.reason } : {}) }));
 }
