@@ -71,6 +71,11 @@ function egressOf(agent: Agent): { egressHosts?: string[] } {
   return net?.mode === "allow" && hosts.length > 0 ? { egressHosts: hosts } : {};
 }
 
+/** The network an Agent's worker gets: none, or open (to the allowlisted hosts only, when it lists any). */
+export function workerNetworkOf(agent: Agent): Pick<WorkloadSpec, "network" | "egressHosts"> {
+  return { network: agent.spec.security?.network?.mode === "none" ? "none" : "allow", ...egressOf(agent) };
+}
+
 /** One run of the worker: the engine's start_worker action. */
 export interface WorkerRun {
   name: string;
@@ -135,8 +140,7 @@ export function workerWorkload(execution: Execution, agent: Agent, run: WorkerRu
     env,
     ...agentEnvOf(agent),
     mounts: writable,
-    network: agent.spec.security?.network?.mode === "none" ? "none" : "allow",
-    ...egressOf(agent),
+    ...workerNetworkOf(agent),
     resources: resourcesOf(agent),
     ...(pullPolicy !== undefined ? { pullPolicy } : {}),
     timeoutSeconds: run.timeoutSeconds,

@@ -5,7 +5,7 @@
 // file readers the engine asks for), and hand the status to ExecutionStatusWriter.
 import { withDefaults } from "../api/defaults.js";
 import type { Agent, Execution } from "../api/types.js";
-import { workerWorkload, type WorkerRun } from "../children/workloads.js";
+import { workerNetworkOf, workerWorkload, type WorkerRun } from "../children/workloads.js";
 import { workerName } from "../engine/child-names.js";
 import { iterationTimeoutSeconds } from "../engine/durations.js";
 import type { JudgeOutcome } from "../engine/gradient.js";
@@ -36,7 +36,7 @@ import { CANCEL_ANNOTATION, claimName, placementOf, resultConfigMaps, workerPlac
 import { judgeNamesOf } from "./execution-state.js";
 import { traced, type ExecutionStatusWriter } from "./execution-status.js";
 import type { FileReaders } from "./file-readers.js";
-import { gateAccess, isRestrictedWorker, workerGatePolicy, type GateAccess } from "./gate-egress.js";
+import { gateAccess, isRestrictedNetwork, workerGatePolicy, type GateAccess } from "./gate-egress.js";
 import type { JudgeChildren } from "./judge-children.js";
 import { readWorkerResult, storeWorkerResult } from "./stored-parts.js";
 import type { WorkspaceCopies } from "./workspace-copies.js";
@@ -244,14 +244,12 @@ export class ExecutionRuns {
     await this.access.copies.ensureClaims(ex, ctx.agent);
     await this.access.readers.removeBefore(ex, run.iteration);
     const mounts = workspaceMounts(ex.metadata.name, ctx.agent, false);
-    const options = { natsUrl: settings.natsUrl, ...(settings.runtimes !== undefined ? { runtimes: settings.runtimes } : {}), ...(traces !== undefined ? { traceParent: traces.iterationParent(traced(ex, ctx.agent), run.iteration) } : {}) };
-    let spec = workerWorkload(ex, ctx.agent, run, mounts, options);
+    // The gate's address for a restricted worker is known before its spec is built, so it is built once.
+    const access = settings.natsUrl !== "" && isRestrictedNetwork(workerNetworkOf(ctx.agent)) ? await this.gateAccess() : undefined;
+    const options = { natsUrl: access?.url ?? settings.natsUrl, ...(settings.runtimes !== undefined ? { runtimes: settings.runtimes } : {}), ...(traces !== undefined ? { traceParent: traces.iterationParent(traced(ex, ctx.agent), run.iteration) } : {}) };
+    const spec = workerWorkload(ex, ctx.agent, run, mounts, options);
     let place = workerPlacement(ex, ctx.agent, settings.readerImage);
-    if (settings.natsUrl !== "" && isRestrictedWorker(spec)) {
-      const access = await this.gateAccess();
-      spec = workerWorkload(ex, ctx.agent, run, mounts, { ...options, natsUrl: access.url });
-      place = { ...place, gate: { policy: workerGatePolicy(access), egress: access.egress } };
-    }
+    if (access !== undefined) place = { ...place, gate: { policy: workerGatePolicy(access), egress: access.egress } };
     if (credentials !== undefined) place = { ...place, credentialSecret: await credentials.ensure(ctx, state.startedAtMs ?? now()) };
     await ensureWorkload(this.parts, spec, place);
   }

@@ -1,8 +1,9 @@
 import type * as k8s from "@kubernetes/client-node";
 import { describe, expect, it } from "vitest";
 import { TerminalError } from "../errors.js";
-import { gateAccess, isRestrictedWorker, workerGatePolicy } from "./gate-egress.js";
-import type { WorkloadSpec } from "../runtime/workload.js";
+import { gateAccess, isRestrictedNetwork, workerGatePolicy } from "./gate-egress.js";
+import type { Agent } from "../api/types.js";
+import { workerNetworkOf } from "../children/workloads.js";
 
 const natsService: k8s.V1Service = {
   metadata: { name: "gavel-nats", namespace: "gavel-system" },
@@ -79,13 +80,17 @@ describe("gateAccess: how a restricted worker reaches the gate", () => {
 });
 
 describe("which pods get the way to the gate", () => {
-  const spec = (role: string, network: "none" | "allow", egressHosts?: string[]): WorkloadSpec => ({ name: "w", image: "i", mounts: [], network, timeoutSeconds: 1, labels: { "gavel.dev/role": role }, ...(egressHosts !== undefined ? { egressHosts } : {}) });
-  it("workers with network none or an allowlist; never judges, never unrestricted workers", () => {
-    expect(isRestrictedWorker(spec("worker", "none"))).toBe(true);
-    expect(isRestrictedWorker(spec("worker", "allow", ["api.example"]))).toBe(true);
-    expect(isRestrictedWorker(spec("worker", "allow"))).toBe(false);
-    expect(isRestrictedWorker(spec("worker", "allow", []))).toBe(false);
-    expect(isRestrictedWorker(spec("judge", "none"))).toBe(false);
+  const agent = (network: NonNullable<NonNullable<Agent["spec"]["security"]>["network"]>): Agent => ({
+    apiVersion: "100monkeys.ai/v1",
+    kind: "Agent",
+    metadata: { name: "a" },
+    spec: { runtime: { language: "python", version: "3.11" }, task: { instruction: "t" }, security: { network } },
+  });
+  it("workers with network none or an allowlist; never unrestricted workers", () => {
+    expect(isRestrictedNetwork(workerNetworkOf(agent({ mode: "none" })))).toBe(true);
+    expect(isRestrictedNetwork(workerNetworkOf(agent({ mode: "allow", allowlist: ["api.example"] })))).toBe(true);
+    expect(isRestrictedNetwork(workerNetworkOf(agent({ mode: "allow" })))).toBe(false);
+    expect(isRestrictedNetwork(workerNetworkOf(agent({ mode: "allow", allowlist: [" "] })))).toBe(false);
   });
 
   it("the namespace policy selects only network-none workers and only adds egress", async () => {

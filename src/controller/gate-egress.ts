@@ -112,9 +112,9 @@ export async function gateAccess(natsUrl: string, readService: ServiceReader, re
   };
 }
 
-/** A worker whose egress a NetworkPolicy restricts: `network: none`, or an allowlist. */
-export function isRestrictedWorker(spec: WorkloadSpec): boolean {
-  return spec.labels?.[CHILD_LABELS.role] === "worker" && (spec.network === "none" || (spec.egressHosts ?? []).length > 0);
+/** A worker network (workerNetworkOf) whose egress a NetworkPolicy restricts: `network: none`, or an allowlist. */
+export function isRestrictedNetwork(net: Pick<WorkloadSpec, "network" | "egressHosts">): boolean {
+  return net.network === "none" || (net.egressHosts ?? []).length > 0;
 }
 
 /**
