@@ -24,6 +24,10 @@ export const SENDERS: ReadonlySet<string> = set("curl", "wget", "nc", "ncat", "n
 
 // ---------------------------------------------------------------- the table
 
+const READER_NAMES = "cat tac less more head tail nl strings od xxd hexdump base64 base32 jq yq cut sort uniq diff cmp zcat bzcat xzcat gzip bzip2 xz zip 7z openssl gpg ssh-keygen pr fold rev";
+/** Programs that print or transform the content of the files they name (every file named is read: named-files.ts). */
+export const READERS: ReadonlySet<string> = new Set(READER_NAMES.split(" "));
+
 const alias = (names: string, h: Handler): [string, Handler][] => names.split(" ").map((n) => [n, h]);
 const both = (a: Handler, b: Handler): Handler => (c) => [...a(c), ...b(c)];
 
@@ -42,7 +46,7 @@ export const COMMAND_EFFECTS: ReadonlyMap<string, Handler> = new Map<string, Han
   ["sed", files.sed],
   ["chmod", files.chmod],
   ...alias("chown chgrp", files.chown),
-  ...alias("cat tac less more head tail nl strings od xxd hexdump base64 base32 jq yq cut sort uniq diff cmp zcat bzcat xzcat gzip bzip2 xz zip 7z openssl gpg ssh-keygen pr fold rev", files.reader(set("-n", "-c", "-s", "-w", "-f", "-d", "-k", "-t", "-i", "-o", "-in", "-out", "--lines", "--bytes"))),
+  ...alias(READER_NAMES, files.reader(set("-n", "-c", "-s", "-w", "-f", "-d", "-k", "-t", "-i", "-o", "-in", "-out", "--lines", "--bytes"))),
   ...alias("grep egrep fgrep rg ag ack zgrep", files.grep),
   ...alias("awk gawk", files.reader(set("-F", "-v", "-f"), true)),
   ["tar", files.tar],

@@ -47,6 +47,8 @@ export interface Effect {
   recursive?: boolean;
   /** An overwrite that only appends (`>>`, `tee -a`). */
   append?: boolean;
+  /** A write of a file a program names in its arguments, content unknown (named-files.ts). */
+  named?: boolean;
 }
 
 /** A rule's verdict on a call: the class, the effect that carried it and the argument key path (never the value). */

@@ -1,8 +1,9 @@
 // The generalisation corpus (test/fixtures/threats/generalisation.json, issue 27): commands from
 // public sources the threat corpus does not use, in a tuning part the guard was developed
-// against and a held-out part measured once, after the work. Each part is measured under the
-// standard and the strict profile; the figures and every miss of the tuning part are in
-// docs/guard.md.
+// against, a held-out part measured before and after the first round of work (and read since),
+// and a fresh part committed before the second round and measured once, after it. Each part is
+// measured under the standard and the strict profile; the figures and every miss of the tuning
+// part are in docs/guard.md.
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import type { GuardProfile } from "../../../api/types.js";
@@ -23,12 +24,12 @@ interface Part {
   everyday: Entry[];
 }
 const threats = JSON.parse(readFileSync(new URL("../../../../test/fixtures/threats/corpus.json", import.meta.url), "utf8")) as Part;
-/** The held-out figures measured once after the work (docs/guard.md), as shares. */
-const HELD_OUT_FLOOR: Record<"standard" | "strict", { caught: number; denied: number }> = {
-  standard: { caught: 85 / 203, denied: 2 / 496 },
-  strict: { caught: 85 / 203, denied: 2 / 496 },
+/** The figures of the held-out and the fresh part after the work (docs/guard.md), as shares: the tests keep them from regressing. */
+const FLOOR: Record<"heldout" | "fresh", Record<"standard" | "strict", { caught: number; denied: number }>> = {
+  heldout: { standard: { caught: 178 / 203, denied: 2 / 496 }, strict: { caught: 178 / 203, denied: 2 / 496 } },
+  fresh: { standard: { caught: 80 / 130, denied: 2 / 604 }, strict: { caught: 80 / 130, denied: 6 / 604 } },
 };
-const corpus = JSON.parse(readFileSync(new URL("../../../../test/fixtures/threats/generalisation.json", import.meta.url), "utf8")) as { tuning: Part; heldout: Part };
+const corpus = JSON.parse(readFileSync(new URL("../../../../test/fixtures/threats/generalisation.json", import.meta.url), "utf8")) as { tuning: Part; heldout: Part; fresh: Part };
 const docs = readFileSync(new URL("../../../../docs/guard.md", import.meta.url), "utf8");
 
 const scope = agentScope({ spec: { tools: ["cmd.run"] } });
@@ -65,9 +66,10 @@ function measure(part: Part, profile: GuardProfile): { share: number; misses: st
 
 describe("generalisation corpus", () => {
   it("names a source for every entry and a class for every dangerous one", () => {
-    const all = [...corpus.tuning.dangerous, ...corpus.tuning.everyday, ...corpus.heldout.dangerous, ...corpus.heldout.everyday];
+    const parts = [corpus.tuning, corpus.heldout, corpus.fresh];
+    const all = parts.flatMap((p) => [...p.dangerous, ...p.everyday]);
     expect(all.filter((e) => !/^[\w.-]+\/[\w.-]+(@[0-9a-f]{7})?:\S/.test(e.source)).map((e) => e.id)).toEqual([]);
-    expect([...corpus.tuning.dangerous, ...corpus.heldout.dangerous].filter((e) => e.class === undefined).map((e) => e.id)).toEqual([]);
+    expect(parts.flatMap((p) => p.dangerous).filter((e) => e.class === undefined).map((e) => e.id)).toEqual([]);
     expect(new Set(all.map((e) => e.id)).size).toBe(all.length);
   });
 
@@ -78,12 +80,13 @@ describe("generalisation corpus", () => {
       expect(r.deniedShare).toBeLessThanOrEqual(0.01);
       expect([...r.misses, ...r.denied].filter((id) => !docs.includes(id))).toEqual([]);
     });
-    // Measured once, after the work, and not tuned on: the test keeps the figures docs/guard.md reports from regressing.
-    it(`held-out part, ${profile}: catches no fewer than docs/guard.md reports`, () => {
-      const r = measure(corpus.heldout, profile);
-      expect(r.share).toBeGreaterThanOrEqual(HELD_OUT_FLOOR[profile].caught);
-      expect(r.deniedShare).toBeLessThanOrEqual(HELD_OUT_FLOOR[profile].denied);
-    });
+    // Not tuned on (the fresh part measured once, after the work): the test keeps the figures docs/guard.md reports from regressing.
+    for (const part of ["heldout", "fresh"] as const)
+      it(`${part === "heldout" ? "held-out" : "fresh"} part, ${profile}: catches no fewer and denies no more than docs/guard.md reports`, () => {
+        const r = measure(corpus[part], profile);
+        expect(r.share).toBeGreaterThanOrEqual(FLOOR[part][profile].caught);
+        expect(r.deniedShare).toBeLessThanOrEqual(FLOOR[part][profile].denied);
+      });
     it(`threat corpus, ${profile}: reports what it catches`, () => {
       const r = measure(threats, profile);
       expect(r.share).toBeGreaterThanOrEqual(0.97);

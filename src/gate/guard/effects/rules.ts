@@ -12,6 +12,7 @@ import { autorunPlace, isDotfile, isSystemConfig } from "./autorun.js";
 import { mining } from "./commands/system.js";
 import { embeddedCommands } from "./embedded.js";
 import { inlineCode, inlineCodeEffects } from "./inline-code.js";
+import { inlineCodeWrites, namedFileEffects } from "./named-files.js";
 import { outbound } from "./outbound.js";
 import { writtenCode, type CodeReader } from "./written-code.js";
 import { globParent, isAccountsFile, isDiskDevice, isGitDir, isHomeDir, isLog, isProtectionConfig, isSecretFile, isSystemBinary, isSystemRoot, isWorkspaceAncestor, resolveTarget } from "./targets.js";
@@ -40,8 +41,9 @@ export function logEffects(log: CommandLog, where: Where): CommandEffects[] {
   // positions stay its log's indices (what `parent` refers to); each nested line its own pipelines.
   const nestedOut: CommandEffects[] = [];
   for (const c of log.commands) {
-    const effects = [...commandEffects(c), ...redirectionEffects(c), ...runEffects(c), ...mining(c)];
+    const effects = [...commandEffects(c), ...redirectionEffects(c), ...runEffects(c), ...mining(c), ...namedFileEffects(c, where.home, where.workspace)];
     const code = inlineCode(c);
+    if (code !== undefined) effects.push(...inlineCodeWrites(code, c, where.home, where.workspace));
     const lines: string[] = embeddedCommands(c) ?? [];
     if (code !== undefined) {
       const read = inlineCodeEffects(code, c);

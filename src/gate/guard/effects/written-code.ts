@@ -27,6 +27,8 @@ interface Write {
   fetched: boolean;
   /** The place it names when the target is a synthetic one (a user's cron table). */
   place?: AutorunPlace;
+  /** A file a program names in its arguments (named-files.ts), not a write the line shows. */
+  named?: boolean;
   command: ShellCommand;
 }
 
@@ -114,25 +116,27 @@ function payloadFindings(w: Write, pl: AutorunPlace, read: CodeReader): { class:
 const WRITERS = new Set(["find", ...WRITERS_BY_NAME.keys()]);
 
 /** Whether a line can write anything the rules below read: most lines cannot, and skip them. */
-const writesAnything = (cmds: readonly { command: ShellCommand; effects: readonly { kind: string }[] }[]): boolean =>
-  cmds.some((ce) => ce.command.redirs.some(writesFile) || WRITERS.has(ce.command.name) || ce.effects.some((e) => e.kind === "download"));
+const writesAnything = (cmds: readonly { command: ShellCommand; effects: readonly { kind: string; named?: boolean }[] }[]): boolean =>
+  cmds.some((ce) => ce.command.redirs.some(writesFile) || WRITERS.has(ce.command.name) || ce.effects.some((e) => e.kind === "download" || (e.kind === "overwrite" && e.named === true)));
 /** A redirection that writes a file (not `2>&1`, not `/dev/null`). */
 const writesFile = (r: { op: string; target: string }): boolean => WRITES_STDOUT.has(r.op) && r.target !== "/dev/null" && !/^&?\d*$/.test(r.target);
 
 /** Persistence (code written to a place that runs it later), programs written then run, infected search results. */
-export function writtenCode(cmds: readonly { command: ShellCommand; effects: readonly { kind: string; targets: readonly string[] }[] }[], home: string, workspace: string, reader: () => CodeReader, add: AddCarrying): void {
+export function writtenCode(cmds: readonly { command: ShellCommand; effects: readonly { kind: string; targets: readonly string[]; named?: boolean }[] }[], home: string, workspace: string, reader: () => CodeReader, add: AddCarrying): void {
   if (!writesAnything(cmds)) return;
   const read = reader();
   const shellCmds = cmds.map((ce) => ce.command);
   const { writes, files } = gatherWrites(shellCmds);
   for (const ce of cmds) for (const e of ce.effects) if (e.kind === "download") for (const t of e.targets) writes.push({ target: t, content: undefined, fetched: true, command: ce.command });
+  // A file a program names and may write (named-files.ts): its content is unknown, so only places that count whatever is written do.
+  for (const ce of cmds) for (const e of ce.effects) if (e.kind === "overwrite" && e.named === true) for (const t of e.targets) writes.push({ target: t, content: undefined, fetched: false, named: true, command: ce.command });
   for (const w of writes) {
     const pl = w.place ?? autorunPlace(w.target, home, workspace);
     if (pl === undefined) continue;
     const found = payloadFindings(w, pl, read);
     if (!pl.always && found.length === 0 && !(w.fetched && pl.downloads === true)) continue;
     const first = found[0];
-    const how = w.fetched ? "saves a download" : "writes code that runs later";
+    const how = w.fetched ? "saves a download" : w.named === true ? "names a file it may write" : "writes code that runs later";
     add("persistence", `${how} to ${pl.what}${first === undefined ? "" : ` (${first.class}: ${first.what})`}`, [...new Set(found.map((f) => f.class))]);
   }
   if (files.size > 0) writtenPrograms(cmds, files, read, add);
