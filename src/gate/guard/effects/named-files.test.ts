@@ -1,4 +1,4 @@
-// Files a program names, whatever the program (issue 27, ADR 0056): a secret file named by a
+// Files a program names, whatever the program (issue 27, ADR 0058): a secret file named by a
 // program the command table does not know is read, a system place that runs what is written to
 // it is written; known readers read every file they name, known programs' output options write.
 // And the look-alikes that stay allowed: names and checksums, keys used rather than shown, the

@@ -1,4 +1,4 @@
-// Files a program names, whatever the program (issue 27, ADR 0056). The command table knows
+// Files a program names, whatever the program (issue 27, ADR 0058). The command table knows
 // what about 150 programs do; any other program that names a file in its arguments — an
 // operand, an option's value (`tcpdump -w FILE`, `exiftool -filename=FILE`, `nmap -oG=FILE`),
 // a path inside an argument (`sqlite3 -cmd '.output FILE'`, `gdb -ex 'dump value FILE ...'`,
