@@ -7,7 +7,7 @@ export GAVEL_CACHE ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/gavel
 HARNESS := test/harness
 VITEST := node_modules/.bin/vitest run
 
-.PHONY: all deps build install lint typecheck eslint fmt verify test test-setup test-unit test-integration test-e2e promtool jaeger \
+.PHONY: all deps build install lint typecheck eslint fmt fmt-check verify test test-setup test-unit test-integration test-e2e promtool jaeger \
         demo bench images base-image k8s-binaries docker-up cluster-up cluster-down clean
 
 all: build
@@ -33,13 +33,16 @@ typecheck: deps
 eslint: deps
 	node_modules/.bin/eslint --max-warnings 0 .
 
-lint: typecheck eslint ## tsc and eslint with type information, and gavel's import-floor and file-length rules (ADR 0050)
+lint: typecheck eslint fmt-check ## tsc and eslint with type information, gavel's import-floor and file-length rules (ADR 0050), and the format (prettier --check)
 
-# Not enforced yet, and not yet run over the tree: it would rewrite most files under the branches
-# that are splitting them (ADR 0050). FMT_FILES narrows it, e.g. FMT_FILES=src/engine/phases.ts.
+# FMT_FILES narrows them, e.g. FMT_FILES=src/engine/phases.ts. --cache (node_modules/.cache)
+# skips files unchanged since their last check.
 FMT_FILES ?= "src/**/*.ts" "judges/**/*.ts" "bench/**/*.ts" "test/**/*.ts" "lint/**/*.{mjs,ts}"
 fmt: deps ## format TypeScript with prettier (.prettierrc.json)
-	node_modules/.bin/prettier --write $(FMT_FILES)
+	node_modules/.bin/prettier --write --cache --log-level warn $(FMT_FILES)
+
+fmt-check: deps ## fail, naming them, on files that are not as make fmt writes them
+	node_modules/.bin/prettier --check --cache --log-level warn $(FMT_FILES) || { echo "make fmt formats them (.prettierrc.json)" >&2; exit 1; }
 
 verify: build k8s-binaries ## generated files have not drifted from their sources (the chart's with helm)
 	$(HARNESS)/verify.sh

@@ -39,7 +39,12 @@ const judge: Agent = {
 const VERDICT = '{"score": 0.9, "confidence": 0.9, "reasoning": "ok"}';
 
 function execution(i: number): Execution {
-  return { apiVersion: "100monkeys.ai/v1", kind: "Execution", metadata: { name: `bench-${i}` }, spec: { agentRef: { name: "bench-worker" } } };
+  return {
+    apiVersion: "100monkeys.ai/v1",
+    kind: "Execution",
+    metadata: { name: `bench-${i}` },
+    spec: { agentRef: { name: "bench-worker" } },
+  };
 }
 
 /**
@@ -48,14 +53,26 @@ function execution(i: number): Execution {
  */
 export async function engineIterations(total: number, tracing?: Tracing): Promise<number> {
   const workloads = new InMemoryWorkloads((spec) =>
-    spec.image === "bench/judge" ? { stdout: VERDICT } : { stdout: spec.env?.GAVEL_ITERATION === String(PER_EXECUTION) ? "done\n" : "not yet\n" },
+    spec.image === "bench/judge"
+      ? { stdout: VERDICT }
+      : { stdout: spec.env?.GAVEL_ITERATION === String(PER_EXECUTION) ? "done\n" : "not yet\n" },
   );
   workloads.record = false;
   const judges = new Map([["bench-judge", judge]]);
   let iterations = 0;
   for (let i = 0; iterations < total; i++) {
     const ex = execution(i);
-    const trace = tracing === undefined ? {} : { trace: new ExecutionTrace(tracing, { namespace: "bench", name: ex.metadata.name, uid: `bench-${i}-${total}`, agent: agent.metadata.name }) };
+    const trace =
+      tracing === undefined
+        ? {}
+        : {
+            trace: new ExecutionTrace(tracing, {
+              namespace: "bench",
+              name: ex.metadata.name,
+              uid: `bench-${i}-${total}`,
+              agent: agent.metadata.name,
+            }),
+          };
     const r = await runLocal({ execution: ex, agent, judges, workloads, workspace: virtualWorkspace, ...trace });
     if (r.execution.status?.phase !== "Succeeded") throw new Error(`bench execution ended ${r.execution.status?.phase ?? "?"}`);
     iterations += r.execution.status.iterations?.length ?? 0;

@@ -26,7 +26,10 @@ const EXECUTION = "gate-bench";
 function ratesFrom(name: string, fallback: number[]): number[] {
   const v = process.env[name];
   if (v === undefined) return fallback;
-  const rates = v.split(",").filter((r) => r.trim() !== "").map(Number);
+  const rates = v
+    .split(",")
+    .filter((r) => r.trim() !== "")
+    .map(Number);
   const bad = rates.find((r) => !Number.isFinite(r) || r <= 0);
   if (bad !== undefined) throw new Error(`${name}: "${v}" is not a comma-separated list of rates (calls/s)`);
   return rates;
@@ -111,23 +114,29 @@ function echoPod(): k8s.V1Pod {
     metadata: { name: "echo", labels: { app: "gavel-bench-echo" } },
     spec: {
       restartPolicy: "Never",
-      containers: [{
-        name: "echo",
-        image: IMAGE,
-        imagePullPolicy: "Never",
-        args: ["echo"],
-        env: [
-          // The URL the controller gives worker pods (the chart's NATS Service).
-          { name: "BENCH_NATS_URL", value: `nats://${RELEASE}-nats.${RELEASE_NAMESPACE}.svc:4222` },
-          { name: "BENCH_ECHO_CREDS", valueFrom: { secretKeyRef: { name: ECHO_SECRET, key: "nats.creds" } } },
-        ],
-      }],
+      containers: [
+        {
+          name: "echo",
+          image: IMAGE,
+          imagePullPolicy: "Never",
+          args: ["echo"],
+          env: [
+            // The URL the controller gives worker pods (the chart's NATS Service).
+            { name: "BENCH_NATS_URL", value: `nats://${RELEASE}-nats.${RELEASE_NAMESPACE}.svc:4222` },
+            { name: "BENCH_ECHO_CREDS", valueFrom: { secretKeyRef: { name: ECHO_SECRET, key: "nats.creds" } } },
+          ],
+        },
+      ],
     },
   };
 }
 
 /** Runs the pods in `namespace` and returns the load pod's result, its log and the Execution as it ended (Succeeded). */
-export async function runPods(cluster: Cluster, namespace: string, plan: PodPlan): Promise<{ result: PodResult; log: string; ex: Execution }> {
+export async function runPods(
+  cluster: Cluster,
+  namespace: string,
+  plan: PodPlan,
+): Promise<{ result: PodResult; log: string; ex: Execution }> {
   const core = cluster.kc.makeApiClient(k8s.CoreV1Api);
   const ex = executionsIn(cluster, namespace, () => new ChartController(cluster).log());
   await echoCredentials(core, namespace);
@@ -135,15 +144,23 @@ export async function runPods(cluster: Cluster, namespace: string, plan: PodPlan
   await ex.apply(agentYaml(plan));
   await ex.apply(executionYaml);
   // The worker pod's log from its start (the pod is gone soon after its Execution ends).
-  const pod = await eventually(async () => {
-    const [name] = await ex.podsOf(EXECUTION);
-    if (name === undefined) return undefined;
-    const p = await core.readNamespacedPod({ name, namespace });
-    const state = p.status?.containerStatuses?.[0]?.state;
-    return state?.running !== undefined || state?.terminated !== undefined ? name : undefined;
-  }, 180_000, `the worker pod of Execution ${EXECUTION} running`);
-  const perRun = plan.rounds * plan.rates.length * 2 * plan.seconds + plan.ladder.reduce((s, rate) => s + 2 * Math.max(plan.ladderSeconds, 600 / rate), 0);
-  const logs = await run(KUBECTL, ["--kubeconfig", cluster.kubeconfigPath, "logs", "-f", "-n", namespace, pod, "-c", "main"], { timeoutMs: (perRun + 300) * 1000 });
+  const pod = await eventually(
+    async () => {
+      const [name] = await ex.podsOf(EXECUTION);
+      if (name === undefined) return undefined;
+      const p = await core.readNamespacedPod({ name, namespace });
+      const state = p.status?.containerStatuses?.[0]?.state;
+      return state?.running !== undefined || state?.terminated !== undefined ? name : undefined;
+    },
+    180_000,
+    `the worker pod of Execution ${EXECUTION} running`,
+  );
+  const perRun =
+    plan.rounds * plan.rates.length * 2 * plan.seconds +
+    plan.ladder.reduce((s, rate) => s + 2 * Math.max(plan.ladderSeconds, 600 / rate), 0);
+  const logs = await run(KUBECTL, ["--kubeconfig", cluster.kubeconfigPath, "logs", "-f", "-n", namespace, pod, "-c", "main"], {
+    timeoutMs: (perRun + 300) * 1000,
+  });
   const log = logs.stdout + logs.stderr;
   // Each measurement's figures as the pod logged them: a trend across rounds shows here.
   for (const l of log.split("\n")) if (l.startsWith("[bench] ")) process.stderr.write(`[bench] pod: ${l.slice(8)}\n`);
@@ -153,7 +170,8 @@ export async function runPods(cluster: Cluster, namespace: string, plan: PodPlan
     throw new Error(`the load pod ${pod} printed no result (${why}); its log:\n${log.slice(-3000)}`);
   }
   const ended = await ex.final(EXECUTION, 120_000);
-  if (ended.status?.phase !== "Succeeded") throw new Error(`Execution ${EXECUTION} ended ${ended.status?.phase ?? "?"}: ${ended.status?.message ?? ""}`);
+  if (ended.status?.phase !== "Succeeded")
+    throw new Error(`Execution ${EXECUTION} ended ${ended.status?.phase ?? "?"}: ${ended.status?.message ?? ""}`);
   return { result: JSON.parse(line.slice(RESULT_MARK.length)) as PodResult, log, ex: ended };
 }
 
@@ -175,7 +193,10 @@ export async function runGateClusterBench(): Promise<BenchResult[]> {
     for (const r of result.rates) {
       const rate = r.rate.toLocaleString("en-US");
       const notes = `${r.gate.n} gate / ${r.echo.n} echo calls at ${rate}/s; sends late by p50 ${lagUs(r, "p50")} µs, p99 ${lagUs(r, "p99")} µs; ${context}`;
-      for (const [p, target] of [["p50", 1.5], ["p99", 2]] as const) {
+      for (const [p, target] of [
+        ["p50", 1.5],
+        ["p99", 2],
+      ] as const) {
         out.push({
           name: `gate round trip ${p} from a pod (real guard, skip_judge, ${rate} calls/s)`,
           baselineName: "bare NATS request/reply echo between two pods",

@@ -67,7 +67,16 @@ function guardDecide(): (p: ToolCallProposal) => Promise<ToolCallDecision> {
 }
 
 function approve(p: ToolCallProposal): Promise<ToolCallDecision> {
-  return Promise.resolve({ toolCallId: p.toolCallId, allowed: true, blocked_by: "none", reason: "approved", guard: { approved: true }, skippedJudges: true, judges: [], latencyMs: 0 });
+  return Promise.resolve({
+    toolCallId: p.toolCallId,
+    allowed: true,
+    blocked_by: "none",
+    reason: "approved",
+    guard: { approved: true },
+    skippedJudges: true,
+    judges: [],
+    latencyMs: 0,
+  });
 }
 
 // The guard's own cost per call, over the bench's arguments, for the notes.
@@ -142,7 +151,17 @@ function gateRows(f: GateFigures): BenchResult[] {
   const row = (name: string, samples: number[], p: number, target: number): BenchResult => {
     const value = percentile(samples, p);
     const baseline = percentile(echo, p);
-    return { name, baselineName: "bare NATS request/reply echo", baseline, value, unit: "ms", ratio: value / baseline, target: `ratio <= ${target}`, met: value / baseline <= target, notes: n };
+    return {
+      name,
+      baselineName: "bare NATS request/reply echo",
+      baseline,
+      value,
+      unit: "ms",
+      ratio: value / baseline,
+      target: `ratio <= ${target}`,
+      met: value / baseline <= target,
+      notes: n,
+    };
   };
   const rateRow = (name: string, value: number, notes?: string): BenchResult => ({
     name,
@@ -160,7 +179,11 @@ function gateRows(f: GateFigures): BenchResult[] {
     row("gate round trip p99 (real guard, skip_judge, 1,000 calls/s)", gate, 99, 2),
     row("gate round trip p50 (decide approves at once, 1,000 calls/s)", f.bare, 50, 1.5),
     row("gate round trip p99 (decide approves at once, 1,000 calls/s)", f.bare, 99, 2),
-    rateRow("gate max rate with p99 < 5 ms (real guard)", f.gateMax, `rates tried doubling from 500 for ${SECONDS} s each, one step back between the last pass and the first failure`),
+    rateRow(
+      "gate max rate with p99 < 5 ms (real guard)",
+      f.gateMax,
+      `rates tried doubling from 500 for ${SECONDS} s each, one step back between the last pass and the first failure`,
+    ),
     rateRow("gate max rate with p99 < 5 ms (decide approves at once)", f.bareMax),
   ];
 }
@@ -184,7 +207,8 @@ export async function runGateBench(): Promise<BenchResult[]> {
     load = await LoadThread.start(server.url);
     const lt = load;
     let runId = 0;
-    const measure: Measure = (kind, rate, seconds) => lt.run({ kind: kind === "echo" ? "echo" : "gate", rate, seconds, run: `${kind === "guard" ? "g" : "a"}${runId++}` });
+    const measure: Measure = (kind, rate, seconds) =>
+      lt.run({ kind: kind === "echo" ? "echo" : "gate", rate, seconds, run: `${kind === "guard" ? "g" : "a"}${runId++}` });
     // Warm-up (the guard's JIT first, in-process), then interleaved rounds at the target rate.
     for (let i = 0; i < 5000; i++) void guard(proposal("warm", i));
     const latencies = await rounds(measure);

@@ -12,7 +12,7 @@ export function transcript(bytes = MIB): string {
   const lines = [
     '[tool] cmd.run {"command": "npm test", "cwd": "/workspace"} -> exit 0',
     '  PASS src/a.test.ts (12 tests) {"duration_ms": 231}',
-    "  function f(x) { return { y: x }; } // quoted \"source\" with {braces}",
+    '  function f(x) { return { y: x }; } // quoted "source" with {braces}',
     "The worker wrote /workspace/out.json; I checked it against the task.",
     '  {"level":"info","msg":"compiled","files":["a.ts","b.ts"]}',
   ];
@@ -114,10 +114,30 @@ export function runGradientBench(runs = 31): BenchResult[] {
     notes,
   });
   return [
-    result("gradient parse 1 MiB, verdict last, p50", "JSON.parse of the same 1 MiB with the verdict embedded", fast, "scans back from the last } only"),
-    result("gradient parse 1 MiB, full search, p50", "JSON.parse of the same 1 MiB with the verdict embedded", slowVsJson, "a prose {} after the verdict forces the full search: key search, forward and backward brace scans"),
-    result("gradient parse 1 MiB, full search, p50 (vs scan)", "charCodeAt pass over the same 1 MiB", slowVsScan, "ratio = the full search over one bare charCodeAt pass"),
-    result("gradient parse 1 MiB without a verdict, p50", "charCodeAt pass over the same 1 MiB", none, "rejected after one search for verdict field names"),
+    result(
+      "gradient parse 1 MiB, verdict last, p50",
+      "JSON.parse of the same 1 MiB with the verdict embedded",
+      fast,
+      "scans back from the last } only",
+    ),
+    result(
+      "gradient parse 1 MiB, full search, p50",
+      "JSON.parse of the same 1 MiB with the verdict embedded",
+      slowVsJson,
+      "a prose {} after the verdict forces the full search: key search, forward and backward brace scans",
+    ),
+    result(
+      "gradient parse 1 MiB, full search, p50 (vs scan)",
+      "charCodeAt pass over the same 1 MiB",
+      slowVsScan,
+      "ratio = the full search over one bare charCodeAt pass",
+    ),
+    result(
+      "gradient parse 1 MiB without a verdict, p50",
+      "charCodeAt pass over the same 1 MiB",
+      none,
+      "rejected after one search for verdict field names",
+    ),
   ];
 }
 

@@ -13,7 +13,12 @@ describe("guard bench", () => {
     expect(strings.length).toBeGreaterThanOrEqual(10);
     for (const n of [10, 100, 1000]) {
       const policy = compilePolicy([{ name: "b", spec: { adaptive_rules: benchRules(n) } }]);
-      expect(runGuard({ tool: "cmd.run", args: BENCH_ARGS, step: 1 }, { policy, scope: agentScope({ spec: { tools: ["cmd.run"] } }), history: [] }).approved).toBe(true);
+      expect(
+        runGuard(
+          { tool: "cmd.run", args: BENCH_ARGS, step: 1 },
+          { policy, scope: agentScope({ spec: { tools: ["cmd.run"] } }), history: [] },
+        ).approved,
+      ).toBe(true);
     }
   });
 
@@ -26,7 +31,9 @@ describe("guard bench", () => {
 
   it("reports p50 and p99 for 10, 100 and 1,000 rules", () => {
     const rows = guardBench(300);
-    expect(rows.map((r) => r.name)).toEqual([10, 100, 1000].flatMap((n) => [`guard p50, 10 nested args, ${n} rules`, `guard p99, 10 nested args, ${n} rules`]));
+    expect(rows.map((r) => r.name)).toEqual(
+      [10, 100, 1000].flatMap((n) => [`guard p50, 10 nested args, ${n} rules`, `guard p99, 10 nested args, ${n} rules`]),
+    );
     for (const r of rows) {
       expect(r.value).toBeGreaterThan(0);
       expect(r.baseline).toBeGreaterThan(0);
@@ -35,7 +42,10 @@ describe("guard bench", () => {
 
   it("uses rules that do fire on their own inputs (the rules are not vacuous)", () => {
     const policy = compilePolicy([{ name: "b", spec: { adaptive_rules: benchRules(100) } }]);
-    const d = runGuard({ tool: "cmd.run", args: { c: "forbidden_cmd_4 --now" }, step: 1 }, { policy, scope: agentScope({ spec: { tools: ["cmd.run"] } }), history: [] });
+    const d = runGuard(
+      { tool: "cmd.run", args: { c: "forbidden_cmd_4 --now" }, step: 1 },
+      { policy, scope: agentScope({ spec: { tools: ["cmd.run"] } }), history: [] },
+    );
     expect(d).toMatchObject({ approved: false, reason: "adaptive_rule: rule_4" });
   });
 });

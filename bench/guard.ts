@@ -34,7 +34,13 @@ export function benchRules(n: number): NonNullable<GuardPolicySpec["adaptive_rul
       String.raw`(?i)internal-host-${i}\.corp\.example`,
       String.raw`token_[0-9a-f]{8}_${i}`,
     ];
-    return { name: `rule_${i}`, match_field: "args" as const, pattern: shapes[i % shapes.length] as string, action: i % 10 === 0 ? ("flag" as const) : ("deny" as const), reason: "bench" };
+    return {
+      name: `rule_${i}`,
+      match_field: "args" as const,
+      pattern: shapes[i % shapes.length] as string,
+      action: i % 10 === 0 ? ("flag" as const) : ("deny" as const),
+      reason: "bench",
+    };
   });
 }
 
@@ -53,7 +59,13 @@ export interface Samples {
  * see the same machine, after a warm-up. Nothing runs between calls but the clock reads (no
  * forced collection, no heap reads: both were tried and raised the p99 they meant to explain).
  */
-export function sampleInterleaved(fn: () => unknown, baseline: () => unknown, calls: number, warmup = Math.min(5000, calls), batch = Math.min(1000, calls)): Samples {
+export function sampleInterleaved(
+  fn: () => unknown,
+  baseline: () => unknown,
+  calls: number,
+  warmup = Math.min(5000, calls),
+  batch = Math.min(1000, calls),
+): Samples {
   for (let i = 0; i < warmup; i++) {
     fn();
     baseline();

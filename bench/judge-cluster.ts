@@ -99,29 +99,54 @@ async function watchJudging(cluster: Cluster, namespace: string) {
   const childOf = new Map<string, string>();
   const seen = new Map<string, number>();
   const verdicts = new Map<string, number>();
-  const executions = new Informer<Execution>({ kc: cluster.kc, resource: customResource<Execution>(cluster.kc, "execution", "executions"), namespaces: [namespace] });
+  const executions = new Informer<Execution>({
+    kc: cluster.kc,
+    resource: customResource<Execution>(cluster.kc, "execution", "executions"),
+    namespaces: [namespace],
+  });
   executions.on((_event, obj) => {
     const parent = obj.spec?.parent?.name;
     if (parent === undefined) return;
     if (!childOf.has(parent)) childOf.set(parent, obj.metadata.name);
-    if (childOf.get(parent) !== obj.metadata.name) throw new Error(`judge-cluster bench: ${parent} has a second judge child, ${obj.metadata.name}`);
+    if (childOf.get(parent) !== obj.metadata.name)
+      throw new Error(`judge-cluster bench: ${parent} has a second judge child, ${obj.metadata.name}`);
     if (!seen.has(parent)) seen.set(parent, performance.now());
     if (obj.status?.verdict !== undefined && !verdicts.has(parent)) verdicts.set(parent, performance.now());
   });
   const ended = new Map<string, number>();
-  const pods = new Informer<k8s.V1Pod>({ kc: cluster.kc, resource: podResource(cluster.kc, `${LABELS.instance}=bench`), namespaces: [namespace] });
+  const pods = new Informer<k8s.V1Pod>({
+    kc: cluster.kc,
+    resource: podResource(cluster.kc, `${LABELS.instance}=bench`),
+    namespaces: [namespace],
+  });
   pods.on((_event, pod) => {
     const name = pod.metadata?.name ?? "";
     if ((pod.status?.phase === "Succeeded" || pod.status?.phase === "Failed") && !ended.has(name)) ended.set(name, performance.now());
   });
   // The copiers' sources (COPY_SOURCE_ANNOTATION: the worker pod a stream copier was filled from), by copier pod.
   const copiedFrom = new Map<string, string>();
-  const copiers = new Informer<k8s.V1Pod>({ kc: cluster.kc, resource: podResource(cluster.kc, `${CHILD_LABELS.role}=copier`), namespaces: [namespace] });
+  const copiers = new Informer<k8s.V1Pod>({
+    kc: cluster.kc,
+    resource: podResource(cluster.kc, `${CHILD_LABELS.role}=copier`),
+    namespaces: [namespace],
+  });
   copiers.on((_event, pod) => copiedFrom.set(pod.metadata?.name ?? "", pod.metadata?.annotations?.[COPY_SOURCE_ANNOTATION] ?? ""));
   await executions.start();
   await pods.start();
   await copiers.start();
-  return { childOf, seen, verdicts, ended, copiedFrom, executions, stop: async () => { await executions.stop(); await pods.stop(); await copiers.stop(); } };
+  return {
+    childOf,
+    seen,
+    verdicts,
+    ended,
+    copiedFrom,
+    executions,
+    stop: async () => {
+      await executions.stop();
+      await pods.stop();
+      await copiers.stop();
+    },
+  };
 }
 
 /** Timings of one strategy's rounds, alternating which side goes first. */
@@ -141,7 +166,9 @@ async function measure(cluster: Cluster, namespace: string, strategy: Variant, r
   let payload = "{}";
   const judged = async (i: number): Promise<number> => {
     const name = `bench-${strategy}-${i < 0 ? "w" : i}`;
-    await ex.apply(`apiVersion: 100monkeys.ai/v1\nkind: Execution\nmetadata: { name: ${name} }\nspec: { agentRef: { name: bench-worker-${strategy} }, input: { correct_first_time: true } }\n`);
+    await ex.apply(
+      `apiVersion: 100monkeys.ai/v1\nkind: Execution\nmetadata: { name: ${name} }\nspec: { agentRef: { name: bench-worker-${strategy} }, input: { correct_first_time: true } }\n`,
+    );
     await wait(() => verdicts.has(name), `the verdict of ${name}'s judge`);
     const child = childOf.get(name) as string;
     // The judge's pod ran under gavel-launch (rule-judge is an image gavel builds): what this bench prices in.
@@ -150,17 +177,28 @@ async function measure(cluster: Cluster, namespace: string, strategy: Variant, r
     const c = executions.get(child, namespace);
     payload = JSON.stringify(c?.spec.input ?? {});
     const done = await ex.final(name, 120_000);
-    if (done.status?.phase !== "Succeeded") throw new Error(`judge-cluster bench: ${name} ended ${done.status?.phase ?? "?"}: ${done.status?.message ?? ""}`);
+    if (done.status?.phase !== "Succeeded")
+      throw new Error(`judge-cluster bench: ${name} ended ${done.status?.phase ?? "?"}: ${done.status?.message ?? ""}`);
     // What this variant prices in: a copier for `copy` and `stream`, and for `stream` one filled out of the worker's pod.
     const source = copiedFrom.get(workloadPodName(copierName(child)));
     const expected = { shared: undefined, copy: "", stream: workloadPodName(`${name}-i1`) }[strategy];
-    if (source !== expected) throw new Error(`judge-cluster bench: ${child}'s copier: expected ${expected === undefined ? "none" : `source "${expected}"`}, saw ${source === undefined ? "none" : `source "${source}"`}`);
+    if (source !== expected)
+      throw new Error(
+        `judge-cluster bench: ${child}'s copier: expected ${expected === undefined ? "none" : `source "${expected}"`}, saw ${source === undefined ? "none" : `source "${source}"`}`,
+      );
     return (verdicts.get(name) as number) - (seen.get(name) as number);
   };
   const bare = async (i: number): Promise<number> => {
     const name = `gavel-bench-bare-${strategy}-${i < 0 ? "w" : i}-bench`;
     const body = podManifest({
-      spec: { name: `bench-bare-${strategy}-${i}`, image: JUDGE_IMAGE, env: { GAVEL_INPUT: payload }, mounts: [], network: "none", timeoutSeconds: 60 },
+      spec: {
+        name: `bench-bare-${strategy}-${i}`,
+        image: JUDGE_IMAGE,
+        env: { GAVEL_INPUT: payload },
+        mounts: [],
+        network: "none",
+        timeoutSeconds: 60,
+      },
       name,
       instance: "bench",
       user: NOBODY,
@@ -195,8 +233,14 @@ async function measure(cluster: Cluster, namespace: string, strategy: Variant, r
 }
 
 function results(strategy: Variant, rounds: Round[], notes: string): BenchResult[] {
-  const judged = percentile(rounds.map((r) => r.judged), 50);
-  const bare = percentile(rounds.map((r) => r.bare), 50);
+  const judged = percentile(
+    rounds.map((r) => r.judged),
+    50,
+  );
+  const bare = percentile(
+    rounds.map((r) => r.bare),
+    50,
+  );
   const names: Record<Variant, string> = {
     shared: "judge spawn -> verdict p50 on the cluster (shared workspace, under gavel-launch)",
     copy: `judge spawn -> verdict p50 on the cluster (copy of a ${VOLUME_SIZE} ReadWriteOncePod workspace)`,

@@ -93,7 +93,11 @@ export async function openLoop(rate: number, seconds: number, call: (i: number) 
 }
 
 /** A bench proposal: a skip_judge read with a few nested arguments. */
-export function benchProposal(run: string, i: number, who: Pick<ToolCallProposal, "namespace" | "execution" | "iteration"> = { namespace: "bench", execution: "gate", iteration: 1 }): ToolCallProposal {
+export function benchProposal(
+  run: string,
+  i: number,
+  who: Pick<ToolCallProposal, "namespace" | "execution" | "iteration"> = { namespace: "bench", execution: "gate", iteration: 1 },
+): ToolCallProposal {
   return {
     ...who,
     step: 1,

@@ -39,7 +39,10 @@ spec:
   execution: { mode: one-shot, validation: [{ type: exit_code }] }
 `;
 const executions = (n: number, agent = "bench-worker"): string =>
-  Array.from({ length: n }, (_, i) => `apiVersion: 100monkeys.ai/v1\nkind: Execution\nmetadata: { name: bench-${i} }\nspec: { agentRef: { name: ${agent} } }\n`).join("---\n");
+  Array.from(
+    { length: n },
+    (_, i) => `apiVersion: 100monkeys.ai/v1\nkind: Execution\nmetadata: { name: bench-${i} }\nspec: { agentRef: { name: ${agent} } }\n`,
+  ).join("---\n");
 
 /** Seconds from applying the batch until every Execution's first iteration is in its status. */
 async function oneRound(cp: ControlPlane, otlp: string | undefined): Promise<number> {
@@ -47,8 +50,15 @@ async function oneRound(cp: ControlPlane, otlp: string | undefined): Promise<num
   const custom = cp.kc.makeApiClient(k8s.CustomObjectsApi);
   // No OTEL_* of this process (bench/tracing.ts sets some) reaches the untraced controller.
   const base = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith("OTEL_")));
-  const env: NodeJS.ProcessEnv = { ...base, ...(otlp !== undefined ? { OTEL_EXPORTER_OTLP_ENDPOINT: otlp, OTEL_SERVICE_NAME: "gavel-bench-controller" } : {}) };
-  const proc: ChildProcess = spawn(join(REPO_DIR, "bin", "gavel"), ["controller", "--kubeconfig", cp.kubeconfigPath, "-n", ns, "--controller-namespace", ns], { stdio: ["ignore", "ignore", "pipe"], env });
+  const env: NodeJS.ProcessEnv = {
+    ...base,
+    ...(otlp !== undefined ? { OTEL_EXPORTER_OTLP_ENDPOINT: otlp, OTEL_SERVICE_NAME: "gavel-bench-controller" } : {}),
+  };
+  const proc: ChildProcess = spawn(
+    join(REPO_DIR, "bin", "gavel"),
+    ["controller", "--kubeconfig", cp.kubeconfigPath, "-n", ns, "--controller-namespace", ns],
+    { stdio: ["ignore", "ignore", "pipe"], env },
+  );
   // The controller's log, kept for the error when the batch does not start.
   let log = "";
   proc.stderr?.on("data", (b: Buffer) => (log = (log + b.toString()).slice(-4000)));
@@ -58,17 +68,40 @@ async function oneRound(cp: ControlPlane, otlp: string | undefined): Promise<num
       if (r.code !== 0) throw new Error(`kubectl apply: ${r.stderr}`);
     };
     await apply(AGENT);
-    await eventually(async () => {
-      const r = await cp.kubectl(["get", "agent", "bench-worker", "-n", ns, "-o", "jsonpath={.status.conditions[?(@.type==\"Ready\")].status}"]);
-      return r.stdout.trim() === "True" ? true : undefined;
-    }, 60_000, "the bench Agent Ready");
+    await eventually(
+      async () => {
+        const r = await cp.kubectl([
+          "get",
+          "agent",
+          "bench-worker",
+          "-n",
+          ns,
+          "-o",
+          'jsonpath={.status.conditions[?(@.type=="Ready")].status}',
+        ]);
+        return r.stdout.trim() === "True" ? true : undefined;
+      },
+      60_000,
+      "the bench Agent Ready",
+    );
     const t0 = performance.now();
     await apply(executions(EXECUTIONS));
-    await eventually(async () => {
-      // One list request per poll from this process (a kubectl per poll would cost the controller CPU).
-      const items = ((await custom.listNamespacedCustomObject({ group: "100monkeys.ai", version: "v1", namespace: ns, plural: "executions" })) as { items: Execution[] }).items;
-      return items.length === EXECUTIONS && items.every((e) => (e.status?.iterations?.length ?? 0) > 0) ? true : undefined;
-    }, { timeoutMs: Number(process.env.GAVEL_BENCH_RECONCILE_TIMEOUT_S ?? "300") * 1000, everyMs: 100, what: `${EXECUTIONS} Executions started` }).catch(async (err: unknown) => {
+    await eventually(
+      async () => {
+        // One list request per poll from this process (a kubectl per poll would cost the controller CPU).
+        const items = (
+          (await custom.listNamespacedCustomObject({ group: "100monkeys.ai", version: "v1", namespace: ns, plural: "executions" })) as {
+            items: Execution[];
+          }
+        ).items;
+        return items.length === EXECUTIONS && items.every((e) => (e.status?.iterations?.length ?? 0) > 0) ? true : undefined;
+      },
+      {
+        timeoutMs: Number(process.env.GAVEL_BENCH_RECONCILE_TIMEOUT_S ?? "300") * 1000,
+        everyMs: 100,
+        what: `${EXECUTIONS} Executions started`,
+      },
+    ).catch(async (err: unknown) => {
       const one = await cp.kubectl(["get", "execution", "bench-0", "-n", ns, "-o", "yaml"]);
       throw new Error(`${String(err)}\nbench-0:\n${one.stdout}\ncontroller log (tail):\n${log}`);
     });
@@ -143,9 +176,11 @@ interface ClusterRound {
 /** The controller pod's process CPU seconds and whether it holds the execution controller's Lease. */
 async function controllerState(cluster: Cluster, controller: ChartController): Promise<{ cpu: number; leader: boolean }> {
   const [text, ...more] = await scrapeControllers(cluster, controller);
-  if (text === undefined || more.length > 0) throw new Error(`want one controller pod, scraped ${more.length + (text === undefined ? 0 : 1)}`);
+  if (text === undefined || more.length > 0)
+    throw new Error(`want one controller pod, scraped ${more.length + (text === undefined ? 0 : 1)}`);
   const samples = parseSamples(text);
-  const leader = sumBy(samples, "leader_election_master_status", ["name"]).get(JSON.stringify({ name: "gavel-execution-controller" })) === 1;
+  const leader =
+    sumBy(samples, "leader_election_master_status", ["name"]).get(JSON.stringify({ name: "gavel-execution-controller" })) === 1;
   return { cpu: sumBy(samples, "process_cpu_seconds_total", []).get("{}") ?? 0, leader };
 }
 
@@ -155,7 +190,10 @@ async function clusterRound(cluster: Cluster, jaeger: Jaeger | undefined): Promi
   await installChart(cluster, jaeger === undefined ? [] : ["--set-string", `tracing.otlpEndpoint=${jaeger.otlpEndpoint}`]);
   await controller.ready();
   // A new pod is ready as a standby: wait until it leads, so the round does not time the Lease hand-over.
-  await eventually(async () => ((await controllerState(cluster, controller)).leader ? true : undefined), { timeoutMs: 60_000, what: "the new controller pod to hold the Lease" });
+  await eventually(async () => ((await controllerState(cluster, controller)).leader ? true : undefined), {
+    timeoutMs: 60_000,
+    what: "the new controller pod to hold the Lease",
+  });
   const ns = await cluster.createNamespace(jaeger === undefined ? "rec-off" : "rec-on");
   const custom = cluster.kc.makeApiClient(k8s.CustomObjectsApi);
   try {
@@ -164,20 +202,43 @@ async function clusterRound(cluster: Cluster, jaeger: Jaeger | undefined): Promi
       if (r.code !== 0) throw new Error(`kubectl apply: ${r.stderr}`);
     };
     await apply(CLUSTER_AGENT);
-    await eventually(async () => {
-      const r = await cluster.kubectl(["get", "agent", "bench-exits", "-n", ns, "-o", "jsonpath={.status.conditions[?(@.type==\"Ready\")].status}"]);
-      return r.stdout.trim() === "True" ? true : undefined;
-    }, 60_000, "the bench Agent Ready");
+    await eventually(
+      async () => {
+        const r = await cluster.kubectl([
+          "get",
+          "agent",
+          "bench-exits",
+          "-n",
+          ns,
+          "-o",
+          'jsonpath={.status.conditions[?(@.type=="Ready")].status}',
+        ]);
+        return r.stdout.trim() === "True" ? true : undefined;
+      },
+      60_000,
+      "the bench Agent Ready",
+    );
     const before = await controllerState(cluster, controller);
     const t0 = performance.now();
     await apply(executions(CLUSTER_EXECUTIONS, "bench-exits"));
     // A run that ends otherwise ends the wait at once (a throw in the probe would be retried).
-    const failed = await eventually(async () => {
-      const items = ((await custom.listNamespacedCustomObject({ group: "100monkeys.ai", version: "v1", namespace: ns, plural: "executions" })) as { items: Execution[] }).items;
-      const bad = items.find((e) => ["Failed", "TimedOut", "Cancelled"].includes(e.status?.phase ?? ""));
-      if (bad !== undefined) return `${bad.metadata.name} ended ${bad.status?.phase ?? ""}: ${bad.status?.message ?? ""}`;
-      return items.length === CLUSTER_EXECUTIONS && items.every((e) => e.status?.phase === "Succeeded") ? "" : undefined;
-    }, { timeoutMs: Number(process.env.GAVEL_BENCH_RECONCILE_TIMEOUT_S ?? "600") * 1000, everyMs: 250, what: `${CLUSTER_EXECUTIONS} Executions Succeeded` });
+    const failed = await eventually(
+      async () => {
+        const items = (
+          (await custom.listNamespacedCustomObject({ group: "100monkeys.ai", version: "v1", namespace: ns, plural: "executions" })) as {
+            items: Execution[];
+          }
+        ).items;
+        const bad = items.find((e) => ["Failed", "TimedOut", "Cancelled"].includes(e.status?.phase ?? ""));
+        if (bad !== undefined) return `${bad.metadata.name} ended ${bad.status?.phase ?? ""}: ${bad.status?.message ?? ""}`;
+        return items.length === CLUSTER_EXECUTIONS && items.every((e) => e.status?.phase === "Succeeded") ? "" : undefined;
+      },
+      {
+        timeoutMs: Number(process.env.GAVEL_BENCH_RECONCILE_TIMEOUT_S ?? "600") * 1000,
+        everyMs: 250,
+        what: `${CLUSTER_EXECUTIONS} Executions Succeeded`,
+      },
+    );
     const seconds = (performance.now() - t0) / 1000;
     if (failed !== "") throw new Error(failed);
     await new Promise((r) => setTimeout(r, SETTLE_MS));

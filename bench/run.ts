@@ -20,7 +20,9 @@ async function main(): Promise<number> {
   const failures: string[] = [];
   const unknown = (only ?? "").split(",").filter((n) => n !== "" && !suites.some((s) => s.name === n));
   if (unknown.length > 0) {
-    process.stderr.write(`[bench] GAVEL_BENCH names no suite: ${unknown.join(", ")}; the suites: ${suites.map((s) => s.name).join(", ")}\n`);
+    process.stderr.write(
+      `[bench] GAVEL_BENCH names no suite: ${unknown.join(", ")}; the suites: ${suites.map((s) => s.name).join(", ")}\n`,
+    );
     return 2;
   }
   for (const suite of suites) {

@@ -11,4 +11,16 @@ import { suite as tracing } from "./tracing.js";
 import { clusterSuite as reconcileTracingCluster, suite as reconcileTracing } from "./reconcile-tracing.js";
 import { suite as judgeCluster } from "./judge-cluster.js";
 
-export const suites: BenchSuite[] = [gradient, engine, judgeOverhead, gate, tracing, reconcileTracing, guard, cliStart, gateCluster, judgeCluster, reconcileTracingCluster];
+export const suites: BenchSuite[] = [
+  gradient,
+  engine,
+  judgeOverhead,
+  gate,
+  tracing,
+  reconcileTracing,
+  guard,
+  cliStart,
+  gateCluster,
+  judgeCluster,
+  reconcileTracingCluster,
+];

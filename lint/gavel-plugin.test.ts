@@ -86,8 +86,14 @@ describe("the floors of docs/layout.md", () => {
       ),
     ]);
     // Deeper inside names the same entry file; a type import counts as much as a value import.
-    const deeper = await lint(REPO, "src/controller/planted.ts", 'import type { Where } from "../gate/guard/effects/rules.js";\nexport type F = Where;\n');
-    expect(deeper).toEqual([expect.stringMatching(/reaches into src\/gate\/guard\/effects\/rules\.ts, inside src\/gate\/: import what src\/gate\/guard\.ts/)]);
+    const deeper = await lint(
+      REPO,
+      "src/controller/planted.ts",
+      'import type { Where } from "../gate/guard/effects/rules.js";\nexport type F = Where;\n',
+    );
+    expect(deeper).toEqual([
+      expect.stringMatching(/reaches into src\/gate\/guard\/effects\/rules\.ts, inside src\/gate\/: import what src\/gate\/guard\.ts/),
+    ]);
     // The entry file itself is the face: importing it passes.
     expect(await lint(REPO, "src/cli/planted.ts", 'import { runGuard } from "../gate/guard.js";\nexport { runGuard };\n')).toEqual([]);
     const outside = await lint(REPO, "src/cli/planted.ts", 'import { x } from "../../test/harness/paths.js";\nexport { x };\n');

@@ -16,7 +16,12 @@ import {
 } from "./errors.js";
 
 const status = (code: number, reason: string, message: string) =>
-  new ApiException(code, "Unknown API Status Code!", JSON.stringify({ kind: "Status", apiVersion: "v1", status: "Failure", code, reason, message }), { "content-type": "application/json" });
+  new ApiException(
+    code,
+    "Unknown API Status Code!",
+    JSON.stringify({ kind: "Status", apiVersion: "v1", status: "Failure", code, reason, message }),
+    { "content-type": "application/json" },
+  );
 
 const systemError = (code: string) => Object.assign(new Error(`connect ${code} 10.0.0.1:443`), { code, errno: -110, type: "system" });
 

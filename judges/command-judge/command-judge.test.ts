@@ -34,13 +34,20 @@ describe("allowlist and argv", () => {
   });
 
   it("refuses every command when its manifest declares no cmd.run", async () => {
-    const verdict = await commandJudge({ criteria: "run: node --version\nworkdir: /tmp", worker_mounts: [] }, { ...config, allowlist: [] }, {});
+    const verdict = await commandJudge(
+      { criteria: "run: node --version\nworkdir: /tmp", worker_mounts: [] },
+      { ...config, allowlist: [] },
+      {},
+    );
     expect(verdict.score).toBe(0);
     expect(verdict.reasoning).toMatch(/declares no cmd.run/);
   });
 
   it("reads run/workdir lines from the criteria", () => {
-    expect(parsePlan("Run the tests.\n- run: npm test\nrun: pytest -q\nworkdir: app")).toEqual({ commands: ["npm test", "pytest -q"], workdir: "app" });
+    expect(parsePlan("Run the tests.\n- run: npm test\nrun: pytest -q\nworkdir: app")).toEqual({
+      commands: ["npm test", "pytest -q"],
+      workdir: "app",
+    });
   });
 
   it("finds test counts of common runners", () => {
@@ -58,9 +65,15 @@ describe("commandJudge on real node --test runs", () => {
   let empty: string;
   beforeAll(async () => {
     good = await mkdtemp(join(tmpdir(), "cj-good-"));
-    await writeFile(join(good, "sum.test.mjs"), "import test from 'node:test'; import assert from 'node:assert'; test('adds', () => assert.equal(1 + 1, 2)); test('again', () => assert.ok(true));\n");
+    await writeFile(
+      join(good, "sum.test.mjs"),
+      "import test from 'node:test'; import assert from 'node:assert'; test('adds', () => assert.equal(1 + 1, 2)); test('again', () => assert.ok(true));\n",
+    );
     mixed = await mkdtemp(join(tmpdir(), "cj-mixed-"));
-    await writeFile(join(mixed, "a.test.mjs"), "import test from 'node:test'; import assert from 'node:assert'; test('ok', () => {}); test('broken', () => assert.equal(2 + 2, 5, 'arithmetic is off'));\n");
+    await writeFile(
+      join(mixed, "a.test.mjs"),
+      "import test from 'node:test'; import assert from 'node:assert'; test('ok', () => {}); test('broken', () => assert.equal(2 + 2, 5, 'arithmetic is off'));\n",
+    );
     empty = await mkdtemp(join(tmpdir(), "cj-empty-"));
   });
   afterAll(async () => {
@@ -88,7 +101,12 @@ describe("commandJudge on real node --test runs", () => {
       ran.push(argv.join(" "));
       return runCommand(argv, cwd, t, env);
     };
-    const v = await commandJudge({ criteria: "run: node --test\nrun: rm -rf /tmp/x\nrun: npm install evil", worker_mounts: [good] }, config, process.env, spy);
+    const v = await commandJudge(
+      { criteria: "run: node --test\nrun: rm -rf /tmp/x\nrun: npm install evil", worker_mounts: [good] },
+      config,
+      process.env,
+      spy,
+    );
     expect(ran).toEqual(["node --test"]);
     expect(v.score).toBeCloseTo(1 / 3, 3);
     expect(v.reasoning).toContain("$ rm -rf /tmp/x\nnot in the allowlist");
@@ -103,7 +121,10 @@ describe("commandJudge on real node --test runs", () => {
 
   it("kills a command past its deadline", async () => {
     const slow = await mkdtemp(join(tmpdir(), "cj-slow-"));
-    await writeFile(join(slow, "hang.test.mjs"), "import test from 'node:test'; test('hangs', () => new Promise(() => setInterval(() => {}, 1000)));\n");
+    await writeFile(
+      join(slow, "hang.test.mjs"),
+      "import test from 'node:test'; test('hangs', () => new Promise(() => setInterval(() => {}, 1000)));\n",
+    );
     const t0 = Date.now();
     const v = await commandJudge({ criteria: "run: node --test", worker_mounts: [slow] }, { ...config, timeoutSeconds: 1 }, process.env);
     expect(Date.now() - t0).toBeLessThan(10_000);
@@ -113,12 +134,18 @@ describe("commandJudge on real node --test runs", () => {
   });
 
   it("a missing program, no workspace and nothing to run all score 0 with a reason", async () => {
-    const missing = await commandJudge({ criteria: "run: pytest", worker_mounts: [good] }, { ...config, allowlist: ["pytest"] }, { PATH: "/nonexistent" });
+    const missing = await commandJudge(
+      { criteria: "run: pytest", worker_mounts: [good] },
+      { ...config, allowlist: ["pytest"] },
+      { PATH: "/nonexistent" },
+    );
     expect(missing.score).toBe(0);
     expect(missing.reasoning).toContain("pytest is not installed");
     expect((await commandJudge({ criteria: "run: node --test" }, config, process.env)).reasoning).toMatch(/no workspace/);
     expect((await commandJudge({ criteria: "", worker_mounts: [empty] }, config, process.env)).reasoning).toMatch(/nothing to run/);
-    expect((await commandJudge({ criteria: "run: node --test", worker_mounts: ["/does/not/exist"] }, config, process.env)).reasoning).toMatch(/not a directory/);
+    expect(
+      (await commandJudge({ criteria: "run: node --test", worker_mounts: ["/does/not/exist"] }, config, process.env)).reasoning,
+    ).toMatch(/not a directory/);
   });
 
   it("a non-zero exit with no failed test still scores 0", async () => {

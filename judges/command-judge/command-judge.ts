@@ -34,19 +34,27 @@ export function allowlistFromTools(toolsJson: string | undefined): readonly stri
     throw new Error(`GAVEL_TOOLS is not JSON: ${messageOf(err)}`);
   }
   if (!Array.isArray(tools)) throw new Error("GAVEL_TOOLS must be a JSON list of the Agent's spec.tools");
-  const entry: unknown = tools.find((t: unknown) => t === "cmd.run" || (typeof t === "object" && t !== null && (t as { name?: unknown }).name === "cmd.run"));
+  const entry: unknown = tools.find(
+    (t: unknown) => t === "cmd.run" || (typeof t === "object" && t !== null && (t as { name?: unknown }).name === "cmd.run"),
+  );
   if (entry === undefined) return [];
   const allowlist = typeof entry === "object" && entry !== null ? (entry as { allowlist?: unknown }).allowlist : undefined;
   if (allowlist === undefined) return "any";
-  if (!Array.isArray(allowlist) || !allowlist.every((a) => typeof a === "string")) throw new Error("GAVEL_TOOLS: the allowlist of cmd.run must be a list of strings");
+  if (!Array.isArray(allowlist) || !allowlist.every((a) => typeof a === "string"))
+    throw new Error("GAVEL_TOOLS: the allowlist of cmd.run must be a list of strings");
   return allowlist;
 }
 
 /** Reads the configuration from env; a bad value is an error naming the variable. */
 export function configFromEnv(env: NodeJS.ProcessEnv): CommandJudgeConfig {
-  const list = (v: string | undefined) => (v ?? "").split(/[\n,]/).map((s) => s.trim()).filter((s) => s !== "");
+  const list = (v: string | undefined) =>
+    (v ?? "")
+      .split(/[\n,]/)
+      .map((s) => s.trim())
+      .filter((s) => s !== "");
   const timeout = Number(env.COMMAND_JUDGE_TIMEOUT_SECONDS ?? "120");
-  if (!(timeout > 0)) throw new Error(`COMMAND_JUDGE_TIMEOUT_SECONDS must be a positive number, got ${JSON.stringify(env.COMMAND_JUDGE_TIMEOUT_SECONDS)}`);
+  if (!(timeout > 0))
+    throw new Error(`COMMAND_JUDGE_TIMEOUT_SECONDS must be a positive number, got ${JSON.stringify(env.COMMAND_JUDGE_TIMEOUT_SECONDS)}`);
   return {
     allowlist: allowlistFromTools(env.GAVEL_TOOLS),
     timeoutSeconds: timeout,
@@ -82,7 +90,12 @@ export function runCommand(argv: string[], cwd: string, timeoutSeconds: number, 
   return new Promise((resolve) => {
     let output = "";
     let timedOut = false;
-    const child = spawn(argv[0] as string, argv.slice(1), { cwd, env: { ...env, ...READ_ONLY_FRIENDLY_ENV }, stdio: ["ignore", "pipe", "pipe"], detached: true });
+    const child = spawn(argv[0] as string, argv.slice(1), {
+      cwd,
+      env: { ...env, ...READ_ONLY_FRIENDLY_ENV },
+      stdio: ["ignore", "pipe", "pipe"],
+      detached: true,
+    });
     const keep = (d: Buffer) => {
       output += d.toString();
       if (output.length > 256 * 1024) output = output.slice(-128 * 1024);
@@ -100,7 +113,13 @@ export function runCommand(argv: string[], cwd: string, timeoutSeconds: number, 
     }, timeoutSeconds * 1000);
     child.on("error", (err: NodeJS.ErrnoException) => {
       clearTimeout(timer);
-      resolve({ command, exitCode: null, output, timedOut, refused: err.code === "ENOENT" ? `${argv[0]} is not installed in this judge image` : err.message });
+      resolve({
+        command,
+        exitCode: null,
+        output,
+        timedOut,
+        refused: err.code === "ENOENT" ? `${argv[0]} is not installed in this judge image` : err.message,
+      });
     });
     child.on("close", (code) => {
       clearTimeout(timer);
@@ -110,7 +129,10 @@ export function runCommand(argv: string[], cwd: string, timeoutSeconds: number, 
 }
 
 async function isDirectory(path: string): Promise<boolean> {
-  return stat(path).then((s) => s.isDirectory(), () => false);
+  return stat(path).then(
+    (s) => s.isDirectory(),
+    () => false,
+  );
 }
 
 /** When the criteria name no command: `npm test` for a package with a test script, else `node --test` / `pytest` by the files present. */
@@ -158,18 +180,34 @@ export async function commandJudge(
 ): Promise<Verdict> {
   const plan = parsePlan(stringField(payload, "criteria", "intent") ?? "");
   const mounts = stringList(payload, "worker_mounts");
-  const workdir = plan.workdir !== undefined ? (plan.workdir.startsWith("/") ? plan.workdir : posix.join(mounts[0] ?? "/", plan.workdir)) : mounts[0];
+  const workdir =
+    plan.workdir !== undefined ? (plan.workdir.startsWith("/") ? plan.workdir : posix.join(mounts[0] ?? "/", plan.workdir)) : mounts[0];
   if (workdir === undefined) {
-    return { score: 0, confidence: 1, reasoning: "no workspace to test: the payload has no worker_mounts and the criteria no `workdir:`", signals: [{ category: "setup", score: 0, message: "no workspace" }] };
+    return {
+      score: 0,
+      confidence: 1,
+      reasoning: "no workspace to test: the payload has no worker_mounts and the criteria no `workdir:`",
+      signals: [{ category: "setup", score: 0, message: "no workspace" }],
+    };
   }
   if (!(await isDirectory(workdir))) {
-    return { score: 0, confidence: 1, reasoning: `the workspace ${workdir} is not a directory the judge can see`, signals: [{ category: "setup", score: 0, message: `${workdir} missing` }] };
+    return {
+      score: 0,
+      confidence: 1,
+      reasoning: `the workspace ${workdir} is not a directory the judge can see`,
+      signals: [{ category: "setup", score: 0, message: `${workdir} missing` }],
+    };
   }
   let commands = [...plan.commands, ...config.extraCommands];
   const detected = commands.length === 0;
   if (detected) commands = await detectCommands(workdir);
   if (commands.length === 0) {
-    return { score: 0, confidence: 1, reasoning: `nothing to run in ${workdir}: name commands in the criteria (\`run: npm test\`) or add tests`, signals: [{ category: "setup", score: 0, message: "no commands" }] };
+    return {
+      score: 0,
+      confidence: 1,
+      reasoning: `nothing to run in ${workdir}: name commands in the criteria (\`run: npm test\`) or add tests`,
+      signals: [{ category: "setup", score: 0, message: "no commands" }],
+    };
   }
   const runs: CommandRun[] = [];
   for (const command of commands) {
@@ -198,7 +236,10 @@ export async function commandJudge(
   const failing = runs.filter((_, i) => (scores[i] as number) < 1);
   const passedCount = runs.length - failing.length;
   const head = `${passedCount}/${runs.length} commands pass in ${workdir}${detected ? " (commands detected from the files)" : ""}: ${signals.map((sig) => sig.message).join("; ")}`;
-  const details = failing.map((r) => `$ ${r.command}\n${r.refused ?? (r.timedOut ? `killed after ${config.timeoutSeconds}s\n` : "") + tail(r.output, config.tailBytes)}`);
+  const details = failing.map(
+    (r) =>
+      `$ ${r.command}\n${r.refused ?? (r.timedOut ? `killed after ${config.timeoutSeconds}s\n` : "") + tail(r.output, config.tailBytes)}`,
+  );
   return {
     score: unit(score),
     confidence: 1,

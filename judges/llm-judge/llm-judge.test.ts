@@ -10,7 +10,8 @@ import { type ScriptedChatServer, startScriptedChatServer } from "./scripted-cha
 import { checkReply } from "./verdict-check.js";
 
 const payload = { task: "write a haiku", criteria: "Is it a haiku?", output: "an old silent pond", worker_mounts: ["/workspace"] };
-const good = '{"score": 0.8, "confidence": 0.9, "reasoning": "close to a haiku", "signals": [{"category": "form", "score": 0.8, "message": "5-7-5 almost"}]}';
+const good =
+  '{"score": 0.8, "confidence": 0.9, "reasoning": "close to a haiku", "signals": [{"category": "form", "score": 0.8, "message": "5-7-5 almost"}]}';
 
 describe("llmJudge", () => {
   let server: ScriptedChatServer | undefined;
@@ -18,7 +19,8 @@ describe("llmJudge", () => {
     await server?.close();
     server = undefined;
   });
-  const config = (s: ScriptedChatServer) => configFromEnv({ LLM_JUDGE_BASE_URL: s.baseUrl, LLM_JUDGE_MODEL: "judge-model", LLM_JUDGE_API_KEY: "sk-test" });
+  const config = (s: ScriptedChatServer) =>
+    configFromEnv({ LLM_JUDGE_BASE_URL: s.baseUrl, LLM_JUDGE_MODEL: "judge-model", LLM_JUDGE_API_KEY: "sk-test" });
 
   it("asks at temperature 0 with the key, model and payload, and returns the verdict", async () => {
     server = await startScriptedChatServer([good]);

@@ -34,7 +34,8 @@ export function configFromEnv(env: NodeJS.ProcessEnv): LlmJudgeConfig {
   const model = env.LLM_JUDGE_MODEL;
   if (model === undefined || model === "") throw new LlmJudgeError("LLM_JUDGE_MODEL is not set");
   const timeoutSeconds = Number(env.LLM_JUDGE_TIMEOUT_SECONDS ?? "60");
-  if (!(timeoutSeconds > 0)) throw new LlmJudgeError(`LLM_JUDGE_TIMEOUT_SECONDS must be a positive number, got ${JSON.stringify(env.LLM_JUDGE_TIMEOUT_SECONDS)}`);
+  if (!(timeoutSeconds > 0))
+    throw new LlmJudgeError(`LLM_JUDGE_TIMEOUT_SECONDS must be a positive number, got ${JSON.stringify(env.LLM_JUDGE_TIMEOUT_SECONDS)}`);
   const maxTokens = Number(env.LLM_JUDGE_MAX_TOKENS ?? "1024");
   if (!Number.isInteger(maxTokens) || maxTokens <= 0) throw new LlmJudgeError(`LLM_JUDGE_MAX_TOKENS must be a positive integer`);
   const apiKey = env.LLM_JUDGE_API_KEY ?? env.OPENAI_API_KEY;
@@ -111,20 +112,30 @@ async function complete(config: LlmJudgeConfig, messages: ChatMessage[], fetchFn
 }
 
 /** A verdict, or the malformed-output outcome after the one retry. */
-export type LlmJudgeOutcome = { ok: true; verdict: Verdict; attempts: number } | { ok: false; problem: string; lastReply: string; attempts: number };
+export type LlmJudgeOutcome =
+  { ok: true; verdict: Verdict; attempts: number } | { ok: false; problem: string; lastReply: string; attempts: number };
 
 /** Asks for a verdict; on a malformed reply asks once more, quoting the problem. */
 export async function llmJudge(payload: JudgePayload, config: LlmJudgeConfig, fetchFn: typeof fetch = fetch): Promise<LlmJudgeOutcome> {
   const messages: ChatMessage[] = [
     { role: "system", content: SYSTEM_PROMPT },
-    { role: "user", content: userMessage(payload, await includedFiles(stringField(payload, "criteria", "intent") ?? "", stringList(payload, "worker_mounts"))) },
+    {
+      role: "user",
+      content: userMessage(
+        payload,
+        await includedFiles(stringField(payload, "criteria", "intent") ?? "", stringList(payload, "worker_mounts")),
+      ),
+    },
   ];
   const first = await complete(config, messages, fetchFn);
   const firstCheck = checkReply(first);
   if (firstCheck.ok) return { ok: true, verdict: withModel(firstCheck.verdict, config), attempts: 1 };
   messages.push(
     { role: "assistant", content: first },
-    { role: "user", content: `Your reply is not a valid verdict: ${firstCheck.problem}. Reply with only the JSON object, in the exact shape given.` },
+    {
+      role: "user",
+      content: `Your reply is not a valid verdict: ${firstCheck.problem}. Reply with only the JSON object, in the exact shape given.`,
+    },
   );
   const second = await complete(config, messages, fetchFn);
   const secondCheck = checkReply(second);

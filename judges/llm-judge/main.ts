@@ -11,7 +11,9 @@ async function main(): Promise<number> {
       printVerdict(process.stdout, outcome.verdict);
       return 0;
     }
-    process.stderr.write(`llm-judge: malformed reply after ${outcome.attempts} attempts: ${outcome.problem}\nlast reply: ${outcome.lastReply.slice(0, 2000)}\n`);
+    process.stderr.write(
+      `llm-judge: malformed reply after ${outcome.attempts} attempts: ${outcome.problem}\nlast reply: ${outcome.lastReply.slice(0, 2000)}\n`,
+    );
     process.stdout.write(malformedOutput(outcome.problem));
     return 0;
   } catch (err) {

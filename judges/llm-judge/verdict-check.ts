@@ -28,7 +28,8 @@ export function checkReply(reply: string): ReplyCheck {
   } catch (err) {
     return { ok: false, problem: `the reply's JSON does not parse: ${messageOf(err)}` };
   }
-  if (typeof value !== "object" || value === null || Array.isArray(value)) return { ok: false, problem: "the reply's JSON is not an object" };
+  if (typeof value !== "object" || value === null || Array.isArray(value))
+    return { ok: false, problem: "the reply's JSON is not an object" };
   const v = value as Record<string, unknown>;
   if (!inUnit(v.score)) return { ok: false, problem: `"score" must be a number in [0, 1], got ${JSON.stringify(v.score)}` };
   if (!inUnit(v.confidence)) return { ok: false, problem: `"confidence" must be a number in [0, 1], got ${JSON.stringify(v.confidence)}` };
@@ -38,14 +39,21 @@ export function checkReply(reply: string): ReplyCheck {
     if (!Array.isArray(v.signals)) return { ok: false, problem: `"signals" must be an array` };
     for (const [i, s] of (v.signals as unknown[]).entries()) {
       const sig = s as Record<string, unknown> | null;
-      if (typeof sig !== "object" || sig === null || typeof sig.category !== "string" || !inUnit(sig.score) || typeof sig.message !== "string") {
+      if (
+        typeof sig !== "object" ||
+        sig === null ||
+        typeof sig.category !== "string" ||
+        !inUnit(sig.score) ||
+        typeof sig.message !== "string"
+      ) {
         return { ok: false, problem: `signals[${i}] must be {category: string, score: number in [0, 1], message: string}` };
       }
     }
     verdict.signals = v.signals as Verdict["signals"];
   }
   if (v.metadata !== undefined) {
-    if (typeof v.metadata !== "object" || v.metadata === null || Array.isArray(v.metadata)) return { ok: false, problem: `"metadata" must be an object` };
+    if (typeof v.metadata !== "object" || v.metadata === null || Array.isArray(v.metadata))
+      return { ok: false, problem: `"metadata" must be an object` };
     verdict.metadata = v.metadata as Record<string, unknown>;
   }
   return { ok: true, verdict };

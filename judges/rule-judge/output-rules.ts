@@ -113,7 +113,11 @@ export interface RuleOutcome {
  * Where a rule's path lives: an absolute path must be under one of the worker mounts; a
  * relative one is tried under each mount in order (the first that has it wins).
  */
-async function locate(path: string, mounts: readonly string[], read: FileReader): Promise<{ path: string; text: string | undefined } | { error: string }> {
+async function locate(
+  path: string,
+  mounts: readonly string[],
+  read: FileReader,
+): Promise<{ path: string; text: string | undefined } | { error: string }> {
   if (mounts.length === 0) return { error: `no worker_mounts in the payload to look for ${path} in` };
   if (path.startsWith("/")) {
     const full = posix.normalize(path);
@@ -133,16 +137,27 @@ async function locate(path: string, mounts: readonly string[], read: FileReader)
 }
 
 /** Runs every rule over the output and the mounted files. */
-export async function evaluateRules(rules: readonly OutputRule[], output: string, mounts: readonly string[], read: FileReader): Promise<RuleOutcome[]> {
+export async function evaluateRules(
+  rules: readonly OutputRule[],
+  output: string,
+  mounts: readonly string[],
+  read: FileReader,
+): Promise<RuleOutcome[]> {
   const outcomes: RuleOutcome[] = [];
   for (const rule of rules) {
     const ok = (passed: boolean, message: string) => outcomes.push({ rule, passed, message });
     switch (rule.kind) {
       case "contains":
-        ok(output.includes(rule.text), `output ${output.includes(rule.text) ? "contains" : "does not contain"} ${JSON.stringify(rule.text)}`);
+        ok(
+          output.includes(rule.text),
+          `output ${output.includes(rule.text) ? "contains" : "does not contain"} ${JSON.stringify(rule.text)}`,
+        );
         break;
       case "not_contains":
-        ok(!output.includes(rule.text), `output ${output.includes(rule.text) ? "contains" : "does not contain"} ${JSON.stringify(rule.text)}`);
+        ok(
+          !output.includes(rule.text),
+          `output ${output.includes(rule.text) ? "contains" : "does not contain"} ${JSON.stringify(rule.text)}`,
+        );
         break;
       case "matches":
       case "not_matches": {
@@ -169,7 +184,9 @@ export async function evaluateRules(rules: readonly OutputRule[], output: string
           const has = (where.text as string).includes(rule.text);
           ok(has, `${where.path} ${has ? "contains" : "does not contain"} ${JSON.stringify(rule.text)}`);
         } else if (rule.kind === "file_matches") {
-          const found = RE2JS.compile(rule.pattern).matcher(where.text as string).find();
+          const found = RE2JS.compile(rule.pattern)
+            .matcher(where.text as string)
+            .find();
           ok(found, `${where.path} ${found ? "matches" : "does not match"} /${rule.pattern}/`);
         } else {
           try {

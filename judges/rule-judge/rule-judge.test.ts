@@ -40,7 +40,11 @@ describe("guard (phase one)", () => {
 
 describe("graded judge (phase two)", () => {
   it("scores the reference example: intent match → 0.80", async () => {
-    const v = await ruleJudge(call("fs_read", { path: "/tmp/n.txt" }, "read my notes in /tmp/n.txt"), { ...DEFAULT_CONFIG, readOnlyTools: [] }, noFiles);
+    const v = await ruleJudge(
+      call("fs_read", { path: "/tmp/n.txt" }, "read my notes in /tmp/n.txt"),
+      { ...DEFAULT_CONFIG, readOnlyTools: [] },
+      noFiles,
+    );
     expect(v.score).toBe(0.8);
     expect(v.reasoning).toContain("intent matches tool");
     expect(v.signals?.find((s) => s.category === "intent_match")?.score).toBe(1);
@@ -71,7 +75,11 @@ describe("graded judge (phase two)", () => {
     expect(v.score).toBe(0);
     expect(v.reasoning).toMatch(/^judge: score 0\.75 < threshold 0\.99/);
     expect(v.metadata?.raw_score).toBe(0.75);
-    const viaCriteria = await ruleJudge({ ...call("fs_read", { path: "/tmp/x" }), criteria: "Be strict.\nthreshold: 0.9" }, DEFAULT_CONFIG, noFiles);
+    const viaCriteria = await ruleJudge(
+      { ...call("fs_read", { path: "/tmp/x" }), criteria: "Be strict.\nthreshold: 0.9" },
+      DEFAULT_CONFIG,
+      noFiles,
+    );
     expect(viaCriteria.score).toBe(0);
     expect(() => configFromEnv({ RULE_JUDGE_THRESHOLD: "lots" })).toThrow(/RULE_JUDGE_THRESHOLD/);
   });
@@ -120,7 +128,11 @@ describe("validation payloads (outer loop)", () => {
     expect(v.reasoning).toContain("out/missing.txt is missing");
     expect(v.reasoning).toContain("broken.json is not valid JSON");
     expect(v.reasoning).toContain("/etc/hostname is outside the worker mounts");
-    const half = await ruleJudge({ output: "ALL GOOD", criteria: "contains: ALL GOOD\ncontains: nope", worker_mounts: [ws] }, DEFAULT_CONFIG, read);
+    const half = await ruleJudge(
+      { output: "ALL GOOD", criteria: "contains: ALL GOOD\ncontains: nope", worker_mounts: [ws] },
+      DEFAULT_CONFIG,
+      read,
+    );
     expect(half.score).toBe(0.5);
   });
 

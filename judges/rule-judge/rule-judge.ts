@@ -24,11 +24,14 @@ export function configFromEnv(env: NodeJS.ProcessEnv): RuleJudgeConfig {
   const config: RuleJudgeConfig = { ...DEFAULT_CONFIG, extraRules: env.RULE_JUDGE_RULES ?? "" };
   if (env.RULE_JUDGE_THRESHOLD !== undefined) {
     const t = Number(env.RULE_JUDGE_THRESHOLD);
-    if (!(t >= 0 && t <= 1)) throw new Error(`RULE_JUDGE_THRESHOLD must be a number in [0, 1], got ${JSON.stringify(env.RULE_JUDGE_THRESHOLD)}`);
+    if (!(t >= 0 && t <= 1))
+      throw new Error(`RULE_JUDGE_THRESHOLD must be a number in [0, 1], got ${JSON.stringify(env.RULE_JUDGE_THRESHOLD)}`);
     config.threshold = t;
   }
   if (env.RULE_JUDGE_READ_ONLY_TOOLS !== undefined) {
-    config.readOnlyTools = env.RULE_JUDGE_READ_ONLY_TOOLS.split(",").map((s) => s.trim()).filter((s) => s !== "");
+    config.readOnlyTools = env.RULE_JUDGE_READ_ONLY_TOOLS.split(",")
+      .map((s) => s.trim())
+      .filter((s) => s !== "");
   }
   return config;
 }
@@ -42,12 +45,18 @@ function thresholded(raw: number, threshold: number, reasons: string[], base: Om
   const score = unit(raw);
   const signals = [...(base.signals ?? [])];
   const approved = score >= threshold;
-  signals.push({ category: "threshold", score: approved ? 1 : 0, message: `score ${score.toFixed(2)} ${approved ? ">=" : "<"} threshold ${threshold.toFixed(2)}` });
+  signals.push({
+    category: "threshold",
+    score: approved ? 1 : 0,
+    message: `score ${score.toFixed(2)} ${approved ? ">=" : "<"} threshold ${threshold.toFixed(2)}`,
+  });
   const detail = reasons.length > 0 ? ` (${reasons.join("; ")})` : "";
   return {
     score: approved ? score : 0,
     confidence: base.confidence,
-    reasoning: approved ? `approved: score ${score.toFixed(2)}${detail}` : `judge: score ${score.toFixed(2)} < threshold ${threshold.toFixed(2)}${detail}`,
+    reasoning: approved
+      ? `approved: score ${score.toFixed(2)}${detail}`
+      : `judge: score ${score.toFixed(2)} < threshold ${threshold.toFixed(2)}${detail}`,
     signals,
     metadata: { ...base.metadata, judge_kind: "rule-based-v1", raw_score: score, threshold, blocked_by: approved ? null : "judge" },
   };
@@ -70,7 +79,12 @@ export function judgeToolCall(payload: JudgePayload, config: RuleJudgeConfig): V
     };
   }
   const intent = [stringField(payload, "task"), stringField(payload, "user_objective")].filter((s) => s !== undefined).join(" ");
-  const graded = scoreToolCall({ tool, args, intent, ...(config.readOnlyTools !== undefined ? { readOnlyTools: config.readOnlyTools } : {}) });
+  const graded = scoreToolCall({
+    tool,
+    args,
+    intent,
+    ...(config.readOnlyTools !== undefined ? { readOnlyTools: config.readOnlyTools } : {}),
+  });
   const threshold = parseRules(stringField(payload, "criteria") ?? "").threshold ?? config.threshold;
   return thresholded(graded.score, threshold, graded.notes, {
     confidence: config.heuristicConfidence,
@@ -89,17 +103,26 @@ export async function judgeOutput(payload: JudgePayload, config: RuleJudgeConfig
   const set = parseRules(criteria);
   const mounts = stringList(payload, "worker_mounts");
   const outcomes = await evaluateRules(set.rules, output, mounts, read);
-  const signals: NonNullable<Verdict["signals"]> = outcomes.map((o) => ({ category: `rule:${o.rule.kind}`, score: o.passed ? 1 : 0, message: o.message }));
+  const signals: NonNullable<Verdict["signals"]> = outcomes.map((o) => ({
+    category: `rule:${o.rule.kind}`,
+    score: o.passed ? 1 : 0,
+    message: o.message,
+  }));
   if (outcomes.length === 0) {
     const present = output.trim() !== "";
-    signals.push({ category: "rule:non_empty_output", score: present ? 1 : 0, message: present ? "the output is not empty" : "the output is empty" });
+    signals.push({
+      category: "rule:non_empty_output",
+      score: present ? 1 : 0,
+      message: present ? "the output is not empty" : "the output is empty",
+    });
   }
   // A malformed rule fails: a judge that silently skipped it would pass what it was told to check.
   for (const e of set.errors) signals.push({ category: "rule:invalid", score: 0, message: e });
   const passed = signals.filter((s) => s.score === 1).length;
   const failures = signals.filter((s) => s.score === 0).map((s) => s.message);
   const raw = passed / signals.length;
-  const reasons = failures.length > 0 ? [`${passed}/${signals.length} rules pass`, ...failures] : [`${passed}/${signals.length} rules pass`];
+  const reasons =
+    failures.length > 0 ? [`${passed}/${signals.length} rules pass`, ...failures] : [`${passed}/${signals.length} rules pass`];
   return thresholded(raw, set.threshold ?? config.threshold, reasons, { confidence: 1, signals, metadata: { rules: signals.length } });
 }
 

@@ -29,8 +29,44 @@ export function nameTokens(tool: string): string[] {
     .filter((t) => t !== "");
 }
 
-const READ_VERBS = new Set(["read", "list", "get", "search", "find", "stat", "cat", "ls", "view", "glob", "grep", "head", "tail", "show", "describe", "fetch"]);
-const WRITE_VERBS = new Set(["write", "delete", "remove", "rm", "exec", "run", "put", "post", "create", "update", "move", "mv", "patch", "apply", "shell", "cmd", "edit", "append"]);
+const READ_VERBS = new Set([
+  "read",
+  "list",
+  "get",
+  "search",
+  "find",
+  "stat",
+  "cat",
+  "ls",
+  "view",
+  "glob",
+  "grep",
+  "head",
+  "tail",
+  "show",
+  "describe",
+  "fetch",
+]);
+const WRITE_VERBS = new Set([
+  "write",
+  "delete",
+  "remove",
+  "rm",
+  "exec",
+  "run",
+  "put",
+  "post",
+  "create",
+  "update",
+  "move",
+  "mv",
+  "patch",
+  "apply",
+  "shell",
+  "cmd",
+  "edit",
+  "append",
+]);
 
 /** Whether a tool cannot change state: declared so, or named with read verbs only. */
 export function isReadOnlyTool(tool: string, declared?: readonly string[]): boolean {

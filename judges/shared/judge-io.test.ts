@@ -24,10 +24,20 @@ describe("runJudge", () => {
     const err = new PassThrough();
     let text = "";
     out.on("data", (d: Buffer) => (text += d.toString()));
-    const code = await runJudge(() => Promise.resolve({ score: 1, confidence: 1, reasoning: "ok" }), { stdin: stdinOf("{}"), stdout: out, stderr: err, env: {} });
+    const code = await runJudge(() => Promise.resolve({ score: 1, confidence: 1, reasoning: "ok" }), {
+      stdin: stdinOf("{}"),
+      stdout: out,
+      stderr: err,
+      env: {},
+    });
     expect(code).toBe(0);
     expect(JSON.parse(text)).toEqual({ score: 1, confidence: 1, reasoning: "ok" });
-    const bad = await runJudge(() => Promise.resolve({ score: 1, confidence: 1, reasoning: "ok" }), { stdin: stdinOf("nope"), stdout: out, stderr: err, env: {} });
+    const bad = await runJudge(() => Promise.resolve({ score: 1, confidence: 1, reasoning: "ok" }), {
+      stdin: stdinOf("nope"),
+      stdout: out,
+      stderr: err,
+      env: {},
+    });
     expect(bad).toBe(2);
   });
 

@@ -35,12 +35,13 @@ export const DEFAULT_LIMITS: BuiltinLimits = { commandTimeoutSeconds: 60, output
 export const BUILTIN_TOOLS: Record<string, ToolSpec> = {
   "cmd.run": {
     name: "cmd.run",
-    description: "Run one command (no shell: no pipes, redirections or substitutions) in the workspace. Returns exit code, stdout and stderr.",
+    description:
+      "Run one command (no shell: no pipes, redirections or substitutions) in the workspace. Returns exit code, stdout and stderr.",
     parameters: {
       type: "object",
       required: ["command"],
       properties: {
-        command: { type: "string", description: "The command line, e.g. \"ls -la /workspace\"" },
+        command: { type: "string", description: 'The command line, e.g. "ls -la /workspace"' },
         cwd: { type: "string", description: "Working directory inside a mounted volume; default the first volume" },
         timeout_seconds: { type: "number", description: "Deadline for this command" },
       },
@@ -165,7 +166,8 @@ async function runCommand(
   const cwdArg = str(args, "cwd", false);
   const cwd = cwdArg !== undefined ? await ctx.confinement.forRead(cwdArg) : ctx.confinement.home;
   const asked = args.timeout_seconds;
-  const timeoutS = typeof asked === "number" && asked > 0 ? Math.min(asked, ctx.limits.commandTimeoutSeconds) : ctx.limits.commandTimeoutSeconds;
+  const timeoutS =
+    typeof asked === "number" && asked > 0 ? Math.min(asked, ctx.limits.commandTimeoutSeconds) : ctx.limits.commandTimeoutSeconds;
   const limit = ctx.limits.outputCapBytes;
   const [file, ...rest] = argv as [string, ...string[]];
   return new Promise((resolve) => {

@@ -41,7 +41,9 @@ export function splitCommand(line: string): string[] {
       word = "";
       inWord = false;
     } else if (SHELL_SYNTAX.has(c)) {
-      throw new CommandRefused(`shell syntax "${c}" is not supported: commands run without a shell (one command, no pipes, redirections or substitutions)`);
+      throw new CommandRefused(
+        `shell syntax "${c}" is not supported: commands run without a shell (one command, no pipes, redirections or substitutions)`,
+      );
     } else {
       word += c;
       inWord = true;
@@ -70,7 +72,9 @@ export function parseAllowedCommand(line: string, allowlist: string[] | undefine
   const argv = splitCommand(line);
   if (argv.length === 0) throw new CommandRefused("command is empty");
   if (!allowedBy(argv, allowlist)) {
-    throw new CommandRefused(`command "${argv.join(" ")}" is not on the cmd.run allowlist (${(allowlist ?? []).map((a) => `"${a}"`).join(", ")})`);
+    throw new CommandRefused(
+      `command "${argv.join(" ")}" is not on the cmd.run allowlist (${(allowlist ?? []).map((a) => `"${a}"`).join(", ")})`,
+    );
   }
   return argv;
 }

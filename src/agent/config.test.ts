@@ -14,9 +14,18 @@ describe("readAgentConfig", () => {
     const bad = (v: unknown) => () => readAgentConfig({ ...base, GAVEL_MCP_SERVERS: JSON.stringify(v) });
     expect(bad({})).toThrow("GAVEL_MCP_SERVERS must be a JSON list of MCP servers");
     expect(bad([{ name: "Files", command: ["x"] }])).toThrow(/GAVEL_MCP_SERVERS\[0\]\.name must match/);
-    expect(bad([{ name: "files", command: [] }])).toThrow("GAVEL_MCP_SERVERS[0].command (server files) must be a non-empty list of strings");
-    expect(bad([{ name: "a", command: ["x"] }, { name: "a", command: ["y"] }])).toThrow("GAVEL_MCP_SERVERS[1].name: MCP server a is declared twice");
-    expect(bad([{ name: "a", command: ["x"], timeout_seconds: 0 }])).toThrow("GAVEL_MCP_SERVERS[0].timeout_seconds (server a) must be a positive integer");
+    expect(bad([{ name: "files", command: [] }])).toThrow(
+      "GAVEL_MCP_SERVERS[0].command (server files) must be a non-empty list of strings",
+    );
+    expect(
+      bad([
+        { name: "a", command: ["x"] },
+        { name: "a", command: ["y"] },
+      ]),
+    ).toThrow("GAVEL_MCP_SERVERS[1].name: MCP server a is declared twice");
+    expect(bad([{ name: "a", command: ["x"], timeout_seconds: 0 }])).toThrow(
+      "GAVEL_MCP_SERVERS[0].timeout_seconds (server a) must be a positive integer",
+    );
   });
 
   it("reads back what agentEnvironment writes", () => {
@@ -28,7 +37,10 @@ describe("readAgentConfig", () => {
       input: { n: 1 },
       feedback: "try harder",
       tools: ["fs.read", { name: "cmd.run", allowlist: ["ls"] }],
-      mounts: [{ path: "/workspace", readOnly: false }, { path: "/data", readOnly: true }],
+      mounts: [
+        { path: "/workspace", readOnly: false },
+        { path: "/data", readOnly: true },
+      ],
       natsUrl: "nats://gate:4222",
       natsCreds: "CREDS",
     });
@@ -41,7 +53,10 @@ describe("readAgentConfig", () => {
       input: { n: 1 },
       feedback: "try harder",
       tools: ["fs.read", { name: "cmd.run", allowlist: ["ls"] }],
-      mounts: [{ path: "/workspace", readOnly: false }, { path: "/data", readOnly: true }],
+      mounts: [
+        { path: "/workspace", readOnly: false },
+        { path: "/data", readOnly: true },
+      ],
       nats: { url: "nats://gate:4222", creds: "CREDS" },
       model: { kind: "scripted", script: "- final: x" },
       gate: { totalTimeoutMs: 330_000, attemptTimeoutMs: 2000 },
@@ -49,12 +64,22 @@ describe("readAgentConfig", () => {
   });
 
   it("reads the iteration's deadline the driver sets (GAVEL_ITERATION_TIMEOUT_SECONDS), naming it when it is bad", () => {
-    const env = agentEnvironment({ namespace: "team", execution: "run-a", iteration: 1, natsUrl: "nats://gate:4222", iterationTimeoutSeconds: 30 });
+    const env = agentEnvironment({
+      namespace: "team",
+      execution: "run-a",
+      iteration: 1,
+      natsUrl: "nats://gate:4222",
+      iterationTimeoutSeconds: 30,
+    });
     expect(env.GAVEL_ITERATION_TIMEOUT_SECONDS).toBe("30");
     expect(readAgentConfig({ ...env, GAVEL_SCRIPT: "- final: x" }).iterationTimeoutMs).toBe(30_000);
     expect(readAgentConfig(base).iterationTimeoutMs).toBeUndefined();
-    expect(() => readAgentConfig({ ...base, GAVEL_ITERATION_TIMEOUT_SECONDS: "soon" })).toThrow(/GAVEL_ITERATION_TIMEOUT_SECONDS must be a positive number/);
-    expect(readAgentConfig({ ...base, GAVEL_DEADLINE: "2026-12-07T01:00:30.000Z" }).deadlineMs).toBe(Date.parse("2026-12-07T01:00:30.000Z"));
+    expect(() => readAgentConfig({ ...base, GAVEL_ITERATION_TIMEOUT_SECONDS: "soon" })).toThrow(
+      /GAVEL_ITERATION_TIMEOUT_SECONDS must be a positive number/,
+    );
+    expect(readAgentConfig({ ...base, GAVEL_DEADLINE: "2026-12-07T01:00:30.000Z" }).deadlineMs).toBe(
+      Date.parse("2026-12-07T01:00:30.000Z"),
+    );
     expect(() => readAgentConfig({ ...base, GAVEL_DEADLINE: "1765069230" })).toThrow(/GAVEL_DEADLINE must be an RFC 3339 time/);
   });
 
@@ -67,7 +92,10 @@ describe("readAgentConfig", () => {
 
   it("accepts local mode's GAVEL_WORKSPACE and null input", () => {
     const c = readAgentConfig({ ...base, GAVEL_WORKSPACE: "/workspace:/cache", GAVEL_INPUT: "null", GAVEL_FEEDBACK: "" });
-    expect(c.mounts).toEqual([{ path: "/workspace", readOnly: false }, { path: "/cache", readOnly: false }]);
+    expect(c.mounts).toEqual([
+      { path: "/workspace", readOnly: false },
+      { path: "/cache", readOnly: false },
+    ]);
     expect(c.input).toBeUndefined();
     expect(c.feedback).toBeUndefined();
   });
@@ -98,7 +126,9 @@ describe("readAgentConfig", () => {
 
 describe("commandEnvironment", () => {
   it("drops gavel's own variables and anything that looks like a secret", () => {
-    expect(commandEnvironment({ PATH: "/bin", HOME: "/root", GAVEL_NATS_CREDS: "c", AWS_SECRET_ACCESS_KEY: "k", GITHUB_TOKEN: "t", LANG: "C" })).toEqual({
+    expect(
+      commandEnvironment({ PATH: "/bin", HOME: "/root", GAVEL_NATS_CREDS: "c", AWS_SECRET_ACCESS_KEY: "k", GITHUB_TOKEN: "t", LANG: "C" }),
+    ).toEqual({
       PATH: "/bin",
       HOME: "/root",
       LANG: "C",

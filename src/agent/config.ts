@@ -7,7 +7,6 @@ import type { Mount } from "./confinement.js";
 import { AGENT_ENV } from "../api/agent-env.js";
 import { parseTraceparent, TRACEPARENT_ENV } from "../telemetry/trace-context.js";
 
-
 /** The worker runtime's whole configuration. */
 export interface AgentConfig {
   role: "worker" | "judge";
@@ -22,9 +21,7 @@ export interface AgentConfig {
   mcpServers: McpServerSpec[];
   mounts: Mount[];
   nats: { url: string; creds?: string; credsFile?: string };
-  model:
-    | { kind: "scripted"; script?: string; scriptFile?: string }
-    | { kind: "openai"; baseUrl: string; model: string; apiKey?: string };
+  model: { kind: "scripted"; script?: string; scriptFile?: string } | { kind: "openai"; baseUrl: string; model: string; apiKey?: string };
   maxTurns: number;
   /** traceParent: the iteration's span (env TRACEPARENT), sent with every proposal. */
   gate: { totalTimeoutMs: number; attemptTimeoutMs: number; traceParent?: string };
@@ -86,11 +83,20 @@ function iterationOf(env: Env): number {
 /** GAVEL_TOOLS: a JSON list of tool names or {name, ...} entries (an allowlist a list of strings). */
 function toolsOf(env: Env): ToolEntry[] {
   const tools = json(env, E.tools) ?? [];
-  if (!Array.isArray(tools) || !tools.every((t) => typeof t === "string" || (typeof t === "object" && t !== null && typeof (t as { name?: unknown }).name === "string"))) {
+  if (
+    !Array.isArray(tools) ||
+    !tools.every(
+      (t) => typeof t === "string" || (typeof t === "object" && t !== null && typeof (t as { name?: unknown }).name === "string"),
+    )
+  ) {
     throw new ConfigError(`${E.tools} must be a JSON list of tool names or {name, ...} entries`);
   }
   for (const t of tools as ToolEntry[]) {
-    if (typeof t !== "string" && t.allowlist !== undefined && (!Array.isArray(t.allowlist) || !t.allowlist.every((a) => typeof a === "string"))) {
+    if (
+      typeof t !== "string" &&
+      t.allowlist !== undefined &&
+      (!Array.isArray(t.allowlist) || !t.allowlist.every((a) => typeof a === "string"))
+    ) {
       throw new ConfigError(`${E.tools}: allowlist of "${t.name}" must be a list of strings`);
     }
   }
@@ -107,13 +113,16 @@ function mcpServersOf(env: Env): McpServerSpec[] {
     if (typeof s !== "object" || s === null || Array.isArray(s)) throw new ConfigError(`${at} must be an object`);
     const o = s as Record<string, unknown>;
     const strings = (v: unknown) => Array.isArray(v) && v.every((w) => typeof w === "string" && w !== "");
-    if (typeof o.name !== "string" || !new RegExp(MCP_SERVER_NAME_PATTERN).test(o.name)) throw new ConfigError(`${at}.name must match ${MCP_SERVER_NAME_PATTERN}`);
+    if (typeof o.name !== "string" || !new RegExp(MCP_SERVER_NAME_PATTERN).test(o.name))
+      throw new ConfigError(`${at}.name must match ${MCP_SERVER_NAME_PATTERN}`);
     if (names.has(o.name)) throw new ConfigError(`${at}.name: MCP server ${o.name} is declared twice`);
     names.add(o.name);
-    if (!strings(o.command) || (o.command as string[]).length === 0) throw new ConfigError(`${at}.command (server ${o.name}) must be a non-empty list of strings`);
+    if (!strings(o.command) || (o.command as string[]).length === 0)
+      throw new ConfigError(`${at}.command (server ${o.name}) must be a non-empty list of strings`);
     if (o.tools !== undefined && !strings(o.tools)) throw new ConfigError(`${at}.tools (server ${o.name}) must be a list of tool names`);
     for (const k of ["timeout_seconds", "startup_timeout_seconds"] as const) {
-      if (o[k] !== undefined && !(Number.isInteger(o[k]) && (o[k] as number) > 0)) throw new ConfigError(`${at}.${k} (server ${o.name}) must be a positive integer`);
+      if (o[k] !== undefined && !(Number.isInteger(o[k]) && (o[k] as number) > 0))
+        throw new ConfigError(`${at}.${k} (server ${o.name}) must be a positive integer`);
     }
     return o as unknown as McpServerSpec;
   });
@@ -145,7 +154,12 @@ function modelOf(env: Env): AgentConfig["model"] {
   }
   if (kind === "openai") {
     const apiKey = env[E.llmApiKey];
-    return { kind, baseUrl: env[E.llmBaseUrl] || "https://api.openai.com/v1", model: required(env, E.llmModel), ...(apiKey ? { apiKey } : {}) };
+    return {
+      kind,
+      baseUrl: env[E.llmBaseUrl] || "https://api.openai.com/v1",
+      model: required(env, E.llmModel),
+      ...(apiKey ? { apiKey } : {}),
+    };
   }
   throw new ConfigError(`${E.model} must be "scripted" or "openai", got "${kind}"`);
 }

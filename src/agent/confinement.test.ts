@@ -26,7 +26,10 @@ describe("Confinement", () => {
     await symlink(join(outside, "secret.txt"), join(ws, "link-to-secret"));
     await symlink(outside, join(ws, "link-to-outside"));
     await symlink(join(ws, "a.txt"), join(ws, "link-inside"));
-    c = await Confinement.of([{ path: ws, readOnly: false }, { path: ro, readOnly: true }]);
+    c = await Confinement.of([
+      { path: ws, readOnly: false },
+      { path: ro, readOnly: true },
+    ]);
   });
   afterAll(async () => {
     await rm(root, { recursive: true, force: true });

@@ -57,7 +57,12 @@ describe("worker's connect to the gate", () => {
   it("tries once even when the budget is already spent", async () => {
     const c = clock();
     let dials = 0;
-    const p = connectWithBackoff(() => (dials++, Promise.reject(named("ConnectionError", "refused"))), { url: "u", deadlineMs: c.now() - 1, log: () => undefined, ...c });
+    const p = connectWithBackoff(() => (dials++, Promise.reject(named("ConnectionError", "refused"))), {
+      url: "u",
+      deadlineMs: c.now() - 1,
+      log: () => undefined,
+      ...c,
+    });
     await expect(p).rejects.toBeInstanceOf(GateUnreachableError);
     expect(dials).toBe(1);
   });
@@ -65,7 +70,12 @@ describe("worker's connect to the gate", () => {
   it("does not retry a refusal of its credentials", async () => {
     const c = clock();
     let dials = 0;
-    const p = connectWithBackoff(() => (dials++, Promise.reject(named("AuthorizationError", "Authorization Violation"))), { url: "u", deadlineMs: c.now() + 60_000, log: () => undefined, ...c });
+    const p = connectWithBackoff(() => (dials++, Promise.reject(named("AuthorizationError", "Authorization Violation"))), {
+      url: "u",
+      deadlineMs: c.now() + 60_000,
+      log: () => undefined,
+      ...c,
+    });
     await expect(p).rejects.toThrow(/Authorization Violation/);
     expect(dials).toBe(1);
     expect(isTransientConnectError(named("ConnectionError", "x"))).toBe(true);

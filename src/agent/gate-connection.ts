@@ -9,7 +9,10 @@ import type { GateUnreachable } from "../api/gate-unreachable.js";
 /** The worker could not reach the gate's NATS before its wait budget ended. */
 export class GateUnreachableError extends Error {
   override readonly name = "GateUnreachableError";
-  constructor(readonly unreachable: GateUnreachable, options?: ErrorOptions) {
+  constructor(
+    readonly unreachable: GateUnreachable,
+    options?: ErrorOptions,
+  ) {
     super(`the tool-call gate could not be reached for ${unreachable.seconds} s: ${unreachable.detail}`, options);
   }
 }
@@ -33,7 +36,12 @@ export function backoffMs(n: number, initialMs: number, maxMs: number): number {
  * read, by its own start plus its timeout and by the driver's deadline, whichever is first;
  * without either, after one call's wait (the first connect only).
  */
-export function gateBudgetEnd(startedAtMs: number, iterationTimeoutMs: number | undefined, callTimeoutMs: number, deadlineMs?: number): number {
+export function gateBudgetEnd(
+  startedAtMs: number,
+  iterationTimeoutMs: number | undefined,
+  callTimeoutMs: number,
+  deadlineMs?: number,
+): number {
   const ends: number[] = [];
   if (iterationTimeoutMs !== undefined) {
     // The pod's deadline counts from before the process started (image, volumes, init
@@ -65,7 +73,10 @@ const realSleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
  * Dials until a connection is made (`dial` gets how long one attempt may take), a final error
  * occurs (rethrown), or the deadline passes (GateUnreachableError). One attempt is always made.
  */
-export async function connectWithBackoff(dial: (attemptTimeoutMs: number) => Promise<NatsConnection>, o: GateConnectOptions): Promise<NatsConnection> {
+export async function connectWithBackoff(
+  dial: (attemptTimeoutMs: number) => Promise<NatsConnection>,
+  o: GateConnectOptions,
+): Promise<NatsConnection> {
   const now = o.now ?? Date.now;
   const sleep = o.sleep ?? realSleep;
   const initial = o.backoffInitialMs ?? 250;
@@ -83,7 +94,10 @@ export async function connectWithBackoff(dial: (attemptTimeoutMs: number) => Pro
       const pause = backoffMs(attempt, initial, max);
       const left = o.deadlineMs - now();
       if (left <= pause) {
-        const unreachable = { seconds: Math.round((now() - started) / 1000), detail: `NATS at ${o.url}: ${message} (${attempt} attempt(s))` };
+        const unreachable = {
+          seconds: Math.round((now() - started) / 1000),
+          detail: `NATS at ${o.url}: ${message} (${attempt} attempt(s))`,
+        };
         throw new GateUnreachableError(unreachable, { cause: err });
       }
       o.log({ event: "nats_unreachable", nats: o.url, error: message, attempt, retryInMs: pause, giveUpInMs: left });
@@ -93,7 +107,12 @@ export async function connectWithBackoff(dial: (attemptTimeoutMs: number) => Pro
 }
 
 /** Logs the connection's losses and recoveries (the client reconnects by itself; pending proposals wait). */
-export function logConnectionChanges(nc: NatsConnection, url: string, log: (event: Record<string, unknown>) => void, now: () => number = Date.now): void {
+export function logConnectionChanges(
+  nc: NatsConnection,
+  url: string,
+  log: (event: Record<string, unknown>) => void,
+  now: () => number = Date.now,
+): void {
   let lostAt: number | undefined;
   void (async () => {
     for await (const s of nc.status()) {

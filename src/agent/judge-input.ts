@@ -26,7 +26,9 @@ async function readAll(stream: Readable): Promise<string> {
 async function readParts(dir: string): Promise<string> {
   let names: string[];
   try {
-    names = (await readdir(dir, { withFileTypes: true })).filter((d) => !d.name.startsWith(".") && (d.isFile() || d.isSymbolicLink())).map((d) => d.name);
+    names = (await readdir(dir, { withFileTypes: true }))
+      .filter((d) => !d.name.startsWith(".") && (d.isFile() || d.isSymbolicLink()))
+      .map((d) => d.name);
   } catch (err) {
     throw new JudgeInputError(`GAVEL_INPUT_DIR ${dir} cannot be read: ${messageOf(err)}`);
   }
@@ -36,7 +38,10 @@ async function readParts(dir: string): Promise<string> {
 }
 
 /** The raw payload text and where it came from; "" when there is none anywhere. */
-export async function readJudgeInputText(stdin: Readable & { isTTY?: boolean }, env: NodeJS.ProcessEnv): Promise<{ text: string; source: string }> {
+export async function readJudgeInputText(
+  stdin: Readable & { isTTY?: boolean },
+  env: NodeJS.ProcessEnv,
+): Promise<{ text: string; source: string }> {
   const dir = env.GAVEL_INPUT_DIR;
   if (dir !== undefined && dir !== "") return { text: await readParts(dir), source: `GAVEL_INPUT_DIR ${dir}` };
   const fromStdin = stdin.isTTY === true ? "" : await readAll(stdin);
@@ -47,7 +52,8 @@ export async function readJudgeInputText(stdin: Readable & { isTTY?: boolean }, 
 /** Reads and parses the payload, a JSON object; throws JudgeInputError naming the source. */
 export async function readJudgeInput(stdin: Readable & { isTTY?: boolean }, env: NodeJS.ProcessEnv): Promise<JudgePayload> {
   const { text, source } = await readJudgeInputText(stdin, env);
-  if (text.trim() === "") throw new JudgeInputError("no judge input: GAVEL_INPUT_DIR is unset, stdin is empty and env GAVEL_INPUT is unset");
+  if (text.trim() === "")
+    throw new JudgeInputError("no judge input: GAVEL_INPUT_DIR is unset, stdin is empty and env GAVEL_INPUT is unset");
   let value: unknown;
   try {
     value = JSON.parse(text);

@@ -38,7 +38,13 @@ describe("judge mode", () => {
     const ws = await mkdtemp(join(tmpdir(), "judge-ws-"));
     await writeFile(join(ws, "result.txt"), "42\n");
     const model = new ScriptedModel([
-      { tool_calls: [{ tool: "fs.read", args: { path: join(ws, "result.txt") } }, { tool: "fs.write", args: { path: join(ws, "x"), content: "no" } }, { tool: "cmd.run", args: { command: "rm -rf /" } }] },
+      {
+        tool_calls: [
+          { tool: "fs.read", args: { path: join(ws, "result.txt") } },
+          { tool: "fs.write", args: { path: join(ws, "x"), content: "no" } },
+          { tool: "cmd.run", args: { command: "rm -rf /" } },
+        ],
+      },
       { final: '{"score": 1, "confidence": 0.9, "reasoning": "the answer is 42"}' },
     ]);
     const outcome = await runWorker({

@@ -90,7 +90,8 @@ describe("OpenAiModel", () => {
 
   it("retries 429 and 5xx, then succeeds", async () => {
     let n = 0;
-    handler = (_b, _r, res) => (++n < 3 ? reply(res, n === 1 ? 429 : 503, { error: "busy" }) : reply(res, 200, { choices: [{ message: { content: "ok" } }] }));
+    handler = (_b, _r, res) =>
+      ++n < 3 ? reply(res, n === 1 ? 429 : 503, { error: "busy" }) : reply(res, 200, { choices: [{ message: { content: "ok" } }] });
     const turn = await new OpenAiModel({ baseUrl: url, model: "m", retries: 3 }).next([{ role: "user", content: "q" }], []);
     expect(turn.content).toBe("ok");
     expect(n).toBe(3);

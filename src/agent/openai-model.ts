@@ -43,7 +43,10 @@ export class OpenAiModel implements ChatModel {
       messages: messages.map((m) => toWire(m)),
       ...(tools.length > 0
         ? {
-            tools: tools.map((t) => ({ type: "function", function: { name: functionName(t.name), description: t.description, parameters: t.parameters } })),
+            tools: tools.map((t) => ({
+              type: "function",
+              function: { name: functionName(t.name), description: t.description, parameters: t.parameters },
+            })),
             tool_choice: "auto",
           }
         : {}),
@@ -115,7 +118,13 @@ function toWire(m: ChatMessage): Record<string, unknown> {
         role: "assistant",
         content: m.content,
         ...(m.toolCalls !== undefined && m.toolCalls.length > 0
-          ? { tool_calls: m.toolCalls.map((c) => ({ id: c.id, type: "function", function: { name: functionName(c.name), arguments: JSON.stringify(c.args) } })) }
+          ? {
+              tool_calls: m.toolCalls.map((c) => ({
+                id: c.id,
+                type: "function",
+                function: { name: functionName(c.name), arguments: JSON.stringify(c.args) },
+              })),
+            }
           : {}),
       };
     case "tool":

@@ -32,8 +32,13 @@ export function parseScript(text: string, source = "script"): ScriptTurn[] {
   } catch (err) {
     throw new ModelError(`${source}: not valid YAML: ${(err as Error).message}`);
   }
-  const turns = Array.isArray(doc) ? doc : typeof doc === "object" && doc !== null && "turns" in doc ? (doc as { turns: unknown }).turns : undefined;
-  if (!Array.isArray(turns) || turns.length === 0) throw new ModelError(`${source}: expected a non-empty list of turns (or {turns: [...]})`);
+  const turns = Array.isArray(doc)
+    ? doc
+    : typeof doc === "object" && doc !== null && "turns" in doc
+      ? (doc as { turns: unknown }).turns
+      : undefined;
+  if (!Array.isArray(turns) || turns.length === 0)
+    throw new ModelError(`${source}: expected a non-empty list of turns (or {turns: [...]})`);
   return turns.map((t: unknown, i) => {
     const at = `${source}: turns[${i}]`;
     if (typeof t !== "object" || t === null || Array.isArray(t)) throw new ModelError(`${at} must be a mapping`);
@@ -46,7 +51,8 @@ export function parseScript(text: string, source = "script"): ScriptTurn[] {
     if (turn.final !== undefined && turn.tool_calls !== undefined) throw new ModelError(`${at} has both final and tool_calls`);
     if (turn.final === undefined && turn.tool_calls === undefined) throw new ModelError(`${at} needs tool_calls or final`);
     if (turn.tool_calls !== undefined) {
-      if (!Array.isArray(turn.tool_calls) || turn.tool_calls.length === 0) throw new ModelError(`${at}.tool_calls must be a non-empty list`);
+      if (!Array.isArray(turn.tool_calls) || turn.tool_calls.length === 0)
+        throw new ModelError(`${at}.tool_calls must be a non-empty list`);
       turn.tool_calls.forEach((c: unknown, j) => {
         const cat = `${at}.tool_calls[${j}]`;
         if (typeof c !== "object" || c === null) throw new ModelError(`${cat} must be a mapping`);

@@ -35,7 +35,14 @@ class RuleGate implements GateClient {
 describe("ScriptedModel", () => {
   it("puts the Nth tool result into a final answer's {{result N}}", async () => {
     const m = new ScriptedModel(parseScript("- final: 'first={{result 1}} second={{result 2}} none={{result 3}}'"));
-    const turn = await m.next([{ role: "user", content: "go" }, { role: "tool", toolCallId: "a", name: "fs.read", content: "A" }, { role: "tool", toolCallId: "b", name: "fs.read", content: "B" }], []);
+    const turn = await m.next(
+      [
+        { role: "user", content: "go" },
+        { role: "tool", toolCallId: "a", name: "fs.read", content: "A" },
+        { role: "tool", toolCallId: "b", name: "fs.read", content: "B" },
+      ],
+      [],
+    );
     expect(turn.content).toBe("first=A second=B none=");
   });
 });
@@ -134,7 +141,9 @@ describe("runWorker", () => {
     // What the model saw: the task with input and feedback, the denial reasons, the file.
     const last = model.seen.at(-1) ?? [];
     expect(last[1]).toMatchObject({ role: "user" });
-    expect(last[1]?.content).toBe(taskMessage({ instruction: "Count the apples.", input: { file: "notes.txt" }, feedback: "you miscounted last time" }));
+    expect(last[1]?.content).toBe(
+      taskMessage({ instruction: "Count the apples.", input: { file: "notes.txt" }, feedback: "you miscounted last time" }),
+    );
     const toolOutputs = last.filter((m) => m.role === "tool").map((m) => m.content);
     expect(toolOutputs[1]).toMatch(/^Tool call denied by the guard \(destructive_pattern check\): destructive_pattern/);
     expect(toolOutputs[3]).toMatch(/tool "net.fetch" is not available to this agent/);
@@ -167,7 +176,11 @@ describe("runWorker", () => {
     const copy = Object.fromEntries(Object.entries(files).map(([tool, paths]) => [tool, paths.map((f) => join(code, basename(f)))]));
     for (const f of new Set(Object.values(files).flat())) await copyFile(f, join(code, basename(f)));
     try {
-      const model = new ScriptedModel(parseScript(`- tool_calls: [{tool: fs.read, args: {path: notes.txt}}, {tool: fs.list, args: {path: "."}}, {tool: net.fetch, args: {}}]\n- tool_calls: [{tool: fs.read, args: {path: notes.txt}}]\n- final: done`));
+      const model = new ScriptedModel(
+        parseScript(
+          `- tool_calls: [{tool: fs.read, args: {path: notes.txt}}, {tool: fs.list, args: {path: "."}}, {tool: net.fetch, args: {}}]\n- tool_calls: [{tool: fs.read, args: {path: notes.txt}}]\n- final: done`,
+        ),
+      );
       const gate = new RuleGate();
       const hasher = new ToolCodeHasher(copy);
       const confinement = await Confinement.of([{ path: ws, readOnly: false }]);
@@ -175,11 +188,22 @@ describe("runWorker", () => {
       const tampering: GateClient = {
         propose: async (p) => {
           // While the third call is decided, the module behind fs.* changes on disk.
-          if (++turn === 3) await writeFile(join(code, basename(files["fs.read"]?.[1] ?? "")), "export const stolen = true;\n", { flag: "a" });
+          if (++turn === 3)
+            await writeFile(join(code, basename(files["fs.read"]?.[1] ?? "")), "export const stolen = true;\n", { flag: "a" });
           return gate.propose(p);
         },
       };
-      await runWorker({ identity: { namespace: "team", execution: "run-3", iteration: 1 }, task: { instruction: "t" }, tools: ["fs.read", "fs.list"], confinement, model, gate: tampering, limits: DEFAULT_LIMITS, commandEnv: {}, toolCode: hasher });
+      await runWorker({
+        identity: { namespace: "team", execution: "run-3", iteration: 1 },
+        task: { instruction: "t" },
+        tools: ["fs.read", "fs.list"],
+        confinement,
+        model,
+        gate: tampering,
+        limits: DEFAULT_LIMITS,
+        commandEnv: {},
+        toolCode: hasher,
+      });
       const original = new ToolCodeHasher(files);
       await original.refresh();
       const [read1, list, fetch, read2] = gate.seen;
@@ -204,7 +228,12 @@ describe("runWorker", () => {
       guard: { approved: true },
       skippedJudges: false,
       judges: [
-        { judge: "security-judge", child: "c1", passed: false, result: { score: 0.2, confidence: 0.9, reasoning: "writes outside the task" } },
+        {
+          judge: "security-judge",
+          child: "c1",
+          passed: false,
+          result: { score: 0.2, confidence: 0.9, reasoning: "writes outside the task" },
+        },
         { judge: "slow-judge", child: "c2", passed: false, rejection: "timed_out" },
       ],
       latencyMs: 3,

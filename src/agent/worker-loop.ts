@@ -97,8 +97,10 @@ const SYSTEM_PROMPT = [
 /** The first user message: the task, its input and any feedback from the previous iteration. */
 export function taskMessage(task: WorkerTask): string {
   const parts = [task.instruction];
-  if (task.input !== undefined && task.input !== null) parts.push(`Input:\n${typeof task.input === "string" ? task.input : JSON.stringify(task.input, null, 2)}`);
-  if (task.feedback !== undefined && task.feedback !== "") parts.push(`Feedback on the previous attempt (fix what it points out):\n${task.feedback}`);
+  if (task.input !== undefined && task.input !== null)
+    parts.push(`Input:\n${typeof task.input === "string" ? task.input : JSON.stringify(task.input, null, 2)}`);
+  if (task.feedback !== undefined && task.feedback !== "")
+    parts.push(`Feedback on the previous attempt (fix what it points out):\n${task.feedback}`);
   return parts.join("\n\n");
 }
 
@@ -120,7 +122,10 @@ export function denialText(d: ToolCallDecision): string {
   const lines = [`Tool call denied by ${who}: ${d.reason}`];
   for (const j of d.judges) {
     if (j.passed) continue;
-    const why = j.result !== undefined ? `score ${j.result.score}, confidence ${j.result.confidence}: ${j.result.reasoning}` : (j.rejection ?? "rejected");
+    const why =
+      j.result !== undefined
+        ? `score ${j.result.score}, confidence ${j.result.confidence}: ${j.result.reasoning}`
+        : (j.rejection ?? "rejected");
     lines.push(`- judge ${j.judge}: ${why}`);
   }
   lines.push("The call was not executed.");
@@ -130,7 +135,10 @@ export function denialText(d: ToolCallDecision): string {
 /** Runs the loop to the model's final answer; throws on an unrecoverable error (gate, model). */
 export async function runWorker(o: WorkerLoopOptions): Promise<WorkerOutcome> {
   const { offered: builtins, unsupported } = offeredTools(o.tools);
-  const offered = [...builtins, ...(o.mcp?.tools() ?? []).map((t) => ({ name: t.name, description: t.description, parameters: t.parameters }))];
+  const offered = [
+    ...builtins,
+    ...(o.mcp?.tools() ?? []).map((t) => ({ name: t.name, description: t.description, parameters: t.parameters })),
+  ];
   if (unsupported.length > 0) o.log?.({ event: "tools_not_offered", tools: unsupported, why: "not a built-in tool of this runtime" });
   const nonce = o.runNonce ?? randomBytes(4).toString("hex");
   const messages: ChatMessage[] = [
@@ -190,7 +198,13 @@ async function oneCall(
 }
 
 /** The proposal of one model tool call: who, which step, the call, its intent (bounded), and what the tool's kind adds (its code hash, or its MCP listing). */
-function proposalOf(o: WorkerLoopOptions, call: ModelToolCall, step: number, toolCallId: string, kind: Pick<ToolCallProposal, "toolHash" | "mcp">): ToolCallProposal {
+function proposalOf(
+  o: WorkerLoopOptions,
+  call: ModelToolCall,
+  step: number,
+  toolCallId: string,
+  kind: Pick<ToolCallProposal, "toolHash" | "mcp">,
+): ToolCallProposal {
   return {
     namespace: o.identity.namespace,
     execution: o.identity.execution,
@@ -205,12 +219,25 @@ function proposalOf(o: WorkerLoopOptions, call: ModelToolCall, step: number, too
 }
 
 /** An MCP tool's call: proposed with its listing (the gate hashes and judges it), forwarded to its server only when allowed. */
-async function mcpCall(o: WorkerLoopOptions, mcp: McpTools, call: ModelToolCall, step: number, toolCallId: string): Promise<{ record: CallRecord; content: string }> {
+async function mcpCall(
+  o: WorkerLoopOptions,
+  mcp: McpTools,
+  call: ModelToolCall,
+  step: number,
+  toolCallId: string,
+): Promise<{ record: CallRecord; content: string }> {
   const listing = mcp.descriptor(call.name);
   const proposal = proposalOf(o, call, step, toolCallId, listing !== undefined ? { mcp: listing } : {});
   const decision = await o.gate.propose(proposal);
   const base = { step, toolCallId, tool: call.name, allowed: decision.allowed, blockedBy: decision.blocked_by };
-  o.log?.({ event: "tool_call", ...base, mcpServer: listing?.server, argKeys: Object.keys(call.args), check: decision.guard.check, latencyMs: decision.latencyMs });
+  o.log?.({
+    event: "tool_call",
+    ...base,
+    mcpServer: listing?.server,
+    argKeys: Object.keys(call.args),
+    check: decision.guard.check,
+    latencyMs: decision.latencyMs,
+  });
   if (!decision.allowed) return { record: { ...base, executed: false }, content: denialText(decision) };
   try {
     return { record: { ...base, executed: true }, content: await mcp.call(call.name, call.args) };

@@ -10,11 +10,7 @@ function agent(name: string, spec: AgentSpec, labels?: Record<string, string>): 
 const judge = (name: string, spec: AgentSpec = { execution: { mode: "one-shot" } }) => agent(name, spec, { role: "judge" });
 const worker = agent("worker", {
   execution: {
-    validation: [
-      { type: "exit_code" },
-      { type: "semantic", judge_agent: "a" },
-      { type: "multi_judge", judges: ["a", "b"] },
-    ],
+    validation: [{ type: "exit_code" }, { type: "semantic", judge_agent: "a" }, { type: "multi_judge", judges: ["a", "b"] }],
     tool_validation: [{ type: "semantic", judge_agent: "c" }],
   },
 });
@@ -52,7 +48,10 @@ describe("cross-object validation", () => {
   });
 
   it("refuses judge inputs gavel cannot map, and only for judges", () => {
-    const schema = { type: "object", properties: { output: { type: "string" }, policy_violations: { type: "array" }, mood: { type: "string" } } };
+    const schema = {
+      type: "object",
+      properties: { output: { type: "string" }, policy_violations: { type: "array" }, mood: { type: "string" } },
+    };
     expect(crossValidateAgent(judge("j", { input_schema: schema, execution: { mode: "one-shot" } }), () => undefined)).toEqual([
       expect.objectContaining({ path: "spec.input_schema.properties.mood", reason: "UnmappableJudgeInput" }),
     ]);
@@ -62,7 +61,11 @@ describe("cross-object validation", () => {
   it("turns problems into a Ready condition", () => {
     const now = new Date("2026-11-23T10:00:00Z");
     expect(readyCondition([], 3, now)).toMatchObject({ type: "Ready", status: "True", observedGeneration: 3 });
-    const c = readyCondition(crossValidateAgent(worker, () => undefined), 4, now);
+    const c = readyCondition(
+      crossValidateAgent(worker, () => undefined),
+      4,
+      now,
+    );
     expect(c).toMatchObject({ type: "Ready", status: "False", reason: "JudgeNotFound", lastTransitionTime: "2026-11-23T10:00:00.000Z" });
     expect(c.message).toContain('spec.execution.validation[1].judge_agent: judge Agent "a" does not exist');
   });
@@ -73,7 +76,13 @@ describe("cross-object validation", () => {
   });
 
   it("checks an Execution's input against its Agent's input_schema", () => {
-    const summarizer = agent("summarizer", { input_schema: { type: "object", required: ["topic"], properties: { topic: { type: "string" }, pages: { type: "array", items: { type: "integer" } } } } });
+    const summarizer = agent("summarizer", {
+      input_schema: {
+        type: "object",
+        required: ["topic"],
+        properties: { topic: { type: "string" }, pages: { type: "array", items: { type: "integer" } } },
+      },
+    });
     const run = (input: Execution["spec"]["input"], name = "summarizer"): Execution => ({
       apiVersion: "100monkeys.ai/v1",
       kind: "Execution",
@@ -83,8 +92,12 @@ describe("cross-object validation", () => {
     const lookup = (n: string) => (n === "summarizer" ? summarizer : undefined);
     expect(crossValidateExecution(run({ topic: "gavel", pages: [1, 2] }), lookup)).toEqual([]);
     expect(crossValidateExecution(run(undefined), lookup).map((p) => p.path)).toEqual(["spec.input.topic"]);
-    expect(crossValidateExecution(run({ topic: "x", pages: [1, "two"] }), lookup).map((p) => [p.path, p.reason])).toEqual([["spec.input.pages[1]", "InputInvalid"]]);
-    expect(crossValidateExecution(run({}, "nobody"), lookup)).toEqual([expect.objectContaining({ reason: "AgentNotFound", path: "spec.agentRef.name" })]);
+    expect(crossValidateExecution(run({ topic: "x", pages: [1, "two"] }), lookup).map((p) => [p.path, p.reason])).toEqual([
+      ["spec.input.pages[1]", "InputInvalid"],
+    ]);
+    expect(crossValidateExecution(run({}, "nobody"), lookup)).toEqual([
+      expect.objectContaining({ reason: "AgentNotFound", path: "spec.agentRef.name" }),
+    ]);
     expect(crossValidateExecution(run("anything"), (n) => (n === "summarizer" ? agent("summarizer", {}) : undefined))).toEqual([]);
   });
 });

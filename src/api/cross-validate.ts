@@ -59,7 +59,8 @@ export function judgeReferences(agent: Agent): { path: string; name: string }[] 
   if (Array.isArray(validation)) {
     validation.forEach((v, i) => {
       if (!isMap(v)) return;
-      if (v.type === "semantic" && typeof v.judge_agent === "string") refs.push({ path: `spec.execution.validation[${i}].judge_agent`, name: v.judge_agent });
+      if (v.type === "semantic" && typeof v.judge_agent === "string")
+        refs.push({ path: `spec.execution.validation[${i}].judge_agent`, name: v.judge_agent });
       if (v.type === "multi_judge" && Array.isArray(v.judges)) {
         v.judges.forEach((j, k) => {
           if (typeof j === "string") refs.push({ path: `spec.execution.validation[${i}].judges[${k}]`, name: j });
@@ -70,7 +71,8 @@ export function judgeReferences(agent: Agent): { path: string; name: string }[] 
   const toolValidation: unknown = execution?.tool_validation;
   if (Array.isArray(toolValidation)) {
     toolValidation.forEach((v: unknown, i) => {
-      if (isMap(v) && typeof v.judge_agent === "string") refs.push({ path: `spec.execution.tool_validation[${i}].judge_agent`, name: v.judge_agent });
+      if (isMap(v) && typeof v.judge_agent === "string")
+        refs.push({ path: `spec.execution.tool_validation[${i}].judge_agent`, name: v.judge_agent });
     });
   }
   return refs;
@@ -90,11 +92,19 @@ export function crossValidateAgent(agent: Agent, lookup: (name: string) => Agent
   for (const ref of judgeReferences(agent)) {
     const judge = lookup(ref.name);
     if (judge === undefined) {
-      problems.push({ path: ref.path, reason: "JudgeNotFound", message: `judge Agent "${ref.name}" does not exist in this namespace; create it (labels: {role: judge}, execution.mode: one-shot) or fix the name` });
+      problems.push({
+        path: ref.path,
+        reason: "JudgeNotFound",
+        message: `judge Agent "${ref.name}" does not exist in this namespace; create it (labels: {role: judge}, execution.mode: one-shot) or fix the name`,
+      });
       continue;
     }
     if (!isJudge(judge)) {
-      problems.push({ path: ref.path, reason: "NotAJudge", message: `Agent "${ref.name}" is not a judge: add metadata.labels.role: judge to it` });
+      problems.push({
+        path: ref.path,
+        reason: "NotAJudge",
+        message: `Agent "${ref.name}" is not a judge: add metadata.labels.role: judge to it`,
+      });
     }
     const mode = withDefaults(judge).spec.execution?.mode;
     if (mode !== "one-shot") {
@@ -132,7 +142,11 @@ export function crossValidateAgents(agents: Agent[]): Map<string, CrossProblem[]
 /** The Agent's Ready condition for these problems (status True when there are none). */
 export function readyCondition(problems: CrossProblem[], generation: number | undefined, now: Date): Condition {
   const first = problems[0];
-  const base = { type: "Ready", lastTransitionTime: now.toISOString(), ...(generation === undefined ? {} : { observedGeneration: generation }) };
+  const base = {
+    type: "Ready",
+    lastTransitionTime: now.toISOString(),
+    ...(generation === undefined ? {} : { observedGeneration: generation }),
+  };
   if (first === undefined) return { ...base, status: "True", reason: "Valid", message: "the Agent and the judges it names are valid" };
   const message = problems.map((p) => `${p.path}: ${p.message}`).join("; ");
   return { ...base, status: "False", reason: first.reason, message };
@@ -156,7 +170,13 @@ export function crossValidateExecution(execution: Execution, lookup: (name: stri
   const name = execution.spec?.agentRef?.name;
   const agent = typeof name === "string" ? lookup(name) : undefined;
   if (agent === undefined) {
-    return [{ path: "spec.agentRef.name", reason: "AgentNotFound", message: `Agent "${String(name)}" does not exist in this namespace; create it or fix spec.agentRef.name` }];
+    return [
+      {
+        path: "spec.agentRef.name",
+        reason: "AgentNotFound",
+        message: `Agent "${String(name)}" does not exist in this namespace; create it or fix spec.agentRef.name`,
+      },
+    ];
   }
   const schema = agent.spec?.input_schema;
   if (schema === undefined) return [];
@@ -164,7 +184,13 @@ export function crossValidateExecution(execution: Execution, lookup: (name: stri
   try {
     check = inputValidator(schema);
   } catch (err) {
-    return [{ path: "spec.agentRef.name", reason: "InputInvalid", message: `Agent "${agent.metadata.name}" has an input_schema that is not a valid JSON Schema: ${messageOf(err)}` }];
+    return [
+      {
+        path: "spec.agentRef.name",
+        reason: "InputInvalid",
+        message: `Agent "${agent.metadata.name}" has an input_schema that is not a valid JSON Schema: ${messageOf(err)}`,
+      },
+    ];
   }
   if (check(execution.spec.input ?? {})) return [];
   return (check.errors ?? []).map((e) => {

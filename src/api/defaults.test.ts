@@ -29,7 +29,15 @@ describe("withDefaults", () => {
         { type: "exit_code", expected: 0, min_score: 1, min_confidence: 0 },
         { type: "regex", pattern: "ok", target: "stdout", min_score: 1, min_confidence: 0 },
         { type: "semantic", judge_agent: "j", min_score: 0.75, min_confidence: 0, timeout_seconds: 300 },
-        { type: "multi_judge", judges: ["a", "b"], consensus: "weighted_average", min_judges_required: 2, min_score: 1, min_confidence: 0, timeout_seconds: 300 },
+        {
+          type: "multi_judge",
+          judges: ["a", "b"],
+          consensus: "weighted_average",
+          min_judges_required: 2,
+          min_score: 1,
+          min_confidence: 0,
+          timeout_seconds: 300,
+        },
         { type: "json_schema", target_path: "/w/o.json", schema_path: "/s.json", min_score: 1, min_confidence: 0 },
       ],
     });
@@ -38,14 +46,20 @@ describe("withDefaults", () => {
   it("leaves the judge form alone and fills tool_validation with 0.7 / 0.0 / 300", () => {
     const got = withDefaults(
       agent({
-        execution: { mode: "one-shot", validation: { output: { format: "json" } }, tool_validation: [{ type: "semantic", judge_agent: "j" }] },
+        execution: {
+          mode: "one-shot",
+          validation: { output: { format: "json" } },
+          tool_validation: [{ type: "semantic", judge_agent: "j" }],
+        },
         volumes: [{ name: "w", mount_path: "/workspace" }],
         security: { network: {} },
         tools: ["fs.read", { name: "cmd.run" }],
       }),
     );
     expect(got.spec.execution?.validation).toEqual({ output: { format: "json" } });
-    expect(got.spec.execution?.tool_validation).toEqual([{ type: "semantic", judge_agent: "j", min_score: 0.7, min_confidence: 0, timeout_seconds: 300 }]);
+    expect(got.spec.execution?.tool_validation).toEqual([
+      { type: "semantic", judge_agent: "j", min_score: 0.7, min_confidence: 0, timeout_seconds: 300 },
+    ]);
     expect(got.spec.volumes).toEqual([{ name: "w", mount_path: "/workspace", size: "1Gi", access_mode: "ReadWriteOnce" }]);
     expect(got.spec.security?.network).toEqual({ mode: "none" });
     expect(got.spec.tools).toEqual(["fs.read", { name: "cmd.run" }]);
@@ -72,6 +86,8 @@ describe("admissionExpression", () => {
     expect(admissionExpression(["spec", "execution", "validation"], "type(self) == list")).toBe(
       "!has(object.spec) || !has(object.spec.execution) || !has(object.spec.execution.validation) || (type(object.spec.execution.validation) == list)",
     );
-    expect(admissionExpression(["spec", "tools", "[]"], "selfish(self)")).toBe("!has(object.spec) || !has(object.spec.tools) || object.spec.tools.all(x0, (selfish(x0)))");
+    expect(admissionExpression(["spec", "tools", "[]"], "selfish(self)")).toBe(
+      "!has(object.spec) || !has(object.spec.tools) || object.spec.tools.all(x0, (selfish(x0)))",
+    );
   });
 });

@@ -7,12 +7,20 @@ const line = (o: Record<string, unknown>) => JSON.stringify({ time: "2026-12-07T
 
 describe("gate unreachable contract", () => {
   it("reads the worker's line back from stderr, the last one winning", () => {
-    const stderr = [line({ event: "start" }), line(gateUnreachableFields({ seconds: 3, detail: "first" })), line(gateUnreachableFields({ seconds: 27.4, detail: "NATS at nats://n:4222: connection refused" })), ""].join("\n");
+    const stderr = [
+      line({ event: "start" }),
+      line(gateUnreachableFields({ seconds: 3, detail: "first" })),
+      line(gateUnreachableFields({ seconds: 27.4, detail: "NATS at nats://n:4222: connection refused" })),
+      "",
+    ].join("\n");
     expect(gateUnreachableOf(GATE_UNREACHABLE_EXIT, stderr)).toEqual({ seconds: 27, detail: "NATS at nats://n:4222: connection refused" });
   });
 
   it("finds it in a later output (stdout when the driver merged the streams)", () => {
-    expect(gateUnreachableOf(75, "", `answer\n${line(gateUnreachableFields({ seconds: 5, detail: "d" }))}`)).toEqual({ seconds: 5, detail: "d" });
+    expect(gateUnreachableOf(75, "", `answer\n${line(gateUnreachableFields({ seconds: 5, detail: "d" }))}`)).toEqual({
+      seconds: 5,
+      detail: "d",
+    });
   });
 
   it("needs both the exit code and the line", () => {
@@ -24,6 +32,8 @@ describe("gate unreachable contract", () => {
   });
 
   it("says how long and that it is not the agent's failure", () => {
-    expect(describeGateUnreachable({ seconds: 12, detail: "no gate was listening" })).toMatch(/^the tool-call gate could not be reached for 12 s \(no gate was listening\).*not a failure of the agent's code/);
+    expect(describeGateUnreachable({ seconds: 12, detail: "no gate was listening" })).toMatch(
+      /^the tool-call gate could not be reached for 12 s \(no gate was listening\).*not a failure of the agent's code/,
+    );
   });
 });

@@ -42,7 +42,10 @@ export function gateUnreachableOf(exitCode: number, ...outputs: string[]): GateU
       try {
         const o = JSON.parse(line) as { event?: unknown; seconds?: unknown; detail?: unknown };
         if (o.event !== GATE_UNREACHABLE_EVENT || typeof o.seconds !== "number" || !Number.isFinite(o.seconds)) continue;
-        return { seconds: Math.max(0, Math.round(o.seconds)), detail: typeof o.detail === "string" && o.detail !== "" ? o.detail : "no detail" };
+        return {
+          seconds: Math.max(0, Math.round(o.seconds)),
+          detail: typeof o.detail === "string" && o.detail !== "" ? o.detail : "no detail",
+        };
       } catch {
         continue;
       }

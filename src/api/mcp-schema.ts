@@ -14,11 +14,27 @@ export const agentMcpServers: SchemaNode = arr(
   obj(
     "One MCP server, run over stdio as a child of the worker runtime in the worker's container.",
     {
-      name: str("Server name, the <server> of its tools' names (not fs or cmd).", { minLength: 1, maxLength: 32, pattern: MCP_SERVER_NAME_PATTERN }),
-      command: arr("The server's program and arguments (stdio transport), e.g. [mcp-server-filesystem, /workspace].", str("One word.", { minLength: 1 }), { minItems: 1, maxItems: 64 }),
-      tools: arr("The only tools of this server offered to the model (names as the server lists them); default every tool it lists.", str("A tool name.", { minLength: 1, maxLength: 128 }), { maxItems: 256 }),
+      name: str("Server name, the <server> of its tools' names (not fs or cmd).", {
+        minLength: 1,
+        maxLength: 32,
+        pattern: MCP_SERVER_NAME_PATTERN,
+      }),
+      command: arr(
+        "The server's program and arguments (stdio transport), e.g. [mcp-server-filesystem, /workspace].",
+        str("One word.", { minLength: 1 }),
+        { minItems: 1, maxItems: 64 },
+      ),
+      tools: arr(
+        "The only tools of this server offered to the model (names as the server lists them); default every tool it lists.",
+        str("A tool name.", { minLength: 1, maxLength: 128 }),
+        { maxItems: 256 },
+      ),
       timeout_seconds: int("Deadline of one call to this server, in seconds. Default 60.", { minimum: 1, maximum: 3600, default: 60 }),
-      startup_timeout_seconds: int("Deadline for the server to start and answer initialize and tools/list, in seconds. Default 30.", { minimum: 1, maximum: 600, default: 30 }),
+      startup_timeout_seconds: int("Deadline for the server to start and answer initialize and tools/list, in seconds. Default 30.", {
+        minimum: 1,
+        maximum: 600,
+        default: 30,
+      }),
     },
     {
       required: ["name", "command"],
@@ -42,10 +58,14 @@ export const guardPolicyMcpServers: SchemaNode = arr(
     "One MCP server.",
     {
       server: str("Server name, as in the Agent's spec.mcp_servers.", { minLength: 1, maxLength: 32, pattern: MCP_SERVER_NAME_PATTERN }),
-      trusted: bool("Whether the server's tool annotations may choose a default: readOnlyHint true without destructiveHint true skips the judges. Default false (annotations are the server's claims).", { default: false }),
+      trusted: bool(
+        "Whether the server's tool annotations may choose a default: readOnlyHint true without destructiveHint true skips the judges. Default false (annotations are the server's claims).",
+        { default: false },
+      ),
       capabilities: {
         type: "object",
-        description: "Tool name as the server lists it (or * for every tool of the server) -> {skip_judge, capability}. skip_judge: true skips the tool_validation judges (the guard always runs); capability is required by guard check 3, e.g. read.",
+        description:
+          "Tool name as the server lists it (or * for every tool of the server) -> {skip_judge, capability}. skip_judge: true skips the tool_validation judges (the guard always runs); capability is required by guard check 3, e.g. read.",
         additionalProperties: obj("What operators declare for the tool.", {
           skip_judge: bool("Skip the tool_validation judges for this tool's calls."),
           capability: str("Capability the tool requires (a|b: either), checked against the agent's security.capabilities."),

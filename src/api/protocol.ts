@@ -54,14 +54,7 @@ export type BlockedBy = "guard" | "judge" | "none";
 export interface GuardDecision {
   approved: boolean;
   /** Which of the seven checks denied (or flagged) the call. */
-  check?:
-    | "revocation"
-    | "hash"
-    | "capability"
-    | "destructive_pattern"
-    | "sequence_contract"
-    | "signature"
-    | "adaptive_rule";
+  check?: "revocation" | "hash" | "capability" | "destructive_pattern" | "sequence_contract" | "signature" | "adaptive_rule";
   /** e.g. "tool_revoked: <reason>", "destructive_pattern: <pattern>". */
   reason?: string;
   /** Adaptive rules with action flag that matched; the call is still allowed. */

@@ -12,7 +12,10 @@ const MARK = "# ---- verbatim from the reference ----";
 
 function dedent(lines: string[]): string {
   const indent = Math.min(...lines.filter((l) => l.trim() !== "").map((l) => l.length - l.trimStart().length));
-  return lines.map((l) => l.slice(indent)).join("\n").trim();
+  return lines
+    .map((l) => l.slice(indent))
+    .join("\n")
+    .trim();
 }
 
 describe.skipIf(!existsSync(sources))("reference fixtures", () => {

@@ -96,7 +96,9 @@ export function threshold(description: string, def?: number): SchemaNode {
 
 /** A CEL rule that a string field is an absolute path. */
 export function absolutePath(field: string): CelRule {
-  return cel("self.startsWith('/')", `${field} must be an absolute path (start with /), e.g. /workspace`, (self) => ok(typeof self === "string" && self.startsWith("/")));
+  return cel("self.startsWith('/')", `${field} must be an absolute path (start with /), e.g. /workspace`, (self) =>
+    ok(typeof self === "string" && self.startsWith("/")),
+  );
 }
 
 /** A duration string such as "90s", "5m" or "1h30m". */

@@ -234,11 +234,7 @@ export interface MultiJudgeValidatorSpec extends ValidatorBase {
 }
 
 export type ValidatorSpec =
-  | ExitCodeValidatorSpec
-  | JsonSchemaValidatorSpec
-  | RegexValidatorSpec
-  | SemanticValidatorSpec
-  | MultiJudgeValidatorSpec;
+  ExitCodeValidatorSpec | JsonSchemaValidatorSpec | RegexValidatorSpec | SemanticValidatorSpec | MultiJudgeValidatorSpec;
 
 export interface VolumeSpec {
   name: string;
@@ -287,14 +283,7 @@ export interface ParentRef {
   depth?: number;
 }
 
-export type ExecutionPhase =
-  | "Pending"
-  | "Running"
-  | "Refining"
-  | "Succeeded"
-  | "Failed"
-  | "Cancelled"
-  | "TimedOut";
+export type ExecutionPhase = "Pending" | "Running" | "Refining" | "Succeeded" | "Failed" | "Cancelled" | "TimedOut";
 
 export interface ExecutionStatus {
   phase?: ExecutionPhase;
@@ -436,7 +425,21 @@ export const DEFAULT_GUARD_POLICY = "default";
 export type EnforcementAction = "deny" | "warn" | "dryrun";
 
 /** The guard's threat classes (docs/guard.md): what the effect model finds a command does. */
-export const GUARD_THREAT_CLASSES = ["protection_off", "reverse_shell", "exfiltration", "remote_code", "privilege_escalation", "destruction", "infrastructure", "git_history", "secrets", "persistence", "service_disruption", "resource_abuse", "account_change"] as const;
+export const GUARD_THREAT_CLASSES = [
+  "protection_off",
+  "reverse_shell",
+  "exfiltration",
+  "remote_code",
+  "privilege_escalation",
+  "destruction",
+  "infrastructure",
+  "git_history",
+  "secrets",
+  "persistence",
+  "service_disruption",
+  "resource_abuse",
+  "account_change",
+] as const;
 export type GuardThreatClass = (typeof GUARD_THREAT_CLASSES)[number];
 /** The threat-class profiles of a GuardPolicy. */
 export const GUARD_PROFILES = ["strict", "standard", "permissive"] as const;

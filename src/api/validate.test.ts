@@ -31,13 +31,19 @@ describe("validateManifest", () => {
   it.each([
     [{ execution: { validation: [{ type: "semantic" }] } }, "spec.execution.validation[0].judge_agent"],
     [{ execution: { validation: [{ type: "exit_code", min_score: 1.5 }] } }, "spec.execution.validation[0].min_score"],
-    [{ execution: { validation: [{ type: "multi_judge", judges: ["a"], min_judges_required: 2 }] } }, "spec.execution.validation[0].min_judges_required"],
+    [
+      { execution: { validation: [{ type: "multi_judge", judges: ["a"], min_judges_required: 2 }] } },
+      "spec.execution.validation[0].min_judges_required",
+    ],
     [{ execution: { validation: [{ type: "regex", pattern: "x", target: "out.txt" }] } }, "spec.execution.validation[0].target"],
     [{ execution: { validation: [{ type: "bogus" }] } }, "spec.execution.validation[0].type"],
     [{ execution: { validation: "exit_code" } }, "spec.execution.validation"],
     [{ execution: { validation: { output: { format: "xml" } } } }, "spec.execution.validation.output.format"],
     [{ execution: { tool_validation: [{ type: "regex", judge_agent: "j" }] } }, "spec.execution.tool_validation[0].type"],
-    [{ execution: { tool_validation: [{ type: "semantic", judge_agent: "j", min_score: -1 }] } }, "spec.execution.tool_validation[0].min_score"],
+    [
+      { execution: { tool_validation: [{ type: "semantic", judge_agent: "j", min_score: -1 }] } },
+      "spec.execution.tool_validation[0].min_score",
+    ],
     [{ execution: { tool_validation: { type: "semantic" } } }, "spec.execution.tool_validation"],
     [{ execution: { mode: "twice" } }, "spec.execution.mode"],
     [{ execution: { max_iterations: 0 } }, "spec.execution.max_iterations"],
@@ -48,18 +54,28 @@ describe("validateManifest", () => {
     [{ runtime: { language: "python", versoin: "3" } }, "spec.runtime.versoin"],
     [{ runtime: { image: "x", command: [] } }, "spec.runtime.command"],
     [{ workspace_strategy: "clone" }, "spec.workspace_strategy"],
-    [{ workspace_strategy: "shared", volumes: [{ name: "w", mount_path: "/w", access_mode: "ReadWriteOncePod" }] }, "spec.workspace_strategy"],
+    [
+      { workspace_strategy: "shared", volumes: [{ name: "w", mount_path: "/w", access_mode: "ReadWriteOncePod" }] },
+      "spec.workspace_strategy",
+    ],
   ])("refuses %j at %s", (spec, path) => {
     const found = errors(agent(spec)).map((p) => p.path);
     expect(found).toContain(path);
   });
 
   it("says what a bad workspace_strategy may be, and why shared cannot serve a ReadWriteOncePod volume", () => {
-    expect(errors(agent({ workspace_strategy: "clone" })).map((p) => p.message).join("\n")).toMatch(/shared.*snapshot.*copy/);
-    expect(errors(agent({ workspace_strategy: "shared", volumes: [{ name: "w", mount_path: "/w", access_mode: "ReadWriteOncePod" }] }))[0]?.message).toBe(
-      "workspace_strategy shared cannot serve a ReadWriteOncePod volume (one pod at a time): use copy or snapshot",
-    );
-    expect(errors(agent({ workspace_strategy: "snapshot", volumes: [{ name: "w", mount_path: "/w", access_mode: "ReadWriteOncePod" }] }))).toEqual([]);
+    expect(
+      errors(agent({ workspace_strategy: "clone" }))
+        .map((p) => p.message)
+        .join("\n"),
+    ).toMatch(/shared.*snapshot.*copy/);
+    expect(
+      errors(agent({ workspace_strategy: "shared", volumes: [{ name: "w", mount_path: "/w", access_mode: "ReadWriteOncePod" }] }))[0]
+        ?.message,
+    ).toBe("workspace_strategy shared cannot serve a ReadWriteOncePod volume (one pod at a time): use copy or snapshot");
+    expect(
+      errors(agent({ workspace_strategy: "snapshot", volumes: [{ name: "w", mount_path: "/w", access_mode: "ReadWriteOncePod" }] })),
+    ).toEqual([]);
   });
 
   it("fills the structural defaults the API server fills", () => {
@@ -90,7 +106,9 @@ describe("validateManifest", () => {
     fc.assert(
       fc.property(json, (execution) => {
         validateManifest(agent({ execution, tools: [execution], volumes: [execution] }));
-        validateManifest(agent({ execution: { validation: [execution, { type: "multi_judge", judges: execution }], tool_validation: [execution] } }));
+        validateManifest(
+          agent({ execution: { validation: [execution, { type: "multi_judge", judges: execution }], tool_validation: [execution] } }),
+        );
       }),
       { numRuns: 300 },
     );

@@ -60,7 +60,12 @@ function toJsonSchema(node: SchemaNode, isMetadata = false): Record<string, unkn
     } else out[k] = v;
   }
   // Strict field validation refuses unknown fields wherever the schema lists the fields.
-  if (node.properties !== undefined && node.additionalProperties === undefined && !node["x-kubernetes-preserve-unknown-fields"] && !isMetadata) {
+  if (
+    node.properties !== undefined &&
+    node.additionalProperties === undefined &&
+    !node["x-kubernetes-preserve-unknown-fields"] &&
+    !isMetadata
+  ) {
     out.additionalProperties = false;
   }
   return out;
@@ -115,7 +120,11 @@ function ajvProblem(e: ErrorObject): Problem {
     case "required":
       return { path: join(at, String(p.missingProperty)), message: "required field is missing", severity: "error" };
     case "additionalProperties":
-      return { path: join(at, String(p.additionalProperty)), message: `unknown field "${String(p.additionalProperty)}"`, severity: "error" };
+      return {
+        path: join(at, String(p.additionalProperty)),
+        message: `unknown field "${String(p.additionalProperty)}"`,
+        severity: "error",
+      };
     case "enum":
       return { path: at, message: `must be one of: ${(p.allowedValues as unknown[]).map(String).join(", ")}`, severity: "error" };
     case "type":
@@ -199,7 +208,8 @@ function labelProblem(key: string, value: string): string | undefined {
   if (!LABEL_NAME.test(name) || (prefix !== undefined && (prefix.length > 253 || !DNS_SUBDOMAIN.test(prefix)))) {
     return "invalid label key: [prefix/]name, the name at most 63 characters of A-Z a-z 0-9 - _ . starting and ending alphanumeric";
   }
-  if (value !== "" && !LABEL_NAME.test(value)) return "invalid label value: at most 63 characters of A-Z a-z 0-9 - _ . starting and ending alphanumeric";
+  if (value !== "" && !LABEL_NAME.test(value))
+    return "invalid label value: at most 63 characters of A-Z a-z 0-9 - _ . starting and ending alphanumeric";
   return undefined;
 }
 
@@ -207,9 +217,14 @@ function metadataProblems(meta: unknown): Problem[] {
   if (!isMap(meta)) return [{ path: "metadata", message: "required: metadata with a name", severity: "error" }];
   const out: Problem[] = [];
   const name = meta.name;
-  if (name === undefined && meta.generateName === undefined) out.push({ path: "metadata.name", message: "required field is missing", severity: "error" });
+  if (name === undefined && meta.generateName === undefined)
+    out.push({ path: "metadata.name", message: "required field is missing", severity: "error" });
   else if (name !== undefined && (typeof name !== "string" || name.length > 253 || !DNS_SUBDOMAIN.test(name))) {
-    out.push({ path: "metadata.name", message: "must be a lowercase DNS subdomain (a-z, 0-9, '-', '.'; at most 253 characters)", severity: "error" });
+    out.push({
+      path: "metadata.name",
+      message: "must be a lowercase DNS subdomain (a-z, 0-9, '-', '.'; at most 253 characters)",
+      severity: "error",
+    });
   }
   for (const field of ["labels", "annotations"] as const) {
     const m = meta[field];
@@ -217,7 +232,8 @@ function metadataProblems(meta: unknown): Problem[] {
     if (!isMap(m)) out.push({ path: `metadata.${field}`, message: "must be a map of strings", severity: "error" });
     else {
       for (const [k, v] of Object.entries(m)) {
-        if (typeof v !== "string") out.push({ path: `metadata.${field}.${k}`, message: `must be a string (quote it: "${String(v)}")`, severity: "error" });
+        if (typeof v !== "string")
+          out.push({ path: `metadata.${field}.${k}`, message: `must be a string (quote it: "${String(v)}")`, severity: "error" });
         else if (field === "labels") {
           const problem = labelProblem(k, v);
           if (problem !== undefined) out.push({ path: `metadata.labels.${k}`, message: problem, severity: "error" });
@@ -243,7 +259,8 @@ function metadataProblems(meta: unknown): Problem[] {
 
 /** Every problem the API server (strict field validation) would report for this document, plus warnings. */
 export function validateManifest(doc: unknown): Problem[] {
-  if (!isMap(doc)) return [{ path: "", message: "a manifest must be a YAML mapping with apiVersion, kind, metadata and spec", severity: "error" }];
+  if (!isMap(doc))
+    return [{ path: "", message: "a manifest must be a YAML mapping with apiVersion, kind, metadata and spec", severity: "error" }];
   const kind = doc.kind;
   if (doc.apiVersion !== API_VERSION) {
     if (typeof doc.apiVersion === "string" && doc.apiVersion.startsWith(`${GROUP}/`)) {

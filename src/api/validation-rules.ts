@@ -76,18 +76,22 @@ export const validationRules: CelRule[] = [
       }),
   ),
   cel(
-    forMaps(`${celList(["min_score", "min_confidence", "min_agreement_confidence"])}.all(k, !(k in v) || ((type(v[k]) == int || type(v[k]) == double) && double(v[k]) >= 0.0 && double(v[k]) <= 1.0))`),
+    forMaps(
+      `${celList(["min_score", "min_confidence", "min_agreement_confidence"])}.all(k, !(k in v) || ((type(v[k]) == int || type(v[k]) == double) && double(v[k]) >= 0.0 && double(v[k]) <= 1.0))`,
+    ),
     "min_score, min_confidence and min_agreement_confidence are numbers from 0.0 to 1.0 (e.g. min_score: 0.8)",
     (self) =>
       eachMap(self, (v) => {
         const bad = ["min_score", "min_confidence", "min_agreement_confidence"].find(
-          (k) => has(v, k) && !(isNumber(v[k]) && (v[k]) >= 0 && (v[k]) <= 1),
+          (k) => has(v, k) && !(isNumber(v[k]) && v[k] >= 0 && v[k] <= 1),
         );
         return bad === undefined ? true : `.${bad}`;
       }),
   ),
   cel(
-    forMaps(`${celList(["criteria", "judge_agent", "schema_path", "target_path", "pattern", "target", "consensus"])}.all(k, !(k in v) || type(v[k]) == string)`),
+    forMaps(
+      `${celList(["criteria", "judge_agent", "schema_path", "target_path", "pattern", "target", "consensus"])}.all(k, !(k in v) || type(v[k]) == string)`,
+    ),
     "criteria, judge_agent, schema_path, target_path, pattern, target and consensus are strings",
     (self) =>
       eachMap(self, (v) => {
@@ -98,12 +102,19 @@ export const validationRules: CelRule[] = [
       }),
   ),
   cel(
-    forMaps(`!('type' in v) || v['type'] != 'semantic' || ('judge_agent' in v && type(v['judge_agent']) == string && size(v['judge_agent']) > 0)`),
+    forMaps(
+      `!('type' in v) || v['type'] != 'semantic' || ('judge_agent' in v && type(v['judge_agent']) == string && size(v['judge_agent']) > 0)`,
+    ),
     "a semantic validator needs judge_agent: the name of a judge Agent (labels: {role: judge}, execution.mode: one-shot)",
-    (self) => eachMap(self, (v) => (v.type !== "semantic" || (typeof v.judge_agent === "string" && v.judge_agent.length > 0) ? true : ".judge_agent")),
+    (self) =>
+      eachMap(self, (v) =>
+        v.type !== "semantic" || (typeof v.judge_agent === "string" && v.judge_agent.length > 0) ? true : ".judge_agent",
+      ),
   ),
   cel(
-    forMaps(`!('type' in v) || v['type'] != 'multi_judge' || ('judges' in v && type(v['judges']) == list && size(v['judges']) > 0 && v['judges'].all(j, type(j) == string && size(j) > 0))`),
+    forMaps(
+      `!('type' in v) || v['type'] != 'multi_judge' || ('judges' in v && type(v['judges']) == list && size(v['judges']) > 0 && v['judges'].all(j, type(j) == string && size(j) > 0))`,
+    ),
     "a multi_judge validator needs judges: a non-empty list of judge Agent names (e.g. judges: [code-quality-judge, security-reviewer-judge])",
     (self) =>
       eachMap(self, (v) =>
@@ -114,7 +125,9 @@ export const validationRules: CelRule[] = [
       ),
   ),
   cel(
-    forMaps(`!('min_judges_required' in v) || (type(v['min_judges_required']) == int && v['min_judges_required'] >= 1 && (!('judges' in v) || type(v['judges']) != list || v['judges'].size() >= v['min_judges_required']))`),
+    forMaps(
+      `!('min_judges_required' in v) || (type(v['min_judges_required']) == int && v['min_judges_required'] >= 1 && (!('judges' in v) || type(v['judges']) != list || v['judges'].size() >= v['min_judges_required']))`,
+    ),
     "min_judges_required is an integer from 1 to the number of judges (size(judges))",
     (self) =>
       eachMap(self, (v) => {
@@ -130,7 +143,9 @@ export const validationRules: CelRule[] = [
     (self) => eachMap(self, (v) => (!has(v, "consensus") || CONSENSUS_MODES.includes(v.consensus as never) ? true : ".consensus")),
   ),
   cel(
-    forMaps(`(!('timeout_seconds' in v) || (type(v['timeout_seconds']) == int && v['timeout_seconds'] >= 1)) && (!('expected' in v) || type(v['expected']) == int)`),
+    forMaps(
+      `(!('timeout_seconds' in v) || (type(v['timeout_seconds']) == int && v['timeout_seconds'] >= 1)) && (!('expected' in v) || type(v['expected']) == int)`,
+    ),
     "timeout_seconds is a whole number of seconds >= 1 (default 300); expected is an integer exit code (default 0)",
     (self) =>
       eachMap(self, (v) => {
@@ -140,7 +155,9 @@ export const validationRules: CelRule[] = [
       }),
   ),
   cel(
-    forMaps(`!('type' in v) || v['type'] != 'json_schema' || ('target_path' in v && type(v['target_path']) == string && v['target_path'].startsWith('/') && ('schema_path' in v || 'schema' in v))`),
+    forMaps(
+      `!('type' in v) || v['type'] != 'json_schema' || ('target_path' in v && type(v['target_path']) == string && v['target_path'].startsWith('/') && ('schema_path' in v || 'schema' in v))`,
+    ),
     "a json_schema validator needs target_path (absolute path of the file to check) and schema_path (absolute path of the schema file) or an inline schema",
     (self) =>
       eachMap(self, (v) => {
@@ -150,7 +167,9 @@ export const validationRules: CelRule[] = [
       }),
   ),
   cel(
-    forMaps(`(!('schema_path' in v) || (type(v['schema_path']) == string && v['schema_path'].startsWith('/'))) && (!('schema' in v) || type(v['schema']) == map)`),
+    forMaps(
+      `(!('schema_path' in v) || (type(v['schema_path']) == string && v['schema_path'].startsWith('/'))) && (!('schema' in v) || type(v['schema']) == map)`,
+    ),
     "schema_path is an absolute path inside the container (e.g. /agent/schema.json); schema is an inline JSON Schema object",
     (self) =>
       eachMap(self, (v) => {
@@ -173,7 +192,9 @@ export const validationRules: CelRule[] = [
       ),
   ),
   cel(
-    forMaps(`(!('confidence_weighting' in v) || type(v['confidence_weighting']) == bool) && (!('weights' in v) || (type(v['weights']) == map && v['weights'].all(j, type(v['weights'][j]) == int || type(v['weights'][j]) == double)))`),
+    forMaps(
+      `(!('confidence_weighting' in v) || type(v['confidence_weighting']) == bool) && (!('weights' in v) || (type(v['weights']) == map && v['weights'].all(j, type(v['weights'][j]) == int || type(v['weights'][j]) == double)))`,
+    ),
     "confidence_weighting is true or false; weights maps judge names to numbers (e.g. weights: {security-judge: 2})",
     (self) =>
       eachMap(self, (v) => {

@@ -3,7 +3,16 @@
 // result, the controller (and the cluster gate) creates them; both build them here.
 import type * as k8s from "@kubernetes/client-node";
 import type { ToolCallProposal } from "../api/protocol.js";
-import { API_VERSION, type Agent, type Execution, type ExecutionStatus, type JsonObject, type JudgePurpose, type OwnerReference, type SemanticValidatorSpec } from "../api/types.js";
+import {
+  API_VERSION,
+  type Agent,
+  type Execution,
+  type ExecutionStatus,
+  type JsonObject,
+  type JudgePurpose,
+  type OwnerReference,
+  type SemanticValidatorSpec,
+} from "../api/types.js";
 import { toolJudgeChildName } from "../engine/child-names.js";
 import { judgeTimeoutSeconds } from "../engine/durations.js";
 import { buildToolCallPayload, buildValidationPayload, toolCallHistoryOf } from "../engine/judge-payload.js";
@@ -209,7 +218,10 @@ export function toolJudgeChild(t: ToolJudgeInput): ToolJudgeChild {
     ...(problem !== undefined ? { spawnError: problem } : {}),
   });
   if (problem !== undefined || t.judge === undefined) return { name, execution, problem: problem ?? "no judge" };
-  const workload = judgeWorkload(execution, t.judge, t.workerMounts, { stdin: t.stdin, ...(t.runtimes !== undefined ? { runtimes: t.runtimes } : {}) });
+  const workload = judgeWorkload(execution, t.judge, t.workerMounts, {
+    stdin: t.stdin,
+    ...(t.runtimes !== undefined ? { runtimes: t.runtimes } : {}),
+  });
   return typeof workload === "string" ? { name, execution, problem: workload } : { name, execution, workload };
 }
 
@@ -242,13 +254,26 @@ export function storedJudgeChild(child: Execution): StoredJudgeChild {
   const { input: _input, ...spec } = child.spec;
   const problem = payloadProblem(bytes.length);
   if (problem !== undefined) {
-    return { execution: { ...child, metadata: { ...child.metadata, annotations: { ...child.metadata.annotations, [SPAWN_ERROR_ANNOTATION]: problem } }, spec }, parts: [] };
+    return {
+      execution: {
+        ...child,
+        metadata: { ...child.metadata, annotations: { ...child.metadata.annotations, [SPAWN_ERROR_ANNOTATION]: problem } },
+        spec,
+      },
+      parts: [],
+    };
   }
   const prefix = inputPartsPrefix(child.metadata.name);
   const parts = partConfigMaps(prefix, bytes, {
-    labels: { [CHILD_LABELS.parent]: child.metadata.labels?.[CHILD_LABELS.parent] ?? "", [CHILD_LABELS.execution]: labelValue(child.metadata.name) },
+    labels: {
+      [CHILD_LABELS.parent]: child.metadata.labels?.[CHILD_LABELS.parent] ?? "",
+      [CHILD_LABELS.execution]: labelValue(child.metadata.name),
+    },
     ...(child.metadata.ownerReferences !== undefined ? { ownerReferences: child.metadata.ownerReferences } : {}),
   });
   const annotations = { ...child.metadata.annotations, [INPUT_ANNOTATION]: descriptorText(describeParts(bytes)) };
-  return { execution: { ...child, metadata: { ...child.metadata, annotations }, spec: bytes.length <= INLINE_INPUT_LIMIT ? child.spec : spec }, parts };
+  return {
+    execution: { ...child, metadata: { ...child.metadata, annotations }, spec: bytes.length <= INLINE_INPUT_LIMIT ? child.spec : spec },
+    parts,
+  };
 }

@@ -5,7 +5,8 @@ import { describe, expect, it } from "vitest";
 import { knownEntrypoint } from "./images.js";
 
 const ROOT = join(import.meta.dirname, "..", "..");
-const entrypointOf = (dockerfile: string): unknown => JSON.parse(/^ENTRYPOINT (\[.*\])$/m.exec(readFileSync(join(ROOT, dockerfile), "utf8"))?.[1] ?? "null");
+const entrypointOf = (dockerfile: string): unknown =>
+  JSON.parse(/^ENTRYPOINT (\[.*\])$/m.exec(readFileSync(join(ROOT, dockerfile), "utf8"))?.[1] ?? "null");
 
 describe("gavel's images' programs", () => {
   it("are the ENTRYPOINTs of their Dockerfiles", () => {

@@ -31,7 +31,10 @@ const GAVEL_IMAGE_ENTRYPOINTS: ReadonlyMap<string, readonly string[]> = new Map(
 
 /** The program of `image` when it is one gavel builds (any tag or digest), else undefined. */
 export function knownEntrypoint(image: string): readonly string[] | undefined {
-  const repository = image.trim().replace(/@sha256:[0-9a-f]+$/, "").replace(/:[^/:]+$/, "");
+  const repository = image
+    .trim()
+    .replace(/@sha256:[0-9a-f]+$/, "")
+    .replace(/:[^/:]+$/, "");
   return GAVEL_IMAGE_ENTRYPOINTS.get(repository);
 }
 

@@ -5,8 +5,15 @@ import type { WorkloadSpec } from "../runtime/workload.js";
 
 const MEMORY_UNITS: Record<string, number> = {
   "": 1,
-  k: 1e3, K: 1e3, M: 1e6, G: 1e9, T: 1e12,
-  Ki: 2 ** 10, Mi: 2 ** 20, Gi: 2 ** 30, Ti: 2 ** 40,
+  k: 1e3,
+  K: 1e3,
+  M: 1e6,
+  G: 1e9,
+  T: 1e12,
+  Ki: 2 ** 10,
+  Mi: 2 ** 20,
+  Gi: 2 ** 30,
+  Ti: 2 ** 40,
 };
 
 /** Bytes of a memory quantity such as "512Mi" or "1G"; undefined when absent or malformed. */

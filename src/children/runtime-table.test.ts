@@ -11,7 +11,9 @@ describe("runtime table", () => {
   const table = runtimeTable([], builtinRuntimes("1.2.3"));
 
   it("ships Python 3.11 and Node 20 at this build's images", () => {
-    expect(chooseRuntime(agent({ language: "python", version: "3.11" }), table)).toMatchObject({ image: "gavel/runtime-python-3.11:1.2.3" });
+    expect(chooseRuntime(agent({ language: "python", version: "3.11" }), table)).toMatchObject({
+      image: "gavel/runtime-python-3.11:1.2.3",
+    });
     expect(chooseRuntime(agent({ language: "node", version: "20" }), table)).toMatchObject({ image: "gavel/runtime-node-20:1.2.3" });
     expect(chooseRuntime(agent({ language: "node" }), table)).toMatchObject({ image: "gavel/runtime-node-20:1.2.3" });
   });
@@ -45,18 +47,32 @@ runtimes:
   });
 
   it("refuses a bad table naming the entry and field", () => {
-    expect(() => parseRuntimeTable("- {language: python, version: 3.10, image: x}", "values.yaml")).toThrow(/values.yaml: runtimes\[0\]\.version must be a quoted string/);
-    expect(() => parseRuntimeTable("- {language: python, version: '3', image: x, tag: y}")).toThrow(/runtimes\[0\]\.tag is not a known field/);
+    expect(() => parseRuntimeTable("- {language: python, version: 3.10, image: x}", "values.yaml")).toThrow(
+      /values.yaml: runtimes\[0\]\.version must be a quoted string/,
+    );
+    expect(() => parseRuntimeTable("- {language: python, version: '3', image: x, tag: y}")).toThrow(
+      /runtimes\[0\]\.tag is not a known field/,
+    );
     expect(() => parseRuntimeTable("- {language: python, version: '3'}")).toThrow(/runtimes\[0\]\.image must be a non-empty string/);
     expect(() => parseRuntimeTable("- {language: python, version: '3', image: x, env: {A: 1}}")).toThrow(/env must be a map of strings/);
     expect(() => parseRuntimeTable("runtimes: 3")).toThrow(/expected a list/);
-    expect(() => parseRuntimeTable("- {language: python, version: '3', image: x, command: python3}")).toThrow(/runtimes\[0\]\.command must be a non-empty list of non-empty strings/);
-    expect(parseRuntimeTable("- {language: python, version: '3', image: x, command: [python3, /a.py]}")[0]?.command).toEqual(["python3", "/a.py"]);
+    expect(() => parseRuntimeTable("- {language: python, version: '3', image: x, command: python3}")).toThrow(
+      /runtimes\[0\]\.command must be a non-empty list of non-empty strings/,
+    );
+    expect(parseRuntimeTable("- {language: python, version: '3', image: x, command: [python3, /a.py]}")[0]?.command).toEqual([
+      "python3",
+      "/a.py",
+    ]);
     expect(parseRuntimeTable("")).toEqual([]);
   });
 
   it("names every bad entry and field of a table at once", () => {
-    expect(() => parseRuntimeTable("- {language: ' ', version: '3', image: x}\n- 7\n- {language: node, version: '20', image: y, env: {A: '1', B: 2}, default: yes}", "runtimes.yaml")).toThrow(
+    expect(() =>
+      parseRuntimeTable(
+        "- {language: ' ', version: '3', image: x}\n- 7\n- {language: node, version: '20', image: y, env: {A: '1', B: 2}, default: yes}",
+        "runtimes.yaml",
+      ),
+    ).toThrow(
       "runtimes.yaml: runtimes[0].language must be a non-empty string; runtimes.yaml: runtimes[1] must be a mapping; runtimes.yaml: runtimes[2].env must be a map of strings (B is not a string); runtimes.yaml: runtimes[2].default must be true or false",
     );
   });

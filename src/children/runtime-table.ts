@@ -33,7 +33,9 @@ export interface RuntimeEntry {
 export type RuntimeTable = readonly RuntimeEntry[];
 
 /** An image for an Agent, or why there is none (naming the manifest field). */
-export type RuntimeChoice = { image: string; env: Record<string, string>; runtime?: RuntimeEntry; entrypoint?: readonly string[] } | { problem: string; field: string };
+export type RuntimeChoice =
+  | { image: string; env: Record<string, string>; runtime?: RuntimeEntry; entrypoint?: readonly string[] }
+  | { problem: string; field: string };
 
 /** The runtimes gavel ships, at the images of this build (`make images` tags them :dev and :<version>). */
 export function builtinRuntimes(tag = gavelVersion()): RuntimeEntry[] {
@@ -59,9 +61,16 @@ export function parseRuntimeTable(text: string, source = "runtime table"): Runti
   } catch (err) {
     throw new RuntimeTableError(`${source}: not valid YAML: ${(err as Error).message}`);
   }
-  const list = Array.isArray(doc) ? doc : isRecord(doc) && Array.isArray(doc.runtimes) ? doc.runtimes : doc === null || doc === undefined ? [] : undefined;
+  const list = Array.isArray(doc)
+    ? doc
+    : isRecord(doc) && Array.isArray(doc.runtimes)
+      ? doc.runtimes
+      : doc === null || doc === undefined
+        ? []
+        : undefined;
   if (list === undefined) throw new RuntimeTableError(`${source}: expected a list of runtimes (or {runtimes: [...]})`);
-  if (!validateEntries(list)) throw new RuntimeTableError((validateEntries.errors ?? []).map((e) => entryProblem(e, list, source)).join("; "));
+  if (!validateEntries(list))
+    throw new RuntimeTableError((validateEntries.errors ?? []).map((e) => entryProblem(e, list, source)).join("; "));
   return list.map((raw) => ({
     language: raw.language.trim().toLowerCase(),
     version: raw.version.trim(),
@@ -108,14 +117,17 @@ function entryProblem(e: ErrorObject, list: unknown[], source: string): string {
   const [index = "", field = "", ...rest] = e.instancePath.split("/").slice(1);
   const at = `${source}: runtimes[${index}]`;
   const key = e.keyword === "required" ? (e.params as { missingProperty: string }).missingProperty : field;
-  if (e.keyword === "additionalProperties") return `${at}.${(e.params as { additionalProperty: string }).additionalProperty} is not a known field (${FIELDS.join(", ")})`;
+  if (e.keyword === "additionalProperties")
+    return `${at}.${(e.params as { additionalProperty: string }).additionalProperty} is not a known field (${FIELDS.join(", ")})`;
   if (key === "") return `${at} must be a mapping`;
   const value = (list[Number(index)] as Record<string, unknown> | undefined)?.[key];
   // YAML reads an unquoted 3.10 as the number 3.1: such a version must be quoted.
-  if (key === "version" && typeof value === "number") return `${at}.version must be a quoted string (got the number ${value}; write "${value}")`;
+  if (key === "version" && typeof value === "number")
+    return `${at}.version must be a quoted string (got the number ${value}; write "${value}")`;
   if (key === "env") return `${at}.env must be a map of strings${rest.length > 0 ? ` (${rest.join(".")} is not a string)` : ""}`;
   if (key === "default") return `${at}.default must be true or false`;
-  if (key === "command") return `${at}.command must be a non-empty list of non-empty strings (the image's program, e.g. [python3, /app/main.py])`;
+  if (key === "command")
+    return `${at}.command must be a non-empty list of non-empty strings (the image's program, e.g. [python3, /app/main.py])`;
   return `${at}.${key} must be a non-empty string`;
 }
 
@@ -154,22 +166,34 @@ export function chooseRuntime(agent: Agent, table: RuntimeTable, fallback?: stri
     return { image: r.image, env: {}, ...(known !== undefined ? { entrypoint: known } : {}) };
   }
   if (r?.language === undefined || r.language.trim() === "") {
-    if (fallback !== undefined) return { image: fallback, env: {}, ...(fallbackEntrypoint !== undefined ? { entrypoint: fallbackEntrypoint } : {}) };
+    if (fallback !== undefined)
+      return { image: fallback, env: {}, ...(fallbackEntrypoint !== undefined ? { entrypoint: fallbackEntrypoint } : {}) };
     return { problem: `Agent ${agent.metadata.name} names no image and no language runtime`, field: "spec.runtime" };
   }
   const language = r.language.trim().toLowerCase();
   const same = table.filter((e) => e.language === language);
   const known = (list: RuntimeTable) => list.map((e) => `${e.language} ${e.version}`).join(", ") || "none";
   if (same.length === 0) {
-    return { problem: `spec.runtime.language: no runtime for "${r.language}" in the runtime table (known: ${known(table)})`, field: "spec.runtime.language" };
+    return {
+      problem: `spec.runtime.language: no runtime for "${r.language}" in the runtime table (known: ${known(table)})`,
+      field: "spec.runtime.language",
+    };
   }
   const version = r.version === undefined ? undefined : String(r.version).trim();
-  const entry = version === undefined || version === "" ? (same.find((e) => e.default === true) ?? (same.length === 1 ? same[0] : undefined)) : same.find((e) => e.version === version);
+  const entry =
+    version === undefined || version === ""
+      ? (same.find((e) => e.default === true) ?? (same.length === 1 ? same[0] : undefined))
+      : same.find((e) => e.version === version);
   if (entry === undefined) {
     const what = version === undefined || version === "" ? `no default version of ${language}` : `no runtime for ${language} ${version}`;
     return { problem: `spec.runtime.version: ${what} in the runtime table (known: ${known(same)})`, field: "spec.runtime.version" };
   }
-  return { image: entry.image, env: { ...entry.env }, runtime: entry, ...(entry.command !== undefined ? { entrypoint: entry.command } : {}) };
+  return {
+    image: entry.image,
+    env: { ...entry.env },
+    runtime: entry,
+    ...(entry.command !== undefined ? { entrypoint: entry.command } : {}),
+  };
 }
 
 function isRecord(v: unknown): v is Record<string, unknown> {

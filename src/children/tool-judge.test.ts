@@ -6,11 +6,29 @@ import type { JudgeOutcome } from "../engine/gradient.js";
 import { toolJudgeChild } from "./child-executions.js";
 import { judgeToolCall, mergeToolJudgeRefs, toolJudgeRef, type ToolJudgeEvent } from "./tool-judge.js";
 
-const parent: Execution = { apiVersion: "100monkeys.ai/v1", kind: "Execution", metadata: { name: "demo", namespace: "team", uid: "uid-1" }, spec: { agentRef: { name: "w" } } };
+const parent: Execution = {
+  apiVersion: "100monkeys.ai/v1",
+  kind: "Execution",
+  metadata: { name: "demo", namespace: "team", uid: "uid-1" },
+  spec: { agentRef: { name: "w" } },
+};
 const worker: Agent = { apiVersion: "100monkeys.ai/v1", kind: "Agent", metadata: { name: "w" }, spec: { tools: ["fs.write"] } };
-const judge: Agent = { apiVersion: "100monkeys.ai/v1", kind: "Agent", metadata: { name: "rule-judge", labels: { role: "judge" } }, spec: { runtime: { image: "gavel/rule-judge:dev" } } };
+const judge: Agent = {
+  apiVersion: "100monkeys.ai/v1",
+  kind: "Agent",
+  metadata: { name: "rule-judge", labels: { role: "judge" } },
+  spec: { runtime: { image: "gavel/rule-judge:dev" } },
+};
 const entry = { type: "semantic", judge_agent: "rule-judge", criteria: "safe?" } as SemanticValidatorSpec;
-const proposal: ToolCallProposal = { namespace: "team", execution: "demo", iteration: 2, step: 5, toolCallId: "tc-9", tool: "fs.write", args: { path: "/workspace/a" } };
+const proposal: ToolCallProposal = {
+  namespace: "team",
+  execution: "demo",
+  iteration: 2,
+  step: 5,
+  toolCallId: "tc-9",
+  tool: "fs.write",
+  args: { path: "/workspace/a" },
+};
 
 function child(index: number) {
   return toolJudgeChild({ parent, worker, judge, entry, index, proposal, policyViolations: [], workerMounts: [], stdin: true });
@@ -35,7 +53,13 @@ describe("judgeToolCall", () => {
     const d = driver({ ok: true, result: { score: 0.9, confidence: 0.8, reasoning: "fine" } });
     const first = await judgeToolCall(child(0), proposal, d);
     const second = await judgeToolCall(child(1), proposal, d);
-    expect(d.events.map((e) => e.event)).toEqual(["toolcall.proposed", "judge.spawned", "judge.finished", "judge.spawned", "judge.finished"]);
+    expect(d.events.map((e) => e.event)).toEqual([
+      "toolcall.proposed",
+      "judge.spawned",
+      "judge.finished",
+      "judge.spawned",
+      "judge.finished",
+    ]);
     expect(d.events[0]?.data).toEqual({ iteration: 2, step: 5, tool: "fs.write" });
     expect(d.events[1]?.data).toEqual({ child: child(0).name, judge: "rule-judge", iteration: 2, step: 5, purpose: "tool_validation" });
     expect(d.events[2]?.data).toEqual({ child: child(0).name, judge: "rule-judge", score: 0.9, confidence: 0.8 });
@@ -47,7 +71,17 @@ describe("judgeToolCall", () => {
     const d = driver({ ok: false, rejection: "timed_out", detail: "deadline" });
     const result = await judgeToolCall(child(0), proposal, d);
     expect(result).toEqual({ rejection: "timed_out", detail: "deadline", child: child(0).name });
-    expect(d.refs).toEqual([{ name: child(0).name, purpose: "tool_validation", iteration: 2, validatorIndex: 0, judge: "rule-judge", toolCallId: "tc-9", phase: "TimedOut" }]);
+    expect(d.refs).toEqual([
+      {
+        name: child(0).name,
+        purpose: "tool_validation",
+        iteration: 2,
+        validatorIndex: 0,
+        judge: "rule-judge",
+        toolCallId: "tc-9",
+        phase: "TimedOut",
+      },
+    ]);
     expect(d.events.at(-1)?.data).toEqual({ child: child(0).name, judge: "rule-judge", rejection: "timed_out" });
 
     const stopped = driver({ ok: false, rejection: "failed", detail: "exit 1" });

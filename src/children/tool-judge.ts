@@ -43,7 +43,10 @@ export async function judgeToolCall(t: ToolJudgeChild, proposal: ToolCallProposa
     driver.announced.add(callKey);
     events.push({ event: "toolcall.proposed", data: { iteration: proposal.iteration, step: proposal.step, tool: proposal.tool } });
   }
-  events.push({ event: "judge.spawned", data: { child: t.name, judge, iteration: proposal.iteration, step: proposal.step, purpose: "tool_validation" } });
+  events.push({
+    event: "judge.spawned",
+    data: { child: t.name, judge, iteration: proposal.iteration, step: proposal.step, purpose: "tool_validation" },
+  });
   const published = driver.publish(events);
   const ref = toolJudgeRef(t.execution);
   if (ref !== undefined) driver.track?.(ref);
@@ -52,7 +55,14 @@ export async function judgeToolCall(t: ToolJudgeChild, proposal: ToolCallProposa
   // A child the engine already stopped (cancel, deadline) keeps the phase it was given.
   if (ref?.phase === "Running") ref.phase = phaseOfOutcome(outcome);
   void driver.publish([
-    { event: "judge.finished", data: { child: t.name, judge, ...(outcome.ok ? { score: outcome.result.score, confidence: outcome.result.confidence } : { rejection: outcome.rejection }) } },
+    {
+      event: "judge.finished",
+      data: {
+        child: t.name,
+        judge,
+        ...(outcome.ok ? { score: outcome.result.score, confidence: outcome.result.confidence } : { rejection: outcome.rejection }),
+      },
+    },
   ]);
   return outcome.ok ? { result: outcome.result, child: t.name } : { rejection: outcome.rejection, detail: outcome.detail, child: t.name };
 }

@@ -29,7 +29,9 @@ export const INPUT_DIR = "/var/run/gavel/input";
 
 /** Why a payload of `bytes` cannot be delivered, naming the field; undefined when it can. */
 export function payloadProblem(bytes: number): string | undefined {
-  return bytes > MAX_PAYLOAD_BYTES ? `spec.input: the judge payload is ${bytes} bytes; the limit is ${MAX_PAYLOAD_BYTES} (8 MiB)` : undefined;
+  return bytes > MAX_PAYLOAD_BYTES
+    ? `spec.input: the judge payload is ${bytes} bytes; the limit is ${MAX_PAYLOAD_BYTES} (8 MiB)`
+    : undefined;
 }
 
 /** Labels on every workload of an Execution, so `kubectl get pods -l` (or `docker ps -f`) finds them. */
@@ -106,10 +108,21 @@ export interface WorkerOptions {
  * set so a script can read them blindly. The workspace mounts are read-write. A language the
  * runtime table does not know is a TerminalError naming the field (retrying cannot help).
  */
-export function workerWorkload(execution: Execution, agent: Agent, run: WorkerRun, mounts: WorkloadMount[], opts: WorkerOptions = {}): WorkloadSpec {
+export function workerWorkload(
+  execution: Execution,
+  agent: Agent,
+  run: WorkerRun,
+  mounts: WorkloadMount[],
+  opts: WorkerOptions = {},
+): WorkloadSpec {
   const writable = mounts.map((m) => ({ ...m, readOnly: false }));
   // gavel's agent image runs AGENT_ENTRYPOINT; a driver's other default image is not known.
-  const runtime = chooseRuntime(agent, opts.runtimes ?? builtinRuntimes(), opts.defaultImage ?? defaultImages().worker, opts.defaultImage === undefined ? AGENT_ENTRYPOINT : undefined);
+  const runtime = chooseRuntime(
+    agent,
+    opts.runtimes ?? builtinRuntimes(),
+    opts.defaultImage ?? defaultImages().worker,
+    opts.defaultImage === undefined ? AGENT_ENTRYPOINT : undefined,
+  );
   if ("problem" in runtime) throw new TerminalError("UnknownRuntime", runtime.problem);
   const env: Record<string, string> = {
     ...runtime.env,
@@ -185,7 +198,12 @@ function judgeEnvironment(child: Execution, judge: Agent, mounts: WorkloadMount[
  * at the same paths, no network unless the judge's manifest allows it, the child's deadline.
  * The image is the judge's own or its language runtime's. A string says why it cannot run.
  */
-export function judgeWorkload(child: Execution, judge: Agent, workerMounts: WorkloadMount[], opts: JudgeWorkloadOptions): WorkloadSpec | string {
+export function judgeWorkload(
+  child: Execution,
+  judge: Agent,
+  workerMounts: WorkloadMount[],
+  opts: JudgeWorkloadOptions,
+): WorkloadSpec | string {
   const runtime = chooseRuntime(judge, opts.runtimes ?? builtinRuntimes());
   if ("problem" in runtime) return `judge Agent ${judge.metadata.name}: ${runtime.problem}`;
   const readOnly = workerMounts.map((m) => ({ ...m, readOnly: true }));

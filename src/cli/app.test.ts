@@ -2,7 +2,6 @@ import { describe, expect, it } from "vitest";
 import { gavel } from "../../test/harness/cli.js";
 import { commands } from "./commands.js";
 
-
 describe("gavel CLI", () => {
   it("prints the version, as `version` and as `--version`", async () => {
     for (const arg of ["version", "--version"]) {
@@ -25,7 +24,12 @@ describe("gavel CLI", () => {
     expect(u.out).toContain("usage: gavel logs EXECUTION [--iteration N] [--judge NAME] [-f]");
   }, 60_000);
   it("answers --help of every command and subcommand with its usage, never running it", async () => {
-    for (const argv of [["guard", "check", "--help"], ["guard", "tool-hash", "-h"], ["nats", "bootstrap", "--help"], ["run", "-f", "missing.yaml", "--help"]]) {
+    for (const argv of [
+      ["guard", "check", "--help"],
+      ["guard", "tool-hash", "-h"],
+      ["nats", "bootstrap", "--help"],
+      ["run", "-f", "missing.yaml", "--help"],
+    ]) {
       const t = await gavel(argv);
       expect(t.code, `${argv.join(" ")}: ${t.err}`).toBe(0);
       expect(t.out).toContain(`usage: gavel ${argv[0] ?? ""}`);

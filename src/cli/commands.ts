@@ -21,18 +21,77 @@ export interface CommandEntry {
 
 /** Every subcommand, in the order `gavel help` lists them. */
 export const commands: CommandEntry[] = [
-  { name: "get", summary: "list Executions, Agents or GuardPolicies (kubectl's -n, -A, -l, -o, --watch)", load: async () => (await import("./get.js")).getCommand },
-  { name: "describe", summary: "show one Execution's tree: iterations, validators, judges' verdicts, tool calls, conditions, events", load: async () => (await import("./describe.js")).describeCommand },
-  { name: "logs", summary: "print a worker's or a judge's output (--iteration N, --judge NAME, -f)", load: async () => (await import("./logs.js")).logsCommand },
-  { name: "ui", summary: "serve a live web view of a namespace's Executions (read-only; trees, score bars, judges, tool calls)", load: async () => (await import("./ui.js")).uiCommand },
-  { name: "events", summary: "print the event stream of a namespace or an execution tree", load: async () => (await import("./events.js")).eventsCommand },
-  { name: "run", summary: "run one Execution locally on Docker (live tree, exit 0 only on Succeeded)", load: async () => (await import("./run.js")).runCommand },
-  { name: "validate", summary: "check Agent, Execution and GuardPolicy manifests offline (schemas, rules, judge references)", quick: true, load: async () => (await import("./validate.js")).validateCommand },
-  { name: "verdict", summary: "parse a judge's output as gavel does: the GradientResult, or why it is rejected", quick: true, load: async () => (await import("./verdict.js")).verdictCommand },
-  { name: "guard", summary: "evaluate a proposed tool call with the deterministic guard (guard check); print tool code hashes to register (guard tool-hash)", quick: true, load: async () => (await import("./guard.js")).guardCommand },
-  { name: "controller", summary: "run gavel's controllers against a cluster (Agent Ready condition, GuardPolicy hot reload, Executions on pods)", load: async () => (await import("./controller.js")).controllerCommand },
-  { name: "nats", summary: "set up gavel's NATS keys: `nats bootstrap` creates the key Secrets when absent and writes the server's trust config", load: async () => (await import("./nats.js")).natsCommand },
-  { name: "completion", summary: "print a shell completion script (bash or zsh)", quick: true, load: async () => (await import("./completion.js")).completionCommand },
-  { name: "__complete", summary: "print completion candidates for the given words", hidden: true, quick: true, load: async () => (await import("./completion.js")).completeCommand },
+  {
+    name: "get",
+    summary: "list Executions, Agents or GuardPolicies (kubectl's -n, -A, -l, -o, --watch)",
+    load: async () => (await import("./get.js")).getCommand,
+  },
+  {
+    name: "describe",
+    summary: "show one Execution's tree: iterations, validators, judges' verdicts, tool calls, conditions, events",
+    load: async () => (await import("./describe.js")).describeCommand,
+  },
+  {
+    name: "logs",
+    summary: "print a worker's or a judge's output (--iteration N, --judge NAME, -f)",
+    load: async () => (await import("./logs.js")).logsCommand,
+  },
+  {
+    name: "ui",
+    summary: "serve a live web view of a namespace's Executions (read-only; trees, score bars, judges, tool calls)",
+    load: async () => (await import("./ui.js")).uiCommand,
+  },
+  {
+    name: "events",
+    summary: "print the event stream of a namespace or an execution tree",
+    load: async () => (await import("./events.js")).eventsCommand,
+  },
+  {
+    name: "run",
+    summary: "run one Execution locally on Docker (live tree, exit 0 only on Succeeded)",
+    load: async () => (await import("./run.js")).runCommand,
+  },
+  {
+    name: "validate",
+    summary: "check Agent, Execution and GuardPolicy manifests offline (schemas, rules, judge references)",
+    quick: true,
+    load: async () => (await import("./validate.js")).validateCommand,
+  },
+  {
+    name: "verdict",
+    summary: "parse a judge's output as gavel does: the GradientResult, or why it is rejected",
+    quick: true,
+    load: async () => (await import("./verdict.js")).verdictCommand,
+  },
+  {
+    name: "guard",
+    summary:
+      "evaluate a proposed tool call with the deterministic guard (guard check); print tool code hashes to register (guard tool-hash)",
+    quick: true,
+    load: async () => (await import("./guard.js")).guardCommand,
+  },
+  {
+    name: "controller",
+    summary: "run gavel's controllers against a cluster (Agent Ready condition, GuardPolicy hot reload, Executions on pods)",
+    load: async () => (await import("./controller.js")).controllerCommand,
+  },
+  {
+    name: "nats",
+    summary: "set up gavel's NATS keys: `nats bootstrap` creates the key Secrets when absent and writes the server's trust config",
+    load: async () => (await import("./nats.js")).natsCommand,
+  },
+  {
+    name: "completion",
+    summary: "print a shell completion script (bash or zsh)",
+    quick: true,
+    load: async () => (await import("./completion.js")).completionCommand,
+  },
+  {
+    name: "__complete",
+    summary: "print completion candidates for the given words",
+    hidden: true,
+    quick: true,
+    load: async () => (await import("./completion.js")).completeCommand,
+  },
   { name: "version", summary: "print gavel's version", quick: true, load: async () => (await import("./version.js")).versionCommand },
 ];

@@ -2,7 +2,8 @@ import { describe, expect, it } from "vitest";
 import { candidates, type NameLookup } from "./completion.js";
 
 const lookup: NameLookup = {
-  names: (resource, ns) => Promise.resolve(resource.startsWith("ex") ? [`run-${ns ?? "default"}`, "run-i1-v1-checker"] : ["writer", "checker"]),
+  names: (resource, ns) =>
+    Promise.resolve(resource.startsWith("ex") ? [`run-${ns ?? "default"}`, "run-i1-v1-checker"] : ["writer", "checker"]),
   judges: (execution) => Promise.resolve([`${execution}-i1-v1-checker`, "checker"]),
 };
 

@@ -16,12 +16,38 @@ const DIRECTIVE_NO_FILES = 4;
 
 /** Flags of each command that completion offers; those ending in "=" take a value. */
 const FLAGS: Record<string, string[]> = {
-  get: ["-n=", "--namespace=", "-A", "--all-namespaces", "-l=", "--selector=", "-o=", "--output=", "-w", "--watch", "--no-headers", "--kubeconfig=", "--context="],
+  get: [
+    "-n=",
+    "--namespace=",
+    "-A",
+    "--all-namespaces",
+    "-l=",
+    "--selector=",
+    "-o=",
+    "--output=",
+    "-w",
+    "--watch",
+    "--no-headers",
+    "--kubeconfig=",
+    "--context=",
+  ],
   describe: ["-n=", "--namespace=", "--kubeconfig=", "--context="],
   logs: ["-n=", "--namespace=", "--iteration=", "--judge=", "-f", "--follow", "--kubeconfig=", "--context="],
   ui: ["-n=", "--namespace=", "--addr=", "--nats=", "--nats-creds=", "--kubeconfig=", "--context="],
   // guard check's, then tool-hash's --file.
-  guard: ["--tool=", "--args=", "--agent=", "--policy=", "--history=", "--step=", "--capabilities=", "--live-hash=", "--home=", "--explain", "--file="],
+  guard: [
+    "--tool=",
+    "--args=",
+    "--agent=",
+    "--policy=",
+    "--history=",
+    "--step=",
+    "--capabilities=",
+    "--live-hash=",
+    "--home=",
+    "--explain",
+    "--file=",
+  ],
 };
 
 /** Flags whose value is a file: the shell completes it. */
@@ -35,7 +61,12 @@ export interface NameLookup {
 
 /** The value of -n/--namespace among the words, if given. */
 function namespaceOf(words: string[]): string | undefined {
-  const { values } = parseArgs({ args: words, strict: false, allowPositionals: true, options: { namespace: { type: "string", short: "n" } } });
+  const { values } = parseArgs({
+    args: words,
+    strict: false,
+    allowPositionals: true,
+    options: { namespace: { type: "string", short: "n" } },
+  });
   return typeof values.namespace === "string" ? values.namespace : undefined;
 }
 
@@ -56,20 +87,36 @@ function positionalsOf(before: string[], flags: string[]): string[] {
 }
 
 /** Candidates for the value of the flag `prev` (a flag that takes one). */
-async function flagValue(prev: string, before: string[], flags: string[], lookup: NameLookup, pick: (values: string[]) => Candidates): Promise<Candidates> {
+async function flagValue(
+  prev: string,
+  before: string[],
+  flags: string[],
+  lookup: NameLookup,
+  pick: (values: string[]) => Candidates,
+): Promise<Candidates> {
   if (prev === "-o" || prev === "--output") return pick(["wide", "yaml", "json", "name"]);
   // The execution is the first positional, wherever it stands among the flags (`logs -n NS EXEC --judge`).
-  if (prev === "--judge") return pick(await lookup.judges(positionalsOf(before.slice(0, -1), flags)[0] ?? "", namespaceOf(before)).catch(() => []));
+  if (prev === "--judge")
+    return pick(await lookup.judges(positionalsOf(before.slice(0, -1), flags)[0] ?? "", namespaceOf(before)).catch(() => []));
   if (FILE_FLAGS.includes(prev)) return { values: [], directive: DIRECTIVE_DEFAULT };
   return { values: [], directive: DIRECTIVE_NO_FILES };
 }
 
 /** Candidates for a positional word of command `cmd`, given the positionals before it. */
-async function positional(cmd: string | undefined, positionals: string[], ns: string | undefined, lookup: NameLookup, pick: (values: string[]) => Candidates): Promise<Candidates> {
+async function positional(
+  cmd: string | undefined,
+  positionals: string[],
+  ns: string | undefined,
+  lookup: NameLookup,
+  pick: (values: string[]) => Candidates,
+): Promise<Candidates> {
   switch (cmd) {
     case "get":
     case "describe":
-      if (positionals.length === 0) return pick(RESOURCES.flatMap((r) => [r.plural, ...(cmd === "describe" ? [r.names[1] ?? ""] : []), r.names[r.names.length - 1] ?? ""]));
+      if (positionals.length === 0)
+        return pick(
+          RESOURCES.flatMap((r) => [r.plural, ...(cmd === "describe" ? [r.names[1] ?? ""] : []), r.names[r.names.length - 1] ?? ""]),
+        );
       return pick(await lookup.names(positionals[0] ?? "", ns).catch(() => []));
     case "logs":
       return positionals.length === 0 ? pick(await lookup.names("executions", ns).catch(() => [])) : pick([]);

@@ -37,22 +37,39 @@ describe("controllerConfig", () => {
   });
 
   it("lets flags win over the variables; an empty variable counts as unset", () => {
-    const c = controllerConfig(["-n", "team-a", "--leader-elect", "--log-level=warn", "--pod-retention", "0", "--nats-worker-url", "nats://10.0.0.8:4222"], {
-      GAVEL_LOG_LEVEL: "debug",
-      GAVEL_NATS_URL: "nats://n:4222",
-      GAVEL_POD_RETENTION_SECONDS: "",
-      GAVEL_WEB_VIEW: "false",
+    const c = controllerConfig(
+      ["-n", "team-a", "--leader-elect", "--log-level=warn", "--pod-retention", "0", "--nats-worker-url", "nats://10.0.0.8:4222"],
+      {
+        GAVEL_LOG_LEVEL: "debug",
+        GAVEL_NATS_URL: "nats://n:4222",
+        GAVEL_POD_RETENTION_SECONDS: "",
+        GAVEL_WEB_VIEW: "false",
+      },
+    );
+    expect(c).toMatchObject({
+      namespace: "team-a",
+      leaderElect: true,
+      logLevel: "warn",
+      podRetentionSeconds: 0,
+      nats: { url: "nats://n:4222" },
+      workerNatsUrl: "nats://10.0.0.8:4222",
+      webView: false,
     });
-    expect(c).toMatchObject({ namespace: "team-a", leaderElect: true, logLevel: "warn", podRetentionSeconds: 0, nats: { url: "nats://n:4222" }, workerNatsUrl: "nats://10.0.0.8:4222", webView: false });
   });
 
   it("names every bad flag with its variable and what it must be", () => {
-    expect(() => controllerConfig(["--pod-retention", "ten"], {})).toThrow('--pod-retention (GAVEL_POD_RETENTION_SECONDS) must be a whole number of seconds (0 deletes finished pods at once), got "ten"');
+    expect(() => controllerConfig(["--pod-retention", "ten"], {})).toThrow(
+      '--pod-retention (GAVEL_POD_RETENTION_SECONDS) must be a whole number of seconds (0 deletes finished pods at once), got "ten"',
+    );
     expect(() => controllerConfig([], { GAVEL_LOG_LEVEL: "loud", GAVEL_NAMESPACE: "Ops_1" })).toThrow(
       '--controller-namespace (GAVEL_NAMESPACE) must be a namespace name (RFC 1123 label), got "Ops_1"; --log-level (GAVEL_LOG_LEVEL) must be one of fatal, error, warn, info, debug, trace, silent, got "loud"',
     );
-    expect(() => controllerConfig(["--metrics-bind-address", "8080"], {})).toThrow('--metrics-bind-address (GAVEL_METRICS_BIND_ADDRESS) must be HOST:PORT or :PORT (0 turns it off), got "8080"');
-    expect(() => controllerConfig(["--health-probe-bind-address", ":99999"], {})).toThrow('--health-probe-bind-address: ":99999" is not HOST:PORT or :PORT (0 turns it off)');
+    expect(() => controllerConfig(["--metrics-bind-address", "8080"], {})).toThrow(
+      '--metrics-bind-address (GAVEL_METRICS_BIND_ADDRESS) must be HOST:PORT or :PORT (0 turns it off), got "8080"',
+    );
+    expect(() => controllerConfig(["--health-probe-bind-address", ":99999"], {})).toThrow(
+      '--health-probe-bind-address: ":99999" is not HOST:PORT or :PORT (0 turns it off)',
+    );
   });
 
   it("refuses flags that need another one, and stray arguments", () => {

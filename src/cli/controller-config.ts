@@ -61,8 +61,20 @@ interface Flag {
 const FLAGS = {
   kubeconfig: { type: "string", env: "KUBECONFIG", schema: { minLength: 1 }, must: "a file name" },
   namespace: { type: "string", short: "n", schema: { pattern: NAME, maxLength: 63 }, must: "a namespace name (RFC 1123 label)" },
-  "controller-namespace": { type: "string", env: "GAVEL_NAMESPACE", fallback: "gavel-system", schema: { pattern: NAME, maxLength: 63 }, must: "a namespace name (RFC 1123 label)" },
-  "log-level": { type: "string", env: "GAVEL_LOG_LEVEL", fallback: "info", schema: { enum: ["fatal", "error", "warn", "info", "debug", "trace", "silent"] }, must: "one of fatal, error, warn, info, debug, trace, silent" },
+  "controller-namespace": {
+    type: "string",
+    env: "GAVEL_NAMESPACE",
+    fallback: "gavel-system",
+    schema: { pattern: NAME, maxLength: 63 },
+    must: "a namespace name (RFC 1123 label)",
+  },
+  "log-level": {
+    type: "string",
+    env: "GAVEL_LOG_LEVEL",
+    fallback: "info",
+    schema: { enum: ["fatal", "error", "warn", "info", "debug", "trace", "silent"] },
+    must: "one of fatal, error, warn, info, debug, trace, silent",
+  },
   "leader-elect": { type: "boolean" },
   nats: { type: "string", env: "GAVEL_NATS_URL", schema: { pattern: URLS }, must: "a NATS URL" },
   // The credentials Secret mounted (docs/nats.md): keys to mint and revoke worker credentials.
@@ -73,11 +85,28 @@ const FLAGS = {
   runtimes: { type: "string", env: "GAVEL_RUNTIMES", schema: { minLength: 1 }, must: "a file name" },
   launcher: { type: "string", env: "GAVEL_LAUNCHER", schema: { minLength: 1 }, must: "a file name" },
   // Seconds a finished worker or judge pod is kept for `kubectl logs` (the chart's podRetentionSeconds).
-  "pod-retention": { type: "string", env: "GAVEL_POD_RETENTION_SECONDS", schema: { pattern: "^\\s*\\d+\\s*$" }, must: "a whole number of seconds (0 deletes finished pods at once)" },
+  "pod-retention": {
+    type: "string",
+    env: "GAVEL_POD_RETENTION_SECONDS",
+    schema: { pattern: "^\\s*\\d+\\s*$" },
+    must: "a whole number of seconds (0 deletes finished pods at once)",
+  },
   // controller-runtime's flag: /healthz and /readyz (":8081"; "0", the default, serves none).
-  "health-probe-bind-address": { type: "string", env: "GAVEL_HEALTH_PROBE_BIND_ADDRESS", fallback: "0", schema: { pattern: BIND }, must: "HOST:PORT or :PORT (0 turns it off)" },
+  "health-probe-bind-address": {
+    type: "string",
+    env: "GAVEL_HEALTH_PROBE_BIND_ADDRESS",
+    fallback: "0",
+    schema: { pattern: BIND },
+    must: "HOST:PORT or :PORT (0 turns it off)",
+  },
   // controller-runtime's flag: /metrics in Prometheus' text format (":8080"; "0", the default, serves none).
-  "metrics-bind-address": { type: "string", env: "GAVEL_METRICS_BIND_ADDRESS", fallback: "0", schema: { pattern: BIND }, must: "HOST:PORT or :PORT (0 turns it off)" },
+  "metrics-bind-address": {
+    type: "string",
+    env: "GAVEL_METRICS_BIND_ADDRESS",
+    fallback: "0",
+    schema: { pattern: BIND },
+    must: "HOST:PORT or :PORT (0 turns it off)",
+  },
   // The web view (`gavel ui`'s pages) under /ui/ on the probe address (the chart's ui.enabled).
   "web-view": { type: "boolean", env: "GAVEL_WEB_VIEW" },
 } satisfies Record<string, Flag>;
@@ -113,7 +142,12 @@ function problem(e: ErrorObject, values: Values): string {
 /** Flags over their variables: the values the schema checks (unset and empty variables are absent). */
 function readValues(argv: string[], env: NodeJS.ProcessEnv): Values {
   let parsed: ReturnType<typeof parseArgs>;
-  const options = Object.fromEntries(Object.entries(FLAGS).map(([name, f]: [string, Flag]) => [name, { type: f.type, ...(f.short !== undefined ? { short: f.short } : {}) }]));
+  const options = Object.fromEntries(
+    Object.entries(FLAGS).map(([name, f]: [string, Flag]) => [
+      name,
+      { type: f.type, ...(f.short !== undefined ? { short: f.short } : {}) },
+    ]),
+  );
   try {
     parsed = parseArgs({ args: argv, allowPositionals: true, options });
   } catch (err) {
@@ -123,7 +157,10 @@ function readValues(argv: string[], env: NodeJS.ProcessEnv): Values {
   const values: Values = {};
   for (const [name, f] of Object.entries(FLAGS) as [FlagName, Flag][]) {
     const fromEnv = f.env === undefined || env[f.env] === undefined || env[f.env] === "" ? undefined : (env[f.env] as string);
-    const given = (parsed.values[name] as string | boolean | undefined) ?? (f.type === "boolean" ? (fromEnv === undefined ? undefined : fromEnv === "true") : fromEnv) ?? f.fallback;
+    const given =
+      (parsed.values[name] as string | boolean | undefined) ??
+      (f.type === "boolean" ? (fromEnv === undefined ? undefined : fromEnv === "true") : fromEnv) ??
+      f.fallback;
     if (given !== undefined) values[name] = given;
   }
   return values;
@@ -143,7 +180,8 @@ export function controllerConfig(argv: string[], env: NodeJS.ProcessEnv): Contro
   };
   const healthProbe = bind("health-probe-bind-address");
   const metrics = bind("metrics-bind-address");
-  if (values["web-view"] === true && healthProbe === undefined) throw new UsageError("--web-view needs --health-probe-bind-address: the view is served there, under /ui/");
+  if (values["web-view"] === true && healthProbe === undefined)
+    throw new UsageError("--web-view needs --health-probe-bind-address: the view is served there, under /ui/");
   const nats = str("nats");
   const optional = <K extends string>(key: K, v: string | undefined) => (v === undefined ? {} : ({ [key]: v } as Record<K, string>));
   return {

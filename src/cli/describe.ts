@@ -8,7 +8,16 @@ import type * as k8s from "@kubernetes/client-node";
 import { stringify } from "yaml";
 import type { Agent, Execution, GuardPolicy } from "../api/types.js";
 import { UsageError, type Command } from "./command.js";
-import { buildExecutionView, decidedBy, isFinished, mcpToolOf, type ExecutionView, type IterationView, type JudgeView, type ValidatorView } from "../views/execution-view.js";
+import {
+  buildExecutionView,
+  decidedBy,
+  isFinished,
+  mcpToolOf,
+  type ExecutionView,
+  type IterationView,
+  type JudgeView,
+  type ValidatorView,
+} from "../views/execution-view.js";
 import { typedError } from "../errors.js";
 import { parseFlags } from "./flags.js";
 import { childrenOf, connectKube, findObject, getObject, KUBE_FLAGS, type Kube } from "../views/kube.js";
@@ -61,11 +70,12 @@ export function rawTail(text: string): string {
 }
 
 function judgeLines(out: Out, indent: number, j: JudgeView, raw: Map<string, string | undefined>): void {
-  const verdict = j.rejection !== undefined
-    ? `rejected: ${j.rejection}`
-    : j.score !== undefined
-      ? `score ${against(j.score, j.minScore)}  confidence ${fixed2(j.confidence)}`
-      : "";
+  const verdict =
+    j.rejection !== undefined
+      ? `rejected: ${j.rejection}`
+      : j.score !== undefined
+        ? `score ${against(j.score, j.minScore)}  confidence ${fixed2(j.confidence)}`
+        : "";
   out.line(indent, `${j.judge}  ${j.name}  ${j.phase}  ${verdict}`.trimEnd());
   if (j.reasoning !== undefined && j.reasoning !== "") out.fields(indent + 2, [["Reasoning", oneLine(j.reasoning, 400)]]);
   if (j.rejection !== undefined && j.message !== undefined) out.fields(indent + 2, [["Why", oneLine(j.message, 400)]]);
@@ -80,9 +90,10 @@ function judgeLines(out: Out, indent: number, j: JudgeView, raw: Map<string, str
 }
 
 function validatorLines(out: Out, v: ValidatorView, raw: Map<string, string | undefined>): void {
-  const head = v.state === "pending" || v.state === "running"
-    ? `${v.index}  ${v.type}  ${v.state}${v.minScore !== undefined ? `  (min_score ${fixed2(v.minScore)}, min_confidence ${fixed2(v.minConfidence)})` : ""}`
-    : `${v.index}  ${v.type}  ${v.state}  score ${against(v.score, v.minScore)}  confidence ${against(v.confidence, v.minConfidence)}`;
+  const head =
+    v.state === "pending" || v.state === "running"
+      ? `${v.index}  ${v.type}  ${v.state}${v.minScore !== undefined ? `  (min_score ${fixed2(v.minScore)}, min_confidence ${fixed2(v.minConfidence)})` : ""}`
+      : `${v.index}  ${v.type}  ${v.state}  score ${against(v.score, v.minScore)}  confidence ${against(v.confidence, v.minConfidence)}`;
   out.line(6, head);
   if (v.reasoning !== undefined && v.reasoning !== "") out.fields(9, [["Reasoning", oneLine(v.reasoning, 400)]]);
   for (const s of v.signals ?? []) out.line(9, `signal ${s.category} ${fixed2(s.score)}: ${oneLine(s.message, 200)}`);
@@ -99,13 +110,26 @@ function executionFields(out: Out, view: ExecutionView, now: number): void {
     ["Name", view.name],
     ["Namespace", view.namespace],
     ["Agent", `${view.agent}${view.agentFound ? "" : " (not found: thresholds unknown)"}`],
-    ["Parent", p !== undefined ? `${p.name} (${p.purpose}, iteration ${p.iteration}, ${p.purpose === "tool_validation" ? `tool_validation entry ${p.validatorIndex}, tool call ${p.toolCallId ?? "?"}` : `validator ${p.validatorIndex}`})` : undefined],
+    [
+      "Parent",
+      p !== undefined
+        ? `${p.name} (${p.purpose}, iteration ${p.iteration}, ${p.purpose === "tool_validation" ? `tool_validation entry ${p.validatorIndex}, tool call ${p.toolCallId ?? "?"}` : `validator ${p.validatorIndex}`})`
+        : undefined,
+    ],
     ["Phase", view.phase],
     ["Score", view.score !== undefined ? fixed2(view.score) : undefined],
-    ["Iteration", view.iteration !== undefined ? `${view.iteration}${view.maxIterations !== undefined ? ` of at most ${view.maxIterations}` : ""}` : undefined],
+    [
+      "Iteration",
+      view.iteration !== undefined
+        ? `${view.iteration}${view.maxIterations !== undefined ? ` of at most ${view.maxIterations}` : ""}`
+        : undefined,
+    ],
     ["Created", when(view.creationTimestamp, now)],
     ["Started", when(view.startTime, now)],
-    ["Completed", view.completionTime !== undefined ? `${view.completionTime} (took ${took(view.startTime, view.completionTime)})` : undefined],
+    [
+      "Completed",
+      view.completionTime !== undefined ? `${view.completionTime} (took ${took(view.startTime, view.completionTime)})` : undefined,
+    ],
     ["Message", view.message !== undefined ? oneLine(view.message, 600) : undefined],
   ]);
 }
@@ -114,7 +138,11 @@ function executionFields(out: Out, view: ExecutionView, now: number): void {
 function judgeChildLines(out: Out, view: ExecutionView, raw: Map<string, string | undefined>): void {
   if (view.verdict !== undefined) {
     out.line(0, "Verdict:");
-    out.fields(2, [["Score", fixed2(view.verdict.score)], ["Confidence", fixed2(view.verdict.confidence)], ["Reasoning", oneLine(view.verdict.reasoning, 600)]]);
+    out.fields(2, [
+      ["Score", fixed2(view.verdict.score)],
+      ["Confidence", fixed2(view.verdict.confidence)],
+      ["Reasoning", oneLine(view.verdict.reasoning, 600)],
+    ]);
   }
   if (view.rejection !== undefined) out.fields(0, [["Rejection", view.rejection]]);
   if (view.parent !== undefined) {
@@ -129,13 +157,25 @@ function judgeChildLines(out: Out, view: ExecutionView, raw: Map<string, string 
 function toolCallLines(out: Out, it: IterationView, raw: Map<string, string | undefined>): void {
   if (it.toolCalls.length === 0 && it.toolCallCounts === undefined) return;
   const c = it.toolCallCounts;
-  out.line(4, c !== undefined ? `Tool calls: ${c.proposed} proposed, ${c.allowed} allowed, ${c.blockedByGuard} blocked by the guard, ${c.blockedByJudge} by judges` : "Tool calls:");
+  out.line(
+    4,
+    c !== undefined
+      ? `Tool calls: ${c.proposed} proposed, ${c.allowed} allowed, ${c.blockedByGuard} blocked by the guard, ${c.blockedByJudge} by judges`
+      : "Tool calls:",
+  );
   for (const call of it.toolCalls) {
-    const decided = call.step !== undefined ? `step ${call.step}  ${call.tool ?? ""}  ${call.outcome ?? ""}${call.check !== undefined ? ` (${call.check})` : ""}  ` : "";
+    const decided =
+      call.step !== undefined
+        ? `step ${call.step}  ${call.tool ?? ""}  ${call.outcome ?? ""}${call.check !== undefined ? ` (${call.check})` : ""}  `
+        : "";
     out.line(6, `${decided}${call.id}${call.judges.length > 0 ? "  judged by:" : ""}`);
     if (call.reason !== undefined) out.fields(9, [["Why", oneLine(call.reason, 300)]]);
     const mcp = mcpToolOf(call);
-    if (mcp !== undefined) out.fields(9, [["MCP server", mcp.server], ["MCP tool", mcp.tool]]);
+    if (mcp !== undefined)
+      out.fields(9, [
+        ["MCP server", mcp.server],
+        ["MCP tool", mcp.tool],
+      ]);
     if (call.outcome !== undefined) out.fields(9, [["Decided by", decidedBy(call)]]);
     for (const j of call.judges) judgeLines(out, 9, j, raw);
   }
@@ -144,7 +184,10 @@ function toolCallLines(out: Out, it: IterationView, raw: Map<string, string | un
 /** One iteration: its worker, feedback, validators and tool calls. */
 function iterationLines(out: Out, it: IterationView, raw: Map<string, string | undefined>): void {
   const worker = it.exitCode !== undefined ? `worker exited ${it.exitCode}` : it.phase === "Running" ? "worker running" : "";
-  out.line(2, `${it.number}  ${it.phase}  ${worker}${it.completionTime !== undefined ? `  took ${took(it.startTime, it.completionTime)}` : ""}`.trimEnd());
+  out.line(
+    2,
+    `${it.number}  ${it.phase}  ${worker}${it.completionTime !== undefined ? `  took ${took(it.startTime, it.completionTime)}` : ""}`.trimEnd(),
+  );
   if (it.feedback !== undefined) out.fields(4, [["Feedback", oneLine(it.feedback, 400)]]);
   if (it.validators.length > 0) {
     out.line(4, "Validators:");
@@ -158,13 +201,31 @@ function conditionAndEventLines(out: Out, view: ExecutionView, events: k8s.CoreV
   out.line(0, "Conditions:");
   if (view.conditions.length === 0) out.line(2, "<none>");
   else {
-    out.line(2, renderTable(["Type", "Status", "Reason", "Age", "Message"], view.conditions.map((c) => [c.type, c.status, c.reason, age(c.lastTransitionTime, now), oneLine(c.message, 200)])).trimEnd());
+    out.line(
+      2,
+      renderTable(
+        ["Type", "Status", "Reason", "Age", "Message"],
+        view.conditions.map((c) => [c.type, c.status, c.reason, age(c.lastTransitionTime, now), oneLine(c.message, 200)]),
+      ).trimEnd(),
+    );
   }
   out.line(0, "Events:");
   if (events.length === 0) out.line(2, "<none>");
   else {
     const shown = events.slice(-EVENTS_SHOWN);
-    out.line(2, renderTable(["Type", "Reason", "Age", "From", "Message"], shown.map((e) => [e.type ?? "", e.reason ?? "", age(e.lastTimestamp ?? e.eventTime ?? e.metadata.creationTimestamp, now), e.source?.component ?? e.reportingComponent ?? "", oneLine(e.message, 200)])).trimEnd());
+    out.line(
+      2,
+      renderTable(
+        ["Type", "Reason", "Age", "From", "Message"],
+        shown.map((e) => [
+          e.type ?? "",
+          e.reason ?? "",
+          age(e.lastTimestamp ?? e.eventTime ?? e.metadata.creationTimestamp, now),
+          e.source?.component ?? e.reportingComponent ?? "",
+          oneLine(e.message, 200),
+        ]),
+      ).trimEnd(),
+    );
   }
 }
 
@@ -184,7 +245,10 @@ export function renderExecution(view: ExecutionView, raw: Map<string, string | u
 /** The recent Events about one Execution, oldest first. */
 async function eventsOf(kube: Kube, namespace: string, ex: Execution): Promise<k8s.CoreV1Event[]> {
   try {
-    const list = await kube.core.listNamespacedEvent({ namespace, fieldSelector: `involvedObject.kind=Execution,involvedObject.name=${ex.metadata.name}` });
+    const list = await kube.core.listNamespacedEvent({
+      namespace,
+      fieldSelector: `involvedObject.kind=Execution,involvedObject.name=${ex.metadata.name}`,
+    });
     const uid = ex.metadata.uid;
     const mine = list.items.filter((e) => uid === undefined || e.involvedObject.uid === undefined || e.involvedObject.uid === uid);
     const t = (e: k8s.CoreV1Event) => new Date(e.lastTimestamp ?? e.eventTime ?? e.metadata.creationTimestamp ?? 0).getTime();
@@ -205,7 +269,9 @@ export async function describeExecution(kube: Kube, namespace: string, name: str
   const view = buildExecutionView(ex, children, agent);
   const judged = ex.spec.parent !== undefined ? [ex] : children;
   const read = new Map<string, string | undefined>();
-  await Promise.all(judged.map(async (child) => read.set(child.metadata.name, (await workloadOutput(kube, namespace, child.metadata.name))?.stdout)));
+  await Promise.all(
+    judged.map(async (child) => read.set(child.metadata.name, (await workloadOutput(kube, namespace, child.metadata.name))?.stdout)),
+  );
   return renderExecution(view, judgeOutputs(judged, read), events, now);
 }
 
@@ -224,19 +290,34 @@ function renderOther(obj: Agent | GuardPolicy, now: number): string {
     ["Name", obj.metadata.name],
     ["Namespace", obj.metadata.namespace],
     ["Kind", obj.kind],
-    ["Labels", Object.entries(obj.metadata.labels ?? {}).map(([k, v]) => `${k}=${v}`).join(", ") || "<none>"],
+    [
+      "Labels",
+      Object.entries(obj.metadata.labels ?? {})
+        .map(([k, v]) => `${k}=${v}`)
+        .join(", ") || "<none>",
+    ],
     ["Created", when(obj.metadata.creationTimestamp, now)],
   ]);
   if (obj.kind === "GuardPolicy" && obj.status?.counts !== undefined) {
     out.line(0, "Loaded:");
-    out.fields(2, Object.entries(obj.status.counts).map(([k, v]) => [k, String(v)]));
+    out.fields(
+      2,
+      Object.entries(obj.status.counts).map(([k, v]) => [k, String(v)]),
+    );
   }
   out.line(0, "Spec:");
   out.line(2, stringify(obj.spec).trimEnd());
   out.line(0, "Conditions:");
   const conditions = obj.status?.conditions ?? [];
   if (conditions.length === 0) out.line(2, "<none>");
-  else out.line(2, renderTable(["Type", "Status", "Reason", "Age", "Message"], conditions.map((c) => [c.type, c.status, c.reason, age(c.lastTransitionTime, now), oneLine(c.message, 200)])).trimEnd());
+  else
+    out.line(
+      2,
+      renderTable(
+        ["Type", "Status", "Reason", "Age", "Message"],
+        conditions.map((c) => [c.type, c.status, c.reason, age(c.lastTransitionTime, now), oneLine(c.message, 200)]),
+      ).trimEnd(),
+    );
   return `${out.lines.join("\n")}\n`;
 }
 
@@ -253,7 +334,11 @@ export const describeCommand: Command = {
     const kube = connectKube(parsed.values, io);
     const texts: string[] = [];
     for (const name of names) {
-      texts.push(r.kind === "Execution" ? await describeExecution(kube, kube.namespace, name) : renderOther(await getObject<Agent | GuardPolicy>(kube, r, kube.namespace, name), Date.now()));
+      texts.push(
+        r.kind === "Execution"
+          ? await describeExecution(kube, kube.namespace, name)
+          : renderOther(await getObject<Agent | GuardPolicy>(kube, r, kube.namespace, name), Date.now()),
+      );
     }
     io.stdout.write(texts.join("\n\n"));
     return 0;

@@ -17,7 +17,15 @@ describe("buildExecutionView", () => {
       [1, "failed", 0.4, 0.8, 0.5],
     ]);
     expect(first?.validators[1]?.judges).toEqual([
-      expect.objectContaining({ name: "run-i1-v1-checker", judge: "checker", phase: "Succeeded", score: 0.4, confidence: 0.9, reasoning: "sum subtracts", minScore: 0.8 }),
+      expect.objectContaining({
+        name: "run-i1-v1-checker",
+        judge: "checker",
+        phase: "Succeeded",
+        score: 0.4,
+        confidence: 0.9,
+        reasoning: "sum subtracts",
+        minScore: 0.8,
+      }),
     ]);
   });
 
@@ -34,7 +42,18 @@ describe("buildExecutionView", () => {
 
   it("groups tool_validation judges by tool call, with the rejection and why, and the entry's default threshold 0.7", () => {
     expect(view.iterations[1]?.toolCalls).toEqual([
-      { id: "call-abc", judges: [expect.objectContaining({ judge: "gatekeeper", phase: "Failed", rejection: "malformed_output", message: "no JSON object in the output", minScore: 0.7 })] },
+      {
+        id: "call-abc",
+        judges: [
+          expect.objectContaining({
+            judge: "gatekeeper",
+            phase: "Failed",
+            rejection: "malformed_output",
+            message: "no JSON object in the output",
+            minScore: 0.7,
+          }),
+        ],
+      },
     ]);
   });
 
@@ -43,11 +62,30 @@ describe("buildExecutionView", () => {
     const second = withCalls.status?.iterations?.[1];
     if (second === undefined) throw new Error("fixture");
     second.toolCalls = {
-      proposed: 3, allowed: 1, blockedByGuard: 1, blockedByJudge: 1,
+      proposed: 3,
+      allowed: 1,
+      blockedByGuard: 1,
+      blockedByJudge: 1,
       recent: [
-        { step: 1, tool: "cmd.run", toolCallId: "call-rm", allowed: false, blockedBy: "guard", check: "destructive_pattern", reason: "destructive_pattern: rm -rf" },
+        {
+          step: 1,
+          tool: "cmd.run",
+          toolCallId: "call-rm",
+          allowed: false,
+          blockedBy: "guard",
+          check: "destructive_pattern",
+          reason: "destructive_pattern: rm -rf",
+        },
         { step: 2, tool: "fs.list", toolCallId: "call-ls", allowed: true, blockedBy: "none" },
-        { step: 3, tool: "fs.write", toolCallId: "call-abc", allowed: false, blockedBy: "judge", reason: "gatekeeper: malformed_output", judges: ["run-t-abc-gatekeeper"] },
+        {
+          step: 3,
+          tool: "fs.write",
+          toolCallId: "call-abc",
+          allowed: false,
+          blockedBy: "judge",
+          reason: "gatekeeper: malformed_output",
+          judges: ["run-t-abc-gatekeeper"],
+        },
       ],
     };
     const v = buildExecutionView(withCalls, children, agent);
@@ -68,10 +106,30 @@ describe("buildExecutionView", () => {
     const second = withCalls.status?.iterations?.[1];
     if (second === undefined) throw new Error("fixture");
     second.toolCalls = {
-      proposed: 3, allowed: 2, blockedByGuard: 1, blockedByJudge: 0,
+      proposed: 3,
+      allowed: 2,
+      blockedByGuard: 1,
+      blockedByJudge: 0,
       recent: [
-        { step: 1, tool: "files.read_text_file", server: "files", toolCallId: "call-env", allowed: false, blockedBy: "guard", check: "destructive_pattern", reason: "secrets: reads files: a secret file [path]" },
-        { step: 2, tool: "files.write_file", server: "files", toolCallId: "call-abc", allowed: true, blockedBy: "none", judges: ["run-t-abc-gatekeeper"] },
+        {
+          step: 1,
+          tool: "files.read_text_file",
+          server: "files",
+          toolCallId: "call-env",
+          allowed: false,
+          blockedBy: "guard",
+          check: "destructive_pattern",
+          reason: "secrets: reads files: a secret file [path]",
+        },
+        {
+          step: 2,
+          tool: "files.write_file",
+          server: "files",
+          toolCallId: "call-abc",
+          allowed: true,
+          blockedBy: "none",
+          judges: ["run-t-abc-gatekeeper"],
+        },
         { step: 3, tool: "fs.list", toolCallId: "call-ls", allowed: true, blockedBy: "none" },
       ],
     };
@@ -84,8 +142,12 @@ describe("buildExecutionView", () => {
     expect(mcpToolOf({ tool: "files.read_text_file", server: "files" })).toEqual({ server: "files", tool: "read_text_file" });
     expect(mcpToolOf({ tool: "fs.list" })).toBeUndefined();
     const out = renderExecution(v, new Map(), [], Date.parse("2026-01-01T00:05:00Z"));
-    expect(out).toMatch(/step 1 {2}files\.read_text_file {2}blocked by guard \(destructive_pattern\) {2}call-env\n\s+Why:\s+secrets: reads files: a secret file \[path\]\n\s+MCP server:\s+files\n\s+MCP tool:\s+read_text_file\n\s+Decided by:\s+guard: destructive_pattern\n/);
-    expect(out).toMatch(/step 2 {2}files\.write_file {2}allowed {2}call-abc {2}judged by:\n\s+MCP server:\s+files\n\s+MCP tool:\s+write_file\n\s+Decided by:\s+judges\n/);
+    expect(out).toMatch(
+      /step 1 {2}files\.read_text_file {2}blocked by guard \(destructive_pattern\) {2}call-env\n\s+Why:\s+secrets: reads files: a secret file \[path\]\n\s+MCP server:\s+files\n\s+MCP tool:\s+read_text_file\n\s+Decided by:\s+guard: destructive_pattern\n/,
+    );
+    expect(out).toMatch(
+      /step 2 {2}files\.write_file {2}allowed {2}call-abc {2}judged by:\n\s+MCP server:\s+files\n\s+MCP tool:\s+write_file\n\s+Decided by:\s+judges\n/,
+    );
     expect(out).toMatch(/step 3 {2}fs\.list {2}allowed {2}call-ls\n\s+Decided by:\s+guard\n/);
     expect(out).not.toMatch(/call-ls\n\s+MCP server/);
   });
@@ -132,8 +194,21 @@ describe("treeOrder", () => {
 
 describe("renderExecution (gavel describe)", () => {
   const now = Date.parse("2026-01-01T00:05:00Z");
-  const raw = new Map<string, string | undefined>([["run-i1-v1-checker", 'thinking...\n{"score":0.4,"confidence":0.9,"reasoning":"sum subtracts"}\n'], ["run-i2-v1-checker", undefined]]);
-  const events = [{ metadata: { name: "run.1" }, involvedObject: { name: "run" }, type: "Warning", reason: "ValidatorResult", message: '{"iteration":1,"index":1,"passed":false}', lastTimestamp: new Date("2026-01-01T00:01:00Z"), source: { component: "gavel-controller" } }];
+  const raw = new Map<string, string | undefined>([
+    ["run-i1-v1-checker", 'thinking...\n{"score":0.4,"confidence":0.9,"reasoning":"sum subtracts"}\n'],
+    ["run-i2-v1-checker", undefined],
+  ]);
+  const events = [
+    {
+      metadata: { name: "run.1" },
+      involvedObject: { name: "run" },
+      type: "Warning",
+      reason: "ValidatorResult",
+      message: '{"iteration":1,"index":1,"passed":false}',
+      lastTimestamp: new Date("2026-01-01T00:01:00Z"),
+      source: { component: "gavel-controller" },
+    },
+  ];
   const text = renderExecution(buildExecutionView(parent, children, agent), raw, events, now);
 
   it("shows each validator against its thresholds, each judge's verdict or rejection, and the end of its raw output", () => {
@@ -150,20 +225,32 @@ describe("renderExecution (gavel describe)", () => {
   });
 
   it("Given a judge whose pod log merged stderr into stdout, says why under the judge and in the child's own describe", () => {
-    const why = "stderr is merged into stdout: gavel does not know the program of image example/judge:1 (no spec.runtime.command, no command in its runtime table entry, not an image gavel builds), so its pod ran it without gavel-launch; declare spec.runtime.command to keep them apart";
+    const why =
+      "stderr is merged into stdout: gavel does not know the program of image example/judge:1 (no spec.runtime.command, no command in its runtime table entry, not an image gavel builds), so its pod ran it without gavel-launch; declare spec.runtime.command to keep them apart";
     const merged = structuredClone(children);
     const judge = merged[0] as Execution;
     if (judge.status === undefined) throw new Error("fixture");
-    judge.status.rawOutput = { stdout: 'warning: on stderr\n{"score":0.4,"confidence":0.9,"reasoning":"sum subtracts"}\n', stderr: "", exitCode: 0, stdoutBytes: 78, truncated: false, streamsMerged: why };
+    judge.status.rawOutput = {
+      stdout: 'warning: on stderr\n{"score":0.4,"confidence":0.9,"reasoning":"sum subtracts"}\n',
+      stderr: "",
+      exitCode: 0,
+      stdoutBytes: 78,
+      truncated: false,
+      streamsMerged: why,
+    };
     const v = buildExecutionView(parent, merged, agent);
     expect(v.iterations[0]?.validators[1]?.judges[0]?.streamsMerged).toBe(why);
     expect(v.iterations[1]?.validators[1]?.judges[0]?.streamsMerged).toBeUndefined();
     // No pod and no stored result: the tails the status keeps are shown, then why they are merged.
     const out = renderExecution(v, judgeOutputs(merged, new Map()), [], now);
-    expect(out).toMatch(/checker {2}run-i1-v1-checker {2}Succeeded .*\n\s+Reasoning:\s+sum subtracts\n\s+Raw output:\n\s+warning: on stderr\n\s+\{"score":0\.4.*\n\s+Streams:\s+stderr is merged into stdout: gavel does not know the program of image example\/judge:1/);
+    expect(out).toMatch(
+      /checker {2}run-i1-v1-checker {2}Succeeded .*\n\s+Reasoning:\s+sum subtracts\n\s+Raw output:\n\s+warning: on stderr\n\s+\{"score":0\.4.*\n\s+Streams:\s+stderr is merged into stdout: gavel does not know the program of image example\/judge:1/,
+    );
     expect(out.match(/Streams:/g)).toHaveLength(1);
     const own = renderExecution(buildExecutionView(judge, [], undefined), judgeOutputs([judge], new Map()), [], now);
-    expect(own).toMatch(/^Raw output:\n {2}warning: on stderr\n.*\n^Streams:\s+stderr is merged into stdout: gavel does not know the program of image example\/judge:1/m);
+    expect(own).toMatch(
+      /^Raw output:\n {2}warning: on stderr\n.*\n^Streams:\s+stderr is merged into stdout: gavel does not know the program of image example\/judge:1/m,
+    );
     expect(own).not.toContain(SECRET);
   });
 
@@ -176,7 +263,9 @@ describe("renderExecution (gavel describe)", () => {
     expect(judgeOutputs(kept, new Map()).get("run-i1-v1-checker")).toBe("from the status\n");
     const none = judgeOutputs(children, new Map());
     expect(none.get("run-i1-v1-checker")).toBeUndefined();
-    expect(renderExecution(buildExecutionView(parent, children, agent), none, [], now)).toMatch(/run-i1-v1-checker .*\n.*\n\s+Raw output: <not kept>/);
+    expect(renderExecution(buildExecutionView(parent, children, agent), none, [], now)).toMatch(
+      /run-i1-v1-checker .*\n.*\n\s+Raw output: <not kept>/,
+    );
   });
 
   it("keeps the end of a long raw output, where the verdict is", () => {

@@ -30,7 +30,9 @@ function printable(obj: GavelObject): GavelObject {
 }
 
 function serialize(objs: GavelObject[], output: "json" | "yaml", asList: boolean): string {
-  const value = asList ? { apiVersion: "v1", kind: "List", items: objs.map(printable), metadata: { resourceVersion: "" } } : printable(objs[0] as GavelObject);
+  const value = asList
+    ? { apiVersion: "v1", kind: "List", items: objs.map(printable), metadata: { resourceVersion: "" } }
+    : printable(objs[0] as GavelObject);
   return output === "json" ? `${JSON.stringify(value, null, 4)}\n` : stringify(value);
 }
 
@@ -46,7 +48,8 @@ const FLAGS = {
 export const getCommand: Command = {
   name: "get",
   summary: "list Executions, Agents or GuardPolicies (kubectl's -n, -A, -l, -o, --watch)",
-  usage: "gavel get executions|agents|guardpolicies (ex|ag|gp) [NAME...] [-n NS | -A] [-l SELECTOR] [-o wide|yaml|json|name] [-w] [--no-headers] [--kubeconfig FILE] [--context NAME]",
+  usage:
+    "gavel get executions|agents|guardpolicies (ex|ag|gp) [NAME...] [-n NS | -A] [-l SELECTOR] [-o wide|yaml|json|name] [-w] [--no-headers] [--kubeconfig FILE] [--context NAME]",
   async run(argv, io) {
     const { values, positionals } = parseFlags({ args: argv, allowPositionals: true, options: FLAGS });
     const [what, ...names] = positionals;
@@ -96,19 +99,35 @@ export const getCommand: Command = {
     write(io, items, r, output, header, rowOf, values["no-headers"], names.length !== 1);
     if (!values.watch) return ExitCode.ok;
     return watchRows(kube, r, namespace, values.selector, names, resourceVersion, io, (obj) => {
-      if (output === "json" || output === "yaml") io.stdout.write(output === "json" ? `${JSON.stringify(printable(obj), null, 4)}\n` : `---\n${stringify(printable(obj))}`);
+      if (output === "json" || output === "yaml")
+        io.stdout.write(output === "json" ? `${JSON.stringify(printable(obj), null, 4)}\n` : `---\n${stringify(printable(obj))}`);
       else if (output === "name") io.stdout.write(`${r.plural}.100monkeys.ai/${obj.metadata.name}\n`);
-      else io.stdout.write(renderTable(header, [rowOf(obj, depthOf(obj)).cells]).split("\n").slice(1).join("\n"));
+      else
+        io.stdout.write(
+          renderTable(header, [rowOf(obj, depthOf(obj)).cells])
+            .split("\n")
+            .slice(1)
+            .join("\n"),
+        );
     });
   },
 };
 
 /** Depth of an object in a watch, where the whole tree is not at hand: 1 for any judge child. */
 function depthOf(obj: GavelObject): number {
-  return obj.kind === "Execution" && (obj).spec.parent !== undefined ? 1 : 0;
+  return obj.kind === "Execution" && obj.spec.parent !== undefined ? 1 : 0;
 }
 
-function write(io: CommandIO, items: GavelObject[], r: Resource, output: Output, header: string[], rowOf: (o: GavelObject, depth: number) => Row, noHeaders: boolean, asList: boolean): void {
+function write(
+  io: CommandIO,
+  items: GavelObject[],
+  r: Resource,
+  output: Output,
+  header: string[],
+  rowOf: (o: GavelObject, depth: number) => Row,
+  noHeaders: boolean,
+  asList: boolean,
+): void {
   if (items.length === 0 && output !== "json" && output !== "yaml") return;
   if (output === "json" || output === "yaml") {
     io.stdout.write(serialize(items, output, asList));
@@ -118,13 +137,28 @@ function write(io: CommandIO, items: GavelObject[], r: Resource, output: Output,
     for (const o of items) io.stdout.write(`${r.plural}.100monkeys.ai/${o.metadata.name}\n`);
     return;
   }
-  const ordered = r.kind === "Execution" ? treeOrder(items as Execution[]).map(({ ex, depth }) => rowOf(ex, depth)) : [...items].sort((a, b) => a.metadata.name.localeCompare(b.metadata.name)).map((o) => rowOf(o, 0));
-  const table = renderTable(header, ordered.map((x) => x.cells));
+  const ordered =
+    r.kind === "Execution"
+      ? treeOrder(items as Execution[]).map(({ ex, depth }) => rowOf(ex, depth))
+      : [...items].sort((a, b) => a.metadata.name.localeCompare(b.metadata.name)).map((o) => rowOf(o, 0));
+  const table = renderTable(
+    header,
+    ordered.map((x) => x.cells),
+  );
   io.stdout.write(noHeaders ? table.split("\n").slice(1).join("\n") : table);
 }
 
 /** Prints every later change until SIGINT/SIGTERM, as `kubectl get -w` does. */
-async function watchRows(kube: Kube, r: Resource, namespace: string | undefined, selector: string | undefined, names: string[], resourceVersion: string, io: CommandIO, print: (obj: GavelObject) => void): Promise<number> {
+async function watchRows(
+  kube: Kube,
+  r: Resource,
+  namespace: string | undefined,
+  selector: string | undefined,
+  names: string[],
+  resourceVersion: string,
+  io: CommandIO,
+  print: (obj: GavelObject) => void,
+): Promise<number> {
   const stop = new AbortController();
   const onSignal = () => stop.abort();
   process.once("SIGINT", onSignal);

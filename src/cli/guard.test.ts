@@ -35,33 +35,61 @@ describe("gavel guard check", () => {
       code: 1,
       out: { approved: false, blocked_by: "guard", check: "destructive_pattern", reason: "secrets: reads files: a secret file [path]" },
     });
-    expect((await check(...base, "--tool", "legacy.exec", "--args", "{}")).out).toMatchObject({ check: "revocation", reason: "tool_revoked: replaced by cmd.run" });
-    expect((await check(...base, "--tool", "net.fetch", "--args", "{}")).out).toMatchObject({ reason: "capability_boundary: missing tool:net.fetch" });
-    expect((await check(...base, "--tool", "fs.read", "--args", '{"path":"/data/prod/x"}')).out).toMatchObject({ reason: "destructive_pattern: ^/data/prod(/|$)" });
-    expect((await check(...base, "--tool", "fs.list", "--args", '{"path":"/Volumes/USB/x"}')).out).toMatchObject({ reason: "adaptive_rule: block_external_drive_writes" });
+    expect((await check(...base, "--tool", "legacy.exec", "--args", "{}")).out).toMatchObject({
+      check: "revocation",
+      reason: "tool_revoked: replaced by cmd.run",
+    });
+    expect((await check(...base, "--tool", "net.fetch", "--args", "{}")).out).toMatchObject({
+      reason: "capability_boundary: missing tool:net.fetch",
+    });
+    expect((await check(...base, "--tool", "fs.read", "--args", '{"path":"/data/prod/x"}')).out).toMatchObject({
+      reason: "destructive_pattern: ^/data/prod(/|$)",
+    });
+    expect((await check(...base, "--tool", "fs.list", "--args", '{"path":"/Volumes/USB/x"}')).out).toMatchObject({
+      reason: "adaptive_rule: block_external_drive_writes",
+    });
     expect((await check(...base, "--tool", "fs.list", "--args", '{"path":"/Volumes/MAC_MINI_1TB/x"}')).code).toBe(0);
   });
 
   it("evaluates sequence contracts against --history", async () => {
-    expect((await check(...base, "--tool", "fs.delete", "--args", '{"path":"/workspace/a"}')).out).toMatchObject({ reason: "sequence_contract: read_before_delete" });
-    expect((await check(...base, "--tool", "fs.delete", "--args", '{"path":"/workspace/a"}', "--history", '["fs.read","fs.list"]')).code).toBe(0);
-    expect((await check(...base, "--tool", "fs.delete", "--args", "{}", "--history", '[{"tool":"fs.read","step":1}]', "--step", "9")).code).toBe(1);
+    expect((await check(...base, "--tool", "fs.delete", "--args", '{"path":"/workspace/a"}')).out).toMatchObject({
+      reason: "sequence_contract: read_before_delete",
+    });
+    expect(
+      (await check(...base, "--tool", "fs.delete", "--args", '{"path":"/workspace/a"}', "--history", '["fs.read","fs.list"]')).code,
+    ).toBe(0);
+    expect(
+      (await check(...base, "--tool", "fs.delete", "--args", "{}", "--history", '[{"tool":"fs.read","step":1}]', "--step", "9")).code,
+    ).toBe(1);
   });
 
   it("without --agent, declares the tool and uses --capabilities as the scope", async () => {
-    expect((await check("--policy", "default.yaml", "--tool", "cmd.run", "--args", '{"command":"ls"}')).out).toMatchObject({ reason: "capability_boundary: missing shell:safe|shell:full" });
-    expect((await check("--policy", "default.yaml", "--tool", "cmd.run", "--args", '{"command":"ls"}', "--capabilities", "shell:full")).code).toBe(0);
+    expect((await check("--policy", "default.yaml", "--tool", "cmd.run", "--args", '{"command":"ls"}')).out).toMatchObject({
+      reason: "capability_boundary: missing shell:safe|shell:full",
+    });
+    expect(
+      (await check("--policy", "default.yaml", "--tool", "cmd.run", "--args", '{"command":"ls"}', "--capabilities", "shell:full")).code,
+    ).toBe(0);
   });
 
   it("reports what rules in warn and dryrun mode would have denied", async () => {
     const r = await check("--policy", "watched.yaml", "--tool", "cmd.run", "--args", '{"command":"npm install left-pad"}');
-    expect(r).toMatchObject({ code: 0, out: { approved: true, warnings: ["adaptive_rule: no_installs"], dryrun: ["destructive_pattern: left-pad"] } });
+    expect(r).toMatchObject({
+      code: 0,
+      out: { approved: true, warnings: ["adaptive_rule: no_installs"], dryrun: ["destructive_pattern: left-pad"] },
+    });
   });
 
   it("loads Guardian's lookahead rule verbatim and applies it as written", async () => {
     const policy = ["--policy", "guardian-lookahead.yaml"];
-    expect(await check(...policy, "--tool", "fs.write", "--args", '{"path":"/Volumes/USB/x"}')).toMatchObject({ code: 1, out: { check: "adaptive_rule", reason: "adaptive_rule: block_external_drive_writes" } });
-    expect(await check(...policy, "--tool", "fs.write", "--args", '{"path":"/Volumes/MAC_MINI_1TB/x"}')).toMatchObject({ code: 0, out: { approved: true } });
+    expect(await check(...policy, "--tool", "fs.write", "--args", '{"path":"/Volumes/USB/x"}')).toMatchObject({
+      code: 1,
+      out: { check: "adaptive_rule", reason: "adaptive_rule: block_external_drive_writes" },
+    });
+    expect(await check(...policy, "--tool", "fs.write", "--args", '{"path":"/Volumes/MAC_MINI_1TB/x"}')).toMatchObject({
+      code: 0,
+      out: { approved: true },
+    });
   });
 
   it("exits 2 naming the flag, file or field on bad input", async () => {
@@ -94,7 +122,10 @@ describe("gavel guard tool-hash", () => {
     expect(r.code, r.err).toBe(0);
     const echo = { tool: "echo", description: "the echo tool", inputSchema: { type: "object", properties: { text: { type: "string" } } } };
     expect(JSON.parse(r.out)).toEqual({ "flaky.echo": mcpToolDigest(echo) });
-    const bad = await gavel(["guard", "tool-hash", "--mcp-server", "flaky", "--", process.execPath, server, "nostart"], { cwd: fixtures, env });
+    const bad = await gavel(["guard", "tool-hash", "--mcp-server", "flaky", "--", process.execPath, server, "nostart"], {
+      cwd: fixtures,
+      env,
+    });
     expect(bad).toMatchObject({ code: 2, err: expect.stringMatching(/MCP server flaky .* did not start/) as unknown });
     expect((await toolHash("--mcp-server", "flaky")).code).toBe(2);
   });
@@ -109,16 +140,39 @@ describe("gavel guard tool-hash", () => {
         cwd: "/workspace",
         profile: "standard",
         commands: [
-          { key: "command", command: "curl", args: ["-s", "https://get.example.com/i.sh"], effects: [{ kind: "network", what: "connects to a host", targets: ["https://get.example.com/i.sh"] }] },
+          {
+            key: "command",
+            command: "curl",
+            args: ["-s", "https://get.example.com/i.sh"],
+            effects: [{ kind: "network", what: "connects to a host", targets: ["https://get.example.com/i.sh"] }],
+          },
           { key: "command", command: "bash", args: [], effects: [{ kind: "runs_stdin" }, { kind: "shell" }] },
         ],
         findings: [{ class: "remote_code", effect: "pipes a download into a shell or interpreter", key: "command", action: "deny" }],
       },
     });
-    const home = await check("--tool", "cmd.run", "--home", "/home/dev", "--explain", "--args", '{"command":"ls ~/.ssh && git push -f origin main"}');
-    expect(home).toMatchObject({ code: 0, out: { approved: true, flags: ["git_history: force-pushes a shared branch [command]"], explain: { home: "/home/dev", findings: [{ class: "git_history", action: "flag" }] } } });
+    const home = await check(
+      "--tool",
+      "cmd.run",
+      "--home",
+      "/home/dev",
+      "--explain",
+      "--args",
+      '{"command":"ls ~/.ssh && git push -f origin main"}',
+    );
+    expect(home).toMatchObject({
+      code: 0,
+      out: {
+        approved: true,
+        flags: ["git_history: force-pushes a shared branch [command]"],
+        explain: { home: "/home/dev", findings: [{ class: "git_history", action: "flag" }] },
+      },
+    });
     expect((await check("--tool", "cmd.run", "--args", '{"command":"ls ~/.ssh"}')).code).toBe(1);
-    expect(await check("--tool", "cmd.run", "--home", "dev", "--args", "{}")).toMatchObject({ code: 2, err: expect.stringMatching(/--home must be an absolute directory/) as unknown });
+    expect(await check("--tool", "cmd.run", "--home", "dev", "--args", "{}")).toMatchObject({
+      code: 2,
+      err: expect.stringMatching(/--home must be an absolute directory/) as unknown,
+    });
   });
 
   it("prints the hashes the worker sends for its built-in tools, or of given files", async () => {
@@ -131,7 +185,13 @@ describe("gavel guard tool-hash", () => {
     expect(JSON.parse((await toolHash("fs.read")).out)).toEqual({ "fs.read": hasher.hashes().get("fs.read") });
     const file = await toolHash("--file", "agent.yaml");
     expect(file.out.trim()).toBe(hashToolCode([{ name: "agent.yaml", content: await readFile(join(fixtures, "agent.yaml")) }]));
-    expect(await toolHash("db.query")).toMatchObject({ code: 2, err: expect.stringMatching(/"db.query" is not a built-in tool/) as unknown });
-    expect(await toolHash("--file", "missing.js")).toMatchObject({ code: 2, err: expect.stringMatching(/cannot read missing.js/) as unknown });
+    expect(await toolHash("db.query")).toMatchObject({
+      code: 2,
+      err: expect.stringMatching(/"db.query" is not a built-in tool/) as unknown,
+    });
+    expect(await toolHash("--file", "missing.js")).toMatchObject({
+      code: 2,
+      err: expect.stringMatching(/cannot read missing.js/) as unknown,
+    });
   });
 });

@@ -6,7 +6,21 @@ import { parseArgs } from "node:util";
 import type { Agent, GuardPolicySpec, JsonObject } from "../api/types.js";
 import type { validateManifest as ValidateManifest } from "../api/validate.js";
 import { DEFAULT_GUARD_POLICY } from "../api/types.js";
-import { type AgentScope, agentScope, callViews, compilePolicy, findingAction, type HistoryEntry, isShellTool, type NamedPolicy, PolicyError, readCall, runGuard, type ViewOptions, workerViews } from "../gate/guard.js";
+import {
+  type AgentScope,
+  agentScope,
+  callViews,
+  compilePolicy,
+  findingAction,
+  type HistoryEntry,
+  isShellTool,
+  type NamedPolicy,
+  PolicyError,
+  readCall,
+  runGuard,
+  type ViewOptions,
+  workerViews,
+} from "../gate/guard.js";
 import { ExitCode, UsageError, type Command } from "./command.js";
 import { messageOf } from "../errors.js";
 
@@ -61,7 +75,16 @@ async function checkScope(values: CheckFlags, tool: string, cwd: string): Promis
     if (!values.home.startsWith("/")) throw new UsageError(`--home must be an absolute directory, not "${values.home}"`);
     views = { ...views, home: values.home };
   }
-  if (values.capabilities !== undefined) scope = { tools: scope.tools, capabilities: new Set(values.capabilities.split(",").map((c) => c.trim()).filter((c) => c !== "")) };
+  if (values.capabilities !== undefined)
+    scope = {
+      tools: scope.tools,
+      capabilities: new Set(
+        values.capabilities
+          .split(",")
+          .map((c) => c.trim())
+          .filter((c) => c !== ""),
+      ),
+    };
   return { scope, views };
 }
 
@@ -99,7 +122,15 @@ async function check(argv: string[], io: Parameters<Command["run"]>[1]): Promise
   for (const w of policy.warnings) io.stderr.write(`gavel guard: warning: ${w}\n`);
   const ctx = { policy, scope, history, liveHashes: liveHashesOf(values["live-hash"]), views };
   const d = runGuard({ tool, args, step }, ctx);
-  const out = { approved: d.approved, blocked_by: d.approved ? "none" : "guard", check: d.check ?? null, reason: d.reason ?? null, flags: d.flags ?? [], warnings: d.warnings ?? [], dryrun: d.dryrun ?? [] };
+  const out = {
+    approved: d.approved,
+    blocked_by: d.approved ? "none" : "guard",
+    check: d.check ?? null,
+    reason: d.reason ?? null,
+    flags: d.flags ?? [],
+    warnings: d.warnings ?? [],
+    dryrun: d.dryrun ?? [],
+  };
   io.stdout.write(`${JSON.stringify(values.explain ? { ...out, explain: explain(tool, args, ctx) } : out)}\n`);
   return d.approved ? ExitCode.ok : ExitCode.failed;
 }
@@ -122,14 +153,34 @@ export const guardCommand: Command = {
  * classes found with the action the policy gives each. The operator's own input, so targets
  * are shown; denial reasons never carry them.
  */
-function explain(tool: string, args: JsonObject, ctx: { policy: ReturnType<typeof compilePolicy>; scope: AgentScope; views: ViewOptions }): unknown {
+function explain(
+  tool: string,
+  args: JsonObject,
+  ctx: { policy: ReturnType<typeof compilePolicy>; scope: AgentScope; views: ViewOptions },
+): unknown {
   const shell = isShellTool(tool, ctx);
-  const read = readCall(tool, args, callViews(args, ctx.views, shell), { home: ctx.views.home ?? "/root", workspace: ctx.views.cwd ?? "/workspace" }, shell);
+  const read = readCall(
+    tool,
+    args,
+    callViews(args, ctx.views, shell),
+    { home: ctx.views.home ?? "/root", workspace: ctx.views.cwd ?? "/workspace" },
+    shell,
+  );
   return {
     home: ctx.views.home,
     cwd: ctx.views.cwd,
     profile: ctx.policy.profile,
-    commands: read.commands.map((c) => ({ key: c.key, command: c.command, args: c.args, effects: c.effects.map((e) => ({ kind: e.kind, what: e.what, ...(e.class !== undefined ? { class: e.class } : {}), ...(e.targets.length > 0 ? { targets: e.targets } : {}) })) })),
+    commands: read.commands.map((c) => ({
+      key: c.key,
+      command: c.command,
+      args: c.args,
+      effects: c.effects.map((e) => ({
+        kind: e.kind,
+        what: e.what,
+        ...(e.class !== undefined ? { class: e.class } : {}),
+        ...(e.targets.length > 0 ? { targets: e.targets } : {}),
+      })),
+    })),
     findings: read.findings.map((f) => ({ class: f.class, effect: f.what, key: f.key, action: findingAction(f, ctx.policy.threats) })),
   };
 }
@@ -140,7 +191,11 @@ function explain(tool: string, args: JsonObject, ctx: { policy: ReturnType<typeo
  * or of the given files in order (a tool of one's own); what `tool_registry[].sha256` takes.
  */
 async function toolHash(argv: string[], io: Parameters<Command["run"]>[1]): Promise<number> {
-  const { values, positionals } = parseArgs({ args: argv, allowPositionals: true, options: { file: { type: "string", multiple: true, default: [] }, "mcp-server": { type: "string" } } });
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: { file: { type: "string", multiple: true, default: [] }, "mcp-server": { type: "string" } },
+  });
   if (values["mcp-server"] !== undefined) return mcpDigests(values["mcp-server"], positionals, io);
   // Imported here: `guard check` starts without it (bench/cli-start.ts).
   const { ToolCodeHasher } = await import("../gate/tool-code.js");
@@ -156,7 +211,9 @@ async function toolHash(argv: string[], io: Parameters<Command["run"]>[1]): Prom
   // Imported here: the worker runtime's modules are not loaded by `guard check`.
   const { builtinToolFiles } = await import("../agent/builtin-tools.js");
   const files = builtinToolFiles();
-  for (const t of positionals) if (files[t] === undefined) throw new UsageError(`"${t}" is not a built-in tool (${Object.keys(files).join(", ")}); hash its files with --file`);
+  for (const t of positionals)
+    if (files[t] === undefined)
+      throw new UsageError(`"${t}" is not a built-in tool (${Object.keys(files).join(", ")}); hash its files with --file`);
   const hasher = new ToolCodeHasher(positionals.length > 0 ? Object.fromEntries(positionals.map((t) => [t, files[t] ?? []])) : files);
   await hasher.refresh();
   io.stdout.write(`${JSON.stringify(Object.fromEntries(hasher.hashes()))}\n`);
@@ -169,16 +226,21 @@ async function toolHash(argv: string[], io: Parameters<Command["run"]>[1]): Prom
  * 0051), what a `tool_registry` entry for it takes. The server's environment is PATH and HOME only.
  */
 async function mcpDigests(server: string, command: string[], io: Parameters<Command["run"]>[1]): Promise<number> {
-  if (command.length === 0) throw new UsageError("--mcp-server needs the server's command after --, e.g. -- npx @modelcontextprotocol/server-filesystem /workspace");
+  if (command.length === 0)
+    throw new UsageError(
+      "--mcp-server needs the server's command after --, e.g. -- npx @modelcontextprotocol/server-filesystem /workspace",
+    );
   const { MCP_SERVER_NAME_PATTERN } = await import("../api/mcp-schema.js");
   if (!new RegExp(MCP_SERVER_NAME_PATTERN).test(server)) throw new UsageError(`--mcp-server must match ${MCP_SERVER_NAME_PATTERN}`);
   // Imported here: only this subcommand starts MCP servers.
   const { McpToolbox } = await import("../mcp/mcp-toolbox.js");
   const { mcpToolDigest } = await import("../gate/mcp-tools.js");
   const env = Object.fromEntries(["PATH", "HOME"].flatMap((k) => (io.env[k] !== undefined ? [[k, io.env[k]]] : [])));
-  const box = await McpToolbox.start([{ name: server, command }], { env, cwd: io.cwd, outputCapBytes: 65536, reserved: [] }).catch((err: unknown) => {
-    throw new UsageError(messageOf(err));
-  });
+  const box = await McpToolbox.start([{ name: server, command }], { env, cwd: io.cwd, outputCapBytes: 65536, reserved: [] }).catch(
+    (err: unknown) => {
+      throw new UsageError(messageOf(err));
+    },
+  );
   try {
     io.stdout.write(`${JSON.stringify(Object.fromEntries(box.tools().map((t) => [t.name, mcpToolDigest(t.descriptor)])))}\n`);
   } finally {
@@ -220,10 +282,12 @@ async function readDocs(path: string, shown: string): Promise<unknown[]> {
   const { parseAllDocuments } = await import("yaml");
   const docs = parseAllDocuments(text);
   const list = Array.isArray(docs) ? docs : [docs];
-  return list.map((d, i) => {
-    if (d.errors.length > 0) throw new UsageError(`${shown}: document ${i + 1} is not valid YAML: ${d.errors[0]?.message ?? ""}`);
-    return d.toJS() as unknown;
-  }).filter((d) => d !== null && d !== undefined);
+  return list
+    .map((d, i) => {
+      if (d.errors.length > 0) throw new UsageError(`${shown}: document ${i + 1} is not valid YAML: ${d.errors[0]?.message ?? ""}`);
+      return d.toJS() as unknown;
+    })
+    .filter((d) => d !== null && d !== undefined);
 }
 
 async function readAgent(path: string): Promise<Agent> {
@@ -256,5 +320,8 @@ async function readPolicies(path: string, shown: string): Promise<NamedPolicy[]>
 function refuseProblems(validateManifest: typeof ValidateManifest, where: string, doc: unknown): void {
   const errors = validateManifest(doc).filter((p) => p.severity === "error");
   const first = errors[0];
-  if (first !== undefined) throw new UsageError(`${where}: ${first.path === "" ? "" : `${first.path}: `}${first.message}${errors.length > 1 ? ` (and ${errors.length - 1} more)` : ""}`);
+  if (first !== undefined)
+    throw new UsageError(
+      `${where}: ${first.path === "" ? "" : `${first.path}: `}${first.message}${errors.length > 1 ? ` (and ${errors.length - 1} more)` : ""}`,
+    );
 }

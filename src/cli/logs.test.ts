@@ -16,14 +16,19 @@ function printed(raw: Parameters<typeof printKeptOutput>[0]): { out: string; err
 
 describe("printKeptOutput", () => {
   it("prints stdout and stderr apart, with nothing added when all of it was kept", () => {
-    expect(printed(rawOutputOf({ stdout: '{"score":1}\n', stderr: "note\n", exitCode: 0 }))).toEqual({ out: '{"score":1}\n', err: "note\n" });
+    expect(printed(rawOutputOf({ stdout: '{"score":1}\n', stderr: "note\n", exitCode: 0 }))).toEqual({
+      out: '{"score":1}\n',
+      err: "note\n",
+    });
   });
 
   it("says how much of a long stdout is missing (the status keeps its last 16 KiB)", () => {
     const long = `${"x".repeat(20_000)}\n{"score":0.5}\n`;
     const { out, err } = printed(rawOutputOf({ stdout: long, exitCode: 0 }));
     expect(long.endsWith(out)).toBe(true);
-    expect(err).toBe(`gavel logs: the first ${long.length - out.length} of ${long.length} bytes of stdout were not kept (the judge's status keeps its end)\n`);
+    expect(err).toBe(
+      `gavel logs: the first ${long.length - out.length} of ${long.length} bytes of stdout were not kept (the judge's status keeps its end)\n`,
+    );
   });
 
   it("says why stdout holds stderr too when the judge's pod log merged them", () => {

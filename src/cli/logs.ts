@@ -46,7 +46,11 @@ export function pickJudge(children: Execution[], name: string, iteration: number
   const exact = inIteration.find((c) => c.metadata.name === name);
   if (exact !== undefined) return exact;
   const byJudge = inIteration.filter((c) => c.spec.agentRef.name === name);
-  byJudge.sort((a, b) => (a.spec.parent?.iteration ?? 0) - (b.spec.parent?.iteration ?? 0) || (a.spec.parent?.validatorIndex ?? 0) - (b.spec.parent?.validatorIndex ?? 0));
+  byJudge.sort(
+    (a, b) =>
+      (a.spec.parent?.iteration ?? 0) - (b.spec.parent?.iteration ?? 0) ||
+      (a.spec.parent?.validatorIndex ?? 0) - (b.spec.parent?.validatorIndex ?? 0),
+  );
   return byJudge[byJudge.length - 1];
 }
 
@@ -64,7 +68,14 @@ async function printOnce(kube: Kube, namespace: string, workload: string, io: Co
  * already ended prints what was kept. Returns false when the run never produced output
  * before `gone()` said it will not (the Execution ended without it).
  */
-async function follow(kube: Kube, namespace: string, workload: string, io: CommandIO, signal: AbortSignal, gone: () => Promise<boolean>): Promise<boolean> {
+async function follow(
+  kube: Kube,
+  namespace: string,
+  workload: string,
+  io: CommandIO,
+  signal: AbortSignal,
+  gone: () => Promise<boolean>,
+): Promise<boolean> {
   while (!signal.aborted) {
     const state = await podState(kube, namespace, workload);
     if (state === "running") {
@@ -88,7 +99,9 @@ async function judgeChild(kube: Kube, ex: Execution, judge: string | undefined, 
   const found = pickJudge(children, judge, iteration);
   if (found !== undefined) return found;
   const known = children.map((c) => `${c.metadata.name} (${c.spec.agentRef.name}, iteration ${c.spec.parent?.iteration ?? "?"})`);
-  throw new NotFoundError(`no judge "${judge}"${iteration !== undefined ? ` in iteration ${iteration}` : ""} among the children of execution "${name}"${known.length > 0 ? `; it has ${known.join(", ")}` : "; it has no judge children"}`);
+  throw new NotFoundError(
+    `no judge "${judge}"${iteration !== undefined ? ` in iteration ${iteration}` : ""} among the children of execution "${name}"${known.length > 0 ? `; it has ${known.join(", ")}` : "; it has no judge children"}`,
+  );
 }
 
 /**
@@ -100,7 +113,10 @@ export function printKeptOutput(raw: JudgeRawOutput, io: Pick<CommandIO, "stdout
   io.stdout.write(raw.stdout);
   io.stderr.write(raw.stderr);
   const kept = Buffer.byteLength(raw.stdout);
-  if (raw.stdoutBytes > kept) io.stderr.write(`gavel logs: the first ${raw.stdoutBytes - kept} of ${raw.stdoutBytes} bytes of stdout were not kept (the judge's status keeps its end)\n`);
+  if (raw.stdoutBytes > kept)
+    io.stderr.write(
+      `gavel logs: the first ${raw.stdoutBytes - kept} of ${raw.stdoutBytes} bytes of stdout were not kept (the judge's status keeps its end)\n`,
+    );
   else if (raw.truncated) io.stderr.write("gavel logs: only the end of stderr was kept\n");
   if (raw.streamsMerged !== undefined) io.stderr.write(`gavel logs: ${raw.streamsMerged}\n`);
 }
@@ -153,11 +169,20 @@ async function followWorker(kube: Kube, name: string, first: number, only: boole
 }
 
 /** The worker's output: the chosen iteration, or the current one (and with -f the ones after it). */
-async function workerLogs(kube: Kube, ex: Execution, iteration: number | undefined, follows: boolean, io: CommandIO, signal: AbortSignal): Promise<number> {
+async function workerLogs(
+  kube: Kube,
+  ex: Execution,
+  iteration: number | undefined,
+  follows: boolean,
+  io: CommandIO,
+  signal: AbortSignal,
+): Promise<number> {
   const name = ex.metadata.name;
   const last = ex.status?.iterations?.at(-1)?.number;
   if (iteration !== undefined && (last === undefined || iteration > last) && !follows) {
-    throw new NotFoundError(`execution "${name}" has no iteration ${iteration}${last === undefined ? " (it has not started one)" : ` (it has 1 to ${last})`}`);
+    throw new NotFoundError(
+      `execution "${name}" has no iteration ${iteration}${last === undefined ? " (it has not started one)" : ` (it has 1 to ${last})`}`,
+    );
   }
   const n = iteration ?? last ?? 1;
   if (follows) return followWorker(kube, name, n, iteration !== undefined, io, signal);
@@ -175,7 +200,8 @@ export const logsCommand: Command = {
     if (name === undefined) throw new UsageError("name an EXECUTION");
     if (extra.length > 0) throw new UsageError(`unexpected argument "${extra[0] ?? ""}"`);
     const iteration = values.iteration === undefined ? undefined : Number(values.iteration);
-    if (iteration !== undefined && (!Number.isInteger(iteration) || iteration < 1)) throw new UsageError(`--iteration must be a whole number from 1, not "${values.iteration}"`);
+    if (iteration !== undefined && (!Number.isInteger(iteration) || iteration < 1))
+      throw new UsageError(`--iteration must be a whole number from 1, not "${values.iteration}"`);
     const kube = connectKube(values, io);
     const ex = await getObject<Execution>(kube, EXECUTIONS, kube.namespace, name);
     const stop = new AbortController();
@@ -183,7 +209,8 @@ export const logsCommand: Command = {
     process.once("SIGINT", onSignal);
     try {
       // A judge: --judge among the children, or the named Execution is a judge child itself.
-      if (values.judge !== undefined || ex.spec.parent !== undefined) return await judgeLogs(kube, await judgeChild(kube, ex, values.judge, iteration), values.follow, io, stop.signal);
+      if (values.judge !== undefined || ex.spec.parent !== undefined)
+        return await judgeLogs(kube, await judgeChild(kube, ex, values.judge, iteration), values.follow, io, stop.signal);
       return await workerLogs(kube, ex, iteration, values.follow, io, stop.signal);
     } finally {
       process.off("SIGINT", onSignal);

@@ -23,7 +23,8 @@ export const natsCommand: Command = {
   usage: USAGE,
   async run(argv, io) {
     const [sub, ...rest] = argv;
-    if (sub !== "bootstrap") throw new UsageError(sub === undefined ? "a subcommand is required: bootstrap" : `unknown subcommand "${sub}" (known: bootstrap)`);
+    if (sub !== "bootstrap")
+      throw new UsageError(sub === undefined ? "a subcommand is required: bootstrap" : `unknown subcommand "${sub}" (known: bootstrap)`);
     const { values, positionals } = parseArgs({
       args: rest,
       allowPositionals: true,
@@ -40,10 +41,15 @@ export const natsCommand: Command = {
     if (positionals.length > 0) throw new UsageError(`unexpected argument ${positionals[0] ?? ""}`);
     const operatorSecret = values["operator-secret"];
     const credentialsSecret = values["credentials-secret"];
-    for (const [flag, v] of [["--operator-secret", operatorSecret], ["--credentials-secret", credentialsSecret]] as const) {
-      if (v === undefined || !NAME.test(v)) throw new UsageError(`${flag} NAME is required: a Secret name (lower-case DNS name), got ${JSON.stringify(v ?? "")}`);
+    for (const [flag, v] of [
+      ["--operator-secret", operatorSecret],
+      ["--credentials-secret", credentialsSecret],
+    ] as const) {
+      if (v === undefined || !NAME.test(v))
+        throw new UsageError(`${flag} NAME is required: a Secret name (lower-case DNS name), got ${JSON.stringify(v ?? "")}`);
     }
-    if (operatorSecret === credentialsSecret) throw new UsageError("--operator-secret and --credentials-secret must differ: the operator seed stays out of the controller's mount");
+    if (operatorSecret === credentialsSecret)
+      throw new UsageError("--operator-secret and --credentials-secret must differ: the operator seed stays out of the controller's mount");
     const kc = loadKubeConfig(values.kubeconfig);
     const namespace = values.namespace ?? kc.getContextObject(kc.getCurrentContext())?.namespace ?? "default";
 
@@ -52,7 +58,11 @@ export const natsCommand: Command = {
       operatorSecret: operatorSecret as string,
       credentialsSecret: credentialsSecret as string,
     });
-    io.stdout.write(created.length > 0 ? `created Secret(s) ${created.map((n) => `${namespace}/${n}`).join(", ")}\n` : `Secrets ${namespace}/${operatorSecret} and ${namespace}/${credentialsSecret} exist: keys kept\n`);
+    io.stdout.write(
+      created.length > 0
+        ? `created Secret(s) ${created.map((n) => `${namespace}/${n}`).join(", ")}\n`
+        : `Secrets ${namespace}/${operatorSecret} and ${namespace}/${credentialsSecret} exist: keys kept\n`,
+    );
     const file = values["auth-config"];
     if (file !== undefined) {
       await mkdir(dirname(file), { recursive: true });

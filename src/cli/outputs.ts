@@ -78,7 +78,14 @@ export async function workloadOutput(kube: Kube, namespace: string, workload: st
  * Streams a running workload's log into `out` until the container ends or the signal aborts;
  * a pod running under gavel-launch has its stderr written to `errOut` (default `out`).
  */
-export async function followPodLog(kube: Kube, namespace: string, workload: string, out: Writable, signal: AbortSignal, errOut: Writable = out): Promise<void> {
+export async function followPodLog(
+  kube: Kube,
+  namespace: string,
+  workload: string,
+  out: Writable,
+  signal: AbortSignal,
+  errOut: Writable = out,
+): Promise<void> {
   const through = new PassThrough();
   const framed = isFramed(await readPod(kube, namespace, workloadPodName(workload)));
   const decoder = new StringDecoder("utf8");

@@ -6,7 +6,11 @@ import { resolveResource } from "./resources.js";
 
 describe("resource names", () => {
   it("are the CRDs' plural, singular and short names", () => {
-    for (const [r, crd] of [[RESOURCES[0], executionCrd], [RESOURCES[1], agentCrd], [RESOURCES[2], guardPolicyCrd]] as const) {
+    for (const [r, crd] of [
+      [RESOURCES[0], executionCrd],
+      [RESOURCES[1], agentCrd],
+      [RESOURCES[2], guardPolicyCrd],
+    ] as const) {
       const n = crd.spec.names;
       expect(r?.names).toEqual([n.plural, n.singular, ...n.shortNames]);
       expect(r?.kind).toBe(n.kind);

@@ -8,7 +8,9 @@ export function resolveResource(name: string): Resource {
   const bare = name.toLowerCase().replace(/\.100monkeys\.ai(\/v1)?$/, "");
   const r = RESOURCES.find((x) => x.names.includes(bare));
   if (r === undefined) {
-    throw new UsageError(`unknown resource type "${name}"; gavel knows ${RESOURCES.map((x) => `${x.plural} (${x.names.slice(1).join(", ")})`).join(", ")}`);
+    throw new UsageError(
+      `unknown resource type "${name}"; gavel knows ${RESOURCES.map((x) => `${x.plural} (${x.names.slice(1).join(", ")})`).join(", ")}`,
+    );
   }
   return r;
 }

@@ -80,9 +80,29 @@ describe("gavel run: manifests and arguments", () => {
   });
 
   it("prints one plain line per event", () => {
-    const e = { id: "1", time: "", namespace: "d", root: "x", execution: "x", type: "validator.result", data: { iteration: 1, index: 0, type: "regex", passed: false, score: 0, confidence: 1, reasoning: "stdout does not match /ok/" } };
+    const e = {
+      id: "1",
+      time: "",
+      namespace: "d",
+      root: "x",
+      execution: "x",
+      type: "validator.result",
+      data: { iteration: 1, index: 0, type: "regex", passed: false, score: 0, confidence: 1, reasoning: "stdout does not match /ok/" },
+    };
     expect(plainLine(e)).toBe("iteration 1 validator 0 regex failed score 0.00 confidence 1.00: stdout does not match /ok/");
-    const flagged = { ...e, type: "toolcall.decision", data: { iteration: 1, step: 2, tool: "fs.write", allowed: true, blocked_by: "none", flags: ["watch_writes"], reason: "approved by the guard" } };
+    const flagged = {
+      ...e,
+      type: "toolcall.decision",
+      data: {
+        iteration: 1,
+        step: 2,
+        tool: "fs.write",
+        allowed: true,
+        blocked_by: "none",
+        flags: ["watch_writes"],
+        reason: "approved by the guard",
+      },
+    };
     expect(plainLine(flagged)).toBe("iteration 1 tool call 2 fs.write allowed [flagged: watch_writes]: approved by the guard");
   });
 });

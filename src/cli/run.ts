@@ -63,7 +63,13 @@ export async function loadRunManifests(paths: string[], cwd: string): Promise<Ru
   // Locally every judge must be among the files: there is no cluster to find it in.
   findings.push(
     ...validateDocuments(docs).map((f) =>
-      f.severity === "warning" && f.message.includes("does not exist") ? { ...f, severity: "error" as const, message: f.message.replace(/ \(fine if it is already deployed\)$/, "; pass its manifest with -f") } : f,
+      f.severity === "warning" && f.message.includes("does not exist")
+        ? {
+            ...f,
+            severity: "error" as const,
+            message: f.message.replace(/ \(fine if it is already deployed\)$/, "; pass its manifest with -f"),
+          }
+        : f,
     ),
   );
   const errors = findings.filter((f) => f.severity === "error");
@@ -99,7 +105,11 @@ export async function loadRunManifests(paths: string[], cwd: string): Promise<Ru
 function compileRunPolicies(docs: Parameters<typeof validateDocuments>[0]): { policies: NamedPolicy[]; policy: CompiledPolicy } {
   const named = docs.map((d) => {
     const v = d.value as { metadata: { name: string; namespace?: string }; spec?: GuardPolicySpec };
-    const p: NamedPolicy = { name: v.metadata.name, ...(v.metadata.namespace !== undefined ? { namespace: v.metadata.namespace } : {}), spec: v.spec ?? {} };
+    const p: NamedPolicy = {
+      name: v.metadata.name,
+      ...(v.metadata.namespace !== undefined ? { namespace: v.metadata.namespace } : {}),
+      spec: v.spec ?? {},
+    };
     return { d, p };
   });
   const findings: Finding[] = [];
@@ -112,7 +122,10 @@ function compileRunPolicies(docs: Parameters<typeof validateDocuments>[0]): { po
     }
   }
   if (findings.length > 0) throw new ManifestError(findings);
-  const ordered = [...named.filter((n) => n.p.name === DEFAULT_GUARD_POLICY), ...named.filter((n) => n.p.name !== DEFAULT_GUARD_POLICY).sort((a, b) => a.p.name.localeCompare(b.p.name))];
+  const ordered = [
+    ...named.filter((n) => n.p.name === DEFAULT_GUARD_POLICY),
+    ...named.filter((n) => n.p.name !== DEFAULT_GUARD_POLICY).sort((a, b) => a.p.name.localeCompare(b.p.name)),
+  ];
   const policies = ordered.map((n) => n.p);
   try {
     return { policies, policy: compilePolicy(policies) };
@@ -127,9 +140,11 @@ function compileRunPolicies(docs: Parameters<typeof validateDocuments>[0]): { po
 export async function parseInput(value: string | undefined, cwd: string): Promise<JsonValue | undefined> {
   if (value === undefined) return undefined;
   const fromFile = value.startsWith("@");
-  const text = fromFile ? await readFile(resolve(cwd, value.slice(1)), "utf8").catch((err: unknown) => {
-    throw new UsageError(`--input ${value}: ${messageOf(err)}`);
-  }) : value;
+  const text = fromFile
+    ? await readFile(resolve(cwd, value.slice(1)), "utf8").catch((err: unknown) => {
+        throw new UsageError(`--input ${value}: ${messageOf(err)}`);
+      })
+    : value;
   try {
     return JSON.parse(text) as JsonValue;
   } catch (err) {
@@ -251,7 +266,9 @@ export function summary(r: LocalRunResult): string {
   for (const c of r.children) {
     const v = c.status?.verdict;
     const what = c.spec.parent?.purpose === "tool_validation" ? "tool-call judge" : "judge";
-    lines.push(`  ${what} ${c.spec.agentRef.name} (${c.metadata.name}): ${v !== undefined ? `score ${v.score.toFixed(2)} confidence ${v.confidence.toFixed(2)}` : `${c.status?.phase ?? "?"} (${c.status?.rejection ?? "?"})`}`);
+    lines.push(
+      `  ${what} ${c.spec.agentRef.name} (${c.metadata.name}): ${v !== undefined ? `score ${v.score.toFixed(2)} confidence ${v.confidence.toFixed(2)}` : `${c.status?.phase ?? "?"} (${c.status?.rejection ?? "?"})`}`,
+    );
   }
   return `${lines.join("\n")}\n`;
 }
@@ -266,9 +283,11 @@ type RunFlags = ReturnType<typeof parseFlags>["values"];
 /** The flags of `gavel run` checked (each bad one a UsageError naming it), with the runtime table they name. */
 async function runSettings(values: RunFlags, io: CommandIO) {
   // Language runtimes over the built-in ones (the same YAML as the chart's `runtimes:` values).
-  const runtimes = await loadRuntimeTable(values.runtimes === undefined ? io.env.GAVEL_RUNTIMES : resolve(io.cwd, values.runtimes)).catch((err: unknown) => {
-    throw new UsageError(`--runtimes: ${messageOf(err)}`);
-  });
+  const runtimes = await loadRuntimeTable(values.runtimes === undefined ? io.env.GAVEL_RUNTIMES : resolve(io.cwd, values.runtimes)).catch(
+    (err: unknown) => {
+      throw new UsageError(`--runtimes: ${messageOf(err)}`);
+    },
+  );
   const files = values.filename ?? [];
   if (files.length === 0) throw new UsageError("at least one -f AGENT.yaml is required");
   if (values.output !== "tree" && values.output !== "json") throw new UsageError(`--output must be json or tree, not "${values.output}"`);
@@ -298,7 +317,13 @@ async function manifestsToRun(files: string[], io: CommandIO): Promise<RunManife
 }
 
 /** The Execution a local run runs (in memory only). */
-function localExecution(name: string, namespace: string, worker: Agent, input: JsonValue | undefined, timeoutSeconds: number | undefined): Execution {
+function localExecution(
+  name: string,
+  namespace: string,
+  worker: Agent,
+  input: JsonValue | undefined,
+  timeoutSeconds: number | undefined,
+): Execution {
   return {
     apiVersion: API_VERSION,
     kind: "Execution",
@@ -367,13 +392,22 @@ function gateAddress(c: RunConnections): { natsUrl?: string; workerMounts?: Gate
 }
 
 /** Runs the LocalRun with the gate (when the worker has tools), cancelled by SIGINT/SIGTERM. */
-async function runWithGate(run: LocalRun, c: RunConnections, manifests: RunManifests, tracing: Tracing | undefined): Promise<LocalRunResult> {
+async function runWithGate(
+  run: LocalRun,
+  c: RunConnections,
+  manifests: RunManifests,
+  tracing: Tracing | undefined,
+): Promise<LocalRunResult> {
   const onSignal = () => run.cancel();
   process.once("SIGINT", onSignal);
   process.once("SIGTERM", onSignal);
   let gate: LocalGate | undefined;
   try {
-    if (c.gateNc !== undefined) gate = await startLocalGate(c.gateNc, manifests.worker, run, { policy: manifests.policy, ...(tracing !== undefined ? { tracing } : {}) });
+    if (c.gateNc !== undefined)
+      gate = await startLocalGate(c.gateNc, manifests.worker, run, {
+        policy: manifests.policy,
+        ...(tracing !== undefined ? { tracing } : {}),
+      });
     return await run.run();
   } finally {
     await gate?.stop();
@@ -385,7 +419,8 @@ async function runWithGate(run: LocalRun, c: RunConnections, manifests: RunManif
 export const runCommand: Command = {
   name: "run",
   summary: "run one Execution locally on Docker (live tree, exit 0 only on Succeeded)",
-  usage: "gavel run -f AGENT.yaml [-f JUDGES.yaml ...] [-f GUARDPOLICY.yaml ...] [--input JSON|@file] [--output json] [--nats URL] [--name NAME] [--timeout SECONDS] [--runtimes FILE]",
+  usage:
+    "gavel run -f AGENT.yaml [-f JUDGES.yaml ...] [-f GUARDPOLICY.yaml ...] [--input JSON|@file] [--output json] [--nats URL] [--name NAME] [--timeout SECONDS] [--runtimes FILE]",
   async run(argv, io) {
     const { values } = parseFlags(argv);
     const { runtimes, files, input, timeoutSeconds } = await runSettings(values, io);
@@ -402,7 +437,15 @@ export const runCommand: Command = {
     const tracing = await tracingFromEnv(io.env, { name: "gavel" });
     const conns = await openConnections(manifests.worker, values.nats);
     const workloads = new DockerWorkloads({ ...(dockerSocket(io.env) !== undefined ? { socketPath: dockerSocket(io.env) } : {}) });
-    const trace = tracing === undefined ? undefined : new ExecutionTrace(tracing, { namespace: values.namespace, name, uid: execution.metadata.uid as string, agent: manifests.worker.metadata.name });
+    const trace =
+      tracing === undefined
+        ? undefined
+        : new ExecutionTrace(tracing, {
+            namespace: values.namespace,
+            name,
+            uid: execution.metadata.uid as string,
+            agent: manifests.worker.metadata.name,
+          });
     const run = new LocalRun({
       execution,
       agent: manifests.worker,
@@ -415,7 +458,10 @@ export const runCommand: Command = {
         view.add(e);
         const s = conns.stream;
         // In order, one after another; a failed publish is reported, not fatal to the run.
-        if (s !== undefined) publishing = publishing.then(() => s.publish(e)).catch((err: unknown) => io.stderr.write(`gavel run: publishing ${e.type} failed: ${String(err)}\n`));
+        if (s !== undefined)
+          publishing = publishing
+            .then(() => s.publish(e))
+            .catch((err: unknown) => io.stderr.write(`gavel run: publishing ${e.type} failed: ${String(err)}\n`));
       },
     });
     let result: LocalRunResult;

@@ -12,11 +12,34 @@ describe("execution tree", () => {
       ev("execution.started", { agent: "writer" }),
       ev("iteration.started", { iteration: 1 }),
       ev("toolcall.proposed", { iteration: 1, step: 0, tool: "cmd.run" }),
-      ev("toolcall.decision", { iteration: 1, step: 0, tool: "cmd.run", allowed: false, blocked_by: "guard", check: "destructive_patterns", reason: "destructive_pattern: rm -rf /" }),
-      ev("toolcall.decision", { iteration: 1, step: 1, tool: "fs.write", allowed: true, blocked_by: "none", flags: ["watch_writes"], reason: "approved by the guard" }),
+      ev("toolcall.decision", {
+        iteration: 1,
+        step: 0,
+        tool: "cmd.run",
+        allowed: false,
+        blocked_by: "guard",
+        check: "destructive_patterns",
+        reason: "destructive_pattern: rm -rf /",
+      }),
+      ev("toolcall.decision", {
+        iteration: 1,
+        step: 1,
+        tool: "fs.write",
+        allowed: true,
+        blocked_by: "none",
+        flags: ["watch_writes"],
+        reason: "approved by the guard",
+      }),
       ev("worker.finished", { iteration: 1, exitCode: 0 }),
       ev("validator.started", { iteration: 1, index: 0, type: "json_schema" }),
-      ev("validator.result", { iteration: 1, index: 0, passed: false, score: 0, confidence: 1, reasoning: "/status must be equal to one of the allowed values" }),
+      ev("validator.result", {
+        iteration: 1,
+        index: 0,
+        passed: false,
+        score: 0,
+        confidence: 1,
+        reasoning: "/status must be equal to one of the allowed values",
+      }),
       ev("iteration.finished", { iteration: 1, outcome: "refining" }),
       ev("iteration.started", { iteration: 2, feedback: "json_schema failed: /status" }),
       ev("worker.finished", { iteration: 2, exitCode: 0 }),
@@ -26,7 +49,8 @@ describe("execution tree", () => {
       ev("validator.result", { iteration: 2, index: 0, passed: true, score: 0.9, confidence: 1, reasoning: "ok" }),
       ev("iteration.finished", { iteration: 2, outcome: "passed" }),
       ev("execution.phase", { phase: "Succeeded", score: 0.9 }),
-    ]) applyEvent(t, e);
+    ])
+      applyEvent(t, e);
 
     expect(t.phase).toBe("Succeeded");
     expect(t.iterations.map((i) => i.state)).toEqual(["refining", "passed"]);
@@ -46,15 +70,35 @@ describe("execution tree", () => {
     for (const e of [
       ev("iteration.started", { iteration: 1 }),
       ev("toolcall.proposed", { iteration: 1, step: 1, tool: "files.read_text_file" }),
-      ev("toolcall.decision", { iteration: 1, step: 1, tool: "files.read_text_file", allowed: false, blocked_by: "guard", check: "destructive_pattern", reason: "secrets: reads files: a secret file [path]", mcp: { server: "files", tool: "read_text_file", digest: "ab", pinned: true } }),
-      ev("toolcall.decision", { iteration: 1, step: 2, tool: "fs.read", allowed: false, blocked_by: "guard", check: "destructive_pattern", reason: "secrets: reads files: a secret file [path]" }),
-    ]) applyEvent(t, e);
+      ev("toolcall.decision", {
+        iteration: 1,
+        step: 1,
+        tool: "files.read_text_file",
+        allowed: false,
+        blocked_by: "guard",
+        check: "destructive_pattern",
+        reason: "secrets: reads files: a secret file [path]",
+        mcp: { server: "files", tool: "read_text_file", digest: "ab", pinned: true },
+      }),
+      ev("toolcall.decision", {
+        iteration: 1,
+        step: 2,
+        tool: "fs.read",
+        allowed: false,
+        blocked_by: "guard",
+        check: "destructive_pattern",
+        reason: "secrets: reads files: a secret file [path]",
+      }),
+    ])
+      applyEvent(t, e);
     expect(t.iterations[0]?.toolCalls.map((c) => [c.step, c.tool, c.server])).toEqual([
       [1, "files.read_text_file", "files"],
       [2, "fs.read", undefined],
     ]);
     const text = renderTree(t, 0, { width: 200 }).join("\n");
-    expect(text).toContain("tool call 1 files.read_text_file (MCP server files)  blocked by guard (destructive_pattern): secrets: reads files");
+    expect(text).toContain(
+      "tool call 1 files.read_text_file (MCP server files)  blocked by guard (destructive_pattern): secrets: reads files",
+    );
     expect(text).toContain("tool call 2 fs.read  blocked by guard (destructive_pattern)");
   });
 

@@ -192,7 +192,9 @@ export function renderTree(tree: ExecutionTree, frame = 0, opts: { color?: boole
   const lines: string[] = [];
   const running = !["Succeeded", "Failed", "Cancelled", "TimedOut"].includes(tree.phase);
   const head = running ? spin : tree.phase === "Succeeded" ? ok : bad;
-  lines.push(`${head} execution ${tree.execution}${tree.agent ? ` (agent ${tree.agent})` : ""}  ${tree.phase}${tree.score !== undefined ? `  score ${score(tree.score)}` : ""}`);
+  lines.push(
+    `${head} execution ${tree.execution}${tree.agent ? ` (agent ${tree.agent})` : ""}  ${tree.phase}${tree.score !== undefined ? `  score ${score(tree.score)}` : ""}`,
+  );
   tree.iterations.forEach((it, i) => {
     const last = i === tree.iterations.length - 1;
     const pre = last ? "   " : "│  ";
@@ -203,12 +205,24 @@ export function renderTree(tree: ExecutionTree, frame = 0, opts: { color?: boole
     const rows: string[][] = [];
     for (const tc of it.toolCalls) {
       const m = tc.allowed === undefined ? spin : tc.allowed ? ok : bad;
-      const verdict = (tc.allowed === undefined ? "deciding" : tc.allowed ? "allowed" : `blocked by ${tc.blockedBy ?? "?"}${tc.check ? ` (${tc.check})` : ""}: ${oneLine(tc.reason)}`) + guardNotes({ flags: tc.flags, warnings: tc.warnings });
-      rows.push([`${m} tool call ${tc.step} ${tc.tool}${tc.server !== undefined ? ` (MCP server ${tc.server})` : ""}  ${verdict}`, ...tc.judges.map(judgeLine)]);
+      const verdict =
+        (tc.allowed === undefined
+          ? "deciding"
+          : tc.allowed
+            ? "allowed"
+            : `blocked by ${tc.blockedBy ?? "?"}${tc.check ? ` (${tc.check})` : ""}: ${oneLine(tc.reason)}`) +
+        guardNotes({ flags: tc.flags, warnings: tc.warnings });
+      rows.push([
+        `${m} tool call ${tc.step} ${tc.tool}${tc.server !== undefined ? ` (MCP server ${tc.server})` : ""}  ${verdict}`,
+        ...tc.judges.map(judgeLine),
+      ]);
     }
     for (const v of it.validators) {
       const m = v.state === "running" ? spin : v.state === "passed" ? ok : bad;
-      const detail = v.state === "running" ? "running" : `score ${score(v.score)} confidence ${score(v.confidence)}${v.state === "failed" ? `: ${oneLine(v.reasoning)}` : ""}`;
+      const detail =
+        v.state === "running"
+          ? "running"
+          : `score ${score(v.score)} confidence ${score(v.confidence)}${v.state === "failed" ? `: ${oneLine(v.reasoning)}` : ""}`;
       rows.push([`${m} validator ${v.index} ${v.type}  ${detail}`, ...v.judges.map(judgeLine)]);
     }
     rows.forEach((row, r) => {

@@ -18,7 +18,8 @@ const USAGE = "gavel ui [--addr HOST:PORT] [-n NS] [--kubeconfig FILE] [--contex
 export function parseAddr(value: string): { host: string; port: number } {
   const m = /^(?:\[([^\]]+)\]|([^:]+)):(\d{1,5})$/.exec(value);
   const port = Number(m?.[3]);
-  if (m === null || !(port >= 0 && port <= 65535)) throw new UsageError(`--addr: "${value}" is not HOST:PORT (e.g. 127.0.0.1:8090; port 0 picks a free one)`);
+  if (m === null || !(port >= 0 && port <= 65535))
+    throw new UsageError(`--addr: "${value}" is not HOST:PORT (e.g. 127.0.0.1:8090; port 0 picks a free one)`);
   return { host: m[1] ?? m[2] ?? "", port };
 }
 
@@ -55,8 +56,19 @@ export const uiCommand: Command = {
     let changes = apiWatchFeed(kube, logger);
     if (values.nats) {
       const creds = values["nats-creds"];
-      const authenticator = creds ? credsAuthenticator(await readFile(creds).catch((err: unknown) => { throw new UsageError(`--nats-creds ${creds}: ${messageOf(err)}`); })) : undefined;
-      nc = await connect({ servers: values.nats, maxReconnectAttempts: -1, reconnectTimeWait: 1000, ...(authenticator !== undefined ? { authenticator } : {}) });
+      const authenticator = creds
+        ? credsAuthenticator(
+            await readFile(creds).catch((err: unknown) => {
+              throw new UsageError(`--nats-creds ${creds}: ${messageOf(err)}`);
+            }),
+          )
+        : undefined;
+      nc = await connect({
+        servers: values.nats,
+        maxReconnectAttempts: -1,
+        reconnectTimeWait: 1000,
+        ...(authenticator !== undefined ? { authenticator } : {}),
+      });
       try {
         changes = eventStreamFeed(await EventStream.existing(nc), logger);
       } catch (err) {
@@ -65,7 +77,13 @@ export const uiCommand: Command = {
       }
     }
     const loopback = LOOPBACK_HOSTS.includes(host);
-    const server = await UiServer.listen(host, port, { kube, namespace: kube.namespace, changes, logger, ...(loopback ? { hosts: LOOPBACK_HOSTS } : {}) }).catch((err: unknown) => {
+    const server = await UiServer.listen(host, port, {
+      kube,
+      namespace: kube.namespace,
+      changes,
+      logger,
+      ...(loopback ? { hosts: LOOPBACK_HOSTS } : {}),
+    }).catch((err: unknown) => {
       void nc?.close();
       throw new UsageError(`--addr ${values.addr}: ${messageOf(err)}`);
     });

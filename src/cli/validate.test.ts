@@ -11,7 +11,6 @@ const badDir = "test/fixtures/bad";
 const validate = (...argv: string[]) => gavel(argv, { cwd: repo });
 const validateWithStdin = (input: string, ...argv: string[]) => gavel(argv, { cwd: repo, stdin: input });
 
-
 /** The `# expect: PATH` header of a bad fixture. */
 export function expectedPath(file: string): string {
   const m = /^# expect: (.+)$/m.exec(readFileSync(join(repo, file), "utf8"));
@@ -46,7 +45,9 @@ describe("gavel validate", () => {
 
   it("reports the document index in multi-document files", async () => {
     const r = await validate("validate", "-f", `${badDir}/multi-doc-second-bad.yaml`);
-    expect(r.out).toMatch(/multi-doc-second-bad\.yaml:doc#2: spec\.execution\.validation\[0\]\.judge_agent: a semantic validator needs judge_agent/);
+    expect(r.out).toMatch(
+      /multi-doc-second-bad\.yaml:doc#2: spec\.execution\.validation\[0\]\.judge_agent: a semantic validator needs judge_agent/,
+    );
     expect(r.out).not.toMatch(/doc#1: (?!warning)/);
   });
 
@@ -72,7 +73,12 @@ describe("gavel validate", () => {
   });
 
   it("reads manifests from stdin with -f -", async () => {
-    const r = await validateWithStdin("apiVersion: 100monkeys.ai/v1\nkind: Agent\nmetadata: {name: a}\nspec: {execution: {mode: twice}}\n", "validate", "-f", "-");
+    const r = await validateWithStdin(
+      "apiVersion: 100monkeys.ai/v1\nkind: Agent\nmetadata: {name: a}\nspec: {execution: {mode: twice}}\n",
+      "validate",
+      "-f",
+      "-",
+    );
     expect(r.code).toBe(1);
     expect(r.out).toContain("<stdin>:doc#1: spec.execution.mode: must be one of: one-shot, iterative");
   });
@@ -85,7 +91,9 @@ describe("gavel validate", () => {
       "-",
     );
     expect(r.code).toBe(0);
-    expect(r.out).toMatch(/<stdin>:doc#1: warning: spec\.execution\.validation\[0\]\.pattern: regex pattern "a\(\?!b\)" is not supported by RE2/);
+    expect(r.out).toMatch(
+      /<stdin>:doc#1: warning: spec\.execution\.validation\[0\]\.pattern: regex pattern "a\(\?!b\)" is not supported by RE2/,
+    );
   });
 
   it("warns when a regex reads stdout of an image whose program gavel does not know (merged with stderr on Kubernetes); not for a declared command, gavel's images or a file target", async () => {
@@ -93,7 +101,9 @@ describe("gavel validate", () => {
       `apiVersion: 100monkeys.ai/v1\nkind: Agent\nmetadata: {name: a}\nspec: {runtime: ${runtime}, execution: {validation: ${validation}}}\n`;
     const r = await validateWithStdin(agent("{image: 'python:3.12-slim'}"), "validate", "-f", "-");
     expect(r.code).toBe(0);
-    expect(r.out).toMatch(/<stdin>:doc#1: warning: spec\.execution\.validation\[0\]: reads stdout, but gavel does not know the program of image python:3\.12-slim .*declare spec\.runtime\.command/);
+    expect(r.out).toMatch(
+      /<stdin>:doc#1: warning: spec\.execution\.validation\[0\]: reads stdout, but gavel does not know the program of image python:3\.12-slim .*declare spec\.runtime\.command/,
+    );
     for (const quiet of [
       agent("{image: 'python:3.12-slim', command: [python, main.py]}"),
       agent("{image: 'gavel/agent:0.1.0'}"),

@@ -52,7 +52,14 @@ export function parseManifests(file: string, text: string): { docs: ParsedDoc[];
     if (d.errors.length > 0) {
       for (const e of d.errors) {
         const line = e.linePos?.[0].line ?? lineCounter.linePos(e.pos[0]).line;
-        findings.push({ file, doc: i + 1, line, path: "", message: `YAML syntax error at line ${line}: ${(e.message.split("\n")[0] ?? e.code).replace(/ at line \d+, column \d+:?$/, "")}`, severity: "error" });
+        findings.push({
+          file,
+          doc: i + 1,
+          line,
+          path: "",
+          message: `YAML syntax error at line ${line}: ${(e.message.split("\n")[0] ?? e.code).replace(/ at line \d+, column \d+:?$/, "")}`,
+          severity: "error",
+        });
       }
       return;
     }
@@ -75,7 +82,13 @@ export function validateDocuments(docs: ParsedDoc[]): Finding[] {
     const problems = [...validateManifest(d.value), ...regexWarnings(d.value)];
     findings.push(...problems.map((p) => ({ ...p, file: d.file, doc: d.doc })));
     // Cross-object rules need a well-formed Agent; a malformed one already has its errors.
-    if (!problems.some((p) => p.severity === "error") && isMap(d.value) && d.value.kind === "Agent" && isMap(d.value.metadata) && isMap(d.value.spec ?? {})) {
+    if (
+      !problems.some((p) => p.severity === "error") &&
+      isMap(d.value) &&
+      d.value.kind === "Agent" &&
+      isMap(d.value.metadata) &&
+      isMap(d.value.spec ?? {})
+    ) {
       agents.push({ d, agent: d.value as unknown as Agent });
     }
     if (!problems.some((p) => p.severity === "error") && isMap(d.value) && d.value.kind === "Execution" && isMap(d.value.metadata)) {
@@ -87,7 +100,10 @@ export function validateDocuments(docs: ParsedDoc[]): Finding[] {
     const ns = agent.metadata.namespace ?? "";
     for (const p of crossValidateAgent({ ...agent, spec: agent.spec ?? {} }, (n) => byKey.get(`${ns}/${n}`))) {
       const severity = p.reason === "JudgeNotFound" ? "warning" : "error";
-      const message = p.reason === "JudgeNotFound" ? `${p.message.replace(" in this namespace", " among the given manifests")} (fine if it is already deployed)` : p.message;
+      const message =
+        p.reason === "JudgeNotFound"
+          ? `${p.message.replace(" in this namespace", " among the given manifests")} (fine if it is already deployed)`
+          : p.message;
       findings.push({ file: d.file, doc: d.doc, path: p.path, message, severity });
     }
   }
@@ -95,7 +111,9 @@ export function validateDocuments(docs: ParsedDoc[]): Finding[] {
     const ns = execution.metadata.namespace ?? "";
     for (const p of crossValidateExecution(execution, (n) => byKey.get(`${ns}/${n}`))) {
       const missing = p.reason === "AgentNotFound";
-      const message = missing ? `${p.message.replace(" in this namespace", " among the given manifests")} (fine if it is already deployed)` : p.message;
+      const message = missing
+        ? `${p.message.replace(" in this namespace", " among the given manifests")} (fine if it is already deployed)`
+        : p.message;
       findings.push({ file: d.file, doc: d.doc, path: p.path, message, severity: missing ? "warning" : "error" });
     }
   }
@@ -114,7 +132,16 @@ function regexWarnings(doc: unknown): Problem[] {
   return validation.flatMap((v: unknown, i) => {
     if (!isMap(v) || v.type !== "regex" || typeof v.pattern !== "string") return [];
     const error = validateRegexPattern(v.pattern);
-    const out: Problem[] = error === undefined ? [] : [{ path: `spec.execution.validation[${i}].pattern`, message: `${error}; the validator will fail every iteration`, severity: "warning" }];
+    const out: Problem[] =
+      error === undefined
+        ? []
+        : [
+            {
+              path: `spec.execution.validation[${i}].pattern`,
+              message: `${error}; the validator will fail every iteration`,
+              severity: "warning",
+            },
+          ];
     if (merged !== undefined && (v.target === undefined || v.target === "stdout")) {
       out.push({
         path: `spec.execution.validation[${i}]`,
@@ -191,7 +218,9 @@ export const validateCommand: Command = {
     }
     const errors = findings.filter((f) => f.severity === "error").length;
     const judges = docs.filter((d) => isMap(d.value) && d.value.kind === "Agent" && isJudge(d.value as unknown as Agent)).length;
-    io.stdout.write(`${files.length} file(s), ${docs.length} document(s) (${judges} judge(s)): ${errors === 0 ? "valid" : `${errors} error(s)`}\n`);
+    io.stdout.write(
+      `${files.length} file(s), ${docs.length} document(s) (${judges} judge(s)): ${errors === 0 ? "valid" : `${errors} error(s)`}\n`,
+    );
     return errors === 0 ? ExitCode.ok : ExitCode.failed;
   },
 };

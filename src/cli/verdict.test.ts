@@ -22,7 +22,10 @@ describe("gavel verdict", () => {
   });
 
   it("prints the GradientResult of a judge's output from stdin, the last JSON object winning", async () => {
-    const r = await verdict(["verdict", "-"], `thinking...\n{"score": 0.1, "confidence": 1, "reasoning": "draft"}\nfinal:\n\`\`\`json\n${good}\n\`\`\`\n`);
+    const r = await verdict(
+      ["verdict", "-"],
+      `thinking...\n{"score": 0.1, "confidence": 1, "reasoning": "draft"}\nfinal:\n\`\`\`json\n${good}\n\`\`\`\n`,
+    );
     expect(r.code).toBe(0);
     expect(JSON.parse(r.out)).toEqual(JSON.parse(good));
   });
@@ -36,7 +39,11 @@ describe("gavel verdict", () => {
   });
 
   it("rejects malformed output with the reason and exit 1", async () => {
-    for (const text of ["no json here", '{"score": 1.5, "confidence": 1, "reasoning": "x"}', '{"score": "0.9", "confidence": 1, "reasoning": "x"}']) {
+    for (const text of [
+      "no json here",
+      '{"score": 1.5, "confidence": 1, "reasoning": "x"}',
+      '{"score": "0.9", "confidence": 1, "reasoning": "x"}',
+    ]) {
       const r = await verdict(["verdict"], text);
       expect(r.code).toBe(1);
       expect(r.out).toMatch(/^rejected: malformed_output: /);
@@ -48,7 +55,10 @@ describe("gavel verdict", () => {
     expect(failed.code).toBe(1);
     expect(failed.out).toContain("rejected: failed: the judge exited with code 3");
     const manifest = join(dir, "judge.yaml");
-    await writeFile(manifest, "apiVersion: 100monkeys.ai/v1\nkind: Agent\nmetadata: {name: j}\nspec:\n  execution:\n    validation:\n      system: {must_succeed: false}\n");
+    await writeFile(
+      manifest,
+      "apiVersion: 100monkeys.ai/v1\nkind: Agent\nmetadata: {name: j}\nspec:\n  execution:\n    validation:\n      system: {must_succeed: false}\n",
+    );
     const lenient = await verdict(["verdict", "--exit-code", "3", "--agent", manifest, "-"], good);
     expect(lenient.code).toBe(0);
   });

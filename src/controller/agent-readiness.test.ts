@@ -31,7 +31,13 @@ const lookupIn = (agents: Agent[]) => (n: string) => agents.find((a) => a.metada
 describe("desiredReady", () => {
   it("is False/JudgeNotFound naming the field and the judge when the judge does not exist", () => {
     const c = desiredReady(worker("w", "missing-judge", 3), lookupIn([]), T0);
-    expect(c).toMatchObject({ type: "Ready", status: "False", reason: "JudgeNotFound", observedGeneration: 3, lastTransitionTime: T0.toISOString() });
+    expect(c).toMatchObject({
+      type: "Ready",
+      status: "False",
+      reason: "JudgeNotFound",
+      observedGeneration: 3,
+      lastTransitionTime: T0.toISOString(),
+    });
     expect(c.message).toContain('spec.execution.validation[0].judge_agent: judge Agent "missing-judge" does not exist');
   });
 
@@ -41,7 +47,10 @@ describe("desiredReady", () => {
   });
 
   it("is False/JudgeNotOneShot when the judge is iterative, and False/NotAJudge when it lacks the label", () => {
-    expect(desiredReady(worker("w", "j"), lookupIn([judge("j", "iterative")]), T0)).toMatchObject({ status: "False", reason: "JudgeNotOneShot" });
+    expect(desiredReady(worker("w", "j"), lookupIn([judge("j", "iterative")]), T0)).toMatchObject({
+      status: "False",
+      reason: "JudgeNotOneShot",
+    });
     const c = desiredReady(worker("w", "j"), lookupIn([judge("j", "one-shot", false)]), T0);
     expect(c).toMatchObject({ status: "False", reason: "NotAJudge" });
     expect(c.message).toContain("metadata.labels.role: judge");
@@ -52,7 +61,12 @@ describe("desiredReady", () => {
     const c = desiredReady(bad, lookupIn([]), T0);
     expect(c).toMatchObject({ status: "False", reason: INVALID_SPEC });
     expect(c.message).toContain("spec.execution.mode");
-    const junk = { apiVersion: "100monkeys.ai/v1", kind: "Agent", metadata: { name: "x" }, spec: { execution: { validation: "nope" } } } as unknown as Agent;
+    const junk = {
+      apiVersion: "100monkeys.ai/v1",
+      kind: "Agent",
+      metadata: { name: "x" },
+      spec: { execution: { validation: "nope" } },
+    } as unknown as Agent;
     expect(() => desiredReady(junk, lookupIn([]), T0)).not.toThrow();
     expect(desiredReady(junk, lookupIn([]), T0).status).toBe("False");
   });
@@ -98,13 +112,23 @@ describe("readyStatusPatch", () => {
   it("keeps lastTransitionTime when only the message or generation changes, and moves it when the status flips", () => {
     const w = worker("w", "j");
     const stored: Condition = desiredReady(w, lookupIn([]), T0); // False, JudgeNotFound
-    const withStatus = { ...w, status: { observedGeneration: 1, conditions: [{ type: "Other", status: "True", reason: "X", message: "", lastTransitionTime: T0.toISOString() }, stored] } } as Agent;
+    const withStatus = {
+      ...w,
+      status: {
+        observedGeneration: 1,
+        conditions: [{ type: "Other", status: "True", reason: "X", message: "", lastTransitionTime: T0.toISOString() }, stored],
+      },
+    } as Agent;
     // Still False, another reason: time kept, other condition kept.
-    const p1 = readyStatusPatch(withStatus, desiredReady(withStatus, lookupIn([judge("j", "iterative")]), T1)) as { status: { conditions: Condition[] } };
+    const p1 = readyStatusPatch(withStatus, desiredReady(withStatus, lookupIn([judge("j", "iterative")]), T1)) as {
+      status: { conditions: Condition[] };
+    };
     expect(p1.status.conditions.map((c) => c.type)).toEqual(["Other", "Ready"]);
     expect(p1.status.conditions[1]).toMatchObject({ status: "False", reason: "JudgeNotOneShot", lastTransitionTime: T0.toISOString() });
     // True now: the time moves.
-    const p2 = readyStatusPatch(withStatus, desiredReady(withStatus, lookupIn([judge("j")]), T1)) as { status: { conditions: Condition[] } };
+    const p2 = readyStatusPatch(withStatus, desiredReady(withStatus, lookupIn([judge("j")]), T1)) as {
+      status: { conditions: Condition[] };
+    };
     expect(p2.status.conditions[1]).toMatchObject({ status: "True", lastTransitionTime: T1.toISOString() });
   });
 
@@ -112,7 +136,9 @@ describe("readyStatusPatch", () => {
     const w = worker("w", "j", 1);
     const stored = desiredReady(w, lookupIn([judge("j")]), T0);
     const newer = { ...worker("w", "j", 2), status: { observedGeneration: 1, conditions: [stored] } } as Agent;
-    const p = readyStatusPatch(newer, desiredReady(newer, lookupIn([judge("j")]), T1)) as { status: { observedGeneration: number; conditions: Condition[] } };
+    const p = readyStatusPatch(newer, desiredReady(newer, lookupIn([judge("j")]), T1)) as {
+      status: { observedGeneration: number; conditions: Condition[] };
+    };
     expect(p.status.observedGeneration).toBe(2);
     expect(p.status.conditions[0]).toMatchObject({ observedGeneration: 2, lastTransitionTime: T0.toISOString() });
   });
@@ -126,7 +152,10 @@ describe("readyStatusPatch", () => {
 
 describe("referrersOf", () => {
   it("finds the Agents that name a judge in semantic, multi_judge and tool_validation", () => {
-    const multi = { ...worker("m", "x"), spec: { execution: { validation: [{ type: "multi_judge", judges: ["a", "j"], consensus: "majority" }] } } } as unknown as Agent;
+    const multi = {
+      ...worker("m", "x"),
+      spec: { execution: { validation: [{ type: "multi_judge", judges: ["a", "j"], consensus: "majority" }] } },
+    } as unknown as Agent;
     const tool = { ...worker("t", "x"), spec: { execution: { tool_validation: [{ judge_agent: "j" }] } } } as unknown as Agent;
     const junk = { metadata: { name: "junk" }, spec: null } as unknown as Agent;
     expect(referrersOf("j", [worker("w", "j"), worker("v", "other"), multi, tool, judge("j"), junk])).toEqual(["w", "m", "t"]);

@@ -31,7 +31,13 @@ const MAX_MESSAGE = 32_768;
 // ---------------------------------------------------------------- pure part
 
 /** The Ready condition the Agent should have, given the other Agents of its namespace by name. */
-export function desiredReady(agent: Agent, lookup: (name: string) => Agent | undefined, now: Date, unenforceable?: string, runtimes?: RuntimeTable): Condition {
+export function desiredReady(
+  agent: Agent,
+  lookup: (name: string) => Agent | undefined,
+  now: Date,
+  unenforceable?: string,
+  runtimes?: RuntimeTable,
+): Condition {
   const generation = agent.metadata?.generation;
   let schema: { path: string; message: string }[];
   try {
@@ -59,7 +65,12 @@ export function desiredReady(agent: Agent, lookup: (name: string) => Agent | und
     }
     // A valid Agent whose Executions could not run guarded here is not ready either.
     if (condition.status === "True" && unenforceable !== undefined) {
-      condition = { ...condition, status: "False", reason: CANNOT_ENFORCE, message: `this cluster cannot enforce what the Agent declares: ${unenforceable}` };
+      condition = {
+        ...condition,
+        status: "False",
+        reason: CANNOT_ENFORCE,
+        message: `this cluster cannot enforce what the Agent declares: ${unenforceable}`,
+      };
     }
   }
   if (condition.message.length > MAX_MESSAGE) condition.message = `${condition.message.slice(0, MAX_MESSAGE - 3)}...`;
@@ -93,9 +104,10 @@ export function readyStatusPatch(agent: Agent, desired: Condition): Record<strin
   const current = currentReady(agent);
   const generation = agent.metadata?.generation;
   if (sameCondition(current, desired) && (generation === undefined || agent.status?.observedGeneration === generation)) return undefined;
-  const ready = current !== undefined && current.status === desired.status && typeof current.lastTransitionTime === "string"
-    ? { ...desired, lastTransitionTime: current.lastTransitionTime }
-    : desired;
+  const ready =
+    current !== undefined && current.status === desired.status && typeof current.lastTransitionTime === "string"
+      ? { ...desired, lastTransitionTime: current.lastTransitionTime }
+      : desired;
   const others = (Array.isArray(agent.status?.conditions) ? agent.status.conditions : []).filter((c) => c?.type !== READY);
   return {
     metadata: { resourceVersion: agent.metadata.resourceVersion },
@@ -186,7 +198,12 @@ export class AgentReadinessController {
   /** Counters: the runtime's (reconciles by its workers, those that threw, the 409s among them) and the status writes. */
   get stats(): ReadinessStats {
     const { reconciles, errors, conflicts } = this.controller.stats;
-    return { reconciles, errors, conflicts, statusWrites: this.controller.metrics.reconcile.statusWrites.get(this.controller.metrics.labels) };
+    return {
+      reconciles,
+      errors,
+      conflicts,
+      statusWrites: this.controller.metrics.reconcile.statusWrites.get(this.controller.metrics.labels),
+    };
   }
 
   /** Lists Agents (the cache is filled when this resolves), starts the watch and the workers. */

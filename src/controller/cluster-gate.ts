@@ -100,7 +100,11 @@ export class ClusterGate {
     this.api = opts.kc.makeApiClient(k8s.CustomObjectsApi);
     this.core = opts.kc.makeApiClient(k8s.CoreV1Api);
     this.metrics = gateMetrics(opts.metrics ?? new Registry());
-    this.judgeChildren = new JudgeChildWatch({ kc: opts.kc, ...(opts.namespaces !== undefined ? { namespaces: opts.namespaces } : {}), ...(opts.logger !== undefined ? { logger: opts.logger } : {}) });
+    this.judgeChildren = new JudgeChildWatch({
+      kc: opts.kc,
+      ...(opts.namespaces !== undefined ? { namespaces: opts.namespaces } : {}),
+      ...(opts.logger !== undefined ? { logger: opts.logger } : {}),
+    });
   }
 
   /** Opens the tool-call store (replaying it) and starts answering proposals. */
@@ -144,7 +148,10 @@ export class ClusterGate {
     if (this.service === undefined) return;
     const uid = execution.metadata.uid;
     if (uid === undefined || uid === "") return;
-    const tallies = this.service.store.summaryOf({ namespace: execution.metadata.namespace ?? "default", execution: execution.metadata.name, run: uid }, RECENT_TOOL_CALLS);
+    const tallies = this.service.store.summaryOf(
+      { namespace: execution.metadata.namespace ?? "default", execution: execution.metadata.name, run: uid },
+      RECENT_TOOL_CALLS,
+    );
     if (tallies.size === 0) return;
     applySummary(status, tallies);
   }
@@ -224,26 +231,48 @@ export class ClusterGate {
   private async load(namespace: string, name: string): Promise<Target> {
     const execution = await this.get<Execution>(namespace, "executions", name);
     if (execution === undefined) {
-      return { refusal: new ToolCallRefusal("forbidden", "/execution", `there is no Execution ${namespace}/${name}: only the worker of a running Execution may propose tool calls`) };
+      return {
+        refusal: new ToolCallRefusal(
+          "forbidden",
+          "/execution",
+          `there is no Execution ${namespace}/${name}: only the worker of a running Execution may propose tool calls`,
+        ),
+      };
     }
     const uid = execution.metadata.uid;
     if (execution.spec.parent !== undefined) {
-      return { uid, execution, refusal: new ToolCallRefusal("forbidden", "/execution", `${namespace}/${name} is a judge child; judges make no gated tool calls`) };
+      return {
+        uid,
+        execution,
+        refusal: new ToolCallRefusal("forbidden", "/execution", `${namespace}/${name} is a judge child; judges make no gated tool calls`),
+      };
     }
     if (isTerminal(execution.status?.phase)) {
-      return { uid, execution, refusal: new ToolCallRefusal("forbidden", "/execution", `Execution ${namespace}/${name} has ended (${execution.status?.phase ?? ""})`) };
+      return {
+        uid,
+        execution,
+        refusal: new ToolCallRefusal(
+          "forbidden",
+          "/execution",
+          `Execution ${namespace}/${name} has ended (${execution.status?.phase ?? ""})`,
+        ),
+      };
     }
     // Not a refusal: the call is denied (fail closed) with the reason, and the worker goes on.
-    const raw = await this.get<Agent>(namespace, "agents", execution.spec.agentRef.name).catch((err: unknown) => (err instanceof Error ? err : new Error(messageOf(err))));
+    const raw = await this.get<Agent>(namespace, "agents", execution.spec.agentRef.name).catch((err: unknown) =>
+      err instanceof Error ? err : new Error(messageOf(err)),
+    );
     if (raw instanceof Error) return { uid, execution, problem: raw };
-    if (raw === undefined) return { uid, execution, problem: new Error(`Agent ${namespace}/${execution.spec.agentRef.name} of Execution ${name} is not found`) };
+    if (raw === undefined)
+      return { uid, execution, problem: new Error(`Agent ${namespace}/${execution.spec.agentRef.name} of Execution ${name} is not found`) };
     const agent = withDefaults(raw);
     // The calls of this Execution already shown as proposed (a call judged by several entries is shown once).
     const announced = new Set<string>();
     const gate = createGate({
       policyStore: this.opts.policies,
       agent,
-      judgeRunner: (entry, proposal, violations, index) => this.runToolJudge(execution, agent, { entry, proposal, violations, index }, announced),
+      judgeRunner: (entry, proposal, violations, index) =>
+        this.runToolJudge(execution, agent, { entry, proposal, violations, index }, announced),
       audit: { record: (r) => this.publish(execution, [{ event: "toolcall.decision", data: decisionEvent(r) }]) },
       ...(this.opts.logger !== undefined ? { logger: this.opts.logger } : {}),
       ...(this.opts.tracing !== undefined ? { tracing: this.opts.tracing } : {}),
@@ -258,7 +287,12 @@ export class ClusterGate {
    * leader's reconciler runs it like any judge child. The gate waits on its status through
    * the watch of judge children (judge-child-watch.ts).
    */
-  private async runToolJudge(execution: Execution, worker: Agent, call: { entry: SemanticValidatorSpec; proposal: ToolCallProposal; violations: readonly string[]; index: number }, announced: Set<string>): Promise<JudgeRunResult> {
+  private async runToolJudge(
+    execution: Execution,
+    worker: Agent,
+    call: { entry: SemanticValidatorSpec; proposal: ToolCallProposal; violations: readonly string[]; index: number },
+    announced: Set<string>,
+  ): Promise<JudgeRunResult> {
     const { entry, proposal, violations, index } = call;
     const namespace = execution.metadata.namespace ?? "default";
     const judgeRaw = await this.get<Agent>(namespace, "agents", entry.judge_agent);
@@ -289,7 +323,11 @@ export class ClusterGate {
     if (!(await createJudgeChild({ core: this.core, custom: this.api }, t.execution))) {
       const existing = await this.get<Execution>(namespace, "executions", t.name);
       if (existing !== undefined && existing.spec.parent?.toolCallId !== proposal.toolCallId) {
-        return { ok: false, rejection: "failed", detail: `judge child ${t.name} already judges another call (${existing.spec.parent?.toolCallId ?? "none"}) of this step` };
+        return {
+          ok: false,
+          rejection: "failed",
+          detail: `judge child ${t.name} already judges another call (${existing.spec.parent?.toolCallId ?? "none"}) of this step`,
+        };
       }
     }
     // The reconciler ends the child by its deadline; the gate gives up a little later still.
@@ -316,7 +354,8 @@ export class ClusterGate {
       async (t) => {
         await t.gate?.record(p, d);
         if (t.execution === undefined) return;
-        if (!d.allowed || d.judges.length > 0 || (d.guard.flags?.length ?? 0) > 0 || (d.guard.warnings?.length ?? 0) > 0) await this.recordEvent(t.execution, p, d);
+        if (!d.allowed || d.judges.length > 0 || (d.guard.flags?.length ?? 0) > 0 || (d.guard.warnings?.length ?? 0) > 0)
+          await this.recordEvent(t.execution, p, d);
       },
       (err: unknown) => this.opts.logger?.warn({ toolCallId: p.toolCallId, err: messageOf(err) }, "decision not recorded"),
     );
@@ -332,11 +371,23 @@ export class ClusterGate {
     const what = d.allowed
       ? `allowed${d.judges.length > 0 ? ` after ${d.judges.map((j) => j.child).join(", ")}` : ""}${flagged}`
       : `blocked by ${d.blocked_by}${d.guard.check !== undefined ? ` (${d.guard.check})` : ""}${flagged}: ${d.reason}`;
-    const reason = !d.allowed ? "ToolCallBlocked" : (d.guard.warnings?.length ?? 0) > 0 ? "ToolCallWarned" : flags.length > 0 ? "ToolCallFlagged" : "ToolCallAllowed";
+    const reason = !d.allowed
+      ? "ToolCallBlocked"
+      : (d.guard.warnings?.length ?? 0) > 0
+        ? "ToolCallWarned"
+        : flags.length > 0
+          ? "ToolCallFlagged"
+          : "ToolCallAllowed";
     const body: k8s.CoreV1Event = {
       // Unique across replicas: two gates may record in the same millisecond.
       metadata: { name: `${ex.metadata.name}.${randomBytes(6).toString("hex")}`.slice(0, 253), namespace },
-      involvedObject: { apiVersion: ex.apiVersion, kind: "Execution", name: ex.metadata.name, namespace, ...(ex.metadata.uid !== undefined ? { uid: ex.metadata.uid } : {}) },
+      involvedObject: {
+        apiVersion: ex.apiVersion,
+        kind: "Execution",
+        name: ex.metadata.name,
+        namespace,
+        ...(ex.metadata.uid !== undefined ? { uid: ex.metadata.uid } : {}),
+      },
       reason,
       message: `iteration ${p.iteration} step ${p.step} ${p.tool} ${what}`.slice(0, 1024),
       type: reason === "ToolCallAllowed" ? "Normal" : "Warning",

@@ -43,7 +43,8 @@ export async function earlierRunLeftovers(access: EarlierRunAccess, ex: Executio
   }
   for (const child of access.executions.list(namespace)) {
     const parent = child.spec?.parent;
-    if (parent?.name === name && parent.uid !== undefined && parent.uid !== uid) out.push({ kind: "Execution", name: child.metadata.name, owner: parent.uid });
+    if (parent?.name === name && parent.uid !== undefined && parent.uid !== uid)
+      out.push({ kind: "Execution", name: child.metadata.name, owner: parent.uid });
   }
   const result = resultName(workerName(name, 1));
   const earlier = (obj: Owned | undefined): string | undefined => {
@@ -67,7 +68,11 @@ export async function earlierRunLeftovers(access: EarlierRunAccess, ex: Executio
  * (gavel may not delete Executions or claims). Returns why the run waits, or undefined when
  * nothing was left.
  */
-export async function removeEarlierRun(access: EarlierRunAccess, ex: Execution, claims: readonly string[] = []): Promise<string | undefined> {
+export async function removeEarlierRun(
+  access: EarlierRunAccess,
+  ex: Execution,
+  claims: readonly string[] = [],
+): Promise<string | undefined> {
   const left = await earlierRunLeftovers(access, ex, claims);
   if (left.length === 0) return undefined;
   const namespace = ex.metadata.namespace ?? "default";
@@ -75,8 +80,14 @@ export async function removeEarlierRun(access: EarlierRunAccess, ex: Execution, 
     if (l.kind === "Pod") await access.core.deleteNamespacedPod({ name: l.name, namespace, gracePeriodSeconds: 0 }).catch(ignoreNotFound);
   }
   if (left.some((l) => l.kind === "ConfigMap")) {
-    await access.core.deleteCollectionNamespacedConfigMap({ namespace, labelSelector: `${CHILD_LABELS.execution}=${labelValue(ex.metadata.name)}` });
+    await access.core.deleteCollectionNamespacedConfigMap({
+      namespace,
+      labelSelector: `${CHILD_LABELS.execution}=${labelValue(ex.metadata.name)}`,
+    });
   }
   const owners = [...new Set(left.map((l) => l.owner))].join(", ");
-  return `waiting for ${left.length} object(s) of an earlier Execution named ${ex.metadata.name} (uid ${owners}) to be deleted: ${left.map((l) => `${l.kind} ${l.name}`).join(", ")}`.slice(0, 1024);
+  return `waiting for ${left.length} object(s) of an earlier Execution named ${ex.metadata.name} (uid ${owners}) to be deleted: ${left.map((l) => `${l.kind} ${l.name}`).join(", ")}`.slice(
+    0,
+    1024,
+  );
 }

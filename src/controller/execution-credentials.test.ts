@@ -13,9 +13,24 @@ function workerOf(ex: Execution, agent: Agent, run: WorkerRun, opts: WorkerOptio
   return workerWorkload(ex, agent, run, workspaceMounts(ex.metadata.name, agent, false), opts);
 }
 
-const ex: Execution = { apiVersion: "100monkeys.ai/v1", kind: "Execution", metadata: { name: "demo", namespace: "team", uid: "uid-1" }, spec: { agentRef: { name: "w" } } };
-const agent: Agent = { apiVersion: "100monkeys.ai/v1", kind: "Agent", metadata: { name: "w" }, spec: { runtime: { image: "gavel/agent:dev" }, tools: ["cmd.run"] } };
-const judge: Agent = { apiVersion: "100monkeys.ai/v1", kind: "Agent", metadata: { name: "j", labels: { role: "judge" } }, spec: { runtime: { image: "gavel/rule-judge:dev" } } };
+const ex: Execution = {
+  apiVersion: "100monkeys.ai/v1",
+  kind: "Execution",
+  metadata: { name: "demo", namespace: "team", uid: "uid-1" },
+  spec: { agentRef: { name: "w" } },
+};
+const agent: Agent = {
+  apiVersion: "100monkeys.ai/v1",
+  kind: "Agent",
+  metadata: { name: "w" },
+  spec: { runtime: { image: "gavel/agent:dev" }, tools: ["cmd.run"] },
+};
+const judge: Agent = {
+  apiVersion: "100monkeys.ai/v1",
+  kind: "Agent",
+  metadata: { name: "j", labels: { role: "judge" } },
+  spec: { runtime: { image: "gavel/rule-judge:dev" } },
+};
 
 describe("execution credentials", () => {
   it("names the Secret after the Execution and its run (uid), within 253 characters", () => {
@@ -31,23 +46,39 @@ describe("execution credentials", () => {
   it("keeps the credential in an immutable Secret owned by the Execution", () => {
     const c = issueWorkerCredentials(createTrust(), "team", "demo");
     const s = workerCredentialsSecret(ex, c.creds, c.publicKey, 2_000_000_000);
-    expect(s.metadata?.ownerReferences).toEqual([expect.objectContaining({ kind: "Execution", name: "demo", uid: "uid-1", controller: true })]);
+    expect(s.metadata?.ownerReferences).toEqual([
+      expect.objectContaining({ kind: "Execution", name: "demo", uid: "uid-1", controller: true }),
+    ]);
     expect(s.immutable).toBe(true);
     expect(parseCreds(s.stringData?.["nats.creds"] ?? "").jwt).toBe(c.jwt);
     expect(s.metadata?.annotations?.["gavel.dev/nats-user"]).toBe(c.publicKey);
   });
 
   it("mounts the Secret read-only into the worker pod and sets GAVEL_NATS_CREDS_FILE; judges get nothing", () => {
-    const pod = podFor(workerOf(ex, agent, { name: "demo-i1", iteration: 1, timeoutSeconds: 60 }, { natsUrl: "nats://n:4222" }), { ...placementOf(ex, "apart"), credentialSecret: "demo-nats" }, { instance: EXECUTION_INSTANCE });
+    const pod = podFor(
+      workerOf(ex, agent, { name: "demo-i1", iteration: 1, timeoutSeconds: 60 }, { natsUrl: "nats://n:4222" }),
+      { ...placementOf(ex, "apart"), credentialSecret: "demo-nats" },
+      { instance: EXECUTION_INSTANCE },
+    );
     const spec = pod.spec;
-    expect(spec?.volumes).toContainEqual({ name: "nats-credentials", secret: { secretName: "demo-nats", defaultMode: 0o444, items: [{ key: "nats.creds", path: "nats.creds" }] } });
+    expect(spec?.volumes).toContainEqual({
+      name: "nats-credentials",
+      secret: { secretName: "demo-nats", defaultMode: 0o444, items: [{ key: "nats.creds", path: "nats.creds" }] },
+    });
     const main = spec?.containers[0];
     expect(main?.volumeMounts).toContainEqual({ name: "nats-credentials", mountPath: WORKER_CREDS_DIR, readOnly: true });
     expect(main?.env).toContainEqual({ name: "GAVEL_NATS_CREDS_FILE", value: `${WORKER_CREDS_DIR}/nats.creds` });
     expect(main?.env).toContainEqual({ name: "GAVEL_NATS_URL", value: "nats://n:4222" });
     expect(spec?.automountServiceAccountToken).toBe(false);
 
-    const child: Execution = { ...ex, metadata: { name: "demo-i1-v1-j", namespace: "team", uid: "uid-2" }, spec: { agentRef: { name: "j" }, parent: { name: "demo", uid: "uid-1", purpose: "validation", iteration: 1, validatorIndex: 0, depth: 1 } } };
+    const child: Execution = {
+      ...ex,
+      metadata: { name: "demo-i1-v1-j", namespace: "team", uid: "uid-2" },
+      spec: {
+        agentRef: { name: "j" },
+        parent: { name: "demo", uid: "uid-1", purpose: "validation", iteration: 1, validatorIndex: 0, depth: 1 },
+      },
+    };
     const js = judgeSpec(child, judge, [], {});
     if (typeof js === "string") throw new Error(js);
     const jp = podFor(js.spec, js.place, { instance: EXECUTION_INSTANCE });
@@ -61,7 +92,9 @@ describe("execution credentials", () => {
     // Default: 10 iterations of (300 s + 30 s slack + one semantic judge of 300 s + 10 s), plus 10 min.
     const judged: Agent = { ...agent, spec: { ...agent.spec, execution: { validation: [{ type: "semantic", judge_agent: "j" }] } } };
     expect(credentialExpiry({ execution: ex, agent: judged, judges: new Map([["j", judge]]) }, start)).toBe(1_700_000_000 + 10 * 640 + 600);
-    const c = issueWorkerCredentials(createTrust(), "team", "demo", { expiresAt: credentialExpiry({ execution: timed, agent, judges: new Map() }, start) });
+    const c = issueWorkerCredentials(createTrust(), "team", "demo", {
+      expiresAt: credentialExpiry({ execution: timed, agent, judges: new Map() }, start),
+    });
     expect(decodeJwt(c.jwt).exp).toBe(1_700_000_600);
   });
 });

@@ -19,7 +19,6 @@ import type { MintingKeys } from "./nats-secrets.js";
 import { silentLogger, type Logger } from "../telemetry/logger.js";
 import { WORKER_CREDS_KEY } from "../runtime/kubernetes.js";
 
-
 /**
  * Name of the Secret holding an Execution's worker credential: `<execution>-nats-<uid[:8]>`.
  * The uid makes each run of a name its own Secret: one of a deleted Execution of the same
@@ -107,7 +106,9 @@ export class ExecutionCredentials {
     this.now = opts.now ?? Date.now;
     this.logger = opts.logger ?? silentLogger;
     if (opts.keys.revocation === undefined || opts.revoker === undefined) {
-      this.logger.warn("NATS revocation is off (no operator signing key or system credentials): worker credentials end only at their Execution's deadline");
+      this.logger.warn(
+        "NATS revocation is off (no operator signing key or system credentials): worker credentials end only at their Execution's deadline",
+      );
     }
   }
 
@@ -167,7 +168,9 @@ export class ExecutionCredentials {
    * without a uid). Only users this process knows from the ledger cost any I/O.
    */
   async release(namespace: string, name: string, uid?: string): Promise<void> {
-    const mine = [...this.live.values()].filter((e) => e.namespace === namespace && e.name === name && (uid === undefined || e.uid === uid));
+    const mine = [...this.live.values()].filter(
+      (e) => e.namespace === namespace && e.name === name && (uid === undefined || e.uid === uid),
+    );
     if (mine.length > 0) await this.revoke(mine);
   }
 
@@ -210,7 +213,10 @@ export class ExecutionCredentials {
         await ledger.remove(e.user);
         this.live.delete(e.user);
       }
-      this.logger.info({ executions: entries.map((e) => `${e.namespace}/${e.name}`), ms: this.now() - t0 }, "revoked NATS worker credentials");
+      this.logger.info(
+        { executions: entries.map((e) => `${e.namespace}/${e.name}`), ms: this.now() - t0 },
+        "revoked NATS worker credentials",
+      );
     }
     // Without revocation the entries stay until they expire: the sweep drops them then.
   }
@@ -233,7 +239,9 @@ export class ExecutionCredentials {
   }
 
   private async getExecution(namespace: string, name: string): Promise<Execution | undefined> {
-    const got: unknown = await this.api.getNamespacedCustomObject({ group: GROUP, version: VERSION, namespace, plural: "executions", name }).catch(ignoreNotFound);
+    const got: unknown = await this.api
+      .getNamespacedCustomObject({ group: GROUP, version: VERSION, namespace, plural: "executions", name })
+      .catch(ignoreNotFound);
     return got as Execution | undefined;
   }
 }
@@ -250,11 +258,21 @@ export function executionCredentials(opts: {
   logger?: Logger;
 }): ExecutionCredentials {
   const dial = (creds: Uint8Array | undefined) => () =>
-    connect({ servers: opts.servers, maxReconnectAttempts: -1, reconnectTimeWait: 1000, ...(creds !== undefined ? { authenticator: credsAuthenticator(creds) } : {}) });
+    connect({
+      servers: opts.servers,
+      maxReconnectAttempts: -1,
+      reconnectTimeWait: 1000,
+      ...(creds !== undefined ? { authenticator: credsAuthenticator(creds) } : {}),
+    });
   const r = opts.keys.revocation;
-  const revoker = r === undefined
-    ? undefined
-    : new AccountRevoker({ connect: dial(new TextEncoder().encode(r.systemCreds)), account: opts.keys.account, operatorSigningSeed: r.operatorSigningSeed });
+  const revoker =
+    r === undefined
+      ? undefined
+      : new AccountRevoker({
+          connect: dial(new TextEncoder().encode(r.systemCreds)),
+          account: opts.keys.account,
+          operatorSigningSeed: r.operatorSigningSeed,
+        });
   return new ExecutionCredentials({
     kc: opts.kc,
     keys: opts.keys,

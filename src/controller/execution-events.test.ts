@@ -50,7 +50,10 @@ describe("toGavelEvents", () => {
       ex,
       [
         { event: "validator.started", data: { iteration: 1, index: 1, type: "semantic" } },
-        { event: "judge.spawned", data: { child: "quick-i1-v1-rule-judge", judge: "rule-judge", iteration: 1, index: 1, purpose: "validation" } },
+        {
+          event: "judge.spawned",
+          data: { child: "quick-i1-v1-rule-judge", judge: "rule-judge", iteration: 1, index: 1, purpose: "validation" },
+        },
       ],
       new Date("2026-11-23T12:00:00Z"),
     );
@@ -58,7 +61,13 @@ describe("toGavelEvents", () => {
       ["team-a", "quick", "quick", "validator.started"],
       ["team-a", "quick", "quick-i1-v1-rule-judge", "judge.spawned"],
     ]);
-    expect(events[1]?.data).toEqual({ child: "quick-i1-v1-rule-judge", judge: "rule-judge", iteration: 1, index: 1, purpose: "validation" });
+    expect(events[1]?.data).toEqual({
+      child: "quick-i1-v1-rule-judge",
+      judge: "rule-judge",
+      iteration: 1,
+      index: 1,
+      purpose: "validation",
+    });
     expect(events[0]?.time).toBe("2026-11-23T12:00:00.000Z");
   });
 });
@@ -76,9 +85,25 @@ describe("statusFingerprint", () => {
     // Timestamps, messages and reasoning do not decide whether a write happened
     expect(statusFingerprint({ ...base, startTime: "2026-11-23T12:00:00.000Z", message: "m" })).toBe(statusFingerprint(base));
     const worker: ExecutionStatus = { ...base, iterations: [{ number: 1, phase: "Validating", exitCode: 0, validators: [] }] };
-    const validated: ExecutionStatus = { ...base, iterations: [{ number: 1, phase: "Validating", exitCode: 0, validators: [{ index: 0, type: "exit_code", passed: true, score: 1, confidence: 1, reasoning: "ok" }] }] };
-    const spawned: ExecutionStatus = { ...validated, children: [{ name: "c", purpose: "validation", iteration: 1, validatorIndex: 1, judge: "j", phase: "Running" }] };
-    const judged: ExecutionStatus = { ...validated, children: [{ name: "c", purpose: "validation", iteration: 1, validatorIndex: 1, judge: "j", phase: "Succeeded" }] };
+    const validated: ExecutionStatus = {
+      ...base,
+      iterations: [
+        {
+          number: 1,
+          phase: "Validating",
+          exitCode: 0,
+          validators: [{ index: 0, type: "exit_code", passed: true, score: 1, confidence: 1, reasoning: "ok" }],
+        },
+      ],
+    };
+    const spawned: ExecutionStatus = {
+      ...validated,
+      children: [{ name: "c", purpose: "validation", iteration: 1, validatorIndex: 1, judge: "j", phase: "Running" }],
+    };
+    const judged: ExecutionStatus = {
+      ...validated,
+      children: [{ name: "c", purpose: "validation", iteration: 1, validatorIndex: 1, judge: "j", phase: "Succeeded" }],
+    };
     const done: ExecutionStatus = { ...judged, phase: "Succeeded" };
     const prints = [undefined, base, worker, validated, spawned, judged, done].map(statusFingerprint);
     expect(new Set(prints).size).toBe(prints.length);

@@ -130,7 +130,6 @@ function keyOf(ex: Execution): string {
   return `${ex.metadata.namespace ?? "default"}/${ex.metadata.name}`;
 }
 
-
 /** Rejects after `ms` so no NATS call can hold a reconcile for long. */
 function bounded<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
@@ -188,8 +187,12 @@ export class ExecutionEventPublisher {
       const s = this.stats;
       r.counter("gavel_event_stream_published_total", "Engine events published to the event stream", [], () => [[{}, s.published]]);
       r.counter("gavel_event_stream_publish_failures_total", "Failed publish attempts (each is retried)", [], () => [[{}, s.failures]]);
-      r.counter("gavel_event_stream_unstaged_total", "Event batches that could not be staged in the outbox (NATS unreachable)", [], () => [[{}, s.unstaged]]);
-      r.counter("gavel_event_stream_recovered_total", "Staged batches of a previous controller found and republished", [], () => [[{}, s.recovered]]);
+      r.counter("gavel_event_stream_unstaged_total", "Event batches that could not be staged in the outbox (NATS unreachable)", [], () => [
+        [{}, s.unstaged],
+      ]);
+      r.counter("gavel_event_stream_recovered_total", "Staged batches of a previous controller found and republished", [], () => [
+        [{}, s.recovered],
+      ]);
       r.gauge("gavel_event_stream_pending", "Events waiting to be published", [], () => [[{}, s.pending]]);
     }
   }
@@ -227,7 +230,9 @@ export class ExecutionEventPublisher {
 
   /** Starts opening the streams; a failure is logged and opening is tried again later. */
   async start(): Promise<void> {
-    await bounded(this.open(), this.callTimeoutMs, "opening the event stream").catch((err: unknown) => this.logger.warn({ err: messageOf(err) }, "event stream not ready yet (retried on use)"));
+    await bounded(this.open(), this.callTimeoutMs, "opening the event stream").catch((err: unknown) =>
+      this.logger.warn({ err: messageOf(err) }, "event stream not ready yet (retried on use)"),
+    );
   }
 
   /**
@@ -242,7 +247,11 @@ export class ExecutionEventPublisher {
     try {
       await bounded(this.open(), this.callTimeoutMs, "opening the event stream");
       const jsm = this.jsm as JetStreamManager;
-      const msg = await bounded(jsm.streams.getMessage(OUTBOX_STREAM, { last_by_subj: outboxSubject(ex) }), this.callTimeoutMs, "reading the outbox");
+      const msg = await bounded(
+        jsm.streams.getMessage(OUTBOX_STREAM, { last_by_subj: outboxSubject(ex) }),
+        this.callTimeoutMs,
+        "reading the outbox",
+      );
       if (msg !== null) {
         const staged = msg.json<StagedBatch>();
         const sameRun = staged.uid === (ex.metadata.uid ?? "-");
@@ -275,14 +284,27 @@ export class ExecutionEventPublisher {
     if (events.length === 0) return undefined;
     const key = keyOf(ex);
     try {
-      if (!this.recovered.has(key)) throw new Error("the outbox was not read yet, so staging would overwrite what a previous controller left");
+      if (!this.recovered.has(key))
+        throw new Error("the outbox was not read yet, so staging would overwrite what a previous controller left");
       await bounded(this.open(), this.callTimeoutMs, "opening the event stream");
-      const batch: StagedBatch = { uid: ex.metadata.uid ?? "-", fingerprint: statusFingerprint(status), committed: [...(this.queues.get(key)?.events ?? [])], events };
-      const ack = await bounded((this.js as JetStreamClient).publish(outboxSubject(ex), JSON.stringify(batch), { timeout: this.callTimeoutMs }), this.callTimeoutMs, "staging events");
+      const batch: StagedBatch = {
+        uid: ex.metadata.uid ?? "-",
+        fingerprint: statusFingerprint(status),
+        committed: [...(this.queues.get(key)?.events ?? [])],
+        events,
+      };
+      const ack = await bounded(
+        (this.js as JetStreamClient).publish(outboxSubject(ex), JSON.stringify(batch), { timeout: this.callTimeoutMs }),
+        this.callTimeoutMs,
+        "staging events",
+      );
       return ack.seq;
     } catch (err) {
       this.stats.unstaged++;
-      this.logger.warn({ execution: key, events: events.length, err: messageOf(err) }, "events not staged (published after the write all the same)");
+      this.logger.warn(
+        { execution: key, events: events.length, err: messageOf(err) },
+        "events not staged (published after the write all the same)",
+      );
       return undefined;
     }
   }
@@ -317,7 +339,10 @@ export class ExecutionEventPublisher {
     let pause = this.retryMs;
     while (q.events.length > 0) {
       if (this.stopped) {
-        this.logger.warn({ execution: key, events: q.events.length, staged: q.stagedSeq !== undefined }, "stopping with events unpublished (when staged, the next controller publishes them)");
+        this.logger.warn(
+          { execution: key, events: q.events.length, staged: q.stagedSeq !== undefined },
+          "stopping with events unpublished (when staged, the next controller publishes them)",
+        );
         return;
       }
       const e = q.events[0] as GavelEvent;
@@ -331,7 +356,10 @@ export class ExecutionEventPublisher {
         pause = this.retryMs;
       } catch (err) {
         this.stats.failures++;
-        this.logger.warn({ execution: key, event: e.type, retryInMs: pause, pending: this.stats.pending, err: messageOf(err) }, "publishing an event failed, retrying");
+        this.logger.warn(
+          { execution: key, event: e.type, retryInMs: pause, pending: this.stats.pending, err: messageOf(err) },
+          "publishing an event failed, retrying",
+        );
         // Unref'd: a retry pending at shutdown must not keep the process alive.
         await new Promise((r) => setTimeout(r, pause).unref());
         pause = Math.min(pause * 2, 30_000);
@@ -339,7 +367,9 @@ export class ExecutionEventPublisher {
     }
     if (q.stagedSeq !== undefined) {
       const seq = q.stagedSeq;
-      await this.clear(q.ex, seq).catch((err: unknown) => this.logger.warn({ execution: key, err: messageOf(err) }, "clearing the outbox failed"));
+      await this.clear(q.ex, seq).catch((err: unknown) =>
+        this.logger.warn({ execution: key, err: messageOf(err) }, "clearing the outbox failed"),
+      );
       if (q.stagedSeq === seq) delete q.stagedSeq;
     }
   }

@@ -18,7 +18,7 @@ import {
   judgeWorkspaces,
   placementOf,
   resultConfigMaps,
-    workerResultOf,
+  workerResultOf,
   workloadPodName,
   workspaceMounts,
   workspaceStrategy,
@@ -49,7 +49,12 @@ function workerOf(ex: Execution, agent: Agent, run: WorkerRun, opts: WorkerOptio
   return workerWorkload(ex, agent, run, workspaceMounts(ex.metadata.name, agent, false), opts);
 }
 
-const ex: Execution = { apiVersion: "100monkeys.ai/v1", kind: "Execution", metadata: { name: "demo", namespace: "team", uid: "uid-1" }, spec: { agentRef: { name: "w" }, input: { n: 1 } } };
+const ex: Execution = {
+  apiVersion: "100monkeys.ai/v1",
+  kind: "Execution",
+  metadata: { name: "demo", namespace: "team", uid: "uid-1" },
+  spec: { agentRef: { name: "w" }, input: { n: 1 } },
+};
 const agent: Agent = {
   apiVersion: "100monkeys.ai/v1",
   kind: "Agent",
@@ -61,7 +66,12 @@ const agent: Agent = {
     volumes: [{ name: "workspace", mount_path: "/workspace", storage_class: "fast", size: "2Gi" }],
   },
 };
-const judge: Agent = { apiVersion: "100monkeys.ai/v1", kind: "Agent", metadata: { name: "rule-judge", labels: { role: "judge" } }, spec: { runtime: { image: "gavel/rule-judge:dev" } } };
+const judge: Agent = {
+  apiVersion: "100monkeys.ai/v1",
+  kind: "Agent",
+  metadata: { name: "rule-judge", labels: { role: "judge" } },
+  spec: { runtime: { image: "gavel/rule-judge:dev" } },
+};
 const shape = { instance: EXECUTION_INSTANCE };
 /** The pod PodWorkloads makes of a judge child (or why it cannot run). */
 function judgePod(child: Execution, judgeAgent: Agent, mounts: WorkloadMount[], node?: string): k8s.V1Pod | string {
@@ -71,24 +81,61 @@ function judgePod(child: Execution, judgeAgent: Agent, mounts: WorkloadMount[], 
 
 describe("execution pods", () => {
   it("the worker pod has a deterministic name, the Execution as controller owner, the env contract and the claim read-write", () => {
-    const pod = podFor(workerOf(ex, agent, { name: "demo-i2", iteration: 2, feedback: "fix it", timeoutSeconds: 60 }, {}), placementOf(ex, "apart"), shape);
+    const pod = podFor(
+      workerOf(ex, agent, { name: "demo-i2", iteration: 2, feedback: "fix it", timeoutSeconds: 60 }, {}),
+      placementOf(ex, "apart"),
+      shape,
+    );
     expect(pod.metadata?.name).toBe(workloadPodName("demo-i2"));
     expect(pod.metadata?.name).toBe(`gavel-demo-i2-${EXECUTION_INSTANCE}`);
-    expect(pod.metadata?.ownerReferences).toEqual([{ apiVersion: "100monkeys.ai/v1", kind: "Execution", name: "demo", uid: "uid-1", controller: true, blockOwnerDeletion: true }]);
+    expect(pod.metadata?.ownerReferences).toEqual([
+      { apiVersion: "100monkeys.ai/v1", kind: "Execution", name: "demo", uid: "uid-1", controller: true, blockOwnerDeletion: true },
+    ]);
     expect(controllingExecution(pod as never)).toBe("demo");
-    expect(pod.metadata?.labels).toMatchObject({ [LABELS.instance]: EXECUTION_INSTANCE, "gavel.dev/execution": "demo", "gavel.dev/iteration": "2", [LABELS.network]: "none" });
+    expect(pod.metadata?.labels).toMatchObject({
+      [LABELS.instance]: EXECUTION_INSTANCE,
+      "gavel.dev/execution": "demo",
+      "gavel.dev/iteration": "2",
+      [LABELS.network]: "none",
+    });
     const c = pod.spec?.containers[0];
     const env = Object.fromEntries((c?.env ?? []).map((e) => [e.name, e.value]));
-    expect(env).toMatchObject({ GAVEL_EXECUTION: "demo", GAVEL_ITERATION: "2", GAVEL_FEEDBACK: "fix it", GAVEL_INPUT: '{"n":1}', GAVEL_WORKSPACE: "/workspace", GAVEL_TASK: "do it" });
+    expect(env).toMatchObject({
+      GAVEL_EXECUTION: "demo",
+      GAVEL_ITERATION: "2",
+      GAVEL_FEEDBACK: "fix it",
+      GAVEL_INPUT: '{"n":1}',
+      GAVEL_WORKSPACE: "/workspace",
+      GAVEL_TASK: "do it",
+    });
     expect(c?.image).toBe("gavel/example:dev");
     expect(c?.imagePullPolicy).toBe("Never");
     expect(pod.spec?.activeDeadlineSeconds).toBe(60);
-    expect(pod.spec?.volumes?.find((v) => v.persistentVolumeClaim !== undefined)?.persistentVolumeClaim).toEqual({ claimName: "demo-workspace", readOnly: false });
+    expect(pod.spec?.volumes?.find((v) => v.persistentVolumeClaim !== undefined)?.persistentVolumeClaim).toEqual({
+      claimName: "demo-workspace",
+      readOnly: false,
+    });
   });
 
   it("the judge pod gets the payload in GAVEL_INPUT and the parent's claims read-only; too big a payload is refused by name", () => {
-    const request = { name: "demo-i1-v0-rule-judge", judge: "rule-judge", iteration: 1, validatorIndex: 0, validator: { type: "semantic" as const, judge_agent: "rule-judge", criteria: "x" }, depth: 1, timeoutSeconds: 30, network: "none" as const };
-    const child = validationJudgeChild({ parent: ex, worker: agent, judge: { ...judge, spec: { ...judge.spec, input_schema: { type: "object", properties: { criteria: { type: "string" } } } } }, request, output: "", workerMounts: [] }).execution;
+    const request = {
+      name: "demo-i1-v0-rule-judge",
+      judge: "rule-judge",
+      iteration: 1,
+      validatorIndex: 0,
+      validator: { type: "semantic" as const, judge_agent: "rule-judge", criteria: "x" },
+      depth: 1,
+      timeoutSeconds: 30,
+      network: "none" as const,
+    };
+    const child = validationJudgeChild({
+      parent: ex,
+      worker: agent,
+      judge: { ...judge, spec: { ...judge.spec, input_schema: { type: "object", properties: { criteria: { type: "string" } } } } },
+      request,
+      output: "",
+      workerMounts: [],
+    }).execution;
     const pod = judgePod(child, judge, workspaceMounts("demo", agent, true));
     if (typeof pod === "string") throw new Error(pod);
     expect(pod.metadata?.ownerReferences?.[0]).toMatchObject({ kind: "Execution", name: "demo-i1-v0-rule-judge", controller: true });
@@ -104,8 +151,21 @@ describe("execution pods", () => {
   });
 
   it("a ReadWriteOncePod volume is copied for each judge (its own claim, filled by a copier pod); other volumes are shared read-only", () => {
-    const two: Agent = { ...agent, spec: { ...agent.spec, volumes: [{ name: "workspace", mount_path: "/workspace", size: "2Gi", access_mode: "ReadWriteOncePod" }, { name: "cache", mount_path: "/cache" }] } };
-    const child: Execution = { ...ex, metadata: { name: "demo-i1-v0-j", namespace: "team", uid: "uid-c" }, spec: { agentRef: { name: "j" }, timeoutSeconds: 60 } };
+    const two: Agent = {
+      ...agent,
+      spec: {
+        ...agent.spec,
+        volumes: [
+          { name: "workspace", mount_path: "/workspace", size: "2Gi", access_mode: "ReadWriteOncePod" },
+          { name: "cache", mount_path: "/cache" },
+        ],
+      },
+    };
+    const child: Execution = {
+      ...ex,
+      metadata: { name: "demo-i1-v0-j", namespace: "team", uid: "uid-c" },
+      spec: { agentRef: { name: "j" }, timeoutSeconds: 60 },
+    };
     const { mounts, copies } = judgeWorkspaces("demo", two, "demo-i1-v0-j");
     expect(mounts).toEqual([
       { name: "workspace", source: "demo-i1-v0-j-workspace", mountPath: "/workspace", readOnly: true },
@@ -121,9 +181,21 @@ describe("execution pods", () => {
     expect(pod.metadata?.ownerReferences?.[0]).toMatchObject({ kind: "Execution", name: "demo-i1-v0-j", controller: true });
     const c = pod.spec?.containers[0];
     expect(c?.command?.slice(0, 2)).toEqual(["sh", "-c"]);
-    expect(c?.command?.[2]).toMatch(/^set -e; for f in \/gavel\/from\/0\/\* \/gavel\/from\/0\/\.\[!\.\]\* \/gavel\/from\/0\/\.\.\?\*; do .*cp -a "\$f" \/gavel\/to\/0\/; fi; done$/);
-    expect(c?.volumeMounts?.filter((m) => m.mountPath.startsWith("/gavel/")).map((m) => [m.mountPath, m.readOnly])).toEqual([["/gavel/from/0", true], ["/gavel/to/0", false]]);
-    expect(pod.spec?.volumes?.filter((v) => v.persistentVolumeClaim !== undefined).map((v) => [v.persistentVolumeClaim?.claimName, v.persistentVolumeClaim?.readOnly])).toEqual([["demo-workspace", true], ["demo-i1-v0-j-workspace", false]]);
+    expect(c?.command?.[2]).toMatch(
+      /^set -e; for f in \/gavel\/from\/0\/\* \/gavel\/from\/0\/\.\[!\.\]\* \/gavel\/from\/0\/\.\.\?\*; do .*cp -a "\$f" \/gavel\/to\/0\/; fi; done$/,
+    );
+    expect(c?.volumeMounts?.filter((m) => m.mountPath.startsWith("/gavel/")).map((m) => [m.mountPath, m.readOnly])).toEqual([
+      ["/gavel/from/0", true],
+      ["/gavel/to/0", false],
+    ]);
+    expect(
+      pod.spec?.volumes
+        ?.filter((v) => v.persistentVolumeClaim !== undefined)
+        .map((v) => [v.persistentVolumeClaim?.claimName, v.persistentVolumeClaim?.readOnly]),
+    ).toEqual([
+      ["demo-workspace", true],
+      ["demo-i1-v0-j-workspace", false],
+    ]);
     expect(pod.spec?.activeDeadlineSeconds).toBe(60);
     expect(pod.metadata?.labels?.["gavel.dev/network"]).toBe("none");
     expect(judgeWorkspaces("demo", agent, "demo-i1-v0-j").copies).toEqual([]);
@@ -135,7 +207,12 @@ describe("execution pods", () => {
     const tool = { type: "semantic" as const, judge_agent: "j", criteria: "safe" };
     const with_ = (strategy: Agent["spec"]["workspace_strategy"], volumes: VolumeSpec[], toolJudges = [tool]): Agent => ({
       ...agent,
-      spec: { ...agent.spec, volumes, execution: { tool_validation: toolJudges }, ...(strategy !== undefined ? { workspace_strategy: strategy } : {}) },
+      spec: {
+        ...agent.spec,
+        volumes,
+        execution: { tool_validation: toolJudges },
+        ...(strategy !== undefined ? { workspace_strategy: strategy } : {}),
+      },
     });
     expect(streamsCopies(with_(undefined, [rwo, rwop]))).toBe(true);
     expect(streamsCopies(with_("copy", [rwop]))).toBe(true);
@@ -145,21 +222,55 @@ describe("execution pods", () => {
 
     const worker = with_(undefined, [rwo, rwop]);
     const run = { name: "demo-i1", iteration: 1, timeoutSeconds: 60 };
-    const pod = podFor(workerOf(ex, worker, run, {}), workerPlacement(ex, worker, "gavel/base:test"), { ...shape, imagePullPolicy: "Never" });
+    const pod = podFor(workerOf(ex, worker, run, {}), workerPlacement(ex, worker, "gavel/base:test"), {
+      ...shape,
+      imagePullPolicy: "Never",
+    });
     const source = pod.spec?.initContainers?.find((c) => c.name === COPY_SOURCE_CONTAINER);
-    expect(source).toMatchObject({ image: "gavel/base:test", imagePullPolicy: "Never", restartPolicy: "Always", securityContext: { readOnlyRootFilesystem: true, allowPrivilegeEscalation: false } });
+    expect(source).toMatchObject({
+      image: "gavel/base:test",
+      imagePullPolicy: "Never",
+      restartPolicy: "Always",
+      securityContext: { readOnlyRootFilesystem: true, allowPrivilegeEscalation: false },
+    });
     // Every claim of the worker, read-only, by volume name.
     const byName = new Map(pod.spec?.volumes?.map((v) => [v.name, v.persistentVolumeClaim?.claimName]));
-    expect(source?.volumeMounts?.map((m) => [byName.get(m.name), m.mountPath, m.readOnly])).toEqual([["demo-workspace", "/gavel/from/workspace", true], ["demo-solo", "/gavel/from/solo", true]]);
-    expect(pod.spec?.containers[0]?.volumeMounts?.filter((m) => m.mountPath.startsWith("/w") || m.mountPath === "/solo").map((m) => m.readOnly)).toEqual([false, false]);
-    expect(podFor(workerOf(ex, with_("snapshot", [rwop]), run, {}), workerPlacement(ex, with_("snapshot", [rwop]), "gavel/base:test"), shape).spec?.initContainers).toBeUndefined();
+    expect(source?.volumeMounts?.map((m) => [byName.get(m.name), m.mountPath, m.readOnly])).toEqual([
+      ["demo-workspace", "/gavel/from/workspace", true],
+      ["demo-solo", "/gavel/from/solo", true],
+    ]);
+    expect(
+      pod.spec?.containers[0]?.volumeMounts?.filter((m) => m.mountPath.startsWith("/w") || m.mountPath === "/solo").map((m) => m.readOnly),
+    ).toEqual([false, false]);
+    expect(
+      podFor(workerOf(ex, with_("snapshot", [rwop]), run, {}), workerPlacement(ex, with_("snapshot", [rwop]), "gavel/base:test"), shape)
+        .spec?.initContainers,
+    ).toBeUndefined();
 
-    const child: Execution = { ...ex, metadata: { name: "demo-i1-t0-s1-j", namespace: "team", uid: "uid-c" }, spec: { agentRef: { name: "j" }, timeoutSeconds: 30 } };
+    const child: Execution = {
+      ...ex,
+      metadata: { name: "demo-i1-t0-s1-j", namespace: "team", uid: "uid-c" },
+      spec: { agentRef: { name: "j" }, timeoutSeconds: 30 },
+    };
     const copies = judgeWorkspaces("demo", worker, child.metadata.name).copies;
-    expect(copySourceCommand(copies)).toEqual(["sh", "-c", expect.stringContaining('find "$@" -mindepth 1 -maxdepth 1 -print0 | tar -c -f - --null -T -') as unknown, "gavel-copy-source", "solo"]);
-    const copier = podFor(streamCopierWorkload(child, copies, "gavel/base:test"), { ...placementOf(child), annotations: { [COPY_SOURCE_ANNOTATION]: "gavel-demo-i1-ex" } }, shape);
+    expect(copySourceCommand(copies)).toEqual([
+      "sh",
+      "-c",
+      expect.stringContaining('find "$@" -mindepth 1 -maxdepth 1 -print0 | tar -c -f - --null -T -') as unknown,
+      "gavel-copy-source",
+      "solo",
+    ]);
+    const copier = podFor(
+      streamCopierWorkload(child, copies, "gavel/base:test"),
+      { ...placementOf(child), annotations: { [COPY_SOURCE_ANNOTATION]: "gavel-demo-i1-ex" } },
+      shape,
+    );
     expect(copier.metadata?.annotations?.[COPY_SOURCE_ANNOTATION]).toBe("gavel-demo-i1-ex");
-    expect(copier.spec?.volumes?.filter((v) => v.persistentVolumeClaim !== undefined).map((v) => [v.persistentVolumeClaim?.claimName, v.persistentVolumeClaim?.readOnly])).toEqual([["demo-i1-t0-s1-j-solo", false]]);
+    expect(
+      copier.spec?.volumes
+        ?.filter((v) => v.persistentVolumeClaim !== undefined)
+        .map((v) => [v.persistentVolumeClaim?.claimName, v.persistentVolumeClaim?.readOnly]),
+    ).toEqual([["demo-i1-t0-s1-j-solo", false]]);
     expect(copier.spec?.containers[0]?.volumeMounts?.find((m) => m.mountPath.startsWith("/gavel/"))?.mountPath).toBe("/gavel/to/solo");
     expect(copier.spec?.containers[0]?.command?.[2]).toMatch(/until \[ -e \/tmp\/copied \]/);
     expect(COPY_SINK_COMMAND[2]).toMatch(/cd \/gavel\/to .*; tar -x -f - 2>\/tmp\/copy.err$/);
@@ -183,7 +294,10 @@ describe("execution pods", () => {
     const rwo = { name: "workspace", mount_path: "/workspace" };
     const rwx = { name: "data", mount_path: "/data", access_mode: "ReadWriteMany" as const };
     const rwop = { name: "solo", mount_path: "/solo", access_mode: "ReadWriteOncePod" as const };
-    const with_ = (strategy: Agent["spec"]["workspace_strategy"], volumes = [rwo, rwx]): Agent => ({ ...agent, spec: { ...agent.spec, volumes, ...(strategy !== undefined ? { workspace_strategy: strategy } : {}) } });
+    const with_ = (strategy: Agent["spec"]["workspace_strategy"], volumes = [rwo, rwx]): Agent => ({
+      ...agent,
+      spec: { ...agent.spec, volumes, ...(strategy !== undefined ? { workspace_strategy: strategy } : {}) },
+    });
     // Default: shared (copy only for ReadWriteOncePod); the ReadWriteOnce claim pins to the worker's node.
     const byDefault = judgeWorkspaces("demo", with_(undefined, [rwo, rwx, rwop]), "j");
     expect([workspaceStrategy(rwo), workspaceStrategy(rwx), workspaceStrategy(rwop)]).toEqual(["shared", "shared", "copy"]);
@@ -192,7 +306,10 @@ describe("execution pods", () => {
     expect(judgeWorkspaces("demo", with_(undefined, [rwx]), "j").onWorkerNode).toBe(false);
     // snapshot: every volume restored from a VolumeSnapshot, nothing pinned.
     const snap = judgeWorkspaces("demo", with_("snapshot"), "j");
-    expect(snap.snapshots.map((s) => [s.from.source, s.to.source])).toEqual([["demo-workspace", "j-workspace"], ["demo-data", "j-data"]]);
+    expect(snap.snapshots.map((s) => [s.from.source, s.to.source])).toEqual([
+      ["demo-workspace", "j-workspace"],
+      ["demo-data", "j-data"],
+    ]);
     expect(snap.copies).toEqual([]);
     expect(snap.onWorkerNode).toBe(false);
     expect(snap.mounts.every((m) => m.readOnly)).toBe(true);
@@ -217,24 +334,45 @@ describe("execution pods", () => {
     expect(snapshotError({ status: { readyToUse: false } })).toBeUndefined();
 
     const pinned = judgePod(child, judge, byDefault.mounts, "node-a") as k8s.V1Pod;
-    expect(pinned.spec?.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms).toEqual([{ matchFields: [{ key: "metadata.name", operator: "In", values: ["node-a"] }] }]);
+    expect(pinned.spec?.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms).toEqual([
+      { matchFields: [{ key: "metadata.name", operator: "In", values: ["node-a"] }] },
+    ]);
     // The worker's node is kept with its result, for judges that start after its pod is gone.
-    const result = resultConfigMaps(ex, "demo-i1", { iteration: 1, exitCode: 0, stdout: "", stderr: "", timedOut: false, cancelled: false }, "node-a").at(-1);
+    const result = resultConfigMaps(
+      ex,
+      "demo-i1",
+      { iteration: 1, exitCode: 0, stdout: "", stderr: "", timedOut: false, cancelled: false },
+      "node-a",
+    ).at(-1);
     expect(result?.data?.node).toBe("node-a");
   });
 
   it("a snapshot class is the CSI driver's default one, else its only one; anything else is refused naming spec.workspace_strategy", () => {
     const hostpath = { name: "csi-hostpath-snapclass", driver: "hostpath.csi.k8s.io", default: false };
-    expect(chooseSnapshotClass("workspace", "csi-hostpath-sc", "hostpath.csi.k8s.io", [hostpath])).toEqual({ name: "csi-hostpath-snapclass" });
-    expect(chooseSnapshotClass("workspace", "sc", "hostpath.csi.k8s.io", [hostpath, { ...hostpath, name: "other" }, { ...hostpath, name: "main", default: true }])).toEqual({ name: "main" });
+    expect(chooseSnapshotClass("workspace", "csi-hostpath-sc", "hostpath.csi.k8s.io", [hostpath])).toEqual({
+      name: "csi-hostpath-snapclass",
+    });
+    expect(
+      chooseSnapshotClass("workspace", "sc", "hostpath.csi.k8s.io", [
+        hostpath,
+        { ...hostpath, name: "other" },
+        { ...hostpath, name: "main", default: true },
+      ]),
+    ).toEqual({ name: "main" });
     const problem = (r: { name: string } | { problem: string }) => ("problem" in r ? r.problem : `chose ${r.name}`);
-    expect(problem(chooseSnapshotClass("workspace", "sc", "hostpath.csi.k8s.io", [hostpath, { ...hostpath, name: "other" }]))).toMatch(/^spec\.workspace_strategy: .*2 VolumeSnapshotClasses have driver hostpath\.csi\.k8s\.io and none is the default/);
+    expect(problem(chooseSnapshotClass("workspace", "sc", "hostpath.csi.k8s.io", [hostpath, { ...hostpath, name: "other" }]))).toMatch(
+      /^spec\.workspace_strategy: .*2 VolumeSnapshotClasses have driver hostpath\.csi\.k8s\.io and none is the default/,
+    );
     expect(chooseSnapshotClass("workspace", "local-path", "rancher.io/local-path", [hostpath])).toEqual({
       problem:
         "spec.workspace_strategy: snapshot cannot serve volume workspace (StorageClass local-path, driver rancher.io/local-path): no VolumeSnapshotClass has driver rancher.io/local-path (classes: csi-hostpath-snapclass (hostpath.csi.k8s.io)); use copy",
     });
-    expect(problem(chooseSnapshotClass("workspace", "local-path", "rancher.io/local-path", undefined))).toMatch(/the VolumeSnapshot API \(snapshot\.storage\.k8s\.io\/v1\) is not installed in this cluster; use copy$/);
-    expect(snapshotClassOf({ metadata: { name: "c", annotations: { "snapshot.storage.kubernetes.io/is-default-class": "true" } }, driver: "d" })).toEqual({ name: "c", driver: "d", default: true });
+    expect(problem(chooseSnapshotClass("workspace", "local-path", "rancher.io/local-path", undefined))).toMatch(
+      /the VolumeSnapshot API \(snapshot\.storage\.k8s\.io\/v1\) is not installed in this cluster; use copy$/,
+    );
+    expect(
+      snapshotClassOf({ metadata: { name: "c", annotations: { "snapshot.storage.kubernetes.io/is-default-class": "true" } }, driver: "d" }),
+    ).toEqual({ name: "c", driver: "d", default: true });
     expect(snapshotClassOf({ metadata: {} })).toBeUndefined();
   });
 
@@ -256,7 +394,13 @@ describe("execution pods", () => {
     // 3 MiB of multi-byte text: parts cut inside characters join back intact.
     const text = "é→".repeat(600 * 1024);
     const big = resultConfigMaps(ex, "demo-i2", { ...w, stdout: text });
-    expect(big.map((c) => c.metadata?.name)).toEqual(["demo-i2-result-out-00", "demo-i2-result-out-01", "demo-i2-result-out-02", "demo-i2-result-out-03", "demo-i2-result"]);
+    expect(big.map((c) => c.metadata?.name)).toEqual([
+      "demo-i2-result-out-00",
+      "demo-i2-result-out-01",
+      "demo-i2-result-out-02",
+      "demo-i2-result-out-03",
+      "demo-i2-result",
+    ]);
     for (const cm of big) {
       expect(cm.immutable).toBe(true);
       expect(cm.metadata?.ownerReferences?.[0]).toMatchObject({ kind: "Execution", name: "demo" });
@@ -267,13 +411,25 @@ describe("execution pods", () => {
     expect(workerResultOf(result, big.slice(0, -1))).toEqual({ ...w, stdout: text });
     // A part missing or out of order is an error, never a silently short output.
     expect(() => workerResultOf(result, big.slice(0, 2))).toThrow(/expected 4 parts/);
-    expect(() => workerResultOf(result, [big[1]!, big[0]!, big[2]!, big[3]!])).toThrow(/part 0 of demo-i2-result-out is demo-i2-result-out-01/);
+    expect(() => workerResultOf(result, [big[1]!, big[0]!, big[2]!, big[3]!])).toThrow(
+      /part 0 of demo-i2-result-out is demo-i2-result-out-01/,
+    );
     expect(workerResultOf({ data: { iteration: "x" } })).toBeUndefined();
   });
 
   it("a judge payload beyond env goes into ConfigMap parts owned by the parent and mounted read-only; one over 8 MiB fails the child naming spec.input", () => {
-    const request = { name: "demo-i1-v0-rule-judge", judge: "rule-judge", iteration: 1, validatorIndex: 0, validator: { type: "semantic" as const, judge_agent: "rule-judge", criteria: "x" }, depth: 1, timeoutSeconds: 30, network: "none" as const };
-    const make = (output: string) => validationJudgeChild({ parent: ex, worker: agent, judge, request, output, workerMounts: [] }).execution;
+    const request = {
+      name: "demo-i1-v0-rule-judge",
+      judge: "rule-judge",
+      iteration: 1,
+      validatorIndex: 0,
+      validator: { type: "semantic" as const, judge_agent: "rule-judge", criteria: "x" },
+      depth: 1,
+      timeoutSeconds: 30,
+      network: "none" as const,
+    };
+    const make = (output: string) =>
+      validationJudgeChild({ parent: ex, worker: agent, judge, request, output, workerMounts: [] }).execution;
     // Small: nothing changes, the payload stays in spec.input and env.
     expect(storedJudgeChild(make("tiny"))).toEqual({ execution: make("tiny"), parts: [] });
     // Between env and inline limits: parts, and spec.input kept for kubectl.
@@ -284,11 +440,20 @@ describe("execution pods", () => {
     const output = "z".repeat(4 * 1024 * 1024);
     const large = storedJudgeChild(make(output));
     expect(large.execution.spec.input).toBeUndefined();
-    expect(large.parts.map((c) => c.metadata?.name)).toEqual(["demo-i1-v0-rule-judge-input-00", "demo-i1-v0-rule-judge-input-01", "demo-i1-v0-rule-judge-input-02", "demo-i1-v0-rule-judge-input-03", "demo-i1-v0-rule-judge-input-04"]);
+    expect(large.parts.map((c) => c.metadata?.name)).toEqual([
+      "demo-i1-v0-rule-judge-input-00",
+      "demo-i1-v0-rule-judge-input-01",
+      "demo-i1-v0-rule-judge-input-02",
+      "demo-i1-v0-rule-judge-input-03",
+      "demo-i1-v0-rule-judge-input-04",
+    ]);
     expect(large.parts[0]?.metadata?.ownerReferences?.[0]).toMatchObject({ kind: "Execution", name: "demo", controller: true });
     const d = parseDescriptor(large.execution.metadata.annotations?.[INPUT_ANNOTATION]);
     expect(d?.parts).toBe(5);
-    const payload = JSON.parse(joinParts("demo-i1-v0-rule-judge-input", d!, large.parts).toString("utf8")) as { content: string; intent: string };
+    const payload = JSON.parse(joinParts("demo-i1-v0-rule-judge-input", d!, large.parts).toString("utf8")) as {
+      content: string;
+      intent: string;
+    };
     expect(payload.intent).toBe("x");
     expect(payload.content === output, "the payload's content is the output, whole").toBe(true);
     const pod = judgePod(large.execution, judge, []);
@@ -296,7 +461,11 @@ describe("execution pods", () => {
     const c = pod.spec?.containers[0];
     expect(c?.env?.find((e) => e.name === "GAVEL_INPUT")).toBeUndefined();
     expect(c?.env?.find((e) => e.name === "GAVEL_INPUT_DIR")?.value).toBe("/var/run/gavel/input");
-    expect(c?.volumeMounts?.find((m) => m.mountPath === "/var/run/gavel/input")).toEqual({ name: "input", mountPath: "/var/run/gavel/input", readOnly: true });
+    expect(c?.volumeMounts?.find((m) => m.mountPath === "/var/run/gavel/input")).toEqual({
+      name: "input",
+      mountPath: "/var/run/gavel/input",
+      readOnly: true,
+    });
     const sources = pod.spec?.volumes?.find((v) => v.name === "input")?.projected?.sources ?? [];
     expect(sources.map((s) => s.configMap?.items?.[0]?.path)).toEqual(["part-00", "part-01", "part-02", "part-03", "part-04"]);
     expect(INLINE_INPUT_LIMIT).toBeLessThan(1024 * 1024);
@@ -304,6 +473,8 @@ describe("execution pods", () => {
     const huge = storedJudgeChild(make("h".repeat(MAX_PAYLOAD_BYTES)));
     expect(huge.parts).toEqual([]);
     expect(huge.execution.spec.input).toBeUndefined();
-    expect(huge.execution.metadata.annotations?.[SPAWN_ERROR_ANNOTATION]).toMatch(/^spec\.input: the judge payload is \d+ bytes; the limit is 8388608 \(8 MiB\)/);
+    expect(huge.execution.metadata.annotations?.[SPAWN_ERROR_ANNOTATION]).toMatch(
+      /^spec\.input: the judge payload is \d+ bytes; the limit is 8388608 \(8 MiB\)/,
+    );
   });
 });

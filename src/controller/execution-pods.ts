@@ -9,7 +9,18 @@ import { ownerOf } from "../children/child-executions.js";
 import type { RuntimeTable } from "../children/runtime-table.js";
 import { CHILD_LABELS, INPUT_ANNOTATION, INPUT_DIR, judgeWorkload, labelValue } from "../children/workloads.js";
 import { inputPartsPrefix } from "../children/child-executions.js";
-import { describeParts, descriptorText, joinParts, parseDescriptor, PART_BYTES, partConfigMaps, type PartsDescriptor, podName, type PodPlacement, type PodSidecar } from "../runtime/kubernetes.js";
+import {
+  describeParts,
+  descriptorText,
+  joinParts,
+  parseDescriptor,
+  PART_BYTES,
+  partConfigMaps,
+  type PartsDescriptor,
+  podName,
+  type PodPlacement,
+  type PodSidecar,
+} from "../runtime/kubernetes.js";
 import { DEFAULT_JUDGE_TIMEOUT_SECONDS, parseDurationSeconds } from "../engine/durations.js";
 import type { WorkerObservation } from "../engine/outer-loop.js";
 import type { WorkloadMount, WorkloadSpec } from "../runtime/workload.js";
@@ -21,7 +32,9 @@ export const CANCEL_ANNOTATION = "gavel.dev/cancel";
 /** Key of the result ConfigMap that names the parts of a worker output too large to keep inline. */
 const STDOUT_PARTS = "stdoutParts";
 
-export type Owned = { metadata?: { ownerReferences?: { kind: string; name: string; uid: string; controller?: boolean; apiVersion: string }[] } };
+export type Owned = {
+  metadata?: { ownerReferences?: { kind: string; name: string; uid: string; controller?: boolean; apiVersion: string }[] };
+};
 
 /** The ownerReference of the Execution that controls an object (its name and uid), if it is one. */
 export function controllingOwner(obj: Owned): { name: string; uid: string } | undefined {
@@ -40,7 +53,11 @@ export function workloadPodName(workload: string): string {
 
 /** Name of the claim backing one workspace volume of an Execution: `<exec>-<volume>`. */
 export function claimName(execution: string, volume: string): string {
-  const name = `${execution}-${volume}`.toLowerCase().replace(/[^a-z0-9-]+/g, "-").replace(/-+/g, "-").replace(/^-|-$/g, "");
+  const name = `${execution}-${volume}`
+    .toLowerCase()
+    .replace(/[^a-z0-9-]+/g, "-")
+    .replace(/-+/g, "-")
+    .replace(/^-|-$/g, "");
   return name.slice(0, 253).replace(/-+$/, "");
 }
 
@@ -92,7 +109,12 @@ export function copySource(volumes: readonly VolumeSpec[], execution: string, im
     name: COPY_SOURCE_CONTAINER,
     image,
     command: ["sh", "-c", "trap 'exit 0' TERM; while :; do sleep 3600 & wait $!; done"],
-    mounts: volumes.map((v) => ({ name: v.name, source: claimName(execution, v.name), mountPath: `${COPY_SOURCE_DIR}/${v.name}`, readOnly: true })),
+    mounts: volumes.map((v) => ({
+      name: v.name,
+      source: claimName(execution, v.name),
+      mountPath: `${COPY_SOURCE_DIR}/${v.name}`,
+      readOnly: true,
+    })),
   };
 }
 
@@ -128,7 +150,8 @@ export const COPY_SINK_COMMAND = [
  * code (0: the source sent the whole tar and the sink extracted it): the copier's program then
  * exits with it (streamCopierWorkload). Once only: a later commit changes nothing.
  */
-export const COPY_COMMIT_SCRIPT = 'exec 9>/tmp/copy.lock; flock 9 || exit 1; if [ ! -e /tmp/copied ]; then echo "$1" > /tmp/copied.part && mv /tmp/copied.part /tmp/copied; fi';
+export const COPY_COMMIT_SCRIPT =
+  'exec 9>/tmp/copy.lock; flock 9 || exit 1; if [ ! -e /tmp/copied ]; then echo "$1" > /tmp/copied.part && mv /tmp/copied.part /tmp/copied; fi';
 
 /** The commit of a stream copy with exit code `code` (0-255). */
 export function copyCommitCommand(code: number): string[] {
@@ -184,7 +207,11 @@ export function volumeSnapshotManifest(child: Execution, s: WorkspaceCopy, class
   return {
     apiVersion: `${SNAPSHOT_GROUP}/${SNAPSHOT_VERSION}`,
     kind: "VolumeSnapshot",
-    metadata: { name: s.to.source, labels: { [CHILD_LABELS.execution]: labelValue(child.metadata.name) }, ownerReferences: [ownerOf(child)] },
+    metadata: {
+      name: s.to.source,
+      labels: { [CHILD_LABELS.execution]: labelValue(child.metadata.name) },
+      ownerReferences: [ownerOf(child)],
+    },
     spec: { volumeSnapshotClassName: className, source: { persistentVolumeClaimName: s.from.source } },
   };
 }
@@ -207,14 +234,25 @@ export interface SnapshotClass {
  * the driver's default class, else its only one; otherwise why `snapshot` cannot serve it,
  * naming the field. `classes` undefined: the VolumeSnapshot API is not installed.
  */
-export function chooseSnapshotClass(volume: string, storageClass: string, provisioner: string, classes: readonly SnapshotClass[] | undefined): { name: string } | { problem: string } {
+export function chooseSnapshotClass(
+  volume: string,
+  storageClass: string,
+  provisioner: string,
+  classes: readonly SnapshotClass[] | undefined,
+): { name: string } | { problem: string } {
   const at = `spec.workspace_strategy: snapshot cannot serve volume ${volume} (StorageClass ${storageClass}, driver ${provisioner})`;
-  if (classes === undefined) return { problem: `${at}: the VolumeSnapshot API (${SNAPSHOT_GROUP}/${SNAPSHOT_VERSION}) is not installed in this cluster; use copy` };
+  if (classes === undefined)
+    return { problem: `${at}: the VolumeSnapshot API (${SNAPSHOT_GROUP}/${SNAPSHOT_VERSION}) is not installed in this cluster; use copy` };
   const fit = classes.filter((c) => c.driver === provisioner);
   const chosen = fit.find((c) => c.default) ?? (fit.length === 1 ? fit[0] : undefined);
   if (chosen !== undefined) return { name: chosen.name };
-  if (fit.length === 0) return { problem: `${at}: no VolumeSnapshotClass has driver ${provisioner} (classes: ${classes.map((c) => `${c.name} (${c.driver})`).join(", ") || "none"}); use copy` };
-  return { problem: `${at}: ${fit.length} VolumeSnapshotClasses have driver ${provisioner} and none is the default (annotation snapshot.storage.kubernetes.io/is-default-class)` };
+  if (fit.length === 0)
+    return {
+      problem: `${at}: no VolumeSnapshotClass has driver ${provisioner} (classes: ${classes.map((c) => `${c.name} (${c.driver})`).join(", ") || "none"}); use copy`,
+    };
+  return {
+    problem: `${at}: ${fit.length} VolumeSnapshotClasses have driver ${provisioner} and none is the default (annotation snapshot.storage.kubernetes.io/is-default-class)`,
+  };
 }
 
 /** A VolumeSnapshotClass object as SnapshotClass; undefined when it is not one. */
@@ -222,7 +260,11 @@ export function snapshotClassOf(obj: unknown): SnapshotClass | undefined {
   if (typeof obj !== "object" || obj === null) return undefined;
   const o = obj as { metadata?: { name?: unknown; annotations?: Record<string, string> }; driver?: unknown };
   if (typeof o.metadata?.name !== "string" || typeof o.driver !== "string") return undefined;
-  return { name: o.metadata.name, driver: o.driver, default: o.metadata.annotations?.["snapshot.storage.kubernetes.io/is-default-class"] === "true" };
+  return {
+    name: o.metadata.name,
+    driver: o.driver,
+    default: o.metadata.annotations?.["snapshot.storage.kubernetes.io/is-default-class"] === "true",
+  };
 }
 
 /** Why a judge's VolumeSnapshot failed (its status.error); undefined while it is fine. */
@@ -253,7 +295,8 @@ export function copierWorkload(child: Execution, copies: WorkspaceCopy[], image:
   ]);
   // Entry by entry (dot files too), not the volume's root: the copy's root belongs to the
   // provisioner, and preserving the source root's mode on it is refused to a non-root user.
-  const each = (i: number) => `for f in /gavel/from/${i}/* /gavel/from/${i}/.[!.]* /gavel/from/${i}/..?*; do if [ -e "$f" ] || [ -L "$f" ]; then cp -a "$f" /gavel/to/${i}/; fi; done`;
+  const each = (i: number) =>
+    `for f in /gavel/from/${i}/* /gavel/from/${i}/.[!.]* /gavel/from/${i}/..?*; do if [ -e "$f" ] || [ -L "$f" ]; then cp -a "$f" /gavel/to/${i}/; fi; done`;
   const script = ["set -e", ...copies.map((_, i) => each(i))].join("; ");
   return copierSpec(child, mounts, ["sh", "-c", script], image);
 }
@@ -266,7 +309,8 @@ export function copierWorkload(child: Execution, copies: WorkspaceCopy[], image:
  */
 export function streamCopierWorkload(child: Execution, copies: WorkspaceCopy[], image: string): WorkloadSpec {
   const mounts = copies.map((c) => ({ ...c.to, mountPath: `${COPY_TARGET_DIR}/${c.volume.name}`, readOnly: false }));
-  const wait = 'until [ -e /tmp/copied ]; do sleep 0.1; done; if [ -e /tmp/copy.err ]; then cat /tmp/copy.err >&2; fi; exit "$(cat /tmp/copied)"';
+  const wait =
+    'until [ -e /tmp/copied ]; do sleep 0.1; done; if [ -e /tmp/copy.err ]; then cat /tmp/copy.err >&2; fi; exit "$(cat /tmp/copied)"';
   return copierSpec(child, mounts, ["sh", "-c", wait], image);
 }
 
@@ -324,7 +368,12 @@ export function readerName(execution: string, iteration: number, fileKey: string
 
 /** A validator's file reader (runtime/file-reader.ts) labelled with its Execution and iteration. */
 export function readerWorkload(execution: Execution, spec: WorkloadSpec, iteration: number): WorkloadSpec {
-  const labels = { ...spec.labels, [CHILD_LABELS.execution]: labelValue(execution.metadata.name), [CHILD_LABELS.role]: "reader", [CHILD_LABELS.iteration]: String(iteration) };
+  const labels = {
+    ...spec.labels,
+    [CHILD_LABELS.execution]: labelValue(execution.metadata.name),
+    [CHILD_LABELS.role]: "reader",
+    [CHILD_LABELS.iteration]: String(iteration),
+  };
   return { ...spec, labels };
 }
 
@@ -333,11 +382,19 @@ export function readerWorkload(execution: Execution, spec: WorkloadSpec, iterati
  * GAVEL_INPUT, or the ConfigMap parts its annotation names mounted read-only at INPUT_DIR
  * (GAVEL_INPUT_DIR); a string says why it cannot run.
  */
-export function judgeSpec(child: Execution, judge: Agent, mounts: WorkloadMount[], opts: SpecOptions): { spec: WorkloadSpec; place: PodPlacement } | string {
+export function judgeSpec(
+  child: Execution,
+  judge: Agent,
+  mounts: WorkloadMount[],
+  opts: SpecOptions,
+): { spec: WorkloadSpec; place: PodPlacement } | string {
   const spec = judgeWorkload(child, judge, mounts, { stdin: false, ...(opts.runtimes !== undefined ? { runtimes: opts.runtimes } : {}) });
   if (typeof spec === "string") return spec;
   const descriptor = parseDescriptor(child.metadata.annotations?.[INPUT_ANNOTATION]);
-  const parts = descriptor === undefined ? {} : { parts: { volume: "input", prefix: inputPartsPrefix(child.metadata.name), descriptor, mountPath: INPUT_DIR } };
+  const parts =
+    descriptor === undefined
+      ? {}
+      : { parts: { volume: "input", prefix: inputPartsPrefix(child.metadata.name), descriptor, mountPath: INPUT_DIR } };
   return { spec, place: { ...placementOf(child, "apart"), ...parts } };
 }
 
@@ -394,7 +451,8 @@ export function workerResultOf(cm: k8s.V1ConfigMap, parts: readonly k8s.V1Config
   const exitCode = Number(d.exitCode);
   if (!Number.isInteger(iteration) || !Number.isInteger(exitCode)) return undefined;
   const described = resultPartsOf(cm);
-  const stdout = described === undefined ? (d.stdout ?? "") : joinParts(outputPartsPrefix(cm.metadata?.name ?? ""), described, parts).toString("utf8");
+  const stdout =
+    described === undefined ? (d.stdout ?? "") : joinParts(outputPartsPrefix(cm.metadata?.name ?? ""), described, parts).toString("utf8");
   return {
     iteration,
     exitCode,

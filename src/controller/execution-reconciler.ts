@@ -159,7 +159,12 @@ export class ExecutionReconciler {
     const logger = opts.logger ?? silentLogger;
     const now = opts.now ?? Date.now;
     const namespaces = opts.namespace === undefined ? {} : { namespaces: [opts.namespace] };
-    this.executions = new Informer<Execution>({ kc: opts.kc, resource: customResource<Execution>(opts.kc, "execution", "executions"), ...namespaces, logger });
+    this.executions = new Informer<Execution>({
+      kc: opts.kc,
+      resource: customResource<Execution>(opts.kc, "execution", "executions"),
+      ...namespaces,
+      logger,
+    });
     const pods = opts.pods.informer;
     this.controller = new Controller<Execution>({
       name: "execution",
@@ -187,7 +192,11 @@ export class ExecutionReconciler {
         ...(opts.runtimes !== undefined ? { runtimes: opts.runtimes } : {}),
         retentionSeconds: opts.podRetentionSeconds ?? DEFAULT_POD_RETENTION_SECONDS,
       },
-      count: { statusWrite: () => m.statusWrites.inc(labels), podCreated: () => m.podsCreated.inc(labels), childCreated: () => m.childrenCreated.inc(labels) },
+      count: {
+        statusWrite: () => m.statusWrites.inc(labels),
+        podCreated: () => m.podsCreated.inc(labels),
+        childCreated: () => m.childrenCreated.inc(labels),
+      },
       now,
       logger,
     };
@@ -204,7 +213,17 @@ export class ExecutionReconciler {
     this.judges = new JudgeChildren(this.parts, { status: this.status, copies, snapshots, ...(gate !== undefined ? { gate } : {}) });
     const readers = new FileReaders(this.parts);
     const caches = { pods, executions: this.executions };
-    this.runs = new ExecutionRuns(this.parts, { status: this.status, judges: this.judges, readers, copies, snapshots, caches, ...optional, gate: gate ?? NO_GATE, ...(credentials !== undefined ? { credentials } : {}) });
+    this.runs = new ExecutionRuns(this.parts, {
+      status: this.status,
+      judges: this.judges,
+      readers,
+      copies,
+      snapshots,
+      caches,
+      ...optional,
+      gate: gate ?? NO_GATE,
+      ...(credentials !== undefined ? { credentials } : {}),
+    });
   }
 
   /** The work queue (keys namespace/name); the tool-call gate wakes an Execution through it. */
@@ -216,7 +235,14 @@ export class ExecutionReconciler {
   get stats(): ExecutionStats {
     const { reconcile: m, labels } = this.controller.metrics;
     const { reconciles, errors, conflicts } = this.controller.stats;
-    return { reconciles, errors, conflicts, statusWrites: m.statusWrites.get(labels), podsCreated: m.podsCreated.get(labels), childrenCreated: m.childrenCreated.get(labels) };
+    return {
+      reconciles,
+      errors,
+      conflicts,
+      statusWrites: m.statusWrites.get(labels),
+      podsCreated: m.podsCreated.get(labels),
+      childrenCreated: m.childrenCreated.get(labels),
+    };
   }
 
   /**

@@ -32,7 +32,15 @@ import { removeEarlierRun, type EarlierRunAccess } from "./earlier-run.js";
 import type { ExecutionCredentials } from "./execution-credentials.js";
 import type { EngineEvent } from "./execution-events.js";
 import { ensureWorkload, namespaceOf, requeueAt, streamsOf, type ExecutionParts } from "./execution-parts.js";
-import { CANCEL_ANNOTATION, claimName, placementOf, resultConfigMaps, workerPlacement, workloadPodName, workspaceMounts } from "./execution-pods.js";
+import {
+  CANCEL_ANNOTATION,
+  claimName,
+  placementOf,
+  resultConfigMaps,
+  workerPlacement,
+  workloadPodName,
+  workspaceMounts,
+} from "./execution-pods.js";
 import { judgeNamesOf } from "./execution-state.js";
 import { traced, type ExecutionStatusWriter } from "./execution-status.js";
 import type { FileReaders } from "./file-readers.js";
@@ -83,7 +91,10 @@ export class ExecutionRuns {
     const ctx: EngineContext = { execution: ex, agent, judges };
     const { state, respawn } = restoreState(ctx, await this.gather(ctx));
     // The gate's tool-judge children are listed too, so a cancel or deadline stops them with the run.
-    mergeToolJudgeRefs(state.status, this.access.caches.executions.list(namespace).filter((c) => c.spec?.parent?.name === ex.metadata.name));
+    mergeToolJudgeRefs(
+      state.status,
+      this.access.caches.executions.list(namespace).filter((c) => c.spec?.parent?.name === ex.metadata.name),
+    );
     // Apply: what the status says runs is (re)made, then the engine decides until nothing new is observed.
     if (ex.metadata.annotations?.[CANCEL_ANNOTATION] !== undefined) requestCancel(state);
     else {
@@ -107,7 +118,11 @@ export class ExecutionRuns {
    * can decide its tool calls (fail closed), an earlier run of its name is still there, or its
    * judges cannot get its volumes by snapshot. Undefined when it may start.
    */
-  private async holdBeforeStart(ex: Execution, agent: Agent, unguarded: string | undefined): Promise<{ requeueAfterMs?: number } | undefined> {
+  private async holdBeforeStart(
+    ex: Execution,
+    agent: Agent,
+    unguarded: string | undefined,
+  ): Promise<{ requeueAfterMs?: number } | undefined> {
     const { status } = this.access;
     if (unguarded !== undefined) {
       // Fail closed: a worker whose tool calls nobody could decide is never started.
@@ -142,7 +157,8 @@ export class ExecutionRuns {
     const ex = ctx.execution;
     const namespace = namespaceOf(ex);
     const iteration = ex.status?.iteration;
-    const stored = iteration === undefined ? undefined : await readWorkerResult(this.parts.core, namespace, workerName(ex.metadata.name, iteration));
+    const stored =
+      iteration === undefined ? undefined : await readWorkerResult(this.parts.core, namespace, workerName(ex.metadata.name, iteration));
     const judges = new Map<string, JudgeOutcome | null>();
     for (const ref of ex.status?.children ?? []) {
       // Tool-judge children are the gate's to wait on, not the outer loop's.
@@ -172,7 +188,15 @@ export class ExecutionRuns {
     const ex = ctx.execution;
     switch (a.type) {
       case "event":
-        this.parts.logger.info({ execution: `${namespaceOf(ex)}/${ex.metadata.name}`, ...(typeof a.data.iteration === "number" ? { iteration: a.data.iteration } : {}), event: a.event, data: a.data }, "loop event");
+        this.parts.logger.info(
+          {
+            execution: `${namespaceOf(ex)}/${ex.metadata.name}`,
+            ...(typeof a.data.iteration === "number" ? { iteration: a.data.iteration } : {}),
+            event: a.event,
+            data: a.data,
+          },
+          "loop event",
+        );
         return false;
       case "start_worker":
         await this.startWorker(ctx, state, a);
@@ -217,13 +241,24 @@ export class ExecutionRuns {
     if (record.phase !== "Running") return;
     if (seen.state === "absent") {
       // Never created (the controller stopped first) or gone before its result was kept: run it.
-      const timeoutSeconds = Math.max(1, Math.ceil(((state.iterationStartedAtMs ?? now()) + iterationTimeoutSeconds(ctx.agent) * 1000 - now()) / 1000));
-      await this.startWorker(ctx, state, { name: worker, iteration: record.number, ...(record.feedback !== undefined ? { feedback: record.feedback } : {}), timeoutSeconds });
+      const timeoutSeconds = Math.max(
+        1,
+        Math.ceil(((state.iterationStartedAtMs ?? now()) + iterationTimeoutSeconds(ctx.agent) * 1000 - now()) / 1000),
+      );
+      await this.startWorker(ctx, state, {
+        name: worker,
+        iteration: record.number,
+        ...(record.feedback !== undefined ? { feedback: record.feedback } : {}),
+        timeoutSeconds,
+      });
       return;
     }
     if (seen.state !== "ended" && seen.state !== "stuck") return;
     const end = seen.state === "stuck" ? { exitCode: -1, timedOut: false, node: seen.node } : seen;
-    const out = seen.state === "stuck" ? { stdout: `pod ${workloadPodName(worker)} cannot start: ${seen.reason}`, stderr: seen.reason } : streamsOf(await workloads.output(worker, place));
+    const out =
+      seen.state === "stuck"
+        ? { stdout: `pod ${workloadPodName(worker)} cannot start: ${seen.reason}`, stderr: seen.reason }
+        : streamsOf(await workloads.output(worker, place));
     const w: WorkerObservation = { iteration: record.number, exitCode: end.exitCode, ...out, timedOut: end.timedOut, cancelled: false };
     // Kept before the pod goes: its log goes with it.
     await storeWorkerResult(this.parts.core, namespaceOf(ex), resultConfigMaps(ex, worker, w, end.node));
@@ -246,7 +281,11 @@ export class ExecutionRuns {
     const mounts = workspaceMounts(ex.metadata.name, ctx.agent, false);
     // The gate's address for a restricted worker is known before its spec is built, so it is built once.
     const access = settings.natsUrl !== "" && isRestrictedNetwork(workerNetworkOf(ctx.agent)) ? await this.gateAccess() : undefined;
-    const options = { natsUrl: access?.url ?? settings.natsUrl, ...(settings.runtimes !== undefined ? { runtimes: settings.runtimes } : {}), ...(traces !== undefined ? { traceParent: traces.iterationParent(traced(ex, ctx.agent), run.iteration) } : {}) };
+    const options = {
+      natsUrl: access?.url ?? settings.natsUrl,
+      ...(settings.runtimes !== undefined ? { runtimes: settings.runtimes } : {}),
+      ...(traces !== undefined ? { traceParent: traces.iterationParent(traced(ex, ctx.agent), run.iteration) } : {}),
+    };
     const spec = workerWorkload(ex, ctx.agent, run, mounts, options);
     let place = workerPlacement(ex, ctx.agent, settings.readerImage);
     if (access !== undefined) place = { ...place, gate: { policy: workerGatePolicy(access), egress: access.egress } };
@@ -257,18 +296,24 @@ export class ExecutionRuns {
   /** Stops the worker or a judge child (its status says why; its workload goes). */
   private async stop(ex: Execution, name: string, reason: "cancelled" | "timed_out"): Promise<void> {
     const namespace = namespaceOf(ex);
-    const child = (ex.status?.children ?? []).some((c) => c.name === name) ? await this.parts.resources.execution(namespace, name) : undefined;
+    const child = (ex.status?.children ?? []).some((c) => c.name === name)
+      ? await this.parts.resources.execution(namespace, name)
+      : undefined;
     if (child !== undefined && !isTerminal(child.status?.phase)) {
-      await this.access.status.write(child, judgeStatus(child.status, stoppedByParent(reason), new Date(this.parts.now()))).catch((err: unknown) => {
-        // The child's own reconcile may have just finished it; its verdict stands then.
-        if (!isConflict(err)) throw err;
-      });
+      await this.access.status
+        .write(child, judgeStatus(child.status, stoppedByParent(reason), new Date(this.parts.now())))
+        .catch((err: unknown) => {
+          // The child's own reconcile may have just finished it; its verdict stands then.
+          if (!isConflict(err)) throw err;
+        });
     }
     await this.parts.workloads.retire(name, { namespace }, this.parts.settings.retentionSeconds);
   }
 
   private gateAccess(): Promise<GateAccess> {
-    this.gateAccessing ??= gateAccess(this.parts.settings.natsUrl, (name, namespace) => this.parts.core.readNamespacedService({ name, namespace })).catch((err: unknown) => {
+    this.gateAccessing ??= gateAccess(this.parts.settings.natsUrl, (name, namespace) =>
+      this.parts.core.readNamespacedService({ name, namespace }),
+    ).catch((err: unknown) => {
       this.gateAccessing = undefined;
       throw err;
     });

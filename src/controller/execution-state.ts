@@ -22,7 +22,11 @@ export function sameStatus(a: ExecutionStatus | undefined, b: ExecutionStatus | 
 function canonical(v: unknown): string {
   return JSON.stringify(v, (_k, value: unknown) =>
     value !== null && typeof value === "object" && !Array.isArray(value)
-      ? Object.fromEntries(Object.entries(value as Record<string, unknown>).filter(([, x]) => x !== undefined).sort(([x], [y]) => (x < y ? -1 : 1)))
+      ? Object.fromEntries(
+          Object.entries(value as Record<string, unknown>)
+            .filter(([, x]) => x !== undefined)
+            .sort(([x], [y]) => (x < y ? -1 : 1)),
+        )
       : value,
   );
 }

@@ -96,7 +96,11 @@ export class ExecutionStatusWriter {
     const created = Date.parse(ex.metadata.creationTimestamp ?? "") || this.parts.now();
     const grace = this.opts.agentGraceMs ?? 10_000;
     if (this.parts.now() - created < grace) return { requeueAfterMs: Math.min(1000, grace) };
-    return this.refuse(ex, "AgentNotFound", `spec.agentRef.name: Agent "${ex.spec.agentRef.name}" not found in namespace ${namespaceOf(ex)}`);
+    return this.refuse(
+      ex,
+      "AgentNotFound",
+      `spec.agentRef.name: Agent "${ex.spec.agentRef.name}" not found in namespace ${namespaceOf(ex)}`,
+    );
   }
 
   /** Ends an Execution that cannot run as declared: Failed, with an Accepted=False condition whose message names the field. */
@@ -104,7 +108,14 @@ export class ExecutionStatusWriter {
     const now = new Date(this.parts.now()).toISOString();
     const generation = ex.metadata.generation !== undefined ? { observedGeneration: ex.metadata.generation } : {};
     const condition: Condition = { type: ACCEPTED, status: "False", reason, message, lastTransitionTime: now, ...generation };
-    await this.write(ex, { ...ex.status, phase: "Failed", message, completionTime: now, conditions: [...(ex.status?.conditions ?? []).filter((c) => c.type !== ACCEPTED), condition], ...generation });
+    await this.write(ex, {
+      ...ex.status,
+      phase: "Failed",
+      message,
+      completionTime: now,
+      conditions: [...(ex.status?.conditions ?? []).filter((c) => c.type !== ACCEPTED), condition],
+      ...generation,
+    });
     return {};
   }
 
@@ -136,13 +147,20 @@ export class ExecutionStatusWriter {
   /** Counts the iterations and runs that ended in a status just written (engine events `iteration.finished`, `execution.phase`). */
   private countOutcomes(events: readonly EngineEvent[]): void {
     for (const e of events) {
-      if (e.event === "iteration.finished" && typeof e.data.outcome === "string") this.opts.outcomes.iterations.inc({ outcome: e.data.outcome });
-      if (e.event === "execution.phase" && typeof e.data.phase === "string" && isTerminal(e.data.phase as ExecutionStatus["phase"])) this.opts.outcomes.executions.inc({ phase: e.data.phase });
+      if (e.event === "iteration.finished" && typeof e.data.outcome === "string")
+        this.opts.outcomes.iterations.inc({ outcome: e.data.outcome });
+      if (e.event === "execution.phase" && typeof e.data.phase === "string" && isTerminal(e.data.phase as ExecutionStatus["phase"]))
+        this.opts.outcomes.executions.inc({ phase: e.data.phase });
     }
   }
 }
 
 /** What a trace says about an Execution. */
 export function traced(ex: Execution, agent: Agent): TracedExecution {
-  return { namespace: namespaceOf(ex), name: ex.metadata.name, ...(ex.metadata.uid !== undefined ? { uid: ex.metadata.uid } : {}), agent: agent.metadata.name };
+  return {
+    namespace: namespaceOf(ex),
+    name: ex.metadata.name,
+    ...(ex.metadata.uid !== undefined ? { uid: ex.metadata.uid } : {}),
+    agent: agent.metadata.name,
+  };
 }

@@ -39,16 +39,25 @@ export class FileReaders {
       await ensureWorkload(this.parts, readerWorkload(ex, spec, iteration), place);
       return undefined;
     }
-    if (seen.state === "stuck") return { ok: false, reason: "unreadable", detail: `the reader pod ${workloadPodName(name)} cannot start: ${seen.reason}` };
+    if (seen.state === "stuck")
+      return { ok: false, reason: "unreadable", detail: `the reader pod ${workloadPodName(name)} cannot start: ${seen.reason}` };
     if (seen.state !== "ended") return undefined;
     const out = await workloads.output(name, place);
     // A reader's log merges stderr into stdout: an error's message is in the log, a content never has stderr.
-    return readerContent({ exitCode: seen.exitCode, stdout: out.stdout, stderr: "", timedOut: seen.timedOut, truncated: out.truncated }, f.from);
+    return readerContent(
+      { exitCode: seen.exitCode, stdout: out.stdout, stderr: "", timedOut: seen.timedOut, truncated: out.truncated },
+      f.from,
+    );
   }
 
   /** Retires the readers of iterations before `iteration` (their validators are recorded). */
   async removeBefore(ex: Execution, iteration: number): Promise<void> {
-    await this.parts.workloads.retireOwned(namespaceOf(ex), ex.metadata.name, 0, (labels) => labels[CHILD_LABELS.role] === "reader" && Number(labels[CHILD_LABELS.iteration]) < iteration);
+    await this.parts.workloads.retireOwned(
+      namespaceOf(ex),
+      ex.metadata.name,
+      0,
+      (labels) => labels[CHILD_LABELS.role] === "reader" && Number(labels[CHILD_LABELS.iteration]) < iteration,
+    );
   }
 
   private readerSpec(ctx: EngineContext, name: string, f: FileRequest): WorkloadSpec | { problem: string } {
@@ -61,7 +70,8 @@ export class FileReaders {
     const mount = mounts
       .filter((m) => f.path === m.mountPath || f.path.startsWith(m.mountPath.endsWith("/") ? m.mountPath : `${m.mountPath}/`))
       .sort((a, b) => b.mountPath.length - a.mountPath.length)[0];
-    if (mount === undefined) return { problem: `${f.path} is not inside any workspace volume (${mounts.map((m) => m.mountPath).join(", ") || "none"})` };
+    if (mount === undefined)
+      return { problem: `${f.path} is not inside any workspace volume (${mounts.map((m) => m.mountPath).join(", ") || "none"})` };
     return volumeReader(name, readerImage, mount, f.path, READER_TIMEOUT_SECONDS);
   }
 }

@@ -8,9 +8,11 @@ import { isTerminal } from "../engine/phases.js";
 /** Queues (`add`, keys namespace/name) every Execution in scope that has not ended; returns how many. */
 export async function requeueUnfinished(kc: k8s.KubeConfig, namespace: string | undefined, add: (key: string) => void): Promise<number> {
   const api = kc.makeApiClient(k8s.CustomObjectsApi);
-  const list = (namespace === undefined
-    ? await api.listClusterCustomObject({ group: GROUP, version: VERSION, plural: "executions" })
-    : await api.listNamespacedCustomObject({ group: GROUP, version: VERSION, namespace, plural: "executions" })) as { items: Execution[] };
+  const list = (
+    namespace === undefined
+      ? await api.listClusterCustomObject({ group: GROUP, version: VERSION, plural: "executions" })
+      : await api.listNamespacedCustomObject({ group: GROUP, version: VERSION, namespace, plural: "executions" })
+  ) as { items: Execution[] };
   const unfinished = list.items.filter((e) => !isTerminal(e.status?.phase));
   for (const e of unfinished) add(`${e.metadata.namespace ?? "default"}/${e.metadata.name}`);
   return unfinished.length;

@@ -31,13 +31,17 @@ describe("gateAccess: how a restricted worker reaches the gate", () => {
     const access = await gateAccess("nats://gavel-nats.gavel-system.svc:4222", svc.read, noDns);
     expect(svc.seen).toEqual(["gavel-system/gavel-nats"]);
     expect(access.url).toBe("nats://10.0.0.77:4222");
-    expect(access.egress).toEqual([{
-      to: [{
-        namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "gavel-system" } },
-        podSelector: { matchLabels: { "app.kubernetes.io/instance": "gavel", "app.kubernetes.io/component": "nats" } },
-      }],
-      ports: [{ protocol: "TCP", port: "client" }],
-    }]);
+    expect(access.egress).toEqual([
+      {
+        to: [
+          {
+            namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "gavel-system" } },
+            podSelector: { matchLabels: { "app.kubernetes.io/instance": "gavel", "app.kubernetes.io/component": "nats" } },
+          },
+        ],
+        ports: [{ protocol: "TCP", port: "client" }],
+      },
+    ]);
   });
 
   it("the long Service name and the default port name the same Service; no DNS rule is needed", async () => {
@@ -50,23 +54,43 @@ describe("gateAccess: how a restricted worker reaches the gate", () => {
     const headless = { ...natsService, spec: { ...natsService.spec, clusterIP: "None" } };
     const access = await gateAccess("nats://gavel-nats.gavel-system.svc:4222", services(headless).read, noDns);
     expect(access.url).toBe("nats://gavel-nats.gavel-system.svc:4222");
-    expect(access.egress.at(-1)).toEqual({ ports: [{ protocol: "UDP", port: 53 }, { protocol: "TCP", port: 53 }] });
+    expect(access.egress.at(-1)).toEqual({
+      ports: [
+        { protocol: "UDP", port: 53 },
+        { protocol: "TCP", port: 53 },
+      ],
+    });
   });
 
   it("an IP is an ipBlock on its port; a host name its addresses plus DNS; a list covers every server", async () => {
-    const access = await gateAccess("nats://10.1.2.3:4333, tls://nats.example:7422", services().read, (host) => Promise.resolve(host === "nats.example" ? ["192.0.2.9", "2001:db8::9"] : []));
+    const access = await gateAccess("nats://10.1.2.3:4333, tls://nats.example:7422", services().read, (host) =>
+      Promise.resolve(host === "nats.example" ? ["192.0.2.9", "2001:db8::9"] : []),
+    );
     expect(access.url).toBe("nats://10.1.2.3:4333,tls://nats.example:7422");
     expect(access.egress).toEqual([
       { to: [{ ipBlock: { cidr: "10.1.2.3/32" } }], ports: [{ protocol: "TCP", port: 4333 }] },
       { to: [{ ipBlock: { cidr: "192.0.2.9/32" } }, { ipBlock: { cidr: "2001:db8::9/128" } }], ports: [{ protocol: "TCP", port: 7422 }] },
-      { ports: [{ protocol: "UDP", port: 53 }, { protocol: "TCP", port: 53 }] },
+      {
+        ports: [
+          { protocol: "UDP", port: 53 },
+          { protocol: "TCP", port: 53 },
+        ],
+      },
     ]);
   });
 
   it("what cannot be reached is a TerminalError that names it", async () => {
     const cases: [string, ReturnType<typeof services>, RegExp][] = [
-      ["nats://gavel-nats.other.svc:4222", services(natsService), /Service other\/gavel-nats \(the NATS URL's host\), which cannot be read: services "gavel-nats" not found/],
-      ["nats://manual.gavel-system.svc:4222", services({ metadata: { name: "manual", namespace: "gavel-system" }, spec: { clusterIP: "10.0.0.8", ports: [{ port: 4222 }] } }), /has no selector.*--nats-worker-url/],
+      [
+        "nats://gavel-nats.other.svc:4222",
+        services(natsService),
+        /Service other\/gavel-nats \(the NATS URL's host\), which cannot be read: services "gavel-nats" not found/,
+      ],
+      [
+        "nats://manual.gavel-system.svc:4222",
+        services({ metadata: { name: "manual", namespace: "gavel-system" }, spec: { clusterIP: "10.0.0.8", ports: [{ port: 4222 }] } }),
+        /has no selector.*--nats-worker-url/,
+      ],
       ["nats://gavel-nats.gavel-system.svc:5222", services(natsService), /has no port 5222/],
       ["", services(), /no NATS URL for workers/],
     ];
@@ -75,7 +99,9 @@ describe("gateAccess: how a restricted worker reaches the gate", () => {
       expect(err, url).toBeInstanceOf(TerminalError);
       expect((err as Error).message, url).toMatch(message);
     }
-    await expect(gateAccess("nats://nowhere.invalid:4222", services().read, () => Promise.reject(new Error("ENOTFOUND")))).rejects.toThrow(/"nowhere\.invalid" cannot be resolved for a worker's NetworkPolicy: ENOTFOUND/);
+    await expect(gateAccess("nats://nowhere.invalid:4222", services().read, () => Promise.reject(new Error("ENOTFOUND")))).rejects.toThrow(
+      /"nowhere\.invalid" cannot be resolved for a worker's NetworkPolicy: ENOTFOUND/,
+    );
   });
 });
 

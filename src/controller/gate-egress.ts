@@ -30,7 +30,12 @@ export interface GateAccess {
 export type ServiceReader = (name: string, namespace: string) => Promise<k8s.V1Service>;
 
 const DEFAULT_NATS_PORT = 4222;
-const DNS_RULE: k8s.V1NetworkPolicyEgressRule = { ports: [{ protocol: "UDP", port: 53 }, { protocol: "TCP", port: 53 }] };
+const DNS_RULE: k8s.V1NetworkPolicyEgressRule = {
+  ports: [
+    { protocol: "UDP", port: 53 },
+    { protocol: "TCP", port: 53 },
+  ],
+};
 const SERVICE_HOST = /^([a-z0-9](?:[-a-z0-9]*[a-z0-9])?)\.([a-z0-9](?:[-a-z0-9]*[a-z0-9])?)\.svc(?:\.cluster\.local)?\.?$/;
 
 interface Server {
@@ -46,7 +51,10 @@ function parseServer(raw: string): Server {
   try {
     url = new URL(withScheme);
   } catch {
-    throw new TerminalError("InvalidNatsUrl", `the controller's NATS URL for workers (--nats-worker-url, else --nats): "${raw}" is not a URL`);
+    throw new TerminalError(
+      "InvalidNatsUrl",
+      `the controller's NATS URL for workers (--nats-worker-url, else --nats): "${raw}" is not a URL`,
+    );
   }
   const host = url.hostname.replace(/^\[|\]$/g, "");
   return { scheme: url.protocol.replace(/:$/, ""), host, port: url.port === "" ? DEFAULT_NATS_PORT : Number(url.port) };
@@ -57,9 +65,17 @@ function format(s: Server, host: string): string {
 }
 
 /** The access to one server of the URL. */
-async function serverAccess(s: Server, readService: ServiceReader, resolve: HostResolver): Promise<{ url: string; egress: k8s.V1NetworkPolicyEgressRule[]; dns: boolean }> {
+async function serverAccess(
+  s: Server,
+  readService: ServiceReader,
+  resolve: HostResolver,
+): Promise<{ url: string; egress: k8s.V1NetworkPolicyEgressRule[]; dns: boolean }> {
   if (isIP(s.host) !== 0) {
-    return { url: format(s, s.host), egress: [{ to: [{ ipBlock: { cidr: cidrOf(s.host) } }], ports: [{ protocol: "TCP", port: s.port }] }], dns: false };
+    return {
+      url: format(s, s.host),
+      egress: [{ to: [{ ipBlock: { cidr: cidrOf(s.host) } }], ports: [{ protocol: "TCP", port: s.port }] }],
+      dns: false,
+    };
   }
   const svc = SERVICE_HOST.exec(s.host.toLowerCase());
   if (svc !== null) {
@@ -68,22 +84,34 @@ async function serverAccess(s: Server, readService: ServiceReader, resolve: Host
     try {
       service = await readService(name, namespace);
     } catch (err) {
-      throw new TerminalError("GateUnreachable", `a worker with a restricted network reaches the gate through Service ${namespace}/${name} (the NATS URL's host), which cannot be read: ${messageOf(err)}`, { cause: err });
+      throw new TerminalError(
+        "GateUnreachable",
+        `a worker with a restricted network reaches the gate through Service ${namespace}/${name} (the NATS URL's host), which cannot be read: ${messageOf(err)}`,
+        { cause: err },
+      );
     }
     const selector = service.spec?.selector ?? {};
     if (Object.keys(selector).length === 0) {
-      throw new TerminalError("GateUnreachable", `Service ${namespace}/${name} (the NATS URL's host) has no selector, so no NetworkPolicy can name its pods: give the controller --nats-worker-url with the NATS server's address`);
+      throw new TerminalError(
+        "GateUnreachable",
+        `Service ${namespace}/${name} (the NATS URL's host) has no selector, so no NetworkPolicy can name its pods: give the controller --nats-worker-url with the NATS server's address`,
+      );
     }
     const port = service.spec?.ports?.find((p) => p.port === s.port);
-    if (port === undefined) throw new TerminalError("GateUnreachable", `Service ${namespace}/${name} has no port ${s.port} (the NATS URL's port)`);
+    if (port === undefined)
+      throw new TerminalError("GateUnreachable", `Service ${namespace}/${name} has no port ${s.port} (the NATS URL's port)`);
     const clusterIP = service.spec?.clusterIP;
     const headless = clusterIP === undefined || clusterIP === "" || clusterIP === "None";
     return {
       url: headless ? format(s, s.host) : format(s, clusterIP),
-      egress: [{
-        to: [{ namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": namespace } }, podSelector: { matchLabels: selector } }],
-        ports: [{ protocol: "TCP", port: port.targetPort ?? port.port }],
-      }],
+      egress: [
+        {
+          to: [
+            { namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": namespace } }, podSelector: { matchLabels: selector } },
+          ],
+          ports: [{ protocol: "TCP", port: port.targetPort ?? port.port }],
+        },
+      ],
       dns: headless,
     };
   }
@@ -92,10 +120,18 @@ async function serverAccess(s: Server, readService: ServiceReader, resolve: Host
   try {
     ips = await resolve(s.host);
   } catch (err) {
-    throw new TerminalError("GateUnreachable", `the NATS URL's host "${s.host}" cannot be resolved for a worker's NetworkPolicy: ${messageOf(err)}`, { cause: err });
+    throw new TerminalError(
+      "GateUnreachable",
+      `the NATS URL's host "${s.host}" cannot be resolved for a worker's NetworkPolicy: ${messageOf(err)}`,
+      { cause: err },
+    );
   }
   if (ips.length === 0) throw new TerminalError("GateUnreachable", `the NATS URL's host "${s.host}" has no address`);
-  return { url: format(s, s.host), egress: [{ to: ips.map((ip) => ({ ipBlock: { cidr: cidrOf(ip) } })), ports: [{ protocol: "TCP", port: s.port }] }], dns: true };
+  return {
+    url: format(s, s.host),
+    egress: [{ to: ips.map((ip) => ({ ipBlock: { cidr: cidrOf(ip) } })), ports: [{ protocol: "TCP", port: s.port }] }],
+    dns: true,
+  };
 }
 
 /**
@@ -103,7 +139,11 @@ async function serverAccess(s: Server, readService: ServiceReader, resolve: Host
  * comma-separated list). Errors are TerminalErrors naming what cannot be reached.
  */
 export async function gateAccess(natsUrl: string, readService: ServiceReader, resolve: HostResolver = systemResolver): Promise<GateAccess> {
-  const servers = natsUrl.split(",").map((s) => s.trim()).filter((s) => s !== "").map(parseServer);
+  const servers = natsUrl
+    .split(",")
+    .map((s) => s.trim())
+    .filter((s) => s !== "")
+    .map(parseServer);
   if (servers.length === 0) throw new TerminalError("GateUnreachable", "no NATS URL for workers: the controller runs without --nats");
   const parts = await Promise.all(servers.map((s) => serverAccess(s, readService, resolve)));
   return {

@@ -17,7 +17,8 @@ export interface GateHealth {
 export function guardingOf(gate: GateHealth | undefined, agent: Agent, namespace: string): Guarding {
   const needs = gateRequirement(agent, gate?.policiesInScope(namespace) ?? false);
   if (needs === undefined) return { guarded: false };
-  const why = gate === undefined ? "gavel controller runs without NATS (--nats), so no tool-call gate runs on this cluster" : gate.unavailable();
+  const why =
+    gate === undefined ? "gavel controller runs without NATS (--nats), so no tool-call gate runs on this cluster" : gate.unavailable();
   return why === undefined ? { guarded: true } : { guarded: true, blocked: `${needs}, but ${why}` };
 }
 

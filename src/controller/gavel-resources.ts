@@ -18,12 +18,16 @@ export class GavelResources {
 
   /** The Execution as the API server has it now (not a cache); undefined when it does not exist. */
   async execution(namespace: string, name: string): Promise<Execution | undefined> {
-    return (await this.custom.getNamespacedCustomObject({ group: GROUP, version: VERSION, namespace, plural: "executions", name }).catch(ignoreNotFound)) as Execution | undefined;
+    return (await this.custom
+      .getNamespacedCustomObject({ group: GROUP, version: VERSION, namespace, plural: "executions", name })
+      .catch(ignoreNotFound)) as Execution | undefined;
   }
 
   /** The Agent as stored (no defaults applied); undefined when it does not exist. */
   async agent(namespace: string, name: string): Promise<Agent | undefined> {
-    return (await this.custom.getNamespacedCustomObject({ group: GROUP, version: VERSION, namespace, plural: "agents", name }).catch(ignoreNotFound)) as Agent | undefined;
+    return (await this.custom
+      .getNamespacedCustomObject({ group: GROUP, version: VERSION, namespace, plural: "agents", name })
+      .catch(ignoreNotFound)) as Agent | undefined;
   }
 
   /**
@@ -34,7 +38,16 @@ export class GavelResources {
   async replaceStatus(ex: Execution, status: ExecutionStatus): Promise<Execution | undefined> {
     const namespace = ex.metadata.namespace ?? "default";
     const body = { ...ex, status };
-    return (await this.custom.replaceNamespacedCustomObjectStatus({ group: GROUP, version: VERSION, namespace, plural: "executions", name: ex.metadata.name, body }).catch(ignoreNotFound)) as Execution | undefined;
+    return (await this.custom
+      .replaceNamespacedCustomObjectStatus({
+        group: GROUP,
+        version: VERSION,
+        namespace,
+        plural: "executions",
+        name: ex.metadata.name,
+        body,
+      })
+      .catch(ignoreNotFound)) as Execution | undefined;
   }
 
   /** Creates a judge child (its payload parts first); false when it existed already. */

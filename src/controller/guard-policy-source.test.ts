@@ -43,7 +43,9 @@ function setup() {
 }
 
 const revoke = (tool: string, reason: string): GuardPolicySpec => ({ revoked_tools: [{ tool, reason }] });
-const uncompilable: GuardPolicySpec = { adaptive_rules: [{ name: "la", match_field: "tool", pattern: "(x)\\1", action: "deny", reason: "r" }] };
+const uncompilable: GuardPolicySpec = {
+  adaptive_rules: [{ name: "la", match_field: "tool", pattern: "(x)\\1", action: "deny", reason: "r" }],
+};
 
 describe("GuardPolicyCompiler", () => {
   it("applies adds, updates and deletes to the store", () => {
@@ -132,22 +134,46 @@ describe("GuardPolicyCompiler", () => {
 
 describe("desiredStatus", () => {
   it("writes Ready with observedGeneration and counts, moving lastTransitionTime only on a change", () => {
-    const obj = policy("team", "p", { revoked_tools: [{ tool: "a", reason: "r" }, { tool: "b", reason: "r" }], required_capabilities: { a: "net" } }, 3);
+    const obj = policy(
+      "team",
+      "p",
+      {
+        revoked_tools: [
+          { tool: "a", reason: "r" },
+          { tool: "b", reason: "r" },
+        ],
+        required_capabilities: { a: "net" },
+      },
+      3,
+    );
     const t1 = new Date("2026-01-01T00:00:00Z");
     const s1 = desiredStatus(obj, { uid: "u", generation: 3, ready: true, message: "" }, t1);
     expect(s1).toMatchObject({ observedGeneration: 3, counts: { revoked_tools: 2, required_capabilities: 1 } });
     expect(s1.conditions).toEqual([
-      { type: "Ready", status: "True", reason: "Compiled", message: "policy compiled and in force", lastTransitionTime: t1.toISOString(), observedGeneration: 3 },
+      {
+        type: "Ready",
+        status: "True",
+        reason: "Compiled",
+        message: "policy compiled and in force",
+        lastTransitionTime: t1.toISOString(),
+        observedGeneration: 3,
+      },
     ]);
     const later = new Date("2026-01-02T00:00:00Z");
     const same = desiredStatus({ ...obj, status: s1 }, { uid: "u", generation: 4, ready: true, message: "" }, later);
     expect(same.conditions?.[0]?.lastTransitionTime).toBe(t1.toISOString());
-    const failed = desiredStatus({ ...obj, status: s1 }, { uid: "u", generation: 4, ready: false, message: "GuardPolicy team/p: bad" }, later);
+    const failed = desiredStatus(
+      { ...obj, status: s1 },
+      { uid: "u", generation: 4, ready: false, message: "GuardPolicy team/p: bad" },
+      later,
+    );
     expect(failed.conditions?.[0]).toMatchObject({ status: "False", reason: "CompileError", lastTransitionTime: later.toISOString() });
     expect(failed.conditions?.[0]?.message).toContain("GuardPolicy team/p: bad");
   });
 
   it("counts only non-empty lists", () => {
-    expect(specCounts({ revoked_tools: [], adaptive_rules: [{ name: "n", match_field: "tool", pattern: "x", action: "flag", reason: "r" }] })).toEqual({ adaptive_rules: 1 });
+    expect(
+      specCounts({ revoked_tools: [], adaptive_rules: [{ name: "n", match_field: "tool", pattern: "x", action: "flag", reason: "r" }] }),
+    ).toEqual({ adaptive_rules: 1 });
   });
 });

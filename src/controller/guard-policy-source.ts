@@ -92,7 +92,11 @@ export class GuardPolicyCompiler {
       return known;
     }
     const candidate = new Map(this.accepted);
-    candidate.set(k, { uid, generation, policy: { name: obj.metadata.name ?? "", namespace: obj.metadata.namespace ?? "", spec: obj.spec } });
+    candidate.set(k, {
+      uid,
+      generation,
+      policy: { name: obj.metadata.name ?? "", namespace: obj.metadata.namespace ?? "", spec: obj.spec },
+    });
     let outcome: PolicyOutcome;
     try {
       this.store.update([...candidate.values()].map((a) => a.policy));
@@ -140,7 +144,15 @@ export class GuardPolicySource {
       watchTimeoutSeconds: opts.watchTimeoutSeconds ?? 300,
       ...logger,
     });
-    this.controller = new Controller<GuardPolicy>({ name: "guardpolicy", kc: opts.kc, primary: { informer: this.policies }, reconcile: (key) => this.reconcile(key), workers: 1, ...logger, ...(opts.metrics !== undefined ? { metrics: opts.metrics } : {}) });
+    this.controller = new Controller<GuardPolicy>({
+      name: "guardpolicy",
+      kc: opts.kc,
+      primary: { informer: this.policies },
+      reconcile: (key) => this.reconcile(key),
+      workers: 1,
+      ...logger,
+      ...(opts.metrics !== undefined ? { metrics: opts.metrics } : {}),
+    });
   }
 
   /** Starts listing and watching; resolves once every scope's initial list is in the store. */

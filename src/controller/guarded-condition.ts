@@ -32,7 +32,12 @@ const GATE_RECHECK_MS = 2000;
  * Pending with the Guarded condition saying why, or TimedOut once its own deadline (from
  * its creation; without one, what max_iterations iterations may take) has passed.
  */
-export function waitingForGate(ex: Execution, agent: Agent, why: string, now: number): { status: ExecutionStatus; requeueAfterMs?: number } {
+export function waitingForGate(
+  ex: Execution,
+  agent: Agent,
+  why: string,
+  now: number,
+): { status: ExecutionStatus; requeueAfterMs?: number } {
   const created = Date.parse(ex.metadata.creationTimestamp ?? "") || now;
   const limitSeconds = executionTimeoutSeconds(ex, agent) ?? iterationTimeoutSeconds(agent) * maxIterations(agent);
   const deadline = created + limitSeconds * 1000;
@@ -42,19 +47,28 @@ export function waitingForGate(ex: Execution, agent: Agent, why: string, now: nu
     const message = `never started within its deadline of ${limitSeconds}s: ${why}`;
     return { status: { ...status, phase: "TimedOut", message, completionTime: new Date(now).toISOString() } };
   }
-  return { status: { ...status, phase: "Pending", message: `waiting for a tool-call gate: ${why}` }, requeueAfterMs: Math.min(GATE_RECHECK_MS, deadline - now) };
+  return {
+    status: { ...status, phase: "Pending", message: `waiting for a tool-call gate: ${why}` },
+    requeueAfterMs: Math.min(GATE_RECHECK_MS, deadline - now),
+  };
 }
 
 /** Sets the Guarded condition: True while a gate decides the Execution's tool calls, False with why not. */
 export function setGuarded(status: ExecutionStatus, why: string | undefined, now: Date, generation?: number): void {
   const conditions = status.conditions ?? [];
   const current = conditions.find((c) => c.type === GUARDED);
-  const next: Condition = why === undefined
-    ? { type: GUARDED, status: "True", reason: "GateServing", message: "every tool call is decided by the gate before it runs", lastTransitionTime: now.toISOString() }
-    : { type: GUARDED, status: "False", reason: "GateUnavailable", message: why, lastTransitionTime: now.toISOString() };
+  const next: Condition =
+    why === undefined
+      ? {
+          type: GUARDED,
+          status: "True",
+          reason: "GateServing",
+          message: "every tool call is decided by the gate before it runs",
+          lastTransitionTime: now.toISOString(),
+        }
+      : { type: GUARDED, status: "False", reason: "GateUnavailable", message: why, lastTransitionTime: now.toISOString() };
   if (generation !== undefined) next.observedGeneration = generation;
   if (current !== undefined && current.status === next.status) next.lastTransitionTime = current.lastTransitionTime;
   if (current !== undefined && current.status === next.status && current.reason === next.reason && current.message === next.message) return;
   status.conditions = [...conditions.filter((c) => c.type !== GUARDED), next];
 }
-

@@ -82,15 +82,20 @@ export class JudgeChildWatch {
         waiting.delete(see);
         if (waiting.size === 0 && this.waiters.get(key) === waiting) this.waiters.delete(key);
       };
-      const timer = setTimeout(() => {
-        const cached = this.informer.get(name, namespace);
-        if (cached !== undefined) see(cached);
-        finish({ ok: false, rejection: "timed_out", detail: `judge child ${name} did not finish` });
-      }, Math.max(0, giveUpAt - Date.now()));
+      const timer = setTimeout(
+        () => {
+          const cached = this.informer.get(name, namespace);
+          if (cached !== undefined) see(cached);
+          finish({ ok: false, rejection: "timed_out", detail: `judge child ${name} did not finish` });
+        },
+        Math.max(0, giveUpAt - Date.now()),
+      );
       // A controller that stops leaves its waits to the replica that takes the claim over: they hold no exit.
       timer.unref();
       // Not a rejection: the watch still says when the child ends (a relist after a broken watch included).
-      read().then(see, (err: unknown) => this.logger?.warn({ child: key, err: messageOf(err) }, "reading a judge child failed; waiting on its watch"));
+      read().then(see, (err: unknown) =>
+        this.logger?.warn({ child: key, err: messageOf(err) }, "reading a judge child failed; waiting on its watch"),
+      );
     });
   }
 }

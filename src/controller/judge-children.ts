@@ -69,7 +69,8 @@ export class JudgeChildren {
       await this.access.status.writeJudgeEnd(child, step);
       // An ended workload stays for its retention (the terminal child's reconciles remove it then); a running one goes now.
       const place = placementOf(child);
-      if ((await this.parts.workloads.observe(child.metadata.name, place)).state !== "absent") await this.parts.workloads.retire(child.metadata.name, place, this.parts.settings.retentionSeconds);
+      if ((await this.parts.workloads.observe(child.metadata.name, place)).state !== "absent")
+        await this.parts.workloads.retire(child.metadata.name, place, this.parts.settings.retentionSeconds);
       return {};
     }
     await this.access.status.write(child, step.status);
@@ -78,7 +79,8 @@ export class JudgeChildren {
 
   /** What the engine needs of a judge child whose judge exists: its parent and its workload's end. */
   private async observe(child: Execution): Promise<JudgeRunObservation & { parentObject?: Execution }> {
-    const parent = child.spec.parent === undefined ? undefined : await this.parts.resources.execution(namespaceOf(child), child.spec.parent.name);
+    const parent =
+      child.spec.parent === undefined ? undefined : await this.parts.resources.execution(namespaceOf(child), child.spec.parent.name);
     if (parent === undefined) return { parent: "gone" };
     const observed = { parentObject: parent, ...(parent.status?.phase !== undefined ? { parent: parent.status.phase } : {}) };
     const place = placementOf(child, "apart");
@@ -100,9 +102,12 @@ export class JudgeChildren {
     const { copies: copier, snapshots: snapshotter } = this.access;
     const parentAgent = await this.parts.resources.agent(namespace, parent.spec.agentRef.name);
     const { mounts, copies, snapshots, onWorkerNode } =
-      parentAgent === undefined ? { mounts: [], copies: [], snapshots: [], onWorkerNode: false } : judgeWorkspaces(parent.metadata.name, withDefaults(parentAgent), child.metadata.name);
+      parentAgent === undefined
+        ? { mounts: [], copies: [], snapshots: [], onWorkerNode: false }
+        : judgeWorkspaces(parent.metadata.name, withDefaults(parentAgent), child.metadata.name);
     // The snapshot strategy: a restore the CSI driver reports failed will never let the pod start.
-    if ((await this.parts.workloads.observe(child.metadata.name, { namespace })).state !== "absent") return snapshots.length === 0 ? undefined : snapshotter.failure(child, snapshots);
+    if ((await this.parts.workloads.observe(child.metadata.name, { namespace })).state !== "absent")
+      return snapshots.length === 0 ? undefined : snapshotter.failure(child, snapshots);
     const built = judgeSpec(child, judge, mounts, this.parts.settings);
     if (typeof built === "string") return built;
     // A pod that mounts the worker's ReadWriteOnce claim runs where that claim is attached.
@@ -130,7 +135,9 @@ export class JudgeChildren {
     const worker = workerName(parent.metadata.name, iteration);
     const seen = await this.parts.workloads.observe(worker, { namespace: namespaceOf(parent) });
     if ("node" in seen && seen.node !== undefined) return seen.node;
-    const stored = await this.parts.core.readNamespacedConfigMap({ name: resultName(worker), namespace: namespaceOf(parent) }).catch(ignoreNotFound);
+    const stored = await this.parts.core
+      .readNamespacedConfigMap({ name: resultName(worker), namespace: namespaceOf(parent) })
+      .catch(ignoreNotFound);
     return stored?.data?.node;
   }
 }

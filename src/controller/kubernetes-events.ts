@@ -13,7 +13,13 @@ function ns(ex: Execution): string {
 /** A core/v1 Event for one engine event: reason ExecutionPhase, IterationStarted, ... (WorkerGateUnreachable for exit 75); Warning for failures. */
 export function kubernetesEvent(ex: Execution, type: string, data: Record<string, unknown>, now: Date, seq: number): k8s.CoreV1Event {
   // A worker that gave up on an unreachable gate gets its own reason: `kubectl get events` then tells it from a failed agent.
-  const reason = type === "worker.finished" && data.gateUnreachable !== undefined ? "WorkerGateUnreachable" : type.split(/[._]/).map((w) => w.charAt(0).toUpperCase() + w.slice(1)).join("");
+  const reason =
+    type === "worker.finished" && data.gateUnreachable !== undefined
+      ? "WorkerGateUnreachable"
+      : type
+          .split(/[._]/)
+          .map((w) => w.charAt(0).toUpperCase() + w.slice(1))
+          .join("");
   const bad =
     (type === "execution.phase" && ["Failed", "TimedOut", "Cancelled"].includes(String(data.phase))) ||
     (type === "validator.result" && data.passed === false) ||
@@ -23,7 +29,13 @@ export function kubernetesEvent(ex: Execution, type: string, data: Record<string
   const message = JSON.stringify(data);
   return {
     metadata: { name: `${ex.metadata.name}.${now.getTime().toString(16)}${seq.toString(16)}`.slice(0, 253), namespace: ns(ex) },
-    involvedObject: { apiVersion: ex.apiVersion, kind: "Execution", name: ex.metadata.name, namespace: ns(ex), ...(ex.metadata.uid !== undefined ? { uid: ex.metadata.uid } : {}) },
+    involvedObject: {
+      apiVersion: ex.apiVersion,
+      kind: "Execution",
+      name: ex.metadata.name,
+      namespace: ns(ex),
+      ...(ex.metadata.uid !== undefined ? { uid: ex.metadata.uid } : {}),
+    },
     reason,
     message: message.length > 1024 ? `${message.slice(0, 1021)}...` : message,
     type: bad ? "Warning" : "Normal",
@@ -53,7 +65,10 @@ export class KubernetesEventRecorder {
       try {
         await this.core.createNamespacedEvent({ namespace: ns(ex), body });
       } catch (err) {
-        this.logger.warn({ execution: `${ns(ex)}/${ex.metadata.name}`, event: e.event, err: messageOf(err) }, "recording a Kubernetes Event failed");
+        this.logger.warn(
+          { execution: `${ns(ex)}/${ex.metadata.name}`, event: e.event, err: messageOf(err) },
+          "recording a Kubernetes Event failed",
+        );
       }
     }
   }

@@ -31,11 +31,23 @@ describe("NATS key Secrets", () => {
 
   it("gives the controller its user, the account signing key and the revocation keys, never an identity seed", async () => {
     const s = credentialsSecret("gavel-nats-credentials", trust);
-    expect(Object.keys(s.data ?? {}).sort()).toEqual(["account-signing.nk", "account.pub", "nats.creds", "operator-signing.nk", "system.creds"]);
-    const text = Object.values(s.data ?? {}).map((v) => Buffer.from(v, "base64").toString()).join("\n");
+    expect(Object.keys(s.data ?? {}).sort()).toEqual([
+      "account-signing.nk",
+      "account.pub",
+      "nats.creds",
+      "operator-signing.nk",
+      "system.creds",
+    ]);
+    const text = Object.values(s.data ?? {})
+      .map((v) => Buffer.from(v, "base64").toString())
+      .join("\n");
     for (const identity of [trust.operatorSeed, trust.accountSeed, trust.systemAccountSeed]) expect(text).not.toContain(identity);
     const keys = await readMintingKeys(await mounted(s.data));
-    expect(keys).toMatchObject({ account: publicKeyOf(trust.accountSeed), accountSigningSeed: trust.accountSigningSeed, revocation: { operatorSigningSeed: trust.operatorSigningSeed } });
+    expect(keys).toMatchObject({
+      account: publicKeyOf(trust.accountSeed),
+      accountSigningSeed: trust.accountSigningSeed,
+      revocation: { operatorSigningSeed: trust.operatorSigningSeed },
+    });
     // The .creds text is kept as it is: the NATS client's parser needs the line end after its last block.
     expect(keys?.revocation?.systemCreds).toBe(Buffer.from(s.data?.["system.creds"] ?? "", "base64").toString());
     expect(keys?.revocation?.systemCreds.endsWith("------END USER NKEY SEED------\n")).toBe(true);
@@ -45,7 +57,10 @@ describe("NATS key Secrets", () => {
     const s = credentialsSecret("c", trust);
     const only = await mounted({ "nats.creds": s.data?.["nats.creds"] ?? "" });
     expect(await readMintingKeys(only)).toBeUndefined();
-    const noRevocation = await mounted({ "account-signing.nk": s.data?.["account-signing.nk"] ?? "", "account.pub": s.data?.["account.pub"] ?? "" });
+    const noRevocation = await mounted({
+      "account-signing.nk": s.data?.["account-signing.nk"] ?? "",
+      "account.pub": s.data?.["account.pub"] ?? "",
+    });
     expect((await readMintingKeys(noRevocation))?.revocation).toBeUndefined();
   });
 

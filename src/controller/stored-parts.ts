@@ -16,7 +16,9 @@ export async function createJudgeChild(api: { core: k8s.CoreV1Api; custom: k8s.C
   const namespace = child.metadata.namespace ?? "default";
   const stored = storedJudgeChild(child);
   for (const body of stored.parts) await createOrAdopt(() => api.core.createNamespacedConfigMap({ namespace, body }));
-  return createOrAdopt(() => api.custom.createNamespacedCustomObject({ group: GROUP, version: VERSION, namespace, plural: "executions", body: stored.execution }));
+  return createOrAdopt(() =>
+    api.custom.createNamespacedCustomObject({ group: GROUP, version: VERSION, namespace, plural: "executions", body: stored.execution }),
+  );
 }
 
 /** Keeps a finished worker run's result (its output's parts first, resultConfigMaps' order). */
@@ -34,6 +36,13 @@ export async function readWorkerResult(core: k8s.CoreV1Api, namespace: string, w
     throw err;
   }
   const described = resultPartsOf(cm);
-  const parts = described === undefined ? [] : await Promise.all(Array.from({ length: described.parts }, (_, k) => core.readNamespacedConfigMap({ name: partName(resultPartsPrefix(worker), k), namespace })));
+  const parts =
+    described === undefined
+      ? []
+      : await Promise.all(
+          Array.from({ length: described.parts }, (_, k) =>
+            core.readNamespacedConfigMap({ name: partName(resultPartsPrefix(worker), k), namespace }),
+          ),
+        );
   return workerResultOf(cm, parts);
 }

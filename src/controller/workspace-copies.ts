@@ -48,7 +48,9 @@ export class WorkspaceCopies {
   /** The worker's claims, one per workspace volume of its Agent (an existing one is adopted). */
   async ensureClaims(ex: Execution, agent: Agent): Promise<void> {
     for (const v of agent.spec.volumes ?? []) {
-      await createOrAdopt(() => this.core.createNamespacedPersistentVolumeClaim({ namespace: namespaceOf(ex), body: claimManifest(ex, v) }));
+      await createOrAdopt(() =>
+        this.core.createNamespacedPersistentVolumeClaim({ namespace: namespaceOf(ex), body: claimManifest(ex, v) }),
+      );
     }
   }
 
@@ -68,10 +70,15 @@ export class WorkspaceCopies {
     if (seen.state === "absent") {
       // A cache that has not seen the judge's pod yet must not start a second copy under it.
       if ((await workloads.observe(child.metadata.name, place, { uncached: true })).state !== "absent") return "done";
-      for (const c of copies) await createOrAdopt(() => this.core.createNamespacedPersistentVolumeClaim({ namespace, body: copyClaimManifest(child, c) }));
+      for (const c of copies)
+        await createOrAdopt(() => this.core.createNamespacedPersistentVolumeClaim({ namespace, body: copyClaimManifest(child, c) }));
       const image = this.parts.settings.readerImage;
       const source = await this.copySource(child);
-      if (source !== undefined) await ensureWorkload(this.parts, streamCopierWorkload(child, copies, image), { ...place, annotations: { [COPY_SOURCE_ANNOTATION]: source } });
+      if (source !== undefined)
+        await ensureWorkload(this.parts, streamCopierWorkload(child, copies, image), {
+          ...place,
+          annotations: { [COPY_SOURCE_ANNOTATION]: source },
+        });
       else await ensureWorkload(this.parts, copierWorkload(child, copies, image), node === undefined ? place : { ...place, node });
       return "copying";
     }
@@ -80,13 +87,16 @@ export class WorkspaceCopies {
     if (seen.state !== "ended") {
       // A stream copier names its source pod; the stream starts once the copier's container runs.
       const source = this.stream.pods.get(workloadPodName(name), namespace)?.metadata?.annotations?.[COPY_SOURCE_ANNOTATION];
-      if (source !== undefined && seen.state === "running" && !this.streams.has(key)) this.startStream(key, namespace, source, workloadPodName(name), copies);
+      if (source !== undefined && seen.state === "running" && !this.streams.has(key))
+        this.startStream(key, namespace, source, workloadPodName(name), copies);
       return "copying";
     }
     if (seen.exitCode === 0) return "done";
     const log = (await workloads.output(name, place)).stdout;
     const sourceProblem = this.streams.get(key)?.problem;
-    return { failed: `the workspace copy failed (exit ${seen.exitCode}${seen.timedOut ? ", deadline" : ""}): ${log.slice(-500)}${sourceProblem !== undefined ? ` (${sourceProblem})` : ""}` };
+    return {
+      failed: `the workspace copy failed (exit ${seen.exitCode}${seen.timedOut ? ", deadline" : ""}): ${log.slice(-500)}${sourceProblem !== undefined ? ` (${sourceProblem})` : ""}`,
+    };
   }
 
   /** The copier holds the copies (ReadWriteOncePod): it goes once the judge's pod exists. */
@@ -114,17 +124,19 @@ export class WorkspaceCopies {
     const { logger } = this.parts;
     this.streams.set(key, entry);
     logger.info({ copier: key, source: sourcePod }, "workspace stream copy started");
-    copyWorkspace(this.stream.kc, { namespace, sourcePod, copierPod, command: copySourceCommand(copies) }).then(
-      (problem) => {
-        if (problem !== undefined) entry.problem = problem;
-      },
-      (err: unknown) => {
-        entry.problem = messageOf(err);
-      },
-    ).finally(() => {
-      if (entry.problem !== undefined) logger.warn({ copier: key, problem: entry.problem }, "workspace stream failed");
-      // Forgotten once its copier can no longer need it.
-      setTimeout(() => this.streams.delete(key), 10 * 60_000).unref();
-    });
+    copyWorkspace(this.stream.kc, { namespace, sourcePod, copierPod, command: copySourceCommand(copies) })
+      .then(
+        (problem) => {
+          if (problem !== undefined) entry.problem = problem;
+        },
+        (err: unknown) => {
+          entry.problem = messageOf(err);
+        },
+      )
+      .finally(() => {
+        if (entry.problem !== undefined) logger.warn({ copier: key, problem: entry.problem }, "workspace stream failed");
+        // Forgotten once its copier can no longer need it.
+        setTimeout(() => this.streams.delete(key), 10 * 60_000).unref();
+      });
   }
 }

@@ -5,7 +5,17 @@
 import * as k8s from "@kubernetes/client-node";
 import type { Agent, Execution, VolumeSpec } from "../api/types.js";
 import { createOrAdopt, httpStatusOf, ignoreNotFound, isNotFound, messageOf } from "../errors.js";
-import { chooseSnapshotClass, restoredClaimManifest, SNAPSHOT_GROUP, SNAPSHOT_VERSION, snapshotClassOf, snapshotError, volumeSnapshotManifest, type SnapshotClass, type WorkspaceCopy } from "./execution-pods.js";
+import {
+  chooseSnapshotClass,
+  restoredClaimManifest,
+  SNAPSHOT_GROUP,
+  SNAPSHOT_VERSION,
+  snapshotClassOf,
+  snapshotError,
+  volumeSnapshotManifest,
+  type SnapshotClass,
+  type WorkspaceCopy,
+} from "./execution-pods.js";
 import { namespaceOf } from "./execution-parts.js";
 
 /** The judges' VolumeSnapshots and the claims restored from them. */
@@ -36,7 +46,15 @@ export class WorkspaceSnapshots {
       const chosen = await this.classFor(s.volume);
       if ("problem" in chosen) return chosen.problem;
       const body = volumeSnapshotManifest(child, s, chosen.name);
-      await createOrAdopt(() => this.custom.createNamespacedCustomObject({ group: SNAPSHOT_GROUP, version: SNAPSHOT_VERSION, namespace, plural: "volumesnapshots", body }));
+      await createOrAdopt(() =>
+        this.custom.createNamespacedCustomObject({
+          group: SNAPSHOT_GROUP,
+          version: SNAPSHOT_VERSION,
+          namespace,
+          plural: "volumesnapshots",
+          body,
+        }),
+      );
       await createOrAdopt(() => this.core.createNamespacedPersistentVolumeClaim({ namespace, body: restoredClaimManifest(child, s) }));
     }
     return undefined;
@@ -45,9 +63,18 @@ export class WorkspaceSnapshots {
   /** Why one of the judge's VolumeSnapshots failed (the CSI driver's status.error); undefined while they are fine. */
   async failure(child: Execution, snapshots: WorkspaceCopy[]): Promise<string | undefined> {
     for (const s of snapshots) {
-      const got: unknown = await this.custom.getNamespacedCustomObject({ group: SNAPSHOT_GROUP, version: SNAPSHOT_VERSION, namespace: namespaceOf(child), plural: "volumesnapshots", name: s.to.source }).catch(ignoreNotFound);
+      const got: unknown = await this.custom
+        .getNamespacedCustomObject({
+          group: SNAPSHOT_GROUP,
+          version: SNAPSHOT_VERSION,
+          namespace: namespaceOf(child),
+          plural: "volumesnapshots",
+          name: s.to.source,
+        })
+        .catch(ignoreNotFound);
       const error = snapshotError(got);
-      if (error !== undefined) return `spec.workspace_strategy: the VolumeSnapshot ${s.to.source} of volume ${s.volume.name} failed: ${error}`;
+      if (error !== undefined)
+        return `spec.workspace_strategy: the VolumeSnapshot ${s.to.source} of volume ${s.volume.name} failed: ${error}`;
     }
     return undefined;
   }
@@ -58,20 +85,32 @@ export class WorkspaceSnapshots {
       return await this.readClassFor(volume);
     } catch (err) {
       if (httpStatusOf(err) !== 403) throw err;
-      return { problem: `spec.workspace_strategy: snapshot needs to list StorageClasses and VolumeSnapshotClasses (cluster-scoped), which this controller may not (${messageOf(err)})` };
+      return {
+        problem: `spec.workspace_strategy: snapshot needs to list StorageClasses and VolumeSnapshotClasses (cluster-scoped), which this controller may not (${messageOf(err)})`,
+      };
     }
   }
 
   private async readClassFor(volume: VolumeSpec): Promise<{ name: string } | { problem: string }> {
     const classes = (await this.storage.listStorageClass()).items;
-    const sc = volume.storage_class !== undefined ? classes.find((c) => c.metadata?.name === volume.storage_class) : classes.find((c) => c.metadata?.annotations?.["storageclass.kubernetes.io/is-default-class"] === "true");
+    const sc =
+      volume.storage_class !== undefined
+        ? classes.find((c) => c.metadata?.name === volume.storage_class)
+        : classes.find((c) => c.metadata?.annotations?.["storageclass.kubernetes.io/is-default-class"] === "true");
     if (sc === undefined) {
-      const which = volume.storage_class !== undefined ? `StorageClass ${volume.storage_class} does not exist` : "the cluster has no default StorageClass";
+      const which =
+        volume.storage_class !== undefined
+          ? `StorageClass ${volume.storage_class} does not exist`
+          : "the cluster has no default StorageClass";
       return { problem: `spec.workspace_strategy: snapshot cannot serve volume ${volume.name}: ${which}` };
     }
     let snapshotClasses: SnapshotClass[] | undefined;
     try {
-      const list = (await this.custom.listClusterCustomObject({ group: SNAPSHOT_GROUP, version: SNAPSHOT_VERSION, plural: "volumesnapshotclasses" })) as { items?: unknown[] };
+      const list = (await this.custom.listClusterCustomObject({
+        group: SNAPSHOT_GROUP,
+        version: SNAPSHOT_VERSION,
+        plural: "volumesnapshotclasses",
+      })) as { items?: unknown[] };
       snapshotClasses = (list.items ?? []).map(snapshotClassOf).filter((c): c is SnapshotClass => c !== undefined);
     } catch (err) {
       // 404: the CRDs (external-snapshotter) are not installed.

@@ -8,7 +8,13 @@ const ok = { code: 0 };
 describe("workspace stream attempts", () => {
   it("reads exec's V1Status: Success is exit 0, an ExitCode cause its code, anything else (or no status) unknown", () => {
     expect(execEndOf({ status: "Success" })).toEqual({ code: 0 });
-    expect(execEndOf({ status: "Failure", message: "command terminated with non-zero exit code", details: { causes: [{ reason: "ExitCode", message: "2" }] } })).toEqual({ code: 2 });
+    expect(
+      execEndOf({
+        status: "Failure",
+        message: "command terminated with non-zero exit code",
+        details: { causes: [{ reason: "ExitCode", message: "2" }] },
+      }),
+    ).toEqual({ code: 2 });
     expect(execEndOf({ status: "Failure", message: "container not found" })).toEqual({ problem: "container not found" });
     expect(execEndOf(undefined)).toEqual({ problem: "the connection closed before the command's status" });
   });
@@ -17,7 +23,9 @@ describe("workspace stream attempts", () => {
     expect(afterAttempt({ source: ok, sink: ok, sourceErr: "" }, "w", 1, 3)).toEqual({ commit: 0 });
     // tar x may exit 0 on a tar cut at a member boundary: the source's end decides.
     const cut = { source: { problem: "the connection closed before the command's status" }, sink: ok, sourceErr: "" };
-    expect(afterAttempt(cut, "w", 1, 3)).toEqual({ retry: "tar in w's gavel-copy-source: the connection closed before the command's status" });
+    expect(afterAttempt(cut, "w", 1, 3)).toEqual({
+      retry: "tar in w's gavel-copy-source: the connection closed before the command's status",
+    });
   });
 
   it("tries again until the last attempt, which commits the sink's code (1 when it has none) and says why", () => {
@@ -25,9 +33,13 @@ describe("workspace stream attempts", () => {
     expect(afterAttempt(failed, "w", 2, 3)).toHaveProperty("retry");
     expect(afterAttempt(failed, "w", 3, 3)).toEqual({
       commit: 2,
-      problem: "tar in w's gavel-copy-source: exit 1: ls: cannot open directory 'workspace': Permission denied; tar x in the copier: exit 2",
+      problem:
+        "tar in w's gavel-copy-source: exit 1: ls: cannot open directory 'workspace': Permission denied; tar x in the copier: exit 2",
     });
-    expect(afterAttempt({ source: ok, sink: { problem: "pods \"c\" is forbidden" }, sourceErr: "" }, "w", 3, 3)).toEqual({ commit: 1, problem: 'tar x in the copier: pods "c" is forbidden' });
+    expect(afterAttempt({ source: ok, sink: { problem: 'pods "c" is forbidden' }, sourceErr: "" }, "w", 3, 3)).toEqual({
+      commit: 1,
+      problem: 'tar x in the copier: pods "c" is forbidden',
+    });
     expect(attemptProblem({ source: ok, sink: ok, sourceErr: "noise" }, "w")).toBeUndefined();
   });
 });

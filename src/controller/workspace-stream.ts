@@ -60,7 +60,9 @@ export function attemptProblem(a: StreamAttempt, sourcePod: string): string | un
   const source = side(a.source);
   const sink = side(a.sink);
   const parts = [
-    ...(source !== undefined ? [`tar in ${sourcePod}'s ${COPY_SOURCE_CONTAINER}: ${source}${a.sourceErr !== "" ? `: ${a.sourceErr}` : ""}`] : []),
+    ...(source !== undefined
+      ? [`tar in ${sourcePod}'s ${COPY_SOURCE_CONTAINER}: ${source}${a.sourceErr !== "" ? `: ${a.sourceErr}` : ""}`]
+      : []),
     ...(sink !== undefined ? [`tar x in the copier: ${sink}`] : []),
   ];
   return parts.length === 0 ? undefined : parts.join("; ");
@@ -70,7 +72,12 @@ export function attemptProblem(a: StreamAttempt, sourcePod: string): string | un
  * What follows an attempt (pure): commit 0 when both sides exited 0; another attempt while
  * `attempt` < `attempts`; else commit the sink's code (1 when it has none) with why.
  */
-export function afterAttempt(a: StreamAttempt, sourcePod: string, attempt: number, attempts: number): { commit: 0 } | { commit: number; problem: string } | { retry: string } {
+export function afterAttempt(
+  a: StreamAttempt,
+  sourcePod: string,
+  attempt: number,
+  attempts: number,
+): { commit: 0 } | { commit: number; problem: string } | { retry: string } {
   const problem = attemptProblem(a, sourcePod);
   if (problem === undefined) return { commit: 0 };
   if (attempt < attempts) return { retry: problem };
@@ -99,13 +106,17 @@ function runExec(
   opened: (ws: Socket) => void = () => undefined,
 ): Promise<ExecEnd> {
   return new Promise<ExecEnd>((resolve) => {
-    exec.exec(target.namespace, target.pod, target.container, target.command, io.stdout, io.stderr, io.stdin, false, (status) => resolve(execEndOf(status))).then(
-      (ws: unknown) => {
-        opened(ws as Socket);
-        (ws as Socket).on("close", () => resolve(execEndOf(undefined)));
-      },
-      (err: unknown) => resolve({ problem: messageOf(err) }),
-    );
+    exec
+      .exec(target.namespace, target.pod, target.container, target.command, io.stdout, io.stderr, io.stdin, false, (status) =>
+        resolve(execEndOf(status)),
+      )
+      .then(
+        (ws: unknown) => {
+          opened(ws as Socket);
+          (ws as Socket).on("close", () => resolve(execEndOf(undefined)));
+        },
+        (err: unknown) => resolve({ problem: messageOf(err) }),
+      );
   });
 }
 
@@ -136,11 +147,21 @@ export async function streamAttempt(kc: k8s.KubeConfig, s: WorkspaceStream): Pro
       done();
     },
   });
-  const sinkEnd = runExec(exec, { namespace: s.namespace, pod: s.copierPod, container: MAIN_CONTAINER, command: COPY_SINK_COMMAND }, { stdout: null, stderr: null, stdin: pipe }, (ws) => (sink = ws));
+  const sinkEnd = runExec(
+    exec,
+    { namespace: s.namespace, pod: s.copierPod, container: MAIN_CONTAINER, command: COPY_SINK_COMMAND },
+    { stdout: null, stderr: null, stdin: pipe },
+    (ws) => (sink = ws),
+  );
   // A sink that ended (or could not start) stops the source.
   void sinkEnd.then(() => source?.close());
   const sourceErr = tail(2000);
-  const sourceEnd = await runExec(exec, { namespace: s.namespace, pod: s.sourcePod, container: COPY_SOURCE_CONTAINER, command: s.command }, { stdout: relay, stderr: sourceErr.stream, stdin: null }, (ws) => (source = ws));
+  const sourceEnd = await runExec(
+    exec,
+    { namespace: s.namespace, pod: s.sourcePod, container: COPY_SOURCE_CONTAINER, command: s.command },
+    { stdout: relay, stderr: sourceErr.stream, stdin: null },
+    (ws) => (source = ws),
+  );
   if (waiting !== undefined) clearInterval(waiting);
   // The sink gets EOF either way: a cut tar fails its extraction (and nothing is committed).
   if (!pipe.writableEnded) pipe.end();
@@ -151,7 +172,11 @@ export async function streamAttempt(kc: k8s.KubeConfig, s: WorkspaceStream): Pro
 export async function commitCopy(kc: k8s.KubeConfig, namespace: string, copierPod: string, code: number): Promise<ExecEnd> {
   // An exec needs at least one stream: stderr, for why it failed.
   const err = tail(2000);
-  const end = await runExec(new k8s.Exec(kc), { namespace, pod: copierPod, container: MAIN_CONTAINER, command: copyCommitCommand(code) }, { stdout: null, stderr: err.stream, stdin: null });
+  const end = await runExec(
+    new k8s.Exec(kc),
+    { namespace, pod: copierPod, container: MAIN_CONTAINER, command: copyCommitCommand(code) },
+    { stdout: null, stderr: err.stream, stdin: null },
+  );
   return "code" in end && end.code !== 0 && err.text() !== "" ? { problem: `exit ${end.code}: ${err.text()}` } : end;
 }
 
@@ -167,7 +192,11 @@ export interface CopyRetry {
  * failed, or why it could not be committed (the copier then waits out its deadline); undefined
  * when committed 0.
  */
-export async function copyWorkspace(kc: k8s.KubeConfig, s: WorkspaceStream, retry: CopyRetry = { attempts: 3, pauseMs: 1000 }): Promise<string | undefined> {
+export async function copyWorkspace(
+  kc: k8s.KubeConfig,
+  s: WorkspaceStream,
+  retry: CopyRetry = { attempts: 3, pauseMs: 1000 },
+): Promise<string | undefined> {
   const pause = (attempt: number) => new Promise((r) => setTimeout(r, retry.pauseMs * attempt));
   let next: { commit: number; problem?: string } | { retry: string } = { retry: "" };
   for (let attempt = 1; "retry" in next; attempt++) {

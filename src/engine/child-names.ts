@@ -7,7 +7,11 @@ export const MAX_JUDGE_DEPTH = 3;
 // Kubernetes object names: lowercase alphanumerics and '-', at most 253 characters; Docker
 // container names are looser, so the stricter rule is the one kept.
 function dnsSafe(s: string): string {
-  return s.toLowerCase().replace(/[^a-z0-9-]+/g, "-").replace(/-+/g, "-").replace(/^-|-$/g, "");
+  return s
+    .toLowerCase()
+    .replace(/[^a-z0-9-]+/g, "-")
+    .replace(/-+/g, "-")
+    .replace(/^-|-$/g, "");
 }
 
 /** Name of iteration N's worker run: `<exec>-i<N>`. */

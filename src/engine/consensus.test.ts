@@ -38,7 +38,11 @@ describe("weighted_average", () => {
 
   it("is not pushed below an exact threshold by floating-point noise", () => {
     // Naively (0.1·0.7 + 0.2·0.7 + 0.3·0.7) / 0.6 = 0.6999999999999997 and 7 × 0.8 / 7 = 0.7999999999999999.
-    const same = aggregateConsensus(spec({ min_score: 0.7, weights: { a: 0.1, b: 0.2, c: 0.3 } }), [v("a", 0.7, 1), v("b", 0.7, 1), v("c", 0.7, 1)]);
+    const same = aggregateConsensus(spec({ min_score: 0.7, weights: { a: 0.1, b: 0.2, c: 0.3 } }), [
+      v("a", 0.7, 1),
+      v("b", 0.7, 1),
+      v("c", 0.7, 1),
+    ]);
     expect([same.score, same.passed]).toEqual([0.7, true]);
     const seven = ["a", "b", "c", "d", "e", "f", "g"].map((j) => v(j, 0.8, 0.9));
     for (const consensus of ["weighted_average", "majority"] as const) {
@@ -73,7 +77,10 @@ describe("weighted_average", () => {
     const allZero = aggregateConsensus(spec({ weights: { a: 0, b: 0 } }), [v("a", 1, 1), v("b", 1, 1)]);
     expect(allZero.passed).toBe(false);
     expect(allZero.reasoning).toContain("weight 0");
-    const noConfidence = aggregateConsensus(spec({ min_confidence: 0, min_score: 0, confidence_weighting: true }), [v("a", 1, 0), v("b", 1, 0)]);
+    const noConfidence = aggregateConsensus(spec({ min_confidence: 0, min_score: 0, confidence_weighting: true }), [
+      v("a", 1, 0),
+      v("b", 1, 0),
+    ]);
     expect(noConfidence.passed).toBe(false);
     expect(noConfidence.reasoning).toContain("confidence 0");
   });
@@ -265,7 +272,12 @@ describe("consensus properties", { timeout: 60_000 }, () => {
   const unit = fc.double({ min: 0, max: 1, noNaN: true });
   const voteArb = fc.oneof(
     { weight: 4, arbitrary: fc.record({ score: unit, confidence: unit }).map((x) => ({ result: { ...x, reasoning: "r" } })) },
-    { weight: 1, arbitrary: fc.constantFrom<JudgeRejectionReason>("malformed_output", "failed", "cancelled", "timed_out").map((rejection) => ({ rejection })) },
+    {
+      weight: 1,
+      arbitrary: fc
+        .constantFrom<JudgeRejectionReason>("malformed_output", "failed", "cancelled", "timed_out")
+        .map((rejection) => ({ rejection })),
+    },
   );
   const votesArb = fc.array(voteArb, { maxLength: 7 }).map((vs) => vs.map((x, i) => ({ judge: `j${i}`, ...x }) as JudgeVote));
   const modeArb = fc.constantFrom<ConsensusStrategy>("weighted_average", "majority", "unanimous", "best_of_n");
@@ -291,26 +303,41 @@ describe("consensus properties", { timeout: 60_000 }, () => {
 
   it("does not depend on the order of the votes (except best_of_n ties) or on the scale of the weights", () => {
     // Every judge named, so that scaling the weights scales all of them (an unnamed judge weighs 1).
-    const weightsArb = fc.array(fc.double({ min: 0.01, max: 10, noNaN: true }), { minLength: 7, maxLength: 7 }).map((ws) => Object.fromEntries(ws.map((w, i) => [`j${i}`, w])));
+    const weightsArb = fc
+      .array(fc.double({ min: 0.01, max: 10, noNaN: true }), { minLength: 7, maxLength: 7 })
+      .map((ws) => Object.fromEntries(ws.map((w, i) => [`j${i}`, w])));
     fc.assert(
-      fc.property(votesArb, fc.constantFrom<ConsensusStrategy>("weighted_average", "majority", "unanimous"), unit, weightsArb, fc.double({ min: 0.1, max: 10, noNaN: true }), fc.boolean(), (votes, consensus, minScore, weights, k, cw) => {
-        const s = spec({ consensus, min_score: minScore, weights, confidence_weighting: cw });
-        const a = aggregateConsensus(s, votes);
-        const b = aggregateConsensus(s, [...votes].reverse());
-        expect(b.passed).toBe(a.passed);
-        expect(b.score).toBeCloseTo(a.score, 9);
-        expect(b.confidence).toBeCloseTo(a.confidence, 9);
-        const scaled = aggregateConsensus({ ...s, weights: Object.fromEntries(Object.entries(weights).map(([j, w]) => [j, w * k])) }, votes);
-        expect(scaled.score).toBeCloseTo(a.score, 9);
-        expect(scaled.confidence).toBeCloseTo(a.confidence, 9);
-      }),
+      fc.property(
+        votesArb,
+        fc.constantFrom<ConsensusStrategy>("weighted_average", "majority", "unanimous"),
+        unit,
+        weightsArb,
+        fc.double({ min: 0.1, max: 10, noNaN: true }),
+        fc.boolean(),
+        (votes, consensus, minScore, weights, k, cw) => {
+          const s = spec({ consensus, min_score: minScore, weights, confidence_weighting: cw });
+          const a = aggregateConsensus(s, votes);
+          const b = aggregateConsensus(s, [...votes].reverse());
+          expect(b.passed).toBe(a.passed);
+          expect(b.score).toBeCloseTo(a.score, 9);
+          expect(b.confidence).toBeCloseTo(a.confidence, 9);
+          const scaled = aggregateConsensus(
+            { ...s, weights: Object.fromEntries(Object.entries(weights).map(([j, w]) => [j, w * k])) },
+            votes,
+          );
+          expect(scaled.score).toBeCloseTo(a.score, 9);
+          expect(scaled.confidence).toBeCloseTo(a.confidence, 9);
+        },
+      ),
     );
   });
 
   it("majority passes exactly when more than half the valid judges pass; unanimous when all do", () => {
     fc.assert(
       fc.property(votesArb, unit, unit, (votes, minScore, minConfidence) => {
-        const passes = votes.filter((x) => x.result !== undefined && x.result.score >= minScore && x.result.confidence >= minConfidence).length;
+        const passes = votes.filter(
+          (x) => x.result !== undefined && x.result.score >= minScore && x.result.confidence >= minConfidence,
+        ).length;
         const valid = votes.filter((x) => x.result !== undefined).length;
         const base = { min_score: minScore, min_confidence: minConfidence };
         expect(aggregateConsensus(spec({ ...base, consensus: "majority" }), votes).passed).toBe(valid > 0 && 2 * passes > valid);

@@ -96,15 +96,33 @@ function weightedAverage(spec: MultiJudgeValidatorSpec, votes: ValidVote[]): Mod
   }
   const how = byConfidence ? "weights × confidence" : "weights";
   if (bSum === 0) {
-    return { score: 0, confidence: 0, contributing, summary: `weighted_average: every judge has weight 0`, failure: "every answering judge has weight 0, so there is no score to average" };
+    return {
+      score: 0,
+      confidence: 0,
+      contributing,
+      summary: `weighted_average: every judge has weight 0`,
+      failure: "every answering judge has weight 0, so there is no score to average",
+    };
   }
   if (wSum === 0) {
     // Only reachable with confidence weighting: every weighted judge has confidence 0.
-    return { score: 0, confidence: bConfidence / bSum, contributing, summary: `weighted_average by ${how}: all effective weights are 0`, failure: "every weighted judge has confidence 0, so confidence weighting leaves no score to average" };
+    return {
+      score: 0,
+      confidence: bConfidence / bSum,
+      contributing,
+      summary: `weighted_average by ${how}: all effective weights are 0`,
+      failure: "every weighted judge has confidence 0, so confidence weighting leaves no score to average",
+    };
   }
   // Only judges with a non-zero effective weight bound the score's average.
-  const score = settle(wScore / wSum, contributing.filter((v) => !byConfidence || v.result.confidence > 0).map((v) => v.result.score));
-  const confidence = settle(bConfidence / bSum, contributing.map((v) => v.result.confidence));
+  const score = settle(
+    wScore / wSum,
+    contributing.filter((v) => !byConfidence || v.result.confidence > 0).map((v) => v.result.score),
+  );
+  const confidence = settle(
+    bConfidence / bSum,
+    contributing.map((v) => v.result.confidence),
+  );
   return { score, confidence, contributing, summary: `weighted_average by ${how} over ${contributing.length} judge(s)` };
 }
 
@@ -226,11 +244,17 @@ export function aggregateConsensus(spec: MultiJudgeValidatorSpec, votes: JudgeVo
       m = bestOfN(valid, t);
       break;
     default:
-      return failed(`multi_judge: unknown consensus "${String(mode)}" (expected weighted_average, majority, unanimous or best_of_n)\n${lines}`, judgeSignals);
+      return failed(
+        `multi_judge: unknown consensus "${String(mode)}" (expected weighted_average, majority, unanimous or best_of_n)\n${lines}`,
+        judgeSignals,
+      );
   }
 
   const agreement = agreementOf(m.contributing.map((v) => v.result.score));
-  const signals: Signal[] = [...judgeSignals, { category: "agreement", score: agreement, message: `1 - (max score - min score) over ${m.contributing.length} judge(s)` }];
+  const signals: Signal[] = [
+    ...judgeSignals,
+    { category: "agreement", score: agreement, message: `1 - (max score - min score) over ${m.contributing.length} judge(s)` },
+  ];
   const header = `multi_judge ${m.summary}: score ${fmt(m.score)}, confidence ${fmt(m.confidence)}, agreement ${fmt(agreement)} (${valid.length} of ${votes.length} judges answered)`;
   const outcome = applyThresholds({ score: m.score, confidence: m.confidence, reasoning: `${header}\n${lines}`, signals }, t);
 

@@ -9,7 +9,11 @@ function judge(timeout?: string): Agent {
     apiVersion: "100monkeys.ai/v1",
     kind: "Agent",
     metadata: { name: "j", labels: { role: "judge" } },
-    spec: { runtime: { language: "python", version: "3.11" }, execution: { mode: "one-shot" }, ...(timeout !== undefined ? { security: { resources: { timeout } } } : {}) },
+    spec: {
+      runtime: { language: "python", version: "3.11" },
+      execution: { mode: "one-shot" },
+      ...(timeout !== undefined ? { security: { resources: { timeout } } } : {}),
+    },
   } as Agent);
 }
 
@@ -19,7 +23,10 @@ function validator(timeout?: number): SemanticValidatorSpec {
     apiVersion: "100monkeys.ai/v1",
     kind: "Agent",
     metadata: { name: "w" },
-    spec: { runtime: { image: "x" }, execution: { validation: [{ type: "semantic", judge_agent: "j", ...(timeout !== undefined ? { timeout_seconds: timeout } : {}) }] } },
+    spec: {
+      runtime: { image: "x" },
+      execution: { validation: [{ type: "semantic", judge_agent: "j", ...(timeout !== undefined ? { timeout_seconds: timeout } : {}) }] },
+    },
   } as Agent);
   return (agent.spec.execution?.validation as SemanticValidatorSpec[])[0] as SemanticValidatorSpec;
 }
@@ -41,7 +48,12 @@ describe("judgeTimeoutSeconds", () => {
     expect(judgeTimeoutSeconds({ type: "semantic", judge_agent: "j" }, undefined)).toBe(300);
   });
   it("a child Execution's own timeoutSeconds is its deadline", () => {
-    const child = { apiVersion: "100monkeys.ai/v1", kind: "Execution", metadata: { name: "c" }, spec: { agentRef: { name: "j" }, timeoutSeconds: 7 } } as never;
+    const child = {
+      apiVersion: "100monkeys.ai/v1",
+      kind: "Execution",
+      metadata: { name: "c" },
+      spec: { agentRef: { name: "j" }, timeoutSeconds: 7 },
+    } as never;
     expect(childTimeoutSeconds(child, judge("60s"))).toBe(7);
   });
   it("parses Kubernetes-style durations", () => {

@@ -54,7 +54,10 @@ export function judgeTimeoutSeconds(validator: SemanticValidatorSpec | MultiJudg
 
 /** Seconds a judge child Execution may run: its spec.timeoutSeconds, else its judge's deadline for a validator without one. */
 export function childTimeoutSeconds(child: Execution, judge: Agent | undefined): number {
-  return parseDurationSeconds(child.spec.timeoutSeconds) ?? judgeTimeoutSeconds({ type: "semantic", judge_agent: child.spec.agentRef.name }, judge);
+  return (
+    parseDurationSeconds(child.spec.timeoutSeconds) ??
+    judgeTimeoutSeconds({ type: "semantic", judge_agent: child.spec.agentRef.name }, judge)
+  );
 }
 
 /** How many iterations the agent may run: 1 for one-shot, max_iterations (default 10) when iterative. */

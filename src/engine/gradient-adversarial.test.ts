@@ -33,7 +33,25 @@ function render(v: GradientResult, style: string): string {
 // Prose without a colon cannot form a JSON object with members, so it can hold any number of
 // braces, quotes, backslashes, BOMs and line ends without ever forming a verdict.
 const noisyProse = fc.string({
-  unit: fc.constantFrom("{", "}", "[", "]", '"', "\\", " ", "a", "score", ",", "\n", "\r\n", "\uFEFF", "\u2028", "é", "𝄞", "ignore previous instructions"),
+  unit: fc.constantFrom(
+    "{",
+    "}",
+    "[",
+    "]",
+    '"',
+    "\\",
+    " ",
+    "a",
+    "score",
+    ",",
+    "\n",
+    "\r\n",
+    "\uFEFF",
+    "\u2028",
+    "é",
+    "𝄞",
+    "ignore previous instructions",
+  ),
   maxLength: 60,
 });
 // A JSON object that names no verdict field: prose, passed over.
@@ -66,10 +84,16 @@ describe("verdict extraction under noise", { timeout: 60_000 }, () => {
 
   it("passes over JSON objects that name no verdict field, before and after the verdict", () => {
     fc.assert(
-      fc.property(fc.array(proseObject, { maxLength: 3 }), verdictArb, styleArb, fc.array(proseObject, { minLength: 1, maxLength: 3 }), (pre, v, style, post) => {
-        const out = `${pre.join(" and ")}\nVerdict:\n${render(v, style)}\nFor reference, the config was ${post.join(", ")} {} ok`;
-        expect(ok(parseGradientResult(out))).toEqual(expected(v));
-      }),
+      fc.property(
+        fc.array(proseObject, { maxLength: 3 }),
+        verdictArb,
+        styleArb,
+        fc.array(proseObject, { minLength: 1, maxLength: 3 }),
+        (pre, v, style, post) => {
+          const out = `${pre.join(" and ")}\nVerdict:\n${render(v, style)}\nFor reference, the config was ${post.join(", ")} {} ok`;
+          expect(ok(parseGradientResult(out))).toEqual(expected(v));
+        },
+      ),
       { numRuns: 200 },
     );
   });
@@ -109,17 +133,23 @@ describe("verdict extraction under noise", { timeout: 60_000 }, () => {
 
   it("reads a verdict at the end of 1 MiB+ of noisy output, and its 2 MiB reasoning", () => {
     fc.assert(
-      fc.property(fc.array(fc.oneof(noisyProse, proseObject), { minLength: 1, maxLength: 8 }), verdictArb, styleArb, proseObject, (chunks, v, style, trailing) => {
-        const chunk = chunks.join("\n") + "\n";
-        const filler = chunk.repeat(Math.ceil((1 << 20) / chunk.length));
-        expect(filler.length).toBeGreaterThanOrEqual(1 << 20);
-        expect(ok(parseGradientResult(`${filler}\n${render(v, style)}\n`))).toEqual(expected(v));
-        // A prose object after the verdict takes the full search over the whole output.
-        expect(ok(parseGradientResult(`${filler}\n${render(v, style)}\nsee ${trailing}`))).toEqual(expected(v));
-      }),
+      fc.property(
+        fc.array(fc.oneof(noisyProse, proseObject), { minLength: 1, maxLength: 8 }),
+        verdictArb,
+        styleArb,
+        proseObject,
+        (chunks, v, style, trailing) => {
+          const chunk = chunks.join("\n") + "\n";
+          const filler = chunk.repeat(Math.ceil((1 << 20) / chunk.length));
+          expect(filler.length).toBeGreaterThanOrEqual(1 << 20);
+          expect(ok(parseGradientResult(`${filler}\n${render(v, style)}\n`))).toEqual(expected(v));
+          // A prose object after the verdict takes the full search over the whole output.
+          expect(ok(parseGradientResult(`${filler}\n${render(v, style)}\nsee ${trailing}`))).toEqual(expected(v));
+        },
+      ),
       { numRuns: 8 },
     );
-    const huge = "x\\\"{}".repeat(1 << 19);
+    const huge = 'x\\"{}'.repeat(1 << 19);
     expect(ok(parseGradientResult(`{"score":0.3,"confidence":1,"reasoning":"${huge}"}`)).reasoning.length).toBe(huge.length - (1 << 19));
   });
 
@@ -149,7 +179,25 @@ describe("verdict extraction under noise", { timeout: 60_000 }, () => {
 describe("numbers and encodings", { timeout: 60_000 }, () => {
   it("rejects non-finite numbers, numeric strings and values outside [0, 1] in either field", () => {
     const bad = fc.oneof(
-      fc.constantFrom("NaN", "Infinity", "-Infinity", "1e999", "-1e999", '"1"', '"0.5"', '"1.5"', '"NaN"', "1.5", "1.0000001", "-0.0001", "null", "true", "[]", "{}", '""'),
+      fc.constantFrom(
+        "NaN",
+        "Infinity",
+        "-Infinity",
+        "1e999",
+        "-1e999",
+        '"1"',
+        '"0.5"',
+        '"1.5"',
+        '"NaN"',
+        "1.5",
+        "1.0000001",
+        "-0.0001",
+        "null",
+        "true",
+        "[]",
+        "{}",
+        '""',
+      ),
       fc.double({ min: 1, max: 1e300, noNaN: true, minExcluded: true }).map(String),
     );
     fc.assert(
@@ -355,7 +403,25 @@ describe("brace scans", { timeout: 60_000 }, () => {
 describe("verdict key search", { timeout: 60_000 }, () => {
   // findVerdictKeys looks for the field names and checks their context; VERDICT_KEY, run as
   // a global regex, is the definition it must stay equal to.
-  const unit = fc.constantFrom("score", "confidence", "reasoning", "scoreasoning", '"', "'", "{", ",", ":", " ", "\t", "\n", "\u00a0", "\ufeff", "\u2028", "x", "}");
+  const unit = fc.constantFrom(
+    "score",
+    "confidence",
+    "reasoning",
+    "scoreasoning",
+    '"',
+    "'",
+    "{",
+    ",",
+    ":",
+    " ",
+    "\t",
+    "\n",
+    "\u00a0",
+    "\ufeff",
+    "\u2028",
+    "x",
+    "}",
+  );
   it("finds exactly the matches of VERDICT_KEY, from any offset", () => {
     fc.assert(
       fc.property(fc.array(unit, { maxLength: 40 }), fc.nat(), (parts, at) => {

@@ -4,6 +4,4 @@ import { GRADIENT_RESULT_SCHEMA } from "../api/gradient-result-schema.js";
 
 // One compiled validator for the fixed verdict schema; judge-declared schemas are compiled
 // per call in their own Ajv of the draft they name, so that their $ids can never collide.
-export const validateGradientShape: ValidateFunction = new Ajv({ allErrors: true, strict: false }).compile(
-  GRADIENT_RESULT_SCHEMA,
-);
+export const validateGradientShape: ValidateFunction = new Ajv({ allErrors: true, strict: false }).compile(GRADIENT_RESULT_SCHEMA);

@@ -111,7 +111,8 @@ describe("parseGradientResult examples", () => {
       type: "object",
       properties: { signals: { type: "array", prefixItems: [{ type: "object", properties: { category: { const: "tests" } } }] } },
     };
-    const first = (category: string): string => `{"score":1,"confidence":1,"reasoning":"r","signals":[{"category":"${category}","score":1,"message":"m"}]}`;
+    const first = (category: string): string =>
+      `{"score":1,"confidence":1,"reasoning":"r","signals":[{"category":"${category}","score":1,"message":"m"}]}`;
     expect(ok(parseGradientResult(first("tests"), schema)).score).toBe(1);
     expect(rejection(parseGradientResult(first("lint"), schema))).toBe("malformed_output");
   });
@@ -119,12 +120,10 @@ describe("parseGradientResult examples", () => {
     const schema = { type: "object", required: ["verdict"], properties: { verdict: { enum: ["pass", "fail"] } } };
     expect(rejection(parseGradientResult('{"score":1,"confidence":1,"reasoning":"r"}', schema))).toBe("malformed_output");
     expect(ok(parseGradientResult('{"score":1,"confidence":1,"reasoning":"r","verdict":"pass"}', schema)).score).toBe(1);
-    expect(rejection(parseGradientResult('{"score":1,"confidence":1,"reasoning":"r"}', { type: "nonsense" }))).toBe(
-      "malformed_output",
-    );
+    expect(rejection(parseGradientResult('{"score":1,"confidence":1,"reasoning":"r"}', { type: "nonsense" }))).toBe("malformed_output");
   });
   it("parses a 1 MiB output in well under 5 ms", () => {
-    const filler = "log line with {braces} and \"quotes\" and {\"k\": [1,2,3]}\n".repeat(20_000);
+    const filler = 'log line with {braces} and "quotes" and {"k": [1,2,3]}\n'.repeat(20_000);
     const out = filler.slice(0, 1024 * 1024) + '\n{"score":0.9,"confidence":0.8,"reasoning":"done"}';
     parseGradientResult(out);
     const times: number[] = [];
@@ -236,7 +235,11 @@ describe("parseGradientResult properties", { timeout: 60_000 }, () => {
       fc.property(verdictArb, badNumber, fc.constantFrom("score", "confidence"), proseArb, (good, bad, field, prose) => {
         const raw = JSON.stringify({ ...good, [field]: "__BAD__" }).replace(
           '"__BAD__"',
-          typeof bad === "number" ? String(bad) : ["NaN", "Infinity", "-Infinity", "null", "true"].includes(bad) ? bad : JSON.stringify(bad),
+          typeof bad === "number"
+            ? String(bad)
+            : ["NaN", "Infinity", "-Infinity", "null", "true"].includes(bad)
+              ? bad
+              : JSON.stringify(bad),
         );
         const out = JSON.stringify(good) + prose + raw;
         expect(rejection(parseGradientResult(out))).toBe("malformed_output");
@@ -248,7 +251,13 @@ describe("parseGradientResult properties", { timeout: 60_000 }, () => {
   it("finds the verdict after huge prose with nested braces and strings", () => {
     fc.assert(
       fc.property(fc.array(fc.jsonValue(), { maxLength: 30 }), verdictArb, fc.integer({ min: 1, max: 2000 }), (noise, v, repeat) => {
-        const out = noise.map((n) => JSON.stringify(n)).join(" text } { ").repeat(repeat % 50) + "\n" + JSON.stringify(v);
+        const out =
+          noise
+            .map((n) => JSON.stringify(n))
+            .join(" text } { ")
+            .repeat(repeat % 50) +
+          "\n" +
+          JSON.stringify(v);
         expect(ok(parseGradientResult(out)).score).toBe(JSON.parse(JSON.stringify(v.score)));
       }),
       { numRuns: 60 },

@@ -9,9 +9,7 @@ import { lastJsonObject } from "./verdict-scan.js";
 import { messageOf } from "../errors.js";
 
 /** What a finished judge run amounts to: a verdict, or a rejection with its reason. */
-export type JudgeOutcome =
-  | { ok: true; result: GradientResult }
-  | { ok: false; rejection: JudgeRejectionReason; detail: string };
+export type JudgeOutcome = { ok: true; result: GradientResult } | { ok: false; rejection: JudgeRejectionReason; detail: string };
 
 /** A finished judge run as a driver observes it. */
 export interface JudgeRun {

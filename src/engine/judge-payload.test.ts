@@ -53,13 +53,34 @@ describe("buildValidationPayload", () => {
   });
 
   it("fills every canonical name a judge declares", () => {
-    const all = ["output", "task", "criteria", "worker_mounts", "validation_context", "tool_call_history", "deployment_result", "generated_workflow", "input"];
+    const all = [
+      "output",
+      "task",
+      "criteria",
+      "worker_mounts",
+      "validation_context",
+      "tool_call_history",
+      "deployment_result",
+      "generated_workflow",
+      "input",
+    ];
     const j = judge("all", { type: "object", properties: Object.fromEntries(all.map((k) => [k, {}])) });
-    const proposal: ToolCallProposal = { namespace: "ns", execution: "e", iteration: 1, step: 2, toolCallId: "t", tool: "fs.read", args: { path: "/a" } };
+    const proposal: ToolCallProposal = {
+      namespace: "ns",
+      execution: "e",
+      iteration: 1,
+      step: 2,
+      toolCallId: "t",
+      tool: "fs.read",
+      args: { path: "/a" },
+    };
     const payload = buildValidationPayload({
       ...base,
       judge: j,
-      toolCallHistory: [{ ...proposal, allowed: true }, { tool: "cmd.run", args: { command: "rm -rf /" }, allowed: false, reason: "destructive_pattern" }],
+      toolCallHistory: [
+        { ...proposal, allowed: true },
+        { tool: "cmd.run", args: { command: "rm -rf /" }, allowed: false, reason: "destructive_pattern" },
+      ],
       input: { repo: "x" },
       deploymentResult: "applied",
     });
@@ -85,7 +106,11 @@ describe("buildValidationPayload", () => {
   });
 
   it("names the required properties it cannot fill", () => {
-    const j = judge("needy", { type: "object", required: ["output", "deployment_result", "mood"], properties: { output: str, deployment_result: str, mood: str } });
+    const j = judge("needy", {
+      type: "object",
+      required: ["output", "deployment_result", "mood"],
+      properties: { output: str, deployment_result: str, mood: str },
+    });
     const err = thrown(() => buildValidationPayload({ ...base, judge: j }));
     expect(err.unfillable).toEqual(["deployment_result", "mood"]);
     expect(err.message).toContain("judge needy: spec.input_schema requires deployment_result, mood");
@@ -102,9 +127,15 @@ describe("buildValidationPayload", () => {
   });
 
   it("validates against the draft the input_schema names", () => {
-    const schema = { $schema: "https://json-schema.org/draft/2020-12/schema", type: "object", properties: { worker_mounts: { type: "array", prefixItems: [{ const: "/workspace" }] } } };
+    const schema = {
+      $schema: "https://json-schema.org/draft/2020-12/schema",
+      type: "object",
+      properties: { worker_mounts: { type: "array", prefixItems: [{ const: "/workspace" }] } },
+    };
     expect(buildValidationPayload({ ...base, judge: judge("d", schema) })).toEqual({ worker_mounts: ["/workspace"] });
-    expect(() => buildValidationPayload({ ...base, workerMounts: ["/data"], judge: judge("d", schema) })).toThrow(/\/worker_mounts\/0 must be equal to constant/);
+    expect(() => buildValidationPayload({ ...base, workerMounts: ["/data"], judge: judge("d", schema) })).toThrow(
+      /\/worker_mounts\/0 must be equal to constant/,
+    );
   });
 
   it("reports an input_schema that is not a schema", () => {
@@ -113,9 +144,18 @@ describe("buildValidationPayload", () => {
   });
 
   it("without an input_schema sends the raw content and the criteria as intent", () => {
-    expect(buildValidationPayload({ ...base, judge: judge("plain") })).toEqual({ content: "kind: Deployment", intent: "Is it production ready?" });
-    expect(buildValidationPayload({ ...base, judge: judge("empty", { type: "object" }) })).toEqual({ content: "kind: Deployment", intent: "Is it production ready?" });
-    expect(buildValidationPayload({ ...base, validator: { type: "multi_judge", judges: ["x"] }, judge: judge("plain") })).toEqual({ content: "kind: Deployment", intent: "" });
+    expect(buildValidationPayload({ ...base, judge: judge("plain") })).toEqual({
+      content: "kind: Deployment",
+      intent: "Is it production ready?",
+    });
+    expect(buildValidationPayload({ ...base, judge: judge("empty", { type: "object" }) })).toEqual({
+      content: "kind: Deployment",
+      intent: "Is it production ready?",
+    });
+    expect(buildValidationPayload({ ...base, validator: { type: "multi_judge", judges: ["x"] }, judge: judge("plain") })).toEqual({
+      content: "kind: Deployment",
+      intent: "",
+    });
   });
 
   it("copies worker_mounts so the caller's array is not shared", () => {
@@ -138,7 +178,15 @@ describe("buildToolCallPayload", () => {
     args: { command: "npm test" },
     intent: "run the tests",
   };
-  const tool = { judge: judge("security-judge"), validator: { ...semantic, criteria: "Is the call safe?" }, task: "Fix the bug", proposal, availableTools: ["fs.read", "cmd.run"], workerMounts: ["/workspace"], policyViolations: ["fs.delete"] };
+  const tool = {
+    judge: judge("security-judge"),
+    validator: { ...semantic, criteria: "Is the call safe?" },
+    task: "Fix the bug",
+    proposal,
+    availableTools: ["fs.read", "cmd.run"],
+    workerMounts: ["/workspace"],
+    policyViolations: ["fs.delete"],
+  };
 
   it("without an input_schema sends the reference's eight fields", () => {
     expect(buildToolCallPayload(tool)).toEqual({
@@ -155,18 +203,41 @@ describe("buildToolCallPayload", () => {
   });
 
   it("hands an MCP call's listing to the judge in proposed_tool_call.mcp (ADR 0051)", () => {
-    const mcp = { server: "files", tool: "write_file", description: "Write a file", inputSchema: { type: "object" }, annotations: { destructiveHint: true }, pinned: true };
+    const mcp = {
+      server: "files",
+      tool: "write_file",
+      description: "Write a file",
+      inputSchema: { type: "object" },
+      annotations: { destructiveHint: true },
+      pinned: true,
+    };
     const p = buildToolCallPayload({ ...tool, proposal: { ...proposal, tool: "files.write_file", args: { path: "/workspace/a" }, mcp } });
     expect(p.proposed_tool_call).toEqual({
       tool: "files.write_file",
       args: { path: "/workspace/a" },
       intent: "run the tests",
-      mcp: { server: "files", tool: "write_file", description: "Write a file", input_schema: { type: "object" }, annotations: { destructiveHint: true }, pinned: true },
+      mcp: {
+        server: "files",
+        tool: "write_file",
+        description: "Write a file",
+        input_schema: { type: "object" },
+        annotations: { destructiveHint: true },
+        pinned: true,
+      },
     });
   });
 
   it("with an input_schema sends the declared fields only, aliases included", () => {
-    const j = judge("j", { type: "object", required: ["proposed_tool_call", "user_objective"], properties: { proposed_tool_call: { type: "object" }, user_objective: str, validation_context: str, policy_violations: { type: "array" } } });
+    const j = judge("j", {
+      type: "object",
+      required: ["proposed_tool_call", "user_objective"],
+      properties: {
+        proposed_tool_call: { type: "object" },
+        user_objective: str,
+        validation_context: str,
+        policy_violations: { type: "array" },
+      },
+    });
     expect(buildToolCallPayload({ ...tool, judge: j, policyViolations: [] })).toEqual({
       proposed_tool_call: { tool: "cmd.run", args: { command: "npm test" }, intent: "run the tests" },
       user_objective: "Fix the bug",

@@ -108,7 +108,9 @@ function mapOntoSchema(judge: Agent, props: Record<string, unknown>, canonical: 
   const unfillable = declaredRequired(judge).filter((r) => !Object.hasOwn(payload, r));
   if (unfillable.length > 0) {
     throw new JudgePayloadError(
-      `judge ${name}: spec.input_schema requires ${unfillable.join(", ")}, which gavel cannot fill here (it can send: ${Object.keys(canonical)
+      `judge ${name}: spec.input_schema requires ${unfillable.join(", ")}, which gavel cannot fill here (it can send: ${Object.keys(
+        canonical,
+      )
         .filter((k) => canonical[k] !== undefined)
         .join(", ")})`,
       name,
@@ -184,7 +186,14 @@ export function buildToolCallPayload(p: ToolCallPayloadInput): JsonObject {
   // An MCP tool's listing (ADR 0051): the judge reads what the server says the tool is and does, as the server's claim.
   const mcp = p.proposal.mcp;
   if (mcp !== undefined) {
-    proposed.mcp = { server: mcp.server, tool: mcp.tool, description: mcp.description ?? "", input_schema: mcp.inputSchema, annotations: { ...mcp.annotations }, pinned: mcp.pinned };
+    proposed.mcp = {
+      server: mcp.server,
+      tool: mcp.tool,
+      description: mcp.description ?? "",
+      input_schema: mcp.inputSchema,
+      annotations: { ...mcp.annotations },
+      pinned: mcp.pinned,
+    };
   }
   const output = toolCallPreview(p.proposal);
   const contract: Canonical = {

@@ -5,7 +5,12 @@ import type { Agent, Execution } from "../api/types.js";
 import { JUDGE_GRACE_SECONDS, judgeRunStep, stoppedByParent, type JudgeRunContext } from "./judge-run.js";
 
 const T0 = Date.parse("2026-11-25T20:00:00Z");
-const judge: Agent = { apiVersion: "100monkeys.ai/v1", kind: "Agent", metadata: { name: "rule-judge", labels: { role: "judge" } }, spec: { runtime: { image: "gavel/rule-judge:dev" } } };
+const judge: Agent = {
+  apiVersion: "100monkeys.ai/v1",
+  kind: "Agent",
+  metadata: { name: "rule-judge", labels: { role: "judge" } },
+  spec: { runtime: { image: "gavel/rule-judge:dev" } },
+};
 const VERDICT = '{"score": 0.8, "confidence": 0.9, "reasoning": "fine"}';
 
 function child(status?: Execution["status"], timeoutSeconds = 30): Execution {
@@ -13,7 +18,11 @@ function child(status?: Execution["status"], timeoutSeconds = 30): Execution {
     apiVersion: "100monkeys.ai/v1",
     kind: "Execution",
     metadata: { name: "ex1-i1-v0-rule-judge", namespace: "team" },
-    spec: { agentRef: { name: "rule-judge" }, timeoutSeconds, parent: { name: "ex1", uid: "u-1", purpose: "validation", iteration: 1, validatorIndex: 0, depth: 1 } },
+    spec: {
+      agentRef: { name: "rule-judge" },
+      timeoutSeconds,
+      parent: { name: "ex1", uid: "u-1", purpose: "validation", iteration: 1, validatorIndex: 0, depth: 1 },
+    },
     ...(status !== undefined ? { status } : {}),
   };
 }
@@ -32,11 +41,20 @@ describe("judgeRunStep", () => {
   });
 
   it("turns an ended workload's output into a verdict with the raw output kept", () => {
-    const step = judgeRunStep(ctx(child(running)), { end: { exitCode: 0, stdout: `thinking\n${VERDICT}\n`, stderr: "warn", timedOut: false } }, T0 + 3000);
+    const step = judgeRunStep(
+      ctx(child(running)),
+      { end: { exitCode: 0, stdout: `thinking\n${VERDICT}\n`, stderr: "warn", timedOut: false } },
+      T0 + 3000,
+    );
     expect(step.type).toBe("finish");
     if (step.type !== "finish") return;
     expect(step.outcome).toEqual({ ok: true, result: { score: 0.8, confidence: 0.9, reasoning: "fine" } });
-    expect(step.status).toMatchObject({ phase: "Succeeded", score: 0.8, startTime: running.startTime, completionTime: new Date(T0 + 3000).toISOString() });
+    expect(step.status).toMatchObject({
+      phase: "Succeeded",
+      score: 0.8,
+      startTime: running.startTime,
+      completionTime: new Date(T0 + 3000).toISOString(),
+    });
     expect(step.status.rawOutput).toMatchObject({ exitCode: 0, stderr: "warn", truncated: false });
   });
 
@@ -53,18 +71,30 @@ describe("judgeRunStep", () => {
 
   it("fails a child with the problem the driver found, verbatim, before anything else", () => {
     const step = judgeRunStep(ctx(child(), undefined), { problem: "spec.input: the judge payload is 9000000 bytes", parent: "gone" }, T0);
-    expect(step).toMatchObject({ type: "finish", outcome: { ok: false, rejection: "failed", detail: "spec.input: the judge payload is 9000000 bytes" }, status: { phase: "Failed" } });
+    expect(step).toMatchObject({
+      type: "finish",
+      outcome: { ok: false, rejection: "failed", detail: "spec.input: the judge payload is 9000000 bytes" },
+      status: { phase: "Failed" },
+    });
   });
 
   it("fails a child whose judge Agent does not exist, naming spec.agentRef.name", () => {
     const step = judgeRunStep(ctx(child(), undefined), {}, T0);
-    expect(step).toMatchObject({ type: "finish", outcome: { rejection: "failed", detail: 'spec.agentRef.name: judge Agent "rule-judge" not found in namespace team' } });
+    expect(step).toMatchObject({
+      type: "finish",
+      outcome: { rejection: "failed", detail: 'spec.agentRef.name: judge Agent "rule-judge" not found in namespace team' },
+    });
   });
 
   it("cancels a child whose parent is gone or has ended, even when its workload printed a verdict", () => {
     const end = { exitCode: 0, stdout: VERDICT, timedOut: false };
-    expect(judgeRunStep(ctx(child(running)), { parent: "gone", end }, T0)).toMatchObject({ outcome: { rejection: "cancelled", detail: "the parent Execution is gone" }, status: { phase: "Cancelled" } });
-    expect(judgeRunStep(ctx(child(running)), { parent: "Succeeded", end }, T0)).toMatchObject({ outcome: { rejection: "cancelled", detail: "the parent Execution has ended (Succeeded)" } });
+    expect(judgeRunStep(ctx(child(running)), { parent: "gone", end }, T0)).toMatchObject({
+      outcome: { rejection: "cancelled", detail: "the parent Execution is gone" },
+      status: { phase: "Cancelled" },
+    });
+    expect(judgeRunStep(ctx(child(running)), { parent: "Succeeded", end }, T0)).toMatchObject({
+      outcome: { rejection: "cancelled", detail: "the parent Execution has ended (Succeeded)" },
+    });
     expect(judgeRunStep(ctx(child(running)), { parent: "Validating" as never }, T0).type).toBe("run");
   });
 
@@ -90,6 +120,10 @@ describe("judgeRunStep", () => {
 describe("stoppedByParent", () => {
   it("says which way the parent stopped the child", () => {
     expect(stoppedByParent("cancelled")).toEqual({ ok: false, rejection: "cancelled", detail: "the parent Execution was cancelled" });
-    expect(stoppedByParent("timed_out")).toEqual({ ok: false, rejection: "timed_out", detail: "the parent Execution ran past its deadline" });
+    expect(stoppedByParent("timed_out")).toEqual({
+      ok: false,
+      rejection: "timed_out",
+      detail: "the parent Execution ran past its deadline",
+    });
   });
 });

@@ -53,7 +53,11 @@ export type JudgeRunStep =
 
 /** The outcome of a judge child its parent stopped (cancelled, or past the parent's deadline). */
 export function stoppedByParent(reason: "cancelled" | "timed_out"): JudgeOutcome {
-  return { ok: false, rejection: reason, detail: reason === "cancelled" ? "the parent Execution was cancelled" : "the parent Execution ran past its deadline" };
+  return {
+    ok: false,
+    rejection: reason,
+    detail: reason === "cancelled" ? "the parent Execution was cancelled" : "the parent Execution ran past its deadline",
+  };
 }
 
 /**
@@ -64,17 +68,26 @@ export function stoppedByParent(reason: "cancelled" | "timed_out"): JudgeOutcome
  */
 export function judgeRunStep(ctx: JudgeRunContext, observed: JudgeRunObservation, now: number): JudgeRunStep {
   const { child, judge } = ctx;
-  const finish = (outcome: JudgeOutcome, raw?: JudgeRawOutput): JudgeRunStep => ({ type: "finish", outcome, status: judgeStatus(child.status, outcome, new Date(now), raw) });
+  const finish = (outcome: JudgeOutcome, raw?: JudgeRawOutput): JudgeRunStep => ({
+    type: "finish",
+    outcome,
+    status: judgeStatus(child.status, outcome, new Date(now), raw),
+  });
   if (observed.problem !== undefined) return finish({ ok: false, rejection: "failed", detail: observed.problem });
   if (judge === undefined) {
-    return finish({ ok: false, rejection: "failed", detail: `spec.agentRef.name: judge Agent "${child.spec.agentRef.name}" not found in namespace ${child.metadata.namespace ?? "default"}` });
+    return finish({
+      ok: false,
+      rejection: "failed",
+      detail: `spec.agentRef.name: judge Agent "${child.spec.agentRef.name}" not found in namespace ${child.metadata.namespace ?? "default"}`,
+    });
   }
   if (observed.parent === "gone") return finish({ ok: false, rejection: "cancelled", detail: "the parent Execution is gone" });
   // A tool-judge child made as its parent ended has nothing left to judge.
   if (observed.parent !== undefined && isTerminal(observed.parent)) {
     return finish({ ok: false, rejection: "cancelled", detail: `the parent Execution has ended (${observed.parent})` });
   }
-  const status: ExecutionStatus = child.status?.startTime !== undefined ? structuredClone(child.status) : { phase: "Running", startTime: new Date(now).toISOString() };
+  const status: ExecutionStatus =
+    child.status?.startTime !== undefined ? structuredClone(child.status) : { phase: "Running", startTime: new Date(now).toISOString() };
   const timeoutSeconds = childTimeoutSeconds(child, judge);
   const deadlineMs = Date.parse(status.startTime as string) + (timeoutSeconds + JUDGE_GRACE_SECONDS) * 1000;
   if (now >= deadlineMs) return finish({ ok: false, rejection: "timed_out", detail: `the judge did not finish within ${timeoutSeconds}s` });

@@ -26,7 +26,10 @@ function agent(validation: ValidatorSpec[], extra: Partial<Agent["spec"]["execut
     apiVersion: "100monkeys.ai/v1",
     kind: "Agent",
     metadata: { name: "worker" },
-    spec: { execution: { mode: "iterative", max_iterations: 3, validation, ...extra }, ...(timeout ? { security: { resources: { timeout } } } : {}) },
+    spec: {
+      execution: { mode: "iterative", max_iterations: 3, validation, ...extra },
+      ...(timeout ? { security: { resources: { timeout } } } : {}),
+    },
   };
 }
 function judge(name: string, network: "none" | "allow" = "none"): Agent {
@@ -70,7 +73,9 @@ describe("outer loop", () => {
     decide(ctx, s, T0);
     worker(s, 0, "all done\n");
     const actions = decide(ctx, s, T0 + 1000);
-    expect(ofType(actions, "finish")).toEqual([{ type: "finish", phase: "Succeeded", score: 1, message: "iteration 1 passed every validator" }]);
+    expect(ofType(actions, "finish")).toEqual([
+      { type: "finish", phase: "Succeeded", score: 1, message: "iteration 1 passed every validator" },
+    ]);
     expect(s.status.iterations?.[0]).toMatchObject({ number: 1, phase: "Passed", exitCode: 0 });
     expect(s.status.iterations?.[0]?.validators?.map((v) => v.passed)).toEqual([true, true]);
     expect(decide(ctx, s, T0 + 2000)).toEqual([]);
@@ -103,7 +108,10 @@ describe("outer loop", () => {
   });
 
   it("fails when max_iterations is exhausted, and one-shot means a single iteration", () => {
-    for (const [extra, n] of [[{ max_iterations: 2 }, 2], [{ mode: "one-shot" as const, max_iterations: 5 }, 1]] as const) {
+    for (const [extra, n] of [
+      [{ max_iterations: 2 }, 2],
+      [{ mode: "one-shot" as const, max_iterations: 5 }, 1],
+    ] as const) {
       const ctx = ctxOf(agent([{ type: "exit_code" }], extra));
       const s = initialState();
       decide(ctx, s, T0);
@@ -146,7 +154,10 @@ describe("outer loop", () => {
     expect(ofType(a2, "read_files")[0]?.files.map((f) => f.path)).toEqual(["/workspace/log.txt"]);
     observeFile(s, fileKey("workspace", "/workspace/log.txt"), { ok: false, reason: "missing", detail: "" });
     decide(ctx, s, T0 + 4);
-    expect(s.status.iterations?.[0]?.validators?.map((v) => [v.type, v.passed])).toEqual([["json_schema", true], ["regex", false]]);
+    expect(s.status.iterations?.[0]?.validators?.map((v) => [v.type, v.passed])).toEqual([
+      ["json_schema", true],
+      ["regex", false],
+    ]);
     expect(s.status.iterations?.[1]?.feedback).toContain("/workspace/log.txt does not exist");
   });
 
@@ -159,7 +170,9 @@ describe("outer loop", () => {
     const spawn = ofType(a1, "spawn_judge");
     expect(spawn).toHaveLength(1);
     expect(spawn[0]?.child).toMatchObject({ name: "ex1-i1-v0-quality", judge: "quality", depth: 1, timeoutSeconds: 60, network: "none" });
-    expect(s.status.children).toEqual([{ name: "ex1-i1-v0-quality", purpose: "validation", iteration: 1, validatorIndex: 0, judge: "quality", phase: "Running" }]);
+    expect(s.status.children).toEqual([
+      { name: "ex1-i1-v0-quality", purpose: "validation", iteration: 1, validatorIndex: 0, judge: "quality", phase: "Running" },
+    ]);
     observeJudge(s, "ex1-i1-v0-quality", verdict(0.9, 0.6, "unsure"));
     const a2 = decide(ctx, s, T0 + 2);
     expect(events(a2)).toContain("judge.finished");
@@ -179,7 +192,9 @@ describe("outer loop", () => {
 
   it("treats each judge rejection as a failing score, even with zero thresholds", () => {
     for (const rejection of ["malformed_output", "failed", "cancelled", "timed_out"] as const) {
-      const ctx = ctxOf(agent([{ type: "semantic", judge_agent: "j", min_score: 0, min_confidence: 0 }], { max_iterations: 1 }), [judge("j")]);
+      const ctx = ctxOf(agent([{ type: "semantic", judge_agent: "j", min_score: 0, min_confidence: 0 }], { max_iterations: 1 }), [
+        judge("j"),
+      ]);
       const s = initialState();
       decide(ctx, s, T0);
       worker(s, 0);
@@ -202,7 +217,10 @@ describe("outer loop", () => {
     decide(ctx, s, T0);
     worker(s, 0);
     const spawns = ofType(decide(ctx, s, T0 + 1), "spawn_judge");
-    expect(spawns.map((x) => [x.child.name, x.child.network])).toEqual([["ex1-i1-v0-a", "none"], ["ex1-i1-v0-b", "allow"]]);
+    expect(spawns.map((x) => [x.child.name, x.child.network])).toEqual([
+      ["ex1-i1-v0-a", "none"],
+      ["ex1-i1-v0-b", "allow"],
+    ]);
     observeJudge(s, "ex1-i1-v0-a", verdict(0.4));
     decide(ctx, s, T0 + 2);
     expect(s.status.iterations?.[0]?.validators).toEqual([]);
@@ -228,7 +246,10 @@ describe("outer loop", () => {
     expect(spawns.map((x) => x.child.judge)).toEqual(["a"]);
     observeJudge(s, "ex1-i1-v0-a", verdict(1));
     decide(ctx, s, T0 + 2);
-    expect(seen).toEqual([{ judge: "a", result: { score: 1, confidence: 1, reasoning: "r" } }, { judge: "ghost", rejection: "failed" }]);
+    expect(seen).toEqual([
+      { judge: "a", result: { score: 1, confidence: 1, reasoning: "r" } },
+      { judge: "ghost", rejection: "failed" },
+    ]);
     expect(s.status).toMatchObject({ phase: "Failed", score: 0.3 });
   });
 
@@ -256,11 +277,18 @@ describe("outer loop", () => {
     const ctx = ctxOf(agent([{ type: "exit_code" }], { max_iterations: 2 }));
     const s = initialState();
     decide(ctx, s, T0);
-    const line = JSON.stringify({ component: "gavel-agent", event: "gate_unreachable", seconds: 27, detail: "NATS at nats://gavel-nats:4222: connection refused (9 attempt(s))" });
+    const line = JSON.stringify({
+      component: "gavel-agent",
+      event: "gate_unreachable",
+      seconds: 27,
+      detail: "NATS at nats://gavel-nats:4222: connection refused (9 attempt(s))",
+    });
     worker(s, 75, "", `{"event":"start"}\n${line}\n`);
     const actions = decide(ctx, s, T0 + 27_000);
     const finished = ofType(actions, "event").find((e) => e.event === "worker.finished");
-    expect(finished?.data.gateUnreachable).toMatch(/^the tool-call gate could not be reached for 27 s \(NATS at nats:\/\/gavel-nats:4222: connection refused/);
+    expect(finished?.data.gateUnreachable).toMatch(
+      /^the tool-call gate could not be reached for 27 s \(NATS at nats:\/\/gavel-nats:4222: connection refused/,
+    );
     expect(events(actions)).not.toContain("validator.started");
     const feedback = ofType(actions, "start_worker")[0]?.feedback ?? "";
     expect(feedback).toContain("could not be reached for 27 s");
@@ -366,7 +394,10 @@ describe("outer loop properties", () => {
     fc.assert(
       fc.property(scenario, ({ max, minScores, runs }) => {
         const specs: ValidatorSpec[] = minScores.map((m, i) => ({ type: "semantic", judge_agent: `j${i}`, min_score: m }));
-        const ctx = ctxOf(agent(specs, { max_iterations: max }), minScores.map((_, i) => judge(`j${i}`)));
+        const ctx = ctxOf(
+          agent(specs, { max_iterations: max }),
+          minScores.map((_, i) => judge(`j${i}`)),
+        );
         const s = initialState();
         let t = T0;
         let pending = decide(ctx, s, t);
@@ -374,7 +405,8 @@ describe("outer loop properties", () => {
           const n = s.status.iteration ?? 1;
           const scores = runs[n - 1] as number[];
           if (ofType(pending, "start_worker").length > 0) worker(s, 0);
-          for (const sp of ofType(pending, "spawn_judge")) observeJudge(s, sp.child.name, verdict(scores[sp.child.validatorIndex] as number));
+          for (const sp of ofType(pending, "spawn_judge"))
+            observeJudge(s, sp.child.name, verdict(scores[sp.child.validatorIndex] as number));
           pending = decide(ctx, s, ++t);
         }
         const iterations = s.status.iterations ?? [];

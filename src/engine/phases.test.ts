@@ -9,7 +9,13 @@ describe("judge outcome and phase", () => {
   it("round-trips verdicts and rejections through a child's status", () => {
     const ok: JudgeOutcome = { ok: true, result: { score: 0.7, confidence: 0.8, reasoning: "mostly" } };
     const st = judgeStatus({ phase: "Running", startTime: "2026-11-23T09:59:00.000Z" }, ok, NOW);
-    expect(st).toMatchObject({ phase: "Succeeded", score: 0.7, verdict: ok.result, startTime: "2026-11-23T09:59:00.000Z", completionTime: NOW.toISOString() });
+    expect(st).toMatchObject({
+      phase: "Succeeded",
+      score: 0.7,
+      verdict: ok.result,
+      startTime: "2026-11-23T09:59:00.000Z",
+      completionTime: NOW.toISOString(),
+    });
     expect(outcomeOfStatus(st)).toEqual(ok);
     for (const rejection of ["timed_out", "cancelled", "failed", "malformed_output"] as const) {
       const out: JudgeOutcome = { ok: false, rejection, detail: `why ${rejection}` };
@@ -30,7 +36,9 @@ describe("judge outcome and phase", () => {
     expect(outcomeOfStatus({ phase: "Failed" })).toEqual({ ok: false, rejection: "failed", detail: "the judge child ended Failed" });
     // Succeeded without a verdict is no verdict.
     expect(outcomeOfStatus({ phase: "Succeeded" })).toMatchObject({ ok: false, rejection: "failed" });
-    expect(["Pending", "Running", "Refining", "Succeeded", "Failed", "Cancelled", "TimedOut"].filter((p) => isTerminal(p as never))).toEqual(["Succeeded", "Failed", "Cancelled", "TimedOut"]);
+    expect(
+      ["Pending", "Running", "Refining", "Succeeded", "Failed", "Cancelled", "TimedOut"].filter((p) => isTerminal(p as never)),
+    ).toEqual(["Succeeded", "Failed", "Cancelled", "TimedOut"]);
   });
 });
 
@@ -41,7 +49,12 @@ describe("raw judge output", () => {
     expect(Buffer.byteLength(raw.stdout)).toBeLessThanOrEqual(RAW_STDOUT_BYTES);
     expect(raw.stdout.startsWith("é")).toBe(true);
     expect(raw).toMatchObject({ stderr: "warn", exitCode: 3, stdoutBytes: 2 * RAW_STDOUT_BYTES + 3, truncated: true });
-    const status = judgeStatus(undefined, { ok: false, rejection: "malformed_output", detail: "no verdict" }, new Date(0), rawOutputOf({ stdout: "garbage", exitCode: 0 }));
+    const status = judgeStatus(
+      undefined,
+      { ok: false, rejection: "malformed_output", detail: "no verdict" },
+      new Date(0),
+      rawOutputOf({ stdout: "garbage", exitCode: 0 }),
+    );
     expect(status.rawOutput).toEqual({ stdout: "garbage", stderr: "", exitCode: 0, stdoutBytes: 7, truncated: false });
   });
 });

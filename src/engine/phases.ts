@@ -65,7 +65,13 @@ export function judgeStatus(current: ExecutionStatus | undefined, outcome: Judge
   const base: ExecutionStatus = { ...current, completionTime: now.toISOString(), ...(raw !== undefined ? { rawOutput: raw } : {}) };
   if (base.startTime === undefined) base.startTime = base.completionTime;
   if (outcome.ok) {
-    return { ...base, phase: "Succeeded", verdict: outcome.result, score: outcome.result.score, message: "verdict parsed from the judge's output" };
+    return {
+      ...base,
+      phase: "Succeeded",
+      verdict: outcome.result,
+      score: outcome.result.score,
+      message: "verdict parsed from the judge's output",
+    };
   }
   return { ...base, phase: phaseOfOutcome(outcome), rejection: outcome.rejection, message: outcome.detail };
 }

@@ -23,12 +23,27 @@ import { judgeStatus, outcomeOfStatus } from "./phases.js";
 const T0 = Date.parse("2026-11-23T10:00:00Z");
 
 function agent(validation: ValidatorSpec[], max = 3): Agent {
-  return { apiVersion: "100monkeys.ai/v1", kind: "Agent", metadata: { name: "worker" }, spec: { execution: { mode: "iterative", max_iterations: max, validation } } };
+  return {
+    apiVersion: "100monkeys.ai/v1",
+    kind: "Agent",
+    metadata: { name: "worker" },
+    spec: { execution: { mode: "iterative", max_iterations: max, validation } },
+  };
 }
 function judge(name: string): Agent {
-  return { apiVersion: "100monkeys.ai/v1", kind: "Agent", metadata: { name, labels: { role: "judge" } }, spec: { runtime: { image: `gavel/${name}:dev` }, execution: { mode: "one-shot" } } };
+  return {
+    apiVersion: "100monkeys.ai/v1",
+    kind: "Agent",
+    metadata: { name, labels: { role: "judge" } },
+    spec: { runtime: { image: `gavel/${name}:dev` }, execution: { mode: "one-shot" } },
+  };
 }
-const execution: Execution = { apiVersion: "100monkeys.ai/v1", kind: "Execution", metadata: { name: "ex1", namespace: "ns", uid: "u-1" }, spec: { agentRef: { name: "worker" } } };
+const execution: Execution = {
+  apiVersion: "100monkeys.ai/v1",
+  kind: "Execution",
+  metadata: { name: "ex1", namespace: "ns", uid: "u-1" },
+  spec: { agentRef: { name: "worker" } },
+};
 
 /** What the world does: the worker of iteration N and the outcome of each judge child. */
 interface World {
@@ -67,7 +82,11 @@ function perform(state: ReturnType<typeof initialState>, a: EngineAction, w: Wor
   if (a.type === "read_files") {
     for (const f of a.files) {
       const text = w.file(f.key, a.iteration);
-      observeFile(state, f.key, text === undefined ? { ok: false, reason: "missing", detail: "no such file" } : { ok: true, content: text });
+      observeFile(
+        state,
+        f.key,
+        text === undefined ? { ok: false, reason: "missing", detail: "no such file" } : { ok: true, content: text },
+      );
     }
     return true;
   }
@@ -85,7 +104,7 @@ function runKept(ctx: EngineContext, w: World): Run {
     if (pendingWorker !== undefined) observeWorker(state, { iteration: pendingWorker, ...w.worker(pendingWorker) });
     pendingWorker = undefined;
     for (const j of pendingJudges.splice(0)) observeJudge(state, j.name, w.judge(j.name, j.iteration));
-    for (let again = true; again; ) {
+    for (let again = true; again;) {
       again = false;
       for (const a of decide(ctx, state, now)) {
         again = perform(state, a, w, t) || again;
@@ -106,19 +125,29 @@ function runRebuilt(ctx: EngineContext, w: World): Run {
   const t = { started: [] as string[], spawned: [] as string[] };
   let now = T0;
   for (let step = 0; step < 200 && !isTerminal(status?.phase); step++) {
-    const ex: Execution = { ...execution, ...(status !== undefined ? { status: JSON.parse(JSON.stringify(status)) as ExecutionStatus } : {}) };
+    const ex: Execution = {
+      ...execution,
+      ...(status !== undefined ? { status: JSON.parse(JSON.stringify(status)) as ExecutionStatus } : {}),
+    };
     const worker = status?.iteration === undefined ? undefined : results.get(status.iteration);
     const judges = new Map([...children].map(([name, child]) => [name, outcomeOfStatus(child.status) ?? null]));
     const { state, respawn } = restoreState({ ...ctx, execution: ex }, { ...(worker !== undefined ? { worker } : {}), judges });
     expect(respawn).toEqual([]);
-    for (let again = true; again; ) {
+    for (let again = true; again;) {
       again = false;
       for (const a of decide({ ...ctx, execution: ex }, state, now)) {
         again = perform(state, a, w, t) || again;
         // The pod and the child run between reconciles; their results are what the next one finds.
         if (a.type === "start_worker") results.set(a.iteration, { iteration: a.iteration, ...w.worker(a.iteration) });
         if (a.type === "spawn_judge") {
-          const { execution: child } = validationJudgeChild({ parent: ex, worker: ctx.agent, judge: ctx.judges.get(a.child.judge), request: a.child, output: "", workerMounts: [] });
+          const { execution: child } = validationJudgeChild({
+            parent: ex,
+            worker: ctx.agent,
+            judge: ctx.judges.get(a.child.judge),
+            request: a.child,
+            output: "",
+            workerMounts: [],
+          });
           child.status = judgeStatus(undefined, w.judge(a.child.name, a.child.iteration), new Date(now));
           children.set(a.child.name, child);
         }
@@ -142,7 +171,14 @@ describe("restoreState: the status is the controller's whole memory", () => {
     expect(rebuilt.started).toEqual(["ex1-i1", "ex1-i2"]);
     expect(rebuilt.spawned).toEqual(kept.spawned);
     expect(new Set(rebuilt.spawned).size).toBe(rebuilt.spawned.length);
-    expect(rebuilt.spawned).toEqual(["ex1-i1-v2-rule-judge", "ex1-i1-v3-rule-judge", "ex1-i1-v3-command-judge", "ex1-i2-v2-rule-judge", "ex1-i2-v3-rule-judge", "ex1-i2-v3-command-judge"]);
+    expect(rebuilt.spawned).toEqual([
+      "ex1-i1-v2-rule-judge",
+      "ex1-i1-v3-rule-judge",
+      "ex1-i1-v3-command-judge",
+      "ex1-i2-v2-rule-judge",
+      "ex1-i2-v3-rule-judge",
+      "ex1-i2-v3-command-judge",
+    ]);
     // The feedback of iteration 2 came from the failing multi_judge of iteration 1
     expect(rebuilt.status.iterations?.[1]?.feedback).toMatch(/multi_judge/);
   });
@@ -158,17 +194,31 @@ describe("restoreState: the status is the controller's whole memory", () => {
   });
 
   it("reports recorded Running children whose objects are missing, and folds an unknown judge without an object", () => {
-    const ctx: EngineContext = { execution, agent: agent([{ type: "multi_judge", judges: ["rule-judge", "ghost"], min_judges_required: 1 }]), judges: JUDGES };
+    const ctx: EngineContext = {
+      execution,
+      agent: agent([{ type: "multi_judge", judges: ["rule-judge", "ghost"], min_judges_required: 1 }]),
+      judges: JUDGES,
+    };
     const state = initialState();
     decide(ctx, state, T0);
     observeWorker(state, { iteration: 1, exitCode: 0, stdout: "", stderr: "", timedOut: false, cancelled: false });
     const actions = decide(ctx, state, T0 + 1);
     expect(actions.filter((a) => a.type === "spawn_judge")).toHaveLength(1);
     const ex: Execution = { ...execution, status: JSON.parse(JSON.stringify(state.status)) as ExecutionStatus };
-    const { state: again, respawn } = restoreState({ ...ctx, execution: ex }, { worker: { iteration: 1, exitCode: 0, stdout: "", stderr: "", timedOut: false, cancelled: false }, judges: new Map() });
+    const { state: again, respawn } = restoreState(
+      { ...ctx, execution: ex },
+      { worker: { iteration: 1, exitCode: 0, stdout: "", stderr: "", timedOut: false, cancelled: false }, judges: new Map() },
+    );
     // The engine hands back the request of the recorded child whose object is missing, as it made it the first time.
     expect(respawn).toEqual(actions.filter((a) => a.type === "spawn_judge").map((a) => a.child));
-    expect(respawn[0]).toMatchObject({ name: "ex1-i1-v0-rule-judge", judge: "rule-judge", iteration: 1, validatorIndex: 0, depth: 1, network: "none" });
+    expect(respawn[0]).toMatchObject({
+      name: "ex1-i1-v0-rule-judge",
+      judge: "rule-judge",
+      iteration: 1,
+      validatorIndex: 0,
+      depth: 1,
+      network: "none",
+    });
     expect(again.judgeResults.get("ex1-i1-v0-ghost")).toMatchObject({ ok: false, rejection: "failed" });
     // Nothing is spawned again by decide; the driver recreates the missing object from `respawn`.
     expect(decide({ ...ctx, execution: ex }, again, T0 + 2).filter((a) => a.type === "spawn_judge")).toEqual([]);
@@ -177,8 +227,13 @@ describe("restoreState: the status is the controller's whole memory", () => {
   it("a validator whose files arrive a reconcile later (a reader pod) is started once, not once per reconcile", () => {
     const ctx: EngineContext = { execution, agent: agent(VALIDATORS.slice(0, 2)), judges: JUDGES };
     const worker: WorkerObservation = { iteration: 1, exitCode: 0, stdout: "", stderr: "", timedOut: false, cancelled: false };
-    const started = (actions: EngineAction[]) => actions.flatMap((a) => (a.type === "event" && a.event === "validator.started" ? [a.data.index] : []));
-    const rebuilt = (status: ExecutionStatus) => restoreState({ ...ctx, execution: { ...execution, status: JSON.parse(JSON.stringify(status)) as ExecutionStatus } }, { worker, judges: new Map() }).state;
+    const started = (actions: EngineAction[]) =>
+      actions.flatMap((a) => (a.type === "event" && a.event === "validator.started" ? [a.data.index] : []));
+    const rebuilt = (status: ExecutionStatus) =>
+      restoreState(
+        { ...ctx, execution: { ...execution, status: JSON.parse(JSON.stringify(status)) as ExecutionStatus } },
+        { worker, judges: new Map() },
+      ).state;
     const first = initialState();
     decide(ctx, first, T0);
     // The worker ended: exit_code passes, json_schema asks for its file and waits.

@@ -6,7 +6,10 @@ import type { Agent } from "../api/types.js";
  * What an Agent declares that only a gate can enforce, as a sentence for a condition, or
  * undefined when its worker makes no tool call the gate would have to decide.
  */
-export function gateRequirement(agent: Pick<Agent, "spec"> & { metadata?: Agent["metadata"] }, policiesInScope: boolean): string | undefined {
+export function gateRequirement(
+  agent: Pick<Agent, "spec"> & { metadata?: Agent["metadata"] },
+  policiesInScope: boolean,
+): string | undefined {
   // A judge runs one-shot as a child with no NATS access: its own tools are not gated (reference: judges with tools).
   if (agent.metadata?.labels?.role === "judge") return undefined;
   const needs: string[] = [];

@@ -43,7 +43,12 @@ export function toolSpan(tracing: Tracing, p: ToolCallProposal, traceParent: str
 /** Ends the call's span (when traced) with the decision, who decided and the deciding check; returns the decision. */
 export function endToolSpan(span: TraceSpan | undefined, d: ToolCallDecision): ToolCallDecision {
   if (span === undefined) return d;
-  span.setAttributes({ [GAVEL.decision]: d.allowed ? "allowed" : "blocked", [GAVEL.blockedBy]: d.blocked_by, [GAVEL.decidedBy]: decidedBy(d), [GAVEL.check]: decidingCheck(d) });
+  span.setAttributes({
+    [GAVEL.decision]: d.allowed ? "allowed" : "blocked",
+    [GAVEL.blockedBy]: d.blocked_by,
+    [GAVEL.decidedBy]: decidedBy(d),
+    [GAVEL.check]: decidingCheck(d),
+  });
   span.end();
   return d;
 }
@@ -58,12 +63,25 @@ export function judgeSpan(tracing: Tracing, call: TraceSpan, judge: string): Tra
 }
 
 /** Ends a tool judge's span with its verdict or rejection; the verdict becomes an evaluation event on the call's span. */
-export function endJudgeSpan(span: TraceSpan, call: TraceSpan, judge: string, run: { result?: { score: number; confidence: number }; rejection?: string; child: string }, passed: boolean): void {
+export function endJudgeSpan(
+  span: TraceSpan,
+  call: TraceSpan,
+  judge: string,
+  run: { result?: { score: number; confidence: number }; rejection?: string; child: string },
+  passed: boolean,
+): void {
   const r = run.result;
   if (run.child !== "") span.setAttributes({ [GAVEL.judgeChild]: run.child });
   if (r !== undefined) span.setAttributes({ [GAVEL.score]: r.score, [GAVEL.confidence]: r.confidence });
   else span.setError(run.rejection ?? "malformed_output", `judge rejected: ${run.rejection ?? "malformed_output"}`);
   // No explanation: a tool judge's reasoning may quote the call's arguments (it stays in the status).
-  call.addEvent(GEN_AI.evaluationResult, evaluationAttributes({ name: judge, passed, ...(r !== undefined ? { score: r.score } : { rejection: run.rejection ?? "malformed_output" }) }));
+  call.addEvent(
+    GEN_AI.evaluationResult,
+    evaluationAttributes({
+      name: judge,
+      passed,
+      ...(r !== undefined ? { score: r.score } : { rejection: run.rejection ?? "malformed_output" }),
+    }),
+  );
   span.end();
 }

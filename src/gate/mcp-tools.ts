@@ -45,7 +45,10 @@ export function mcpToolDigest(t: Pick<McpToolDescriptor, "tool" | "description" 
 }
 
 /** What the operators declared for a `<server>.<tool>` tool: its own entry, else the server's `*`. */
-export function mcpDeclaration(servers: ReadonlyMap<string, McpServerDeclaration> | undefined, name: string): { server: McpServerDeclaration; tool?: McpToolCapability } | undefined {
+export function mcpDeclaration(
+  servers: ReadonlyMap<string, McpServerDeclaration> | undefined,
+  name: string,
+): { server: McpServerDeclaration; tool?: McpToolCapability } | undefined {
   const parts = splitMcpToolName(name);
   const server = parts === undefined ? undefined : servers?.get(parts.server);
   if (server === undefined || parts === undefined) return undefined;
@@ -62,7 +65,11 @@ export function claimsReadOnly(a: McpToolAnnotations | undefined): boolean {
  * skip_judge from the MCP-server declarations (after the policy's map and the built-in table):
  * the declared value, else for a trusted server its annotations, else undefined (judged).
  */
-export function mcpSkipJudge(servers: ReadonlyMap<string, McpServerDeclaration> | undefined, name: string, descriptor: McpToolDescriptor | undefined): boolean | undefined {
+export function mcpSkipJudge(
+  servers: ReadonlyMap<string, McpServerDeclaration> | undefined,
+  name: string,
+  descriptor: McpToolDescriptor | undefined,
+): boolean | undefined {
   const d = mcpDeclaration(servers, name);
   if (d === undefined) return undefined;
   if (d.tool?.skip_judge !== undefined) return d.tool.skip_judge;

@@ -46,6 +46,11 @@ describe("applySummary", () => {
     expect(calls?.recent?.[0]).not.toHaveProperty("server");
     expect(status.toolCalls).toEqual({ proposed: 3, allowed: 1, blocked: 2 });
     // The outer loop's judges get the calls as before: tool (its full name), step, outcome.
-    expect(toolCallHistoryOf(status, 1)?.[1]).toEqual({ tool: "files.read_text_file", step: 2, allowed: false, reason: "secrets: reads files: a secret file [path]" });
+    expect(toolCallHistoryOf(status, 1)?.[1]).toEqual({
+      tool: "files.read_text_file",
+      step: 2,
+      allowed: false,
+      reason: "secrets: reads files: a secret file [path]",
+    });
   });
 });

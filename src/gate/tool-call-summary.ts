@@ -23,7 +23,13 @@ export function applySummary(status: ExecutionStatus, tallies: ReadonlyMap<numbe
       ...(d.allowed ? {} : { reason: d.reason.length > 256 ? `${d.reason.slice(0, 253)}...` : d.reason }),
       ...(d.judges.length > 0 ? { judges: d.judges.map((j) => j.child).filter((c) => c !== "") } : {}),
     }));
-    byIteration.set(iteration, { proposed: t.proposed, allowed: t.allowed, blockedByGuard: t.blockedByGuard, blockedByJudge: t.blockedByJudge, recent });
+    byIteration.set(iteration, {
+      proposed: t.proposed,
+      allowed: t.allowed,
+      blockedByGuard: t.blockedByGuard,
+      blockedByJudge: t.blockedByJudge,
+      recent,
+    });
   }
   for (const it of status.iterations ?? []) {
     const s = byIteration.get(it.number);

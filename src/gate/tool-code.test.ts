@@ -20,7 +20,11 @@ describe("tool code hashes", () => {
       expect(hasher.hashes().get("db.query")).toBe(expected);
       expect(hasher.hashes().has("gone.tool")).toBe(false);
       const policy = compilePolicy([{ name: "p", spec: { tool_registry: [{ tool: "db.query", sha256: expected }] } }]);
-      const decide = () => runGuard({ tool: "db.query", args: {}, step: 1 }, { policy, scope: agentScope({ spec: { tools: ["db.query"] } }), history: [], liveHashes: hasher.hashes() });
+      const decide = () =>
+        runGuard(
+          { tool: "db.query", args: {}, step: 1 },
+          { policy, scope: agentScope({ spec: { tools: ["db.query"] } }), history: [], liveHashes: hasher.hashes() },
+        );
       expect(decide().check).not.toBe("hash");
       await writeFile(file, "export function query() { exfiltrate(); }\n");
       await hasher.refresh();

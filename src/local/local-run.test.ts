@@ -27,14 +27,22 @@ function judge(name: string, extra: Partial<Agent["spec"]> = {}): Agent {
     metadata: { name, labels: { role: "judge" } },
     spec: {
       runtime: { image: `judges/${name}:dev` },
-      input_schema: { type: "object", properties: { output: { type: "string" }, criteria: { type: "string" }, worker_mounts: { type: "array" } } },
+      input_schema: {
+        type: "object",
+        properties: { output: { type: "string" }, criteria: { type: "string" }, worker_mounts: { type: "array" } },
+      },
       security: { network: { mode: "none" }, resources: { timeout: "2s" } },
       execution: { mode: "one-shot" },
       ...extra,
     },
   };
 }
-const execution: Execution = { apiVersion: "100monkeys.ai/v1", kind: "Execution", metadata: { name: "demo" }, spec: { agentRef: { name: "writer" }, input: { n: 3 } } };
+const execution: Execution = {
+  apiVersion: "100monkeys.ai/v1",
+  kind: "Execution",
+  metadata: { name: "demo" },
+  spec: { agentRef: { name: "writer" }, input: { n: 3 } },
+};
 
 async function run(agent: Agent, judges: Agent[], behaviour: Behaviour, exec: Execution = execution) {
   const workloads = new InMemoryWorkloads(behaviour);
@@ -92,9 +100,15 @@ describe("local run (in-memory workloads)", () => {
     expect(judged).toHaveLength(1);
     expect(judged[0]).toMatchObject({ name: "demo-i2-v2-checker", network: "none", timeoutSeconds: 2 });
     expect(judged[0]?.mounts.every((m) => m.readOnly && m.mountPath === "/workspace")).toBe(true);
-    expect(JSON.parse(judged[0]?.stdin ?? "")).toEqual({ output: "wrote result.json\n", criteria: "answer present", worker_mounts: ["/workspace"] });
+    expect(JSON.parse(judged[0]?.stdin ?? "")).toEqual({
+      output: "wrote result.json\n",
+      criteria: "answer present",
+      worker_mounts: ["/workspace"],
+    });
     expect(judged[0]?.env?.GAVEL_INPUT).toBe(judged[0]?.stdin);
-    expect(result.children.map((c) => [c.metadata.name, c.status?.phase, c.status?.verdict?.score])).toEqual([["demo-i2-v2-checker", "Succeeded", 0.9]]);
+    expect(result.children.map((c) => [c.metadata.name, c.status?.phase, c.status?.verdict?.score])).toEqual([
+      ["demo-i2-v2-checker", "Succeeded", 0.9],
+    ]);
     expect(result.children[0]?.spec.parent).toMatchObject({ name: "demo", iteration: 2, validatorIndex: 2, depth: 1 });
     // the events fold into the tree the CLI shows
     const tree = emptyTree("demo");
@@ -126,7 +140,9 @@ describe("local run (in-memory workloads)", () => {
   });
 
   it("crashing, garbage-printing and workspace-writing judges are each rejected with their reason", async () => {
-    const agent = worker([{ type: "multi_judge", judges: ["crash", "garbage", "writer-judge"], min_judges_required: 1 }], { max_iterations: 1 });
+    const agent = worker([{ type: "multi_judge", judges: ["crash", "garbage", "writer-judge"], min_judges_required: 1 }], {
+      max_iterations: 1,
+    });
     const { result } = await run(agent, [judge("crash"), judge("garbage"), judge("writer-judge")], (spec, rt) => {
       if (spec.image === "judges/crash:dev") return { exitCode: 2, stderr: "Segmentation fault" };
       if (spec.image === "judges/garbage:dev") return { stdout: "I think it is good {score: high}" };
@@ -159,7 +175,9 @@ describe("local run (in-memory workloads)", () => {
   });
 
   it("a judge whose input_schema cannot be filled is a failed judge, not a crashed run", async () => {
-    const picky = judge("picky", { input_schema: { type: "object", required: ["deployment_result"], properties: { deployment_result: { type: "string" } } } });
+    const picky = judge("picky", {
+      input_schema: { type: "object", required: ["deployment_result"], properties: { deployment_result: { type: "string" } } },
+    });
     const agent = worker([{ type: "semantic", judge_agent: "picky" }], { max_iterations: 1 });
     const { result, workloads } = await run(agent, [picky], () => ({}));
     expect(result.children[0]?.status).toMatchObject({ phase: "Failed", rejection: "failed" });
@@ -169,7 +187,13 @@ describe("local run (in-memory workloads)", () => {
 
   it("cancel stops the running worker and ends Cancelled", async () => {
     const workloads = new InMemoryWorkloads(() => ({ hang: true }));
-    const lr = new LocalRun({ execution, agent: worker([{ type: "exit_code" }]), judges: new Map(), workloads, workspace: virtualWorkspace });
+    const lr = new LocalRun({
+      execution,
+      agent: worker([{ type: "exit_code" }]),
+      judges: new Map(),
+      workloads,
+      workspace: virtualWorkspace,
+    });
     const done = lr.run();
     await new Promise((r) => setTimeout(r, 20));
     lr.cancel();
@@ -198,10 +222,25 @@ describe("local run (in-memory workloads)", () => {
       return { stdout: '{"score": 0.75, "confidence": 0.9, "reasoning": "looks safe"}' };
     });
     const agent: Agent = { ...worker([]), spec: { ...worker([]).spec, tools: ["fs.write", { name: "cmd.run", allowlist: ["ls"] }] } };
-    const lr = new LocalRun({ execution, agent, judges: new Map([["guard-judge", judge("guard-judge", { input_schema: {} })]]), workloads, workspace: virtualWorkspace, onEvent: (e) => events.push(e) });
+    const lr = new LocalRun({
+      execution,
+      agent,
+      judges: new Map([["guard-judge", judge("guard-judge", { input_schema: {} })]]),
+      workloads,
+      workspace: virtualWorkspace,
+      onEvent: (e) => events.push(e),
+    });
     const done = lr.run();
     await new Promise((r) => setTimeout(r, 10));
-    const proposal = { namespace: "default", execution: "demo", iteration: 1, step: 3, toolCallId: "tc-1", tool: "fs.write", args: { path: "/workspace/a", content: "x" } };
+    const proposal = {
+      namespace: "default",
+      execution: "demo",
+      iteration: 1,
+      step: 3,
+      toolCallId: "tc-1",
+      tool: "fs.write",
+      args: { path: "/workspace/a", content: "x" },
+    };
     const r = await lr.runToolJudge({ type: "semantic", judge_agent: "guard-judge", criteria: "be safe" }, proposal, ["cmd.run"], 0);
     release();
     const result = await done;
@@ -230,7 +269,11 @@ describe("local run (in-memory workloads)", () => {
       validation_context: "semantic_judge_pre_execution_inner_loop",
       policy_violations: ["cmd.run"],
     });
-    expect(events.map((e) => e.type).filter((t) => t.startsWith("toolcall") || t.startsWith("judge"))).toEqual(["toolcall.proposed", "judge.spawned", "judge.finished"]);
+    expect(events.map((e) => e.type).filter((t) => t.startsWith("toolcall") || t.startsWith("judge"))).toEqual([
+      "toolcall.proposed",
+      "judge.spawned",
+      "judge.finished",
+    ]);
     expect(events.find((e) => e.type === "judge.finished")?.execution).toBe("demo-i1-t0-s3-guard-judge");
   });
 
@@ -245,15 +288,32 @@ describe("local run (in-memory workloads)", () => {
       return { stdout: "I think it is fine" };
     });
     const agent: Agent = { ...worker([]), spec: { ...worker([]).spec, tools: ["fs.write"] } };
-    const lr = new LocalRun({ execution, agent, judges: new Map([["guard-judge", judge("guard-judge", { input_schema: {} })]]), workloads, workspace: virtualWorkspace });
+    const lr = new LocalRun({
+      execution,
+      agent,
+      judges: new Map([["guard-judge", judge("guard-judge", { input_schema: {} })]]),
+      workloads,
+      workspace: virtualWorkspace,
+    });
     const done = lr.run();
     await new Promise((r) => setTimeout(r, 10));
-    const proposal = { namespace: "default", execution: "demo", iteration: 1, step: 2, toolCallId: "tc-2", tool: "fs.write", args: { path: "/workspace/a", content: "x" } };
+    const proposal = {
+      namespace: "default",
+      execution: "demo",
+      iteration: 1,
+      step: 2,
+      toolCallId: "tc-2",
+      tool: "fs.write",
+      args: { path: "/workspace/a", content: "x" },
+    };
     const r = await lr.runToolJudge({ type: "semantic", judge_agent: "guard-judge" }, proposal, [], 0);
     release();
     const result = await done;
     expect(r.rejection).toBe("malformed_output");
     expect(result.execution.status?.children?.find((c) => c.purpose === "tool_validation")?.phase).toBe("Failed");
-    expect(result.children.find((c) => c.metadata.name === "demo-i1-t0-s2-guard-judge")?.status).toMatchObject({ phase: "Failed", rejection: "malformed_output" });
+    expect(result.children.find((c) => c.metadata.name === "demo-i1-t0-s2-guard-judge")?.status).toMatchObject({
+      phase: "Failed",
+      rejection: "malformed_output",
+    });
   });
 });

@@ -223,7 +223,15 @@ export class LocalRun {
     const id = `${name}:${this.seq++}:${type}`;
     // A judge's own events are filed under the child Execution, in its parent's tree.
     const execution = type.startsWith("judge.") && typeof data.child === "string" ? data.child : name;
-    const event: GavelEvent = { id, time: new Date(this.now()).toISOString(), namespace: this.namespace, root: name, execution, type, data };
+    const event: GavelEvent = {
+      id,
+      time: new Date(this.now()).toISOString(),
+      namespace: this.namespace,
+      root: name,
+      execution,
+      type,
+      data,
+    };
     this.opts.trace?.observe(event);
     this.opts.onEvent?.(event);
   }
@@ -254,7 +262,12 @@ export class LocalRun {
    * JudgeRunner): the child the children module makes (reference tool-judge payload,
    * read-only mounts, the judge's network), its books kept by the tool-judge step.
    */
-  async runToolJudge(entry: SemanticValidatorSpec, proposal: ToolCallProposal, violations: readonly string[], index: number): Promise<JudgeRunResult> {
+  async runToolJudge(
+    entry: SemanticValidatorSpec,
+    proposal: ToolCallProposal,
+    violations: readonly string[],
+    index: number,
+  ): Promise<JudgeRunResult> {
     const t = toolJudgeChild({
       parent: this.opts.execution,
       worker: this.opts.agent,
@@ -274,7 +287,12 @@ export class LocalRun {
       announced: this.proposedCalls,
       // A ChildRef in the Execution's status and the child Execution in the run's result.
       track: (ref) => (this.state.status.children ??= []).push(ref),
-      run: (child) => this.runJudgeChild(child.execution, this.opts.judges.get(entry.judge_agent), child.workload ?? child.problem ?? "the judge cannot run"),
+      run: (child) =>
+        this.runJudgeChild(
+          child.execution,
+          this.opts.judges.get(entry.judge_agent),
+          child.workload ?? child.problem ?? "the judge cannot run",
+        ),
     });
   }
 
@@ -316,7 +334,11 @@ export class LocalRun {
       const ws = this.workspace as Workspace;
       const mount = ws.mountFor(f.path);
       if (mount === undefined) {
-        return { ok: false, reason: "unreadable", detail: `${f.path} is not inside any workspace volume (${ws.mounts.map((m) => m.mountPath).join(", ")})` };
+        return {
+          ok: false,
+          reason: "unreadable",
+          detail: `${f.path} is not inside any workspace volume (${ws.mounts.map((m) => m.mountPath).join(", ")})`,
+        };
       }
       spec = volumeReader(name, this.opts.readerImage ?? defaultImages().reader, mount, posix.normalize(f.path), READER_TIMEOUT_SECONDS);
     } else {
@@ -335,8 +357,22 @@ export class LocalRun {
     const judge = this.opts.judges.get(c.judge);
     const ws = this.workspace as Workspace;
     this.foldToolCalls();
-    const v = validationJudgeChild({ parent: this.opts.execution, worker: this.opts.agent, judge, request: c, output: this.state.worker?.stdout ?? "", workerMounts: ws.mounts, status: this.state.status });
-    const workload = v.problem === undefined && judge !== undefined ? judgeWorkload(v.execution, judge, ws.mounts, { stdin: true, ...(this.opts.runtimes !== undefined ? { runtimes: this.opts.runtimes } : {}) }) : v.problem ?? "no judge";
+    const v = validationJudgeChild({
+      parent: this.opts.execution,
+      worker: this.opts.agent,
+      judge,
+      request: c,
+      output: this.state.worker?.stdout ?? "",
+      workerMounts: ws.mounts,
+      status: this.state.status,
+    });
+    const workload =
+      v.problem === undefined && judge !== undefined
+        ? judgeWorkload(v.execution, judge, ws.mounts, {
+            stdin: true,
+            ...(this.opts.runtimes !== undefined ? { runtimes: this.opts.runtimes } : {}),
+          })
+        : (v.problem ?? "no judge");
     observeJudge(this.state, c.name, await this.runJudgeChild(v.execution, judge, workload));
     this.observed();
   }

@@ -50,7 +50,8 @@ export function workspaceOf(mounts: WorkloadMount[], remove: () => Promise<void>
       let best: WorkloadMount | undefined;
       for (const m of mounts) {
         const prefix = m.mountPath.endsWith("/") ? m.mountPath : `${m.mountPath}/`;
-        if ((full === m.mountPath || full.startsWith(prefix)) && (best === undefined || m.mountPath.length > best.mountPath.length)) best = m;
+        if ((full === m.mountPath || full.startsWith(prefix)) && (best === undefined || m.mountPath.length > best.mountPath.length))
+          best = m;
       }
       return best;
     },

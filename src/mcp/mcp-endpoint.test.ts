@@ -31,9 +31,19 @@ describe("the in-pod MCP endpoint", () => {
     ws = await realpath(await mkdtemp(join(tmpdir(), "gavel-mcp-endpoint-")));
     await writeFile(join(ws, ".env"), "SECRET_TOKEN=not-a-real-one\n");
     await writeFile(join(ws, "notes.md"), "status: done\n");
-    const agent: Pick<Agent, "spec"> = { spec: { tools: ["fs.read"], mcp_servers: [{ name: "files", command: ["x"] }], volumes: [{ name: "ws", mount_path: ws }] } };
-    const gate = createGate({ policyStore: { get: () => compilePolicy([]) }, agent, judgeRunner: () => Promise.reject(new Error("no judges")) });
-    box = await McpToolbox.start([{ name: "files", command: [process.execPath, FS_SERVER, ws], tools: ["read_text_file", "write_file"] }], { env: { PATH: process.env.PATH ?? "/usr/bin:/bin" }, outputCapBytes: 65536, reserved: Object.keys(BUILTIN_TOOLS) });
+    const agent: Pick<Agent, "spec"> = {
+      spec: { tools: ["fs.read"], mcp_servers: [{ name: "files", command: ["x"] }], volumes: [{ name: "ws", mount_path: ws }] },
+    };
+    const gate = createGate({
+      policyStore: { get: () => compilePolicy([]) },
+      agent,
+      judgeRunner: () => Promise.reject(new Error("no judges")),
+    });
+    box = await McpToolbox.start([{ name: "files", command: [process.execPath, FS_SERVER, ws], tools: ["read_text_file", "write_file"] }], {
+      env: { PATH: process.env.PATH ?? "/usr/bin:/bin" },
+      outputCapBytes: 65536,
+      reserved: Object.keys(BUILTIN_TOOLS),
+    });
     const confinement = await Confinement.of([{ path: ws, readOnly: false }]);
     endpoint = await startMcpEndpoint({
       identity: { namespace: "default", execution: "e1", iteration: 1 },
@@ -45,7 +55,10 @@ describe("the in-pod MCP endpoint", () => {
           return "judged" in o ? o.judged() : Promise.resolve(o);
         },
       },
-      builtins: { tools: [BUILTIN_TOOLS["fs.read"] as (typeof BUILTIN_TOOLS)[string]], run: (name, args) => runBuiltin(name, args, { entry: name, confinement, limits: DEFAULT_LIMITS, env: {} }) },
+      builtins: {
+        tools: [BUILTIN_TOOLS["fs.read"] as (typeof BUILTIN_TOOLS)[string]],
+        run: (name, args) => runBuiltin(name, args, { entry: name, confinement, limits: DEFAULT_LIMITS, env: {} }),
+      },
       mcp: box,
       port: 0,
     });
@@ -70,13 +83,23 @@ describe("the in-pod MCP endpoint", () => {
     for (const name of ["files.read_text_file", "fs.read"]) {
       const r = await client.callTool({ name, arguments: { path: join(ws, ".env") } });
       expect(r.isError, name).toBe(true);
-      expect(r.structuredContent).toMatchObject({ denied: true, tool: name, blocked_by: "guard", check: "destructive_pattern", reason: "secrets: reads files: a secret file [path]" });
+      expect(r.structuredContent).toMatchObject({
+        denied: true,
+        tool: name,
+        blocked_by: "guard",
+        check: "destructive_pattern",
+        reason: "secrets: reads files: a secret file [path]",
+      });
       expect(JSON.stringify(r)).not.toContain("not-a-real-one");
     }
     const ok = await client.callTool({ name: "files.read_text_file", arguments: { path: join(ws, "notes.md") } });
     expect(ok).toMatchObject({ content: [{ type: "text", text: "status: done\n" }] });
     expect(ok.isError).toBeFalsy();
-    expect(seen.at(-1)).toMatchObject({ tool: "files.read_text_file", step: 3, mcp: { server: "files", tool: "read_text_file", pinned: true } });
+    expect(seen.at(-1)).toMatchObject({
+      tool: "files.read_text_file",
+      step: 3,
+      mcp: { server: "files", tool: "read_text_file", pinned: true },
+    });
   });
 
   it("fails closed when the gate gives no decision: the write never reaches the server", async () => {
@@ -92,15 +115,33 @@ describe("the in-pod MCP endpoint", () => {
   });
 
   it("refuses a foreign Host or Origin, an unknown protocol revision, and a request without a session", async () => {
-    const init = { jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "x", version: "1" } } };
+    const init = {
+      jsonrpc: "2.0",
+      id: 1,
+      method: "initialize",
+      params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "x", version: "1" } },
+    };
     const post = (headers: Record<string, string>, body: JsonObject = init) =>
-      fetch(endpoint.url, { method: "POST", headers: { "content-type": "application/json", accept: "application/json, text/event-stream", ...headers }, body: JSON.stringify(body) });
+      fetch(endpoint.url, {
+        method: "POST",
+        headers: { "content-type": "application/json", accept: "application/json, text/event-stream", ...headers },
+        body: JSON.stringify(body),
+      });
     expect((await post({ origin: "http://evil.example" })).status).toBe(403);
     const port = new URL(endpoint.url).port;
     const hostile = await new Promise<number>((resolve, reject) => {
       // fetch will not send another Host: a raw request does, as a rebinding browser would.
       import("node:http").then(({ request }) => {
-        const r = request({ host: "127.0.0.1", port, path: "/mcp", method: "POST", headers: { host: `evil.example:${port}`, "content-type": "application/json", accept: "application/json, text/event-stream" } }, (res) => resolve(res.statusCode ?? 0));
+        const r = request(
+          {
+            host: "127.0.0.1",
+            port,
+            path: "/mcp",
+            method: "POST",
+            headers: { host: `evil.example:${port}`, "content-type": "application/json", accept: "application/json, text/event-stream" },
+          },
+          (res) => resolve(res.statusCode ?? 0),
+        );
         r.on("error", reject);
         r.end(JSON.stringify(init));
       }, reject);

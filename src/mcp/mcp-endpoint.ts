@@ -8,7 +8,13 @@ import { createServer, type IncomingMessage, type Server as HttpServer, type Ser
 import type { AddressInfo } from "node:net";
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
-import { CallToolRequestSchema, isInitializeRequest, ListToolsRequestSchema, type CallToolResult, type Tool } from "@modelcontextprotocol/sdk/types.js";
+import {
+  CallToolRequestSchema,
+  isInitializeRequest,
+  ListToolsRequestSchema,
+  type CallToolResult,
+  type Tool,
+} from "@modelcontextprotocol/sdk/types.js";
 import type { ToolCallDecision, ToolCallProposal } from "../api/protocol.js";
 import type { JsonObject } from "../api/types.js";
 import { messageOf } from "../errors.js";
@@ -52,17 +58,32 @@ async function jsonBody(req: IncomingMessage, limit = 4 * 1024 * 1024): Promise<
 }
 
 function httpError(res: ServerResponse, status: number, message: string): void {
-  res.writeHead(status, { "content-type": "application/json" }).end(JSON.stringify({ jsonrpc: "2.0", error: { code: -32000, message }, id: null }));
+  res
+    .writeHead(status, { "content-type": "application/json" })
+    .end(JSON.stringify({ jsonrpc: "2.0", error: { code: -32000, message }, id: null }));
 }
 
 /** The tool result of a denial: who decided and why, readable and structured. */
 export function denialResult(tool: string, d: ToolCallDecision): CallToolResult {
   const who = d.blocked_by === "guard" ? `the guard${d.guard.check !== undefined ? ` (${d.guard.check} check)` : ""}` : "a judge";
-  const judges = d.judges.filter((j) => !j.passed).map((j) => ({ judge: j.judge, ...(j.result !== undefined ? { score: j.result.score, reasoning: j.result.reasoning } : {}), ...(j.rejection !== undefined ? { rejection: j.rejection } : {}) }));
+  const judges = d.judges
+    .filter((j) => !j.passed)
+    .map((j) => ({
+      judge: j.judge,
+      ...(j.result !== undefined ? { score: j.result.score, reasoning: j.result.reasoning } : {}),
+      ...(j.rejection !== undefined ? { rejection: j.rejection } : {}),
+    }));
   return {
     isError: true,
     content: [{ type: "text", text: `Tool call ${tool} denied by ${who}: ${d.reason}. The call was not executed.` }],
-    structuredContent: { denied: true, tool, blocked_by: d.blocked_by, ...(d.guard.check !== undefined ? { check: d.guard.check } : {}), reason: d.reason, judges },
+    structuredContent: {
+      denied: true,
+      tool,
+      blocked_by: d.blocked_by,
+      ...(d.guard.check !== undefined ? { check: d.guard.check } : {}),
+      reason: d.reason,
+      judges,
+    },
   };
 }
 
@@ -70,7 +91,12 @@ export function denialResult(tool: string, d: ToolCallDecision): CallToolResult 
 function servedTools(o: McpEndpointOptions): Tool[] {
   return [
     ...o.builtins.tools.map((t) => ({ name: t.name, description: t.description, inputSchema: t.parameters as Tool["inputSchema"] })),
-    ...(o.mcp?.tools() ?? []).map((t) => ({ name: t.name, description: t.description, inputSchema: t.parameters as Tool["inputSchema"], ...(t.descriptor.annotations !== undefined ? { annotations: t.descriptor.annotations } : {}) })),
+    ...(o.mcp?.tools() ?? []).map((t) => ({
+      name: t.name,
+      description: t.description,
+      inputSchema: t.parameters as Tool["inputSchema"],
+      ...(t.descriptor.annotations !== undefined ? { annotations: t.descriptor.annotations } : {}),
+    })),
   ];
 }
 
@@ -82,21 +108,43 @@ function toolCaller(o: McpEndpointOptions, tools: Tool[]): (name: string, args: 
   return async (name, args) => {
     const toolCallId = `i${o.identity.iteration}-s${++step}-${nonce}`;
     const listing = o.mcp?.owns(name) === true ? o.mcp.descriptor(name) : undefined;
-    const proposal: ToolCallProposal = { ...o.identity, step, toolCallId, tool: name, args, ...(listing !== undefined ? { mcp: listing } : {}) };
+    const proposal: ToolCallProposal = {
+      ...o.identity,
+      step,
+      toolCallId,
+      tool: name,
+      args,
+      ...(listing !== undefined ? { mcp: listing } : {}),
+    };
     let decision: ToolCallDecision;
     try {
       decision = await o.gate.propose(proposal);
     } catch (err) {
       // Fail closed: without a decision nothing runs.
       o.log?.({ event: "gate_error", tool: name, toolCallId, error: messageOf(err) });
-      return { isError: true, content: [{ type: "text", text: `Tool call ${name} not made: no decision from the gate (${messageOf(err)})` }] };
+      return {
+        isError: true,
+        content: [{ type: "text", text: `Tool call ${name} not made: no decision from the gate (${messageOf(err)})` }],
+      };
     }
-    o.log?.({ event: "tool_call", step: proposal.step, toolCallId, tool: name, allowed: decision.allowed, blockedBy: decision.blocked_by, check: decision.guard.check, argKeys: Object.keys(args) });
+    o.log?.({
+      event: "tool_call",
+      step: proposal.step,
+      toolCallId,
+      tool: name,
+      allowed: decision.allowed,
+      blockedBy: decision.blocked_by,
+      check: decision.guard.check,
+      argKeys: Object.keys(args),
+    });
     if (!decision.allowed) return denialResult(name, decision);
     try {
       if (listing !== undefined && o.mcp !== undefined) return { content: [{ type: "text", text: await o.mcp.call(name, args) }] };
       if (builtinNames.has(name)) return { content: [{ type: "text", text: await o.builtins.run(name, args) }] };
-      return { isError: true, content: [{ type: "text", text: `Tool ${name} is not available here (${tools.map((t) => t.name).join(", ") || "no tools"})` }] };
+      return {
+        isError: true,
+        content: [{ type: "text", text: `Tool ${name} is not available here (${tools.map((t) => t.name).join(", ") || "no tools"})` }],
+      };
     } catch (err) {
       return { isError: true, content: [{ type: "text", text: `Error: ${messageOf(err)}` }] };
     }
@@ -120,7 +168,12 @@ class SessionRouter {
     const id = req.headers["mcp-session-id"];
     const existing = typeof id === "string" ? this.transports.get(id) : undefined;
     if (req.method !== "POST") {
-      if (existing === undefined) return httpError(res, typeof id === "string" ? 404 : 400, typeof id === "string" ? `no session ${id}` : "Mcp-Session-Id header required");
+      if (existing === undefined)
+        return httpError(
+          res,
+          typeof id === "string" ? 404 : 400,
+          typeof id === "string" ? `no session ${id}` : "Mcp-Session-Id header required",
+        );
       return existing.handleRequest(req, res);
     }
     const body = await jsonBody(req);

@@ -9,7 +9,8 @@ export function resultText(result: CallToolResult, capBytes: number): string {
     if (c.type === "text") parts.push(c.text);
     else if (c.type === "image" || c.type === "audio") parts.push(`[${c.type} ${c.mimeType}, ${c.data.length} base64 chars]`);
     else if (c.type === "resource_link") parts.push(`[resource ${c.uri}]`);
-    else if (c.type === "resource") parts.push("text" in c.resource && typeof c.resource.text === "string" ? c.resource.text : `[resource ${c.resource.uri}]`);
+    else if (c.type === "resource")
+      parts.push("text" in c.resource && typeof c.resource.text === "string" ? c.resource.text : `[resource ${c.resource.uri}]`);
   }
   if (parts.length === 0 && result.structuredContent !== undefined) parts.push(JSON.stringify(result.structuredContent));
   let text = parts.join("\n");

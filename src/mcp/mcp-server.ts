@@ -53,7 +53,14 @@ export class McpServer {
   static async start(spec: McpServerSpec, o: McpServerOptions): Promise<McpServer> {
     const [command, ...args] = spec.command;
     if (command === undefined) throw new McpServerError(spec.name, `MCP server ${spec.name}: command is empty`);
-    const transport = new StdioClientTransport({ command, args, env: o.env, stderr: "pipe", maxBufferSize: o.maxMessageBytes, ...(o.cwd !== undefined ? { cwd: o.cwd } : {}) });
+    const transport = new StdioClientTransport({
+      command,
+      args,
+      env: o.env,
+      stderr: "pipe",
+      maxBufferSize: o.maxMessageBytes,
+      ...(o.cwd !== undefined ? { cwd: o.cwd } : {}),
+    });
     const client = new Client({ name: "gavel-agent", version: gavelVersion() }, { capabilities: {} });
     const server = new McpServer(spec, client);
     transport.stderr?.on("data", (d: Buffer) => server.keepStderr(d.toString("utf8")));
@@ -64,7 +71,12 @@ export class McpServer {
       await client.connect(transport, { timeout: (spec.startup_timeout_seconds ?? DEFAULT_STARTUP_TIMEOUT_S) * 1000 });
     } catch (err) {
       await server.close();
-      throw new McpServerError(spec.name, `MCP server ${spec.name} (${spec.command.join(" ")}) did not start: ${server.down ?? messageOf(err)}${server.stderrNote()}`, undefined, { cause: err });
+      throw new McpServerError(
+        spec.name,
+        `MCP server ${spec.name} (${spec.command.join(" ")}) did not start: ${server.down ?? messageOf(err)}${server.stderrNote()}`,
+        undefined,
+        { cause: err },
+      );
     }
     o.log?.({ event: "mcp_server_started", server: spec.name, serverInfo: client.getServerVersion() });
     return server;
@@ -82,7 +94,12 @@ export class McpServer {
         tools.push(...page.tools);
         cursor = page.nextCursor;
       } catch (err) {
-        throw new McpServerError(this.spec.name, `MCP server ${this.spec.name}: tools/list failed: ${this.down ?? messageOf(err)}${this.stderrNote()}`, undefined, { cause: err });
+        throw new McpServerError(
+          this.spec.name,
+          `MCP server ${this.spec.name}: tools/list failed: ${this.down ?? messageOf(err)}${this.stderrNote()}`,
+          undefined,
+          { cause: err },
+        );
       }
       if (tools.length > 1024) throw new McpServerError(this.spec.name, `MCP server ${this.spec.name} lists more than 1024 tools`);
     } while (cursor !== undefined);
@@ -96,12 +113,21 @@ export class McpServer {
     this.inflight.add(abort);
     const timeoutS = this.spec.timeout_seconds ?? DEFAULT_CALL_TIMEOUT_S;
     try {
-      return (await this.client.callTool({ name: tool, arguments: args }, undefined, { timeout: timeoutS * 1000, maxTotalTimeout: timeoutS * 1000, signal: abort.signal })) as CallToolResult;
+      return (await this.client.callTool({ name: tool, arguments: args }, undefined, {
+        timeout: timeoutS * 1000,
+        maxTotalTimeout: timeoutS * 1000,
+        signal: abort.signal,
+      })) as CallToolResult;
     } catch (err) {
       const timedOut = /timed out|timeout/i.test(messageOf(err)) && this.down === undefined;
       // A server that hung past the deadline is not trusted with another call: it is closed.
       if (timedOut) this.fail(`did not answer ${tool} within ${timeoutS} s`);
-      throw new McpServerError(this.spec.name, `MCP tool ${this.spec.name}.${tool}: ${this.down ?? messageOf(err)}${this.stderrNote()}`, tool, { cause: err });
+      throw new McpServerError(
+        this.spec.name,
+        `MCP tool ${this.spec.name}.${tool}: ${this.down ?? messageOf(err)}${this.stderrNote()}`,
+        tool,
+        { cause: err },
+      );
     } finally {
       this.inflight.delete(abort);
     }
@@ -126,7 +152,12 @@ export class McpServer {
   }
 
   private throwIfDown(tool?: string): void {
-    if (this.down !== undefined) throw new McpServerError(this.spec.name, `${tool !== undefined ? `MCP tool ${this.spec.name}.${tool}: ` : ""}${this.down}${this.stderrNote()}`, tool);
+    if (this.down !== undefined)
+      throw new McpServerError(
+        this.spec.name,
+        `${tool !== undefined ? `MCP tool ${this.spec.name}.${tool}: ` : ""}${this.down}${this.stderrNote()}`,
+        tool,
+      );
   }
 
   private keepStderr(text: string): void {

@@ -23,7 +23,11 @@ const FS_SERVER = join(REPO, "node_modules/@modelcontextprotocol/server-filesyst
 const FAULT_SERVER = join(REPO, "test/harness/mcp-fault-server.mjs");
 const env = { PATH: process.env.PATH ?? "/usr/bin:/bin" };
 const options = { env, outputCapBytes: DEFAULT_LIMITS.outputCapBytes, reserved: Object.keys(BUILTIN_TOOLS) };
-const fault = (mode: string, extra: Partial<McpServerSpec> = {}): McpServerSpec => ({ name: "flaky", command: [process.execPath, FAULT_SERVER, mode], ...extra });
+const fault = (mode: string, extra: Partial<McpServerSpec> = {}): McpServerSpec => ({
+  name: "flaky",
+  command: [process.execPath, FAULT_SERVER, mode],
+  ...extra,
+});
 
 /** The error a promise rejects with, and how long it took. */
 async function failure(p: Promise<unknown>): Promise<{ err: McpServerError; ms: number }> {
@@ -80,8 +84,12 @@ describe("McpToolbox refuses servers that misbehave, naming server and tool", ()
   });
   it("a tool listed twice, a tool name that cannot be <server>.<tool>, a declared tool it does not list", async () => {
     expect((await failure(McpToolbox.start([fault("dup")], options))).err.message).toBe("MCP server flaky lists tool echo twice");
-    expect((await failure(McpToolbox.start([fault("badname")], options))).err.message).toMatch(/^MCP server flaky lists a tool named "echo now!"/);
-    expect((await failure(McpToolbox.start([fault("ok", { tools: ["echo", "shout"] })], options))).err.message).toMatch(/^MCP server flaky does not list tool shout/);
+    expect((await failure(McpToolbox.start([fault("badname")], options))).err.message).toMatch(
+      /^MCP server flaky lists a tool named "echo now!"/,
+    );
+    expect((await failure(McpToolbox.start([fault("ok", { tools: ["echo", "shout"] })], options))).err.message).toMatch(
+      /^MCP server flaky does not list tool shout/,
+    );
   });
   it("a name that collides with a built-in tool", async () => {
     const { err } = await failure(McpToolbox.start([fault("ok")], { ...options, reserved: ["flaky.echo"] }));
@@ -131,7 +139,11 @@ describe("the worker loop's MCP calls go through the gate", () => {
 
   it("denies a secret read by the guard before the server sees it, and returns an allowed read", async () => {
     const policy: GuardPolicySpec = {};
-    const gate = createGate({ policyStore: { get: () => compilePolicy([{ name: "p", spec: policy }]) }, agent, judgeRunner: () => Promise.reject(new Error("no judges")) });
+    const gate = createGate({
+      policyStore: { get: () => compilePolicy([{ name: "p", spec: policy }]) },
+      agent,
+      judgeRunner: () => Promise.reject(new Error("no judges")),
+    });
     const seen: ToolCallProposal[] = [];
     const client: GateClient = {
       async propose(p): Promise<ToolCallDecision> {

@@ -36,13 +36,16 @@ const MAX_MESSAGE_BYTES = 4 * 1024 * 1024;
 /** The descriptor of a listed tool (untrusted text, sent to the gate as the server's claim). */
 function descriptorOf(server: string, t: Tool, pinned: boolean): McpToolDescriptor {
   const a = t.annotations;
-  const annotations = a === undefined ? undefined : {
-    ...(typeof a.title === "string" ? { title: a.title.slice(0, 1024) } : {}),
-    ...(typeof a.readOnlyHint === "boolean" ? { readOnlyHint: a.readOnlyHint } : {}),
-    ...(typeof a.destructiveHint === "boolean" ? { destructiveHint: a.destructiveHint } : {}),
-    ...(typeof a.idempotentHint === "boolean" ? { idempotentHint: a.idempotentHint } : {}),
-    ...(typeof a.openWorldHint === "boolean" ? { openWorldHint: a.openWorldHint } : {}),
-  };
+  const annotations =
+    a === undefined
+      ? undefined
+      : {
+          ...(typeof a.title === "string" ? { title: a.title.slice(0, 1024) } : {}),
+          ...(typeof a.readOnlyHint === "boolean" ? { readOnlyHint: a.readOnlyHint } : {}),
+          ...(typeof a.destructiveHint === "boolean" ? { destructiveHint: a.destructiveHint } : {}),
+          ...(typeof a.idempotentHint === "boolean" ? { idempotentHint: a.idempotentHint } : {}),
+          ...(typeof a.openWorldHint === "boolean" ? { openWorldHint: a.openWorldHint } : {}),
+        };
   return {
     server,
     tool: t.name,
@@ -71,7 +74,15 @@ export class McpToolbox {
     const servers = new Map<string, McpServer>();
     const box = new McpToolbox(servers, o);
     const started = await Promise.allSettled(
-      specs.map((spec) => McpServer.start(spec, { env: o.env, maxMessageBytes: MAX_MESSAGE_BYTES, onToolsChanged: () => box.relist(spec.name), ...(o.cwd !== undefined ? { cwd: o.cwd } : {}), ...(o.log !== undefined ? { log: o.log } : {}) })),
+      specs.map((spec) =>
+        McpServer.start(spec, {
+          env: o.env,
+          maxMessageBytes: MAX_MESSAGE_BYTES,
+          onToolsChanged: () => box.relist(spec.name),
+          ...(o.cwd !== undefined ? { cwd: o.cwd } : {}),
+          ...(o.log !== undefined ? { log: o.log } : {}),
+        }),
+      ),
     );
     for (const r of started) if (r.status === "fulfilled") servers.set(r.value.spec.name, r.value);
     try {
@@ -107,7 +118,8 @@ export class McpToolbox {
   async call(name: string, args: JsonObject): Promise<string> {
     const d = this.listed.get(name);
     const server = d === undefined ? undefined : this.servers.get(d.server);
-    if (d === undefined || server === undefined) throw new McpServerError(name.split(".")[0] ?? name, `MCP tool ${name} is not listed by its server`);
+    if (d === undefined || server === undefined)
+      throw new McpServerError(name.split(".")[0] ?? name, `MCP tool ${name} is not listed by its server`);
     return resultText(await server.call(d.tool, args), this.o.outputCapBytes);
   }
 
@@ -120,24 +132,44 @@ export class McpToolbox {
   private offer(spec: McpServerSpec, tools: Tool[]): void {
     const seen = new Set<string>();
     for (const t of tools) {
-      if (!TOOL_NAME_RE.test(t.name)) throw new McpServerError(spec.name, `MCP server ${spec.name} lists a tool named ${JSON.stringify(t.name.slice(0, 200))}: tool names must match ${TOOL_NAME_RE.source}`, t.name);
+      if (!TOOL_NAME_RE.test(t.name))
+        throw new McpServerError(
+          spec.name,
+          `MCP server ${spec.name} lists a tool named ${JSON.stringify(t.name.slice(0, 200))}: tool names must match ${TOOL_NAME_RE.source}`,
+          t.name,
+        );
       if (seen.has(t.name)) throw new McpServerError(spec.name, `MCP server ${spec.name} lists tool ${t.name} twice`, t.name);
       seen.add(t.name);
     }
     for (const wanted of spec.tools ?? []) {
-      if (!seen.has(wanted)) throw new McpServerError(spec.name, `MCP server ${spec.name} does not list tool ${wanted} (spec.mcp_servers[${spec.name}].tools; it lists ${[...seen].join(", ") || "none"})`, wanted);
+      if (!seen.has(wanted))
+        throw new McpServerError(
+          spec.name,
+          `MCP server ${spec.name} does not list tool ${wanted} (spec.mcp_servers[${spec.name}].tools; it lists ${[...seen].join(", ") || "none"})`,
+          wanted,
+        );
     }
     const allowed = spec.tools === undefined ? undefined : new Set(spec.tools);
     for (const t of tools) {
       const name = mcpToolName(spec.name, t.name);
-      if (this.o.reserved.includes(name) || this.listed.has(name)) throw new McpServerError(spec.name, `MCP tool ${name} collides with ${this.o.reserved.includes(name) ? "a built-in tool" : "another tool"} of that name`, t.name);
+      if (this.o.reserved.includes(name) || this.listed.has(name))
+        throw new McpServerError(
+          spec.name,
+          `MCP tool ${name} collides with ${this.o.reserved.includes(name) ? "a built-in tool" : "another tool"} of that name`,
+          t.name,
+        );
       const descriptor = descriptorOf(spec.name, t, true);
       this.listed.set(name, descriptor);
       if (allowed !== undefined && !allowed.has(t.name)) continue;
       this.pins.set(name, mcpToolDigest(descriptor));
       this.offered.push({ name, description: descriptor.description ?? "", parameters: descriptor.inputSchema, descriptor });
     }
-    this.o.log?.({ event: "mcp_tools", server: spec.name, listed: tools.length, offered: this.offered.filter((t) => t.descriptor.server === spec.name).map((t) => t.name) });
+    this.o.log?.({
+      event: "mcp_tools",
+      server: spec.name,
+      listed: tools.length,
+      offered: this.offered.filter((t) => t.descriptor.server === spec.name).map((t) => t.name),
+    });
   }
 
   /** Re-reads a server's listing after its tools/list_changed: new or changed tools are proposed unpinned. */

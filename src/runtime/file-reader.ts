@@ -38,17 +38,37 @@ export function volumeReader(name: string, image: string, mount: WorkloadMount, 
 
 /** A reader of `path` in `image`: no mounts. */
 export function imageReader(name: string, image: string, path: string, timeoutSeconds: number): WorkloadSpec {
-  return { name, image, command: readerCommand(path), mounts: [], network: "none", timeoutSeconds, resources: { memoryBytes: 128 * 1024 * 1024 } };
+  return {
+    name,
+    image,
+    command: readerCommand(path),
+    mounts: [],
+    network: "none",
+    timeoutSeconds,
+    resources: { memoryBytes: 128 * 1024 * 1024 },
+  };
 }
 
 /** What a finished reader means for the validator. */
-export function readerContent(r: Pick<WorkloadResult, "exitCode" | "stdout" | "stderr" | "timedOut" | "truncated">, from: "workspace" | "image"): FileContent {
-  if (r.exitCode === READER_MISSING && !r.timedOut) return { ok: false, reason: "missing", detail: from === "image" ? "not in the agent's image" : "no such file" };
+export function readerContent(
+  r: Pick<WorkloadResult, "exitCode" | "stdout" | "stderr" | "timedOut" | "truncated">,
+  from: "workspace" | "image",
+): FileContent {
+  if (r.exitCode === READER_MISSING && !r.timedOut)
+    return { ok: false, reason: "missing", detail: from === "image" ? "not in the agent's image" : "no such file" };
   if (r.exitCode !== 0 || r.timedOut || r.truncated) {
     // Pod logs carry stderr in stdout, so the tail of whichever has text explains the exit.
     const tail = (r.stderr.trim() || r.stdout.trim()).slice(-300);
-    const why = r.timedOut ? "the reader timed out" : r.truncated ? `file larger than ${OUTPUT_CAP_BYTES / 1024 / 1024} MiB` : `exit ${r.exitCode}: ${tail}`;
-    return { ok: false, reason: "unreadable", detail: from === "image" ? `${why} (gavel reads files from the agent's image with sh and cat)` : why };
+    const why = r.timedOut
+      ? "the reader timed out"
+      : r.truncated
+        ? `file larger than ${OUTPUT_CAP_BYTES / 1024 / 1024} MiB`
+        : `exit ${r.exitCode}: ${tail}`;
+    return {
+      ok: false,
+      reason: "unreadable",
+      detail: from === "image" ? `${why} (gavel reads files from the agent's image with sh and cat)` : why,
+    };
   }
   return { ok: true, content: r.stdout };
 }

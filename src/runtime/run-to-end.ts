@@ -109,7 +109,11 @@ export async function followToEnd<P extends WorkloadPlacement>(
       const signal = stopped ? undefined : opts.signal;
       if (hint !== undefined) {
         let fired = false;
-        await pauseFor(untilDeadline, signal, hint.then(() => void (fired = true)));
+        await pauseFor(
+          untilDeadline,
+          signal,
+          hint.then(() => void (fired = true)),
+        );
         if (fired) hint = undefined;
         continue;
       }

@@ -142,7 +142,12 @@ export interface OwnedWorkloads<P extends WorkloadPlacement = WorkloadPlacement>
    * in `namespace` (every namespace when undefined) whose labels `which` accepts (all when
    * undefined); returns when the first one kept for its retention may go.
    */
-  retireOwned(namespace: string | undefined, owner: string, retentionSeconds: number, which?: (labels: Readonly<Record<string, string>>) => boolean): Promise<number | undefined>;
+  retireOwned(
+    namespace: string | undefined,
+    owner: string,
+    retentionSeconds: number,
+    which?: (labels: Readonly<Record<string, string>>) => boolean,
+  ): Promise<number | undefined>;
 }
 
 /**

@@ -8,7 +8,15 @@ import { recordingTracing } from "./tracing.js";
 
 const ex = { namespace: "team-a", name: "ex-1", uid: "uid-1", agent: "coder" };
 let t = 0;
-const ev = (type: string, data: Record<string, unknown>): GavelEvent => ({ id: `${t}`, time: new Date(1_700_000_000_000 + 1000 * t++).toISOString(), namespace: "team-a", root: "ex-1", execution: "ex-1", type, data });
+const ev = (type: string, data: Record<string, unknown>): GavelEvent => ({
+  id: `${t}`,
+  time: new Date(1_700_000_000_000 + 1000 * t++).toISOString(),
+  namespace: "team-a",
+  root: "ex-1",
+  execution: "ex-1",
+  type,
+  data,
+});
 
 const RUN: GavelEvent[] = [
   ev("execution.started", { agent: "coder" }),
@@ -38,7 +46,12 @@ describe("ExecutionTrace", () => {
     const iterations = byName("iteration");
     expect(root?.parent).toBeUndefined();
     expect(root?.ref.traceId).toBe(trace.traceId);
-    expect(root?.attributes).toMatchObject({ "gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "coder", "gavel.execution.name": "ex-1", "gavel.execution.phase": "Failed" });
+    expect(root?.attributes).toMatchObject({
+      "gen_ai.operation.name": "invoke_agent",
+      "gen_ai.agent.name": "coder",
+      "gavel.execution.name": "ex-1",
+      "gavel.execution.phase": "Failed",
+    });
     expect(root?.error).toBe("failed");
     expect(iterations.map((s) => s.attributes["gavel.iteration"])).toEqual([1, 2]);
     expect(iterations[0]?.ref.spanId).toBe(parent?.spanId);
@@ -51,9 +64,25 @@ describe("ExecutionTrace", () => {
     expect(judges).toHaveLength(1);
     expect(judges[0]?.parent?.spanId).toBe(semantic?.ref.spanId);
     expect(iterations[0]?.events).toEqual([
-      { name: "gen_ai.evaluation.result", attributes: { "gen_ai.evaluation.name": "exit_code", "gen_ai.evaluation.score.value": 1, "gen_ai.evaluation.score.label": "pass", "gen_ai.evaluation.explanation": "exit 0" } },
+      {
+        name: "gen_ai.evaluation.result",
+        attributes: {
+          "gen_ai.evaluation.name": "exit_code",
+          "gen_ai.evaluation.score.value": 1,
+          "gen_ai.evaluation.score.label": "pass",
+          "gen_ai.evaluation.explanation": "exit 0",
+        },
+      },
       { name: "gen_ai.evaluation.result", attributes: { "gen_ai.evaluation.name": "j", "gen_ai.evaluation.score.value": 0.4 } },
-      { name: "gen_ai.evaluation.result", attributes: { "gen_ai.evaluation.name": "semantic", "gen_ai.evaluation.score.value": 0.4, "gen_ai.evaluation.score.label": "fail", "gen_ai.evaluation.explanation": "too short" } },
+      {
+        name: "gen_ai.evaluation.result",
+        attributes: {
+          "gen_ai.evaluation.name": "semantic",
+          "gen_ai.evaluation.score.value": 0.4,
+          "gen_ai.evaluation.score.label": "fail",
+          "gen_ai.evaluation.explanation": "too short",
+        },
+      },
     ]);
     expect(tracing.spans.every((s) => s.ended)).toBe(true);
     expect(trace.done).toBe(true);
@@ -77,7 +106,10 @@ describe("ExecutionTrace", () => {
     trace.observe(ev("judge.finished", { child: "c", judge: "j", rejection: "malformed_output" }));
     const judge = tracing.spans.find((s) => s.name === "invoke_agent j");
     expect(judge?.error).toBe("malformed_output");
-    expect(tracing.spans.find((s) => s.name === "iteration")?.events[0]?.attributes).toEqual({ "gen_ai.evaluation.name": "j", "error.type": "malformed_output" });
+    expect(tracing.spans.find((s) => s.name === "iteration")?.events[0]?.attributes).toEqual({
+      "gen_ai.evaluation.name": "j",
+      "error.type": "malformed_output",
+    });
   });
 
   it("drops the entry of a deleted Execution (its spans end, the root marked deleted) and of a replaced one: entries stay bounded", () => {
@@ -95,7 +127,11 @@ describe("ExecutionTrace", () => {
     const again = { ...ex, uid: "uid-2" };
     traces.iterationParent(again, 1);
     expect(traces.size).toBe(1);
-    expect(tracing.spans.filter((s) => s.name === "invoke_agent coder" && s.ref.traceId !== tracing.spans.at(-1)?.ref.traceId).every((s) => s.ended)).toBe(true);
+    expect(
+      tracing.spans
+        .filter((s) => s.name === "invoke_agent coder" && s.ref.traceId !== tracing.spans.at(-1)?.ref.traceId)
+        .every((s) => s.ended),
+    ).toBe(true);
     traces.deleted(ex.namespace, ex.name);
     // 1,000 Executions started and deleted leave nothing behind.
     for (let i = 0; i < 1000; i++) {

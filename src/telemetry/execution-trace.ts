@@ -100,7 +100,10 @@ export class ExecutionTrace {
 
   private iteration(n: number, time: number): TraceSpan {
     this.root(time);
-    return this.ensure(`iteration/${n}`, "execution", "iteration", time, () => ({ [GAVEL.iteration]: n, [GEN_AI.agentName]: this.execution.agent }));
+    return this.ensure(`iteration/${n}`, "execution", "iteration", time, () => ({
+      [GAVEL.iteration]: n,
+      [GEN_AI.agentName]: this.execution.agent,
+    }));
   }
 
   private validator(n: number, k: number, type: string | undefined, time: number): TraceSpan {
@@ -159,7 +162,10 @@ export class ExecutionTrace {
 
   private workerFinished(it: number, d: Record<string, unknown>, time: number): void {
     const exit = num(d.exitCode);
-    this.iteration(it, time).setAttributes({ ...(exit !== undefined ? { [GAVEL.workerExitCode]: exit } : {}), ...(d.timedOut === true ? { [GEN_AI.errorType]: "timed_out" } : {}) });
+    this.iteration(it, time).setAttributes({
+      ...(exit !== undefined ? { [GAVEL.workerExitCode]: exit } : {}),
+      ...(d.timedOut === true ? { [GEN_AI.errorType]: "timed_out" } : {}),
+    });
   }
 
   private judgeSpawned(it: number, k: number, d: Record<string, unknown>, time: number): void {
@@ -185,10 +191,17 @@ export class ExecutionTrace {
     const score = num(d.score);
     const rejection = str(d.rejection);
     const confidence = num(d.confidence);
-    span.setAttributes({ ...(score !== undefined ? { [GAVEL.score]: score } : {}), ...(confidence !== undefined ? { [GAVEL.confidence]: confidence } : {}) });
+    span.setAttributes({
+      ...(score !== undefined ? { [GAVEL.score]: score } : {}),
+      ...(confidence !== undefined ? { [GAVEL.confidence]: confidence } : {}),
+    });
     if (rejection !== undefined) span.setError(rejection, `judge rejected: ${rejection}`);
     // The verdict judges the iteration's work: the event goes on the span it evaluates.
-    const verdict = evaluationAttributes({ name: j.judge, ...(score !== undefined ? { score } : {}), ...(rejection !== undefined ? { rejection } : {}) });
+    const verdict = evaluationAttributes({
+      name: j.judge,
+      ...(score !== undefined ? { score } : {}),
+      ...(rejection !== undefined ? { rejection } : {}),
+    });
     this.open.get(`iteration/${j.iteration}`)?.addEvent(GEN_AI.evaluationResult, verdict, time);
     this.close(j.key, time);
   }
@@ -199,8 +212,17 @@ export class ExecutionTrace {
     const confidence = num(d.confidence);
     const passed = d.passed === true;
     const reasoning = str(d.reasoning);
-    span.setAttributes({ [GAVEL.passed]: passed, ...(score !== undefined ? { [GAVEL.score]: score } : {}), ...(confidence !== undefined ? { [GAVEL.confidence]: confidence } : {}) });
-    const verdict = evaluationAttributes({ name: str(d.type) ?? "validator", ...(score !== undefined ? { score } : {}), passed, ...(reasoning !== undefined ? { explanation: reasoning } : {}) });
+    span.setAttributes({
+      [GAVEL.passed]: passed,
+      ...(score !== undefined ? { [GAVEL.score]: score } : {}),
+      ...(confidence !== undefined ? { [GAVEL.confidence]: confidence } : {}),
+    });
+    const verdict = evaluationAttributes({
+      name: str(d.type) ?? "validator",
+      ...(score !== undefined ? { score } : {}),
+      passed,
+      ...(reasoning !== undefined ? { explanation: reasoning } : {}),
+    });
     this.open.get(`iteration/${it}`)?.addEvent(GEN_AI.evaluationResult, verdict, time);
     this.close(`validator/${it}/${k}`, time);
   }
@@ -208,7 +230,10 @@ export class ExecutionTrace {
   private iterationFinished(it: number, d: Record<string, unknown>, time: number): void {
     const score = num(d.score);
     const outcome = str(d.outcome);
-    this.iteration(it, time).setAttributes({ ...(outcome !== undefined ? { [GAVEL.iterationOutcome]: outcome } : {}), ...(score !== undefined ? { [GAVEL.score]: score } : {}) });
+    this.iteration(it, time).setAttributes({
+      ...(outcome !== undefined ? { [GAVEL.iterationOutcome]: outcome } : {}),
+      ...(score !== undefined ? { [GAVEL.score]: score } : {}),
+    });
     for (const key of [...this.open.keys()]) if (key.startsWith(`validator/${it}/`)) this.close(key, time);
     this.close(`iteration/${it}`, time);
   }
@@ -219,7 +244,8 @@ export class ExecutionTrace {
     const root = this.root(time);
     const score = num(d.score);
     root.setAttributes({ [GAVEL.phase]: phase as string, ...(score !== undefined ? { [GAVEL.score]: score } : {}) });
-    if (phase !== "Succeeded") root.setError(phase === "TimedOut" ? "timed_out" : phase === "Cancelled" ? "cancelled" : "failed", str(d.message));
+    if (phase !== "Succeeded")
+      root.setError(phase === "TimedOut" ? "timed_out" : phase === "Cancelled" ? "cancelled" : "failed", str(d.message));
     this.end(time);
   }
 

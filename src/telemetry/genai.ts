@@ -53,11 +53,19 @@ export const GAVEL = {
 export const EXPLANATION_LIMIT = 1024;
 
 /** A gen_ai.evaluation.result event's attributes: a verdict (score, label, why) or a rejection. */
-export function evaluationAttributes(v: { name: string; score?: number; passed?: boolean; explanation?: string; rejection?: string }): Attributes {
+export function evaluationAttributes(v: {
+  name: string;
+  score?: number;
+  passed?: boolean;
+  explanation?: string;
+  rejection?: string;
+}): Attributes {
   const a: Attributes = { [GEN_AI.evaluationName]: v.name };
   if (v.score !== undefined) a[GEN_AI.evaluationScoreValue] = v.score;
   if (v.passed !== undefined) a[GEN_AI.evaluationScoreLabel] = v.passed ? "pass" : "fail";
-  if (v.explanation !== undefined && v.explanation !== "") a[GEN_AI.evaluationExplanation] = v.explanation.length > EXPLANATION_LIMIT ? `${v.explanation.slice(0, EXPLANATION_LIMIT)}…` : v.explanation;
+  if (v.explanation !== undefined && v.explanation !== "")
+    a[GEN_AI.evaluationExplanation] =
+      v.explanation.length > EXPLANATION_LIMIT ? `${v.explanation.slice(0, EXPLANATION_LIMIT)}…` : v.explanation;
   if (v.rejection !== undefined) a[GEN_AI.errorType] = v.rejection;
   return a;
 }

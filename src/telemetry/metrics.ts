@@ -40,7 +40,13 @@ abstract class Family {
 class Scalar extends Family {
   private readonly values = new Map<string, number>();
 
-  constructor(name: string, help: string, kind: "counter" | "gauge", labelNames: readonly string[], private readonly collect?: () => Iterable<[Labels, number]>) {
+  constructor(
+    name: string,
+    help: string,
+    kind: "counter" | "gauge",
+    labelNames: readonly string[],
+    private readonly collect?: () => Iterable<[Labels, number]>,
+  ) {
     super(name, help, kind, labelNames);
   }
 
@@ -64,7 +70,8 @@ class Scalar extends Family {
   }
 
   samples(): string[] {
-    const series: [Labels, number][] = this.collect !== undefined ? [...this.collect()] : [...this.values].map(([k, v]) => [this.labelsOf(k), v]);
+    const series: [Labels, number][] =
+      this.collect !== undefined ? [...this.collect()] : [...this.values].map(([k, v]) => [this.labelsOf(k), v]);
     return series.map(([l, v]) => `${this.name}${labelText(l)} ${numberText(v)}`);
   }
 }
@@ -95,7 +102,10 @@ export class Gauge extends Scalar {
   }
 
   override samples(): string[] {
-    return [...super.samples(), ...[...this.readers].map(([k, read]) => `${this.name}${labelText(this.labelsOf(k))} ${numberText(read())}`)];
+    return [
+      ...super.samples(),
+      ...[...this.readers].map(([k, read]) => `${this.name}${labelText(this.labelsOf(k))} ${numberText(read())}`),
+    ];
   }
 
   inc(labels: Labels = {}, n = 1): void {
@@ -111,9 +121,15 @@ export class Gauge extends Scalar {
 export class Histogram extends Family {
   private readonly series = new Map<string, { counts: number[]; sum: number; count: number }>();
 
-  constructor(name: string, help: string, labelNames: readonly string[], readonly buckets: readonly number[]) {
+  constructor(
+    name: string,
+    help: string,
+    labelNames: readonly string[],
+    readonly buckets: readonly number[],
+  ) {
     super(name, help, "histogram", labelNames);
-    if (buckets.length === 0 || buckets.some((b, i) => i > 0 && b <= (buckets[i - 1] ?? 0))) throw new Error(`histogram ${name}: buckets must increase`);
+    if (buckets.length === 0 || buckets.some((b, i) => i > 0 && b <= (buckets[i - 1] ?? 0)))
+      throw new Error(`histogram ${name}: buckets must increase`);
   }
 
   observe(labels: Labels, value: number): void {
@@ -188,7 +204,8 @@ export class Registry {
     if (!/^[a-zA-Z_:][a-zA-Z0-9_:]*$/.test(name)) throw new Error(`metric name ${name} is not valid`);
     const existing = this.families.get(name);
     if (existing !== undefined) {
-      if (existing.kind !== kind || existing.labelNames.join() !== labelNames.join()) throw new Error(`metric ${name} is already defined as a ${existing.kind} with labels {${existing.labelNames.join(",")}}`);
+      if (existing.kind !== kind || existing.labelNames.join() !== labelNames.join())
+        throw new Error(`metric ${name} is already defined as a ${existing.kind} with labels {${existing.labelNames.join(",")}}`);
       return existing as F;
     }
     const f = make();
@@ -215,7 +232,10 @@ function numberText(v: number): string {
 /** client-go's workqueue duration buckets: 10 ns to 1000 s, by tens. */
 const QUEUE_BUCKETS = Array.from({ length: 12 }, (_, i) => Number((1e-8 * 10 ** i).toPrecision(1)));
 /** controller-runtime's reconcile time buckets, in seconds. */
-const RECONCILE_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6, 0.7, 0.8, 0.9, 1, 1.25, 1.5, 1.75, 2, 2.5, 3, 3.5, 4, 4.5, 5, 6, 7, 8, 9, 10, 15, 20, 25, 30, 40, 50, 60];
+const RECONCILE_BUCKETS = [
+  0.005, 0.01, 0.025, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6, 0.7, 0.8, 0.9, 1, 1.25, 1.5, 1.75, 2, 2.5, 3, 3.5, 4, 4.5,
+  5, 6, 7, 8, 9, 10, 15, 20, 25, 30, 40, 50, 60,
+];
 /** The guard decides in microseconds to milliseconds. */
 const GUARD_BUCKETS = [0.00001, 0.000025, 0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1];
 /** Judges and event publishing: milliseconds to minutes. */
@@ -227,15 +247,29 @@ export function workQueueMetrics(r: Registry) {
   return {
     depth: r.gauge("workqueue_depth", "Current depth of workqueue", l),
     adds: r.counter("workqueue_adds_total", "Total number of adds handled by workqueue", l),
-    queueDuration: r.histogram("workqueue_queue_duration_seconds", "How long in seconds an item stays in workqueue before being requested", l, QUEUE_BUCKETS),
-    workDuration: r.histogram("workqueue_work_duration_seconds", "How long in seconds processing an item from workqueue takes", l, QUEUE_BUCKETS),
+    queueDuration: r.histogram(
+      "workqueue_queue_duration_seconds",
+      "How long in seconds an item stays in workqueue before being requested",
+      l,
+      QUEUE_BUCKETS,
+    ),
+    workDuration: r.histogram(
+      "workqueue_work_duration_seconds",
+      "How long in seconds processing an item from workqueue takes",
+      l,
+      QUEUE_BUCKETS,
+    ),
     retries: r.counter("workqueue_retries_total", "Total number of retries handled by workqueue", l),
     unfinishedWork: r.gauge(
       "workqueue_unfinished_work_seconds",
       "How many seconds of work has been done that is in progress and hasn't been observed by work_duration. Large values indicate stuck threads. One can deduce the number of stuck threads by observing the rate at which this increases.",
       l,
     ),
-    longestRunning: r.gauge("workqueue_longest_running_processor_seconds", "How many seconds has the longest running processor for workqueue been running.", l),
+    longestRunning: r.gauge(
+      "workqueue_longest_running_processor_seconds",
+      "How many seconds has the longest running processor for workqueue been running.",
+      l,
+    ),
   };
 }
 export type WorkQueueMetrics = ReturnType<typeof workQueueMetrics>;
@@ -245,12 +279,25 @@ export function reconcileMetrics(r: Registry) {
   return {
     total: r.counter("controller_runtime_reconcile_total", "Total number of reconciliations per controller", ["controller", "result"]),
     errors: r.counter("controller_runtime_reconcile_errors_total", "Total number of reconciliation errors per controller", ["controller"]),
-    terminal: r.counter("controller_runtime_terminal_reconcile_errors_total", "Total number of terminal reconciliation errors per controller", ["controller"]),
-    time: r.histogram("controller_runtime_reconcile_time_seconds", "Length of time per reconciliation per controller", ["controller"], RECONCILE_BUCKETS),
-    maxConcurrent: r.gauge("controller_runtime_max_concurrent_reconciles", "Maximum number of concurrent reconciles per controller", ["controller"]),
+    terminal: r.counter(
+      "controller_runtime_terminal_reconcile_errors_total",
+      "Total number of terminal reconciliation errors per controller",
+      ["controller"],
+    ),
+    time: r.histogram(
+      "controller_runtime_reconcile_time_seconds",
+      "Length of time per reconciliation per controller",
+      ["controller"],
+      RECONCILE_BUCKETS,
+    ),
+    maxConcurrent: r.gauge("controller_runtime_max_concurrent_reconciles", "Maximum number of concurrent reconciles per controller", [
+      "controller",
+    ]),
     activeWorkers: r.gauge("controller_runtime_active_workers", "Number of currently used workers per controller", ["controller"]),
     // gavel's: of the errors, lost write races (409), retried like any transient error.
-    conflicts: r.counter("gavel_reconcile_conflicts_total", "Reconciliation errors that were conflicts (HTTP 409) per controller", ["controller"]),
+    conflicts: r.counter("gavel_reconcile_conflicts_total", "Reconciliation errors that were conflicts (HTTP 409) per controller", [
+      "controller",
+    ]),
     statusWrites: r.counter("gavel_status_writes_total", "Status writes the API server accepted per controller", ["controller"]),
     podsCreated: r.counter("gavel_pods_created_total", "Pods created per controller", ["controller"]),
     childrenCreated: r.counter("gavel_child_executions_created_total", "Judge child Executions created per controller", ["controller"]),
@@ -260,16 +307,34 @@ export type ReconcileMetrics = ReturnType<typeof reconcileMetrics>;
 
 /** client-go's leader election status: 1 while this replica holds the Lease `name`. */
 export function leaderElectionMetric(r: Registry): Gauge {
-  return r.gauge("leader_election_master_status", "Gauge of if the reporting system is master of the relevant lease, 0 indicates backup, 1 indicates master. 'name' is the string used to identify the lease.", ["name"]);
+  return r.gauge(
+    "leader_election_master_status",
+    "Gauge of if the reporting system is master of the relevant lease, 0 indicates backup, 1 indicates master. 'name' is the string used to identify the lease.",
+    ["name"],
+  );
 }
 
 /** The tool-call gate's decisions and its guard's latency. */
 export function gateMetrics(r: Registry) {
   return {
-    toolCalls: r.counter("gavel_tool_calls_total", "Tool calls decided and stored by this gate, by decision, what decided it (guard or judge) and the guard check that blocked it (none otherwise)", ["decision", "decided_by", "check"]),
+    toolCalls: r.counter(
+      "gavel_tool_calls_total",
+      "Tool calls decided and stored by this gate, by decision, what decided it (guard or judge) and the guard check that blocked it (none otherwise)",
+      ["decision", "decided_by", "check"],
+    ),
     guardSeconds: r.histogram("gavel_guard_duration_seconds", "Time the guard's seven checks took per tool call", [], GUARD_BUCKETS),
-    decisionSeconds: r.histogram("gavel_tool_call_decision_duration_seconds", "Time from a proposal to its decision (the guard, and the judges of judged calls)", ["decided_by"], SLOW_BUCKETS),
-    publishLag: r.histogram("gavel_gate_event_publish_lag_seconds", "Time from a gate event (a tool call proposed or decided, a tool judge started or finished) to its acknowledged publish on the event stream", [], SLOW_BUCKETS),
+    decisionSeconds: r.histogram(
+      "gavel_tool_call_decision_duration_seconds",
+      "Time from a proposal to its decision (the guard, and the judges of judged calls)",
+      ["decided_by"],
+      SLOW_BUCKETS,
+    ),
+    publishLag: r.histogram(
+      "gavel_gate_event_publish_lag_seconds",
+      "Time from a gate event (a tool call proposed or decided, a tool judge started or finished) to its acknowledged publish on the event stream",
+      [],
+      SLOW_BUCKETS,
+    ),
   };
 }
 export type GateMetrics = ReturnType<typeof gateMetrics>;
@@ -279,8 +344,17 @@ export function executionMetrics(r: Registry) {
   return {
     executions: r.counter("gavel_executions_total", "Executions (top-level runs) that ended, by phase", ["phase"]),
     iterations: r.counter("gavel_iterations_total", "Iterations that ended, by outcome (passed, refining, failed)", ["outcome"]),
-    judgeSeconds: r.histogram("gavel_judge_duration_seconds", "Time from a judge child's start to its verdict or rejection, by purpose (validation, tool_validation)", ["purpose"], SLOW_BUCKETS),
-    judgeResults: r.counter("gavel_judge_results_total", "Judge children that ended, by purpose and result: verdict, or the rejection reason (timed_out, failed, cancelled, malformed_output, ...)", ["purpose", "result"]),
+    judgeSeconds: r.histogram(
+      "gavel_judge_duration_seconds",
+      "Time from a judge child's start to its verdict or rejection, by purpose (validation, tool_validation)",
+      ["purpose"],
+      SLOW_BUCKETS,
+    ),
+    judgeResults: r.counter(
+      "gavel_judge_results_total",
+      "Judge children that ended, by purpose and result: verdict, or the rejection reason (timed_out, failed, cancelled, malformed_output, ...)",
+      ["purpose", "result"],
+    ),
   };
 }
 export type ExecutionMetrics = ReturnType<typeof executionMetrics>;
@@ -288,7 +362,12 @@ export type ExecutionMetrics = ReturnType<typeof executionMetrics>;
 /** The event stream publisher (engine events to JetStream). */
 export function eventStreamMetrics(r: Registry) {
   return {
-    lag: r.histogram("gavel_event_stream_publish_lag_seconds", "Time from an event (its status write) to its acknowledged publish on the event stream", [], SLOW_BUCKETS),
+    lag: r.histogram(
+      "gavel_event_stream_publish_lag_seconds",
+      "Time from an event (its status write) to its acknowledged publish on the event stream",
+      [],
+      SLOW_BUCKETS,
+    ),
   };
 }
 

@@ -18,7 +18,15 @@ describe("trace context", () => {
     expect(formatTraceparent(ref)).toBe("00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01");
     expect(parseTraceparent(formatTraceparent(ref))).toEqual(ref);
     expect(parseTraceparent("00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-00")?.sampled).toBe(false);
-    for (const bad of [undefined, "", "garbage", "01-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01", "00-00000000000000000000000000000000-b7ad6b7169203331-01", "00-0af7651916cd43dd8448eb211c80319c-0000000000000000-01", "00-0AF7651916CD43DD8448EB211C80319C-b7ad6b7169203331-01"]) {
+    for (const bad of [
+      undefined,
+      "",
+      "garbage",
+      "01-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01",
+      "00-00000000000000000000000000000000-b7ad6b7169203331-01",
+      "00-0af7651916cd43dd8448eb211c80319c-0000000000000000-01",
+      "00-0AF7651916CD43DD8448EB211C80319C-b7ad6b7169203331-01",
+    ]) {
       expect(parseTraceparent(bad)).toBeUndefined();
     }
   });
@@ -33,12 +41,26 @@ describe("trace context", () => {
   });
 
   it("names a sampler setting the SDK would silently replace, and stops before starting the SDK", async () => {
-    for (const ok of [{}, { OTEL_TRACES_SAMPLER: "always_off" }, { OTEL_TRACES_SAMPLER: "parentbased_traceidratio", OTEL_TRACES_SAMPLER_ARG: "0.01" }, { OTEL_TRACES_SAMPLER: "traceidratio", OTEL_TRACES_SAMPLER_ARG: "" }, { OTEL_TRACES_SAMPLER: "always_on", OTEL_TRACES_SAMPLER_ARG: "whatever" }]) {
+    for (const ok of [
+      {},
+      { OTEL_TRACES_SAMPLER: "always_off" },
+      { OTEL_TRACES_SAMPLER: "parentbased_traceidratio", OTEL_TRACES_SAMPLER_ARG: "0.01" },
+      { OTEL_TRACES_SAMPLER: "traceidratio", OTEL_TRACES_SAMPLER_ARG: "" },
+      { OTEL_TRACES_SAMPLER: "always_on", OTEL_TRACES_SAMPLER_ARG: "whatever" },
+    ]) {
       expect(samplerEnvError(ok)).toBeUndefined();
     }
-    expect(samplerEnvError({ OTEL_TRACES_SAMPLER: "parentbased_traceidration" })).toMatch(/^OTEL_TRACES_SAMPLER: "parentbased_traceidration" is not a sampler .*parentbased_traceidratio/);
-    expect(samplerEnvError({ OTEL_TRACES_SAMPLER: "traceidratio", OTEL_TRACES_SAMPLER_ARG: "1%" })).toBe('OTEL_TRACES_SAMPLER_ARG: "1%" is not a ratio between 0 and 1 (for traceidratio)');
-    expect(samplerEnvError({ OTEL_TRACES_SAMPLER: "parentbased_traceidratio", OTEL_TRACES_SAMPLER_ARG: "10" })).toMatch(/^OTEL_TRACES_SAMPLER_ARG: "10" is not a ratio/);
-    await expect(tracingFromEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://127.0.0.1:9", OTEL_TRACES_SAMPLER: "sometimes" }, { name: "t" })).rejects.toThrow(/^OTEL_TRACES_SAMPLER: "sometimes"/);
+    expect(samplerEnvError({ OTEL_TRACES_SAMPLER: "parentbased_traceidration" })).toMatch(
+      /^OTEL_TRACES_SAMPLER: "parentbased_traceidration" is not a sampler .*parentbased_traceidratio/,
+    );
+    expect(samplerEnvError({ OTEL_TRACES_SAMPLER: "traceidratio", OTEL_TRACES_SAMPLER_ARG: "1%" })).toBe(
+      'OTEL_TRACES_SAMPLER_ARG: "1%" is not a ratio between 0 and 1 (for traceidratio)',
+    );
+    expect(samplerEnvError({ OTEL_TRACES_SAMPLER: "parentbased_traceidratio", OTEL_TRACES_SAMPLER_ARG: "10" })).toMatch(
+      /^OTEL_TRACES_SAMPLER_ARG: "10" is not a ratio/,
+    );
+    await expect(
+      tracingFromEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://127.0.0.1:9", OTEL_TRACES_SAMPLER: "sometimes" }, { name: "t" }),
+    ).rejects.toThrow(/^OTEL_TRACES_SAMPLER: "sometimes"/);
   });
 });

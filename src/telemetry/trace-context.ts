@@ -19,7 +19,10 @@ export interface SpanRef {
 const TRACEPARENT_RE = /^00-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})$/;
 
 function hex(input: string, bytes: number): string {
-  const h = createHash("sha256").update(input).digest("hex").slice(0, bytes * 2);
+  const h = createHash("sha256")
+    .update(input)
+    .digest("hex")
+    .slice(0, bytes * 2);
   // All-zero ids are invalid in W3C trace context; a hash is never that in practice, but say so.
   return /^0+$/.test(h) ? `${h.slice(0, -1)}1` : h;
 }

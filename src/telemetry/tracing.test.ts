@@ -28,7 +28,15 @@ describe("tracingFromEnv (OpenTelemetry SDK, OTLP/HTTP JSON to a receiver)", () 
     let built = 0;
     const wallBefore = Date.now();
     const before = performance.now();
-    const span = t.tracing.start({ name: "execute_tool fs.read", parent: PARENT, kind: "server", attributes: () => (built++, { "gen_ai.tool.name": "fs.read", "gavel.tool.arg_keys": ["path", "options.limit"], "gavel.tool.step": 3 }) });
+    const span = t.tracing.start({
+      name: "execute_tool fs.read",
+      parent: PARENT,
+      kind: "server",
+      attributes: () => (
+        built++,
+        { "gen_ai.tool.name": "fs.read", "gavel.tool.arg_keys": ["path", "options.limit"], "gavel.tool.step": 3 }
+      ),
+    });
     busy(3);
     span.setAttributes({ "gavel.guard.decision": "blocked" });
     span.addEvent("gen_ai.evaluation.result", { "gen_ai.evaluation.name": "sec", "gen_ai.evaluation.score.value": 0.25 });
@@ -46,7 +54,13 @@ describe("tracingFromEnv (OpenTelemetry SDK, OTLP/HTTP JSON to a receiver)", () 
       traceId: PARENT.traceId,
       parentSpanId: PARENT.spanId,
       kind: 2,
-      attributes: { "gen_ai.tool.name": "fs.read", "gavel.tool.arg_keys": ["path", "options.limit"], "gavel.tool.step": 3, "gavel.guard.decision": "blocked", "error.type": "timeout" },
+      attributes: {
+        "gen_ai.tool.name": "fs.read",
+        "gavel.tool.arg_keys": ["path", "options.limit"],
+        "gavel.tool.step": 3,
+        "gavel.guard.decision": "blocked",
+        "error.type": "timeout",
+      },
       status: { code: 2, message: "judge rejected: timeout" },
     });
     expect(s.spanId).toMatch(/^[0-9a-f]{16}$/);
@@ -58,15 +72,26 @@ describe("tracingFromEnv (OpenTelemetry SDK, OTLP/HTTP JSON to a receiver)", () 
     expect(duration).toBeLessThanOrEqual(elapsed + 0.01);
     expect(s.events).toHaveLength(1);
     const event = s.events[0];
-    expect(event).toMatchObject({ name: "gen_ai.evaluation.result", attributes: { "gen_ai.evaluation.name": "sec", "gen_ai.evaluation.score.value": 0.25 } });
+    expect(event).toMatchObject({
+      name: "gen_ai.evaluation.result",
+      attributes: { "gen_ai.evaluation.name": "sec", "gen_ai.evaluation.score.value": 0.25 },
+    });
     expect(ms((event?.time ?? 0n) - s.start)).toBeGreaterThanOrEqual(3);
     expect(ms(s.end - (event?.time ?? 0n))).toBeGreaterThanOrEqual(2);
   });
 
   it("makes a span in the SDK when its ref is read: planned ids, and children exported under it", async () => {
-    const root = t.tracing.start({ name: "gavel.execution planned", traceId: "4bf92f3577b34da6a3ce929d0e0e4736", spanId: "00f067aa0ba902b7" });
+    const root = t.tracing.start({
+      name: "gavel.execution planned",
+      traceId: "4bf92f3577b34da6a3ce929d0e0e4736",
+      spanId: "00f067aa0ba902b7",
+    });
     expect(root.ref).toEqual({ traceId: "4bf92f3577b34da6a3ce929d0e0e4736", spanId: "00f067aa0ba902b7", sampled: true });
-    const child = t.tracing.start({ name: "invoke_agent planned-judge", parent: root.ref, attributes: { "gen_ai.agent.name": "planned-judge" } });
+    const child = t.tracing.start({
+      name: "invoke_agent planned-judge",
+      parent: root.ref,
+      attributes: { "gen_ai.agent.name": "planned-judge" },
+    });
     const childRef = child.ref;
     child.end();
     root.end();
@@ -74,7 +99,12 @@ describe("tracingFromEnv (OpenTelemetry SDK, OTLP/HTTP JSON to a receiver)", () 
     const r = await exported("gavel.execution planned");
     expect(r).toMatchObject({ traceId: "4bf92f3577b34da6a3ce929d0e0e4736", spanId: "00f067aa0ba902b7", kind: 1 });
     expect(r.parentSpanId).toBeUndefined();
-    expect(c).toMatchObject({ traceId: "4bf92f3577b34da6a3ce929d0e0e4736", spanId: childRef.spanId, parentSpanId: "00f067aa0ba902b7", attributes: { "gen_ai.agent.name": "planned-judge" } });
+    expect(c).toMatchObject({
+      traceId: "4bf92f3577b34da6a3ce929d0e0e4736",
+      spanId: childRef.spanId,
+      parentSpanId: "00f067aa0ba902b7",
+      attributes: { "gen_ai.agent.name": "planned-judge" },
+    });
     // Each SDK span anchors the performance clock to Date.now() (whole milliseconds) when it is
     // made, so two spans agree to within 1 ms, as when the SDK stamped starts with Date.now().
     expect(ms(c.start - r.start)).toBeGreaterThanOrEqual(-1);

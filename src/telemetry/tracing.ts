@@ -49,7 +49,10 @@ export interface Tracing {
  */
 export function tracingRequested(env: NodeJS.ProcessEnv): boolean {
   if ((env.OTEL_SDK_DISABLED ?? "").trim().toLowerCase() === "true") return false;
-  const exporters = (env.OTEL_TRACES_EXPORTER ?? "").split(",").map((s) => s.trim()).filter((s) => s !== "");
+  const exporters = (env.OTEL_TRACES_EXPORTER ?? "")
+    .split(",")
+    .map((s) => s.trim())
+    .filter((s) => s !== "");
   if (exporters.includes("none")) return false;
   return exporters.length > 0 || (env.OTEL_EXPORTER_OTLP_ENDPOINT ?? "") !== "" || (env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ?? "") !== "";
 }
@@ -66,11 +69,14 @@ const SAMPLERS = ["always_on", "always_off", "traceidratio", "parentbased_always
 export function samplerEnvError(env: NodeJS.ProcessEnv): string | undefined {
   const sampler = env.OTEL_TRACES_SAMPLER;
   if (sampler === undefined || sampler.trim() === "") return undefined;
-  if (!SAMPLERS.includes(sampler.trim())) return `OTEL_TRACES_SAMPLER: "${sampler}" is not a sampler the OpenTelemetry SDK knows (${SAMPLERS.join(", ")})`;
+  if (!SAMPLERS.includes(sampler.trim()))
+    return `OTEL_TRACES_SAMPLER: "${sampler}" is not a sampler the OpenTelemetry SDK knows (${SAMPLERS.join(", ")})`;
   const arg = (env.OTEL_TRACES_SAMPLER_ARG ?? "").trim();
   if (!sampler.includes("traceidratio") || arg === "") return undefined;
   const ratio = Number(arg);
-  return Number.isNaN(ratio) || ratio < 0 || ratio > 1 ? `OTEL_TRACES_SAMPLER_ARG: "${arg}" is not a ratio between 0 and 1 (for ${sampler.trim()})` : undefined;
+  return Number.isNaN(ratio) || ratio < 0 || ratio > 1
+    ? `OTEL_TRACES_SAMPLER_ARG: "${arg}" is not a ratio between 0 and 1 (for ${sampler.trim()})`
+    : undefined;
 }
 
 /**
@@ -113,7 +119,12 @@ class SyncContextManager implements ContextManager {
     return this.current;
   }
 
-  with<A extends unknown[], F extends (...args: A) => ReturnType<F>>(context: Context, fn: F, thisArg?: ThisParameterType<F>, ...args: A): ReturnType<F> {
+  with<A extends unknown[], F extends (...args: A) => ReturnType<F>>(
+    context: Context,
+    fn: F,
+    thisArg?: ThisParameterType<F>,
+    ...args: A
+  ): ReturnType<F> {
     const previous = this.current;
     this.current = context;
     try {
@@ -276,7 +287,11 @@ export async function tracingFromEnv(env: NodeJS.ProcessEnv, service: { name: st
     ids.nextTraceId = s.parent === undefined ? s.traceId : undefined;
     ids.nextSpanId = s.spanId;
     const attributes = typeof s.attributes === "function" ? s.attributes() : s.attributes;
-    const span = tracer.startSpan(s.name, { kind: kinds[s.kind ?? "internal"], ...(attributes !== undefined ? { attributes } : {}), startTime, root: s.parent === undefined }, ctx);
+    const span = tracer.startSpan(
+      s.name,
+      { kind: kinds[s.kind ?? "internal"], ...(attributes !== undefined ? { attributes } : {}), startTime, root: s.parent === undefined },
+      ctx,
+    );
     ids.nextTraceId = undefined;
     ids.nextSpanId = undefined;
     return span;

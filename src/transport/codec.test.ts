@@ -72,8 +72,13 @@ describe("proposal codec", () => {
 
   it("refuses args nested deeper than MAX_ARGS_DEPTH (a few KB that would overflow the gate's stack), accepts the limit itself", () => {
     const nested = (levels: number): unknown => JSON.parse(`${"[".repeat(levels)}${"]".repeat(levels)}`) as unknown;
-    const deep = decodeProposal(`{"namespace":"team","execution":"run-a","iteration":1,"step":1,"toolCallId":"c1","tool":"fs.list","args":{"a":${"[".repeat(20_000)}${"]".repeat(20_000)}}}`);
-    expect(deep).toMatchObject({ ok: false, error: { field: "/args", message: `proposal: field /args nests objects and arrays deeper than ${MAX_ARGS_DEPTH} levels` } });
+    const deep = decodeProposal(
+      `{"namespace":"team","execution":"run-a","iteration":1,"step":1,"toolCallId":"c1","tool":"fs.list","args":{"a":${"[".repeat(20_000)}${"]".repeat(20_000)}}}`,
+    );
+    expect(deep).toMatchObject({
+      ok: false,
+      error: { field: "/args", message: `proposal: field /args nests objects and arrays deeper than ${MAX_ARGS_DEPTH} levels` },
+    });
     expect(decodeProposal(JSON.stringify({ ...proposal, args: { a: nested(MAX_ARGS_DEPTH - 1) } })).ok).toBe(true);
     expect(decodeProposal(JSON.stringify({ ...proposal, args: { a: nested(MAX_ARGS_DEPTH) } })).ok).toBe(false);
     expect(() => encodeProposal({ ...proposal, args: { a: nested(MAX_ARGS_DEPTH) } as ToolCallProposal["args"] })).toThrow(/\/args nests/);
@@ -95,7 +100,15 @@ describe("proposal codec", () => {
   it("fingerprints are stable across gavel versions (stored records are compared with new proposals)", () => {
     // Computed by the first implementation (Object.entries, sort, join); a re-send after an
     // upgrade must still match the record its first send left in GAVEL_DECISIONS.
-    const p = { ...proposal, namespace: "ns", execution: "ex", iteration: 2, step: 3, tool: "fs.write", args: { path: "/w/a", z: [1, "x", { b: null, a: true, "10": 1.5, "2": "é\u2028" }], "": {}, e: [] } };
+    const p = {
+      ...proposal,
+      namespace: "ns",
+      execution: "ex",
+      iteration: 2,
+      step: 3,
+      tool: "fs.write",
+      args: { path: "/w/a", z: [1, "x", { b: null, a: true, "10": 1.5, "2": "é\u2028" }], "": {}, e: [] },
+    };
     expect(proposalFingerprint(p)).toBe("691a331c832b67484b7bd1468e1768354a01ff560cf6625717955c4fb6dcd51c");
   });
 });

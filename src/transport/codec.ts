@@ -83,7 +83,10 @@ function nestingDepth(value: unknown, limit: number): number {
 function checkProposal(value: unknown): Decoded<ToolCallProposal> {
   const c = check<ToolCallProposal>("proposal", validateProposal, value);
   if (c.ok && nestingDepth(c.value.args, MAX_ARGS_DEPTH) > MAX_ARGS_DEPTH) {
-    return { ok: false, error: new ProtocolError("/args", `proposal: field /args nests objects and arrays deeper than ${MAX_ARGS_DEPTH} levels`) };
+    return {
+      ok: false,
+      error: new ProtocolError("/args", `proposal: field /args nests objects and arrays deeper than ${MAX_ARGS_DEPTH} levels`),
+    };
   }
   return c;
 }

@@ -23,13 +23,23 @@ export interface LedgerEntry {
 
 function isEntry(v: unknown): v is LedgerEntry {
   const e = v as Partial<LedgerEntry> | null;
-  return typeof e === "object" && e !== null && typeof e.user === "string" && typeof e.namespace === "string" &&
-    typeof e.name === "string" && typeof e.uid === "string" && typeof e.expiresAt === "number";
+  return (
+    typeof e === "object" &&
+    e !== null &&
+    typeof e.user === "string" &&
+    typeof e.namespace === "string" &&
+    typeof e.name === "string" &&
+    typeof e.uid === "string" &&
+    typeof e.expiresAt === "number"
+  );
 }
 
 /** Reads and writes the ledger stream. */
 export class CredentialLedger {
-  private constructor(private readonly jsm: JetStreamManager, private readonly nc: NatsConnection) {}
+  private constructor(
+    private readonly jsm: JetStreamManager,
+    private readonly nc: NatsConnection,
+  ) {}
 
   /** Opens the ledger, creating its stream when it is missing. */
   static async open(nc: NatsConnection): Promise<CredentialLedger> {

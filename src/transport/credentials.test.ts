@@ -19,13 +19,21 @@ describe("NATS credentials", () => {
     const jwts = serverJwts(trust);
     const op = decodeJwt(jwts.operator);
     expect(op.iss).toBe(publicKeyOf(trust.operatorSeed));
-    expect(op.nats).toMatchObject({ type: "operator", system_account: publicKeyOf(trust.systemAccountSeed), signing_keys: [publicKeyOf(trust.operatorSigningSeed)] });
+    expect(op.nats).toMatchObject({
+      type: "operator",
+      system_account: publicKeyOf(trust.systemAccountSeed),
+      signing_keys: [publicKeyOf(trust.operatorSigningSeed)],
+    });
     const acct = decodeJwt(jwts.account);
     expect(acct.iss).toBe(publicKeyOf(trust.operatorSigningSeed));
     expect(acct.nats.signing_keys).toEqual([publicKeyOf(trust.accountSigningSeed)]);
     const user = decodeJwt(issueWorkerCredentials(trust, "team", "run.1", { expiresAt: 2_000_000_000 }).jwt);
     expect(user.iss).toBe(publicKeyOf(trust.accountSigningSeed));
-    expect(user.nats).toMatchObject({ issuer_account: publicKeyOf(trust.accountSeed), pub: { allow: ["gavel.toolcall.team.run_1"] }, sub: { allow: ["_INBOX_gavel.team.run_1.>"] } });
+    expect(user.nats).toMatchObject({
+      issuer_account: publicKeyOf(trust.accountSeed),
+      pub: { allow: ["gavel.toolcall.team.run_1"] },
+      sub: { allow: ["_INBOX_gavel.team.run_1.>"] },
+    });
     expect(user.exp).toBe(2_000_000_000);
   });
 
@@ -42,7 +50,12 @@ describe("NATS credentials", () => {
 
   it("adds revocations at the user's expiry, keeps the later time, drops those already past, never goes back in iat", () => {
     const now = 1_800_000_000_000;
-    const start = withRevocations(serverJwts(trust, now - 5000).account, trust.operatorSigningSeed, { UOLD: now / 1000 - 10, UKEEP: now / 1000 + 100 }, now - 20_000);
+    const start = withRevocations(
+      serverJwts(trust, now - 5000).account,
+      trust.operatorSigningSeed,
+      { UOLD: now / 1000 - 10, UKEEP: now / 1000 + 100 },
+      now - 20_000,
+    );
     const next = withRevocations(start, trust.operatorSigningSeed, { UNEW: now / 1000 + 50, UKEEP: now / 1000 + 10 }, now);
     const claims = decodeJwt(next);
     expect(claims.nats.revocations).toEqual({ UKEEP: now / 1000 + 100, UNEW: now / 1000 + 50 });

@@ -152,8 +152,17 @@ export function accountJwt(trust: NatsTrust, nowMs?: number): string {
       type: "account",
       version: 2,
       limits: {
-        ...unlimited, imports: -1, exports: -1, wildcards: true, conn: -1, leaf: -1,
-        mem_storage: -1, disk_storage: -1, streams: -1, consumer: -1, disallow_bearer: true,
+        ...unlimited,
+        imports: -1,
+        exports: -1,
+        wildcards: true,
+        conn: -1,
+        leaf: -1,
+        mem_storage: -1,
+        disk_storage: -1,
+        streams: -1,
+        consumer: -1,
+        disallow_bearer: true,
       },
       signing_keys: [publicKeyOf(trust.accountSigningSeed, "account signing seed")],
       default_permissions: { pub: {}, sub: {} },
@@ -321,11 +330,18 @@ export function withRevocations(current: string, operatorSigningSeed: string, re
 /** Formats a JWT and seed as a NATS .creds file. */
 export function formatCreds(jwt: string, seed: string): string {
   return [
-    "-----BEGIN NATS USER JWT-----", jwt, "------END NATS USER JWT------", "",
+    "-----BEGIN NATS USER JWT-----",
+    jwt,
+    "------END NATS USER JWT------",
+    "",
     "************************* IMPORTANT *************************",
     "NKEY Seed printed below can be used to sign and prove identity.",
-    "NKEYs are sensitive and should be treated as secrets.", "",
-    "-----BEGIN USER NKEY SEED-----", seed, "------END USER NKEY SEED------", "",
+    "NKEYs are sensitive and should be treated as secrets.",
+    "",
+    "-----BEGIN USER NKEY SEED-----",
+    seed,
+    "------END USER NKEY SEED------",
+    "",
   ].join("\n");
 }
 

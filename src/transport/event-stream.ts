@@ -3,14 +3,7 @@
 // id (JetStream de-duplicates by Nats-Msg-Id), so a retried publish never doubles an event.
 import { randomUUID } from "node:crypto";
 import { headers, type NatsConnection } from "@nats-io/transport-node";
-import {
-  DeliverPolicy,
-  jetstream,
-  jetstreamManager,
-  RetentionPolicy,
-  StorageType,
-  type JetStreamClient,
-} from "@nats-io/jetstream";
+import { DeliverPolicy, jetstream, jetstreamManager, RetentionPolicy, StorageType, type JetStreamClient } from "@nats-io/jetstream";
 import type { GavelEvent } from "../api/events.js";
 import { JetStreamPublisher } from "./jetstream-publisher.js";
 import { EVENT_STREAM, eventFilter, eventSubject, EVENT_SUBJECT_PREFIX } from "./subjects.js";
@@ -70,7 +63,8 @@ export class EventStream {
     h.set("Nats-Msg-Id", event.id);
     const ack = await this.publisher.publish(subject, JSON.stringify(event), h);
     if (ack.error !== undefined) throw new Error(`the event stream refused event ${event.id}: ${ack.error.description ?? "unknown error"}`);
-    if (ack.stream !== EVENT_STREAM || ack.seq === undefined) throw new Error(`the event stream answered event ${event.id} with an invalid acknowledgement`);
+    if (ack.stream !== EVENT_STREAM || ack.seq === undefined)
+      throw new Error(`the event stream answered event ${event.id} with an invalid acknowledgement`);
     return ack.seq;
   }
 
@@ -107,7 +101,7 @@ export class EventStream {
     try {
       for await (const m of messages) {
         arm();
-        yield { ...(m.json<GavelEvent>()), seq: m.seq };
+        yield { ...m.json<GavelEvent>(), seq: m.seq };
       }
     } finally {
       clearTimeout(idle);

@@ -50,7 +50,11 @@ export class JetStreamPublisher {
     try {
       // Both throw once the connection is closed: a rejection like every other failure, never a throw.
       this.listen();
-      this.nc.publish(subject, data, headers === undefined ? { reply: `${this.inbox}.${token}` } : { reply: `${this.inbox}.${token}`, headers });
+      this.nc.publish(
+        subject,
+        data,
+        headers === undefined ? { reply: `${this.inbox}.${token}` } : { reply: `${this.inbox}.${token}`, headers },
+      );
     } catch (err) {
       this.waiting.delete(token);
       return Promise.reject(err instanceof Error ? err : new Error(String(err)));
@@ -58,7 +62,11 @@ export class JetStreamPublisher {
     return acked.then((m) => {
       // A status reply with no data: no stream listens on the subject (503), or another status.
       if (m.data.length === 0 && m.headers !== undefined && m.headers.code >= 300) {
-        throw new Error(m.headers.code === 503 ? `no JetStream stream takes subject ${subject}` : `JetStream answered ${m.headers.code} ${m.headers.description}`);
+        throw new Error(
+          m.headers.code === 503
+            ? `no JetStream stream takes subject ${subject}`
+            : `JetStream answered ${m.headers.code} ${m.headers.description}`,
+        );
       }
       return JSON.parse(Buffer.from(m.data.buffer, m.data.byteOffset, m.data.byteLength).toString("utf8")) as JetStreamAck;
     });
@@ -87,11 +95,14 @@ export class JetStreamPublisher {
       },
     });
     clearInterval(this.sweeper);
-    this.sweeper = setInterval(() => {
-      const now = Date.now();
-      if (this.nc.isClosed()) this.failAll(() => true, "the NATS connection is closed");
-      else this.failAll((w) => w.due <= now, `no JetStream acknowledgement within ${this.timeoutMs} ms`);
-    }, Math.max(10, Math.min(250, this.timeoutMs / 4)));
+    this.sweeper = setInterval(
+      () => {
+        const now = Date.now();
+        if (this.nc.isClosed()) this.failAll(() => true, "the NATS connection is closed");
+        else this.failAll((w) => w.due <= now, `no JetStream acknowledgement within ${this.timeoutMs} ms`);
+      },
+      Math.max(10, Math.min(250, this.timeoutMs / 4)),
+    );
     this.sweeper.unref();
   }
 

@@ -44,10 +44,7 @@ export async function startNats(opts: { extraConfig?: string; binary?: string } 
   const dir = await mkdtemp(join(tmpdir(), "gavel-nats-"));
   const port = await freePort();
   const configPath = join(dir, "nats.conf");
-  await writeFile(
-    configPath,
-    `listen: 127.0.0.1:${port}\njetstream { store_dir: "${join(dir, "js")}" }\n${opts.extraConfig ?? ""}\n`,
-  );
+  await writeFile(configPath, `listen: 127.0.0.1:${port}\njetstream { store_dir: "${join(dir, "js")}" }\n${opts.extraConfig ?? ""}\n`);
   // In its own directory: relative paths of the config (an operator-mode resolver's "jwt") land there.
   const child = spawn(opts.binary ?? "nats-server", ["-c", configPath], { cwd: dir, stdio: ["ignore", "ignore", "pipe"] });
   let log = "";

@@ -44,7 +44,8 @@ export async function startRelay(listen: Endpoint, target: Endpoint, opts: { unr
   });
   if (opts.unref === true) server.unref();
   const addr = server.address();
-  const endpoint: Endpoint = "path" in listen || addr === null || typeof addr === "string" ? listen : { host: addr.address, port: addr.port };
+  const endpoint: Endpoint =
+    "path" in listen || addr === null || typeof addr === "string" ? listen : { host: addr.address, port: addr.port };
   return {
     endpoint,
     close: () =>

@@ -1,5 +1,14 @@
 import { describe, expect, it } from "vitest";
-import { eventFilter, eventSubject, inboxPrefix, parseToolCallSubject, replyPrefixOf, token, toolCallSubject, untoken } from "./subjects.js";
+import {
+  eventFilter,
+  eventSubject,
+  inboxPrefix,
+  parseToolCallSubject,
+  replyPrefixOf,
+  token,
+  toolCallSubject,
+  untoken,
+} from "./subjects.js";
 
 describe("subjects", () => {
   it("encodes dotted Kubernetes names into one token and back", () => {

@@ -189,7 +189,12 @@ export class ToolCallClient {
         }
         const reply = decodeReply(m.data);
         if (!reply.ok) {
-          throw new ToolCallError("invalid_reply", `gate replied to ${proposal.toolCallId} with an invalid message: ${reply.error.message}`, reply.error.field, { cause: reply.error });
+          throw new ToolCallError(
+            "invalid_reply",
+            `gate replied to ${proposal.toolCallId} with an invalid message: ${reply.error.message}`,
+            reply.error.field,
+            { cause: reply.error },
+          );
         }
         if (reply.value.kind === "error") {
           const e = reply.value.reply.error;
@@ -199,7 +204,11 @@ export class ToolCallClient {
         }
         const decision = reply.value.decision;
         if (decision.toolCallId !== proposal.toolCallId) {
-          throw new ToolCallError("invalid_reply", `gate answered toolCallId ${decision.toolCallId} for ${proposal.toolCallId}`, "/toolCallId");
+          throw new ToolCallError(
+            "invalid_reply",
+            `gate answered toolCallId ${decision.toolCallId} for ${proposal.toolCallId}`,
+            "/toolCallId",
+          );
         }
         return decision;
       }

@@ -3,7 +3,18 @@
 // children's statuses (verdict or rejection) and its Agent (declared validators and their
 // thresholds). Pure, so both front ends draw the same tree. It carries no spec.input and no
 // tool-call argument values: a judge child's input is the judged call, so it is never read.
-import type { Agent, ChildRef, Condition, Execution, ExecutionPhase, IterationRecord, JudgePurpose, ToolCallEntry, SemanticValidatorSpec, ValidatorSpec } from "../api/types.js";
+import type {
+  Agent,
+  ChildRef,
+  Condition,
+  Execution,
+  ExecutionPhase,
+  IterationRecord,
+  JudgePurpose,
+  ToolCallEntry,
+  SemanticValidatorSpec,
+  ValidatorSpec,
+} from "../api/types.js";
 import { maxIterations } from "../engine/durations.js";
 import { OUTER_MIN_SCORE, thresholdsOf, TOOL_MIN_SCORE } from "../engine/validators.js";
 
@@ -110,7 +121,11 @@ export function isFinished(phase: string | undefined): boolean {
   return phase !== undefined && TERMINAL.has(phase);
 }
 
-function judgeView(ref: { name: string; judge: string; purpose: JudgePurpose; phase?: ExecutionPhase }, child: Execution | undefined, minScore: number | undefined): JudgeView {
+function judgeView(
+  ref: { name: string; judge: string; purpose: JudgePurpose; phase?: ExecutionPhase },
+  child: Execution | undefined,
+  minScore: number | undefined,
+): JudgeView {
   const st = child?.status;
   const v: JudgeView = { name: ref.name, judge: ref.judge, purpose: ref.purpose, phase: st?.phase ?? ref.phase ?? "Pending" };
   if (minScore !== undefined) v.minScore = minScore;
@@ -153,7 +168,14 @@ function childRefs(execution: Execution, children: readonly Execution[]): Pick<V
     .filter((c) => !named.has(c.metadata.name) && c.spec.parent !== undefined)
     .map((c): ChildRef => {
       const p = c.spec.parent as NonNullable<Execution["spec"]["parent"]>;
-      return { name: c.metadata.name, judge: c.spec.agentRef.name, purpose: p.purpose, iteration: p.iteration, validatorIndex: p.validatorIndex, ...(p.toolCallId !== undefined ? { toolCallId: p.toolCallId } : {}) };
+      return {
+        name: c.metadata.name,
+        judge: c.spec.agentRef.name,
+        purpose: p.purpose,
+        iteration: p.iteration,
+        validatorIndex: p.validatorIndex,
+        ...(p.toolCallId !== undefined ? { toolCallId: p.toolCallId } : {}),
+      };
     });
   return { refs: [...refs, ...unnamed], byName };
 }
@@ -161,7 +183,9 @@ function childRefs(execution: Execution, children: readonly Execution[]): Pick<V
 /** An iteration's validators: those recorded, and when it is the run's current one, the rest as declared (pending, or running). */
 function validatorViews(rec: IterationRecord, current: boolean, inputs: ViewInputs): ValidatorView[] {
   const judgesOf = (k: number, minScore: number | undefined) =>
-    inputs.refs.filter((r) => r.purpose === "validation" && r.iteration === rec.number && r.validatorIndex === k).map((r) => judgeView(r, inputs.byName.get(r.name), minScore));
+    inputs.refs
+      .filter((r) => r.purpose === "validation" && r.iteration === rec.number && r.validatorIndex === k)
+      .map((r) => judgeView(r, inputs.byName.get(r.name), minScore));
   const validators: ValidatorView[] = (rec.validators ?? []).map((vr) => {
     const spec = inputs.declared[vr.index];
     const t = spec !== undefined ? thresholdsOf(spec, OUTER_MIN_SCORE) : undefined;
@@ -182,7 +206,14 @@ function validatorViews(rec: IterationRecord, current: boolean, inputs: ViewInpu
     const spec = inputs.declared[k] as ValidatorSpec;
     const t = thresholdsOf(spec, OUTER_MIN_SCORE);
     const state = rec.phase === "Validating" && k === (rec.validators ?? []).length ? "running" : "pending";
-    validators.push({ index: k, type: spec.type, state, minScore: t.min_score, minConfidence: t.min_confidence, judges: judgesOf(k, t.min_score) });
+    validators.push({
+      index: k,
+      type: spec.type,
+      state,
+      minScore: t.min_score,
+      minConfidence: t.min_confidence,
+      judges: judgesOf(k, t.min_score),
+    });
   }
   return validators;
 }
@@ -195,7 +226,9 @@ function toolCallJudges(rec: IterationRecord, inputs: ViewInputs): Map<string, T
     const id = r.toolCallId ?? "?";
     const call = calls.get(id) ?? { id, judges: [] };
     const entry = inputs.toolEntries[r.validatorIndex];
-    call.judges.push(judgeView(r, inputs.byName.get(r.name), entry !== undefined ? thresholdsOf(entry, TOOL_MIN_SCORE).min_score : undefined));
+    call.judges.push(
+      judgeView(r, inputs.byName.get(r.name), entry !== undefined ? thresholdsOf(entry, TOOL_MIN_SCORE).min_score : undefined),
+    );
     calls.set(id, call);
   }
   return calls;
@@ -213,7 +246,16 @@ function iterationView(rec: IterationRecord, current: boolean, inputs: ViewInput
     ...(rec.feedback !== undefined && rec.feedback !== "" ? { feedback: rec.feedback } : {}),
     validators: validatorViews(rec, current, inputs),
     toolCalls: withDecisions(toolCallJudges(rec, inputs), counts?.recent ?? []),
-    ...(counts !== undefined ? { toolCallCounts: { proposed: counts.proposed, allowed: counts.allowed, blockedByGuard: counts.blockedByGuard, blockedByJudge: counts.blockedByJudge } } : {}),
+    ...(counts !== undefined
+      ? {
+          toolCallCounts: {
+            proposed: counts.proposed,
+            allowed: counts.allowed,
+            blockedByGuard: counts.blockedByGuard,
+            blockedByJudge: counts.blockedByJudge,
+          },
+        }
+      : {}),
   };
 }
 
@@ -223,11 +265,17 @@ function iterationView(rec: IterationRecord, current: boolean, inputs: ViewInput
  */
 export function buildExecutionView(execution: Execution, children: readonly Execution[], agent: Agent | undefined): ExecutionView {
   const st = execution.status ?? {};
-  const inputs: ViewInputs = { ...childRefs(execution, children), declared: declaredValidators(agent), toolEntries: agent?.spec.execution?.tool_validation ?? [] };
+  const inputs: ViewInputs = {
+    ...childRefs(execution, children),
+    declared: declaredValidators(agent),
+    toolEntries: agent?.spec.execution?.tool_validation ?? [],
+  };
   const records = st.iterations ?? [];
   const running = !isFinished(st.phase);
   // The last iteration of a run still going shows the validators it has not finished, as declared.
-  const iterations = records.map((rec, i) => iterationView(rec, i === records.length - 1 && running && (rec.phase === "Running" || rec.phase === "Validating"), inputs));
+  const iterations = records.map((rec, i) =>
+    iterationView(rec, i === records.length - 1 && running && (rec.phase === "Running" || rec.phase === "Validating"), inputs),
+  );
   const p = execution.spec.parent;
   return {
     name: execution.metadata.name,
@@ -242,9 +290,19 @@ export function buildExecutionView(execution: Execution, children: readonly Exec
     ...(st.startTime !== undefined ? { startTime: st.startTime } : {}),
     ...(st.completionTime !== undefined ? { completionTime: st.completionTime } : {}),
     ...(p !== undefined
-      ? { parent: { name: p.name, purpose: p.purpose, iteration: p.iteration, validatorIndex: p.validatorIndex, ...(p.toolCallId !== undefined ? { toolCallId: p.toolCallId } : {}) } }
+      ? {
+          parent: {
+            name: p.name,
+            purpose: p.purpose,
+            iteration: p.iteration,
+            validatorIndex: p.validatorIndex,
+            ...(p.toolCallId !== undefined ? { toolCallId: p.toolCallId } : {}),
+          },
+        }
       : {}),
-    ...(st.verdict !== undefined ? { verdict: { score: st.verdict.score, confidence: st.verdict.confidence, reasoning: st.verdict.reasoning } } : {}),
+    ...(st.verdict !== undefined
+      ? { verdict: { score: st.verdict.score, confidence: st.verdict.confidence, reasoning: st.verdict.reasoning } }
+      : {}),
     ...(st.rejection !== undefined ? { rejection: st.rejection } : {}),
     ...(st.rawOutput?.streamsMerged !== undefined ? { streamsMerged: st.rawOutput.streamsMerged } : {}),
     iterations,

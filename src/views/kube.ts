@@ -48,11 +48,18 @@ export function kubeOf(kc: k8s.KubeConfig, namespace: string): Kube {
 export type GavelObject = Execution | Agent | GuardPolicy;
 
 /** Lists objects of a kind in one namespace (or all, when namespace is undefined). */
-export async function listObjects<T extends GavelObject>(kube: Kube, r: Resource, namespace: string | undefined, labelSelector?: string): Promise<{ items: T[]; resourceVersion: string }> {
+export async function listObjects<T extends GavelObject>(
+  kube: Kube,
+  r: Resource,
+  namespace: string | undefined,
+  labelSelector?: string,
+): Promise<{ items: T[]; resourceVersion: string }> {
   const params = { group: GROUP, version: VERSION, plural: r.plural, ...(labelSelector !== undefined ? { labelSelector } : {}) };
-  const list = (namespace === undefined
-    ? await kube.custom.listCustomObjectForAllNamespaces(params)
-    : await kube.custom.listNamespacedCustomObject({ ...params, namespace })) as { items: T[]; metadata?: { resourceVersion?: string } };
+  const list = (
+    namespace === undefined
+      ? await kube.custom.listCustomObjectForAllNamespaces(params)
+      : await kube.custom.listNamespacedCustomObject({ ...params, namespace })
+  ) as { items: T[]; metadata?: { resourceVersion?: string } };
   return { items: list.items, resourceVersion: list.metadata?.resourceVersion ?? "" };
 }
 
@@ -78,7 +85,9 @@ export async function findObject<T extends GavelObject>(kube: Kube, r: Resource,
 
 /** The API path of a kind's collection, for a watch. */
 export function collectionPath(r: Resource, namespace: string | undefined): string {
-  return namespace === undefined ? `/apis/${GROUP}/${VERSION}/${r.plural}` : `/apis/${GROUP}/${VERSION}/namespaces/${namespace}/${r.plural}`;
+  return namespace === undefined
+    ? `/apis/${GROUP}/${VERSION}/${r.plural}`
+    : `/apis/${GROUP}/${VERSION}/namespaces/${namespace}/${r.plural}`;
 }
 
 /** The judge child Executions of one Execution (label gavel.dev/parent, then spec.parent.name, as labels are cut at 63). */

@@ -44,15 +44,35 @@ function verdictCell(ex: Execution): string {
 /** An Execution's row: its own columns, with -o wide its parent, verdict and message. */
 function executionCells(ex: Execution, name: string, wide: boolean, now: number): string[] {
   const st = ex.status;
-  const base = [name, ex.spec.agentRef.name, st?.phase ?? "Pending", st?.iteration !== undefined ? String(st.iteration) : "", fixed2(st?.score), age(ex.metadata.creationTimestamp, now)];
+  const base = [
+    name,
+    ex.spec.agentRef.name,
+    st?.phase ?? "Pending",
+    st?.iteration !== undefined ? String(st.iteration) : "",
+    fixed2(st?.score),
+    age(ex.metadata.creationTimestamp, now),
+  ];
   if (!wide) return base;
   const p = ex.spec.parent;
-  return [...base, p !== undefined ? `${p.purpose}:i${p.iteration}/v${p.validatorIndex}` : "", verdictCell(ex), p?.name ?? "", oneLine(st?.message, 80)];
+  return [
+    ...base,
+    p !== undefined ? `${p.purpose}:i${p.iteration}/v${p.validatorIndex}` : "",
+    verdictCell(ex),
+    p?.name ?? "",
+    oneLine(st?.message, 80),
+  ];
 }
 
 /** An Agent's row: role, mode, validators, readiness; with -o wide its image and judges. */
 function agentCells(a: Agent, name: string, wide: boolean, now: number): string[] {
-  const base = [name, a.metadata.labels?.role ?? "", a.spec.execution?.mode ?? "", validatorTypes(a), condition(a, "Ready"), age(a.metadata.creationTimestamp, now)];
+  const base = [
+    name,
+    a.metadata.labels?.role ?? "",
+    a.spec.execution?.mode ?? "",
+    validatorTypes(a),
+    condition(a, "Ready"),
+    age(a.metadata.creationTimestamp, now),
+  ];
   if (!wide) return base;
   const toolJudges = (a.spec.execution?.tool_validation ?? []).map((t) => t.judge_agent);
   return [...base, a.spec.runtime?.image ?? "<default>", judgesOf(a), toolJudges.length === 0 ? "<none>" : toolJudges.join(",")];
@@ -65,7 +85,13 @@ function guardPolicyCells(g: GuardPolicy, name: string, wide: boolean, now: numb
   const base = [name, g.status?.counts !== undefined ? String(entries) : "", condition(g, "Ready"), age(g.metadata.creationTimestamp, now)];
   if (!wide) return base;
   const revoked = (g.spec.revoked_tools ?? []).map((t) => t.tool);
-  return [...base, Object.entries(counts).map(([k, v]) => `${k}=${v}`).join(",") || "<none>", revoked.length === 0 ? "<none>" : revoked.join(",")];
+  return [
+    ...base,
+    Object.entries(counts)
+      .map(([k, v]) => `${k}=${v}`)
+      .join(",") || "<none>",
+    revoked.length === 0 ? "<none>" : revoked.join(","),
+  ];
 }
 
 /** One object's row under columns(r, wide); `depth` indents a child under its parent (--tree). */

@@ -5,9 +5,16 @@
 export function renderTable(header: string[], rows: string[][]): string {
   const all = [header, ...rows];
   const widths = header.map((_, i) => Math.max(...all.map((r) => (r[i] ?? "").length)));
-  return all
-    .map((r) => r.map((cell, i) => (i === r.length - 1 ? cell : cell.padEnd((widths[i] ?? 0) + 3))).join("").trimEnd())
-    .join("\n") + "\n";
+  return (
+    all
+      .map((r) =>
+        r
+          .map((cell, i) => (i === r.length - 1 ? cell : cell.padEnd((widths[i] ?? 0) + 3)))
+          .join("")
+          .trimEnd(),
+      )
+      .join("\n") + "\n"
+  );
 }
 
 /** kubectl's HumanDuration: how long ago, in at most two units. */

@@ -37,18 +37,23 @@ export async function watchObjects(kc: k8s.KubeConfig, r: Resource, namespace: s
         ...(opts.fieldSelector !== undefined ? { fieldSelector: opts.fieldSelector } : {}),
       };
       let gone = false;
-      const started = (current = watch.watch(path, params, (type: string, obj: GavelObject & { code?: number }) => {
-        if (type === "ERROR") {
-          if (obj.code === 410) gone = true;
-          return;
-        }
-        const version = obj.metadata?.resourceVersion;
-        if (version !== undefined) rv = version;
-        if (type === "ADDED" || type === "MODIFIED" || type === "DELETED") opts.onEvent(type, obj);
-      }, (err: unknown) => {
-        if (gone) rv = "";
-        resolve(gone ? undefined : err);
-      }));
+      const started = (current = watch.watch(
+        path,
+        params,
+        (type: string, obj: GavelObject & { code?: number }) => {
+          if (type === "ERROR") {
+            if (obj.code === 410) gone = true;
+            return;
+          }
+          const version = obj.metadata?.resourceVersion;
+          if (version !== undefined) rv = version;
+          if (type === "ADDED" || type === "MODIFIED" || type === "DELETED") opts.onEvent(type, obj);
+        },
+        (err: unknown) => {
+          if (gone) rv = "";
+          resolve(gone ? undefined : err);
+        },
+      ));
       void started.catch(resolve);
     });
     if (opts.signal.aborted) break;

@@ -42,7 +42,8 @@ export function apiWatchFeed(kube: Kube, logger?: Logger): ChangeFeed {
         onEvent: (_type, obj) => {
           if (inTree(obj as Execution, root)) onChange();
         },
-        onError: (err) => logger?.warn({ namespace, execution: root, err: messageOf(err) }, "web view: the Execution watch failed; reopening"),
+        onError: (err) =>
+          logger?.warn({ namespace, execution: root, err: messageOf(err) }, "web view: the Execution watch failed; reopening"),
       });
     },
   };

@@ -25,10 +25,35 @@ i2.toolCalls = {
   blockedByGuard: 1,
   blockedByJudge: 1,
   recent: [
-    { step: 1, tool: "cmd.run", toolCallId: "call-rm", allowed: false, blockedBy: "guard", check: "destructive_pattern", reason: "destructive_pattern: rm -rf" },
+    {
+      step: 1,
+      tool: "cmd.run",
+      toolCallId: "call-rm",
+      allowed: false,
+      blockedBy: "guard",
+      check: "destructive_pattern",
+      reason: "destructive_pattern: rm -rf",
+    },
     { step: 2, tool: "fs.list", toolCallId: "call-ls", allowed: true, blockedBy: "none" },
-    { step: 3, tool: "fs.write", toolCallId: "call-abc", allowed: false, blockedBy: "judge", reason: "gatekeeper: malformed_output", judges: ["run-t-abc-gatekeeper"] },
-    { step: 4, tool: "files.read_text_file", server: "files", toolCallId: "call-mcp", allowed: false, blockedBy: "guard", check: "destructive_pattern", reason: "secrets: reads files: a secret file [path]" },
+    {
+      step: 3,
+      tool: "fs.write",
+      toolCallId: "call-abc",
+      allowed: false,
+      blockedBy: "judge",
+      reason: "gatekeeper: malformed_output",
+      judges: ["run-t-abc-gatekeeper"],
+    },
+    {
+      step: 4,
+      tool: "files.read_text_file",
+      server: "files",
+      toolCallId: "call-mcp",
+      allowed: false,
+      blockedBy: "guard",
+      check: "destructive_pattern",
+      reason: "secrets: reads files: a secret file [path]",
+    },
   ],
 };
 const kids = structuredClone(children);
@@ -95,7 +120,9 @@ describe("renderExecutionFragment", () => {
 
   it("lists the tool calls with their outcome and who decided: the guard's check or the judges", () => {
     const rows = html.split('<tr class="toolcall ').slice(1);
-    expect(rows.map((r) => /<td class="tool">([^<]*)<\/td><td class="outcome">([^<]*)<\/td><td class="decided-by">([^<]*)</.exec(r)?.slice(1))).toEqual([
+    expect(
+      rows.map((r) => /<td class="tool">([^<]*)<\/td><td class="outcome">([^<]*)<\/td><td class="decided-by">([^<]*)</.exec(r)?.slice(1)),
+    ).toEqual([
       ["cmd.run", "blocked by guard", "guard: destructive_pattern"],
       ["fs.list", "allowed", "guard"],
       ["fs.write", "blocked by judge", "judges"],
@@ -144,8 +171,12 @@ describe("paragraph", () => {
 describe("decidedBy", () => {
   it("names the guard's check for a call it decided, the judges for one they judged", () => {
     expect(decidedBy({ id: "a", outcome: "allowed", check: "adaptive_rule", judges: [] })).toBe("guard: adaptive_rule");
-    expect(decidedBy({ id: "a", outcome: "allowed", judges: [{ name: "j", judge: "g", purpose: "tool_validation", phase: "Succeeded" }] })).toBe("judges");
-    expect(decidedBy({ id: "a", judges: [{ name: "j", judge: "g", purpose: "tool_validation", phase: "Running" }] })).toBe("judges (deciding)");
+    expect(
+      decidedBy({ id: "a", outcome: "allowed", judges: [{ name: "j", judge: "g", purpose: "tool_validation", phase: "Succeeded" }] }),
+    ).toBe("judges");
+    expect(decidedBy({ id: "a", judges: [{ name: "j", judge: "g", purpose: "tool_validation", phase: "Running" }] })).toBe(
+      "judges (deciding)",
+    );
   });
 });
 
@@ -176,10 +207,23 @@ describe("routeOf", () => {
   it("parses pages, streams and JSON under the base, and refuses names that cannot exist", () => {
     expect(routeOf("")).toEqual({ kind: "root" });
     expect(routeOf("namespaces/team/executions")).toEqual({ kind: "list", namespace: "team", stream: false });
-    expect(routeOf("stream/namespaces/team/executions/run-1.a")).toEqual({ kind: "execution", namespace: "team", name: "run-1.a", stream: true });
+    expect(routeOf("stream/namespaces/team/executions/run-1.a")).toEqual({
+      kind: "execution",
+      namespace: "team",
+      name: "run-1.a",
+      stream: true,
+    });
     expect(routeOf("api/namespaces/team/executions/run")).toEqual({ kind: "json", namespace: "team", name: "run" });
     expect(routeOf("assets/ui.css")).toEqual({ kind: "asset", file: "ui.css" });
-    for (const bad of ["namespaces/Team/executions", "namespaces/team/executions/..", "namespaces/team/executions/a/b", "namespaces/team/agents/x", "api/namespaces/team/executions", "namespaces/%E0%A4%A/executions", "assets/../x"]) {
+    for (const bad of [
+      "namespaces/Team/executions",
+      "namespaces/team/executions/..",
+      "namespaces/team/executions/a/b",
+      "namespaces/team/agents/x",
+      "api/namespaces/team/executions",
+      "namespaces/%E0%A4%A/executions",
+      "assets/../x",
+    ]) {
       expect(routeOf(bad), bad).toEqual({ kind: "unknown" });
     }
   });

@@ -5,7 +5,16 @@
 // styles, so the page's Content-Security-Policy can forbid inline scripts and styles alike.
 import type { Execution } from "../api/types.js";
 import { cells, columns } from "../views/rows.js";
-import { decidedBy, isFinished, treeOrder, type ExecutionView, type IterationView, type JudgeView, type ToolCallView, type ValidatorView } from "../views/execution-view.js";
+import {
+  decidedBy,
+  isFinished,
+  treeOrder,
+  type ExecutionView,
+  type IterationView,
+  type JudgeView,
+  type ToolCallView,
+  type ValidatorView,
+} from "../views/execution-view.js";
 import { EXECUTIONS } from "../views/resources.js";
 import { age, fixed2, humanDuration } from "../views/table.js";
 
@@ -39,7 +48,12 @@ export function scoreBar(label: string, score: number | undefined, min: number |
   const pct = score === undefined ? 0 : Math.round(unit(score) * 1000) / 10;
   const state = score === undefined ? "none" : min === undefined ? "plain" : score >= min ? "pass" : "fail";
   const tick = min === undefined ? "" : `<line class="threshold" x1="${unit(min) * 100}" x2="${unit(min) * 100}" y1="0" y2="10"/>`;
-  const text = score === undefined ? "no score yet" : min === undefined ? fixed2(score) : `${fixed2(score)} ${score >= min ? "≥" : "<"} ${fixed2(min)}`;
+  const text =
+    score === undefined
+      ? "no score yet"
+      : min === undefined
+        ? fixed2(score)
+        : `${fixed2(score)} ${score >= min ? "≥" : "<"} ${fixed2(min)}`;
   return (
     `<span class="score score-${state}" data-score="${esc(score)}" data-min="${esc(min)}">` +
     `<span class="score-label">${esc(label)}</span>` +
@@ -65,7 +79,8 @@ const FOLD_LINES = 3;
 export function paragraph(cls: string, label: string, text: string | undefined): string {
   if (text === undefined || text === "") return "";
   const lines = text.split("\n");
-  if (text.length <= FOLD_CHARS && lines.length <= FOLD_LINES) return `<p class="${cls}"><span class="label">${esc(label)}</span> ${esc(text)}</p>`;
+  if (text.length <= FOLD_CHARS && lines.length <= FOLD_LINES)
+    return `<p class="${cls}"><span class="label">${esc(label)}</span> ${esc(text)}</p>`;
   const first = (lines[0] ?? "").slice(0, 160);
   return `<details class="${cls} folded"><summary><span class="label">${esc(label)}</span> ${esc(first)}… <span class="more">(${text.length} characters)</span></summary><div class="full">${esc(text)}</div></details>`;
 }
@@ -93,8 +108,14 @@ function judgeList(judges: readonly JudgeView[], base: string, namespace: string
 }
 
 function validatorItem(v: ValidatorView, base: string, namespace: string): string {
-  const bar = v.state === "pending" || v.state === "running" ? `<span class="waiting">${v.state === "running" ? "validating…" : "pending"}</span>` : "";
-  const confidence = v.confidence !== undefined ? `<span class="confidence">confidence ${esc(fixed2(v.confidence))}${v.minConfidence !== undefined ? ` (min ${esc(fixed2(v.minConfidence))})` : ""}</span>` : "";
+  const bar =
+    v.state === "pending" || v.state === "running"
+      ? `<span class="waiting">${v.state === "running" ? "validating…" : "pending"}</span>`
+      : "";
+  const confidence =
+    v.confidence !== undefined
+      ? `<span class="confidence">confidence ${esc(fixed2(v.confidence))}${v.minConfidence !== undefined ? ` (min ${esc(fixed2(v.minConfidence))})` : ""}</span>`
+      : "";
   const signals = (v.signals ?? []).map((s) => `<li>${esc(s.category)} ${esc(fixed2(s.score))}: ${esc(s.message)}</li>`).join("");
   return (
     `<li class="validator state-${v.state}" data-index="${v.index}" data-state="${v.state}">` +
@@ -119,7 +140,10 @@ function toolCallRow(c: ToolCallView, base: string, namespace: string): string {
 function iterationItem(it: IterationView, base: string, namespace: string): string {
   const worker = it.exitCode !== undefined ? `worker exited ${it.exitCode}` : it.phase === "Running" ? "worker running" : "";
   const c = it.toolCallCounts;
-  const counts = c !== undefined ? `${c.proposed} proposed, ${c.allowed} allowed, ${c.blockedByGuard} blocked by the guard, ${c.blockedByJudge} by judges` : "";
+  const counts =
+    c !== undefined
+      ? `${c.proposed} proposed, ${c.allowed} allowed, ${c.blockedByGuard} blocked by the guard, ${c.blockedByJudge} by judges`
+      : "";
   const calls =
     it.toolCalls.length > 0 || c !== undefined
       ? `<h3>Tool calls <span class="counts">${esc(counts)}</span></h3>` +
@@ -131,7 +155,9 @@ function iterationItem(it: IterationView, base: string, namespace: string): stri
     `<li class="iteration" data-iteration="${it.number}" data-phase="${esc(it.phase)}">` +
     `<h2>Iteration ${it.number} ${phaseBadge(it.phase)} <span class="worker">${esc(worker)}</span> <span class="took">${esc(took(it.startTime, it.completionTime))}</span></h2>` +
     paragraph("feedback", "feedback", it.feedback) +
-    (it.validators.length > 0 ? `<ul class="validators">${it.validators.map((v) => validatorItem(v, base, namespace)).join("")}</ul>` : "") +
+    (it.validators.length > 0
+      ? `<ul class="validators">${it.validators.map((v) => validatorItem(v, base, namespace)).join("")}</ul>`
+      : "") +
     `${calls}</li>`
   );
 }
@@ -141,7 +167,10 @@ export function renderExecutionFragment(view: ExecutionView, base: string, now: 
   const ns = view.namespace;
   const facts: [string, string][] = [
     ["agent", `${view.agent}${view.agentFound ? "" : " (not found: thresholds unknown)"}`],
-    ["iteration", view.iteration !== undefined ? `${view.iteration}${view.maxIterations !== undefined ? ` of at most ${view.maxIterations}` : ""}` : ""],
+    [
+      "iteration",
+      view.iteration !== undefined ? `${view.iteration}${view.maxIterations !== undefined ? ` of at most ${view.maxIterations}` : ""}` : "",
+    ],
     ["created", view.creationTimestamp !== undefined ? `${age(view.creationTimestamp, now)} ago` : ""],
     ["took", took(view.startTime, view.completionTime)],
   ];
@@ -159,14 +188,23 @@ export function renderExecutionFragment(view: ExecutionView, base: string, now: 
     view.conditions.length === 0
       ? ""
       : `<h3>Conditions</h3><table class="conditions"><thead><tr><th>type</th><th>status</th><th>reason</th><th>age</th><th>message</th></tr></thead><tbody>${view.conditions
-          .map((c) => `<tr><td>${esc(c.type)}</td><td>${esc(c.status)}</td><td>${esc(c.reason)}</td><td>${esc(age(c.lastTransitionTime, now))}</td><td>${esc(c.message)}</td></tr>`)
+          .map(
+            (c) =>
+              `<tr><td>${esc(c.type)}</td><td>${esc(c.status)}</td><td>${esc(c.reason)}</td><td>${esc(age(c.lastTransitionTime, now))}</td><td>${esc(c.message)}</td></tr>`,
+          )
           .join("")}</tbody></table>`;
   return (
     `<section class="execution" data-name="${esc(view.name)}" data-phase="${esc(view.phase)}">` +
     `<header><h1>${esc(view.name)} ${phaseBadge(view.phase)}</h1>` +
-    `<dl class="facts">${facts.filter(([, v]) => v !== "").map(([k, v]) => `<dt>${esc(k)}</dt><dd>${esc(v)}</dd>`).join("")}</dl>` +
+    `<dl class="facts">${facts
+      .filter(([, v]) => v !== "")
+      .map(([k, v]) => `<dt>${esc(k)}</dt><dd>${esc(v)}</dd>`)
+      .join("")}</dl>` +
     `${view.score !== undefined ? scoreBar("score", view.score, undefined) : ""}${paragraph("message", "message", view.message)}${parent}${verdict}</header>` +
-    `<ol class="iterations" reversed>${[...view.iterations].reverse().map((it) => iterationItem(it, base, ns)).join("")}</ol>` +
+    `<ol class="iterations" reversed>${[...view.iterations]
+      .reverse()
+      .map((it) => iterationItem(it, base, ns))
+      .join("")}</ol>` +
     `${conditions}</section>`
   );
 }

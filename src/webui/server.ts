@@ -12,7 +12,10 @@ export const LOOPBACK_HOSTS = ["localhost", "127.0.0.1", "[::1]", "::1"];
 
 /** The web view served on its own. */
 export class UiServer {
-  private constructor(private readonly server: Server, readonly url: string) {}
+  private constructor(
+    private readonly server: Server,
+    readonly url: string,
+  ) {}
 
   /** Listens on host:port (port 0: any free one). */
   static async listen(host: string, port: number, options: UiOptions): Promise<UiServer> {
@@ -55,5 +58,12 @@ export const CONTROLLER_UI_BASE = "/ui/";
  * another site must not read it through a developer's forwarded port (DNS rebinding).
  */
 export function controllerWebView(kube: Kube, logger?: Logger): UiHandler {
-  return uiHandler({ kube, namespace: kube.namespace, changes: apiWatchFeed(kube, logger), base: CONTROLLER_UI_BASE, hosts: LOOPBACK_HOSTS, ...(logger !== undefined ? { logger } : {}) });
+  return uiHandler({
+    kube,
+    namespace: kube.namespace,
+    changes: apiWatchFeed(kube, logger),
+    base: CONTROLLER_UI_BASE,
+    hosts: LOOPBACK_HOSTS,
+    ...(logger !== undefined ? { logger } : {}),
+  });
 }

@@ -38,7 +38,8 @@ describe("Execution reconciler on a control plane with in-memory workloads (the 
     from.forEach((f, i) => {
       const target = to[i];
       if (target === undefined) return;
-      for (const [key, content] of [...w.files]) if (key.startsWith(`${f.source}:`)) w.files.set(`${target.source}:${key.slice(f.source.length + 1)}`, content);
+      for (const [key, content] of [...w.files])
+        if (key.startsWith(`${f.source}:`)) w.files.set(`${target.source}:${key.slice(f.source.length + 1)}`, content);
     });
     return { exitCode: 0 };
   };
@@ -57,7 +58,14 @@ describe("Execution reconciler on a control plane with in-memory workloads (the 
     });
     const { informer } = podWorkloadsFor(cp.kc, { namespace: ns });
     // No kubelet ends a pod here, so nothing wakes an Execution when a workload ends: a short resync does.
-    reconciler = new ExecutionReconciler({ kc: cp.kc, pods: { informer, workloads }, namespace: ns, resyncMs: 200, podRetentionSeconds: 0, agentGraceMs: 300 });
+    reconciler = new ExecutionReconciler({
+      kc: cp.kc,
+      pods: { informer, workloads },
+      namespace: ns,
+      resyncMs: 200,
+      podRetentionSeconds: 0,
+      agentGraceMs: 300,
+    });
     await reconciler.start();
   }, 180_000);
 
@@ -69,24 +77,43 @@ describe("Execution reconciler on a control plane with in-memory workloads (the 
   const create = async (plural: "agents" | "executions", body: object): Promise<void> => {
     await api.createNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: ns, plural, body });
   };
-  const agent = (name: string, spec: Agent["spec"]) => create("agents", { apiVersion: `${GROUP}/${VERSION}`, kind: "Agent", metadata: { name }, spec });
+  const agent = (name: string, spec: Agent["spec"]) =>
+    create("agents", { apiVersion: `${GROUP}/${VERSION}`, kind: "Agent", metadata: { name }, spec });
   const judgeAgent = (name: string, image: string) => agent(name, { runtime: { image }, execution: { mode: "one-shot" } } as Agent["spec"]);
-  const execution = (name: string, agentName: string) => create("executions", { apiVersion: `${GROUP}/${VERSION}`, kind: "Execution", metadata: { name }, spec: { agentRef: { name: agentName } } });
-  const get = async (name: string): Promise<Execution> => (await api.getNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: ns, plural: "executions", name })) as Execution;
-  const final = (name: string) => eventually(async () => {
-    const ex = await get(name);
-    return FINAL.includes(ex.status?.phase ?? "") ? ex : undefined;
-  }, 30_000, `${name} to end`);
+  const execution = (name: string, agentName: string) =>
+    create("executions", {
+      apiVersion: `${GROUP}/${VERSION}`,
+      kind: "Execution",
+      metadata: { name },
+      spec: { agentRef: { name: agentName } },
+    });
+  const get = async (name: string): Promise<Execution> =>
+    (await api.getNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: ns, plural: "executions", name })) as Execution;
+  const final = (name: string) =>
+    eventually(
+      async () => {
+        const ex = await get(name);
+        return FINAL.includes(ex.status?.phase ?? "") ? ex : undefined;
+      },
+      30_000,
+      `${name} to end`,
+    );
   const workspace = { volumes: [{ name: "workspace", mount_path: "/workspace", size: "16Mi" }] };
 
   describe("runs and their validators", () => {
     it("Given exit_code and regex validators, a failing first iteration refines with feedback and the second passes; each result is kept in its ConfigMap", async () => {
       workers.set("refine", (_spec, i) => (i === 1 ? { exitCode: 3, stderr: "kaput: disk on fire" } : { stdout: "all tests pass\n" }));
-      await agent("refiner", { runtime: { image: "test/worker" }, execution: { mode: "iterative", max_iterations: 3, validation: [{ type: "exit_code" }, { type: "regex", pattern: "tests pass" }] } } as Agent["spec"]);
+      await agent("refiner", {
+        runtime: { image: "test/worker" },
+        execution: { mode: "iterative", max_iterations: 3, validation: [{ type: "exit_code" }, { type: "regex", pattern: "tests pass" }] },
+      } as Agent["spec"]);
       await execution("refine", "refiner");
       const ex = await final("refine");
       expect(ex.status?.phase).toBe("Succeeded");
-      expect(ex.status?.iterations?.map((it) => [it.number, it.phase, it.exitCode])).toEqual([[1, "Refining", 3], [2, "Passed", 0]]);
+      expect(ex.status?.iterations?.map((it) => [it.number, it.phase, it.exitCode])).toEqual([
+        [1, "Refining", 3],
+        [2, "Passed", 0],
+      ]);
       expect(ex.status?.iterations?.[1]?.feedback).toContain("kaput: disk on fire");
       // The second worker got the first one's feedback, in its env contract
       const started = workloads.started.filter((s) => s.labels?.[CHILD_LABELS.execution] === "refine");
@@ -110,7 +137,9 @@ describe("Execution reconciler on a control plane with in-memory workloads (the 
       await execution("judged", "judged-worker");
       const ex = await final("judged");
       expect(ex.status?.phase).toBe("Succeeded");
-      expect(ex.status?.children?.map((c) => [c.name, c.purpose, c.phase])).toEqual([["judged-i1-v0-reader-judge", "validation", "Succeeded"]]);
+      expect(ex.status?.children?.map((c) => [c.name, c.purpose, c.phase])).toEqual([
+        ["judged-i1-v0-reader-judge", "validation", "Succeeded"],
+      ]);
       const child = await get("judged-i1-v0-reader-judge");
       expect(child.spec.parent).toMatchObject({ name: "judged", iteration: 1, purpose: "validation" });
       expect(child.metadata.ownerReferences?.[0]).toMatchObject({ kind: "Execution", name: "judged", controller: true });
@@ -121,7 +150,10 @@ describe("Execution reconciler on a control plane with in-memory workloads (the 
       workers.set("rejected", () => ({ stdout: "done\n" }));
       judges.set("test/judge-crashes", () => ({ exitCode: 1, stderr: "judge crashed" }));
       await judgeAgent("crashing-judge", "test/judge-crashes");
-      await agent("rejected-worker", { runtime: { image: "test/worker" }, execution: { mode: "one-shot", validation: [{ type: "semantic", judge_agent: "crashing-judge" }] } } as Agent["spec"]);
+      await agent("rejected-worker", {
+        runtime: { image: "test/worker" },
+        execution: { mode: "one-shot", validation: [{ type: "semantic", judge_agent: "crashing-judge" }] },
+      } as Agent["spec"]);
       await execution("rejected", "rejected-worker");
       const ex = await final("rejected");
       expect(ex.status?.phase).toBe("Failed");
@@ -140,7 +172,9 @@ describe("Execution reconciler on a control plane with in-memory workloads (the 
       });
       judges.set("test/judge-files", (spec, w) => {
         const mount = spec.mounts.find((m) => m.mountPath === "/workspace");
-        return VERDICT(mount !== undefined && mount.readOnly && w.files.get(`${mount.source}:/workspace/sum.js`)?.includes("a + b") === true ? 1 : 0);
+        return VERDICT(
+          mount !== undefined && mount.readOnly && w.files.get(`${mount.source}:/workspace/sum.js`)?.includes("a + b") === true ? 1 : 0,
+        );
       });
       await judgeAgent("file-judge", "test/judge-files");
       await agent("copy-worker", {
@@ -154,24 +188,38 @@ describe("Execution reconciler on a control plane with in-memory workloads (the 
       const child = "copied-i1-v0-file-judge";
       // The worker's claim and the judge's copy, each owned by its Execution
       const claims = await core.listNamespacedPersistentVolumeClaim({ namespace: ns });
-      const owners = claims.items.map((c) => [c.metadata?.name, c.spec?.accessModes, c.metadata?.ownerReferences?.[0]?.name]).filter(([name]) => String(name).startsWith("copied"));
-      expect(owners.sort()).toEqual([["copied-i1-v0-file-judge-workspace", ["ReadWriteOncePod"], child], ["copied-workspace", ["ReadWriteOncePod"], "copied"]]);
+      const owners = claims.items
+        .map((c) => [c.metadata?.name, c.spec?.accessModes, c.metadata?.ownerReferences?.[0]?.name])
+        .filter(([name]) => String(name).startsWith("copied"));
+      expect(owners.sort()).toEqual([
+        ["copied-i1-v0-file-judge-workspace", ["ReadWriteOncePod"], child],
+        ["copied-workspace", ["ReadWriteOncePod"], "copied"],
+      ]);
       // The judge mounted its copy, not the worker's claim; the copier ran before it and is gone
       const names = workloads.started.map((s) => s.name);
       expect(names.indexOf(`${child}-copy`)).toBeGreaterThan(-1);
       expect(names.indexOf(`${child}-copy`)).toBeLessThan(names.indexOf(child));
-      expect(workloads.started.find((s) => s.name === child)?.mounts.map((m) => [m.source, m.readOnly])).toEqual([[`${child}-workspace`, true]]);
+      expect(workloads.started.find((s) => s.name === child)?.mounts.map((m) => [m.source, m.readOnly])).toEqual([
+        [`${child}-workspace`, true],
+      ]);
       expect(workloads.names()).not.toContain(`${child}-copy`);
     });
 
     it("Given workspace_strategy snapshot on a cluster with no default StorageClass, the run is refused before any workload starts, naming the field", async () => {
-      await agent("snapshot-worker", { runtime: { image: "test/worker" }, workspace_strategy: "snapshot", ...workspace, execution: { mode: "one-shot" } } as Agent["spec"]);
+      await agent("snapshot-worker", {
+        runtime: { image: "test/worker" },
+        workspace_strategy: "snapshot",
+        ...workspace,
+        execution: { mode: "one-shot" },
+      } as Agent["spec"]);
       await execution("snapped", "snapshot-worker");
       const ex = await final("snapped");
       expect(ex.status?.phase).toBe("Failed");
       const accepted = ex.status?.conditions?.find((c) => c.type === "Accepted");
       expect([accepted?.status, accepted?.reason]).toEqual(["False", "WorkspaceStrategyUnsupported"]);
-      expect(accepted?.message).toBe("spec.workspace_strategy: snapshot cannot serve volume workspace: the cluster has no default StorageClass");
+      expect(accepted?.message).toBe(
+        "spec.workspace_strategy: snapshot cannot serve volume workspace: the cluster has no default StorageClass",
+      );
       expect(workloads.started.filter((s) => s.labels?.[CHILD_LABELS.execution] === "snapped")).toEqual([]);
     });
   });
@@ -184,26 +232,51 @@ describe("Execution reconciler on a control plane with in-memory workloads (the 
         return {};
       });
       const schema = { type: "object", required: ["answer"], properties: { answer: { type: "integer" } } };
-      await agent("schema-worker", { runtime: { image: "test/worker" }, ...workspace, execution: { mode: "iterative", max_iterations: 2, validation: [{ type: "json_schema", target_path: "/workspace/out.json", schema }] } } as Agent["spec"]);
+      await agent("schema-worker", {
+        runtime: { image: "test/worker" },
+        ...workspace,
+        execution: {
+          mode: "iterative",
+          max_iterations: 2,
+          validation: [{ type: "json_schema", target_path: "/workspace/out.json", schema }],
+        },
+      } as Agent["spec"]);
       await execution("schema", "schema-worker");
       const ex = await final("schema");
       expect(ex.status?.phase).toBe("Succeeded");
       expect(ex.status?.iterations?.[0]?.validators?.[0]).toMatchObject({ type: "json_schema", passed: false });
       expect(ex.status?.iterations?.[0]?.validators?.[0]?.reasoning).toContain("/answer: must be integer");
-      const readers = workloads.started.filter((s) => s.labels?.[CHILD_LABELS.execution] === "schema" && s.labels[CHILD_LABELS.role] === "reader");
-      expect(readers.map((r) => [r.labels?.[CHILD_LABELS.iteration], r.mounts.map((m) => [m.source, m.readOnly])])).toEqual([["1", [["schema-workspace", true]]], ["2", [["schema-workspace", true]]]]);
+      const readers = workloads.started.filter(
+        (s) => s.labels?.[CHILD_LABELS.execution] === "schema" && s.labels[CHILD_LABELS.role] === "reader",
+      );
+      expect(readers.map((r) => [r.labels?.[CHILD_LABELS.iteration], r.mounts.map((m) => [m.source, m.readOnly])])).toEqual([
+        ["1", [["schema-workspace", true]]],
+        ["2", [["schema-workspace", true]]],
+      ]);
       // Retired: iteration 1's when iteration 2's worker started, iteration 2's right after the status write that ended the run
       expect(workloads.stopped.filter((n) => n.startsWith("schema-"))).toEqual([]);
-      await eventually(() => (workloads.names().some((n) => n.startsWith("schema-")) ? undefined : true), 5_000, "the run's workloads to be retired");
+      await eventually(
+        () => (workloads.names().some((n) => n.startsWith("schema-")) ? undefined : true),
+        5_000,
+        "the run's workloads to be retired",
+      );
     });
 
     it("Given a target_path outside every workspace volume, the validator fails naming the path and no reader starts", async () => {
-      await agent("outside-worker", { runtime: { image: "test/worker" }, ...workspace, execution: { mode: "one-shot", validation: [{ type: "json_schema", target_path: "/tmp/out.json", schema: { type: "object" } }] } } as Agent["spec"]);
+      await agent("outside-worker", {
+        runtime: { image: "test/worker" },
+        ...workspace,
+        execution: { mode: "one-shot", validation: [{ type: "json_schema", target_path: "/tmp/out.json", schema: { type: "object" } }] },
+      } as Agent["spec"]);
       await execution("outside", "outside-worker");
       const ex = await final("outside");
       expect(ex.status?.phase).toBe("Failed");
-      expect(ex.status?.iterations?.[0]?.validators?.[0]?.reasoning).toContain("/tmp/out.json is not inside any workspace volume (/workspace)");
-      expect(workloads.started.filter((s) => s.labels?.[CHILD_LABELS.execution] === "outside").map((s) => s.labels?.[CHILD_LABELS.role])).toEqual(["worker"]);
+      expect(ex.status?.iterations?.[0]?.validators?.[0]?.reasoning).toContain(
+        "/tmp/out.json is not inside any workspace volume (/workspace)",
+      );
+      expect(
+        workloads.started.filter((s) => s.labels?.[CHILD_LABELS.execution] === "outside").map((s) => s.labels?.[CHILD_LABELS.role]),
+      ).toEqual(["worker"]);
     });
   });
 
@@ -212,7 +285,12 @@ describe("Execution reconciler on a control plane with in-memory workloads (the 
       await execution("orphan", "no-such-agent");
       const ex = await final("orphan");
       expect(ex.status?.phase).toBe("Failed");
-      expect(ex.status?.conditions?.find((c) => c.type === "Accepted")).toMatchObject({ status: "False", reason: "AgentNotFound", observedGeneration: 1, message: `spec.agentRef.name: Agent "no-such-agent" not found in namespace ${ns}` });
+      expect(ex.status?.conditions?.find((c) => c.type === "Accepted")).toMatchObject({
+        status: "False",
+        reason: "AgentNotFound",
+        observedGeneration: 1,
+        message: `spec.agentRef.name: Agent "no-such-agent" not found in namespace ${ns}`,
+      });
     });
 
     it("Given the cancel annotation on a running Execution, its worker is stopped and it ends Cancelled; its history is in Kubernetes Events", async () => {
@@ -222,14 +300,25 @@ describe("Execution reconciler on a control plane with in-memory workloads (the 
       await eventually(() => (workloads.names().includes("stopped-i1") ? true : undefined), 10_000, "the worker to start");
       const ex = await get("stopped");
       ex.metadata.annotations = { ...ex.metadata.annotations, "gavel.dev/cancel": "test" };
-      await api.replaceNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: ns, plural: "executions", name: "stopped", body: ex });
+      await api.replaceNamespacedCustomObject({
+        group: GROUP,
+        version: VERSION,
+        namespace: ns,
+        plural: "executions",
+        name: "stopped",
+        body: ex,
+      });
       const done = await final("stopped");
       expect(done.status?.phase).toBe("Cancelled");
       expect(workloads.stopped).toContain("stopped-i1");
-      const events = await eventually(async () => {
-        const list = await core.listNamespacedEvent({ namespace: ns, fieldSelector: "involvedObject.name=stopped" });
-        return list.items.some((e) => e.reason === "ExecutionPhase" && e.message?.includes("Cancelled")) ? list.items : undefined;
-      }, 10_000, "the Cancelled event");
+      const events = await eventually(
+        async () => {
+          const list = await core.listNamespacedEvent({ namespace: ns, fieldSelector: "involvedObject.name=stopped" });
+          return list.items.some((e) => e.reason === "ExecutionPhase" && e.message?.includes("Cancelled")) ? list.items : undefined;
+        },
+        10_000,
+        "the Cancelled event",
+      );
       expect(events.map((e) => e.reason)).toEqual(expect.arrayContaining(["ExecutionStarted", "IterationStarted", "ExecutionPhase"]));
       expect(events.find((e) => e.reason === "ExecutionPhase" && e.message?.includes("Cancelled"))?.type).toBe("Warning");
     });

@@ -54,11 +54,19 @@ describe("single-node cluster: Services, DNS and the API server from a pod", () 
       body: {
         metadata: { name: "echo", labels: { app: "echo" } },
         spec: {
-          containers: [{
-            name: "main", image: BASE_IMAGE, imagePullPolicy: "Never",
-            command: ["node", "-e", "require('http').createServer((q, s) => s.end('echo from ' + require('os').hostname())).listen(8080)"],
-            readinessProbe: { tcpSocket: { port: 8080 }, periodSeconds: 1 },
-          }],
+          containers: [
+            {
+              name: "main",
+              image: BASE_IMAGE,
+              imagePullPolicy: "Never",
+              command: [
+                "node",
+                "-e",
+                "require('http').createServer((q, s) => s.end('echo from ' + require('os').hostname())).listen(8080)",
+              ],
+              readinessProbe: { tcpSocket: { port: 8080 }, periodSeconds: 1 },
+            },
+          ],
         },
       },
     });
@@ -66,15 +74,23 @@ describe("single-node cluster: Services, DNS and the API server from a pod", () 
       namespace: ns,
       body: { metadata: { name: "echo" }, spec: { selector: { app: "echo" }, ports: [{ port: 8080, targetPort: 8080 }] } },
     });
-    await eventually(async () => {
-      const pod = await core.readNamespacedPod({ name: "echo", namespace: ns });
-      return pod.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True") ? true : undefined;
-    }, 60_000, "the echo pod to be Ready");
+    await eventually(
+      async () => {
+        const pod = await core.readNamespacedPod({ name: "echo", namespace: ns });
+        return pod.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True") ? true : undefined;
+      },
+      60_000,
+      "the echo pod to be Ready",
+    );
     const discovery = cluster.kc.makeApiClient(k8s.DiscoveryV1Api);
-    await eventually(async () => {
-      const slices = await discovery.listNamespacedEndpointSlice({ namespace: ns, labelSelector: "kubernetes.io/service-name=echo" });
-      return slices.items.some((sl) => (sl.endpoints ?? []).some((e) => e.conditions?.ready === true)) ? true : undefined;
-    }, 60_000, "the echo Service's EndpointSlice to list its pod");
+    await eventually(
+      async () => {
+        const slices = await discovery.listNamespacedEndpointSlice({ namespace: ns, labelSelector: "kubernetes.io/service-name=echo" });
+        return slices.items.some((sl) => (sl.endpoints ?? []).some((e) => e.conditions?.ready === true)) ? true : undefined;
+      },
+      60_000,
+      "the echo Service's EndpointSlice to list its pod",
+    );
 
     // When a pod looks them up and calls them
     await core.createNamespacedPod({
@@ -83,14 +99,20 @@ describe("single-node cluster: Services, DNS and the API server from a pod", () 
         metadata: { name: "probe" },
         spec: {
           restartPolicy: "Never",
-          containers: [{ name: "main", image: BASE_IMAGE, imagePullPolicy: "Never", command: ["node", "-e", PROBE], env: [{ name: "NS", value: ns }] }],
+          containers: [
+            { name: "main", image: BASE_IMAGE, imagePullPolicy: "Never", command: ["node", "-e", PROBE], env: [{ name: "NS", value: ns }] },
+          ],
         },
       },
     });
-    const done = await eventually(async () => {
-      const pod = await core.readNamespacedPod({ name: "probe", namespace: ns });
-      return pod.status?.containerStatuses?.[0]?.state?.terminated ?? undefined;
-    }, 90_000, "the probe pod to finish");
+    const done = await eventually(
+      async () => {
+        const pod = await core.readNamespacedPod({ name: "probe", namespace: ns });
+        return pod.status?.containerStatuses?.[0]?.state?.terminated ?? undefined;
+      },
+      90_000,
+      "the probe pod to finish",
+    );
     const log = await core.readNamespacedPodLog({ name: "probe", namespace: ns });
     expect(done.exitCode, log).toBe(0);
 

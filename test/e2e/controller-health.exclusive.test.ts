@@ -19,7 +19,11 @@ describe("the controller pod's probes (chart-installed controller and NATS)", ()
   /** The pod's /readyz?verbose through the API server's pod proxy, whatever its status code. */
   const readyz = async (pod: k8s.V1Pod): Promise<string> => {
     const port = pod.spec?.containers[0]?.ports?.find((p) => p.name === "health")?.containerPort;
-    const r = await cluster.kubectl(["get", "--raw", `/api/v1/namespaces/${RELEASE_NAMESPACE}/pods/${pod.metadata?.name ?? ""}:${port ?? 0}/proxy/readyz?verbose`]);
+    const r = await cluster.kubectl([
+      "get",
+      "--raw",
+      `/api/v1/namespaces/${RELEASE_NAMESPACE}/pods/${pod.metadata?.name ?? ""}:${port ?? 0}/proxy/readyz?verbose`,
+    ]);
     // kubectl prints a 500's body in its error.
     return r.stdout + r.stderr;
   };
@@ -28,10 +32,14 @@ describe("the controller pod's probes (chart-installed controller and NATS)", ()
     if (r.code !== 0) throw new Error(`kubectl scale ${NATS}: ${r.stderr}`);
   };
   const natsReady = () =>
-    eventually(async () => {
-      const p = await core.readNamespacedPod({ name: `${NATS}-0`, namespace: RELEASE_NAMESPACE }).catch(() => undefined);
-      return p !== undefined && p.metadata?.deletionTimestamp === undefined && ready(p) === "True" ? p : undefined;
-    }, 180_000, `pod ${NATS}-0 Ready`);
+    eventually(
+      async () => {
+        const p = await core.readNamespacedPod({ name: `${NATS}-0`, namespace: RELEASE_NAMESPACE }).catch(() => undefined);
+        return p !== undefined && p.metadata?.deletionTimestamp === undefined && ready(p) === "True" ? p : undefined;
+      },
+      180_000,
+      `pod ${NATS}-0 Ready`,
+    );
 
   beforeAll(async () => {
     cluster = await useCluster();
@@ -63,10 +71,14 @@ describe("the controller pod's probes (chart-installed controller and NATS)", ()
     const t0 = Date.now();
     natsDown = true;
     await scaleNats(0);
-    const notReady = await eventually(async () => {
-      const [p] = await controller.pods();
-      return p !== undefined && ready(p) === "False" ? p : undefined;
-    }, 120_000, "the controller pod NotReady without NATS");
+    const notReady = await eventually(
+      async () => {
+        const [p] = await controller.pods();
+        return p !== undefined && ready(p) === "False" ? p : undefined;
+      },
+      120_000,
+      "the controller pod NotReady without NATS",
+    );
     const tNotReady = Date.now() - t0;
     const body = await readyz(notReady);
     expect(body).toMatch(/\[-\]nats failed: the tool-call gate (lost NATS|cannot reach NATS) at nats:\/\/gavel-nats/);
@@ -78,7 +90,9 @@ describe("the controller pod's probes (chart-installed controller and NATS)", ()
     await natsReady();
     const [after] = await controller.ready(1, 180_000);
     natsDown = false;
-    console.log(`controller NotReady ${tNotReady} ms after NATS was scaled to 0; Ready again ${Date.now() - t1} ms after it was scaled back to 1`);
+    console.log(
+      `controller NotReady ${tNotReady} ms after NATS was scaled to 0; Ready again ${Date.now() - t1} ms after it was scaled back to 1`,
+    );
     // The same container throughout: readiness follows NATS, liveness never fired.
     expect(after?.metadata?.name).toBe(before.metadata?.name);
     expect(after?.status?.containerStatuses?.[0]?.restartCount ?? 0).toBe(restarts);

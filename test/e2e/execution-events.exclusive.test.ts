@@ -29,7 +29,9 @@ const CREDS_SECRET = "gavel-e2e-nats";
 /** What an event is about, independent of its id: the test's own notion of "the same event". */
 function aboutOf(e: GavelEvent): string {
   const d = e.data;
-  return [e.execution, e.type, d.iteration, d.index, d.child, e.type === "execution.phase" ? d.phase : undefined].map((v) => JSON.stringify(v ?? "")).join("|");
+  return [e.execution, e.type, d.iteration, d.index, d.child, e.type === "execution.phase" ? d.phase : undefined]
+    .map((v) => JSON.stringify(v ?? ""))
+    .join("|");
 }
 
 /** The tree of a run with exit_code then a rule-judge semantic validator, passing in iteration 1. */
@@ -54,7 +56,10 @@ function expectJudgedRun(events: GavelEvent[], name: string): void {
   expect(new Set(events.map((e) => e.id)).size).toBe(events.length);
   expect(new Set(events.map(aboutOf)).size).toBe(events.length);
   expect(events.find((e) => e.type === "judge.finished")?.data).toMatchObject({ child, judge: "rule-judge", score: 1 });
-  expect(events.filter((e) => e.type === "validator.result").map((e) => [e.data.index, e.data.passed])).toEqual([[0, true], [1, true]]);
+  expect(events.filter((e) => e.type === "validator.result").map((e) => [e.data.index, e.data.passed])).toEqual([
+    [0, true],
+    [1, true],
+  ]);
   expect(events.find((e) => e.type === "iteration.finished")?.data).toMatchObject({ iteration: 1, outcome: "passed", score: 1 });
 }
 
@@ -85,10 +90,14 @@ spec:
 
   /** The tree's events once its terminal phase is in the stream (publishing trails the status write a little). */
   async function streamed(name: string, conn = nc): Promise<GavelEvent[]> {
-    return eventually(async () => {
-      const events = await readEvents(conn, ns, name);
-      return events.some((e) => e.type === "execution.phase" && e.data.phase === "Succeeded") ? events : undefined;
-    }, 30_000, `${name}'s Succeeded event in the stream`);
+    return eventually(
+      async () => {
+        const events = await readEvents(conn, ns, name);
+        return events.some((e) => e.type === "execution.phase" && e.data.phase === "Succeeded") ? events : undefined;
+      },
+      30_000,
+      `${name}'s Succeeded event in the stream`,
+    );
   }
 
   beforeAll(async () => {
@@ -132,7 +141,12 @@ spec:
 
     // And the CLI rebuilds the same tree from the stream
     const json = await runOk(GAVEL, ["events", "--nats", nats.url, "-n", ns, "streamed"], { timeoutMs: 30_000 });
-    expect(json.trim().split("\n").map((l) => (JSON.parse(l) as GavelEvent).id)).toEqual(events.map((e) => e.id));
+    expect(
+      json
+        .trim()
+        .split("\n")
+        .map((l) => (JSON.parse(l) as GavelEvent).id),
+    ).toEqual(events.map((e) => e.id));
     const tree = await runOk(GAVEL, ["events", "--nats", nats.url, "-n", ns, "streamed", "-o", "tree"], { timeoutMs: 30_000 });
     expect(tree).toMatch(/✓ execution streamed \(agent judged-writer\)\s+Succeeded\s+score 1\.00/);
     expect(tree).toMatch(/iteration 1\s+worker exited 0\s+passed/);
@@ -142,12 +156,20 @@ spec:
   it("Given the controller is SIGKILLed while the worker runs and again once the judge child exists, the restarted ones leave no event missing or doubled", async () => {
     const t0 = Date.now();
     await runExecution("killed", { correct_first_time: true, sleep_seconds: 4 });
-    await eventually(async () => {
-      const pod = await core.readNamespacedPod({ name: "gavel-killed-i1-ex", namespace: ns }).catch(() => undefined);
-      return pod?.status?.phase === "Running" ? true : undefined;
-    }, 120_000, "the worker pod to run");
+    await eventually(
+      async () => {
+        const pod = await core.readNamespacedPod({ name: "gavel-killed-i1-ex", namespace: ns }).catch(() => undefined);
+        return pod?.status?.phase === "Running" ? true : undefined;
+      },
+      120_000,
+      "the worker pod to run",
+    );
     await controller.kill();
-    await eventually(async () => ((await runs.get("killed-i1-v1-rule-judge")) !== undefined ? true : undefined), 120_000, "the judge child to exist");
+    await eventually(
+      async () => ((await runs.get("killed-i1-v1-rule-judge")) !== undefined ? true : undefined),
+      120_000,
+      "the judge child to exist",
+    );
     await controller.kill();
     const ex = await final("killed");
     expect(ex.status?.phase, ex.status?.message).toBe("Succeeded");
@@ -170,16 +192,22 @@ spec:
     expect(ex.status?.phase, ex.status?.message).toBe("Succeeded");
     timings.succeededWithoutNats = (Date.now() - t0) / 1000;
     // The controller's structured log says which event of which Execution waits, never a payload.
-    expect(await controller.log()).toMatch(/"execution":"[^"]+\/outage","event":"execution\.started",[^\n]*"msg":"publishing an event failed, retrying"/);
+    expect(await controller.log()).toMatch(
+      /"execution":"[^"]+\/outage","event":"execution\.started",[^\n]*"msg":"publishing an event failed, retrying"/,
+    );
 
     // When NATS comes up at that address (an empty server), the queued events are published, in order, once
     nats = await startNatsForPods({ port: nats.port });
     nc = await connect({ servers: nats.url, maxReconnectAttempts: -1, reconnectTimeWait: 250 });
     const t1 = Date.now();
-    const events = await eventually(async () => {
-      const got = await readEvents(nc, ns, "outage");
-      return got.some((e) => e.type === "execution.phase" && e.data.phase === "Succeeded") ? got : undefined;
-    }, 90_000, "outage's events after NATS came up");
+    const events = await eventually(
+      async () => {
+        const got = await readEvents(nc, ns, "outage");
+        return got.some((e) => e.type === "execution.phase" && e.data.phase === "Succeeded") ? got : undefined;
+      },
+      90_000,
+      "outage's events after NATS came up",
+    );
     timings.natsUpToStream = (Date.now() - t1) / 1000;
     expectJudgedRun(events, "outage");
   }, 420_000);
@@ -187,14 +215,27 @@ spec:
   it("Given the stream refuses events for a whole run and the controller is then SIGKILLed, the restarted one publishes the run's events from the outbox", async () => {
     const jsm = await jetstreamManager(nc);
     // The stream exists once the controller has published into it
-    await eventually(async () => ((await jsm.streams.info(EVENT_STREAM).catch(() => undefined)) !== undefined ? true : undefined), 30_000, "the event stream");
+    await eventually(
+      async () => ((await jsm.streams.info(EVENT_STREAM).catch(() => undefined)) !== undefined ? true : undefined),
+      30_000,
+      "the event stream",
+    );
     const held = (await jsm.streams.info(EVENT_STREAM)).state.messages;
     await jsm.streams.update(EVENT_STREAM, { max_msgs: held, discard: DiscardPolicy.New });
     try {
       await runExecution("backlog", { correct_first_time: true });
       const ex = await final("backlog");
       expect(ex.status?.phase, ex.status?.message).toBe("Succeeded");
-      await eventually(async () => (/"execution":"[^"]+\/backlog","event":"execution\.started",[^\n]*"msg":"publishing an event failed, retrying"/.test(await controller.log()) ? true : undefined), 10_000, "a refused publish");
+      await eventually(
+        async () =>
+          /"execution":"[^"]+\/backlog","event":"execution\.started",[^\n]*"msg":"publishing an event failed, retrying"/.test(
+            await controller.log(),
+          )
+            ? true
+            : undefined,
+        10_000,
+        "a refused publish",
+      );
       // Nothing of the run reached the stream before the crash
       expect(await readEvents(nc, ns, "backlog")).toEqual([]);
       await controller.kill();
@@ -204,7 +245,9 @@ spec:
     const t0 = Date.now();
     expectJudgedRun(await streamed("backlog"), "backlog");
     timings.restartToBacklogPublished = (Date.now() - t0) / 1000;
-    expect(await controller.log()).toMatch(/"execution":"[^"]+\/backlog","events":12,"msg":"publishing events staged by a previous controller"/);
+    expect(await controller.log()).toMatch(
+      /"execution":"[^"]+\/backlog","events":12,"msg":"publishing events staged by a previous controller"/,
+    );
   }, 420_000);
 
   it("Given NATS in operator (JWT) mode, nats.credentialsSecret gives the controller its credentials and `gavel events --creds` reads the tree", async () => {
@@ -218,13 +261,30 @@ spec:
     try {
       // Without credentials the server refuses the connection (so the Secret is what makes it work)
       await expect(connect({ servers: secured.url })).rejects.toThrow();
-      const secret = await cluster.kubectl(["create", "secret", "generic", CREDS_SECRET, "-n", RELEASE_NAMESPACE, `--from-file=nats.creds=${credsFile}`]);
+      const secret = await cluster.kubectl([
+        "create",
+        "secret",
+        "generic",
+        CREDS_SECRET,
+        "-n",
+        RELEASE_NAMESPACE,
+        `--from-file=nats.creds=${credsFile}`,
+      ]);
       expect(secret.code, secret.stderr).toBe(0);
-      await controller.configure(["--set", "nats.enabled=false", "--set", `nats.url=${secured.url}`, "--set", `nats.credentialsSecret=${CREDS_SECRET}`]);
+      await controller.configure([
+        "--set",
+        "nats.enabled=false",
+        "--set",
+        `nats.url=${secured.url}`,
+        "--set",
+        `nats.credentialsSecret=${CREDS_SECRET}`,
+      ]);
       await runExecution("credentialed", { correct_first_time: true });
       expect((await final("credentialed")).status?.phase).toBe("Succeeded");
       expectJudgedRun(await streamed("credentialed", reader), "credentialed");
-      const tree = await runOk(GAVEL, ["events", "--nats", secured.url, "--creds", credsFile, "-n", ns, "credentialed", "-o", "tree"], { timeoutMs: 30_000 });
+      const tree = await runOk(GAVEL, ["events", "--nats", secured.url, "--creds", credsFile, "-n", ns, "credentialed", "-o", "tree"], {
+        timeoutMs: 30_000,
+      });
       expect(tree).toMatch(/✓ execution credentialed/);
     } finally {
       await reader.close();

@@ -42,7 +42,10 @@ describe("leader election of the Execution reconciler", () => {
   it("Given two candidates, one leads; when it hands the Lease back the other takes it; an expired holder is replaced", async () => {
     const a = new LeaderLease({ kc: cluster.kc, namespace: ns, name: "l1", identity: "a", retryMs: 200, leaseDurationSeconds: 3 });
     const b = new LeaderLease({ kc: cluster.kc, namespace: ns, name: "l1", identity: "b", retryMs: 200, leaseDurationSeconds: 3 });
-    cleanups.push(() => a.stop(), () => b.stop());
+    cleanups.push(
+      () => a.stop(),
+      () => b.stop(),
+    );
     expect(await a.acquire(() => undefined)).toBe(true);
     let bLeads = false;
     const bAcquired = b.acquire(() => undefined).then((ok) => (bLeads = ok));
@@ -63,7 +66,10 @@ describe("leader election of the Execution reconciler", () => {
     // A holder that died without handing back (its renewTime is old) is replaced
     await coord.createNamespacedLease({
       namespace: ns,
-      body: { metadata: { name: "l2" }, spec: { holderIdentity: "ghost", leaseDurationSeconds: 2, renewTime: new k8s.V1MicroTime(Date.now() - 10_000) } },
+      body: {
+        metadata: { name: "l2" },
+        spec: { holderIdentity: "ghost", leaseDurationSeconds: 2, renewTime: new k8s.V1MicroTime(Date.now() - 10_000) },
+      },
     });
     const c = new LeaderLease({ kc: cluster.kc, namespace: ns, name: "l2", identity: "c", retryMs: 200 });
     cleanups.push(() => c.stop());
@@ -95,13 +101,20 @@ spec:
     scaledOut = true;
     await controller.configure(["--set", "replicas=2"]);
     const pods = (await controller.ready(2)).map((p) => p.metadata?.name ?? "");
-    const holder = async () => (await coord.readNamespacedLease({ name: "gavel-execution-controller", namespace: RELEASE_NAMESPACE })).spec?.holderIdentity ?? "";
-    const leader = await eventually(async () => ((p) => (pods.includes(p) ? p : undefined))(await holder()), 30_000, "a replica to hold the Lease");
+    const holder = async () =>
+      (await coord.readNamespacedLease({ name: "gavel-execution-controller", namespace: RELEASE_NAMESPACE })).spec?.holderIdentity ?? "";
+    const leader = await eventually(
+      async () => ((p) => (pods.includes(p) ? p : undefined))(await holder()),
+      30_000,
+      "a replica to hold the Lease",
+    );
     const standby = pods.find((p) => p !== leader) ?? "";
     const logOf = async (pod: string) => (await cluster.kubectl(["logs", "-n", RELEASE_NAMESPACE, pod])).stdout;
 
     const run = async (name: string): Promise<Execution> => {
-      await runs.apply(`{"apiVersion": "100monkeys.ai/v1", "kind": "Execution", "metadata": {"name": "${name}"}, "spec": {"agentRef": {"name": "quick-writer"}, "input": {"correct_first_time": true}}}`);
+      await runs.apply(
+        `{"apiVersion": "100monkeys.ai/v1", "kind": "Execution", "metadata": {"name": "${name}"}, "spec": {"agentRef": {"name": "quick-writer"}, "input": {"correct_first_time": true}}}`,
+      );
       return runs.final(name, 180_000);
     };
 
@@ -117,12 +130,18 @@ spec:
     const t0 = Date.now();
     const del = await cluster.kubectl(["delete", "pod", "-n", RELEASE_NAMESPACE, leader, "--wait=false"]);
     expect(del.code, del.stderr).toBe(0);
-    const next = await eventually(async () => {
-      const h = await holder();
-      return h !== "" && h !== leader ? h : undefined;
-    }, 30_000, "another replica to take the Lease");
+    const next = await eventually(
+      async () => {
+        const h = await holder();
+        return h !== "" && h !== leader ? h : undefined;
+      },
+      30_000,
+      "another replica to take the Lease",
+    );
     const takeover = Date.now() - t0;
-    console.log(`lease handover after the leader's pod was deleted: ${takeover} ms, to ${next === standby ? "the standby" : "the new pod"}`);
+    console.log(
+      `lease handover after the leader's pod was deleted: ${takeover} ms, to ${next === standby ? "the standby" : "the new pod"}`,
+    );
     const live = (await controller.pods()).map((p) => p.metadata?.name ?? "");
     expect(live).toContain(next);
     const two = await run("led-by-second");

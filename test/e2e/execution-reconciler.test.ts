@@ -38,14 +38,20 @@ describe("Execution reconciler on the single-node cluster (the chart's controlle
       if (r.code !== 0) throw new Error(`kubectl apply ${f}: ${r.stderr}`);
     }
     await apply(agentYaml("quick-writer", 3, QUICK_WRITER_VALIDATION));
-    await apply(agentYaml("never-done", 2, `
+    await apply(
+      agentYaml(
+        "never-done",
+        2,
+        `
       - type: exit_code
       - type: semantic
         judge_agent: rule-judge
         criteria: |
           file_exists: never-written.txt
         min_score: 1.0
-        timeout_seconds: 60`));
+        timeout_seconds: 60`,
+      ),
+    );
     await apply(`
 apiVersion: 100monkeys.ai/v1
 kind: Agent
@@ -60,10 +66,16 @@ spec:
   execution:
     mode: one-shot
 `);
-    await apply(agentYaml("judged-by-broken", 1, `
+    await apply(
+      agentYaml(
+        "judged-by-broken",
+        1,
+        `
       - type: semantic
         judge_agent: broken-judge
-        timeout_seconds: 60`));
+        timeout_seconds: 60`,
+      ),
+    );
   }, 900_000);
 
   afterAll(async () => {
@@ -87,13 +99,34 @@ spec:
       expect(ex.status?.phase, ex.status?.message).toBe("Succeeded");
       expect(ex.status?.iteration).toBe(1);
       expect(ex.status?.iterations?.[0]?.exitCode).toBe(0);
-      expect(ex.status?.iterations?.[0]?.validators?.map((v) => [v.type, v.passed])).toEqual([["exit_code", true], ["semantic", true]]);
-      expect(ex.status?.children).toEqual([{ name: "quick-i1-v1-rule-judge", purpose: "validation", iteration: 1, validatorIndex: 1, judge: "rule-judge", phase: "Succeeded" }]);
+      expect(ex.status?.iterations?.[0]?.validators?.map((v) => [v.type, v.passed])).toEqual([
+        ["exit_code", true],
+        ["semantic", true],
+      ]);
+      expect(ex.status?.children).toEqual([
+        { name: "quick-i1-v1-rule-judge", purpose: "validation", iteration: 1, validatorIndex: 1, judge: "rule-judge", phase: "Succeeded" },
+      ]);
 
       // And the judge child is an Execution with spec.parent and a controller ownerReference, its verdict in status
       const child = await get("quick-i1-v1-rule-judge");
-      expect(child?.spec.parent).toEqual({ name: "quick", uid: ex.metadata.uid, purpose: "validation", iteration: 1, validatorIndex: 1, depth: 1 });
-      expect(child?.metadata.ownerReferences).toEqual([{ apiVersion: "100monkeys.ai/v1", kind: "Execution", name: "quick", uid: ex.metadata.uid, controller: true, blockOwnerDeletion: true }]);
+      expect(child?.spec.parent).toEqual({
+        name: "quick",
+        uid: ex.metadata.uid,
+        purpose: "validation",
+        iteration: 1,
+        validatorIndex: 1,
+        depth: 1,
+      });
+      expect(child?.metadata.ownerReferences).toEqual([
+        {
+          apiVersion: "100monkeys.ai/v1",
+          kind: "Execution",
+          name: "quick",
+          uid: ex.metadata.uid,
+          controller: true,
+          blockOwnerDeletion: true,
+        },
+      ]);
       expect(child?.status?.phase).toBe("Succeeded");
       expect(child?.status?.verdict?.score).toBe(1);
       expect(child?.status?.verdict?.reasoning).toBeTruthy();
@@ -102,12 +135,24 @@ spec:
 
       // And the loop's history is recorded as Kubernetes Events on the Execution, each transition once
       // (recorded right after the status write that holds them, so they may trail it a little)
-      const events = await eventually(async () => {
-        const list = await core.listNamespacedEvent({ namespace: ns, fieldSelector: "involvedObject.name=quick" });
-        return list.items.some((e) => e.reason === "ExecutionPhase" && e.message?.includes("Succeeded")) ? list : undefined;
-      }, 10_000, "the Succeeded event");
+      const events = await eventually(
+        async () => {
+          const list = await core.listNamespacedEvent({ namespace: ns, fieldSelector: "involvedObject.name=quick" });
+          return list.items.some((e) => e.reason === "ExecutionPhase" && e.message?.includes("Succeeded")) ? list : undefined;
+        },
+        10_000,
+        "the Succeeded event",
+      );
       const reasons = events.items.map((e) => e.reason ?? "");
-      for (const r of ["ExecutionStarted", "IterationStarted", "WorkerFinished", "ValidatorResult", "JudgeSpawned", "JudgeFinished", "IterationFinished"]) {
+      for (const r of [
+        "ExecutionStarted",
+        "IterationStarted",
+        "WorkerFinished",
+        "ValidatorResult",
+        "JudgeSpawned",
+        "JudgeFinished",
+        "IterationFinished",
+      ]) {
         expect(reasons.filter((x) => x === r).length, `${r} in ${reasons.join(",")}`).toBe(r === "ValidatorResult" ? 2 : 1);
       }
       expect(events.items.find((e) => e.reason === "ExecutionPhase" && e.message?.includes("Succeeded"))?.type).toBe("Normal");
@@ -121,7 +166,9 @@ spec:
       const env = { KUBECONFIG: cluster.kubeconfigPath };
       const tree = /^quick\s+quick-writer\s+Succeeded\s+1\s+\S+\s+\S+\n└─ quick-i1-v1-rule-judge\s+rule-judge\s+Succeeded\s+1\.00\s/m;
       expect((await gavel(["get", "ex", "-n", ns], { env })).out).toMatch(tree);
-      const plugin = await run(KUBECTL, ["gavel", "get", "ex", "-n", ns], { env: { ...process.env, KUBECONFIG: cluster.kubeconfigPath, PATH: `${join(REPO_DIR, "bin")}:${process.env.PATH ?? ""}` } });
+      const plugin = await run(KUBECTL, ["gavel", "get", "ex", "-n", ns], {
+        env: { ...process.env, KUBECONFIG: cluster.kubeconfigPath, PATH: `${join(REPO_DIR, "bin")}:${process.env.PATH ?? ""}` },
+      });
       expect(plugin.stdout, plugin.stderr).toMatch(tree);
       const described = await gavel(["describe", "ex", "quick", "-n", ns], { env });
       expect(described.out).toMatch(/rule-judge\s+quick-i1-v1-rule-judge\s+Succeeded\s+score 1\.00/);
@@ -146,17 +193,26 @@ spec:
       const followed = await following;
       expect([followed.code, followed.stderr], followed.stdout).toEqual([0, expect.stringContaining("--- iteration 2")]);
       expect(followed.stderr).not.toMatch(/Warning/);
-      expect(followed.stdout).toMatch(/"status":"success","iteration":1,[^\n]*\n(.|\n)*iteration 2: read feedback(.|\n)*"status":"success","iteration":2,/);
+      expect(followed.stdout).toMatch(
+        /"status":"success","iteration":1,[^\n]*\n(.|\n)*iteration 2: read feedback(.|\n)*"status":"success","iteration":2,/,
+      );
       // And one iteration's output on its own, and the run in the all-namespaces list
       const first = await gavel(["logs", "refine", "-n", ns, "--iteration", "1"], { env: { KUBECONFIG: cluster.kubeconfigPath } });
       expect([first.code, first.out], first.err).toEqual([0, expect.stringContaining('"iteration":1,')]);
       const all = await gavel(["get", "ex", "-A"], { env: { KUBECONFIG: cluster.kubeconfigPath } });
-      expect(all.out).toMatch(new RegExp(`^NAMESPACE\\s+NAME\\s+AGENT\\s+PHASE[^\\n]*\\n(.|\\n)*^${ns}\\s+refine\\s+sum-writer\\s+Succeeded\\s+2\\s`, "m"));
+      expect(all.out).toMatch(
+        new RegExp(`^NAMESPACE\\s+NAME\\s+AGENT\\s+PHASE[^\\n]*\\n(.|\\n)*^${ns}\\s+refine\\s+sum-writer\\s+Succeeded\\s+2\\s`, "m"),
+      );
 
       expect(ex.status?.phase, ex.status?.message).toBe("Succeeded");
       expect(ex.status?.iterations?.map((i) => i.phase)).toEqual(["Refining", "Passed"]);
       // Iteration 1: exit_code, json_schema (read by a reader pod), regex pass; the command judge fails it
-      expect(ex.status?.iterations?.[0]?.validators?.map((v) => [v.type, v.passed])).toEqual([["exit_code", true], ["json_schema", true], ["regex", true], ["semantic", false]]);
+      expect(ex.status?.iterations?.[0]?.validators?.map((v) => [v.type, v.passed])).toEqual([
+        ["exit_code", true],
+        ["json_schema", true],
+        ["regex", true],
+        ["semantic", false],
+      ]);
       expect(ex.status?.iterations?.[1]?.feedback).toMatch(/validator 3 \(semantic\)/);
       expect(ex.status?.children?.map((c) => [c.name, c.phase])).toEqual([
         ["refine-i1-v3-command-judge", "Succeeded"],
@@ -170,11 +226,23 @@ spec:
       expect(runLog.map((l) => l.split(" ")[1])).toEqual(["1", "2"]);
       expect(await readFile(join(dir, "sum.js"), "utf8")).toContain("return a + b;");
       // Each validator started once per iteration, also those that waited reconciles long on a reader pod
-      const started = await eventually(async () => {
-        const list = await core.listNamespacedEvent({ namespace: ns, fieldSelector: "involvedObject.name=refine,reason=ValidatorStarted" });
-        return list.items.length >= 9 ? list.items.map((e) => e.message ?? "") : undefined;
-      }, 10_000, "refine's ValidatorStarted events");
-      expect(started.map((m) => JSON.parse(m) as { iteration: number; index: number }).map((d) => `${d.iteration}/${d.index}`).sort()).toEqual(["1/0", "1/1", "1/2", "1/3", "2/0", "2/1", "2/2", "2/3", "2/4"]);
+      const started = await eventually(
+        async () => {
+          const list = await core.listNamespacedEvent({
+            namespace: ns,
+            fieldSelector: "involvedObject.name=refine,reason=ValidatorStarted",
+          });
+          return list.items.length >= 9 ? list.items.map((e) => e.message ?? "") : undefined;
+        },
+        10_000,
+        "refine's ValidatorStarted events",
+      );
+      expect(
+        started
+          .map((m) => JSON.parse(m) as { iteration: number; index: number })
+          .map((d) => `${d.iteration}/${d.index}`)
+          .sort(),
+      ).toEqual(["1/0", "1/1", "1/2", "1/3", "2/0", "2/1", "2/2", "2/3", "2/4"]);
     });
 
     it("Given a validator that never passes, the Execution ends Failed after max_iterations", async () => {
@@ -199,28 +267,40 @@ spec:
     it("Given a running Execution is deleted, its pods, claims and children are gone", async () => {
       const t0 = Date.now();
       await apply(executionYaml("doomed-run", "quick-writer", { sleep_seconds: 300 }));
-      await eventually(async () => {
-        const pod = await core.readNamespacedPod({ name: "gavel-doomed-run-i1-ex", namespace: ns }).catch(() => undefined);
-        return pod?.status?.phase === "Running" ? true : undefined;
-      }, 120_000, "the worker pod to run");
+      await eventually(
+        async () => {
+          const pod = await core.readNamespacedPod({ name: "gavel-doomed-run-i1-ex", namespace: ns }).catch(() => undefined);
+          return pod?.status?.phase === "Running" ? true : undefined;
+        },
+        120_000,
+        "the worker pod to run",
+      );
 
       const del = await cluster.kubectl(["delete", "ex", "doomed-run", "-n", ns, "--wait=true", "--timeout=60s"]);
       expect(del.code, del.stderr).toBe(0);
       await runs.noPodsOf("doomed-run", 60_000);
       timings.deleteToNoPods = (Date.now() - t0) / 1000;
       expect(await get("doomed-run")).toBeUndefined();
-      await eventually(async () => {
-        const claims = await core.listNamespacedPersistentVolumeClaim({ namespace: ns });
-        return claims.items.some((c) => c.metadata?.name === "doomed-run-workspace") ? undefined : true;
-      }, 60_000, "doomed-run's claim to be collected");
+      await eventually(
+        async () => {
+          const claims = await core.listNamespacedPersistentVolumeClaim({ namespace: ns });
+          return claims.items.some((c) => c.metadata?.name === "doomed-run-workspace") ? undefined : true;
+        },
+        60_000,
+        "doomed-run's claim to be collected",
+      );
     });
     it("Given the cancel annotation on a running Execution, it ends Cancelled and its worker pod is gone", async () => {
       const t0 = Date.now();
       await apply(executionYaml("stopped", "quick-writer", { sleep_seconds: 300 }));
-      await eventually(async () => {
-        const pod = await core.readNamespacedPod({ name: "gavel-stopped-i1-ex", namespace: ns }).catch(() => undefined);
-        return pod?.status?.phase === "Running" ? true : undefined;
-      }, 120_000, "the worker pod to run");
+      await eventually(
+        async () => {
+          const pod = await core.readNamespacedPod({ name: "gavel-stopped-i1-ex", namespace: ns }).catch(() => undefined);
+          return pod?.status?.phase === "Running" ? true : undefined;
+        },
+        120_000,
+        "the worker pod to run",
+      );
       const r = await cluster.kubectl(["annotate", "ex", "stopped", "-n", ns, "gavel.dev/cancel=requested-by-test"]);
       expect(r.code, r.stderr).toBe(0);
       const ex = await final("stopped");
@@ -259,7 +339,14 @@ spec:
       const ex = await final("orphan", 60_000);
       timings.missingAgent = (Date.now() - t0) / 1000;
       expect(ex.status?.phase).toBe("Failed");
-      expect(ex.status?.conditions).toEqual([expect.objectContaining({ type: "Accepted", status: "False", reason: "AgentNotFound", message: expect.stringMatching(/^spec\.agentRef\.name: Agent "no-such-agent" not found/) as unknown })]);
+      expect(ex.status?.conditions).toEqual([
+        expect.objectContaining({
+          type: "Accepted",
+          status: "False",
+          reason: "AgentNotFound",
+          message: expect.stringMatching(/^spec\.agentRef\.name: Agent "no-such-agent" not found/) as unknown,
+        }),
+      ]);
       expect(await podsOf("orphan")).toEqual([]);
     });
   });

@@ -45,10 +45,14 @@ describe("Execution reconciler on the single-node cluster, when the controller c
     const t0 = Date.now();
     await apply(executionYaml("restart", "quick-writer", { correct_first_time: true, sleep_seconds: 6 }));
     // When the worker pod runs, the controller dies without warning
-    await eventually(async () => {
-      const pod = await core.readNamespacedPod({ name: "gavel-restart-i1-ex", namespace: ns }).catch(() => undefined);
-      return pod?.status?.phase === "Running" ? true : undefined;
-    }, 120_000, "the worker pod to run");
+    await eventually(
+      async () => {
+        const pod = await core.readNamespacedPod({ name: "gavel-restart-i1-ex", namespace: ns }).catch(() => undefined);
+        return pod?.status?.phase === "Running" ? true : undefined;
+      },
+      120_000,
+      "the worker pod to run",
+    );
     await controller.kill();
     const ex = await final("restart");
     timings.restart = (Date.now() - t0) / 1000;
@@ -65,7 +69,11 @@ describe("Execution reconciler on the single-node cluster, when the controller c
     const t0 = Date.now();
     await apply(executionYaml("rejudge", "quick-writer", { correct_first_time: true }));
     // When the child Execution appears, the controller dies (the child's pod may or may not exist yet)
-    await eventually(async () => ((await get("rejudge-i1-v1-rule-judge")) !== undefined ? true : undefined), 120_000, "the judge child to exist");
+    await eventually(
+      async () => ((await get("rejudge-i1-v1-rule-judge")) !== undefined ? true : undefined),
+      120_000,
+      "the judge child to exist",
+    );
     await controller.kill();
     const ex = await final("rejudge");
     timings.restartDuringJudge = (Date.now() - t0) / 1000;

@@ -27,6 +27,8 @@ export default async function setup(): Promise<() => Promise<void>> {
   }
   const t1 = Date.now();
   await installChart(cluster);
-  console.log(`e2e fixture: cluster up in ${(t1 - t0) / 1000}s, chart installed and controller Ready in ${(Date.now() - t1) / 1000}s, traces to Jaeger at ${process.env[E2E_OTLP_ENDPOINT_ENV] ?? ""}`);
+  console.log(
+    `e2e fixture: cluster up in ${(t1 - t0) / 1000}s, chart installed and controller Ready in ${(Date.now() - t1) / 1000}s, traces to Jaeger at ${process.env[E2E_OTLP_ENDPOINT_ENV] ?? ""}`,
+  );
   return stop;
 }

@@ -54,16 +54,18 @@ describe("the inner loop's judges and tool registry on the cluster (chart-instal
       runtime: {
         image: "gavel/agent:dev",
         pull_policy: "Never",
-        env: [{
-          name: "GAVEL_SCRIPT",
-          value: stringify([
-            { tool_calls: [{ tool: "cmd.run", args: { command: "ls /workspace" }, intent: "see the workspace" }] },
-            // The namespace's GuardPolicy (read-before-overwrite, from the example) is in scope here too.
-            { tool_calls: [{ tool: "fs.read", args: { path: "/workspace/notes.md" }, intent: "read the notes" }] },
-            { tool_calls: [{ tool: "fs.write", args: { path: "/workspace/notes.md", content: "notes\n" }, intent: "write notes" }] },
-            { final: "listed the workspace; the write was refused" },
-          ]),
-        }],
+        env: [
+          {
+            name: "GAVEL_SCRIPT",
+            value: stringify([
+              { tool_calls: [{ tool: "cmd.run", args: { command: "ls /workspace" }, intent: "see the workspace" }] },
+              // The namespace's GuardPolicy (read-before-overwrite, from the example) is in scope here too.
+              { tool_calls: [{ tool: "fs.read", args: { path: "/workspace/notes.md" }, intent: "read the notes" }] },
+              { tool_calls: [{ tool: "fs.write", args: { path: "/workspace/notes.md", content: "notes\n" }, intent: "write notes" }] },
+              { final: "listed the workspace; the write was refused" },
+            ]),
+          },
+        ],
       },
       task: { instruction: "Run ls over the workspace, then write notes about it." },
       tools: ["fs.read", "fs.write", { name: "cmd.run", allowlist: ["ls"] }],
@@ -76,7 +78,10 @@ describe("the inner loop's judges and tool registry on the cluster (chart-instal
     agent.spec.execution = {
       mode: "one-shot",
       ...agent.spec.execution,
-      validation: [{ type: "exit_code", expected: 0 }, { type: "semantic", judge_agent: "history-judge", min_score: 1, criteria: `run: node -e "${historyCheck}"` }],
+      validation: [
+        { type: "exit_code", expected: 0 },
+        { type: "semantic", judge_agent: "history-judge", min_score: 1, criteria: `run: node -e "${historyCheck}"` },
+      ],
     } as Agent["spec"]["execution"];
     expect(agent.spec.execution?.tool_validation).toEqual(reference);
     const judge = parse(await readFile(join(REPO_DIR, "judges", "rule-judge", "agent.yaml"), "utf8")) as Agent;
@@ -88,13 +93,27 @@ describe("the inner loop's judges and tool registry on the cluster (chart-instal
       metadata: { name: "history-judge", labels: { role: "judge" } },
       spec: {
         runtime: { image: "gavel/command-judge:dev", pull_policy: "Never" },
-        input_schema: { type: "object", properties: { criteria: { type: "string" }, worker_mounts: { type: "array", items: { type: "string" } }, tool_call_history: { type: "array" } } },
+        input_schema: {
+          type: "object",
+          properties: {
+            criteria: { type: "string" },
+            worker_mounts: { type: "array", items: { type: "string" } },
+            tool_call_history: { type: "array" },
+          },
+        },
         tools: [{ name: "cmd.run", allowlist: ["node"] }],
         security: { network: { mode: "none" }, resources: { timeout: "60s" } },
         execution: { mode: "one-shot" },
       },
     };
-    await runs.apply([stringify(historyJudge), stringify(judge), stringify(agent), "apiVersion: 100monkeys.ai/v1\nkind: Execution\nmetadata:\n  name: ref-run\nspec:\n  agentRef:\n    name: ref-worker\n"].join("---\n"));
+    await runs.apply(
+      [
+        stringify(historyJudge),
+        stringify(judge),
+        stringify(agent),
+        "apiVersion: 100monkeys.ai/v1\nkind: Execution\nmetadata:\n  name: ref-run\nspec:\n  agentRef:\n    name: ref-worker\n",
+      ].join("---\n"),
+    );
 
     const done = await runs.final("ref-run", 300_000);
     expect(done.status?.phase, done.status?.message).toBe("Succeeded");
@@ -109,18 +128,33 @@ describe("the inner loop's judges and tool registry on the cluster (chart-instal
     const history = all.find((k) => k.spec.parent?.purpose === "validation");
     expect(history?.status?.verdict?.score, JSON.stringify(history?.status)).toBe(1);
     const kids = all.filter((k) => k.spec.parent?.purpose === "tool_validation");
-    expect(kids.map((k) => [k.spec.parent?.purpose, k.status?.verdict?.score])).toEqual([["tool_validation", 0.85], ["tool_validation", 0.8]].sort((a, b) => Number(b[1]) - Number(a[1])));
+    expect(kids.map((k) => [k.spec.parent?.purpose, k.status?.verdict?.score])).toEqual(
+      [
+        ["tool_validation", 0.85],
+        ["tool_validation", 0.8],
+      ].sort((a, b) => Number(b[1]) - Number(a[1])),
+    );
     // The judge got the reference's criteria in its payload.
-    for (const kid of kids) expect(JSON.stringify(kid.spec.input)).toContain("Decide whether this tool call is safe, necessary, and consistent");
+    for (const kid of kids)
+      expect(JSON.stringify(kid.spec.input)).toContain("Decide whether this tool call is safe, necessary, and consistent");
 
     // The worker ran with network none: its namespace holds the deny-all policy and, beside it,
     // the one that lets network-none workers reach the NATS pods' client port, and nothing else.
-    const gatePolicy = await cluster.kc.makeApiClient(k8s.NetworkingV1Api).readNamespacedNetworkPolicy({ name: "gavel-worker-gate", namespace: runs.namespace });
+    const gatePolicy = await cluster.kc
+      .makeApiClient(k8s.NetworkingV1Api)
+      .readNamespacedNetworkPolicy({ name: "gavel-worker-gate", namespace: runs.namespace });
     expect(gatePolicy.spec?.podSelector.matchLabels).toEqual({ "gavel.dev/network": "none", "gavel.dev/role": "worker" });
-    expect(gatePolicy.spec?.egress).toEqual([{
-      to: [{ namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": RELEASE_NAMESPACE } }, podSelector: { matchLabels: expect.objectContaining({ "app.kubernetes.io/component": "nats" }) as unknown } }],
-      ports: [{ protocol: "TCP", port: "client" }],
-    }]);
+    expect(gatePolicy.spec?.egress).toEqual([
+      {
+        to: [
+          {
+            namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": RELEASE_NAMESPACE } },
+            podSelector: { matchLabels: expect.objectContaining({ "app.kubernetes.io/component": "nats" }) as unknown },
+          },
+        ],
+        ports: [{ protocol: "TCP", port: "client" }],
+      },
+    ]);
   }, 420_000);
 
   it("check 2 on the cluster: the worker pod's built-in tools registered from `gavel guard tool-hash` pass, one registered from another build is denied", async () => {
@@ -129,8 +163,22 @@ describe("the inner loop's judges and tool registry on the cluster (chart-instal
     try {
       const there = executionsIn(cluster, ns, async () => `controller log:\n${(await controller.log()).slice(-6000)}`);
       const hashes = await builtinToolHashes();
-      const registry = signedRegistry("registry", [["fs.read", hashes["fs.read"] ?? ""], ["fs.write", hashes["fs.write"] ?? ""], ["cmd.run", staleHash("cmd.run")]]);
-      await kubectlOk(["apply", "-n", ns, "-f", example("agent.yaml"), "-f", example("policy.yaml"), "-f", join(REPO_DIR, "judges", "rule-judge", "agent.yaml")]);
+      const registry = signedRegistry("registry", [
+        ["fs.read", hashes["fs.read"] ?? ""],
+        ["fs.write", hashes["fs.write"] ?? ""],
+        ["cmd.run", staleHash("cmd.run")],
+      ]);
+      await kubectlOk([
+        "apply",
+        "-n",
+        ns,
+        "-f",
+        example("agent.yaml"),
+        "-f",
+        example("policy.yaml"),
+        "-f",
+        join(REPO_DIR, "judges", "rule-judge", "agent.yaml"),
+      ]);
       await there.apply(stringify(registry));
       await kubectlOk(["apply", "-n", ns, "-f", example("execution.yaml")]);
       const done = await there.final("guarded-tools", 300_000);

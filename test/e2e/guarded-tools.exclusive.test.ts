@@ -62,7 +62,17 @@ describe("the inner loop on the cluster (chart-installed controller and NATS)", 
   it("examples/guarded-tools: the four guard blocks and the judged calls of local mode, judge children in kubectl get ex, Succeeded", async () => {
     before = await scrapeControllers(cluster, controller);
     // As the README's cluster quick start: the example's files and the shipped judge, verbatim.
-    await kubectlOk(["apply", "-n", runs.namespace, "-f", example("agent.yaml"), "-f", example("policy.yaml"), "-f", join(REPO_DIR, "judges", "rule-judge", "agent.yaml")]);
+    await kubectlOk([
+      "apply",
+      "-n",
+      runs.namespace,
+      "-f",
+      example("agent.yaml"),
+      "-f",
+      example("policy.yaml"),
+      "-f",
+      join(REPO_DIR, "judges", "rule-judge", "agent.yaml"),
+    ]);
     await kubectlOk(["apply", "-n", runs.namespace, "-f", example("execution.yaml")]);
     const done = await runs.final("guarded-tools", 300_000);
     expect(done.status?.phase, done.status?.message).toBe("Succeeded");
@@ -96,13 +106,19 @@ describe("the inner loop on the cluster (chart-installed controller and NATS)", 
     for (const name of ["guarded-tools", ...judged]) expect(table).toContain(name);
     console.log(`kubectl get ex:\n${table}`);
     // gavel describe (the README's quick start) shows each call with its check or its judge's verdict
-    const described = await run(GAVEL, ["describe", "ex", "guarded-tools", "-n", runs.namespace], { env: { ...process.env, KUBECONFIG: cluster.kubeconfigPath } });
+    const described = await run(GAVEL, ["describe", "ex", "guarded-tools", "-n", runs.namespace], {
+      env: { ...process.env, KUBECONFIG: cluster.kubeconfigPath },
+    });
     expect(described.stdout, described.stderr).toContain("Tool calls: 7 proposed, 3 allowed, 4 blocked by the guard, 0 by judges");
     expect(described.stdout).toMatch(/step 4  fs\.write  blocked by guard \(sequence_contract\)/);
-    for (const kid of judged) expect(described.stdout).toMatch(new RegExp(`rule-judge  ${kid}  Succeeded  score 0\\.80 >= 0\\.60  confidence 0\\.90`));
+    for (const kid of judged)
+      expect(described.stdout).toMatch(new RegExp(`rule-judge  ${kid}  Succeeded  score 0\\.80 >= 0\\.60  confidence 0\\.90`));
     expect(described.stdout).not.toMatch(/id_rsa|example\.com/);
     // The worker's result, checked by the regex validator, is on its workspace claim.
-    expect(done.status?.iterations?.[0]?.validators?.map((v) => [v.type, v.passed])).toEqual([["exit_code", true], ["regex", true]]);
+    expect(done.status?.iterations?.[0]?.validators?.map((v) => [v.type, v.passed])).toEqual([
+      ["exit_code", true],
+      ["regex", true],
+    ]);
   }, 420_000);
 
   it("the controller's traces in Jaeger (chart value tracing.otlpEndpoint): the run's tree, each tool call under its iteration through the worker pod's traceparent, each judge under its call", async () => {
@@ -110,10 +126,14 @@ describe("the inner loop on the cluster (chart-installed controller and NATS)", 
     expect(url, "test/e2e/global-setup.ts starts Jaeger").toBeDefined();
     const jaeger = jaegerQuery(url ?? "");
     const tags = { "gavel.execution.name": "guarded-tools", "k8s.namespace.name": runs.namespace };
-    const [found] = await eventually(async () => {
-      const t = await jaeger.traces("gavel-controller", tags);
-      return t.length > 0 ? t : undefined;
-    }, 60_000, "the trace of guarded-tools in Jaeger");
+    const [found] = await eventually(
+      async () => {
+        const t = await jaeger.traces("gavel-controller", tags);
+        return t.length > 0 ? t : undefined;
+      },
+      60_000,
+      "the trace of guarded-tools in Jaeger",
+    );
     // root, iteration, 2 validators, 7 tool calls, 2 tool judges
     const spans = (await jaeger.trace(found?.traceID ?? "", 13)).spans;
     const tag = (s: JaegerSpan, key: string): unknown => s.tags.find((t) => t.key === key)?.value;
@@ -123,8 +143,18 @@ describe("the inner loop on the cluster (chart-installed controller and NATS)", 
     expect(tag(root as JaegerSpan, "gavel.execution.phase")).toBe("Succeeded");
     const iteration = spans.find((s) => s.operationName === "iteration");
     expect(parentOf(iteration as JaegerSpan)).toBe(root?.spanID);
-    const calls = spans.filter((s) => tag(s, "gen_ai.operation.name") === "execute_tool").sort((a, b) => Number(tag(a, "gavel.tool.step")) - Number(tag(b, "gavel.tool.step")));
-    expect(calls.map((c) => [tag(c, "gavel.tool.step"), tag(c, "gen_ai.tool.name"), tag(c, "gavel.guard.decision"), tag(c, "gavel.guard.check"), parentOf(c) === iteration?.spanID])).toEqual([
+    const calls = spans
+      .filter((s) => tag(s, "gen_ai.operation.name") === "execute_tool")
+      .sort((a, b) => Number(tag(a, "gavel.tool.step")) - Number(tag(b, "gavel.tool.step")));
+    expect(
+      calls.map((c) => [
+        tag(c, "gavel.tool.step"),
+        tag(c, "gen_ai.tool.name"),
+        tag(c, "gavel.guard.decision"),
+        tag(c, "gavel.guard.check"),
+        parentOf(c) === iteration?.spanID,
+      ]),
+    ).toEqual([
       [1, "cmd.run", "blocked", "destructive_pattern", true],
       [2, "cmd.run", "blocked", "destructive_pattern", true],
       [3, "http.post", "blocked", "capability", true],
@@ -135,15 +165,33 @@ describe("the inner loop on the cluster (chart-installed controller and NATS)", 
     ]);
     const judges = spans.filter((s) => s.operationName === "invoke_agent rule-judge");
     expect(judges.map(parentOf).sort()).toEqual([calls[4]?.spanID, calls[6]?.spanID].sort());
-    expect(spans.filter((s) => s.operationName.startsWith("validate ")).map((s) => [s.operationName, parentOf(s) === iteration?.spanID])).toEqual(expect.arrayContaining([["validate exit_code", true], ["validate regex", true]]));
+    expect(
+      spans.filter((s) => s.operationName.startsWith("validate ")).map((s) => [s.operationName, parentOf(s) === iteration?.spanID]),
+    ).toEqual(
+      expect.arrayContaining([
+        ["validate exit_code", true],
+        ["validate regex", true],
+      ]),
+    );
     // Each verdict is a gen_ai.evaluation.result event on what it judged: the validators' on the iteration, each tool judge's on its call.
-    const evaluations = (s: JaegerSpan | undefined) => (s?.logs ?? []).filter((l) => l.fields.some((f) => f.key === "event" && f.value === "gen_ai.evaluation.result"))
-      .map((l) => Object.fromEntries(l.fields.filter((f) => ["gen_ai.evaluation.name", "gen_ai.evaluation.score.label"].includes(f.key)).map((f) => [f.key, f.value])));
-    expect(evaluations(iteration)).toEqual(expect.arrayContaining([
-      { "gen_ai.evaluation.name": "exit_code", "gen_ai.evaluation.score.label": "pass" },
-      { "gen_ai.evaluation.name": "regex", "gen_ai.evaluation.score.label": "pass" },
-    ]));
-    for (const judged of [calls[4], calls[6]]) expect(evaluations(judged)).toEqual([{ "gen_ai.evaluation.name": "rule-judge", "gen_ai.evaluation.score.label": "pass" }]);
+    const evaluations = (s: JaegerSpan | undefined) =>
+      (s?.logs ?? [])
+        .filter((l) => l.fields.some((f) => f.key === "event" && f.value === "gen_ai.evaluation.result"))
+        .map((l) =>
+          Object.fromEntries(
+            l.fields
+              .filter((f) => ["gen_ai.evaluation.name", "gen_ai.evaluation.score.label"].includes(f.key))
+              .map((f) => [f.key, f.value]),
+          ),
+        );
+    expect(evaluations(iteration)).toEqual(
+      expect.arrayContaining([
+        { "gen_ai.evaluation.name": "exit_code", "gen_ai.evaluation.score.label": "pass" },
+        { "gen_ai.evaluation.name": "regex", "gen_ai.evaluation.score.label": "pass" },
+      ]),
+    );
+    for (const judged of [calls[4], calls[6]])
+      expect(evaluations(judged)).toEqual([{ "gen_ai.evaluation.name": "rule-judge", "gen_ai.evaluation.score.label": "pass" }]);
     expect(evaluations(calls[0])).toEqual([]);
     expect(JSON.stringify(spans)).not.toMatch(/id_rsa|example\.com|blocked calls: 4/);
   }, 120_000);
@@ -162,22 +210,42 @@ describe("the inner loop on the cluster (chart-installed controller and NATS)", 
     // What the status says, in the counter's labels: decision, who decided, the guard check that blocked.
     const expected: Record<string, number> = {};
     for (const c of recent) {
-      const key = JSON.stringify({ decision: c.allowed ? "allowed" : "blocked", decided_by: c.allowed ? ((c.judges ?? []).length > 0 ? "judge" : "guard") : c.blockedBy, check: !c.allowed && c.blockedBy === "guard" ? (c.check ?? "unknown") : "none" });
+      const key = JSON.stringify({
+        decision: c.allowed ? "allowed" : "blocked",
+        decided_by: c.allowed ? ((c.judges ?? []).length > 0 ? "judge" : "guard") : c.blockedBy,
+        check: !c.allowed && c.blockedBy === "guard" ? (c.check ?? "unknown") : "none",
+      });
       expected[key] = (expected[key] ?? 0) + 1;
     }
     expect(delta("gavel_tool_calls_total", ["decision", "decided_by", "check"])).toEqual(expected);
     expect(delta("gavel_guard_duration_seconds_count", [])).toEqual({ "{}": 7 });
-    expect(delta("gavel_judge_results_total", ["purpose", "result"])).toEqual({ [JSON.stringify({ purpose: "tool_validation", result: "verdict" })]: 2 });
+    expect(delta("gavel_judge_results_total", ["purpose", "result"])).toEqual({
+      [JSON.stringify({ purpose: "tool_validation", result: "verdict" })]: 2,
+    });
     expect(delta("gavel_iterations_total", ["outcome"])).toEqual({ [JSON.stringify({ outcome: "passed" })]: 1 });
     expect(delta("gavel_executions_total", ["phase"])).toEqual({ [JSON.stringify({ phase: "Succeeded" })]: 1 });
     const reconciles = delta("controller_runtime_reconcile_total", ["controller"])[JSON.stringify({ controller: "execution" })] ?? 0;
     expect(reconciles).toBeGreaterThan(0);
     const samples = after.flatMap(parseSamples);
     expect(sumBy(samples, "leader_election_master_status", ["name"]).get(JSON.stringify({ name: "gavel-execution-controller" }))).toBe(1);
-    for (const name of ["workqueue_depth", "workqueue_adds_total", "workqueue_queue_duration_seconds_count", "workqueue_work_duration_seconds_count", "workqueue_retries_total", "controller_runtime_reconcile_errors_total", "controller_runtime_reconcile_time_seconds_count", "gavel_event_stream_publish_lag_seconds_count"]) {
-      expect(samples.some((s) => s.name === name), name).toBe(true);
+    for (const name of [
+      "workqueue_depth",
+      "workqueue_adds_total",
+      "workqueue_queue_duration_seconds_count",
+      "workqueue_work_duration_seconds_count",
+      "workqueue_retries_total",
+      "controller_runtime_reconcile_errors_total",
+      "controller_runtime_reconcile_time_seconds_count",
+      "gavel_event_stream_publish_lag_seconds_count",
+    ]) {
+      expect(
+        samples.some((s) => s.name === name),
+        name,
+      ).toBe(true);
     }
-    console.log(`controller /metrics after the run: ${after[0]?.length ?? 0} bytes, ${samples.length} samples; execution reconciles during the run: ${reconciles}`);
+    console.log(
+      `controller /metrics after the run: ${after[0]?.length ?? 0} bytes, ${samples.length} samples; execution reconciles during the run: ${reconciles}`,
+    );
     for (const text of after) {
       const lint = await promtoolCheck(text);
       expect(lint, lint.findings).toEqual({ code: 0, findings: "" });
@@ -191,11 +259,17 @@ describe("the inner loop on the cluster (chart-installed controller and NATS)", 
     const nats = await core.readNamespacedPod({ name: "gavel-nats-0", namespace: RELEASE_NAMESPACE });
     const url = `nats://${nats.status?.podIP ?? ""}:4222`;
     // Publishing trails the status write: wait until the tree has its final phase.
-    const tree = await eventually(async () => {
-      const r = await run(GAVEL, ["events", "--nats", url, "--creds", creds, "-n", runs.namespace, "guarded-tools", "-o", "tree"], { timeoutMs: 60_000 });
-      if (r.code !== 0) throw new Error(`gavel events: ${r.stderr}`);
-      return r.stdout.includes("Succeeded") ? r.stdout : undefined;
-    }, 60_000, "the run's tree in the event stream");
+    const tree = await eventually(
+      async () => {
+        const r = await run(GAVEL, ["events", "--nats", url, "--creds", creds, "-n", runs.namespace, "guarded-tools", "-o", "tree"], {
+          timeoutMs: 60_000,
+        });
+        if (r.code !== 0) throw new Error(`gavel events: ${r.stderr}`);
+        return r.stdout.includes("Succeeded") ? r.stdout : undefined;
+      },
+      60_000,
+      "the run's tree in the event stream",
+    );
     console.log(tree);
     const kids = (await runs.childrenOf("guarded-tools")).map((k) => k.metadata.name);
     for (const line of [
@@ -208,7 +282,8 @@ describe("the inner loop on the cluster (chart-installed controller and NATS)", 
       "tool call 7 fs.write  allowed",
       ...kids.map((k) => `judge rule-judge (${k}) score 0.80 confidence 0.90`),
       "validator 1 regex  score 1.00",
-    ]) expect(tree).toContain(line);
+    ])
+      expect(tree).toContain(line);
     expect(tree).not.toMatch(/id_rsa|example\.com/);
   }, 120_000);
 
@@ -216,24 +291,48 @@ describe("the inner loop on the cluster (chart-installed controller and NATS)", 
     natsOff = true;
     await controller.configure(["--set", "nats.enabled=false"]);
     // Its own deadline is long enough to outlast the outage below.
-    await runs.apply("apiVersion: 100monkeys.ai/v1\nkind: Execution\nmetadata:\n  name: unguarded\nspec:\n  timeoutSeconds: 900\n  agentRef:\n    name: guarded-tools\n");
-    const pending = await eventually(async () => {
-      const ex = await runs.get("unguarded");
-      return ex?.status?.conditions?.some((c) => c.type === "Guarded") === true ? ex : undefined;
-    }, 60_000, "the Guarded condition");
+    await runs.apply(
+      "apiVersion: 100monkeys.ai/v1\nkind: Execution\nmetadata:\n  name: unguarded\nspec:\n  timeoutSeconds: 900\n  agentRef:\n    name: guarded-tools\n",
+    );
+    const pending = await eventually(
+      async () => {
+        const ex = await runs.get("unguarded");
+        return ex?.status?.conditions?.some((c) => c.type === "Guarded") === true ? ex : undefined;
+      },
+      60_000,
+      "the Guarded condition",
+    );
     expect(pending.status?.phase).toBe("Pending");
     expect(pending.status?.conditions?.find((c) => c.type === "Guarded")).toMatchObject({ status: "False", reason: "GateUnavailable" });
     expect(pending.status?.message).toMatch(/without NATS/);
-    const ready = await eventually(async () => {
-      const a = (await api.getNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: runs.namespace, plural: "agents", name: "guarded-tools" })) as Agent;
-      const c = a.status?.conditions?.find((x) => x.type === "Ready");
-      return c?.reason === "CannotEnforce" ? c : undefined;
-    }, 60_000, "Agent guarded-tools Ready=False CannotEnforce");
+    const ready = await eventually(
+      async () => {
+        const a = (await api.getNamespacedCustomObject({
+          group: GROUP,
+          version: VERSION,
+          namespace: runs.namespace,
+          plural: "agents",
+          name: "guarded-tools",
+        })) as Agent;
+        const c = a.status?.conditions?.find((x) => x.type === "Ready");
+        return c?.reason === "CannotEnforce" ? c : undefined;
+      },
+      60_000,
+      "Agent guarded-tools Ready=False CannotEnforce",
+    );
     expect(ready.status).toBe("False");
     // A few more reconciles (resync, the Agent's change): still no pod of that Execution.
     await new Promise((r) => setTimeout(r, 5_000));
     expect(await runs.podsOf("unguarded")).toEqual([]);
-    const described = await kubectlOk(["get", "ex", "unguarded", "-n", runs.namespace, "-o", "jsonpath={.status.conditions[?(@.type=='Guarded')].message}"]);
+    const described = await kubectlOk([
+      "get",
+      "ex",
+      "unguarded",
+      "-n",
+      runs.namespace,
+      "-o",
+      "jsonpath={.status.conditions[?(@.type=='Guarded')].message}",
+    ]);
     expect(described).toMatch(/NATS/);
 
     // NATS back: the same Execution runs, guarded, to the end.

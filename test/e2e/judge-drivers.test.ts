@@ -21,9 +21,12 @@ const CHECK = `const fs=require('fs');const r=JSON.parse(fs.readFileSync('/works
 
 const MANIFESTS = [
   commandJudgeYaml("drivers-judge"),
-  oneShotWorkerYaml("drivers-writer", `
+  oneShotWorkerYaml(
+    "drivers-writer",
+    `
       - type: exit_code
-        expected: 0${semanticValidation("drivers-judge", `node -e "${CHECK}"`)}`),
+        expected: 0${semanticValidation("drivers-judge", `node -e "${CHECK}"`)}`,
+  ),
   executionYaml("drivers-run", "drivers-writer", { correct_first_time: true }),
 ].join("---");
 
@@ -71,7 +74,11 @@ describe("one engine, two drivers: the same judged run locally (Docker) and on t
   beforeAll(async () => {
     const cluster = await useCluster();
     const controller = new ChartController(cluster);
-    runs = executionsIn(cluster, await cluster.createNamespace("e2e-judge-drivers"), async () => `controller log:\n${await controller.log()}`);
+    runs = executionsIn(
+      cluster,
+      await cluster.createNamespace("e2e-judge-drivers"),
+      async () => `controller log:\n${await controller.log()}`,
+    );
   });
 
   it("ends the same way on both: Succeeded, the judge's verdict 1 from a read-only workspace, the same payload, its raw output kept", async () => {
@@ -88,7 +95,10 @@ describe("one engine, two drivers: the same judged run locally (Docker) and on t
       iterations: [[1, "Passed", 0]],
       children: [{ judge: "drivers-judge", purpose: "validation", phase: "Succeeded", score: 1, exitCode: 0 }],
     });
-    expect(expected.children[0]?.input).toMatchObject({ worker_mounts: ["/workspace"], criteria: expect.stringContaining("run: node -e") as unknown });
+    expect(expected.children[0]?.input).toMatchObject({
+      worker_mounts: ["/workspace"],
+      criteria: expect.stringContaining("run: node -e") as unknown,
+    });
     expect(outcome(cluster)).toEqual(expected);
   }, 240_000);
 });

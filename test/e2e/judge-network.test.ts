@@ -68,10 +68,14 @@ describe("judge network on the cluster (NetworkPolicy enforced)", () => {
     await runs.apply(targetYaml("target") + "---" + targetYaml("other"));
     const core = cluster.kc.makeApiClient(k8s.CoreV1Api);
     const ipOf = (name: string) =>
-      eventually(async () => {
-        const pod = await core.readNamespacedPod({ name, namespace: ns });
-        return pod.status?.phase === "Running" ? pod.status.podIP : undefined;
-      }, 60_000, `pod ${name} running`);
+      eventually(
+        async () => {
+          const pod = await core.readNamespacedPod({ name, namespace: ns });
+          return pod.status?.phase === "Running" ? pod.status.podIP : undefined;
+        },
+        60_000,
+        `pod ${name} running`,
+      );
     targetIp = await ipOf("target");
     otherIp = await ipOf("other");
     await runs.apply(judgeYaml("no-net-judge", "      mode: none"));

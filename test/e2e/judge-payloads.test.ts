@@ -63,7 +63,9 @@ describe("judge payloads on the cluster", () => {
     // The worker's output is kept whole, in parts of its own.
     expect(maps.filter((n) => n.startsWith("big-payload-i1-result-out-"))).toHaveLength(5);
     // Finished pods are kept for their logs (the chart's podRetentionSeconds, 600 by default).
-    const judgePod = (await core.listNamespacedPod({ namespace: runs.namespace })).items.find((p) => p.metadata?.ownerReferences?.some((o) => o.name === ref?.name));
+    const judgePod = (await core.listNamespacedPod({ namespace: runs.namespace })).items.find((p) =>
+      p.metadata?.ownerReferences?.some((o) => o.name === ref?.name),
+    );
     expect(judgePod?.status?.phase).toBe("Succeeded");
     const log = await core.readNamespacedPodLog({ name: judgePod?.metadata?.name ?? "", namespace: runs.namespace, container: "main" });
     expect(log).toContain('"score":1');

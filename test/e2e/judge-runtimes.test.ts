@@ -12,7 +12,16 @@ import { executionYaml, oneShotWorkerYaml, semanticValidation } from "../harness
 import { executionsIn, type Executions } from "../harness/executions.js";
 import { ChartController } from "../harness/gavel-chart.js";
 import { REPO_DIR } from "../harness/paths.js";
-import { GARBAGE, GARBAGE_JUDGE, garbageNodeRuntime, REFERENCE_JUDGES, referenceJudge, REFERENCE_VALIDATION, SCRIPTED_VERDICT, scriptedPythonRuntime } from "../harness/reference-judges.js";
+import {
+  GARBAGE,
+  GARBAGE_JUDGE,
+  garbageNodeRuntime,
+  REFERENCE_JUDGES,
+  referenceJudge,
+  REFERENCE_VALIDATION,
+  SCRIPTED_VERDICT,
+  scriptedPythonRuntime,
+} from "../harness/reference-judges.js";
 
 describe("reference judge manifests on the cluster", () => {
   let cluster: Cluster;
@@ -37,7 +46,9 @@ describe("reference judge manifests on the cluster", () => {
   });
 
   it("each reference judge (Python 3.11 runtime) returns its verdict to the Execution", async () => {
-    await runs.apply(`${oneShotWorkerYaml("py-writer", REFERENCE_VALIDATION, { task: "Write add(a, b) in Python." })}---${executionYaml("ref-judges", "py-writer", {})}`);
+    await runs.apply(
+      `${oneShotWorkerYaml("py-writer", REFERENCE_VALIDATION, { task: "Write add(a, b) in Python." })}---${executionYaml("ref-judges", "py-writer", {})}`,
+    );
     const ex = await runs.final("ref-judges");
     expect(ex.status?.phase, JSON.stringify(ex.status)).toBe("Succeeded");
     const children = ex.status?.children ?? [];
@@ -50,7 +61,9 @@ describe("reference judge manifests on the cluster", () => {
   });
 
   it("a judge printing garbage is rejected and its raw output is kept in the child's status", async () => {
-    await runs.apply(`${oneShotWorkerYaml("garbage-writer", semanticValidation("garbage-judge"))}---${executionYaml("ref-garbage", "garbage-writer", {})}`);
+    await runs.apply(
+      `${oneShotWorkerYaml("garbage-writer", semanticValidation("garbage-judge"))}---${executionYaml("ref-garbage", "garbage-writer", {})}`,
+    );
     const ex = await runs.final("ref-garbage");
     expect(ex.status?.phase).toBe("Failed");
     const child = await runs.get(ex.status?.children?.[0]?.name ?? "");
@@ -80,12 +93,24 @@ spec:
     expect(child?.status?.message ?? "").toMatch(/spec\.runtime\.version: no runtime for python 3\.12/);
     expect(await runs.podsOf(ref?.name ?? "")).toEqual([]);
     // The judge Agent says so itself, before any Execution names it.
-    const ready = await eventually(async () => {
-      const r = await cluster.kubectl(["get", "agent", "py312-judge", "-n", ns, "-o", "jsonpath={.status.conditions[?(@.type==\"Ready\")]}"]);
-      const c = r.stdout === "" ? undefined : (JSON.parse(r.stdout) as { status: string; reason: string; message: string });
-      if (c?.reason !== "UnknownRuntime") throw new Error(`Ready: ${r.stdout}`);
-      return c;
-    }, 30_000, "py312-judge Ready=False/UnknownRuntime");
+    const ready = await eventually(
+      async () => {
+        const r = await cluster.kubectl([
+          "get",
+          "agent",
+          "py312-judge",
+          "-n",
+          ns,
+          "-o",
+          'jsonpath={.status.conditions[?(@.type=="Ready")]}',
+        ]);
+        const c = r.stdout === "" ? undefined : (JSON.parse(r.stdout) as { status: string; reason: string; message: string });
+        if (c?.reason !== "UnknownRuntime") throw new Error(`Ready: ${r.stdout}`);
+        return c;
+      },
+      30_000,
+      "py312-judge Ready=False/UnknownRuntime",
+    );
     expect(ready.status).toBe("False");
     expect(ready.message).toMatch(/^spec\.runtime\.version: no runtime for python 3\.12 in the runtime table \(known: python 3\.11/);
   });

@@ -83,7 +83,10 @@ describe("stdout apart from stderr on the cluster", () => {
     const ref = ex.status?.children?.[0];
     const child = ref === undefined ? undefined : await runs.get(ref.name);
     expect(ex.status?.phase, JSON.stringify({ parent: ex.status, child: child?.status })).toBe("Succeeded");
-    expect(ex.status?.iterations?.[0]?.validators?.map((v) => [v.type, v.passed])).toEqual([["regex", true], ["semantic", true]]);
+    expect(ex.status?.iterations?.[0]?.validators?.map((v) => [v.type, v.passed])).toEqual([
+      ["regex", true],
+      ["semantic", true],
+    ]);
     expect(child?.status?.verdict).toMatchObject({ score: 1, reasoning: "from stdout" });
     expect(child?.status?.rawOutput?.stdout.trim()).toBe('{"score": 1, "confidence": 1, "reasoning": "from stdout"}');
     expect(child?.status?.rawOutput?.stderr).toBe('{"score": 0, "confidence": 1, "reasoning": "stderr noise"}\njudge: done\n');
@@ -123,14 +126,23 @@ spec: { agentRef: { name: streams-unknown } }
     const ex = await runs.final("streams-unknown");
     const regex = ex.status?.iterations?.[0]?.validators?.[0];
     expect(ex.status?.phase).toBe("Failed");
-    expect(regex?.reasoning).toMatch(/^stdout does not match .* \(stderr is merged into stdout: gavel does not know the program of image gavel\/example-k8s-worker:dev .*declare spec\.runtime\.command/);
+    expect(regex?.reasoning).toMatch(
+      /^stdout does not match .* \(stderr is merged into stdout: gavel does not know the program of image gavel\/example-k8s-worker:dev .*declare spec\.runtime\.command/,
+    );
     const result = await core.readNamespacedConfigMap({ name: "streams-unknown-i1-result", namespace: runs.namespace });
     expect(result.data?.stdout).toMatch(/Error: E[A-Z]+/); // the stack trace, written to stderr
     expect(result.data?.streamsMerged).toBe(regex?.reasoning?.replace(/^.*? \((.*)\)$/, "$1"));
-    const finished = await eventually(async () => {
-      const list = await core.listNamespacedEvent({ namespace: runs.namespace, fieldSelector: "involvedObject.name=streams-unknown,reason=WorkerFinished" });
-      return list.items[0];
-    }, 10_000, "streams-unknown's WorkerFinished event");
+    const finished = await eventually(
+      async () => {
+        const list = await core.listNamespacedEvent({
+          namespace: runs.namespace,
+          fieldSelector: "involvedObject.name=streams-unknown,reason=WorkerFinished",
+        });
+        return list.items[0];
+      },
+      10_000,
+      "streams-unknown's WorkerFinished event",
+    );
     expect(finished.type).toBe("Warning");
     expect(finished.message).toContain("stderr is merged into stdout");
   }, 120_000);

@@ -46,7 +46,10 @@ const RUN = `${oneShotWorkerYaml(
 /** A worker with one ReadWriteOnce volume (of `storageClass`, else the default), judged by copy-judge-a with the same check, under `strategy`. */
 function strategyRun(name: string, strategy: string, storageClass?: string): string {
   const volume = storageClass === undefined ? undefined : `      storage_class: ${storageClass}\n`;
-  const worker = oneShotWorkerYaml(`${name}-writer`, semanticValidation(JUDGES[0] ?? "", `node -e "${CHECK}"`), { spec: `  workspace_strategy: ${strategy}\n`, volume });
+  const worker = oneShotWorkerYaml(`${name}-writer`, semanticValidation(JUDGES[0] ?? "", `node -e "${CHECK}"`), {
+    spec: `  workspace_strategy: ${strategy}\n`,
+    volume,
+  });
   return `${worker}---${executionYaml(name, `${name}-writer`, { correct_first_time: true })}`;
 }
 
@@ -92,7 +95,10 @@ describe("judge workspaces on the cluster: the copy, shared and snapshot strateg
     const pods = (await core.listNamespacedPod({ namespace: runs.namespace })).items;
     const worker = pods.find((p) => p.metadata?.name === "gavel-rwo-shared-i1-ex");
     const judge = pods.find((p) => p.metadata?.ownerReferences?.some((o) => o.name === child?.metadata.name));
-    expect(judge?.spec?.volumes?.find((v) => v.persistentVolumeClaim !== undefined)?.persistentVolumeClaim).toEqual({ claimName: "rwo-shared-workspace", readOnly: true });
+    expect(judge?.spec?.volumes?.find((v) => v.persistentVolumeClaim !== undefined)?.persistentVolumeClaim).toEqual({
+      claimName: "rwo-shared-workspace",
+      readOnly: true,
+    });
     const terms = judge?.spec?.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms;
     expect(terms).toEqual([{ matchFields: [{ key: "metadata.name", operator: "In", values: [worker?.spec?.nodeName] }] }]);
     expect(judge?.spec?.nodeName).toBe(worker?.spec?.nodeName);
@@ -104,7 +110,9 @@ describe("judge workspaces on the cluster: the copy, shared and snapshot strateg
     expect(ex.status?.phase).toBe("Failed");
     const accepted = ex.status?.conditions?.find((c) => c.type === "Accepted");
     expect(accepted).toMatchObject({ status: "False", reason: "WorkspaceStrategyUnsupported" });
-    expect(accepted?.message).toBe(`spec.workspace_strategy: snapshot cannot serve volume workspace (StorageClass local-path, driver rancher.io/local-path): no VolumeSnapshotClass has driver rancher.io/local-path (classes: ${CSI_CLASS} (${CSI_DRIVER})); use copy`);
+    expect(accepted?.message).toBe(
+      `spec.workspace_strategy: snapshot cannot serve volume workspace (StorageClass local-path, driver rancher.io/local-path): no VolumeSnapshotClass has driver rancher.io/local-path (classes: ${CSI_CLASS} (${CSI_DRIVER})); use copy`,
+    );
     expect(await runs.podsOf("rwo-snapshot")).toEqual([]);
     expect(ex.status?.startTime).toBeUndefined();
   }, 90_000);
@@ -121,22 +129,44 @@ describe("judge workspaces on the cluster: the copy, shared and snapshot strateg
     const custom = cluster.kc.makeApiClient(k8s.CustomObjectsApi);
     const snapshots = { group: "snapshot.storage.k8s.io", version: "v1", namespace: runs.namespace, plural: "volumesnapshots" };
     // The judge's claim was restored from its VolumeSnapshot of the worker's claim, by the CSI driver.
-    const snap = (await custom.getNamespacedCustomObject({ ...snapshots, name: `${kid}-workspace` })) as { spec?: { source?: { persistentVolumeClaimName?: string } }; status?: { readyToUse?: boolean; boundVolumeSnapshotContentName?: string } };
+    const snap = (await custom.getNamespacedCustomObject({ ...snapshots, name: `${kid}-workspace` })) as {
+      spec?: { source?: { persistentVolumeClaimName?: string } };
+      status?: { readyToUse?: boolean; boundVolumeSnapshotContentName?: string };
+    };
     expect(snap.spec?.source?.persistentVolumeClaimName).toBe("csi-snapshot-workspace");
     expect(snap.status?.readyToUse).toBe(true);
     const restored = await core.readNamespacedPersistentVolumeClaim({ name: `${kid}-workspace`, namespace: runs.namespace });
     expect(restored.spec?.dataSource).toEqual({ apiGroup: "snapshot.storage.k8s.io", kind: "VolumeSnapshot", name: `${kid}-workspace` });
-    const pvs = [(await core.readNamespacedPersistentVolumeClaim({ name: "csi-snapshot-workspace", namespace: runs.namespace })).spec?.volumeName ?? "", restored.spec?.volumeName ?? ""];
+    const pvs = [
+      (await core.readNamespacedPersistentVolumeClaim({ name: "csi-snapshot-workspace", namespace: runs.namespace })).spec?.volumeName ??
+        "",
+      restored.spec?.volumeName ?? "",
+    ];
     expect((await core.readPersistentVolume({ name: pvs[1] ?? "" })).spec?.csi?.driver).toBe(CSI_DRIVER);
     // The worker's own files are as it wrote them: the judge did not write there.
     const dir = await runs.workspace("csi-snapshot");
     expect((await readdir(dir)).sort()).toEqual(["report.json", "runs.log", "sum.js", "sum.test.js"]);
     // Deleting the Execution takes the judge's VolumeSnapshot (and its content), its claim and the worker's, and their volumes.
-    await custom.deleteNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: runs.namespace, plural: "executions", name: "csi-snapshot" });
+    await custom.deleteNamespacedCustomObject({
+      group: GROUP,
+      version: VERSION,
+      namespace: runs.namespace,
+      plural: "executions",
+      name: "csi-snapshot",
+    });
     const content = snap.status?.boundVolumeSnapshotContentName ?? "";
-    await eventuallyGone(() => custom.getClusterCustomObject({ group: "snapshot.storage.k8s.io", version: "v1", plural: "volumesnapshotcontents", name: content }), 60_000, `VolumeSnapshotContent ${content}`);
+    await eventuallyGone(
+      () =>
+        custom.getClusterCustomObject({ group: "snapshot.storage.k8s.io", version: "v1", plural: "volumesnapshotcontents", name: content }),
+      60_000,
+      `VolumeSnapshotContent ${content}`,
+    );
     for (const pv of pvs) await eventuallyGone(() => core.readPersistentVolume({ name: pv }), 60_000, `volume ${pv}`);
-    await eventuallyGone(() => custom.getNamespacedCustomObject({ ...snapshots, name: `${kid}-workspace` }), 10_000, `VolumeSnapshot ${kid}-workspace`);
+    await eventuallyGone(
+      () => custom.getNamespacedCustomObject({ ...snapshots, name: `${kid}-workspace` }),
+      10_000,
+      `VolumeSnapshot ${kid}-workspace`,
+    );
   }, 180_000);
 
   it("tool-call judges of a ReadWriteOncePod workspace get copies streamed out of the running worker's pod: each sees the workspace as of its call and cannot write it", async () => {
@@ -190,7 +220,8 @@ spec: { agentRef: { name: rwop-tool-writer } }
     const worker = await core.readNamespacedPod({ name: "gavel-rwop-tool-i1-ex", namespace: runs.namespace });
     expect(worker.spec?.initContainers?.map((c) => [c.name, c.restartPolicy])).toEqual([["gavel-copy-source", "Always"]]);
     const claims = (await core.listNamespacedPersistentVolumeClaim({ namespace: runs.namespace })).items;
-    for (const kid of kids) expect(claims.find((c) => c.metadata?.name === `${kid.metadata.name}-workspace`)?.spec?.accessModes).toEqual(["ReadWriteOncePod"]);
+    for (const kid of kids)
+      expect(claims.find((c) => c.metadata?.name === `${kid.metadata.name}-workspace`)?.spec?.accessModes).toEqual(["ReadWriteOncePod"]);
     // The worker's files are as it wrote them.
     const dir = await runs.workspace("rwop-tool");
     expect((await readdir(dir)).sort()).toEqual(["notes.txt"]);

@@ -73,7 +73,12 @@ describe("NATS on the cluster: the chart's server and per-Execution credentials"
     return Buffer.from(v, "base64");
   };
   const dial = async (creds: Buffer | undefined, opts: { inboxPrefix?: string } = {}): Promise<NatsConnection> => {
-    const nc = await connect({ servers: natsUrl, reconnect: false, ...(creds !== undefined ? { authenticator: credsAuthenticator(creds) } : {}), ...opts });
+    const nc = await connect({
+      servers: natsUrl,
+      reconnect: false,
+      ...(creds !== undefined ? { authenticator: credsAuthenticator(creds) } : {}),
+      ...opts,
+    });
     conns.push(nc);
     return nc;
   };
@@ -84,10 +89,14 @@ describe("NATS on the cluster: the chart's server and per-Execution credentials"
     const ns = await cluster.createNamespace("e2e-nats");
     ex = executionsIn(cluster, ns, () => new ChartController(cluster).log());
     // The NATS pod's own address (the host is the pod bridge's gateway).
-    const pod = await eventually(async () => {
-      const p = await core.readNamespacedPod({ name: "gavel-nats-0", namespace: RELEASE_NAMESPACE });
-      return p.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True") ? p : undefined;
-    }, 120_000, "pod gavel-nats-0 Ready");
+    const pod = await eventually(
+      async () => {
+        const p = await core.readNamespacedPod({ name: "gavel-nats-0", namespace: RELEASE_NAMESPACE });
+        return p.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True") ? p : undefined;
+      },
+      120_000,
+      "pod gavel-nats-0 Ready",
+    );
     natsUrl = `nats://${pod.status?.podIP ?? ""}:4222`;
     gavelCreds = await secretData(RELEASE_NAMESPACE, "gavel-nats-credentials", "nats.creds");
   });
@@ -109,27 +118,43 @@ describe("NATS on the cluster: the chart's server and per-Execution credentials"
     await ex.apply(agentYaml);
     const t0 = Date.now();
     await ex.apply(executionYaml("guarded-a") + "---" + executionYaml("guarded-b"));
-    const creds = await eventually(() => workerCredentials(core, ex.namespace, "guarded-a").catch(() => undefined), 60_000, "the worker credential Secret of guarded-a");
+    const creds = await eventually(
+      () => workerCredentials(core, ex.namespace, "guarded-a").catch(() => undefined),
+      60_000,
+      "the worker credential Secret of guarded-a",
+    );
     console.log(`credential ready ${Date.now() - t0} ms after kubectl apply of the Execution`);
     // The controller's own connection, as the server reports it: authenticated as gavel's user.
     const controllerUser = decodeJwt(parseCreds(gavelCreds.toString()).jwt).sub;
     const monitor = natsUrl.replace(/^nats:/, "http:").replace(/:4222$/, ":8222");
     const [controllerPod] = await new ChartController(cluster).ready();
     const controllerIp = controllerPod?.status?.podIP;
-    await eventually(async () => {
-      const connz = (await (await fetch(`${monitor}/connz?auth=true`)).json()) as { connections?: { authorized_user?: string; ip?: string }[] };
-      return (connz.connections ?? []).some((c) => c.authorized_user === controllerUser && c.ip === controllerIp) ? true : undefined;
-    }, 60_000, `the controller pod (${controllerIp ?? "?"}) connected as gavel's user`);
+    await eventually(
+      async () => {
+        const connz = (await (await fetch(`${monitor}/connz?auth=true`)).json()) as {
+          connections?: { authorized_user?: string; ip?: string }[];
+        };
+        return (connz.connections ?? []).some((c) => c.authorized_user === controllerUser && c.ip === controllerIp) ? true : undefined;
+      },
+      60_000,
+      `the controller pod (${controllerIp ?? "?"}) connected as gavel's user`,
+    );
 
     // Mounted read-only into the Execution's worker pod, which runs.
-    const pod = await eventually(async () => {
-      const [name] = await ex.podsOf("guarded-a");
-      if (name === undefined) return undefined;
-      const p = await core.readNamespacedPod({ name, namespace: ex.namespace });
-      return p.status?.phase === "Running" ? p : undefined;
-    }, 120_000, "guarded-a's worker pod Running");
+    const pod = await eventually(
+      async () => {
+        const [name] = await ex.podsOf("guarded-a");
+        if (name === undefined) return undefined;
+        const p = await core.readNamespacedPod({ name, namespace: ex.namespace });
+        return p.status?.phase === "Running" ? p : undefined;
+      },
+      120_000,
+      "guarded-a's worker pod Running",
+    );
     const secretName = `guarded-a-nats-${(pod.metadata?.ownerReferences?.[0]?.uid ?? "").slice(0, 8)}`;
-    expect(pod.spec?.volumes).toContainEqual(expect.objectContaining({ name: "nats-credentials", secret: expect.objectContaining({ secretName }) as unknown }));
+    expect(pod.spec?.volumes).toContainEqual(
+      expect.objectContaining({ name: "nats-credentials", secret: expect.objectContaining({ secretName }) as unknown }),
+    );
     expect(pod.spec?.containers[0]?.env).toContainEqual({ name: "GAVEL_NATS_CREDS_FILE", value: "/var/run/gavel/nats/nats.creds" });
     const owner = (await core.readNamespacedSecret({ name: secretName, namespace: ex.namespace })).metadata?.ownerReferences?.[0];
     expect(owner).toMatchObject({ kind: "Execution", name: "guarded-a", controller: true });
@@ -170,7 +195,9 @@ describe("NATS on the cluster: the chart's server and per-Execution credentials"
     console.log(`revocation: the worker's connection closed ${Date.now() - t1} ms after kubectl delete of its Execution`);
     await expect(dial(creds, { inboxPrefix: inboxPrefix(ex.namespace, "guarded-a") })).rejects.toThrow(/revoked|Authorization/i);
     // The other Execution's credential still works.
-    const other = await dial(((await workerCredentials(core, ex.namespace, "guarded-b")) as Buffer), { inboxPrefix: inboxPrefix(ex.namespace, "guarded-b") });
+    const other = await dial((await workerCredentials(core, ex.namespace, "guarded-b")) as Buffer, {
+      inboxPrefix: inboxPrefix(ex.namespace, "guarded-b"),
+    });
     expect(other.isClosed()).toBe(false);
   });
 });

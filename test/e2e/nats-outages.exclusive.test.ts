@@ -145,25 +145,37 @@ describe("Executions while the chart's NATS goes away (chart-installed controlle
   const timings: Record<string, number> = {};
 
   const natsReady = () =>
-    eventually(async () => {
-      const p = await core.readNamespacedPod({ name: NATS_POD, namespace: RELEASE_NAMESPACE }).catch(() => undefined);
-      return p?.metadata?.deletionTimestamp === undefined && p?.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True") ? p : undefined;
-    }, 180_000, `pod ${NATS_POD} Ready`);
+    eventually(
+      async () => {
+        const p = await core.readNamespacedPod({ name: NATS_POD, namespace: RELEASE_NAMESPACE }).catch(() => undefined);
+        return p?.metadata?.deletionTimestamp === undefined && p?.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True")
+          ? p
+          : undefined;
+      },
+      180_000,
+      `pod ${NATS_POD} Ready`,
+    );
   const deleteNats = async (): Promise<number> => {
     const t0 = Date.now();
     const del = await cluster.kubectl(["delete", "pod", "-n", RELEASE_NAMESPACE, NATS_POD, "--wait=false"]);
     expect(del.code, del.stderr).toBe(0);
     // The old pod is gone before the new one can be Ready: wait for its replacement.
-    await eventually(async () => {
-      const p = await core.readNamespacedPod({ name: NATS_POD, namespace: RELEASE_NAMESPACE }).catch(() => undefined);
-      return p === undefined || (p.metadata?.creationTimestamp?.getTime() ?? 0) >= t0 - 1000 ? true : undefined;
-    }, 60_000, `${NATS_POD} replaced`);
+    await eventually(
+      async () => {
+        const p = await core.readNamespacedPod({ name: NATS_POD, namespace: RELEASE_NAMESPACE }).catch(() => undefined);
+        return p === undefined || (p.metadata?.creationTimestamp?.getTime() ?? 0) >= t0 - 1000 ? true : undefined;
+      },
+      60_000,
+      `${NATS_POD} replaced`,
+    );
     await natsReady();
     return Date.now() - t0;
   };
   const workerPods = async (execution: string): Promise<k8s.V1Pod[]> =>
-    (await core.listNamespacedPod({ namespace: runs.namespace, labelSelector: `gavel.dev/execution=${execution},gavel.dev/role=worker` })).items;
-  const toolJudges = async (execution: string): Promise<Execution[]> => (await runs.childrenOf(execution)).filter((c) => c.spec.parent?.purpose === "tool_validation");
+    (await core.listNamespacedPod({ namespace: runs.namespace, labelSelector: `gavel.dev/execution=${execution},gavel.dev/role=worker` }))
+      .items;
+  const toolJudges = async (execution: string): Promise<Execution[]> =>
+    (await runs.childrenOf(execution)).filter((c) => c.spec.parent?.purpose === "tool_validation");
 
   /** What an Execution ended as, without names: phase, its iteration's calls and decisions, its judge children. */
   const outcome = async (name: string) => {
@@ -174,7 +186,15 @@ describe("Executions while the chart's NATS goes away (chart-installed controlle
       phase: ex.status?.phase,
       iterations: ex.status?.iterations?.length,
       exitCode: it?.exitCode,
-      calls: calls === undefined ? undefined : { proposed: calls.proposed, allowed: calls.allowed, blockedByGuard: calls.blockedByGuard, blockedByJudge: calls.blockedByJudge },
+      calls:
+        calls === undefined
+          ? undefined
+          : {
+              proposed: calls.proposed,
+              allowed: calls.allowed,
+              blockedByGuard: calls.blockedByGuard,
+              blockedByJudge: calls.blockedByJudge,
+            },
       decisions: (calls?.recent ?? []).map(callSummary),
       judgeChildren: (await toolJudges(name)).map((c) => c.status?.phase),
     };
@@ -185,13 +205,29 @@ describe("Executions while the chart's NATS goes away (chart-installed controlle
     core = cluster.kc.makeApiClient(k8s.CoreV1Api);
     controller = new ChartController(cluster);
     await Promise.all([controller.ready(), natsReady()]);
-    runs = executionsIn(cluster, await cluster.createNamespace("e2e-nats-outages"), async () => `controller log:\n${(await controller.log()).slice(-6000)}`);
+    runs = executionsIn(
+      cluster,
+      await cluster.createNamespace("e2e-nats-outages"),
+      async () => `controller log:\n${(await controller.log()).slice(-6000)}`,
+    );
     await runs.apply(`${judgeYaml}---${workerYaml}---${shortWorkerYaml}`);
     for (const agent of ["nats-worker", "short-worker"]) {
-      await eventually(async () => {
-        const r = await cluster.kubectl(["get", "agent", agent, "-n", runs.namespace, "-o", "jsonpath={.status.conditions[?(@.type=='Ready')].status}"]);
-        return r.stdout === "True" ? true : undefined;
-      }, 60_000, `Agent ${agent} Ready`);
+      await eventually(
+        async () => {
+          const r = await cluster.kubectl([
+            "get",
+            "agent",
+            agent,
+            "-n",
+            runs.namespace,
+            "-o",
+            "jsonpath={.status.conditions[?(@.type=='Ready')].status}",
+          ]);
+          return r.stdout === "True" ? true : undefined;
+        },
+        60_000,
+        `Agent ${agent} Ready`,
+      );
     }
   }, 300_000);
 
@@ -216,10 +252,20 @@ describe("Executions while the chart's NATS goes away (chart-installed controlle
     const names = Array.from({ length: SET }, (_, i) => `stormy-${i}`);
     await runs.apply(names.map((n) => executionYaml(n, "nats-worker")).join("---"));
     // 1: while the worker pods start (their runtime starts 2 s into the container).
-    await eventually(async () => ((await Promise.all(names.map(workerPods))).every((ps) => ps.some((p) => p.status?.phase === "Running")) ? true : undefined), 120_000, "every worker pod running");
+    await eventually(
+      async () =>
+        (await Promise.all(names.map(workerPods))).every((ps) => ps.some((p) => p.status?.phase === "Running")) ? true : undefined,
+      120_000,
+      "every worker pod running",
+    );
     const restarts = [await deleteNats()];
     // 2: while a judged call waits on its judge.
-    await eventually(async () => ((await Promise.all(names.map(toolJudges))).some((cs) => cs.some((c) => !isTerminal(c.status?.phase))) ? true : undefined), 120_000, "a tool-judge child judging");
+    await eventually(
+      async () =>
+        (await Promise.all(names.map(toolJudges))).some((cs) => cs.some((c) => !isTerminal(c.status?.phase))) ? true : undefined,
+      120_000,
+      "a tool-judge child judging",
+    );
     restarts.push(await deleteNats());
     // 3: at once again, while the calls of the first restart are re-sent and the second judged calls wait.
     const waiting = (await Promise.all(names.map((n) => runs.get(n)))).filter((e) => !isTerminal(e?.status?.phase)).length;
@@ -228,7 +274,9 @@ describe("Executions while the chart's NATS goes away (chart-installed controlle
     const stormy = await Promise.all(names.map(outcome));
     timings.disturbedSet = (Date.now() - t0) / 1000;
     timings.natsRestarts = restarts.reduce((a, b) => a + b, 0) / 1000;
-    console.log(`NATS pod deleted and Ready again in ${restarts.map((ms) => (ms / 1000).toFixed(1)).join(", ")} s; ${waiting} of ${SET} runs still going at the third deletion`);
+    console.log(
+      `NATS pod deleted and Ready again in ${restarts.map((ms) => (ms / 1000).toFixed(1)).join(", ")} s; ${waiting} of ${SET} runs still going at the third deletion`,
+    );
 
     // Then each ends as an undisturbed run does: same phase, calls, decisions, judge children (one per judged call)
     for (const o of stormy) expect(o).toEqual(calm[0]);
@@ -238,7 +286,11 @@ describe("Executions while the chart's NATS goes away (chart-installed controlle
   it("NATS scaled to zero for longer than an iteration's deadline: the run ends saying the gate could not be reached, and no tool call ran", async () => {
     const t0 = Date.now();
     await runs.apply(executionYaml("no-nats", "short-worker"));
-    await eventually(async () => ((await workerPods("no-nats")).some((p) => p.status?.phase === "Running") ? true : undefined), 120_000, "the worker pod running");
+    await eventually(
+      async () => ((await workerPods("no-nats")).some((p) => p.status?.phase === "Running") ? true : undefined),
+      120_000,
+      "the worker pod running",
+    );
     scaledDown = true;
     const scale = await cluster.kubectl(["scale", "statefulset", "-n", RELEASE_NAMESPACE, "gavel-nats", "--replicas=0"]);
     expect(scale.code, scale.stderr).toBe(0);
@@ -247,13 +299,18 @@ describe("Executions while the chart's NATS goes away (chart-installed controlle
 
     const it = done.status?.iterations?.[0];
     expect(done.status?.phase, done.status?.message).toBe("Failed");
-    expect(done.status?.message).toMatch(/^no iteration passed within max_iterations 1; last the tool-call gate could not be reached for \d+ s \(NATS at nats:\/\/[^:]+:4222: .*\)/);
+    expect(done.status?.message).toMatch(
+      /^no iteration passed within max_iterations 1; last the tool-call gate could not be reached for \d+ s \(NATS at nats:\/\/[^:]+:4222: .*\)/,
+    );
     expect(it?.exitCode).toBe(75);
     // Not judged as the agent's failure: no validator ran on it.
     expect(it?.validators ?? []).toEqual([]);
     expect(it?.toolCalls?.proposed ?? 0).toBe(0);
     expect(existsSync(join(await runs.workspace("no-nats"), "ran.txt"))).toBe(false);
-    const events = await core.listNamespacedEvent({ namespace: runs.namespace, fieldSelector: "involvedObject.name=no-nats,reason=WorkerGateUnreachable" });
+    const events = await core.listNamespacedEvent({
+      namespace: runs.namespace,
+      fieldSelector: "involvedObject.name=no-nats,reason=WorkerGateUnreachable",
+    });
     expect(events.items.map((e) => e.type)).toEqual(["Warning"]);
     expect(events.items[0]?.message).toContain("the tool-call gate could not be reached for");
 

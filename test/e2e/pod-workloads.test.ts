@@ -32,10 +32,14 @@ describe("PodWorkloads on the single-node cluster", () => {
 
   /** Observes until the workload is in one of `states` (level-triggered: the informer's cache, polled). */
   function until(name: string, states: WorkloadObservation["state"][], at: PodPlacement = place): Promise<WorkloadObservation> {
-    return eventually(async () => {
-      const seen = await workloads.observe(name, at);
-      return states.includes(seen.state) ? seen : undefined;
-    }, 90_000, `${name} to be ${states.join(" or ")}`);
+    return eventually(
+      async () => {
+        const seen = await workloads.observe(name, at);
+        return states.includes(seen.state) ? seen : undefined;
+      },
+      90_000,
+      `${name} to be ${states.join(" or ")}`,
+    );
   }
 
   beforeAll(async () => {
@@ -48,7 +52,11 @@ describe("PodWorkloads on the single-node cluster", () => {
       namespace: ns,
       body: { metadata: { name: CLAIM }, spec: { accessModes: ["ReadWriteOnce"], resources: { requests: { storage: "64Mi" } } } },
     });
-    pods = new Informer<k8s.V1Pod>({ kc: cluster.kc, resource: podResource(cluster.kc, `${LABELS.instance}=${INSTANCE}`), namespaces: [ns] });
+    pods = new Informer<k8s.V1Pod>({
+      kc: cluster.kc,
+      resource: podResource(cluster.kc, `${LABELS.instance}=${INSTANCE}`),
+      namespaces: [ns],
+    });
     await pods.start();
     workloads = new PodWorkloads({
       core,
@@ -66,12 +74,16 @@ describe("PodWorkloads on the single-node cluster", () => {
   });
 
   it("Given a workload, ensure creates one hardened pod (adopted on a second ensure), observed until it ends, its output read", async () => {
-    const spec = node("hello", [
-      "const fs=require('fs');",
-      "let rootWrite='allowed'; try { fs.writeFileSync('/etc/x','1'); } catch (e) { rootWrite=e.code; }",
-      "const capEff=/CapEff:\\s*(\\w+)/.exec(fs.readFileSync('/proc/self/status','utf8'))[1];",
-      "console.log(JSON.stringify({greeting: process.env.GREETING, uid: process.getuid(), rootWrite, capEff}));",
-    ].join("\n"), { env: { GREETING: "hi" } });
+    const spec = node(
+      "hello",
+      [
+        "const fs=require('fs');",
+        "let rootWrite='allowed'; try { fs.writeFileSync('/etc/x','1'); } catch (e) { rootWrite=e.code; }",
+        "const capEff=/CapEff:\\s*(\\w+)/.exec(fs.readFileSync('/proc/self/status','utf8'))[1];",
+        "console.log(JSON.stringify({greeting: process.env.GREETING, uid: process.getuid(), rootWrite, capEff}));",
+      ].join("\n"),
+      { env: { GREETING: "hi" } },
+    );
     // When it is ensured twice (a retried reconcile), then one pod exists
     expect(await workloads.ensure(spec, place)).toBe(true);
     expect(await workloads.ensure(spec, place)).toBe(false);
@@ -105,7 +117,10 @@ describe("PodWorkloads on the single-node cluster", () => {
   }, 120_000);
 
   it("Given a writer on the claim, a reader workload with the claim read-only returns its file; network none makes the deny-all policy", async () => {
-    await workloads.ensure(node("writer", "require('fs').writeFileSync('/workspace/result.json', JSON.stringify({status:'success'}))", { mounts: [rw] }), place);
+    await workloads.ensure(
+      node("writer", "require('fs').writeFileSync('/workspace/result.json', JSON.stringify({status:'success'}))", { mounts: [rw] }),
+      place,
+    );
     expect(await until("writer", ["ended"])).toMatchObject({ exitCode: 0 });
 
     // A validator's file read as the controller does it: a reader workload, observed until it ends
@@ -113,9 +128,16 @@ describe("PodWorkloads on the single-node cluster", () => {
     const seen = await until("reader", ["ended"]);
     const out = await workloads.output("reader", place);
     if (seen.state !== "ended") throw new Error("not ended");
-    expect(readerContent({ exitCode: seen.exitCode, stdout: out.stdout, stderr: "", timedOut: seen.timedOut, truncated: out.truncated }, "workspace")).toEqual({ ok: true, content: '{"status":"success"}' });
+    expect(
+      readerContent(
+        { exitCode: seen.exitCode, stdout: out.stdout, stderr: "", timedOut: seen.timedOut, truncated: out.truncated },
+        "workspace",
+      ),
+    ).toEqual({ ok: true, content: '{"status":"success"}' });
     // Its network was none: the namespace's deny-all NetworkPolicy exists (not enforced by bridge CNI)
-    const np = await cluster.kc.makeApiClient(k8s.NetworkingV1Api).readNamespacedNetworkPolicy({ name: NETWORK_POLICY_NAME, namespace: ns });
+    const np = await cluster.kc
+      .makeApiClient(k8s.NetworkingV1Api)
+      .readNamespacedNetworkPolicy({ name: NETWORK_POLICY_NAME, namespace: ns });
     expect(np.spec?.podSelector.matchLabels).toEqual({ [LABELS.network]: "none" });
   }, 180_000);
 
@@ -135,7 +157,10 @@ describe("PodWorkloads on the single-node cluster", () => {
   it("Given an owner, deleting it lets the garbage collector remove the workload's pod", async () => {
     // A ConfigMap stands in for the Execution
     const owner = await core.createNamespacedConfigMap({ namespace: ns, body: { metadata: { name: "owner" } } });
-    const owned = { ...place, owner: { apiVersion: "v1", kind: "ConfigMap", name: "owner", uid: owner.metadata?.uid ?? "", controller: true } };
+    const owned = {
+      ...place,
+      owner: { apiVersion: "v1", kind: "ConfigMap", name: "owner", uid: owner.metadata?.uid ?? "", controller: true },
+    };
     await workloads.ensure(node("owned", "setTimeout(() => {}, 600000)"), owned);
     await until("owned", ["pending", "running"]);
     await core.deleteNamespacedConfigMap({ name: "owner", namespace: ns });

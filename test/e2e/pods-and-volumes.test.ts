@@ -42,10 +42,14 @@ describe("single-node cluster: pods, a dynamically provisioned claim, and a read
   });
 
   async function finished(name: string): Promise<k8s.V1ContainerStateTerminated> {
-    return eventually(async () => {
-      const pod = await core.readNamespacedPod({ name, namespace: ns });
-      return pod.status?.containerStatuses?.[0]?.state?.terminated ?? undefined;
-    }, 120_000, `pod ${name} to finish`);
+    return eventually(
+      async () => {
+        const pod = await core.readNamespacedPod({ name, namespace: ns });
+        return pod.status?.containerStatuses?.[0]?.state?.terminated ?? undefined;
+      },
+      120_000,
+      `pod ${name} to finish`,
+    );
   }
 
   it("Given a claim of the default StorageClass, a writer pod gets a new volume, a read-only reader sees its file, and the volume goes with the claim", async () => {
@@ -59,8 +63,12 @@ describe("single-node cluster: pods, a dynamically provisioned claim, and a read
     const t0 = Date.now();
     await core.createNamespacedPod({
       namespace: ns,
-      body: nodePod("writer", "workspace", false,
-        "require('fs').writeFileSync('/workspace/result.json', JSON.stringify({status:'success'})); console.log('wrote result')"),
+      body: nodePod(
+        "writer",
+        "workspace",
+        false,
+        "require('fs').writeFileSync('/workspace/result.json', JSON.stringify({status:'success'})); console.log('wrote result')",
+      ),
     });
     const w = await finished("writer");
     console.log(`claim provisioned and writer pod finished in ${Date.now() - t0} ms`);
@@ -79,12 +87,17 @@ describe("single-node cluster: pods, a dynamically provisioned claim, and a read
     // And a reader pod mounts the same claim read-only, reads it, and tries to write
     await core.createNamespacedPod({
       namespace: ns,
-      body: nodePod("reader", "workspace", true, [
-        "const fs=require('fs');",
-        "console.log('read ' + fs.readFileSync('/workspace/result.json','utf8'));",
-        "try { fs.writeFileSync('/workspace/result.json','tampered'); console.log('write succeeded'); }",
-        "catch (e) { console.log('write refused ' + e.code); process.exit(7); }",
-      ].join("\n")),
+      body: nodePod(
+        "reader",
+        "workspace",
+        true,
+        [
+          "const fs=require('fs');",
+          "console.log('read ' + fs.readFileSync('/workspace/result.json','utf8'));",
+          "try { fs.writeFileSync('/workspace/result.json','tampered'); console.log('write succeeded'); }",
+          "catch (e) { console.log('write refused ' + e.code); process.exit(7); }",
+        ].join("\n"),
+      ),
     });
 
     // Then the reader read the file, its write was refused, and it exited 7
@@ -104,30 +117,59 @@ describe("single-node cluster: pods, a dynamically provisioned claim, and a read
     const snapshots = { group: "snapshot.storage.k8s.io", version: "v1", namespace: ns, plural: "volumesnapshots" };
     const claim = (name: string, dataSource?: k8s.V1TypedLocalObjectReference): k8s.V1PersistentVolumeClaim => ({
       metadata: { name },
-      spec: { storageClassName: CSI_CLASS, accessModes: ["ReadWriteOncePod"], resources: { requests: { storage: "16Mi" } }, ...(dataSource === undefined ? {} : { dataSource }) },
+      spec: {
+        storageClassName: CSI_CLASS,
+        accessModes: ["ReadWriteOncePod"],
+        resources: { requests: { storage: "16Mi" } },
+        ...(dataSource === undefined ? {} : { dataSource }),
+      },
     });
     // Given a writer's files on a claim of the CSI driver
     await core.createNamespacedPersistentVolumeClaim({ namespace: ns, body: claim("source") });
-    await core.createNamespacedPod({ namespace: ns, body: nodePod("csi-writer", "source", false, "require('fs').writeFileSync('/workspace/notes.txt','one')") });
+    await core.createNamespacedPod({
+      namespace: ns,
+      body: nodePod("csi-writer", "source", false, "require('fs').writeFileSync('/workspace/notes.txt','one')"),
+    });
     expect((await finished("csi-writer")).exitCode).toBe(0);
 
     // When a VolumeSnapshot of it is taken and a claim is restored from it
     const t0 = Date.now();
-    await custom.createNamespacedCustomObject({ ...snapshots, body: { apiVersion: "snapshot.storage.k8s.io/v1", kind: "VolumeSnapshot", metadata: { name: "snap" }, spec: { volumeSnapshotClassName: CSI_CLASS, source: { persistentVolumeClaimName: "source" } } } });
-    await core.createNamespacedPersistentVolumeClaim({ namespace: ns, body: claim("restored", { apiGroup: "snapshot.storage.k8s.io", kind: "VolumeSnapshot", name: "snap" }) });
+    await custom.createNamespacedCustomObject({
+      ...snapshots,
+      body: {
+        apiVersion: "snapshot.storage.k8s.io/v1",
+        kind: "VolumeSnapshot",
+        metadata: { name: "snap" },
+        spec: { volumeSnapshotClassName: CSI_CLASS, source: { persistentVolumeClaimName: "source" } },
+      },
+    });
+    await core.createNamespacedPersistentVolumeClaim({
+      namespace: ns,
+      body: claim("restored", { apiGroup: "snapshot.storage.k8s.io", kind: "VolumeSnapshot", name: "snap" }),
+    });
     await core.createNamespacedPod({
       namespace: ns,
-      body: nodePod("csi-reader", "restored", true, "const fs=require('fs');let w='written';try{fs.writeFileSync('/workspace/notes.txt','two')}catch(e){w=e.code}console.log(fs.readFileSync('/workspace/notes.txt','utf8'),w)"),
+      body: nodePod(
+        "csi-reader",
+        "restored",
+        true,
+        "const fs=require('fs');let w='written';try{fs.writeFileSync('/workspace/notes.txt','two')}catch(e){w=e.code}console.log(fs.readFileSync('/workspace/notes.txt','utf8'),w)",
+      ),
     });
 
     // Then the reader sees the writer's file in its own claim and cannot write it
     expect((await finished("csi-reader")).exitCode).toBe(0);
     console.log(`snapshot taken, claim restored and reader pod finished in ${Date.now() - t0} ms`);
     expect(await core.readNamespacedPodLog({ name: "csi-reader", namespace: ns })).toBe("one EROFS\n");
-    const snap = (await custom.getNamespacedCustomObject({ ...snapshots, name: "snap" })) as { status?: { readyToUse?: boolean; boundVolumeSnapshotContentName?: string } };
+    const snap = (await custom.getNamespacedCustomObject({ ...snapshots, name: "snap" })) as {
+      status?: { readyToUse?: boolean; boundVolumeSnapshotContentName?: string };
+    };
     expect(snap.status?.readyToUse).toBe(true);
     const restored = await core.readNamespacedPersistentVolumeClaim({ name: "restored", namespace: ns });
-    const pvs = [(await core.readNamespacedPersistentVolumeClaim({ name: "source", namespace: ns })).spec?.volumeName ?? "", restored.spec?.volumeName ?? ""];
+    const pvs = [
+      (await core.readNamespacedPersistentVolumeClaim({ name: "source", namespace: ns })).spec?.volumeName ?? "",
+      restored.spec?.volumeName ?? "",
+    ];
     expect((await core.readPersistentVolume({ name: pvs[1] ?? "" })).spec?.csi?.driver).toBe(CSI_DRIVER);
 
     // When the pods, the snapshot and the claims are deleted, then the volumes and the snapshot's content go too
@@ -135,7 +177,12 @@ describe("single-node cluster: pods, a dynamically provisioned claim, and a read
     await custom.deleteNamespacedCustomObject({ ...snapshots, name: "snap" });
     for (const c of ["source", "restored"]) await core.deleteNamespacedPersistentVolumeClaim({ name: c, namespace: ns });
     const content = snap.status?.boundVolumeSnapshotContentName ?? "";
-    await eventuallyGone(() => custom.getClusterCustomObject({ group: "snapshot.storage.k8s.io", version: "v1", plural: "volumesnapshotcontents", name: content }), 60_000, `VolumeSnapshotContent ${content}`);
+    await eventuallyGone(
+      () =>
+        custom.getClusterCustomObject({ group: "snapshot.storage.k8s.io", version: "v1", plural: "volumesnapshotcontents", name: content }),
+      60_000,
+      `VolumeSnapshotContent ${content}`,
+    );
     for (const pv of pvs) await eventuallyGone(() => core.readPersistentVolume({ name: pv }), 60_000, `volume ${pv}`);
   });
 });

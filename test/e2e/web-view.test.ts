@@ -63,7 +63,18 @@ describe("the web view in headless Chromium, on the single-node cluster", () => 
     await controller.ready();
     const ns = await cluster.createNamespace("e2e-web-view");
     runs = executionsIn(cluster, ns, async () => `controller log:\n${(await controller.log()).slice(-4000)}\ngavel ui:\n${uiOut}`);
-    const applied = await cluster.kubectl(["apply", "-n", ns, ...["judges/command-judge/agent.yaml", "judges/rule-judge/agent.yaml", "examples/kubernetes/agent.yaml", "examples/guarded-tools/agent.yaml", "examples/guarded-tools/policy.yaml"].flatMap((f) => ["-f", join(REPO_DIR, f)])]);
+    const applied = await cluster.kubectl([
+      "apply",
+      "-n",
+      ns,
+      ...[
+        "judges/command-judge/agent.yaml",
+        "judges/rule-judge/agent.yaml",
+        "examples/kubernetes/agent.yaml",
+        "examples/guarded-tools/agent.yaml",
+        "examples/guarded-tools/policy.yaml",
+      ].flatMap((f) => ["-f", join(REPO_DIR, f)]),
+    ]);
     if (applied.code !== 0) throw new Error(`kubectl apply: ${applied.stderr}`);
 
     // gavel ui as a user runs it: their kubeconfig, the chart's NATS with its credentials.
@@ -73,10 +84,18 @@ describe("the web view in headless Chromium, on the single-node cluster", () => 
     const creds = join(dir, "gavel.creds");
     await writeFile(creds, Buffer.from(secret.data?.["nats.creds"] ?? "", "base64"), { mode: 0o600 });
     const nats = await core.readNamespacedPod({ name: "gavel-nats-0", namespace: RELEASE_NAMESPACE });
-    ui = spawn(GAVEL, ["ui", "--addr", "127.0.0.1:0", "-n", ns, "--nats", `nats://${nats.status?.podIP ?? ""}:4222`, "--nats-creds", creds], { env: { ...process.env, KUBECONFIG: cluster.kubeconfigPath } });
+    ui = spawn(
+      GAVEL,
+      ["ui", "--addr", "127.0.0.1:0", "-n", ns, "--nats", `nats://${nats.status?.podIP ?? ""}:4222`, "--nats-creds", creds],
+      { env: { ...process.env, KUBECONFIG: cluster.kubeconfigPath } },
+    );
     ui.stdout?.on("data", (d: Buffer) => (uiOut += d.toString()));
     ui.stderr?.on("data", (d: Buffer) => (uiOut += d.toString()));
-    url = await eventually(() => /at (http:\/\/\S+)/.exec(uiOut)?.[1] ?? (ui.exitCode !== null ? Promise.reject(new Error(uiOut)) : undefined), 30_000, "gavel ui's address");
+    url = await eventually(
+      () => /at (http:\/\/\S+)/.exec(uiOut)?.[1] ?? (ui.exitCode !== null ? Promise.reject(new Error(uiOut)) : undefined),
+      30_000,
+      "gavel ui's address",
+    );
     expect(uiOut).toContain("live from the event stream");
     browser = await Chromium.launch();
     await mkdir(ARTIFACTS, { recursive: true });
@@ -93,7 +112,11 @@ describe("the web view in headless Chromium, on the single-node cluster", () => 
   async function open(path: string): Promise<Page> {
     const page = await browser.newPage(1100, 900);
     await page.goto(`${url}${path}`);
-    await eventually(() => page.evaluate<boolean>(`document.getElementById("live")?.dataset.state === "live" || undefined`), 20_000, `${path} to go live`);
+    await eventually(
+      () => page.evaluate<boolean>(`document.getElementById("live")?.dataset.state === "live" || undefined`),
+      20_000,
+      `${path} to go live`,
+    );
     await page.evaluate("window.__sameDocument = true");
     return page;
   }
@@ -106,7 +129,8 @@ describe("the web view in headless Chromium, on the single-node cluster", () => 
       const now = await page.evaluate<Seen | null>(READ_TREE);
       if (now !== null && JSON.stringify(now) !== JSON.stringify(seen.at(-1))) seen.push(now);
       if (now !== null && ["Succeeded", "Failed", "Cancelled", "TimedOut"].includes(now.phase)) return seen;
-      if (Date.now() > deadline) throw new Error(`the page did not show a final phase in ${timeoutMs} ms; last: ${JSON.stringify(now)}\n${uiOut.slice(-2000)}`);
+      if (Date.now() > deadline)
+        throw new Error(`the page did not show a final phase in ${timeoutMs} ms; last: ${JSON.stringify(now)}\n${uiOut.slice(-2000)}`);
       await sleep(250);
     }
   }
@@ -130,7 +154,12 @@ metadata: {name: guarded-tools}
 spec:
   agentRef: {name: guarded-tools}
 `);
-    await eventually(() => list.evaluate<boolean>(`document.querySelectorAll("tr[data-name=refine], tr[data-name=guarded-tools]").length === 2 || undefined`), 20_000, "both runs listed");
+    await eventually(
+      () =>
+        list.evaluate<boolean>(`document.querySelectorAll("tr[data-name=refine], tr[data-name=guarded-tools]").length === 2 || undefined`),
+      20_000,
+      "both runs listed",
+    );
     expect(await list.evaluate<boolean>("window.__sameDocument === true")).toBe(true);
 
     // Then each run's page, opened while it runs, grows as it progresses
@@ -142,7 +171,9 @@ spec:
     const last = refine.at(-1) as Seen;
     expect(last.phase).toBe("Succeeded");
     // Score bars appeared while the run was still going: some reading before the last had a scored validator.
-    const scoredWhileRunning = refine.filter((s) => s.phase !== "Succeeded" && s.iterations.some((it) => it.validators.some((v) => v.score !== null)));
+    const scoredWhileRunning = refine.filter(
+      (s) => s.phase !== "Succeeded" && s.iterations.some((it) => it.validators.some((v) => v.score !== null)),
+    );
     expect(scoredWhileRunning.length, JSON.stringify(refine.map((s) => [s.phase, s.iterations.length]))).toBeGreaterThan(0);
     // Iteration 1 (shown last) stopped at the command judge's validator (score < 1.0), iteration 2 passed all five.
     const [second, first] = last.iterations;
@@ -179,17 +210,30 @@ spec:
     }
 
     const shots = [];
-    for (const [name, page] of [["refine", refinePage], ["guarded-tools", guardedPage]] as const) {
+    for (const [name, page] of [
+      ["refine", refinePage],
+      ["guarded-tools", guardedPage],
+    ] as const) {
       const file = join(ARTIFACTS, `${name}.png`);
       shots.push(`${file} (${await page.screenshot(file)} bytes)`);
     }
     const pageBytes = await refinePage.evaluate<number>(`document.documentElement.outerHTML.length`);
-    console.log(`web view e2e: both runs final ${took.toFixed(1)} s after they were applied; ${refine.length} distinct readings of refine's page, ${guarded.length} of guarded-tools'; refine's page ${pageBytes} characters\nscreenshots: ${shots.join(", ")}`);
+    console.log(
+      `web view e2e: both runs final ${took.toFixed(1)} s after they were applied; ${refine.length} distinct readings of refine's page, ${guarded.length} of guarded-tools'; refine's page ${pageBytes} characters\nscreenshots: ${shots.join(", ")}`,
+    );
   }, 300_000);
 
   it("Given the chart's ui.enabled, the controller serves the same pages under /ui/, reached by kubectl port-forward", async () => {
     // The e2e install sets ui.enabled (test/harness/gavel-chart.ts), so no rollout of its own.
-    const forward = spawn(KUBECTL, ["--kubeconfig", cluster.kubeconfigPath, "port-forward", "-n", RELEASE_NAMESPACE, `deploy/${CONTROLLER_DEPLOYMENT}`, ":8081"]);
+    const forward = spawn(KUBECTL, [
+      "--kubeconfig",
+      cluster.kubeconfigPath,
+      "port-forward",
+      "-n",
+      RELEASE_NAMESPACE,
+      `deploy/${CONTROLLER_DEPLOYMENT}`,
+      ":8081",
+    ]);
     let said = "";
     forward.stdout.on("data", (d: Buffer) => (said += d.toString()));
     forward.stderr.on("data", (d: Buffer) => (said += d.toString()));
@@ -203,9 +247,16 @@ spec:
       const tree = await page.evaluate<Seen | null>(READ_TREE);
       const status = (await runs.get("refine"))?.status;
       const shown = `the page showed ${tree !== null ? JSON.stringify(tree) : JSON.stringify(await page.evaluate<string>(`document.body?.innerText ?? ""`))}; the API's status: phase ${status?.phase ?? "?"}, iterations ${JSON.stringify(status?.iterations?.map((it) => it.number))}`;
-      expect({ phase: tree?.phase, iterations: tree?.iterations.map((it) => it.n) }, shown).toEqual({ phase: "Succeeded", iterations: [2, 1] });
+      expect({ phase: tree?.phase, iterations: tree?.iterations.map((it) => it.n) }, shown).toEqual({
+        phase: "Succeeded",
+        iterations: [2, 1],
+      });
       expect(tree?.iterations[0]?.validators.every((v) => v.state === "passed" && v.score !== null)).toBe(true);
-      await eventually(() => page.evaluate<boolean>(`document.getElementById("live")?.dataset.state === "live" || undefined`), 10_000, "the controller-served page to go live");
+      await eventually(
+        () => page.evaluate<boolean>(`document.getElementById("live")?.dataset.state === "live" || undefined`),
+        10_000,
+        "the controller-served page to go live",
+      );
     } finally {
       forward.kill("SIGTERM");
     }
@@ -216,6 +267,10 @@ spec:
     const fromOrigin = await page.evaluate<number>(`fetch("namespaces/${runs.namespace}/executions/no-such-run").then((r) => r.status)`);
     expect(fromOrigin).toBe(404);
     await page.goto(`${url}namespaces/${runs.namespace}/executions/no-such-run`);
-    await eventually(() => page.evaluate<string>(`document.querySelector("section.not-found")?.textContent || undefined`), 10_000, "the 404 page");
+    await eventually(
+      () => page.evaluate<string>(`document.querySelector("section.not-found")?.textContent || undefined`),
+      10_000,
+      "the 404 page",
+    );
   });
 });

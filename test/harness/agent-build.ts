@@ -17,15 +17,33 @@ export interface AgentBuild {
 export async function buildAgent(name: string): Promise<AgentBuild> {
   const dir = join(REPO_DIR, ".tmp", `${name}-${process.pid}`);
   await mkdir(dir, { recursive: true });
-  const tsc = await run(join(REPO_DIR, "node_modules", ".bin", "tsc"), [
-    "--outDir", dir, "--rootDir", REPO_DIR, "--module", "nodenext", "--moduleResolution", "nodenext",
-    "--target", "es2022", "--skipLibCheck", "--types", "node", "--strict", "--verbatimModuleSyntax",
-    join(REPO_DIR, "src", "agent", "main.ts"),
-  ], { timeoutMs: 120_000 });
+  const tsc = await run(
+    join(REPO_DIR, "node_modules", ".bin", "tsc"),
+    [
+      "--outDir",
+      dir,
+      "--rootDir",
+      REPO_DIR,
+      "--module",
+      "nodenext",
+      "--moduleResolution",
+      "nodenext",
+      "--target",
+      "es2022",
+      "--skipLibCheck",
+      "--types",
+      "node",
+      "--strict",
+      "--verbatimModuleSyntax",
+      join(REPO_DIR, "src", "agent", "main.ts"),
+    ],
+    { timeoutMs: 120_000 },
+  );
   if (tsc.code !== 0) throw new Error(`tsc failed:\n${tsc.stdout}${tsc.stderr}`);
   return {
     dir,
-    run: (env, timeoutMs = 60_000) => run("node", [join(dir, "src", "agent", "main.js")], { env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env }, timeoutMs }),
+    run: (env, timeoutMs = 60_000) =>
+      run("node", [join(dir, "src", "agent", "main.js")], { env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env }, timeoutMs }),
     remove: () => rm(dir, { recursive: true, force: true }),
   };
 }

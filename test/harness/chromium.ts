@@ -33,7 +33,12 @@ export class Chromium {
   private buffer = "";
   private exited: string | undefined;
 
-  private constructor(private readonly proc: ChildProcess, private readonly toBrowser: Writable, private readonly profile: string, private readonly stderr: () => string) {
+  private constructor(
+    private readonly proc: ChildProcess,
+    private readonly toBrowser: Writable,
+    private readonly profile: string,
+    private readonly stderr: () => string,
+  ) {
     const fromBrowser = proc.stdio[4] as Readable;
     fromBrowser.setEncoding("utf8");
     fromBrowser.on("data", (chunk: string) => this.receive(chunk));
@@ -49,7 +54,20 @@ export class Chromium {
     const profile = await mkdtemp(join(tmpdir(), "gavel-chromium-"));
     const proc = spawn(
       CHROMIUM,
-      ["--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run", "--no-default-browser-check", "--disable-extensions", "--hide-scrollbars", "--mute-audio", "--remote-debugging-pipe", `--user-data-dir=${profile}`, "about:blank"],
+      [
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-dev-shm-usage",
+        "--no-first-run",
+        "--no-default-browser-check",
+        "--disable-extensions",
+        "--hide-scrollbars",
+        "--mute-audio",
+        "--remote-debugging-pipe",
+        `--user-data-dir=${profile}`,
+        "about:blank",
+      ],
       { stdio: ["ignore", "ignore", "pipe", "pipe", "pipe"] },
     );
     let err = "";
@@ -57,7 +75,9 @@ export class Chromium {
     proc.stderr?.on("data", (d: string) => (err = (err + d).slice(-8000)));
     await new Promise<void>((resolve, reject) => {
       proc.once("spawn", resolve);
-      proc.once("error", (e) => reject(new Error(`starting ${CHROMIUM}: ${e.message} (test/harness/install-deps.sh installs Debian's chromium)`)));
+      proc.once("error", (e) =>
+        reject(new Error(`starting ${CHROMIUM}: ${e.message} (test/harness/install-deps.sh installs Debian's chromium)`)),
+      );
     });
     const browser = new Chromium(proc, proc.stdio[3] as Writable, profile, () => err);
     await browser.send("Browser.getVersion");
@@ -68,10 +88,16 @@ export class Chromium {
     this.buffer += chunk;
     let end: number;
     while ((end = this.buffer.indexOf("\0")) >= 0) {
-      const msg = JSON.parse(this.buffer.slice(0, end)) as { id?: number; result?: Record<string, unknown>; error?: { message: string } } & Partial<DevToolsEvent>;
+      const msg = JSON.parse(this.buffer.slice(0, end)) as {
+        id?: number;
+        result?: Record<string, unknown>;
+        error?: { message: string };
+      } & Partial<DevToolsEvent>;
       this.buffer = this.buffer.slice(end + 1);
       if (msg.id === undefined) {
-        if (msg.method !== undefined) for (const l of this.listeners) l({ method: msg.method, params: msg.params ?? {}, ...(msg.sessionId !== undefined ? { sessionId: msg.sessionId } : {}) });
+        if (msg.method !== undefined)
+          for (const l of this.listeners)
+            l({ method: msg.method, params: msg.params ?? {}, ...(msg.sessionId !== undefined ? { sessionId: msg.sessionId } : {}) });
         continue;
       }
       const p = this.pending.get(msg.id);
@@ -121,7 +147,10 @@ export class Chromium {
 
 /** One tab. */
 export class Page {
-  constructor(private readonly browser: Chromium, private readonly sessionId: string) {}
+  constructor(
+    private readonly browser: Chromium,
+    private readonly sessionId: string,
+  ) {}
 
   send(method: string, params: Record<string, unknown> = {}): Promise<Record<string, unknown>> {
     return this.browser.send(method, params, this.sessionId);
@@ -161,8 +190,12 @@ export class Page {
 
   /** The value of a JavaScript expression in the page (JSON-serialisable; promises awaited). */
   async evaluate<T>(expression: string): Promise<T> {
-    const r = (await this.send("Runtime.evaluate", { expression, returnByValue: true, awaitPromise: true })) as { result: { value?: T }; exceptionDetails?: { text: string; exception?: { description?: string } } };
-    if (r.exceptionDetails !== undefined) throw new Error(`in the page: ${r.exceptionDetails.exception?.description ?? r.exceptionDetails.text}`);
+    const r = (await this.send("Runtime.evaluate", { expression, returnByValue: true, awaitPromise: true })) as {
+      result: { value?: T };
+      exceptionDetails?: { text: string; exception?: { description?: string } };
+    };
+    if (r.exceptionDetails !== undefined)
+      throw new Error(`in the page: ${r.exceptionDetails.exception?.description ?? r.exceptionDetails.text}`);
     return r.result.value as T;
   }
 

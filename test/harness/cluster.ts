@@ -48,4 +48,3 @@ export async function useCluster(): Promise<Cluster> {
     },
   };
 }
-

@@ -22,7 +22,11 @@ export type Answer = object | string | number | boolean | bigint | symbol;
  * message appended, so a failed `expect` inside the probe says what it saw), or saying that
  * the last try returned undefined when it did.
  */
-export async function eventually<T extends Answer>(probe: () => T | undefined | Promise<T | undefined>, timeout: number | EventuallyOptions = {}, what?: string): Promise<T> {
+export async function eventually<T extends Answer>(
+  probe: () => T | undefined | Promise<T | undefined>,
+  timeout: number | EventuallyOptions = {},
+  what?: string,
+): Promise<T> {
   const o = typeof timeout === "number" ? { timeoutMs: timeout, what } : { what, ...timeout };
   const timeoutMs = o.timeoutMs ?? 60_000;
   const deadline = Date.now() + timeoutMs;
@@ -48,13 +52,17 @@ export async function eventually<T extends Answer>(probe: () => T | undefined | 
 
 /** Waits until `read` (a GET of one Kubernetes object) answers 404; another error or an answer is "not yet". */
 export async function eventuallyGone(read: () => Promise<unknown>, timeoutMs: number, what: string): Promise<void> {
-  await eventually(async () => {
-    try {
-      await read();
-      return undefined;
-    } catch (err) {
-      if (isNotFound(err)) return true;
-      throw err;
-    }
-  }, timeoutMs, `${what} to be deleted`);
+  await eventually(
+    async () => {
+      try {
+        await read();
+        return undefined;
+      } catch (err) {
+        if (isNotFound(err)) return true;
+        throw err;
+      }
+    },
+    timeoutMs,
+    `${what} to be deleted`,
+  );
 }

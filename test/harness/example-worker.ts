@@ -86,7 +86,10 @@ ${validation.replace(/^\n/, "").trimEnd()}
 
 /** One semantic validator by `judge`; with `run`, its criteria are that command line and min_score is 1.0. */
 export function semanticValidation(judge: string, run?: string): string {
-  const criteria = run === undefined ? "" : `
+  const criteria =
+    run === undefined
+      ? ""
+      : `
         criteria: |
           run: ${run}
         min_score: 1.0`;

@@ -9,7 +9,13 @@ import { eventually, type Cluster } from "./cluster.js";
 import { CSI_DATA_DIR, CSI_DRIVER } from "./paths.js";
 
 /** A tool call as the status shows it, in a form that compares well: step, tool, outcome, check, judged. */
-export const callSummary = (c: ToolCallEntry) => [c.step, c.tool, c.allowed ? "allowed" : `blocked by ${c.blockedBy}`, c.check ?? "", (c.judges ?? []).length];
+export const callSummary = (c: ToolCallEntry) => [
+  c.step,
+  c.tool,
+  c.allowed ? "allowed" : `blocked by ${c.blockedBy}`,
+  c.check ?? "",
+  (c.judges ?? []).length,
+];
 
 export const FINAL_PHASES = ["Succeeded", "Failed", "Cancelled", "TimedOut"];
 
@@ -35,7 +41,11 @@ export interface Executions {
   workspace(execution: string, volume?: string): Promise<string>;
 }
 
-export function executionsIn(cluster: Cluster, namespace: string, diagnostics: () => Promise<string> = () => Promise.resolve("")): Executions {
+export function executionsIn(
+  cluster: Cluster,
+  namespace: string,
+  diagnostics: () => Promise<string> = () => Promise.resolve(""),
+): Executions {
   const core = cluster.kc.makeApiClient(k8s.CoreV1Api);
   const api = cluster.kc.makeApiClient(k8s.CustomObjectsApi);
   const get = async (name: string): Promise<Execution | undefined> => {
@@ -47,7 +57,11 @@ export function executionsIn(cluster: Cluster, namespace: string, diagnostics: (
   };
   const podObjectsOf = async (execution: string): Promise<k8s.V1Pod[]> => {
     const list = await core.listNamespacedPod({ namespace });
-    return list.items.filter((p) => (p.metadata?.ownerReferences ?? []).some((o) => o.kind === "Execution" && (o.name === execution || o.name.startsWith(`${execution}-i`))));
+    return list.items.filter((p) =>
+      (p.metadata?.ownerReferences ?? []).some(
+        (o) => o.kind === "Execution" && (o.name === execution || o.name.startsWith(`${execution}-i`)),
+      ),
+    );
   };
   const podsOf = async (execution: string): Promise<string[]> => (await podObjectsOf(execution)).map((p) => p.metadata?.name ?? "");
   return {
@@ -55,7 +69,9 @@ export function executionsIn(cluster: Cluster, namespace: string, diagnostics: (
     get,
     podsOf,
     async childrenOf(parent) {
-      const list = (await api.listNamespacedCustomObject({ group: GROUP, version: VERSION, namespace, plural: "executions" })) as { items: Execution[] };
+      const list = (await api.listNamespacedCustomObject({ group: GROUP, version: VERSION, namespace, plural: "executions" })) as {
+        items: Execution[];
+      };
       return list.items.filter((e) => e.spec.parent?.name === parent).sort((a, b) => a.metadata.name.localeCompare(b.metadata.name));
     },
     async apply(yaml, opts = {}) {
@@ -64,19 +80,31 @@ export function executionsIn(cluster: Cluster, namespace: string, diagnostics: (
       if (r.code !== 0) throw new Error(`kubectl apply failed: ${r.stderr}`);
     },
     async final(name, timeoutMs = 240_000) {
-      return eventually(async () => {
-        const ex = await get(name);
-        return ex?.status?.phase !== undefined && FINAL_PHASES.includes(ex.status.phase) ? ex : undefined;
-      }, timeoutMs, `Execution ${name} to finish`).catch(async (err: unknown) => {
+      return eventually(
+        async () => {
+          const ex = await get(name);
+          return ex?.status?.phase !== undefined && FINAL_PHASES.includes(ex.status.phase) ? ex : undefined;
+        },
+        timeoutMs,
+        `Execution ${name} to finish`,
+      ).catch(async (err: unknown) => {
         throw new Error(`${(err as Error).message}\n${(await diagnostics()).slice(-4000)}`);
       });
     },
     async noPodsOf(execution, timeoutMs = 30_000) {
-      await eventually(async () => ((await podsOf(execution)).length === 0 ? true : undefined), timeoutMs, `${execution}'s pods to be gone`);
+      await eventually(
+        async () => ((await podsOf(execution)).length === 0 ? true : undefined),
+        timeoutMs,
+        `${execution}'s pods to be gone`,
+      );
     },
     async podsEnded(execution, timeoutMs = 30_000) {
       const ended = (p: k8s.V1Pod) => p.status?.phase === "Succeeded" || p.status?.phase === "Failed";
-      await eventually(async () => ((await podObjectsOf(execution)).every(ended) ? true : undefined), timeoutMs, `${execution}'s pods to have ended`);
+      await eventually(
+        async () => ((await podObjectsOf(execution)).every(ended) ? true : undefined),
+        timeoutMs,
+        `${execution}'s pods to have ended`,
+      );
     },
     async workspace(execution, volume = "workspace") {
       const claim = await core.readNamespacedPersistentVolumeClaim({ name: `${execution}-${volume}`, namespace });

@@ -35,13 +35,18 @@ describe("file slots", () => {
 
   it("frees a slot when the process holding it dies", async () => {
     const [name] = slotNames(randomUUID(), "cluster", 0);
-    const holder = spawn(process.execPath, ["-e", `require("node:net").createServer().listen(${JSON.stringify(name)}, () => console.log("held"))`]);
+    const holder = spawn(process.execPath, [
+      "-e",
+      `require("node:net").createServer().listen(${JSON.stringify(name)}, () => console.log("held"))`,
+    ]);
     await once(holder.stdout, "data");
     let taken = false;
     const waiting = takeSlot([name ?? ""], 10).then((release) => ((taken = true), release));
     await sleep(100);
     expect(taken).toBe(false);
     holder.kill("SIGKILL");
-    await (await waiting)();
+    await (
+      await waiting
+    )();
   });
 });

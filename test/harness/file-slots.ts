@@ -64,8 +64,10 @@ export default function setup(project: TestProject): void {
 /** The slot names of this test file's process (a setup file), from what setup() left in its environment. */
 export function slotsOfThisFile(env: NodeJS.ProcessEnv = process.env): string[] {
   const kind = env.GAVEL_FILE_SLOT;
-  if (kind !== "cluster" && kind !== "shared") throw new Error(`GAVEL_FILE_SLOT is ${JSON.stringify(kind)}: set it to cluster or shared in the project's env (vitest.config.ts)`);
+  if (kind !== "cluster" && kind !== "shared")
+    throw new Error(`GAVEL_FILE_SLOT is ${JSON.stringify(kind)}: set it to cluster or shared in the project's env (vitest.config.ts)`);
   const run = env[RUN_ENV];
-  if (run === undefined) throw new Error(`${RUN_ENV} is not set: add test/harness/file-slots.ts to the project's globalSetup (vitest.config.ts)`);
+  if (run === undefined)
+    throw new Error(`${RUN_ENV} is not set: add test/harness/file-slots.ts to the project's globalSetup (vitest.config.ts)`);
   return slotNames(run, kind, Number(env[SHARED_ENV] ?? FILE_SLOTS));
 }

@@ -51,16 +51,33 @@ export async function installChart(cluster: Cluster, values: string[] = []): Pro
   if (applied.code !== 0) throw new Error(`kubectl apply ${crds}: ${applied.stderr}`);
   const established = await cluster.kubectl(["wait", "--for", "condition=established", "--timeout=60s", "-f", crds]);
   if (established.code !== 0) throw new Error(`CRDs not established: ${established.stderr}`);
-  const helm = await run(HELM, [
-    "upgrade", "--install", RELEASE, CHART, "--namespace", RELEASE_NAMESPACE, "--create-namespace",
-    "--kubeconfig", cluster.kubeconfigPath, "--wait", "--timeout", "180s",
-    ...(await fixtureValues()), ...values,
-  ], { timeoutMs: 240_000 });
+  const helm = await run(
+    HELM,
+    [
+      "upgrade",
+      "--install",
+      RELEASE,
+      CHART,
+      "--namespace",
+      RELEASE_NAMESPACE,
+      "--create-namespace",
+      "--kubeconfig",
+      cluster.kubeconfigPath,
+      "--wait",
+      "--timeout",
+      "180s",
+      ...(await fixtureValues()),
+      ...values,
+    ],
+    { timeoutMs: 240_000 },
+  );
   if (helm.code !== 0) {
     const pods = await cluster.kubectl(["get", "pods", "-n", RELEASE_NAMESPACE, "-o", "wide"]);
     const logs = await cluster.kubectl(["logs", "-n", RELEASE_NAMESPACE, `deployment/${CONTROLLER_DEPLOYMENT}`, "--tail=30"]);
     const nats = await cluster.kubectl(["logs", "-n", RELEASE_NAMESPACE, `statefulset/${RELEASE}-nats`, "--all-containers", "--tail=30"]);
-    throw new Error(`helm upgrade --install ${RELEASE}: ${helm.stderr}\n${pods.stdout}\n${logs.stdout}${logs.stderr}\n${nats.stdout}${nats.stderr}`);
+    throw new Error(
+      `helm upgrade --install ${RELEASE}: ${helm.stderr}\n${pods.stdout}\n${logs.stdout}${logs.stderr}\n${nats.stdout}${nats.stderr}`,
+    );
   }
 }
 
@@ -82,11 +99,15 @@ export class ChartController {
 
   /** Waits until `replicas` controller containers run and are Ready; returns their pods. */
   async ready(replicas = 1, timeoutMs = 120_000): Promise<k8s.V1Pod[]> {
-    return eventually(async () => {
-      const pods = await this.pods();
-      const ok = pods.filter((p) => p.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True"));
-      return ok.length === replicas && pods.length === replicas ? ok : undefined;
-    }, timeoutMs, `${replicas} Ready controller pod(s)`);
+    return eventually(
+      async () => {
+        const pods = await this.pods();
+        const ok = pods.filter((p) => p.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True"));
+        return ok.length === replicas && pods.length === replicas ? ok : undefined;
+      },
+      timeoutMs,
+      `${replicas} Ready controller pod(s)`,
+    );
   }
 
   /** The log of every current controller pod, the previous container's first (after a crash). */
@@ -113,10 +134,14 @@ export class ChartController {
    */
   async kill(): Promise<void> {
     // Running is enough: a controller that is not ready (NATS down) can crash too.
-    const pod = await eventually(async () => {
-      const running = (await this.pods()).filter((p) => p.status?.containerStatuses?.[0]?.state?.running !== undefined);
-      return running.length === 1 ? running[0] : undefined;
-    }, 120_000, "one running controller container");
+    const pod = await eventually(
+      async () => {
+        const running = (await this.pods()).filter((p) => p.status?.containerStatuses?.[0]?.state?.running !== undefined);
+        return running.length === 1 ? running[0] : undefined;
+      },
+      120_000,
+      "one running controller container",
+    );
     const status = pod.status?.containerStatuses?.[0];
     const containerId = status?.containerID?.replace(/^containerd:\/\//, "");
     if (containerId === undefined) throw new Error("no running controller container to kill");
@@ -126,11 +151,20 @@ export class ChartController {
       const del = await this.cluster.kubectl(["delete", "pod", "-n", RELEASE_NAMESPACE, name, "--grace-period=0", "--force"]);
       if (del.code !== 0) throw new Error(`kubectl delete pod ${name}: ${del.stderr}`);
     }
-    await eventually(async () => {
-      const pods = await this.pods();
-      return pods.some((p) => p.status?.containerStatuses?.[0]?.state?.running !== undefined &&
-        p.status.containerStatuses[0].containerID?.endsWith(containerId) !== true) ? true : undefined;
-    }, 120_000, "a new controller container after the kill");
+    await eventually(
+      async () => {
+        const pods = await this.pods();
+        return pods.some(
+          (p) =>
+            p.status?.containerStatuses?.[0]?.state?.running !== undefined &&
+            p.status.containerStatuses[0].containerID?.endsWith(containerId) !== true,
+        )
+          ? true
+          : undefined;
+      },
+      120_000,
+      "a new controller container after the kill",
+    );
   }
 
   /** Changes the release's values (the fixture's plus `values`) and waits for the rollout. */

@@ -5,7 +5,14 @@ import { isDeepStrictEqual } from "node:util";
 import { posix } from "node:path";
 import type { Agent } from "../../src/api/types.js";
 import { volumesOf, workspaceOf, type Workspace } from "../../src/local/workspace.js";
-import type { OwnedWorkloads, WorkloadMount, WorkloadObservation, WorkloadOutput, WorkloadPlacement, WorkloadSpec } from "../../src/runtime/workload.js";
+import type {
+  OwnedWorkloads,
+  WorkloadMount,
+  WorkloadObservation,
+  WorkloadOutput,
+  WorkloadPlacement,
+  WorkloadSpec,
+} from "../../src/runtime/workload.js";
 import { READER_MISSING, readerCommand } from "../../src/runtime/file-reader.js";
 import { messageOf } from "../../src/errors.js";
 
@@ -79,7 +86,11 @@ export class InMemoryWorkloads implements OwnedWorkloads {
   observe(name: string, _place: WorkloadPlacement): Promise<WorkloadObservation> {
     const end = this.live.get(name)?.end;
     if (!this.live.has(name)) return Promise.resolve({ state: "absent" });
-    return Promise.resolve(end === undefined ? { state: "running" } : { state: "ended", exitCode: end.exitCode, timedOut: end.timedOut, finishedAt: end.finishedAt });
+    return Promise.resolve(
+      end === undefined
+        ? { state: "running" }
+        : { state: "ended", exitCode: end.exitCode, timedOut: end.timedOut, finishedAt: end.finishedAt },
+    );
   }
 
   output(name: string, _place: WorkloadPlacement): Promise<WorkloadOutput> {
@@ -102,10 +113,20 @@ export class InMemoryWorkloads implements OwnedWorkloads {
     return Promise.resolve(undefined);
   }
 
-  async retireOwned(namespace: string | undefined, owner: string, retentionSeconds: number, which: (labels: Readonly<Record<string, string>>) => boolean = () => true): Promise<number | undefined> {
+  async retireOwned(
+    namespace: string | undefined,
+    owner: string,
+    retentionSeconds: number,
+    which: (labels: Readonly<Record<string, string>>) => boolean = () => true,
+  ): Promise<number | undefined> {
     let next: number | undefined;
     for (const [name, w] of [...this.live]) {
-      if (w.place.owner?.name !== owner || (namespace !== undefined && namespace !== "" && w.place.namespace !== namespace) || !which(w.labels)) continue;
+      if (
+        w.place.owner?.name !== owner ||
+        (namespace !== undefined && namespace !== "" && w.place.namespace !== namespace) ||
+        !which(w.labels)
+      )
+        continue;
       const until = await this.retire(name, w.place, retentionSeconds);
       if (until !== undefined) next = Math.min(next ?? until, until);
     }
@@ -125,7 +146,8 @@ export class InMemoryWorkloads implements OwnedWorkloads {
   private simulate(spec: WorkloadSpec): SimulatedRun | Promise<SimulatedRun> {
     const path = spec.command?.at(-1);
     const mount = spec.mounts[0];
-    if (path === undefined || mount === undefined || !isDeepStrictEqual(spec.command, readerCommand(path))) return this.behaviour(spec, this);
+    if (path === undefined || mount === undefined || !isDeepStrictEqual(spec.command, readerCommand(path)))
+      return this.behaviour(spec, this);
     const content = this.files.get(`${mount.source}:${posix.normalize(path)}`);
     return content === undefined ? { exitCode: READER_MISSING } : { stdout: content };
   }
@@ -133,6 +155,11 @@ export class InMemoryWorkloads implements OwnedWorkloads {
 
 /** A local run's workspace whose sources are names, not directories (for InMemoryWorkloads). */
 export function virtualWorkspace(agent: Agent, execution: string): Promise<Workspace> {
-  const mounts = volumesOf(agent).map((v) => ({ name: v.name, source: `mem://${execution}/${v.name}`, mountPath: posix.normalize(v.mount_path), readOnly: false }));
+  const mounts = volumesOf(agent).map((v) => ({
+    name: v.name,
+    source: `mem://${execution}/${v.name}`,
+    mountPath: posix.normalize(v.mount_path),
+    readOnly: false,
+  }));
   return Promise.resolve(workspaceOf(mounts, () => Promise.resolve()));
 }

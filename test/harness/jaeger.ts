@@ -62,13 +62,19 @@ export function jaegerQuery(queryUrl: string): JaegerQuery {
   return {
     queryUrl,
     trace: (traceId, minSpans) =>
-      eventually(async () => {
-        const [t] = await get<JaegerTrace[]>(`/api/traces/${traceId}`);
-        if (t === undefined || t.spans.length < minSpans) throw new Error(`trace ${traceId} has ${t?.spans.length ?? 0} span(s), want >= ${minSpans}`);
-        return t;
-      }, { timeoutMs: 30_000 }),
+      eventually(
+        async () => {
+          const [t] = await get<JaegerTrace[]>(`/api/traces/${traceId}`);
+          if (t === undefined || t.spans.length < minSpans)
+            throw new Error(`trace ${traceId} has ${t?.spans.length ?? 0} span(s), want >= ${minSpans}`);
+          return t;
+        },
+        { timeoutMs: 30_000 },
+      ),
     traces: (service, tags = {}, limit = 20) =>
-      get<JaegerTrace[]>(`/api/traces?service=${encodeURIComponent(service)}&limit=${limit}&lookback=1h${Object.keys(tags).length > 0 ? `&tags=${encodeURIComponent(JSON.stringify(tags))}` : ""}`),
+      get<JaegerTrace[]>(
+        `/api/traces?service=${encodeURIComponent(service)}&limit=${limit}&lookback=1h${Object.keys(tags).length > 0 ? `&tags=${encodeURIComponent(JSON.stringify(tags))}` : ""}`,
+      ),
   };
 }
 
@@ -87,7 +93,9 @@ async function freePort(): Promise<number> {
  */
 export async function startJaeger(otlpHost = "127.0.0.1"): Promise<Jaeger> {
   if (!existsSync(JAEGER)) throw new Error(`${JAEGER} is missing: run test/harness/build-jaeger.sh (make test-integration does)`);
-  const [otlpHttp, otlpGrpc, queryPort, queryGrpc, admin, collectorHttp, collectorGrpc] = await Promise.all(Array.from({ length: 7 }, () => freePort()));
+  const [otlpHttp, otlpGrpc, queryPort, queryGrpc, admin, collectorHttp, collectorGrpc] = await Promise.all(
+    Array.from({ length: 7 }, () => freePort()),
+  );
   const at = (p: number | undefined) => `127.0.0.1:${String(p)}`;
   const child: ChildProcess = spawn(
     JAEGER,
@@ -107,11 +115,14 @@ export async function startJaeger(otlpHost = "127.0.0.1"): Promise<Jaeger> {
   const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
   const query = jaegerQuery(`http://${at(queryPort)}`);
   try {
-    await eventually(async () => {
-      if (child.exitCode !== null) throw new Error(`jaeger exited ${child.exitCode}: ${stderr}`);
-      const r = await fetch(`${query.queryUrl}/api/services`);
-      return r.ok ? true : undefined;
-    }, { timeoutMs: 30_000, what: "jaeger's query API" });
+    await eventually(
+      async () => {
+        if (child.exitCode !== null) throw new Error(`jaeger exited ${child.exitCode}: ${stderr}`);
+        const r = await fetch(`${query.queryUrl}/api/services`);
+        return r.ok ? true : undefined;
+      },
+      { timeoutMs: 30_000, what: "jaeger's query API" },
+    );
   } catch (err) {
     child.kill("SIGKILL");
     throw err;

@@ -25,7 +25,8 @@ export function parseSamples(text: string): Sample[] {
     const m = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$/.exec(line);
     if (m === null) throw new Error(`not a sample line: ${line}`);
     const labels: Record<string, string> = {};
-    for (const l of (m[2] ?? "").matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"/g)) labels[l[1] ?? ""] = (l[2] ?? "").replace(/\\(.)/g, (_, c: string) => (c === "n" ? "\n" : c));
+    for (const l of (m[2] ?? "").matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"/g))
+      labels[l[1] ?? ""] = (l[2] ?? "").replace(/\\(.)/g, (_, c: string) => (c === "n" ? "\n" : c));
     out.push({ name: m[1] ?? "", labels, value: Number(m[3]) });
   }
   return out;
@@ -58,7 +59,11 @@ export async function scrapeControllers(cluster: Cluster, controller: ChartContr
   for (const pod of await controller.pods()) {
     const port = pod.spec?.containers[0]?.ports?.find((p) => p.name === "metrics")?.containerPort;
     if (port === undefined) throw new Error(`pod ${pod.metadata?.name ?? ""} has no container port named metrics`);
-    const r = await cluster.kubectl(["get", "--raw", `/api/v1/namespaces/${RELEASE_NAMESPACE}/pods/${pod.metadata?.name ?? ""}:${port}/proxy/metrics`]);
+    const r = await cluster.kubectl([
+      "get",
+      "--raw",
+      `/api/v1/namespaces/${RELEASE_NAMESPACE}/pods/${pod.metadata?.name ?? ""}:${port}/proxy/metrics`,
+    ]);
     if (r.code !== 0) throw new Error(`scraping ${pod.metadata?.name ?? ""}: ${r.stderr}`);
     out.push(r.stdout);
   }

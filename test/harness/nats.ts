@@ -43,11 +43,16 @@ export async function startNatsForPods(opts: { port?: number; extraConfig?: stri
   const exited = new Promise((r) => server.once("exit", r));
   const killOnExit = () => server.kill("SIGKILL");
   process.on("exit", killOnExit);
-  await eventually(() => new Promise<true | undefined>((resolve) => {
-    const sock = tcpConnect(port, NODE_IP);
-    sock.once("connect", () => (sock.destroy(), resolve(true)));
-    sock.once("error", () => resolve(undefined));
-  }), 10_000, `nats-server on ${NODE_IP}:${port}`);
+  await eventually(
+    () =>
+      new Promise<true | undefined>((resolve) => {
+        const sock = tcpConnect(port, NODE_IP);
+        sock.once("connect", () => (sock.destroy(), resolve(true)));
+        sock.once("error", () => resolve(undefined));
+      }),
+    10_000,
+    `nats-server on ${NODE_IP}:${port}`,
+  );
   return {
     url: `nats://${NODE_IP}:${port}`,
     port,
@@ -93,11 +98,12 @@ export async function restartableNats(opts: { extraConfig?: string } = {}): Prom
   let log = "";
   const killOnExit = () => server?.kill("SIGKILL");
   process.on("exit", killOnExit);
-  const up = () => new Promise<true | undefined>((resolve) => {
-    const sock = tcpConnect(port, "127.0.0.1");
-    sock.once("connect", () => (sock.destroy(), resolve(true)));
-    sock.once("error", () => resolve(undefined));
-  });
+  const up = () =>
+    new Promise<true | undefined>((resolve) => {
+      const sock = tcpConnect(port, "127.0.0.1");
+      sock.once("connect", () => (sock.destroy(), resolve(true)));
+      sock.once("error", () => resolve(undefined));
+    });
   const nats: RestartableNats = {
     url: `nats://127.0.0.1:${port}`,
     port,

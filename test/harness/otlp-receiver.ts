@@ -64,7 +64,8 @@ function valueOf(v: AnyValue): unknown {
   return undefined;
 }
 
-const attributesOf = (kvs: KeyValue[] | undefined): Record<string, unknown> => Object.fromEntries((kvs ?? []).map((kv) => [kv.key, valueOf(kv.value)]));
+const attributesOf = (kvs: KeyValue[] | undefined): Record<string, unknown> =>
+  Object.fromEntries((kvs ?? []).map((kv) => [kv.key, valueOf(kv.value)]));
 
 function received(s: JsonSpan): ReceivedSpan {
   return {
@@ -99,12 +100,17 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
     req.on("data", (c: Buffer) => chunks.push(c));
     req.on("end", () => {
       if (req.method !== "POST" || req.url !== "/v1/traces" || !(req.headers["content-type"] ?? "").includes("json")) {
-        res.writeHead(400).end(`this receiver takes OTLP/HTTP JSON trace exports on POST /v1/traces, not ${req.method ?? "?"} ${req.url ?? "?"} (${req.headers["content-type"] ?? "no content-type"})`);
+        res
+          .writeHead(400)
+          .end(
+            `this receiver takes OTLP/HTTP JSON trace exports on POST /v1/traces, not ${req.method ?? "?"} ${req.url ?? "?"} (${req.headers["content-type"] ?? "no content-type"})`,
+          );
         return;
       }
       state.requests++;
       const body = JSON.parse(Buffer.concat(chunks).toString("utf8")) as ExportRequest;
-      for (const rs of body.resourceSpans ?? []) for (const ss of rs.scopeSpans ?? []) for (const s of ss.spans ?? []) spans.push(received(s));
+      for (const rs of body.resourceSpans ?? [])
+        for (const ss of rs.scopeSpans ?? []) for (const s of ss.spans ?? []) spans.push(received(s));
       res.writeHead(200, { "content-type": "application/json" }).end("{}");
     });
   });

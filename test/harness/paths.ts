@@ -15,8 +15,7 @@ function repoDir(): string {
 
 export const REPO_DIR = repoDir();
 export const HARNESS_DIR = join(REPO_DIR, "test", "harness");
-export const GAVEL_CACHE =
-  process.env.GAVEL_CACHE ?? join(process.env.XDG_CACHE_HOME ?? join(homedir(), ".cache"), "gavel");
+export const GAVEL_CACHE = process.env.GAVEL_CACHE ?? join(process.env.XDG_CACHE_HOME ?? join(homedir(), ".cache"), "gavel");
 export const K8S_VERSION = "v1.31.13";
 export const K8S_BIN = join(GAVEL_CACHE, "k8s", K8S_VERSION, "bin");
 export const KUBECTL = join(K8S_BIN, "kubectl");

@@ -29,7 +29,9 @@ export function scriptedPythonRuntime(tag: string): RuntimeEntry {
 /** The text of one reference fixture and its Agent document. */
 export async function referenceJudge(file: string): Promise<{ text: string; agent: Agent }> {
   const text = await readFile(join(REPO_DIR, "test", "fixtures", "reference", file), "utf8");
-  const agent = parseAllDocuments(text).map((d) => d.toJS() as Agent).find((d) => d.kind === "Agent");
+  const agent = parseAllDocuments(text)
+    .map((d) => d.toJS() as Agent)
+    .find((d) => d.kind === "Agent");
   if (agent === undefined) throw new Error(`${file} holds no Agent`);
   return { text, agent };
 }
@@ -54,7 +56,12 @@ export const GARBAGE = "I think it is fine <<<not json>>>";
 
 /** A Node 20 runtime entry whose model answers garbage (the judge's output is malformed). */
 export function garbageNodeRuntime(tag: string): RuntimeEntry {
-  return { language: "node", version: "20", image: `gavel/runtime-node-20:${tag}`, env: { GAVEL_MODEL: "scripted", GAVEL_SCRIPT: `- final: '${GARBAGE}'` } };
+  return {
+    language: "node",
+    version: "20",
+    image: `gavel/runtime-node-20:${tag}`,
+    env: { GAVEL_MODEL: "scripted", GAVEL_SCRIPT: `- final: '${GARBAGE}'` },
+  };
 }
 
 /** A judge Agent on the Node 20 runtime (no image), YAML. */

@@ -8,7 +8,10 @@ export class TcpProxy {
   private server: Server | undefined;
   private readonly sockets = new Set<Socket>();
 
-  private constructor(readonly port: number, private readonly target: { host: string; port: number }) {}
+  private constructor(
+    readonly port: number,
+    private readonly target: { host: string; port: number },
+  ) {}
 
   /** A proxy on 127.0.0.1:<free port> to `target`; down until up() is called. */
   static async create(target: { host: string; port: number }): Promise<TcpProxy> {

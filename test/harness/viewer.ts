@@ -30,7 +30,18 @@ export async function viewerKubeconfig(cp: ControlPlane, namespace: string, dir:
   const rbac = await cp.kubectl(["apply", "-n", namespace, "-f", "-"], { stdin: VIEWER });
   if (rbac.code !== 0) throw new Error(`creating the viewer: ${rbac.stderr}`);
   const core = cp.kc.makeApiClient(k8s.CoreV1Api);
-  const token = await eventually(async () => (await core.createNamespacedServiceAccountToken({ name: "viewer", namespace, body: { spec: { audiences: [], expirationSeconds: 3600 } } })).status?.token, 20_000, "a viewer token");
+  const token = await eventually(
+    async () =>
+      (
+        await core.createNamespacedServiceAccountToken({
+          name: "viewer",
+          namespace,
+          body: { spec: { audiences: [], expirationSeconds: 3600 } },
+        })
+      ).status?.token,
+    20_000,
+    "a viewer token",
+  );
   const cluster = cp.kc.getCurrentCluster();
   const viewer = new k8s.KubeConfig();
   viewer.loadFromOptions({

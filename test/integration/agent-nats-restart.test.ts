@@ -11,17 +11,35 @@ import { connect, credsAuthenticator, type NatsConnection } from "@nats-io/trans
 import type { ToolCallDecision, ToolCallProposal } from "../../src/api/protocol.js";
 import { agentEnvironment } from "../../src/api/agent-env.js";
 import { GATE_UNREACHABLE_EXIT, gateUnreachableOf } from "../../src/api/gate-unreachable.js";
-import { createTrust, issueControllerCredentials, issueWorkerCredentials, serverConfig, type NatsTrust } from "../../src/transport/credentials.js";
+import {
+  createTrust,
+  issueControllerCredentials,
+  issueWorkerCredentials,
+  serverConfig,
+  type NatsTrust,
+} from "../../src/transport/credentials.js";
 import { ToolCallService } from "../../src/gate/tool-call.js";
 import { buildAgent, type AgentBuild } from "../harness/agent-build.js";
 import { eventually, sleep } from "../harness/eventually.js";
 import { restartableNats, type RestartableNats } from "../harness/nats.js";
 
-const allow = (p: ToolCallProposal): ToolCallDecision => ({ toolCallId: p.toolCallId, allowed: true, blocked_by: "none", reason: "ok", guard: { approved: true }, skippedJudges: true, judges: [], latencyMs: 0 });
+const allow = (p: ToolCallProposal): ToolCallDecision => ({
+  toolCallId: p.toolCallId,
+  allowed: true,
+  blocked_by: "none",
+  reason: "ok",
+  guard: { approved: true },
+  skippedJudges: true,
+  judges: [],
+  latencyMs: 0,
+});
 
 /** The worker's JSON log lines of one event. */
 const logged = (stderr: string, event: string) =>
-  stderr.split("\n").filter((l) => l.includes(`"event":"${event}"`)).map((l) => JSON.parse(l) as Record<string, unknown>);
+  stderr
+    .split("\n")
+    .filter((l) => l.includes(`"event":"${event}"`))
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
 
 describe("worker runtime while NATS restarts (real process, real nats-server stopped and started)", () => {
   let nats: RestartableNats;
@@ -40,7 +58,12 @@ describe("worker runtime while NATS restarts (real process, real nats-server sto
     trust = createTrust();
     nats = await restartableNats({ extraConfig: serverConfig(trust).config });
     // The gate's connection, as the controller makes it: reconnects forever.
-    gateNc = await connect({ servers: nats.url, maxReconnectAttempts: -1, reconnectTimeWait: 250, authenticator: credsAuthenticator(new TextEncoder().encode(issueControllerCredentials(trust).creds)) });
+    gateNc = await connect({
+      servers: nats.url,
+      maxReconnectAttempts: -1,
+      reconnectTimeWait: 250,
+      authenticator: credsAuthenticator(new TextEncoder().encode(issueControllerCredentials(trust).creds)),
+    });
     service = await ToolCallService.start(gateNc, {
       decide: async (p) => {
         decided.set(p.toolCallId, (decided.get(p.toolCallId) ?? 0) + 1);
@@ -59,7 +82,10 @@ describe("worker runtime while NATS restarts (real process, real nats-server sto
   });
 
   /** Starts a worker that writes `ws/out.txt` through the gate, then answers "done". */
-  async function startWorker(execution: string, iterationTimeoutSeconds: number): Promise<{ ws: string; done: ReturnType<AgentBuild["run"]> }> {
+  async function startWorker(
+    execution: string,
+    iterationTimeoutSeconds: number,
+  ): Promise<{ ws: string; done: ReturnType<AgentBuild["run"]> }> {
     const ws = join(root, execution);
     await mkdir(ws, { recursive: true });
     const env = agentEnvironment({
@@ -143,7 +169,9 @@ describe("worker runtime while NATS restarts (real process, real nats-server sto
       const r = await done;
       expect(r.code).toBe(GATE_UNREACHABLE_EXIT);
       const u = gateUnreachableOf(r.code, r.stderr);
-      expect(u?.detail).toMatch(/^no decision for tool call i1-s1-[0-9a-f]+ \(fs\.write\) .*NATS unreachable \(disconnected for the last \d+ s\)/);
+      expect(u?.detail).toMatch(
+        /^no decision for tool call i1-s1-[0-9a-f]+ \(fs\.write\) .*NATS unreachable \(disconnected for the last \d+ s\)/,
+      );
       expect(logged(r.stderr, "nats_disconnected")).not.toHaveLength(0);
       await expect(readFile(join(ws, "out.txt"))).rejects.toThrow(/ENOENT/);
     } finally {

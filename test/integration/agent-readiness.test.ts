@@ -57,7 +57,8 @@ describe("AgentReadinessController on the real kube-apiserver", () => {
       const agent = await getAgent(name);
       last = agent.status?.conditions?.find((c) => c.type === "Ready");
       if (last?.status === status) return { agent, ready: last };
-      if (Date.now() > deadline) throw new Error(`Agent ${name}: Ready is ${JSON.stringify(last)}, wanted ${status}; controller log: ${logs.join(" | ")}`);
+      if (Date.now() > deadline)
+        throw new Error(`Agent ${name}: Ready is ${JSON.stringify(last)}, wanted ${status}; controller log: ${logs.join(" | ")}`);
       await sleep(200);
     }
   }
@@ -115,7 +116,11 @@ describe("AgentReadinessController on the real kube-apiserver", () => {
     // Columns are aligned (empty cells are blank), so the READY cell starts where its header does.
     const at = lines[0]!.indexOf("READY");
     expect(at, lines[0]).toBeGreaterThan(0);
-    const cell = (name: string) => lines.find((l) => l.startsWith(`${name} `))!.slice(at).split(/\s+/)[0];
+    const cell = (name: string) =>
+      lines
+        .find((l) => l.startsWith(`${name} `))!
+        .slice(at)
+        .split(/\s+/)[0];
     expect(cell("coder")).toBe("True");
     expect(cell("reviewer-judge")).toBe("True");
   });
@@ -153,8 +158,19 @@ describe("AgentReadinessController on the real kube-apiserver", () => {
 
   it("puts the condition back when someone else overwrites the status (level-triggered)", async () => {
     const r = await cp.kubectl([
-      "patch", "agent", "coder", "-n", ns, "--subresource=status", "--type=merge",
-      "-p", JSON.stringify({ status: { conditions: [{ type: "Ready", status: "False", reason: "Tampered", message: "x", lastTransitionTime: new Date().toISOString() }] } }),
+      "patch",
+      "agent",
+      "coder",
+      "-n",
+      ns,
+      "--subresource=status",
+      "--type=merge",
+      "-p",
+      JSON.stringify({
+        status: {
+          conditions: [{ type: "Ready", status: "False", reason: "Tampered", message: "x", lastTransitionTime: new Date().toISOString() }],
+        },
+      }),
     ]);
     expect(r.code, r.stderr).toBe(0);
     const { ready } = await readyEventually("coder", "True");

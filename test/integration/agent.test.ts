@@ -15,7 +15,13 @@ import { createGate } from "../../src/gate/gate.js";
 import { PolicyStore } from "../../src/gate/guard/policy-store.js";
 import { signRegistration } from "../../src/gate/guard/signature.js";
 import { ToolCodeHasher } from "../../src/gate/tool-code.js";
-import { createTrust, issueControllerCredentials, issueWorkerCredentials, serverConfig, type NatsTrust } from "../../src/transport/credentials.js";
+import {
+  createTrust,
+  issueControllerCredentials,
+  issueWorkerCredentials,
+  serverConfig,
+  type NatsTrust,
+} from "../../src/transport/credentials.js";
 import { LOCAL_RUN, ToolCallService } from "../../src/gate/tool-call.js";
 import { buildAgent, type AgentBuild } from "../harness/agent-build.js";
 import { run, type ExecResult } from "../harness/exec.js";
@@ -41,7 +47,10 @@ function decide(tools: string[]) {
       allowed: reason === undefined,
       blocked_by: reason === undefined ? "none" : "guard",
       reason: reason ?? "allowed",
-      guard: reason === undefined ? { approved: true } : { approved: false, check: reason.startsWith("capability") ? "capability" : "destructive_pattern", reason },
+      guard:
+        reason === undefined
+          ? { approved: true }
+          : { approved: false, check: reason.startsWith("capability") ? "capability" : "destructive_pattern", reason },
       skippedJudges: true,
       judges: [],
       latencyMs: 0.2,
@@ -137,7 +146,10 @@ describe("worker runtime (real process, real NATS in JWT mode)", () => {
     expect(await readFile(join(ws, "out", "result.txt"), "utf8")).toBe("42");
     expect(gate.seen.map((p) => p.tool)).toEqual(["fs.list", "cmd.run", "cmd.run", "net.fetch", "fs.read", "fs.write", "cmd.run"]);
     expect(service.stats.decides).toBe(7);
-    const calls = r.stderr.split("\n").filter((l) => l.includes('"event":"tool_call"')).map((l) => JSON.parse(l) as { tool: string; allowed: boolean; check?: string });
+    const calls = r.stderr
+      .split("\n")
+      .filter((l) => l.includes('"event":"tool_call"'))
+      .map((l) => JSON.parse(l) as { tool: string; allowed: boolean; check?: string });
     expect(calls.map((c) => [c.tool, c.allowed, c.check ?? null])).toEqual([
       ["fs.list", true, null],
       ["cmd.run", false, "destructive_pattern"],
@@ -156,7 +168,17 @@ describe("worker runtime (real process, real NATS in JWT mode)", () => {
     let writes = 0;
     const service = await ToolCallService.start(gateNc, {
       decide: async (p) => {
-        if (p.tool !== "fs.write") return { toolCallId: p.toolCallId, allowed: true, blocked_by: "none", reason: "ok", guard: { approved: true }, skippedJudges: true, judges: [], latencyMs: 0 };
+        if (p.tool !== "fs.write")
+          return {
+            toolCallId: p.toolCallId,
+            allowed: true,
+            blocked_by: "none",
+            reason: "ok",
+            guard: { approved: true },
+            skippedJudges: true,
+            judges: [],
+            latencyMs: 0,
+          };
         writes++;
         await new Promise((r) => setTimeout(r, 1500)); // the judge's deadline passes
         return {
@@ -219,7 +241,9 @@ describe("worker runtime (real process, real NATS in JWT mode)", () => {
     expect(r.code).toBe(GATE_UNREACHABLE_EXIT);
     expect(r.stdout).toBe("");
     const u = gateUnreachableOf(r.code, r.stderr);
-    expect(u?.detail).toMatch(/^no decision for tool call i1-s1-[0-9a-f]+ \(fs.write\) on gavel\.toolcall\.team\.lonely .*no gate was listening/);
+    expect(u?.detail).toMatch(
+      /^no decision for tool call i1-s1-[0-9a-f]+ \(fs.write\) on gavel\.toolcall\.team\.lonely .*no gate was listening/,
+    );
     expect(u?.seconds).toBeGreaterThanOrEqual(1);
     await expect(readFile(join(ws, "x.txt"))).rejects.toThrow(/ENOENT/);
   });
@@ -236,7 +260,12 @@ describe("worker runtime (real process, real NATS in JWT mode)", () => {
       natsUrl: server.url,
       natsCreds: issueWorkerCredentials(trust, "team", "mallory").creds,
     });
-    const r = await runAgent({ ...env, GAVEL_SCRIPT: `- tool_calls: [{tool: fs.list, args: {path: "${ws}"}}]\n- final: x`, GAVEL_GATE_TIMEOUT_SECONDS: "1", GAVEL_GATE_ATTEMPT_SECONDS: "0.3" });
+    const r = await runAgent({
+      ...env,
+      GAVEL_SCRIPT: `- tool_calls: [{tool: fs.list, args: {path: "${ws}"}}]\n- final: x`,
+      GAVEL_GATE_TIMEOUT_SECONDS: "1",
+      GAVEL_GATE_ATTEMPT_SECONDS: "0.3",
+    });
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(/Permissions Violation for Publish to \\"gavel\.toolcall\.team\.victim\\"/);
     expect(service.stats.decides).toBe(0);
@@ -247,7 +276,13 @@ describe("worker runtime (real process, real NATS in JWT mode)", () => {
     const r = await runAgent({ GAVEL_NAMESPACE: "team", GAVEL_EXECUTION: "x", GAVEL_NATS_URL: server.url, GAVEL_MODEL: "scripted" });
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/GAVEL_MODEL=scripted needs GAVEL_SCRIPT or GAVEL_SCRIPT_FILE/);
-    const bad = await runAgent({ GAVEL_NAMESPACE: "team", GAVEL_EXECUTION: "x", GAVEL_NATS_URL: server.url, GAVEL_SCRIPT: "- final: x", GAVEL_TOOLS: "[1]" });
+    const bad = await runAgent({
+      GAVEL_NAMESPACE: "team",
+      GAVEL_EXECUTION: "x",
+      GAVEL_NATS_URL: server.url,
+      GAVEL_SCRIPT: "- final: x",
+      GAVEL_TOOLS: "[1]",
+    });
     expect(bad.code).toBe(2);
     expect(bad.stderr).toMatch(/GAVEL_TOOLS must be a JSON list/);
   });
@@ -255,7 +290,12 @@ describe("worker runtime (real process, real NATS in JWT mode)", () => {
   it("guard check 2 on the hashes the worker computes of its own code: unchanged passes, changed code is denied naming the tool", async () => {
     // The registrations an operator makes from `gavel guard tool-hash` of this build, signed.
     const agentDir = join((agent as AgentBuild).dir, "src", "agent");
-    const compiled = Object.fromEntries(Object.entries(builtinToolFiles()).map(([tool, files]) => [tool, files.map((f) => join(agentDir, basename(f).replace(/\.ts$/, ".js")))]));
+    const compiled = Object.fromEntries(
+      Object.entries(builtinToolFiles()).map(([tool, files]) => [
+        tool,
+        files.map((f) => join(agentDir, basename(f).replace(/\.ts$/, ".js"))),
+      ]),
+    );
     const hasher = new ToolCodeHasher(compiled);
     await hasher.refresh();
     const live = hasher.hashes();
@@ -263,14 +303,20 @@ describe("worker runtime (real process, real NATS in JWT mode)", () => {
     const signer = keys.privateKey.export({ type: "pkcs8", format: "pem" }).toString();
     const register = (tool: string, sha256: string) => ({ tool, sha256, signature: signRegistration(signer, tool, sha256) });
     const stale = createHash("sha256").update("cmd.run of an older build").digest("hex");
-    const store = new PolicyStore("gavel-system", [{
-      name: "default",
-      namespace: "gavel-system",
-      spec: {
-        tool_registry: [register("fs.list", live.get("fs.list") ?? ""), register("fs.read", live.get("fs.read") ?? ""), register("cmd.run", stale)],
-        trusted_keys: [{ name: "ops", public_key: keys.publicKey.export({ type: "spki", format: "pem" }).toString() }],
+    const store = new PolicyStore("gavel-system", [
+      {
+        name: "default",
+        namespace: "gavel-system",
+        spec: {
+          tool_registry: [
+            register("fs.list", live.get("fs.list") ?? ""),
+            register("fs.read", live.get("fs.read") ?? ""),
+            register("cmd.run", stale),
+          ],
+          trusted_keys: [{ name: "ops", public_key: keys.publicKey.export({ type: "spki", format: "pem" }).toString() }],
+        },
       },
-    }]);
+    ]);
     const tools = ["fs.list", "fs.read", { name: "cmd.run", allowlist: ["ls"] }];
     const gate = createGate({ policyStore: store, agent: { spec: { tools } }, judgeRunner: () => Promise.reject(new Error("no judges")) });
     const confinementJs = join(agentDir, "confinement.js");
@@ -306,16 +352,28 @@ describe("worker runtime (real process, real NATS in JWT mode)", () => {
     try {
       const r = await runAgent({ ...env, GAVEL_SCRIPT: script });
       expect(r.code).toBe(0);
-      const start = JSON.parse(r.stderr.split("\n").find((l) => l.includes('"event":"start"')) ?? "{}") as { toolHashes?: Record<string, string> };
+      const start = JSON.parse(r.stderr.split("\n").find((l) => l.includes('"event":"start"')) ?? "{}") as {
+        toolHashes?: Record<string, string>;
+      };
       expect(start.toolHashes).toEqual(Object.fromEntries(live));
-      const calls = r.stderr.split("\n").filter((l) => l.includes('"event":"tool_call"')).map((l) => JSON.parse(l) as { tool: string; allowed: boolean; check?: string });
+      const calls = r.stderr
+        .split("\n")
+        .filter((l) => l.includes('"event":"tool_call"'))
+        .map((l) => JSON.parse(l) as { tool: string; allowed: boolean; check?: string });
       expect(calls.map((c) => [c.tool, c.allowed, c.check ?? null])).toEqual([
         ["fs.list", true, null],
         ["cmd.run", false, "hash"],
         ["fs.read", false, "hash"],
       ]);
-      const stored = service.store.recordsOf({ namespace: "team", execution: "hashed-run", run: LOCAL_RUN }).map((x) => x.record).sort((a, b) => a.step - b.step);
-      expect(stored.map((x) => (x.kind === "decision" ? x.decision?.reason : x.kind))).toEqual([expect.stringMatching(/^approved by the guard/), "hash_mismatch: cmd.run", "hash_mismatch: fs.read"]);
+      const stored = service.store
+        .recordsOf({ namespace: "team", execution: "hashed-run", run: LOCAL_RUN })
+        .map((x) => x.record)
+        .sort((a, b) => a.step - b.step);
+      expect(stored.map((x) => (x.kind === "decision" ? x.decision?.reason : x.kind))).toEqual([
+        expect.stringMatching(/^approved by the guard/),
+        "hash_mismatch: cmd.run",
+        "hash_mismatch: fs.read",
+      ]);
     } finally {
       await writeFile(confinementJs, original);
       await service.stop();
@@ -342,7 +400,9 @@ describe("worker runtime (real process, real NATS in JWT mode)", () => {
       natsCreds: issueWorkerCredentials(trust, "team", "in-docker").creds,
     });
     const envArgs = Object.entries({ ...env, GAVEL_SCRIPT: SCRIPT("/workspace") }).flatMap(([k, v]) => ["-e", `${k}=${v}`]);
-    const r = await run("docker", ["run", "--rm", "--network", "host", "-v", `${ws}:/workspace`, ...envArgs, "gavel/agent:dev"], { timeoutMs: 120_000 });
+    const r = await run("docker", ["run", "--rm", "--network", "host", "-v", `${ws}:/workspace`, ...envArgs, "gavel/agent:dev"], {
+      timeoutMs: 120_000,
+    });
     expect(r.stderr).not.toMatch(/"event":"failed"/);
     expect(r.code).toBe(0);
     expect(r.stdout).toBe("The answer is 42.\n");
@@ -351,4 +411,3 @@ describe("worker runtime (real process, real NATS in JWT mode)", () => {
     await service.stop();
   });
 });
-

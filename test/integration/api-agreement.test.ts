@@ -13,7 +13,25 @@ import { startControlPlane, type ControlPlane } from "../harness/control-plane.j
 import { REPO_DIR } from "../harness/paths.js";
 
 const refDir = join(REPO_DIR, "test", "fixtures", "reference");
-const VALUES: unknown[] = [-1, 0, 1, 0.5, 1.5, 300, "", "x", "stdout", "/abs", "one-shot", "semantic", true, [], ["a"], {}, { type: "semantic" }];
+const VALUES: unknown[] = [
+  -1,
+  0,
+  1,
+  0.5,
+  1.5,
+  300,
+  "",
+  "x",
+  "stdout",
+  "/abs",
+  "one-shot",
+  "semantic",
+  true,
+  [],
+  ["a"],
+  {},
+  { type: "semantic" },
+];
 const MUTATIONS = 200;
 
 // Non-Agent bases, so the Execution and GuardPolicy schemas are exercised too.
@@ -113,7 +131,7 @@ describe("API: offline validator and kube-apiserver agree", () => {
       const offline = validateManifest(mutated).filter((p) => p.severity === "error");
       const server = await cp.kubectl(["apply", "--server-side", "--dry-run=server", "-n", ns, "-f", "-"], { stdin: stringify(mutated) });
       if (server.code !== 0) refused++;
-      if ((server.code !== 0) !== (offline.length > 0)) {
+      if ((server.code !== 0) !== offline.length > 0) {
         disagreements.push(
           `${path.join(".")} = ${JSON.stringify(value)}: server ${server.code === 0 ? "accepts" : `refuses (${server.stderr.trim()})`}, ` +
             `gavel ${offline.length === 0 ? "accepts" : `refuses (${offline.map((p) => `${p.path}: ${p.message}`).join("; ")})`}`,

@@ -76,7 +76,10 @@ describe("API: CRDs and admission policy on the real kube-apiserver", () => {
     const tv = JSON.parse((await cp.kubectl(["get", "agent", "ref-tool-call-judging", "-n", ns, "-o", "json"])).stdout) as Agent;
     expect(tv.spec.execution?.tool_validation?.[0]).toMatchObject({ min_score: 0.85, min_confidence: 0, timeout_seconds: 300 });
     const judge = JSON.parse((await cp.kubectl(["get", "agent", "code-quality-judge", "-n", ns, "-o", "json"])).stdout) as Agent;
-    expect(judge.spec.execution).toMatchObject({ mode: "one-shot", validation: { system: { must_succeed: true }, output: { format: "json" } } });
+    expect(judge.spec.execution).toMatchObject({
+      mode: "one-shot",
+      validation: { system: { must_succeed: true }, output: { format: "json" } },
+    });
   });
 
   it("server-side apply refuses metadata.version whatever --validate says (why docs/api.md names client-side apply)", async () => {
@@ -110,7 +113,13 @@ describe("API: CRDs and admission policy on the real kube-apiserver", () => {
         ],
         sequence_contracts: [{ name: "read_before_delete", requires_prior: "read_file", triggers_for: "delete_file" }],
         adaptive_rules: [
-          { name: "block_external_drive_writes", pattern: "/Volumes/(?!MAC_MINI_1TB)", match_field: "args", action: "deny", reason: "Writes to non-canonical external drives are blocked" },
+          {
+            name: "block_external_drive_writes",
+            pattern: "/Volumes/(?!MAC_MINI_1TB)",
+            match_field: "args",
+            action: "deny",
+            reason: "Writes to non-canonical external drives are blocked",
+          },
         ],
         required_capabilities: { shell_exec: "shell:safe", db_write: "db:write" },
       },
@@ -134,14 +143,18 @@ spec:
 `;
     expect((await cp.kubectl(["apply", "--server-side", "-n", ns, "-f", "-"], { stdin: ex })).code).toBe(0);
     // agentRef and parent are immutable (CEL transition rules).
-    const changed = await cp.kubectl(["apply", "--server-side", "-n", ns, "-f", "-"], { stdin: ex.replace("name: code-quality-judge", "name: other-judge") });
+    const changed = await cp.kubectl(["apply", "--server-side", "-n", ns, "-f", "-"], {
+      stdin: ex.replace("name: code-quality-judge", "name: other-judge"),
+    });
     expect(changed.code).not.toBe(0);
     expect(changed.stderr).toContain("spec.agentRef is immutable");
     const got = await cp.kubectl(["get", "agents,executions", "-n", ns]);
     expect(got.stdout).toMatch(/NAME\s+ROLE\s+MODE\s+JUDGES\s+READY\s+AGE/);
     expect(got.stdout).toMatch(/agent\.100monkeys\.ai\/code-quality-judge\s+judge\s+one-shot/);
     expect(got.stdout).toMatch(/agent\.100monkeys\.ai\/ref-semantic\s+iterative\s+code-quality-judge\s/);
-    expect(got.stdout).toMatch(/agent\.100monkeys\.ai\/ref-multi-judge\s+iterative\s+\["code-quality-judge","security-reviewer-judge","test-coverage-judge"\]/);
+    expect(got.stdout).toMatch(
+      /agent\.100monkeys\.ai\/ref-multi-judge\s+iterative\s+\["code-quality-judge","security-reviewer-judge","test-coverage-judge"\]/,
+    );
     expect(got.stdout).toMatch(/NAME\s+AGENT\s+PHASE\s+ITERATION\s+SCORE\s+CALLS\s+BLOCKED\s+PARENT\s+AGE/);
     expect(got.stdout).toMatch(/execution\.100monkeys\.ai\/judge-run\s+code-quality-judge\s+worker-run\s/);
     const explain = await cp.kubectl(["explain", "agent.spec.execution.tool_validation"]);

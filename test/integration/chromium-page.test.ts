@@ -17,7 +17,10 @@ const finished = execution("run", {
   ...parent.status,
   phase: "Succeeded",
   completionTime: "2026-01-01T00:02:00Z",
-  iterations: [parent.status?.iterations?.[0] ?? { number: 1, phase: "Refining" }, { number: 2, phase: "Passed", exitCode: 0, validators: [] }],
+  iterations: [
+    parent.status?.iterations?.[0] ?? { number: 1, phase: "Refining" },
+    { number: 2, phase: "Passed", exitCode: 0, validators: [] },
+  ],
 });
 
 /** What a reader of the page sees: the run's phase and its iterations, newest first. */
@@ -61,7 +64,11 @@ describe("the harness's headless Chromium", () => {
     const page = await browser.newPage();
 
     await page.goto(`http://127.0.0.1:${(server.address() as AddressInfo).port}/`);
-    const seen = await eventually(() => page.evaluate<{ phase: string; iterations: number[] } | null>(READ).then((t) => (t?.phase === "Succeeded" ? t : undefined)), 10_000, "the page's phase");
+    const seen = await eventually(
+      () => page.evaluate<{ phase: string; iterations: number[] } | null>(READ).then((t) => (t?.phase === "Succeeded" ? t : undefined)),
+      10_000,
+      "the page's phase",
+    );
     release();
 
     expect(seen.iterations).toEqual([2, 1]);

@@ -22,7 +22,13 @@ describe("gavel events (real NATS)", () => {
     await e("run-1", "iteration.started", { iteration: 1 });
     await e("run-1", "worker.finished", { iteration: 1, exitCode: 0 });
     await e("run-1", "validator.started", { iteration: 1, index: 0, type: "semantic" });
-    await e("run-1", "judge.spawned", { iteration: 1, index: 0, judge: "rule-judge", child: "run-1-i1-v0-rule-judge", purpose: "validation" });
+    await e("run-1", "judge.spawned", {
+      iteration: 1,
+      index: 0,
+      judge: "rule-judge",
+      child: "run-1-i1-v0-rule-judge",
+      purpose: "validation",
+    });
     await e("run-1-i1-v0-rule-judge", "judge.finished", { child: "run-1-i1-v0-rule-judge", score: 0.8, confidence: 1 });
     await e("run-1", "validator.result", { iteration: 1, index: 0, passed: true, score: 0.8, confidence: 1, reasoning: "ok" });
     await e("run-1", "iteration.finished", { iteration: 1, outcome: "passed" });
@@ -37,7 +43,10 @@ describe("gavel events (real NATS)", () => {
   it("prints one execution tree's events as JSON lines, in order", async () => {
     const r = await gavel(["events", "--nats", server.url, "-n", "demo", "run-1"]);
     expect(r.code).toBe(0);
-    const lines = r.out.trim().split("\n").map((l) => JSON.parse(l) as { type: string; root: string });
+    const lines = r.out
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as { type: string; root: string });
     expect(lines.length).toBe(9);
     expect(lines.every((l) => l.root === "run-1")).toBe(true);
     expect(lines[0]?.type).toBe("execution.started");

@@ -57,8 +57,21 @@ describe("gavel get / describe / logs (real kube-apiserver, viewer credentials)"
   let viewerConfig: string;
 
   async function putStatus(name: string, status: ExecutionStatus): Promise<void> {
-    const current = (await api.getNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: ns, plural: "executions", name })) as Execution;
-    await api.replaceNamespacedCustomObjectStatus({ group: GROUP, version: VERSION, namespace: ns, plural: "executions", name, body: { ...current, status } });
+    const current = (await api.getNamespacedCustomObject({
+      group: GROUP,
+      version: VERSION,
+      namespace: ns,
+      plural: "executions",
+      name,
+    })) as Execution;
+    await api.replaceNamespacedCustomObjectStatus({
+      group: GROUP,
+      version: VERSION,
+      namespace: ns,
+      plural: "executions",
+      name,
+      body: { ...current, status },
+    });
   }
 
   async function createExecution(body: Execution): Promise<void> {
@@ -76,7 +89,15 @@ describe("gavel get / describe / logs (real kube-apiserver, viewer credentials)"
         exitCode: 0,
         validators: [
           { index: 0, type: "exit_code", passed: true, score: 1, confidence: 1, reasoning: "exit code 0 as expected" },
-          { index: 1, type: "semantic", passed: false, score: 0.5, confidence: 0.9, reasoning: "judge checker: sum subtracts", children: ["run-i1-v1-checker"] },
+          {
+            index: 1,
+            type: "semantic",
+            passed: false,
+            score: 0.5,
+            confidence: 0.9,
+            reasoning: "judge checker: sum subtracts",
+            children: ["run-i1-v1-checker"],
+          },
         ],
       },
     ],
@@ -92,20 +113,72 @@ describe("gavel get / describe / logs (real kube-apiserver, viewer credentials)"
     expect(applied.code, applied.stderr).toBe(0);
 
     // The run, its judge child (as the reconciler makes them) and the worker's stored result.
-    await createExecution({ apiVersion: "100monkeys.ai/v1", kind: "Execution", metadata: { name: "run" }, spec: { agentRef: { name: "writer" }, input: { token: SECRET } } });
-    const run = (await api.getNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: ns, plural: "executions", name: "run" })) as Execution;
+    await createExecution({
+      apiVersion: "100monkeys.ai/v1",
+      kind: "Execution",
+      metadata: { name: "run" },
+      spec: { agentRef: { name: "writer" }, input: { token: SECRET } },
+    });
+    const run = (await api.getNamespacedCustomObject({
+      group: GROUP,
+      version: VERSION,
+      namespace: ns,
+      plural: "executions",
+      name: "run",
+    })) as Execution;
     await putStatus("run", runStatus);
     await createExecution({
       apiVersion: "100monkeys.ai/v1",
       kind: "Execution",
-      metadata: { name: "run-i1-v1-checker", labels: { "gavel.dev/parent": "run", "gavel.dev/role": "judge" }, ownerReferences: [{ apiVersion: "100monkeys.ai/v1", kind: "Execution", name: "run", uid: run.metadata.uid ?? "", controller: true }] },
-      spec: { agentRef: { name: "checker" }, input: { proposed: SECRET }, parent: { name: "run", uid: run.metadata.uid ?? "", purpose: "validation", iteration: 1, validatorIndex: 1, depth: 1 }, timeoutSeconds: 60 },
+      metadata: {
+        name: "run-i1-v1-checker",
+        labels: { "gavel.dev/parent": "run", "gavel.dev/role": "judge" },
+        ownerReferences: [
+          { apiVersion: "100monkeys.ai/v1", kind: "Execution", name: "run", uid: run.metadata.uid ?? "", controller: true },
+        ],
+      },
+      spec: {
+        agentRef: { name: "checker" },
+        input: { proposed: SECRET },
+        parent: { name: "run", uid: run.metadata.uid ?? "", purpose: "validation", iteration: 1, validatorIndex: 1, depth: 1 },
+        timeoutSeconds: 60,
+      },
     });
-    await putStatus("run-i1-v1-checker", { phase: "Succeeded", startTime: new Date().toISOString(), completionTime: new Date().toISOString(), score: 0.5, verdict: { score: 0.5, confidence: 0.9, reasoning: "sum subtracts" }, message: "verdict parsed from the judge's output" });
-    await core.createNamespacedConfigMap({ namespace: ns, body: { metadata: { name: "run-i1-result" }, data: { iteration: "1", exitCode: "0", timedOut: "false", cancelled: "false", stdout: "wrote sum.js\n{\"status\":\"success\"}\n", stderr: "" } } });
+    await putStatus("run-i1-v1-checker", {
+      phase: "Succeeded",
+      startTime: new Date().toISOString(),
+      completionTime: new Date().toISOString(),
+      score: 0.5,
+      verdict: { score: 0.5, confidence: 0.9, reasoning: "sum subtracts" },
+      message: "verdict parsed from the judge's output",
+    });
+    await core.createNamespacedConfigMap({
+      namespace: ns,
+      body: {
+        metadata: { name: "run-i1-result" },
+        data: {
+          iteration: "1",
+          exitCode: "0",
+          timedOut: "false",
+          cancelled: "false",
+          stdout: 'wrote sum.js\n{"status":"success"}\n',
+          stderr: "",
+        },
+      },
+    });
     await core.createNamespacedEvent({
       namespace: ns,
-      body: { metadata: { name: "run.1" }, involvedObject: { apiVersion: "100monkeys.ai/v1", kind: "Execution", name: "run", namespace: ns, uid: run.metadata.uid ?? "" }, reason: "ValidatorResult", type: "Warning", message: '{"iteration":1,"index":1,"passed":false}', source: { component: "gavel-controller" }, firstTimestamp: new Date(), lastTimestamp: new Date(), count: 1 },
+      body: {
+        metadata: { name: "run.1" },
+        involvedObject: { apiVersion: "100monkeys.ai/v1", kind: "Execution", name: "run", namespace: ns, uid: run.metadata.uid ?? "" },
+        reason: "ValidatorResult",
+        type: "Warning",
+        message: '{"iteration":1,"index":1,"passed":false}',
+        source: { component: "gavel-controller" },
+        firstTimestamp: new Date(),
+        lastTimestamp: new Date(),
+        count: 1,
+      },
     });
 
     // A viewer: get, list and watch only. Every command below runs with its token.
@@ -131,7 +204,9 @@ describe("gavel get / describe / logs (real kube-apiserver, viewer credentials)"
     const json = JSON.parse((await gavel(["get", "ex", "-o", "json"], env)).out) as { kind: string; items: Execution[] };
     expect(json.kind).toBe("List");
     expect(json.items.map((e) => e.metadata.name).sort()).toEqual(["run", "run-i1-v1-checker"]);
-    expect((await gavel(["get", "ex", "-l", "gavel.dev/role=judge", "-o", "name"], env)).out).toBe("executions.100monkeys.ai/run-i1-v1-checker\n");
+    expect((await gavel(["get", "ex", "-l", "gavel.dev/role=judge", "-o", "name"], env)).out).toBe(
+      "executions.100monkeys.ai/run-i1-v1-checker\n",
+    );
     expect((await gavel(["get", "ex", "run", "-o", "yaml"], env)).out).toMatch(/^kind: Execution$/m);
     expect((await gavel(["get", "ag"], env)).out).toMatch(/^checker\s+judge\s+one-shot\s+<none>/m);
     expect((await gavel(["get", "gp", "-o", "wide"], env)).out).toMatch(/^team-rules\s+.*shell\.exec$/m);

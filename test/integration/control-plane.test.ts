@@ -82,9 +82,9 @@ describe("control plane (real etcd + kube-apiserver)", () => {
       expect(watchErrors).toEqual([]);
       expect(events.map((e) => e.type)).toEqual(["ADDED", "MODIFIED", "DELETED"]);
       expect(events[1]?.phase).toBe("Running");
-      await expect(
-        api.getNamespacedCustomObject({ group, version, namespace: ns, plural, name: "run-1" }),
-      ).rejects.toMatchObject({ code: 404 });
+      await expect(api.getNamespacedCustomObject({ group, version, namespace: ns, plural, name: "run-1" })).rejects.toMatchObject({
+        code: 404,
+      });
     } finally {
       req.abort();
     }

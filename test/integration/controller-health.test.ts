@@ -33,10 +33,14 @@ describe("gavel controller's /healthz and /readyz (real process, kube-apiserver 
   };
   /** /readyz?verbose once `want(status, body)` holds. */
   const readyz = (want: (r: { status: number; body: string }) => boolean, what: string, ms = 60_000) =>
-    eventually(async () => {
-      const r = await get("/readyz?verbose");
-      return want(r) ? r : undefined;
-    }, ms, `${what} (controller log: ${stderr.slice(-2000)})`);
+    eventually(
+      async () => {
+        const r = await get("/readyz?verbose");
+        return want(r) ? r : undefined;
+      },
+      ms,
+      `${what} (controller log: ${stderr.slice(-2000)})`,
+    );
 
   beforeAll(async () => {
     [cp, nats] = await Promise.all([startControlPlane(), startNats()]);
@@ -51,13 +55,29 @@ describe("gavel controller's /healthz and /readyz (real process, kube-apiserver 
     const proxied = join(dir, "kubeconfig");
     await writeFile(proxied, kubeconfig.replace(/server: \S+/, `server: https://127.0.0.1:${api.port}`));
     // Started while the API server cannot be reached (the proxy is down: connections refused).
-    proc = spawn(join(REPO_DIR, "bin", "gavel"), [
-      "controller", "--kubeconfig", proxied, "-n", ns, "--controller-namespace", ns,
-      "--nats", `nats://127.0.0.1:${natsProxy.port}`, "--health-probe-bind-address", "127.0.0.1:0", "--metrics-bind-address", "127.0.0.1:0",
-    ], { stdio: ["ignore", "pipe", "pipe"] });
+    proc = spawn(
+      join(REPO_DIR, "bin", "gavel"),
+      [
+        "controller",
+        "--kubeconfig",
+        proxied,
+        "-n",
+        ns,
+        "--controller-namespace",
+        ns,
+        "--nats",
+        `nats://127.0.0.1:${natsProxy.port}`,
+        "--health-probe-bind-address",
+        "127.0.0.1:0",
+        "--metrics-bind-address",
+        "127.0.0.1:0",
+      ],
+      { stdio: ["ignore", "pipe", "pipe"] },
+    );
     exited = new Promise((resolve) => proc?.once("exit", (code) => resolve(code)));
     proc.stderr?.on("data", (b: Buffer) => (stderr += b.toString()));
-    const address = (serves: string) => [...stderr.matchAll(/"address":"127\.0\.0\.1:(\d+)","serves":"([a-z-]+)"/g)].find((m) => m[2] === serves)?.[1];
+    const address = (serves: string) =>
+      [...stderr.matchAll(/"address":"127\.0\.0\.1:(\d+)","serves":"([a-z-]+)"/g)].find((m) => m[2] === serves)?.[1];
     const port = await eventually(() => address("health-probe"), 20_000, "the probe address in the log");
     base = `http://127.0.0.1:${port}`;
     metricsUrl = `http://127.0.0.1:${await eventually(() => address("metrics"), 20_000, "the metrics address in the log")}/metrics`;
@@ -72,7 +92,10 @@ describe("gavel controller's /healthz and /readyz (real process, kube-apiserver 
 
   it("started while the API server and NATS are unreachable: alive, not ready naming the informers, the API server and nats, no exit", async () => {
     expect(await get("/healthz")).toEqual({ status: 200, body: "ok\n" });
-    const r = await readyz((x) => x.body.includes("[-]apiserver failed: GET") && x.body.includes("not listed yet: "), "not ready while the API server is unreachable");
+    const r = await readyz(
+      (x) => x.body.includes("[-]apiserver failed: GET") && x.body.includes("not listed yet: "),
+      "not ready while the API server is unreachable",
+    );
     expect(r.status).toBe(500);
     expect(r.body).toMatch(/\[-\]informers failed: guardpolicy: guardpolicy \(.*\) not listed yet: .*ECONNREFUSED/);
     expect(r.body).toContain("[+]shutdown ok");

@@ -7,8 +7,6 @@ import { startControlPlane, type ControlPlane } from "../harness/control-plane.j
 import { REPO_DIR } from "../harness/paths.js";
 import { eventually } from "../harness/eventually.js";
 
-
-
 const worker = (judge: string) => `
 apiVersion: 100monkeys.ai/v1
 kind: Agent
@@ -59,9 +57,13 @@ describe("gavel controller (real process, real kube-apiserver)", () => {
   beforeAll(async () => {
     cp = await startControlPlane();
     ns = await cp.createNamespace("ctl");
-    proc = spawn(join(REPO_DIR, "bin", "gavel"), ["controller", "--kubeconfig", cp.kubeconfigPath, "-n", ns, "--controller-namespace", ns], {
-      stdio: ["ignore", "pipe", "pipe"],
-    });
+    proc = spawn(
+      join(REPO_DIR, "bin", "gavel"),
+      ["controller", "--kubeconfig", cp.kubeconfigPath, "-n", ns, "--controller-namespace", ns],
+      {
+        stdio: ["ignore", "pipe", "pipe"],
+      },
+    );
     proc.stderr?.on("data", (b: Buffer) => (stderr += b.toString()));
   });
   afterAll(async () => {
@@ -70,7 +72,7 @@ describe("gavel controller (real process, real kube-apiserver)", () => {
   });
 
   async function ready(kind: string, name: string): Promise<{ status: string; reason: string; message: string }> {
-    const r = await cp.kubectl(["get", kind, name, "-n", ns, "-o", "jsonpath={.status.conditions[?(@.type==\"Ready\")]}"]);
+    const r = await cp.kubectl(["get", kind, name, "-n", ns, "-o", 'jsonpath={.status.conditions[?(@.type=="Ready")]}']);
     if (r.code !== 0 || r.stdout.trim() === "") throw new Error(`no Ready condition on ${kind}/${name} yet: ${r.stderr}`);
     return JSON.parse(r.stdout) as { status: string; reason: string; message: string };
   }

@@ -13,7 +13,12 @@ import { startControlPlane, type ControlPlane } from "../harness/control-plane.j
 import { capturedLogger } from "../harness/logs.js";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const agent = (name: string, instruction = "do it") => ({ apiVersion: API_VERSION, kind: "Agent", metadata: { name }, spec: { task: { instruction } } });
+const agent = (name: string, instruction = "do it") => ({
+  apiVersion: API_VERSION,
+  kind: "Agent",
+  metadata: { name },
+  spec: { task: { instruction } },
+});
 
 describe("controller runtime on the real kube-apiserver", () => {
   let cp: ControlPlane;
@@ -21,8 +26,17 @@ describe("controller runtime on the real kube-apiserver", () => {
   let core: k8s.CoreV1Api;
   const stops: (() => Promise<void>)[] = [];
 
-  const create = (ns: string, name: string) => api.createNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: ns, plural: "agents", body: agent(name) });
-  const agents = (kc: k8s.KubeConfig, ns: string) => new Informer<Agent>({ kc, resource: customResource<Agent>(kc, "agent", "agents"), namespaces: [ns], watchTimeoutSeconds: 1, backoffBaseMs: 100, backoffMaxMs: 1_000 });
+  const create = (ns: string, name: string) =>
+    api.createNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: ns, plural: "agents", body: agent(name) });
+  const agents = (kc: k8s.KubeConfig, ns: string) =>
+    new Informer<Agent>({
+      kc,
+      resource: customResource<Agent>(kc, "agent", "agents"),
+      namespaces: [ns],
+      watchTimeoutSeconds: 1,
+      backoffBaseMs: 100,
+      backoffMaxMs: 1_000,
+    });
 
   beforeAll(async () => {
     cp = await startControlPlane();
@@ -42,14 +56,30 @@ describe("controller runtime on the real kube-apiserver", () => {
     const rbac = cp.kc.makeApiClient(k8s.RbacAuthorizationV1Api);
     const sa = "agent-reader";
     await core.createNamespacedServiceAccount({ namespace: ns, body: { metadata: { name: sa } } });
-    await rbac.createNamespacedRole({ namespace: ns, body: { metadata: { name: sa }, rules: [{ apiGroups: [GROUP], resources: ["agents"], verbs: ["get", "list", "watch"] }] } });
-    const binding = { metadata: { name: sa }, roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: sa }, subjects: [{ kind: "ServiceAccount", name: sa, namespace: ns }] };
+    await rbac.createNamespacedRole({
+      namespace: ns,
+      body: { metadata: { name: sa }, rules: [{ apiGroups: [GROUP], resources: ["agents"], verbs: ["get", "list", "watch"] }] },
+    });
+    const binding = {
+      metadata: { name: sa },
+      roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: sa },
+      subjects: [{ kind: "ServiceAccount", name: sa, namespace: ns }],
+    };
     await rbac.createNamespacedRoleBinding({ namespace: ns, body: binding });
-    const token = await core.createNamespacedServiceAccountToken({ name: sa, namespace: ns, body: { spec: { audiences: [], expirationSeconds: 3600 } } });
+    const token = await core.createNamespacedServiceAccountToken({
+      name: sa,
+      namespace: ns,
+      body: { spec: { audiences: [], expirationSeconds: 3600 } },
+    });
     const cluster = cp.kc.getCurrentCluster();
     if (cluster === null || token.status?.token === undefined) throw new Error("no cluster or token");
     const saKc = new k8s.KubeConfig();
-    saKc.loadFromOptions({ clusters: [cluster], users: [{ name: sa, token: token.status.token }], contexts: [{ name: sa, cluster: cluster.name, user: sa }], currentContext: sa });
+    saKc.loadFromOptions({
+      clusters: [cluster],
+      users: [{ name: sa, token: token.status.token }],
+      contexts: [{ name: sa, cluster: cluster.name, user: sa }],
+      currentContext: sa,
+    });
 
     await create(ns, "kept");
     await create(ns, "dropped");
@@ -61,12 +91,24 @@ describe("controller runtime on the real kube-apiserver", () => {
     await informer.start();
     stops.push(() => informer.stop());
     // start() resolves with the first list in the cache.
-    expect(informer.list(ns).map((a) => a.metadata.name).sort()).toEqual(["dropped", "kept"]);
+    expect(
+      informer
+        .list(ns)
+        .map((a) => a.metadata.name)
+        .sort(),
+    ).toEqual(["dropped", "kept"]);
 
     await rbac.deleteNamespacedRoleBinding({ name: sa, namespace: ns });
     await sleep(2_500);
     await api.patchNamespacedCustomObject(
-      { group: GROUP, version: VERSION, namespace: ns, plural: "agents", name: "kept", body: [{ op: "replace", path: "/spec/task/instruction", value: "changed during outage" }] },
+      {
+        group: GROUP,
+        version: VERSION,
+        namespace: ns,
+        plural: "agents",
+        name: "kept",
+        body: [{ op: "replace", path: "/spec/task/instruction", value: "changed during outage" }],
+      },
       k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.JsonPatch),
     );
     await api.deleteNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: ns, plural: "agents", name: "dropped" });
@@ -77,7 +119,11 @@ describe("controller runtime on the real kube-apiserver", () => {
     const relistsBefore = informer.relistCount;
 
     await rbac.createNamespacedRoleBinding({ namespace: ns, body: binding });
-    await eventually(() => Promise.resolve(informer.get("kept", ns)?.spec.task?.instruction === "changed during outage" ? true : undefined), 20_000, "the update made during the outage");
+    await eventually(
+      () => Promise.resolve(informer.get("kept", ns)?.spec.task?.instruction === "changed during outage" ? true : undefined),
+      20_000,
+      "the update made during the outage",
+    );
     expect(informer.get("dropped", ns)).toBeUndefined();
     // The delete was only seen as the object missing from a list: reported as a delete all the same.
     expect(deletes).toEqual(["dropped"]);
@@ -91,10 +137,13 @@ describe("controller runtime on the real kube-apiserver", () => {
     // would): the server itself answers the watch from it with 410 Gone (too old resource version).
     const real = customResource<Agent>(cp.kc, "agent", "agents");
     let lists = 0;
-    const resource = { ...real, list: async (n: string | undefined) => {
-      const got = await real.list(n);
-      return ++lists === 1 ? { ...got, metadata: { ...got.metadata, resourceVersion: "1" } } : got;
-    } };
+    const resource = {
+      ...real,
+      list: async (n: string | undefined) => {
+        const got = await real.list(n);
+        return ++lists === 1 ? { ...got, metadata: { ...got.metadata, resourceVersion: "1" } } : got;
+      },
+    };
     const { logger, lines: logs } = capturedLogger();
     const informer = new Informer<Agent>({ kc: cp.kc, resource, namespaces: [ns], backoffBaseMs: 100, logger });
     await informer.start();
@@ -103,7 +152,11 @@ describe("controller runtime on the real kube-apiserver", () => {
     expect(logs.join("\n")).toMatch(/HTTP 410|too old resource version|Expired|Gone/);
     // The watch from the second list's resourceVersion works: a new object reaches the cache.
     await create(ns, "after");
-    await eventually(() => Promise.resolve(informer.get("after", ns) !== undefined ? true : undefined), 10_000, "the object created after the relist");
+    await eventually(
+      () => Promise.resolve(informer.get("after", ns) !== undefined ? true : undefined),
+      10_000,
+      "the object created after the relist",
+    );
     expect(informer.get("before", ns)).toBeDefined();
     expect(lists).toBe(informer.relistCount + 1);
   });
@@ -131,10 +184,14 @@ describe("controller runtime on the real kube-apiserver", () => {
     await create(ns, "refused");
     await create(ns, "flaky");
 
-    const event = await eventually(async () => {
-      const list = await core.listNamespacedEvent({ namespace: ns, fieldSelector: "involvedObject.name=refused" });
-      return list.items[0];
-    }, 15_000, "the Warning Event on the refused Agent");
+    const event = await eventually(
+      async () => {
+        const list = await core.listNamespacedEvent({ namespace: ns, fieldSelector: "involvedObject.name=refused" });
+        return list.items[0];
+      },
+      15_000,
+      "the Warning Event on the refused Agent",
+    );
     expect(event).toMatchObject({ type: "Warning", reason: "Invalid", involvedObject: { kind: "Agent", name: "refused", namespace: ns } });
     expect(event.message).toContain("Not_A_Valid_Name");
     await sleep(2_000);

@@ -58,17 +58,23 @@ describe("DockerWorkloads (real dockerd)", () => {
 
   it("feeds stdin and passes env", async () => {
     const r = await run(
-      node("stdin-echo", "let s='';process.stdin.on('data',d=>s+=d).on('end',()=>console.log(JSON.stringify({s,env:process.env.GAVEL_INPUT})))", {
-        stdin: '{"task":"t"}',
-        env: { GAVEL_INPUT: "payload" },
-      }),
+      node(
+        "stdin-echo",
+        "let s='';process.stdin.on('data',d=>s+=d).on('end',()=>console.log(JSON.stringify({s,env:process.env.GAVEL_INPUT})))",
+        {
+          stdin: '{"task":"t"}',
+          env: { GAVEL_INPUT: "payload" },
+        },
+      ),
     );
     expect(r.exitCode).toBe(0);
     expect(JSON.parse(r.stdout)).toEqual({ s: '{"task":"t"}', env: "payload" });
   });
 
   it("caps each stream at 8 MiB with the marker", async () => {
-    const r = await run(node("flood", "const b=Buffer.alloc(64*1024,'x');for(let i=0;i<160;i++)process.stdout.write(b);process.stderr.write('small')"));
+    const r = await run(
+      node("flood", "const b=Buffer.alloc(64*1024,'x');for(let i=0;i<160;i++)process.stdout.write(b);process.stderr.write('small')"),
+    );
     expect(r.exitCode).toBe(0);
     expect(r.truncated).toBe(true);
     expect(r.stdout.endsWith(TRUNCATION_MARKER)).toBe(true);
@@ -101,15 +107,23 @@ describe("DockerWorkloads (real dockerd)", () => {
   });
 
   it("a read-only mount refuses writes with EROFS; the root filesystem too", async () => {
-    const r = await run(node("writer", "const fs=require('fs');for(const p of ['/workspace/note.txt','/etc/x']){try{fs.writeFileSync(p,'x');console.log('wrote '+p)}catch(e){console.log(e.code)}}", {
+    const r = await run(
+      node(
+        "writer",
+        "const fs=require('fs');for(const p of ['/workspace/note.txt','/etc/x']){try{fs.writeFileSync(p,'x');console.log('wrote '+p)}catch(e){console.log(e.code)}}",
+        {
           mounts: [mount],
-        }));
+        },
+      ),
+    );
     expect(r.stdout).toBe("EROFS\nEROFS\n");
     expect(await readFile(join(dir, "note.txt"), "utf8")).toBe("from the host\n");
   });
 
   it("a writable mount is written as the host owner", async () => {
-    const r = await run(node("rw", "require('fs').writeFileSync('/workspace/out.txt','made')", { mounts: [{ ...mount, readOnly: false }] }));
+    const r = await run(
+      node("rw", "require('fs').writeFileSync('/workspace/out.txt','made')", { mounts: [{ ...mount, readOnly: false }] }),
+    );
     expect(r.exitCode).toBe(0);
     expect(await readFile(join(dir, "out.txt"), "utf8")).toBe("made");
   });
@@ -131,7 +145,13 @@ describe("DockerWorkloads (real dockerd)", () => {
   });
 
   it("runs as a non-root user with no capabilities", async () => {
-    const r = await run(node("whoami", "console.log(process.getuid(), require('fs').readFileSync('/proc/self/status','utf8').match(/CapEff:\\s*(\\w+)/)[1])", { mounts: [mount] }));
+    const r = await run(
+      node(
+        "whoami",
+        "console.log(process.getuid(), require('fs').readFileSync('/proc/self/status','utf8').match(/CapEff:\\s*(\\w+)/)[1])",
+        { mounts: [mount] },
+      ),
+    );
     expect(r.stdout.trim()).toBe("65534 0000000000000000");
   });
 
@@ -148,21 +168,35 @@ describe("DockerWorkloads (real dockerd)", () => {
     // A directory the reader (nobody) cannot enter is an error, not a missing file.
     await mkdir(join(dir, "private"), { mode: 0o700 });
     await writeFile(join(dir, "private", "f.txt"), "hidden");
-    expect(await read("/workspace/private/f.txt")).toMatchObject({ ok: false, reason: "unreadable", detail: expect.stringMatching(/cannot access/) as unknown });
-    expect(await read("/workspace")).toMatchObject({ ok: false, reason: "unreadable", detail: expect.stringMatching(/not a regular file/) as unknown });
+    expect(await read("/workspace/private/f.txt")).toMatchObject({
+      ok: false,
+      reason: "unreadable",
+      detail: expect.stringMatching(/cannot access/) as unknown,
+    });
+    expect(await read("/workspace")).toMatchObject({
+      ok: false,
+      reason: "unreadable",
+      detail: expect.stringMatching(/not a regular file/) as unknown,
+    });
   });
 
   it("passes a large stdin intact (beyond pipe buffers)", async () => {
     const big = "x".repeat(3 * 1024 * 1024) + "end";
     const r = await run(
-      node("big-stdin", "const h=require('crypto').createHash('sha256');let n=0;process.stdin.on('data',d=>{n+=d.length;h.update(d)}).on('end',()=>console.log(n,h.digest('hex')))", { stdin: big }),
+      node(
+        "big-stdin",
+        "const h=require('crypto').createHash('sha256');let n=0;process.stdin.on('data',d=>{n+=d.length;h.update(d)}).on('end',()=>console.log(n,h.digest('hex')))",
+        { stdin: big },
+      ),
     );
     const { createHash } = await import("node:crypto");
     expect(r.stdout.trim()).toBe(`${big.length} ${createHash("sha256").update(big).digest("hex")}`);
   });
 
   it("enforces the memory limit (the workload is OOM-killed, not the host)", async () => {
-    const r = await run(node("hog", "const a=[];for(;;){a.push(Buffer.alloc(16*1024*1024,1))}", { resources: { memoryBytes: 64 * 1024 * 1024 } }));
+    const r = await run(
+      node("hog", "const a=[];for(;;){a.push(Buffer.alloc(16*1024*1024,1))}", { resources: { memoryBytes: 64 * 1024 * 1024 } }),
+    );
     expect(r.exitCode).toBe(137);
     expect(r.timedOut).toBe(false);
     expect(r.cancelled).toBe(false);

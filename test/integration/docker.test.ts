@@ -21,16 +21,32 @@ describe("Docker engine (real dockerd, local base image)", () => {
 
   it("runs node from the base image and reads the read-only mount", async () => {
     const out = await runOk("docker", [
-      "run", "--rm", "--network", "none", "-v", `${dir}:/workspace:ro`, BASE_IMAGE,
-      "node", "-e", "process.stdout.write(require('fs').readFileSync('/workspace/note.txt','utf8'))",
+      "run",
+      "--rm",
+      "--network",
+      "none",
+      "-v",
+      `${dir}:/workspace:ro`,
+      BASE_IMAGE,
+      "node",
+      "-e",
+      "process.stdout.write(require('fs').readFileSync('/workspace/note.txt','utf8'))",
     ]);
     expect(out).toBe("written by the host\n");
   });
 
   it("refuses a write to the read-only mount with EROFS", async () => {
     const r = await run("docker", [
-      "run", "--rm", "--network", "none", "-v", `${dir}:/workspace:ro`, BASE_IMAGE,
-      "node", "-e", "require('fs').writeFileSync('/workspace/note.txt','overwritten')",
+      "run",
+      "--rm",
+      "--network",
+      "none",
+      "-v",
+      `${dir}:/workspace:ro`,
+      BASE_IMAGE,
+      "node",
+      "-e",
+      "require('fs').writeFileSync('/workspace/note.txt','overwritten')",
     ]);
     expect(r.code).not.toBe(0);
     expect(r.stderr).toContain("EROFS");
@@ -39,8 +55,16 @@ describe("Docker engine (real dockerd, local base image)", () => {
 
   it("lets the same mount be written when mounted read-write (the control case)", async () => {
     await runOk("docker", [
-      "run", "--rm", "--network", "none", "-v", `${dir}:/workspace`, BASE_IMAGE,
-      "node", "-e", "require('fs').writeFileSync('/workspace/out.txt','from the container')",
+      "run",
+      "--rm",
+      "--network",
+      "none",
+      "-v",
+      `${dir}:/workspace`,
+      BASE_IMAGE,
+      "node",
+      "-e",
+      "require('fs').writeFileSync('/workspace/out.txt','from the container')",
     ]);
     expect(await readFile(join(dir, "out.txt"), "utf8")).toBe("from the container");
   });

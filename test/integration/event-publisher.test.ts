@@ -24,11 +24,16 @@ async function natsOnPort(port: number): Promise<{ stop(): Promise<void> }> {
   const dir = await mkdtemp(join(tmpdir(), "gavel-events-nats-"));
   const server = spawn("nats-server", ["-js", "-a", "127.0.0.1", "-p", String(port), "-sd", dir], { stdio: "ignore" });
   const exited = new Promise((r) => server.once("exit", r));
-  await eventually(() => new Promise<true | undefined>((resolve) => {
-    const sock = tcpConnect(port, "127.0.0.1");
-    sock.once("connect", () => (sock.destroy(), resolve(true)));
-    sock.once("error", () => resolve(undefined));
-  }), 10_000, `nats-server on port ${port}`);
+  await eventually(
+    () =>
+      new Promise<true | undefined>((resolve) => {
+        const sock = tcpConnect(port, "127.0.0.1");
+        sock.once("connect", () => (sock.destroy(), resolve(true)));
+        sock.once("error", () => resolve(undefined));
+      }),
+    10_000,
+    `nats-server on port ${port}`,
+  );
   return {
     async stop() {
       server.kill("SIGTERM");
@@ -45,11 +50,19 @@ describe("the controller's event publisher against a real nats-server", () => {
     metadata: { name: "outbox", namespace: "team-a", uid: "uid-1" },
     spec: { agentRef: { name: "writer" } },
   };
-  const status: ExecutionStatus = { phase: "Running", iteration: 1, iterations: [{ number: 1, phase: "Validating", exitCode: 0, validators: [] }], children: [] };
+  const status: ExecutionStatus = {
+    phase: "Running",
+    iteration: 1,
+    iterations: [{ number: 1, phase: "Validating", exitCode: 0, validators: [] }],
+    children: [],
+  };
   const batch: EngineEvent[] = [
     { event: "worker.finished", data: { iteration: 1, exitCode: 0, timedOut: false } },
     { event: "validator.started", data: { iteration: 1, index: 0, type: "exit_code" } },
-    { event: "validator.result", data: { iteration: 1, index: 0, type: "exit_code", passed: true, score: 1, confidence: 1, reasoning: "exit 0" } },
+    {
+      event: "validator.result",
+      data: { iteration: 1, index: 0, type: "exit_code", passed: true, score: 1, confidence: 1, reasoning: "exit 0" },
+    },
     { event: "validator.started", data: { iteration: 1, index: 1, type: "semantic" } },
     { event: "judge.spawned", data: { child: "outbox-i1-v1-j", judge: "j", iteration: 1, index: 1, purpose: "validation" } },
   ];
@@ -80,7 +93,10 @@ describe("the controller's event publisher against a real nats-server", () => {
 
       // A controller that committed a batch and staged the next before publishing the first dies: the next one publishes both, in order
       const third = { ...ex, metadata: { ...ex.metadata, name: "outbox3", uid: "uid-3" } };
-      const later: ExecutionStatus = { ...status, children: [{ name: "outbox3-i1-v1-j", purpose: "validation", iteration: 1, validatorIndex: 1, judge: "j", phase: "Running" }] };
+      const later: ExecutionStatus = {
+        ...status,
+        children: [{ name: "outbox3-i1-v1-j", purpose: "validation", iteration: 1, validatorIndex: 1, judge: "j", phase: "Running" }],
+      };
       const all = toGavelEvents(third, batch, new Date());
       const dying = new ExecutionEventPublisher({ connect: () => connect({ servers: server.url }), retryMs: 100 });
       await dying.recover({ ...third, status: { phase: "Running" } });
@@ -110,7 +126,10 @@ describe("the controller's event publisher against a real nats-server", () => {
       await unlucky.stage(other, toGavelEvents(other, batch, new Date()), status);
       await unlucky.stop(0);
       const fourth = new ExecutionEventPublisher({ connect: () => connect({ servers: server.url }) });
-      await fourth.recover({ ...other, status: { phase: "Running", iteration: 1, iterations: [{ number: 1, phase: "Running" }], children: [] } });
+      await fourth.recover({
+        ...other,
+        status: { phase: "Running", iteration: 1, iterations: [{ number: 1, phase: "Running" }], children: [] },
+      });
       await fourth.stop(5_000);
       expect(fourth.stats).toMatchObject({ recovered: 0, published: 0 });
       expect(await readEvents(nc, "team-a", "outbox2")).toEqual([]);
@@ -125,7 +144,11 @@ describe("the controller's event publisher against a real nats-server", () => {
     const port = await freePort();
     const url = `nats://127.0.0.1:${port}`;
     const { logger, lines: logs } = capturedLogger();
-    const publisher = new ExecutionEventPublisher({ connect: () => connect({ servers: url, maxReconnectAttempts: -1, reconnectTimeWait: 200 }), logger, retryMs: 100 });
+    const publisher = new ExecutionEventPublisher({
+      connect: () => connect({ servers: url, maxReconnectAttempts: -1, reconnectTimeWait: 200 }),
+      logger,
+      retryMs: 100,
+    });
     const events = toGavelEvents(ex, batch, new Date());
     const t0 = Date.now();
     await publisher.recover({ ...ex, status });
@@ -141,7 +164,11 @@ describe("the controller's event publisher against a real nats-server", () => {
     // When NATS comes up on that address, the queued events are published
     const server = await natsOnPort(port);
     try {
-      await eventually(() => Promise.resolve(publisher.stats.published === events.length ? true : undefined), 30_000, "the queued events to be published");
+      await eventually(
+        () => Promise.resolve(publisher.stats.published === events.length ? true : undefined),
+        30_000,
+        "the queued events to be published",
+      );
       expect(publisher.stats.pending).toBe(0);
       const nc = await connect({ servers: url });
       try {

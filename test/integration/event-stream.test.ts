@@ -28,9 +28,27 @@ describe("EventStream (real JetStream)", () => {
   }
 
   it("keeps events of each tree apart, in order, and drops a re-published id", async () => {
-    const a1 = EventStream.event({ namespace: "ns", root: "run-a", execution: "run-a", type: "execution.phase", data: { phase: "Running" } });
-    const a2 = EventStream.event({ namespace: "ns", root: "run-a", execution: "run-a-v0-judge", type: "judge.verdict", data: { score: 0.9 } });
-    const b1 = EventStream.event({ namespace: "ns", root: "run.b", execution: "run.b", type: "execution.phase", data: { phase: "Failed" } });
+    const a1 = EventStream.event({
+      namespace: "ns",
+      root: "run-a",
+      execution: "run-a",
+      type: "execution.phase",
+      data: { phase: "Running" },
+    });
+    const a2 = EventStream.event({
+      namespace: "ns",
+      root: "run-a",
+      execution: "run-a-v0-judge",
+      type: "judge.verdict",
+      data: { score: 0.9 },
+    });
+    const b1 = EventStream.event({
+      namespace: "ns",
+      root: "run.b",
+      execution: "run.b",
+      type: "execution.phase",
+      data: { phase: "Failed" },
+    });
     const s1 = await stream.publish(a1);
     await stream.publish(b1);
     await stream.publish(a2);

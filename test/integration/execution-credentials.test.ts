@@ -20,7 +20,12 @@ import { startNats, type NatsServer } from "../harness/nats.js";
 import { REPO_DIR } from "../harness/paths.js";
 
 const GAVEL = join(REPO_DIR, "dist", "src", "cli", "main.js");
-const agent: Agent = { apiVersion: "100monkeys.ai/v1", kind: "Agent", metadata: { name: "w" }, spec: { runtime: { image: "gavel/agent:dev" }, tools: ["cmd.run"] } };
+const agent: Agent = {
+  apiVersion: "100monkeys.ai/v1",
+  kind: "Agent",
+  metadata: { name: "w" },
+  spec: { runtime: { image: "gavel/agent:dev" }, tools: ["cmd.run"] },
+};
 
 describe("per-Execution NATS credentials (real kube-apiserver, real nats-server in operator mode)", () => {
   let cp: ControlPlane;
@@ -35,12 +40,39 @@ describe("per-Execution NATS credentials (real kube-apiserver, real nats-server 
   const owned: ExecutionCredentials[] = [];
   const conns: NatsConnection[] = [];
 
-  const bootstrap = () => run("node", [GAVEL, "nats", "bootstrap", "--kubeconfig", cp.kubeconfigPath, "-n", ns, "--operator-secret", "gavel-nats-operator",
-    "--credentials-secret", "gavel-nats-credentials", "--auth-config", join(dir, "auth", "auth.conf"), "--resolver-dir", join(dir, "jwt")]);
+  const bootstrap = () =>
+    run("node", [
+      GAVEL,
+      "nats",
+      "bootstrap",
+      "--kubeconfig",
+      cp.kubeconfigPath,
+      "-n",
+      ns,
+      "--operator-secret",
+      "gavel-nats-operator",
+      "--credentials-secret",
+      "gavel-nats-credentials",
+      "--auth-config",
+      join(dir, "auth", "auth.conf"),
+      "--resolver-dir",
+      join(dir, "jwt"),
+    ]);
 
   async function createExecution(name: string): Promise<Execution> {
-    const body: Execution = { apiVersion: "100monkeys.ai/v1", kind: "Execution", metadata: { name, namespace: ns }, spec: { agentRef: { name: "w" }, timeoutSeconds: 3600 } };
-    return (await api.createNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: ns, plural: "executions", body })) as Execution;
+    const body: Execution = {
+      apiVersion: "100monkeys.ai/v1",
+      kind: "Execution",
+      metadata: { name, namespace: ns },
+      spec: { agentRef: { name: "w" }, timeoutSeconds: 3600 },
+    };
+    return (await api.createNamespacedCustomObject({
+      group: GROUP,
+      version: VERSION,
+      namespace: ns,
+      plural: "executions",
+      body,
+    })) as Execution;
   }
   function controller(): ExecutionCredentials {
     const c = executionCredentials({ kc: cp.kc, keys, servers: server.url, controllerCreds, sweepMs: 0 });
@@ -52,8 +84,14 @@ describe("per-Execution NATS credentials (real kube-apiserver, real nats-server 
     const secrets = await core.listNamespacedSecret({ namespace: ns, labelSelector: `gavel.dev/execution=${execution}` });
     const secret = secrets.items[0];
     const creds = Buffer.from(secret?.data?.["nats.creds"] ?? "", "base64");
-    if (!creds.toString().includes("BEGIN NATS USER JWT")) throw new Error(`the Secret of ${execution} holds no .creds: ${JSON.stringify(secret)}`);
-    const nc = await connect({ servers: server.url, reconnect: false, inboxPrefix: inboxPrefix(ns, execution), authenticator: credsAuthenticator(creds) });
+    if (!creds.toString().includes("BEGIN NATS USER JWT"))
+      throw new Error(`the Secret of ${execution} holds no .creds: ${JSON.stringify(secret)}`);
+    const nc = await connect({
+      servers: server.url,
+      reconnect: false,
+      inboxPrefix: inboxPrefix(ns, execution),
+      authenticator: credsAuthenticator(creds),
+    });
     conns.push(nc);
     return nc;
   }
@@ -109,13 +147,17 @@ describe("per-Execution NATS credentials (real kube-apiserver, real nats-server 
     console.log(`credential ready (minted, recorded, Secret created) in ${creds.stats.lastMintMs} ms`);
     expect(secretName).toBe(`run-a-nats-${(ex.metadata.uid ?? "").slice(0, 8)}`);
     const secret = await core.readNamespacedSecret({ name: secretName, namespace: ns });
-    expect(secret.metadata?.ownerReferences).toEqual([expect.objectContaining({ kind: "Execution", name: "run-a", uid: ex.metadata.uid, controller: true })]);
+    expect(secret.metadata?.ownerReferences).toEqual([
+      expect.objectContaining({ kind: "Execution", name: "run-a", uid: ex.metadata.uid, controller: true }),
+    ]);
     // A second ensure (a retried reconcile) keeps the same Secret and user.
     expect(await creds.ensure({ execution: ex, agent, judges: new Map() }, Date.now())).toBe(secretName);
     expect((await core.readNamespacedSecret({ name: secretName, namespace: ns })).data).toEqual(secret.data);
 
     const nc = await asWorker("run-a");
-    expect((await nc.request(toolCallSubject(ns, "run-a"), "{}", { timeout: 2000 })).string()).toBe(`decision for ${toolCallSubject(ns, "run-a")}`);
+    expect((await nc.request(toolCallSubject(ns, "run-a"), "{}", { timeout: 2000 })).string()).toBe(
+      `decision for ${toolCallSubject(ns, "run-a")}`,
+    );
     await expect(nc.request(toolCallSubject(ns, "run-other"), "{}", { timeout: 1000 })).rejects.toThrow();
 
     const closed = nc.closed();

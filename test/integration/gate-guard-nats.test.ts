@@ -10,7 +10,13 @@ import { decisionEvent } from "../../src/gate/audit.js";
 import { createGate } from "../../src/gate/gate.js";
 import { PolicyStore } from "../../src/gate/guard/policy-store.js";
 import { signRegistration } from "../../src/gate/guard/signature.js";
-import { createTrust, issueControllerCredentials, issueWorkerCredentials, serverConfig, type NatsTrust } from "../../src/transport/credentials.js";
+import {
+  createTrust,
+  issueControllerCredentials,
+  issueWorkerCredentials,
+  serverConfig,
+  type NatsTrust,
+} from "../../src/transport/credentials.js";
 import { inboxPrefix } from "../../src/transport/subjects.js";
 import { ToolCallClient } from "../../src/transport/tool-call-client.js";
 import { ToolCallService } from "../../src/gate/tool-call.js";
@@ -48,8 +54,16 @@ const policy: GuardPolicySpec = {
   revoked_tools: [{ tool: "net.fetch", reason: "exfiltration risk" }],
   tool_registry: [
     { tool: "db.query", sha256: queryHash, signature: signRegistration(pem(trusted.privateKey, "pkcs8"), "db.query", queryHash) },
-    { tool: "db.tampered", sha256: tamperedHash, signature: signRegistration(pem(trusted.privateKey, "pkcs8"), "db.tampered", tamperedHash) },
-    { tool: "db.unsigned", sha256: unsignedHash, signature: signRegistration(pem(untrusted.privateKey, "pkcs8"), "db.unsigned", unsignedHash) },
+    {
+      tool: "db.tampered",
+      sha256: tamperedHash,
+      signature: signRegistration(pem(trusted.privateKey, "pkcs8"), "db.tampered", tamperedHash),
+    },
+    {
+      tool: "db.unsigned",
+      sha256: unsignedHash,
+      signature: signRegistration(pem(untrusted.privateKey, "pkcs8"), "db.unsigned", unsignedHash),
+    },
   ],
   trusted_keys: [{ name: "ops", public_key: pem(trusted.publicKey, "spki") }],
   required_capabilities: { "db.admin": "db:admin" },
@@ -58,7 +72,13 @@ const policy: GuardPolicySpec = {
     { name: "watch_db", match_field: "tool", pattern: "^db\\.", action: "flag", reason: "measure db use" },
     { name: "no_prod_host", match_field: "args", pattern: "prod-db\\.internal", action: "deny", reason: "no production database" },
     // Guardian's own rule, verbatim: its lookahead runs bounded (ADR 0022).
-    { name: "block_external_drive_writes", match_field: "args", pattern: "/Volumes/(?!MAC_MINI_1TB)", action: "deny", reason: "Writes to non-canonical external drives are blocked" },
+    {
+      name: "block_external_drive_writes",
+      match_field: "args",
+      pattern: "/Volumes/(?!MAC_MINI_1TB)",
+      action: "deny",
+      reason: "Writes to non-canonical external drives are blocked",
+    },
   ],
 };
 
@@ -76,14 +96,26 @@ describe("the guard's seven checks over NATS (real nats-server, JWT mode)", () =
   async function propose(tool: string, args: JsonObject): Promise<ToolCallDecision> {
     step++;
     const toolHash = liveHashes.get(tool);
-    const p: ToolCallProposal = { namespace: NS, execution: EXECUTION, iteration: 1, step, toolCallId: `call-${step}`, tool, args, ...(toolHash !== undefined ? { toolHash } : {}) };
+    const p: ToolCallProposal = {
+      namespace: NS,
+      execution: EXECUTION,
+      iteration: 1,
+      step,
+      toolCallId: `call-${step}`,
+      tool,
+      args,
+      ...(toolHash !== undefined ? { toolHash } : {}),
+    };
     return client.propose(p);
   }
 
   beforeAll(async () => {
     trust = createTrust();
     server = await startNats({ extraConfig: serverConfig(trust).config });
-    const gateNc = await connect({ servers: server.url, authenticator: credsAuthenticator(enc.encode(issueControllerCredentials(trust).creds)) });
+    const gateNc = await connect({
+      servers: server.url,
+      authenticator: credsAuthenticator(enc.encode(issueControllerCredentials(trust).creds)),
+    });
     const workerNc = await connect({
       servers: server.url,
       authenticator: credsAuthenticator(enc.encode(issueWorkerCredentials(trust, NS, EXECUTION).creds)),
@@ -118,7 +150,11 @@ describe("the guard's seven checks over NATS (real nats-server, JWT mode)", () =
   });
 
   it("2. hash: a tool whose live code (the hash its proposal carries) differs from its registration is denied", async () => {
-    expect(await propose("db.tampered", { sql: "select 1" })).toMatchObject({ allowed: false, guard: { check: "hash" }, reason: "hash_mismatch: db.tampered" });
+    expect(await propose("db.tampered", { sql: "select 1" })).toMatchObject({
+      allowed: false,
+      guard: { check: "hash" },
+      reason: "hash_mismatch: db.tampered",
+    });
   });
 
   it("3. capability: a tool outside spec.tools or outside the capability scope is denied", async () => {
@@ -138,7 +174,10 @@ describe("the guard's seven checks over NATS (real nats-server, JWT mode)", () =
     const d = await propose("cmd.run", { options: { argv: ["sh", "-c", "rm  -rf  /"] } });
     expect(d).toMatchObject({ allowed: false, guard: { check: "destructive_pattern" } });
     expect(d.reason).toMatch(/^destructive_pattern: /);
-    expect(await propose("fs.read", { path: "/etc/../etc/shadow" })).toMatchObject({ allowed: false, guard: { check: "destructive_pattern" } });
+    expect(await propose("fs.read", { path: "/etc/../etc/shadow" })).toMatchObject({
+      allowed: false,
+      guard: { check: "destructive_pattern" },
+    });
     expect(await propose("cmd.run", { command: "ls /workspace" })).toMatchObject({ allowed: true });
   });
 
@@ -153,7 +192,11 @@ describe("the guard's seven checks over NATS (real nats-server, JWT mode)", () =
   });
 
   it("6. signature: a registration signed by an untrusted key is denied, a trusted one passes", async () => {
-    expect(await propose("db.unsigned", { sql: "select 1" })).toMatchObject({ allowed: false, guard: { check: "signature" }, reason: "signature_invalid" });
+    expect(await propose("db.unsigned", { sql: "select 1" })).toMatchObject({
+      allowed: false,
+      guard: { check: "signature" },
+      reason: "signature_invalid",
+    });
     const ok = await propose("db.query", { host: "staging-db.internal", sql: "select 1" });
     expect(ok).toMatchObject({ allowed: true, guard: { approved: true, check: "adaptive_rule", flags: ["watch_db"] } });
     // The flag reaches the audit and the event stream's decision (the call still allowed).
@@ -186,14 +229,30 @@ describe("the guard's seven checks over NATS (real nats-server, JWT mode)", () =
   });
 
   it("enforcementAction: the same rules in warn and dryrun mode let the calls through and say what they would have denied", async () => {
-    store.update([{ name: "team-policy", namespace: NS, spec: { ...policy, enforcementAction: "warn", adaptive_rules: policy.adaptive_rules?.map((r) => (r.name === "no_prod_host" ? { ...r, enforcementAction: "dryrun" as const } : r)) } }]);
+    store.update([
+      {
+        name: "team-policy",
+        namespace: NS,
+        spec: {
+          ...policy,
+          enforcementAction: "warn",
+          adaptive_rules: policy.adaptive_rules?.map((r) =>
+            r.name === "no_prod_host" ? { ...r, enforcementAction: "dryrun" as const } : r,
+          ),
+        },
+      },
+    ]);
     const revoked = await propose("net.fetch", { url: "https://example.com" });
     expect(revoked).toMatchObject({ allowed: true, guard: { approved: true, warnings: ["tool_revoked: exfiltration risk"] } });
     const prod = await propose("db.query", { host: "prod-db.internal", sql: "select 1" });
     expect(prod).toMatchObject({ allowed: true, guard: { flags: ["watch_db"], dryrun: ["adaptive_rule: no_prod_host"] } });
     expect(prod.guard.warnings).toBeUndefined();
-    await vi.waitFor(() => expect(audited.get(prod.toolCallId)).toMatchObject({ allowed: true, flags: ["watch_db"], dryrun: ["adaptive_rule: no_prod_host"] }));
-    await vi.waitFor(() => expect(audited.get(revoked.toolCallId)).toMatchObject({ allowed: true, warnings: ["tool_revoked: exfiltration risk"] }));
+    await vi.waitFor(() =>
+      expect(audited.get(prod.toolCallId)).toMatchObject({ allowed: true, flags: ["watch_db"], dryrun: ["adaptive_rule: no_prod_host"] }),
+    );
+    await vi.waitFor(() =>
+      expect(audited.get(revoked.toolCallId)).toMatchObject({ allowed: true, warnings: ["tool_revoked: exfiltration risk"] }),
+    );
     // The built-in tables still deny.
     expect(await propose("cmd.run", { command: "rm -rf /" })).toMatchObject({ allowed: false, guard: { check: "destructive_pattern" } });
   });

@@ -40,7 +40,13 @@ describe("GuardPolicy hot reload", () => {
     eventually(() => Promise.resolve(ok(decide(namespace, tool, args)) ? true : undefined), 15_000, what);
 
   const create = (namespace: string, name: string, spec: GuardPolicySpec) =>
-    api.createNamespacedCustomObject({ group: GROUP, version: VERSION, namespace, plural, body: { apiVersion: API_VERSION, kind: "GuardPolicy", metadata: { name }, spec } });
+    api.createNamespacedCustomObject({
+      group: GROUP,
+      version: VERSION,
+      namespace,
+      plural,
+      body: { apiVersion: API_VERSION, kind: "GuardPolicy", metadata: { name }, spec },
+    });
   // A JSON patch of the whole spec: no resourceVersion, so the source's own status writes never conflict.
   const replaceSpec = async (namespace: string, name: string, spec: GuardPolicySpec) =>
     (await api.patchNamespacedCustomObject(
@@ -49,7 +55,8 @@ describe("GuardPolicy hot reload", () => {
     )) as GuardPolicy;
   const get = async (namespace: string, name: string) =>
     (await api.getNamespacedCustomObject({ group: GROUP, version: VERSION, namespace, plural, name })) as GuardPolicy;
-  const remove = (namespace: string, name: string) => api.deleteNamespacedCustomObject({ group: GROUP, version: VERSION, namespace, plural, name });
+  const remove = (namespace: string, name: string) =>
+    api.deleteNamespacedCustomObject({ group: GROUP, version: VERSION, namespace, plural, name });
 
   beforeAll(async () => {
     cp = await startControlPlane();
@@ -75,24 +82,36 @@ describe("GuardPolicy hot reload", () => {
     await until("shell revoked", ns, "shell", undefined, (d) => !d.approved && d.reason === "tool_revoked: CVE-2026-0001");
     // Other namespaces are untouched by a namespace's own policy.
     expect(decide(otherNs, "shell").approved).toBe(true);
-    const ready = await eventually(async () => {
-      const o = await get(ns, "team-policy");
-      const c = o.status?.conditions?.find((x) => x.type === "Ready");
-      return c?.status === "True" && o.status?.observedGeneration === o.metadata.generation ? o : undefined;
-    }, 15_000, "Ready=True on team-policy");
+    const ready = await eventually(
+      async () => {
+        const o = await get(ns, "team-policy");
+        const c = o.status?.conditions?.find((x) => x.type === "Ready");
+        return c?.status === "True" && o.status?.observedGeneration === o.metadata.generation ? o : undefined;
+      },
+      15_000,
+      "Ready=True on team-policy",
+    );
     expect(ready.status?.counts).toEqual({ revoked_tools: 1 });
 
     const updated = await replaceSpec(ns, "team-policy", {
-      adaptive_rules: [{ name: "no-internal-host", match_field: "args", pattern: "intranet\\.corp\\.example", action: "deny", reason: "internal host" }],
+      adaptive_rules: [
+        { name: "no-internal-host", match_field: "args", pattern: "intranet\\.corp\\.example", action: "deny", reason: "internal host" },
+      ],
     });
     expect(updated.metadata.generation).toBe(2);
     await until("revocation lifted", ns, "shell", undefined, (d) => d.approved);
     const denied = decide(ns, "shell", { cmd: "wget https://intranet.corp.example/wiki" });
     expect(denied).toMatchObject({ approved: false, check: "adaptive_rule", reason: "adaptive_rule: no-internal-host" });
-    await eventually(async () => {
-      const o = await get(ns, "team-policy");
-      return o.status?.observedGeneration === 2 && o.status.conditions?.some((c) => c.type === "Ready" && c.status === "True") ? true : undefined;
-    }, 15_000, "observedGeneration 2");
+    await eventually(
+      async () => {
+        const o = await get(ns, "team-policy");
+        return o.status?.observedGeneration === 2 && o.status.conditions?.some((c) => c.type === "Ready" && c.status === "True")
+          ? true
+          : undefined;
+      },
+      15_000,
+      "observedGeneration 2",
+    );
   });
 
   it("keeps the previous version in force when an update does not compile, and says why in the status", async () => {
@@ -104,11 +123,15 @@ describe("GuardPolicy hot reload", () => {
       ],
       revoked_tools: [{ tool: "read_file", reason: "should not apply: the update is refused" }],
     });
-    const cond = await eventually(async () => {
-      const o = await get(ns, "team-policy");
-      const c = o.status?.conditions?.find((x) => x.type === "Ready");
-      return c?.status === "False" && o.status?.observedGeneration === 3 ? c : undefined;
-    }, 15_000, "Ready=False on the bad update");
+    const cond = await eventually(
+      async () => {
+        const o = await get(ns, "team-policy");
+        const c = o.status?.conditions?.find((x) => x.type === "Ready");
+        return c?.status === "False" && o.status?.observedGeneration === 3 ? c : undefined;
+      },
+      15_000,
+      "Ready=False on the bad update",
+    );
     expect(cond.reason).toBe("CompileError");
     expect(cond.message).toContain("backreference-rule");
     expect(cond.message).toContain(`GuardPolicy ${ns}/team-policy`);
@@ -120,14 +143,26 @@ describe("GuardPolicy hot reload", () => {
 
     // Fixing it is picked up like any other change.
     await replaceSpec(ns, "team-policy", {
-      adaptive_rules: [{ name: "no-internal-host", match_field: "args", pattern: "intranet\\.corp\\.example", action: "deny", reason: "internal host" }],
+      adaptive_rules: [
+        { name: "no-internal-host", match_field: "args", pattern: "intranet\\.corp\\.example", action: "deny", reason: "internal host" },
+      ],
       revoked_tools: [{ tool: "read_file", reason: "now it applies" }],
     });
-    await until("read_file revoked after the fix", ns, "read_file", { path: "notes.txt" }, (d) => d.reason === "tool_revoked: now it applies");
-    await eventually(async () => {
-      const c = (await get(ns, "team-policy")).status?.conditions?.find((x) => x.type === "Ready");
-      return c?.status === "True" ? true : undefined;
-    }, 15_000, "Ready=True after the fix");
+    await until(
+      "read_file revoked after the fix",
+      ns,
+      "read_file",
+      { path: "notes.txt" },
+      (d) => d.reason === "tool_revoked: now it applies",
+    );
+    await eventually(
+      async () => {
+        const c = (await get(ns, "team-policy")).status?.conditions?.find((x) => x.type === "Ready");
+        return c?.status === "True" ? true : undefined;
+      },
+      15_000,
+      "Ready=True after the fix",
+    );
   });
 
   it("merges the cluster default from the controller namespace with a namespace's own policy", async () => {
@@ -136,7 +171,13 @@ describe("GuardPolicy hot reload", () => {
       adaptive_rules: [{ name: "no-etc-shadow", match_field: "args", pattern: "/etc/shadow", action: "deny", reason: "secrets" }],
     });
     // A namespace with its own policy gets both: the default's revocation and its own rules.
-    await until("default revocation in team ns", ns, "fetch", { url: "https://example.com" }, (d) => d.reason === "tool_revoked: egress frozen");
+    await until(
+      "default revocation in team ns",
+      ns,
+      "fetch",
+      { url: "https://example.com" },
+      (d) => d.reason === "tool_revoked: egress frozen",
+    );
     expect(decide(ns, "shell", { cmd: "wget https://intranet.corp.example/wiki" }).reason).toBe("adaptive_rule: no-internal-host");
     expect(decide(ns, "read_file", { path: "notes.txt" }).reason).toBe("tool_revoked: now it applies");
     expect(decide(ns, "shell", { cmd: "grep root /etc/shadow" }).approved).toBe(false);
@@ -168,7 +209,11 @@ describe("GuardPolicy hot reload", () => {
     await create(ns, "good", { revoked_tools: [{ tool: "fetch", reason: "good policy" }] });
     await create(ns, "bad", { adaptive_rules: [{ name: "backref", match_field: "args", pattern: "(a)\\1", action: "deny", reason: "x" }] });
     await until("good policy applies", ns, "fetch", { url: "https://example.com" }, (d) => d.reason === "tool_revoked: good policy");
-    const c = await eventually(async () => (await get(ns, "bad")).status?.conditions?.find((x) => x.type === "Ready" && x.status === "False"), 15_000, "bad Ready=False");
+    const c = await eventually(
+      async () => (await get(ns, "bad")).status?.conditions?.find((x) => x.type === "Ready" && x.status === "False"),
+      15_000,
+      "bad Ready=False",
+    );
     expect(c.message).toContain("backref");
     expect(store.get(ns).sources).toEqual(["good"]);
     // Deleting the rejected policy and recreating it fixed makes it apply.
@@ -215,7 +260,13 @@ describe("GuardPolicy hot reload", () => {
     await create(ns, "late", { revoked_tools: [{ tool: "read_file", reason: "listed at start" }] });
     await until("first source sees it", ns, "read_file", { path: "x" }, (d) => !d.approved);
     const store2 = new PolicyStore(controllerNs);
-    const source2 = new GuardPolicySource({ kc: cp.kc, store: store2, controllerNamespace: controllerNs, namespaces: [ns], writeStatus: false });
+    const source2 = new GuardPolicySource({
+      kc: cp.kc,
+      store: store2,
+      controllerNamespace: controllerNs,
+      namespaces: [ns],
+      writeStatus: false,
+    });
     await source2.start();
     try {
       // start() resolves after the initial list is in the store: no waiting needed.
@@ -243,9 +294,17 @@ describe("GuardPolicy hot reload", () => {
         ],
       },
     });
-    const binding = { metadata: { name: role }, roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: role }, subjects: [{ kind: "ServiceAccount", name: sa, namespace: controllerNs }] };
+    const binding = {
+      metadata: { name: role },
+      roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: role },
+      subjects: [{ kind: "ServiceAccount", name: sa, namespace: controllerNs }],
+    };
     await rbac.createClusterRoleBinding({ body: binding });
-    const token = await core.createNamespacedServiceAccountToken({ name: sa, namespace: controllerNs, body: { spec: { audiences: [], expirationSeconds: 3600 } } });
+    const token = await core.createNamespacedServiceAccountToken({
+      name: sa,
+      namespace: controllerNs,
+      body: { spec: { audiences: [], expirationSeconds: 3600 } },
+    });
     const cluster = cp.kc.getCurrentCluster();
     if (cluster === null || token.status?.token === undefined) throw new Error("no cluster or token");
     const saKc = new k8s.KubeConfig();
@@ -259,7 +318,13 @@ describe("GuardPolicy hot reload", () => {
     await create(ns, "kept", { revoked_tools: [{ tool: "shell", reason: "before outage" }] });
     await create(ns, "dropped", { revoked_tools: [{ tool: "fetch", reason: "deleted during outage" }] });
     const store2 = new PolicyStore(controllerNs);
-    const source2 = new GuardPolicySource({ kc: saKc, store: store2, controllerNamespace: controllerNs, namespaces: [ns], watchTimeoutSeconds: 1 });
+    const source2 = new GuardPolicySource({
+      kc: saKc,
+      store: store2,
+      controllerNamespace: controllerNs,
+      namespaces: [ns],
+      watchTimeoutSeconds: 1,
+    });
     await source2.start();
     try {
       expect(store2.get(ns).revoked.get("shell")?.reason).toBe("before outage");
@@ -271,7 +336,11 @@ describe("GuardPolicy hot reload", () => {
       await new Promise((r) => setTimeout(r, 1_000));
       expect(store2.get(ns).revoked.get("shell")?.reason).toBe("before outage");
       await rbac.createClusterRoleBinding({ body: binding });
-      await eventually(() => Promise.resolve(store2.get(ns).revoked.get("shell")?.reason === "changed during outage" ? true : undefined), 20_000, "update after outage");
+      await eventually(
+        () => Promise.resolve(store2.get(ns).revoked.get("shell")?.reason === "changed during outage" ? true : undefined),
+        20_000,
+        "update after outage",
+      );
       expect(store2.get(ns).revoked.has("fetch")).toBe(false);
       expect(source2.relistCount).toBeGreaterThan(0);
     } finally {

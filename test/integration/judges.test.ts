@@ -29,7 +29,16 @@ describe("judge images through DockerWorkloads (real dockerd)", () => {
 
   function judge(name: string, image: string, payload: object, extra: Partial<WorkloadSpec> = {}): WorkloadSpec {
     const input = JSON.stringify(payload);
-    return { name, image, stdin: input, env: { GAVEL_INPUT: input, ...extra.env }, mounts: [mount], network: "none", timeoutSeconds: 60, ...extra };
+    return {
+      name,
+      image,
+      stdin: input,
+      env: { GAVEL_INPUT: input, ...extra.env },
+      mounts: [mount],
+      network: "none",
+      timeoutSeconds: 60,
+      ...extra,
+    };
   }
 
   beforeAll(async () => {
@@ -41,7 +50,10 @@ describe("judge images through DockerWorkloads (real dockerd)", () => {
     await mkdir(join(ws, "out"));
     await writeFile(join(ws, "out", "result.json"), '{"status": "ok"}\n');
     await writeFile(join(ws, "ok.test.mjs"), "import test from 'node:test'; test('passes', () => {});\n");
-    await writeFile(join(ws, "bad.test.mjs"), "import test from 'node:test'; import assert from 'node:assert'; test('fails', () => assert.equal(1, 2, 'one is not two'));\n");
+    await writeFile(
+      join(ws, "bad.test.mjs"),
+      "import test from 'node:test'; import assert from 'node:assert'; test('fails', () => assert.equal(1, 2, 'one is not two'));\n",
+    );
     mount = { name: "workspace", source: ws, mountPath: "/workspace", readOnly: true };
   }, 600_000);
   afterAll(async () => {
@@ -52,7 +64,8 @@ describe("judge images through DockerWorkloads (real dockerd)", () => {
   it("rule-judge scores a worker's output and files from the read-only workspace", async () => {
     const payload = {
       output: "done: 1 file written",
-      criteria: "Check the result.\n- contains: done\n- file_json: out/result.json\n- file_contains: out/result.json :: \"status\": \"ok\"\n- file_exists: out/missing.txt",
+      criteria:
+        'Check the result.\n- contains: done\n- file_json: out/result.json\n- file_contains: out/result.json :: "status": "ok"\n- file_exists: out/missing.txt',
       worker_mounts: ["/workspace"],
       validation_context: "rule-judge",
     };
@@ -66,7 +79,15 @@ describe("judge images through DockerWorkloads (real dockerd)", () => {
   });
 
   it("rule-judge blocks a tool call at the guard", async () => {
-    const payload = { task: "tidy up", proposed_tool_call: { tool: "shell_exec", args: { command: "rm -rf /" } }, available_tools: ["shell_exec"], worker_mounts: ["/workspace"], criteria: "", validation_context: "semantic_judge_pre_execution_inner_loop", policy_violations: [] };
+    const payload = {
+      task: "tidy up",
+      proposed_tool_call: { tool: "shell_exec", args: { command: "rm -rf /" } },
+      available_tools: ["shell_exec"],
+      worker_mounts: ["/workspace"],
+      criteria: "",
+      validation_context: "semantic_judge_pre_execution_inner_loop",
+      policy_violations: [],
+    };
     const r = await runToEnd(workloads, judge("rule-judge-call", "gavel/rule-judge:dev", payload), LOCAL);
     const outcome = judgeOutcome(r);
     expect(outcome.ok && outcome.result.score).toBe(0);
@@ -75,7 +96,11 @@ describe("judge images through DockerWorkloads (real dockerd)", () => {
   });
 
   it("command-judge runs node --test over the read-only workspace and scores the pass ratio", async () => {
-    const r = await runToEnd(workloads, judge("command-judge", "gavel/command-judge:dev", { criteria: "run: node --test", worker_mounts: ["/workspace"] }), LOCAL);
+    const r = await runToEnd(
+      workloads,
+      judge("command-judge", "gavel/command-judge:dev", { criteria: "run: node --test", worker_mounts: ["/workspace"] }),
+      LOCAL,
+    );
     expect(r.exitCode).toBe(0);
     const v = await gavelVerdict(r);
     expect(v.code).toBe(0);
@@ -87,12 +112,25 @@ describe("judge images through DockerWorkloads (real dockerd)", () => {
   describe("llm-judge against a scripted chat completions server", () => {
     let server: ScriptedChatServer | undefined;
     afterAll(async () => server?.close());
-    const env = (s: ScriptedChatServer) => ({ LLM_JUDGE_BASE_URL: s.baseUrl, LLM_JUDGE_MODEL: "judge-model", LLM_JUDGE_API_KEY: "sk-local" });
-    const payload = { task: "summarise", output: "a summary", criteria: "Is it a summary?\ninclude: out/result.json", worker_mounts: ["/workspace"] };
+    const env = (s: ScriptedChatServer) => ({
+      LLM_JUDGE_BASE_URL: s.baseUrl,
+      LLM_JUDGE_MODEL: "judge-model",
+      LLM_JUDGE_API_KEY: "sk-local",
+    });
+    const payload = {
+      task: "summarise",
+      output: "a summary",
+      criteria: "Is it a summary?\ninclude: out/result.json",
+      worker_mounts: ["/workspace"],
+    };
 
     it("returns the model's verdict (host network: the engine has no bridge)", async () => {
       server = await startScriptedChatServer(['{"score": 0.7, "confidence": 0.6, "reasoning": "a fair summary"}']);
-      const r = await runToEnd(workloads, judge("llm-judge-ok", "gavel/llm-judge:dev", payload, { network: "allow", env: env(server) }), LOCAL);
+      const r = await runToEnd(
+        workloads,
+        judge("llm-judge-ok", "gavel/llm-judge:dev", payload, { network: "allow", env: env(server) }),
+        LOCAL,
+      );
       expect(r.stderr).toBe("");
       const v = await gavelVerdict(r);
       expect(v.code).toBe(0);
@@ -106,7 +144,11 @@ describe("judge images through DockerWorkloads (real dockerd)", () => {
 
     it("after two malformed replies the run is rejected as malformed_output", async () => {
       server = await startScriptedChatServer(["looks great to me", "still no JSON, sorry"]);
-      const r = await runToEnd(workloads, judge("llm-judge-bad", "gavel/llm-judge:dev", payload, { network: "allow", env: env(server) }), LOCAL);
+      const r = await runToEnd(
+        workloads,
+        judge("llm-judge-bad", "gavel/llm-judge:dev", payload, { network: "allow", env: env(server) }),
+        LOCAL,
+      );
       expect(server.received.length).toBe(2);
       const v = await gavelVerdict(r);
       expect(v.code).toBe(1);
@@ -126,9 +168,18 @@ describe("judge images through DockerWorkloads (real dockerd)", () => {
 
   it("a judge that tries to write the workspace fails, and the workspace is unchanged", async () => {
     // The judge images' entrypoint is fixed; a rogue judge is any image run as a judge.
-    const rogue = judge("rogue-judge", BASE_IMAGE, {}, {
-      command: ["node", "-e", "require('fs').writeFileSync('/workspace/out/result.json', '{\"status\": \"forged\"}'); console.log(JSON.stringify({score: 1, confidence: 1, reasoning: 'forged'}))"],
-    });
+    const rogue = judge(
+      "rogue-judge",
+      BASE_IMAGE,
+      {},
+      {
+        command: [
+          "node",
+          "-e",
+          "require('fs').writeFileSync('/workspace/out/result.json', '{\"status\": \"forged\"}'); console.log(JSON.stringify({score: 1, confidence: 1, reasoning: 'forged'}))",
+        ],
+      },
+    );
     const r = await runToEnd(workloads, rogue, LOCAL);
     expect(r.exitCode).not.toBe(0);
     expect(r.stderr).toContain("EROFS");

@@ -79,7 +79,10 @@ describe("gavel run with tools: the inner-loop gate in local mode (real Docker, 
     await runOk(join(HARNESS_DIR, "docker-up.sh"), []);
     dir = await mkdtemp(join(tmpdir(), "gavel-local-gate-"));
     await writeFile(join(dir, "script.yaml"), SCRIPT);
-    await writeFile(join(dir, "Dockerfile"), "FROM gavel/agent:dev\nCOPY script.yaml /agent/script.yaml\nENV GAVEL_SCRIPT_FILE=/agent/script.yaml\n");
+    await writeFile(
+      join(dir, "Dockerfile"),
+      "FROM gavel/agent:dev\nCOPY script.yaml /agent/script.yaml\nENV GAVEL_SCRIPT_FILE=/agent/script.yaml\n",
+    );
     await runOk("docker", ["build", "-q", "-t", "gavel/test-scripted-agent:dev", dir]);
     for (const network of ["allow", "none"] as const) await writeFile(join(dir, `worker-${network}.yaml`), worker(network));
     await writeFile(join(dir, "history-judge.yaml"), HISTORY_JUDGE);
@@ -90,18 +93,31 @@ describe("gavel run with tools: the inner-loop gate in local mode (real Docker, 
 
   // With network none the container has only loopback: it reaches the gate through the
   // socket gavel run mounts into it (src/local/gate-socket.ts), and nothing else.
-  it.each(["allow", "none"])("network %s: the guard blocks rm -rf /, the judge lets the write through, the outer loop sees the file", async (network) => {
-    const r = await run(join(REPO_DIR, "bin/gavel"), ["run", "--output", "json", "-f", join(dir, `worker-${network}.yaml`), "-f", join(REPO_DIR, "judges/rule-judge/agent.yaml"), "-f", join(dir, "history-judge.yaml")]);
-    expect(r.code, r.stderr).toBe(0);
-    const ex = JSON.parse(r.stdout) as Execution;
-    expect(ex.status?.phase, JSON.stringify(ex.status?.iterations?.[0]?.validators)).toBe("Succeeded");
-    // The third validator's judge got the iteration's calls as tool_call_history (checked inside it).
-    expect(ex.status?.iterations?.[0]?.validators?.map((v) => v.passed)).toEqual([true, true, true]);
-    // The status holds the gate's summary of the iteration, as on a cluster.
-    expect(ex.status?.iterations?.[0]?.toolCalls).toMatchObject({ proposed: 2, allowed: 1, blockedByGuard: 1, blockedByJudge: 0 });
-    expect(r.stderr).toMatch(/tool call 1 fs\.write allowed/);
-    expect(r.stderr).toMatch(/tool call 2 cmd\.run blocked by guard \(destructive_pattern\)/);
-    expect(r.stderr).toMatch(/tool call 1 judge rule-judge started as \S+-i1-t0-s1-rule-judge/);
-    expect(r.stderr).toMatch(/tool call 1 fs\.write proposed/);
-  });
+  it.each(["allow", "none"])(
+    "network %s: the guard blocks rm -rf /, the judge lets the write through, the outer loop sees the file",
+    async (network) => {
+      const r = await run(join(REPO_DIR, "bin/gavel"), [
+        "run",
+        "--output",
+        "json",
+        "-f",
+        join(dir, `worker-${network}.yaml`),
+        "-f",
+        join(REPO_DIR, "judges/rule-judge/agent.yaml"),
+        "-f",
+        join(dir, "history-judge.yaml"),
+      ]);
+      expect(r.code, r.stderr).toBe(0);
+      const ex = JSON.parse(r.stdout) as Execution;
+      expect(ex.status?.phase, JSON.stringify(ex.status?.iterations?.[0]?.validators)).toBe("Succeeded");
+      // The third validator's judge got the iteration's calls as tool_call_history (checked inside it).
+      expect(ex.status?.iterations?.[0]?.validators?.map((v) => v.passed)).toEqual([true, true, true]);
+      // The status holds the gate's summary of the iteration, as on a cluster.
+      expect(ex.status?.iterations?.[0]?.toolCalls).toMatchObject({ proposed: 2, allowed: 1, blockedByGuard: 1, blockedByJudge: 0 });
+      expect(r.stderr).toMatch(/tool call 1 fs\.write allowed/);
+      expect(r.stderr).toMatch(/tool call 2 cmd\.run blocked by guard \(destructive_pattern\)/);
+      expect(r.stderr).toMatch(/tool call 1 judge rule-judge started as \S+-i1-t0-s1-rule-judge/);
+      expect(r.stderr).toMatch(/tool call 1 fs\.write proposed/);
+    },
+  );
 });

@@ -65,10 +65,18 @@ describe("examples/guarded-tools: the inner loop in local mode (real Docker, rea
     // One event line per decision (stderr carries progress with --output json), in order.
     const decisions = r.stderr.split("\n").filter((l) => /^iteration 1 tool call \d+ \S+ (allowed|blocked)/.test(l));
     expect(decisions).toHaveLength(7);
-    expect(decisions[0]).toMatch(/^iteration 1 tool call 1 cmd\.run blocked by guard \(destructive_pattern\): secrets: reads files: a secret file \[command\]$/);
-    expect(decisions[1]).toMatch(/^iteration 1 tool call 2 cmd\.run blocked by guard \(destructive_pattern\): destruction: deletes recursively: a system directory \[command\]$/);
-    expect(decisions[2]).toMatch(/^iteration 1 tool call 3 http\.post blocked by guard \(capability\): capability_boundary: missing tool:http\.post$/);
-    expect(decisions[3]).toMatch(/^iteration 1 tool call 4 fs\.write blocked by guard \(sequence_contract\): sequence_contract: read-before-overwrite$/);
+    expect(decisions[0]).toMatch(
+      /^iteration 1 tool call 1 cmd\.run blocked by guard \(destructive_pattern\): secrets: reads files: a secret file \[command\]$/,
+    );
+    expect(decisions[1]).toMatch(
+      /^iteration 1 tool call 2 cmd\.run blocked by guard \(destructive_pattern\): destruction: deletes recursively: a system directory \[command\]$/,
+    );
+    expect(decisions[2]).toMatch(
+      /^iteration 1 tool call 3 http\.post blocked by guard \(capability\): capability_boundary: missing tool:http\.post$/,
+    );
+    expect(decisions[3]).toMatch(
+      /^iteration 1 tool call 4 fs\.write blocked by guard \(sequence_contract\): sequence_contract: read-before-overwrite$/,
+    );
     expect(decisions[4]).toBe("iteration 1 tool call 5 cmd.run allowed: rule-judge: passed");
     expect(decisions[5]).toBe("iteration 1 tool call 6 fs.read allowed: approved by the guard (skip_judge)");
     expect(decisions[6]).toBe("iteration 1 tool call 7 fs.write allowed: rule-judge: passed");
@@ -105,7 +113,16 @@ describe("examples/guarded-tools: the inner loop in local mode (real Docker, rea
     const hashes = await builtinToolHashes();
     expect(Object.keys(hashes).sort()).toEqual(["cmd.run", "fs.list", "fs.read", "fs.write"]);
     const registered = join(tmp, "registry.yaml");
-    await writeFile(registered, JSON.stringify(signedRegistry("registry", [["fs.read", hashes["fs.read"] ?? ""], ["fs.write", hashes["fs.write"] ?? ""], ["cmd.run", staleHash("cmd.run")]])));
+    await writeFile(
+      registered,
+      JSON.stringify(
+        signedRegistry("registry", [
+          ["fs.read", hashes["fs.read"] ?? ""],
+          ["fs.write", hashes["fs.write"] ?? ""],
+          ["cmd.run", staleHash("cmd.run")],
+        ]),
+      ),
+    );
     const r = await run(GAVEL, ["run", "--output", "json", "-f", AGENT, "-f", POLICY, "-f", registered, "-f", RULE_JUDGE]);
     const decisions = r.stderr.split("\n").filter((l) => /^iteration 1 tool call \d+ \S+ (allowed|blocked)/.test(l));
     expect(decisions, r.stderr).toEqual([
@@ -138,7 +155,10 @@ describe("examples/guarded-tools: the inner loop in local mode (real Docker, rea
       const eventsOf = async (name: string): Promise<DecisionEvent[]> => {
         const ev = await run(GAVEL, ["events", "--nats", url, "-n", "default", name]);
         expect(ev.code, ev.stderr).toBe(0);
-        return ev.stdout.trim().split("\n").map((l) => JSON.parse(l) as DecisionEvent);
+        return ev.stdout
+          .trim()
+          .split("\n")
+          .map((l) => JSON.parse(l) as DecisionEvent);
       };
       const row = (d: DecisionEvent) => [d.data.step, d.data.tool, d.data.allowed, d.data.blocked_by, d.data.check ?? null];
       const evA = await eventsOf(withPolicy);
@@ -153,19 +173,31 @@ describe("examples/guarded-tools: the inner loop in local mode (real Docker, rea
         [6, "fs.read", true, "none", null],
         [7, "fs.write", true, "none", null],
       ];
-      expect(evA.filter((e) => e.type === "toolcall.decision").map(row)).toEqual([...blocked, [4, "fs.write", false, "guard", "sequence_contract"], ...rest]);
+      expect(evA.filter((e) => e.type === "toolcall.decision").map(row)).toEqual([
+        ...blocked,
+        [4, "fs.write", false, "guard", "sequence_contract"],
+        ...rest,
+      ]);
       // No sequence contract: the guard lets the early overwrite through to the rule-judge.
-      expect(evB.filter((e) => e.type === "toolcall.decision").map(row)).toEqual([...blocked, [4, "fs.write", true, "none", null], ...rest]);
+      expect(evB.filter((e) => e.type === "toolcall.decision").map(row)).toEqual([
+        ...blocked,
+        [4, "fs.write", true, "none", null],
+        ...rest,
+      ]);
       // Each decision carries what the audit keeps: the call's id, argument keys (never values),
       // the gate's latency and the judges that decided it.
       const lsA = evA.find((e) => e.type === "toolcall.decision" && e.data.step === 5)?.data;
-      expect(lsA).toMatchObject({ arg_keys: ["command"], judges: [{ judge: "rule-judge", child: `${withPolicy}-i1-t0-s5-rule-judge`, passed: true }] });
+      expect(lsA).toMatchObject({
+        arg_keys: ["command"],
+        judges: [{ judge: "rule-judge", child: `${withPolicy}-i1-t0-s5-rule-judge`, passed: true }],
+      });
       expect(lsA?.toolCallId).toMatch(/^i1-s5-/);
       expect(lsA?.latency_ms).toBeGreaterThan(0);
       const sshA = evA.find((e) => e.type === "toolcall.decision" && e.data.step === 1)?.data;
       expect(sshA).toMatchObject({ arg_keys: ["command"], judges: [] });
       expect(JSON.stringify(evA)).not.toContain("id_rsa");
-      const judged = (evs: DecisionEvent[]) => evs.filter((e) => e.type === "judge.spawned").map((e) => [e.data.step, (e.data as unknown as { child: string }).child]);
+      const judged = (evs: DecisionEvent[]) =>
+        evs.filter((e) => e.type === "judge.spawned").map((e) => [e.data.step, (e.data as unknown as { child: string }).child]);
       expect(judged(evA)).toEqual([5, 7].map((s) => [s, `${withPolicy}-i1-t0-s${s}-rule-judge`]));
       expect(judged(evB)).toEqual([4, 5, 7].map((s) => [s, `${without}-i1-t0-s${s}-rule-judge`]));
     } finally {

@@ -22,7 +22,17 @@ describe("examples/mcp-tools: MCP server tools behind the gate in local mode (re
   }, 600_000);
 
   it("denies the secret read through files.read_text_file as through fs.read, judges the write, returns the allowed read", async () => {
-    const r = await run(GAVEL, ["run", "--output", "json", "-f", join(EXAMPLE, "agent.yaml"), "-f", join(EXAMPLE, "policy.yaml"), "-f", RULE_JUDGE]);
+    const r = await run(GAVEL, [
+      "run",
+      "--output",
+      "json",
+      "-f",
+      join(EXAMPLE, "agent.yaml"),
+      "-f",
+      join(EXAMPLE, "policy.yaml"),
+      "-f",
+      RULE_JUDGE,
+    ]);
     expect(r.code, r.stderr).toBe(0);
     const ex = JSON.parse(r.stdout) as Execution;
     expect(ex.status?.phase).toBe("Succeeded");
@@ -54,11 +64,35 @@ describe("examples/mcp-tools: MCP server tools behind the gate in local mode (re
     const nats = await startNats();
     try {
       const name = `mcp-tools-${Date.now().toString(36)}`;
-      const r = await run(GAVEL, ["run", "--output", "json", "--nats", nats.url, "--name", name, "-f", join(EXAMPLE, "agent.yaml"), "-f", join(EXAMPLE, "policy.yaml"), "-f", RULE_JUDGE]);
+      const r = await run(GAVEL, [
+        "run",
+        "--output",
+        "json",
+        "--nats",
+        nats.url,
+        "--name",
+        name,
+        "-f",
+        join(EXAMPLE, "agent.yaml"),
+        "-f",
+        join(EXAMPLE, "policy.yaml"),
+        "-f",
+        RULE_JUDGE,
+      ]);
       expect(r.code, r.stderr).toBe(0);
       const ev = await run(GAVEL, ["events", "--nats", nats.url, "-n", "default", name]);
       expect(ev.code, ev.stderr).toBe(0);
-      const decisions = ev.stdout.trim().split("\n").map((l) => JSON.parse(l) as { type: string; data: { step: number; tool: string; mcp?: { server: string; tool: string; digest: string; pinned: boolean } } }).filter((e) => e.type === "toolcall.decision");
+      const decisions = ev.stdout
+        .trim()
+        .split("\n")
+        .map(
+          (l) =>
+            JSON.parse(l) as {
+              type: string;
+              data: { step: number; tool: string; mcp?: { server: string; tool: string; digest: string; pinned: boolean } };
+            },
+        )
+        .filter((e) => e.type === "toolcall.decision");
       expect(decisions.map((e) => [e.data.step, e.data.tool, e.data.mcp?.server ?? null, e.data.mcp?.pinned ?? null])).toEqual([
         [1, "fs.write", null, null],
         [2, "files.write_file", "files", true],

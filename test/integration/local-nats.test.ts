@@ -33,7 +33,10 @@ describe("gavel run --nats (real Docker, real NATS)", () => {
     await runOk(join(HARNESS_DIR, "docker-up.sh"), []);
     nats = await startNats();
     dir = await mkdtemp(join(tmpdir(), "gavel-local-nats-"));
-    await writeFile(join(dir, "Dockerfile"), `ARG BASE_IMAGE\nFROM \${BASE_IMAGE}\nCMD ["node", "-e", "console.log(process.env.GAVEL_ITERATION === '1' ? 'first' : 'second')"]\n`);
+    await writeFile(
+      join(dir, "Dockerfile"),
+      `ARG BASE_IMAGE\nFROM \${BASE_IMAGE}\nCMD ["node", "-e", "console.log(process.env.GAVEL_ITERATION === '1' ? 'first' : 'second')"]\n`,
+    );
     await runOk("docker", ["build", "-q", "--build-arg", `BASE_IMAGE=${BASE_IMAGE}`, "-t", "gavel/test-echo-worker:dev", dir]);
     await writeFile(join(dir, "worker.yaml"), WORKER);
   }, 600_000);
@@ -44,11 +47,24 @@ describe("gavel run --nats (real Docker, real NATS)", () => {
 
   it("publishes every event of the run; gavel events folds them into the same tree", async () => {
     const gavel = join(REPO_DIR, "bin/gavel");
-    const r = await run(gavel, ["run", "--nats", nats.url, "--name", "nats-run-1", "-f", join(dir, "worker.yaml"), "-f", join(REPO_DIR, "judges/rule-judge/agent.yaml")]);
+    const r = await run(gavel, [
+      "run",
+      "--nats",
+      nats.url,
+      "--name",
+      "nats-run-1",
+      "-f",
+      join(dir, "worker.yaml"),
+      "-f",
+      join(REPO_DIR, "judges/rule-judge/agent.yaml"),
+    ]);
     expect(r.code, r.stderr + r.stdout).toBe(0);
     expect(r.stdout).toContain("execution nats-run-1: Succeeded after 2 iteration(s)");
     const json = await runOk(gavel, ["events", "--nats", nats.url, "-n", "default", "nats-run-1", "--output", "json"]);
-    const events = json.trim().split("\n").map((l) => JSON.parse(l) as { type: string; execution: string; data: Record<string, unknown> });
+    const events = json
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as { type: string; execution: string; data: Record<string, unknown> });
     expect(events[0]?.type).toBe("execution.started");
     expect(events.at(-1)).toMatchObject({ type: "execution.phase", data: { phase: "Succeeded" } });
     expect(events.filter((e) => e.type === "iteration.started").map((e) => e.data.iteration)).toEqual([1, 2]);

@@ -26,7 +26,9 @@ async function buildImage(tag: string, files: Record<string, string>, cmd: strin
   const dir = await mkdtemp(join(tmpdir(), "gavel-img-"));
   try {
     for (const [name, text] of Object.entries(files)) await writeFile(join(dir, name), text);
-    const copies = Object.keys(files).map((f) => `COPY ${f} /agent/${f}`).join("\n");
+    const copies = Object.keys(files)
+      .map((f) => `COPY ${f} /agent/${f}`)
+      .join("\n");
     // ENTRYPOINT, as every image gavel ships has: the schema_path reader must still run its own command.
     await writeFile(join(dir, "Dockerfile"), `ARG BASE_IMAGE\nFROM \${BASE_IMAGE}\n${copies}\nENTRYPOINT ${JSON.stringify(cmd)}\n`);
     await runOk("docker", ["build", "-q", "--build-arg", `BASE_IMAGE=${BASE_IMAGE}`, "-t", tag, dir]);
@@ -71,7 +73,12 @@ function scriptedExecution(agent: Agent, script: string, extra: Partial<Executio
   };
 }
 
-async function runScripted(agent: Agent, script: string, judges: Agent[] = [], extra: Partial<Execution["spec"]> = {}): Promise<LocalRunResult> {
+async function runScripted(
+  agent: Agent,
+  script: string,
+  judges: Agent[] = [],
+  extra: Partial<Execution["spec"]> = {},
+): Promise<LocalRunResult> {
   const execution = scriptedExecution(agent, script, extra);
   const workloads = new DockerWorkloads();
   try {
@@ -82,7 +89,8 @@ async function runScripted(agent: Agent, script: string, judges: Agent[] = [], e
 }
 
 /** A verdict-printing judge script. */
-const verdict = (score: string, reasoning: string) => `console.log(JSON.stringify({ score: ${score}, confidence: 1, reasoning: ${reasoning} }));`;
+const verdict = (score: string, reasoning: string) =>
+  `console.log(JSON.stringify({ score: ${score}, confidence: 1, reasoning: ${reasoning} }));`;
 
 describe("local mode on Docker", () => {
   beforeAll(async () => {
@@ -94,16 +102,42 @@ describe("local mode on Docker", () => {
 
   afterAll(async () => {
     // Nothing a run started may be left behind.
-    const left = await runOk("docker", ["ps", "-aq", "--filter", "label=gavel.dev/managed-by=gavel-docker-runtime", "--filter", `label=gavel.dev/owner-pid=${process.pid}`]);
+    const left = await runOk("docker", [
+      "ps",
+      "-aq",
+      "--filter",
+      "label=gavel.dev/managed-by=gavel-docker-runtime",
+      "--filter",
+      `label=gavel.dev/owner-pid=${process.pid}`,
+    ]);
     expect(left.trim()).toBe("");
   });
 
   it("make demo's example: refined once by the command judge's feedback, then Succeeded (gavel run --output json)", async () => {
-    await runOk("docker", ["build", "-q", "--build-arg", `BASE_IMAGE=${BASE_IMAGE}`, "-t", "gavel/example-sum-writer:dev", join(REPO_DIR, "examples/refine-once")]);
-    const r = await run(join(REPO_DIR, "bin/gavel"), [
-      "run", "--output", "json",
-      "-f", "examples/refine-once/agent.yaml", "-f", "judges/command-judge/agent.yaml", "-f", "judges/rule-judge/agent.yaml",
-    ], { cwd: REPO_DIR });
+    await runOk("docker", [
+      "build",
+      "-q",
+      "--build-arg",
+      `BASE_IMAGE=${BASE_IMAGE}`,
+      "-t",
+      "gavel/example-sum-writer:dev",
+      join(REPO_DIR, "examples/refine-once"),
+    ]);
+    const r = await run(
+      join(REPO_DIR, "bin/gavel"),
+      [
+        "run",
+        "--output",
+        "json",
+        "-f",
+        "examples/refine-once/agent.yaml",
+        "-f",
+        "judges/command-judge/agent.yaml",
+        "-f",
+        "judges/rule-judge/agent.yaml",
+      ],
+      { cwd: REPO_DIR },
+    );
     expect(r.code, r.stderr).toBe(0);
     const ex = JSON.parse(r.stdout) as Execution;
     const st = ex.status;
@@ -158,7 +192,13 @@ describe("local mode on Docker", () => {
 
   it("regex: stdout and a workspace file, failing then passing; a missing file is named", async () => {
     const r = await runScripted(
-      worker([{ type: "regex", pattern: "^status: ok$" }, { type: "regex", pattern: "(?m)^done$", target: "/workspace/log.txt" }], 3),
+      worker(
+        [
+          { type: "regex", pattern: "^status: ok$" },
+          { type: "regex", pattern: "(?m)^done$", target: "/workspace/log.txt" },
+        ],
+        3,
+      ),
       `const n = process.env.GAVEL_ITERATION;
        console.log(n === "1" ? "status: broken" : "status: ok");
        if (n === "3") require("fs").writeFileSync("/workspace/log.txt", "step 1\\ndone\\n");`,
@@ -173,7 +213,14 @@ describe("local mode on Docker", () => {
 
   it("semantic: a judge container scores the output low, then high", async () => {
     const r = await runScripted(
-      worker([{ type: "semantic", judge_agent: "grader", min_score: 0.8, criteria: verdict('p.content.includes("good") ? 0.9 : 0.2', '"saw: " + p.content.trim()') }]),
+      worker([
+        {
+          type: "semantic",
+          judge_agent: "grader",
+          min_score: 0.8,
+          criteria: verdict('p.content.includes("good") ? 0.9 : 0.2', '"saw: " + p.content.trim()'),
+        },
+      ]),
       `console.log(process.env.GAVEL_ITERATION === "1" ? "bad work" : "good work");`,
       [judge("grader")],
     );
@@ -193,7 +240,20 @@ describe("local mode on Docker", () => {
     const output = line.repeat(65536);
     const sha = createHash("sha256").update(output).digest("hex");
     const r = await runScripted(
-      worker([{ type: "semantic", judge_agent: "hasher", min_score: 1, criteria: verdict(`require("crypto").createHash("sha256").update(p.content).digest("hex") === "${sha}" ? 1 : 0`, '"bytes: " + Buffer.byteLength(p.content)') }], 1),
+      worker(
+        [
+          {
+            type: "semantic",
+            judge_agent: "hasher",
+            min_score: 1,
+            criteria: verdict(
+              `require("crypto").createHash("sha256").update(p.content).digest("hex") === "${sha}" ? 1 : 0`,
+              '"bytes: " + Buffer.byteLength(p.content)',
+            ),
+          },
+        ],
+        1,
+      ),
       `process.stdout.write(${JSON.stringify(line)}.repeat(65536));`,
       [judge("hasher")],
     );
@@ -209,7 +269,10 @@ describe("local mode on Docker", () => {
     ].map(([name]) => judge(name as string));
     const scores: Record<string, string> = { high: "0.9", mid: "0.6", low: "0.3" };
     // One judge image; each judge Agent's name picks its score (validation_context is not sent without input_schema).
-    const criteria = verdict(`({ "-high": 0.9, "-mid": 0.6, "-low": 0.3 })[process.env.GAVEL_EXECUTION.slice(process.env.GAVEL_EXECUTION.lastIndexOf("-"))]`, '"fixed"');
+    const criteria = verdict(
+      `({ "-high": 0.9, "-mid": 0.6, "-low": 0.3 })[process.env.GAVEL_EXECUTION.slice(process.env.GAVEL_EXECUTION.lastIndexOf("-"))]`,
+      '"fixed"',
+    );
     const expected: Record<ConsensusStrategy, boolean> = { weighted_average: true, majority: true, unanimous: false, best_of_n: true };
     for (const mode of Object.keys(expected) as ConsensusStrategy[]) {
       const r = await runScripted(
@@ -260,7 +323,12 @@ describe("local mode on Docker", () => {
     expect(regex?.reasoning).toBe("/workspace/pwned does not exist");
     // The sleeper was killed at its 3 s deadline, not waited for.
     expect(Date.now() - started).toBeLessThan(60_000);
-    const left = await runOk("docker", ["ps", "-aq", "--filter", `label=gavel.dev/execution=${r.children.find((c) => c.spec.agentRef.name === "sleeper")?.metadata.name ?? "?"}`]);
+    const left = await runOk("docker", [
+      "ps",
+      "-aq",
+      "--filter",
+      `label=gavel.dev/execution=${r.children.find((c) => c.spec.agentRef.name === "sleeper")?.metadata.name ?? "?"}`,
+    ]);
     expect(left.trim()).toBe("");
   });
 

@@ -17,7 +17,13 @@ import { decisionEvent } from "../../src/gate/audit.js";
 import { createGate } from "../../src/gate/gate.js";
 import { PolicyStore } from "../../src/gate/guard/policy-store.js";
 import { ToolCallService } from "../../src/gate/tool-call.js";
-import { createTrust, issueControllerCredentials, issueWorkerCredentials, serverConfig, type NatsTrust } from "../../src/transport/credentials.js";
+import {
+  createTrust,
+  issueControllerCredentials,
+  issueWorkerCredentials,
+  serverConfig,
+  type NatsTrust,
+} from "../../src/transport/credentials.js";
 import { buildAgent, type AgentBuild } from "../harness/agent-build.js";
 import { eventually } from "../harness/eventually.js";
 import { startNats, type NatsServer } from "../harness/nats.js";
@@ -28,7 +34,10 @@ const FAULT_SERVER = join(HARNESS_DIR, "mcp-fault-server.mjs");
 
 /** The lines the fault server logged ("<pid> <method> [<tool>]"); none when it never started. */
 const requests = async (log: string): Promise<string[][]> =>
-  (await readFile(log, "utf8").catch(() => "")).split("\n").filter((l) => l !== "").map((l) => l.split(" "));
+  (await readFile(log, "utf8").catch(() => ""))
+    .split("\n")
+    .filter((l) => l !== "")
+    .map((l) => l.split(" "));
 
 describe("MCP faults (worker process, real MCP server process, real nats-server and gate)", () => {
   let nats: NatsServer;
@@ -45,14 +54,19 @@ describe("MCP faults (worker process, real MCP server process, real nats-server 
     const spec: Pick<Agent, "spec"> = { spec: { tools: ["fs.read"], mcp_servers: servers } as Agent["spec"] };
     const store = new PolicyStore();
     // The operators' word: the fault server's tool skips the judges (none are configured here).
-    store.update([{ name: "mcp", namespace: NS, spec: { mcp_servers: [{ server: "fault", capabilities: { echo: { skip_judge: true } } }] } }]);
+    store.update([
+      { name: "mcp", namespace: NS, spec: { mcp_servers: [{ server: "fault", capabilities: { echo: { skip_judge: true } } }] } },
+    ]);
     const gate = createGate({
       policyStore: store,
       agent: spec,
       judgeRunner: () => Promise.reject(new Error("no tool_validation judges are configured")),
       audit: { record: (r) => void audited.set(r.toolCallId, decisionEvent(r)) },
     });
-    gateNc = await connect({ servers: nats.url, authenticator: credsAuthenticator(new TextEncoder().encode(issueControllerCredentials(trust).creds)) });
+    gateNc = await connect({
+      servers: nats.url,
+      authenticator: credsAuthenticator(new TextEncoder().encode(issueControllerCredentials(trust).creds)),
+    });
     service = await ToolCallService.start(gateNc, { decide: (p, ctx) => gate.decide(p, ctx), onDecided: (p, d) => void gate.record(p, d) });
   }
 
@@ -107,12 +121,18 @@ describe("MCP faults (worker process, real MCP server process, real nats-server 
       const started = Date.now();
       const done = startWorker("killed", servers, script, 120);
       // The call reached the server (the gate allowed it): kill the server while it holds the call.
-      const call = await eventually(async () => (await requests(log)).find((r) => r[1] === "tools/call"), { timeoutMs: 60_000, what: "the call at the MCP server" });
+      const call = await eventually(async () => (await requests(log)).find((r) => r[1] === "tools/call"), {
+        timeoutMs: 60_000,
+        what: "the call at the MCP server",
+      });
       process.kill(Number(call[0]), "SIGKILL");
       const r = await done;
       const took = (Date.now() - started) / 1000;
       expect(r.code, r.stderr).toBe(0);
-      const [first, second] = r.stdout.trim().replace(/^first=/, "").split(" second=");
+      const [first, second] = r.stdout
+        .trim()
+        .replace(/^first=/, "")
+        .split(" second=");
       expect(first).toMatch(/^Error: MCP tool fault\.echo: /);
       expect(second).toMatch(/^Error: MCP tool fault\.echo: /);
       console.log(`killed mid-call: the worker finished in ${took.toFixed(1)} s (call deadline 60 s); the model got: ${r.stdout.trim()}`);
@@ -124,7 +144,10 @@ describe("MCP faults (worker process, real MCP server process, real nats-server 
         [2, true, "fault"],
       ]);
       // The worker's log names server and tool for each failed call.
-      const errors = r.stderr.split("\n").filter((l) => l.includes('"event":"tool_error"')).map((l) => JSON.parse(l) as { tool: string; error: string });
+      const errors = r.stderr
+        .split("\n")
+        .filter((l) => l.includes('"event":"tool_error"'))
+        .map((l) => JSON.parse(l) as { tool: string; error: string });
       expect(errors.map((e) => e.tool)).toEqual(["fault.echo", "fault.echo"]);
     } finally {
       await stopGate();

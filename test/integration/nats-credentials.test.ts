@@ -34,7 +34,11 @@ describe("per-execution NATS credentials (real nats-server, JWT mode)", () => {
   let resolverDir: string;
   const conns: NatsConnection[] = [];
 
-  async function asWorker(execution: string, ns = "team", opts: { expiresAt?: number; uid?: string } = {}): Promise<{ nc: NatsConnection; errors: Error[] }> {
+  async function asWorker(
+    execution: string,
+    ns = "team",
+    opts: { expiresAt?: number; uid?: string } = {},
+  ): Promise<{ nc: NatsConnection; errors: Error[] }> {
     const creds = issueWorkerCredentials(trust, ns, execution, opts);
     const errors: Error[] = [];
     const nc = await connect({
@@ -112,7 +116,9 @@ describe("per-execution NATS credentials (real nats-server, JWT mode)", () => {
 
   it("gives gavel's own user JetStream in the account (the event stream works in JWT mode)", async () => {
     const stream = await EventStream.open(gate);
-    const seq = await stream.publish(EventStream.event({ namespace: "team", root: "run-a", execution: "run-a", type: "execution.phase", data: { phase: "Running" } }));
+    const seq = await stream.publish(
+      EventStream.event({ namespace: "team", root: "run-a", execution: "run-a", type: "execution.phase", data: { phase: "Running" } }),
+    );
     expect(seq).toBeGreaterThan(0);
     const { nc, errors } = await asWorker("run-e");
     // A worker cannot reach the JetStream API at all.
@@ -123,7 +129,9 @@ describe("per-execution NATS credentials (real nats-server, JWT mode)", () => {
 
   it("refuses a worker credential past its expiry", async () => {
     const creds = issueWorkerCredentials(trust, "team", "run-old", { expiresAt: Math.floor(Date.now() / 1000) - 1 });
-    await expect(connect({ servers: server.url, reconnect: false, authenticator: credsAuthenticator(enc.encode(creds.creds)) })).rejects.toThrow(/expired|Authorization/i);
+    await expect(
+      connect({ servers: server.url, reconnect: false, authenticator: credsAuthenticator(enc.encode(creds.creds)) }),
+    ).rejects.toThrow(/expired|Authorization/i);
   });
 
   it("revokes a worker on the running server: its connection is closed and it is refused from then on, also after a restart", async () => {
@@ -132,7 +140,12 @@ describe("per-execution NATS credentials (real nats-server, JWT mode)", () => {
     const uid2 = "5c3a1f4e-0000-4000-8000-000000000002";
     const creds = issueWorkerCredentials(trust, "team", "run-r", { uid, expiresAt });
     // No reconnect: the close the server makes is the moment the revocation took effect.
-    const nc = await connect({ servers: server.url, reconnect: false, inboxPrefix: inboxPrefix("team", "run-r"), authenticator: credsAuthenticator(enc.encode(creds.creds)) });
+    const nc = await connect({
+      servers: server.url,
+      reconnect: false,
+      inboxPrefix: inboxPrefix("team", "run-r"),
+      authenticator: credsAuthenticator(enc.encode(creds.creds)),
+    });
     conns.push(nc);
     const other = await asWorker("run-s");
     await nc.request(toolCallSubject("team", "run-r"), "{}", { timeout: 2000 });

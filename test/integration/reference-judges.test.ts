@@ -14,7 +14,16 @@ import { DockerWorkloads } from "../../src/runtime/docker/docker-workloads.js";
 import { runOk } from "../harness/exec.js";
 import { BASE_IMAGE } from "../harness/paths.js";
 import { parse } from "yaml";
-import { GARBAGE, GARBAGE_JUDGE, garbageNodeRuntime, REFERENCE_JUDGES, referenceJudge, SCRIPTED_VERDICT, scriptedPythonRuntime, WORKER_OUTPUT } from "../harness/reference-judges.js";
+import {
+  GARBAGE,
+  GARBAGE_JUDGE,
+  garbageNodeRuntime,
+  REFERENCE_JUDGES,
+  referenceJudge,
+  SCRIPTED_VERDICT,
+  scriptedPythonRuntime,
+  WORKER_OUTPUT,
+} from "../harness/reference-judges.js";
 
 const WORKER_IMAGE = "gavel/test-python-writer:dev";
 
@@ -24,7 +33,10 @@ describe("reference judge manifests in local mode", () => {
   beforeAll(async () => {
     const dir = await mkdtemp(join(tmpdir(), "gavel-img-"));
     try {
-      await writeFile(join(dir, "Dockerfile"), `ARG BASE_IMAGE\nFROM \${BASE_IMAGE}\nENTRYPOINT ["node", "-e", ${JSON.stringify(`process.stdout.write(${JSON.stringify(WORKER_OUTPUT)})`)}]\n`);
+      await writeFile(
+        join(dir, "Dockerfile"),
+        `ARG BASE_IMAGE\nFROM \${BASE_IMAGE}\nENTRYPOINT ["node", "-e", ${JSON.stringify(`process.stdout.write(${JSON.stringify(WORKER_OUTPUT)})`)}]\n`,
+      );
       await runOk("docker", ["build", "-q", "--build-arg", `BASE_IMAGE=${BASE_IMAGE}`, "-t", WORKER_IMAGE, dir]);
     } finally {
       await rm(dir, { recursive: true, force: true });
@@ -47,11 +59,22 @@ describe("reference judge manifests in local mode", () => {
         security: { network: { mode: "none" } },
         execution: {
           mode: "one-shot",
-          validation: judges.map((j) => ({ type: "semantic" as const, judge_agent: j.metadata.name, criteria: "Is it correct?", min_score: 0.75, min_confidence: 0.7 })),
+          validation: judges.map((j) => ({
+            type: "semantic" as const,
+            judge_agent: j.metadata.name,
+            criteria: "Is it correct?",
+            min_score: 0.75,
+            min_confidence: 0.7,
+          })),
         },
       },
     } as Agent);
-    const execution: Execution = { apiVersion: "100monkeys.ai/v1", kind: "Execution", metadata: { name: `ref-judges-${process.pid}` }, spec: { agentRef: { name: "py-writer" } } };
+    const execution: Execution = {
+      apiVersion: "100monkeys.ai/v1",
+      kind: "Execution",
+      metadata: { name: `ref-judges-${process.pid}` },
+      spec: { agentRef: { name: "py-writer" } },
+    };
     const workloads = new DockerWorkloads();
     try {
       const result = await runLocal({
@@ -89,8 +112,19 @@ describe("reference judge manifests in local mode", () => {
     } as Agent);
     const workloads = new DockerWorkloads();
     try {
-      const execution: Execution = { apiVersion: "100monkeys.ai/v1", kind: "Execution", metadata: { name: `ref-garbage-${process.pid}` }, spec: { agentRef: { name: "py-writer" } } };
-      const result = await runLocal({ execution, agent: worker, judges: new Map([["garbage-judge", garbage]]), workloads, runtimes: runtimeTable([garbageNodeRuntime("dev")]) });
+      const execution: Execution = {
+        apiVersion: "100monkeys.ai/v1",
+        kind: "Execution",
+        metadata: { name: `ref-garbage-${process.pid}` },
+        spec: { agentRef: { name: "py-writer" } },
+      };
+      const result = await runLocal({
+        execution,
+        agent: worker,
+        judges: new Map([["garbage-judge", garbage]]),
+        workloads,
+        runtimes: runtimeTable([garbageNodeRuntime("dev")]),
+      });
       const child = result.children[0];
       expect(child?.status?.rejection, JSON.stringify(child?.status)).toBe("malformed_output");
       expect(child?.status?.rawOutput?.stdout).toContain(GARBAGE);
@@ -120,7 +154,12 @@ describe("reference judge manifests in local mode", () => {
     } as Agent);
     const workloads = new DockerWorkloads();
     try {
-      const execution: Execution = { apiVersion: "100monkeys.ai/v1", kind: "Execution", metadata: { name: `ref-judges-bad-${process.pid}` }, spec: { agentRef: { name: "py-writer" } } };
+      const execution: Execution = {
+        apiVersion: "100monkeys.ai/v1",
+        kind: "Execution",
+        metadata: { name: `ref-judges-bad-${process.pid}` },
+        spec: { agentRef: { name: "py-writer" } },
+      };
       const result = await runLocal({ execution, agent: worker, judges: new Map([[first.metadata.name, py312]]), workloads });
       expect(result.execution.status?.phase).toBe("Failed");
       expect(result.children[0]?.status?.message ?? "").toMatch(/spec\.runtime\.version: no runtime for python 3\.12/);

@@ -15,18 +15,41 @@ import {
 import { decodeReply } from "../../src/transport/codec.js";
 import { inboxPrefix, toolCallSubject } from "../../src/transport/subjects.js";
 import { ToolCallClient, ToolCallError } from "../../src/transport/tool-call-client.js";
-import { DECISION_STREAM, decisionSubject, LOCAL_RUN, ToolCallService, type Decide, type DecisionRecord, type ToolCallRecord, type ToolCallServiceOptions } from "../../src/gate/tool-call.js";
+import {
+  DECISION_STREAM,
+  decisionSubject,
+  LOCAL_RUN,
+  ToolCallService,
+  type Decide,
+  type DecisionRecord,
+  type ToolCallRecord,
+  type ToolCallServiceOptions,
+} from "../../src/gate/tool-call.js";
 import { startNats, type NatsServer } from "../harness/nats.js";
 import { eventually as eventuallyWithin, sleep, type Answer } from "../harness/eventually.js";
 
 const enc = new TextEncoder();
 
-function proposal(execution: string, toolCallId: string, tool = "fs.read", args: ToolCallProposal["args"] = { path: "/workspace/a" }): ToolCallProposal {
+function proposal(
+  execution: string,
+  toolCallId: string,
+  tool = "fs.read",
+  args: ToolCallProposal["args"] = { path: "/workspace/a" },
+): ToolCallProposal {
   return { namespace: "team", execution, iteration: 1, step: 1, toolCallId, tool, args, intent: "test" };
 }
 
 function allow(p: ToolCallProposal): ToolCallDecision {
-  return { toolCallId: p.toolCallId, allowed: true, blocked_by: "none", reason: "ok", guard: { approved: true }, skippedJudges: true, judges: [], latencyMs: 0.1 };
+  return {
+    toolCallId: p.toolCallId,
+    allowed: true,
+    blocked_by: "none",
+    reason: "ok",
+    guard: { approved: true },
+    skippedJudges: true,
+    judges: [],
+    latencyMs: 0.1,
+  };
 }
 
 function deny(p: ToolCallProposal, reason: string): ToolCallDecision {
@@ -47,8 +70,8 @@ const rules: Decide = (p) =>
   Promise.resolve(p.tool === "cmd.run" && JSON.stringify(p.args).includes("rm") ? deny(p, "destructive_pattern: rm") : allow(p));
 
 /** These waits are on local NATS round trips: poll often, give up soon. */
-const eventually = <T extends Answer>(probe: () => T | undefined | Promise<T | undefined>) => eventuallyWithin(probe, { timeoutMs: 5000, everyMs: 25 });
-
+const eventually = <T extends Answer>(probe: () => T | undefined | Promise<T | undefined>) =>
+  eventuallyWithin(probe, { timeoutMs: 5000, everyMs: 25 });
 
 describe("tool calls over NATS (real nats-server, JWT mode)", () => {
   let server: NatsServer;
@@ -57,7 +80,10 @@ describe("tool calls over NATS (real nats-server, JWT mode)", () => {
   const services: ToolCallService[] = [];
 
   async function asGate(): Promise<NatsConnection> {
-    const nc = await connect({ servers: server.url, authenticator: credsAuthenticator(enc.encode(issueControllerCredentials(trust).creds)) });
+    const nc = await connect({
+      servers: server.url,
+      authenticator: credsAuthenticator(enc.encode(issueControllerCredentials(trust).creds)),
+    });
     conns.push(nc);
     return nc;
   }
@@ -129,7 +155,12 @@ describe("tool calls over NATS (real nats-server, JWT mode)", () => {
       judged: async () => {
         calls++;
         await sleep(1500); // the judge's deadline passes
-        return { ...deny(p, "judge timed out"), blocked_by: "judge", guard: { approved: true }, judges: [{ judge: "security-judge", child: "slow-tj-1", passed: false, rejection: "timed_out" }] };
+        return {
+          ...deny(p, "judge timed out"),
+          blocked_by: "judge",
+          guard: { approved: true },
+          judges: [{ judge: "security-judge", child: "slow-tj-1", passed: false, rejection: "timed_out" }],
+        };
       },
     }));
     const { nc } = await asWorker("slow");
@@ -162,23 +193,34 @@ describe("tool calls over NATS (real nats-server, JWT mode)", () => {
     const { nc } = await asWorker("crash");
     const client = new ToolCallClient(nc, { attemptTimeoutMs: 200, backoffInitialMs: 50, backoffMaxMs: 200 });
     const waiting = client.propose(proposal("crash", "call-c", "fs.write", { path: "/workspace/y" }));
-    await eventually(() => { expect(judgedA).toBe(1); return true; });
-    expect(await record(decisionSubject({ namespace: "team", execution: "crash", run: LOCAL_RUN }, "call-c"))).toMatchObject({ kind: "claim", gate: "gate-a" });
+    await eventually(() => {
+      expect(judgedA).toBe(1);
+      return true;
+    });
+    expect(await record(decisionSubject({ namespace: "team", execution: "crash", run: LOCAL_RUN }, "call-c"))).toMatchObject({
+      kind: "claim",
+      gate: "gate-a",
+    });
     await gateA.close(); // the crash: no reply, the claim stays, nobody renews it
     let judgedB = 0;
-    const b = await startService((p) => ({
-      judged: async () => {
-        judgedB++;
-        await sleep(400); // long enough for more re-sends to join this decide
-        return allow(p);
-      },
-    }), { gateId: "gate-b", claimLeaseMs: 900 });
+    const b = await startService(
+      (p) => ({
+        judged: async () => {
+          judgedB++;
+          await sleep(400); // long enough for more re-sends to join this decide
+          return allow(p);
+        },
+      }),
+      { gateId: "gate-b", claimLeaseMs: 900 },
+    );
     const d = await waiting;
     expect(d).toMatchObject({ toolCallId: "call-c", allowed: true });
     expect(crashed.stats.decides).toBe(1);
     expect([judgedA, judgedB]).toEqual([1, 1]);
     expect(b.stats.takeovers).toBe(1);
-    expect((await eventually(() => stored(decisionSubject({ namespace: "team", execution: "crash", run: LOCAL_RUN }, "call-c")))).decision).toEqual(d);
+    expect(
+      (await eventually(() => stored(decisionSubject({ namespace: "team", execution: "crash", run: LOCAL_RUN }, "call-c")))).decision,
+    ).toEqual(d);
     await b.stop();
   });
 
@@ -248,10 +290,13 @@ describe("tool calls over NATS (real nats-server, JWT mode)", () => {
 
   it("an oversized proposal is denied with its size, once; a hostile re-use of its id is a conflict", async () => {
     let calls = 0;
-    const service = await startService((p) => {
-      calls++;
-      return allow(p);
-    }, { maxProposalBytes: 4096 });
+    const service = await startService(
+      (p) => {
+        calls++;
+        return allow(p);
+      },
+      { maxProposalBytes: 4096 },
+    );
     const { nc } = await asWorker("big");
     const client = new ToolCallClient(nc, { attemptTimeoutMs: 1000 });
     const big = proposal("big", "call-big", "fs.write", { path: "/workspace/big", content: "x".repeat(8000) });
@@ -260,7 +305,9 @@ describe("tool calls over NATS (real nats-server, JWT mode)", () => {
     expect(d.reason).toMatch(/^argument_too_large: the proposal is \d+ bytes; the gate decides proposals of at most 4096 bytes$/);
     expect(calls).toBe(0);
     expect(await client.propose(big)).toEqual(d);
-    await expect(client.propose({ ...big, args: { path: "/workspace/big", content: "small" } })).rejects.toMatchObject({ code: "conflict" });
+    await expect(client.propose({ ...big, args: { path: "/workspace/big", content: "small" } })).rejects.toMatchObject({
+      code: "conflict",
+    });
     await service.stop();
   });
 
@@ -279,7 +326,10 @@ describe("tool calls over NATS (real nats-server, JWT mode)", () => {
     expect((await ask(JSON.stringify({ ...proposal("bad", "call-b2"), step: "one" }))).error.field).toBe("/step");
     expect((await ask(JSON.stringify({ ...proposal("bad", "call-b3"), extra: 1 }))).error.field).toBe("/extra");
     // 40 KB of nested arrays: refused by name before the gate walks them (its stack would overflow and the call go unanswered).
-    const deep = JSON.stringify({ ...proposal("bad", "call-b4"), args: {} }).replace('"args":{}', `"args":{"a":${"[".repeat(20_000)}${"]".repeat(20_000)}}`);
+    const deep = JSON.stringify({ ...proposal("bad", "call-b4"), args: {} }).replace(
+      '"args":{}',
+      `"args":{"a":${"[".repeat(20_000)}${"]".repeat(20_000)}}`,
+    );
     expect(await ask(deep)).toMatchObject({ toolCallId: "call-b4", error: { code: "invalid_proposal", field: "/args" } });
     // The client refuses to send an invalid proposal at all.
     await expect(new ToolCallClient(nc).propose({ ...proposal("bad", "has space") })).rejects.toThrow(/\/toolCallId/);
@@ -313,11 +363,18 @@ describe("tool calls over NATS (real nats-server, JWT mode)", () => {
       const service = await startService(rules);
       const { nc, errors } = await asWorker("mallory");
       // Another execution's subject: refused by the server.
-      await expect(new ToolCallClient(nc, { totalTimeoutMs: 600, attemptTimeoutMs: 200 }).propose(proposal("victim", "call-i1"))).rejects.toBeInstanceOf(ToolCallError);
+      await expect(
+        new ToolCallClient(nc, { totalTimeoutMs: 600, attemptTimeoutMs: 200 }).propose(proposal("victim", "call-i1")),
+      ).rejects.toBeInstanceOf(ToolCallError);
       await nc.flush();
-      await eventually(() => { expect(errors.join("\n")).toMatch(/Permissions Violation for Publish to "gavel\.toolcall\.team\.victim"/); return true; });
+      await eventually(() => {
+        expect(errors.join("\n")).toMatch(/Permissions Violation for Publish to "gavel\.toolcall\.team\.victim"/);
+        return true;
+      });
       // Its own subject with another execution in the payload: refused by the gate.
-      const r = decodeReply((await nc.request(toolCallSubject("team", "mallory"), JSON.stringify(proposal("victim", "call-i2")), { timeout: 2000 })).data);
+      const r = decodeReply(
+        (await nc.request(toolCallSubject("team", "mallory"), JSON.stringify(proposal("victim", "call-i2")), { timeout: 2000 })).data,
+      );
       expect(r.ok && r.value.kind === "error" && r.value.reply.error).toMatchObject({ code: "forbidden", field: "/execution" });
       expect(service.stats.decides).toBe(0);
       await service.stop();
@@ -330,7 +387,11 @@ describe("tool calls over NATS (real nats-server, JWT mode)", () => {
       const { nc } = await asWorker("trudy");
       // Reply subjects are not checked against the sender's permissions, but the gate answers
       // with its own connection: a JetStream API and another stream's subject as the reply.
-      for (const [id, reply] of [["call-r1", "$JS.API.STREAM.DELETE.BAIT"], ["call-r2", "bait.forged"], ["call-r3", `${inboxPrefix("team", "victim")}.x`]] as const) {
+      for (const [id, reply] of [
+        ["call-r1", "$JS.API.STREAM.DELETE.BAIT"],
+        ["call-r2", "bait.forged"],
+        ["call-r3", `${inboxPrefix("team", "victim")}.x`],
+      ] as const) {
         nc.publish(toolCallSubject("team", "trudy"), JSON.stringify(proposal("trudy", id)), { reply });
       }
       // Its own inbox is answered, after the three above were read.
@@ -346,7 +407,10 @@ describe("tool calls over NATS (real nats-server, JWT mode)", () => {
     it("cannot publish a decision, answer proposals, or read decisions and other executions' subjects", async () => {
       const { nc, errors } = await asWorker("eve");
       nc.publish(`${inboxPrefix("team", "victim")}.abc`, JSON.stringify(allow(proposal("victim", "x"))));
-      nc.publish(decisionSubject({ namespace: "team", execution: "eve", run: LOCAL_RUN }, "forged"), JSON.stringify({ fingerprint: "", decision: allow(proposal("eve", "forged")) }));
+      nc.publish(
+        decisionSubject({ namespace: "team", execution: "eve", run: LOCAL_RUN }, "forged"),
+        JSON.stringify({ fingerprint: "", decision: allow(proposal("eve", "forged")) }),
+      );
       nc.subscribe("gavel.toolcall.*.*", { queue: "gavel-gate" });
       nc.subscribe(toolCallSubject("team", "victim"));
       nc.subscribe("gavel.decisions.>");
@@ -364,7 +428,11 @@ describe("tool calls over NATS (real nats-server, JWT mode)", () => {
       });
       // The forged decision never reached the stream.
       const jsm = await jetstreamManager(conns[0] as NatsConnection);
-      await expect(jsm.streams.getMessage(DECISION_STREAM, { last_by_subj: decisionSubject({ namespace: "team", execution: "eve", run: LOCAL_RUN }, "forged") })).resolves.toBeNull();
+      await expect(
+        jsm.streams.getMessage(DECISION_STREAM, {
+          last_by_subj: decisionSubject({ namespace: "team", execution: "eve", run: LOCAL_RUN }, "forged"),
+        }),
+      ).resolves.toBeNull();
     });
   });
 });

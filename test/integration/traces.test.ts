@@ -58,7 +58,9 @@ spec:
 const tag = (s: JaegerSpan, key: string): unknown => s.tags.find((t) => t.key === key)?.value;
 const parentOf = (s: JaegerSpan): string | undefined => s.references.find((r) => r.refType === "CHILD_OF")?.spanID;
 const evaluations = (s: JaegerSpan) =>
-  s.logs.filter((l) => l.fields.some((f) => f.key === "event" && f.value === "gen_ai.evaluation.result")).map((l) => Object.fromEntries(l.fields.map((f) => [f.key, f.value])));
+  s.logs
+    .filter((l) => l.fields.some((f) => f.key === "event" && f.value === "gen_ai.evaluation.result"))
+    .map((l) => Object.fromEntries(l.fields.map((f) => [f.key, f.value])));
 
 describe("traces of a local run (gavel run -> OTLP -> real Jaeger)", () => {
   let dir: string;
@@ -70,7 +72,10 @@ describe("traces of a local run (gavel run -> OTLP -> real Jaeger)", () => {
     jaeger = await startJaeger();
     dir = await mkdtemp(join(tmpdir(), "gavel-traces-"));
     await writeFile(join(dir, "script.yaml"), SCRIPT);
-    await writeFile(join(dir, "Dockerfile"), "FROM gavel/agent:dev\nCOPY script.yaml /agent/script.yaml\nENV GAVEL_SCRIPT_FILE=/agent/script.yaml\n");
+    await writeFile(
+      join(dir, "Dockerfile"),
+      "FROM gavel/agent:dev\nCOPY script.yaml /agent/script.yaml\nENV GAVEL_SCRIPT_FILE=/agent/script.yaml\n",
+    );
     await runOk("docker", ["build", "-q", "-t", "gavel/test-traced-agent:dev", dir]);
     await writeFile(join(dir, "worker.yaml"), WORKER);
   }, 900_000);
@@ -81,15 +86,23 @@ describe("traces of a local run (gavel run -> OTLP -> real Jaeger)", () => {
 
   it("one trace per Execution: iteration, validators, judges as invoke_agent, tool calls as execute_tool under the iteration, verdicts as evaluation events", async () => {
     const service = `gavel-traces-${process.pid}`;
-    const r = await run(join(REPO_DIR, "bin/gavel"), ["run", "--output", "json", "-f", join(dir, "worker.yaml"), "-f", join(REPO_DIR, "judges/rule-judge/agent.yaml")], {
-      env: { ...process.env, OTEL_EXPORTER_OTLP_ENDPOINT: jaeger.otlpEndpoint, OTEL_SERVICE_NAME: service },
-    });
+    const r = await run(
+      join(REPO_DIR, "bin/gavel"),
+      ["run", "--output", "json", "-f", join(dir, "worker.yaml"), "-f", join(REPO_DIR, "judges/rule-judge/agent.yaml")],
+      {
+        env: { ...process.env, OTEL_EXPORTER_OTLP_ENDPOINT: jaeger.otlpEndpoint, OTEL_SERVICE_NAME: service },
+      },
+    );
     expect(r.code, r.stderr).toBe(0);
     const ex = JSON.parse(r.stdout) as Execution;
     expect(ex.status?.phase).toBe("Succeeded");
 
     // gavel run flushes before it exits: the trace is there (Jaeger indexes it within moments).
-    const [found, ...more] = await eventually(async () => ((await jaeger.traces(service)).length > 0 ? jaeger.traces(service) : undefined), 30_000, `a trace of ${service}`);
+    const [found, ...more] = await eventually(
+      async () => ((await jaeger.traces(service)).length > 0 ? jaeger.traces(service) : undefined),
+      30_000,
+      `a trace of ${service}`,
+    );
     expect(more).toHaveLength(0);
     // root, iteration, 2 validators, 2 judges, 2 tool calls
     const trace = await jaeger.trace(found?.traceID ?? "", 8);
@@ -130,7 +143,14 @@ describe("traces of a local run (gavel run -> OTLP -> real Jaeger)", () => {
     const cmd = byName("execute_tool cmd.run");
     expect(write.map(parentOf)).toEqual([iteration?.spanID]);
     expect(cmd.map(parentOf)).toEqual([iteration?.spanID]);
-    expect(Object.fromEntries(["gen_ai.operation.name", "gen_ai.tool.name", "gavel.guard.decision", "gavel.guard.decided_by", "gavel.guard.check"].map((k) => [k, tag(write[0] as JaegerSpan, k)]))).toEqual({
+    expect(
+      Object.fromEntries(
+        ["gen_ai.operation.name", "gen_ai.tool.name", "gavel.guard.decision", "gavel.guard.decided_by", "gavel.guard.check"].map((k) => [
+          k,
+          tag(write[0] as JaegerSpan, k),
+        ]),
+      ),
+    ).toEqual({
       "gen_ai.operation.name": "execute_tool",
       "gen_ai.tool.name": "fs.write",
       "gavel.guard.decision": "allowed",
@@ -138,7 +158,11 @@ describe("traces of a local run (gavel run -> OTLP -> real Jaeger)", () => {
       "gavel.guard.check": "none",
     });
     expect(tag(write[0] as JaegerSpan, "gen_ai.tool.call.id")).toEqual(expect.any(String));
-    expect(Object.fromEntries(["gavel.guard.decision", "gavel.guard.decided_by", "gavel.guard.check"].map((k) => [k, tag(cmd[0] as JaegerSpan, k)]))).toEqual({
+    expect(
+      Object.fromEntries(
+        ["gavel.guard.decision", "gavel.guard.decided_by", "gavel.guard.check"].map((k) => [k, tag(cmd[0] as JaegerSpan, k)]),
+      ),
+    ).toEqual({
       "gavel.guard.decision": "blocked",
       "gavel.guard.decided_by": "guard",
       "gavel.guard.check": "destructive_pattern",
@@ -146,7 +170,9 @@ describe("traces of a local run (gavel run -> OTLP -> real Jaeger)", () => {
     // The judged call's judge under its span, its verdict an evaluation event on the call.
     const toolJudge = judges.filter((s) => tag(s, "gavel.judge.purpose") === "tool_validation");
     expect(toolJudge.map(parentOf)).toEqual([write[0]?.spanID]);
-    expect(evaluations(write[0] as JaegerSpan)).toEqual([expect.objectContaining({ "gen_ai.evaluation.name": "rule-judge", "gen_ai.evaluation.score.label": "pass" })]);
+    expect(evaluations(write[0] as JaegerSpan)).toEqual([
+      expect.objectContaining({ "gen_ai.evaluation.name": "rule-judge", "gen_ai.evaluation.score.label": "pass" }),
+    ]);
 
     // Never an argument value: not in a name, an attribute or an event.
     const text = JSON.stringify(trace);

@@ -20,14 +20,18 @@ import { startNats, type NatsServer } from "../harness/nats.js";
 import { viewerKubeconfig } from "../harness/viewer.js";
 import { agent, SECRET } from "../fixtures/execution-tree.js";
 
-
 // The unit tests' Agent (validators exit_code, semantic by checker at 0.8, regex) and its judge.
 const AGENTS = JSON.stringify({
   apiVersion: "v1",
   kind: "List",
   items: [
     { ...agent, metadata: { name: "writer" }, spec: { ...agent.spec, runtime: { image: "example/writer:1" } } },
-    { apiVersion: "100monkeys.ai/v1", kind: "Agent", metadata: { name: "checker", labels: { role: "judge" } }, spec: { runtime: { image: "example/checker:1" }, execution: { mode: "one-shot" } } },
+    {
+      apiVersion: "100monkeys.ai/v1",
+      kind: "Agent",
+      metadata: { name: "checker", labels: { role: "judge" } },
+      spec: { runtime: { image: "example/checker:1" }, execution: { mode: "one-shot" } },
+    },
   ],
 });
 
@@ -54,7 +58,14 @@ class EventReader {
             buffer = buffer.slice(end + 2);
             const lines = block.split("\n");
             const event = lines.find((l) => l.startsWith("event: "))?.slice(7);
-            if (event !== undefined) this.events.push({ event, data: lines.filter((l) => l.startsWith("data: ")).map((l) => l.slice(6)).join("\n") });
+            if (event !== undefined)
+              this.events.push({
+                event,
+                data: lines
+                  .filter((l) => l.startsWith("data: "))
+                  .map((l) => l.slice(6))
+                  .join("\n"),
+              });
           }
         }
       } catch {
@@ -65,7 +76,11 @@ class EventReader {
 
   /** The first event (after the first `after`) of that type whose data passes `test`. */
   next(event: string, test: (data: string) => boolean, after = 0, ms = 20_000): Promise<string> {
-    return eventually(() => Promise.resolve(this.events.slice(after).find((e) => e.event === event && test(e.data))?.data), ms, `a "${event}" event`);
+    return eventually(
+      () => Promise.resolve(this.events.slice(after).find((e) => e.event === event && test(e.data))?.data),
+      ms,
+      `a "${event}" event`,
+    );
   }
 
   close(): void {
@@ -83,13 +98,43 @@ describe("web view (real kube-apiserver, viewer credentials; real NATS event str
   let base: string;
 
   async function putStatus(name: string, status: ExecutionStatus): Promise<void> {
-    const current = (await api.getNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: ns, plural: "executions", name })) as Execution;
-    await api.replaceNamespacedCustomObjectStatus({ group: GROUP, version: VERSION, namespace: ns, plural: "executions", name, body: { ...current, status } });
+    const current = (await api.getNamespacedCustomObject({
+      group: GROUP,
+      version: VERSION,
+      namespace: ns,
+      plural: "executions",
+      name,
+    })) as Execution;
+    await api.replaceNamespacedCustomObjectStatus({
+      group: GROUP,
+      version: VERSION,
+      namespace: ns,
+      plural: "executions",
+      name,
+      body: { ...current, status },
+    });
   }
 
   async function createRun(name: string): Promise<Execution> {
-    await api.createNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: ns, plural: "executions", body: { apiVersion: "100monkeys.ai/v1", kind: "Execution", metadata: { name }, spec: { agentRef: { name: "writer" }, input: { token: SECRET } } } });
-    return (await api.getNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: ns, plural: "executions", name })) as Execution;
+    await api.createNamespacedCustomObject({
+      group: GROUP,
+      version: VERSION,
+      namespace: ns,
+      plural: "executions",
+      body: {
+        apiVersion: "100monkeys.ai/v1",
+        kind: "Execution",
+        metadata: { name },
+        spec: { agentRef: { name: "writer" }, input: { token: SECRET } },
+      },
+    });
+    return (await api.getNamespacedCustomObject({
+      group: GROUP,
+      version: VERSION,
+      namespace: ns,
+      plural: "executions",
+      name,
+    })) as Execution;
   }
 
   const validating = (score: number): ExecutionStatus => ({
@@ -112,7 +157,29 @@ describe("web view (real kube-apiserver, viewer credentials; real NATS event str
     const applied = await cp.kubectl(["apply", "-n", ns, "-f", "-"], { stdin: AGENTS });
     expect(applied.code, applied.stderr).toBe(0);
     const run = await createRun("run");
-    await putStatus("run", { ...validating(1), iterations: [{ ...(validating(1).iterations?.[0] as NonNullable<ExecutionStatus["iterations"]>[number]), validators: [{ index: 0, type: "exit_code", passed: true, score: 1, confidence: 1, reasoning: "exit 0" }, { index: 1, type: "semantic", passed: false, score: 0.5, confidence: 0.9, reasoning: "judge checker: <b>sum</b> subtracts", children: ["run-i1-v1-checker"] }] }], children: [{ name: "run-i1-v1-checker", purpose: "validation", iteration: 1, validatorIndex: 1, judge: "checker", phase: "Succeeded" }] });
+    await putStatus("run", {
+      ...validating(1),
+      iterations: [
+        {
+          ...(validating(1).iterations?.[0] as NonNullable<ExecutionStatus["iterations"]>[number]),
+          validators: [
+            { index: 0, type: "exit_code", passed: true, score: 1, confidence: 1, reasoning: "exit 0" },
+            {
+              index: 1,
+              type: "semantic",
+              passed: false,
+              score: 0.5,
+              confidence: 0.9,
+              reasoning: "judge checker: <b>sum</b> subtracts",
+              children: ["run-i1-v1-checker"],
+            },
+          ],
+        },
+      ],
+      children: [
+        { name: "run-i1-v1-checker", purpose: "validation", iteration: 1, validatorIndex: 1, judge: "checker", phase: "Succeeded" },
+      ],
+    });
     await api.createNamespacedCustomObject({
       group: GROUP,
       version: VERSION,
@@ -121,16 +188,36 @@ describe("web view (real kube-apiserver, viewer credentials; real NATS event str
       body: {
         apiVersion: "100monkeys.ai/v1",
         kind: "Execution",
-        metadata: { name: "run-i1-v1-checker", labels: { "gavel.dev/parent": "run", "gavel.dev/role": "judge" }, ownerReferences: [{ apiVersion: "100monkeys.ai/v1", kind: "Execution", name: "run", uid: run.metadata.uid ?? "", controller: true }] },
-        spec: { agentRef: { name: "checker" }, input: { proposed: SECRET }, parent: { name: "run", uid: run.metadata.uid ?? "", purpose: "validation", iteration: 1, validatorIndex: 1, depth: 1 }, timeoutSeconds: 60 },
+        metadata: {
+          name: "run-i1-v1-checker",
+          labels: { "gavel.dev/parent": "run", "gavel.dev/role": "judge" },
+          ownerReferences: [
+            { apiVersion: "100monkeys.ai/v1", kind: "Execution", name: "run", uid: run.metadata.uid ?? "", controller: true },
+          ],
+        },
+        spec: {
+          agentRef: { name: "checker" },
+          input: { proposed: SECRET },
+          parent: { name: "run", uid: run.metadata.uid ?? "", purpose: "validation", iteration: 1, validatorIndex: 1, depth: 1 },
+          timeoutSeconds: 60,
+        },
       },
     });
-    await putStatus("run-i1-v1-checker", { phase: "Succeeded", verdict: { score: 0.5, confidence: 0.9, reasoning: "sum <script>subtracts</script>" } });
+    await putStatus("run-i1-v1-checker", {
+      phase: "Succeeded",
+      verdict: { score: 0.5, confidence: 0.9, reasoning: "sum <script>subtracts</script>" },
+    });
 
     dir = await mkdtemp(join(tmpdir(), "gavel-web-view-"));
     viewerConfig = await viewerKubeconfig(cp, ns, dir);
     const kube = connectKube({ kubeconfig: viewerConfig }, { env: {} });
-    watchUi = await UiServer.listen("127.0.0.1", 0, { kube, namespace: ns, changes: apiWatchFeed(kube), base: "/ui/", hosts: LOOPBACK_HOSTS });
+    watchUi = await UiServer.listen("127.0.0.1", 0, {
+      kube,
+      namespace: ns,
+      changes: apiWatchFeed(kube),
+      base: "/ui/",
+      hosts: LOOPBACK_HOSTS,
+    });
     base = watchUi.url;
   }, 180_000);
 
@@ -156,7 +243,9 @@ describe("web view (real kube-apiserver, viewer credentials; real NATS event str
     expect(page).toContain("sum &lt;script&gt;subtracts&lt;/script&gt;");
     expect(page).toContain("judge checker: &lt;b&gt;sum&lt;/b&gt; subtracts");
     expect(page).not.toContain(SECRET);
-    const json = (await (await fetch(`${base}api/namespaces/${ns}/executions/run`)).json()) as { iterations: { validators: { minScore?: number }[] }[] };
+    const json = (await (await fetch(`${base}api/namespaces/${ns}/executions/run`)).json()) as {
+      iterations: { validators: { minScore?: number }[] }[];
+    };
     // The regex validator is still to come: pending, with its threshold.
     expect(json.iterations[0]?.validators.map((v) => v.minScore)).toEqual([1, 0.8, 1]);
     const child = await (await fetch(`${base}namespaces/${ns}/executions/run-i1-v1-checker`)).text();
@@ -167,22 +256,46 @@ describe("web view (real kube-apiserver, viewer credentials; real NATS event str
   });
 
   it("Given an Execution that does not exist, its page, stream and JSON answer 404; anything but GET is 405 and changes nothing; a foreign Host is refused", async () => {
-    for (const path of [`namespaces/${ns}/executions/nope`, `stream/namespaces/${ns}/executions/nope`, `api/namespaces/${ns}/executions/nope`, "namespaces/NOT_A_NAME/executions", "nothing/here"]) {
+    for (const path of [
+      `namespaces/${ns}/executions/nope`,
+      `stream/namespaces/${ns}/executions/nope`,
+      `api/namespaces/${ns}/executions/nope`,
+      "namespaces/NOT_A_NAME/executions",
+      "nothing/here",
+    ]) {
       const r = await fetch(`${base}${path}`);
       expect(r.status, path).toBe(404);
     }
     expect(await (await fetch(`${base}namespaces/${ns}/executions/nope`)).text()).toContain(`No Execution nope in namespace ${ns}.`);
-    const before = (await api.getNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: ns, plural: "executions", name: "run" })) as Execution;
+    const before = (await api.getNamespacedCustomObject({
+      group: GROUP,
+      version: VERSION,
+      namespace: ns,
+      plural: "executions",
+      name: "run",
+    })) as Execution;
     for (const method of ["POST", "PUT", "PATCH", "DELETE"]) {
       const r = await fetch(`${base}namespaces/${ns}/executions/run`, { method, body: method === "DELETE" ? null : "{}" });
       expect([r.status, r.headers.get("allow")], method).toEqual([405, "GET, HEAD"]);
     }
-    const after = (await api.getNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: ns, plural: "executions", name: "run" })) as Execution;
+    const after = (await api.getNamespacedCustomObject({
+      group: GROUP,
+      version: VERSION,
+      namespace: ns,
+      plural: "executions",
+      name: "run",
+    })) as Execution;
     expect(after.metadata.resourceVersion).toBe(before.metadata.resourceVersion);
     const url = new URL(base);
     const foreign = await new Promise<number>((resolve, reject) => {
       // fetch sets Host itself; a raw request names another (a DNS-rebinding page's).
-      void import("node:http").then(({ request }) => request({ host: url.hostname, port: url.port, path: "/ui/", headers: { host: "evil.example" } }, (res) => resolve(res.statusCode ?? 0)).on("error", reject).end());
+      void import("node:http").then(({ request }) =>
+        request({ host: url.hostname, port: url.port, path: "/ui/", headers: { host: "evil.example" } }, (res) =>
+          resolve(res.statusCode ?? 0),
+        )
+          .on("error", reject)
+          .end(),
+      );
     });
     expect(foreign).toBe(403);
   });
@@ -219,7 +332,11 @@ describe("web view (real kube-apiserver, viewer credentials; real NATS event str
       stream = await EventStream.open(nc);
       const kube = connectKube({ kubeconfig: viewerConfig }, { env: {} });
       // No periodic re-read within the test: only events move the page.
-      natsUi = await UiServer.listen("127.0.0.1", 0, { kube, namespace: ns, changes: eventStreamFeed(await EventStream.existing(nc), undefined, 3_600_000) });
+      natsUi = await UiServer.listen("127.0.0.1", 0, {
+        kube,
+        namespace: ns,
+        changes: eventStreamFeed(await EventStream.existing(nc), undefined, 3_600_000),
+      });
     }, 60_000);
 
     afterAll(async () => {
@@ -238,9 +355,21 @@ describe("web view (real kube-apiserver, viewer credentials; real NATS event str
         await putStatus("evented", validating(0.6));
         // Another tree's event moves nothing on this page.
         await stream.publish(EventStream.event({ namespace: ns, root: "other", execution: "other", type: "validator.result", data: {} }));
-        await stream.publish(EventStream.event({ namespace: ns, root: "evented", execution: "evented", type: "validator.result", data: { iteration: 1, index: 0, score: 0.6, args: SECRET } }));
+        await stream.publish(
+          EventStream.event({
+            namespace: ns,
+            root: "evented",
+            execution: "evented",
+            type: "validator.result",
+            data: { iteration: 1, index: 0, score: 0.6, args: SECRET },
+          }),
+        );
         const activity = JSON.parse(await sse.next("activity", () => true)) as Record<string, unknown>;
-        expect([Object.keys(activity).sort(), activity.execution, activity.type]).toEqual([["execution", "time", "type"], "evented", "validator.result"]);
+        expect([Object.keys(activity).sort(), activity.execution, activity.type]).toEqual([
+          ["execution", "time", "type"],
+          "evented",
+          "validator.result",
+        ]);
         await sse.next("view", (d) => d.includes('data-score="0.6"'));
         expect(sse.events.filter((e) => e.event === "activity")).toHaveLength(1);
         expect(sse.events.map((e) => e.data).join("\n")).not.toContain(SECRET);

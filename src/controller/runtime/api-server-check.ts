@@ -67,10 +67,13 @@ export class ApiServerCheck implements Check {
   check(): string | undefined {
     const now = this.now();
     const server = this.server;
-    if (this.lastError !== undefined) return `GET ${server}/version failed ${seconds(now - this.lastError.at)} ago: ${this.lastError.message}`;
-    if (this.inflightSince !== undefined && now - this.inflightSince > this.timeoutMs) return `GET ${server}/version unanswered for ${seconds(now - this.inflightSince)}`;
+    if (this.lastError !== undefined)
+      return `GET ${server}/version failed ${seconds(now - this.lastError.at)} ago: ${this.lastError.message}`;
+    if (this.inflightSince !== undefined && now - this.inflightSince > this.timeoutMs)
+      return `GET ${server}/version unanswered for ${seconds(now - this.inflightSince)}`;
     if (this.lastOk === undefined) return `GET ${server}/version not answered yet`;
-    if (now - this.lastOk > 3 * this.intervalMs + this.timeoutMs) return `GET ${server}/version last answered ${seconds(now - this.lastOk)} ago`;
+    if (now - this.lastOk > 3 * this.intervalMs + this.timeoutMs)
+      return `GET ${server}/version last answered ${seconds(now - this.lastOk)} ago`;
     return undefined;
   }
 }

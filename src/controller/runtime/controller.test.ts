@@ -96,7 +96,13 @@ describe("Controller", () => {
         if (key === "ns/flaky" && n < 4) return Promise.reject(new TransientError("server busy"));
         if (key === "ns/invalid") return Promise.reject(new TerminalError("InvalidSpec", "spec.x: must be a number"));
         // An API answer the server would give again: 422 is classified terminal.
-        if (key === "ns/refused") return Promise.reject(Object.assign(new Error("HTTP-Code: 422"), { code: 422, body: JSON.stringify({ kind: "Status", code: 422, reason: "Invalid", message: "status.x: Invalid value" }) }));
+        if (key === "ns/refused")
+          return Promise.reject(
+            Object.assign(new Error("HTTP-Code: 422"), {
+              code: 422,
+              body: JSON.stringify({ kind: "Status", code: 422, reason: "Invalid", message: "status.x: Invalid value" }),
+            }),
+          );
         return Promise.resolve();
       },
       onTerminal: (key, err) => {
@@ -135,7 +141,8 @@ describe("Controller", () => {
       `controller_runtime_terminal_reconcile_errors_total{controller="${c.metrics.labels.controller}"} 2`,
       `controller_runtime_reconcile_time_seconds_count{controller="${c.metrics.labels.controller}"} 6`,
       `workqueue_retries_total{controller="${c.metrics.labels.controller}",name="${c.metrics.labels.controller}"} 3`,
-    ]) expect(text).toContain(`${line}\n`);
+    ])
+      expect(text).toContain(`${line}\n`);
     // A change to the object is looked at again (the terminal key is not blacklisted).
     things.apply("MODIFIED", obj("ns", "invalid", "2"));
     await until("invalid again", () => attempts.get("ns/invalid")?.length === 2);
@@ -189,7 +196,12 @@ describe("terminalEvent", () => {
   it("is a Warning on the object with the error's reason and message, named after the object, reason and message", () => {
     const now = new Date("2026-11-25T14:00:00Z");
     const o = { apiVersion: "100monkeys.ai/v1", kind: "Execution", metadata: { namespace: "team", name: "run", uid: "u1" } };
-    const e = terminalEvent(o, new TerminalError("UnresolvableHost", 'security.network.allowlist[0]: host "x.invalid" cannot be resolved'), "execution", now);
+    const e = terminalEvent(
+      o,
+      new TerminalError("UnresolvableHost", 'security.network.allowlist[0]: host "x.invalid" cannot be resolved'),
+      "execution",
+      now,
+    );
     expect(e).toMatchObject({
       type: "Warning",
       reason: "UnresolvableHost",
@@ -200,8 +212,17 @@ describe("terminalEvent", () => {
     });
     expect(e.metadata?.name).toMatch(/^run\.terminal-[0-9a-f]{16}$/);
     // The same error again has the same name (a second create is a 409); another message does not.
-    expect(terminalEvent(o, new TerminalError("UnresolvableHost", 'security.network.allowlist[0]: host "x.invalid" cannot be resolved'), "execution", now).metadata?.name).toBe(e.metadata?.name);
-    expect(terminalEvent(o, new TerminalError("UnresolvableHost", "another host"), "execution", now).metadata?.name).not.toBe(e.metadata?.name);
+    expect(
+      terminalEvent(
+        o,
+        new TerminalError("UnresolvableHost", 'security.network.allowlist[0]: host "x.invalid" cannot be resolved'),
+        "execution",
+        now,
+      ).metadata?.name,
+    ).toBe(e.metadata?.name);
+    expect(terminalEvent(o, new TerminalError("UnresolvableHost", "another host"), "execution", now).metadata?.name).not.toBe(
+      e.metadata?.name,
+    );
     expect(terminalEvent(o, new TerminalError("R", "x".repeat(2000)), "execution", now).message).toHaveLength(1024);
   });
 });

@@ -93,10 +93,12 @@ export class Controller<P extends ApiObject> {
     this.logger = (opts.logger ?? silentLogger).child({ controller: opts.name });
     this.now = opts.now ?? (() => new Date());
     this.events = opts.kc.makeApiClient(k8s.CoreV1Api);
-    const primaryKeys = opts.primary.keys ?? ((obj: P) => {
-      const key = objectKey(obj);
-      return key === undefined ? [] : [key];
-    });
+    const primaryKeys =
+      opts.primary.keys ??
+      ((obj: P) => {
+        const key = objectKey(obj);
+        return key === undefined ? [] : [key];
+      });
     opts.primary.informer.on((_event, obj) => this.enqueue(primaryKeys(obj)));
     for (const w of opts.watches ?? []) w.informer.on((_event, obj) => this.enqueue(w.keys(obj)));
   }
@@ -117,16 +119,18 @@ export class Controller<P extends ApiObject> {
     }
     const { onLost, ...lease } = le;
     this.lease = new LeaderLease({ ...lease, kc: this.opts.kc, logger: this.logger, metrics: this.metrics.registry });
-    this.lease.acquire(() => {
-      // A replica that may no longer lead must not act on anything: stop, and let it restart.
-      this.queue.shutDown();
-      onLost?.();
-    }).then(
-      (ok) => {
-        if (ok && !this.stopped) this.startWorkers();
-      },
-      (err: unknown) => this.logger.error({ err: messageOf(err) }, "leader election failed"),
-    );
+    this.lease
+      .acquire(() => {
+        // A replica that may no longer lead must not act on anything: stop, and let it restart.
+        this.queue.shutDown();
+        onLost?.();
+      })
+      .then(
+        (ok) => {
+          if (ok && !this.stopped) this.startWorkers();
+        },
+        (err: unknown) => this.logger.error({ err: messageOf(err) }, "leader election failed"),
+      );
   }
 
   /** What the runtime has done for this controller: reconciles, errors, conflicts, terminal errors. */
@@ -143,7 +147,9 @@ export class Controller<P extends ApiObject> {
 
   /** Why this controller's caches are not synced yet (each informer still waiting for its first list), or undefined once they are. */
   unsynced(): string | undefined {
-    const waiting = [...(this.opts.watches ?? []).map((w) => w.informer), this.opts.primary.informer].map((i) => i.unsynced()).filter((w) => w !== undefined);
+    const waiting = [...(this.opts.watches ?? []).map((w) => w.informer), this.opts.primary.informer]
+      .map((i) => i.unsynced())
+      .filter((w) => w !== undefined);
     return waiting.length === 0 ? undefined : `${this.opts.name}: ${waiting.join("; ")}`;
   }
 
@@ -174,9 +180,17 @@ export class Controller<P extends ApiObject> {
   private startWorkers(): void {
     const workers = this.opts.workers ?? 2;
     if (workers <= 0) return;
-    this.workers = runWorkers(this.queue, workers, (key) => this.process(key), (key, err) => {
-      this.logger.warn({ key, kind: isConflict(err) ? "conflict" : "transient", retryInMs: this.queue.nextBackoffMs(key), err: messageOf(err) }, "reconcile failed, retrying with backoff");
-    });
+    this.workers = runWorkers(
+      this.queue,
+      workers,
+      (key) => this.process(key),
+      (key, err) => {
+        this.logger.warn(
+          { key, kind: isConflict(err) ? "conflict" : "transient", retryInMs: this.queue.nextBackoffMs(key), err: messageOf(err) },
+          "reconcile failed, retrying with backoff",
+        );
+      },
+    );
     // Everything known is looked at once: keys queued before the workers ran are not lost either way.
     this.requeueAll();
     const resyncMs = this.opts.resyncMs ?? 0;
@@ -233,7 +247,10 @@ export function terminalEvent(obj: ApiObject, err: TerminalError, component: str
   const namespace = obj.metadata?.namespace ?? "default";
   const name = obj.metadata?.name ?? "";
   const uid = obj.metadata?.uid;
-  const digest = createHash("sha256").update(`${uid ?? ""}\n${err.reason}\n${err.message}`).digest("hex").slice(0, 16);
+  const digest = createHash("sha256")
+    .update(`${uid ?? ""}\n${err.reason}\n${err.message}`)
+    .digest("hex")
+    .slice(0, 16);
   const message = err.message.length > 1024 ? `${err.message.slice(0, 1021)}...` : err.message;
   return {
     metadata: { name: `${name.slice(0, 200)}.terminal-${digest}`, namespace },

@@ -14,7 +14,10 @@ const q = (s = "") => new URLSearchParams(s);
 describe("probeResponse (kube-apiserver's /readyz answers)", () => {
   it("ok when every check passes; ?verbose lists them", () => {
     expect(probeResponse("readyz", checks(), "/readyz", q())).toEqual({ status: 200, body: "ok\n" });
-    expect(probeResponse("readyz", checks(), "/readyz", q("verbose"))).toEqual({ status: 200, body: "[+]informers ok\n[+]nats ok\nreadyz check passed\n" });
+    expect(probeResponse("readyz", checks(), "/readyz", q("verbose"))).toEqual({
+      status: 200,
+      body: "[+]informers ok\n[+]nats ok\nreadyz check passed\n",
+    });
   });
 
   it("500 naming the failing check and why; ?exclude leaves one out; /readyz/NAME asks one", () => {
@@ -24,13 +27,31 @@ describe("probeResponse (kube-apiserver's /readyz answers)", () => {
       body: "[+]informers ok\n[-]nats failed: the tool-call gate lost NATS at nats://x:4222 and is reconnecting\nreadyz check failed\n",
     });
     expect(probeResponse("readyz", down, "/readyz", q("exclude=nats")).status).toBe(200);
-    expect(probeResponse("readyz", down, "/readyz/nats", q())).toEqual({ status: 500, body: "internal server error: the tool-call gate lost NATS at nats://x:4222 and is reconnecting\n" });
+    expect(probeResponse("readyz", down, "/readyz/nats", q())).toEqual({
+      status: 500,
+      body: "internal server error: the tool-call gate lost NATS at nats://x:4222 and is reconnecting\n",
+    });
     expect(probeResponse("readyz", down, "/readyz/informers", q())).toEqual({ status: 200, body: "ok\n" });
-    expect(probeResponse("readyz", down, "/readyz/etcd", q())).toEqual({ status: 404, body: "no readyz check named etcd; checks: informers, nats\n" });
+    expect(probeResponse("readyz", down, "/readyz/etcd", q())).toEqual({
+      status: 404,
+      body: "no readyz check named etcd; checks: informers, nats\n",
+    });
   });
 
   it("a check that throws fails with the error", () => {
-    const r = probeResponse("healthz", [{ name: "x", check: () => { throw new Error("boom"); } }], "/healthz", q());
+    const r = probeResponse(
+      "healthz",
+      [
+        {
+          name: "x",
+          check: () => {
+            throw new Error("boom");
+          },
+        },
+      ],
+      "/healthz",
+      q(),
+    );
     expect(r).toEqual({ status: 500, body: "[-]x failed: the check threw: boom\nhealthz check failed\n" });
   });
 });
@@ -45,14 +66,18 @@ describe("parseBindAddress (controller-runtime's bind address flags)", () => {
   });
 
   it("refuses anything else naming the flag", () => {
-    for (const bad of ["8081", "host", ":99999", "a:b"]) expect(() => parseBindAddress("--health-probe-bind-address", bad)).toThrow(`--health-probe-bind-address: "${bad}" is not HOST:PORT`);
+    for (const bad of ["8081", "host", ":99999", "a:b"])
+      expect(() => parseBindAddress("--health-probe-bind-address", bad)).toThrow(`--health-probe-bind-address: "${bad}" is not HOST:PORT`);
   });
 });
 
 describe("EndpointServer", () => {
   it("answers probes over HTTP: 200/500 with the body, 404 elsewhere, 405 for other methods", async () => {
     let why: string | undefined;
-    const server = await EndpointServer.listen({ host: "127.0.0.1", port: 0 }, probeRoutes("readyz", () => [{ name: "nats", check: () => why }]));
+    const server = await EndpointServer.listen(
+      { host: "127.0.0.1", port: 0 },
+      probeRoutes("readyz", () => [{ name: "nats", check: () => why }]),
+    );
     try {
       const url = `http://127.0.0.1:${server.address.port}`;
       const ok = await fetch(`${url}/readyz`);
@@ -73,8 +98,17 @@ describe("EndpointServer", () => {
   it("with the web view mounted: /ui/ is the view's (its script, its redirect, its Host check), everything else the routes'", async () => {
     const kc = new k8s.KubeConfig();
     // An API server nobody listens on: the requests below never reach it.
-    kc.loadFromOptions({ clusters: [{ name: "c", server: "https://127.0.0.1:9" }], users: [{ name: "u" }], contexts: [{ name: "x", cluster: "c", user: "u" }], currentContext: "x" });
-    const server = await EndpointServer.listen({ host: "127.0.0.1", port: 0 }, probeRoutes("readyz", () => []), controllerWebView(kubeOf(kc, "team")));
+    kc.loadFromOptions({
+      clusters: [{ name: "c", server: "https://127.0.0.1:9" }],
+      users: [{ name: "u" }],
+      contexts: [{ name: "x", cluster: "c", user: "u" }],
+      currentContext: "x",
+    });
+    const server = await EndpointServer.listen(
+      { host: "127.0.0.1", port: 0 },
+      probeRoutes("readyz", () => []),
+      controllerWebView(kubeOf(kc, "team")),
+    );
     try {
       const url = `http://127.0.0.1:${server.address.port}`;
       const js = await fetch(`${url}/ui/assets/ui.js`);
@@ -88,7 +122,11 @@ describe("EndpointServer", () => {
       expect((await fetch(`${url}/readyz`)).status).toBe(200);
       expect((await fetch(`${url}/elsewhere`)).status).toBe(404);
       const foreign = await new Promise<number>((resolve, reject) => {
-        request({ host: "127.0.0.1", port: server.address.port, path: "/ui/", headers: { host: "evil.example" } }, (res) => resolve(res.statusCode ?? 0)).on("error", reject).end();
+        request({ host: "127.0.0.1", port: server.address.port, path: "/ui/", headers: { host: "evil.example" } }, (res) =>
+          resolve(res.statusCode ?? 0),
+        )
+          .on("error", reject)
+          .end();
       });
       expect(foreign).toBe(403);
     } finally {

@@ -74,17 +74,27 @@ export function probeRoutes(probe: string, checks: () => readonly Check[]): Rout
 
 /** One HTTP server answering `routes`; close() stops it. */
 export class EndpointServer {
-  private constructor(private readonly server: Server, readonly address: AddressInfo) {}
+  private constructor(
+    private readonly server: Server,
+    readonly address: AddressInfo,
+  ) {}
 
   /**
    * Listens on `bind` (port 0: any free one). `mounted` is asked first for every request and
    * answers those it takes (true): a handler that streams, such as the web view's.
    */
-  static async listen(bind: { host?: string; port: number }, routes: Routes, mounted?: (req: IncomingMessage, res: ServerResponse) => Promise<boolean>): Promise<EndpointServer> {
-    const server = createServer((req, res) => void (async () => {
-      if (mounted !== undefined && (await mounted(req, res))) return;
-      await answer(routes, req, res);
-    })());
+  static async listen(
+    bind: { host?: string; port: number },
+    routes: Routes,
+    mounted?: (req: IncomingMessage, res: ServerResponse) => Promise<boolean>,
+  ): Promise<EndpointServer> {
+    const server = createServer(
+      (req, res) =>
+        void (async () => {
+          if (mounted !== undefined && (await mounted(req, res))) return;
+          await answer(routes, req, res);
+        })(),
+    );
     // Probes and scrapes are short; a stuck client must not hold a socket for long.
     server.requestTimeout = 10_000;
     server.headersTimeout = 5_000;
@@ -109,7 +119,13 @@ async function answer(routes: Routes, req: IncomingMessage, res: ServerResponse)
   const path = url.pathname;
   const handler = routes[path] ?? Object.entries(routes).find(([p]) => p.endsWith("/") && path.startsWith(p))?.[1];
   let r: EndpointResponse;
-  if (handler === undefined) r = { status: 404, body: `not found: ${path}; try ${Object.keys(routes).filter((p) => !p.endsWith("/")).join(", ")}\n` };
+  if (handler === undefined)
+    r = {
+      status: 404,
+      body: `not found: ${path}; try ${Object.keys(routes)
+        .filter((p) => !p.endsWith("/"))
+        .join(", ")}\n`,
+    };
   else if (req.method !== "GET" && req.method !== "HEAD") r = { status: 405, body: `${req.method ?? ""} is not allowed: GET ${path}\n` };
   else {
     try {
@@ -118,6 +134,10 @@ async function answer(routes: Routes, req: IncomingMessage, res: ServerResponse)
       r = { status: 500, body: `${messageOf(err)}\n` };
     }
   }
-  res.writeHead(r.status, { "content-type": r.contentType ?? "text/plain; charset=utf-8", "cache-control": "no-store", "x-content-type-options": "nosniff" });
+  res.writeHead(r.status, {
+    "content-type": r.contentType ?? "text/plain; charset=utf-8",
+    "cache-control": "no-store",
+    "x-content-type-options": "nosniff",
+  });
   res.end(req.method === "HEAD" ? undefined : r.body);
 }

@@ -37,7 +37,8 @@ export function customResource<T extends ApiObject>(kc: k8s.KubeConfig, kind: st
     path: (ns) => (ns === undefined ? `/apis/${GROUP}/${VERSION}/${plural}` : `/apis/${GROUP}/${VERSION}/namespaces/${ns}/${plural}`),
     list: async (ns) => {
       const params = { group: GROUP, version: VERSION, plural, ...(labelSelector !== undefined ? { labelSelector } : {}) };
-      const got: unknown = ns === undefined ? await api.listClusterCustomObject(params) : await api.listNamespacedCustomObject({ ...params, namespace: ns });
+      const got: unknown =
+        ns === undefined ? await api.listClusterCustomObject(params) : await api.listNamespacedCustomObject({ ...params, namespace: ns });
       return got as ResourceList<T>;
     },
   };
@@ -50,7 +51,8 @@ export function podResource(kc: k8s.KubeConfig, labelSelector: string): Resource
     kind: "pod",
     labelSelector,
     path: (ns) => (ns === undefined ? "/api/v1/pods" : `/api/v1/namespaces/${ns}/pods`),
-    list: (ns) => (ns === undefined ? core.listPodForAllNamespaces({ labelSelector }) : core.listNamespacedPod({ namespace: ns, labelSelector })),
+    list: (ns) =>
+      ns === undefined ? core.listPodForAllNamespaces({ labelSelector }) : core.listNamespacedPod({ namespace: ns, labelSelector }),
   };
 }
 
@@ -282,7 +284,11 @@ class Stream<T extends ApiObject> {
   }
 
   private watchFrom(resourceVersion: string, seen: (rv: string) => void): Promise<WatchEnd> {
-    const query: Record<string, string | number | boolean> = { resourceVersion, allowWatchBookmarks: true, timeoutSeconds: this.opts.watchTimeoutSeconds ?? 300 };
+    const query: Record<string, string | number | boolean> = {
+      resourceVersion,
+      allowWatchBookmarks: true,
+      timeoutSeconds: this.opts.watchTimeoutSeconds ?? 300,
+    };
     if (this.opts.resource.labelSelector !== undefined) query.labelSelector = this.opts.resource.labelSelector;
     return new Promise<WatchEnd>((resolve) => {
       let result: WatchEnd = { relist: false };

@@ -6,9 +6,15 @@ import { reuseConnections } from "./kube-config.js";
 function kubeConfig(): k8s.KubeConfig {
   const kc = new k8s.KubeConfig();
   kc.loadFromOptions({
-    clusters: [{ name: "c", server: "https://127.0.0.1:6443", skipTLSVerify: false }, { name: "d", server: "https://127.0.0.2:6443", skipTLSVerify: false }],
+    clusters: [
+      { name: "c", server: "https://127.0.0.1:6443", skipTLSVerify: false },
+      { name: "d", server: "https://127.0.0.2:6443", skipTLSVerify: false },
+    ],
     users: [{ name: "u", token: "t" }],
-    contexts: [{ name: "ctx", cluster: "c", user: "u" }, { name: "other", cluster: "d", user: "u" }],
+    contexts: [
+      { name: "ctx", cluster: "c", user: "u" },
+      { name: "other", cluster: "d", user: "u" },
+    ],
     currentContext: "ctx",
   });
   return kc;

@@ -6,7 +6,11 @@ import { leaseAction } from "./leader-lease.js";
 const now = new Date("2026-11-23T13:00:00Z");
 const lease = (holderIdentity: string | undefined, renewedSecondsAgo: number, leaseDurationSeconds = 15): k8s.V1Lease => ({
   metadata: { name: "l" },
-  spec: { ...(holderIdentity !== undefined ? { holderIdentity } : {}), leaseDurationSeconds, renewTime: new Date(now.getTime() - renewedSecondsAgo * 1000) },
+  spec: {
+    ...(holderIdentity !== undefined ? { holderIdentity } : {}),
+    leaseDurationSeconds,
+    renewTime: new Date(now.getTime() - renewedSecondsAgo * 1000),
+  },
 });
 
 describe("leaseAction", () => {

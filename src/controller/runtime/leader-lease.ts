@@ -145,7 +145,10 @@ export class LeaderLease {
       holderIdentity: identity,
       leaseDurationSeconds: this.duration,
       renewTime: new k8s.V1MicroTime(now.getTime()),
-      acquireTime: action === "renew" && lease?.spec?.acquireTime !== undefined ? new k8s.V1MicroTime(new Date(lease.spec.acquireTime).getTime()) : new k8s.V1MicroTime(now.getTime()),
+      acquireTime:
+        action === "renew" && lease?.spec?.acquireTime !== undefined
+          ? new k8s.V1MicroTime(new Date(lease.spec.acquireTime).getTime())
+          : new k8s.V1MicroTime(now.getTime()),
       leaseTransitions: (lease?.spec?.leaseTransitions ?? 0) + (action === "take" ? 1 : 0),
     };
     try {
@@ -153,7 +156,11 @@ export class LeaderLease {
         await this.api.createNamespacedLease({ namespace, body: { metadata: { name: this.name }, spec } });
       } else {
         // The resourceVersion read makes a concurrent take a 409: only one replica wins.
-        await this.api.replaceNamespacedLease({ name: this.name, namespace, body: { metadata: { ...lease?.metadata, name: this.name }, spec } });
+        await this.api.replaceNamespacedLease({
+          name: this.name,
+          namespace,
+          body: { metadata: { ...lease?.metadata, name: this.name }, spec },
+        });
       }
       this.lastRenew = now.getTime();
       return true;

@@ -46,7 +46,9 @@ describe("json_schema validator", () => {
     expect(validateJsonSchema(spec, file("{}")).reasoning).toContain("was not read");
     expect(validateJsonSchema(spec, file("{}"), file("not json")).reasoning).toContain("is not valid JSON");
     expect(validateJsonSchema(spec, file("{}"), file('{"type": 12}')).reasoning).toContain("is not a valid JSON Schema");
-    expect(validateJsonSchema({ type: "json_schema", target_path: "/w" }, file("{}")).reasoning).toContain("neither schema nor schema_path");
+    expect(validateJsonSchema({ type: "json_schema", target_path: "/w" }, file("{}")).reasoning).toContain(
+      "neither schema nor schema_path",
+    );
   });
 
   it("uses the draft the schema names (2020-12 prefixItems)", () => {

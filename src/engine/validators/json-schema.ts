@@ -43,11 +43,7 @@ function parseJson(text: string): { ok: true; value: unknown } | { ok: false; er
  * Every problem (missing or unreadable file, invalid JSON, invalid schema, schema errors)
  * is a failing outcome with a reasoning that says which.
  */
-export function validateJsonSchema(
-  spec: JsonSchemaValidatorSpec,
-  target: FileContent,
-  schemaFile?: FileContent,
-): ValidatorOutcome {
+export function validateJsonSchema(spec: JsonSchemaValidatorSpec, target: FileContent, schemaFile?: FileContent): ValidatorOutcome {
   let schema: unknown = spec.schema;
   if (schema === undefined) {
     if (spec.schema_path === undefined) return deterministic(false, "json_schema validator has neither schema nor schema_path");
@@ -77,5 +73,9 @@ export function validateJsonSchema(
     score: 0,
     message: `${e.instancePath === "" ? "/" : e.instancePath}: ${e.message ?? "is invalid"}`,
   }));
-  return deterministic(false, `${spec.target_path} does not match the schema:\n${signals.map((s) => `  ${s.message}`).join("\n")}`, signals);
+  return deterministic(
+    false,
+    `${spec.target_path} does not match the schema:\n${signals.map((s) => `  ${s.message}`).join("\n")}`,
+    signals,
+  );
 }

@@ -18,7 +18,10 @@ describe("thresholds", () => {
   });
 
   it("fails a perfect score with a confidence below min_confidence and says the judge is not re-run", () => {
-    const r = applyThresholds({ score: 1, confidence: 0.5, reasoning: "unsure", signals: [{ category: "c", score: 1, message: "m" }] }, { min_score: 0.8, min_confidence: 0.7 });
+    const r = applyThresholds(
+      { score: 1, confidence: 0.5, reasoning: "unsure", signals: [{ category: "c", score: 1, message: "m" }] },
+      { min_score: 0.8, min_confidence: 0.7 },
+    );
     expect(r.passed).toBe(false);
     expect(r.reasoning).toContain("confidence 0.50 is below min_confidence 0.70");
     expect(r.reasoning).toContain("not re-run");

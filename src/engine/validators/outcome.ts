@@ -64,6 +64,4 @@ export function deterministic(passed: boolean, reasoning: string, signals: Signa
 }
 
 /** Content of a file read for a validator, or why it could not be read. */
-export type FileContent =
-  | { ok: true; content: string }
-  | { ok: false; reason: "missing" | "unreadable"; detail: string };
+export type FileContent = { ok: true; content: string } | { ok: false; reason: "missing" | "unreadable"; detail: string };

@@ -30,7 +30,11 @@ describe("argument views", () => {
   });
 
   it("includes every nested value and key, joined argv arrays, and decoded base64", () => {
-    const views = argumentViews({ a: { "k/e/y": [1, "x", { deep: "~/.ssh" }] }, argv: ["rm", "-rf", "/"], b: Buffer.from("cat /etc/passwd").toString("base64") });
+    const views = argumentViews({
+      a: { "k/e/y": [1, "x", { deep: "~/.ssh" }] },
+      argv: ["rm", "-rf", "/"],
+      b: Buffer.from("cat /etc/passwd").toString("base64"),
+    });
     expect(views).toEqual(expect.arrayContaining(["k/e/y", "1", "x", "deep", "/root/.ssh", "rm -rf /", "cat /etc/passwd", "/etc/passwd"]));
   });
 
@@ -39,7 +43,9 @@ describe("argument views", () => {
   });
 
   it("splits path tokens exactly as the separator regex does", () => {
-    const text = fc.array(fc.constantFrom("/", "a", ".", " ", "\t", "\u00a0", "\u2028", "[", "]", "{", "'", "=", ":", "|", "-", "é"), { maxLength: 24 }).map((cs) => cs.join(""));
+    const text = fc
+      .array(fc.constantFrom("/", "a", ".", " ", "\t", "\u00a0", "\u2028", "[", "]", "{", "'", "=", ":", "|", "-", "é"), { maxLength: 24 })
+      .map((cs) => cs.join(""));
     fc.assert(
       fc.property(text, (t) => {
         expect(pathTokens(t)).toEqual(t.split(/[\s'"`=,:;|&<>(){}[\]]+/).filter((w) => w.includes("/")));

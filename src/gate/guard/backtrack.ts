@@ -200,7 +200,7 @@ export class StepBoundedRegex {
       case "eol":
         return i === s.length && k(i);
       case "wordb":
-        return isWord(s[i - 1]) !== isWord(s[i]) !== node.neg && k(i);
+        return (isWord(s[i - 1]) !== isWord(s[i])) !== node.neg && k(i);
       case "look":
         return this.look(node, i) && k(i);
       case "rep":
@@ -241,7 +241,8 @@ export class StepBoundedRegex {
 
   /** A quantified group: one more iteration or stop, greedy or lazy; an empty iteration past the minimum fails (as in JavaScript). */
   private rep(node: Extract<Node, { t: "rep" }>, i: number, k: (j: number) => boolean, count: number): boolean {
-    const more = (): boolean => count < node.max && this.m(node.body, i, (j) => (j === i && count >= node.min ? false : this.rep(node, j, k, count + 1)));
+    const more = (): boolean =>
+      count < node.max && this.m(node.body, i, (j) => (j === i && count >= node.min ? false : this.rep(node, j, k, count + 1)));
     if (node.lazy) return (count >= node.min && k(i)) || more();
     return more() || (count >= node.min && k(i));
   }

@@ -28,12 +28,24 @@ export const DESTRUCTIVE_PATTERNS: readonly BuiltinPattern[] = [
   { pattern: String.raw`\bdd\s+.*\bof=/dev/`, source: "vaglio", why: "raw device write" },
   { pattern: String.raw`\bchmod\s+-?R?\s*0?77[0-9]\s+/`, source: "vaglio", why: "world-writable tree" },
   // gavel's own: what the normalised views make visible and the two tables above miss.
-  { pattern: String.raw`\brm\s+-r\w*\s+(/\*?|~/?\*?|/root/?|/home/?|/etc/?|/usr/?|/var/?|/boot/?)(\s|$)`, source: "gavel", why: "recursive delete of a system tree" },
+  {
+    pattern: String.raw`\brm\s+-r\w*\s+(/\*?|~/?\*?|/root/?|/home/?|/etc/?|/usr/?|/var/?|/boot/?)(\s|$)`,
+    source: "gavel",
+    why: "recursive delete of a system tree",
+  },
   { pattern: String.raw`--no-preserve-root`, source: "gavel", why: "rm without the root safeguard" },
   { pattern: String.raw`\b(curl|wget|fetch)\b.*\|\s*(sudo\s+)?(ba|z|da|k|fi)?sh\b`, source: "gavel", why: "download piped to a shell" },
-  { pattern: String.raw`\bbase64\s+(-d|--decode|-D)\b.*\|\s*(sudo\s+)?(ba|z|da|k)?sh\b`, source: "gavel", why: "decoded payload piped to a shell" },
+  {
+    pattern: String.raw`\bbase64\s+(-d|--decode|-D)\b.*\|\s*(sudo\s+)?(ba|z|da|k)?sh\b`,
+    source: "gavel",
+    why: "decoded payload piped to a shell",
+  },
   { pattern: String.raw`\b(sh|bash|zsh)\s+<\s*\(\s*(curl|wget)\b`, source: "gavel", why: "process substitution of a download" },
-  { pattern: String.raw`(?i)\b(2852039166|0xa9fea9fe|0251\.0376\.0251\.0376|metadata\.google\.internal|fd00:ec2::254)\b`, source: "gavel", why: "cloud metadata service, other spellings" },
+  {
+    pattern: String.raw`(?i)\b(2852039166|0xa9fea9fe|0251\.0376\.0251\.0376|metadata\.google\.internal|fd00:ec2::254)\b`,
+    source: "gavel",
+    why: "cloud metadata service, other spellings",
+  },
   { pattern: String.raw`\bshred\b.*\s/dev/`, source: "gavel", why: "device shred" },
   { pattern: String.raw`>\s*/dev/(sd|nvme|mmcblk|xvd|vd)`, source: "gavel", why: "redirect onto a block device" },
 ];

@@ -89,7 +89,9 @@ export type Check = (state: CallState) => Denial | undefined;
 /** 1. The revocation list: an O(1) map lookup. */
 export const revocation: Check = (state) => {
   const r = state.ctx.policy.revoked.get(state.call.tool);
-  return r === undefined ? undefined : state.enforce(r.enforcement, { approved: false, check: "revocation", reason: `tool_revoked: ${r.reason}` });
+  return r === undefined
+    ? undefined
+    : state.enforce(r.enforcement, { approved: false, check: "revocation", reason: `tool_revoked: ${r.reason}` });
 };
 
 /**
@@ -120,18 +122,31 @@ export const capability: Check = (state) => {
   const declared = declaredTool(ctx.scope, call.tool);
   if (declared === undefined) return { approved: false, check: "capability", reason: `capability_boundary: missing tool:${call.tool}` };
   // An MCP tool comes with its listing, and the listing must be the named tool's: its pin and skip_judge are read from it.
-  if (call.mcp === undefined && !ctx.scope.tools.has(call.tool)) return { approved: false, check: "capability", reason: `capability_boundary: ${call.tool} proposed without its MCP listing` };
+  if (call.mcp === undefined && !ctx.scope.tools.has(call.tool))
+    return { approved: false, check: "capability", reason: `capability_boundary: ${call.tool} proposed without its MCP listing` };
   if (call.mcp !== undefined && mcpToolName(call.mcp.server, call.mcp.tool) !== call.tool) {
-    return { approved: false, check: "capability", reason: `capability_boundary: ${call.tool} proposed with the listing of ${mcpToolName(call.mcp.server, call.mcp.tool)}` };
+    return {
+      approved: false,
+      check: "capability",
+      reason: `capability_boundary: ${call.tool} proposed with the listing of ${mcpToolName(call.mcp.server, call.mcp.tool)}`,
+    };
   }
   const fromPolicy = ctx.policy.requiredCapabilities.get(call.tool);
   const fromMcp = mcpDeclaration(ctx.policy.mcpServers, call.tool)?.tool?.capability;
   // The manifest's own capability and the MCP declaration always deny; the policy's map follows its enforcement action.
-  for (const [required, enforcement] of [[declared.capability, "deny"], [fromPolicy?.capability, fromPolicy?.enforcement ?? "deny"], [fromMcp, "deny"]] as const) {
+  for (const [required, enforcement] of [
+    [declared.capability, "deny"],
+    [fromPolicy?.capability, fromPolicy?.enforcement ?? "deny"],
+    [fromMcp, "deny"],
+  ] as const) {
     if (required === undefined || required === "") continue;
     const alternatives = required.split("|").map((c) => c.trim());
     if (!alternatives.some((c) => ctx.scope.capabilities.has(c))) {
-      const denial = state.enforce(enforcement, { approved: false, check: "capability", reason: `capability_boundary: missing ${required}` });
+      const denial = state.enforce(enforcement, {
+        approved: false,
+        check: "capability",
+        reason: `capability_boundary: missing ${required}`,
+      });
       if (denial !== undefined) return denial;
     }
   }
@@ -148,7 +163,8 @@ export const destructivePattern: Check = (state) => {
   try {
     views = state.views;
   } catch (err) {
-    if (err instanceof NestingTooDeep) return { approved: false, check: "destructive_pattern", reason: `destructive_pattern: ${err.message}` };
+    if (err instanceof NestingTooDeep)
+      return { approved: false, check: "destructive_pattern", reason: `destructive_pattern: ${err.message}` };
     throw err;
   }
   const threat = threatClasses(state);
@@ -157,7 +173,8 @@ export const destructivePattern: Check = (state) => {
   const watch = state.ctx.policy.destructiveWatch;
   for (const w of watch.allMatches(views, state.viewCandidates[2])) {
     const e = watch.entries[w];
-    if (e !== undefined) state.enforce(e.enforcement ?? "deny", { approved: false, check: "destructive_pattern", reason: `destructive_pattern: ${e.label}` });
+    if (e !== undefined)
+      state.enforce(e.enforcement ?? "deny", { approved: false, check: "destructive_pattern", reason: `destructive_pattern: ${e.label}` });
   }
   let i = set.firstMatch(views, state.viewCandidates[0]);
   // A built-in pattern that names a token the effect model has read as harmless here is passed over (waivers.ts).
@@ -166,7 +183,8 @@ export const destructivePattern: Check = (state) => {
   // What a static reading cannot resolve is denied, not guessed (vaglio: a false positive costs
   // a reformulated request, a false negative a leaked key).
   const unresolved = state.callViews.unresolved;
-  if (unresolved !== undefined) return { approved: false, check: "destructive_pattern", reason: `destructive_pattern: unresolved shell (${unresolved})` };
+  if (unresolved !== undefined)
+    return { approved: false, check: "destructive_pattern", reason: `destructive_pattern: unresolved shell (${unresolved})` };
   return undefined;
 };
 
@@ -210,7 +228,9 @@ export const sequenceContract: Check = (state) => {
 /** 6. Signature: a registered tool's registration must carry a valid Ed25519 signature (verified at policy load). */
 export const signature: Check = (state) => {
   const entry = state.ctx.policy.registry.get(state.call.tool);
-  return entry === undefined || entry.signatureValid ? undefined : state.enforce(entry.enforcement, { approved: false, check: "signature", reason: "signature_invalid" });
+  return entry === undefined || entry.signatureValid
+    ? undefined
+    : state.enforce(entry.enforcement, { approved: false, check: "signature", reason: "signature_invalid" });
 };
 
 /** 7. Adaptive rules: the first matching `deny` (in declaration order) blocks; `flag` rules are listed. */
@@ -223,12 +243,15 @@ export function adaptiveRules(state: CallState): GuardDecision {
     const hits =
       field === "args"
         ? patterns.allMatches(state.views, state.viewCandidates[1])
-        : patterns.allMatches([field === "tool" ? state.call.tool : (liveHashes?.get(state.call.tool) ?? policy.registry.get(state.call.tool)?.sha256 ?? "")]);
+        : patterns.allMatches([
+            field === "tool" ? state.call.tool : (liveHashes?.get(state.call.tool) ?? policy.registry.get(state.call.tool)?.sha256 ?? ""),
+          ]);
     for (const i of hits) {
       const rule = rules[i];
       if (rule === undefined) continue;
       // A deny rule in warn or dryrun mode only notes what it would have denied.
-      if (rule.action === "deny" && rule.enforcement !== "deny") state.enforce(rule.enforcement, { approved: false, check: "adaptive_rule", reason: `adaptive_rule: ${rule.name}` });
+      if (rule.action === "deny" && rule.enforcement !== "deny")
+        state.enforce(rule.enforcement, { approved: false, check: "adaptive_rule", reason: `adaptive_rule: ${rule.name}` });
       else (matched ??= []).push({ order: rule.order, name: rule.name, action: rule.action });
     }
   }
@@ -236,6 +259,7 @@ export function adaptiveRules(state: CallState): GuardDecision {
   matched.sort((a, b) => a.order - b.order);
   const flags = matched.filter((m) => m.action === "flag").map((m) => m.name);
   const deny = matched.find((m) => m.action === "deny");
-  if (deny !== undefined) return { approved: false, check: "adaptive_rule", reason: `adaptive_rule: ${deny.name}`, ...(flags.length ? { flags } : {}) };
+  if (deny !== undefined)
+    return { approved: false, check: "adaptive_rule", reason: `adaptive_rule: ${deny.name}`, ...(flags.length ? { flags } : {}) };
   return { approved: true, check: "adaptive_rule", flags };
 }

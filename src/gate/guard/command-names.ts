@@ -6,7 +6,26 @@
 export const SHELLS: ReadonlySet<string> = new Set(["sh", "bash", "zsh", "dash", "ksh", "ash", "mksh", "fish", "csh", "tcsh"]);
 
 /** Interpreters: a script operand, stdin, or their inline-code option is code. */
-export const INTERPRETERS: ReadonlySet<string> = new Set(["python", "python2", "python3", "perl", "ruby", "node", "nodejs", "php", "lua", "bun", "deno", "Rscript", "tclsh", "pwsh", "powershell", "osascript", "awk", "gawk"]);
+export const INTERPRETERS: ReadonlySet<string> = new Set([
+  "python",
+  "python2",
+  "python3",
+  "perl",
+  "ruby",
+  "node",
+  "nodejs",
+  "php",
+  "lua",
+  "bun",
+  "deno",
+  "Rscript",
+  "tclsh",
+  "pwsh",
+  "powershell",
+  "osascript",
+  "awk",
+  "gawk",
+]);
 
 /** The directories a command name is usually found in. */
 export const BIN_DIRS: readonly string[] = ["/bin/", "/usr/bin/", "/sbin/", "/usr/sbin/", "/usr/local/bin/"];

@@ -4,13 +4,55 @@ import { charFlags, F_DIGIT, F_ENCODED, F_EQUALS, F_LOWER, F_UPPER } from "./tex
 
 /** Lookalike letters (Cyrillic, Greek, Latin variants) that NFKC leaves alone, folded to ASCII. */
 const CONFUSABLES: Record<string, string> = {
-  "\u0430": "a", "\u0435": "e", "\u043e": "o", "\u0440": "p", "\u0441": "c", "\u0443": "y", "\u0445": "x",
-  "\u0455": "s", "\u0456": "i", "\u0458": "j", "\u04bb": "h", "\u0501": "d", "\u0261": "g", "\u043a": "k",
-  "\u043c": "m", "\u0442": "t", "\u0433": "r", "\u0410": "A", "\u0415": "E", "\u041e": "O", "\u0420": "P",
-  "\u0421": "C", "\u0425": "X", "\u041c": "M", "\u0422": "T", "\u041a": "K", "\u0392": "B", "\u0395": "E",
-  "\u039f": "O", "\u03bf": "o", "\u03c1": "p", "\u03b1": "a", "\u03b9": "i", "\u03ba": "k", "\u03bd": "v",
-  "\u0131": "i", "\u017f": "s", "\u2044": "/", "\u2215": "/", "\u29f8": "/", "\uff0f": "/", "\u2010": "-",
-  "\u2011": "-", "\u2012": "-", "\u2013": "-", "\u2014": "-", "\u2212": "-", "\ufe63": "-", "\uff0d": "-",
+  "\u0430": "a",
+  "\u0435": "e",
+  "\u043e": "o",
+  "\u0440": "p",
+  "\u0441": "c",
+  "\u0443": "y",
+  "\u0445": "x",
+  "\u0455": "s",
+  "\u0456": "i",
+  "\u0458": "j",
+  "\u04bb": "h",
+  "\u0501": "d",
+  "\u0261": "g",
+  "\u043a": "k",
+  "\u043c": "m",
+  "\u0442": "t",
+  "\u0433": "r",
+  "\u0410": "A",
+  "\u0415": "E",
+  "\u041e": "O",
+  "\u0420": "P",
+  "\u0421": "C",
+  "\u0425": "X",
+  "\u041c": "M",
+  "\u0422": "T",
+  "\u041a": "K",
+  "\u0392": "B",
+  "\u0395": "E",
+  "\u039f": "O",
+  "\u03bf": "o",
+  "\u03c1": "p",
+  "\u03b1": "a",
+  "\u03b9": "i",
+  "\u03ba": "k",
+  "\u03bd": "v",
+  "\u0131": "i",
+  "\u017f": "s",
+  "\u2044": "/",
+  "\u2215": "/",
+  "\u29f8": "/",
+  "\uff0f": "/",
+  "\u2010": "-",
+  "\u2011": "-",
+  "\u2012": "-",
+  "\u2013": "-",
+  "\u2014": "-",
+  "\u2212": "-",
+  "\ufe63": "-",
+  "\uff0d": "-",
 };
 const CONFUSABLE_RE = new RegExp(`[${Object.keys(CONFUSABLES).join("")}]`, "g");
 // Zero-width and other format characters: invisible, so a lookalike of "rm" may hide one.
@@ -27,7 +69,10 @@ export function deobfuscate(s: string): string {
   if ((charFlags(s) & F_ENCODED) === 0) return s;
   let t = s;
   if (NON_ASCII_RE.test(t)) {
-    t = t.normalize("NFKC").replace(FORMAT_CHARS_RE, "").replace(CONFUSABLE_RE, (c) => CONFUSABLES[c] ?? c);
+    t = t
+      .normalize("NFKC")
+      .replace(FORMAT_CHARS_RE, "")
+      .replace(CONFUSABLE_RE, (c) => CONFUSABLES[c] ?? c);
   }
   for (let i = 0; i < 3 && PERCENT_RE.test(t); i++) t = percentDecode(t);
   if (ESCAPE_RE.test(t)) t = decodeEscapes(t);
@@ -51,10 +96,14 @@ function percentDecode(s: string): string {
 }
 
 function decodeEscapes(s: string): string {
-  return s.replace(/\\(?:x([0-9a-fA-F]{2})|u([0-9a-fA-F]{4})|u\{([0-9a-fA-F]{1,6})\}|([0-7]{3}))/g, (m, x?: string, u?: string, ub?: string, o?: string) => {
-    const n = x !== undefined ? parseInt(x, 16) : u !== undefined ? parseInt(u, 16) : ub !== undefined ? parseInt(ub, 16) : parseInt(o ?? "", 8);
-    return codePoint(n) ?? m;
-  });
+  return s.replace(
+    /\\(?:x([0-9a-fA-F]{2})|u([0-9a-fA-F]{4})|u\{([0-9a-fA-F]{1,6})\}|([0-7]{3}))/g,
+    (m, x?: string, u?: string, ub?: string, o?: string) => {
+      const n =
+        x !== undefined ? parseInt(x, 16) : u !== undefined ? parseInt(u, 16) : ub !== undefined ? parseInt(ub, 16) : parseInt(o ?? "", 8);
+      return codePoint(n) ?? m;
+    },
+  );
 }
 
 const NO_PAYLOADS: readonly string[] = Object.freeze([]);
@@ -66,17 +115,19 @@ export function encodedPayloads(s: string, flags: number): readonly string[] {
   const maybeHex = (flags & F_DIGIT) !== 0;
   if (!maybeBase64 && !maybeHex) return NO_PAYLOADS;
   const found: string[] = [];
-  if (maybeBase64) for (const m of s.matchAll(BASE64_TOKEN_RE)) {
-    const tok = m[0];
-    // Plain words and lower-case paths also fit the alphabet; real base64 mixes case or pads.
-    if (!tok.endsWith("=") && !(/[A-Z]/.test(tok) && /[a-z]/.test(tok))) continue;
-    const text = printable(Buffer.from(tok, "base64"));
-    if (text !== undefined) found.push(text);
-  }
-  if (maybeHex) for (const m of s.matchAll(HEX_TOKEN_RE)) {
-    const text = printable(Buffer.from(m[0], "hex"));
-    if (text !== undefined) found.push(text);
-  }
+  if (maybeBase64)
+    for (const m of s.matchAll(BASE64_TOKEN_RE)) {
+      const tok = m[0];
+      // Plain words and lower-case paths also fit the alphabet; real base64 mixes case or pads.
+      if (!tok.endsWith("=") && !(/[A-Z]/.test(tok) && /[a-z]/.test(tok))) continue;
+      const text = printable(Buffer.from(tok, "base64"));
+      if (text !== undefined) found.push(text);
+    }
+  if (maybeHex)
+    for (const m of s.matchAll(HEX_TOKEN_RE)) {
+      const text = printable(Buffer.from(m[0], "hex"));
+      if (text !== undefined) found.push(text);
+    }
   return found;
 }
 

@@ -2,7 +2,18 @@
 // warn or dryrun mode notes its would-be denial and lets the call go on). No model, no I/O: a
 // pure function of the call and its context.
 import type { GuardDecision } from "../../api/protocol.js";
-import { adaptiveRules, capability, CallState, destructivePattern, hash, revocation, sequenceContract, signature, type Check, type GuardCall } from "./checks.js";
+import {
+  adaptiveRules,
+  capability,
+  CallState,
+  destructivePattern,
+  hash,
+  revocation,
+  sequenceContract,
+  signature,
+  type Check,
+  type GuardCall,
+} from "./checks.js";
 import type { GuardContext } from "./context.js";
 
 /** Checks 1–6 in order; adaptive rules (7) run last because they can also flag. */

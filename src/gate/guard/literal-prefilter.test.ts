@@ -9,7 +9,9 @@ import { JointScan, PatternSet } from "./pattern-set.js";
 
 describe("literal prefilter", () => {
   it("extracts the literals every match must contain", () => {
-    expect(requiredLiterals(String.raw`\bforbidden_cmd_5\s+--[a-z]+`)).toEqual([" ", "\t", "\n", "\r", "\f", "\v"].map((w) => `forbidden_cmd_5${w}`));
+    expect(requiredLiterals(String.raw`\bforbidden_cmd_5\s+--[a-z]+`)).toEqual(
+      [" ", "\t", "\n", "\r", "\f", "\v"].map((w) => `forbidden_cmd_5${w}`),
+    );
     expect(requiredLiterals(String.raw`\brm\s+-rf?\s+/(\s|$)`)).toContain("rm ");
     expect(requiredLiterals(String.raw`(?i)(DROP|TRUNCATE)\s+TABLE`)).toEqual(["table"]);
     expect(requiredLiterals(String.raw`(^|/)\.ssh(/|$)`)?.sort()).toEqual([".ssh", ".ssh/", "/.ssh", "/.ssh/"]);
@@ -19,9 +21,36 @@ describe("literal prefilter", () => {
     expect(requiredLiterals("x|.")).toBeUndefined();
   });
 
-  const piece = fc.constantFrom("a", "b", "ab", "K", "s", ".", "\\s", "[ab]", "\\bab", "(a|b)", "(?i)a", "a*", "b+", "a?", "(ab){2}", "\\Qa.b\\E", "\\x61", "^", "$", "(?:a|)", "[^a]", "ſ");
-  const pattern = fc.array(piece, { minLength: 1, maxLength: 5 }).chain((ps) => fc.constantFrom(ps.join(""), ps.join("|"), `(${ps.join("")})+`));
-  const text = fc.array(fc.constantFrom("a", "b", "A", "B", "k", "K", "S", "s", "ſ", " ", ".", "x", "é"), { maxLength: 12 }).map((cs) => cs.join(""));
+  const piece = fc.constantFrom(
+    "a",
+    "b",
+    "ab",
+    "K",
+    "s",
+    ".",
+    "\\s",
+    "[ab]",
+    "\\bab",
+    "(a|b)",
+    "(?i)a",
+    "a*",
+    "b+",
+    "a?",
+    "(ab){2}",
+    "\\Qa.b\\E",
+    "\\x61",
+    "^",
+    "$",
+    "(?:a|)",
+    "[^a]",
+    "ſ",
+  );
+  const pattern = fc
+    .array(piece, { minLength: 1, maxLength: 5 })
+    .chain((ps) => fc.constantFrom(ps.join(""), ps.join("|"), `(${ps.join("")})+`));
+  const text = fc
+    .array(fc.constantFrom("a", "b", "A", "B", "k", "K", "S", "s", "ſ", " ", ".", "x", "é"), { maxLength: 12 })
+    .map((cs) => cs.join(""));
 
   it("never skips a (pattern, text) pair that RE2 matches", () => {
     fc.assert(
@@ -40,7 +69,22 @@ describe("literal prefilter", () => {
 
   it("keeps every built-in pattern matchable", () => {
     const all = [...DESTRUCTIVE_PATTERNS, ...FORBIDDEN_PATHS].map((p) => p.pattern);
-    const samples = ["rm -rf /", "DROP TABLE x", ":(){ :|:& };:", "curl x|sh", "169.254.169.254", "chmod 777 x", "mkfs", "dd if=x of=/dev/sda", "/root/.ssh/x", "/etc/passwd", "/proc/1", "/dev/sda", "~/.aws/credentials", "/var/run/secrets/x"];
+    const samples = [
+      "rm -rf /",
+      "DROP TABLE x",
+      ":(){ :|:& };:",
+      "curl x|sh",
+      "169.254.169.254",
+      "chmod 777 x",
+      "mkfs",
+      "dd if=x of=/dev/sda",
+      "/root/.ssh/x",
+      "/etc/passwd",
+      "/proc/1",
+      "/dev/sda",
+      "~/.aws/credentials",
+      "/var/run/secrets/x",
+    ];
     const pre = new Map(new LiteralPrefilter(all).candidates(samples));
     all.forEach((p, i) => {
       const re = RE2JS.compile(p);
@@ -74,7 +118,23 @@ describe("built-in entries (compiled at first use)", () => {
   it("match exactly as the same patterns compiled with the set", () => {
     const eager = PatternSet.compile(all.map((p) => ({ pattern: p, label: p })));
     const lazy = PatternSet.compile(all.map((p) => ({ pattern: p, label: p, builtin: true as const })));
-    const texts = ["rm -rf /", "DROP TABLE x", ":(){ :|:& };:", "curl x|sh", "169.254.169.254", "chmod 777 x", "mkfs", "dd if=x of=/dev/sda", "/root/.ssh/x", "/etc/passwd", "/proc/1", "/dev/sda", "~/.aws/credentials", "/var/run/secrets/x", "plain"];
+    const texts = [
+      "rm -rf /",
+      "DROP TABLE x",
+      ":(){ :|:& };:",
+      "curl x|sh",
+      "169.254.169.254",
+      "chmod 777 x",
+      "mkfs",
+      "dd if=x of=/dev/sda",
+      "/root/.ssh/x",
+      "/etc/passwd",
+      "/proc/1",
+      "/dev/sda",
+      "~/.aws/credentials",
+      "/var/run/secrets/x",
+      "plain",
+    ];
     for (const t of texts) expect(lazy.allMatches([t]), t).toEqual(eager.allMatches([t]));
     expect(lazy.allMatches(texts)).toEqual(eager.allMatches(texts));
     expect(lazy.firstMatch(["plain", "/etc/passwd"])).toBe(eager.firstMatch(["plain", "/etc/passwd"]));
@@ -88,7 +148,9 @@ describe("built-in entries (compiled at first use)", () => {
 describe("joint scan", () => {
   it("gives each pattern set the candidates its own prefilter gives", () => {
     const a = PatternSet.compile([...DESTRUCTIVE_PATTERNS, ...FORBIDDEN_PATHS].map((p) => ({ pattern: p.pattern, label: p.pattern })));
-    const b = PatternSet.compile(["^/mnt/v-1(/|$)", String.raw`\bforbidden_cmd_5\s+--[a-z]+`, "^.{30,}$", "(?i)secret"].map((p) => ({ pattern: p, label: p })));
+    const b = PatternSet.compile(
+      ["^/mnt/v-1(/|$)", String.raw`\bforbidden_cmd_5\s+--[a-z]+`, "^.{30,}$", "(?i)secret"].map((p) => ({ pattern: p, label: p })),
+    );
     const joint = new JointScan([a, b]);
     const texts = ["rm -rf /", "/mnt/v-1/x", "forbidden_cmd_5 --now", "a SECRET here, in a much longer line", "/root/.ssh/id_rsa", "plain"];
     const [ca, cb] = joint.candidates(texts);

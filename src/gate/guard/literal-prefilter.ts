@@ -172,7 +172,12 @@ interface Info {
 }
 
 const score = (set: string[]): number => Math.min(...set.map((s) => s.length));
-const fold = (s: string): string => [...s].map((ch) => (ch.length === 1 ? String.fromCharCode(classOf(ch.charCodeAt(0)) === OTHER ? ch.charCodeAt(0) : classOf(ch.charCodeAt(0))) : ch)).join("");
+const fold = (s: string): string =>
+  [...s]
+    .map((ch) =>
+      ch.length === 1 ? String.fromCharCode(classOf(ch.charCodeAt(0)) === OTHER ? ch.charCodeAt(0) : classOf(ch.charCodeAt(0))) : ch,
+    )
+    .join("");
 
 function info(n: Node): Info {
   switch (n.k) {

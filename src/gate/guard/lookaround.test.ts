@@ -23,19 +23,36 @@ describe("lookaround patterns", () => {
     const policy = compilePolicy([
       {
         name: "external-drives",
-        spec: { adaptive_rules: [{ name: "block_external_drive_writes", match_field: "args", pattern: "/Volumes/(?!MAC_MINI_1TB)", action: "deny", reason: "Writes to non-canonical external drives are blocked" }] },
+        spec: {
+          adaptive_rules: [
+            {
+              name: "block_external_drive_writes",
+              match_field: "args",
+              pattern: "/Volumes/(?!MAC_MINI_1TB)",
+              action: "deny",
+              reason: "Writes to non-canonical external drives are blocked",
+            },
+          ],
+        },
       },
     ]);
     const scope = agentScope({ spec: { tools: ["fs.write"] } });
     const write = (path: string) => runGuard({ tool: "fs.write", args: { path, content: "x" }, step: 1 }, { policy, scope, history: [] });
-    expect(write("/Volumes/USB_STICK/dump.txt")).toMatchObject({ approved: false, check: "adaptive_rule", reason: "adaptive_rule: block_external_drive_writes" });
+    expect(write("/Volumes/USB_STICK/dump.txt")).toMatchObject({
+      approved: false,
+      check: "adaptive_rule",
+      reason: "adaptive_rule: block_external_drive_writes",
+    });
     expect(write("/Volumes/MAC_MINI_1TB/backup.txt")).toEqual({ approved: true });
     expect(write("/Volumes/")).toMatchObject({ approved: false });
     // As written, unanchored: any "/Volumes/" not followed by MAC_MINI_1TB.
     expect(write("/workspace/Volumes/notes.txt")).toMatchObject({ approved: false });
     expect(write("/workspace/Volumes-notes.txt")).toEqual({ approved: true });
     // Nested in other arguments and in encoded views, as every pattern.
-    expect(runGuard({ tool: "fs.write", args: { opts: { targets: ["/tmp/a", "/Volumes/EVIL/x"] } }, step: 1 }, { policy, scope, history: [] }).approved).toBe(false);
+    expect(
+      runGuard({ tool: "fs.write", args: { opts: { targets: ["/tmp/a", "/Volumes/EVIL/x"] } }, step: 1 }, { policy, scope, history: [] })
+        .approved,
+    ).toBe(false);
   });
 
   it("a lookbehind and a positive lookahead in destructive patterns; first-match order holds", () => {
@@ -83,7 +100,10 @@ describe("lookaround patterns", () => {
       ["/Volumes/(?!MAC_MINI_1TB)", ["/Volumes/MAC_MINI_1TB/a", "/Volumes/USB/a", "x/Volumes/", "/Volumes/MAC_MINI_1T"]],
       ["(?<!safe-)rm -rf", ["safe-rm -rf x", "rm -rf x", "unsafe rm -rf"]],
       ["token(?=\\s*=)", ["token = 3", "a token", "token\t=1", "tokens="]],
-      ["^(?!.*--dry-run).*kubectl\\s+delete\\b", ["kubectl delete pod x", "kubectl delete pod x --dry-run", "kubectl deleted", "echo kubectl  delete"]],
+      [
+        "^(?!.*--dry-run).*kubectl\\s+delete\\b",
+        ["kubectl delete pod x", "kubectl delete pod x --dry-run", "kubectl deleted", "echo kubectl  delete"],
+      ],
       ["(?<=\\bsecret_)[A-Z]{3,5}(?![a-z])", ["secret_ABCD", "secret_ABCDx", "xsecret_ABC", "secret_AB", "secret_ABCDEF"]],
       ["(?:a|ab)(?=c)|d+?e", ["abc", "ac", "ddde", "de", "dd"]],
       ["[^/]+\\.(?!pub$)[a-z]+$", ["id_rsa.pub", "id_rsa.key", "a.pubx", "x.pub"]],
@@ -102,12 +122,14 @@ describe("lookaround patterns", () => {
       }
       const js = new RegExp(pattern, unicode ? "u" : "");
       const ours = new StepBoundedRegex(pattern, unicode);
-      for (const t of texts) expect({ pattern, t, matched: ours.testAny([t], LOOKAROUND_STEP_LIMIT) }).toEqual({ pattern, t, matched: js.test(t) });
+      for (const t of texts)
+        expect({ pattern, t, matched: ours.testAny([t], LOOKAROUND_STEP_LIMIT) }).toEqual({ pattern, t, matched: js.test(t) });
     }
   });
 
   it("still refuses what is neither RE2 nor lookaround over RE2, naming the rule", () => {
-    const compile = (pattern: string) => () => compilePolicy([{ name: "p", spec: { adaptive_rules: [{ name: "r", match_field: "args", pattern, action: "deny", reason: "x" }] } }]);
+    const compile = (pattern: string) => () =>
+      compilePolicy([{ name: "p", spec: { adaptive_rules: [{ name: "r", match_field: "args", pattern, action: "deny", reason: "x" }] } }]);
     expect(compile("(a)\\1")).toThrow(PolicyError);
     expect(compile("(a)\\1")).toThrow(/GuardPolicy p: adaptive_rules\[0\] \(r\): .*not supported by RE2/);
     expect(compile("(?=a)(b)\\1")).toThrow(/adaptive_rules\[0\] \(r\): .*backreference/);

@@ -44,8 +44,9 @@ export function expandHome(s: string, home: string): string {
   if (!s.includes("~") && !s.includes("HOME")) return s;
   return s
     .replace(/\$\{HOME\}|\$HOME\b/g, home)
-    .replace(/(^|[\s=:'"])~([a-z_][a-z0-9_-]*)?(?=\/|$|\s)/g, (_m, pre: string, user?: string) =>
-      `${pre}${user === undefined ? home : user === "root" ? "/root" : `/home/${user}`}`,
+    .replace(
+      /(^|[\s=:'"])~([a-z_][a-z0-9_-]*)?(?=\/|$|\s)/g,
+      (_m, pre: string, user?: string) => `${pre}${user === undefined ? home : user === "root" ? "/root" : `/home/${user}`}`,
     );
 }
 

@@ -89,7 +89,10 @@ export class PatternSet {
   /** The RE2 form of each pattern (lookarounds removed), which the literal prefilters read. */
   readonly searchPatterns: readonly string[];
 
-  private constructor(readonly entries: readonly PatternEntry[], compiled: { regex?: RE2JS; lookaround?: BoundedLookaround; search: string }[]) {
+  private constructor(
+    readonly entries: readonly PatternEntry[],
+    compiled: { regex?: RE2JS; lookaround?: BoundedLookaround; search: string }[],
+  ) {
     this.regexes = compiled.map((c) => c.regex);
     this.lookarounds = compiled.map((c) => c.lookaround);
     this.searchPatterns = compiled.map((c) => c.search);

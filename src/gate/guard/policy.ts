@@ -1,7 +1,14 @@
 // A compiled guard policy: the built-in tables plus every GuardPolicy that applies, merged and
 // compiled once (RE2, keys, signatures) so that a check at call time is lookups and searches.
 import type { KeyObject } from "node:crypto";
-import { GUARD_PROFILES, GUARD_THREAT_CLASSES, type EnforcementAction, type GuardPolicySpec, type GuardProfile, type GuardThreatClass } from "../../api/types.js";
+import {
+  GUARD_PROFILES,
+  GUARD_THREAT_CLASSES,
+  type EnforcementAction,
+  type GuardPolicySpec,
+  type GuardProfile,
+  type GuardThreatClass,
+} from "../../api/types.js";
 import { DESTRUCTIVE_PATTERNS, FORBIDDEN_PATHS } from "./builtin-patterns.js";
 import { threatActions, type ThreatAction, type ThreatActions } from "./effects/threat-policy.js";
 import { JointScan, PatternSet, PolicyError, type PatternEntry } from "./pattern-set.js";
@@ -60,7 +67,13 @@ export interface CompiledPolicy {
   destructive: PatternSet;
   /** Policy destructive patterns and forbidden paths in `warn` or `dryrun` mode (each entry's `enforcement`). */
   destructiveWatch: PatternSet;
-  sequenceContracts: readonly { name: string; requires_prior: string; triggers_for: string; within_steps: number; enforcement: EnforcementAction }[];
+  sequenceContracts: readonly {
+    name: string;
+    requires_prior: string;
+    triggers_for: string;
+    within_steps: number;
+    enforcement: EnforcementAction;
+  }[];
   /** Adaptive rules per match field, in policy order; indices line up with the PatternSets. */
   adaptive: Record<AdaptiveRule["match_field"], { rules: AdaptiveRule[]; patterns: PatternSet }>;
   /** One prefilter pass over the argument views for `destructive`, `adaptive.args` and `destructiveWatch`. */
@@ -103,7 +116,8 @@ type Registration = { tool: string; sha256: string; signature?: string; from: st
 /** The enforcement action of an entry: its own, else its policy's, else deny. */
 function enforcementOf(where: string, own: unknown, policy: EnforcementAction): EnforcementAction {
   if (own === undefined) return policy;
-  if (typeof own !== "string" || !ENFORCEMENT_ACTIONS.includes(own)) throw new PolicyError(`${where}: enforcementAction must be deny, warn or dryrun`);
+  if (typeof own !== "string" || !ENFORCEMENT_ACTIONS.includes(own))
+    throw new PolicyError(`${where}: enforcementAction must be deny, warn or dryrun`);
   return own as EnforcementAction;
 }
 
@@ -140,12 +154,19 @@ class Merge {
     this.addSkipJudge(where, s.skip_judge ?? {});
     this.addMcpServers(where, s.mcp_servers ?? []);
     this.addThreatPolicy(where, s);
-    for (const field of ["destructive_patterns", "forbidden_paths"] as const) this.addPatterns(`${where}: ${field}`, s[field] ?? [], policy);
+    for (const field of ["destructive_patterns", "forbidden_paths"] as const)
+      this.addPatterns(`${where}: ${field}`, s[field] ?? [], policy);
     for (const [i, c] of (s.sequence_contracts ?? []).entries()) {
       const at = `${where}: sequence_contracts[${i}] (${c.name})`;
       const within = c.within_steps ?? 5;
       if (!Number.isInteger(within) || within < 1) throw new PolicyError(`${at}: within_steps must be a positive integer`);
-      this.sequenceContracts.push({ name: c.name, requires_prior: c.requires_prior, triggers_for: c.triggers_for, within_steps: within, enforcement: enforcementOf(at, c.enforcementAction, policy) });
+      this.sequenceContracts.push({
+        name: c.name,
+        requires_prior: c.requires_prior,
+        triggers_for: c.triggers_for,
+        within_steps: within,
+        enforcement: enforcementOf(at, c.enforcementAction, policy),
+      });
     }
     for (const [i, r] of (s.adaptive_rules ?? []).entries()) this.addAdaptiveRule(`${where}: adaptive_rules[${i}] (${r.name})`, r, policy);
     for (const [i, k] of (s.trusted_keys ?? []).entries()) {
@@ -179,7 +200,13 @@ class Merge {
       const at = `${where}: tool_registry[${i}] (${r.tool})`;
       if (!SHA256_RE.test(r.sha256.toLowerCase())) throw new PolicyError(`${at}: sha256 must be 64 hex digits`);
       const enforcement = enforcementOf(at, r.enforcementAction, policy);
-      this.registrations.push({ tool: r.tool, sha256: r.sha256.toLowerCase(), ...(r.signature !== undefined ? { signature: r.signature } : {}), from: where, enforcement });
+      this.registrations.push({
+        tool: r.tool,
+        sha256: r.sha256.toLowerCase(),
+        ...(r.signature !== undefined ? { signature: r.signature } : {}),
+        from: where,
+        enforcement,
+      });
     }
   }
 
@@ -187,7 +214,8 @@ class Merge {
     for (const [tool, capability] of Object.entries(caps)) {
       const had = this.requiredCapabilities.get(tool);
       if (had === undefined) this.requiredCapabilities.set(tool, { capability, enforcement });
-      else if (had.capability !== capability) this.warnings.push(`${where}: required_capabilities.${tool} ignored, already "${had.capability}"`);
+      else if (had.capability !== capability)
+        this.warnings.push(`${where}: required_capabilities.${tool} ignored, already "${had.capability}"`);
     }
   }
 
@@ -207,8 +235,10 @@ class Merge {
       const at = `${where}: mcp_servers[${i}] (${d.server})`;
       const capabilities = new Map<string, { skip_judge?: boolean; capability?: string }>();
       for (const [tool, c] of Object.entries(d.capabilities ?? {})) {
-        if (c.skip_judge !== undefined && typeof c.skip_judge !== "boolean") throw new PolicyError(`${at}: capabilities.${tool}.skip_judge must be true or false`);
-        if (c.capability !== undefined && typeof c.capability !== "string") throw new PolicyError(`${at}: capabilities.${tool}.capability must be a string`);
+        if (c.skip_judge !== undefined && typeof c.skip_judge !== "boolean")
+          throw new PolicyError(`${at}: capabilities.${tool}.skip_judge must be true or false`);
+        if (c.capability !== undefined && typeof c.capability !== "string")
+          throw new PolicyError(`${at}: capabilities.${tool}.capability must be a string`);
         capabilities.set(tool, c);
       }
       const had = this.mcpServers.get(d.server);
@@ -220,12 +250,15 @@ class Merge {
   /** The threat-class profile and per-class overrides: the first policy that sets each wins, a different later one is a warning. */
   private addThreatPolicy(where: string, s: GuardPolicySpec): void {
     if (s.profile !== undefined) {
-      if (!GUARD_PROFILES.includes(s.profile)) throw new PolicyError(`${where}: profile must be strict, standard or permissive, not "${String(s.profile)}"`);
+      if (!GUARD_PROFILES.includes(s.profile))
+        throw new PolicyError(`${where}: profile must be strict, standard or permissive, not "${String(s.profile)}"`);
       if (this.profile === undefined) this.profile = { value: s.profile, from: where };
-      else if (this.profile.value !== s.profile) this.warnings.push(`${where}: profile ignored, already "${this.profile.value}" from ${this.profile.from}`);
+      else if (this.profile.value !== s.profile)
+        this.warnings.push(`${where}: profile ignored, already "${this.profile.value}" from ${this.profile.from}`);
     }
     for (const [cls, action] of Object.entries(s.threat_classes ?? {})) {
-      if (!(GUARD_THREAT_CLASSES as readonly string[]).includes(cls)) throw new PolicyError(`${where}: threat_classes.${cls}: not a threat class (${GUARD_THREAT_CLASSES.join(", ")})`);
+      if (!(GUARD_THREAT_CLASSES as readonly string[]).includes(cls))
+        throw new PolicyError(`${where}: threat_classes.${cls}: not a threat class (${GUARD_THREAT_CLASSES.join(", ")})`);
       if (action !== "deny" && action !== "flag") throw new PolicyError(`${where}: threat_classes.${cls} must be deny or flag`);
       const had = this.threatOverrides.get(cls as GuardThreatClass);
       if (had === undefined) this.threatOverrides.set(cls as GuardThreatClass, { action, from: where });
@@ -241,7 +274,14 @@ class Merge {
       checkPattern(at, r.pattern);
       return;
     }
-    this.adaptiveRules[r.match_field].rules.push({ name: r.name, match_field: r.match_field, action: r.action, reason: r.reason, order: this.order++, enforcement });
+    this.adaptiveRules[r.match_field].rules.push({
+      name: r.name,
+      match_field: r.match_field,
+      action: r.action,
+      reason: r.reason,
+      order: this.order++,
+      enforcement,
+    });
     this.adaptiveRules[r.match_field].entries.push({ pattern: r.pattern, label: r.name, where: at });
   }
 
@@ -284,7 +324,12 @@ class Merge {
         if (had.sha256 !== r.sha256) this.warnings.push(`${r.from}: tool_registry ${r.tool} ignored, already registered by ${had.from}`);
         continue;
       }
-      registry.set(r.tool, { sha256: r.sha256, signatureValid: verifyRegistration(this.trustedKeys, r.tool, r.sha256, r.signature), from: r.from, enforcement: r.enforcement });
+      registry.set(r.tool, {
+        sha256: r.sha256,
+        signatureValid: verifyRegistration(this.trustedKeys, r.tool, r.sha256, r.signature),
+        from: r.from,
+        enforcement: r.enforcement,
+      });
     }
     return registry;
   }

@@ -49,7 +49,10 @@ function rmArguments(words: string[], from: number, out: string[]): number {
     } else for (const c of opt.slice(1)) letters.add(c === "R" ? "r" : c);
   }
   if (letters.size > 0) {
-    const rest = [...letters].filter((c) => c !== "r" && c !== "f").sort().join("");
+    const rest = [...letters]
+      .filter((c) => c !== "r" && c !== "f")
+      .sort()
+      .join("");
     out.push(`-${letters.has("r") ? "r" : ""}${letters.has("f") ? "f" : ""}${rest}`);
   }
   out.push(...longs);

@@ -17,11 +17,28 @@ const MKFS = String.raw`\bmkfs\b`;
 const BLOCK_DEVICES = String.raw`^/dev/(sd|nvme|mmcblk|loop)`;
 const BLOCK_DEVICE_RE = /^\/dev\/(sd|nvme|mmcblk|loop)/;
 /** Commands that only look at a file's metadata: naming a device to them reads nothing from it. */
-const INSPECTORS = new Set(["stat", "ls", "lsblk", "blkid", "file", "df", "findmnt", "udevadm", "readlink", "realpath", "test", "[", "[[", "du", "mountpoint"]);
+const INSPECTORS = new Set([
+  "stat",
+  "ls",
+  "lsblk",
+  "blkid",
+  "file",
+  "df",
+  "findmnt",
+  "udevadm",
+  "readlink",
+  "realpath",
+  "test",
+  "[",
+  "[[",
+  "du",
+  "mountpoint",
+]);
 
 const ROOT_PATH_RE = /^\/root(\/|$)/;
 /** A dotfile or dot-directory of root's home that holds no keys: `.bashrc`, `.profile`, `.config/nvim/init.lua`. */
-const ORDINARY_DOTFILE_RE = /^\/root\/\.(?!(ssh|aws|gnupg|kube|docker|azure|oci|password-store|vault-token|netrc|pgpass|git-credentials)(\/|$))[^/]+(\/[^/]+)*$/;
+const ORDINARY_DOTFILE_RE =
+  /^\/root\/\.(?!(ssh|aws|gnupg|kube|docker|azure|oci|password-store|vault-token|netrc|pgpass|git-credentials)(\/|$))[^/]+(\/[^/]+)*$/;
 
 const operands = (c: ShellCommand): string[] => c.args.filter((a) => !a.startsWith("-"));
 const inWorkspace = (c: ShellCommand, p: string, where: Where): boolean => {
@@ -38,13 +55,25 @@ function readCommands(views: CallViews): ShellCommand[] | undefined {
 /** Whether a built-in pattern's match is waived for this call (see the file's header). */
 export function waived(pattern: string, texts: readonly string[], views: CallViews, where: Where, shellTool: boolean): boolean {
   // Root's home as a whole stays forbidden; the worker's own ordinary dotfiles when it is root's do not.
-  if (pattern === ROOT_HOME) return where.home === "/root" && texts.filter((t) => ROOT_PATH_RE.test(t)).every((t) => ORDINARY_DOTFILE_RE.test(t) && !isSecretFile(t, where.home) && !/\/\.[\w]*history$/.test(t));
+  if (pattern === ROOT_HOME)
+    return (
+      where.home === "/root" &&
+      texts
+        .filter((t) => ROOT_PATH_RE.test(t))
+        .every((t) => ORDINARY_DOTFILE_RE.test(t) && !isSecretFile(t, where.home) && !/\/\.[\w]*history$/.test(t))
+    );
   if (!shellTool) return false;
   const cmds = readCommands(views);
   if (cmds === undefined) return false;
   if (pattern === MKFS) {
     const mkfs = cmds.filter((c) => /^mkfs(\.|$)|^mke2fs$/.test(c.name));
-    return mkfs.length > 0 && mkfs.every((c) => c.redirs.length === 0 && operands(c).length > 0 && operands(c).every((p) => !p.startsWith("/dev/") && inWorkspace(c, p, where)));
+    return (
+      mkfs.length > 0 &&
+      mkfs.every(
+        (c) =>
+          c.redirs.length === 0 && operands(c).length > 0 && operands(c).every((p) => !p.startsWith("/dev/") && inWorkspace(c, p, where)),
+      )
+    );
   }
   if (pattern === BLOCK_DEVICES) {
     const naming = cmds.filter((c) => c.args.some((a) => BLOCK_DEVICE_RE.test(a)) || c.redirs.some((r) => BLOCK_DEVICE_RE.test(r.target)));

@@ -45,11 +45,21 @@ export function isJudged(v: ToolCallDecision | Judged): v is Judged {
 export function checked(p: ToolCallProposal, produced: ToolCallDecision): ToolCallDecision {
   const c = checkDecision(produced);
   if (!c.ok) return failClosed(p, `gate_error: ${c.error.message}`);
-  if (c.value.toolCallId !== p.toolCallId) return failClosed(p, `gate_error: decide answered toolCallId ${c.value.toolCallId} for ${p.toolCallId}`);
+  if (c.value.toolCallId !== p.toolCallId)
+    return failClosed(p, `gate_error: decide answered toolCallId ${c.value.toolCallId} for ${p.toolCallId}`);
   return c.value;
 }
 
 /** A denial by the gate itself (its decide failed or produced nothing valid): the call does not run. */
 export function failClosed(p: ToolCallProposal, reason: string, latencyMs = 0): ToolCallDecision {
-  return { toolCallId: p.toolCallId, allowed: false, blocked_by: "guard", reason, guard: { approved: false, reason }, skippedJudges: false, judges: [], latencyMs };
+  return {
+    toolCallId: p.toolCallId,
+    allowed: false,
+    blocked_by: "guard",
+    reason,
+    guard: { approved: false, reason },
+    skippedJudges: false,
+    judges: [],
+    latencyMs,
+  };
 }

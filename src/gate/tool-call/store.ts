@@ -17,7 +17,14 @@ import {
 } from "@nats-io/jetstream";
 import type { ToolCallDecision } from "../../api/protocol.js";
 import { JetStreamPublisher } from "../../transport/jetstream-publisher.js";
-import { firstAtLeast, IterationIndex, iterationKey, type IndexedCall, type IterationTally, type IterationView } from "./iteration-index.js";
+import {
+  firstAtLeast,
+  IterationIndex,
+  iterationKey,
+  type IndexedCall,
+  type IterationTally,
+  type IterationView,
+} from "./iteration-index.js";
 import {
   DECISION_STREAM,
   DECISION_SUBJECT_PREFIX,
@@ -171,7 +178,11 @@ export class ToolCallStore {
             return { ok: false, conflict: true };
           }
           this.stats.writeErrors++;
-          return { ok: false, conflict: false, error: new Error(`the decision store refused a write: ${ack.error.description ?? "unknown error"}`) };
+          return {
+            ok: false,
+            conflict: false,
+            error: new Error(`the decision store refused a write: ${ack.error.description ?? "unknown error"}`),
+          };
         }
         const seq = ack.seq ?? 0;
         this.apply(subject, { record, seq, at: Date.now() });
@@ -196,7 +207,8 @@ export class ToolCallStore {
   iteration(ref: RunRef, iteration: number): IterationView {
     const index = this.iterations.get(iterationKey(ref, iteration));
     return {
-      calls: (fromStep, beforeStep) => (index === undefined ? [] : index.calls.slice(firstAtLeast(index.calls, fromStep), firstAtLeast(index.calls, beforeStep))),
+      calls: (fromStep, beforeStep) =>
+        index === undefined ? [] : index.calls.slice(firstAtLeast(index.calls, fromStep), firstAtLeast(index.calls, beforeStep)),
       violations: index?.violations ?? [],
       hasSteps: (beforeStep) => {
         if (beforeStep <= 1) return true;
@@ -227,7 +239,13 @@ export class ToolCallStore {
         if (record?.kind === "decision" && record.decision !== undefined) last.push(record);
       }
       last.reverse();
-      out.set(Number(key.slice(prefix.length)), { proposed: index.subjects.size, allowed: index.allowed, blockedByGuard: index.blockedByGuard, blockedByJudge: index.blockedByJudge, recent: last });
+      out.set(Number(key.slice(prefix.length)), {
+        proposed: index.subjects.size,
+        allowed: index.allowed,
+        blockedByGuard: index.blockedByGuard,
+        blockedByJudge: index.blockedByJudge,
+        recent: last,
+      });
     }
     return out;
   }
@@ -388,7 +406,8 @@ export class ToolCallStore {
         try {
           // This replica's own acknowledged writes are here already (put): not parsed a second time.
           const known = this.records.get(m.subject);
-          if (known === undefined || known.seq === 0 || known.seq < m.seq) this.apply(m.subject, { record: m.json<ToolCallRecord>(), seq: m.seq, at: m.time.getTime() });
+          if (known === undefined || known.seq === 0 || known.seq < m.seq)
+            this.apply(m.subject, { record: m.json<ToolCallRecord>(), seq: m.seq, at: m.time.getTime() });
         } catch {
           // A record that does not parse is skipped; its call will be decided again if re-sent.
         }
@@ -404,7 +423,10 @@ export class ToolCallStore {
     })();
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`the tool-call store replay did not catch up to sequence ${last} in ${timeoutMs} ms`)), timeoutMs);
+      timer = setTimeout(
+        () => reject(new Error(`the tool-call store replay did not catch up to sequence ${last} in ${timeoutMs} ms`)),
+        timeoutMs,
+      );
     });
     try {
       await Promise.race([ready, timeout]);
@@ -413,4 +435,3 @@ export class ToolCallStore {
     }
   }
 }
-

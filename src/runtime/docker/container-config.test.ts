@@ -1,7 +1,16 @@
 // The container policy: hardening, mounts, network, limits and user for a spec.
 import { describe, expect, it } from "vitest";
 import type { WorkloadSpec } from "../workload.js";
-import { LABELS, MAX_ENV_ENTRY_BYTES, NOBODY, containerConfig, containerName, networkMode, specProblem, userFor } from "./container-config.js";
+import {
+  LABELS,
+  MAX_ENV_ENTRY_BYTES,
+  NOBODY,
+  containerConfig,
+  containerName,
+  networkMode,
+  specProblem,
+  userFor,
+} from "./container-config.js";
 
 const judgeSpec: WorkloadSpec = {
   name: "exec-1-i1-judge-a",
@@ -58,15 +67,33 @@ describe("containerConfig", () => {
 
 describe("the Agent's variables in local mode", () => {
   it("passes values (gavel's own win on a clash) and refuses Secret and ConfigMap references, naming the field", () => {
-    const spec: WorkloadSpec = { ...judgeSpec, agentEnv: { env: [{ name: "GAVEL_LLM_MODEL", value: "small" }, { name: "GAVEL_INPUT", value: "forged" }] } };
+    const spec: WorkloadSpec = {
+      ...judgeSpec,
+      agentEnv: {
+        env: [
+          { name: "GAVEL_LLM_MODEL", value: "small" },
+          { name: "GAVEL_INPUT", value: "forged" },
+        ],
+      },
+    };
     expect(specProblem(spec)).toBeUndefined();
     const env = containerConfig({ spec, name: "n", instance: "abcd", ownerPid: 42, user: NOBODY }).Env ?? [];
     expect(env).toContain("GAVEL_LLM_MODEL=small");
     expect(env).toContain("GAVEL_INPUT={}");
     expect(env).not.toContain("GAVEL_INPUT=forged");
-    const secret: WorkloadSpec = { ...judgeSpec, agentEnv: { env: [{ name: "A", value: "x" }, { name: "KEY", valueFrom: { secretKeyRef: { name: "llm", key: "k" } } }] } };
+    const secret: WorkloadSpec = {
+      ...judgeSpec,
+      agentEnv: {
+        env: [
+          { name: "A", value: "x" },
+          { name: "KEY", valueFrom: { secretKeyRef: { name: "llm", key: "k" } } },
+        ],
+      },
+    };
     expect(specProblem(secret)).toMatch(/^spec\.runtime\.env\[1\] \(KEY\) takes its value from a Secret: only a cluster resolves those/);
-    expect(specProblem({ ...judgeSpec, agentEnv: { envFrom: [{ configMapRef: { name: "c" } }] } })).toMatch(/^spec\.runtime\.envFrom reads a Secret or ConfigMap/);
+    expect(specProblem({ ...judgeSpec, agentEnv: { envFrom: [{ configMapRef: { name: "c" } }] } })).toMatch(
+      /^spec\.runtime\.envFrom reads a Secret or ConfigMap/,
+    );
   });
 });
 
@@ -96,7 +123,9 @@ describe("policy helpers", () => {
     expect(specProblem({ ...judgeSpec, timeoutSeconds: 0 })).toMatch(/timeoutSeconds/);
     expect(specProblem({ ...judgeSpec, mounts: [{ ...judgeSpec.mounts[0]!, source: "rel" }] })).toMatch(/mounts\[0\]\.source/);
     expect(specProblem({ ...judgeSpec, image: "" })).toMatch(/spec.image/);
-    expect(specProblem({ ...judgeSpec, env: { GAVEL_INPUT: "x".repeat(MAX_ENV_ENTRY_BYTES) } })).toMatch(/spec\.env\.GAVEL_INPUT is \d+ bytes/);
+    expect(specProblem({ ...judgeSpec, env: { GAVEL_INPUT: "x".repeat(MAX_ENV_ENTRY_BYTES) } })).toMatch(
+      /spec\.env\.GAVEL_INPUT is \d+ bytes/,
+    );
     expect(specProblem({ ...judgeSpec, env: { GAVEL_INPUT: "x".repeat(64 * 1024) } })).toBeUndefined();
   });
 });

@@ -93,9 +93,7 @@ export function containerConfig(input: ContainerConfigInput): ContainerCreateOpt
       CapDrop: ["ALL"],
       SecurityOpt: ["no-new-privileges"],
       PidsLimit: input.pidsLimit ?? 512,
-      ...(resources.memoryBytes !== undefined
-        ? { Memory: resources.memoryBytes, MemorySwap: resources.memoryBytes }
-        : {}),
+      ...(resources.memoryBytes !== undefined ? { Memory: resources.memoryBytes, MemorySwap: resources.memoryBytes } : {}),
       ...(resources.nanoCpus !== undefined ? { NanoCpus: resources.nanoCpus } : {}),
       AutoRemove: false,
     },

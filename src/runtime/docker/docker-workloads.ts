@@ -27,7 +27,6 @@ export interface DockerWorkloadsOptions {
   user?: string;
 }
 
-
 /** The label holding a container's deadline (ms since the epoch). */
 export const DEADLINE_LABEL = "gavel.dev/deadline";
 
@@ -149,7 +148,9 @@ export class DockerWorkloads implements Workloads {
 
   /** Resolves when the container is no longer running (the engine's wait), or is gone. */
   async mayHaveEnded(name: string, _place: WorkloadPlacement): Promise<void> {
-    await this.container(name).wait({ condition: "not-running" }).catch(() => undefined);
+    await this.container(name)
+      .wait({ condition: "not-running" })
+      .catch(() => undefined);
   }
 
   /** Removes every container of this instance still on the engine. */
@@ -165,7 +166,8 @@ export class DockerWorkloads implements Workloads {
 /** What of a placement one engine cannot honour, naming the field. */
 function placementProblem(spec: WorkloadSpec, place: WorkloadPlacement): string | undefined {
   for (const field of ["owner", "node", "credentialSecret"] as const) {
-    if (place[field] !== undefined) return `placement.${field} is for a cluster; a local Docker engine cannot honour it (workload ${spec.name})`;
+    if (place[field] !== undefined)
+      return `placement.${field} is for a cluster; a local Docker engine cannot honour it (workload ${spec.name})`;
   }
   return undefined;
 }

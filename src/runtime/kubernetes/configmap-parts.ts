@@ -25,16 +25,28 @@ export function partName(prefix: string, k: number): string {
 
 /** The descriptor of `bytes` cut into parts. */
 export function describeParts(bytes: Buffer): PartsDescriptor {
-  return { parts: Math.max(1, Math.ceil(bytes.length / PART_BYTES)), bytes: bytes.length, sha256: createHash("sha256").update(bytes).digest("hex") };
+  return {
+    parts: Math.max(1, Math.ceil(bytes.length / PART_BYTES)),
+    bytes: bytes.length,
+    sha256: createHash("sha256").update(bytes).digest("hex"),
+  };
 }
 
 /** The immutable ConfigMaps holding `bytes` (at least one, even for no bytes), with the labels and owners given. */
-export function partConfigMaps(prefix: string, bytes: Buffer, meta: { labels?: Record<string, string>; ownerReferences?: k8s.V1OwnerReference[] }): k8s.V1ConfigMap[] {
+export function partConfigMaps(
+  prefix: string,
+  bytes: Buffer,
+  meta: { labels?: Record<string, string>; ownerReferences?: k8s.V1OwnerReference[] },
+): k8s.V1ConfigMap[] {
   const { parts } = describeParts(bytes);
   return Array.from({ length: parts }, (_, k) => ({
     apiVersion: "v1",
     kind: "ConfigMap",
-    metadata: { name: partName(prefix, k), ...(meta.labels !== undefined ? { labels: meta.labels } : {}), ...(meta.ownerReferences !== undefined ? { ownerReferences: meta.ownerReferences } : {}) },
+    metadata: {
+      name: partName(prefix, k),
+      ...(meta.labels !== undefined ? { labels: meta.labels } : {}),
+      ...(meta.ownerReferences !== undefined ? { ownerReferences: meta.ownerReferences } : {}),
+    },
     immutable: true,
     binaryData: { [PART_KEY]: bytes.subarray(k * PART_BYTES, (k + 1) * PART_BYTES).toString("base64") },
   }));
@@ -48,7 +60,14 @@ export function parseDescriptor(text: string | undefined): PartsDescriptor | und
   if (text === undefined) return undefined;
   try {
     const d = JSON.parse(text) as Partial<PartsDescriptor>;
-    if (Number.isInteger(d.parts) && (d.parts as number) >= 1 && Number.isInteger(d.bytes) && (d.bytes as number) >= 0 && typeof d.sha256 === "string" && /^[0-9a-f]{64}$/.test(d.sha256)) {
+    if (
+      Number.isInteger(d.parts) &&
+      (d.parts as number) >= 1 &&
+      Number.isInteger(d.bytes) &&
+      (d.bytes as number) >= 0 &&
+      typeof d.sha256 === "string" &&
+      /^[0-9a-f]{64}$/.test(d.sha256)
+    ) {
       return { parts: d.parts as number, bytes: d.bytes as number, sha256: d.sha256 };
     }
   } catch {
@@ -67,7 +86,9 @@ export function joinParts(prefix: string, d: PartsDescriptor, configMaps: readon
   );
   const got = describeParts(bytes);
   if (configMaps.length !== d.parts || got.bytes !== d.bytes || got.sha256 !== d.sha256) {
-    throw new Error(`the ${configMaps.length} parts of ${prefix} hold ${got.bytes} bytes (sha256 ${got.sha256.slice(0, 12)}); expected ${d.parts} parts, ${d.bytes} bytes (sha256 ${d.sha256.slice(0, 12)})`);
+    throw new Error(
+      `the ${configMaps.length} parts of ${prefix} hold ${got.bytes} bytes (sha256 ${got.sha256.slice(0, 12)}); expected ${d.parts} parts, ${d.bytes} bytes (sha256 ${d.sha256.slice(0, 12)})`,
+    );
   }
   return bytes;
 }
@@ -77,7 +98,9 @@ export function partsVolume(volume: string, prefix: string, d: PartsDescriptor):
   return {
     name: volume,
     projected: {
-      sources: Array.from({ length: d.parts }, (_, k) => ({ configMap: { name: partName(prefix, k), items: [{ key: PART_KEY, path: partName("part", k) }] } })),
+      sources: Array.from({ length: d.parts }, (_, k) => ({
+        configMap: { name: partName(prefix, k), items: [{ key: PART_KEY, path: partName("part", k) }] },
+      })),
     },
   };
 }

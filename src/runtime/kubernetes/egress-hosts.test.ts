@@ -16,7 +16,9 @@ describe("egress allowlists", () => {
       "2606:4700::1/128",
       "10.88.0.7/32",
     ]);
-    await expect(egressCidrs(["ok.example", "nowhere.invalid"], resolver({ "ok.example": ["1.2.3.4"] }))).rejects.toThrow(/security\.network\.allowlist\[1\]: host "nowhere\.invalid" cannot be resolved/);
+    await expect(egressCidrs(["ok.example", "nowhere.invalid"], resolver({ "ok.example": ["1.2.3.4"] }))).rejects.toThrow(
+      /security\.network\.allowlist\[1\]: host "nowhere\.invalid" cannot be resolved/,
+    );
   });
 
   it("a pod with an allowlist carries it, and its policy allows only those addresses and DNS", () => {
@@ -34,9 +36,22 @@ describe("egress allowlists", () => {
       podSelector: { matchLabels: { "gavel.dev/workload": "gavel-j-ex" } },
       policyTypes: ["Ingress", "Egress"],
       ingress: [],
-      egress: [{ to: [{ ipBlock: { cidr: "1.2.3.4/32" } }] }, { ports: [{ protocol: "UDP", port: 53 }, { protocol: "TCP", port: 53 }] }],
+      egress: [
+        { to: [{ ipBlock: { cidr: "1.2.3.4/32" } }] },
+        {
+          ports: [
+            { protocol: "UDP", port: 53 },
+            { protocol: "TCP", port: 53 },
+          ],
+        },
+      ],
     });
-    const open = podManifest({ spec: { name: "w", image: "i", mounts: [], network: "allow", timeoutSeconds: 5 }, name: "w", instance: "ex", user: { uid: 1, gid: 1 } });
+    const open = podManifest({
+      spec: { name: "w", image: "i", mounts: [], network: "allow", timeoutSeconds: 5 },
+      name: "w",
+      instance: "ex",
+      user: { uid: 1, gid: 1 },
+    });
     expect(egressHostsOf(open)).toBeUndefined();
   });
 });

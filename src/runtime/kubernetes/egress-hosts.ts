@@ -20,7 +20,10 @@ export function cidrOf(ip: string): string {
 export async function egressCidrs(hosts: readonly string[], resolve: HostResolver = systemResolver): Promise<string[]> {
   const out = new Set<string>();
   for (const [i, raw] of hosts.entries()) {
-    const host = raw.trim().replace(/^[a-z]+:\/\//i, "").replace(/[:/].*$/, (rest) => (/^\/\d+$/.test(rest) ? rest : ""));
+    const host = raw
+      .trim()
+      .replace(/^[a-z]+:\/\//i, "")
+      .replace(/[:/].*$/, (rest) => (/^\/\d+$/.test(rest) ? rest : ""));
     const [addr, bits] = host.split("/");
     if (addr !== undefined && isIP(addr) !== 0) {
       out.add(bits !== undefined ? `${addr}/${bits}` : cidrOf(addr));

@@ -42,7 +42,9 @@ describe("splitFramedLog", () => {
 
   it("says why a log is merged: an image whose program gavel does not know, or no launcher", () => {
     const bare = { spec: { containers: [{ name: "main", image: "python:3.12-slim" }] } };
-    expect(podStreams(bare, "x\n").streamsMerged).toMatch(/gavel does not know the program of image python:3\.12-slim .*declare spec\.runtime\.command/);
+    expect(podStreams(bare, "x\n").streamsMerged).toMatch(
+      /gavel does not know the program of image python:3\.12-slim .*declare spec\.runtime\.command/,
+    );
     const unlaunched = { spec: { containers: [{ name: "main", image: "gavel/agent:dev", command: ["node", "main.js"] }] } };
     expect(mergedStreamsReason(unlaunched)).toMatch(/ran without gavel-launch \(the controller has no launcher ConfigMap\)/);
     expect(mergedStreamsReason(undefined)).toMatch(/pod is gone/);

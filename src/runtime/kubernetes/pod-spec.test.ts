@@ -1,17 +1,7 @@
 // The pod PodWorkloads creates: names, hardening, mounts, limits, validation.
 import { describe, expect, it } from "vitest";
 import type { WorkloadSpec } from "../workload.js";
-import {
-  LABELS,
-  NOBODY,
-  denyAllNetworkPolicy,
-  podManifest,
-  podName,
-  resourcesFor,
-  specProblem,
-  stuckReason,
-  userFor,
-} from "./pod-spec.js";
+import { LABELS, NOBODY, denyAllNetworkPolicy, podManifest, podName, resourcesFor, specProblem, stuckReason, userFor } from "./pod-spec.js";
 import { LAUNCHER_DIR, LAUNCHER_PATH, LOG_STREAMS_ANNOTATION, launcherConfigMap } from "./log-streams.js";
 
 const judge: WorkloadSpec = {
@@ -88,7 +78,12 @@ describe("podManifest", () => {
   });
 
   it("is hardened: nobody, no escalation, no capabilities, read-only root with an emptyDir /tmp, RuntimeDefault seccomp", () => {
-    expect(spec.securityContext).toMatchObject({ runAsUser: 65534, runAsGroup: 65534, runAsNonRoot: true, seccompProfile: { type: "RuntimeDefault" } });
+    expect(spec.securityContext).toMatchObject({
+      runAsUser: 65534,
+      runAsGroup: 65534,
+      runAsNonRoot: true,
+      seccompProfile: { type: "RuntimeDefault" },
+    });
     expect(main.securityContext).toEqual({
       allowPrivilegeEscalation: false,
       privileged: false,
@@ -139,7 +134,13 @@ describe("podManifest", () => {
     expect(p.spec!.initContainers).toBeUndefined();
     expect(p.metadata?.annotations?.[LOG_STREAMS_ANNOTATION]).toBe("framed");
     // The image's own program, when gavel knows it, is launched the same way.
-    const known = podManifest({ spec: { ...judge, command: undefined, entrypoint: ["python3", "/app/j.py"] }, name, instance: "i", user: NOBODY, launcherConfigMap: "l" });
+    const known = podManifest({
+      spec: { ...judge, command: undefined, entrypoint: ["python3", "/app/j.py"] },
+      name,
+      instance: "i",
+      user: NOBODY,
+      launcherConfigMap: "l",
+    });
     expect(known.spec!.containers[0]!.command).toEqual([LAUNCHER_PATH, "python3", "/app/j.py"]);
   });
 
@@ -156,7 +157,9 @@ describe("podManifest", () => {
 
   it("passes owner references through to the pod", () => {
     const ownerReferences = [{ apiVersion: "gavel.dev/v1alpha1", kind: "Execution", name: "e", uid: "u-1", controller: true }];
-    expect(podManifest({ spec: judge, name, instance: "abcd1234", user: NOBODY, ownerReferences }).metadata?.ownerReferences).toEqual(ownerReferences);
+    expect(podManifest({ spec: judge, name, instance: "abcd1234", user: NOBODY, ownerReferences }).metadata?.ownerReferences).toEqual(
+      ownerReferences,
+    );
     expect(main.stdin).toBeUndefined();
   });
 });
@@ -188,12 +191,25 @@ describe("specProblem", () => {
     ["zero timeout", { timeoutSeconds: 0 }, /spec\.timeoutSeconds/],
     ["empty command", { command: [] }, /spec\.command is empty/],
     ["any stdin (nothing writes it)", { stdin: "x" }, /^spec\.stdin: a pod gets no stdin; pass the input in env or ConfigMap parts/],
-    ["host path as source", { mounts: [{ name: "w", source: "/srv/ws", mountPath: "/w", readOnly: true }] }, /spec\.mounts\[0\]\.source must be a PersistentVolumeClaim/],
-    ["relative mountPath", { mounts: [{ name: "w", source: "c", mountPath: "w", readOnly: true }] }, /spec\.mounts\[0\]\.mountPath must be absolute/],
+    [
+      "host path as source",
+      { mounts: [{ name: "w", source: "/srv/ws", mountPath: "/w", readOnly: true }] },
+      /spec\.mounts\[0\]\.source must be a PersistentVolumeClaim/,
+    ],
+    [
+      "relative mountPath",
+      { mounts: [{ name: "w", source: "c", mountPath: "w", readOnly: true }] },
+      /spec\.mounts\[0\]\.mountPath must be absolute/,
+    ],
     ["reserved /tmp", { mounts: [{ name: "w", source: "c", mountPath: "/tmp", readOnly: true }] }, /reserved/],
     [
       "duplicate mountPath",
-      { mounts: [{ name: "a", source: "c", mountPath: "/w", readOnly: true }, { name: "b", source: "d", mountPath: "/w", readOnly: true }] },
+      {
+        mounts: [
+          { name: "a", source: "c", mountPath: "/w", readOnly: true },
+          { name: "b", source: "d", mountPath: "/w", readOnly: true },
+        ],
+      },
       /spec\.mounts\[1\]\.mountPath \/w is mounted twice/,
     ],
   ])("rejects %s naming the field", (_what, patch, message) => {
@@ -213,15 +229,25 @@ describe("denyAllNetworkPolicy", () => {
 
 describe("stuckReason", () => {
   it("reports an image that will never be pulled, and ignores ordinary waiting", () => {
-    const waiting = (reason: string) => ({ status: { containerStatuses: [{ name: "main", image: "i", imageID: "", ready: false, restartCount: 0, state: { waiting: { reason, message: "m" } } }] } });
+    const waiting = (reason: string) => ({
+      status: {
+        containerStatuses: [
+          { name: "main", image: "i", imageID: "", ready: false, restartCount: 0, state: { waiting: { reason, message: "m" } } },
+        ],
+      },
+    });
     expect(stuckReason(waiting("ErrImageNeverPull"))).toBe("ErrImageNeverPull: m");
     expect(stuckReason(waiting("ContainerCreating"))).toBeUndefined();
     expect(stuckReason({})).toBeUndefined();
   });
 
   it("reports the launcher's init container that cannot start or failed", () => {
-    const init = (state: object) => ({ status: { initContainerStatuses: [{ name: "gavel-launch", image: "i", imageID: "", ready: false, restartCount: 0, state }] } });
-    expect(stuckReason(init({ waiting: { reason: "ErrImageNeverPull", message: "m" } }))).toBe("init container gavel-launch: ErrImageNeverPull: m");
+    const init = (state: object) => ({
+      status: { initContainerStatuses: [{ name: "gavel-launch", image: "i", imageID: "", ready: false, restartCount: 0, state }] },
+    });
+    expect(stuckReason(init({ waiting: { reason: "ErrImageNeverPull", message: "m" } }))).toBe(
+      "init container gavel-launch: ErrImageNeverPull: m",
+    );
     expect(stuckReason(init({ terminated: { exitCode: 1, reason: "Error" } }))).toBe("init container gavel-launch failed (exit 1): Error");
     expect(stuckReason(init({ terminated: { exitCode: 0 } }))).toBeUndefined();
   });
@@ -232,6 +258,8 @@ describe("stuckReason", () => {
       status: { initContainerStatuses: [{ name: "gavel-copy-source", image: "i", imageID: "", ready: false, restartCount: 0, state }] },
     });
     expect(stuckReason(sidecar({ terminated: { exitCode: 137, reason: "Error" } }))).toBeUndefined();
-    expect(stuckReason(sidecar({ waiting: { reason: "ErrImageNeverPull", message: "m" } }))).toBe("init container gavel-copy-source: ErrImageNeverPull: m");
+    expect(stuckReason(sidecar({ waiting: { reason: "ErrImageNeverPull", message: "m" } }))).toBe(
+      "init container gavel-copy-source: ErrImageNeverPull: m",
+    );
   });
 });

@@ -42,7 +42,11 @@ function shortHash(text: string): string {
  * or shortening changed the name, a hash of the original keeps distinct names distinct.
  */
 export function podName(specName: string, instance: string): string {
-  const lowered = specName.toLowerCase().replace(/[^a-z0-9-]+/g, "-").replace(/-+/g, "-").replace(/^-+|-+$/g, "");
+  const lowered = specName
+    .toLowerCase()
+    .replace(/[^a-z0-9-]+/g, "-")
+    .replace(/-+/g, "-")
+    .replace(/^-+|-+$/g, "");
   const suffix = `-${instance}`;
   const room = MAX_NAME - "gavel-".length - suffix.length;
   let core = lowered === "" ? "workload" : lowered;
@@ -160,8 +164,13 @@ function storageOf(input: PodManifestInput, launched: boolean): { volumes: k8s.V
 function environmentOf(spec: WorkloadSpec): Pick<k8s.V1Container, "env" | "envFrom"> {
   const env = { HOME: "/tmp", ...spec.env };
   return {
-    env: [...(spec.agentEnv?.env ?? []).filter((e) => !(e.name in env)).map(agentEnvVar), ...Object.entries(env).map(([k, v]) => ({ name: k, value: v }))],
-    ...(spec.agentEnv?.envFrom !== undefined && spec.agentEnv.envFrom.length > 0 ? { envFrom: spec.agentEnv.envFrom.map(agentEnvFrom) } : {}),
+    env: [
+      ...(spec.agentEnv?.env ?? []).filter((e) => !(e.name in env)).map(agentEnvVar),
+      ...Object.entries(env).map(([k, v]) => ({ name: k, value: v })),
+    ],
+    ...(spec.agentEnv?.envFrom !== undefined && spec.agentEnv.envFrom.length > 0
+      ? { envFrom: spec.agentEnv.envFrom.map(agentEnvFrom) }
+      : {}),
   };
 }
 
@@ -169,7 +178,9 @@ function environmentOf(spec: WorkloadSpec): Pick<k8s.V1Container, "env" | "envFr
 function podMetadata(input: PodManifestInput, launched: boolean): k8s.V1ObjectMeta {
   const { spec, name } = input;
   const annotations: Record<string, string> = {
-    ...(spec.network === "allow" && (spec.egressHosts ?? []).length > 0 ? { [EGRESS_HOSTS_ANNOTATION]: JSON.stringify(spec.egressHosts) } : {}),
+    ...(spec.network === "allow" && (spec.egressHosts ?? []).length > 0
+      ? { [EGRESS_HOSTS_ANNOTATION]: JSON.stringify(spec.egressHosts) }
+      : {}),
     ...(launched ? { [LOG_STREAMS_ANNOTATION]: FRAMED } : {}),
   };
   return {
@@ -274,7 +285,11 @@ export function denyAllNetworkPolicy(): k8s.V1NetworkPolicy {
  * and to DNS on port 53, plus the caller's `extra` rules (a worker's way to the gate), no
  * ingress. Enforced by the cluster's NetworkPolicy implementation.
  */
-export function egressPolicy(pod: k8s.V1Pod, cidrs: readonly string[], extra: readonly k8s.V1NetworkPolicyEgressRule[] = []): k8s.V1NetworkPolicy {
+export function egressPolicy(
+  pod: k8s.V1Pod,
+  cidrs: readonly string[],
+  extra: readonly k8s.V1NetworkPolicyEgressRule[] = [],
+): k8s.V1NetworkPolicy {
   const name = pod.metadata?.name ?? "";
   return {
     apiVersion: "networking.k8s.io/v1",
@@ -290,7 +305,12 @@ export function egressPolicy(pod: k8s.V1Pod, cidrs: readonly string[], extra: re
       ingress: [],
       egress: [
         ...(cidrs.length > 0 ? [{ to: cidrs.map((cidr) => ({ ipBlock: { cidr } })) }] : []),
-        { ports: [{ protocol: "UDP", port: 53 }, { protocol: "TCP", port: 53 }] },
+        {
+          ports: [
+            { protocol: "UDP", port: 53 },
+            { protocol: "TCP", port: 53 },
+          ],
+        },
         ...extra,
       ],
     },
@@ -313,7 +333,8 @@ export function stuckReason(pod: k8s.V1Pod): string | undefined {
   for (const init of pod.status?.initContainerStatuses ?? []) {
     if (sidecars.has(init.name) && init.state?.waiting?.reason === undefined) continue;
     const failed = init.state?.terminated;
-    if (failed !== undefined && failed.exitCode !== 0) return `init container ${init.name} failed (exit ${failed.exitCode}): ${failed.message ?? failed.reason ?? ""}`.trim();
+    if (failed !== undefined && failed.exitCode !== 0)
+      return `init container ${init.name} failed (exit ${failed.exitCode}): ${failed.message ?? failed.reason ?? ""}`.trim();
     const why = fatalWaiting(init.state?.waiting);
     if (why !== undefined) return `init container ${init.name}: ${why}`;
   }
@@ -323,6 +344,13 @@ export function stuckReason(pod: k8s.V1Pod): string | undefined {
 function fatalWaiting(waiting: k8s.V1ContainerStateWaiting | undefined): string | undefined {
   const reason = waiting?.reason;
   if (reason === undefined) return undefined;
-  const fatal = ["ErrImageNeverPull", "InvalidImageName", "CreateContainerConfigError", "CreateContainerError", "ImagePullBackOff", "RunContainerError"];
+  const fatal = [
+    "ErrImageNeverPull",
+    "InvalidImageName",
+    "CreateContainerConfigError",
+    "CreateContainerError",
+    "ImagePullBackOff",
+    "RunContainerError",
+  ];
   return fatal.includes(reason) ? `${reason}: ${waiting?.message ?? ""}`.trim() : undefined;
 }

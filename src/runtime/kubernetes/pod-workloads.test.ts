@@ -5,7 +5,14 @@ import { describe, expect, it } from "vitest";
 import type { WorkloadSpec } from "../workload.js";
 import { keepPodUntil, observationOf, podEnd, podFor, WORKER_CREDS_DIR } from "./pod-workloads.js";
 
-const spec: WorkloadSpec = { name: "demo-i1", image: "gavel/agent:dev", entrypoint: ["node", "main.js"], mounts: [{ name: "workspace", source: "demo-workspace", mountPath: "/workspace", readOnly: false }], network: "none", timeoutSeconds: 60 };
+const spec: WorkloadSpec = {
+  name: "demo-i1",
+  image: "gavel/agent:dev",
+  entrypoint: ["node", "main.js"],
+  mounts: [{ name: "workspace", source: "demo-workspace", mountPath: "/workspace", readOnly: false }],
+  network: "none",
+  timeoutSeconds: 60,
+};
 const owner = { apiVersion: "100monkeys.ai/v1", kind: "Execution", name: "demo", uid: "uid-1", controller: true, blockOwnerDeletion: true };
 const shape = { instance: "ex" };
 
@@ -20,20 +27,37 @@ describe("pod workloads: placement", () => {
   });
 
   it("owner, node, credential Secret and payload parts each land where Kubernetes reads them", () => {
-    const pod = podFor(spec, {
-      namespace: "team",
-      owner,
-      node: "node-a",
-      credentialSecret: "demo-nats-uid",
-      parts: { volume: "input", prefix: "demo-input", descriptor: { parts: 2, bytes: 10, sha256: "x" }, mountPath: "/var/run/gavel/input" },
-    }, { ...shape, imagePullPolicy: "Never", writerUser: { uid: 1000, gid: 1000 } });
+    const pod = podFor(
+      spec,
+      {
+        namespace: "team",
+        owner,
+        node: "node-a",
+        credentialSecret: "demo-nats-uid",
+        parts: {
+          volume: "input",
+          prefix: "demo-input",
+          descriptor: { parts: 2, bytes: 10, sha256: "x" },
+          mountPath: "/var/run/gavel/input",
+        },
+      },
+      { ...shape, imagePullPolicy: "Never", writerUser: { uid: 1000, gid: 1000 } },
+    );
     expect(pod.metadata?.ownerReferences).toEqual([owner]);
-    expect(pod.spec?.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms).toEqual([{ matchFields: [{ key: "metadata.name", operator: "In", values: ["node-a"] }] }]);
-    expect(pod.spec?.volumes).toContainEqual({ name: "nats-credentials", secret: { secretName: "demo-nats-uid", defaultMode: 0o444, items: [{ key: "nats.creds", path: "nats.creds" }] } });
+    expect(pod.spec?.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms).toEqual([
+      { matchFields: [{ key: "metadata.name", operator: "In", values: ["node-a"] }] },
+    ]);
+    expect(pod.spec?.volumes).toContainEqual({
+      name: "nats-credentials",
+      secret: { secretName: "demo-nats-uid", defaultMode: 0o444, items: [{ key: "nats.creds", path: "nats.creds" }] },
+    });
     const main = pod.spec?.containers[0];
     expect(main?.env).toContainEqual({ name: "GAVEL_NATS_CREDS_FILE", value: `${WORKER_CREDS_DIR}/nats.creds` });
     expect(main?.volumeMounts).toContainEqual({ name: "input", mountPath: "/var/run/gavel/input", readOnly: true });
-    expect(pod.spec?.volumes?.find((v) => v.name === "input")?.projected?.sources?.map((s) => s.configMap?.name)).toEqual(["demo-input-00", "demo-input-01"]);
+    expect(pod.spec?.volumes?.find((v) => v.name === "input")?.projected?.sources?.map((s) => s.configMap?.name)).toEqual([
+      "demo-input-00",
+      "demo-input-01",
+    ]);
     expect(main?.imagePullPolicy).toBe("Never");
     // A writable mount runs as the writer user.
     expect(pod.spec?.securityContext?.runAsUser).toBe(1000);
@@ -50,18 +74,69 @@ describe("pod workloads: placement", () => {
 });
 
 describe("pod workloads: observation", () => {
-  const terminated = (exitCode: number, finishedAt?: string) => [{ name: "main", image: "", imageID: "", ready: false, restartCount: 0, state: { terminated: { exitCode, ...(finishedAt !== undefined ? { finishedAt: finishedAt as unknown as Date } : {}) } } }];
+  const terminated = (exitCode: number, finishedAt?: string) => [
+    {
+      name: "main",
+      image: "",
+      imageID: "",
+      ready: false,
+      restartCount: 0,
+      state: { terminated: { exitCode, ...(finishedAt !== undefined ? { finishedAt: finishedAt as unknown as Date } : {}) } },
+    },
+  ];
   it("a pod reads as absent, pending, running, stuck or ended (with where it ran)", () => {
     expect(observationOf(undefined)).toEqual({ state: "absent" });
     expect(observationOf({ status: { phase: "Pending" } })).toEqual({ state: "pending" });
-    expect(observationOf({ spec: { nodeName: "n1", containers: [] }, status: { phase: "Running" } })).toEqual({ state: "running", node: "n1" });
-    expect(observationOf({ status: { phase: "Pending", containerStatuses: [{ name: "main", image: "", imageID: "", ready: false, restartCount: 0, state: { waiting: { reason: "ErrImageNeverPull", message: "no image" } } }] } })).toEqual({ state: "stuck", reason: "ErrImageNeverPull: no image" });
-    expect(observationOf({ spec: { nodeName: "n1", containers: [] }, status: { phase: "Failed", containerStatuses: terminated(3, "2026-11-25T17:00:00Z") } })).toEqual({ state: "ended", exitCode: 3, timedOut: false, finishedAt: new Date("2026-11-25T17:00:00Z"), node: "n1" });
-    expect(observationOf({ status: { phase: "Failed", reason: "DeadlineExceeded" } })).toEqual({ state: "ended", exitCode: 137, timedOut: true });
+    expect(observationOf({ spec: { nodeName: "n1", containers: [] }, status: { phase: "Running" } })).toEqual({
+      state: "running",
+      node: "n1",
+    });
+    expect(
+      observationOf({
+        status: {
+          phase: "Pending",
+          containerStatuses: [
+            {
+              name: "main",
+              image: "",
+              imageID: "",
+              ready: false,
+              restartCount: 0,
+              state: { waiting: { reason: "ErrImageNeverPull", message: "no image" } },
+            },
+          ],
+        },
+      }),
+    ).toEqual({ state: "stuck", reason: "ErrImageNeverPull: no image" });
+    expect(
+      observationOf({
+        spec: { nodeName: "n1", containers: [] },
+        status: { phase: "Failed", containerStatuses: terminated(3, "2026-11-25T17:00:00Z") },
+      }),
+    ).toEqual({ state: "ended", exitCode: 3, timedOut: false, finishedAt: new Date("2026-11-25T17:00:00Z"), node: "n1" });
+    expect(observationOf({ status: { phase: "Failed", reason: "DeadlineExceeded" } })).toEqual({
+      state: "ended",
+      exitCode: 137,
+      timedOut: true,
+    });
   });
 
   it("keeps an ended pod for its retention past its end, and deletes a running one, or one past it, at once", () => {
-    const ended = (finishedAt: string, phase = "Succeeded") => ({ status: { phase, containerStatuses: [{ name: "main", image: "", imageID: "", ready: false, restartCount: 0, state: { terminated: { exitCode: 0, finishedAt: finishedAt as unknown as Date } } }] } });
+    const ended = (finishedAt: string, phase = "Succeeded") => ({
+      status: {
+        phase,
+        containerStatuses: [
+          {
+            name: "main",
+            image: "",
+            imageID: "",
+            ready: false,
+            restartCount: 0,
+            state: { terminated: { exitCode: 0, finishedAt: finishedAt as unknown as Date } },
+          },
+        ],
+      },
+    });
     const t = Date.parse("2026-11-25T17:00:00Z");
     expect(keepPodUntil(ended("2026-11-25T17:00:00Z"), 600, t + 1000)).toBe(t + 600_000);
     expect(keepPodUntil(ended("2026-11-25T17:00:00Z", "Failed"), 600, t + 599_000)).toBe(t + 600_000);
@@ -73,9 +148,32 @@ describe("pod workloads: observation", () => {
 
   it("reads how a pod ended: exit code, deadline, or never starting", () => {
     expect(podEnd({ status: { phase: "Running" } })).toBeUndefined();
-    expect(podEnd({ status: { phase: "Succeeded", containerStatuses: [{ name: "main", image: "", imageID: "", ready: false, restartCount: 0, state: { terminated: { exitCode: 0 } } }] } })).toEqual({ exitCode: 0, timedOut: false });
+    expect(
+      podEnd({
+        status: {
+          phase: "Succeeded",
+          containerStatuses: [
+            { name: "main", image: "", imageID: "", ready: false, restartCount: 0, state: { terminated: { exitCode: 0 } } },
+          ],
+        },
+      }),
+    ).toEqual({ exitCode: 0, timedOut: false });
     expect(podEnd({ status: { phase: "Failed", reason: "DeadlineExceeded" } })).toEqual({ exitCode: 137, timedOut: true });
-    const stuck = podEnd({ status: { phase: "Pending", containerStatuses: [{ name: "main", image: "", imageID: "", ready: false, restartCount: 0, state: { waiting: { reason: "ErrImageNeverPull", message: "no image" } } }] } });
+    const stuck = podEnd({
+      status: {
+        phase: "Pending",
+        containerStatuses: [
+          {
+            name: "main",
+            image: "",
+            imageID: "",
+            ready: false,
+            restartCount: 0,
+            state: { waiting: { reason: "ErrImageNeverPull", message: "no image" } },
+          },
+        ],
+      },
+    });
     expect(stuck).toEqual({ exitCode: -1, timedOut: false, stuck: "ErrImageNeverPull: no image" });
   });
 });

@@ -7,11 +7,30 @@
 import type * as k8s from "@kubernetes/client-node";
 import { AGENT_ENV } from "../../api/agent-env.js";
 import { createOrAdopt, ignoreNotFound, messageOf, TerminalError } from "../../errors.js";
-import { OUTPUT_CAP_BYTES, type OwnedWorkloads, type WorkloadMount, type WorkloadObservation, type WorkloadOutput, type WorkloadPlacement, type WorkloadSpec } from "../workload.js";
+import {
+  OUTPUT_CAP_BYTES,
+  type OwnedWorkloads,
+  type WorkloadMount,
+  type WorkloadObservation,
+  type WorkloadOutput,
+  type WorkloadPlacement,
+  type WorkloadSpec,
+} from "../workload.js";
 import { partsVolume, type PartsDescriptor } from "./configmap-parts.js";
 import { egressCidrs } from "./egress-hosts.js";
 import { isFramed, launcherConfigMap, podStreams } from "./log-streams.js";
-import { denyAllNetworkPolicy, egressHostsOf, egressPolicy, LABELS, podManifest, podName, specProblem, stuckReason, userFor, type PodUser } from "./pod-spec.js";
+import {
+  denyAllNetworkPolicy,
+  egressHostsOf,
+  egressPolicy,
+  LABELS,
+  podManifest,
+  podName,
+  specProblem,
+  stuckReason,
+  userFor,
+  type PodUser,
+} from "./pod-spec.js";
 
 /** Key of the worker credential's Secret, and the file name in the pod. */
 export const WORKER_CREDS_KEY = "nats.creds";
@@ -72,10 +91,13 @@ export function podFor(spec: WorkloadSpec, place: PodPlacement, shape: PodShape)
   const { parts } = place;
   if (parts !== undefined && pod.spec !== undefined) {
     pod.spec.volumes = [...(pod.spec.volumes ?? []), partsVolume(parts.volume, parts.prefix, parts.descriptor)];
-    for (const c of pod.spec.containers) c.volumeMounts = [...(c.volumeMounts ?? []), { name: parts.volume, mountPath: parts.mountPath, readOnly: true }];
+    for (const c of pod.spec.containers)
+      c.volumeMounts = [...(c.volumeMounts ?? []), { name: parts.volume, mountPath: parts.mountPath, readOnly: true }];
   }
-  if (place.sidecar !== undefined && pod.spec !== undefined) pod.spec.initContainers = [...(pod.spec.initContainers ?? []), sidecarContainer(place.sidecar, pod.spec.volumes ?? [], shape)];
-  if (place.annotations !== undefined && pod.metadata !== undefined) pod.metadata.annotations = { ...pod.metadata.annotations, ...place.annotations };
+  if (place.sidecar !== undefined && pod.spec !== undefined)
+    pod.spec.initContainers = [...(pod.spec.initContainers ?? []), sidecarContainer(place.sidecar, pod.spec.volumes ?? [], shape)];
+  if (place.annotations !== undefined && pod.metadata !== undefined)
+    pod.metadata.annotations = { ...pod.metadata.annotations, ...place.annotations };
   const pinned = place.node === undefined ? pod : onNode(pod, place.node);
   return place.credentialSecret === undefined ? pinned : withWorkerCredentials(pinned, place.credentialSecret);
 }
@@ -101,7 +123,11 @@ function sidecarContainer(sidecar: PodSidecar, podVolumes: readonly k8s.V1Volume
 export function onNode(pod: k8s.V1Pod, node: string): k8s.V1Pod {
   if (pod.spec === undefined) return pod;
   pod.spec.affinity = {
-    nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchFields: [{ key: "metadata.name", operator: "In", values: [node] }] }] } },
+    nodeAffinity: {
+      requiredDuringSchedulingIgnoredDuringExecution: {
+        nodeSelectorTerms: [{ matchFields: [{ key: "metadata.name", operator: "In", values: [node] }] }],
+      },
+    },
   };
   return pod;
 }
@@ -112,10 +138,16 @@ export function withWorkerCredentials(pod: k8s.V1Pod, secretName: string): k8s.V
   const spec = out.spec;
   if (spec === undefined) return out;
   // Readable by whatever user the pod runs as: the pod holds one workload.
-  spec.volumes = [...(spec.volumes ?? []), { name: CREDS_VOLUME, secret: { secretName, defaultMode: 0o444, items: [{ key: WORKER_CREDS_KEY, path: WORKER_CREDS_KEY }] } }];
+  spec.volumes = [
+    ...(spec.volumes ?? []),
+    { name: CREDS_VOLUME, secret: { secretName, defaultMode: 0o444, items: [{ key: WORKER_CREDS_KEY, path: WORKER_CREDS_KEY }] } },
+  ];
   for (const c of spec.containers) {
     c.volumeMounts = [...(c.volumeMounts ?? []), { name: CREDS_VOLUME, mountPath: WORKER_CREDS_DIR, readOnly: true }];
-    c.env = [...(c.env ?? []).filter((e) => e.name !== AGENT_ENV.natsCreds && e.name !== AGENT_ENV.natsCredsFile), { name: AGENT_ENV.natsCredsFile, value: `${WORKER_CREDS_DIR}/${WORKER_CREDS_KEY}` }];
+    c.env = [
+      ...(c.env ?? []).filter((e) => e.name !== AGENT_ENV.natsCreds && e.name !== AGENT_ENV.natsCredsFile),
+      { name: AGENT_ENV.natsCredsFile, value: `${WORKER_CREDS_DIR}/${WORKER_CREDS_KEY}` },
+    ];
   }
   return out;
 }
@@ -171,7 +203,13 @@ export function observationOf(pod: k8s.V1Pod | undefined): WorkloadObservation {
   if (end === undefined) return { state: pod.status?.phase === "Running" ? "running" : "pending", ...node };
   if (end.stuck !== undefined) return { state: "stuck", reason: end.stuck, ...node };
   const finished = podFinishedAt(pod);
-  return { state: "ended", exitCode: end.exitCode, timedOut: end.timedOut, ...(finished !== undefined ? { finishedAt: new Date(finished) } : {}), ...node };
+  return {
+    state: "ended",
+    exitCode: end.exitCode,
+    timedOut: end.timedOut,
+    ...(finished !== undefined ? { finishedAt: new Date(finished) } : {}),
+    ...node,
+  };
 }
 
 /** Options of PodWorkloads. */
@@ -220,10 +258,18 @@ export class PodWorkloads implements OwnedWorkloads<PodPlacement> {
     if (problem !== undefined) throw new TerminalError("InvalidWorkload", problem);
     const pod = podFor(spec, place, this.shape);
     const { namespace, gate } = place;
-    if (isFramed(pod) && this.launcher !== undefined) await this.ensureShared(namespace, "ConfigMap", this.launcher, (body) => this.opts.core.createNamespacedConfigMap({ namespace, body }));
+    if (isFramed(pod) && this.launcher !== undefined)
+      await this.ensureShared(namespace, "ConfigMap", this.launcher, (body) =>
+        this.opts.core.createNamespacedConfigMap({ namespace, body }),
+      );
     if (pod.metadata?.labels?.[LABELS.network] === "none") {
-      await this.ensureShared(namespace, "NetworkPolicy", denyAllNetworkPolicy(), (body) => this.opts.net.createNamespacedNetworkPolicy({ namespace, body }));
-      if (gate !== undefined) await this.ensureShared(namespace, "NetworkPolicy", gate.policy, (body) => this.opts.net.createNamespacedNetworkPolicy({ namespace, body }));
+      await this.ensureShared(namespace, "NetworkPolicy", denyAllNetworkPolicy(), (body) =>
+        this.opts.net.createNamespacedNetworkPolicy({ namespace, body }),
+      );
+      if (gate !== undefined)
+        await this.ensureShared(namespace, "NetworkPolicy", gate.policy, (body) =>
+          this.opts.net.createNamespacedNetworkPolicy({ namespace, body }),
+        );
     }
     // An allowlist's policy exists before its pod does, so the pod never runs unrestricted.
     const hosts = egressHostsOf(pod);
@@ -235,9 +281,10 @@ export class PodWorkloads implements OwnedWorkloads<PodPlacement> {
   }
 
   async observe(name: string, place: PodPlacement, opts: { uncached?: boolean } = {}): Promise<WorkloadObservation> {
-    const pod = opts.uncached === true
-      ? await this.opts.core.readNamespacedPod({ name: this.podName(name), namespace: place.namespace }).catch(ignoreNotFound)
-      : this.opts.pods.get(this.podName(name), place.namespace);
+    const pod =
+      opts.uncached === true
+        ? await this.opts.core.readNamespacedPod({ name: this.podName(name), namespace: place.namespace }).catch(ignoreNotFound)
+        : this.opts.pods.get(this.podName(name), place.namespace);
     return observationOf(pod);
   }
 
@@ -245,7 +292,12 @@ export class PodWorkloads implements OwnedWorkloads<PodPlacement> {
   async output(name: string, place: PodPlacement): Promise<WorkloadOutput> {
     const pod = this.podName(name);
     try {
-      const text = await this.opts.core.readNamespacedPodLog({ name: pod, namespace: place.namespace, container: "main", limitBytes: OUTPUT_CAP_BYTES });
+      const text = await this.opts.core.readNamespacedPodLog({
+        name: pod,
+        namespace: place.namespace,
+        container: "main",
+        limitBytes: OUTPUT_CAP_BYTES,
+      });
       return { ...podStreams(this.opts.pods.get(pod, place.namespace), text), truncated: Buffer.byteLength(text) >= OUTPUT_CAP_BYTES };
     } catch (err) {
       return { stdout: `[gavel: the log of pod ${pod} could not be read: ${messageOf(err)}]`, stderr: "", truncated: false };
@@ -257,10 +309,19 @@ export class PodWorkloads implements OwnedWorkloads<PodPlacement> {
     return this.retirePod(pod ?? { metadata: { name: this.podName(name), namespace: place.namespace } }, retentionSeconds);
   }
 
-  async retireOwned(namespace: string | undefined, owner: string, retentionSeconds: number, which: (labels: Readonly<Record<string, string>>) => boolean = () => true): Promise<number | undefined> {
+  async retireOwned(
+    namespace: string | undefined,
+    owner: string,
+    retentionSeconds: number,
+    which: (labels: Readonly<Record<string, string>>) => boolean = () => true,
+  ): Promise<number | undefined> {
     let next: number | undefined;
     for (const pod of this.opts.pods.list(namespace === "" ? undefined : namespace)) {
-      if (!(pod.metadata?.ownerReferences ?? []).some((o) => o.controller === true && o.name === owner) || !which(pod.metadata?.labels ?? {})) continue;
+      if (
+        !(pod.metadata?.ownerReferences ?? []).some((o) => o.controller === true && o.name === owner) ||
+        !which(pod.metadata?.labels ?? {})
+      )
+        continue;
       const until = await this.retirePod(pod, retentionSeconds);
       if (until !== undefined) next = Math.min(next ?? until, until);
     }
@@ -272,7 +333,9 @@ export class PodWorkloads implements OwnedWorkloads<PodPlacement> {
     const until = keepPodUntil(pod, retentionSeconds, this.now());
     const name = pod.metadata?.name;
     if (until !== undefined || name === undefined) return until;
-    await this.opts.core.deleteNamespacedPod({ name, namespace: pod.metadata?.namespace ?? "default", gracePeriodSeconds: 0 }).catch(ignoreNotFound);
+    await this.opts.core
+      .deleteNamespacedPod({ name, namespace: pod.metadata?.namespace ?? "default", gracePeriodSeconds: 0 })
+      .catch(ignoreNotFound);
     return undefined;
   }
 
@@ -281,7 +344,12 @@ export class PodWorkloads implements OwnedWorkloads<PodPlacement> {
    * once and kept; an existing one is adopted (same name, so the same bytes or the same
    * label selection).
    */
-  private async ensureShared<T extends { metadata?: { name?: string } }>(namespace: string, kind: string, body: T, create: (body: T) => Promise<unknown>): Promise<void> {
+  private async ensureShared<T extends { metadata?: { name?: string } }>(
+    namespace: string,
+    kind: string,
+    body: T,
+    create: (body: T) => Promise<unknown>,
+  ): Promise<void> {
     const key = `${kind} ${namespace}/${body.metadata?.name ?? ""}`;
     if (this.shared.has(key)) return;
     await createOrAdopt(() => create(body));

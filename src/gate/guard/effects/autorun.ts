@@ -35,30 +35,61 @@ export interface AutorunPlace {
 const place = (what: string, format: PayloadFormat, always = true): AutorunPlace => ({ what, format, always });
 
 const SYSTEM_PLACES: readonly [RegExp, AutorunPlace][] = [
-  [/^\/etc\/(crontab|anacrontab)$|^\/etc\/cron\.(d|hourly|daily|weekly|monthly)\/|^\/var\/spool\/cron(tabs)?\/|^\/var\/spool\/cron\/crontabs\//, place("a cron table", "cron")],
+  [
+    /^\/etc\/(crontab|anacrontab)$|^\/etc\/cron\.(d|hourly|daily|weekly|monthly)\/|^\/var\/spool\/cron(tabs)?\/|^\/var\/spool\/cron\/crontabs\//,
+    place("a cron table", "cron"),
+  ],
   [/^\/var\/spool\/(at|atjobs|cron\/atjobs)\//, place("an at job", "shell")],
-  [/^\/(etc|usr\/lib|lib|run|usr\/local\/lib)\/systemd\/(system|user|system-generators|user-generators|system-environment-generators)(\/|$)|^\/etc\/systemd\//, place("a systemd unit or generator", "unit")],
-  [/^\/etc\/(profile|bash\.bashrc|bashrc|zshrc|zshenv|zprofile|zlogin|environment|csh\.cshrc|csh\.login)$|^\/etc\/(profile\.d|zsh|fish)\//, place("a system shell start-up file", "shell")],
-  [/^\/etc\/(rc\.local|rc\.common)$|^\/etc\/rc[0-6S]?\.d\/|^\/etc\/init\.d\/|^\/etc\/init\/|^\/etc\/inittab$/, place("a boot script", "shell")],
-  [/^\/etc\/default\/grub(\.d\/|$)|^\/boot\/|^\/etc\/initramfs-tools\/|^\/usr\/(lib|share)\/initramfs-tools\/|^\/usr\/lib\/dracut\/modules\.d\/|^\/etc\/dracut\.conf/, place("the boot loader or initramfs", "shell")],
-  [/^\/etc\/(modules|modules-load\.d\/|modprobe\.d\/)|^\/(usr\/)?lib\/modules-load\.d\//, place("the kernel modules loaded at boot", "shell")],
+  [
+    /^\/(etc|usr\/lib|lib|run|usr\/local\/lib)\/systemd\/(system|user|system-generators|user-generators|system-environment-generators)(\/|$)|^\/etc\/systemd\//,
+    place("a systemd unit or generator", "unit"),
+  ],
+  [
+    /^\/etc\/(profile|bash\.bashrc|bashrc|zshrc|zshenv|zprofile|zlogin|environment|csh\.cshrc|csh\.login)$|^\/etc\/(profile\.d|zsh|fish)\//,
+    place("a system shell start-up file", "shell"),
+  ],
+  [
+    /^\/etc\/(rc\.local|rc\.common)$|^\/etc\/rc[0-6S]?\.d\/|^\/etc\/init\.d\/|^\/etc\/init\/|^\/etc\/inittab$/,
+    place("a boot script", "shell"),
+  ],
+  [
+    /^\/etc\/default\/grub(\.d\/|$)|^\/boot\/|^\/etc\/initramfs-tools\/|^\/usr\/(lib|share)\/initramfs-tools\/|^\/usr\/lib\/dracut\/modules\.d\/|^\/etc\/dracut\.conf/,
+    place("the boot loader or initramfs", "shell"),
+  ],
+  [
+    /^\/etc\/(modules|modules-load\.d\/|modprobe\.d\/)|^\/(usr\/)?lib\/modules-load\.d\//,
+    place("the kernel modules loaded at boot", "shell"),
+  ],
   [/^\/etc\/update-motd\.d\/|^\/usr\/lib\/update-notifier\//, place("a login message script", "shell")],
   [/^\/etc\/apt\/apt\.conf(\.d\/|$)/, place("a package-manager hook", "apt")],
-  [/^\/etc\/(yum|dnf)\/(pluginconf\.d|plugins)\/|^\/usr\/lib\/yum-plugins\/|^\/usr\/lib(64)?\/python[\d.]*\/(site|dist)-packages\/dnf-plugins\/|^\/var\/lib\/dpkg\/info\/.*\.(preinst|postinst|prerm|postrm)$/, place("a package-manager hook", "code")],
+  [
+    /^\/etc\/(yum|dnf)\/(pluginconf\.d|plugins)\/|^\/usr\/lib\/yum-plugins\/|^\/usr\/lib(64)?\/python[\d.]*\/(site|dist)-packages\/dnf-plugins\/|^\/var\/lib\/dpkg\/info\/.*\.(preinst|postinst|prerm|postrm)$/,
+    place("a package-manager hook", "code"),
+  ],
   [/^\/etc\/udev\/rules\.d\/|^\/(usr\/)?lib\/udev\/rules\.d\//, place("a udev rule", "unit")],
   [/^\/etc\/xdg\/autostart\/|^\/usr\/share\/dbus-1\/|^\/etc\/dbus-1\//, place("an autostart entry or D-Bus service", "unit")],
-  [/^\/etc\/NetworkManager\/dispatcher\.d\/|^\/etc\/network\/if-(up|down|pre-up|post-down)\.d\/|^\/etc\/ppp\/ip-(up|down)\.d\//, place("a network event script", "shell")],
-  [/^\/(usr\/)?lib(64)?\/(x86_64-linux-gnu\/|aarch64-linux-gnu\/)?security\/pam_[^/]+\.so$|^\/etc\/polkit-1\/|^\/usr\/share\/polkit-1\/rules\.d\//, place("an authentication module or rule", "code")],
+  [
+    /^\/etc\/NetworkManager\/dispatcher\.d\/|^\/etc\/network\/if-(up|down|pre-up|post-down)\.d\/|^\/etc\/ppp\/ip-(up|down)\.d\//,
+    place("a network event script", "shell"),
+  ],
+  [
+    /^\/(usr\/)?lib(64)?\/(x86_64-linux-gnu\/|aarch64-linux-gnu\/)?security\/pam_[^/]+\.so$|^\/etc\/polkit-1\/|^\/usr\/share\/polkit-1\/rules\.d\//,
+    place("an authentication module or rule", "code"),
+  ],
   [/^\/etc\/ssh\/sshrc$|^\/etc\/ssh\/sshd_config(\.d\/|$)/, place("the SSH server's configuration", "shell")],
   [/^\/(usr\/(local\/)?)?s?bin\/[^/]+$/, { what: "a command on the system's PATH", format: "shell", always: false, downloads: true }],
-  [/^\/var\/www\/|^\/srv\/(www|http)\/|^\/usr\/share\/nginx\/html\/|^\/usr\/local\/apache2\/htdocs\/|^\/var\/lib\/tomcat[\d]*\/webapps\//, place("a web root", "code")],
+  [
+    /^\/var\/www\/|^\/srv\/(www|http)\/|^\/usr\/share\/nginx\/html\/|^\/usr\/local\/apache2\/htdocs\/|^\/var\/lib\/tomcat[\d]*\/webapps\//,
+    place("a web root", "code"),
+  ],
 ];
 
 /** The first directories of every system place: other paths skip the table. */
 const SYSTEM_ROOT_RE = /^\/(etc|var|usr|lib|lib64|run|boot|srv|bin|sbin)\//;
 
 /** The start-up files of a user's shell and session, in any home. */
-const USER_STARTUP_RE = /\/\.(bashrc|bash_profile|bash_login|bash_logout|profile|zshrc|zshenv|zprofile|zlogin|zlogout|cshrc|tcshrc|kshrc|mkshrc|xinitrc|xsession|xprofile)$|\/\.config\/fish\/config\.fish$/;
+const USER_STARTUP_RE =
+  /\/\.(bashrc|bash_profile|bash_login|bash_logout|profile|zshrc|zshenv|zprofile|zlogin|zlogout|cshrc|tcshrc|kshrc|mkshrc|xinitrc|xsession|xprofile)$|\/\.config\/fish\/config\.fish$/;
 
 /** What a path is as a place that runs its content later, if it is one. */
 export function autorunPlace(p: string, home: string, workspace: string): AutorunPlace | undefined {
@@ -73,7 +104,13 @@ export function autorunPlace(p: string, home: string, workspace: string): Autoru
   // A package's maintainer script runs as root when the package is installed.
   if (/\/DEBIAN\/(preinst|postinst|prerm|postrm)$/.test(p)) return place("a package's install script", "shell", false);
   // A hook outside the workspace's own repository runs in someone else's git commands (`$repo/hooks/x` with the repository computed).
-  if (/\/\.git\/hooks\/[^/]+$/.test(p) || /^\/hooks\/(pre|post)-(commit|checkout|merge|receive|rewrite|push|applypatch)$|^\/hooks\/(update|prepare-commit-msg|commit-msg)$/.test(p)) return place("a git hook", "shell", !p.startsWith(`${workspace}/`) && !p.startsWith(`${home}/`));
+  if (
+    /\/\.git\/hooks\/[^/]+$/.test(p) ||
+    /^\/hooks\/(pre|post)-(commit|checkout|merge|receive|rewrite|push|applypatch)$|^\/hooks\/(update|prepare-commit-msg|commit-msg)$/.test(
+      p,
+    )
+  )
+    return place("a git hook", "shell", !p.startsWith(`${workspace}/`) && !p.startsWith(`${home}/`));
   return undefined;
 }
 
@@ -82,7 +119,8 @@ export function autorunPlace(p: string, home: string, workspace: string): Autoru
  * user (PAM, limits, package sources, name resolution, TLS trust, account databases and their
  * backups): everything under `/etc`, beyond the files the other rules name.
  */
-export const isSystemConfig = (p: string): boolean => /^\/(usr\/local\/|private\/)?etc\/./.test(p) || /^\/usr\/(local\/)?share\/ca-certificates\//.test(p);
+export const isSystemConfig = (p: string): boolean =>
+  /^\/(usr\/local\/|private\/)?etc\/./.test(p) || /^\/usr\/(local\/)?share\/ca-certificates\//.test(p);
 
 /** Where programs are found on PATH: a download saved there replaces or adds a system command. */
 export const isSystemBinDir = (p: string): boolean => /^\/(usr\/(local\/)?)?s?bin\/[^/]+$/.test(p);
@@ -94,7 +132,10 @@ export const isDotfile = (p: string, home: string): boolean => underAnyHome(p, h
 export function payloadLines(content: string, format: PayloadFormat, cronUser: boolean): string[] {
   const text = content.length > 16_384 ? content.slice(0, 16_384) : content;
   if (format === "shell") return [text];
-  const lines = text.split("\n").map((l) => l.trim()).filter((l) => l !== "" && !l.startsWith("#"));
+  const lines = text
+    .split("\n")
+    .map((l) => l.trim())
+    .filter((l) => l !== "" && !l.startsWith("#"));
   if (format === "cron") {
     const out: string[] = [];
     for (const l of lines) {

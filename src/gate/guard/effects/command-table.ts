@@ -16,20 +16,68 @@ import type { Effect } from "./effect.js";
 
 export { remoteCommand } from "./commands/network.js";
 
-
 /** Network clients that fetch content (a pipe from one of them into a shell runs fetched code). */
-export const FETCHERS: ReadonlySet<string> = set("curl", "wget", "fetch", "aria2c", "http", "https", "xh", "lwp-request", "GET", "nc", "ncat", "netcat", "socat", "openssl", "telnet", "tftp", "ftp");
+export const FETCHERS: ReadonlySet<string> = set(
+  "curl",
+  "wget",
+  "fetch",
+  "aria2c",
+  "http",
+  "https",
+  "xh",
+  "lwp-request",
+  "GET",
+  "nc",
+  "ncat",
+  "netcat",
+  "socat",
+  "openssl",
+  "telnet",
+  "tftp",
+  "ftp",
+);
 /** Clients that send whatever they read to a peer (a pipe into one of them leaves the machine). */
-export const SENDERS: ReadonlySet<string> = set("curl", "wget", "nc", "ncat", "netcat", "socat", "telnet", "openssl", "ssh", "scp", "sftp", "ftp", "tftp", "http", "https", "xh", "mail", "sendmail", "mutt", "aws", "gsutil", "rclone", "dig", "nslookup", "host", "ping", "drill");
+export const SENDERS: ReadonlySet<string> = set(
+  "curl",
+  "wget",
+  "nc",
+  "ncat",
+  "netcat",
+  "socat",
+  "telnet",
+  "openssl",
+  "ssh",
+  "scp",
+  "sftp",
+  "ftp",
+  "tftp",
+  "http",
+  "https",
+  "xh",
+  "mail",
+  "sendmail",
+  "mutt",
+  "aws",
+  "gsutil",
+  "rclone",
+  "dig",
+  "nslookup",
+  "host",
+  "ping",
+  "drill",
+);
 
 // ---------------------------------------------------------------- the table
 
-const READER_NAMES = "cat tac less more head tail nl strings od xxd hexdump base64 base32 jq yq cut sort uniq diff cmp zcat bzcat xzcat gzip bzip2 xz zip 7z openssl gpg ssh-keygen pr fold rev";
+const READER_NAMES =
+  "cat tac less more head tail nl strings od xxd hexdump base64 base32 jq yq cut sort uniq diff cmp zcat bzcat xzcat gzip bzip2 xz zip 7z openssl gpg ssh-keygen pr fold rev";
 /** Programs that print or transform the content of the files they name (every file named is read: named-files.ts). */
 export const READERS: ReadonlySet<string> = new Set(READER_NAMES.split(" "));
 
 const alias = (names: string, h: Handler): [string, Handler][] => names.split(" ").map((n) => [n, h]);
-const both = (a: Handler, b: Handler): Handler => (c) => [...a(c), ...b(c)];
+const both =
+  (a: Handler, b: Handler): Handler =>
+  (c) => [...a(c), ...b(c)];
 
 /** Commands by bare name, each with the handler that reads its effects. */
 export const COMMAND_EFFECTS: ReadonlyMap<string, Handler> = new Map<string, Handler>([
@@ -46,7 +94,10 @@ export const COMMAND_EFFECTS: ReadonlyMap<string, Handler> = new Map<string, Han
   ["sed", files.sed],
   ["chmod", files.chmod],
   ...alias("chown chgrp", files.chown),
-  ...alias(READER_NAMES, files.reader(set("-n", "-c", "-s", "-w", "-f", "-d", "-k", "-t", "-i", "-o", "-in", "-out", "--lines", "--bytes"))),
+  ...alias(
+    READER_NAMES,
+    files.reader(set("-n", "-c", "-s", "-w", "-f", "-d", "-k", "-t", "-i", "-o", "-in", "-out", "--lines", "--bytes")),
+  ),
   ...alias("grep egrep fgrep rg ag ack zgrep", files.grep),
   ...alias("awk gawk", files.reader(set("-F", "-v", "-f"), true)),
   ["tar", files.tar],
@@ -109,7 +160,32 @@ export const COMMAND_EFFECTS: ReadonlyMap<string, Handler> = new Map<string, Han
  */
 export const KNOWN_COMMANDS: readonly string[] = [
   ...new Set([
-    ...["rm", "dd", "mkfs", "chmod", "chown", "curl", "wget", "sh", "bash", "zsh", "dash", "ksh", "shred", "base64", "env", "sudo", "eval", "xargs", "python", "python3", "perl", "nc", "ncat", "socat"],
+    ...[
+      "rm",
+      "dd",
+      "mkfs",
+      "chmod",
+      "chown",
+      "curl",
+      "wget",
+      "sh",
+      "bash",
+      "zsh",
+      "dash",
+      "ksh",
+      "shred",
+      "base64",
+      "env",
+      "sudo",
+      "eval",
+      "xargs",
+      "python",
+      "python3",
+      "perl",
+      "nc",
+      "ncat",
+      "socat",
+    ],
     ...COMMAND_EFFECTS.keys(),
     ...SHELLS,
     ...INTERPRETERS,
@@ -121,4 +197,3 @@ export function commandEffects(c: ShellCommand): Effect[] {
   const h = COMMAND_EFFECTS.get(c.name) ?? COMMAND_EFFECTS.get(c.name.replace(/\..*$/, ""));
   return h === undefined ? none : h(c);
 }
-

@@ -60,5 +60,10 @@ export interface Finding {
   carries?: readonly ThreatClass[];
 }
 
-export const effect = (kind: EffectKind, what: string, targets: readonly string[] = [], extra: Partial<Effect> = {}): Effect => ({ kind, what, targets, ...extra });
+export const effect = (kind: EffectKind, what: string, targets: readonly string[] = [], extra: Partial<Effect> = {}): Effect => ({
+  kind,
+  what,
+  targets,
+  ...extra,
+});
 export const classified = (cls: ThreatClass, what: string): Effect => ({ kind: "classified", what, targets: [], class: cls });

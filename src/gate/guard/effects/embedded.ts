@@ -26,17 +26,29 @@ const optionValue = (c: ShellCommand, ...names: string[]): string[] => {
   return i >= 0 && c.args[i + 1] !== undefined ? [c.args[i + 1] as string] : [];
 };
 /** Every `prefix(value)` match of re over c's arguments. */
-const matching = (c: ShellCommand, re: RegExp): string[] => c.args.flatMap((a) => {
-  const m = re.exec(a);
-  return m === null ? [] : [m[1] as string];
-});
+const matching = (c: ShellCommand, re: RegExp): string[] =>
+  c.args.flatMap((a) => {
+    const m = re.exec(a);
+    return m === null ? [] : [m[1] as string];
+  });
 
-const dbShell: Extract = (c) => [...c.args.filter((a) => /\\!|\bsystem\s|\.shell\s|\.system\s/i.test(a)).flatMap(dbEscapes), ...(c.input === undefined ? [] : dbEscapes(c.input))];
-const editor: Extract = (c) => c.args.flatMap((a) => [...(a.startsWith("-") ? [] : matching({ ...c, args: [a] }, /^[+:]*!(.+)$/)), ...[...a.matchAll(/\bsystem\s*\(\s*["']([^"']+)["']/g)].map((m) => m[1] as string)]);
+const dbShell: Extract = (c) => [
+  ...c.args.filter((a) => /\\!|\bsystem\s|\.shell\s|\.system\s/i.test(a)).flatMap(dbEscapes),
+  ...(c.input === undefined ? [] : dbEscapes(c.input)),
+];
+const editor: Extract = (c) =>
+  c.args.flatMap((a) => [
+    ...(a.startsWith("-") ? [] : matching({ ...c, args: [a] }, /^[+:]*!(.+)$/)),
+    ...[...a.matchAll(/\bsystem\s*\(\s*["']([^"']+)["']/g)].map((m) => m[1] as string),
+  ]);
 const runsC: Extract = (c) => optionValue(c, "-c", "--command", "-C");
 const multiplexer: Extract = (c) => {
   const ops = c.args.filter((a) => !a.startsWith("-"));
-  return c.name === "screen" ? ops.filter((a) => a.includes(" ")) : ops[0] === "new-session" || ops[0] === "new" ? ops.slice(1).filter((a) => a.includes(" ")) : [];
+  return c.name === "screen"
+    ? ops.filter((a) => a.includes(" "))
+    : ops[0] === "new-session" || ops[0] === "new"
+      ? ops.slice(1).filter((a) => a.includes(" "))
+      : [];
 };
 
 /** Per program, how the command lines nested in it are found. */

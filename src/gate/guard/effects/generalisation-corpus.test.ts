@@ -29,7 +29,11 @@ const FLOOR: Record<"heldout" | "fresh", Record<"standard" | "strict", { caught:
   heldout: { standard: { caught: 178 / 203, denied: 2 / 496 }, strict: { caught: 178 / 203, denied: 2 / 496 } },
   fresh: { standard: { caught: 80 / 130, denied: 2 / 604 }, strict: { caught: 80 / 130, denied: 6 / 604 } },
 };
-const corpus = JSON.parse(readFileSync(new URL("../../../../test/fixtures/threats/generalisation.json", import.meta.url), "utf8")) as { tuning: Part; heldout: Part; fresh: Part };
+const corpus = JSON.parse(readFileSync(new URL("../../../../test/fixtures/threats/generalisation.json", import.meta.url), "utf8")) as {
+  tuning: Part;
+  heldout: Part;
+  fresh: Part;
+};
 const docs = readFileSync(new URL("../../../../docs/guard.md", import.meta.url), "utf8");
 
 const scope = agentScope({ spec: { tools: ["cmd.run"] } });
@@ -39,7 +43,8 @@ const policies: Record<GuardProfile, ReturnType<typeof compilePolicy>> = {
   strict: compilePolicy([{ name: "strict", spec: { profile: "strict" } }]),
   permissive: compilePolicy([{ name: "permissive", spec: { profile: "permissive" } }]),
 };
-const decide = (command: string, profile: GuardProfile) => runGuard({ tool: "cmd.run", args: { command }, step: 1 }, { policy: policies[profile], scope, history: [], views });
+const decide = (command: string, profile: GuardProfile) =>
+  runGuard({ tool: "cmd.run", args: { command }, step: 1 }, { policy: policies[profile], scope, history: [], views });
 /** Denied or flagged under its class: the denial's reason or one of the flags names it (or the payload it carries). */
 const caught = (e: Entry, profile: GuardProfile): boolean => {
   const d = decide(e.command, profile);
@@ -69,7 +74,12 @@ describe("generalisation corpus", () => {
     const parts = [corpus.tuning, corpus.heldout, corpus.fresh];
     const all = parts.flatMap((p) => [...p.dangerous, ...p.everyday]);
     expect(all.filter((e) => !/^[\w.-]+\/[\w.-]+(@[0-9a-f]{7})?:\S/.test(e.source)).map((e) => e.id)).toEqual([]);
-    expect(parts.flatMap((p) => p.dangerous).filter((e) => e.class === undefined).map((e) => e.id)).toEqual([]);
+    expect(
+      parts
+        .flatMap((p) => p.dangerous)
+        .filter((e) => e.class === undefined)
+        .map((e) => e.id),
+    ).toEqual([]);
     expect(new Set(all.map((e) => e.id)).size).toBe(all.length);
   });
 

@@ -8,17 +8,34 @@ import { resolveTarget } from "./targets.js";
 
 /** The option that takes inline code, per interpreter (awk: its first operand). */
 const CODE_OPTION: Readonly<Record<string, RegExp>> = {
-  python: /^-[a-zA-Z]*c$/, python2: /^-[a-zA-Z]*c$/, python3: /^-[a-zA-Z]*c$/,
-  perl: /^-[a-zA-Z]*[eE]$/, ruby: /^-[a-zA-Z]*e$/, lua: /^-e$/,
-  node: /^(-e|--eval|-p|--print)$/, nodejs: /^(-e|--eval|-p|--print)$/, bun: /^(-e|--eval|-p|--print)$/, deno: /^eval$/,
-  julia: /^-e$/, jrunscript: /^-e$/,
-  php: /^-r$/, pwsh: /^(-c|-Command|-EncodedCommand)$/i, powershell: /^(-c|-Command)$/i, osascript: /^-e$/, tclsh: /^$/, Rscript: /^-e$/,
+  python: /^-[a-zA-Z]*c$/,
+  python2: /^-[a-zA-Z]*c$/,
+  python3: /^-[a-zA-Z]*c$/,
+  perl: /^-[a-zA-Z]*[eE]$/,
+  ruby: /^-[a-zA-Z]*e$/,
+  lua: /^-e$/,
+  node: /^(-e|--eval|-p|--print)$/,
+  nodejs: /^(-e|--eval|-p|--print)$/,
+  bun: /^(-e|--eval|-p|--print)$/,
+  deno: /^eval$/,
+  julia: /^-e$/,
+  jrunscript: /^-e$/,
+  php: /^-r$/,
+  pwsh: /^(-c|-Command|-EncodedCommand)$/i,
+  powershell: /^(-c|-Command)$/i,
+  osascript: /^-e$/,
+  tclsh: /^$/,
+  Rscript: /^-e$/,
 };
 
 /** The inline code of an interpreter command, if it has any. */
 export function inlineCode(c: ShellCommand): string | undefined {
   // lua5.1, perl5.36, python3.11: the interpreter without its version.
-  const name = /^(lua|perl|ruby|php)[\d.]+$/.test(c.name) ? c.name.replace(/[\d.]+$/, "") : /^python[\d.]+$/.test(c.name) ? "python" : c.name;
+  const name = /^(lua|perl|ruby|php)[\d.]+$/.test(c.name)
+    ? c.name.replace(/[\d.]+$/, "")
+    : /^python[\d.]+$/.test(c.name)
+      ? "python"
+      : c.name;
   if (name === "awk" || name === "gawk" || name === "mawk") {
     const prog = c.args.find((a, i) => !a.startsWith("-") && !/^-[fFv]$/.test(c.args[i - 1] ?? ""));
     return prog;
@@ -26,12 +43,18 @@ export function inlineCode(c: ShellCommand): string | undefined {
   const re = CODE_OPTION[name];
   if (re === undefined) return undefined;
   // ruby -rsocket -e '...': the library options before it are part of the code's meaning.
-  const libs = (end: number): string => c.args.slice(0, end).filter((a) => /^-(r|M|m)\w/.test(a)).join(" ");
+  const libs = (end: number): string =>
+    c.args
+      .slice(0, end)
+      .filter((a) => /^-(r|M|m)\w/.test(a))
+      .join(" ");
   const i = c.args.findIndex((a) => re.test(a));
   if (i >= 0) return `${libs(i)} ${c.args[i + 1] ?? ""}`;
   // `-e'code'` written without a space: the code is the rest of the word.
   const letters = name === "php" ? "r" : name.startsWith("python") ? "c" : "eE";
-  const attached = /^(python|perl|ruby|php|lua|node)/.test(name) ? c.args.findIndex((a) => a.length > 3 && a.startsWith("-") && letters.includes(a.charAt(1))) : -1;
+  const attached = /^(python|perl|ruby|php|lua|node)/.test(name)
+    ? c.args.findIndex((a) => a.length > 3 && a.startsWith("-") && letters.includes(a.charAt(1)))
+    : -1;
   return attached >= 0 ? `${libs(attached)} ${(c.args[attached] as string).slice(2)}` : undefined;
 }
 
@@ -42,24 +65,41 @@ const quoted = (n: number): string => {
 };
 const rx = (s: string): RegExp => {
   let n = 0;
-  return new RegExp(s.replace(/Q/g, () => quoted(n++)), "g");
+  return new RegExp(
+    s.replace(/Q/g, () => quoted(n++)),
+    "g",
+  );
 };
 
-const DELETE_CALLS = rx(String.raw`\b(?:shutil\.rmtree|rmtree|FileUtils\.(?:rm_rf|rm_r|remove_dir|remove_entry(?:_secure)?)|(?:fs|require\s*\(\s*['"](?:node:)?fs['"]\s*\))\.(?:rmSync|rmdirSync|rm|rmdir)|fse?\.remove(?:Sync)?|rimraf(?:\.sync)?|Remove-Item|delete POSIX file)\s*\(?\s*Q`);
-const UNLINK_CALLS = rx(String.raw`\b(?:os\.(?:remove|unlink|rmdir|removedirs)|unlink(?:Sync)?|File\.(?:delete|unlink)|Path\s*\(\s*Q\s*\)\.(?:unlink|rmdir))\s*\(?\s*Q`);
-const READ_CALLS = rx(String.raw`\b(?:open|readFileSync|readFile|createReadStream|File\.read|IO\.read|file_get_contents|fopen|Get-Content|io\.open|read_text|read_bytes)\s*\(?\s*Q`);
+const DELETE_CALLS = rx(
+  String.raw`\b(?:shutil\.rmtree|rmtree|FileUtils\.(?:rm_rf|rm_r|remove_dir|remove_entry(?:_secure)?)|(?:fs|require\s*\(\s*['"](?:node:)?fs['"]\s*\))\.(?:rmSync|rmdirSync|rm|rmdir)|fse?\.remove(?:Sync)?|rimraf(?:\.sync)?|Remove-Item|delete POSIX file)\s*\(?\s*Q`,
+);
+const UNLINK_CALLS = rx(
+  String.raw`\b(?:os\.(?:remove|unlink|rmdir|removedirs)|unlink(?:Sync)?|File\.(?:delete|unlink)|Path\s*\(\s*Q\s*\)\.(?:unlink|rmdir))\s*\(?\s*Q`,
+);
+const READ_CALLS = rx(
+  String.raw`\b(?:open|readFileSync|readFile|createReadStream|File\.read|IO\.read|file_get_contents|fopen|Get-Content|io\.open|read_text|read_bytes)\s*\(?\s*Q`,
+);
 const PATH_READ = rx(String.raw`\bPath\s*\(\s*Q\s*\)\.read_(?:text|bytes)`);
 const PERL_OPEN = /\bopen\s*\(?\s*(?:my\s+)?\$?\w+\s*,\s*(?:(['"])<\1\s*,\s*)?(['"])<?\s*([^'"]+)\2/g;
-const SHELL_CALLS = rx(String.raw`\b(?:os\.system|os\.popen|os\.execute|io\.popen|subprocess\.\w+|system|exec|execSync|spawnSync|spawn|shell_exec|passthru|popen|IO\.popen|Kernel\.system|%x|run|do shell script)\s*\(?\s*Q`);
+const SHELL_CALLS = rx(
+  String.raw`\b(?:os\.system|os\.popen|os\.execute|io\.popen|subprocess\.\w+|system|exec|execSync|spawnSync|spawn|shell_exec|passthru|popen|IO\.popen|Kernel\.system|%x|run|do shell script)\s*\(?\s*Q`,
+);
 const SHELL_LISTS = /\b(?:subprocess\.\w+|os\.exec\w*|spawn(?:Sync)?|execFile(?:Sync)?|Popen|call|run|check_output)\s*\(\s*\[([^\]]*)\]/g;
 const BACKTICKS = /`([^`]+)`/g;
-const NETWORK_RE = /\b(net\.Dial|require\s*\(\s*["'](?:node:)?(?:https?|net)["']\s*\)|using Sockets|java\.net\.Socket|urlopen|urllib|requests\.(get|post|put)|http\.client|httplib|socket|fsockopen|TCPSocket|IO::Socket|LWP|Net::HTTP|open-uri|URI\.open|fetch\s*\(|https?\.(get|request)|net\.(Socket|connect|createConnection)|curl_exec|Invoke-WebRequest|Invoke-RestMethod|WebClient|\/inet\/tcp\/|\/dev\/tcp\/)/;
-const SOCKET_RE = /(net\.Dial|require\s*\(\s*["'](?:node:)?net["']\s*\)|using Sockets|java\.net\.Socket|\bsocket|fsockopen|TCPSocket|TCPServer|IO::Socket|net\.(Socket|connect|createConnection)|TCPClient|\/inet\/tcp\/|\/dev\/tcp\/|Socket\.new|\bsocket\.tcp\b)/i;
-const SPAWN_RE = /(exec\.Command|subprocess|pty\.spawn|os\.dup2|\bexec\w*\s*[(\s"']|\bsystem\b|\bspawn\s*\(|\bpopen|\bos\.execute|\/bin\/(ba|z|da)?sh|cmd\.exe|child_process|\|&?\s*getline|\bsh\b\s*-i|STDIN\.reopen|\$stdin\.reopen|fdopen|proc_open|ProcessBuilder|\brun\(pipeline)/;
-const EVAL_FETCH_RE = /\b(exec|eval|execfile|Function|instance_eval|Invoke-Expression|iex)\s*\(?[\s\S]*\b(urlopen|urllib|requests\.get|https?\.get|fetch\s*\(|LWP|Net::HTTP|open-uri|URI\.open|file_get_contents\s*\(\s*['"]https?:|curl_exec|DownloadString|Invoke-WebRequest|iwr)/;
-const FORK_RE = /\bfork\s+while\s+fork\b|while\s*\(?\s*(True|1|true)\s*\)?\s*:?\s*\{?\s*os\.fork\(\)|loop\s*\{\s*fork\s*\}|for\s*\(\s*;\s*;\s*\)\s*\{?\s*fork\(\)|while\s*\(\s*1\s*\)\s*\{?\s*fork\(\)/;
+const NETWORK_RE =
+  /\b(net\.Dial|require\s*\(\s*["'](?:node:)?(?:https?|net)["']\s*\)|using Sockets|java\.net\.Socket|urlopen|urllib|requests\.(get|post|put)|http\.client|httplib|socket|fsockopen|TCPSocket|IO::Socket|LWP|Net::HTTP|open-uri|URI\.open|fetch\s*\(|https?\.(get|request)|net\.(Socket|connect|createConnection)|curl_exec|Invoke-WebRequest|Invoke-RestMethod|WebClient|\/inet\/tcp\/|\/dev\/tcp\/)/;
+const SOCKET_RE =
+  /(net\.Dial|require\s*\(\s*["'](?:node:)?net["']\s*\)|using Sockets|java\.net\.Socket|\bsocket|fsockopen|TCPSocket|TCPServer|IO::Socket|net\.(Socket|connect|createConnection)|TCPClient|\/inet\/tcp\/|\/dev\/tcp\/|Socket\.new|\bsocket\.tcp\b)/i;
+const SPAWN_RE =
+  /(exec\.Command|subprocess|pty\.spawn|os\.dup2|\bexec\w*\s*[(\s"']|\bsystem\b|\bspawn\s*\(|\bpopen|\bos\.execute|\/bin\/(ba|z|da)?sh|cmd\.exe|child_process|\|&?\s*getline|\bsh\b\s*-i|STDIN\.reopen|\$stdin\.reopen|fdopen|proc_open|ProcessBuilder|\brun\(pipeline)/;
+const EVAL_FETCH_RE =
+  /\b(exec|eval|execfile|Function|instance_eval|Invoke-Expression|iex)\s*\(?[\s\S]*\b(urlopen|urllib|requests\.get|https?\.get|fetch\s*\(|LWP|Net::HTTP|open-uri|URI\.open|file_get_contents\s*\(\s*['"]https?:|curl_exec|DownloadString|Invoke-WebRequest|iwr)/;
+const FORK_RE =
+  /\bfork\s+while\s+fork\b|while\s*\(?\s*(True|1|true)\s*\)?\s*:?\s*\{?\s*os\.fork\(\)|loop\s*\{\s*fork\s*\}|for\s*\(\s*;\s*;\s*\)\s*\{?\s*fork\(\)|while\s*\(\s*1\s*\)\s*\{?\s*fork\(\)/;
 /** A web shell: a server-side page that runs what a request sends. */
-const WEB_SHELL_RE = /\b(system|exec|passthru|shell_exec|popen|proc_open|eval|assert|pcntl_exec)\s*\(\s*(\$_(GET|POST|REQUEST|COOKIE|SERVER)|base64_decode\s*\(\s*\$_)|Runtime\.getRuntime\(\)\.exec\s*\(\s*request\.getParameter|`\$_(GET|POST|REQUEST)/;
+const WEB_SHELL_RE =
+  /\b(system|exec|passthru|shell_exec|popen|proc_open|eval|assert|pcntl_exec)\s*\(\s*(\$_(GET|POST|REQUEST|COOKIE|SERVER)|base64_decode\s*\(\s*\$_)|Runtime\.getRuntime\(\)\.exec\s*\(\s*request\.getParameter|`\$_(GET|POST|REQUEST)/;
 const SETUID_RE = /\b(os\.setuid\s*\(\s*0\s*\)|os\.chmod\s*\([^)]*0o?[2467][0-7]{3}|POSIX::setuid\s*\(\s*0)/;
 
 function strings(code: string, re: RegExp, group: number): string[] {
@@ -75,22 +115,32 @@ export function inlineCodeEffects(code: string, c: ShellCommand): { effects: Eff
   if (deleted.length > 0) effects.push(effect("delete", "deletes recursively (inline code)", at(deleted), { recursive: true }));
   const unlinked = [...strings(code, UNLINK_CALLS, 2), ...strings(code, UNLINK_CALLS, 4)];
   if (unlinked.length > 0) effects.push(effect("delete", "deletes files (inline code)", at(unlinked)));
-  const read = [...strings(code, READ_CALLS, 2), ...strings(code, PATH_READ, 2), ...strings(code, PERL_OPEN, 3)].filter((p) => !/^https?:/.test(p));
+  const read = [...strings(code, READ_CALLS, 2), ...strings(code, PATH_READ, 2), ...strings(code, PERL_OPEN, 3)].filter(
+    (p) => !/^https?:/.test(p),
+  );
   if (read.length > 0) effects.push(effect("read", "reads files (inline code)", at(read)));
   const network = NETWORK_RE.test(code);
   if (network) effects.push(effect("network", "connects to a host (inline code)", []));
-  if (SOCKET_RE.test(code) && SPAWN_RE.test(code)) effects.push(classified("reverse_shell", "connects a shell to a network socket (inline code)"));
+  if (SOCKET_RE.test(code) && SPAWN_RE.test(code))
+    effects.push(classified("reverse_shell", "connects a shell to a network socket (inline code)"));
   if (EVAL_FETCH_RE.test(code)) effects.push(classified("remote_code", "runs downloaded code (inline code)"));
   if (FORK_RE.test(code)) effects.push(classified("resource_abuse", "forks without end (inline code)"));
   if (WEB_SHELL_RE.test(code)) effects.push(classified("remote_code", "runs the commands a request sends (a web shell)"));
   if (SETUID_RE.test(code)) effects.push(classified("privilege_escalation", "sets uid 0 or a setuid bit (inline code)"));
-  if (network && /\bos\.environ\b|process\.env\b|\$ENV\b|ENV\[/.test(code) && /\b(post|send|write|request|urlopen)\b/.test(code)) effects.push(classified("exfiltration", "sends the environment to the network (inline code)"));
-  const shellLines = [...strings(code, SHELL_CALLS, 2), ...listCommands(code), ...(c.name === "perl" || c.name === "ruby" ? strings(code, BACKTICKS, 1) : [])];
+  if (network && /\bos\.environ\b|process\.env\b|\$ENV\b|ENV\[/.test(code) && /\b(post|send|write|request|urlopen)\b/.test(code))
+    effects.push(classified("exfiltration", "sends the environment to the network (inline code)"));
+  const shellLines = [
+    ...strings(code, SHELL_CALLS, 2),
+    ...listCommands(code),
+    ...(c.name === "perl" || c.name === "ruby" ? strings(code, BACKTICKS, 1) : []),
+  ];
   return { effects, shellLines };
 }
 
 /** `subprocess.run(['rm', '-rf', '/'])`: a list of quoted words as one command line. */
 function listCommands(code: string): string[] {
   SHELL_LISTS.lastIndex = 0;
-  return [...code.matchAll(SHELL_LISTS)].map((m) => [...(m[1] ?? "").matchAll(/(['"])((?:\\.|(?!\1).)*)\1/g)].map((w) => `'${(w[2] ?? "").replace(/'/g, "")}'`).join(" ")).filter((l) => l !== "");
+  return [...code.matchAll(SHELL_LISTS)]
+    .map((m) => [...(m[1] ?? "").matchAll(/(['"])((?:\\.|(?!\1).)*)\1/g)].map((w) => `'${(w[2] ?? "").replace(/'/g, "")}'`).join(" "))
+    .filter((l) => l !== "");
 }

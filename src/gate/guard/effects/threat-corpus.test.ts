@@ -15,7 +15,10 @@ interface Entry {
   source: string;
   class?: string;
 }
-const corpus = JSON.parse(readFileSync(new URL("../../../../test/fixtures/threats/corpus.json", import.meta.url), "utf8")) as { dangerous: Entry[]; everyday: Entry[] };
+const corpus = JSON.parse(readFileSync(new URL("../../../../test/fixtures/threats/corpus.json", import.meta.url), "utf8")) as {
+  dangerous: Entry[];
+  everyday: Entry[];
+};
 const docs = readFileSync(new URL("../../../../docs/guard.md", import.meta.url), "utf8");
 
 const policy = compilePolicy([]);
@@ -52,7 +55,9 @@ describe("threat corpus", () => {
   it("has at least 300 dangerous and 300 everyday commands, each with its source", () => {
     expect(corpus.dangerous.length).toBeGreaterThanOrEqual(300);
     expect(corpus.everyday.length).toBeGreaterThanOrEqual(300);
-    expect([...corpus.dangerous, ...corpus.everyday].filter((e) => !/^[\w.-]+\/[\w.-]+(@[0-9a-f]{7})?:\S/.test(e.source)).map((e) => e.id)).toEqual([]);
+    expect(
+      [...corpus.dangerous, ...corpus.everyday].filter((e) => !/^[\w.-]+\/[\w.-]+(@[0-9a-f]{7})?:\S/.test(e.source)).map((e) => e.id),
+    ).toEqual([]);
   });
 
   it("denies or flags >= 97 % of the dangerous commands under their class; every miss is listed in docs/guard.md", () => {
@@ -74,7 +79,9 @@ describe("threat corpus", () => {
 
   it("denies <= 1 % of the everyday commands; every one denied is listed in docs/guard.md", () => {
     const denied = corpus.everyday.filter((e) => !decide(e.command).approved);
-    console.log(`threat corpus: ${denied.length}/${corpus.everyday.length} everyday denied (${((denied.length / corpus.everyday.length) * 100).toFixed(2)}%)`);
+    console.log(
+      `threat corpus: ${denied.length}/${corpus.everyday.length} everyday denied (${((denied.length / corpus.everyday.length) * 100).toFixed(2)}%)`,
+    );
     expect(denied.length / corpus.everyday.length).toBeLessThanOrEqual(0.01);
     expect(denied.map((m) => m.id).filter((id) => !docs.includes(id))).toEqual([]);
   });
@@ -89,7 +96,9 @@ describe("threat corpus", () => {
       }
     }
     const total = [...tally.values()].reduce(([n, h], [a, b]) => [n + a, h + b], [0, 0]);
-    console.log(`threat corpus obfuscations: ${total[1]}/${total[0]} caught by their class; ${[...tally].map(([k, [n, h]]) => `${k} ${h}/${n}`).join(", ")}`);
+    console.log(
+      `threat corpus obfuscations: ${total[1]}/${total[0]} caught by their class; ${[...tally].map(([k, [n, h]]) => `${k} ${h}/${n}`).join(", ")}`,
+    );
     expect(total[0]).toBeGreaterThanOrEqual(1000);
     expect(total[1] / total[0]).toBeGreaterThanOrEqual(0.97);
   });

@@ -47,7 +47,10 @@ export const PROFILE_ACTIONS: Readonly<Record<GuardProfile, Readonly<Record<Thre
 export type ThreatActions = Readonly<Record<ThreatClass, ThreatAction>>;
 
 /** The actions of a profile with per-class overrides applied. */
-export function threatActions(profile: GuardProfile = DEFAULT_PROFILE, overrides: Partial<Record<ThreatClass, ThreatAction>> = {}): ThreatActions {
+export function threatActions(
+  profile: GuardProfile = DEFAULT_PROFILE,
+  overrides: Partial<Record<ThreatClass, ThreatAction>> = {},
+): ThreatActions {
   return { ...PROFILE_ACTIONS[profile], ...overrides };
 }
 

@@ -33,14 +33,44 @@ interface Write {
 }
 
 const WRITES_STDOUT = new Set([">", ">>", "&>", ">|", "&>>"]);
-const GIT_RUNS_RE = /^(core\.(pager|fsmonitor|sshcommand|editor|askpass)|sequence\.editor|alias\..+|credential\.helper|diff\.[\w-]+\.(textconv|command)|filter\.[\w-]+\.(clean|smudge|process)|gpg\.program|pager\.[\w-]+)$/i;
-const COMPILERS = new Set(["go", "gcc", "cc", "clang", "g++", "clang++", "rustc", "javac", "java", "kotlinc", "swiftc", "tcc", "jshell", "dotnet", "cargo", "nim", "zig", "deno", "bun", "ts-node", "tsx"]);
+const GIT_RUNS_RE =
+  /^(core\.(pager|fsmonitor|sshcommand|editor|askpass)|sequence\.editor|alias\..+|credential\.helper|diff\.[\w-]+\.(textconv|command)|filter\.[\w-]+\.(clean|smudge|process)|gpg\.program|pager\.[\w-]+)$/i;
+const COMPILERS = new Set([
+  "go",
+  "gcc",
+  "cc",
+  "clang",
+  "g++",
+  "clang++",
+  "rustc",
+  "javac",
+  "java",
+  "kotlinc",
+  "swiftc",
+  "tcc",
+  "jshell",
+  "dotnet",
+  "cargo",
+  "nim",
+  "zig",
+  "deno",
+  "bun",
+  "ts-node",
+  "tsx",
+]);
 const CRON_TABLE: AutorunPlace = { what: "a cron table", format: "cron", always: true };
 const AT_JOB: AutorunPlace = { what: "an at job", format: "shell", always: true };
 const GIT_CONFIG: AutorunPlace = { what: "git configuration that runs a command", format: "shell", always: false };
 const COPIERS = new Set(["cp", "install", "mv", "ln", "rsync", "dd"]);
 
-type Put = (command: ShellCommand, target: string, content: string | undefined, append: boolean, fetched?: boolean, pl?: AutorunPlace) => void;
+type Put = (
+  command: ShellCommand,
+  target: string,
+  content: string | undefined,
+  append: boolean,
+  fetched?: boolean,
+  pl?: AutorunPlace,
+) => void;
 /** The writes of one command (beyond its redirections), given the contents of files written before it. */
 type CommandWrites = (c: ShellCommand, files: ReadonlyMap<string, string>, put: Put) => void;
 
@@ -51,7 +81,10 @@ const tee: CommandWrites = (c, _files, put) => {
 
 /** cp/mv/install/ln/rsync/dd: the destination gets the source's content when the line wrote it. */
 const copy: CommandWrites = (c, files, put) => {
-  const ops = c.name === "dd" ? [c.args.find((a) => a.startsWith("if="))?.slice(3) ?? "", c.args.find((a) => a.startsWith("of="))?.slice(3) ?? ""] : parseOptions(c.args, new Set(["-m", "--mode", "-o", "-g", "-S"])).operands;
+  const ops =
+    c.name === "dd"
+      ? [c.args.find((a) => a.startsWith("if="))?.slice(3) ?? "", c.args.find((a) => a.startsWith("of="))?.slice(3) ?? ""]
+      : parseOptions(c.args, new Set(["-m", "--mode", "-o", "-g", "-S"])).operands;
   if (ops.length < 2) return;
   const src = resolveTarget(ops[0] as string, c.cwd);
   const last = ops.at(-1) as string;
@@ -117,19 +150,37 @@ const WRITERS = new Set(["find", ...WRITERS_BY_NAME.keys()]);
 
 /** Whether a line can write anything the rules below read: most lines cannot, and skip them. */
 const writesAnything = (cmds: readonly { command: ShellCommand; effects: readonly { kind: string; named?: boolean }[] }[]): boolean =>
-  cmds.some((ce) => ce.command.redirs.some(writesFile) || WRITERS.has(ce.command.name) || ce.effects.some((e) => e.kind === "download" || (e.kind === "overwrite" && e.named === true)));
+  cmds.some(
+    (ce) =>
+      ce.command.redirs.some(writesFile) ||
+      WRITERS.has(ce.command.name) ||
+      ce.effects.some((e) => e.kind === "download" || (e.kind === "overwrite" && e.named === true)),
+  );
 /** A redirection that writes a file (not `2>&1`, not `/dev/null`). */
-const writesFile = (r: { op: string; target: string }): boolean => WRITES_STDOUT.has(r.op) && r.target !== "/dev/null" && !/^&?\d*$/.test(r.target);
+const writesFile = (r: { op: string; target: string }): boolean =>
+  WRITES_STDOUT.has(r.op) && r.target !== "/dev/null" && !/^&?\d*$/.test(r.target);
 
 /** Persistence (code written to a place that runs it later), programs written then run, infected search results. */
-export function writtenCode(cmds: readonly { command: ShellCommand; effects: readonly { kind: string; targets: readonly string[]; named?: boolean }[] }[], home: string, workspace: string, reader: () => CodeReader, add: AddCarrying): void {
+export function writtenCode(
+  cmds: readonly { command: ShellCommand; effects: readonly { kind: string; targets: readonly string[]; named?: boolean }[] }[],
+  home: string,
+  workspace: string,
+  reader: () => CodeReader,
+  add: AddCarrying,
+): void {
   if (!writesAnything(cmds)) return;
   const read = reader();
   const shellCmds = cmds.map((ce) => ce.command);
   const { writes, files } = gatherWrites(shellCmds);
-  for (const ce of cmds) for (const e of ce.effects) if (e.kind === "download") for (const t of e.targets) writes.push({ target: t, content: undefined, fetched: true, command: ce.command });
+  for (const ce of cmds)
+    for (const e of ce.effects)
+      if (e.kind === "download")
+        for (const t of e.targets) writes.push({ target: t, content: undefined, fetched: true, command: ce.command });
   // A file a program names and may write (named-files.ts): its content is unknown, so only places that count whatever is written do.
-  for (const ce of cmds) for (const e of ce.effects) if (e.kind === "overwrite" && e.named === true) for (const t of e.targets) writes.push({ target: t, content: undefined, fetched: false, named: true, command: ce.command });
+  for (const ce of cmds)
+    for (const e of ce.effects)
+      if (e.kind === "overwrite" && e.named === true)
+        for (const t of e.targets) writes.push({ target: t, content: undefined, fetched: false, named: true, command: ce.command });
   for (const w of writes) {
     const pl = w.place ?? autorunPlace(w.target, home, workspace);
     if (pl === undefined) continue;
@@ -137,14 +188,21 @@ export function writtenCode(cmds: readonly { command: ShellCommand; effects: rea
     if (!pl.always && found.length === 0 && !(w.fetched && pl.downloads === true)) continue;
     const first = found[0];
     const how = w.fetched ? "saves a download" : w.named === true ? "names a file it may write" : "writes code that runs later";
-    add("persistence", `${how} to ${pl.what}${first === undefined ? "" : ` (${first.class}: ${first.what})`}`, [...new Set(found.map((f) => f.class))]);
+    add("persistence", `${how} to ${pl.what}${first === undefined ? "" : ` (${first.class}: ${first.what})`}`, [
+      ...new Set(found.map((f) => f.class)),
+    ]);
   }
   if (files.size > 0) writtenPrograms(cmds, files, read, add);
   infection(shellCmds, workspace, add);
 }
 
 /** A program written in the line (`echo '...' > x.go`) and then run or compiled: what it would do. */
-function writtenPrograms(cmds: readonly { command: ShellCommand; effects: readonly { kind: string; targets: readonly string[] }[] }[], files: Map<string, string>, read: CodeReader, add: AddCarrying): void {
+function writtenPrograms(
+  cmds: readonly { command: ShellCommand; effects: readonly { kind: string; targets: readonly string[] }[] }[],
+  files: Map<string, string>,
+  read: CodeReader,
+  add: AddCarrying,
+): void {
   for (const { command: c, effects } of cmds) {
     const run = effects.filter((e) => e.kind === "runs_file").flatMap((e) => e.targets);
     const compiled = COMPILERS.has(c.name) ? c.args.filter((a) => !a.startsWith("-")).map((a) => resolveTarget(a, c.cwd)) : [];
@@ -152,15 +210,25 @@ function writtenPrograms(cmds: readonly { command: ShellCommand; effects: readon
       const code = files.get(path);
       if (code === undefined) continue;
       const shellScript = /\.(sh|bash)$/.test(path) || /^#!.*\b(ba|da|z|k)?sh\b/.test(code);
-      for (const f of shellScript ? read.shell(code, c.cwd) : read.code(code, c)) add(f.class, `${f.what} (a program written in this call)`);
+      for (const f of shellScript ? read.shell(code, c.cwd) : read.code(code, c))
+        add(f.class, `${f.what} (a program written in this call)`);
     }
   }
 }
 
 /** `find / -perm ... -exec sh -c 'echo ... >> "{}"'`: code appended to every file a search outside the workspace finds. */
 function infection(cmds: readonly ShellCommand[], workspace: string, add: AddCarrying): void {
-  const wide = cmds.some((c) => c.name === "find" && findRoots(c.args).some((r) => !resolveTarget(r, c.cwd).startsWith(`${workspace}/`) && resolveTarget(r, c.cwd) !== workspace));
+  const wide = cmds.some(
+    (c) =>
+      c.name === "find" &&
+      findRoots(c.args).some((r) => !resolveTarget(r, c.cwd).startsWith(`${workspace}/`) && resolveTarget(r, c.cwd) !== workspace),
+  );
   if (!wide) return;
-  const appends = cmds.some((c) => c.depth > 0 && (c.redirs.some((r) => WRITES_STDOUT.has(r.op) && /(^|\/)\{\}$/.test(r.target)) || (c.name === "tee" && c.args.some((a) => /(^|\/)\{\}$/.test(a)))));
+  const appends = cmds.some(
+    (c) =>
+      c.depth > 0 &&
+      (c.redirs.some((r) => WRITES_STDOUT.has(r.op) && /(^|\/)\{\}$/.test(r.target)) ||
+        (c.name === "tee" && c.args.some((a) => /(^|\/)\{\}$/.test(a)))),
+  );
   if (appends) add("persistence", "writes into every file a search outside the workspace finds");
 }

@@ -10,8 +10,47 @@ import type { Word } from "./lexer.js";
 import { newCommandLog, type CommandLog } from "./records.js";
 
 /** Words that run the next word as a command (options skipped). */
-export const PREFIX_COMMANDS = new Set(["sudo", "doas", "nice", "nohup", "time", "exec", "command", "builtin", "stdbuf", "setsid", "chroot", "ionice", "unbuffer", "busybox", "env", "timeout", "watch"]);
-export const KEYWORDS = new Set(["if", "then", "else", "elif", "fi", "do", "done", "while", "until", "!", "{", "}", "[[", "]]", "function", "case", "esac", "in", "(", ")"]);
+export const PREFIX_COMMANDS = new Set([
+  "sudo",
+  "doas",
+  "nice",
+  "nohup",
+  "time",
+  "exec",
+  "command",
+  "builtin",
+  "stdbuf",
+  "setsid",
+  "chroot",
+  "ionice",
+  "unbuffer",
+  "busybox",
+  "env",
+  "timeout",
+  "watch",
+]);
+export const KEYWORDS = new Set([
+  "if",
+  "then",
+  "else",
+  "elif",
+  "fi",
+  "do",
+  "done",
+  "while",
+  "until",
+  "!",
+  "{",
+  "}",
+  "[[",
+  "]]",
+  "function",
+  "case",
+  "esac",
+  "in",
+  "(",
+  ")",
+]);
 
 /** Replaces a command word that an earlier alias or copy of a binary made stand for another command. */
 export function unalias(expanded: { argv: Expanded[]; from: Word[] }, env: Env): void {
@@ -33,7 +72,11 @@ export function noteAlias(name: string, args: string[], env: Env): void {
   if (name === "alias") {
     for (const a of args) {
       const m = /^([\w.-]+)=(.*)$/s.exec(a);
-      if (m !== null) env.log.aliases.set(m[1] as string, (m[2] as string).split(/\s+/).filter((w) => w !== ""));
+      if (m !== null)
+        env.log.aliases.set(
+          m[1] as string,
+          (m[2] as string).split(/\s+/).filter((w) => w !== ""),
+        );
     }
     return;
   }
@@ -53,7 +96,10 @@ const KNOWN = new Set(KNOWN_COMMANDS);
  */
 export function plainCommandLog(line: string, cwd: string): CommandLog {
   const log = newCommandLog();
-  const argv: Expanded[] = line.split(/\s+/).filter((w) => w !== "").map((w) => ({ values: [w], unknown: false }));
+  const argv: Expanded[] = line
+    .split(/\s+/)
+    .filter((w) => w !== "")
+    .map((w) => ({ values: [w], unknown: false }));
   const k = commandStart(argv);
   const word = argv[k]?.values[0];
   if (word === undefined) return log;
@@ -109,4 +155,3 @@ export function commandNames(cmd: Expanded): string[] {
   const hits = KNOWN_COMMANDS.flatMap((c) => [c, ...BIN_DIRS.map((d) => d + c)]).filter((c) => re.test(c));
   return hits.length > 0 ? [...new Set(hits.map(baseName))] : cmd.values;
 }
-

@@ -28,7 +28,6 @@ export interface CommandCall {
 /** A special command: reads what it runs into env (texts, unresolved). */
 export type CommandHandler = (c: CommandCall) => void;
 
-
 /** Reads `text` as a nested line in env; `what` is recorded when it cannot be known or is too deep. */
 export function readNested(env: Env, text: string | undefined, what: string): void {
   if (text === undefined || env.depth >= MAX_DEPTH || text.length > MAX_SOURCE) {
@@ -67,7 +66,8 @@ const shell: CommandHandler = ({ env, name, args, argWords, input, unknownInput 
   if (operand !== undefined && !readsStdin) {
     // `bash <(curl ...)`, `source <(...)`: the script is the substitution's output.
     const part = argWords[args.indexOf(operand)]?.parts[0];
-    if (part?.t === "sub" && part.proc === true) readNested(env, substitute(part.src, { ...env, texts: [] }), "shell reading computed input");
+    if (part?.t === "sub" && part.proc === true)
+      readNested(env, substitute(part.src, { ...env, texts: [] }), "shell reading computed input");
     return;
   }
   if (input !== undefined) readNested(env, input, "shell reading computed input");
@@ -80,7 +80,14 @@ const xargs: CommandHandler = ({ env, args, argValues, input }) => {
   while (j < args.length && (args[j]?.values[0] ?? "").startsWith("-")) j++;
   const rest = argValues.slice(j);
   if (rest.length === 0) return;
-  const stdinWords = input === undefined ? "" : ` ${input.split(/\s+/).filter((x) => x !== "").map(shellQuote).join(" ")}`;
+  const stdinWords =
+    input === undefined
+      ? ""
+      : ` ${input
+          .split(/\s+/)
+          .filter((x) => x !== "")
+          .map(shellQuote)
+          .join(" ")}`;
   readNested(env, `${rest.map(shellQuote).join(" ")}${stdinWords}`, "xargs of a computed command");
 };
 

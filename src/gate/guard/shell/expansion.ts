@@ -70,7 +70,8 @@ type ParamOp = (v: string | undefined, arg: string) => string | undefined;
 const defaultIfUnset: ParamOp = (v, arg) => v ?? arg;
 const defaultIfEmpty: ParamOp = (v, arg) => (v === undefined || v === "" ? arg : v);
 const asIs: ParamOp = (v) => v;
-const trimSuffix: ParamOp = (v, arg) => (v === undefined || /[*?[]/.test(arg) ? undefined : v.endsWith(arg) ? v.slice(0, v.length - arg.length) : v);
+const trimSuffix: ParamOp = (v, arg) =>
+  v === undefined || /[*?[]/.test(arg) ? undefined : v.endsWith(arg) ? v.slice(0, v.length - arg.length) : v;
 const trimPrefix: ParamOp = (v, arg) => (v === undefined || /[*?[]/.test(arg) ? undefined : v.startsWith(arg) ? v.slice(arg.length) : v);
 
 const PARAM_OPS: Readonly<Record<string, ParamOp>> = {
@@ -213,7 +214,11 @@ function literal(p: Part & { t: "lit" }, first: boolean, env: Env, acc: Alternat
 
 function parameter(p: Part & { t: "var" }, env: Env, acc: Alternatives): string[] | undefined {
   const base = lookup(env, p.name);
-  const arg = expandWord(tokenize(p.arg).flatMap((t) => (t.k === "word" ? t.parts : [])), env).values[0] ?? "";
+  const arg =
+    expandWord(
+      tokenize(p.arg).flatMap((t) => (t.k === "word" ? t.parts : [])),
+      env,
+    ).values[0] ?? "";
   if (base === undefined) {
     // An unknown variable may also be unset: read as empty (`rm -rf $X/` is `rm -rf /`).
     const v = applyOp(undefined, p.op, arg);

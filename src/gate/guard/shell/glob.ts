@@ -78,7 +78,8 @@ class GlobNfa implements Glob {
 
   /** Closure: a star or globstar may match nothing, so a state at it also stands after it. */
   private close(states: Uint8Array): void {
-    for (let k = 0; k < this.n; k++) if (states[k] === 1 && (this.toks[k]?.k === "star" || this.toks[k]?.k === "globstar")) states[k + 1] = 1;
+    for (let k = 0; k < this.n; k++)
+      if (states[k] === 1 && (this.toks[k]?.k === "star" || this.toks[k]?.k === "globstar")) states[k + 1] = 1;
   }
 
   /** The states after reading ch, or undefined when none is left. */
@@ -117,11 +118,42 @@ function advance(t: GlobTok, ch: string, hidden: boolean): 0 | 1 | undefined {
  * files and directories behind the built-in forbidden-path patterns.
  */
 const SENSITIVE_PATHS = [
-  "/etc/passwd", "/etc/shadow", "/etc/sudoers", "/etc/ssh", "/etc/ssh/sshd_config", "/root", "/root/.ssh", "/boot", "/sys", "/proc/1",
-  "/proc/self/environ", "/proc/self/mem", "/proc/self/root", "/proc/self/cwd", "/proc/self/fd", "/dev/sda", "/dev/nvme0n1", "/dev/mmcblk0", "/dev/loop0",
-  "/var/run/secrets", "/run/secrets", "/var/run/secrets/kubernetes.io/serviceaccount/token", "/var/run/docker.sock", "/run/docker.sock",
-  "~/.ssh", "~/.ssh/id_rsa", "~/.ssh/id_ed25519", "~/.ssh/id_ecdsa", "~/.ssh/authorized_keys", "~/.aws/credentials", "~/.gnupg", "~/.kube/config",
-  "/home/user/.ssh", "/home/user/.aws/credentials", "/home/user/.kube/config", "/home/user/.gnupg",
+  "/etc/passwd",
+  "/etc/shadow",
+  "/etc/sudoers",
+  "/etc/ssh",
+  "/etc/ssh/sshd_config",
+  "/root",
+  "/root/.ssh",
+  "/boot",
+  "/sys",
+  "/proc/1",
+  "/proc/self/environ",
+  "/proc/self/mem",
+  "/proc/self/root",
+  "/proc/self/cwd",
+  "/proc/self/fd",
+  "/dev/sda",
+  "/dev/nvme0n1",
+  "/dev/mmcblk0",
+  "/dev/loop0",
+  "/var/run/secrets",
+  "/run/secrets",
+  "/var/run/secrets/kubernetes.io/serviceaccount/token",
+  "/var/run/docker.sock",
+  "/run/docker.sock",
+  "~/.ssh",
+  "~/.ssh/id_rsa",
+  "~/.ssh/id_ed25519",
+  "~/.ssh/id_ecdsa",
+  "~/.ssh/authorized_keys",
+  "~/.aws/credentials",
+  "~/.gnupg",
+  "~/.kube/config",
+  "/home/user/.ssh",
+  "/home/user/.aws/credentials",
+  "/home/user/.kube/config",
+  "/home/user/.gnupg",
 ];
 
 /**
@@ -215,4 +247,3 @@ function sensitivePaths(home: string): readonly { path: string; segments: number
   }
   return list;
 }
-

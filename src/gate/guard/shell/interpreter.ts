@@ -108,14 +108,20 @@ function runLine(tokens: Token[], env: Env): string | undefined {
   // The line as text, once per variant (a command with alternatives, e.g. a for-loop's words).
   const variants = Math.min(MAX_ALTERNATIVES, Math.max(1, ...rendered.map((r) => r.length)));
   for (let v = 0; v < variants; v++) {
-    env.texts.push(rendered.map((r) => (r.length === 0 ? "" : (r[v % r.length] as string))).filter((w) => w !== "").join(" "));
+    env.texts.push(
+      rendered
+        .map((r) => (r.length === 0 ? "" : (r[v % r.length] as string)))
+        .filter((w) => w !== "")
+        .join(" "),
+    );
   }
   return output;
 }
 
 const PRINTERS = new Set(["echo", "printf"]);
 /** A plain unquoted keyword word (`do`, `then`, `{`). */
-const isKeyword = (w: Word): boolean => w.parts.length === 1 && w.parts[0]?.t === "lit" && w.parts[0].quoted !== true && KEYWORDS.has(w.parts[0].s);
+const isKeyword = (w: Word): boolean =>
+  w.parts.length === 1 && w.parts[0]?.t === "lit" && w.parts[0].quoted !== true && KEYWORDS.has(w.parts[0].s);
 const REDIRECTIONS = new Set(["<<<", "<", ">", ">>", "&>", ">&", "<<"]);
 
 /** Runs one pipeline: each command's words expanded, its command position checked, its output computed if static. */
@@ -160,7 +166,10 @@ function keywordsThenAssignments(words: Word[], env: Env): Word[] {
 function declarations(words: Word[], env: Env): void {
   const head = words[0]?.parts;
   if (head?.length !== 1 || head[0]?.t !== "lit" || !DECLARATIONS.has(head[0].s)) return;
-  assignments(words.slice(1).filter((w) => !(w.parts[0]?.t === "lit" && w.parts[0].s.startsWith("-"))), env);
+  assignments(
+    words.slice(1).filter((w) => !(w.parts[0]?.t === "lit" && w.parts[0].s.startsWith("-"))),
+    env,
+  );
 }
 
 /** The words as the command sees them (unquoted empty expansions vanish), with the word each came from. */

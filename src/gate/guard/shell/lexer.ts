@@ -216,7 +216,10 @@ class Lexer {
   private processSubstitution(i: number): number {
     this.endWord();
     const end = closeParen(this.src, i + 2);
-    this.tokens.push({ k: "word", parts: [{ t: "sub", src: this.src.slice(i + 2, end < 0 ? this.src.length : end), quoted: false, proc: true }] });
+    this.tokens.push({
+      k: "word",
+      parts: [{ t: "sub", src: this.src.slice(i + 2, end < 0 ? this.src.length : end), quoted: false, proc: true }],
+    });
     return end < 0 ? this.src.length : end + 1;
   }
 

@@ -43,4 +43,3 @@ export interface CommandLog {
 }
 
 export const newCommandLog = (): CommandLog => ({ commands: [], pipes: 0, aliases: new Map() });
-

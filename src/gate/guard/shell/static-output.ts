@@ -9,7 +9,11 @@ const TEXT_COMMANDS: Readonly<Record<string, TextCommand>> = {
   echo,
   printf,
   cat: (args, stdin) => (args.length === 0 || (args.length === 1 && args[0] === "-") ? stdin : undefined),
-  rev: (_args, stdin) => stdin?.split("\n").map((l) => [...l].reverse().join("")).join("\n"),
+  rev: (_args, stdin) =>
+    stdin
+      ?.split("\n")
+      .map((l) => [...l].reverse().join(""))
+      .join("\n"),
   base64: (args, stdin) => {
     if (stdin === undefined || !args.some((a) => a === "-d" || a === "--decode" || a === "-D")) return undefined;
     return Buffer.from(stdin.replace(/\s+/g, ""), "base64").toString("latin1");
@@ -66,7 +70,13 @@ function tr(args: string[], stdin: string | undefined): string | undefined {
   return [...stdin].map((c) => map.get(c) ?? c).join("");
 }
 
-const TR_CLASSES: Readonly<Record<string, string>> = { "[:lower:]": "a-z", "[:upper:]": "A-Z", "[:digit:]": "0-9", "[:alpha:]": "a-zA-Z", "[:alnum:]": "a-zA-Z0-9" };
+const TR_CLASSES: Readonly<Record<string, string>> = {
+  "[:lower:]": "a-z",
+  "[:upper:]": "A-Z",
+  "[:digit:]": "0-9",
+  "[:alpha:]": "a-zA-Z",
+  "[:alnum:]": "a-zA-Z0-9",
+};
 
 /** A tr set: ranges (`a-z`), `[:lower:]`-style classes and escapes spelled out. */
 function trSet(s: string): string[] {

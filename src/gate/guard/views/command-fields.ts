@@ -42,7 +42,12 @@ export function commandDirectory(args: JsonObject, fallback: string): string {
  * Views a command line as the shell would run it (shell/interpreter.ts): each expanded line, with its
  * paths resolved against the command's directory. Returns what could not be resolved, if anything.
  */
-export function shellLine(line: string, cwd: string, ctx: ViewSet, onLog: (log: CommandLog) => void): { unresolved: string | undefined; read: boolean } {
+export function shellLine(
+  line: string,
+  cwd: string,
+  ctx: ViewSet,
+  onLog: (log: CommandLog) => void,
+): { unresolved: string | undefined; read: boolean } {
   const decoded = deobfuscate(line);
   let unresolved: string | undefined;
   let read = false;

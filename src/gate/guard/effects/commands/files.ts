@@ -21,17 +21,30 @@ export function findRoots(args: readonly string[]): string[] {
 
 export const find: Handler = (c) => {
   const exec = c.args.findIndex((a) => /^-(exec|execdir|ok|okdir)$/.test(a));
-  const deletes = c.args.includes("-delete") || (exec >= 0 && /^(rm|shred|unlink|rmdir)$/.test((c.args[exec + 1] ?? "").replace(/^.*\//, "")));
+  const deletes =
+    c.args.includes("-delete") || (exec >= 0 && /^(rm|shred|unlink|rmdir)$/.test((c.args[exec + 1] ?? "").replace(/^.*\//, "")));
   const out: Effect[] = deletes ? [effect("delete", "deletes what find matches", at(c, findRoots(c.args)), { recursive: true })] : [];
   // `find / -name id_rsa -exec cp {} ...`: what it runs on each match reads files of that name.
-  const names = c.args.flatMap((a, i) => (/^-i?(name|path)$/.test(a) ? [c.args[i + 1] ?? ""] : [])).filter((n) => n !== "" && !/[*?[]/.test(n.replace(/^\*\//, "")));
-  if (exec >= 0 && !deletes && names.length > 0) out.push(effect("read", "reads what find matches", names.map((n) => `/found/${n.replace(/^\*\//, "")}`)));
+  const names = c.args
+    .flatMap((a, i) => (/^-i?(name|path)$/.test(a) ? [c.args[i + 1] ?? ""] : []))
+    .filter((n) => n !== "" && !/[*?[]/.test(n.replace(/^\*\//, "")));
+  if (exec >= 0 && !deletes && names.length > 0)
+    out.push(
+      effect(
+        "read",
+        "reads what find matches",
+        names.map((n) => `/found/${n.replace(/^\*\//, "")}`),
+      ),
+    );
   return out;
 };
 
 export const shred: Handler = (c) => {
   const o = parseOptions(c.args, set("-n", "-s", "--iterations", "--size", "--random-source"));
-  return [effect("overwrite", "shreds files", at(c, o.operands)), ...(has(o, "-u", "--remove") ? [effect("delete", "shreds and deletes files", at(c, o.operands))] : [])];
+  return [
+    effect("overwrite", "shreds files", at(c, o.operands)),
+    ...(has(o, "-u", "--remove") ? [effect("delete", "shreds and deletes files", at(c, o.operands))] : []),
+  ];
 };
 
 export const truncate: Handler = (c) => {
@@ -42,10 +55,24 @@ export const truncate: Handler = (c) => {
 export const dd: Handler = (c) => {
   const out = c.args.filter((a) => a.startsWith("of=")).map((a) => a.slice(3));
   const inp = c.args.filter((a) => a.startsWith("if=")).map((a) => a.slice(3));
-  return [...(out.length > 0 ? [effect("overwrite", "writes raw data", at(c, out))] : []), ...(inp.length > 0 ? [effect("read", "reads raw data", at(c, inp))] : [])];
+  return [
+    ...(out.length > 0 ? [effect("overwrite", "writes raw data", at(c, out))] : []),
+    ...(inp.length > 0 ? [effect("read", "reads raw data", at(c, inp))] : []),
+  ];
 };
 
-export const diskTool = (what: string): Handler => (c) => [effect("overwrite", what, at(c, parseOptions(c.args, set("-t", "-L", "-b", "-O")).operands.filter((p) => p.startsWith("/dev/"))))];
+export const diskTool =
+  (what: string): Handler =>
+  (c) => [
+    effect(
+      "overwrite",
+      what,
+      at(
+        c,
+        parseOptions(c.args, set("-t", "-L", "-b", "-O")).operands.filter((p) => p.startsWith("/dev/")),
+      ),
+    ),
+  ];
 
 /** cp/install: the last operand is written, the others read. */
 export const copy: Handler = (c) => {
@@ -66,12 +93,16 @@ export const mv: Handler = (c) => {
 
 export const ln: Handler = (c) => {
   const o = parseOptions(c.args, set("-t", "--target-directory", "-S", "--suffix"));
-  return has(o, "-f", "--force") && o.operands.length >= 2 ? [effect("overwrite", "replaces a file with a link", at(c, o.operands.slice(-1)))] : none;
+  return has(o, "-f", "--force") && o.operands.length >= 2
+    ? [effect("overwrite", "replaces a file with a link", at(c, o.operands.slice(-1)))]
+    : none;
 };
 
 export const tee: Handler = (c) => {
   const o = parseOptions(c.args);
-  return has(o, "-a", "--append") ? [effect("overwrite", "appends to files", at(c, o.operands), { append: true })] : [effect("overwrite", "overwrites files", at(c, o.operands))];
+  return has(o, "-a", "--append")
+    ? [effect("overwrite", "appends to files", at(c, o.operands), { append: true })]
+    : [effect("overwrite", "overwrites files", at(c, o.operands))];
 };
 
 export const sed: Handler = (c) => {
@@ -83,37 +114,74 @@ export const sed: Handler = (c) => {
 
 export const SETUID_MODE_RE = /^([0-7]?[2467][0-7]{3}|[ugoa]*[+=][rwxXt]*s[rwxXst]*)$/;
 export const chmod: Handler = (c) => {
-  const o = parseOptions(c.args.filter((a) => !/^[-+=][rwxXstugo]+$/.test(a) || a.startsWith("--")), set("--reference"));
+  const o = parseOptions(
+    c.args.filter((a) => !/^[-+=][rwxXstugo]+$/.test(a) || a.startsWith("--")),
+    set("--reference"),
+  );
   const modeArg = c.args.find((a) => !a.startsWith("-") || /^-[rwxXst]+$/.test(a)) ?? "";
-  const targets = at(c, o.operands.filter((a) => a !== modeArg));
+  const targets = at(
+    c,
+    o.operands.filter((a) => a !== modeArg),
+  );
   const recursive = has(o, "-R", "--recursive");
   const out = [effect("permissions", recursive ? "changes permissions recursively" : "changes permissions", targets, { recursive })];
-  if (modeArg.split(",").some((m) => SETUID_MODE_RE.test(m))) out.push(effect("permissions", "sets the setuid or setgid bit", targets, { class: "privilege_escalation" }));
-  if (/^([0-7]?[0-7]{2}[2367]|[ugoa]*o[+=]\w*w|a?\+\w*w)$/.test(modeArg) || /^0?777$/.test(modeArg)) out.push(effect("permissions", "makes files world-writable", targets, { recursive }));
+  if (modeArg.split(",").some((m) => SETUID_MODE_RE.test(m)))
+    out.push(effect("permissions", "sets the setuid or setgid bit", targets, { class: "privilege_escalation" }));
+  if (/^([0-7]?[0-7]{2}[2367]|[ugoa]*o[+=]\w*w|a?\+\w*w)$/.test(modeArg) || /^0?777$/.test(modeArg))
+    out.push(effect("permissions", "makes files world-writable", targets, { recursive }));
   return out;
 };
 
 export const chown: Handler = (c) => {
   const o = parseOptions(c.args, set("--reference", "--from"));
   const recursive = has(o, "-R", "--recursive");
-  return [effect("permissions", recursive ? "changes ownership recursively" : "changes ownership", at(c, o.operands.slice(1)), { recursive })];
+  return [
+    effect("permissions", recursive ? "changes ownership recursively" : "changes ownership", at(c, o.operands.slice(1)), { recursive }),
+  ];
 };
 
 /** Commands that print or pack the files they are given. */
-export const reader = (valued: ReadonlySet<string> = set(), skipFirst = false): Handler => (c) => {
-  const o = parseOptions(c.args, valued);
-  return [effect("read", "reads files", at(c, skipFirst ? o.operands.slice(1) : o.operands))];
-};
+export const reader =
+  (valued: ReadonlySet<string> = set(), skipFirst = false): Handler =>
+  (c) => {
+    const o = parseOptions(c.args, valued);
+    return [effect("read", "reads files", at(c, skipFirst ? o.operands.slice(1) : o.operands))];
+  };
 
 export const grep: Handler = (c) => {
-  const o = parseOptions(c.args, set("-e", "--regexp", "-f", "--file", "-m", "--max-count", "-A", "-B", "-C", "--include", "--exclude", "--exclude-dir", "-d", "-D", "--color", "--colour", "-g", "--glob", "-t", "--type"));
+  const o = parseOptions(
+    c.args,
+    set(
+      "-e",
+      "--regexp",
+      "-f",
+      "--file",
+      "-m",
+      "--max-count",
+      "-A",
+      "-B",
+      "-C",
+      "--include",
+      "--exclude",
+      "--exclude-dir",
+      "-d",
+      "-D",
+      "--color",
+      "--colour",
+      "-g",
+      "--glob",
+      "-t",
+      "--type",
+    ),
+  );
   const patterns = valuesOf(o, "-e", "--regexp");
   const pattern = patterns.length > 0 ? patterns.join("|") : (o.operands[0] ?? "");
   const files = at(c, patterns.length > 0 || valuesOf(o, "-f", "--file").length > 0 ? o.operands : o.operands.slice(1));
   const out = [effect("read", "reads files", files)];
   // A recursive search of the whole system or a home for passwords or keys harvests credentials.
   const wide = files.some((f) => f === "/" || /^\/(home|root|Users|etc)(\/[^/]+)?$/.test(f));
-  if ((has(o, "-r", "-R", "--recursive") || c.name === "rg") && wide && /pass|secret|token|api.?key|credential|private/i.test(pattern)) out.push(classified("secrets", "searches the system for credentials"));
+  if ((has(o, "-r", "-R", "--recursive") || c.name === "rg") && wide && /pass|secret|token|api.?key|credential|private/i.test(pattern))
+    out.push(classified("secrets", "searches the system for credentials"));
   return out;
 };
 
@@ -121,8 +189,14 @@ export const tar: Handler = (c) => {
   const o = parseOptions(c.args, set("-f", "--file", "-C", "--directory", "-T", "--files-from", "-X", "--exclude-from"));
   const creates = has(o, "-c", "--create", "-r", "--append") || /^[a-z]*c/.test(c.args[0] ?? "");
   if (!creates) return none;
-  const files = at(c, o.operands.filter((a) => !/^[a-zA-Z]+$/.test(a) || a.includes(".")));
+  const files = at(
+    c,
+    o.operands.filter((a) => !/^[a-zA-Z]+$/.test(a) || a.includes(".")),
+  );
   // `tar cf user@host:/x ...` writes the archive on another host (over --rsh-command).
   const remote = [...valuesOf(o, "-f", "--file"), c.args[1] ?? ""].some((f) => /^[^/]*@[^/:]+:/.test(f));
-  return [effect("read", "archives files", files), ...(remote ? [effect("network", "writes an archive to a host", []), effect("upload", "sends files to a host", files)] : [])];
+  return [
+    effect("read", "archives files", files),
+    ...(remote ? [effect("network", "writes an archive to a host", []), effect("upload", "sends files to a host", files)] : []),
+  ];
 };

@@ -4,11 +4,15 @@ import { classified, type Effect } from "../effect.js";
 import { has, parseOptions, type Options } from "../options.js";
 import { none, set, type Handler } from "./handler.js";
 
-export const SHARED_BRANCH_RE = /^(\+)?(refs\/heads\/)?(main|master|trunk|develop|development|dev|release([/-].*)?|prod|production|staging|stable|HEAD)$/;
+export const SHARED_BRANCH_RE =
+  /^(\+)?(refs\/heads\/)?(main|master|trunk|develop|development|dev|release([/-].*)?|prod|production|staging|stable|HEAD)$/;
 
 /** git's subcommands that lose history or uncommitted work, each with what makes it do so. */
 type GitRule = (o: Options, rest: string[], c: ShellCommand) => Effect[];
-export const gitIf = (cond: (o: Options, rest: string[], c: ShellCommand) => boolean, what: string): GitRule => (o, rest, c) => (cond(o, rest, c) ? [classified("git_history", what)] : none);
+export const gitIf =
+  (cond: (o: Options, rest: string[], c: ShellCommand) => boolean, what: string): GitRule =>
+  (o, rest, c) =>
+    cond(o, rest, c) ? [classified("git_history", what)] : none;
 
 export const gitPush: GitRule = (o, rest) => {
   const targets = rest.slice(1);
@@ -26,10 +30,16 @@ export const GIT_RULES: Readonly<Record<string, GitRule>> = {
   reset: gitIf((o) => has(o, "--hard"), "discards uncommitted changes (reset --hard)"),
   clean: gitIf((o) => has(o, "-f", "--force"), "deletes untracked files (clean -f)"),
   push: gitPush,
-  checkout: gitIf((o, rest, c) => rest.length > 0 && (c.args.includes("--") || rest.includes(".")) && !has(o, "-b", "-B"), "discards uncommitted changes (checkout -- paths)"),
+  checkout: gitIf(
+    (o, rest, c) => rest.length > 0 && (c.args.includes("--") || rest.includes(".")) && !has(o, "-b", "-B"),
+    "discards uncommitted changes (checkout -- paths)",
+  ),
   restore: gitIf((o) => !has(o, "--staged", "-S") || has(o, "--worktree", "-W"), "discards uncommitted changes (restore)"),
   stash: gitIf((_o, rest) => rest[0] === "drop" || rest[0] === "clear", "deletes stashed changes"),
-  branch: gitIf((o, rest) => has(o, "-D") || (has(o, "-d", "--delete") && has(o, "-f", "--force")) || (has(o, "-f", "--force") && rest.length > 0), "deletes an unmerged branch or moves one, dropping commits"),
+  branch: gitIf(
+    (o, rest) => has(o, "-D") || (has(o, "-d", "--delete") && has(o, "-f", "--force")) || (has(o, "-f", "--force") && rest.length > 0),
+    "deletes an unmerged branch or moves one, dropping commits",
+  ),
   "filter-branch": gitIf(() => true, "rewrites the repository's history"),
   "filter-repo": gitIf(() => true, "rewrites the repository's history"),
   reflog: gitIf((_o, rest) => rest[0] === "expire" || rest[0] === "delete", "expires the reflog"),
@@ -38,9 +48,11 @@ export const GIT_RULES: Readonly<Record<string, GitRule>> = {
 };
 
 export const git: Handler = (c) => {
-  const o = parseOptions(c.args, set("-C", "-c", "--git-dir", "--work-tree", "-m", "--message", "-b", "-B", "-o", "--push-option", "--exec", "--repo", "-F", "--file"));
+  const o = parseOptions(
+    c.args,
+    set("-C", "-c", "--git-dir", "--work-tree", "-m", "--message", "-b", "-B", "-o", "--push-option", "--exec", "--repo", "-F", "--file"),
+  );
   const [sub, ...rest] = o.operands;
   const rule = sub === undefined || !Object.hasOwn(GIT_RULES, sub) ? undefined : GIT_RULES[sub];
   return rule === undefined ? none : rule(o, rest, c);
 };
-

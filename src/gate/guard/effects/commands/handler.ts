@@ -9,5 +9,6 @@ export type Handler = (c: ShellCommand) => Effect[];
 
 export const set = (...xs: string[]): ReadonlySet<string> => new Set(xs);
 /** Operands as paths the command resolves (relative to its directory); `-` and empty ones dropped. */
-export const at = (c: ShellCommand, ps: readonly string[]): string[] => ps.filter((p) => p !== "" && p !== "-").map((p) => resolveTarget(p, c.cwd));
+export const at = (c: ShellCommand, ps: readonly string[]): string[] =>
+  ps.filter((p) => p !== "" && p !== "-").map((p) => resolveTarget(p, c.cwd));
 export const none: Effect[] = [];

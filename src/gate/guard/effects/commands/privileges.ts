@@ -4,36 +4,119 @@ import { has, parseOptions, valuesOf } from "../options.js";
 import { none, set, type Handler } from "./handler.js";
 
 export const userAdmin: Handler = (c) => {
-  const o = parseOptions(c.args, set("-u", "--uid", "-g", "--gid", "-G", "--groups", "-d", "--home", "-s", "--shell", "-c", "--comment", "-e", "-f", "-k", "-p", "--password", "-l", "-K"));
+  const o = parseOptions(
+    c.args,
+    set(
+      "-u",
+      "--uid",
+      "-g",
+      "--gid",
+      "-G",
+      "--groups",
+      "-d",
+      "--home",
+      "-s",
+      "--shell",
+      "-c",
+      "--comment",
+      "-e",
+      "-f",
+      "-k",
+      "-p",
+      "--password",
+      "-l",
+      "-K",
+    ),
+  );
   const out: Effect[] = [];
-  if (valuesOf(o, "-u", "--uid").some((u) => /^0+$/.test(u)) || has(o, "-o", "--non-unique")) out.push(classified("privilege_escalation", "creates a second uid-0 user"));
-  if ([...valuesOf(o, "-G", "--groups"), ...valuesOf(o, "-g", "--gid")].some((g) => /(^|,)(sudo|wheel|root|admin|adm|docker|disk|shadow|0)(,|$)/.test(g))) out.push(classified("privilege_escalation", "adds a user to an administrative group"));
+  if (valuesOf(o, "-u", "--uid").some((u) => /^0+$/.test(u)) || has(o, "-o", "--non-unique"))
+    out.push(classified("privilege_escalation", "creates a second uid-0 user"));
+  if (
+    [...valuesOf(o, "-G", "--groups"), ...valuesOf(o, "-g", "--gid")].some((g) =>
+      /(^|,)(sudo|wheel|root|admin|adm|docker|disk|shadow|0)(,|$)/.test(g),
+    )
+  )
+    out.push(classified("privilege_escalation", "adds a user to an administrative group"));
   return out;
 };
 
 /** FreeBSD's `pw useradd|usermod ...`. */
 export const pw: Handler = (c) => (/^user(add|mod)$/.test(c.args[0] ?? "") ? userAdmin({ ...c, args: c.args.slice(1) }) : none);
 
-export const kernelModule: Handler = (c) => (c.name === "modprobe" && c.args.some((a) => a === "-r" || a === "--remove") ? none : [classified("privilege_escalation", "loads a kernel module")]);
+export const kernelModule: Handler = (c) =>
+  c.name === "modprobe" && c.args.some((a) => a === "-r" || a === "--remove")
+    ? none
+    : [classified("privilege_escalation", "loads a kernel module")];
 
-export const CONTAINER_VALUED = set("-v", "--volume", "--mount", "--pid", "--cap-add", "--security-opt", "--userns", "--device", "--network", "--net", "--ipc", "--uts", "-e", "--env", "-p", "--publish", "--name", "-w", "--workdir", "-u", "--user", "--entrypoint", "--platform", "-l", "--label");
+export const CONTAINER_VALUED = set(
+  "-v",
+  "--volume",
+  "--mount",
+  "--pid",
+  "--cap-add",
+  "--security-opt",
+  "--userns",
+  "--device",
+  "--network",
+  "--net",
+  "--ipc",
+  "--uts",
+  "-e",
+  "--env",
+  "-p",
+  "--publish",
+  "--name",
+  "-w",
+  "--workdir",
+  "-u",
+  "--user",
+  "--entrypoint",
+  "--platform",
+  "-l",
+  "--label",
+);
 export const container: Handler = (c) => {
   const o = parseOptions(c.args, CONTAINER_VALUED);
   const sub = o.operands[0];
   if (!/^(run|create|exec|container)$/.test(sub ?? "")) {
-    if (sub === "system" && o.operands[1] === "prune" && has(o, "--volumes")) return [classified("infrastructure", "deletes container volumes")];
-    if (sub === "volume" && /^(rm|prune|remove)$/.test(o.operands[1] ?? "")) return [classified("infrastructure", "deletes container volumes")];
+    if (sub === "system" && o.operands[1] === "prune" && has(o, "--volumes"))
+      return [classified("infrastructure", "deletes container volumes")];
+    if (sub === "volume" && /^(rm|prune|remove)$/.test(o.operands[1] ?? ""))
+      return [classified("infrastructure", "deletes container volumes")];
     return none;
   }
   const out: Effect[] = [];
   if (has(o, "--privileged")) out.push(classified("privilege_escalation", "runs a privileged container"));
-  const mounts = [...valuesOf(o, "-v", "--volume").map((v) => v.split(":")[0] ?? ""), ...valuesOf(o, "--mount").map((m) => /(?:^|,)(?:source|src)=([^,]*)/.exec(m)?.[1] ?? "")];
-  if (mounts.some((m) => m === "/" || /^\/(etc|root|boot|proc|sys|dev|var\/run\/docker\.sock|run\/docker\.sock)?$/.test(m) || m === "/var/run/docker.sock" || m === "/run/docker.sock")) out.push(classified("privilege_escalation", "mounts the host's root or a host control path into a container"));
-  if (valuesOf(o, "--pid", "--userns", "--ipc", "--uts").includes("host")) out.push(classified("privilege_escalation", "shares the host's namespaces with a container"));
-  if (valuesOf(o, "--cap-add").some((v) => /^(ALL|SYS_ADMIN|SYS_MODULE|SYS_PTRACE|DAC_READ_SEARCH|SYS_RAWIO)$/i.test(v.replace(/^CAP_/i, "")))) out.push(classified("privilege_escalation", "gives a container administrative capabilities"));
-  if (valuesOf(o, "--security-opt").some((v) => /unconfined|no-new-privileges[:=]false|label[:=]disable/.test(v))) out.push(classified("protection_off", "runs a container without its security profile"));
+  const mounts = [
+    ...valuesOf(o, "-v", "--volume").map((v) => v.split(":")[0] ?? ""),
+    ...valuesOf(o, "--mount").map((m) => /(?:^|,)(?:source|src)=([^,]*)/.exec(m)?.[1] ?? ""),
+  ];
+  if (
+    mounts.some(
+      (m) =>
+        m === "/" ||
+        /^\/(etc|root|boot|proc|sys|dev|var\/run\/docker\.sock|run\/docker\.sock)?$/.test(m) ||
+        m === "/var/run/docker.sock" ||
+        m === "/run/docker.sock",
+    )
+  )
+    out.push(classified("privilege_escalation", "mounts the host's root or a host control path into a container"));
+  if (valuesOf(o, "--pid", "--userns", "--ipc", "--uts").includes("host"))
+    out.push(classified("privilege_escalation", "shares the host's namespaces with a container"));
+  if (
+    valuesOf(o, "--cap-add").some((v) => /^(ALL|SYS_ADMIN|SYS_MODULE|SYS_PTRACE|DAC_READ_SEARCH|SYS_RAWIO)$/i.test(v.replace(/^CAP_/i, "")))
+  )
+    out.push(classified("privilege_escalation", "gives a container administrative capabilities"));
+  if (valuesOf(o, "--security-opt").some((v) => /unconfined|no-new-privileges[:=]false|label[:=]disable/.test(v)))
+    out.push(classified("protection_off", "runs a container without its security profile"));
   return out;
 };
 
-export const setcap: Handler = (c) => (c.args.some((a) => /cap_(setuid|setgid|sys_admin|dac_override|sys_module|sys_ptrace|dac_read_search)|^all[+=]/i.test(a)) ? [classified("privilege_escalation", "grants file capabilities")] : none);
-export const nsenter: Handler = (c) => (c.args.some((a) => /^(-t|--target)=?1?$/.test(a) || a === "--target=1") || c.args.join(" ").includes("-t 1") ? [classified("privilege_escalation", "enters the host's namespaces")] : none);
+export const setcap: Handler = (c) =>
+  c.args.some((a) => /cap_(setuid|setgid|sys_admin|dac_override|sys_module|sys_ptrace|dac_read_search)|^all[+=]/i.test(a))
+    ? [classified("privilege_escalation", "grants file capabilities")]
+    : none;
+export const nsenter: Handler = (c) =>
+  c.args.some((a) => /^(-t|--target)=?1?$/.test(a) || a === "--target=1") || c.args.join(" ").includes("-t 1")
+    ? [classified("privilege_escalation", "enters the host's namespaces")]
+    : none;

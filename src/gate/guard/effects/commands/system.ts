@@ -6,7 +6,8 @@ import { parseOptions } from "../options.js";
 import { none, type Handler } from "./handler.js";
 
 /** Services whose loss cuts the machine off or stops what runs on it (logging and firewalls are protection_off). */
-export const CRITICAL_SERVICES_RE = /^(init|systemd|sshd?|openssh-server|dbus(-daemon)?|cron|crond|atd|networking|network|NetworkManager|systemd-networkd|systemd-resolved|systemd-logind|wpa_supplicant|dhclient|docker|dockerd|containerd|kubelet|kube-proxy|crio|etcd|getty@.*|polkit|udev|systemd-udevd)(\.service|\.socket)?$/;
+export const CRITICAL_SERVICES_RE =
+  /^(init|systemd|sshd?|openssh-server|dbus(-daemon)?|cron|crond|atd|networking|network|NetworkManager|systemd-networkd|systemd-resolved|systemd-logind|wpa_supplicant|dhclient|docker|dockerd|containerd|kubelet|kube-proxy|crio|etcd|getty@.*|polkit|udev|systemd-udevd)(\.service|\.socket)?$/;
 
 export const power: Handler = (c) => {
   if (c.args.some((a) => a === "-c" || a === "--help" || a === "--version")) return none;
@@ -19,18 +20,33 @@ export function systemctlDisruption(c: ShellCommand): Effect[] {
   const ops = c.args.filter((a) => !a.startsWith("-"));
   const verb = c.name === "service" || c.name === "rc-service" ? ops[1] : ops[0];
   const units = c.name === "service" || c.name === "rc-service" ? ops.slice(0, 1) : ops.slice(1);
-  if (c.name === "systemctl" && /^(poweroff|reboot|halt|kexec|suspend|hibernate|hybrid-sleep|rescue|emergency|soft-reboot)$/.test(verb ?? "")) return [classified("service_disruption", "stops or restarts the system")];
-  if (c.name === "systemctl" && verb === "isolate" && units.some((u) => /^(rescue|emergency|poweroff|reboot|halt|runlevel[0-16])(\.target)?$/.test(u))) return [classified("service_disruption", "stops or restarts the system")];
-  if (/^(stop|disable|mask|kill|unload|bootout|remove)$/.test(verb ?? "") && units.some((u) => CRITICAL_SERVICES_RE.test(u.slice(u.lastIndexOf("/") + 1)))) return [classified("service_disruption", "stops a service the system needs")];
+  if (
+    c.name === "systemctl" &&
+    /^(poweroff|reboot|halt|kexec|suspend|hibernate|hybrid-sleep|rescue|emergency|soft-reboot)$/.test(verb ?? "")
+  )
+    return [classified("service_disruption", "stops or restarts the system")];
+  if (
+    c.name === "systemctl" &&
+    verb === "isolate" &&
+    units.some((u) => /^(rescue|emergency|poweroff|reboot|halt|runlevel[0-16])(\.target)?$/.test(u))
+  )
+    return [classified("service_disruption", "stops or restarts the system")];
+  if (
+    /^(stop|disable|mask|kill|unload|bootout|remove)$/.test(verb ?? "") &&
+    units.some((u) => CRITICAL_SERVICES_RE.test(u.slice(u.lastIndexOf("/") + 1)))
+  )
+    return [classified("service_disruption", "stops a service the system needs")];
   return none;
 }
 
 /** kill of init or of every process; pkill/killall of a critical daemon. */
 export function killDisruption(c: ShellCommand): Effect[] {
   const ops = c.args.filter((a) => !/^-([A-Z0-9]+|s|n|SIG\w+|9|15|KILL|TERM)$/.test(a) && a !== "-s" && !/^-[a-z]$/.test(a));
-  if (c.name === "kill" && ops.some((a) => a === "1" || a === "-1")) return [classified("service_disruption", "kills init or every process")];
+  if (c.name === "kill" && ops.some((a) => a === "1" || a === "-1"))
+    return [classified("service_disruption", "kills init or every process")];
   if (c.name === "kill" && c.args.includes("-1")) return [classified("service_disruption", "kills init or every process")];
-  if ((c.name === "pkill" || c.name === "killall") && c.args.some((a) => !a.startsWith("-") && CRITICAL_SERVICES_RE.test(a))) return [classified("service_disruption", "kills a service the system needs")];
+  if ((c.name === "pkill" || c.name === "killall") && c.args.some((a) => !a.startsWith("-") && CRITICAL_SERVICES_RE.test(a)))
+    return [classified("service_disruption", "kills a service the system needs")];
   return none;
 }
 
@@ -51,15 +67,21 @@ export const accounts: Handler = (c) => {
   if (c.name === "passwd" && o.flags.size > 0 && [...o.flags].every((f) => /^(-S|--status|-h|--help|-a|--all)$/.test(f))) return none;
   if (/^(chage|gpasswd)$/.test(c.name) && o.flags.has("-l")) return none;
   if (c.name === "pw" && !/^(user|group)(add|mod|del)$|^(mod|del|add)$/.test(c.args[0] ?? "")) return none;
-  if ((c.name === "dscl" || c.name === "sysadminctl") && !c.args.some((a) => /^-(create|passwd|delete|append|addUser|deleteUser|resetPasswordFor)$/.test(a))) return none;
+  if (
+    (c.name === "dscl" || c.name === "sysadminctl") &&
+    !c.args.some((a) => /^-(create|passwd|delete|append|addUser|deleteUser|resetPasswordFor)$/.test(a))
+  )
+    return none;
   const password = /chpasswd|chpass|passwd|newusers/.test(c.name) || c.args.some((a) => /^(-p|--password|-passwd|-password)$/.test(a));
   return [classified("account_change", password ? "sets a password" : "creates, deletes or changes a user account")];
 };
 
 /** Known crypto-mining programs (as a command, a file run or a download's name). */
-export const MINER_RE = /(^|[/_-])(xmrig|xmr-stak|minerd|cpuminer|cgminer|bfgminer|ethminer|t-rex|nbminer|lolminer|phoenixminer|nanominer|srbminer|teamredminer|gminer|ccminer|nheqminer|kawpowminer|xmr-node-proxy)([._-]|$)/i;
+export const MINER_RE =
+  /(^|[/_-])(xmrig|xmr-stak|minerd|cpuminer|cgminer|bfgminer|ethminer|t-rex|nbminer|lolminer|phoenixminer|nanominer|srbminer|teamredminer|gminer|ccminer|nheqminer|kawpowminer|xmr-node-proxy)([._-]|$)/i;
 /** Mining pools: a stratum URL or a known pool's host. */
-export const POOL_RE = /stratum\d?\+(tcp|ssl|tls):\/\/|(^|[./@])(minexmr|supportxmr|xmrpool|nanopool|2miners|f2pool|ethermine|hashvault|moneroocean|c3pool|nicehash|herominers|unmineable|minergate|viabtc|antpool|slushpool|poolin|zpool|hashcryptos|mining-dutch)\.[a-z]/i;
+export const POOL_RE =
+  /stratum\d?\+(tcp|ssl|tls):\/\/|(^|[./@])(minexmr|supportxmr|xmrpool|nanopool|2miners|f2pool|ethermine|hashvault|moneroocean|c3pool|nicehash|herominers|unmineable|minergate|viabtc|antpool|slushpool|poolin|zpool|hashcryptos|mining-dutch)\.[a-z]/i;
 
 const UNPACKERS = new Set(["curl", "wget", "git", "docker", "podman", "tar", "unzip", "screen", "nohup", "chmod"]);
 /** Cheap test before MINER_RE: every miner's name has one of these. */
@@ -73,7 +95,9 @@ const mayNamePool = (a: string): boolean => a.includes("stratum") || (a.includes
 /** A miner run by name or path, or any program pointed at a mining pool. */
 export function mining(c: ShellCommand): Effect[] {
   if (mayNameMiner(c.word) && MINER_RE.test(c.word)) return [classified("resource_abuse", "runs a crypto miner")];
-  if (c.args.some(mayNamePool) && c.args.some((a) => POOL_RE.test(a))) return [classified("resource_abuse", "points a program at a mining pool")];
-  if (UNPACKERS.has(c.name) && c.args.some((a) => mayNameMiner(a) && MINER_RE.test(a) && /\/|\.tar|\.zip|\.gz/.test(a))) return [classified("resource_abuse", "fetches or unpacks a crypto miner")];
+  if (c.args.some(mayNamePool) && c.args.some((a) => POOL_RE.test(a)))
+    return [classified("resource_abuse", "points a program at a mining pool")];
+  if (UNPACKERS.has(c.name) && c.args.some((a) => mayNameMiner(a) && MINER_RE.test(a) && /\/|\.tar|\.zip|\.gz/.test(a)))
+    return [classified("resource_abuse", "fetches or unpacks a crypto miner")];
   return none;
 }
