@@ -1,6 +1,6 @@
 // The worker runtime's environment contract: what drivers set is what the runtime reads.
 import { describe, expect, it } from "vitest";
-import { agentEnvironment } from "../api/agent-env.js";
+import { agentEnvironment, mcpTokenEnv } from "../api/agent-env.js";
 import { commandEnvironment, readAgentConfig } from "./config.js";
 
 const base = { GAVEL_NAMESPACE: "team", GAVEL_EXECUTION: "run-a", GAVEL_NATS_URL: "nats://127.0.0.1:4222", GAVEL_SCRIPT: "- final: x" };
@@ -25,6 +25,32 @@ describe("readAgentConfig", () => {
     ).toThrow("GAVEL_MCP_SERVERS[1].name: MCP server a is declared twice");
     expect(bad([{ name: "a", command: ["x"], timeout_seconds: 0 }])).toThrow(
       "GAVEL_MCP_SERVERS[0].timeout_seconds (server a) must be a positive integer",
+    );
+  });
+
+  it("reads a remote (url) server and its bearer token from GAVEL_MCP_TOKEN_<index>; refuses a server with both or neither form, a bad URL, a missing token", () => {
+    const servers = [
+      { name: "files", command: ["mcp-server-filesystem", "/workspace"] },
+      { name: "remote", url: "https://mcp.example.test/mcp", bearer_token_secret: { name: "remote-mcp", key: "token" } },
+    ];
+    const env = agentEnvironment({ namespace: "team", execution: "run-a", iteration: 1, mcpServers: servers, natsUrl: "nats://gate:4222" });
+    expect(JSON.stringify(env)).not.toContain("s3cret");
+    const c = readAgentConfig({ ...env, GAVEL_SCRIPT: "- final: x", [mcpTokenEnv(1)]: "s3cret" });
+    expect(c.mcpServers).toEqual(servers);
+    expect(c.mcpTokens).toEqual({ remote: "s3cret" });
+    // Kept from child processes (stdio MCP servers, cmd.run).
+    expect(commandEnvironment({ ...env, [mcpTokenEnv(1)]: "s3cret", PATH: "/bin" })).toEqual({ PATH: "/bin" });
+    expect(() => readAgentConfig({ ...env, GAVEL_SCRIPT: "- final: x" })).toThrow(
+      "GAVEL_MCP_SERVERS[1].bearer_token_secret (server remote): GAVEL_MCP_TOKEN_1 is not set (Secret remote-mcp, key token)",
+    );
+    const bad = (v: unknown) => () => readAgentConfig({ ...base, GAVEL_MCP_SERVERS: JSON.stringify(v) });
+    expect(bad([{ name: "a", command: ["x"], url: "http://h/mcp" }])).toThrow(
+      "GAVEL_MCP_SERVERS[0] (server a) must have either command (a stdio server) or url (a remote server)",
+    );
+    expect(bad([{ name: "a" }])).toThrow("GAVEL_MCP_SERVERS[0] (server a) must have either command");
+    expect(bad([{ name: "a", url: "ftp://h/mcp" }])).toThrow("GAVEL_MCP_SERVERS[0].url (server a) must be an http:// or https:// URL");
+    expect(bad([{ name: "a", command: ["x"], bearer_token_secret: { name: "s", key: "k" } }])).toThrow(
+      "GAVEL_MCP_SERVERS[0].bearer_token_secret (server a) is for a url server only",
     );
   });
 

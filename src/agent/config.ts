@@ -3,6 +3,7 @@
 // (src/api/agent-env.ts, the contract both sides import).
 import type { JsonValue, McpServerSpec, ToolEntry } from "../api/types.js";
 import { MCP_SERVER_NAME_PATTERN } from "../api/mcp-schema.js";
+import { mcpTokenEnv } from "../api/agent-env.js";
 import type { Mount } from "./confinement.js";
 import { AGENT_ENV } from "../api/agent-env.js";
 import { parseTraceparent, TRACEPARENT_ENV } from "../telemetry/trace-context.js";
@@ -19,6 +20,8 @@ export interface AgentConfig {
   tools: ToolEntry[];
   /** The Agent's MCP servers (spec.mcp_servers, ADR 0051); empty when none. */
   mcpServers: McpServerSpec[];
+  /** The bearer tokens of url servers, by server name (from the pod's Secret-backed variables). */
+  mcpTokens: Record<string, string>;
   mounts: Mount[];
   nats: { url: string; creds?: string; credsFile?: string };
   model: { kind: "scripted"; script?: string; scriptFile?: string } | { kind: "openai"; baseUrl: string; model: string; apiKey?: string };
@@ -103,7 +106,7 @@ function toolsOf(env: Env): ToolEntry[] {
   return tools as ToolEntry[];
 }
 
-/** GAVEL_MCP_SERVERS: a JSON list of {name, command, tools?, timeout_seconds?, startup_timeout_seconds?}; errors name the entry and field. */
+/** GAVEL_MCP_SERVERS: a JSON list of {name, command | url, bearer_token_secret?, tools?, timeout_seconds?, startup_timeout_seconds?}; errors name the entry and field. */
 function mcpServersOf(env: Env): McpServerSpec[] {
   const raw = json(env, E.mcpServers) ?? [];
   if (!Array.isArray(raw)) throw new ConfigError(`${E.mcpServers} must be a JSON list of MCP servers`);
@@ -117,8 +120,14 @@ function mcpServersOf(env: Env): McpServerSpec[] {
       throw new ConfigError(`${at}.name must match ${MCP_SERVER_NAME_PATTERN}`);
     if (names.has(o.name)) throw new ConfigError(`${at}.name: MCP server ${o.name} is declared twice`);
     names.add(o.name);
-    if (!strings(o.command) || (o.command as string[]).length === 0)
+    if ((o.command === undefined) === (o.url === undefined))
+      throw new ConfigError(`${at} (server ${o.name}) must have either command (a stdio server) or url (a remote server)`);
+    if (o.command !== undefined && (!strings(o.command) || (o.command as string[]).length === 0))
       throw new ConfigError(`${at}.command (server ${o.name}) must be a non-empty list of strings`);
+    if (o.url !== undefined && (typeof o.url !== "string" || !/^https?:\/\/[^\s]+$/.test(o.url)))
+      throw new ConfigError(`${at}.url (server ${o.name}) must be an http:// or https:// URL`);
+    if (o.bearer_token_secret !== undefined && o.url === undefined)
+      throw new ConfigError(`${at}.bearer_token_secret (server ${o.name}) is for a url server only`);
     if (o.tools !== undefined && !strings(o.tools)) throw new ConfigError(`${at}.tools (server ${o.name}) must be a list of tool names`);
     for (const k of ["timeout_seconds", "startup_timeout_seconds"] as const) {
       if (o[k] !== undefined && !(Number.isInteger(o[k]) && (o[k] as number) > 0))
@@ -126,6 +135,26 @@ function mcpServersOf(env: Env): McpServerSpec[] {
     }
     return o as unknown as McpServerSpec;
   });
+}
+
+/**
+ * The bearer token of each url server that declares one, by server name: the pod's
+ * GAVEL_MCP_TOKEN_<index> (a Secret key the driver put there). Never logged; the variable is
+ * kept from child processes as every GAVEL_ one is (commandEnvironment).
+ */
+function mcpTokensOf(env: Env, servers: readonly McpServerSpec[]): Record<string, string> {
+  const tokens: Record<string, string> = {};
+  servers.forEach((s, i) => {
+    if (s.bearer_token_secret === undefined) return;
+    const name = mcpTokenEnv(i);
+    const token = env[name];
+    if (token === undefined || token === "")
+      throw new ConfigError(
+        `${E.mcpServers}[${i}].bearer_token_secret (server ${s.name}): ${name} is not set (Secret ${s.bearer_token_secret.name}, key ${s.bearer_token_secret.key})`,
+      );
+    tokens[s.name] = token;
+  });
+  return tokens;
 }
 
 /** GAVEL_MOUNTS (a JSON list of paths or {path, readOnly}), else GAVEL_WORKSPACE's writable paths. */
@@ -213,6 +242,7 @@ export function readAgentConfig(env: Env): AgentConfig {
     ...(feedback ? { feedback } : {}),
     tools,
     mcpServers,
+    mcpTokens: mcpTokensOf(env, mcpServers),
     mounts,
     nats: { url: natsUrl, ...(creds ? { creds } : {}), ...(credsFile ? { credsFile } : {}) },
     model,

@@ -128,7 +128,7 @@ export async function main(env: Record<string, string | undefined>): Promise<num
       // The Agent's MCP servers (ADR 0051): a server that does not start fails the run, naming it.
       if (config.mcpServers.length > 0) {
         const serverEnv = Object.fromEntries(Object.entries(commandEnvironment(env)).filter((e): e is [string, string] => e[1] !== undefined));
-        mcp = await McpToolbox.start(config.mcpServers, { env: serverEnv, cwd: confinement.home, outputCapBytes: config.limits.outputCapBytes, reserved: Object.keys(BUILTIN_TOOLS), log });
+        mcp = await McpToolbox.start(config.mcpServers, { env: serverEnv, tokens: config.mcpTokens, cwd: confinement.home, outputCapBytes: config.limits.outputCapBytes, reserved: Object.keys(BUILTIN_TOOLS), log });
       }
     }
     log({

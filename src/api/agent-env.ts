@@ -19,7 +19,7 @@ export const AGENT_ENV = {
   feedback: "GAVEL_FEEDBACK",
   /** JSON of the Agent's spec.tools. */
   tools: "GAVEL_TOOLS",
-  /** JSON of the Agent's spec.mcp_servers (ADR 0051). */
+  /** JSON of the Agent's spec.mcp_servers (ADR 0051); a url server's bearer token is in GAVEL_MCP_TOKEN_<index> (mcpTokenEnv). */
   mcpServers: "GAVEL_MCP_SERVERS",
   /** JSON list of mounts: "/workspace" or {"path": "/data", "readOnly": true}. */
   mounts: "GAVEL_MOUNTS",
@@ -92,4 +92,9 @@ export function agentEnvironment(c: {
     ...(c.iterationTimeoutSeconds !== undefined ? { [AGENT_ENV.iterationTimeoutSeconds]: String(c.iterationTimeoutSeconds) } : {}),
     ...(c.deadline !== undefined ? { [AGENT_ENV.deadline]: c.deadline } : {}),
   };
+}
+
+/** The variable holding the bearer token of spec.mcp_servers[index] (a url server's, from its Secret key). */
+export function mcpTokenEnv(index: number): string {
+  return `GAVEL_MCP_TOKEN_${index}`;
 }

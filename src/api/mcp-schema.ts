@@ -12,7 +12,7 @@ export const MCP_SERVER_NAME_PATTERN = "^[a-z0-9]([-a-z0-9_]*[a-z0-9])?$";
 export const agentMcpServers: SchemaNode = arr(
   "gavel extension (ADR 0051): MCP servers whose tools the agent may call, each offered as <server>.<tool> and proposed to the gate like a built-in tool (guard, skip_judge, tool_validation); only an allowed call reaches the server.",
   obj(
-    "One MCP server, run over stdio as a child of the worker runtime in the worker's container.",
+    "One MCP server: run over stdio as a child of the worker runtime in the worker's container (command), or a remote Streamable HTTP server (url).",
     {
       name: str("Server name, the <server> of its tools' names (not fs or cmd).", {
         minLength: 1,
@@ -20,9 +20,21 @@ export const agentMcpServers: SchemaNode = arr(
         pattern: MCP_SERVER_NAME_PATTERN,
       }),
       command: arr(
-        "The server's program and arguments (stdio transport), e.g. [mcp-server-filesystem, /workspace].",
+        "The server's program and arguments (stdio transport), e.g. [mcp-server-filesystem, /workspace]. Either command or url.",
         str("One word.", { minLength: 1 }),
         { minItems: 1, maxItems: 64 },
+      ),
+      url: str(
+        "A remote server's Streamable HTTP endpoint (http:// or https://), reached from the worker pod (its network mode must let it). Either command or url.",
+        { maxLength: 2048, pattern: "^https?://[^\\s]+$" },
+      ),
+      bearer_token_secret: obj(
+        "The Secret key holding a url server's bearer token (sent as Authorization: Bearer); the pod reads it, the Execution never holds it.",
+        {
+          name: str("Secret name (the Agent's namespace).", { minLength: 1, maxLength: 253 }),
+          key: str("Key in the Secret.", { minLength: 1, maxLength: 253 }),
+        },
+        { required: ["name", "key"] },
       ),
       tools: arr(
         "The only tools of this server offered to the model (names as the server lists them); default every tool it lists.",
@@ -37,8 +49,17 @@ export const agentMcpServers: SchemaNode = arr(
       }),
     },
     {
-      required: ["name", "command"],
+      required: ["name"],
       "x-kubernetes-validations": [
+        cel("has(self.command) != has(self.url)", "an MCP server has either command (a stdio server) or url (a remote server)", (self) =>
+          ok(isMap(self) && (self.command === undefined) !== (self.url === undefined)),
+        ),
+        cel(
+          "!has(self.bearer_token_secret) || has(self.url)",
+          "bearer_token_secret is for a url server only",
+          (self) => ok(!(isMap(self) && self.bearer_token_secret !== undefined && self.url === undefined), ".bearer_token_secret"),
+          ".bearer_token_secret",
+        ),
         cel(
           `!(self.name in [${RESERVED_MCP_SERVER_NAMES.map((n) => `'${n}'`).join(", ")}])`,
           `an MCP server cannot be named ${RESERVED_MCP_SERVER_NAMES.join(" or ")}: its <server>.<tool> names would shadow the built-in tools`,

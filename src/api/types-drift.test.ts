@@ -61,7 +61,15 @@ describe("types.ts matches the CRD schemas", () => {
     [
       "Agent MCP server",
       props(at(agent, "spec.mcp_servers.[]")),
-      keysOf<T.McpServerSpec>({ name: true, command: true, tools: true, timeout_seconds: true, startup_timeout_seconds: true }),
+      keysOf<T.McpServerSpec>({
+        name: true,
+        command: true,
+        url: true,
+        bearer_token_secret: true,
+        tools: true,
+        timeout_seconds: true,
+        startup_timeout_seconds: true,
+      }),
     ],
     [
       "Agent runtime",

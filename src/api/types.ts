@@ -70,10 +70,15 @@ export interface AgentSpec {
   mcp_servers?: McpServerSpec[];
 }
 
-/** One MCP server of an Agent, run over stdio beside the worker runtime (ADR 0051). */
+/** One MCP server of an Agent: run over stdio beside the worker runtime (ADR 0051), or a remote one by URL (ADR 0059). */
 export interface McpServerSpec {
   name: string;
-  command: string[];
+  /** A stdio server's program and arguments; either command or url. */
+  command?: string[];
+  /** A remote Streamable HTTP server's endpoint; either command or url. */
+  url?: string;
+  /** The Secret key holding a url server's bearer token (the pod reads it; gavel never does). */
+  bearer_token_secret?: { name: string; key: string };
   /** The only tools offered; default every tool the server lists. */
   tools?: string[];
   /** One call's deadline; default 60. */

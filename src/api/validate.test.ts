@@ -54,6 +54,18 @@ describe("validateManifest", () => {
     [{ runtime: { language: "python", versoin: "3" } }, "spec.runtime.versoin"],
     [{ runtime: { image: "x", command: [] } }, "spec.runtime.command"],
     [{ workspace_strategy: "clone" }, "spec.workspace_strategy"],
+    [{ mcp_servers: [{ name: "r", command: ["x"], url: "https://h/mcp" }] }, "spec.mcp_servers[0]"],
+    [{ mcp_servers: [{ name: "r" }] }, "spec.mcp_servers[0]"],
+    [{ mcp_servers: [{ name: "r", url: "ftp://h/mcp" }] }, "spec.mcp_servers[0].url"],
+    [
+      { mcp_servers: [{ name: "r", command: ["x"], bearer_token_secret: { name: "s", key: "k" } }] },
+      "spec.mcp_servers[0].bearer_token_secret",
+    ],
+    [
+      { mcp_servers: [{ name: "r", url: "https://h/mcp", bearer_token_secret: { name: "s" } }] },
+      "spec.mcp_servers[0].bearer_token_secret.key",
+    ],
+    [{ mcp_servers: [{ name: "r", image: "srv:1", port: 8080 }] }, "spec.mcp_servers[0].image"],
     [
       { workspace_strategy: "shared", volumes: [{ name: "w", mount_path: "/w", access_mode: "ReadWriteOncePod" }] },
       "spec.workspace_strategy",
@@ -61,6 +73,22 @@ describe("validateManifest", () => {
   ])("refuses %j at %s", (spec, path) => {
     const found = errors(agent(spec)).map((p) => p.path);
     expect(found).toContain(path);
+  });
+
+  it("takes a remote MCP server by url with its bearer token's Secret key, and says why a server with both forms is refused", () => {
+    expect(
+      errors(
+        agent({
+          mcp_servers: [
+            { name: "r", url: "https://mcp.example.test/mcp", bearer_token_secret: { name: "s", key: "k" } },
+            { name: "f", command: ["x"] },
+          ],
+        }),
+      ),
+    ).toEqual([]);
+    expect(errors(agent({ mcp_servers: [{ name: "r", command: ["x"], url: "https://h/mcp" }] }))[0]?.message).toBe(
+      "an MCP server has either command (a stdio server) or url (a remote server)",
+    );
   });
 
   it("says what a bad workspace_strategy may be, and why shared cannot serve a ReadWriteOncePod volume", () => {

@@ -109,6 +109,26 @@ describe("worker workload", () => {
       "mine:1",
     );
   });
+
+  it("a url MCP server's bearer token: GAVEL_MCP_TOKEN_<index> from its Secret key, after the Agent's own env; the token is never a value", () => {
+    const remote: Agent = {
+      ...worker,
+      spec: {
+        runtime: { env: [{ name: "MINE", value: "x" }] },
+        mcp_servers: [
+          { name: "files", command: ["mcp-server-filesystem", "/workspace"] },
+          { name: "remote", url: "https://mcp.example.test/mcp", bearer_token_secret: { name: "remote-mcp", key: "token" } },
+          { name: "open", url: "https://open.example.test/mcp" },
+        ],
+      },
+    };
+    const spec = workerWorkload(parent, remote, { name: "demo-i1", iteration: 1, timeoutSeconds: 5 }, []);
+    expect(spec.agentEnv?.env).toEqual([
+      { name: "MINE", value: "x" },
+      { name: "GAVEL_MCP_TOKEN_1", valueFrom: { secretKeyRef: { name: "remote-mcp", key: "token" } } },
+    ]);
+    expect(JSON.parse(spec.env?.GAVEL_MCP_SERVERS ?? "[]")).toEqual(remote.spec.mcp_servers);
+  });
 });
 
 describe("judge workload", () => {

@@ -2,12 +2,13 @@
 // runtime's env contract, the judge payload, the mounts (read-only for judges), network,
 // resources, deadline and labels. Docker (local mode) and Kubernetes run the same spec.
 import { AGENT_ENV, agentEnvironment } from "../api/agent-env.js";
-import type { Agent, Execution } from "../api/types.js";
+import type { Agent, EnvVar, Execution } from "../api/types.js";
 import { childTimeoutSeconds } from "../engine/durations.js";
 import type { WorkloadMount, WorkloadSpec } from "../runtime/workload.js";
 import { TerminalError } from "../errors.js";
 import { TRACEPARENT_ENV } from "../telemetry/trace-context.js";
 import { AGENT_ENTRYPOINT, defaultImages } from "./images.js";
+import { mcpTokenEnvOf } from "./mcp-token-env.js";
 import { resourcesOf } from "./quantities.js";
 import { builtinRuntimes, chooseRuntime, type RuntimeTable } from "./runtime-table.js";
 import { parseDescriptor } from "../runtime/kubernetes.js";
@@ -48,9 +49,10 @@ export function labelValue(name: string): string {
   return name.slice(0, 63).replace(/[^a-z0-9]+$/, "");
 }
 
-/** The Agent's own env (spec.runtime.env / envFrom), for the runtime to resolve; the contract's variables win over it. */
-export function agentEnvOf(agent: Agent): Pick<WorkloadSpec, "agentEnv"> {
-  const env = agent.spec.runtime?.env;
+/** The Agent's own env (spec.runtime.env / envFrom) and `extra` after it, for the runtime to resolve; the contract's variables win over it. */
+export function agentEnvOf(agent: Agent, extra: EnvVar[] = []): Pick<WorkloadSpec, "agentEnv"> {
+  const own = agent.spec.runtime?.env;
+  const env = own !== undefined || extra.length > 0 ? [...(own ?? []), ...extra] : undefined;
   const envFrom = agent.spec.runtime?.envFrom;
   if ((env ?? []).length === 0 && (envFrom ?? []).length === 0) return {};
   return { agentEnv: { ...(env !== undefined ? { env } : {}), ...(envFrom !== undefined ? { envFrom } : {}) } };
@@ -151,7 +153,8 @@ export function workerWorkload(
     image: runtime.image,
     ...programOf(agent, runtime.entrypoint),
     env,
-    ...agentEnvOf(agent),
+    // A url MCP server's bearer token comes from its Secret key, resolved by the kubelet (ADR 0059).
+    ...agentEnvOf(agent, mcpTokenEnvOf(agent)),
     mounts: writable,
     ...workerNetworkOf(agent),
     resources: resourcesOf(agent),

@@ -3,11 +3,11 @@
 // deadline. A crash, malformed JSON-RPC or an oversized message ends the calls in flight at
 // once with an error naming the server and the tool, and the server stays down.
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { ToolListChangedNotificationSchema, type CallToolResult, type Tool } from "@modelcontextprotocol/sdk/types.js";
 import type { McpServerSpec } from "../api/types.js";
 import { messageOf } from "../errors.js";
 import { gavelVersion } from "../version.js";
+import { mcpConnection } from "./mcp-transport.js";
 
 /** An MCP server failed: it did not start, crashed, answered out of protocol, or a call ran past its deadline. */
 export class McpServerError extends Error {
@@ -28,6 +28,8 @@ export interface McpServerOptions {
   cwd?: string;
   /** Largest JSON-RPC message accepted from the server, in bytes; past it the server is closed. */
   maxMessageBytes: number;
+  /** A url server's bearer token. */
+  token?: string;
   /** Called when the server says its tool list changed. */
   onToolsChanged?: () => void;
   log?: (event: Record<string, unknown>) => void;
@@ -51,19 +53,16 @@ export class McpServer {
 
   /** Starts the server and runs initialize within its startup deadline; throws McpServerError naming it. */
   static async start(spec: McpServerSpec, o: McpServerOptions): Promise<McpServer> {
-    const [command, ...args] = spec.command;
-    if (command === undefined) throw new McpServerError(spec.name, `MCP server ${spec.name}: command is empty`);
-    const transport = new StdioClientTransport({
-      command,
-      args,
-      env: o.env,
-      stderr: "pipe",
-      maxBufferSize: o.maxMessageBytes,
-      ...(o.cwd !== undefined ? { cwd: o.cwd } : {}),
-    });
+    let connection;
+    try {
+      connection = mcpConnection(spec, o);
+    } catch (err) {
+      throw new McpServerError(spec.name, messageOf(err), undefined, { cause: err });
+    }
+    const { transport, where } = connection;
     const client = new Client({ name: "gavel-agent", version: gavelVersion() }, { capabilities: {} });
     const server = new McpServer(spec, client);
-    transport.stderr?.on("data", (d: Buffer) => server.keepStderr(d.toString("utf8")));
+    connection.stderr?.on("data", (d: Buffer) => server.keepStderr(d.toString("utf8")));
     client.onerror = (err) => server.fail(`answered out of protocol: ${messageOf(err)}`);
     client.onclose = () => server.fail("exited");
     if (o.onToolsChanged !== undefined) client.setNotificationHandler(ToolListChangedNotificationSchema, () => o.onToolsChanged?.());
@@ -73,7 +72,7 @@ export class McpServer {
       await server.close();
       throw new McpServerError(
         spec.name,
-        `MCP server ${spec.name} (${spec.command.join(" ")}) did not start: ${server.down ?? messageOf(err)}${server.stderrNote()}`,
+        `MCP server ${spec.name} (${where}) did not start: ${server.down ?? messageOf(err)}${server.stderrNote()}`,
         undefined,
         { cause: err },
       );

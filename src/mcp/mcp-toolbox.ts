@@ -25,6 +25,8 @@ export interface McpToolboxOptions {
   outputCapBytes: number;
   /** Names no MCP tool may take (the built-in tools'). */
   reserved: readonly string[];
+  /** The bearer tokens of url servers, by server name. */
+  tokens?: Readonly<Record<string, string>>;
   log?: (event: Record<string, unknown>) => void;
 }
 
@@ -78,6 +80,7 @@ export class McpToolbox {
         McpServer.start(spec, {
           env: o.env,
           maxMessageBytes: MAX_MESSAGE_BYTES,
+          ...(o.tokens?.[spec.name] !== undefined ? { token: o.tokens[spec.name] } : {}),
           onToolsChanged: () => box.relist(spec.name),
           ...(o.cwd !== undefined ? { cwd: o.cwd } : {}),
           ...(o.log !== undefined ? { log: o.log } : {}),

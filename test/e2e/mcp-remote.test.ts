@@ -1,0 +1,188 @@
+// An Agent's remote MCP server on the cluster, as a user runs it: a Streamable HTTP MCP server
+// in a pod of the test's own namespace (test/harness/mcp-http-server.mjs, the official SDK,
+// on gavel/agent:dev, which carries the SDK) that answers only with its bearer token; a Secret
+// holding that token; an Agent whose spec.mcp_servers names the server by `url` and the
+// Secret key by `bearer_token_secret`. The worker pod gets the token from the Secret (a
+// secretKeyRef), every call goes through the controller's gate, the allowed one reaches the
+// server; the token is in no Execution, Event, describe output or worker log. Shared lane.
+import { readFile } from "node:fs/promises";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { stringify } from "yaml";
+import { eventually, useCluster, type Cluster } from "../harness/cluster.js";
+import { run } from "../harness/exec.js";
+import { callSummary, executionsIn, type Executions } from "../harness/executions.js";
+import { ChartController } from "../harness/gavel-chart.js";
+import { HARNESS_DIR, REPO_DIR } from "../harness/paths.js";
+
+const GAVEL = join(REPO_DIR, "bin", "gavel");
+const TOKEN = "e2e-tok-7d2a9c41f0";
+const RESTRICTED = {
+  allowPrivilegeEscalation: false,
+  runAsNonRoot: true,
+  runAsUser: 65532,
+  capabilities: { drop: ["ALL"] },
+  seccompProfile: { type: "RuntimeDefault" },
+};
+
+describe("a remote MCP server by url with a bearer token from a Secret (chart-installed controller and NATS)", () => {
+  let cluster: Cluster;
+  let controller: ChartController;
+  let runs: Executions;
+
+  const kubectlOk = async (args: string[]): Promise<string> => {
+    const r = await cluster.kubectl(args);
+    if (r.code !== 0) throw new Error(`kubectl ${args.join(" ")}: ${r.stderr}`);
+    return r.stdout;
+  };
+
+  beforeAll(async () => {
+    cluster = await useCluster();
+    controller = new ChartController(cluster);
+    await controller.ready();
+    const ns = await cluster.createNamespace("e2e-mcp-remote");
+    runs = executionsIn(cluster, ns, async () => `controller log:\n${(await controller.log()).slice(-6000)}`);
+    const server = await readFile(join(HARNESS_DIR, "mcp-http-server.mjs"), "utf8");
+    const objects = [
+      { apiVersion: "v1", kind: "Secret", metadata: { name: "remote-mcp" }, stringData: { token: TOKEN } },
+      { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "mcp-http-server" }, data: { "mcp-http-server.mjs": server } },
+      {
+        apiVersion: "v1",
+        kind: "Pod",
+        metadata: { name: "mcp-http", labels: { app: "mcp-http" } },
+        spec: {
+          securityContext: { runAsNonRoot: true, runAsUser: 65532, seccompProfile: { type: "RuntimeDefault" } },
+          containers: [
+            {
+              name: "server",
+              image: "gavel/agent:dev",
+              imagePullPolicy: "Never",
+              // Beside the image's node_modules, so the SDK resolves.
+              command: ["node", "/opt/gavel/test-mcp/mcp-http-server.mjs", "0.0.0.0", "8080"],
+              env: [
+                { name: "MCP_TOKEN", valueFrom: { secretKeyRef: { name: "remote-mcp", key: "token" } } },
+                { name: "MCP_LOG", value: "/dev/stdout" },
+              ],
+              ports: [{ containerPort: 8080 }],
+              readinessProbe: { tcpSocket: { port: 8080 }, periodSeconds: 1 },
+              securityContext: RESTRICTED,
+              volumeMounts: [{ name: "server", mountPath: "/opt/gavel/test-mcp" }],
+            },
+          ],
+          volumes: [{ name: "server", configMap: { name: "mcp-http-server" } }],
+        },
+      },
+      {
+        apiVersion: "v1",
+        kind: "Service",
+        metadata: { name: "mcp-http" },
+        spec: { selector: { app: "mcp-http" }, ports: [{ port: 8080, targetPort: 8080 }] },
+      },
+    ];
+    await runs.apply(objects.map((o) => stringify(o)).join("---\n"));
+    await kubectlOk(["wait", "-n", ns, "--for=condition=Ready", "pod/mcp-http", "--timeout=120s"]);
+  }, 300_000);
+
+  afterAll(async () => {
+    if (runs !== undefined) await cluster.deleteNamespace(runs.namespace);
+  });
+
+  it("the worker pod reaches the server with the Secret's token through the gate; the token is nowhere in what gavel shows", async () => {
+    const url = `http://mcp-http.${runs.namespace}.svc:8080/mcp`;
+    const agent = {
+      apiVersion: "100monkeys.ai/v1",
+      kind: "Agent",
+      metadata: { name: "remote-tools" },
+      spec: {
+        runtime: {
+          image: "gavel/agent:dev",
+          pull_policy: "Never",
+          env: [
+            {
+              name: "GAVEL_SCRIPT",
+              value: stringify([
+                { tool_calls: [{ tool: "remote.echo", args: { text: "hello" }, intent: "echo a greeting" }] },
+                { tool_calls: [{ tool: "remote.echo", args: { text: "a forbidden word" }, intent: "echo a forbidden word" }] },
+                { final: "remote said: {{result 1}}" },
+              ]),
+            },
+          ],
+        },
+        task: { instruction: "Echo a greeting through the remote server." },
+        tools: ["fs.read"],
+        mcp_servers: [{ name: "remote", url, bearer_token_secret: { name: "remote-mcp", key: "token" }, timeout_seconds: 20 }],
+        security: { network: { mode: "allow" }, resources: { timeout: "120s" } },
+        execution: {
+          mode: "one-shot",
+          validation: [
+            { type: "exit_code", expected: 0 },
+            { type: "regex", pattern: "remote said: echo: hello", target: "stdout" },
+          ],
+        },
+      },
+    };
+    const policy = {
+      apiVersion: "100monkeys.ai/v1",
+      kind: "GuardPolicy",
+      metadata: { name: "remote-tools" },
+      spec: {
+        mcp_servers: [{ server: "remote", capabilities: { echo: { skip_judge: true } } }],
+        adaptive_rules: [{ name: "no-forbidden", match_field: "args", pattern: "forbidden", action: "deny", reason: "no forbidden words" }],
+      },
+    };
+    await runs.apply(
+      [
+        stringify(policy),
+        stringify(agent),
+        "apiVersion: 100monkeys.ai/v1\nkind: Execution\nmetadata:\n  name: remote-run\nspec:\n  agentRef:\n    name: remote-tools\n",
+      ].join("---\n"),
+    );
+    const done = await runs.final("remote-run", 300_000);
+    expect(done.status?.phase, done.status?.message).toBe("Succeeded");
+    const calls = done.status?.iterations?.[0]?.toolCalls?.recent ?? [];
+    expect(calls.map(callSummary)).toEqual([
+      [1, "remote.echo", "allowed", "", 0],
+      [2, "remote.echo", "blocked by guard", "adaptive_rule", 0],
+    ]);
+    expect(calls.map((c) => c.server)).toEqual(["remote", "remote"]);
+    // Only the allowed call reached the server (its log: one line per accepted request).
+    const serverLog = await kubectlOk(["logs", "-n", runs.namespace, "mcp-http"]);
+    expect(serverLog).toContain("listening 8080");
+    expect(serverLog.split("\n").filter((l) => l.startsWith("tools/call"))).toEqual(["tools/call echo"]);
+    expect(serverLog).not.toContain("refused");
+
+    // The worker pod took the token from the Secret: a secretKeyRef, no literal.
+    const pods = JSON.parse(await kubectlOk(["get", "pods", "-n", runs.namespace, "-l", "gavel.dev/role=worker", "-o", "json"])) as {
+      items: { spec: { containers: { env?: { name: string; value?: string; valueFrom?: unknown }[] }[] } }[];
+    };
+    const env = pods.items[0]?.spec.containers[0]?.env ?? [];
+    expect(env.find((e) => e.name === "GAVEL_MCP_TOKEN_0")).toEqual({
+      name: "GAVEL_MCP_TOKEN_0",
+      valueFrom: { secretKeyRef: { name: "remote-mcp", key: "token" } },
+    });
+
+    // The token is in nothing gavel shows or keeps.
+    const described = await run(GAVEL, ["describe", "ex", "remote-run", "-n", runs.namespace], {
+      env: { ...process.env, KUBECONFIG: cluster.kubeconfigPath },
+    });
+    expect(described.code, described.stderr).toBe(0);
+    expect(described.stdout).toMatch(/MCP server:\s+remote/);
+    const events = await kubectlOk(["get", "events", "-n", runs.namespace, "-o", "json"]);
+    const workerLog = await eventually(
+      async () => {
+        const r = await cluster.kubectl(["logs", "-n", runs.namespace, "-l", "gavel.dev/role=worker", "--tail=-1"]);
+        return r.code === 0 ? `${r.stdout}${r.stderr} ` : undefined;
+      },
+      30_000,
+      "the worker's log",
+    );
+    for (const [what, text] of [
+      ["the Execution", JSON.stringify(done)],
+      ["gavel describe", described.stdout],
+      ["the Events", events],
+      ["the worker's log", workerLog],
+    ] as const) {
+      expect(text.includes(TOKEN), `${what} holds the token`).toBe(false);
+    }
+  }, 420_000);
+});
