@@ -25,9 +25,17 @@ function judgesOf(a: Agent): string {
 export function columns(r: Resource, wide: boolean): string[] {
   switch (r.kind) {
     case "Execution":
-      return ["NAME", "AGENT", "PHASE", "ITERATION", "SCORE", "AGE", ...(wide ? ["PURPOSE", "VERDICT", "PARENT", "MESSAGE"] : [])];
+      return [
+        "NAME",
+        "AGENT",
+        "PHASE",
+        "ITERATION",
+        "SCORE",
+        "AGE",
+        ...(wide ? ["PURPOSE", "VERDICT", "PARENT", "MCP-CALLS", "MESSAGE"] : []),
+      ];
     case "Agent":
-      return ["NAME", "ROLE", "MODE", "VALIDATION", "READY", "AGE", ...(wide ? ["IMAGE", "JUDGES", "TOOL-JUDGES"] : [])];
+      return ["NAME", "ROLE", "MODE", "VALIDATION", "READY", "AGE", ...(wide ? ["IMAGE", "JUDGES", "TOOL-JUDGES", "MCP-SERVERS"] : [])];
     case "GuardPolicy":
       return ["NAME", "ENTRIES", "READY", "AGE", ...(wide ? ["COUNTS", "REVOKED"] : [])];
   }
@@ -59,8 +67,30 @@ function executionCells(ex: Execution, name: string, wide: boolean, now: number)
     p !== undefined ? `${p.purpose}:i${p.iteration}/v${p.validatorIndex}` : "",
     verdictCell(ex),
     p?.name ?? "",
+    mcpCallsCell(ex),
     oneLine(st?.message, 80),
   ];
+}
+
+/** The decided calls to each MCP server among the status's recent calls (`files:3/1` = 3 calls, 1 blocked), "" when none. */
+export function mcpCallsCell(ex: Execution): string {
+  const by = new Map<string, { calls: number; blocked: number }>();
+  for (const it of ex.status?.iterations ?? []) {
+    for (const c of it.toolCalls?.recent ?? []) {
+      if (c.server === undefined) continue;
+      const n = by.get(c.server) ?? { calls: 0, blocked: 0 };
+      n.calls++;
+      if (!c.allowed) n.blocked++;
+      by.set(c.server, n);
+    }
+  }
+  return [...by].map(([s, n]) => `${s}:${n.calls}/${n.blocked}`).join(",");
+}
+
+/** An Agent's MCP servers and their form (`files(stdio)`, `remote(url)`), "<none>" when it has none. */
+function mcpServersCell(a: Agent): string {
+  const servers = a.spec.mcp_servers ?? [];
+  return servers.length === 0 ? "<none>" : servers.map((s) => `${s.name}(${s.url !== undefined ? "url" : "stdio"})`).join(",");
 }
 
 /** An Agent's row: role, mode, validators, readiness; with -o wide its image and judges. */
@@ -75,7 +105,13 @@ function agentCells(a: Agent, name: string, wide: boolean, now: number): string[
   ];
   if (!wide) return base;
   const toolJudges = (a.spec.execution?.tool_validation ?? []).map((t) => t.judge_agent);
-  return [...base, a.spec.runtime?.image ?? "<default>", judgesOf(a), toolJudges.length === 0 ? "<none>" : toolJudges.join(",")];
+  return [
+    ...base,
+    a.spec.runtime?.image ?? "<default>",
+    judgesOf(a),
+    toolJudges.length === 0 ? "<none>" : toolJudges.join(","),
+    mcpServersCell(a),
+  ];
 }
 
 /** A GuardPolicy's row: its entry count and readiness; with -o wide the counts by table and the revoked tools. */
