@@ -83,6 +83,7 @@ svg.bar .threshold { stroke: var(--fg); stroke-width: 2px; vector-effect: non-sc
 p.reasoning, p.feedback, p.message, p.parent, details.folded { margin: .2em 0; white-space: pre-wrap; overflow-wrap: anywhere; }
 .label { color: var(--muted); font-size: 12px; font-weight: 600; }
 table.toolcalls td.id { color: var(--muted); font-size: 12px; }
+table.toolcalls td.server { white-space: nowrap; }
 tr.toolcall.allowed td.outcome { color: var(--pass); } tr.toolcall.blocked td.outcome { color: var(--fail); font-weight: 600; }
 .counts { color: var(--muted); font-weight: 400; }
 aside.activity { margin: 0 1.25em 1em; max-width: 1200px; }
