@@ -1,6 +1,7 @@
 // The Agent Ready condition: a controller that watches Agents and writes Ready=True/False from the
 // schema rules and the cross-object rules (judges exist, are judges, run one-shot). Pure part first.
 import * as k8s from "@kubernetes/client-node";
+import { findCondition, sameCondition, setCondition } from "../api/conditions.js";
 import { crossValidateAgent, judgeReferences, readyCondition } from "../api/cross-validate.js";
 import type { Agent, Condition } from "../api/types.js";
 import { GROUP, VERSION } from "../api/types.js";
@@ -79,39 +80,22 @@ export function desiredReady(
 
 /** The Agent's current Ready condition, if any. */
 export function currentReady(agent: Agent): Condition | undefined {
-  const conditions: unknown = agent.status?.conditions;
-  if (!Array.isArray(conditions)) return undefined;
-  return (conditions as Condition[]).find((c) => c !== null && typeof c === "object" && c.type === READY);
-}
-
-/** True when two Ready conditions say the same thing (lastTransitionTime aside). */
-export function sameCondition(a: Condition | undefined, b: Condition): boolean {
-  return (
-    a !== undefined &&
-    a.status === b.status &&
-    a.reason === b.reason &&
-    a.message === b.message &&
-    a.observedGeneration === b.observedGeneration
-  );
+  return findCondition(agent.status?.conditions, READY);
 }
 
 /**
- * The status merge patch that moves the Agent to `desired`, or undefined when it already says
- * that. lastTransitionTime is kept while the status (True/False) does not change; other
- * conditions are kept; metadata.resourceVersion makes a write from a stale cache a conflict.
+ * The status merge patch that moves the Agent to `desired` (its lastTransitionTime is now),
+ * or undefined when it already says that; setCondition keeps the transition time while the
+ * status does not change. metadata.resourceVersion makes a write from a stale cache a conflict.
  */
 export function readyStatusPatch(agent: Agent, desired: Condition): Record<string, unknown> | undefined {
-  const current = currentReady(agent);
   const generation = agent.metadata?.generation;
-  if (sameCondition(current, desired) && (generation === undefined || agent.status?.observedGeneration === generation)) return undefined;
-  const ready =
-    current !== undefined && current.status === desired.status && typeof current.lastTransitionTime === "string"
-      ? { ...desired, lastTransitionTime: current.lastTransitionTime }
-      : desired;
-  const others = (Array.isArray(agent.status?.conditions) ? agent.status.conditions : []).filter((c) => c?.type !== READY);
+  if (sameCondition(currentReady(agent), desired) && (generation === undefined || agent.status?.observedGeneration === generation))
+    return undefined;
+  const conditions = setCondition(agent.status?.conditions, desired, new Date(desired.lastTransitionTime), desired.observedGeneration);
   return {
     metadata: { resourceVersion: agent.metadata.resourceVersion },
-    status: { ...(generation === undefined ? {} : { observedGeneration: generation }), conditions: [...others, ready] },
+    status: { ...(generation === undefined ? {} : { observedGeneration: generation }), conditions },
   };
 }
 

@@ -2,7 +2,8 @@
 // per reconcile, only when it changed (a stale one is a 409 the work queue retries); the
 // Accepted condition of an Execution that cannot run as declared; and what follows a written
 // status: its engine events published, traced, counted and recorded as Kubernetes Events.
-import type { Agent, Condition, Execution, ExecutionStatus } from "../api/types.js";
+import { setCondition } from "../api/conditions.js";
+import type { Agent, Execution, ExecutionStatus } from "../api/types.js";
 import type { JudgeRunStep } from "../engine/judge-run.js";
 import { isTerminal, type EngineContext, type EngineState } from "../engine/outer-loop.js";
 import type { ExecutionTraces, TracedExecution } from "../telemetry/execution-trace.js";
@@ -105,16 +106,16 @@ export class ExecutionStatusWriter {
 
   /** Ends an Execution that cannot run as declared: Failed, with an Accepted=False condition whose message names the field. */
   async refuse(ex: Execution, reason: string, message: string): Promise<{ requeueAfterMs?: number }> {
-    const now = new Date(this.parts.now()).toISOString();
-    const generation = ex.metadata.generation !== undefined ? { observedGeneration: ex.metadata.generation } : {};
-    const condition: Condition = { type: ACCEPTED, status: "False", reason, message, lastTransitionTime: now, ...generation };
+    const now = new Date(this.parts.now());
+    const generation = ex.metadata.generation;
+    const conditions = setCondition(ex.status?.conditions, { type: ACCEPTED, status: "False", reason, message }, now, generation);
     await this.write(ex, {
       ...ex.status,
       phase: "Failed",
       message,
-      completionTime: now,
-      conditions: [...(ex.status?.conditions ?? []).filter((c) => c.type !== ACCEPTED), condition],
-      ...generation,
+      completionTime: now.toISOString(),
+      conditions,
+      ...(generation === undefined ? {} : { observedGeneration: generation }),
     });
     return {};
   }

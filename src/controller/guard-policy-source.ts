@@ -1,7 +1,8 @@
 // Feeds the guard's PolicyStore from GuardPolicy objects in the Kubernetes API: lists and watches
 // them, recompiles on every change (hot reload) and reports each object's compile result in its status.
 import * as k8s from "@kubernetes/client-node";
-import { GROUP, VERSION, type Condition, type GuardPolicy, type GuardPolicySpec, type GuardPolicyStatus } from "../api/types.js";
+import { findCondition, setCondition } from "../api/conditions.js";
+import { GROUP, VERSION, type GuardPolicy, type GuardPolicySpec, type GuardPolicyStatus } from "../api/types.js";
 import type { NamedPolicy, PolicyStore } from "../gate/guard.js";
 import type { Logger } from "../telemetry/logger.js";
 import { isNotFound, messageOf } from "../errors.js";
@@ -197,7 +198,7 @@ export class GuardPolicySource {
     const compiled = this.compile(k);
     if (compiled === undefined || this.opts.writeStatus === false) return;
     const { obj, outcome } = compiled;
-    const ready = obj.status?.conditions?.find((c) => c.type === "Ready");
+    const ready = findCondition(obj.status?.conditions, "Ready");
     const want = outcome.ready ? "True" : "False";
     if (obj.status?.observedGeneration === outcome.generation && ready?.status === want && ready.message === statusMessage(outcome)) return;
     const status = desiredStatus(obj, outcome, new Date());
@@ -214,20 +215,19 @@ export class GuardPolicySource {
   }
 }
 
-/** The status for an object given its compile outcome; lastTransitionTime moves only on a change. */
+/** The status for an object given its compile outcome; lastTransitionTime moves only on a change (setCondition). */
 export function desiredStatus(obj: GuardPolicy, outcome: PolicyOutcome, now: Date): GuardPolicyStatus {
-  const previous = obj.status?.conditions?.find((c) => c.type === "Ready");
-  const status = outcome.ready ? "True" : "False";
-  const ready: Condition = {
+  const ready = {
     type: "Ready",
-    status,
+    status: outcome.ready ? "True" : "False",
     reason: outcome.ready ? "Compiled" : "CompileError",
     message: statusMessage(outcome),
-    lastTransitionTime: previous?.status === status ? previous.lastTransitionTime : now.toISOString(),
+  } as const;
+  return {
     observedGeneration: outcome.generation,
+    counts: specCounts(obj.spec),
+    conditions: setCondition(obj.status?.conditions, ready, now, outcome.generation),
   };
-  const others = (obj.status?.conditions ?? []).filter((c) => c.type !== "Ready");
-  return { observedGeneration: outcome.generation, counts: specCounts(obj.spec), conditions: [...others, ready] };
 }
 
 /** Entries per list of a spec, e.g. {revoked_tools: 3}; empty lists are left out. */

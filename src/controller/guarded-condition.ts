@@ -3,7 +3,8 @@
 // says why. What the Kubernetes driver asks of a gate is GateStatus, a port: the gate hands
 // the reconciler plain data (Guarding), so a reconcile runs no gate code unless a tool call
 // is involved (gate-guarding.ts is the gate's side).
-import type { Agent, Condition, Execution, ExecutionStatus } from "../api/types.js";
+import { setCondition } from "../api/conditions.js";
+import type { Agent, Execution, ExecutionStatus } from "../api/types.js";
 import { executionTimeoutSeconds, iterationTimeoutSeconds, maxIterations } from "../engine/durations.js";
 
 /** Condition on an Execution that needs a gate: False while none can be reached (it then does not start). */
@@ -55,20 +56,14 @@ export function waitingForGate(
 
 /** Sets the Guarded condition: True while a gate decides the Execution's tool calls, False with why not. */
 export function setGuarded(status: ExecutionStatus, why: string | undefined, now: Date, generation?: number): void {
-  const conditions = status.conditions ?? [];
-  const current = conditions.find((c) => c.type === GUARDED);
-  const next: Condition =
+  const next =
     why === undefined
-      ? {
+      ? ({
           type: GUARDED,
           status: "True",
           reason: "GateServing",
           message: "every tool call is decided by the gate before it runs",
-          lastTransitionTime: now.toISOString(),
-        }
-      : { type: GUARDED, status: "False", reason: "GateUnavailable", message: why, lastTransitionTime: now.toISOString() };
-  if (generation !== undefined) next.observedGeneration = generation;
-  if (current !== undefined && current.status === next.status) next.lastTransitionTime = current.lastTransitionTime;
-  if (current !== undefined && current.status === next.status && current.reason === next.reason && current.message === next.message) return;
-  status.conditions = [...conditions.filter((c) => c.type !== GUARDED), next];
+        } as const)
+      : ({ type: GUARDED, status: "False", reason: "GateUnavailable", message: why } as const);
+  status.conditions = setCondition(status.conditions, next, now, generation);
 }
