@@ -6,7 +6,7 @@ import { hostname } from "node:os";
 import type { Msg, NatsConnection, Subscription } from "@nats-io/transport-node";
 import type { Logger } from "pino";
 import type { ToolCallDecision, ToolCallErrorReply, ToolCallProposal } from "../../api/protocol.js";
-import { messageOf } from "../../errors.js";
+import { ConflictError, messageOf } from "../../errors.js";
 import { TRACEPARENT } from "../../telemetry/trace-context.js";
 import { ATTEMPT_HEADER, decodeProposal, encodeErrorReply, proposalFingerprint } from "../../transport/codec.js";
 import { parseToolCallSubject, replyPrefixOf, TOOL_CALL_WILDCARD } from "../../transport/subjects.js";
@@ -215,12 +215,12 @@ export class ToolCallService {
   private answer(key: string, fingerprint: string, p: ToolCallProposal, bytes: number, attempt: number, reply: Reply): Promise<ToolCallDecision> {
     const running = this.pending.get(key);
     if (running !== undefined) {
-      if (running.fingerprint !== fingerprint) return Promise.reject(new ConflictError());
+      if (running.fingerprint !== fingerprint) return Promise.reject(reused(p.toolCallId));
       this.stats.fromInFlight++;
       return running.decision;
     }
     const known = this.store.get(key);
-    if (known !== undefined && known.record.fingerprint !== fingerprint) return Promise.reject(new ConflictError());
+    if (known !== undefined && known.record.fingerprint !== fingerprint) return Promise.reject(reused(p.toolCallId));
     if (known?.record.kind === "decision" && this.store.hasBody(key)) {
       this.stats.fromDecision++;
       return Promise.resolve(known.record.decision);
@@ -361,7 +361,7 @@ export class ToolCallService {
         // Gone (aged out between reads): decide afresh, still through the store's compare-and-set.
         return this.decideNew(key, fingerprint, p, 0, 2);
       }
-      if (current.record.fingerprint !== fingerprint) throw new ConflictError();
+      if (current.record.fingerprint !== fingerprint) throw reused(p.toolCallId);
       if (current.record.kind === "decision") {
         if (current.record.decision !== undefined) {
           this.stats.fromDecision++;
@@ -418,8 +418,10 @@ export class ToolCallService {
 /** Answers the proposal being handled (at most once; later calls do nothing). */
 type Reply = (decision: ToolCallDecision) => void;
 
-class ConflictError extends Error {
-  override readonly name = "ConflictError";
+// A toolCallId names one call: the same id with another fingerprint is a conflict (HTTP 409's
+// "exists already"), answered with the error reply `conflict`, never decided.
+function reused(toolCallId: string): ConflictError {
+  return new ConflictError(`toolCallId ${toolCallId} was already used for a different call`);
 }
 
 // Best effort: the toolCallId of a proposal too broken to decode, for the error reply.
