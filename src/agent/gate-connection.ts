@@ -3,6 +3,7 @@
 // is retried with backoff until the worker's wait budget ends, and a lost connection is
 // logged while the client reconnects by itself. Only a refusal of the worker's credentials
 // is final. When the budget ends the worker exits 75 (src/api/gate-unreachable.ts).
+import { backoffDelay, sleep } from "../backoff.js";
 import type { NatsConnection } from "@nats-io/transport-node";
 import type { GateUnreachable } from "../api/gate-unreachable.js";
 
@@ -24,11 +25,6 @@ const FINAL_ERRORS = new Set(["AuthorizationError", "UserAuthenticationExpiredEr
 /** Whether a failed connect is worth another try. */
 export function isTransientConnectError(err: unknown): boolean {
   return !(err instanceof Error && FINAL_ERRORS.has(err.name));
-}
-
-/** The pause before connect attempt n+1 (n from 1): initial, doubled each time, at most max. */
-export function backoffMs(n: number, initialMs: number, maxMs: number): number {
-  return Math.min(maxMs, initialMs * 2 ** Math.max(0, n - 1));
 }
 
 /**
@@ -63,11 +59,13 @@ export interface GateConnectOptions {
   /** Pause after the first failure, doubled up to backoffMaxMs; default 250 ms .. 5 s. */
   backoffInitialMs?: number;
   backoffMaxMs?: number;
+  /** The random share of each pause (src/backoff.ts; default 0.2): workers started together do not dial together. */
+  backoffJitter?: number;
   now?: () => number;
   sleep?: (ms: number) => Promise<void>;
 }
 
-const realSleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+const realSleep = async (ms: number): Promise<void> => void (await sleep(ms));
 
 /**
  * Dials until a connection is made (`dial` gets how long one attempt may take), a final error
@@ -78,9 +76,12 @@ export async function connectWithBackoff(
   o: GateConnectOptions,
 ): Promise<NatsConnection> {
   const now = o.now ?? Date.now;
-  const sleep = o.sleep ?? realSleep;
-  const initial = o.backoffInitialMs ?? 250;
-  const max = o.backoffMaxMs ?? 5000;
+  const pauseFor = o.sleep ?? realSleep;
+  const backoff = {
+    initialMs: o.backoffInitialMs ?? 250,
+    maxMs: o.backoffMaxMs ?? 5000,
+    ...(o.backoffJitter !== undefined ? { jitter: o.backoffJitter } : {}),
+  };
   const started = now();
   for (let attempt = 1; ; attempt++) {
     try {
@@ -91,7 +92,7 @@ export async function connectWithBackoff(
     } catch (err) {
       const message = err instanceof Error ? err.message : String(err);
       if (!isTransientConnectError(err)) throw err;
-      const pause = backoffMs(attempt, initial, max);
+      const pause = backoffDelay(attempt, backoff);
       const left = o.deadlineMs - now();
       if (left <= pause) {
         const unreachable = {
@@ -101,7 +102,7 @@ export async function connectWithBackoff(
         throw new GateUnreachableError(unreachable, { cause: err });
       }
       o.log({ event: "nats_unreachable", nats: o.url, error: message, attempt, retryInMs: pause, giveUpInMs: left });
-      await sleep(pause);
+      await pauseFor(pause);
     }
   }
 }

@@ -2,6 +2,7 @@
 // vLLM, llama.cpp server, Ollama, LiteLLM ...). Tool names such as `cmd.run` are mapped
 // to function names the API accepts (`cmd_run`) and back.
 import type { JsonObject } from "../api/types.js";
+import { backoffDelay, sleep } from "../backoff.js";
 import type { ToolSpec } from "./builtin-tools.js";
 import { ModelError, type ChatMessage, type ChatModel, type ModelToolCall, type ModelTurn } from "./model.js";
 
@@ -76,7 +77,7 @@ export class OpenAiModel implements ChatModel {
     const retries = this.options.retries ?? 3;
     let lastError = "";
     for (let attempt = 0; attempt <= retries; attempt++) {
-      if (attempt > 0) await new Promise((r) => setTimeout(r, Math.min(500 * 2 ** (attempt - 1), 8000)));
+      if (attempt > 0) await sleep(backoffDelay(attempt, { initialMs: 500, maxMs: 8000 }));
       let res: Response;
       try {
         res = await fetch(url, {

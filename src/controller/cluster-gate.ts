@@ -12,6 +12,7 @@ import { withDefaults } from "../api/defaults.js";
 import type { ToolCallDecision, ToolCallProposal } from "../api/protocol.js";
 import { GROUP, VERSION, type Agent, type Execution, type ExecutionStatus, type SemanticValidatorSpec } from "../api/types.js";
 import { isTerminal } from "../engine/outer-loop.js";
+import { Backoff, sleep } from "../backoff.js";
 import { isNotFound, messageOf } from "../errors.js";
 import { decisionEvent, guardNotes } from "../gate/audit.js";
 import { toolJudgeChild, type ToolJudgeChild } from "../children/child-executions.js";
@@ -431,7 +432,8 @@ export class ClusterGate {
   private async drain(key: string, stream: EventStream, q: { events: GavelEvent[] }): Promise<void> {
     while (q.events.length > 0) {
       const batch = q.events.splice(0);
-      for (let attempt = 1, pause = 200; ; attempt++, pause = Math.min(pause * 2, 5000)) {
+      const backoff = new Backoff({ initialMs: 200, maxMs: 5000 });
+      for (let attempt = 1; ; attempt++) {
         const results = await Promise.allSettled(batch.map((e) => stream.publish(e)));
         const failed = results.find((r): r is PromiseRejectedResult => r.status === "rejected");
         if (failed === undefined) {
@@ -443,7 +445,7 @@ export class ClusterGate {
           this.opts.logger?.error({ execution: key, events: batch.length, err: messageOf(failed.reason) }, "events not published");
           break;
         }
-        await new Promise((r) => setTimeout(r, pause));
+        await sleep(backoff.next());
       }
     }
     if (q.events.length === 0 && this.outbox.get(key) === q) this.outbox.delete(key);

@@ -8,6 +8,7 @@ import type { Execution, ExecutionStatus } from "../api/types.js";
 import type { GavelEvent } from "../api/events.js";
 import { EventStream } from "../transport/event-stream.js";
 import { EVENT_STREAM, eventSubject, token } from "../transport/subjects.js";
+import { Backoff, sleep } from "../backoff.js";
 import { messageOf } from "../errors.js";
 import { silentLogger, type Logger } from "../telemetry/logger.js";
 import { eventStreamMetrics, type Histogram, type Registry } from "../telemetry/metrics.js";
@@ -336,7 +337,7 @@ export class ExecutionEventPublisher {
 
   /** Publishes an Execution's queue until it is empty (or the publisher stops), then clears its outbox slot. */
   private async drain(key: string, q: { ex: Execution; events: GavelEvent[]; stagedSeq?: number }): Promise<void> {
-    let pause = this.retryMs;
+    const backoff = new Backoff({ initialMs: this.retryMs, maxMs: 30_000 });
     while (q.events.length > 0) {
       if (this.stopped) {
         this.logger.warn(
@@ -353,16 +354,15 @@ export class ExecutionEventPublisher {
         this.stats.published++;
         this.stats.pending--;
         this.lag?.observe({}, Math.max(0, Date.now() - Date.parse(e.time)) / 1000);
-        pause = this.retryMs;
+        backoff.reset();
       } catch (err) {
         this.stats.failures++;
+        const pause = backoff.next();
         this.logger.warn(
           { execution: key, event: e.type, retryInMs: pause, pending: this.stats.pending, err: messageOf(err) },
           "publishing an event failed, retrying",
         );
-        // Unref'd: a retry pending at shutdown must not keep the process alive.
-        await new Promise((r) => setTimeout(r, pause).unref());
-        pause = Math.min(pause * 2, 30_000);
+        await sleep(pause);
       }
     }
     if (q.stagedSeq !== undefined) {

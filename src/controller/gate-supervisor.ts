@@ -2,6 +2,7 @@
 // it answers), the ClusterGate on it, and meanwhile why no tool call can be decided.
 import { connect, credsAuthenticator, type NatsConnection } from "@nats-io/transport-node";
 import type { Agent, Execution, ExecutionStatus } from "../api/types.js";
+import { Backoff } from "../backoff.js";
 import { messageOf } from "../errors.js";
 import { ClusterGate, type ClusterGateOptions } from "./cluster-gate.js";
 import { guardingOf, type GateHealth } from "./gate-guarding.js";
@@ -26,6 +27,8 @@ export class GateSupervisor implements GateStatus, GateHealth {
   private connected = false;
   private lastError = "connecting";
   private stopped = false;
+  /** Aborted by stop(): ends a backoff pause at once. */
+  private readonly stopping = new AbortController();
   private running: Promise<void> | undefined;
 
   constructor(private readonly opts: GateSupervisorOptions) {}
@@ -70,13 +73,15 @@ export class GateSupervisor implements GateStatus, GateHealth {
 
   async stop(graceMs?: number): Promise<void> {
     this.stopped = true;
+    this.stopping.abort();
     await this.running;
     await this.gate?.stop(graceMs);
     await this.nc?.drain().catch(() => undefined);
   }
 
   private async run(): Promise<void> {
-    for (let pause = 500; !this.stopped; pause = Math.min(pause * 2, 5000)) {
+    const backoff = new Backoff({ initialMs: 500, maxMs: 5000 });
+    while (!this.stopped) {
       try {
         this.nc = await connect({
           servers: this.opts.servers,
@@ -92,7 +97,7 @@ export class GateSupervisor implements GateStatus, GateHealth {
       } catch (err) {
         this.lastError = messageOf(err);
         this.opts.logger?.warn({ servers: this.opts.servers, err: this.lastError }, "tool-call gate: NATS not reachable yet");
-        await new Promise((r) => setTimeout(r, pause));
+        await backoff.wait({ signal: this.stopping.signal });
       }
     }
     const nc = this.nc;
@@ -106,7 +111,8 @@ export class GateSupervisor implements GateStatus, GateHealth {
         this.opts.onAvailabilityChange?.();
       }
     })().catch(() => undefined);
-    for (let pause = 500; !this.stopped; pause = Math.min(pause * 2, 5000)) {
+    backoff.reset();
+    while (!this.stopped) {
       try {
         this.gate = await ClusterGate.start({ ...this.opts, nc });
         this.opts.logger?.info({ gate: this.opts.gateId }, "tool-call gate serving");
@@ -116,7 +122,7 @@ export class GateSupervisor implements GateStatus, GateHealth {
         // JetStream may still be starting: the store cannot be opened yet.
         this.lastError = messageOf(err);
         this.opts.logger?.warn({ err: this.lastError }, "tool-call gate: could not open the tool-call store yet");
-        await new Promise((r) => setTimeout(r, pause));
+        await backoff.wait({ signal: this.stopping.signal });
       }
     }
   }

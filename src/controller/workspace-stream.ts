@@ -8,6 +8,7 @@
 // commits nothing: the next one, here or in the controller that takes over, starts from the start.
 import { PassThrough, Writable } from "node:stream";
 import * as k8s from "@kubernetes/client-node";
+import { backoffDelay, sleep } from "../backoff.js";
 import { messageOf } from "../errors.js";
 import { MAIN_CONTAINER } from "../runtime/kubernetes.js";
 import { COPY_SINK_COMMAND, COPY_SOURCE_CONTAINER, copyCommitCommand } from "./execution-pods.js";
@@ -197,7 +198,7 @@ export async function copyWorkspace(
   s: WorkspaceStream,
   retry: CopyRetry = { attempts: 3, pauseMs: 1000 },
 ): Promise<string | undefined> {
-  const pause = (attempt: number) => new Promise((r) => setTimeout(r, retry.pauseMs * attempt));
+  const pause = (failures: number) => sleep(backoffDelay(failures, { initialMs: retry.pauseMs, maxMs: retry.pauseMs * 8 }));
   let next: { commit: number; problem?: string } | { retry: string } = { retry: "" };
   for (let attempt = 1; "retry" in next; attempt++) {
     if (attempt > 1) await pause(attempt - 1);

@@ -2,6 +2,7 @@
 // re-sending the same proposal (same toolCallId) with backoff until a total deadline.
 import { createInbox, headers, type Msg, type MsgHdrs, type NatsConnection } from "@nats-io/transport-node";
 import type { ToolCallDecision, ToolCallErrorCode, ToolCallProposal } from "../api/protocol.js";
+import { Backoff, sleep } from "../backoff.js";
 import { TRACEPARENT } from "../telemetry/trace-context.js";
 import { ATTEMPT_HEADER, decodeReply, encodeProposal } from "./codec.js";
 import { inboxPrefix, toolCallSubject } from "./subjects.js";
@@ -47,8 +48,6 @@ export interface ToolCallClientOptions {
   /** W3C traceparent sent with every proposal (header `traceparent`): the worker's iteration span. */
   traceParent?: string;
 }
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** The headers of send N: the attempt after the first, the trace context on every send. */
 function sendHeaders(n: number, traceParent: string | undefined): MsgHdrs | undefined {
@@ -169,7 +168,7 @@ export class ToolCallClient {
     try {
       let sends = 0;
       let noResponders = 0;
-      let pause = this.backoffInitial;
+      const backoff = new Backoff({ initialMs: this.backoffInitial, maxMs: this.backoffMax });
       while (Date.now() < deadline) {
         if (signal?.aborted) throw new ToolCallError("aborted", `proposal ${proposal.toolCallId} aborted`);
         sends++;
@@ -177,14 +176,14 @@ export class ToolCallClient {
         const h = sendHeaders(sends, this.traceParent);
         this.nc.publish(subject, data, h === undefined ? { reply: inbox } : { reply: inbox, headers: h });
         this.sends.set(proposal.toolCallId, sends);
-        const m = await next(Math.min(this.attemptMs + pause, Math.max(0, deadline - Date.now())));
-        const waited = pause;
-        pause = Math.min(pause * 2, this.backoffMax);
+        // Each send waits a little longer for its reply than the one before.
+        const waited = backoff.next();
+        const m = await next(Math.min(this.attemptMs + waited, Math.max(0, deadline - Date.now())));
         if (m === undefined) continue;
         if (m.headers?.code === 503) {
           // No gate is subscribed (starting or restarting): wait, then send again.
           noResponders++;
-          await sleep(Math.min(waited, Math.max(0, deadline - Date.now())));
+          await sleep(Math.min(waited, Math.max(0, deadline - Date.now())), signal);
           continue;
         }
         const reply = decodeReply(m.data);

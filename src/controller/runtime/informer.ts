@@ -3,6 +3,7 @@
 // (an ERROR event such as 410 Gone, a refused or broken connection) lists again with backoff.
 import * as k8s from "@kubernetes/client-node";
 import { GROUP, VERSION } from "../../api/types.js";
+import { Backoff, sleep } from "../../backoff.js";
 import { messageOf } from "../../errors.js";
 import { type Logger } from "../../telemetry/logger.js";
 
@@ -201,7 +202,8 @@ class Stream<T extends ApiObject> {
   private abort: AbortController | undefined;
   private loop: Promise<void> | undefined;
   private stopped = false;
-  private wake: (() => void) | undefined;
+  /** Aborted by stop(): ends a backoff pause at once. */
+  private readonly stopping = new AbortController();
   private listed = false;
   private lastError: string | undefined;
 
@@ -222,13 +224,12 @@ class Stream<T extends ApiObject> {
   }
 
   async start(): Promise<void> {
-    const base = this.opts.backoffBaseMs ?? 200;
-    const max = this.opts.backoffMaxMs ?? 5_000;
+    const backoff = new Backoff({ initialMs: this.opts.backoffBaseMs ?? 200, maxMs: this.opts.backoffMaxMs ?? 5_000 });
     const what = `${this.opts.resource.kind} watch (${this.namespace ?? "all namespaces"})`;
     let rv = "";
     // The first list is retried like any later one: a controller started while the API server
     // is unreachable waits (not ready) instead of exiting.
-    for (let backoffMs = base; !this.stopped; backoffMs = Math.min(backoffMs * 2, max)) {
+    while (!this.stopped) {
       try {
         rv = await this.list(true);
         this.listed = !this.stopped;
@@ -236,15 +237,17 @@ class Stream<T extends ApiObject> {
       } catch (err) {
         if (this.stopped) break;
         this.lastError = messageOf(err);
-        this.opts.logger?.warn({ watch: what, retryInMs: backoffMs, err: this.lastError }, "first list failed, retrying");
-        await this.sleep(backoffMs);
+        const pause = backoff.next();
+        this.opts.logger?.warn({ watch: what, retryInMs: pause, err: this.lastError }, "first list failed, retrying");
+        await sleep(pause, this.stopping.signal);
       }
     }
     if (!this.listed) return;
+    backoff.reset();
     this.loop = (async () => {
-      let backoffMs = base;
       let needList = false;
       while (!this.stopped) {
+        let pause: number;
         try {
           if (needList) {
             rv = await this.list(false);
@@ -252,19 +255,20 @@ class Stream<T extends ApiObject> {
           }
           const end = await this.watchFrom(rv, (v) => (rv = v));
           if (!end.relist) {
-            backoffMs = base;
+            backoff.reset();
             continue;
           }
           needList = true;
           if (this.stopped) return;
-          this.opts.logger?.warn({ watch: what, retryInMs: backoffMs, err: messageOf(end.err) }, "watch broke, relisting");
+          pause = backoff.next();
+          this.opts.logger?.warn({ watch: what, retryInMs: pause, err: messageOf(end.err) }, "watch broke, relisting");
         } catch (err) {
           needList = true;
           if (this.stopped) return;
-          this.opts.logger?.warn({ watch: what, retryInMs: backoffMs, err: messageOf(err) }, "list failed, retrying");
+          pause = backoff.next();
+          this.opts.logger?.warn({ watch: what, retryInMs: pause, err: messageOf(err) }, "list failed, retrying");
         }
-        await this.sleep(backoffMs);
-        backoffMs = Math.min(backoffMs * 2, max);
+        await sleep(pause, this.stopping.signal);
       }
     })();
   }
@@ -272,7 +276,7 @@ class Stream<T extends ApiObject> {
   async stop(): Promise<void> {
     this.stopped = true;
     this.abort?.abort();
-    this.wake?.();
+    this.stopping.abort();
     await this.loop;
   }
 
@@ -316,16 +320,6 @@ class Stream<T extends ApiObject> {
           if (this.stopped) ac.abort();
         })
         .catch((err: unknown) => resolve({ relist: true, err }));
-    });
-  }
-
-  private sleep(ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      const t = setTimeout(resolve, ms);
-      this.wake = () => {
-        clearTimeout(t);
-        resolve();
-      };
     });
   }
 }

@@ -1,6 +1,7 @@
 // A de-duplicating work queue of string keys for level-triggered controllers (client-go's
 // workqueue, in small): one worker per key at a time, per-key exponential backoff, and
 // client-go's workqueue metrics. No Kubernetes.
+import { backoffDelay } from "../../backoff.js";
 import type { Labels, WorkQueueMetrics } from "../../telemetry/metrics.js";
 
 /** Tuning of a WorkQueue. */
@@ -140,8 +141,9 @@ export class WorkQueue {
   }
 
   private backoffMs(failures: number): number {
-    // 2^failures overflows to Infinity for large counts; Math.min keeps the cap.
-    return Math.min(this.baseDelayMs * 2 ** failures, this.maxDelayMs);
+    // No jitter, as client-go's per-item limiter: the delay logged is the delay taken, and
+    // keys fail at different times anyway.
+    return backoffDelay(failures + 1, { initialMs: this.baseDelayMs, maxMs: this.maxDelayMs, jitter: 0 });
   }
 
   private take(key: string): string {

@@ -6,6 +6,7 @@ import { hostname } from "node:os";
 import type { Msg, NatsConnection, Subscription } from "@nats-io/transport-node";
 import type { Logger } from "pino";
 import type { ToolCallDecision, ToolCallErrorReply, ToolCallProposal } from "../../api/protocol.js";
+import { Backoff } from "../../backoff.js";
 import { ConflictError, messageOf } from "../../errors.js";
 import { TRACEPARENT } from "../../telemetry/trace-context.js";
 import { ATTEMPT_HEADER, decodeProposal, encodeErrorReply, proposalFingerprint } from "../../transport/codec.js";
@@ -65,7 +66,6 @@ interface Pending {
   decision: Promise<ToolCallDecision>;
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** A running tool-call service; stop() drains it. */
 export class ToolCallService {
@@ -335,7 +335,8 @@ export class ToolCallService {
     }
     await renewing;
     // Stored in place of the claim; an unreachable store is retried while the worker waits.
-    for (let pause = 100; ; pause = Math.min(pause * 2, 5000)) {
+    const backoff = new Backoff({ initialMs: 100, maxMs: 5000 });
+    for (;;) {
       if (lost) return this.resolveExisting(key, fingerprint, p, await this.store.fetch(key));
       const r = await this.store.put(key, this.decisionRecord(p, fingerprint, decision), seq);
       if (r.ok) {
@@ -348,7 +349,7 @@ export class ToolCallService {
       }
       this.options.logger?.warn({ toolCallId: p.toolCallId, err: r.error }, "could not store a judged decision; retrying");
       if (this.nc.isClosed()) throw r.error;
-      await sleep(pause);
+      await backoff.wait();
     }
   }
 
