@@ -10,7 +10,7 @@ import Docker from "dockerode";
 import type { WorkloadObservation, WorkloadOutput, WorkloadPlacement, Workloads, WorkloadSpec } from "../workload.js";
 import { CappedDemuxer } from "./capped-demux.js";
 import { LABELS, MANAGED_BY, containerConfig, containerName, specProblem, userFor } from "./container-config.js";
-import { httpStatusOf, messageOf } from "../../errors.js";
+import { httpStatusOf, isConflict, isNotFound, messageOf } from "../../errors.js";
 
 /** A Docker engine call failed; `cause` holds dockerode's error. */
 export class DockerRuntimeError extends Error {
@@ -65,9 +65,8 @@ export class DockerWorkloads implements Workloads {
     try {
       container = await this.docker.createContainer(options);
     } catch (err) {
-      const status = httpStatusOf(err);
-      if (status === 409) return false;
-      const hint = status === 404 ? ` (image ${spec.image} is not on this engine: build it, e.g. make images)` : "";
+      if (isConflict(err)) return false;
+      const hint = isNotFound(err) ? ` (image ${spec.image} is not on this engine: build it, e.g. make images)` : "";
       throw new DockerRuntimeError(`creating the container for ${spec.name} failed${hint}: ${messageOf(err)}`, { cause: err });
     }
     try {
@@ -86,7 +85,7 @@ export class DockerWorkloads implements Workloads {
     try {
       info = await container.inspect();
     } catch (err) {
-      if (httpStatusOf(err) === 404) return { state: "absent" };
+      if (isNotFound(err)) return { state: "absent" };
       throw new DockerRuntimeError(`inspecting ${name} failed: ${messageOf(err)}`, { cause: err });
     }
     const deadline = Number(info.Config.Labels[DEADLINE_LABEL] ?? Number.NaN);
@@ -138,7 +137,7 @@ export class DockerWorkloads implements Workloads {
         const keepUntil = new Date(info.State.FinishedAt).getTime() + retentionSeconds * 1000;
         if (keepUntil > Date.now()) return keepUntil;
       } catch (err) {
-        if (httpStatusOf(err) === 404) return undefined;
+        if (isNotFound(err)) return undefined;
         throw err;
       }
     }
@@ -192,8 +191,7 @@ async function killQuietly(container: Docker.Container): Promise<void> {
     await container.kill({ signal: "SIGKILL" });
   } catch (err) {
     // 409/304/404: it had already ended (or is gone).
-    const status = httpStatusOf(err);
-    if (status !== 409 && status !== 304 && status !== 404) throw err;
+    if (!isConflict(err) && !isNotFound(err) && httpStatusOf(err) !== 304) throw err;
   }
 }
 
@@ -202,8 +200,7 @@ async function removeQuietly(container: Docker.Container): Promise<void> {
     await container.remove({ force: true, v: true });
   } catch (err) {
     // 404: already gone; 409: removal already in progress. Both mean nothing is left to do.
-    const status = httpStatusOf(err);
-    if (status !== 404 && status !== 409) throw err;
+    if (!isNotFound(err) && !isConflict(err)) throw err;
   }
 }
 
