@@ -21,8 +21,12 @@ export function backoffDelay(failures: number, o: BackoffOptions): number {
   return Math.round(pause * (1 - jitter * (o.random ?? Math.random)()));
 }
 
-/** Sleeps `ms`; true when it slept the whole time, false when the signal aborted it first. */
-export function sleep(ms: number, signal?: AbortSignal): Promise<boolean> {
+/**
+ * Sleeps `ms`; true when it slept the whole time, false when the signal aborted it first.
+ * `unref`: the pause alone does not keep the process alive (a retry pending at shutdown);
+ * never for a process that has nothing else to wait on (Node would exit 13 mid-await).
+ */
+export function sleep(ms: number, signal?: AbortSignal, opts: { unref?: boolean } = {}): Promise<boolean> {
   if (signal?.aborted === true) return Promise.resolve(false);
   return new Promise((resolve) => {
     const done = (whole: boolean) => {
@@ -31,9 +35,8 @@ export function sleep(ms: number, signal?: AbortSignal): Promise<boolean> {
       resolve(whole);
     };
     const aborted = () => done(false);
-    // Unref'd: a retry pending at shutdown must not keep the process alive.
     const timer = setTimeout(() => done(true), Math.max(0, ms));
-    timer.unref?.();
+    if (opts.unref === true) timer.unref();
     signal?.addEventListener("abort", aborted, { once: true });
   });
 }

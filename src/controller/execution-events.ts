@@ -362,7 +362,8 @@ export class ExecutionEventPublisher {
           { execution: key, event: e.type, retryInMs: pause, pending: this.stats.pending, err: messageOf(err) },
           "publishing an event failed, retrying",
         );
-        await sleep(pause);
+        // Unref'd: a retry pending at shutdown must not keep the process alive.
+        await sleep(pause, undefined, { unref: true });
       }
     }
     if (q.stagedSeq !== undefined) {
