@@ -48,6 +48,7 @@ const PATH_IN_ARG_RE = /(?:^|[\s=:,;("'<>@`])((?:~|\.{1,2})?\/(?!\/[^/])[^\s"',;
 function namedPaths(args: readonly string[]): Named[] {
   const out: Named[] = [];
   args.forEach((a, i) => {
+    if (!a.includes("/")) return;
     const prev = args[i - 1];
     const eq = /^(-{1,2}[\w-]+)=/.exec(a);
     for (const m of a.matchAll(PATH_IN_ARG_RE)) {
@@ -78,6 +79,8 @@ const runsWritten = (t: string, home: string, workspace: string): boolean =>
 
 /** What a program reads and writes by the files it names; empty for shells, interpreters and programs that only look at names. */
 export function namedFileEffects(c: ShellCommand, home: string, workspace: string): Effect[] {
+  // Most commands name no path at all: no scan, no allocation.
+  if (!c.args.some((a) => a.includes("/"))) return [];
   if (NO_CONTENT.has(c.name) || SHELLS.has(c.name) || INTERPRETERS.has(c.name) || /^(python|perl|ruby|php|lua|node)[\d.]*$/.test(c.name))
     return [];
   const known = COMMAND_EFFECTS.has(c.name) || COMMAND_EFFECTS.has(c.name.replace(/\..*$/, ""));
