@@ -1,6 +1,6 @@
 // Defaults: the CRD's structural defaults plus the validator-list defaults of the references.
 import { describe, expect, it } from "vitest";
-import { admissionExpression } from "./crds.js";
+import { admissionExpression } from "./admission-policy.js";
 import { declaredVersion } from "./declared-version.js";
 import { withDefaults } from "./defaults.js";
 import type { Agent } from "./types.js";

@@ -1,6 +1,6 @@
 // The CRD schema of gavel's MCP extension (ADR 0051): an Agent's `spec.mcp_servers` and a
 // GuardPolicy's `mcp_servers` (the operators' MCP-server capability declarations).
-import { arr, bool, cel, int, isMap, obj, ok, str, type SchemaNode } from "./schema-dsl.js";
+import { arr, bool, cel, int, isMap, map, obj, ok, str, type Static } from "./schema-dsl.js";
 
 /** Server names the built-in tools' prefixes take (`fs.read`, `cmd.run`): refused so a `<server>.<tool>` name never shadows one. */
 export const RESERVED_MCP_SERVER_NAMES = ["fs", "cmd"] as const;
@@ -9,7 +9,7 @@ export const RESERVED_MCP_SERVER_NAMES = ["fs", "cmd"] as const;
 export const MCP_SERVER_NAME_PATTERN = "^[a-z0-9]([-a-z0-9_]*[a-z0-9])?$";
 
 /** Agent `spec.mcp_servers`. */
-export const agentMcpServers: SchemaNode = arr(
+export const agentMcpServers = arr(
   "gavel extension (ADR 0051): MCP servers whose tools the agent may call, each offered as <server>.<tool> and proposed to the gate like a built-in tool (guard, skip_judge, tool_validation); only an allowed call reaches the server.",
   obj(
     "One MCP server: run over stdio as a child of the worker runtime in the worker's container (command), or a remote Streamable HTTP server (url).",
@@ -73,7 +73,7 @@ export const agentMcpServers: SchemaNode = arr(
 );
 
 /** GuardPolicy `mcp_servers`. */
-export const guardPolicyMcpServers: SchemaNode = arr(
+export const guardPolicyMcpServers = arr(
   "MCP-server capability declarations (ADR 0051), decided by operators: per server (the name an Agent's spec.mcp_servers gives it), whether its tool annotations are trusted, and per tool (or *) skip_judge and the capability it requires. The first policy that declares a server wins.",
   obj(
     "One MCP server.",
@@ -83,17 +83,22 @@ export const guardPolicyMcpServers: SchemaNode = arr(
         "Whether the server's tool annotations may choose a default: readOnlyHint true without destructiveHint true skips the judges. Default false (annotations are the server's claims).",
         { default: false },
       ),
-      capabilities: {
-        type: "object",
-        description:
-          "Tool name as the server lists it (or * for every tool of the server) -> {skip_judge, capability}. skip_judge: true skips the tool_validation judges (the guard always runs); capability is required by guard check 3, e.g. read.",
-        additionalProperties: obj("What operators declare for the tool.", {
+      capabilities: map(
+        "Tool name as the server lists it (or * for every tool of the server) -> {skip_judge, capability}. skip_judge: true skips the tool_validation judges (the guard always runs); capability is required by guard check 3, e.g. read.",
+        obj("What operators declare for the tool.", {
           skip_judge: bool("Skip the tool_validation judges for this tool's calls."),
           capability: str("Capability the tool requires (a|b: either), checked against the agent's security.capabilities."),
         }),
-      },
+      ),
     },
     { required: ["server"] },
   ),
   { "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["server"] },
 );
+
+/** One MCP server of an Agent, run over stdio beside the worker runtime (ADR 0051). */
+export type McpServerSpec = Static<typeof agentMcpServers>[number];
+/** A GuardPolicy's declaration of one MCP server (ADR 0051). */
+export type McpServerPolicy = Static<typeof guardPolicyMcpServers>[number];
+/** What operators declare for one MCP tool (GuardPolicy `mcp_servers[].capabilities`). */
+export type McpToolCapability = NonNullable<McpServerPolicy["capabilities"]>[string];

@@ -1,4 +1,4 @@
-// Writes crds/*.yaml from src/api/crds.ts, or with --check fails when they differ (make verify).
+// Writes crds/*.yaml from the CRDs src/api/crds.ts lists, or with --check fails when they differ (make verify).
 // Also writes the Agent admission policy to manifests/ (beside CRDS_DIR), which the harness and
 // operators apply after the CRDs.
 // Usage: node dist/src/api/render-crds.js [--check] [CRDS_DIR] | --policy (print the Agent admission policy)
@@ -6,7 +6,8 @@ import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { stringify } from "yaml";
-import { agentAdmissionPolicy, crds, type CrdDocument, type PolicyDocument } from "./crds.js";
+import { agentAdmissionPolicy, type PolicyDocument } from "./admission-policy.js";
+import { crds, type CrdDocument } from "./crds.js";
 
 /** The YAML text of one CRD as stored under crds/ (symbol-keyed TypeScript twins are dropped). */
 export function renderCrd(crd: CrdDocument): string {

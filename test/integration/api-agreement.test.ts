@@ -5,7 +5,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse, stringify } from "yaml";
-import { agentAdmissionPolicy } from "../../src/api/crds.js";
+import { agentAdmissionPolicy } from "../../src/api/admission-policy.js";
 import { renderPolicy } from "../../src/api/render-crds.js";
 import { isMap } from "../../src/api/schema-dsl.js";
 import { validateManifest } from "../../src/api/validate.js";

@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { PassThrough } from "node:stream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseAllDocuments } from "yaml";
-import { agentAdmissionPolicy } from "../../src/api/crds.js";
+import { agentAdmissionPolicy } from "../../src/api/admission-policy.js";
 import { declaredVersion } from "../../src/api/declared-version.js";
 import { withDefaults } from "../../src/api/defaults.js";
 import { renderPolicy } from "../../src/api/render-crds.js";
