@@ -4,7 +4,6 @@
 // call decided once across replicas; this module is the Kubernetes side of it: which
 // Execution and Agent a proposal belongs to, the tool-judge children, the events, and the
 // tool-call summary the reconciler writes into the Execution's status.
-import { randomBytes } from "node:crypto";
 import * as k8s from "@kubernetes/client-node";
 import type { NatsConnection } from "@nats-io/transport-node";
 import type { Logger } from "pino";
@@ -14,7 +13,7 @@ import { GROUP, VERSION, type Agent, type Execution, type ExecutionStatus, type 
 import { isTerminal } from "../engine/outer-loop.js";
 import { Backoff, sleep } from "../backoff.js";
 import { isNotFound, messageOf } from "../errors.js";
-import { decisionEvent, guardNotes } from "../gate/audit.js";
+import { decisionEvent } from "../gate/audit.js";
 import { toolJudgeChild, type ToolJudgeChild } from "../children/child-executions.js";
 import { judgeToolCall } from "../children/tool-judge.js";
 import type { JudgeOutcome } from "../engine/gradient.js";
@@ -25,6 +24,8 @@ import { parseDecisionSubject, ToolCallRefusal, ToolCallService, type ToolCallSt
 import { toGavelEvents, type EngineEvent } from "./execution-events.js";
 import { workspaceMounts } from "./execution-pods.js";
 import { JudgeChildWatch } from "./judge-child-watch.js";
+import { toolCallNote } from "./kubernetes-events.js";
+import { EventRecorder } from "./runtime/event-recorder.js";
 import { createJudgeChild } from "./stored-parts.js";
 import { applySummary, RECENT_TOOL_CALLS } from "../gate/tool-call-summary.js";
 import { gateMetrics, Registry, type GateMetrics } from "../telemetry/metrics.js";
@@ -89,6 +90,7 @@ interface CachedTarget {
 export class ClusterGate {
   private readonly api: k8s.CustomObjectsApi;
   private readonly core: k8s.CoreV1Api;
+  private readonly kubeEvents: EventRecorder;
   private readonly targets = new Map<string, CachedTarget>();
   private readonly outbox = new Map<string, { events: GavelEvent[]; drained: Promise<void> }>();
   private service: ToolCallService | undefined;
@@ -100,6 +102,7 @@ export class ClusterGate {
   private constructor(private readonly opts: ClusterGateOptions) {
     this.api = opts.kc.makeApiClient(k8s.CustomObjectsApi);
     this.core = opts.kc.makeApiClient(k8s.CoreV1Api);
+    this.kubeEvents = new EventRecorder(this.core, "gavel-gate", opts.logger);
     this.metrics = gateMetrics(opts.metrics ?? new Registry());
     this.judgeChildren = new JudgeChildWatch({
       kc: opts.kc,
@@ -355,53 +358,11 @@ export class ClusterGate {
       async (t) => {
         await t.gate?.record(p, d);
         if (t.execution === undefined) return;
-        if (!d.allowed || d.judges.length > 0 || (d.guard.flags?.length ?? 0) > 0 || (d.guard.warnings?.length ?? 0) > 0)
-          await this.recordEvent(t.execution, p, d);
+        const note = toolCallNote(p, d);
+        if (note !== undefined) await this.kubeEvents.record(t.execution, note);
       },
       (err: unknown) => this.opts.logger?.warn({ toolCallId: p.toolCallId, err: messageOf(err) }, "decision not recorded"),
     );
-  }
-
-  // `kubectl describe ex` shows blocked, judged, flagged and warned calls (other allowed guard-only
-  // calls are only counted; dry-run results stay in the audit and the event stream).
-  private async recordEvent(ex: Execution, p: ToolCallProposal, d: ToolCallDecision): Promise<void> {
-    const namespace = ex.metadata.namespace ?? "default";
-    const now = new Date();
-    const flags = d.guard.flags ?? [];
-    const flagged = guardNotes({ flags, warnings: d.guard.warnings });
-    const what = d.allowed
-      ? `allowed${d.judges.length > 0 ? ` after ${d.judges.map((j) => j.child).join(", ")}` : ""}${flagged}`
-      : `blocked by ${d.blocked_by}${d.guard.check !== undefined ? ` (${d.guard.check})` : ""}${flagged}: ${d.reason}`;
-    const reason = !d.allowed
-      ? "ToolCallBlocked"
-      : (d.guard.warnings?.length ?? 0) > 0
-        ? "ToolCallWarned"
-        : flags.length > 0
-          ? "ToolCallFlagged"
-          : "ToolCallAllowed";
-    const body: k8s.CoreV1Event = {
-      // Unique across replicas: two gates may record in the same millisecond.
-      metadata: { name: `${ex.metadata.name}.${randomBytes(6).toString("hex")}`.slice(0, 253), namespace },
-      involvedObject: {
-        apiVersion: ex.apiVersion,
-        kind: "Execution",
-        name: ex.metadata.name,
-        namespace,
-        ...(ex.metadata.uid !== undefined ? { uid: ex.metadata.uid } : {}),
-      },
-      reason,
-      message: `iteration ${p.iteration} step ${p.step} ${p.tool} ${what}`.slice(0, 1024),
-      type: reason === "ToolCallAllowed" ? "Normal" : "Warning",
-      source: { component: "gavel-gate" },
-      firstTimestamp: now,
-      lastTimestamp: now,
-      count: 1,
-    };
-    try {
-      await this.core.createNamespacedEvent({ namespace, body });
-    } catch (err) {
-      this.opts.logger?.warn({ toolCallId: p.toolCallId, err: messageOf(err) }, "recording a tool-call Event failed");
-    }
   }
 
   /**

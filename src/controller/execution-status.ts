@@ -12,7 +12,8 @@ import { setGuarded, type GateStatus, type Guarding } from "./guarded-condition.
 import { toGavelEvents, type EngineEvent, type ExecutionEventPublisher } from "./execution-events.js";
 import { namespaceOf, type ExecutionParts } from "./execution-parts.js";
 import { sameStatus } from "./execution-state.js";
-import { KubernetesEventRecorder } from "./kubernetes-events.js";
+import { engineEventNote } from "./kubernetes-events.js";
+import { EventRecorder } from "./runtime/event-recorder.js";
 
 /** Condition type the reconciler sets when it cannot run an Execution as specified. */
 export const ACCEPTED = "Accepted";
@@ -35,7 +36,7 @@ export interface StatusOptions {
 
 /** Writes Executions' statuses and what follows them. */
 export class ExecutionStatusWriter {
-  private readonly kubeEvents: KubernetesEventRecorder;
+  private readonly kubeEvents: EventRecorder;
   /** When each running Execution's tool calls were last folded into its status (foldToolCalls). */
   private readonly toolCallsFolded = new Map<string, number>();
 
@@ -43,7 +44,7 @@ export class ExecutionStatusWriter {
     private readonly parts: ExecutionParts,
     private readonly opts: StatusOptions,
   ) {
-    this.kubeEvents = new KubernetesEventRecorder(parts.core, parts.logger, parts.now);
+    this.kubeEvents = new EventRecorder(parts.core, "gavel-controller", parts.logger, parts.now);
   }
 
   /** Replaces the status when it changed; the resourceVersion makes a stale write a 409 (retried). A gone Execution is left alone. */
@@ -76,7 +77,7 @@ export class ExecutionStatusWriter {
       stream?.commit(ex, streamed, staged);
       if (ex.spec.parent === undefined && streamed.length > 0) traces?.observe(traced(ex, ctx.agent), streamed);
       this.countOutcomes(events);
-      await this.kubeEvents.record(ex, events);
+      for (const e of events) await this.kubeEvents.record(ex, engineEventNote(e.event, e.data));
     }
     return foldAgainInMs;
   }

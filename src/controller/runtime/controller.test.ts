@@ -5,7 +5,8 @@
 import * as k8s from "@kubernetes/client-node";
 import { describe, expect, it } from "vitest";
 import { TerminalError, TransientError } from "../../errors.js";
-import { Controller, terminalEvent } from "./controller.js";
+import { Controller, terminalNote } from "./controller.js";
+import { coreEvent } from "./event-recorder.js";
 import { Informer, objectKey, splitKey, type ApiObject } from "./informer.js";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -192,14 +193,14 @@ describe("Controller", () => {
   });
 });
 
-describe("terminalEvent", () => {
+describe("terminalNote", () => {
   it("is a Warning on the object with the error's reason and message, named after the object, reason and message", () => {
     const now = new Date("2026-11-25T14:00:00Z");
     const o = { apiVersion: "100monkeys.ai/v1", kind: "Execution", metadata: { namespace: "team", name: "run", uid: "u1" } };
-    const e = terminalEvent(
+    const e = coreEvent(
       o,
-      new TerminalError("UnresolvableHost", 'security.network.allowlist[0]: host "x.invalid" cannot be resolved'),
-      "execution",
+      terminalNote(o, new TerminalError("UnresolvableHost", 'security.network.allowlist[0]: host "x.invalid" cannot be resolved')),
+      "gavel-execution-controller",
       now,
     );
     expect(e).toMatchObject({
@@ -213,17 +214,20 @@ describe("terminalEvent", () => {
     expect(e.metadata?.name).toMatch(/^run\.terminal-[0-9a-f]{16}$/);
     // The same error again has the same name (a second create is a 409); another message does not.
     expect(
-      terminalEvent(
+      coreEvent(
         o,
-        new TerminalError("UnresolvableHost", 'security.network.allowlist[0]: host "x.invalid" cannot be resolved'),
-        "execution",
+        terminalNote(o, new TerminalError("UnresolvableHost", 'security.network.allowlist[0]: host "x.invalid" cannot be resolved')),
+        "gavel-execution-controller",
         now,
       ).metadata?.name,
     ).toBe(e.metadata?.name);
-    expect(terminalEvent(o, new TerminalError("UnresolvableHost", "another host"), "execution", now).metadata?.name).not.toBe(
-      e.metadata?.name,
+    expect(
+      coreEvent(o, terminalNote(o, new TerminalError("UnresolvableHost", "another host")), "gavel-execution-controller", now).metadata
+        ?.name,
+    ).not.toBe(e.metadata?.name);
+    expect(coreEvent(o, terminalNote(o, new TerminalError("R", "x".repeat(2000))), "gavel-execution-controller", now).message).toHaveLength(
+      1024,
     );
-    expect(terminalEvent(o, new TerminalError("R", "x".repeat(2000)), "execution", now).message).toHaveLength(1024);
   });
 });
 

@@ -5,6 +5,7 @@
 import { createHash } from "node:crypto";
 import * as k8s from "@kubernetes/client-node";
 import { classify, isConflict, messageOf, typedError, type TerminalError } from "../../errors.js";
+import { EventRecorder, type EventNote } from "./event-recorder.js";
 import { objectKey, splitKey, type ApiObject, type Informer } from "./informer.js";
 import { LeaderLease, type LeaderLeaseOptions } from "./leader-lease.js";
 import { runWorkers, WorkQueue, type ProcessResult, type WorkQueueOptions } from "./work-queue.js";
@@ -74,7 +75,7 @@ export class Controller<P extends ApiObject> {
   readonly metrics: { registry: Registry; reconcile: ReconcileMetrics; labels: { controller: string } };
   private readonly logger: Logger;
   private readonly now: () => Date;
-  private readonly events: k8s.CoreV1Api;
+  private readonly events: EventRecorder;
   private workers: Promise<void> | undefined;
   private resync: NodeJS.Timeout | undefined;
   private lease: LeaderLease | undefined;
@@ -92,7 +93,9 @@ export class Controller<P extends ApiObject> {
     this.queue = new WorkQueue({ ...opts.queue, metrics: { family: workQueueMetrics(registry), labels: { ...labels, name: opts.name } } });
     this.logger = (opts.logger ?? silentLogger).child({ controller: opts.name });
     this.now = opts.now ?? (() => new Date());
-    this.events = opts.kc.makeApiClient(k8s.CoreV1Api);
+    this.events = new EventRecorder(opts.kc.makeApiClient(k8s.CoreV1Api), `gavel-${opts.name}-controller`, this.logger, () =>
+      this.now().getTime(),
+    );
     const primaryKeys =
       opts.primary.keys ??
       ((obj: P) => {
@@ -228,45 +231,19 @@ export class Controller<P extends ApiObject> {
     }
   }
 
-  /** A Warning Event on the primary object; one per distinct reason and message (a second is a 409 and kept as is). */
+  /** A Warning Event on the primary object; one per distinct reason and message. */
   private async recordEvent(key: string, err: TerminalError): Promise<void> {
     const { namespace, name } = splitKey(key);
     const obj = this.opts.primary.informer.get(name, namespace === "" ? undefined : namespace);
-    if (obj === undefined) return;
-    const body = terminalEvent(obj, err, this.opts.name, this.now());
-    try {
-      await this.events.createNamespacedEvent({ namespace: body.metadata?.namespace ?? "default", body });
-    } catch (e) {
-      if (!isConflict(e)) throw e;
-    }
+    if (obj !== undefined) await this.events.record(obj, terminalNote(obj, err));
   }
 }
 
-/** The Warning Event that records a terminal error on an object: reason and message of the error, named after both. */
-export function terminalEvent(obj: ApiObject, err: TerminalError, component: string, now: Date): k8s.CoreV1Event {
-  const namespace = obj.metadata?.namespace ?? "default";
-  const name = obj.metadata?.name ?? "";
-  const uid = obj.metadata?.uid;
+/** The Warning that records a terminal error on an object: the error's reason and message, once per distinct pair. */
+export function terminalNote(obj: ApiObject, err: TerminalError): EventNote {
   const digest = createHash("sha256")
-    .update(`${uid ?? ""}\n${err.reason}\n${err.message}`)
+    .update(`${obj.metadata?.uid ?? ""}\n${err.reason}\n${err.message}`)
     .digest("hex")
     .slice(0, 16);
-  const message = err.message.length > 1024 ? `${err.message.slice(0, 1021)}...` : err.message;
-  return {
-    metadata: { name: `${name.slice(0, 200)}.terminal-${digest}`, namespace },
-    involvedObject: {
-      ...(obj.apiVersion !== undefined ? { apiVersion: obj.apiVersion } : {}),
-      ...(obj.kind !== undefined ? { kind: obj.kind } : {}),
-      name,
-      namespace,
-      ...(uid !== undefined ? { uid } : {}),
-    },
-    reason: err.reason,
-    message,
-    type: "Warning",
-    source: { component: `gavel-${component}-controller` },
-    firstTimestamp: now,
-    lastTimestamp: now,
-    count: 1,
-  };
+  return { type: "Warning", reason: err.reason, message: err.message, once: `terminal-${digest}` };
 }
