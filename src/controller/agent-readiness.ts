@@ -1,18 +1,18 @@
 // The Agent Ready condition: a controller that watches Agents and writes Ready=True/False from the
 // schema rules and the cross-object rules (judges exist, are judges, run one-shot). Pure part first.
-import * as k8s from "@kubernetes/client-node";
+import type * as k8s from "@kubernetes/client-node";
 import { findCondition, sameCondition, setCondition } from "../api/conditions.js";
 import { crossValidateAgent, judgeReferences, readyCondition } from "../api/cross-validate.js";
 import type { Agent, Condition } from "../api/types.js";
-import { GROUP, VERSION } from "../api/types.js";
 import { validateManifest } from "../api/validate.js";
 import { chooseRuntime, type RuntimeTable } from "../children/runtime-table.js";
 import { Controller } from "./runtime/controller.js";
 import { customResource, Informer, objectKey, splitKey } from "./runtime/informer.js";
 import type { WorkQueue, WorkQueueOptions } from "./runtime/work-queue.js";
-import { isNotFound, messageOf } from "../errors.js";
+import { messageOf } from "../errors.js";
 import { type Logger } from "../telemetry/logger.js";
 import type { Registry } from "../telemetry/metrics.js";
+import { GavelResources } from "./gavel-resources.js";
 
 /** Type of the condition this controller owns. */
 export const READY = "Ready";
@@ -147,11 +147,11 @@ export interface ReadinessStats {
 export class AgentReadinessController {
   private readonly agents: Informer<Agent>;
   private readonly controller: Controller<Agent>;
-  private readonly api: k8s.CustomObjectsApi;
+  private readonly resources: GavelResources;
   private readonly now: () => Date;
 
   constructor(private readonly opts: AgentReadinessOptions) {
-    this.api = opts.kc.makeApiClient(k8s.CustomObjectsApi);
+    this.resources = new GavelResources(opts.kc);
     this.now = opts.now ?? (() => new Date());
     const logger = opts.logger;
     this.agents = new Informer<Agent>({
@@ -227,16 +227,8 @@ export class AgentReadinessController {
     const lookup = (n: string) => this.agents.get(n, ns === "" ? undefined : ns);
     const patch = readyStatusPatch(agent, desiredReady(agent, lookup, this.now(), this.opts.enforcement?.(agent), this.opts.runtimes));
     if (patch === undefined) return;
-    try {
-      await this.api.patchNamespacedCustomObjectStatus(
-        { group: GROUP, version: VERSION, plural: "agents", namespace: ns, name, body: patch },
-        k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.MergePatch),
-      );
+    // Gone: nothing to write (false). A conflict (thrown) means the cache was stale: the watch brings the new version; look again then.
+    if (await this.resources.patchStatus("agents", ns, name, patch))
       this.controller.metrics.reconcile.statusWrites.inc(this.controller.metrics.labels);
-    } catch (err) {
-      if (isNotFound(err)) return;
-      // A conflict means the cache was stale: the watch brings the new version; look again then.
-      throw err;
-    }
   }
 }

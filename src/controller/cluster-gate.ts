@@ -9,10 +9,10 @@ import type { NatsConnection } from "@nats-io/transport-node";
 import type { Logger } from "pino";
 import { withDefaults } from "../api/defaults.js";
 import type { ToolCallDecision, ToolCallProposal } from "../api/protocol.js";
-import { GROUP, VERSION, type Agent, type Execution, type ExecutionStatus, type SemanticValidatorSpec } from "../api/types.js";
+import type { Agent, Execution, ExecutionStatus, SemanticValidatorSpec } from "../api/types.js";
 import { isTerminal } from "../engine/outer-loop.js";
 import { Backoff, sleep } from "../backoff.js";
-import { isNotFound, messageOf } from "../errors.js";
+import { messageOf } from "../errors.js";
 import { decisionEvent } from "../gate/audit.js";
 import { toolJudgeChild, type ToolJudgeChild } from "../children/child-executions.js";
 import { judgeToolCall } from "../children/tool-judge.js";
@@ -26,7 +26,7 @@ import { workspaceMounts } from "./execution-pods.js";
 import { JudgeChildWatch } from "./judge-child-watch.js";
 import { toolCallNote } from "./kubernetes-events.js";
 import { EventRecorder } from "./runtime/event-recorder.js";
-import { createJudgeChild } from "./stored-parts.js";
+import { GavelResources } from "./gavel-resources.js";
 import { applySummary, RECENT_TOOL_CALLS } from "../gate/tool-call-summary.js";
 import { gateMetrics, Registry, type GateMetrics } from "../telemetry/metrics.js";
 import type { Tracing } from "../telemetry/tracing.js";
@@ -88,8 +88,7 @@ interface CachedTarget {
 
 /** The gate of this controller replica. */
 export class ClusterGate {
-  private readonly api: k8s.CustomObjectsApi;
-  private readonly core: k8s.CoreV1Api;
+  private readonly resources: GavelResources;
   private readonly kubeEvents: EventRecorder;
   private readonly targets = new Map<string, CachedTarget>();
   private readonly outbox = new Map<string, { events: GavelEvent[]; drained: Promise<void> }>();
@@ -100,9 +99,8 @@ export class ClusterGate {
   readonly metrics: GateMetrics;
 
   private constructor(private readonly opts: ClusterGateOptions) {
-    this.api = opts.kc.makeApiClient(k8s.CustomObjectsApi);
-    this.core = opts.kc.makeApiClient(k8s.CoreV1Api);
-    this.kubeEvents = new EventRecorder(this.core, "gavel-gate", opts.logger);
+    this.resources = new GavelResources(opts.kc);
+    this.kubeEvents = new EventRecorder(opts.kc.makeApiClient(k8s.CoreV1Api), "gavel-gate", opts.logger);
     this.metrics = gateMetrics(opts.metrics ?? new Registry());
     this.judgeChildren = new JudgeChildWatch({
       kc: opts.kc,
@@ -233,7 +231,7 @@ export class ClusterGate {
   }
 
   private async load(namespace: string, name: string): Promise<Target> {
-    const execution = await this.get<Execution>(namespace, "executions", name);
+    const execution = await this.resources.execution(namespace, name);
     if (execution === undefined) {
       return {
         refusal: new ToolCallRefusal(
@@ -263,9 +261,9 @@ export class ClusterGate {
       };
     }
     // Not a refusal: the call is denied (fail closed) with the reason, and the worker goes on.
-    const raw = await this.get<Agent>(namespace, "agents", execution.spec.agentRef.name).catch((err: unknown) =>
-      err instanceof Error ? err : new Error(messageOf(err)),
-    );
+    const raw = await this.resources
+      .agent(namespace, execution.spec.agentRef.name)
+      .catch((err: unknown) => (err instanceof Error ? err : new Error(messageOf(err))));
     if (raw instanceof Error) return { uid, execution, problem: raw };
     if (raw === undefined)
       return { uid, execution, problem: new Error(`Agent ${namespace}/${execution.spec.agentRef.name} of Execution ${name} is not found`) };
@@ -299,7 +297,7 @@ export class ClusterGate {
   ): Promise<JudgeRunResult> {
     const { entry, proposal, violations, index } = call;
     const namespace = execution.metadata.namespace ?? "default";
-    const judgeRaw = await this.get<Agent>(namespace, "agents", entry.judge_agent);
+    const judgeRaw = await this.resources.agent(namespace, entry.judge_agent);
     const t = toolJudgeChild({
       parent: execution,
       worker,
@@ -324,8 +322,8 @@ export class ClusterGate {
    * judging this call created it (names are deterministic), and waits for it to end.
    */
   private async awaitJudgeChild(namespace: string, t: ToolJudgeChild, proposal: ToolCallProposal): Promise<JudgeOutcome> {
-    if (!(await createJudgeChild({ core: this.core, custom: this.api }, t.execution))) {
-      const existing = await this.get<Execution>(namespace, "executions", t.name);
+    if (!(await this.resources.createJudgeChild(t.execution))) {
+      const existing = await this.resources.execution(namespace, t.name);
       if (existing !== undefined && existing.spec.parent?.toolCallId !== proposal.toolCallId) {
         return {
           ok: false,
@@ -336,16 +334,7 @@ export class ClusterGate {
     }
     // The reconciler ends the child by its deadline; the gate gives up a little later still.
     const giveUp = Date.now() + ((t.execution.spec.timeoutSeconds ?? 300) + 60) * 1000;
-    return this.judgeChildren.outcome(namespace, t.name, giveUp, () => this.get<Execution>(namespace, "executions", t.name));
-  }
-
-  private async get<T>(namespace: string, plural: string, name: string): Promise<T | undefined> {
-    try {
-      return (await this.api.getNamespacedCustomObject({ group: GROUP, version: VERSION, namespace, plural, name })) as T;
-    } catch (err) {
-      if (isNotFound(err)) return undefined;
-      throw err;
-    }
+    return this.judgeChildren.outcome(namespace, t.name, giveUp, () => this.resources.execution(namespace, t.name));
   }
 
   // Once per stored decision: the audit (the event stream), a Kubernetes Event for calls

@@ -6,10 +6,10 @@
 import { createHash } from "node:crypto";
 import * as k8s from "@kubernetes/client-node";
 import { connect, credsAuthenticator, type NatsConnection } from "@nats-io/transport-node";
-import { GROUP, VERSION, type Execution } from "../api/types.js";
+import type { Execution } from "../api/types.js";
 import { executionTimeoutSeconds, iterationTimeoutSeconds, judgeTimeoutSeconds, maxIterations } from "../engine/durations.js";
 import { isTerminal, validatorsOf, type EngineContext } from "../engine/outer-loop.js";
-import { ignoreNotFound, isConflict, messageOf } from "../errors.js";
+import { isConflict, messageOf } from "../errors.js";
 import { AccountRevoker } from "../transport/account-revocations.js";
 import { CredentialLedger, type LedgerEntry } from "../transport/credential-ledger.js";
 import { issueWorkerCredentials } from "../transport/credentials.js";
@@ -18,6 +18,7 @@ import { CHILD_LABELS, labelValue } from "../children/workloads.js";
 import type { MintingKeys } from "./nats-secrets.js";
 import { silentLogger, type Logger } from "../telemetry/logger.js";
 import { WORKER_CREDS_KEY } from "../runtime/kubernetes.js";
+import { GavelResources } from "./gavel-resources.js";
 
 /**
  * Name of the Secret holding an Execution's worker credential: `<execution>-nats-<uid[:8]>`.
@@ -90,7 +91,7 @@ export class ExecutionCredentials {
   /** Figures for logs and tests: time to a ready credential, revocations made. */
   readonly stats = { minted: 0, revoked: 0, lastMintMs: 0, lastRevokeMs: 0 };
   private readonly core: k8s.CoreV1Api;
-  private readonly api: k8s.CustomObjectsApi;
+  private readonly resources: GavelResources;
   private readonly now: () => number;
   private readonly logger: Logger;
   private ledger: Promise<CredentialLedger> | undefined;
@@ -102,7 +103,7 @@ export class ExecutionCredentials {
 
   constructor(private readonly opts: ExecutionCredentialsOptions) {
     this.core = opts.kc.makeApiClient(k8s.CoreV1Api);
-    this.api = opts.kc.makeApiClient(k8s.CustomObjectsApi);
+    this.resources = new GavelResources(opts.kc);
     this.now = opts.now ?? Date.now;
     this.logger = opts.logger ?? silentLogger;
     if (opts.keys.revocation === undefined || opts.revoker === undefined) {
@@ -188,7 +189,7 @@ export class ExecutionCredentials {
         this.live.delete(e.user);
         continue;
       }
-      const ex = await this.getExecution(e.namespace, e.name);
+      const ex = await this.resources.execution(e.namespace, e.name);
       if (ex === undefined || ex.metadata.uid !== e.uid || isTerminal(ex.status?.phase)) ended.push(e);
     }
     if (ended.length > 0) await this.revoke(ended);
@@ -236,13 +237,6 @@ export class ExecutionCredentials {
       this.loaded = true;
     }
     return ledger;
-  }
-
-  private async getExecution(namespace: string, name: string): Promise<Execution | undefined> {
-    const got: unknown = await this.api
-      .getNamespacedCustomObject({ group: GROUP, version: VERSION, namespace, plural: "executions", name })
-      .catch(ignoreNotFound);
-    return got as Execution | undefined;
   }
 }
 

@@ -1,14 +1,15 @@
 // Feeds the guard's PolicyStore from GuardPolicy objects in the Kubernetes API: lists and watches
 // them, recompiles on every change (hot reload) and reports each object's compile result in its status.
-import * as k8s from "@kubernetes/client-node";
+import type * as k8s from "@kubernetes/client-node";
 import { findCondition, setCondition } from "../api/conditions.js";
-import { GROUP, VERSION, type GuardPolicy, type GuardPolicySpec, type GuardPolicyStatus } from "../api/types.js";
+import type { GuardPolicy, GuardPolicySpec, GuardPolicyStatus } from "../api/types.js";
 import type { NamedPolicy, PolicyStore } from "../gate/guard.js";
 import type { Logger } from "../telemetry/logger.js";
-import { isNotFound, messageOf } from "../errors.js";
+import { messageOf } from "../errors.js";
 import { Controller } from "./runtime/controller.js";
 import { customResource, Informer, splitKey } from "./runtime/informer.js";
 import type { Registry } from "../telemetry/metrics.js";
+import { GavelResources } from "./gavel-resources.js";
 
 const PLURAL = "guardpolicies";
 
@@ -132,10 +133,10 @@ export class GuardPolicySource {
   private readonly compiler: GuardPolicyCompiler;
   private readonly policies: Informer<GuardPolicy>;
   private readonly controller: Controller<GuardPolicy>;
-  private readonly api: k8s.CustomObjectsApi;
+  private readonly resources: GavelResources;
 
   constructor(private readonly opts: GuardPolicySourceOptions) {
-    this.api = opts.kc.makeApiClient(k8s.CustomObjectsApi);
+    this.resources = new GavelResources(opts.kc);
     this.compiler = new GuardPolicyCompiler(opts.store, opts.logger);
     const logger = opts.logger !== undefined ? { logger: opts.logger } : {};
     this.policies = new Informer<GuardPolicy>({
@@ -203,15 +204,8 @@ export class GuardPolicySource {
     if (obj.status?.observedGeneration === outcome.generation && ready?.status === want && ready.message === statusMessage(outcome)) return;
     const status = desiredStatus(obj, outcome, new Date());
     const { namespace, name } = splitKey(k);
-    try {
-      await this.api.patchNamespacedCustomObjectStatus(
-        { group: GROUP, version: VERSION, namespace, plural: PLURAL, name, body: { status } },
-        k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.MergePatch),
-      );
-    } catch (err) {
-      // Gone already: nothing to write. Anything else is retried with backoff.
-      if (!isNotFound(err)) throw err;
-    }
+    // Gone already: nothing to write. Anything else is thrown and retried with backoff.
+    await this.resources.patchStatus(PLURAL, namespace, name, { status });
   }
 }
 
