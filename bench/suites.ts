@@ -10,12 +10,14 @@ import { suite as gateCluster } from "./gate-cluster.js";
 import { suite as tracing } from "./tracing.js";
 import { clusterSuite as reconcileTracingCluster, suite as reconcileTracing } from "./reconcile-tracing.js";
 import { suite as judgeCluster } from "./judge-cluster.js";
+import { suite as mcpEndpoint } from "./mcp-endpoint.js";
 
 export const suites: BenchSuite[] = [
   gradient,
   engine,
   judgeOverhead,
   gate,
+  mcpEndpoint,
   tracing,
   reconcileTracing,
   guard,

@@ -10,7 +10,8 @@ import { parseTraceparent, TRACEPARENT_ENV } from "../telemetry/trace-context.js
 
 /** The worker runtime's whole configuration. */
 export interface AgentConfig {
-  role: "worker" | "judge";
+  /** "endpoint": the in-pod MCP endpoint beside a worker gavel did not write (endpoint-mode.ts). */
+  role: "worker" | "judge" | "endpoint";
   namespace: string;
   execution: string;
   iteration: number;
@@ -24,7 +25,11 @@ export interface AgentConfig {
   mcpTokens: Record<string, string>;
   mounts: Mount[];
   nats: { url: string; creds?: string; credsFile?: string };
-  model: { kind: "scripted"; script?: string; scriptFile?: string } | { kind: "openai"; baseUrl: string; model: string; apiKey?: string };
+  model:
+    | { kind: "scripted"; script?: string; scriptFile?: string }
+    | { kind: "openai"; baseUrl: string; model: string; apiKey?: string }
+    /** The endpoint runs no model: the agent beside it has its own. */
+    | { kind: "none" };
   maxTurns: number;
   /** traceParent: the iteration's span (env TRACEPARENT), sent with every proposal. */
   gate: { totalTimeoutMs: number; attemptTimeoutMs: number; traceParent?: string };
@@ -32,6 +37,8 @@ export interface AgentConfig {
   iterationTimeoutMs?: number;
   deadlineMs?: number;
   limits: { commandTimeoutSeconds: number; outputCapBytes: number };
+  /** The in-pod MCP endpoint's port on 127.0.0.1 and the file it creates once it serves (role endpoint). */
+  endpoint?: { port: number; readyFile?: string };
 }
 
 /** A configuration problem; the message names the variable. */
@@ -69,10 +76,11 @@ function positive(env: Env, name: string, dflt: number, integer = false): number
 
 const E = AGENT_ENV;
 
-/** GAVEL_ROLE: worker (default) or judge. */
+/** GAVEL_ROLE: worker (default), judge or endpoint. */
 function roleOf(env: Env): AgentConfig["role"] {
   const role = env[E.role] === undefined || env[E.role] === "" ? "worker" : env[E.role];
-  if (role !== "worker" && role !== "judge") throw new ConfigError(`${E.role} must be "worker" or "judge", got "${role}"`);
+  if (role !== "worker" && role !== "judge" && role !== "endpoint")
+    throw new ConfigError(`${E.role} must be "worker", "judge" or "endpoint", got "${role}"`);
   return role;
 }
 
@@ -212,6 +220,15 @@ function deadlineOf(env: Env): number | undefined {
   return ms;
 }
 
+/** GAVEL_MCP_PORT (an integer 1..65535, required) and GAVEL_MCP_READY_FILE of the endpoint role. */
+function endpointOf(env: Env): NonNullable<AgentConfig["endpoint"]> {
+  const port = Number(required(env, E.mcpPort));
+  if (!Number.isInteger(port) || port < 1 || port > 65535)
+    throw new ConfigError(`${E.mcpPort} must be a port number 1..65535, got "${env[E.mcpPort]}"`);
+  const readyFile = env[E.mcpReadyFile];
+  return { port, ...(readyFile ? { readyFile } : {}) };
+}
+
 /** Reads and checks the configuration from an environment; throws ConfigError naming the variable. */
 export function readAgentConfig(env: Env): AgentConfig {
   // Identity and the gate first: without them nothing else matters.
@@ -224,7 +241,7 @@ export function readAgentConfig(env: Env): AgentConfig {
   const tools = toolsOf(env);
   const mcpServers = mcpServersOf(env);
   const mounts = mountsOf(env);
-  const model = modelOf(env);
+  const model: AgentConfig["model"] = role === "endpoint" ? { kind: "none" } : modelOf(env);
   const creds = env[E.natsCreds];
   const credsFile = env[E.natsCredsFile];
   const feedback = env[E.feedback];
@@ -254,6 +271,7 @@ export function readAgentConfig(env: Env): AgentConfig {
       commandTimeoutSeconds: positive(env, E.commandTimeoutSeconds, 60),
       outputCapBytes: positive(env, E.outputCapBytes, 64 * 1024, true),
     },
+    ...(role === "endpoint" ? { endpoint: endpointOf(env) } : {}),
   };
 }
 

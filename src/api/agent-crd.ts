@@ -5,7 +5,7 @@ import { conditions, type API_VERSION, type JsonObject, type ObjectMeta } from "
 import { crd, type CrdDocument } from "./crd-document.js";
 import { executionSpec } from "./agent-execution.js";
 import { runtimeSpec } from "./agent-runtime.js";
-import { agentMcpServers } from "./mcp-schema.js";
+import { agentMcpEndpoint, agentMcpServers } from "./mcp-schema.js";
 
 /** How judges see a worker's volumes: its claim read-only, a VolumeSnapshot clone, or a copy. */
 export const WORKSPACE_STRATEGIES = ["shared", "snapshot", "copy"] as const;
@@ -143,6 +143,7 @@ export const agentSpec = obj(
       { enum: [...WORKSPACE_STRATEGIES] },
     ),
     mcp_servers: agentMcpServers,
+    mcp_endpoint: agentMcpEndpoint,
   },
   {
     "x-kubernetes-validations": [

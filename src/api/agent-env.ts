@@ -51,6 +51,14 @@ export const AGENT_ENV = {
    * timeout, never later than the kill, which counts from the pod's or container's own start.
    */
   deadline: "GAVEL_DEADLINE",
+  /**
+   * The in-pod MCP endpoint (ADR 0061): its port on 127.0.0.1 and the file it creates once it
+   * serves (what the sidecar's startup probe waits for), in the endpoint's environment; its
+   * URL in the environment of the agent beside it.
+   */
+  mcpPort: "GAVEL_MCP_PORT",
+  mcpReadyFile: "GAVEL_MCP_READY_FILE",
+  mcpUrl: "GAVEL_MCP_URL",
   commandTimeoutSeconds: "GAVEL_CMD_TIMEOUT_SECONDS",
   outputCapBytes: "GAVEL_OUTPUT_CAP_BYTES",
 } as const;

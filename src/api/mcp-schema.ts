@@ -72,6 +72,20 @@ export const agentMcpServers = arr(
   { "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name"], maxItems: 16 },
 );
 
+/** Agent `spec.mcp_endpoint`. */
+export const agentMcpEndpoint = obj(
+  "gavel extension (ADR 0061): an MCP endpoint (Streamable HTTP, on 127.0.0.1 in the worker's pod; its URL in env GAVEL_MCP_URL) for an agent gavel did not write. It serves spec.tools' built-in tools and spec.mcp_servers' tools; every call goes through the gate as the worker's own.",
+  {
+    enabled: bool("Run the endpoint beside the worker. Default false."),
+    port: int("Its port on 127.0.0.1. Default 8931.", { minimum: 1024, maximum: 65535 }),
+    image: str(
+      "The endpoint's image: gavel's agent image (the default) or one built on it that carries the programs of spec.mcp_servers' commands.",
+      { minLength: 1, maxLength: 512 },
+    ),
+  },
+  { required: ["enabled"] },
+);
+
 /** GuardPolicy `mcp_servers`. */
 export const guardPolicyMcpServers = arr(
   "MCP-server capability declarations (ADR 0051), decided by operators: per server (the name an Agent's spec.mcp_servers gives it), whether its tool annotations are trusted, and per tool (or *) skip_judge and the capability it requires. The first policy that declares a server wins.",

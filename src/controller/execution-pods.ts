@@ -358,7 +358,7 @@ export function placementOf(owner: Execution, streams: "apart" | "merged" = "mer
 /** Where iteration N's worker runs: its Execution's placement, with the copy source when its tool-call judges need one (streamsCopies; `image`: the reader image). */
 export function workerPlacement(execution: Execution, agent: Agent, image: string): PodPlacement {
   const place = placementOf(execution, "apart");
-  return streamsCopies(agent) ? { ...place, sidecar: copySource(agent.spec.volumes ?? [], execution.metadata.name, image) } : place;
+  return streamsCopies(agent) ? { ...place, sidecars: [copySource(agent.spec.volumes ?? [], execution.metadata.name, image)] } : place;
 }
 
 /** The workload name of iteration N's reader of one file (its FileRequest key): deterministic, so a reconcile finds it again. */

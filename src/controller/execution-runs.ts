@@ -3,8 +3,10 @@
 // observed (the stored worker result, its judges' outcomes), compute (the engine's state
 // rebuilt from the status: restoreState, then decide), apply (the worker, judge children and
 // file readers the engine asks for), and hand the status to ExecutionStatusWriter.
+import { AGENT_ENV } from "../api/agent-env.js";
 import { withDefaults } from "../api/defaults.js";
 import type { Agent, Execution } from "../api/types.js";
+import { defaultImages } from "../children/images.js";
 import { workerNetworkOf, workerWorkload, type WorkerRun } from "../children/workloads.js";
 import { workerName } from "../engine/child-names.js";
 import { iterationTimeoutSeconds } from "../engine/durations.js";
@@ -46,6 +48,7 @@ import { traced, type ExecutionStatusWriter } from "./execution-status.js";
 import type { FileReaders } from "./file-readers.js";
 import { gateAccess, isRestrictedNetwork, workerGatePolicy, type GateAccess } from "./gate-egress.js";
 import type { JudgeChildren } from "./judge-children.js";
+import { wantsMcpEndpoint, withMcpEndpoint } from "./mcp-endpoint-pod.js";
 import { readWorkerResult, storeWorkerResult } from "./stored-parts.js";
 import type { WorkspaceCopies } from "./workspace-copies.js";
 import type { WorkspaceSnapshots } from "./workspace-snapshots.js";
@@ -286,9 +289,15 @@ export class ExecutionRuns {
       ...(settings.runtimes !== undefined ? { runtimes: settings.runtimes } : {}),
       ...(traces !== undefined ? { traceParent: traces.iterationParent(traced(ex, ctx.agent), run.iteration) } : {}),
     };
-    const spec = workerWorkload(ex, ctx.agent, run, mounts, options);
+    let spec = workerWorkload(ex, ctx.agent, run, mounts, options);
     let place = workerPlacement(ex, ctx.agent, settings.readerImage);
     if (access !== undefined) place = { ...place, gate: { policy: workerGatePolicy(access), egress: access.egress } };
+    // An agent gavel did not write gets its tools through the in-pod MCP endpoint (ADR 0061).
+    if (wantsMcpEndpoint(ctx.agent, spec.env?.[AGENT_ENV.natsUrl] ?? "")) {
+      const endpoint = withMcpEndpoint(spec, ctx.agent, defaultImages().worker);
+      spec = endpoint.spec;
+      place = { ...place, sidecars: [...(place.sidecars ?? []), endpoint.sidecar] };
+    }
     if (credentials !== undefined) place = { ...place, credentialSecret: await credentials.ensure(ctx, state.startedAtMs ?? now()) };
     await ensureWorkload(this.parts, spec, place);
   }

@@ -25,6 +25,8 @@ import type { McpToolbox } from "./mcp-toolbox.js";
 export interface BuiltinToolRunner {
   tools: readonly { name: string; description: string; parameters: JsonObject }[];
   run(name: string, args: JsonObject): Promise<string>;
+  /** The live hash of a built-in's code (guard check 2), as a worker sends it; undefined when not known. */
+  hash?(name: string): Promise<string | undefined>;
 }
 
 export interface McpEndpointOptions {
@@ -34,7 +36,7 @@ export interface McpEndpointOptions {
   mcp?: McpToolbox;
   /** Port on 127.0.0.1; 0 picks a free one. */
   port: number;
-  /** Sessions held at once; a new one past it is refused. Default 16. */
+  /** Sessions held at once; a new one past it closes the least recently used. Default 16. */
   maxSessions?: number;
   log?: (event: Record<string, unknown>) => void;
 }
@@ -108,6 +110,7 @@ function toolCaller(o: McpEndpointOptions, tools: Tool[]): (name: string, args: 
   return async (name, args) => {
     const toolCallId = `i${o.identity.iteration}-s${++step}-${nonce}`;
     const listing = o.mcp?.owns(name) === true ? o.mcp.descriptor(name) : undefined;
+    const toolHash = listing === undefined && builtinNames.has(name) ? await o.builtins.hash?.(name) : undefined;
     const proposal: ToolCallProposal = {
       ...o.identity,
       step,
@@ -115,6 +118,7 @@ function toolCaller(o: McpEndpointOptions, tools: Tool[]): (name: string, args: 
       tool: name,
       args,
       ...(listing !== undefined ? { mcp: listing } : {}),
+      ...(toolHash !== undefined ? { toolHash } : {}),
     };
     let decision: ToolCallDecision;
     try {
@@ -139,7 +143,8 @@ function toolCaller(o: McpEndpointOptions, tools: Tool[]): (name: string, args: 
     });
     if (!decision.allowed) return denialResult(name, decision);
     try {
-      if (listing !== undefined && o.mcp !== undefined) return { content: [{ type: "text", text: await o.mcp.call(name, args) }] };
+      // The server's result as it is (images, resources, structured content): the agent speaks MCP.
+      if (listing !== undefined && o.mcp !== undefined) return await o.mcp.result(name, args);
       if (builtinNames.has(name)) return { content: [{ type: "text", text: await o.builtins.run(name, args) }] };
       return {
         isError: true,
@@ -161,12 +166,18 @@ class SessionRouter {
   constructor(
     private readonly newSession: () => Server,
     private readonly maxSessions: number,
+    private readonly log?: (event: Record<string, unknown>) => void,
   ) {}
 
   async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     if (new URL(req.url ?? "/", "http://127.0.0.1").pathname !== "/mcp") return httpError(res, 404, "the MCP endpoint is /mcp");
     const id = req.headers["mcp-session-id"];
     const existing = typeof id === "string" ? this.transports.get(id) : undefined;
+    // Map order is use order: the first entry is the least recently used session.
+    if (existing !== undefined && typeof id === "string") {
+      this.transports.delete(id);
+      this.transports.set(id, existing);
+    }
     if (req.method !== "POST") {
       if (existing === undefined)
         return httpError(
@@ -180,7 +191,8 @@ class SessionRouter {
     if (existing !== undefined) return existing.handleRequest(req, res, body);
     if (typeof id === "string") return httpError(res, 404, `no session ${id}`);
     if (!isInitializeRequest(body)) return httpError(res, 400, "no session: the first request must be initialize");
-    if (this.transports.size >= this.maxSessions) return httpError(res, 503, `${this.maxSessions} sessions are open`);
+    // A client that never ends its sessions (no DELETE) must not lock the agent out: the least recently used one goes.
+    if (this.transports.size >= this.maxSessions) await this.evictOldest();
     const transport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
       enableDnsRebindingProtection: true,
@@ -195,6 +207,14 @@ class SessionRouter {
     await transport.handleRequest(req, res, body);
   }
 
+  private async evictOldest(): Promise<void> {
+    const [sid, oldest] = this.transports.entries().next().value ?? [];
+    if (sid === undefined || oldest === undefined) return;
+    this.transports.delete(sid);
+    this.log?.({ event: "mcp_session_evicted", session: sid, sessions: this.maxSessions });
+    await oldest.close().catch(() => undefined);
+  }
+
   async closeAll(): Promise<void> {
     await Promise.all([...this.transports.values()].map((t) => t.close().catch(() => undefined)));
   }
@@ -204,12 +224,16 @@ class SessionRouter {
 export async function startMcpEndpoint(o: McpEndpointOptions): Promise<McpEndpoint> {
   const tools = servedTools(o);
   const call = toolCaller(o, tools);
-  const router = new SessionRouter(() => {
-    const server = new Server({ name: "gavel-gate", version: gavelVersion() }, { capabilities: { tools: {} } });
-    server.setRequestHandler(ListToolsRequestSchema, () => ({ tools }));
-    server.setRequestHandler(CallToolRequestSchema, (req) => call(req.params.name, (req.params.arguments ?? {}) as JsonObject));
-    return server;
-  }, o.maxSessions ?? 16);
+  const router = new SessionRouter(
+    () => {
+      const server = new Server({ name: "gavel-gate", version: gavelVersion() }, { capabilities: { tools: {} } });
+      server.setRequestHandler(ListToolsRequestSchema, () => ({ tools }));
+      server.setRequestHandler(CallToolRequestSchema, (req) => call(req.params.name, (req.params.arguments ?? {}) as JsonObject));
+      return server;
+    },
+    o.maxSessions ?? 16,
+    o.log,
+  );
   const http: HttpServer = createServer((req, res) => {
     void router.handle(req, res).catch((err: unknown) => {
       if (!res.headersSent) httpError(res, 400, messageOf(err));

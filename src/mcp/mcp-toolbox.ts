@@ -1,7 +1,7 @@
 // An Agent's MCP servers as one toolbox for the worker runtime (ADR 0051): started together,
 // their tools offered under `<server>.<tool>` and pinned as listed at start, each call made
 // only after the gate allowed it (the worker loop's job) and its result rendered for the model.
-import type { Tool } from "@modelcontextprotocol/sdk/types.js";
+import type { CallToolResult, Tool } from "@modelcontextprotocol/sdk/types.js";
 import type { McpToolDescriptor } from "../api/protocol.js";
 import type { JsonObject, McpServerSpec } from "../api/types.js";
 import { messageOf } from "../errors.js";
@@ -119,11 +119,16 @@ export class McpToolbox {
 
   /** Calls an allowed tool; returns the text for the model (a tool error result included); throws McpServerError naming server and tool. */
   async call(name: string, args: JsonObject): Promise<string> {
+    return resultText(await this.result(name, args), this.o.outputCapBytes);
+  }
+
+  /** Calls an allowed tool; returns the server's result as it is (the in-pod endpoint passes it on to an MCP client); throws McpServerError naming server and tool. */
+  async result(name: string, args: JsonObject): Promise<CallToolResult> {
     const d = this.listed.get(name);
     const server = d === undefined ? undefined : this.servers.get(d.server);
     if (d === undefined || server === undefined)
       throw new McpServerError(name.split(".")[0] ?? name, `MCP tool ${name} is not listed by its server`);
-    return resultText(await server.call(d.tool, args), this.o.outputCapBytes);
+    return server.call(d.tool, args);
   }
 
   /** Stops every server. */

@@ -47,8 +47,8 @@ export interface PodPlacement extends WorkloadPlacement {
    * that lets `network: none` workers through, and egress rules added to an allowlist's policy.
    */
   gate?: { policy: k8s.V1NetworkPolicy; egress: k8s.V1NetworkPolicyEgressRule[] };
-  /** A native sidecar beside the workload (the worker's copy source, ADR 0041). */
-  sidecar?: PodSidecar;
+  /** Native sidecars beside the workload, started in order (the worker's copy source, ADR 0041; the MCP endpoint, ADR 0061). */
+  sidecars?: PodSidecar[];
   /** Annotations on the pod (what a later reconcile reads back, e.g. a copier's source pod). */
   annotations?: Record<string, string>;
 }
@@ -63,6 +63,15 @@ export interface PodSidecar {
   image: string;
   command: string[];
   mounts: WorkloadMount[];
+  env?: Record<string, string>;
+  /** Mounts the pod's /tmp (the main container's) writable at /tmp. */
+  tmp?: boolean;
+  /** Gets the worker's NATS credential as the main container does (placement credentialSecret). */
+  gateCredentials?: boolean;
+  /** A command whose success says it serves: the main container starts only then (startup probe, every second). */
+  readyCommand?: string[];
+  /** How long it may take to serve (seconds); default 60. */
+  readySeconds?: number;
 }
 
 /** What shapes every pod, whoever asks for it. */
@@ -94,12 +103,16 @@ export function podFor(spec: WorkloadSpec, place: PodPlacement, shape: PodShape)
     for (const c of pod.spec.containers)
       c.volumeMounts = [...(c.volumeMounts ?? []), { name: parts.volume, mountPath: parts.mountPath, readOnly: true }];
   }
-  if (place.sidecar !== undefined && pod.spec !== undefined)
-    pod.spec.initContainers = [...(pod.spec.initContainers ?? []), sidecarContainer(place.sidecar, pod.spec.volumes ?? [], shape)];
+  if (place.sidecars !== undefined && pod.spec !== undefined)
+    pod.spec.initContainers = [
+      ...(pod.spec.initContainers ?? []),
+      ...place.sidecars.map((s) => sidecarContainer(s, pod.spec?.volumes ?? [], shape)),
+    ];
   if (place.annotations !== undefined && pod.metadata !== undefined)
     pod.metadata.annotations = { ...pod.metadata.annotations, ...place.annotations };
   const pinned = place.node === undefined ? pod : onNode(pod, place.node);
-  return place.credentialSecret === undefined ? pinned : withWorkerCredentials(pinned, place.credentialSecret);
+  const gated = new Set((place.sidecars ?? []).filter((s) => s.gateCredentials === true).map((s) => s.name));
+  return place.credentialSecret === undefined ? pinned : withWorkerCredentials(pinned, place.credentialSecret, gated);
 }
 
 function sidecarContainer(sidecar: PodSidecar, podVolumes: readonly k8s.V1Volume[], shape: PodShape): k8s.V1Container {
@@ -107,12 +120,24 @@ function sidecarContainer(sidecar: PodSidecar, podVolumes: readonly k8s.V1Volume
     const podVolume = podVolumes.find((p) => p.persistentVolumeClaim?.claimName === m.source);
     return { name: podVolume?.name ?? "", mountPath: m.mountPath, readOnly: m.readOnly };
   });
+  if (sidecar.tmp === true) volumeMounts.unshift({ name: "tmp", mountPath: "/tmp", readOnly: false });
   return {
     name: sidecar.name,
     image: sidecar.image,
     imagePullPolicy: shape.imagePullPolicy ?? "IfNotPresent",
     restartPolicy: "Always",
     command: sidecar.command,
+    ...(sidecar.env !== undefined ? { env: Object.entries(sidecar.env).map(([name, value]) => ({ name, value })) } : {}),
+    ...(sidecar.readyCommand !== undefined
+      ? {
+          startupProbe: {
+            exec: { command: sidecar.readyCommand },
+            periodSeconds: 1,
+            failureThreshold: sidecar.readySeconds ?? 60,
+            timeoutSeconds: 1,
+          },
+        }
+      : {}),
     volumeMounts,
     resources: { requests: { cpu: "10m", memory: "16Mi" } },
     securityContext: { allowPrivilegeEscalation: false, privileged: false, readOnlyRootFilesystem: true, capabilities: { drop: ["ALL"] } },
@@ -132,8 +157,8 @@ export function onNode(pod: k8s.V1Pod, node: string): k8s.V1Pod {
   return pod;
 }
 
-/** A worker pod with the Execution's credential mounted read-only and GAVEL_NATS_CREDS_FILE set. */
-export function withWorkerCredentials(pod: k8s.V1Pod, secretName: string): k8s.V1Pod {
+/** A worker pod with the Execution's credential mounted read-only and GAVEL_NATS_CREDS_FILE set (in its main container and the named sidecars). */
+export function withWorkerCredentials(pod: k8s.V1Pod, secretName: string, sidecars: ReadonlySet<string> = new Set()): k8s.V1Pod {
   const out = structuredClone(pod);
   const spec = out.spec;
   if (spec === undefined) return out;
@@ -142,7 +167,7 @@ export function withWorkerCredentials(pod: k8s.V1Pod, secretName: string): k8s.V
     ...(spec.volumes ?? []),
     { name: CREDS_VOLUME, secret: { secretName, defaultMode: 0o444, items: [{ key: WORKER_CREDS_KEY, path: WORKER_CREDS_KEY }] } },
   ];
-  for (const c of spec.containers) {
+  for (const c of [...spec.containers, ...(spec.initContainers ?? []).filter((i) => sidecars.has(i.name))]) {
     c.volumeMounts = [...(c.volumeMounts ?? []), { name: CREDS_VOLUME, mountPath: WORKER_CREDS_DIR, readOnly: true }];
     c.env = [
       ...(c.env ?? []).filter((e) => e.name !== AGENT_ENV.natsCreds && e.name !== AGENT_ENV.natsCredsFile),
