@@ -5,12 +5,8 @@
 // built-in is synchronous and cached by Node, so each call after the first is a lookup.
 import { createRequire } from "node:module";
 import type * as Crypto from "node:crypto";
-import type * as Vm from "node:vm";
 
 const require = createRequire(import.meta.url);
 
 /** node:crypto (Ed25519 registration signatures, guard check 6). */
 export const nodeCrypto = (): typeof Crypto => require("node:crypto") as typeof Crypto;
-
-/** node:vm (the bounded match of lookaround patterns, ADR 0022). */
-export const nodeVm = (): typeof Vm => require("node:vm") as typeof Vm;
