@@ -298,16 +298,19 @@ describe("Execution reconciler on a control plane with in-memory workloads (the 
       await agent("hanging-worker", { runtime: { image: "test/worker" }, execution: { mode: "one-shot" } } as Agent["spec"]);
       await execution("stopped", "hanging-worker");
       await eventually(() => (workloads.names().includes("stopped-i1") ? true : undefined), 10_000, "the worker to start");
-      const ex = await get("stopped");
-      ex.metadata.annotations = { ...ex.metadata.annotations, "gavel.dev/cancel": "test" };
-      await api.replaceNamespacedCustomObject({
-        group: GROUP,
-        version: VERSION,
-        namespace: ns,
-        plural: "executions",
-        name: "stopped",
-        body: ex,
-      });
+      // A merge patch, as `kubectl annotate` sends: a replace of the object read a moment before
+      // fails with 409 when the controller writes the run's status in between (seen in make test).
+      await api.patchNamespacedCustomObject(
+        {
+          group: GROUP,
+          version: VERSION,
+          namespace: ns,
+          plural: "executions",
+          name: "stopped",
+          body: { metadata: { annotations: { "gavel.dev/cancel": "test" } } },
+        },
+        k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.MergePatch),
+      );
       const done = await final("stopped");
       expect(done.status?.phase).toBe("Cancelled");
       expect(workloads.stopped).toContain("stopped-i1");
