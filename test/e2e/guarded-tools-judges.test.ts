@@ -22,12 +22,6 @@ describe("the inner loop's judges and tool registry on the cluster (chart-instal
   let controller: ChartController;
   let runs: Executions;
 
-  const kubectlOk = async (args: string[]): Promise<string> => {
-    const r = await cluster.kubectl(args);
-    if (r.code !== 0) throw new Error(`kubectl ${args.join(" ")}: ${r.stderr}`);
-    return r.stdout;
-  };
-
   beforeAll(async () => {
     cluster = await useCluster();
     controller = new ChartController(cluster);
@@ -35,7 +29,7 @@ describe("the inner loop's judges and tool registry on the cluster (chart-instal
     const ns = await cluster.createNamespace("e2e-judged");
     runs = executionsIn(cluster, ns, async () => `controller log:\n${(await controller.log()).slice(-6000)}`);
     // The example's GuardPolicy (read-before-overwrite) is in scope of the reference's worker too.
-    await kubectlOk(["apply", "-n", ns, "-f", example("policy.yaml")]);
+    await cluster.kubectlOk(["apply", "-n", ns, "-f", example("policy.yaml")]);
   }, 300_000);
 
   afterAll(async () => {
@@ -168,7 +162,7 @@ describe("the inner loop's judges and tool registry on the cluster (chart-instal
         ["fs.write", hashes["fs.write"] ?? ""],
         ["cmd.run", staleHash("cmd.run")],
       ]);
-      await kubectlOk([
+      await cluster.kubectlOk([
         "apply",
         "-n",
         ns,
@@ -180,7 +174,7 @@ describe("the inner loop's judges and tool registry on the cluster (chart-instal
         join(REPO_DIR, "judges", "rule-judge", "agent.yaml"),
       ]);
       await there.apply(stringify(registry));
-      await kubectlOk(["apply", "-n", ns, "-f", example("execution.yaml")]);
+      await cluster.kubectlOk(["apply", "-n", ns, "-f", example("execution.yaml")]);
       const done = await there.final("guarded-tools", 300_000);
       expect(done.status?.phase, done.status?.message).toBe("Succeeded");
       const calls = done.status?.iterations?.[0]?.toolCalls?.recent ?? [];

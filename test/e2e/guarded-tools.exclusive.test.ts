@@ -36,12 +36,6 @@ describe("the inner loop on the cluster (chart-installed controller and NATS)", 
   /** The controllers' /metrics before the example ran. */
   let before: string[] = [];
 
-  const kubectlOk = async (args: string[]): Promise<string> => {
-    const r = await cluster.kubectl(args);
-    if (r.code !== 0) throw new Error(`kubectl ${args.join(" ")}: ${r.stderr}`);
-    return r.stdout;
-  };
-
   beforeAll(async () => {
     cluster = await useCluster();
     api = cluster.kc.makeApiClient(k8s.CustomObjectsApi);
@@ -62,7 +56,7 @@ describe("the inner loop on the cluster (chart-installed controller and NATS)", 
   it("examples/guarded-tools: the four guard blocks and the judged calls of local mode, judge children in kubectl get ex, Succeeded", async () => {
     before = await scrapeControllers(cluster, controller);
     // As the README's cluster quick start: the example's files and the shipped judge, verbatim.
-    await kubectlOk([
+    await cluster.kubectlOk([
       "apply",
       "-n",
       runs.namespace,
@@ -73,7 +67,7 @@ describe("the inner loop on the cluster (chart-installed controller and NATS)", 
       "-f",
       join(REPO_DIR, "judges", "rule-judge", "agent.yaml"),
     ]);
-    await kubectlOk(["apply", "-n", runs.namespace, "-f", example("execution.yaml")]);
+    await cluster.kubectlOk(["apply", "-n", runs.namespace, "-f", example("execution.yaml")]);
     const done = await runs.final("guarded-tools", 300_000);
     expect(done.status?.phase, done.status?.message).toBe("Succeeded");
 
@@ -102,7 +96,7 @@ describe("the inner loop on the cluster (chart-installed controller and NATS)", 
       expect(kid.metadata.ownerReferences?.[0]).toMatchObject({ kind: "Execution", name: "guarded-tools", controller: true });
       expect(kid.status).toMatchObject({ phase: "Succeeded", verdict: { score: 0.8, confidence: 0.9 } });
     }
-    const table = await kubectlOk(["get", "ex", "-n", runs.namespace]);
+    const table = await cluster.kubectlOk(["get", "ex", "-n", runs.namespace]);
     for (const name of ["guarded-tools", ...judged]) expect(table).toContain(name);
     console.log(`kubectl get ex:\n${table}`);
     // gavel describe (the README's quick start) shows each call with its check or its judge's verdict
@@ -324,7 +318,7 @@ describe("the inner loop on the cluster (chart-installed controller and NATS)", 
     // A few more reconciles (resync, the Agent's change): still no pod of that Execution.
     await new Promise((r) => setTimeout(r, 5_000));
     expect(await runs.podsOf("unguarded")).toEqual([]);
-    const described = await kubectlOk([
+    const described = await cluster.kubectlOk([
       "get",
       "ex",
       "unguarded",

@@ -30,12 +30,6 @@ describe("a remote MCP server by url with a bearer token from a Secret (chart-in
   let controller: ChartController;
   let runs: Executions;
 
-  const kubectlOk = async (args: string[]): Promise<string> => {
-    const r = await cluster.kubectl(args);
-    if (r.code !== 0) throw new Error(`kubectl ${args.join(" ")}: ${r.stderr}`);
-    return r.stdout;
-  };
-
   beforeAll(async () => {
     cluster = await useCluster();
     controller = new ChartController(cluster);
@@ -80,7 +74,7 @@ describe("a remote MCP server by url with a bearer token from a Secret (chart-in
       },
     ];
     await runs.apply(objects.map((o) => stringify(o)).join("---\n"));
-    await kubectlOk(["wait", "-n", ns, "--for=condition=Ready", "pod/mcp-http", "--timeout=120s"]);
+    await cluster.kubectlOk(["wait", "-n", ns, "--for=condition=Ready", "pod/mcp-http", "--timeout=120s"]);
   }, 300_000);
 
   afterAll(async () => {
@@ -146,13 +140,15 @@ describe("a remote MCP server by url with a bearer token from a Secret (chart-in
     ]);
     expect(calls.map((c) => c.server)).toEqual(["remote", "remote"]);
     // Only the allowed call reached the server (its log: one line per accepted request).
-    const serverLog = await kubectlOk(["logs", "-n", runs.namespace, "mcp-http"]);
+    const serverLog = await cluster.kubectlOk(["logs", "-n", runs.namespace, "mcp-http"]);
     expect(serverLog).toContain("listening 8080");
     expect(serverLog.split("\n").filter((l) => l.startsWith("tools/call"))).toEqual(["tools/call echo"]);
     expect(serverLog).not.toContain("refused");
 
     // The worker pod took the token from the Secret: a secretKeyRef, no literal.
-    const pods = JSON.parse(await kubectlOk(["get", "pods", "-n", runs.namespace, "-l", "gavel.dev/role=worker", "-o", "json"])) as {
+    const pods = JSON.parse(
+      await cluster.kubectlOk(["get", "pods", "-n", runs.namespace, "-l", "gavel.dev/role=worker", "-o", "json"]),
+    ) as {
       items: { spec: { containers: { env?: { name: string; value?: string; valueFrom?: unknown }[] }[] } }[];
     };
     const env = pods.items[0]?.spec.containers[0]?.env ?? [];
@@ -167,7 +163,7 @@ describe("a remote MCP server by url with a bearer token from a Secret (chart-in
     });
     expect(described.code, described.stderr).toBe(0);
     expect(described.stdout).toMatch(/MCP server:\s+remote/);
-    const events = await kubectlOk(["get", "events", "-n", runs.namespace, "-o", "json"]);
+    const events = await cluster.kubectlOk(["get", "events", "-n", runs.namespace, "-o", "json"]);
     const workerLog = await eventually(
       async () => {
         const r = await cluster.kubectl(["logs", "-n", runs.namespace, "-l", "gavel.dev/role=worker", "--tail=-1"]);

@@ -26,12 +26,6 @@ describe("MCP server tools behind the cluster's gate (examples/mcp-tools, chart-
   let controller: ChartController;
   let runs: Executions;
 
-  const kubectlOk = async (args: string[]): Promise<string> => {
-    const r = await cluster.kubectl(args);
-    if (r.code !== 0) throw new Error(`kubectl ${args.join(" ")}: ${r.stderr}`);
-    return r.stdout;
-  };
-
   beforeAll(async () => {
     cluster = await useCluster();
     controller = new ChartController(cluster);
@@ -45,7 +39,7 @@ describe("MCP server tools behind the cluster's gate (examples/mcp-tools, chart-
   });
 
   it("the secret read through files.read_text_file is denied as through fs.read, the MCP write is judged by a rule-judge child, the allowed read reaches the model; kubectl get ex and gavel describe show it", async () => {
-    await kubectlOk([
+    await cluster.kubectlOk([
       "apply",
       "-n",
       runs.namespace,
@@ -56,7 +50,7 @@ describe("MCP server tools behind the cluster's gate (examples/mcp-tools, chart-
       "-f",
       join(REPO_DIR, "judges", "rule-judge", "agent.yaml"),
     ]);
-    await kubectlOk(["apply", "-n", runs.namespace, "-f", example("execution.yaml")]);
+    await cluster.kubectlOk(["apply", "-n", runs.namespace, "-f", example("execution.yaml")]);
     const done = await runs.final("mcp-tools", 300_000);
     expect(done.status?.phase, done.status?.message).toBe("Succeeded");
 
@@ -108,7 +102,7 @@ describe("MCP server tools behind the cluster's gate (examples/mcp-tools, chart-
       input_schema: expect.objectContaining({ type: "object" }) as unknown,
       pinned: true,
     });
-    const table = await kubectlOk(["get", "ex", "-n", runs.namespace]);
+    const table = await cluster.kubectlOk(["get", "ex", "-n", runs.namespace]);
     for (const name of ["mcp-tools", ...judged]) expect(table).toContain(name);
     console.log(`kubectl get ex:\n${table}`);
 

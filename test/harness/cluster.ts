@@ -11,6 +11,8 @@ export interface Cluster {
   kubeconfigPath: string;
   kc: k8s.KubeConfig;
   kubectl(args: string[], opts?: { stdin?: string }): Promise<ExecResult>;
+  /** kubectl that must succeed: its stdout, or an error naming the command and its stderr. */
+  kubectlOk(args: string[]): Promise<string>;
   createNamespace(prefix: string): Promise<string>;
   deleteNamespace(name: string): Promise<void>;
 }
@@ -29,6 +31,11 @@ export async function useCluster(): Promise<Cluster> {
     kubeconfigPath,
     kc,
     kubectl: (args, o = {}) => run(KUBECTL, ["--kubeconfig", kubeconfigPath, ...args], { stdin: o.stdin }),
+    async kubectlOk(args) {
+      const r = await run(KUBECTL, ["--kubeconfig", kubeconfigPath, ...args]);
+      if (r.code !== 0) throw new Error(`kubectl ${args.join(" ")}: ${r.stderr}`);
+      return r.stdout;
+    },
     async createNamespace(prefix) {
       const name = `${prefix}-${Math.random().toString(36).slice(2, 8)}`;
       await core.createNamespace({ body: { metadata: { name } } });
