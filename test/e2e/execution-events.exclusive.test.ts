@@ -1,10 +1,11 @@
 // The Kubernetes driver's events in the durable JetStream event stream: the chart's controller
 // pod (nats.url, nats.credentialsSecret) runs Executions on the single-node cluster and
 // `gavel events` rebuilds their tree, each event once and in order, also when the controller
-// is SIGKILLed mid-run, when NATS is down and when the stream refuses events (the publisher's
+// is SIGKILLed mid-run (the restarted controller adopting the worker pod and the judge child it
+// left, with no second pod or child), when NATS is down and when the stream refuses events (the publisher's
 // outbox); this file's NATS servers listen on the node's address, where the pod reaches them.
 // The publisher alone against a nats-server: test/integration/event-publisher.test.ts.
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import * as k8s from "@kubernetes/client-node";
@@ -153,7 +154,9 @@ spec:
     expect(tree).toMatch(/judge rule-judge \(streamed-i1-v1-rule-judge\) score 1\.00/);
   }, 300_000);
 
-  it("Given the controller is SIGKILLed while the worker runs and again once the judge child exists, the restarted ones leave no event missing or doubled", async () => {
+  // The crash cases of the reconciler too (adoption, no second pod or child), folded in here so
+  // the exclusive lane kills the controller once per situation, not twice.
+  it("Given the controller is SIGKILLed while the worker runs and again once the judge child exists, the restarted ones adopt the pod and the child and leave no event missing or doubled", async () => {
     const t0 = Date.now();
     await runExecution("killed", { correct_first_time: true, sleep_seconds: 4 });
     await eventually(
@@ -174,6 +177,11 @@ spec:
     const ex = await final("killed");
     expect(ex.status?.phase, ex.status?.message).toBe("Succeeded");
     timings.killedTwice = (Date.now() - t0) / 1000;
+    // The restarted controllers adopted the worker pod and the judge child: one worker run, one child
+    expect(ex.status?.iteration).toBe(1);
+    expect((await readFile(join(await runs.workspace("killed"), "runs.log"), "utf8")).trim().split("\n")).toHaveLength(1);
+    expect(ex.status?.children?.map((c) => [c.name, c.phase])).toEqual([["killed-i1-v1-rule-judge", "Succeeded"]]);
+    await runs.podsEnded("killed");
     expectJudgedRun(await streamed("killed"), "killed");
     // Nothing is left staged once published
     const jsm = await jetstreamManager(nc);

@@ -87,7 +87,7 @@ spec:
   });
 
   // Runs that need the controller only to be up, in parallel; its crashes are in
-  // execution-restarts.exclusive.test.ts (the exclusive lane: no other e2e file runs meanwhile).
+  // execution-events.exclusive.test.ts (the exclusive lane: no other e2e file runs meanwhile).
   describe.concurrent("runs", () => {
     it("Given exit_code and a rule-judge semantic validator, the Execution ends Succeeded and its judge child holds the verdict", async () => {
       const t0 = Date.now();

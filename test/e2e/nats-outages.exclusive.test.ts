@@ -2,7 +2,9 @@
 // cluster as `helm install` runs it: deleted three times while worker pods start and while
 // their tool calls wait, every run ends as an undisturbed run of the same set does; scaled to
 // zero for longer than an iteration's deadline, the run ends saying the gate could not be
-// reached, and no tool call ran. In the exclusive lane: every other file's runs lose NATS too.
+// reached, and no tool call ran, while the controller pod turns NotReady (its /readyz naming
+// nats) without being restarted (the livenessProbe asks /healthz only), Ready again once NATS is
+// back. In the exclusive lane: every other file's runs lose NATS too.
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import * as k8s from "@kubernetes/client-node";
@@ -171,6 +173,18 @@ describe("Executions while the chart's NATS goes away (chart-installed controlle
     await natsReady();
     return Date.now() - t0;
   };
+  const ready = (pod: k8s.V1Pod) => pod.status?.conditions?.find((c) => c.type === "Ready")?.status;
+  /** The pod's /readyz?verbose through the API server's pod proxy, whatever its status code. */
+  const readyz = async (pod: k8s.V1Pod): Promise<string> => {
+    const port = pod.spec?.containers[0]?.ports?.find((p) => p.name === "health")?.containerPort;
+    const r = await cluster.kubectl([
+      "get",
+      "--raw",
+      `/api/v1/namespaces/${RELEASE_NAMESPACE}/pods/${pod.metadata?.name ?? ""}:${port ?? 0}/proxy/readyz?verbose`,
+    ]);
+    // kubectl prints a 500's body in its error.
+    return r.stdout + r.stderr;
+  };
   const workerPods = async (execution: string): Promise<k8s.V1Pod[]> =>
     (await core.listNamespacedPod({ namespace: runs.namespace, labelSelector: `gavel.dev/execution=${execution},gavel.dev/role=worker` }))
       .items;
@@ -237,6 +251,15 @@ describe("Executions while the chart's NATS goes away (chart-installed controlle
     if (runs !== undefined) await cluster.deleteNamespace(runs.namespace);
   });
 
+  it("the controller pod is Ready by its readinessProbe: /readyz passes every check", async () => {
+    const [pod] = await controller.ready();
+    if (pod === undefined) throw new Error("no controller pod");
+    const c = pod.spec?.containers[0];
+    expect(c?.readinessProbe?.httpGet).toMatchObject({ path: "/readyz", port: "health" });
+    expect(c?.livenessProbe?.httpGet).toMatchObject({ path: "/healthz", port: "health" });
+    expect(await readyz(pod)).toBe("[+]shutdown ok\n[+]informers ok\n[+]apiserver ok\n[+]nats ok\nreadyz check passed\n");
+  }, 180_000);
+
   it("NATS deleted while worker pods start and while calls wait, three times in one run set: every run ends as the undisturbed set's do, each call decided once", async () => {
     // Given the set run undisturbed
     let t0 = Date.now();
@@ -283,7 +306,10 @@ describe("Executions while the chart's NATS goes away (chart-installed controlle
     await controller.ready();
   }, 600_000);
 
-  it("NATS scaled to zero for longer than an iteration's deadline: the run ends saying the gate could not be reached, and no tool call ran", async () => {
+  it("NATS scaled to zero for longer than an iteration's deadline: the run ends saying the gate could not be reached, and no tool call ran; the controller pod turns NotReady naming nats, is not restarted, and is Ready again once NATS is back", async () => {
+    const [before] = await controller.ready();
+    if (before === undefined) throw new Error("no controller pod");
+    const restartCount = before.status?.containerStatuses?.[0]?.restartCount ?? 0;
     const t0 = Date.now();
     await runs.apply(executionYaml("no-nats", "short-worker"));
     await eventually(
@@ -294,6 +320,20 @@ describe("Executions while the chart's NATS goes away (chart-installed controlle
     scaledDown = true;
     const scale = await cluster.kubectl(["scale", "statefulset", "-n", RELEASE_NAMESPACE, "gavel-nats", "--replicas=0"]);
     expect(scale.code, scale.stderr).toBe(0);
+    const tScaled = Date.now();
+    const notReady = await eventually(
+      async () => {
+        const [p] = await controller.pods();
+        return p !== undefined && ready(p) === "False" ? p : undefined;
+      },
+      120_000,
+      "the controller pod NotReady without NATS",
+    );
+    timings.controllerNotReady = (Date.now() - tScaled) / 1000;
+    const body = await readyz(notReady);
+    expect(body).toMatch(/\[-\]nats failed: the tool-call gate (lost NATS|cannot reach NATS) at nats:\/\/gavel-nats/);
+    expect(body).toContain("[+]informers ok");
+    expect(body).toContain("[+]apiserver ok");
     const done = await runs.final("no-nats", 120_000);
     timings.scaledToZero = (Date.now() - t0) / 1000;
 
@@ -316,8 +356,13 @@ describe("Executions while the chart's NATS goes away (chart-installed controlle
 
     const back = await cluster.kubectl(["scale", "statefulset", "-n", RELEASE_NAMESPACE, "gavel-nats", "--replicas=1"]);
     expect(back.code, back.stderr).toBe(0);
+    const tBack = Date.now();
     await natsReady();
     scaledDown = false;
-    await controller.ready();
-  }, 300_000);
+    const [after] = await controller.ready(1, 180_000);
+    timings.controllerReadyAgain = (Date.now() - tBack) / 1000;
+    // The same container throughout: readiness follows NATS, liveness never fired.
+    expect(after?.metadata?.name).toBe(before.metadata?.name);
+    expect(after?.status?.containerStatuses?.[0]?.restartCount ?? 0).toBe(restartCount);
+  }, 420_000);
 });
