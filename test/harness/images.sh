@@ -2,7 +2,7 @@
 # Builds every image gavel ships, FROM the locally built base image: the worker runtime
 # (gavel/agent), the controller (gavel/controller), NATS (gavel/nats), the judges
 # (judges/build-images.sh), the language runtimes (runtime-images.sh), the workers of
-# examples/kubernetes and examples/guarded-tools, and the benchmarks' pods (gavel/bench). Each is tagged :dev and :<package.json version>, the tag
+# examples/kubernetes, examples/guarded-tools, examples/mcp-tools and examples/mcp-python-worker, and the benchmarks' pods (gavel/bench). Each is tagged :dev and :<package.json version>, the tag
 # the chart installs by default. Needs `make build` first.
 source "$(dirname "$0")/lib.sh"
 cd "$REPO_DIR"
@@ -39,6 +39,10 @@ docker build -q --label "$HARNESS_LABEL" -t gavel/example-guarded-tools:dev exam
 # The worker of examples/mcp-tools: gavel/agent plus the official MCP filesystem server (ADR 0051).
 log "building gavel/example-mcp-tools:dev"
 HARNESS_LABEL="$HARNESS_LABEL" examples/mcp-tools/build-image.sh
+# A worker gavel did not write (Python on the official MCP client from PyPI) and its pod's MCP
+# endpoint image with mcp-server-git (ADR 0061); after runtime-images.sh, whose python rootfs they start from.
+log "building gavel/example-mcp-python:dev, gavel/example-mcp-python-endpoint:dev"
+HARNESS_LABEL="$HARNESS_LABEL" examples/mcp-python-worker/build-image.sh
 
 version="$(node -p 'require("./package.json").version')"
 for image in agent controller nats rule-judge command-judge llm-judge example-k8s-worker bench; do

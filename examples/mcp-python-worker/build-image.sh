@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# Builds the two images of examples/mcp-python-worker, after `make images` (it needs
+# gavel/agent:dev and gavel/rootfs:bookworm-python3):
+#   gavel/example-mcp-python:dev           the worker: plain Python on the official MCP client
+#   gavel/example-mcp-python-endpoint:dev  its pod's MCP endpoint: gavel/agent plus mcp-server-git
+# Both start FROM gavel/rootfs:bookworm-python3-git (gavel's python rootfs plus Debian's git,
+# built once: apt reaches Debian's packages, hence the host network for that one build) and
+# carry the pinned PyPI packages of requirements.txt, installed with this machine's pip as
+# wheels for CPython 3.11 on x86_64 Linux into the cache (outside the repository), once per
+# version of requirements.txt. No registry is reached when a pod starts.
+set -euo pipefail
+repo="$(cd "$(dirname "$0")/../.." && pwd)"
+here="$repo/examples/mcp-python-worker"
+cache="${GAVEL_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/gavel}"
+label=(${HARNESS_LABEL:+--label "$HARNESS_LABEL"})
+
+# quiet_build ARGS...: docker build -q, its output shown only when it fails.
+quiet_build() {
+  local out
+  out="$(docker build -q "$@" 2>&1)" || { printf '%s\n' "$out" >&2; echo "mcp-python-worker: docker build $* failed" >&2; exit 1; }
+}
+
+if ! docker image inspect gavel/rootfs:bookworm-python3-git >/dev/null 2>&1; then
+  docker image inspect gavel/rootfs:bookworm-python3 >/dev/null 2>&1 ||
+    { echo "mcp-python-worker: gavel/rootfs:bookworm-python3 is missing (make images builds it)" >&2; exit 1; }
+  quiet_build --network=host -t gavel/rootfs:bookworm-python3-git - <<'DOCKERFILE'
+FROM gavel/rootfs:bookworm-python3
+RUN apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends git >/dev/null \
+ && rm -rf /var/lib/apt/lists/* /var/cache/apt/archives/*.deb
+DOCKERFILE
+fi
+
+site="$cache/pypi/mcp-python-worker-$(grep -v '^#' "$here/requirements.txt" | sha256sum | cut -c1-16)"
+if [ ! -f "$site/.done" ]; then
+  python3 -m pip --version >/dev/null 2>&1 || { echo "mcp-python-worker: python3 -m pip is required to install requirements.txt" >&2; exit 1; }
+  rm -rf "$site" && mkdir -p "$site"
+  python3 -m pip install --quiet --disable-pip-version-check --no-warn-conflicts --root-user-action=ignore \
+    --target "$site/site" --only-binary=:all: --python-version 3.11 --implementation cp \
+    --platform manylinux2014_x86_64 -r "$here/requirements.txt" >&2
+  # pip writes console scripts with this machine's interpreter in their #! line: the images run `python3 -m`.
+  rm -rf "$site/site/bin"
+  touch "$site/.done"
+fi
+
+ctx="$(mktemp -d)"
+trap 'rm -rf "$ctx"' EXIT
+cp -R "$site/site" "$ctx/site"
+cp "$here/Dockerfile" "$here/worker.py" "$ctx/"
+quiet_build "${label[@]}" -t gavel/example-mcp-python:dev "$ctx"
+# node joins the context only now: the worker's build does not send it.
+cp "$here/endpoint.Dockerfile" "$ctx/"
+cp "$(readlink -f "$(command -v node)")" "$ctx/node"
+quiet_build "${label[@]}" -f "$ctx/endpoint.Dockerfile" -t gavel/example-mcp-python-endpoint:dev "$ctx"
