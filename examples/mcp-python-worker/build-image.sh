@@ -7,7 +7,7 @@
 # built once: apt reaches Debian's packages, hence the host network for that one build) and
 # carry the pinned PyPI packages of requirements.txt, installed with this machine's pip as
 # wheels for CPython 3.11 on x86_64 Linux into the cache (outside the repository), once per
-# version of requirements.txt. No registry is reached when a pod starts.
+# version of requirements.txt (ADR 0063; make deps installs python3-pip). No registry is reached when a pod starts.
 set -euo pipefail
 repo="$(cd "$(dirname "$0")/../.." && pwd)"
 here="$repo/examples/mcp-python-worker"

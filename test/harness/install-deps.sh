@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # Installs the Debian packages gavel's harness needs (NATS, Docker, etcd, containerd,
-# runc, CNI plugins, debootstrap, gcc for the static pause and gavel-launch, chromium for the web view's e2e test) and the npm
+# runc, CNI plugins, debootstrap, gcc for the static pause and gavel-launch, chromium for the web view's e2e test, pip for
+# the Python example's pinned PyPI packages, ADR 0063) and the npm
 # dependencies. Idempotent.
 source "$(dirname "$0")/lib.sh"
 
 apt_install ca-certificates curl unzip git make bc openssl \
   nats-server docker.io etcd-server containerd runc \
   containernetworking-plugins iptables conntrack iproute2 socat util-linux mount \
-  debootstrap gcc libc6-dev \
+  debootstrap gcc libc6-dev python3-pip \
   chromium
 
 command -v go >/dev/null || { log "go is required to build Kubernetes (machine image ships it)"; exit 1; }
