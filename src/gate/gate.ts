@@ -1,43 +1,25 @@
 // The inner-loop gate: for one proposed tool call, the guard, then (unless skip_judge) each
 // semantic tool_validation judge in order; audited without values. Stateless: the tool-call
 // service owns idempotency and tells the gate what the iteration already did.
-import type { JudgeVerdictRecord, ToolCallDecision, ToolCallProposal } from "../api/protocol.js";
-import type { Agent, GradientResult, JudgeRejectionReason, SemanticValidatorSpec } from "../api/types.js";
-import { applyThresholds, fmt, thresholdsOf, TOOL_MIN_SCORE } from "../engine/validators.js";
-import { messageOf } from "../errors.js";
+import type { ToolCallDecision, ToolCallProposal } from "../api/protocol.js";
+import type { Agent } from "../api/types.js";
 import type { Logger } from "../telemetry/logger.js";
-import type { TraceSpan, Tracing } from "../telemetry/tracing.js";
-import { auditRecord, scrubArgValues, type AuditSink } from "./audit.js";
-import { endJudgeSpan, endToolSpan, judgeSpan, toolSpan } from "./gate-spans.js";
+import type { Tracing } from "../telemetry/tracing.js";
+import { auditRecord, recordDecision, scrubArgValues, type AuditSink } from "./audit.js";
+import { endToolSpan, toolSpan } from "./gate-spans.js";
 import type { ViewOptions } from "./guard/argument-views.js";
 import { agentScope, workerViews, type AgentScope, type HistoryEntry } from "./guard/context.js";
 import { runGuard } from "./guard/guard.js";
 import type { CompiledPolicy } from "./guard/policy.js";
 import { mcpToolDigest } from "./mcp-tools.js";
 import { skipJudge } from "./skip-judge.js";
+import { judgeCall, type JudgedFields, type JudgeRunner, type ToolJudges } from "./tool-judges.js";
 
 /** Who decided a call and the deciding check, for metrics and spans alike. */
 export { decidedBy, decidingCheck } from "./gate-spans.js";
 
-/** What one judge child execution produced: a verdict or a rejection, and the child's name. */
-export interface JudgeRunResult {
-  result?: GradientResult;
-  rejection?: JudgeRejectionReason;
-  /** Why it was rejected (malformed output, exit code, deadline). */
-  detail?: string;
-  child: string;
-}
-
-/**
- * Runs one tool_validation judge for a proposal (the driver starts the child execution with
- * the reference payload). `index` is the entry's position in tool_validation.
- */
-export type JudgeRunner = (
-  entry: SemanticValidatorSpec,
-  proposal: ToolCallProposal,
-  policyViolations: readonly string[],
-  index: number,
-) => Promise<JudgeRunResult>;
+/** The judge step's types, for the drivers that run judges. */
+export type { JudgeRunner, JudgeRunResult } from "./tool-judges.js";
 
 /** Where the gate reads its policy: the PolicyStore, or anything that answers per namespace. */
 export interface PolicySource {
@@ -77,22 +59,6 @@ export interface GateOptions {
   tracing?: Tracing;
 }
 
-/** Runs one tool_validation judge (entry `index`), in its invoke_agent span when the call is traced; a throw is a failed judge. */
-async function runToolJudge(options: GateOptions, index: number, entry: SemanticValidatorSpec, p: ToolCallProposal, violations: string[], call: TraceSpan | undefined): Promise<JudgeRunResult> {
-  const span = call === undefined || options.tracing === undefined ? undefined : judgeSpan(options.tracing, call, entry.judge_agent);
-  let run: JudgeRunResult;
-  try {
-    run = await options.judgeRunner(entry, p, violations, index);
-  } catch (err) {
-    run = { rejection: "failed", detail: messageOf(err), child: "" };
-  }
-  if (span !== undefined && call !== undefined) {
-    const passed = run.result === undefined ? false : applyThresholds(run.result, thresholdsOf(entry, TOOL_MIN_SCORE)).passed;
-    endJudgeSpan(span, call, entry.judge_agent, run, passed);
-  }
-  return run;
-}
-
 /**
  * The gate of one agent's executions. It keeps no state: what the iteration did comes in
  * the context, and idempotency (one decision per toolCallId) is the tool-call service's.
@@ -113,6 +79,11 @@ export function createGate(options: GateOptions): Gate {
   const scope: AgentScope = options.capabilities ? { ...base, capabilities: new Set(options.capabilities) } : base;
   const allEntries = options.agent.spec.execution?.tool_validation ?? [];
   const semantic = allEntries.filter((e) => e.type === "semantic");
+  const judges: ToolJudges = {
+    judgeRunner: options.judgeRunner,
+    entries: allEntries,
+    ...(options.tracing !== undefined ? { tracing: options.tracing } : {}),
+  };
 
   function decide(p: ToolCallProposal, ctx: IterationContext): GateOutcome {
     const started = clock();
@@ -126,57 +97,37 @@ export function createGate(options: GateOptions): Gate {
       { tool: p.tool, args: p.args, step: p.step, ...(p.mcp !== undefined ? { mcp: p.mcp } : {}) },
       { policy, scope, history, ...(live !== undefined ? { liveHashes: new Map([[p.tool, live]]) } : {}), views },
     );
-    const done = (d: Omit<ToolCallDecision, "toolCallId" | "latencyMs" | "guard">): ToolCallDecision => ({
+    const done = (d: JudgedFields): ToolCallDecision => ({
       toolCallId: p.toolCallId,
       guard,
       ...d,
       reason: scrubArgValues(d.reason, p.args),
       latencyMs: clock() - started,
     });
-    if (!guard.approved) return endToolSpan(span, done({ allowed: false, blocked_by: "guard", reason: guard.reason ?? "guard", skippedJudges: false, judges: [] }));
+    if (!guard.approved)
+      return endToolSpan(
+        span,
+        done({ allowed: false, blocked_by: "guard", reason: guard.reason ?? "guard", skippedJudges: false, judges: [] }),
+      );
     if (skipJudge(p.tool, scope, policy, p.mcp) || semantic.length === 0) {
       const skipped = semantic.length > 0;
-      return endToolSpan(span, done({ allowed: true, blocked_by: "none", reason: skipped ? "approved by the guard (skip_judge)" : "approved by the guard", skippedJudges: skipped, judges: [] }));
+      return endToolSpan(
+        span,
+        done({
+          allowed: true,
+          blocked_by: "none",
+          reason: skipped ? "approved by the guard (skip_judge)" : "approved by the guard",
+          skippedJudges: skipped,
+          judges: [],
+        }),
+      );
     }
     const violations = [...ctx.iteration.violations];
-    return { judged: async () => endToolSpan(span, await judge(p, violations, done, span)) };
-  }
-
-  async function judge(p: ToolCallProposal, violations: string[], done: (d: Omit<ToolCallDecision, "toolCallId" | "latencyMs" | "guard">) => ToolCallDecision, span: TraceSpan | undefined): Promise<ToolCallDecision> {
-    const judges: JudgeVerdictRecord[] = [];
-    for (const entry of semantic) {
-      const run = await runToolJudge(options, allEntries.indexOf(entry), entry, p, violations, span);
-      if (run.result === undefined) {
-        const rejection = run.rejection ?? "malformed_output";
-        judges.push({ judge: entry.judge_agent, child: run.child, passed: false, rejection });
-        const reason = `judge ${entry.judge_agent}: rejected (${rejection})${run.detail ? `: ${run.detail}` : ""}`;
-        return done({ allowed: false, blocked_by: "judge", reason, skippedJudges: false, judges });
-      }
-      const outcome = applyThresholds(run.result, thresholdsOf(entry, TOOL_MIN_SCORE));
-      judges.push({ judge: entry.judge_agent, child: run.child, passed: outcome.passed, result: run.result });
-      if (!outcome.passed) {
-        return done({ allowed: false, blocked_by: "judge", reason: `judge ${entry.judge_agent}: ${outcome.reasoning}`, skippedJudges: false, judges });
-      }
-    }
-    const scores = judges.map((j) => `${j.judge} ${fmt(j.result?.score ?? 0)}`).join(", ");
-    return done({ allowed: true, blocked_by: "none", reason: `approved by the guard and ${judges.length} judge(s): ${scores}`, skippedJudges: false, judges });
+    return { judged: async () => endToolSpan(span, await judgeCall(judges, p, violations, done, span)) };
   }
 
   async function record(p: ToolCallProposal, d: ToolCallDecision): Promise<void> {
-    const r = auditRecord(p, d, now(), options.policyStore.version);
-    try {
-      await options.audit?.record(r);
-    } catch (err) {
-      // Fail-safe like vaglio's log: a broken audit sink never blocks or flips a decision.
-      options.logger?.warn({ err: messageOf(err), toolCallId: p.toolCallId }, "audit record failed");
-    }
-    // Guardian logs a threat event TOOL_HASH_MISMATCH with the denial.
-    if (r.check === "hash") options.logger?.warn({ threat: "TOOL_HASH_MISMATCH", tool: r.tool, toolCallId: r.toolCallId, execution: `${r.namespace}/${r.execution}` }, "tool code differs from its registration");
-    // A call worth a look (blocked, judged, flagged, warned) at info; a plain allowed one at debug: a
-    // busy worker's every call at info cost 4 % of the controller's time in the gate bench, and
-    // gavel_tool_calls_total counts them all.
-    const notable = !r.allowed || r.judges.length > 0 || (r.flags?.length ?? 0) > 0 || (r.warnings?.length ?? 0) > 0;
-    options.logger?.[notable ? "info" : "debug"]({ execution: `${r.namespace}/${r.execution}`, iteration: r.iteration, toolCallId: r.toolCallId, tool: r.tool, arg_keys: r.arg_keys, allowed: r.allowed, blocked_by: r.blocked_by, check: r.check, flags: r.flags, warnings: r.warnings, dryrun: r.dryrun, latency_ms: r.latency_ms }, "tool call decided");
+    await recordDecision(auditRecord(p, d, now(), options.policyStore.version), options.audit, options.logger);
   }
 
   return { decide, record };
