@@ -33,6 +33,7 @@ const corpus = JSON.parse(readFileSync(new URL("../../../../test/fixtures/threat
   tuning: Part;
   heldout: Part;
   fresh: Part;
+  third: Part;
 };
 const docs = readFileSync(new URL("../../../../docs/guard.md", import.meta.url), "utf8");
 
@@ -71,7 +72,7 @@ function measure(part: Part, profile: GuardProfile): { share: number; misses: st
 
 describe("generalisation corpus", () => {
   it("names a source for every entry and a class for every dangerous one", () => {
-    const parts = [corpus.tuning, corpus.heldout, corpus.fresh];
+    const parts = [corpus.tuning, corpus.heldout, corpus.fresh, corpus.third];
     const all = parts.flatMap((p) => [...p.dangerous, ...p.everyday]);
     expect(all.filter((e) => !/^[\w.-]+\/[\w.-]+(@[0-9a-f]{7})?:\S/.test(e.source)).map((e) => e.id)).toEqual([]);
     expect(
