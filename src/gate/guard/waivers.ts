@@ -1,8 +1,10 @@
 // Built-in patterns that name a token rather than an effect, waived where the effect model has
 // read the whole command and shows the token does no harm (issue 27: effects decide, not
 // tokens): `mkfs` on an image file in the workspace, `stat` of a block device, the worker's own
-// dotfiles when its home is `/root` (vaglio forbids root's home as a whole).
+// dotfiles when its home is `/root` (vaglio forbids root's home as a whole), `stat` of the accounts
+// files (metadata, not content), an ssh tool loading the worker's own key to use it.
 import type { CallViews } from "./argument-views.js";
+import { KEY_OPTION_RE, KEY_USERS } from "./effects/named-files.js";
 import { isSecretFile, resolveTarget } from "./effects/targets.js";
 import type { ShellCommand } from "./shell/records.js";
 
@@ -34,6 +36,14 @@ const INSPECTORS = new Set([
   "du",
   "mountpoint",
 ]);
+
+const ACCOUNTS = String.raw`^/etc/(passwd|shadow|sudoers)`;
+const ACCOUNTS_RE = /^\/etc\/(passwd|shadow|sudoers)/;
+const SSH_KEYS = String.raw`(^|/)\.ssh/(.*[^b]|.*[^u]b|.*[^p]ub|.*[^.]pub|b|ub|pub)$`;
+/** The ssh family: they use a key given to them to sign, never print or send it. */
+const SSH_CLIENTS = new Set(["ssh", "scp", "sftp", "autossh", "sshfs", "mosh", "rsync", "ssh-copy-id"]);
+/** Options of other programs whose value is the ssh command they run (`rsync -e "ssh -i KEY"`, `git -c core.sshCommand=...`). */
+const SSH_COMMAND_OPTION_RE = /^(-e|--rsh)$|^(--rsh=|core\.sshCommand=|-oProxyCommand=)/;
 
 const ROOT_PATH_RE = /^\/root(\/|$)/;
 /** A dotfile or dot-directory of root's home that holds no keys: `.bashrc`, `.profile`, `.config/nvim/init.lua`. */
@@ -75,9 +85,46 @@ export function waived(pattern: string, texts: readonly string[], views: CallVie
       )
     );
   }
+  // `stat /etc/shadow`, `ls -l /etc/sudoers`, `test -f /etc/passwd`: metadata, nothing of the content read or written.
+  if (pattern === ACCOUNTS) {
+    const naming = cmds.filter((c) => c.args.some((a) => ACCOUNTS_RE.test(a)) || c.redirs.some((r) => ACCOUNTS_RE.test(r.target)));
+    return naming.length > 0 && naming.every((c) => INSPECTORS.has(c.name) && !c.redirs.some((r) => ACCOUNTS_RE.test(r.target)));
+  }
+  // `ssh-add ~/.ssh/id_ed25519`, `ssh -i ~/.ssh/id_rsa host`, `rsync -e "ssh -i ~/.ssh/id_rsa" ...`: the worker's own key loaded to be used.
+  if (pattern === SSH_KEYS) {
+    const naming = cmds.filter((c) => c.args.some((a) => a.includes(".ssh/")) || c.redirs.some((r) => r.target.includes(".ssh/")));
+    return (
+      naming.length > 0 && naming.every((c) => c.redirs.every((r) => !r.target.includes(".ssh/")) && usesOwnKey(c.name, c.args, where))
+    );
+  }
   if (pattern === BLOCK_DEVICES) {
     const naming = cmds.filter((c) => c.args.some((a) => BLOCK_DEVICE_RE.test(a)) || c.redirs.some((r) => BLOCK_DEVICE_RE.test(r.target)));
     return naming.length > 0 && naming.every((c) => INSPECTORS.has(c.name) && !c.redirs.some((r) => BLOCK_DEVICE_RE.test(r.target)));
   }
   return false;
+}
+
+/** The worker's own ssh directory, as the shell expanded it or as ssh itself will (`~/.ssh/...` in a quoted option). */
+const ownKey = (p: string, where: Where): boolean =>
+  (p.startsWith(`${where.home}/.ssh/`) || p.startsWith("~/.ssh/") || p.startsWith("$HOME/.ssh/")) && !p.includes("/../");
+
+/**
+ * Whether every argument naming an ssh path gives a key or ssh configuration to a program that
+ * uses it: an ssh tool's `-i KEY` / `-F CONFIG` / `-o IdentityFile=KEY`, the keys `ssh-add` loads,
+ * any program's key option (`--private-key KEY`), or such an ssh command handed to another
+ * program (`rsync -e "ssh -i KEY"`). Another user's key, or a key passed anywhere else, is not.
+ */
+function usesOwnKey(name: string, args: readonly string[], where: Where): boolean {
+  return args.every((a, i) => {
+    if (!a.includes(".ssh/")) return true;
+    const prev = args[i - 1] ?? "";
+    if (SSH_COMMAND_OPTION_RE.test(prev) || SSH_COMMAND_OPTION_RE.test(a)) {
+      const words = a.replace(SSH_COMMAND_OPTION_RE, "").trim().split(/\s+/);
+      return /(^|\/)ssh$/.test(words[0] ?? "") && usesOwnKey("ssh", words.slice(1), where);
+    }
+    const key = a.replace(/^-o\s*IdentityFile=|^IdentityFile=/i, "");
+    if (!ownKey(key, where)) return false;
+    if (KEY_USERS.has(name)) return true;
+    return (SSH_CLIENTS.has(name) && /^(-i|-F|-o)$/.test(prev)) || KEY_OPTION_RE.test(prev) || /^-o\s*IdentityFile=/i.test(a);
+  });
 }

@@ -8,14 +8,13 @@ const DB_SHELLS = new Set(["mysql", "mariadb", "psql", "sqlite3", "sqlite", "duc
 const EDITORS = new Set(["vim", "vi", "nvim", "ex", "view", "rvim", "gvim"]);
 const RUNS_C = new Set(["su", "runuser", "script", "flock", "sg", "newgrp", "tmux", "screen"]);
 
-/** A database shell's escapes in one statement text: `\! cmd`, `system cmd`, `.shell cmd`, `.system cmd`. */
+/**
+ * A database shell's escapes in a statement text: `\! cmd`, `system cmd`, `.shell cmd`, `.system
+ * cmd`, at a line's or a statement's start. The command runs to the end of its line, `;` and all
+ * (`.shell rm /tmp/f;mkfifo /tmp/f;...`): the database shell hands the whole rest to sh.
+ */
 function dbEscapes(text: string): string[] {
-  const out: string[] = [];
-  for (const stmt of text.split(/[\n;]/)) {
-    const m = /^\s*(?:\\!|\bsystem\s|\.shell\s|\.system\s)\s*(.+)$/i.exec(stmt);
-    if (m !== null) out.push(m[1] as string);
-  }
-  return out;
+  return [...text.matchAll(/(?:^|[\n;])\s*(?:\\!|\bsystem\s|\.shell\s|\.system\s)\s*([^\n]+)/gi)].map((m) => m[1] as string);
 }
 
 type Extract = (c: ShellCommand) => string[];

@@ -1,7 +1,8 @@
 // The generalisation corpus (test/fixtures/threats/generalisation.json, issue 27): commands from
 // public sources the threat corpus does not use, in a tuning part the guard was developed
 // against, a held-out part measured before and after the first round of work (and read since),
-// and a fresh part committed before the second round and measured once, after it. Each part is
+// a fresh part committed before the second round and measured once, after it (its misses were
+// read for the third round), and a third part committed before the third round. Each part is
 // measured under the standard and the strict profile; the figures and every miss of the tuning
 // part are in docs/guard.md.
 import { readFileSync } from "node:fs";
@@ -27,7 +28,7 @@ const threats = JSON.parse(readFileSync(new URL("../../../../test/fixtures/threa
 /** The figures of the held-out and the fresh part after the work (docs/guard.md), as shares: the tests keep them from regressing. */
 const FLOOR: Record<"heldout" | "fresh", Record<"standard" | "strict", { caught: number; denied: number }>> = {
   heldout: { standard: { caught: 178 / 203, denied: 2 / 496 }, strict: { caught: 178 / 203, denied: 2 / 496 } },
-  fresh: { standard: { caught: 80 / 130, denied: 2 / 604 }, strict: { caught: 80 / 130, denied: 6 / 604 } },
+  fresh: { standard: { caught: 126 / 130, denied: 1 / 604 }, strict: { caught: 126 / 130, denied: 5 / 604 } },
 };
 const corpus = JSON.parse(readFileSync(new URL("../../../../test/fixtures/threats/generalisation.json", import.meta.url), "utf8")) as {
   tuning: Part;

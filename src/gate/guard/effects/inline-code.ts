@@ -2,7 +2,9 @@
 // '...'`): what it deletes, reads, connects to and runs, read from the calls it makes. The
 // shell commands it runs (`os.system('...')`, `subprocess.run([...])`) go back to the shell
 // reader. Not a parser: string arguments of well-known calls only (docs/guard.md, misses).
+import { SHELLS } from "../command-names.js";
 import type { ShellCommand } from "../shell/records.js";
+import { COMMAND_EFFECTS } from "./command-table.js";
 import { classified, effect, type Effect } from "./effect.js";
 import { resolveTarget } from "./targets.js";
 
@@ -28,6 +30,25 @@ const CODE_OPTION: Readonly<Record<string, RegExp>> = {
   Rscript: /^-e$/,
 };
 
+/** Options and subcommands that give a program code to run, in the interpreters the table does not name (`crystal eval`, `v -e`, `jjs -e`). */
+const UNKNOWN_CODE_OPTION_RE = /^(-e|-r|-c|-E|-x|--eval|--exec|--execute|--command|--code|--run|eval|exec|-eval|-exec)$/;
+/** Programs whose output is their arguments: `echo -e '...'` prints text, whatever it looks like. */
+const PRINTS_ARGUMENTS = new Set(["echo", "printf", "print", "logger", "wall", "notify-send", "banner", "figlet", "cowsay"]);
+/** Text that reads as code rather than a name or a path: a call, a statement separator or a block. */
+const LOOKS_LIKE_CODE_RE = /[A-Za-z_]\w*\s*\(|;|\{/;
+
+/**
+ * Inline code given to a program the command table does not know (issue 27, round 3): the value
+ * of a code option or subcommand (`crystal eval '...'`), when it reads as code, is read by what it
+ * does, as a known interpreter's is.
+ */
+function unknownInterpreterCode(c: ShellCommand): string | undefined {
+  if (COMMAND_EFFECTS.has(c.name) || SHELLS.has(c.name) || PRINTS_ARGUMENTS.has(c.name)) return undefined;
+  const i = c.args.findIndex((a) => UNKNOWN_CODE_OPTION_RE.test(a));
+  const code = i < 0 ? undefined : c.args[i + 1];
+  return code !== undefined && code.length > 6 && !/^[\w./~-]+$/.test(code) && LOOKS_LIKE_CODE_RE.test(code) ? code : undefined;
+}
+
 /** The inline code of an interpreter command, if it has any. */
 export function inlineCode(c: ShellCommand): string | undefined {
   // lua5.1, perl5.36, python3.11: the interpreter without its version.
@@ -41,7 +62,7 @@ export function inlineCode(c: ShellCommand): string | undefined {
     return prog;
   }
   const re = CODE_OPTION[name];
-  if (re === undefined) return undefined;
+  if (re === undefined) return unknownInterpreterCode(c);
   // ruby -rsocket -e '...': the library options before it are part of the code's meaning.
   const libs = (end: number): string =>
     c.args
@@ -92,7 +113,7 @@ const NETWORK_RE =
 const SOCKET_RE =
   /(net\.Dial|require\s*\(\s*["'](?:node:)?net["']\s*\)|using Sockets|java\.net\.Socket|\bsocket|fsockopen|TCPSocket|TCPServer|IO::Socket|net\.(Socket|connect|createConnection)|TCPClient|\/inet\/tcp\/|\/dev\/tcp\/|Socket\.new|\bsocket\.tcp\b)/i;
 const SPAWN_RE =
-  /(exec\.Command|subprocess|pty\.spawn|os\.dup2|\bexec\w*\s*[(\s"']|\bsystem\b|\bspawn\s*\(|\bpopen|\bos\.execute|\/bin\/(ba|z|da)?sh|cmd\.exe|child_process|\|&?\s*getline|\bsh\b\s*-i|STDIN\.reopen|\$stdin\.reopen|fdopen|proc_open|ProcessBuilder|\brun\(pipeline)/;
+  /(exec\.Command|subprocess|pty\.spawn|os\.dup2|\bexec\w*\s*[(\s"']|\bsystem\b|\bspawn\s*\(|\bpopen|\bos\.execute|\/bin\/(ba|z|da)?sh|cmd\.exe|child_process|\|&?\s*getline|\bsh\b\s*-i|STDIN\.reopen|\$stdin\.reopen|fdopen|proc_open|ProcessBuilder|\brun\(pipeline|shell_exec|passthru|\bProcess\.(new|run|exec)\b|`\s*(\/bin\/)?(ba|da|z)?sh\b)/;
 const EVAL_FETCH_RE =
   /\b(exec|eval|execfile|Function|instance_eval|Invoke-Expression|iex)\s*\(?[\s\S]*\b(urlopen|urllib|requests\.get|https?\.get|fetch\s*\(|LWP|Net::HTTP|open-uri|URI\.open|file_get_contents\s*\(\s*['"]https?:|curl_exec|DownloadString|Invoke-WebRequest|iwr)/;
 const FORK_RE =

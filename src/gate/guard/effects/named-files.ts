@@ -22,11 +22,11 @@ const NO_CONTENT = new Set(
   ),
 );
 /** Programs that take a key or credential to use it, not to show it (`ssh-add ~/.ssh/id_ed25519`). */
-const KEY_USERS = new Set(
+export const KEY_USERS: ReadonlySet<string> = new Set(
   "ssh-add ssh-copy-id sshpass autossh mosh ansible ansible-playbook ansible-pull age sops certbot kubeseal vault step".split(" "),
 );
 /** Options whose value is a key or certificate the program uses (`--private-key KEY`), for any program. */
-const KEY_OPTION_RE =
+export const KEY_OPTION_RE =
   /^(-i|--identity|--private-key|--key|--key-file|--keyfile|--cert|--cacert|--tls-key|--tlskey|--ssl-key|--client-key|--kubeconfig|--credentials-file|--service-account-key-file|--identity-file)$/;
 /** Options whose value is a file a known program writes. */
 const OUTPUT_OPTION_RE =

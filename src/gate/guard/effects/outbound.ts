@@ -1,9 +1,10 @@
 // Data sent out beyond known secret paths, and harm that shows only across a line's commands:
 // a file the line staged (wrote, archived, encoded) then uploaded; any file's content sent in
-// DNS queries; a critical daemon's pid looked up and killed; a fork bomb under any name
+// DNS queries; a critical daemon found in the process list and killed; a fork bomb under any name
 // (issue 27).
 import type { ShellCommand } from "../shell/records.js";
 import { KNOWN_COMMANDS } from "./command-table.js";
+import { PROTECTION_SERVICES_RE, SECURITY_AGENT_RE } from "./commands/protections.js";
 import { CRITICAL_SERVICES_RE } from "./commands/system.js";
 import type { Effect, ThreatClass } from "./effect.js";
 
@@ -64,12 +65,29 @@ function dnsExfiltration(cmds: readonly LineCommand[], add: Add): void {
     add("exfiltration", "sends a file's content in DNS queries");
 }
 
-/** `kill -9 $(pidof sshd)`, a loop over `pgrep cron`: a critical daemon found by name and killed. */
+/** Programs that list processes: their output is where a loop finds the pids it kills. */
+const PROCESS_LISTERS = new Set(["ps", "pgrep", "pidof", "pstree", "top", "lsof", "fuser"]);
+/** Whether an argument names a critical service as a word: `sshd`, `*"containerd"*`, awk's `/systemd/`, `/usr/sbin/cron`. */
+const namesCriticalService = (a: string): boolean => a.split(/[^\w.@-]+/).some((w) => w !== "" && CRITICAL_SERVICES_RE.test(w));
+/** The same for a security or logging daemon (`rsyslogd`, `auditd`, `firewalld`): killing it turns a protection off. */
+const namesProtection = (a: string): boolean =>
+  a.split(/[^\w.@-]+/).some((w) => w.length > 3 && (PROTECTION_SERVICES_RE.test(w) || SECURITY_AGENT_RE.test(w)));
+
+/**
+ * `kill -9 $(pidof sshd)`, a loop over `ps` that kills what matches `*sshd*`, `pgrep cron | xargs
+ * kill`: processes listed, a kill, and a critical daemon named anywhere in the line (the lister's
+ * pattern, a filter, a test): the daemon found in the process list and killed.
+ */
 function killByLookup(cmds: readonly LineCommand[], add: Add): void {
-  const lookup = cmds.some(
-    (ce) => /^(pidof|pgrep)$/.test(ce.command.name) && ce.command.args.some((a) => !a.startsWith("-") && CRITICAL_SERVICES_RE.test(a)),
+  if (!cmds.some((ce) => ce.command.name === "kill")) return;
+  const listed = cmds.some(
+    (ce) => PROCESS_LISTERS.has(ce.command.name) || (ce.command.name === "ls" && ce.command.args.some((a) => a.startsWith("/proc"))),
   );
-  if (lookup && cmds.some((ce) => ce.command.name === "kill")) add("service_disruption", "kills a service the system needs");
+  if (!listed) return;
+  if (cmds.some((ce) => ce.command.args.some(namesCriticalService)))
+    add("service_disruption", "kills a service the system needs, found in the process list");
+  if (cmds.some((ce) => ce.command.args.some(namesProtection)))
+    add("protection_off", "kills a security or logging daemon found in the process list");
 }
 
 /** A function that pipes itself into itself, under any name (`:(){ :|:& };:`, `bomb(){ bomb|bomb& };bomb`). */

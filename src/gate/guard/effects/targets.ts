@@ -103,9 +103,14 @@ export const isLog = (p: string): boolean =>
 /** Block and character devices that hold disks (raw writes destroy filesystems). */
 export const isDiskDevice = (p: string): boolean => /^\/dev\/(sd|hd|vd|xvd|nvme|mmcblk|disk|loop|md|dm-|mapper\/|rdisk)/.test(p);
 
+/** The password-hash databases, their backups (`shadow-`) and the store of old passwords (`security/opasswd`). */
+const isPasswordHashes = (p: string): boolean =>
+  /^\/etc\/(shadow|gshadow|master\.passwd|spwd\.db|security\/opasswd)(-|\.old|\.bak)?$/.test(p);
+
 /** Accounts and privilege files: writing them grants privileges (sudoers, PAM, preloaded libraries, authorized keys). */
 export const isAccountsFile = (p: string): boolean =>
   /^\/etc\/(passwd|shadow|group|gshadow|sudoers|master\.passwd)(\.d(\/|$)|-?$)/.test(p) ||
+  isPasswordHashes(p) ||
   /^\/(usr\/local\/)?etc\/sudoers(\.d)?(\/|$)/.test(p) ||
   /^\/etc\/pam\.d\//.test(p) ||
   p === "/etc/ld.so.preload" ||
@@ -152,8 +157,19 @@ export function isSecretFile(p: string, home: string): boolean {
     /\/\.aws\/credentials$|\/\.aws\/config$|\/\.docker\/config\.json$|\/\.kube\/config$|\/\.gnupg\/|\/\.config\/gcloud\/|\/\.azure\/|\/credentials\.json$|\/\.config\/[^/]+\/credentials\.env$|\/\.password-store\//.test(
       p,
     ) ||
-    /^\/etc\/(shadow|gshadow|master\.passwd|ssh\/ssh_host_[a-z0-9]+_key)$/.test(p) ||
+    isPasswordHashes(p) ||
+    /^\/etc\/ssh\/ssh_host_[a-z0-9]+_key$/.test(p) ||
     /^\/(var\/)?run\/secrets\//.test(p) ||
     /^\/proc\/(self|thread-self|[0-9]+)\/environ$/.test(p)
   );
 }
+
+/**
+ * The system's own data outside any workspace: its configuration, logs and state, other users'
+ * homes, the kernel's views of processes. Sent to the network, it is data gathered from the
+ * system, whatever the file (an upload of `/etc/host.conf` as much as of `/etc/passwd`).
+ */
+export const isSystemData = (p: string, home: string): boolean =>
+  /^\/(etc|root|boot|proc|sys|var\/(log|lib|spool|mail|backups|db|cache|opt))\/./.test(p) ||
+  /^\/usr\/(local\/)?share\/base-passwd\//.test(p) ||
+  (underAnyHome(p, home) && !p.startsWith(`${home}/`));

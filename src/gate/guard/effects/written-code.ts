@@ -7,6 +7,7 @@ import { posix } from "node:path";
 import type { ShellCommand } from "../shell/records.js";
 import { autorunPlace, payloadLines, type AutorunPlace } from "./autorun.js";
 import type { ThreatClass } from "./effect.js";
+import { COMMAND_EFFECTS } from "./command-table.js";
 import { findRoots } from "./commands/files.js";
 import { parseOptions } from "./options.js";
 import { resolveTarget } from "./targets.js";
@@ -205,7 +206,11 @@ function writtenPrograms(
 ): void {
   for (const { command: c, effects } of cmds) {
     const run = effects.filter((e) => e.kind === "runs_file").flatMap((e) => e.targets);
-    const compiled = COMPILERS.has(c.name) ? c.args.filter((a) => !a.startsWith("-")).map((a) => resolveTarget(a, c.cwd)) : [];
+    // A compiler, or a program the table does not know (`v run t.v`, `crystal t.cr`), given a file the line wrote: the file is its code.
+    const compiled =
+      COMPILERS.has(c.name) || !COMMAND_EFFECTS.has(c.name)
+        ? c.args.filter((a) => !a.startsWith("-")).map((a) => resolveTarget(a, c.cwd))
+        : [];
     for (const path of [...run, ...compiled]) {
       const code = files.get(path);
       if (code === undefined) continue;

@@ -8,6 +8,7 @@ import { baseName } from "../command-names.js";
 import { COMMAND_HANDLERS } from "./commands.js";
 import { commandNames, commandStart, KEYWORDS, literalTail, noteAlias, unalias } from "./command-words.js";
 import { expandWord, MAX_ALTERNATIVES, MAX_SOURCE, type Env, type Expanded, type ShellOptions } from "./expansion.js";
+import { callFunction, functionDefinition, readsAsFunction } from "./functions.js";
 import { globTargets } from "./glob.js";
 import { tokenize, type Token, type Word } from "./lexer.js";
 import { newCommandLog, type CommandLog, type Redirection, type ShellCommand } from "./records.js";
@@ -77,6 +78,13 @@ function runLine(tokens: Token[], env: Env): string | undefined {
   for (let i = 0; i < tokens.length; i++) {
     const t = tokens[i] as Token;
     if (t.k === "word") {
+      // `name() { ...; }`: the body is kept for each call (functions.ts) and read here too, as it stands.
+      const def = cur.words.length === 0 ? functionDefinition(tokens, i) : undefined;
+      if (def !== undefined) {
+        env.log.functions.set(def.name, tokens.slice(def.open + 1, def.close));
+        i = def.open - 1;
+        continue;
+      }
       cur.words.push(t);
       continue;
     }
@@ -183,6 +191,17 @@ function expandArguments(words: Word[], env: Env): { argv: Expanded[]; from: Wor
       if (e.unknown && argv.length === 0) env.unresolved ??= "computed command name";
       continue;
     }
+    // `C='curl -Ns host'; $C ...`: an unquoted variable's value splits into words (IFS), the first of them the command.
+    const only = w.parts.length === 1 ? w.parts[0] : undefined;
+    const fields =
+      only?.t === "var" && !only.quoted && !e.unknown && e.values.length === 1 ? (e.values[0] as string).split(/[ \t\n]+/) : [];
+    if (fields.length > 1) {
+      for (const f of fields.filter((x) => x !== "")) {
+        argv.push({ values: [f], unknown: false });
+        from.push(w);
+      }
+      continue;
+    }
     argv.push(e);
     from.push(w);
   }
@@ -269,6 +288,10 @@ function runSimple(simple: Simple, env: Env, rendered: string[][], at: Placement
   // `$(npm bin)/tsc`: only the directory is computed; the command is read by its name, as `/bin/rm` is.
   if (cmd.unknown && tail === undefined) env.unresolved ??= "computed command name";
   rendered.push(render(names, argv, simple.redirs));
+  // A call of a function this line defined runs its body: read it with the call's arguments.
+  const called = names[0] ?? "";
+  const body = cmd.unknown ? undefined : readsAsFunction(called, env);
+  if (body !== undefined) return callFunction(called, body, argv.slice(1), env);
   const first = logCommand(env, simple, names, argv, at, from);
   const end = env.log.commands.length;
   const args = argv.slice(1);

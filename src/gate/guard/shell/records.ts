@@ -1,5 +1,6 @@
 // What the shell reader hands the effect model (effects/): every simple command it read, after
 // expansion, with where its input comes from and where its output goes.
+import type { Token } from "./lexer.js";
 
 /** A redirection of one command: its operator and expanded target (`> /dev/sda`). */
 export interface Redirection {
@@ -40,6 +41,10 @@ export interface CommandLog {
   pipes: number;
   /** Names made to stand for other commands earlier in the line: `alias x='rm -rf'`, `cp /bin/rm /tmp/x`. */
   aliases: Map<string, string[]>;
+  /** Shell functions defined earlier in the line, by name: their bodies, read again at each call (functions.ts). */
+  functions: Map<string, Token[]>;
+  /** The functions whose call is being read: a call of one of them again (recursion, a fork bomb) is read as a plain command. */
+  calling: Set<string>;
 }
 
-export const newCommandLog = (): CommandLog => ({ commands: [], pipes: 0, aliases: new Map() });
+export const newCommandLog = (): CommandLog => ({ commands: [], pipes: 0, aliases: new Map(), functions: new Map(), calling: new Set() });

@@ -146,14 +146,15 @@ export const socat: Handler = (c) => {
     addrs.some((a) => /^(tcp|udp|openssl|ssl|sctp)[46]?(-connect|-listen|-l)?:/i.test(a))
   )
     out.push(classified("reverse_shell", "connects a program to a network socket"));
-  if (addrs.some((a) => /^(open|file|gopen|create):/i.test(a)) && addrs.some((a) => /^(tcp|udp|openssl)/i.test(a)))
+  // A file address is sent unless socat only writes it: opened to create, truncate or append, or the receiving end of `-u` (`-U` reverses).
+  const receiving = c.args.includes("-u") ? addrs[1] : c.args.includes("-U") ? addrs[0] : undefined;
+  const sent = addrs.filter((a) => /^(open|file|gopen):/i.test(a) && a !== receiving && !/,\s*(creat|trunc|append|wronly)\b/i.test(a));
+  if (sent.length > 0 && addrs.some((a) => /^(tcp|udp|openssl)/i.test(a)))
     out.push(
       effect(
         "upload",
         "sends a file over the network",
-        addrs
-          .filter((a) => /^(open|file|gopen):/i.test(a))
-          .map((a) => resolveTarget(a.replace(/^[a-z]+:/i, "").split(",")[0] ?? "", c.cwd)),
+        sent.map((a) => resolveTarget(a.replace(/^[a-z]+:/i, "").split(",")[0] ?? "", c.cwd)),
       ),
     );
   return out;
