@@ -5,7 +5,7 @@ import type * as k8s from "@kubernetes/client-node";
 import type { Execution } from "../api/types.js";
 import type { RuntimeTable } from "../children/runtime-table.js";
 import type { PodPlacement } from "../runtime/kubernetes.js";
-import type { OwnedWorkloads, WorkloadOutput, WorkloadSpec } from "../runtime/workload.js";
+import type { OwnedWorkloads, WorkloadOutput, Workloads, WorkloadSpec } from "../runtime/workload.js";
 import type { Logger } from "../telemetry/logger.js";
 import type { GavelResources } from "./gavel-resources.js";
 
@@ -28,6 +28,12 @@ export interface ExecutionSettings {
   retentionSeconds: number;
 }
 
+/**
+ * The Workloads port over the reconciler's pods with its owner sweep: PodWorkloads in the
+ * controller, the in-memory double in the fast tier; never local mode's containers.
+ */
+export type PodPort = Workloads<PodPlacement> & OwnedWorkloads;
+
 /** The ports and settings of the Execution reconciler's concerns. */
 export interface ExecutionParts {
   /** gavel's Executions and Agents (typed). */
@@ -35,7 +41,7 @@ export interface ExecutionParts {
   /** ConfigMaps (stored results), claims, Services: the core API. */
   core: k8s.CoreV1Api;
   /** The worker, judge, reader and copier workloads (the Workloads port, ADR 0030). */
-  workloads: OwnedWorkloads<PodPlacement>;
+  workloads: PodPort;
   settings: ExecutionSettings;
   count: ReconcileCounts;
   now: () => number;

@@ -10,8 +10,7 @@ import type { Execution } from "../api/types.js";
 import { defaultImages } from "../children/images.js";
 import type { RuntimeTable } from "../children/runtime-table.js";
 import { isTerminal } from "../engine/outer-loop.js";
-import { LABELS, type PodPlacement, type PodUser, PodWorkloads } from "../runtime/kubernetes.js";
-import type { OwnedWorkloads } from "../runtime/workload.js";
+import { LABELS, type PodUser, PodWorkloads } from "../runtime/kubernetes.js";
 import type { ExecutionTraces } from "../telemetry/execution-trace.js";
 import { silentLogger, type Logger } from "../telemetry/logger.js";
 import { executionMetrics, type Registry } from "../telemetry/metrics.js";
@@ -19,7 +18,7 @@ import { NO_GATE } from "./gate-guarding.js";
 import type { GateStatus } from "./guarded-condition.js";
 import type { ExecutionCredentials } from "./execution-credentials.js";
 import type { ExecutionEventPublisher } from "./execution-events.js";
-import { requeueAt, type ExecutionParts } from "./execution-parts.js";
+import { requeueAt, type ExecutionParts, type PodPort } from "./execution-parts.js";
 import { controllingExecution, EXECUTION_INSTANCE } from "./execution-pods.js";
 import { ExecutionRuns } from "./execution-runs.js";
 import { ExecutionStatusWriter } from "./execution-status.js";
@@ -38,7 +37,7 @@ const DEFAULT_POD_RETENTION_SECONDS = 600;
 /** The reconciler's pods: the informer of the pods it makes (its watch) and the Workloads port over them. */
 export interface ExecutionPods {
   informer: Informer<k8s.V1Pod>;
-  workloads: OwnedWorkloads<PodPlacement>;
+  workloads: PodPort;
 }
 
 /** How the reconciler's pods are shaped (podWorkloadsFor). */

@@ -133,10 +133,12 @@ export interface Workloads<P extends WorkloadPlacement = WorkloadPlacement> {
 }
 
 /**
- * Workloads whose driver can also find what an owner holds (the controller's pods, through
- * its cache): what an Execution that ended or went leaves behind is swept by its owner's name.
+ * The sweep of a driver that can find what an owner holds (the controller's pods, through its
+ * cache): what an Execution that ended or went leaves behind goes by its owner's name. A
+ * capability beside Workloads, not a kind of it: a driver declares both (PodWorkloads), local
+ * mode's DockerWorkloads has none, and a caller names the two it needs.
  */
-export interface OwnedWorkloads<P extends WorkloadPlacement = WorkloadPlacement> extends Workloads<P> {
+export interface OwnedWorkloads {
   /**
    * Retires (as `retire` does) every workload placed with a controlling owner named `owner`
    * in `namespace` (every namespace when undefined) whose labels `which` accepts (all when

@@ -11,6 +11,7 @@ import type {
   WorkloadObservation,
   WorkloadOutput,
   WorkloadPlacement,
+  Workloads,
   WorkloadSpec,
 } from "../../src/runtime/workload.js";
 import { READER_MISSING, readerCommand } from "../../src/runtime/file-reader.js";
@@ -37,7 +38,7 @@ interface Simulated {
 }
 
 /** Runs workloads as function calls; `files` is keyed by `<mount source>:<path in container>`. */
-export class InMemoryWorkloads implements OwnedWorkloads {
+export class InMemoryWorkloads implements Workloads, OwnedWorkloads {
   readonly files = new Map<string, string>();
   /** Every spec ensured, in order (tests inspect mounts, env, network). */
   readonly started: WorkloadSpec[] = [];

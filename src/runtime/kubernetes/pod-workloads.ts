@@ -14,6 +14,7 @@ import {
   type WorkloadObservation,
   type WorkloadOutput,
   type WorkloadPlacement,
+  type Workloads,
   type WorkloadSpec,
 } from "../workload.js";
 import { partsVolume, type PartsDescriptor } from "./configmap-parts.js";
@@ -249,7 +250,7 @@ export interface PodWorkloadsOptions extends Omit<PodShape, "launcherConfigMap">
 }
 
 /** The Workloads port on Kubernetes: pods, observed through the caller's cache. */
-export class PodWorkloads implements OwnedWorkloads<PodPlacement> {
+export class PodWorkloads implements Workloads<PodPlacement>, OwnedWorkloads {
   /** Namespaced shared objects (launcher ConfigMap, namespace NetworkPolicies) known to exist. */
   private readonly shared = new Set<string>();
   private readonly launcher: k8s.V1ConfigMap | undefined;
