@@ -7,6 +7,7 @@ import { podFor, WORKER_CREDS_DIR } from "../runtime/kubernetes/pod-workloads.js
 import { credentialExpiry, credentialsSecretName, workerCredentialsSecret } from "./execution-credentials.js";
 import { EXECUTION_INSTANCE, judgeSpec, placementOf, workspaceMounts } from "./execution-pods.js";
 import { workerWorkload, type WorkerOptions, type WorkerRun } from "../children/workloads.js";
+import { runLimits } from "../engine/durations.js";
 
 /** Iteration N's worker as the reconciler builds it: the workspace claims read-write. */
 function workerOf(ex: Execution, agent: Agent, run: WorkerRun, opts: WorkerOptions) {
@@ -88,12 +89,14 @@ describe("execution credentials", () => {
   it("expires at the Execution's deadline, or at the longest run the engine's deadlines allow", () => {
     const start = 1_700_000_000_000;
     const timed: Execution = { ...ex, spec: { ...ex.spec, timeoutSeconds: 600 } };
-    expect(credentialExpiry({ execution: timed, agent, judges: new Map() }, start)).toBe(1_700_000_600);
+    expect(credentialExpiry({ execution: timed, agent, judges: new Map(), limits: runLimits(timed, agent) }, start)).toBe(1_700_000_600);
     // Default: 10 iterations of (300 s + 30 s slack + one semantic judge of 300 s + 10 s), plus 10 min.
     const judged: Agent = { ...agent, spec: { ...agent.spec, execution: { validation: [{ type: "semantic", judge_agent: "j" }] } } };
-    expect(credentialExpiry({ execution: ex, agent: judged, judges: new Map([["j", judge]]) }, start)).toBe(1_700_000_000 + 10 * 640 + 600);
+    expect(credentialExpiry({ execution: ex, agent: judged, judges: new Map([["j", judge]]), limits: runLimits(ex, judged) }, start)).toBe(
+      1_700_000_000 + 10 * 640 + 600,
+    );
     const c = issueWorkerCredentials(createTrust(), "team", "demo", {
-      expiresAt: credentialExpiry({ execution: timed, agent, judges: new Map() }, start),
+      expiresAt: credentialExpiry({ execution: timed, agent, judges: new Map(), limits: runLimits(timed, agent) }, start),
     });
     expect(decodeJwt(c.jwt).exp).toBe(1_700_000_600);
   });

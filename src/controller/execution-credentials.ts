@@ -7,7 +7,7 @@ import { createHash } from "node:crypto";
 import * as k8s from "@kubernetes/client-node";
 import { connect, credsAuthenticator, type NatsConnection } from "@nats-io/transport-node";
 import type { Execution } from "../api/types.js";
-import { executionTimeoutSeconds, iterationTimeoutSeconds, judgeTimeoutSeconds, maxIterations } from "../engine/durations.js";
+import { judgeTimeoutSeconds } from "../engine/durations.js";
 import { isTerminal, validatorsOf, type EngineContext } from "../engine/outer-loop.js";
 import { isConflict, messageOf } from "../errors.js";
 import { AccountRevoker } from "../transport/account-revocations.js";
@@ -41,7 +41,7 @@ export function credentialsSecretName(execution: string, uid: string): string {
  * validator's judges to theirs) plus ten minutes of scheduling slack.
  */
 export function credentialExpiry(ctx: EngineContext, startMs: number): number {
-  const overall = executionTimeoutSeconds(ctx.execution, ctx.agent);
+  const overall = ctx.limits.executionSeconds;
   if (overall !== undefined) return Math.ceil(startMs / 1000 + overall);
   let validation = 0;
   for (const v of validatorsOf(ctx.agent)) {
@@ -49,8 +49,8 @@ export function credentialExpiry(ctx: EngineContext, startMs: number): number {
     else if (v.type === "multi_judge") for (const j of v.judges) validation += judgeTimeoutSeconds(v, ctx.judges.get(j)) + 10;
     else validation += 60; // a file read
   }
-  const perIteration = iterationTimeoutSeconds(ctx.agent) + 30 + validation;
-  return Math.ceil(startMs / 1000 + maxIterations(ctx.agent) * perIteration + 600);
+  const perIteration = ctx.limits.iterationSeconds + 30 + validation;
+  return Math.ceil(startMs / 1000 + ctx.limits.maxIterations * perIteration + 600);
 }
 
 /** The Secret with an Execution's worker credential, owned by the Execution. */

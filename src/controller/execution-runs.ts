@@ -9,7 +9,6 @@ import type { Agent, Execution } from "../api/types.js";
 import { defaultImages } from "../children/images.js";
 import { workerNetworkOf, workerWorkload, type WorkerRun } from "../children/workloads.js";
 import { workerName } from "../engine/child-names.js";
-import { iterationTimeoutSeconds } from "../engine/durations.js";
 import type { JudgeOutcome } from "../engine/gradient.js";
 import { stoppedByParent } from "../engine/judge-run.js";
 import { judgeStatus, outcomeOfStatus } from "../engine/phases.js";
@@ -21,9 +20,11 @@ import {
   observeWorker,
   requestCancel,
   restoreState,
+  runLimits,
   type EngineAction,
   type EngineContext,
   type EngineState,
+  type RunLimits,
   type WorkerObservation,
 } from "../engine/outer-loop.js";
 import { isConflict } from "../errors.js";
@@ -86,12 +87,13 @@ export class ExecutionRuns {
     const raw = await this.parts.resources.agent(namespace, ex.spec.agentRef.name);
     if (raw === undefined) return status.agentMissing(ex);
     const agent = withDefaults(raw);
+    const limits = runLimits(ex, agent);
     const guarding = this.access.gate.guarding(agent, namespace);
-    const held = ex.status?.startTime === undefined ? await this.holdBeforeStart(ex, agent, guarding.blocked) : undefined;
+    const held = ex.status?.startTime === undefined ? await this.holdBeforeStart(ex, agent, limits, guarding.blocked) : undefined;
     if (held !== undefined) return held;
     // Gather and compute: the engine's state rebuilt from the status and what is observed.
     const judges = await this.judgeAgents(namespace, agent);
-    const ctx: EngineContext = { execution: ex, agent, judges };
+    const ctx: EngineContext = { execution: ex, agent, judges, limits };
     const { state, respawn } = restoreState(ctx, await this.gather(ctx));
     // The gate's tool-judge children are listed too, so a cancel or deadline stops them with the run.
     mergeToolJudgeRefs(
@@ -124,12 +126,13 @@ export class ExecutionRuns {
   private async holdBeforeStart(
     ex: Execution,
     agent: Agent,
+    limits: RunLimits,
     unguarded: string | undefined,
   ): Promise<{ requeueAfterMs?: number } | undefined> {
     const { status } = this.access;
     if (unguarded !== undefined) {
       // Fail closed: a worker whose tool calls nobody could decide is never started.
-      const waiting = waitingForGate(ex, agent, unguarded, this.parts.now());
+      const waiting = waitingForGate(ex, limits, unguarded, this.parts.now());
       await status.write(ex, waiting.status);
       return waiting.requeueAfterMs === undefined ? {} : { requeueAfterMs: waiting.requeueAfterMs };
     }
@@ -246,7 +249,7 @@ export class ExecutionRuns {
       // Never created (the controller stopped first) or gone before its result was kept: run it.
       const timeoutSeconds = Math.max(
         1,
-        Math.ceil(((state.iterationStartedAtMs ?? now()) + iterationTimeoutSeconds(ctx.agent) * 1000 - now()) / 1000),
+        Math.ceil(((state.iterationStartedAtMs ?? now()) + ctx.limits.iterationSeconds * 1000 - now()) / 1000),
       );
       await this.startWorker(ctx, state, {
         name: worker,

@@ -5,7 +5,7 @@
 // is involved (gate-guarding.ts is the gate's side).
 import { setCondition } from "../api/conditions.js";
 import type { Agent, Execution, ExecutionStatus } from "../api/types.js";
-import { executionTimeoutSeconds, iterationTimeoutSeconds, maxIterations } from "../engine/durations.js";
+import type { RunLimits } from "../engine/durations.js";
 
 /** Condition on an Execution that needs a gate: False while none can be reached (it then does not start). */
 export const GUARDED = "Guarded";
@@ -35,12 +35,12 @@ const GATE_RECHECK_MS = 2000;
  */
 export function waitingForGate(
   ex: Execution,
-  agent: Agent,
+  limits: RunLimits,
   why: string,
   now: number,
 ): { status: ExecutionStatus; requeueAfterMs?: number } {
   const created = Date.parse(ex.metadata.creationTimestamp ?? "") || now;
-  const limitSeconds = executionTimeoutSeconds(ex, agent) ?? iterationTimeoutSeconds(agent) * maxIterations(agent);
+  const limitSeconds = limits.executionSeconds ?? limits.iterationSeconds * limits.maxIterations;
   const deadline = created + limitSeconds * 1000;
   const status: ExecutionStatus = { ...structuredClone(ex.status ?? {}) };
   setGuarded(status, why, new Date(now), ex.metadata.generation);

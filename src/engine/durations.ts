@@ -60,6 +60,26 @@ export function childTimeoutSeconds(child: Execution, judge: Agent | undefined):
   );
 }
 
+/** An Execution's deadlines, parsed once per reconcile (or local run) and handed to the engine in EngineContext. */
+export interface RunLimits {
+  /** Seconds the whole Execution may run (executionTimeoutSeconds); undefined means no limit. */
+  executionSeconds?: number;
+  /** Seconds one iteration's worker may run (iterationTimeoutSeconds). */
+  iterationSeconds: number;
+  /** How many iterations it may run (maxIterations). */
+  maxIterations: number;
+}
+
+/** The deadlines of an Execution of an Agent (defaults applied), each parsed once. */
+export function runLimits(execution: Execution, agent: Agent): RunLimits {
+  const executionSeconds = executionTimeoutSeconds(execution, agent);
+  return {
+    ...(executionSeconds !== undefined ? { executionSeconds } : {}),
+    iterationSeconds: iterationTimeoutSeconds(agent),
+    maxIterations: maxIterations(agent),
+  };
+}
+
 /** How many iterations the agent may run: 1 for one-shot, max_iterations (default 10) when iterative. */
 export function maxIterations(agent: Agent): number {
   const exec = agent.spec.execution;

@@ -13,6 +13,7 @@ import type {
   ValidatorSpec,
 } from "../api/types.js";
 import type { aggregateConsensus } from "./consensus.js";
+import type { RunLimits } from "./durations.js";
 import type { JudgeOutcome } from "./gradient.js";
 import type { FileContent } from "./validators/outcome.js";
 
@@ -23,6 +24,8 @@ export interface EngineContext {
   agent: Agent;
   /** Judge Agents by name. */
   judges: ReadonlyMap<string, Agent>;
+  /** Its deadlines and iteration budget, parsed once by the driver (runLimits in durations.ts). */
+  limits: RunLimits;
   /** multi_judge consensus; defaults to aggregateConsensus (consensus.ts). */
   aggregate?: typeof aggregateConsensus;
 }

@@ -16,7 +16,7 @@ import {
   type EngineContext,
   type EngineState,
 } from "./outer-loop.js";
-import { parseDurationSeconds } from "./durations.js";
+import { parseDurationSeconds, runLimits } from "./durations.js";
 import { judgeChildName } from "./child-names.js";
 
 const T0 = Date.parse("2026-01-01T00:00:00Z");
@@ -44,7 +44,7 @@ function execution(name = "ex1", extra: Partial<Execution["spec"]> = {}): Execut
   return { apiVersion: "100monkeys.ai/v1", kind: "Execution", metadata: { name }, spec: { agentRef: { name: "worker" }, ...extra } };
 }
 function ctxOf(a: Agent, judges: Agent[] = [], ex = execution()): EngineContext {
-  return { execution: ex, agent: a, judges: new Map(judges.map((j) => [j.metadata.name, j])) };
+  return { execution: ex, agent: a, judges: new Map(judges.map((j) => [j.metadata.name, j])), limits: runLimits(ex, a) };
 }
 const ofType = <T extends EngineAction["type"]>(actions: EngineAction[], type: T) =>
   actions.filter((a): a is Extract<EngineAction, { type: T }> => a.type === type);

@@ -6,7 +6,6 @@
 // rebuild from a status in restore-state.ts; drivers import all of it from here.
 import type { ExecutionPhase, IterationRecord } from "../api/types.js";
 import { workerName } from "./child-names.js";
-import { executionTimeoutSeconds, iterationTimeoutSeconds, maxIterations } from "./durations.js";
 import { currentIteration, event, type EngineAction, type EngineContext, type EngineState } from "./engine-state.js";
 import { feedbackFrom, feedbackFromWorker } from "./feedback.js";
 import { validateIteration, type IterationEnd } from "./iteration-validation.js";
@@ -30,16 +29,17 @@ export {
   type WorkerObservation,
 } from "./engine-state.js";
 export { restoreState, type Observations, type RestoredState } from "./restore-state.js";
+export { runLimits, type RunLimits } from "./durations.js";
 
 /** When `decide` next needs to run even if nothing is observed (a deadline), in epoch ms. */
 export function nextDeadline(ctx: EngineContext, state: EngineState): number | undefined {
   if (isTerminal(state.status.phase) || state.startedAtMs === undefined) return undefined;
-  const overall = executionTimeoutSeconds(ctx.execution, ctx.agent);
+  const overall = ctx.limits.executionSeconds;
   const deadlines: number[] = [];
   if (overall !== undefined) deadlines.push(state.startedAtMs + overall * 1000);
   // The runtime kills the worker at its deadline; this later one catches a runtime that did not.
   if (state.worker === undefined && state.iterationStartedAtMs !== undefined) {
-    deadlines.push(state.iterationStartedAtMs + (iterationTimeoutSeconds(ctx.agent) + WORKER_GRACE_SECONDS) * 1000);
+    deadlines.push(state.iterationStartedAtMs + (ctx.limits.iterationSeconds + WORKER_GRACE_SECONDS) * 1000);
   }
   return deadlines.length === 0 ? undefined : Math.min(...deadlines);
 }
@@ -69,7 +69,7 @@ export function decide(ctx: EngineContext, state: EngineState, now: number): Eng
     stopRunning(ctx, state, now, actions, "cancelled");
     return finish(ctx, state, now, actions, "Cancelled", "cancelled");
   }
-  const overall = executionTimeoutSeconds(ctx.execution, ctx.agent);
+  const overall = ctx.limits.executionSeconds;
   if (overall !== undefined && now >= state.startedAtMs + overall * 1000) {
     stopRunning(ctx, state, now, actions, "timed_out");
     return finish(ctx, state, now, actions, "TimedOut", `the execution ran past its deadline of ${overall}s`);
@@ -77,7 +77,7 @@ export function decide(ctx: EngineContext, state: EngineState, now: number): Eng
   const record = currentIteration(status);
   if (record.phase === "Running") {
     if (state.worker === undefined) {
-      const limit = iterationTimeoutSeconds(ctx.agent);
+      const limit = ctx.limits.iterationSeconds;
       if (state.iterationStartedAtMs !== undefined && now >= state.iterationStartedAtMs + (limit + WORKER_GRACE_SECONDS) * 1000) {
         actions.push({ type: "stop", names: [workerName(ctx.execution.metadata.name, record.number)], reason: "timed_out" });
         state.worker = { iteration: record.number, exitCode: -1, stdout: "", stderr: "", timedOut: true, cancelled: false };
@@ -87,7 +87,7 @@ export function decide(ctx: EngineContext, state: EngineState, now: number): Eng
     }
     const w = state.worker;
     record.exitCode = w.exitCode;
-    const unvalidated = unvalidatedEnd(w, iterationTimeoutSeconds(ctx.agent));
+    const unvalidated = unvalidatedEnd(w, ctx.limits.iterationSeconds);
     actions.push(
       event("worker.finished", {
         iteration: record.number,
@@ -149,7 +149,7 @@ function startIteration(
     name: workerName(ctx.execution.metadata.name, n),
     iteration: n,
     ...(feedback !== undefined ? { feedback } : {}),
-    timeoutSeconds: iterationTimeoutSeconds(ctx.agent),
+    timeoutSeconds: ctx.limits.iterationSeconds,
   });
 }
 
@@ -165,7 +165,7 @@ function endIteration(ctx: EngineContext, state: EngineState, now: number, actio
     return;
   }
   const feedback = end.failed !== undefined ? feedbackFrom(record.number, end.failed) : feedbackFromWorker(record.number, end.reason);
-  const max = maxIterations(ctx.agent);
+  const max = ctx.limits.maxIterations;
   if (record.number < max) {
     record.phase = "Refining";
     actions.push(event("iteration.finished", { iteration: record.number, outcome: "refining", score: end.score }));

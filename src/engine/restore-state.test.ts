@@ -18,6 +18,7 @@ import {
   type EngineContext,
   type WorkerObservation,
 } from "./outer-loop.js";
+import { runLimits } from "./durations.js";
 import { judgeStatus, outcomeOfStatus } from "./phases.js";
 
 const T0 = Date.parse("2026-11-23T10:00:00Z");
@@ -94,6 +95,11 @@ function perform(state: ReturnType<typeof initialState>, a: EngineAction, w: Wor
 }
 
 /** Local-mode style: one state, observations folded in as they come. */
+/** The engine's context for the shared Execution and judges. */
+function ctxOf(a: Agent): EngineContext {
+  return { execution, agent: a, judges: JUDGES, limits: runLimits(execution, a) };
+}
+
 function runKept(ctx: EngineContext, w: World): Run {
   const state = initialState();
   const t = { started: [] as string[], spawned: [] as string[] };
@@ -161,7 +167,7 @@ function runRebuilt(ctx: EngineContext, w: World): Run {
 
 describe("restoreState: the status is the controller's whole memory", () => {
   it("a run rebuilt from its status at every step ends exactly as one that kept its state, starting nothing twice", () => {
-    const ctx: EngineContext = { execution, agent: agent(VALIDATORS), judges: JUDGES };
+    const ctx = ctxOf(agent(VALIDATORS));
     const kept = runKept(ctx, world);
     const rebuilt = runRebuilt(ctx, world);
 
@@ -185,7 +191,7 @@ describe("restoreState: the status is the controller's whole memory", () => {
 
   it("a failing run ends Failed after max_iterations either way", () => {
     const failing: World = { ...world, judge: () => ({ ok: false, rejection: "malformed_output", detail: "no JSON" }) };
-    const ctx: EngineContext = { execution, agent: agent(VALIDATORS.slice(0, 3), 2), judges: JUDGES };
+    const ctx = ctxOf(agent(VALIDATORS.slice(0, 3), 2));
     const kept = runKept(ctx, failing);
     const rebuilt = runRebuilt(ctx, failing);
     expect(kept.status.phase).toBe("Failed");
@@ -194,11 +200,7 @@ describe("restoreState: the status is the controller's whole memory", () => {
   });
 
   it("reports recorded Running children whose objects are missing, and folds an unknown judge without an object", () => {
-    const ctx: EngineContext = {
-      execution,
-      agent: agent([{ type: "multi_judge", judges: ["rule-judge", "ghost"], min_judges_required: 1 }]),
-      judges: JUDGES,
-    };
+    const ctx = ctxOf(agent([{ type: "multi_judge", judges: ["rule-judge", "ghost"], min_judges_required: 1 }]));
     const state = initialState();
     decide(ctx, state, T0);
     observeWorker(state, { iteration: 1, exitCode: 0, stdout: "", stderr: "", timedOut: false, cancelled: false });
@@ -225,7 +227,7 @@ describe("restoreState: the status is the controller's whole memory", () => {
   });
 
   it("a validator whose files arrive a reconcile later (a reader pod) is started once, not once per reconcile", () => {
-    const ctx: EngineContext = { execution, agent: agent(VALIDATORS.slice(0, 2)), judges: JUDGES };
+    const ctx = ctxOf(agent(VALIDATORS.slice(0, 2)));
     const worker: WorkerObservation = { iteration: 1, exitCode: 0, stdout: "", stderr: "", timedOut: false, cancelled: false };
     const started = (actions: EngineAction[]) =>
       actions.flatMap((a) => (a.type === "event" && a.event === "validator.started" ? [a.data.index] : []));
@@ -255,7 +257,7 @@ describe("restoreState: the status is the controller's whole memory", () => {
   });
 
   it("a fresh Execution rebuilds to the initial state", () => {
-    const { state } = restoreState({ execution, agent: agent(VALIDATORS), judges: JUDGES }, { judges: new Map() });
+    const { state } = restoreState(ctxOf(agent(VALIDATORS)), { judges: new Map() });
     expect(state.status).toEqual({ phase: "Pending" });
     expect(state.startedAtMs).toBeUndefined();
   });

@@ -25,6 +25,7 @@ import {
   observeJudge,
   observeWorker,
   requestCancel,
+  runLimits,
   type EngineAction,
   type EngineContext,
   type EngineState,
@@ -96,7 +97,7 @@ export class LocalRun {
   private readonly place: WorkloadPlacement;
 
   constructor(private readonly opts: LocalRunOptions) {
-    this.ctx = { execution: opts.execution, agent: opts.agent, judges: opts.judges };
+    this.ctx = { execution: opts.execution, agent: opts.agent, judges: opts.judges, limits: runLimits(opts.execution, opts.agent) };
     this.now = opts.now ?? Date.now;
     this.namespace = opts.execution.metadata.namespace ?? "default";
     this.place = { namespace: this.namespace };
