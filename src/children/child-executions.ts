@@ -10,7 +10,6 @@ import {
   type ExecutionStatus,
   type JsonObject,
   type JudgePurpose,
-  type OwnerReference,
   type SemanticValidatorSpec,
 } from "../api/types.js";
 import { toolJudgeChildName } from "../engine/child-names.js";
@@ -20,23 +19,11 @@ import type { JudgeChildRequest } from "../engine/outer-loop.js";
 import { messageOf } from "../errors.js";
 import type { WorkloadMount, WorkloadSpec } from "../runtime/workload.js";
 import type { RuntimeTable } from "./runtime-table.js";
-import { CHILD_LABELS, ENV_PAYLOAD_LIMIT, INPUT_ANNOTATION, judgeWorkload, labelValue, payloadProblem } from "./workloads.js";
+import { CHILD_LABELS, ENV_PAYLOAD_LIMIT, INPUT_ANNOTATION, judgeWorkload, labelValue, ownerOf, payloadProblem } from "./workloads.js";
 import { describeParts, descriptorText, partConfigMaps } from "../runtime/kubernetes.js";
 
 /** Annotation on a judge child that could not be given a payload: the child ends Failed with this text. */
 export const SPAWN_ERROR_ANNOTATION = "gavel.dev/spawn-error";
-
-/** The controller ownerReference of objects an Execution owns (deleting it collects them). */
-export function ownerOf(execution: Execution): OwnerReference {
-  return {
-    apiVersion: API_VERSION,
-    kind: "Execution",
-    name: execution.metadata.name,
-    uid: execution.metadata.uid ?? "",
-    controller: true,
-    blockOwnerDeletion: true,
-  };
-}
 
 /** What a judge child is, apart from its parent. */
 interface ChildShape {

@@ -5,10 +5,10 @@ import type { ToolCallProposal } from "../api/protocol.js";
 import type { Agent, Execution, ExecutionStatus } from "../api/types.js";
 import { gavelVersion } from "../version.js";
 import type { WorkloadMount } from "../runtime/workload.js";
-import { ownerOf, SPAWN_ERROR_ANNOTATION, toolJudgeChild, validationJudgeChild } from "./child-executions.js";
+import { SPAWN_ERROR_ANNOTATION, toolJudgeChild, validationJudgeChild } from "./child-executions.js";
 import { AGENT_ENTRYPOINT, defaultImages } from "./images.js";
 import { parseMemoryBytes, parseNanoCpus, resourcesOf } from "./quantities.js";
-import { ENV_PAYLOAD_LIMIT, judgeWorkload, MAX_PAYLOAD_BYTES, labelValue, workerWorkload } from "./workloads.js";
+import { ENV_PAYLOAD_LIMIT, judgeWorkload, MAX_PAYLOAD_BYTES, labelValue, ownerOf, workerWorkload } from "./workloads.js";
 
 const parent: Execution = {
   apiVersion: "100monkeys.ai/v1",

@@ -2,7 +2,7 @@
 // runtime's env contract, the judge payload, the mounts (read-only for judges), network,
 // resources, deadline and labels. Docker (local mode) and Kubernetes run the same spec.
 import { AGENT_ENV, agentEnvironment } from "../api/agent-env.js";
-import type { Agent, EnvVar, Execution } from "../api/types.js";
+import { API_VERSION, type Agent, type EnvVar, type Execution, type OwnerReference } from "../api/types.js";
 import { childTimeoutSeconds } from "../engine/durations.js";
 import type { WorkloadMount, WorkloadSpec } from "../runtime/workload.js";
 import { TerminalError } from "../errors.js";
@@ -42,6 +42,18 @@ export const CHILD_LABELS = {
   iteration: "gavel.dev/iteration",
   parent: "gavel.dev/parent",
 } as const;
+
+/** The controller ownerReference of objects an Execution owns (deleting it collects them), beside the labels that find them. */
+export function ownerOf(execution: Execution): OwnerReference {
+  return {
+    apiVersion: API_VERSION,
+    kind: "Execution",
+    name: execution.metadata.name,
+    uid: execution.metadata.uid ?? "",
+    controller: true,
+    blockOwnerDeletion: true,
+  };
+}
 
 /** A label value (≤ 63 characters, alphanumeric at both ends) for any object name. */
 export function labelValue(name: string): string {

@@ -10,8 +10,7 @@ import { defaultImages } from "../children/images.js";
 import { workerNetworkOf, workerWorkload, type WorkerRun } from "../children/workloads.js";
 import { workerName } from "../engine/child-names.js";
 import type { JudgeOutcome } from "../engine/gradient.js";
-import { stoppedByParent } from "../engine/judge-run.js";
-import { judgeStatus, outcomeOfStatus } from "../engine/phases.js";
+import { outcomeOfStatus } from "../engine/phases.js";
 import {
   decide,
   isTerminal,
@@ -27,10 +26,9 @@ import {
   type RunLimits,
   type WorkerObservation,
 } from "../engine/outer-loop.js";
-import { isConflict } from "../errors.js";
 import type { ExecutionTraces } from "../telemetry/execution-trace.js";
 import { mergeToolJudgeRefs } from "../children/tool-judge.js";
-import { waitingForGate, type GateStatus } from "./guarded-condition.js";
+import { setGuarded, waitingForGate, type GateStatus } from "./guarded-condition.js";
 import { removeEarlierRun, type EarlierRunAccess } from "./earlier-run.js";
 import type { ExecutionCredentials } from "./execution-credentials.js";
 import type { EngineEvent } from "./execution-events.js";
@@ -107,8 +105,9 @@ export class ExecutionRuns {
       await this.observeWorker(ctx, state);
     }
     const events = await this.decideAll(ctx, state);
-    // Status, then what an ended run leaves behind.
-    const foldAgainInMs = await status.writeRun(ctx, state, events, guarding);
+    // Status (with the Guarded condition of a run that needs a gate), then what an ended run leaves behind.
+    if (guarding.guarded) setGuarded(state.status, guarding.blocked, new Date(this.parts.now()), ex.metadata.generation);
+    const foldAgainInMs = await status.writeRun(ctx, state, events);
     if (isTerminal(state.status.phase)) {
       await this.parts.workloads.retireOwned(namespace, ex.metadata.name, this.parts.settings.retentionSeconds);
       await credentials?.release(namespace, ex.metadata.name, ex.metadata.uid);
@@ -223,7 +222,11 @@ export class ExecutionRuns {
         await this.access.judges.spawn(ctx, state, a.child);
         return false;
       case "stop":
-        for (const name of a.names) await this.stop(ex, name, a.reason);
+        // A judge child's status says why it stopped; every stopped workload goes.
+        for (const name of a.names) {
+          if ((ex.status?.children ?? []).some((c) => c.name === name)) await this.access.judges.endByParent(ex, name, a.reason);
+          await this.parts.workloads.retire(name, { namespace: namespaceOf(ex) }, this.parts.settings.retentionSeconds);
+        }
         return false;
       case "finish":
         return false;
@@ -303,23 +306,6 @@ export class ExecutionRuns {
     }
     if (credentials !== undefined) place = { ...place, credentialSecret: await credentials.ensure(ctx, state.startedAtMs ?? now()) };
     await ensureWorkload(this.parts, spec, place);
-  }
-
-  /** Stops the worker or a judge child (its status says why; its workload goes). */
-  private async stop(ex: Execution, name: string, reason: "cancelled" | "timed_out"): Promise<void> {
-    const namespace = namespaceOf(ex);
-    const child = (ex.status?.children ?? []).some((c) => c.name === name)
-      ? await this.parts.resources.execution(namespace, name)
-      : undefined;
-    if (child !== undefined && !isTerminal(child.status?.phase)) {
-      await this.access.status
-        .write(child, judgeStatus(child.status, stoppedByParent(reason), new Date(this.parts.now())))
-        .catch((err: unknown) => {
-          // The child's own reconcile may have just finished it; its verdict stands then.
-          if (!isConflict(err)) throw err;
-        });
-    }
-    await this.parts.workloads.retire(name, { namespace }, this.parts.settings.retentionSeconds);
   }
 
   private gateAccess(): Promise<GateAccess> {

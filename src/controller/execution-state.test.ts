@@ -1,7 +1,8 @@
 // The controller's own reads of an Execution: the judges it needs, and whether a status write changes anything.
 import { describe, expect, it } from "vitest";
 import type { Agent } from "../api/types.js";
-import { judgeNamesOf, sameStatus } from "./execution-state.js";
+import { judgeNamesOf } from "./execution-state.js";
+import { sameStatus } from "./execution-status.js";
 
 const agent: Agent = {
   apiVersion: "100monkeys.ai/v1",

@@ -8,10 +8,9 @@ import type { JudgeRunStep } from "../engine/judge-run.js";
 import { isTerminal, type EngineContext, type EngineState } from "../engine/outer-loop.js";
 import type { ExecutionTraces, TracedExecution } from "../telemetry/execution-trace.js";
 import type { ExecutionMetrics } from "../telemetry/metrics.js";
-import { setGuarded, type GateStatus, type Guarding } from "./guarded-condition.js";
+import type { GateStatus } from "./guarded-condition.js";
 import { toGavelEvents, type EngineEvent, type ExecutionEventPublisher } from "./execution-events.js";
 import { namespaceOf, type ExecutionParts } from "./execution-parts.js";
-import { sameStatus } from "./execution-state.js";
 import { engineEventNote } from "./kubernetes-events.js";
 import { EventRecorder } from "./runtime/event-recorder.js";
 
@@ -28,7 +27,7 @@ export interface StatusOptions {
   events?: ExecutionEventPublisher;
   /** Spans from the events of each status write; none when undefined. */
   traces?: ExecutionTraces;
-  /** The tool-call gate: the decided calls a status shows (the Guarded condition comes to writeRun as data). */
+  /** The tool-call gate: the decided calls a status shows (the run sets the Guarded condition itself, from the gate's plain data). */
   gate?: GateStatus;
   /** How long an Execution waits for its Agent to appear before it fails. Default 10 s. */
   agentGraceMs?: number;
@@ -58,25 +57,24 @@ export class ExecutionStatusWriter {
   }
 
   /**
-   * Writes a run's status (with the gate's part: the Guarded condition from `guarding`, tool calls); its events
+   * Writes a run's status (with the gate's tool calls folded in); its events
    * are staged before (an outbox a restarted controller reads) and published, traced, counted
    * and recorded only once the status that holds the transitions is written: a retried
    * reconcile (409) decides them again then. Returns, when the tool-call fold was skipped,
    * how soon to look again.
    */
-  async writeRun(ctx: EngineContext, state: EngineState, events: EngineEvent[], guarding: Guarding): Promise<number | undefined> {
+  async writeRun(ctx: EngineContext, state: EngineState, events: EngineEvent[]): Promise<number | undefined> {
     const ex = ctx.execution;
     const { events: stream, traces } = this.opts;
     const before = ex.metadata.resourceVersion;
     const streamed = stream === undefined && traces === undefined ? [] : toGavelEvents(ex, events, new Date(this.parts.now()));
     const staged = streamed.length > 0 && stream !== undefined ? await stream.stage(ex, streamed, state.status) : undefined;
-    if (guarding.guarded) setGuarded(state.status, guarding.blocked, new Date(this.parts.now()), ex.metadata.generation);
     const foldAgainInMs = this.foldToolCalls(ex, state.status);
     await this.write(ex, state.status);
     if (ex.metadata.resourceVersion !== before) {
-      stream?.commit(ex, streamed, staged);
       if (ex.spec.parent === undefined && streamed.length > 0) traces?.observe(traced(ex, ctx.agent), streamed);
       this.countOutcomes(events);
+      stream?.commit(ex, streamed, staged);
       for (const e of events) await this.kubeEvents.record(ex, engineEventNote(e.event, e.data));
     }
     return foldAgainInMs;
@@ -165,4 +163,21 @@ export function traced(ex: Execution, agent: Agent): TracedExecution {
     ...(ex.metadata.uid !== undefined ? { uid: ex.metadata.uid } : {}),
     agent: agent.metadata.name,
   };
+}
+
+/** True when two statuses hold the same data (a status write would change nothing). */
+export function sameStatus(a: ExecutionStatus | undefined, b: ExecutionStatus | undefined): boolean {
+  return canonical(a ?? {}) === canonical(b ?? {});
+}
+
+function canonical(v: unknown): string {
+  return JSON.stringify(v, (_k, value: unknown) =>
+    value !== null && typeof value === "object" && !Array.isArray(value)
+      ? Object.fromEntries(
+          Object.entries(value as Record<string, unknown>)
+            .filter(([, x]) => x !== undefined)
+            .sort(([x], [y]) => (x < y ? -1 : 1)),
+        )
+      : value,
+  );
 }

@@ -7,9 +7,10 @@ import { withDefaults } from "../api/defaults.js";
 import type { Agent, Execution } from "../api/types.js";
 import { SPAWN_ERROR_ANNOTATION, validationJudgeChild } from "../children/child-executions.js";
 import { workerName } from "../engine/child-names.js";
-import { judgeRunStep, type JudgeRunContext, type JudgeRunObservation } from "../engine/judge-run.js";
-import type { EngineContext, EngineState, JudgeChildRequest } from "../engine/outer-loop.js";
-import { ignoreNotFound, TerminalError } from "../errors.js";
+import { judgeRunStep, stoppedByParent, type JudgeRunContext, type JudgeRunObservation } from "../engine/judge-run.js";
+import { isTerminal, type EngineContext, type EngineState, type JudgeChildRequest } from "../engine/outer-loop.js";
+import { judgeStatus } from "../engine/phases.js";
+import { ignoreNotFound, isConflict, TerminalError } from "../errors.js";
 import type { GateStatus } from "./guarded-condition.js";
 import { judgeSpec, judgeWorkspaces, placementOf, resultName, workspaceMounts } from "./execution-pods.js";
 import { ensureWorkload, namespaceOf, requeueAt, streamsOf, type ExecutionParts } from "./execution-parts.js";
@@ -48,6 +49,18 @@ export class JudgeChildren {
       workerMounts: workspaceMounts(ex.metadata.name, ctx.agent, true),
     });
     if (await this.parts.resources.createJudgeChild(body)) this.parts.count.childCreated();
+  }
+
+  /** Ends a judge child its parent stops (cancelled, or past the parent's deadline); a verdict its own reconcile just wrote stands. */
+  async endByParent(parent: Execution, name: string, reason: "cancelled" | "timed_out"): Promise<void> {
+    const child = await this.parts.resources.execution(namespaceOf(parent), name);
+    if (child === undefined || isTerminal(child.status?.phase)) return;
+    await this.access.status
+      .write(child, judgeStatus(child.status, stoppedByParent(reason), new Date(this.parts.now())))
+      .catch((err: unknown) => {
+        // The child's own reconcile may have just finished it.
+        if (!isConflict(err)) throw err;
+      });
   }
 
   /**

@@ -5,12 +5,12 @@
 // Its ports are in engine-state.ts, an iteration's validators in iteration-validation.ts, the
 // rebuild from a status in restore-state.ts; drivers import all of it from here.
 import type { ExecutionPhase, IterationRecord } from "../api/types.js";
+import { describeGateUnreachable, gateUnreachableOf } from "../api/gate-unreachable.js";
 import { workerName } from "./child-names.js";
 import { currentIteration, event, type EngineAction, type EngineContext, type EngineState } from "./engine-state.js";
 import { feedbackFrom, feedbackFromWorker } from "./feedback.js";
 import { validateIteration, type IterationEnd } from "./iteration-validation.js";
 import { isTerminal } from "./phases.js";
-import { unvalidatedEnd } from "./worker-end.js";
 
 export { isTerminal } from "./phases.js";
 export {
@@ -223,4 +223,34 @@ function finish(
   actions.push(event("execution.phase", data));
   actions.push({ type: "finish", phase, ...(status.score !== undefined ? { score: status.score } : {}), message });
   return actions;
+}
+
+// Why a worker's run ends its iteration without its validators: killed at its deadline,
+// stopped, or it gave up waiting for an unreachable tool-call gate (exit 75 with its line,
+// src/api/gate-unreachable.ts), which is not a failure of the agent's code either.
+/** An iteration that ends without validation: the reason (its feedback) and what the worker.finished event adds. */
+interface UnvalidatedEnd {
+  reason: string;
+  data: Record<string, unknown>;
+}
+
+/** How a worker's run ended, as much as this needs of a WorkerObservation. */
+interface WorkerEnd {
+  exitCode: number;
+  stdout: string;
+  stderr: string;
+  timedOut: boolean;
+  cancelled: boolean;
+  streamsMerged?: string;
+}
+
+/** Why the run ends its iteration without validators, or undefined when its validators judge it. */
+function unvalidatedEnd(w: WorkerEnd, iterationTimeoutSeconds: number): UnvalidatedEnd | undefined {
+  if (w.timedOut) return { reason: `the worker ran past its iteration deadline of ${iterationTimeoutSeconds}s and was killed`, data: {} };
+  if (w.cancelled) return { reason: "the worker was stopped before it finished", data: {} };
+  // Where a driver merged the streams, the worker's stderr line is in stdout.
+  const unreachable = gateUnreachableOf(w.exitCode, w.stderr, w.streamsMerged !== undefined ? w.stdout : "");
+  if (unreachable === undefined) return undefined;
+  const reason = describeGateUnreachable(unreachable);
+  return { reason, data: { gateUnreachable: reason } };
 }
