@@ -3,11 +3,19 @@
 // the clock, a cancel request) it decides what happens next and records it in the status.
 // Drivers (local mode on Docker, the Kubernetes controller) perform the actions it returns.
 // Its ports are in engine-state.ts, an iteration's validators in iteration-validation.ts, the
-// rebuild from a status in restore-state.ts; drivers import all of it from here.
+// rebuild from a status in restore-state.ts; drivers import all of it from here. A worker's end
+// that skips its validators (deadline, stop, unreachable gate) is decided here too (unvalidatedEnd).
 import type { ExecutionPhase, IterationRecord } from "../api/types.js";
 import { describeGateUnreachable, gateUnreachableOf } from "../api/gate-unreachable.js";
 import { workerName } from "./child-names.js";
-import { currentIteration, event, type EngineAction, type EngineContext, type EngineState } from "./engine-state.js";
+import {
+  currentIteration,
+  event,
+  type EngineAction,
+  type EngineContext,
+  type EngineState,
+  type WorkerObservation,
+} from "./engine-state.js";
 import { feedbackFrom, feedbackFromWorker } from "./feedback.js";
 import { validateIteration, type IterationEnd } from "./iteration-validation.js";
 import { isTerminal } from "./phases.js";
@@ -225,27 +233,19 @@ function finish(
   return actions;
 }
 
-// Why a worker's run ends its iteration without its validators: killed at its deadline,
-// stopped, or it gave up waiting for an unreachable tool-call gate (exit 75 with its line,
-// src/api/gate-unreachable.ts), which is not a failure of the agent's code either.
 /** An iteration that ends without validation: the reason (its feedback) and what the worker.finished event adds. */
 interface UnvalidatedEnd {
   reason: string;
   data: Record<string, unknown>;
 }
 
-/** How a worker's run ended, as much as this needs of a WorkerObservation. */
-interface WorkerEnd {
-  exitCode: number;
-  stdout: string;
-  stderr: string;
-  timedOut: boolean;
-  cancelled: boolean;
-  streamsMerged?: string;
-}
-
-/** Why the run ends its iteration without validators, or undefined when its validators judge it. */
-function unvalidatedEnd(w: WorkerEnd, iterationTimeoutSeconds: number): UnvalidatedEnd | undefined {
+/**
+ * Why the worker's run ends its iteration without its validators, or undefined when they judge
+ * it: killed at its deadline, stopped, or it gave up waiting for an unreachable tool-call gate
+ * (exit 75 with its line, src/api/gate-unreachable.ts), which is not a failure of the agent's
+ * code either.
+ */
+function unvalidatedEnd(w: WorkerObservation, iterationTimeoutSeconds: number): UnvalidatedEnd | undefined {
   if (w.timedOut) return { reason: `the worker ran past its iteration deadline of ${iterationTimeoutSeconds}s and was killed`, data: {} };
   if (w.cancelled) return { reason: "the worker was stopped before it finished", data: {} };
   // Where a driver merged the streams, the worker's stderr line is in stdout.
