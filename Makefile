@@ -8,7 +8,7 @@ HARNESS := test/harness
 VITEST := node_modules/.bin/vitest run
 
 .PHONY: all deps build install lint typecheck eslint fmt fmt-check verify test test-setup test-unit test-integration test-e2e promtool jaeger \
-        demo bench images base-image k8s-binaries docker-up cluster-up cluster-down clean
+        demo bench bench-scale kwok images base-image k8s-binaries docker-up cluster-up cluster-down clean
 
 all: build
 
@@ -97,11 +97,18 @@ test: ## everything CI runs (the clock lines say where a run's time went)
 	$(VITEST) --project controller --project integration --project e2e --project e2e-exclusive
 	@date -u '+[make test] %T done'
 
+kwok: ## kwok (simulated nodes and pods for the scale bench), built from the Go module proxy
+	$(HARNESS)/build-kwok.sh
+
 demo: build images ## gavel's main job, end to end
 	$(HARNESS)/demo.sh
 
-bench: build images k8s-binaries jaeger ## benchmarks, reported as ratios against a same-run baseline (gate-cluster brings the cluster up; tracing sends to Jaeger)
+bench: build images k8s-binaries jaeger kwok ## benchmarks, reported as ratios against a same-run baseline (gate-cluster brings the cluster up; tracing sends to Jaeger; scale runs on kwok nodes)
 	node dist/bench/run.js
+
+# GAVEL_BENCH_SCALE=100,500 (the default) sets the scales; docs/scale.md.
+bench-scale: build k8s-binaries kwok ## the scale bench alone: Executions at once on kwok's simulated nodes, a control plane of its own
+	GAVEL_BENCH=scale node dist/bench/run.js bench-scale-results.json
 
 clean:
 	rm -rf dist

@@ -11,6 +11,7 @@ import { suite as tracing } from "./tracing.js";
 import { clusterSuite as reconcileTracingCluster, suite as reconcileTracing } from "./reconcile-tracing.js";
 import { suite as judgeCluster } from "./judge-cluster.js";
 import { suite as mcpEndpoint } from "./mcp-endpoint.js";
+import { suite as scale } from "./scale.js";
 
 export const suites: BenchSuite[] = [
   gradient,
@@ -25,4 +26,5 @@ export const suites: BenchSuite[] = [
   gateCluster,
   judgeCluster,
   reconcileTracingCluster,
+  scale,
 ];

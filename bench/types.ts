@@ -20,7 +20,7 @@ export interface BenchResult {
 /** A bench module: `bench/<area>.ts` exports `suite`. */
 export interface BenchSuite {
   name: string;
-  /** What the suite needs: Docker, a NATS server, the single-node cluster (it brings it up and installs the chart). */
-  needs: ("docker" | "nats" | "cluster")[];
+  /** What the suite needs: Docker, a NATS server, the single-node cluster (it brings it up and installs the chart), kwok's simulated nodes on a control plane of its own. */
+  needs: ("docker" | "nats" | "cluster" | "kwok")[];
   run(): Promise<BenchResult[]>;
 }

@@ -4,6 +4,8 @@
 # account signing (as controller-runtime's envtest does). Writes DIR/kubeconfig (admin),
 # DIR/env (ports, pids) and the logs into DIR. Installs crds/ unless NO_CRDS=1. API_ADDRESS
 # (default 127.0.0.1) is where the apiserver listens and what it advertises; API_PORT its port.
+# KUBELET_ADDRESS_TYPES (default Hostname) is the node address the apiserver reaches a kubelet
+# at (logs): kwok's simulated nodes serve them on InternalIP 127.0.0.1 (test/harness/kwok.ts).
 source "$(dirname "$0")/lib.sh"
 cmd="${1:?usage: control-plane.sh up|down DIR}"
 dir="${2:?usage: control-plane.sh up|down DIR}"
@@ -72,7 +74,7 @@ up)
     --service-account-issuer https://kubernetes.default.svc.cluster.local \
     --authorization-mode "${AUTHORIZATION_MODE:-RBAC}" \
     --service-cluster-ip-range 10.0.0.0/24 --allow-privileged=true \
-    --kubelet-preferred-address-types Hostname \
+    --kubelet-preferred-address-types "${KUBELET_ADDRESS_TYPES:-Hostname}" \
     --enable-priority-and-fairness=false \
     --profiling=false --v=1 >"$dir/kube-apiserver.log" 2>&1) &
   API_PID=$!

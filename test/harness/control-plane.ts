@@ -8,6 +8,8 @@ import { run, runOk, type ExecResult } from "./exec.js";
 import { HARNESS_DIR, KUBECTL } from "./paths.js";
 
 export interface ControlPlane {
+  /** Its directory: kubeconfig, env, the servers' logs. */
+  dir: string;
   /** Path of an admin kubeconfig (client certificate in group system:masters). */
   kubeconfigPath: string;
   kc: k8s.KubeConfig;
@@ -20,9 +22,9 @@ export interface ControlPlane {
 }
 
 /** Starts a fresh control plane in a temp dir; stop() kills it and removes the dir. */
-export async function startControlPlane(opts: { installCrds?: boolean } = {}): Promise<ControlPlane> {
+export async function startControlPlane(opts: { installCrds?: boolean; env?: Record<string, string> } = {}): Promise<ControlPlane> {
   const dir = await mkdtemp(join(tmpdir(), "gavel-cp-"));
-  const env = { ...process.env, NO_CRDS: opts.installCrds === false ? "1" : "0" };
+  const env = { ...process.env, ...opts.env, NO_CRDS: opts.installCrds === false ? "1" : "0" };
   await runOk(join(HARNESS_DIR, "control-plane.sh"), ["up", dir], { env });
   const vars = Object.fromEntries(
     (await readFile(join(dir, "env"), "utf8"))
@@ -58,6 +60,7 @@ export async function startControlPlane(opts: { installCrds?: boolean } = {}): P
   const kubectl = (args: string[], o: { stdin?: string } = {}) =>
     run(KUBECTL, ["--kubeconfig", kubeconfigPath, ...args], { stdin: o.stdin });
   return {
+    dir,
     kubeconfigPath,
     kc,
     startupSeconds: Number(vars.STARTUP_SECONDS ?? "NaN"),

@@ -15,6 +15,8 @@ NATS_VERSION="v2.15.2"
 PROMTOOL_VERSION="v0.316.0"
 # Jaeger (all-in-one), the OTLP receiver the traces tests read back (build-jaeger.sh).
 JAEGER_VERSION="v1.76.0"
+# kwok, the simulated nodes of the scale bench (build-kwok.sh).
+KWOK_VERSION="v0.8.0"
 K8S_BIN="$GAVEL_CACHE/k8s/$K8S_VERSION/bin"
 HELM_BIN="$GAVEL_CACHE/helm/$HELM_VERSION/bin"
 # CoreDNS's directory names a hash of its wrapper module (coredns/), so a change to it rebuilds.
@@ -23,6 +25,7 @@ LOCAL_PATH_BIN="$GAVEL_CACHE/local-path-provisioner/$LOCAL_PATH_VERSION/bin"
 NATS_BIN="$GAVEL_CACHE/nats/$NATS_VERSION/bin"
 PROMTOOL_BIN="$GAVEL_CACHE/promtool/$PROMTOOL_VERSION/bin"
 JAEGER_BIN="$GAVEL_CACHE/jaeger/$JAEGER_VERSION/bin"
+KWOK_BIN="$GAVEL_CACHE/kwok/$KWOK_VERSION/bin"
 HARNESS_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 REPO_DIR="$(cd "$HARNESS_DIR/../.." && pwd)"
 BASE_IMAGE="${BASE_IMAGE:-gavel/base:bookworm-node20}"

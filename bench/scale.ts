@@ -1,0 +1,179 @@
+// The scale bench (issue 24, docs/scale.md): N Executions at once (one iteration, one semantic
+// judge) on simulated kwok nodes against `gavel controller` as a process, at each scale of
+// GAVEL_BENCH_SCALE (default 100,500). Each figure has the issue's target beside it; the
+// baselines are measured in the same run (idle controller, the pods' own time, the scale of 100).
+import { gavelWrites, isWrite, perExecution, requestsBetween, type RequestKind } from "./scale-metrics.js";
+import { percentile } from "./judge-overhead.js";
+import { scaleRun, type ScaleRun } from "../test/harness/scale-run.js";
+import type { BenchResult, BenchSuite } from "./types.js";
+
+const SCALES = (process.env.GAVEL_BENCH_SCALE ?? "100,500")
+  .split(",")
+  .map(Number)
+  .filter((n) => Number.isInteger(n) && n > 0);
+/** How long each simulated worker and judge pod runs. */
+const POD_RUN_MS = Number(process.env.GAVEL_BENCH_SCALE_POD_MS ?? "1000");
+const MIB = 2 ** 20;
+
+const sum = (kinds: RequestKind[]) => kinds.reduce((a, k) => a + k.count, 0);
+
+type Row = (x: Omit<BenchResult, "notes">) => BenchResult;
+
+/** Whether every run succeeded once, how long the batch took, how often the controller reconciled, how soon pods came. */
+function timeRows(r: ScaleRun, row: Row): BenchResult[] {
+  const n = r.executions;
+  const at = `scale ${n}`;
+  const succeeded = r.phases.Succeeded ?? 0;
+  const p50 = percentile(r.createToPodSeconds, 50);
+  const p99 = percentile(r.createToPodSeconds, 99);
+  const floor = (2 * POD_RUN_MS) / 1000;
+  return [
+    row({
+      name: `${at}: Executions Succeeded, one worker and one judge pod each`,
+      value: succeeded,
+      unit: "runs",
+      baselineName: "created",
+      baseline: n,
+      ratio: succeeded / n,
+      target: "all",
+      met: succeeded === n && r.pods.workers === n && r.pods.judges === n,
+    }),
+    row({
+      name: `${at}: time until all done`,
+      value: r.drainSeconds,
+      unit: "s",
+      baselineName: "one run's pods back to back",
+      baseline: floor,
+      ratio: r.drainSeconds / floor,
+      target: "reported",
+      met: true,
+    }),
+    row({
+      name: `${at}: reconciles per second`,
+      value: r.reconciles / r.drainSeconds,
+      unit: "/s",
+      baselineName: "Executions done per second",
+      baseline: n / r.drainSeconds,
+      ratio: r.reconciles / n,
+      target: "reported (ratio: reconciles per Execution)",
+      met: true,
+    }),
+    row({
+      name: `${at}: created -> first worker pod, p99`,
+      value: p99,
+      unit: "s",
+      baselineName: "p50",
+      baseline: p50,
+      ratio: p99 / p50,
+      target: "< 2 s at 500",
+      met: n < 500 || p99 < 2,
+    }),
+  ];
+}
+
+/** What the API server served, and what the controller's process held. */
+function costRows(r: ScaleRun, row: Row): BenchResult[] {
+  const n = r.executions;
+  const at = `scale ${n}`;
+  const kinds = requestsBetween(r.apiBefore, r.apiAfter);
+  const gavel = gavelWrites(kinds, r.harnessWrites);
+  const allWrites = sum(kinds.filter((k) => isWrite(k.verb)));
+  return [
+    row({
+      name: `${at}: API writes by gavel per Execution`,
+      value: sum(gavel) / n,
+      unit: "writes",
+      baselineName: "writes of all clients",
+      baseline: allWrites / n,
+      ratio: sum(gavel) / allWrites,
+      target: "<= 30",
+      met: sum(gavel) / n <= 30,
+    }),
+    row({
+      name: `${at}: API requests per Execution, all clients`,
+      value: sum(kinds) / n,
+      unit: "requests",
+      baselineName: "writes of all clients",
+      baseline: allWrites / n,
+      ratio: sum(kinds) / allWrites,
+      target: "reported",
+      met: true,
+    }),
+    row({
+      name: `${at}: controller RSS, peak`,
+      value: r.rss.peak / MIB,
+      unit: "MiB",
+      baselineName: "idle, before the run",
+      baseline: r.rss.idle / MIB,
+      ratio: r.rss.peak / r.rss.idle,
+      target: "< 200 MiB at 500",
+      met: n < 500 || r.rss.peak / MIB < 200,
+    }),
+    row({
+      name: `${at}: controller V8 heap used, peak`,
+      value: r.heap.peak / MIB,
+      unit: "MiB",
+      baselineName: "idle, before the run",
+      baseline: r.heap.idle / MIB,
+      ratio: r.heap.peak / r.heap.idle,
+      target: "reported",
+      met: true,
+    }),
+    row({
+      name: `${at}: work queue depth, peak (sampled each second)`,
+      value: r.queueDepthPeak,
+      unit: "keys",
+      baselineName: "Executions",
+      baseline: n,
+      ratio: r.queueDepthPeak / n,
+      target: "reported",
+      met: true,
+    }),
+  ];
+}
+
+/** The rows of one scale run; with the run of a smaller scale, whether the drain time grew linearly. */
+export function scaleRows(r: ScaleRun, smaller?: ScaleRun): BenchResult[] {
+  const n = r.executions;
+  const at = `scale ${n}`;
+  const kinds = requestsBetween(r.apiBefore, r.apiAfter);
+  const notes = [
+    `${at}: phases ${JSON.stringify(r.phases)}; pods created: ${r.pods.workers} workers, ${r.pods.judges} judges`,
+    `${at}: gavel's writes per Execution (apiserver_request_total, less kube-scheduler's, kwok's and the harness's): ${perExecution(gavelWrites(kinds, r.harnessWrites), n).join("; ")}`,
+    `${at}: all API requests per Execution, every client: ${perExecution(kinds, n).join("; ")}`,
+  ];
+  const row: Row = (x) => ({ ...x, notes: notes.join("\n- ") });
+  const rows = [...timeRows(r, row), ...costRows(r, row)];
+  if (smaller !== undefined) {
+    const linear = (r.drainSeconds / smaller.drainSeconds) * (smaller.executions / n);
+    rows.push(
+      row({
+        name: `${at}: time until all done, against scale ${smaller.executions}`,
+        value: r.drainSeconds,
+        unit: "s",
+        baselineName: `scale ${smaller.executions}`,
+        baseline: smaller.drainSeconds,
+        ratio: r.drainSeconds / smaller.drainSeconds,
+        target: `linear: ratio <= ${(n / smaller.executions).toFixed(1)}`,
+        met: linear <= 1,
+      }),
+    );
+  }
+  return rows;
+}
+
+export const suite: BenchSuite = {
+  name: "scale",
+  needs: ["kwok"],
+  async run() {
+    const rows: BenchResult[] = [];
+    let smaller: ScaleRun | undefined;
+    for (const executions of SCALES) {
+      process.stderr.write(`[bench] scale: ${executions} Executions on kwok nodes ...\n`);
+      const r = await scaleRun({ executions, podRunMs: POD_RUN_MS });
+      rows.push(...scaleRows(r, smaller));
+      smaller ??= r;
+    }
+    return rows;
+  },
+};

@@ -1,0 +1,363 @@
+// One run of the scale harness (docs/scale.md): N Executions of a one-iteration worker with one
+// semantic judge, created at once against `gavel controller` (the real process, started as the
+// chart's image starts it) on a kwok cluster (kwok.ts); timed, counted from the API server's
+// own metrics, and the controller's memory sampled, until every Execution has ended.
+import { spawn } from "node:child_process";
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import * as k8s from "@kubernetes/client-node";
+import type { Execution } from "../../src/api/types.js";
+import { GROUP, VERSION } from "../../src/api/types.js";
+import { customResource, Informer, podResource } from "../../src/controller/runtime/informer.js";
+import { workloadPodName } from "../../src/controller/execution-pods.js";
+import { judgeChildName, workerName } from "../../src/engine/child-names.js";
+import { LABELS } from "../../src/runtime/kubernetes/pod-spec.js";
+import { messageOf } from "../../src/errors.js";
+import type { ControlPlane } from "./control-plane.js";
+import { eventually, sleep } from "./eventually.js";
+import { runOk } from "./exec.js";
+import { FINAL_PHASES } from "./executions.js";
+import { parseSamples } from "./metrics.js";
+import { startKwokCluster } from "./kwok.js";
+import { criLog } from "./kwok-stages.js";
+import { REPO_DIR } from "./paths.js";
+
+/** What one scale run is. */
+export interface ScaleRunOptions {
+  executions: number;
+  /** How long each simulated worker and judge pod runs (ms). */
+  podRunMs?: number;
+  /** Simulated nodes. */
+  nodes?: number;
+  /** Give up after this long (ms) from the first create. */
+  timeoutMs?: number;
+  /** Called once every Execution has ended, before the cluster goes: a test's look at what they left. */
+  inspect?: (cp: ControlPlane, namespace: string) => Promise<void>;
+}
+
+/** What one scale run measured. */
+export interface ScaleRun {
+  executions: number;
+  /** Phases of the top-level Executions at the end, by phase. */
+  phases: Record<string, number>;
+  /** Seconds from the first create call to the last Execution's final phase. */
+  drainSeconds: number;
+  /** Seconds from each Execution's create call to the first sight of its worker pod, sorted. */
+  createToPodSeconds: number[];
+  /** The controller's reconciles during the run (its controller_runtime_reconcile_total). */
+  reconciles: number;
+  /** The controller's RSS and V8 heap used, before the run and at most during it (bytes). */
+  rss: { idle: number; peak: number };
+  heap: { idle: number; peak: number };
+  /** The deepest the controller's work queues were (sum over queues, sampled each second). */
+  queueDepthPeak: number;
+  /** The API server's apiserver_request_total before and after the run. */
+  apiBefore: string;
+  apiAfter: string;
+  /** Writes the harness itself made during the run, by `VERB group/resource` (its Execution creates). */
+  harnessWrites: Record<string, number>;
+  /** Worker and judge pods created, by role: one each per Execution when nothing ran twice. */
+  pods: { workers: number; judges: number };
+}
+
+const NAMESPACE = "scale";
+const JUDGE = "scale-judge";
+// As the chart's values.yaml `nodeOptions` sets them for the controller's Node.js.
+const CHART_NODE_OPTIONS = "--max-semi-space-size=16";
+
+const WORKER_STDOUT = "Summary\n1. Input\n2. Method\n3. Result\n";
+const CRITERIA = "contains: Summary";
+
+const agents = `
+apiVersion: 100monkeys.ai/v1
+kind: Agent
+metadata: { name: scale-worker }
+spec:
+  runtime: { image: gavel/agent:dev, pull_policy: Never }
+  task: { instruction: Summarise the input in three sections. }
+  security: { network: { mode: none } }
+  execution:
+    mode: iterative
+    max_iterations: 1
+    validation:
+      - type: semantic
+        judge_agent: ${JUDGE}
+        criteria: "${CRITERIA}"
+        min_score: 0.5
+        timeout_seconds: 120
+---
+apiVersion: 100monkeys.ai/v1
+kind: Agent
+metadata: { name: ${JUDGE}, labels: { role: judge } }
+spec:
+  runtime: { image: gavel/rule-judge:dev, pull_policy: Never }
+  task: { instruction: Score the summary against the rules in the criteria. }
+  security: { network: { mode: none } }
+  execution: { mode: one-shot }
+`;
+
+/** Names of run i's Execution, its worker pod and its judge's pod. */
+export function scaleNames(i: number): { execution: string; workerPod: string; judgePod: string } {
+  const execution = `s-${String(i).padStart(4, "0")}`;
+  return {
+    execution,
+    workerPod: workloadPodName(workerName(execution, 1)),
+    judgePod: workloadPodName(judgeChildName(execution, 1, 0, JUDGE)),
+  };
+}
+
+/**
+ * What the pods log, made as a real pod's log is made: the program's output through the real
+ * gavel-launch (dist/bin/gavel-launch), so the log is framed as the controller decodes it. The
+ * worker (gavel's agent needs NATS and a model, so a shell stands in) says what it did on stdout
+ * and logs on stderr; the judge is the real rule judge (dist/judges/rule-judge) given the payload
+ * a judge child gets, and prints its GradientResult.
+ */
+async function podLogs(dir: string): Promise<{ worker: string; judge: string }> {
+  const launch = join(REPO_DIR, "dist", "bin", "gavel-launch");
+  const worker = await runOk(launch, [
+    "sh",
+    "-c",
+    `echo '{"level":30,"msg":"iteration 1 started"}' >&2; printf '${WORKER_STDOUT.replace(/\n/g, "\\n")}'`,
+  ]);
+  const payload = { task: "Summarise the input in three sections.", output: WORKER_STDOUT, criteria: CRITERIA };
+  const judge = await runOk(launch, ["node", join(REPO_DIR, "dist", "judges", "rule-judge", "main.js")], {
+    env: { ...process.env, GAVEL_INPUT: JSON.stringify(payload) },
+  });
+  const files = { worker: join(dir, "worker.log"), judge: join(dir, "judge.log") };
+  await writeFile(files.worker, criLog(worker));
+  await writeFile(files.judge, criLog(judge));
+  return files;
+}
+
+/** The sum of metric `name` in a text exposition (0 when it has none or the scrape failed). */
+function sumOf(text: string, name: string): number {
+  return parseSamples(text)
+    .filter((s) => s.name === name)
+    .reduce((a, s) => a + s.value, 0);
+}
+
+/** Polls the controller's /metrics and /proc status while the run goes. */
+function sampler(pid: number, metricsUrl: string) {
+  const s = { rssPeak: 0, heapPeak: 0, depthPeak: 0 };
+  const once = async () => {
+    const status = await readFile(`/proc/${pid}/status`, "utf8").catch(() => "");
+    const rss = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? "0") * 1024;
+    s.rssPeak = Math.max(s.rssPeak, rss);
+    const text = await fetch(metricsUrl).then(
+      (r) => r.text(),
+      () => "",
+    );
+    s.heapPeak = Math.max(s.heapPeak, sumOf(text, "nodejs_heap_size_used_bytes"));
+    s.depthPeak = Math.max(s.depthPeak, sumOf(text, "workqueue_depth"));
+    return { rss, heap: sumOf(text, "nodejs_heap_size_used_bytes"), text };
+  };
+  let running = true;
+  const loop = (async () => {
+    while (running) {
+      await once();
+      await sleep(1000);
+    }
+  })();
+  return {
+    peaks: s,
+    once,
+    async stop() {
+      running = false;
+      await loop;
+    },
+  };
+}
+
+/** `gavel controller` as the chart's image runs it (node dist/src/cli/main.js, NODE_ENV, NODE_OPTIONS, --leader-elect), watching the scale namespace. */
+function startController(cp: ControlPlane) {
+  const metricsPort = 20000 + Math.floor(Math.random() * 20000);
+  const proc = spawn(
+    "node",
+    [
+      join(REPO_DIR, "dist", "src", "cli", "main.js"),
+      "controller",
+      ...["--kubeconfig", cp.kubeconfigPath, "-n", NAMESPACE, "--controller-namespace", NAMESPACE],
+      ...["--launcher", join(REPO_DIR, "dist", "bin", "gavel-launch")],
+      ...["--metrics-bind-address", `127.0.0.1:${metricsPort}`, "--log-level", "warn", "--leader-elect"],
+    ],
+    { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, NODE_ENV: "production", NODE_OPTIONS: CHART_NODE_OPTIONS } },
+  );
+  let log = "";
+  const keep = (b: Buffer) => (log = (log + b.toString()).slice(-200_000));
+  proc.stdout.on("data", keep);
+  proc.stderr.on("data", keep);
+  return {
+    pid: proc.pid ?? 0,
+    metricsUrl: `http://127.0.0.1:${metricsPort}/metrics`,
+    log: () => log,
+    async stop() {
+      if (proc.exitCode !== null || proc.signalCode !== null) return;
+      const gone = new Promise<void>((resolve) => proc.once("exit", () => resolve()));
+      proc.kill("SIGTERM");
+      const t = setTimeout(() => proc.kill("SIGKILL"), 5000);
+      await gone;
+      clearTimeout(t);
+    },
+  };
+}
+
+/** The harness's own eyes (informers): when each pod was first seen, and each top-level Execution's final phase. */
+async function watchRun(cp: ControlPlane) {
+  const podSeen = new Map<string, number>();
+  const created = { workers: 0, judges: 0 };
+  const pods = new Informer<k8s.V1Pod>({ kc: cp.kc, resource: podResource(cp.kc, LABELS.managed), namespaces: [NAMESPACE] });
+  pods.on((event, pod) => {
+    const name = pod.metadata?.name ?? "";
+    if (event !== "add" || podSeen.has(name)) return;
+    podSeen.set(name, performance.now());
+    if (name.endsWith("-i1-ex")) created.workers++;
+    else created.judges++;
+  });
+  const ended = new Map<string, { at: number; phase: string }>();
+  const executions = new Informer<Execution>({
+    kc: cp.kc,
+    resource: customResource<Execution>(cp.kc, "execution", "executions"),
+    namespaces: [NAMESPACE],
+  });
+  executions.on((_event, ex) => {
+    const phase = ex.status?.phase;
+    if (ex.spec.parent !== undefined || phase === undefined || !FINAL_PHASES.includes(phase) || ended.has(ex.metadata.name)) return;
+    ended.set(ex.metadata.name, { at: performance.now(), phase });
+  });
+  await pods.start();
+  await executions.start();
+  return {
+    podSeen,
+    created,
+    ended,
+    async stop() {
+      await pods.stop();
+      await executions.stop();
+    },
+  };
+}
+
+/** Creates the Executions as a user's `kubectl apply` of many would, 16 requests in flight; when each create was sent. */
+async function createExecutions(cp: ControlPlane, executions: string[]): Promise<Map<string, number>> {
+  const api = cp.kc.makeApiClient(k8s.CustomObjectsApi);
+  const sent = new Map<string, number>();
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: 16 }, async () => {
+      for (let i = next++; i < executions.length; i = next++) {
+        const name = executions[i] as string;
+        sent.set(name, performance.now());
+        await api.createNamespacedCustomObject({
+          group: GROUP,
+          version: VERSION,
+          namespace: NAMESPACE,
+          plural: "executions",
+          body: { apiVersion: `${GROUP}/${VERSION}`, kind: "Execution", metadata: { name }, spec: { agentRef: { name: "scale-worker" } } },
+        });
+      }
+    }),
+  );
+  return sent;
+}
+
+/** The namespace, its ServiceAccount and the two Agents. */
+async function prepare(cp: ControlPlane): Promise<void> {
+  const core = cp.kc.makeApiClient(k8s.CoreV1Api);
+  await core.createNamespace({ body: { metadata: { name: NAMESPACE } } });
+  await core.createNamespacedServiceAccount({ namespace: NAMESPACE, body: { metadata: { name: "default" } } });
+  const applied = await cp.kubectl(["apply", "-n", NAMESPACE, "-f", "-"], { stdin: agents });
+  if (applied.code !== 0) throw new Error(`kubectl apply of the scale Agents: ${applied.stderr}`);
+}
+
+/** Waits until the controller has written Agent scale-worker's Ready condition: its informers listed, its queue at work. */
+async function controllerReady(cp: ControlPlane): Promise<void> {
+  await eventually(
+    async () => {
+      const r = await cp.kubectl([
+        "get",
+        "agent",
+        "scale-worker",
+        "-n",
+        NAMESPACE,
+        "-o",
+        'jsonpath={.status.conditions[?(@.type=="Ready")].status}',
+      ]);
+      return r.stdout.trim() === "True" ? true : undefined;
+    },
+    { timeoutMs: 60_000, what: "the controller to mark Agent scale-worker Ready" },
+  );
+}
+
+/** Runs `executions` Executions at once on a fresh kwok cluster and measures them (see ScaleRun). */
+export async function scaleRun(opts: ScaleRunOptions): Promise<ScaleRun> {
+  const n = opts.executions;
+  const dir = await mkdtemp(join(tmpdir(), "gavel-scale-"));
+  const names = Array.from({ length: n }, (_, i) => scaleNames(i));
+  const logs = await podLogs(dir);
+  const cluster = await startKwokCluster({
+    nodes: opts.nodes ?? 10,
+    podRunMs: opts.podRunMs ?? 1000,
+    logs: [
+      { name: "workers", file: logs.worker, pods: names.map((x) => x.workerPod) },
+      { name: "judges", file: logs.judge, pods: names.map((x) => x.judgePod) },
+    ],
+  });
+  const { cp } = cluster;
+  let controller: ReturnType<typeof startController> | undefined;
+  try {
+    await prepare(cp);
+    controller = startController(cp);
+    await controllerReady(cp);
+    await sleep(2000);
+    const samples = sampler(controller.pid, controller.metricsUrl);
+    const idle = await samples.once();
+    const seen = await watchRun(cp);
+    const apiBefore = await cluster.apiMetrics();
+    const start = performance.now();
+    const sent = await createExecutions(
+      cp,
+      names.map((x) => x.execution),
+    );
+    await eventually(() => (seen.ended.size === n ? true : undefined), {
+      timeoutMs: opts.timeoutMs ?? 600_000,
+      everyMs: 200,
+      what: `${n} Executions to end (${seen.ended.size} ended)`,
+    });
+    const last = Math.max(...[...seen.ended.values()].map((e) => e.at));
+    // Events and the last status writes land right after the phase: let them in before counting.
+    await sleep(3000);
+    const apiAfter = await cluster.apiMetrics();
+    const end = await samples.once();
+    await samples.stop();
+    await seen.stop();
+    await opts.inspect?.(cp, NAMESPACE);
+    const phases: Record<string, number> = {};
+    for (const e of seen.ended.values()) phases[e.phase] = (phases[e.phase] ?? 0) + 1;
+    return {
+      executions: n,
+      phases,
+      drainSeconds: (last - start) / 1000,
+      createToPodSeconds: names
+        .map((x) => ((seen.podSeen.get(x.workerPod) ?? NaN) - (sent.get(x.execution) ?? NaN)) / 1000)
+        .sort((a, b) => a - b),
+      reconciles: sumOf(end.text, "controller_runtime_reconcile_total") - sumOf(idle.text, "controller_runtime_reconcile_total"),
+      rss: { idle: idle.rss, peak: samples.peaks.rssPeak },
+      heap: { idle: idle.heap, peak: samples.peaks.heapPeak },
+      queueDepthPeak: samples.peaks.depthPeak,
+      apiBefore,
+      apiAfter,
+      harnessWrites: { "POST 100monkeys.ai/executions": n },
+      pods: seen.created,
+    };
+  } catch (err) {
+    throw new Error(`scale run of ${n}: ${messageOf(err)}\ncontroller log (tail):\n${controller?.log().slice(-4000) ?? ""}`, {
+      cause: err,
+    });
+  } finally {
+    await controller?.stop();
+    await cluster.stop();
+    await rm(dir, { recursive: true, force: true });
+  }
+}
