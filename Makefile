@@ -66,7 +66,7 @@ images: base-image build ## every image gavel ships, FROM the base image
 test-controller: deps k8s-binaries ## the Execution reconciler on real etcd + kube-apiserver with in-memory workloads (seconds)
 	$(VITEST) --project controller
 
-test-integration: build k8s-binaries images jaeger ## real etcd + kube-apiserver, NATS, Docker, Jaeger
+test-integration: build k8s-binaries images jaeger kwok ## real etcd + kube-apiserver, NATS, Docker, Jaeger; kwok for the scale harness
 	$(VITEST) --project integration
 
 cluster-up: k8s-binaries images ## single-node cluster: control plane + kubelet on containerd
@@ -88,7 +88,7 @@ test-e2e: cluster-up promtool jaeger ## the chart on the single-node cluster, re
 # it: three jobs on two cores (the compilers and the unit tier use them, image builds and the
 # cluster's start mostly wait), each target's output printed together when it ends. The unit
 # tier waits for the build: a unit test runs its gavel-launch (and skips without one).
-test-setup: lint verify test-unit build k8s-binaries images jaeger cluster-up promtool
+test-setup: lint verify test-unit build k8s-binaries images jaeger cluster-up promtool kwok
 
 test: ## everything CI runs (the clock lines say where a run's time went)
 	@date -u '+[make test] %T set-up starts'
