@@ -78,9 +78,10 @@ const SYSTEM_PLACES: readonly [RegExp, AutorunPlace][] = [
   ],
   [/^\/etc\/ssh\/sshrc$|^\/etc\/ssh\/sshd_config(\.d\/|$)/, place("the SSH server's configuration", "shell")],
   [/^\/(usr\/(local\/)?)?s?bin\/[^/]+$/, { what: "a command on the system's PATH", format: "shell", always: false, downloads: true }],
-  // Where the system's programs, libraries and interpreters' modules live (not sources, headers or shared data such as keyrings).
+  // Where the system's programs, libraries and interpreters' modules live (not sources, headers, shared data such as keyrings, or
+  // /usr/local/etc, which is system configuration: a write there is persistence whatever it holds).
   [
-    /^\/(usr\/(?!(local\/)?(src|include|share)\/)|lib|lib32|lib64|libx32|bin|sbin)/,
+    /^\/(usr\/(?!(local\/)?(src|include|share|etc)\/)|lib|lib32|lib64|libx32|bin|sbin)/,
     { what: "a system program or library directory", format: "shell", always: false, downloads: true },
   ],
   [

@@ -25,10 +25,11 @@ interface Part {
   everyday: Entry[];
 }
 const threats = JSON.parse(readFileSync(new URL("../../../../test/fixtures/threats/corpus.json", import.meta.url), "utf8")) as Part;
-/** The figures of the held-out and the fresh part after the work (docs/guard.md), as shares: the tests keep them from regressing. */
-const FLOOR: Record<"heldout" | "fresh", Record<"standard" | "strict", { caught: number; denied: number }>> = {
+/** The figures of the held-out, fresh and third parts after the work (docs/guard.md), as shares: the tests keep them from regressing. */
+const FLOOR: Record<"heldout" | "fresh" | "third", Record<"standard" | "strict", { caught: number; denied: number }>> = {
   heldout: { standard: { caught: 178 / 203, denied: 2 / 496 }, strict: { caught: 178 / 203, denied: 2 / 496 } },
   fresh: { standard: { caught: 126 / 130, denied: 1 / 604 }, strict: { caught: 126 / 130, denied: 5 / 604 } },
+  third: { standard: { caught: 44 / 71, denied: 5 / 698 }, strict: { caught: 44 / 71, denied: 5 / 698 } },
 };
 const corpus = JSON.parse(readFileSync(new URL("../../../../test/fixtures/threats/generalisation.json", import.meta.url), "utf8")) as {
   tuning: Part;
@@ -92,9 +93,9 @@ describe("generalisation corpus", () => {
       expect(r.deniedShare).toBeLessThanOrEqual(0.01);
       expect([...r.misses, ...r.denied].filter((id) => !docs.includes(id))).toEqual([]);
     });
-    // Not tuned on (the fresh part measured once, after the work): the test keeps the figures docs/guard.md reports from regressing.
-    for (const part of ["heldout", "fresh"] as const)
-      it(`${part === "heldout" ? "held-out" : "fresh"} part, ${profile}: catches no fewer and denies no more than docs/guard.md reports`, () => {
+    // Not tuned on (the third part measured once, after round 3): the test keeps the figures docs/guard.md reports from regressing.
+    for (const part of ["heldout", "fresh", "third"] as const)
+      it(`${part === "heldout" ? "held-out" : part} part, ${profile}: catches no fewer and denies no more than docs/guard.md reports`, () => {
         const r = measure(corpus[part], profile);
         expect(r.share).toBeGreaterThanOrEqual(FLOOR[part][profile].caught);
         expect(r.deniedShare).toBeLessThanOrEqual(FLOOR[part][profile].denied);

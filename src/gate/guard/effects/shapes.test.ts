@@ -64,6 +64,8 @@ describe("downloads and uploads of system files", () => {
     expect(decide("sudo curl -fsSLo /usr/share/keyrings/docker.gpg https://download.docker.com/linux/ubuntu/gpg").approved).toBe(true);
     expect(decide("curl -L -o /usr/local/src/app.tar.gz https://x.example/app.tar.gz").approved).toBe(true);
     expect(decide("curl -L -o ./vendor/lib.js https://x.example/lib.js").approved).toBe(true);
+    // /usr/local/etc is configuration, not a program directory: any write there stays persistence (as before round 3).
+    expect(reasonOf("echo 'start_cmd=x' > /usr/local/etc/rc.d/svc")).toMatch(/^persistence: overwrites a file: system configuration/);
   });
 
   it("any system file sent out is exfiltration; the old-password store is a secret", () => {
