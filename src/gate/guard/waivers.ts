@@ -2,7 +2,7 @@
 // read the whole command and shows the token does no harm (issue 27: effects decide, not
 // tokens): `mkfs` on an image file in the workspace, `stat` of a block device, the worker's own
 // dotfiles when its home is `/root` (vaglio forbids root's home as a whole), `stat` of the accounts
-// files (metadata, not content), an ssh tool loading the worker's own key to use it.
+// files or `/boot` (metadata, not content), an ssh tool loading the worker's own key to use it.
 import type { CallViews } from "./argument-views.js";
 import { KEY_OPTION_RE, KEY_USERS } from "./effects/named-files.js";
 import { isSecretFile, resolveTarget } from "./effects/targets.js";
@@ -37,8 +37,11 @@ const INSPECTORS = new Set([
   "mountpoint",
 ]);
 
-const ACCOUNTS = String.raw`^/etc/(passwd|shadow|sudoers)`;
-const ACCOUNTS_RE = /^\/etc\/(passwd|shadow|sudoers)/;
+/** Path patterns whose files an inspector (`stat`, `ls -l`) only looks at: their metadata, not their content. */
+const METADATA_ONLY: ReadonlyMap<string, RegExp> = new Map([
+  [String.raw`^/etc/(passwd|shadow|sudoers)`, /^\/etc\/(passwd|shadow|sudoers)/],
+  [String.raw`^/boot(/|$)`, /^\/boot(\/|$)/],
+]);
 const SSH_KEYS = String.raw`(^|/)\.ssh/(.*[^b]|.*[^u]b|.*[^p]ub|.*[^.]pub|b|ub|pub)$`;
 /** The ssh family: they use a key given to them to sign, never print or send it. */
 const SSH_CLIENTS = new Set(["ssh", "scp", "sftp", "autossh", "sshfs", "mosh", "rsync", "ssh-copy-id"]);
@@ -85,10 +88,11 @@ export function waived(pattern: string, texts: readonly string[], views: CallVie
       )
     );
   }
-  // `stat /etc/shadow`, `ls -l /etc/sudoers`, `test -f /etc/passwd`: metadata, nothing of the content read or written.
-  if (pattern === ACCOUNTS) {
-    const naming = cmds.filter((c) => c.args.some((a) => ACCOUNTS_RE.test(a)) || c.redirs.some((r) => ACCOUNTS_RE.test(r.target)));
-    return naming.length > 0 && naming.every((c) => INSPECTORS.has(c.name) && !c.redirs.some((r) => ACCOUNTS_RE.test(r.target)));
+  // `stat /etc/shadow`, `ls -l /etc/sudoers`, `stat -c %a /boot`: metadata, nothing of the content read or written.
+  const metadata = METADATA_ONLY.get(pattern);
+  if (metadata !== undefined) {
+    const naming = cmds.filter((c) => c.args.some((a) => metadata.test(a)) || c.redirs.some((r) => metadata.test(r.target)));
+    return naming.length > 0 && naming.every((c) => INSPECTORS.has(c.name) && !c.redirs.some((r) => metadata.test(r.target)));
   }
   // `ssh-add ~/.ssh/id_ed25519`, `ssh -i ~/.ssh/id_rsa host`, `rsync -e "ssh -i ~/.ssh/id_rsa" ...`: the worker's own key loaded to be used.
   if (pattern === SSH_KEYS) {

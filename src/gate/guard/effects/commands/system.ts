@@ -39,13 +39,16 @@ export function systemctlDisruption(c: ShellCommand): Effect[] {
   return none;
 }
 
+/** A pkill/killall name pattern as the name it matches: `^cron$` (pkill reads a regular expression) is `cron`. */
+const patternName = (a: string): string => a.replace(/^\^/, "").replace(/\$$/, "");
+
 /** kill of init or of every process; pkill/killall of a critical daemon. */
 export function killDisruption(c: ShellCommand): Effect[] {
   const ops = c.args.filter((a) => !/^-([A-Z0-9]+|s|n|SIG\w+|9|15|KILL|TERM)$/.test(a) && a !== "-s" && !/^-[a-z]$/.test(a));
   if (c.name === "kill" && ops.some((a) => a === "1" || a === "-1"))
     return [classified("service_disruption", "kills init or every process")];
   if (c.name === "kill" && c.args.includes("-1")) return [classified("service_disruption", "kills init or every process")];
-  if ((c.name === "pkill" || c.name === "killall") && c.args.some((a) => !a.startsWith("-") && CRITICAL_SERVICES_RE.test(a)))
+  if ((c.name === "pkill" || c.name === "killall") && c.args.some((a) => !a.startsWith("-") && CRITICAL_SERVICES_RE.test(patternName(a))))
     return [classified("service_disruption", "kills a service the system needs")];
   return none;
 }
