@@ -13,6 +13,8 @@ const SCALES = (process.env.GAVEL_BENCH_SCALE ?? "100,500")
   .filter((n) => Number.isInteger(n) && n > 0);
 /** How long each simulated worker and judge pod runs. */
 const POD_RUN_MS = Number(process.env.GAVEL_BENCH_SCALE_POD_MS ?? "1000");
+/** Where the controller's CPU profiles go (one per scale), when set: docs/scale.md. */
+const CPU_PROFILE_DIR = process.env.GAVEL_BENCH_SCALE_CPU_PROF;
 const MIB = 2 ** 20;
 
 const sum = (kinds: RequestKind[]) => kinds.reduce((a, k) => a + k.count, 0);
@@ -170,7 +172,7 @@ export const suite: BenchSuite = {
     let smaller: ScaleRun | undefined;
     for (const executions of SCALES) {
       process.stderr.write(`[bench] scale: ${executions} Executions on kwok nodes ...\n`);
-      const r = await scaleRun({ executions, podRunMs: POD_RUN_MS });
+      const r = await scaleRun({ executions, podRunMs: POD_RUN_MS, cpuProfileDir: CPU_PROFILE_DIR });
       rows.push(...scaleRows(r, smaller));
       smaller ??= r;
     }

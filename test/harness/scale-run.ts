@@ -32,6 +32,8 @@ export interface ScaleRunOptions {
   nodes?: number;
   /** Give up after this long (ms) from the first create. */
   timeoutMs?: number;
+  /** A directory for the controller's V8 CPU profile (node --cpu-prof), written when it stops. */
+  cpuProfileDir?: string;
   /** Called once every Execution has ended, before the cluster goes: a test's look at what they left. */
   inspect?: (cp: ControlPlane, namespace: string) => Promise<void>;
 }
@@ -171,11 +173,13 @@ function sampler(pid: number, metricsUrl: string) {
 }
 
 /** `gavel controller` as the chart's image runs it (node dist/src/cli/main.js, NODE_ENV, NODE_OPTIONS, --leader-elect), watching the scale namespace. */
-function startController(cp: ControlPlane) {
+function startController(cp: ControlPlane, cpuProfileDir?: string) {
   const metricsPort = 20000 + Math.floor(Math.random() * 20000);
   const proc = spawn(
     "node",
     [
+      // Node refuses --cpu-prof in NODE_OPTIONS: it goes on the command line.
+      ...(cpuProfileDir === undefined ? [] : ["--cpu-prof", `--cpu-prof-dir=${cpuProfileDir}`]),
       join(REPO_DIR, "dist", "src", "cli", "main.js"),
       "controller",
       ...["--kubeconfig", cp.kubeconfigPath, "-n", NAMESPACE, "--controller-namespace", NAMESPACE],
@@ -308,7 +312,7 @@ export async function scaleRun(opts: ScaleRunOptions): Promise<ScaleRun> {
   let controller: ReturnType<typeof startController> | undefined;
   try {
     await prepare(cp);
-    controller = startController(cp);
+    controller = startController(cp, opts.cpuProfileDir);
     await controllerReady(cp);
     await sleep(2000);
     const samples = sampler(controller.pid, controller.metricsUrl);
