@@ -3,8 +3,9 @@
 // OTEL_RESOURCE_ATTRIBUTES ...), built in the composition root and passed down. Off unless an
 // exporter is configured: then the SDK is never even loaded (docs/adr/0036-traces.md). A span
 // is handed to the SDK after the turn that ends it, with the times it recorded (docs/adr/0049).
-import type { Attributes, Context, ContextManager, Span, SpanStatusCode, Tracer } from "@opentelemetry/api";
+import type { Attributes, Context, ContextManager, HrTime, Span, SpanStatusCode, Tracer } from "@opentelemetry/api";
 import type { tracing as sdkTracing } from "@opentelemetry/sdk-node";
+import { spanTime } from "./span-clock.js";
 import type { SpanRef } from "./trace-context.js";
 
 /** A span of gavel's: attributes, events, status, end; its place in the trace. */
@@ -159,7 +160,7 @@ const DRAIN_DELAY_MS = 10;
 
 /** What DeferredSpans needs of the SDK: a span begun at a given time, and the ERROR status code. */
 interface SdkSpans {
-  start(s: SpanStart, startTime: Date | number): Span;
+  start(s: SpanStart, startTime: HrTime): Span;
   error: SpanStatusCode;
 }
 
@@ -203,8 +204,8 @@ class DeferredSpan implements TraceSpan {
     private readonly spans: DeferredSpans,
     private readonly s: SpanStart,
   ) {
-    // A performance.now() reading: the SDK takes a number below its own performance.now() for
-    // one, and converts start, events and end alike (the span's duration is theirs to the µs).
+    // A performance.now() reading: start, events and end become wall-clock times through the
+    // one offset of span-clock.ts, so spans nest as they happened (durations to the µs).
     this.startTime = s.startTime ?? performance.now();
   }
 
@@ -235,16 +236,16 @@ class DeferredSpan implements TraceSpan {
   build(): void {
     const span = this.sdkSpan();
     span.setAttributes(this.later);
-    for (const e of this.events) span.addEvent(e.name, e.attributes, e.time);
+    for (const e of this.events) span.addEvent(e.name, e.attributes, spanTime(e.time));
     if (this.error !== undefined) {
       span.setAttribute("error.type", this.error.type);
       span.setStatus({ code: this.spans.sdk.error, ...(this.error.message !== undefined ? { message: this.error.message } : {}) });
     }
-    span.end(this.endTime);
+    span.end(this.endTime === undefined ? undefined : spanTime(this.endTime));
   }
 
   private sdkSpan(): Span {
-    return (this.span ??= this.spans.sdk.start(this.s, this.startTime));
+    return (this.span ??= this.spans.sdk.start(this.s, spanTime(this.startTime)));
   }
 }
 
@@ -274,7 +275,7 @@ export async function tracingFromEnv(env: NodeJS.ProcessEnv, service: { name: st
   const kinds = { internal: api.SpanKind.INTERNAL, server: api.SpanKind.SERVER, client: api.SpanKind.CLIENT };
 
   /** The SDK's span of a SpanStart, begun at `startTime`. */
-  function sdkStart(s: SpanStart, startTime: Date | number): Span {
+  function sdkStart(s: SpanStart, startTime: HrTime): Span {
     const ctx =
       s.parent === undefined
         ? api.ROOT_CONTEXT
