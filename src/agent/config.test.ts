@@ -45,9 +45,18 @@ describe("readAgentConfig", () => {
     );
     const bad = (v: unknown) => () => readAgentConfig({ ...base, GAVEL_MCP_SERVERS: JSON.stringify(v) });
     expect(bad([{ name: "a", command: ["x"], url: "http://h/mcp" }])).toThrow(
-      "GAVEL_MCP_SERVERS[0] (server a) must have either command (a stdio server) or url (a remote server)",
+      "GAVEL_MCP_SERVERS[0] (server a) must have exactly one of command (a stdio server), url (a remote server) and image (a server container in the pod)",
     );
-    expect(bad([{ name: "a" }])).toThrow("GAVEL_MCP_SERVERS[0] (server a) must have either command");
+    expect(bad([{ name: "a" }])).toThrow("GAVEL_MCP_SERVERS[0] (server a) must have exactly one of command");
+    expect(bad([{ name: "a", url: "http://h/mcp", image: "srv:1", port: 3001 }])).toThrow(
+      "GAVEL_MCP_SERVERS[0] (server a) must have exactly one",
+    );
+    expect(bad([{ name: "a", image: "srv:1" }])).toThrow(
+      "GAVEL_MCP_SERVERS[0].port (server a) must be the port the image server serves on",
+    );
+    expect(bad([{ name: "a", image: "srv:1", port: 3001, path: "mcp" }])).toThrow(
+      "GAVEL_MCP_SERVERS[0].path (server a) must be a path starting with /",
+    );
     expect(bad([{ name: "a", url: "ftp://h/mcp" }])).toThrow("GAVEL_MCP_SERVERS[0].url (server a) must be an http:// or https:// URL");
     expect(bad([{ name: "a", command: ["x"], bearer_token_secret: { name: "s", key: "k" } }])).toThrow(
       "GAVEL_MCP_SERVERS[0].bearer_token_secret (server a) is for a url server only",

@@ -114,7 +114,7 @@ function toolsOf(env: Env): ToolEntry[] {
   return tools as ToolEntry[];
 }
 
-/** GAVEL_MCP_SERVERS: a JSON list of {name, command | url, bearer_token_secret?, tools?, timeout_seconds?, startup_timeout_seconds?}; errors name the entry and field. */
+/** GAVEL_MCP_SERVERS: a JSON list of {name, command | url | image (+ port, path?), bearer_token_secret?, tools?, timeout_seconds?, startup_timeout_seconds?}; errors name the entry and field. */
 function mcpServersOf(env: Env): McpServerSpec[] {
   const raw = json(env, E.mcpServers) ?? [];
   if (!Array.isArray(raw)) throw new ConfigError(`${E.mcpServers} must be a JSON list of MCP servers`);
@@ -128,12 +128,7 @@ function mcpServersOf(env: Env): McpServerSpec[] {
       throw new ConfigError(`${at}.name must match ${MCP_SERVER_NAME_PATTERN}`);
     if (names.has(o.name)) throw new ConfigError(`${at}.name: MCP server ${o.name} is declared twice`);
     names.add(o.name);
-    if ((o.command === undefined) === (o.url === undefined))
-      throw new ConfigError(`${at} (server ${o.name}) must have either command (a stdio server) or url (a remote server)`);
-    if (o.command !== undefined && (!strings(o.command) || (o.command as string[]).length === 0))
-      throw new ConfigError(`${at}.command (server ${o.name}) must be a non-empty list of strings`);
-    if (o.url !== undefined && (typeof o.url !== "string" || !/^https?:\/\/[^\s]+$/.test(o.url)))
-      throw new ConfigError(`${at}.url (server ${o.name}) must be an http:// or https:// URL`);
+    checkServerForm(o, at);
     if (o.bearer_token_secret !== undefined && o.url === undefined)
       throw new ConfigError(`${at}.bearer_token_secret (server ${o.name}) is for a url server only`);
     if (o.tools !== undefined && !strings(o.tools)) throw new ConfigError(`${at}.tools (server ${o.name}) must be a list of tool names`);
@@ -143,6 +138,27 @@ function mcpServersOf(env: Env): McpServerSpec[] {
     }
     return o as unknown as McpServerSpec;
   });
+}
+
+/** The form of one GAVEL_MCP_SERVERS entry: exactly one of command, url and image (with its port); errors name the entry and field. */
+function checkServerForm(o: Record<string, unknown>, at: string): void {
+  const strings = (v: unknown) => Array.isArray(v) && v.every((w) => typeof w === "string" && w !== "");
+  const name = String(o.name);
+  if ([o.command, o.url, o.image].filter((f) => f !== undefined).length !== 1)
+    throw new ConfigError(
+      `${at} (server ${name}) must have exactly one of command (a stdio server), url (a remote server) and image (a server container in the pod)`,
+    );
+  if (
+    o.image !== undefined &&
+    (typeof o.image !== "string" || !(Number.isInteger(o.port) && (o.port as number) > 0 && (o.port as number) < 65536))
+  )
+    throw new ConfigError(`${at}.port (server ${name}) must be the port the image server serves on`);
+  if (o.path !== undefined && (typeof o.path !== "string" || !o.path.startsWith("/")))
+    throw new ConfigError(`${at}.path (server ${name}) must be a path starting with /`);
+  if (o.command !== undefined && (!strings(o.command) || (o.command as string[]).length === 0))
+    throw new ConfigError(`${at}.command (server ${name}) must be a non-empty list of strings`);
+  if (o.url !== undefined && (typeof o.url !== "string" || !/^https?:\/\/[^\s]+$/.test(o.url)))
+    throw new ConfigError(`${at}.url (server ${name}) must be an http:// or https:// URL`);
 }
 
 /**

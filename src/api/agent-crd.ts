@@ -5,7 +5,7 @@ import { conditions, type API_VERSION, type JsonObject, type ObjectMeta } from "
 import { crd, type CrdDocument } from "./crd-document.js";
 import { executionSpec } from "./agent-execution.js";
 import { runtimeSpec } from "./agent-runtime.js";
-import { agentMcpEndpoint, agentMcpServers } from "./mcp-schema.js";
+import { agentMcpEndpoint, agentMcpServers, imageServerPortsFreeOfEndpoint } from "./mcp-schema.js";
 
 /** How judges see a worker's volumes: its claim read-only, a VolumeSnapshot clone, or a copy. */
 export const WORKSPACE_STRATEGIES = ["shared", "snapshot", "copy"] as const;
@@ -162,6 +162,7 @@ export const agentSpec = obj(
           ),
         ".workspace_strategy",
       ),
+      imageServerPortsFreeOfEndpoint,
     ],
   },
 );

@@ -65,7 +65,25 @@ describe("validateManifest", () => {
       { mcp_servers: [{ name: "r", url: "https://h/mcp", bearer_token_secret: { name: "s" } }] },
       "spec.mcp_servers[0].bearer_token_secret.key",
     ],
-    [{ mcp_servers: [{ name: "r", image: "srv:1", port: 8080 }] }, "spec.mcp_servers[0].image"],
+    [{ mcp_servers: [{ name: "r", image: "srv:1", url: "https://h/mcp", port: 8080 }] }, "spec.mcp_servers[0]"],
+    [{ mcp_servers: [{ name: "r", image: "srv:1" }] }, "spec.mcp_servers[0].port"],
+    [{ mcp_servers: [{ name: "r", command: ["x"], port: 8080 }] }, "spec.mcp_servers[0].port"],
+    [{ mcp_servers: [{ name: "r", url: "https://h/mcp", args: ["a"] }] }, "spec.mcp_servers[0].args"],
+    [{ mcp_servers: [{ name: "r", command: ["x"], env: [{ name: "A", value: "1" }] }] }, "spec.mcp_servers[0].env"],
+    [{ mcp_servers: [{ name: "r", image: "srv:1", port: 8080, path: "mcp" }] }, "spec.mcp_servers[0].path"],
+    [{ mcp_servers: [{ name: "r", image: "srv:1", port: 80 }] }, "spec.mcp_servers[0].port"],
+    [{ mcp_servers: [{ name: "r", image: "srv:1", port: 8080, env: [{ name: "A", valueFrom: {} }] }] }, "spec.mcp_servers[0].env[0].value"],
+    [
+      {
+        mcp_servers: [
+          { name: "a", image: "srv:1", port: 8080 },
+          { name: "b", image: "srv:2", port: 8080 },
+        ],
+      },
+      "spec.mcp_servers",
+    ],
+    [{ mcp_endpoint: { enabled: true }, mcp_servers: [{ name: "a", image: "srv:1", port: 8931 }] }, "spec.mcp_servers"],
+    [{ mcp_endpoint: { enabled: true, port: 9000 }, mcp_servers: [{ name: "a", image: "srv:1", port: 9000 }] }, "spec.mcp_servers"],
     [
       { workspace_strategy: "shared", volumes: [{ name: "w", mount_path: "/w", access_mode: "ReadWriteOncePod" }] },
       "spec.workspace_strategy",
@@ -87,7 +105,28 @@ describe("validateManifest", () => {
       ),
     ).toEqual([]);
     expect(errors(agent({ mcp_servers: [{ name: "r", command: ["x"], url: "https://h/mcp" }] }))[0]?.message).toBe(
-      "an MCP server has either command (a stdio server) or url (a remote server)",
+      "an MCP server has exactly one of command (a stdio server), url (a remote server) and image (a server container in the worker's pod)",
+    );
+  });
+
+  it("takes an image server beside the worker (port on the pod's loopback, args, literal env), and says why a port is refused", () => {
+    const everything = {
+      name: "everything",
+      image: "gavel/mcp-everything:dev",
+      port: 3001,
+      args: ["streamableHttp"],
+      env: [{ name: "PORT", value: "3001" }],
+    };
+    expect(errors(agent({ mcp_servers: [everything, { name: "f", command: ["x"] }], mcp_endpoint: { enabled: true } }))).toEqual([]);
+    expect(errors(agent({ mcp_servers: [{ ...everything, port: 8931 }], mcp_endpoint: { enabled: false } }))).toEqual([]);
+    expect(errors(agent({ mcp_servers: [{ ...everything, port: 8931 }], mcp_endpoint: { enabled: true } }))[0]?.message).toBe(
+      "an image server cannot take the MCP endpoint's port (mcp_endpoint.port, default 8931): both listen on the pod's loopback",
+    );
+    expect(errors(agent({ mcp_servers: [everything, { ...everything, name: "again" }] }))[0]?.message).toBe(
+      "two image servers cannot share a port: every container of a pod shares its loopback",
+    );
+    expect(errors(agent({ mcp_servers: [{ name: "e", image: "x:1" }] }))[0]?.message).toBe(
+      "an image server needs port: the port it serves on in the worker's pod",
     );
   });
 

@@ -48,6 +48,7 @@ import type { FileReaders } from "./file-readers.js";
 import { gateAccess, isRestrictedNetwork, workerGatePolicy, type GateAccess } from "./gate-egress.js";
 import type { JudgeChildren } from "./judge-children.js";
 import { wantsMcpEndpoint, withMcpEndpoint } from "./mcp-endpoint-pod.js";
+import { withMcpServerSidecars } from "./mcp-server-pod.js";
 import { readWorkerResult, storeWorkerResult } from "./stored-parts.js";
 import type { WorkspaceCopies } from "./workspace-copies.js";
 import type { WorkspaceSnapshots } from "./workspace-snapshots.js";
@@ -296,7 +297,8 @@ export class ExecutionRuns {
       ...(traces !== undefined ? { traceParent: traces.iterationParent(traced(ex, ctx.agent), run.iteration) } : {}),
     };
     let spec = workerWorkload(ex, ctx.agent, run, mounts, options);
-    let place = workerPlacement(ex, ctx.agent, settings.readerImage);
+    // The Agent's MCP server images run beside the worker (ADR 0065).
+    let place = withMcpServerSidecars(workerPlacement(ex, ctx.agent, settings.readerImage), ctx.agent);
     if (access !== undefined) place = { ...place, gate: { policy: workerGatePolicy(access), egress: access.egress } };
     // An agent gavel did not write gets its tools through the in-pod MCP endpoint (ADR 0061).
     if (wantsMcpEndpoint(ctx.agent, spec.env?.[AGENT_ENV.natsUrl] ?? "")) {

@@ -4,6 +4,7 @@
 // credential, so every tool call it serves goes to the gate under the worker's identity. The
 // worker finds it in GAVEL_MCP_URL and starts only once it serves (a startup probe).
 import { AGENT_ENV } from "../api/agent-env.js";
+import { DEFAULT_MCP_ENDPOINT_PORT } from "../api/mcp-schema.js";
 import type { Agent } from "../api/types.js";
 import { AGENT_ENTRYPOINT } from "../children/images.js";
 import type { PodSidecar } from "../runtime/kubernetes.js";
@@ -12,8 +13,6 @@ import { TRACEPARENT_ENV } from "../telemetry/trace-context.js";
 
 /** The sidecar's container name (`kubectl logs -c gavel-mcp-endpoint`). */
 export const MCP_ENDPOINT_CONTAINER = "gavel-mcp-endpoint";
-/** Its port on 127.0.0.1 when the Agent names none. */
-export const DEFAULT_MCP_ENDPOINT_PORT = 8931;
 /** The file the endpoint creates once it serves, in the pod's /tmp (the startup probe reads it). */
 export const MCP_ENDPOINT_READY_FILE = "/tmp/.gavel-mcp-endpoint.ready";
 

@@ -202,6 +202,16 @@ describe("local run (in-memory workloads)", () => {
     expect(workloads.stopped).toEqual(["demo-i1"]);
   });
 
+  it("an MCP server image is refused before any container starts, naming the field and the server", async () => {
+    const workloads = new InMemoryWorkloads(() => ({}));
+    const agent = worker([]);
+    agent.spec.mcp_servers = [{ name: "everything", image: "gavel/mcp-everything:dev", port: 3001 }];
+    await expect(runLocal({ execution, agent, judges: new Map(), workloads, workspace: virtualWorkspace })).rejects.toThrow(
+      "spec.mcp_servers[0].image (server everything): a server container runs beside the worker on a cluster only",
+    );
+    expect(workloads.started).toEqual([]);
+  });
+
   it("a worker that cannot start fails the run with an error naming the iteration", async () => {
     const workloads = new InMemoryWorkloads(() => ({}));
     workloads.ensure = () => Promise.reject(new Error("image example/worker:dev is not on this engine"));

@@ -111,6 +111,12 @@ export class LocalRun {
 
   /** Runs the loop until the Execution is final; the workspace is removed afterwards. */
   async run(): Promise<LocalRunResult> {
+    // Docker has no native sidecar: an image server is refused before any container starts (ADR 0065).
+    const image = (this.opts.agent.spec.mcp_servers ?? []).findIndex((s) => s.image !== undefined);
+    if (image >= 0)
+      throw new Error(
+        `spec.mcp_servers[${image}].image (server ${this.opts.agent.spec.mcp_servers?.[image]?.name ?? ""}): a server container runs beside the worker on a cluster only; local mode (gavel run) takes command and url servers`,
+      );
     this.workspace = await (this.opts.workspace ?? createWorkspace)(this.opts.agent, this.opts.execution.metadata.name);
     try {
       for (;;) {

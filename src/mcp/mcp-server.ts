@@ -1,10 +1,12 @@
-// One MCP server of an Agent, run over stdio as a child of the worker runtime (ADR 0051):
-// started and initialized within a deadline, its tools listed, each call bounded by a
+// One MCP server of an Agent (ADR 0051): a stdio child of the worker runtime, a remote url, or
+// a server container beside the worker in its pod (ADR 0065), started and initialized within a
+// deadline, its tools listed, each call bounded by a
 // deadline. A crash, malformed JSON-RPC or an oversized message ends the calls in flight at
 // once with an error naming the server and the tool, and the server stays down.
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { ToolListChangedNotificationSchema, type CallToolResult, type Tool } from "@modelcontextprotocol/sdk/types.js";
 import type { McpServerSpec } from "../api/types.js";
+import { Backoff } from "../backoff.js";
 import { messageOf } from "../errors.js";
 import { gavelVersion } from "../version.js";
 import { mcpConnection } from "./mcp-transport.js";
@@ -51,8 +53,24 @@ export class McpServer {
     private readonly client: Client,
   ) {}
 
-  /** Starts the server and runs initialize within its startup deadline; throws McpServerError naming it. */
+  /**
+   * Starts the server and runs initialize within its startup deadline; throws McpServerError
+   * naming it. An image server is a container the kubelet started just before the worker, so
+   * it may not listen yet: a refused connection is tried again until the deadline (ADR 0065).
+   */
   static async start(spec: McpServerSpec, o: McpServerOptions): Promise<McpServer> {
+    const deadline = Date.now() + (spec.startup_timeout_seconds ?? DEFAULT_STARTUP_TIMEOUT_S) * 1000;
+    const backoff = new Backoff({ initialMs: 100, maxMs: 1000 });
+    for (;;) {
+      try {
+        return await McpServer.startOnce(spec, o, Math.max(1, deadline - Date.now()));
+      } catch (err) {
+        if (spec.image === undefined || !refused(err) || !(await backoff.wait({ deadline }))) throw err;
+      }
+    }
+  }
+
+  private static async startOnce(spec: McpServerSpec, o: McpServerOptions, timeoutMs: number): Promise<McpServer> {
     let connection;
     try {
       connection = mcpConnection(spec, o);
@@ -63,18 +81,23 @@ export class McpServer {
     const client = new Client({ name: "gavel-agent", version: gavelVersion() }, { capabilities: {} });
     const server = new McpServer(spec, client);
     connection.stderr?.on("data", (d: Buffer) => server.keepStderr(d.toString("utf8")));
-    client.onerror = (err) => server.fail(`answered out of protocol: ${messageOf(err)}`);
+    let transportError: unknown;
+    client.onerror = (err) => {
+      transportError ??= err;
+      server.fail(transportFailure(err));
+    };
     client.onclose = () => server.fail("exited");
     if (o.onToolsChanged !== undefined) client.setNotificationHandler(ToolListChangedNotificationSchema, () => o.onToolsChanged?.());
     try {
-      await client.connect(transport, { timeout: (spec.startup_timeout_seconds ?? DEFAULT_STARTUP_TIMEOUT_S) * 1000 });
+      await client.connect(transport, { timeout: timeoutMs });
     } catch (err) {
       await server.close();
       throw new McpServerError(
         spec.name,
         `MCP server ${spec.name} (${where}) did not start: ${server.down ?? messageOf(err)}${server.stderrNote()}`,
         undefined,
-        { cause: err },
+        // The transport's own error says why (a refused connection); the SDK's only that it closed.
+        { cause: transportError ?? err },
       );
     }
     o.log?.({ event: "mcp_server_started", server: spec.name, serverInfo: client.getServerVersion() });
@@ -170,4 +193,28 @@ export class McpServer {
   private stderrNote(): string {
     return this.stderrTail.length === 0 ? "" : ` (its stderr: ${this.stderrTail.slice(-3).join(" | ")})`;
   }
+}
+
+/** The system error code (ECONNREFUSED, UND_ERR_SOCKET, ...) in an error's cause chain, if any. */
+function networkCode(err: unknown): string | undefined {
+  for (let e: unknown = err, depth = 0; typeof e === "object" && e !== null && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === "string") return code;
+  }
+  return undefined;
+}
+
+/** Whether a start failed because nothing listened at the server's address yet (connection refused). */
+function refused(err: unknown): boolean {
+  return networkCode(err) === "ECONNREFUSED";
+}
+
+/** Why the server is down after its transport failed: a lost connection (an HTTP server gone) or an answer out of protocol. */
+function transportFailure(err: unknown): string {
+  const code = networkCode(err);
+  if (code !== undefined) return `lost its connection: ${messageOf(err)} (${code})`;
+  // The SDK's HTTP client reports a stream cut mid-answer as a new Error holding only the text.
+  if (/SSE stream disconnected|fetch failed|terminated|socket hang up/i.test(messageOf(err)))
+    return `lost its connection: ${messageOf(err)}`;
+  return `answered out of protocol: ${messageOf(err)}`;
 }

@@ -1,10 +1,12 @@
-// How the worker runtime reaches one MCP server of its Agent (ADR 0051, ADR 0059): a stdio
-// child process of its own (`command`), or a remote Streamable HTTP server (`url`) with the
-// bearer token the pod's environment holds (from a Secret key; never logged or passed on).
+// How the worker runtime reaches one MCP server of its Agent (ADR 0051, 0059, 0065): a stdio
+// child process of its own (`command`), a remote Streamable HTTP server (`url`) with the
+// bearer token the pod's environment holds (from a Secret key; never logged or passed on), or
+// the Streamable HTTP server container (`image`) beside it on the pod's loopback.
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { Stream } from "node:stream";
+import { DEFAULT_MCP_IMAGE_PATH } from "../api/mcp-schema.js";
 import type { McpServerSpec } from "../api/types.js";
 
 export interface McpTransportOptions {
@@ -25,8 +27,17 @@ export interface McpConnection {
   where: string;
 }
 
-/** A stdio transport for a `command` server, a Streamable HTTP one for a `url` server. */
+/** Where an image server serves: its port and path on the pod's loopback, which every container of the pod shares. */
+export function imageServerUrl(spec: McpServerSpec): string {
+  return `http://127.0.0.1:${spec.port ?? 0}${spec.path ?? DEFAULT_MCP_IMAGE_PATH}`;
+}
+
+/** A stdio transport for a `command` server, a Streamable HTTP one for a `url` or `image` server. */
 export function mcpConnection(spec: McpServerSpec, o: McpTransportOptions): McpConnection {
+  if (spec.image !== undefined) {
+    const url = imageServerUrl(spec);
+    return { transport: new StreamableHTTPClientTransport(new URL(url)), where: `${spec.image} at ${url}` };
+  }
   if (spec.url !== undefined) {
     const headers: Record<string, string> = o.token !== undefined ? { authorization: `Bearer ${o.token}` } : {};
     return { transport: new StreamableHTTPClientTransport(new URL(spec.url), { requestInit: { headers } }), where: spec.url };

@@ -51,11 +51,12 @@ describe("MCP columns of gavel get -o wide", () => {
         mcp_servers: [
           { name: "files", command: ["x"] },
           { name: "remote", url: "https://h/mcp" },
+          { name: "everything", image: "gavel/mcp-everything:dev", port: 3001 },
         ],
       },
     } as unknown as Agent;
     const head = columns(AGENTS, true);
-    expect(cells(AGENTS, a, true, now)[head.indexOf("MCP-SERVERS")]).toBe("files(stdio),remote(url)");
+    expect(cells(AGENTS, a, true, now)[head.indexOf("MCP-SERVERS")]).toBe("files(stdio),remote(url),everything(image)");
     expect(cells(AGENTS, { ...a, spec: {} } as Agent, true, now)[head.indexOf("MCP-SERVERS")]).toBe("<none>");
     expect(columns(AGENTS, false)).not.toContain("MCP-SERVERS");
   });

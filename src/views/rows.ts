@@ -87,10 +87,11 @@ export function mcpCallsCell(ex: Execution): string {
   return [...by].map(([s, n]) => `${s}:${n.calls}/${n.blocked}`).join(",");
 }
 
-/** An Agent's MCP servers and their form (`files(stdio)`, `remote(url)`), "<none>" when it has none. */
+/** An Agent's MCP servers and their form (`files(stdio)`, `remote(url)`, `everything(image)`), "<none>" when it has none. */
 function mcpServersCell(a: Agent): string {
   const servers = a.spec.mcp_servers ?? [];
-  return servers.length === 0 ? "<none>" : servers.map((s) => `${s.name}(${s.url !== undefined ? "url" : "stdio"})`).join(",");
+  const form = (s: (typeof servers)[number]) => (s.url !== undefined ? "url" : s.image !== undefined ? "image" : "stdio");
+  return servers.length === 0 ? "<none>" : servers.map((s) => `${s.name}(${form(s)})`).join(",");
 }
 
 /** An Agent's row: role, mode, validators, readiness; with -o wide its image and judges. */

@@ -4,7 +4,11 @@
 // holding that token; an Agent whose spec.mcp_servers names the server by `url` and the
 // Secret key by `bearer_token_secret`. The worker pod gets the token from the Secret (a
 // secretKeyRef), every call goes through the controller's gate, the allowed one reaches the
-// server; the token is in no Execution, Event, describe output or worker log. Shared lane.
+// server; the token is in no Execution, Event, describe output or worker log. Then an MCP server
+// image beside the worker (examples/mcp-container, ADR 0065): the official server-everything as
+// a native sidecar of the worker's pod in a namespace that enforces Pod Security restricted; the
+// allowed call reaches it, the denied one does not, and the server killed (SIGKILL) in the middle
+// of a slow call ends that call with an error naming server and tool, the run finishing. Shared lane.
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -14,6 +18,7 @@ import { run } from "../harness/exec.js";
 import { callSummary, executionsIn, type Executions } from "../harness/executions.js";
 import { ChartController } from "../harness/gavel-chart.js";
 import { HARNESS_DIR, REPO_DIR } from "../harness/paths.js";
+import { MAIN_CONTAINER } from "../../src/runtime/kubernetes/pod-spec.js";
 
 const GAVEL = join(REPO_DIR, "bin", "gavel");
 const TOKEN = "e2e-tok-7d2a9c41f0";
@@ -25,7 +30,13 @@ const RESTRICTED = {
   seccompProfile: { type: "RuntimeDefault" },
 };
 
-describe("a remote MCP server by url with a bearer token from a Secret (chart-installed controller and NATS)", () => {
+/** SIGKILLs the server-everything process in its container (its PID 1 is run.sh; the image has no pkill), failing when there is none. */
+const KILL_SERVER =
+  'n=0; for d in /proc/[0-9]*; do if [ "$(cat "$d/comm" 2>/dev/null)" = node ]; then kill -9 "${d#/proc/}" && n=1; fi; done; [ "$n" = 1 ]';
+/** server-everything logs this line for every POST: initialize, notifications/initialized and tools/list make 3, each tools/call one more. */
+const POSTS = (log: string) => log.split("\n").filter((l) => l.startsWith("Received MCP POST request")).length;
+
+describe("MCP servers over Streamable HTTP: a remote server by url with a Secret's token, a server image beside the worker (chart-installed controller and NATS)", () => {
   let cluster: Cluster;
   let controller: ChartController;
   let runs: Executions;
@@ -180,5 +191,73 @@ describe("a remote MCP server by url with a bearer token from a Secret (chart-in
     ] as const) {
       expect(text.includes(TOKEN), `${what} holds the token`).toBe(false);
     }
+  }, 420_000);
+
+  it("an MCP server image beside the worker (restricted namespace): the allowed call reaches it, the denied one does not; killed mid-call, the call errs naming server and tool and the run finishes", async () => {
+    const ns = runs.namespace;
+    await cluster.kubectlOk(["label", "namespace", ns, "pod-security.kubernetes.io/enforce=restricted"]);
+    const example = (f: string) => readFile(join(REPO_DIR, "examples", "mcp-container", f), "utf8");
+    await runs.apply([await example("policy.yaml"), await example("agent.yaml"), await example("execution.yaml")].join("---\n"));
+    const selector = "gavel.dev/execution=mcp-container,gavel.dev/role=worker";
+    const pod = await eventually(
+      async () => {
+        const r = await cluster.kubectl(["get", "pods", "-n", ns, "-l", selector, "-o", "jsonpath={.items[0].metadata.name}"]);
+        return r.code === 0 && r.stdout !== "" ? r.stdout : undefined;
+      },
+      120_000,
+      "the worker's pod",
+    );
+    const serverLog = async (previous = false) => {
+      const r = await cluster.kubectl(["logs", "-n", ns, pod, "-c", "mcp-everything", ...(previous ? ["--previous"] : [])]);
+      return r.code === 0 ? r.stdout : "";
+    };
+    // The slow call is the fifth POST: the denied call in between never reached the server.
+    await eventually(async () => (POSTS(await serverLog()) >= 5 ? true : undefined), 120_000, "the slow call at the server");
+    const killedAt = Date.now();
+    await cluster.kubectlOk(["exec", "-n", ns, pod, "-c", "mcp-everything", "--", "sh", "-c", KILL_SERVER]);
+    const done = await runs.final("mcp-container", 120_000);
+    const killToEndMs = Date.now() - killedAt;
+    expect(done.status?.phase, done.status?.message).toBe("Succeeded");
+    console.log(`server killed mid-call: the Execution was final ${killToEndMs} ms later`);
+    // Long before the slow call's own 20 s and its 45 s deadline: the cut stream ended it.
+    expect(killToEndMs).toBeLessThan(20_000);
+    const calls = done.status?.iterations?.[0]?.toolCalls?.recent ?? [];
+    expect(calls.map(callSummary)).toEqual([
+      [1, "everything.echo", "allowed", "", 0],
+      [2, "everything.echo", "blocked by guard", "adaptive_rule", 0],
+      [3, "everything.trigger-long-running-operation", "allowed", "", 0],
+    ]);
+    expect(calls.map((c) => c.server)).toEqual(["everything", "everything", "everything"]);
+    // The killed server had the allowed calls and nothing else; one the kubelet restarted (when the
+    // pod lived long enough for it) had nothing: the worker does not call a server that failed it.
+    const previous = await serverLog(true);
+    const current = await serverLog();
+    expect(POSTS(previous !== "" ? previous : current)).toBe(5);
+    if (previous !== "") expect(POSTS(current)).toBe(0);
+
+    const spec = JSON.parse(await cluster.kubectlOk(["get", "pod", "-n", ns, pod, "-o", "json"])) as {
+      spec: { initContainers?: { name: string; image: string; restartPolicy?: string; args?: string[] }[] };
+    };
+    expect(spec.spec.initContainers?.find((c) => c.name === "mcp-everything")).toMatchObject({
+      image: "gavel/mcp-everything:dev",
+      restartPolicy: "Always",
+      args: ["streamableHttp"],
+    });
+    const out = await cluster.kubectlOk(["logs", "-n", ns, pod, "-c", MAIN_CONTAINER]);
+    expect(out).toContain("everything said: Echo: hello | slow operation: ");
+    expect(out).toMatch(
+      /slow operation: [^\n]*MCP tool everything\.trigger-long-running-operation: MCP server everything lost its connection/,
+    );
+
+    const described = await run(GAVEL, ["describe", "ex", "mcp-container", "-n", ns], {
+      env: { ...process.env, KUBECONFIG: cluster.kubeconfigPath },
+    });
+    expect(described.code, described.stderr).toBe(0);
+    expect(described.stdout).toMatch(
+      /step 1  everything\.echo  allowed  \S+\n\s+MCP server:\s+everything\n\s+MCP tool:\s+echo\n\s+Decided by:\s+guard\n/,
+    );
+    expect(described.stdout).toMatch(
+      /step 2  everything\.echo  blocked by guard \(adaptive_rule\)  \S+\n\s+Why:[^\n]*\n\s+MCP server:\s+everything\n\s+MCP tool:\s+echo\n\s+Decided by:\s+guard: adaptive_rule\n/,
+    );
   }, 420_000);
 });

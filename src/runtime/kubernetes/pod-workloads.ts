@@ -62,11 +62,16 @@ export interface PodPlacement extends WorkloadPlacement {
 export interface PodSidecar {
   name: string;
   image: string;
-  command: string[];
+  /** The entrypoint; absent keeps the image's own. */
+  command?: string[];
+  /** Arguments to the entrypoint. */
+  args?: string[];
   mounts: WorkloadMount[];
   env?: Record<string, string>;
   /** Mounts the pod's /tmp (the main container's) writable at /tmp. */
   tmp?: boolean;
+  /** A writable /tmp of its own (an emptyDir no other container mounts): an MCP server image's (ADR 0065). */
+  ownTmp?: boolean;
   /** Gets the worker's NATS credential as the main container does (placement credentialSecret). */
   gateCredentials?: boolean;
   /** A command whose success says it serves: the main container starts only then (startup probe, every second). */
@@ -104,11 +109,13 @@ export function podFor(spec: WorkloadSpec, place: PodPlacement, shape: PodShape)
     for (const c of pod.spec.containers)
       c.volumeMounts = [...(c.volumeMounts ?? []), { name: parts.volume, mountPath: parts.mountPath, readOnly: true }];
   }
-  if (place.sidecars !== undefined && pod.spec !== undefined)
+  if (place.sidecars !== undefined && pod.spec !== undefined) {
+    pod.spec.volumes = [...(pod.spec.volumes ?? []), ...place.sidecars.filter((s) => s.ownTmp === true).map((s) => ownTmpVolume(s.name))];
     pod.spec.initContainers = [
       ...(pod.spec.initContainers ?? []),
       ...place.sidecars.map((s) => sidecarContainer(s, pod.spec?.volumes ?? [], shape)),
     ];
+  }
   if (place.annotations !== undefined && pod.metadata !== undefined)
     pod.metadata.annotations = { ...pod.metadata.annotations, ...place.annotations };
   const pinned = place.node === undefined ? pod : onNode(pod, place.node);
@@ -122,12 +129,14 @@ function sidecarContainer(sidecar: PodSidecar, podVolumes: readonly k8s.V1Volume
     return { name: podVolume?.name ?? "", mountPath: m.mountPath, readOnly: m.readOnly };
   });
   if (sidecar.tmp === true) volumeMounts.unshift({ name: "tmp", mountPath: "/tmp", readOnly: false });
+  if (sidecar.ownTmp === true) volumeMounts.unshift({ name: ownTmpVolume(sidecar.name).name, mountPath: "/tmp", readOnly: false });
   return {
     name: sidecar.name,
     image: sidecar.image,
     imagePullPolicy: shape.imagePullPolicy ?? "IfNotPresent",
     restartPolicy: "Always",
-    command: sidecar.command,
+    ...(sidecar.command !== undefined ? { command: sidecar.command } : {}),
+    ...(sidecar.args !== undefined ? { args: sidecar.args } : {}),
     ...(sidecar.env !== undefined ? { env: Object.entries(sidecar.env).map(([name, value]) => ({ name, value })) } : {}),
     ...(sidecar.readyCommand !== undefined
       ? {
@@ -143,6 +152,11 @@ function sidecarContainer(sidecar: PodSidecar, podVolumes: readonly k8s.V1Volume
     resources: { requests: { cpu: "10m", memory: "16Mi" } },
     securityContext: { allowPrivilegeEscalation: false, privileged: false, readOnlyRootFilesystem: true, capabilities: { drop: ["ALL"] } },
   };
+}
+
+/** The emptyDir a sidecar with `ownTmp` mounts at /tmp, named after it. */
+function ownTmpVolume(sidecar: string): k8s.V1Volume {
+  return { name: `${sidecar}-tmp`, emptyDir: { sizeLimit: "64Mi" } };
 }
 
 /** Pins a pod to one node (required node affinity on metadata.name): where the worker's ReadWriteOnce claim is attached. */
