@@ -17,6 +17,7 @@ import { eventually, useCluster, type Cluster } from "../harness/cluster.js";
 import { run } from "../harness/exec.js";
 import { callSummary, executionsIn, type Executions } from "../harness/executions.js";
 import { ChartController } from "../harness/gavel-chart.js";
+import { EVERYTHING_CONTAINER, everythingPosts as POSTS, killAll } from "../harness/mcp-everything.js";
 import { HARNESS_DIR, REPO_DIR } from "../harness/paths.js";
 import { MAIN_CONTAINER } from "../../src/runtime/kubernetes/pod-spec.js";
 
@@ -29,12 +30,6 @@ const RESTRICTED = {
   capabilities: { drop: ["ALL"] },
   seccompProfile: { type: "RuntimeDefault" },
 };
-
-/** SIGKILLs the server-everything process in its container (its PID 1 is run.sh; the image has no pkill), failing when there is none. */
-const KILL_SERVER =
-  'n=0; for d in /proc/[0-9]*; do if [ "$(cat "$d/comm" 2>/dev/null)" = node ]; then kill -9 "${d#/proc/}" && n=1; fi; done; [ "$n" = 1 ]';
-/** server-everything logs this line for every POST: initialize, notifications/initialized and tools/list make 3, each tools/call one more. */
-const POSTS = (log: string) => log.split("\n").filter((l) => l.startsWith("Received MCP POST request")).length;
 
 describe("MCP servers over Streamable HTTP: a remote server by url with a Secret's token, a server image beside the worker (chart-installed controller and NATS)", () => {
   let cluster: Cluster;
@@ -208,13 +203,13 @@ describe("MCP servers over Streamable HTTP: a remote server by url with a Secret
       "the worker's pod",
     );
     const serverLog = async (previous = false) => {
-      const r = await cluster.kubectl(["logs", "-n", ns, pod, "-c", "mcp-everything", ...(previous ? ["--previous"] : [])]);
+      const r = await cluster.kubectl(["logs", "-n", ns, pod, "-c", EVERYTHING_CONTAINER, ...(previous ? ["--previous"] : [])]);
       return r.code === 0 ? r.stdout : "";
     };
     // The slow call is the fifth POST: the denied call in between never reached the server.
     await eventually(async () => (POSTS(await serverLog()) >= 5 ? true : undefined), 120_000, "the slow call at the server");
     const killedAt = Date.now();
-    await cluster.kubectlOk(["exec", "-n", ns, pod, "-c", "mcp-everything", "--", "sh", "-c", KILL_SERVER]);
+    await cluster.kubectlOk(["exec", "-n", ns, pod, "-c", EVERYTHING_CONTAINER, "--", "sh", "-c", killAll("node")]);
     const done = await runs.final("mcp-container", 120_000);
     const killToEndMs = Date.now() - killedAt;
     expect(done.status?.phase, done.status?.message).toBe("Succeeded");

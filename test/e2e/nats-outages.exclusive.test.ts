@@ -4,7 +4,8 @@
 // zero for longer than an iteration's deadline, the run ends saying the gate could not be
 // reached, and no tool call ran, while the controller pod turns NotReady (its /readyz naming
 // nats) without being restarted (the livenessProbe asks /healthz only), Ready again once NATS is
-// back. In the exclusive lane: every other file's runs lose NATS too.
+// back; a worker whose MCP server image (ADR 0065) it listed before NATS went away sends that
+// server nothing after (fail closed). In the exclusive lane: every other file's runs lose NATS too.
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import * as k8s from "@kubernetes/client-node";
@@ -15,6 +16,8 @@ import { eventually, useCluster, type Cluster } from "../harness/cluster.js";
 import { executionYaml } from "../harness/example-worker.js";
 import { callSummary, executionsIn, type Executions } from "../harness/executions.js";
 import { ChartController, RELEASE_NAMESPACE } from "../harness/gavel-chart.js";
+import { EVERYTHING_CONTAINER, everythingPosts, killAll, running } from "../harness/mcp-everything.js";
+import { MAIN_CONTAINER } from "../../src/runtime/kubernetes/pod-spec.js";
 
 const NATS_POD = "gavel-nats-0";
 
@@ -136,6 +139,44 @@ spec:
         expected: 0
 `;
 
+// A worker with an MCP server image (examples/mcp-container's server-everything beside it in
+// its pod, ADR 0065): its first call (cmd.run sleep) holds it until the test has taken NATS
+// away and ends the sleep; its next call, to the server, must then never reach the server.
+const mcpWorkerYaml = `
+apiVersion: 100monkeys.ai/v1
+kind: Agent
+metadata:
+  name: mcp-worker
+spec:
+  runtime:
+    image: gavel/agent:dev
+    pull_policy: Never
+    env:
+      - name: GAVEL_SCRIPT
+        value: |
+          - tool_calls: [{ tool: cmd.run, args: { command: "sleep 300" } }]
+          - tool_calls: [{ tool: everything.echo, args: { message: hello } }]
+          - final: "echoed"
+  task:
+    instruction: Wait, then echo a greeting through the everything server.
+  tools:
+    - name: cmd.run
+      allowlist: ["sleep"]
+  mcp_servers:
+    - name: everything
+      image: gavel/mcp-everything:dev
+      port: 3001
+      args: [streamableHttp]
+      tools: [echo]
+  security:
+    network:
+      mode: allow
+    resources:
+      timeout: "60s"
+  execution:
+    mode: one-shot
+`;
+
 const SET = 3;
 
 describe("Executions while the chart's NATS goes away (chart-installed controller and NATS)", () => {
@@ -224,8 +265,8 @@ describe("Executions while the chart's NATS goes away (chart-installed controlle
       await cluster.createNamespace("e2e-nats-outages"),
       async () => `controller log:\n${(await controller.log()).slice(-6000)}`,
     );
-    await runs.apply(`${judgeYaml}---${workerYaml}---${shortWorkerYaml}`);
-    for (const agent of ["nats-worker", "short-worker"]) {
+    await runs.apply(`${judgeYaml}---${workerYaml}---${shortWorkerYaml}---${mcpWorkerYaml}`);
+    for (const agent of ["nats-worker", "short-worker", "mcp-worker"]) {
       await eventually(
         async () => {
           const r = await cluster.kubectl([
@@ -306,10 +347,20 @@ describe("Executions while the chart's NATS goes away (chart-installed controlle
     await controller.ready();
   }, 600_000);
 
-  it("NATS scaled to zero for longer than an iteration's deadline: the run ends saying the gate could not be reached, and no tool call ran; the controller pod turns NotReady naming nats, is not restarted, and is Ready again once NATS is back", async () => {
+  it("NATS scaled to zero for longer than an iteration's deadline: the run ends saying the gate could not be reached, and no tool call ran; the controller pod turns NotReady naming nats, is not restarted, and is Ready again once NATS is back; an MCP server image gets no call", async () => {
     const [before] = await controller.ready();
     if (before === undefined) throw new Error("no controller pod");
     const restartCount = before.status?.containerStatuses?.[0]?.restartCount ?? 0;
+    // The MCP worker first: its server listed, its sleep (a call the gate allowed) running.
+    await runs.apply(executionYaml("no-nats-mcp", "mcp-worker"));
+    const mcpPod = await eventually(
+      async () => (await workerPods("no-nats-mcp")).find((p) => p.status?.phase === "Running")?.metadata?.name,
+      120_000,
+      "the MCP worker pod running",
+    );
+    const inMcpWorker = (script: string) =>
+      cluster.kubectl(["exec", "-n", runs.namespace, mcpPod, "-c", MAIN_CONTAINER, "--", "sh", "-c", script]);
+    await eventually(async () => ((await inMcpWorker(running("sleep"))).code === 0 ? true : undefined), 60_000, "the MCP worker's sleep");
     const t0 = Date.now();
     await runs.apply(executionYaml("no-nats", "short-worker"));
     await eventually(
@@ -334,6 +385,9 @@ describe("Executions while the chart's NATS goes away (chart-installed controlle
     expect(body).toMatch(/\[-\]nats failed: the tool-call gate (lost NATS|cannot reach NATS) at nats:\/\/gavel-nats/);
     expect(body).toContain("[+]informers ok");
     expect(body).toContain("[+]apiserver ok");
+    // NATS is gone: the MCP worker's sleep ends, and its call to the server finds no gate.
+    const ended = await inMcpWorker(killAll("sleep"));
+    expect(ended.code, ended.stderr).toBe(0);
     const done = await runs.final("no-nats", 120_000);
     timings.scaledToZero = (Date.now() - t0) / 1000;
 
@@ -353,6 +407,17 @@ describe("Executions while the chart's NATS goes away (chart-installed controlle
     });
     expect(events.items.map((e) => e.type)).toEqual(["Warning"]);
     expect(events.items[0]?.message).toContain("the tool-call gate could not be reached for");
+
+    // Fail closed: the MCP worker's run ends by its deadline, its call to the server undecided and
+    // never sent; the server had initialize, notifications/initialized and tools/list, no tools/call.
+    const mcpDone = await runs.final("no-nats-mcp", 120_000);
+    timings.mcpScaledToZero = (Date.now() - t0) / 1000;
+    expect(mcpDone.status?.phase, mcpDone.status?.message).toBe("Failed");
+    expect(mcpDone.status?.message).toMatch(/last the tool-call gate could not be reached for \d+ s/);
+    expect(mcpDone.status?.iterations?.[0]?.exitCode).toBe(75);
+    expect((mcpDone.status?.iterations?.[0]?.toolCalls?.recent ?? []).map(callSummary)).toEqual([[1, "cmd.run", "allowed", "", 0]]);
+    const serverLog = await cluster.kubectlOk(["logs", "-n", runs.namespace, mcpPod, "-c", EVERYTHING_CONTAINER]);
+    expect(everythingPosts(serverLog)).toBe(3);
 
     const back = await cluster.kubectl(["scale", "statefulset", "-n", RELEASE_NAMESPACE, "gavel-nats", "--replicas=1"]);
     expect(back.code, back.stderr).toBe(0);
