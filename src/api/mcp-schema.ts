@@ -13,14 +13,14 @@ export const DEFAULT_MCP_ENDPOINT_PORT = 8931;
 /** The path of an image server's Streamable HTTP endpoint when the Agent names none. */
 export const DEFAULT_MCP_IMAGE_PATH = "/mcp";
 
-/** The fields only an image server takes (ADR 0065). */
+/** The fields only an image server takes (ADR 0066). */
 const IMAGE_ONLY = ["port", "path", "args", "env"] as const;
 
 /** Agent `spec.mcp_servers`. */
 export const agentMcpServers = arr(
   "gavel extension (ADR 0051): MCP servers whose tools the agent may call, each offered as <server>.<tool> and proposed to the gate like a built-in tool (guard, skip_judge, tool_validation); only an allowed call reaches the server.",
   obj(
-    "One MCP server, in one of three forms: run over stdio as a child of the worker runtime in the worker's container (command), a remote Streamable HTTP server (url), or a Streamable HTTP server in a container of its own beside the worker in its pod (image, port; gavel extension, ADR 0065).",
+    "One MCP server, in one of three forms: run over stdio as a child of the worker runtime in the worker's container (command), a remote Streamable HTTP server (url), or a Streamable HTTP server in a container of its own beside the worker in its pod (image, port; gavel extension, ADR 0066).",
     {
       name: str("Server name, the <server> of its tools' names (not fs or cmd).", {
         minLength: 1,
@@ -37,11 +37,11 @@ export const agentMcpServers = arr(
         { maxLength: 2048, pattern: "^https?://[^\\s]+$" },
       ),
       image: str(
-        "gavel extension (ADR 0065): the image of a Streamable HTTP MCP server run as a native sidecar of the worker's pod (started before the worker, hardened for Pod Security restricted, no service account token, its own /tmp, none of the worker's volumes or variables); the worker reaches it on http://127.0.0.1:<port><path>. Exactly one of command, url and image.",
+        "gavel extension (ADR 0066): the image of a Streamable HTTP MCP server run as a native sidecar of the worker's pod (started before the worker, hardened for Pod Security restricted, no service account token, its own /tmp, none of the worker's volumes or variables); the worker reaches it on http://127.0.0.1:<port><path>. Exactly one of command, url and image.",
         { minLength: 1, maxLength: 512 },
       ),
       port: int(
-        "An image server's port on the pod's loopback (required with image): it must differ from the other image servers' and from the MCP endpoint's (default 8931). The server must listen on it; 127.0.0.1 alone keeps it from the pod's network (ADR 0065).",
+        "An image server's port on the pod's loopback (required with image): it must differ from the other image servers' and from the MCP endpoint's (default 8931). The server must listen on it; 127.0.0.1 alone keeps it from the pod's network (ADR 0066).",
         { minimum: 1024, maximum: 65535 },
       ),
       path: str("An image server's Streamable HTTP path. Default /mcp.", { minLength: 1, maxLength: 256, pattern: "^/[^\\s?#]*$" }),
@@ -188,7 +188,7 @@ export const guardPolicyMcpServers = arr(
   { "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["server"] },
 );
 
-/** One MCP server of an Agent: a stdio command, a remote url or a server image in the worker's pod (ADR 0051, 0059, 0065). */
+/** One MCP server of an Agent: a stdio command, a remote url or a server image in the worker's pod (ADR 0051, 0059, 0066). */
 export type McpServerSpec = Static<typeof agentMcpServers>[number];
 /** A GuardPolicy's declaration of one MCP server (ADR 0051). */
 export type McpServerPolicy = Static<typeof guardPolicyMcpServers>[number];

@@ -297,7 +297,7 @@ export class ExecutionRuns {
       ...(traces !== undefined ? { traceParent: traces.iterationParent(traced(ex, ctx.agent), run.iteration) } : {}),
     };
     let spec = workerWorkload(ex, ctx.agent, run, mounts, options);
-    // The Agent's MCP server images run beside the worker (ADR 0065).
+    // The Agent's MCP server images run beside the worker (ADR 0066).
     let place = withMcpServerSidecars(workerPlacement(ex, ctx.agent, settings.readerImage), ctx.agent);
     if (access !== undefined) place = { ...place, gate: { policy: workerGatePolicy(access), egress: access.egress } };
     // An agent gavel did not write gets its tools through the in-pod MCP endpoint (ADR 0061).

@@ -1,4 +1,4 @@
-// An Agent's MCP server images as the worker's pod carries them (ADR 0065): native sidecars in
+// An Agent's MCP server images as the worker's pod carries them (ADR 0066): native sidecars in
 // spec order before the MCP endpoint, the image's entrypoint with the server's args and env,
 // nothing of the worker's (volumes, variables, credential), a /tmp of their own, hardened as Pod
 // Security restricted requires.

@@ -1,4 +1,4 @@
-// An Agent's MCP server images in the worker's pod (ADR 0065): each a native sidecar that starts
+// An Agent's MCP server images in the worker's pod (ADR 0066): each a native sidecar that starts
 // before the worker (and before the in-pod MCP endpoint) and serves Streamable HTTP on the pod's
 // loopback, where the worker runtime reaches it as it reaches a url server. It is the server's
 // image and nothing of gavel's: none of the worker's volumes, variables or NATS credential, a

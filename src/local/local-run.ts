@@ -111,7 +111,7 @@ export class LocalRun {
 
   /** Runs the loop until the Execution is final; the workspace is removed afterwards. */
   async run(): Promise<LocalRunResult> {
-    // Docker has no native sidecar: an image server is refused before any container starts (ADR 0065).
+    // Docker has no native sidecar: an image server is refused before any container starts (ADR 0066).
     const image = (this.opts.agent.spec.mcp_servers ?? []).findIndex((s) => s.image !== undefined);
     if (image >= 0)
       throw new Error(

@@ -1,5 +1,5 @@
 // One MCP server of an Agent (ADR 0051): a stdio child of the worker runtime, a remote url, or
-// a server container beside the worker in its pod (ADR 0065), started and initialized within a
+// a server container beside the worker in its pod (ADR 0066), started and initialized within a
 // deadline, its tools listed, each call bounded by a
 // deadline. A crash, malformed JSON-RPC or an oversized message ends the calls in flight at
 // once with an error naming the server and the tool, and the server stays down.
@@ -56,7 +56,7 @@ export class McpServer {
   /**
    * Starts the server and runs initialize within its startup deadline; throws McpServerError
    * naming it. An image server is a container the kubelet started just before the worker, so
-   * it may not listen yet: a refused connection is tried again until the deadline (ADR 0065).
+   * it may not listen yet: a refused connection is tried again until the deadline (ADR 0066).
    */
   static async start(spec: McpServerSpec, o: McpServerOptions): Promise<McpServer> {
     const deadline = Date.now() + (spec.startup_timeout_seconds ?? DEFAULT_STARTUP_TIMEOUT_S) * 1000;

@@ -1,4 +1,4 @@
-// How the worker runtime reaches one MCP server of its Agent (ADR 0051, 0059, 0065): a stdio
+// How the worker runtime reaches one MCP server of its Agent (ADR 0051, 0059, 0066): a stdio
 // child process of its own (`command`), a remote Streamable HTTP server (`url`) with the
 // bearer token the pod's environment holds (from a Secret key; never logged or passed on), or
 // the Streamable HTTP server container (`image`) beside it on the pod's loopback.

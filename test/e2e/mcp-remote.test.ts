@@ -5,7 +5,7 @@
 // Secret key by `bearer_token_secret`. The worker pod gets the token from the Secret (a
 // secretKeyRef), every call goes through the controller's gate, the allowed one reaches the
 // server; the token is in no Execution, Event, describe output or worker log. Then an MCP server
-// image beside the worker (examples/mcp-container, ADR 0065): the official server-everything as
+// image beside the worker (examples/mcp-container, ADR 0066): the official server-everything as
 // a native sidecar of the worker's pod in a namespace that enforces Pod Security restricted; the
 // allowed call reaches it, the denied one does not, and the server killed (SIGKILL) in the middle
 // of a slow call ends that call with an error naming server and tool, the run finishing. Shared lane.

@@ -4,7 +4,7 @@
 // zero for longer than an iteration's deadline, the run ends saying the gate could not be
 // reached, and no tool call ran, while the controller pod turns NotReady (its /readyz naming
 // nats) without being restarted (the livenessProbe asks /healthz only), Ready again once NATS is
-// back; a worker whose MCP server image (ADR 0065) it listed before NATS went away sends that
+// back; a worker whose MCP server image (ADR 0066) it listed before NATS went away sends that
 // server nothing after (fail closed). In the exclusive lane: every other file's runs lose NATS too.
 import { existsSync } from "node:fs";
 import { join } from "node:path";
@@ -140,7 +140,7 @@ spec:
 `;
 
 // A worker with an MCP server image (examples/mcp-container's server-everything beside it in
-// its pod, ADR 0065): its first call (cmd.run sleep) holds it until the test has taken NATS
+// its pod, ADR 0066): its first call (cmd.run sleep) holds it until the test has taken NATS
 // away and ends the sleep; its next call, to the server, must then never reach the server.
 const mcpWorkerYaml = `
 apiVersion: 100monkeys.ai/v1

@@ -43,7 +43,7 @@ HARNESS_LABEL="$HARNESS_LABEL" examples/mcp-tools/build-image.sh
 # endpoint image with mcp-server-git (ADR 0061); after runtime-images.sh, whose python rootfs they start from.
 log "building gavel/example-mcp-python:dev, gavel/example-mcp-python-endpoint:dev"
 HARNESS_LABEL="$HARNESS_LABEL" examples/mcp-python-worker/build-image.sh
-# An MCP server image beside the worker (ADR 0065): the official server-everything, Streamable HTTP.
+# An MCP server image beside the worker (ADR 0066): the official server-everything, Streamable HTTP.
 log "building gavel/mcp-everything:dev"
 HARNESS_LABEL="$HARNESS_LABEL" BASE_IMAGE="$BASE_IMAGE" examples/mcp-container/build-image.sh
 

@@ -1,4 +1,4 @@
-// What the e2e tests read from gavel/mcp-everything (examples/mcp-container, ADR 0065), the
+// What the e2e tests read from gavel/mcp-everything (examples/mcp-container, ADR 0066), the
 // official server-everything as an Agent's MCP server image in the worker's pod: how many
 // requests reached it, and how to kill it from inside its container.
 

@@ -70,7 +70,7 @@ export interface PodSidecar {
   env?: Record<string, string>;
   /** Mounts the pod's /tmp (the main container's) writable at /tmp. */
   tmp?: boolean;
-  /** A writable /tmp of its own (an emptyDir no other container mounts): an MCP server image's (ADR 0065). */
+  /** A writable /tmp of its own (an emptyDir no other container mounts): an MCP server image's (ADR 0066). */
   ownTmp?: boolean;
   /** Gets the worker's NATS credential as the main container does (placement credentialSecret). */
   gateCredentials?: boolean;
