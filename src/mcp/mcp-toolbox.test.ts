@@ -104,11 +104,14 @@ describe("McpToolbox refuses servers that misbehave, naming server and tool", ()
   ])("a server that answers a call with a %s: the call fails fast, later calls too", async (mode, message) => {
     const box = await McpToolbox.start([fault(mode, { timeout_seconds: 1 })], options);
     try {
-      const { err, ms } = await failure(box.call("flaky.echo", { text: "hi" }));
+      const { err } = await failure(box.call("flaky.echo", { text: "hi" }));
       expect(err).toMatchObject({ server: "flaky", tool: "echo" });
       expect(err.message).toMatch(message);
-      expect(ms).toBeLessThan(mode === "hang" ? 5000 : 3000);
-      expect((await failure(box.call("flaky.echo", { text: "again" }))).ms).toBeLessThan(500);
+      // The message names the cause (for a hang, the 1 s timeout firing). A later call gets the
+      // remembered failure, not a new wait: under the timeout, whatever the machine's load.
+      const again = await failure(box.call("flaky.echo", { text: "again" }));
+      expect(again.err.message).toBe(err.message);
+      expect(again.ms).toBeLessThan(1000);
     } finally {
       await box.close();
     }
