@@ -13,5 +13,6 @@ export {
   type RunRef,
   type ToolCallRecord,
 } from "./tool-call/records.js";
-export { ToolCallService, type ToolCallServiceOptions, type ToolCallServiceStats } from "./tool-call/service.js";
+export { ToolCallService } from "./tool-call/service.js";
+export type { ToolCallServiceOptions, ToolCallServiceStats } from "./tool-call/service-options.js";
 export type { ToolCallStore, ToolCallStoreOptions } from "./tool-call/store.js";

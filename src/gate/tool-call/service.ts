@@ -4,72 +4,44 @@
 // gets that same decision. The idempotency rule lives here and nowhere else.
 import { hostname } from "node:os";
 import type { Msg, NatsConnection, Subscription } from "@nats-io/transport-node";
-import type { Logger } from "pino";
 import type { ToolCallDecision, ToolCallErrorReply, ToolCallProposal } from "../../api/protocol.js";
 import { Backoff } from "../../backoff.js";
 import { ConflictError, messageOf } from "../../errors.js";
 import { TRACEPARENT } from "../../telemetry/trace-context.js";
 import { ATTEMPT_HEADER, decodeProposal, encodeErrorReply, proposalFingerprint } from "../../transport/codec.js";
 import { parseToolCallSubject, replyPrefixOf, TOOL_CALL_WILDCARD } from "../../transport/subjects.js";
-import { checked, failClosed, isJudged, ToolCallRefusal, type Decide, type DecideContext, type Judged } from "./decide.js";
-import { decisionSubject, LOCAL_RUN, type CallFacts, type ClaimRecord, type DecisionRecord, type RunId, type RunRef, type StoredRecord } from "./records.js";
-import { ToolCallStore, type ToolCallStoreOptions } from "./store.js";
-
-export interface ToolCallServiceOptions {
-  decide: Decide;
-  /**
-   * Which run of the named Execution a proposal belongs to (its uid), so that the calls of
-   * an Execution deleted and created again under the same name never meet: a re-send is
-   * answered, and a sequence contract counts, only within one run. Throwing a
-   * ToolCallRefusal refuses the proposal; any other error is answered `internal` (the worker
-   * re-sends). Default LOCAL_RUN: a local run has a nats-server of its own.
-   */
-  runOf?: (proposal: ToolCallProposal) => Promise<RunId> | RunId;
-  /** Called once per stored decision, by the gate that stored it (audit, events, status). */
-  onDecided?: (proposal: ToolCallProposal, decision: ToolCallDecision) => void;
-  /** Queue group shared by every gate replica; default "gavel-gate". */
-  queue?: string;
-  store?: ToolCallStoreOptions;
-  /** This gate's name in claims; default `<hostname>-<pid>`. */
-  gateId?: string;
-  /** A claim not renewed for this long may be taken over; default 15 s. Renewed every third of it. */
-  claimLeaseMs?: number;
-  /** Largest proposal (bytes on the wire) the gate decides; larger ones are denied. Default 256 KiB. */
-  maxProposalBytes?: number;
-  logger?: Logger;
-}
-
-/** Counters a test or a metrics exporter can read. */
-export interface ToolCallServiceStats {
-  proposals: number;
-  /** Calls of `decide` on this instance (first decides and takeovers). */
-  decides: number;
-  /** Decisions this instance stored: one per call across every replica. */
-  stored: number;
-  /** Answered from a decision already stored (by any replica, before or after a restart). */
-  fromDecision: number;
-  /** Re-sends that joined a decide running on this instance. */
-  fromInFlight: number;
-  /** Proposals that waited for another replica's claim to end. */
-  waitedOnClaim: number;
-  /** Claims of a dead or stuck gate taken over here. */
-  takeovers: number;
-  /** Decisions answered here but refused by the store (another gate stored first). */
-  lostRaces: number;
-  /** Proposals not answered because their reply subject was outside the sender's inbox (or missing). */
-  unanswerable: number;
-  errors: number;
-}
+import { checked, failClosed, isJudged, ToolCallRefusal, type DecideContext, type Judged } from "./decide.js";
+import {
+  decisionSubject,
+  LOCAL_RUN,
+  type CallFacts,
+  type ClaimRecord,
+  type DecisionRecord,
+  type RunRef,
+  type StoredRecord,
+} from "./records.js";
+import type { ToolCallServiceOptions, ToolCallServiceStats } from "./service-options.js";
+import { ToolCallStore } from "./store.js";
 
 interface Pending {
   fingerprint: string;
   decision: Promise<ToolCallDecision>;
 }
 
-
 /** A running tool-call service; stop() drains it. */
 export class ToolCallService {
-  readonly stats: ToolCallServiceStats = { proposals: 0, decides: 0, stored: 0, fromDecision: 0, fromInFlight: 0, waitedOnClaim: 0, takeovers: 0, lostRaces: 0, unanswerable: 0, errors: 0 };
+  readonly stats: ToolCallServiceStats = {
+    proposals: 0,
+    decides: 0,
+    stored: 0,
+    fromDecision: 0,
+    fromInFlight: 0,
+    waitedOnClaim: 0,
+    takeovers: 0,
+    lostRaces: 0,
+    unanswerable: 0,
+    errors: 0,
+  };
   private readonly pending = new Map<string, Pending>();
   /** The traceparent header each proposal arrived with (decoded proposals are per message). */
   private readonly traceParents = new WeakMap<ToolCallProposal, string>();
@@ -146,7 +118,10 @@ export class ToolCallService {
   }
 
   private conflict(msg: Msg, id: string): void {
-    this.replyError(msg, { toolCallId: id, error: { code: "conflict", field: "/toolCallId", message: `toolCallId ${id} was already used for a different call` } });
+    this.replyError(msg, {
+      toolCallId: id,
+      error: { code: "conflict", field: "/toolCallId", message: `toolCallId ${id} was already used for a different call` },
+    });
   }
 
   private async handle(msg: Msg): Promise<void> {
@@ -155,13 +130,19 @@ export class ToolCallService {
     if (msg.reply === undefined || !msg.reply.startsWith(replyPrefixOf(msg.subject))) {
       this.stats.errors++;
       this.stats.unanswerable++;
-      this.options.logger?.warn({ subject: msg.subject, reply: msg.reply?.slice(0, 256) }, "tool-call proposal whose reply subject is not in its execution's inbox: not answered");
+      this.options.logger?.warn(
+        { subject: msg.subject, reply: msg.reply?.slice(0, 256) },
+        "tool-call proposal whose reply subject is not in its execution's inbox: not answered",
+      );
       return;
     }
     const decoded = decodeProposal(msg.data);
     if (!decoded.ok) {
       const id = idOf(msg.data);
-      this.replyError(msg, { ...(id !== undefined ? { toolCallId: id } : {}), error: { code: "invalid_proposal", field: decoded.error.field, message: decoded.error.message } });
+      this.replyError(msg, {
+        ...(id !== undefined ? { toolCallId: id } : {}),
+        error: { code: "invalid_proposal", field: decoded.error.field, message: decoded.error.message },
+      });
       return;
     }
     const p = decoded.value;
@@ -169,16 +150,28 @@ export class ToolCallService {
     const from = parseToolCallSubject(msg.subject);
     for (const field of ["namespace", "execution"] as const) {
       if (from?.[field] !== p[field]) {
-        this.replyError(msg, { toolCallId: p.toolCallId, error: { code: "forbidden", field: `/${field}`, message: `proposal names ${field} "${p[field]}" but was sent on ${msg.subject}` } });
+        this.replyError(msg, {
+          toolCallId: p.toolCallId,
+          error: { code: "forbidden", field: `/${field}`, message: `proposal names ${field} "${p[field]}" but was sent on ${msg.subject}` },
+        });
         return;
       }
     }
     let ref: RunRef;
     try {
-      ref = { namespace: p.namespace, execution: p.execution, run: this.options.runOf === undefined ? LOCAL_RUN : await this.options.runOf(p) };
+      ref = {
+        namespace: p.namespace,
+        execution: p.execution,
+        run: this.options.runOf === undefined ? LOCAL_RUN : await this.options.runOf(p),
+      };
     } catch (err) {
-      if (err instanceof ToolCallRefusal) this.replyError(msg, { toolCallId: p.toolCallId, error: { code: err.code, field: err.field, message: err.message } });
-      else this.replyError(msg, { toolCallId: p.toolCallId, error: { code: "internal", message: `the gate could not read the proposal's Execution: ${messageOf(err)}` } });
+      if (err instanceof ToolCallRefusal)
+        this.replyError(msg, { toolCallId: p.toolCallId, error: { code: err.code, field: err.field, message: err.message } });
+      else
+        this.replyError(msg, {
+          toolCallId: p.toolCallId,
+          error: { code: "internal", message: `the gate could not read the proposal's Execution: ${messageOf(err)}` },
+        });
       return;
     }
     this.runs.set(p, ref);
@@ -204,7 +197,10 @@ export class ToolCallService {
       }
       // The store is unreachable and nothing is known: the worker re-sends.
       this.options.logger?.error({ toolCallId: p.toolCallId, err }, "no decision could be made or read");
-      this.replyError(msg, { toolCallId: p.toolCallId, error: { code: "internal", message: `the gate could not answer: ${messageOf(err)}` } });
+      this.replyError(msg, {
+        toolCallId: p.toolCallId,
+        error: { code: "internal", message: `the gate could not answer: ${messageOf(err)}` },
+      });
       return;
     }
     reply(decision);
@@ -212,7 +208,14 @@ export class ToolCallService {
 
   // The one rule: a decision already stored answers; a decide running here is joined; a
   // claim held elsewhere is waited on (or taken over when stale); otherwise decide now.
-  private answer(key: string, fingerprint: string, p: ToolCallProposal, bytes: number, attempt: number, reply: Reply): Promise<ToolCallDecision> {
+  private answer(
+    key: string,
+    fingerprint: string,
+    p: ToolCallProposal,
+    bytes: number,
+    attempt: number,
+    reply: Reply,
+  ): Promise<ToolCallDecision> {
     const running = this.pending.get(key);
     if (running !== undefined) {
       if (running.fingerprint !== fingerprint) return Promise.reject(reused(p.toolCallId));
@@ -225,7 +228,9 @@ export class ToolCallService {
       this.stats.fromDecision++;
       return Promise.resolve(known.record.decision);
     }
-    const decision = (known === undefined ? this.decideNew(key, fingerprint, p, bytes, attempt, reply) : this.resolveExisting(key, fingerprint, p, known)).finally(() => {
+    const decision = (
+      known === undefined ? this.decideNew(key, fingerprint, p, bytes, attempt, reply) : this.resolveExisting(key, fingerprint, p, known)
+    ).finally(() => {
       if (this.pending.get(key)?.decision === decision) this.pending.delete(key);
     });
     this.pending.set(key, { fingerprint, decision });
@@ -251,7 +256,10 @@ export class ToolCallService {
   private async runDecide(p: ToolCallProposal, bytes: number): Promise<ToolCallDecision | Judged> {
     this.stats.decides++;
     if (bytes > this.maxBytes) {
-      return failClosed(p, `argument_too_large: the proposal is ${bytes} bytes; the gate decides proposals of at most ${this.maxBytes} bytes`);
+      return failClosed(
+        p,
+        `argument_too_large: the proposal is ${bytes} bytes; the gate decides proposals of at most ${this.maxBytes} bytes`,
+      );
     }
     const started = performance.now();
     try {
@@ -263,9 +271,17 @@ export class ToolCallService {
     }
   }
 
-  private async decideNew(key: string, fingerprint: string, p: ToolCallProposal, bytes: number, attempt: number, reply?: Reply): Promise<ToolCallDecision> {
+  private async decideNew(
+    key: string,
+    fingerprint: string,
+    p: ToolCallProposal,
+    bytes: number,
+    attempt: number,
+    reply?: Reply,
+  ): Promise<ToolCallDecision> {
     const outcome = await this.runDecide(p, bytes);
-    if (!isJudged(outcome)) return this.storeFinal(key, fingerprint, p, checked(p, outcome), 0, attempt === 1 && this.store.live ? reply : undefined);
+    if (!isJudged(outcome))
+      return this.storeFinal(key, fingerprint, p, checked(p, outcome), 0, attempt === 1 && this.store.live ? reply : undefined);
     const claim = await this.store.put(key, this.claimRecord(p, fingerprint), 0);
     if (claim.ok) return this.runClaimed(key, fingerprint, p, claim.seq, outcome);
     if (claim.conflict) return this.resolveExisting(key, fingerprint, p, await this.store.fetch(key));
@@ -279,7 +295,14 @@ export class ToolCallService {
    * the write is on the connection ahead of it; a re-send (seconds later) finds the record.
    * Otherwise the store answers first.
    */
-  private async storeFinal(key: string, fingerprint: string, p: ToolCallProposal, decision: ToolCallDecision, expectSeq: number, fast?: Reply): Promise<ToolCallDecision> {
+  private async storeFinal(
+    key: string,
+    fingerprint: string,
+    p: ToolCallProposal,
+    decision: ToolCallDecision,
+    expectSeq: number,
+    fast?: Reply,
+  ): Promise<ToolCallDecision> {
     // Mirrored at once when not waiting: the worker's next step may come back here before the acknowledgement.
     const written = this.store.put(key, this.decisionRecord(p, fingerprint, decision), expectSeq, fast !== undefined);
     if (fast !== undefined) {
@@ -312,18 +335,27 @@ export class ToolCallService {
   }
 
   /** Runs the judges while holding the claim (renewed), then stores the decision in its place. */
-  private async runClaimed(key: string, fingerprint: string, p: ToolCallProposal, claimSeq: number, outcome: Judged): Promise<ToolCallDecision> {
+  private async runClaimed(
+    key: string,
+    fingerprint: string,
+    p: ToolCallProposal,
+    claimSeq: number,
+    outcome: Judged,
+  ): Promise<ToolCallDecision> {
     let seq = claimSeq;
     let lost = false;
     let renewing: Promise<void> = Promise.resolve();
-    const renew = setInterval(() => {
-      renewing = renewing.then(async () => {
-        if (lost) return;
-        const r = await this.store.put(key, this.claimRecord(p, fingerprint), seq);
-        if (r.ok) seq = r.seq;
-        else if (r.conflict) lost = true;
-      });
-    }, Math.max(50, Math.floor(this.leaseMs / 3)));
+    const renew = setInterval(
+      () => {
+        renewing = renewing.then(async () => {
+          if (lost) return;
+          const r = await this.store.put(key, this.claimRecord(p, fingerprint), seq);
+          if (r.ok) seq = r.seq;
+          else if (r.conflict) lost = true;
+        });
+      },
+      Math.max(50, Math.floor(this.leaseMs / 3)),
+    );
     let decision: ToolCallDecision;
     try {
       decision = checked(p, await outcome.judged());
@@ -354,7 +386,12 @@ export class ToolCallService {
   }
 
   /** A record exists: answer its decision, or wait on its claim (taking it over when stale). */
-  private async resolveExisting(key: string, fingerprint: string, p: ToolCallProposal, found: StoredRecord | undefined): Promise<ToolCallDecision> {
+  private async resolveExisting(
+    key: string,
+    fingerprint: string,
+    p: ToolCallProposal,
+    found: StoredRecord | undefined,
+  ): Promise<ToolCallDecision> {
     let current = found;
     if (current?.record.kind === "claim") this.stats.waitedOnClaim++;
     for (;;) {
@@ -381,7 +418,10 @@ export class ToolCallService {
       const taken = await this.store.put(key, this.claimRecord(p, fingerprint), claim.seq);
       if (taken.ok) {
         this.stats.takeovers++;
-        this.options.logger?.warn({ toolCallId: p.toolCallId, from: claim.record.kind === "claim" ? claim.record.gate : undefined }, "took over a stale tool-call claim");
+        this.options.logger?.warn(
+          { toolCallId: p.toolCallId, from: claim.record.kind === "claim" ? claim.record.gate : undefined },
+          "took over a stale tool-call claim",
+        );
         const outcome = await this.runDecide(p, 0);
         if (!isJudged(outcome)) return this.storeFinal(key, fingerprint, p, checked(p, outcome), taken.seq);
         return this.runClaimed(key, fingerprint, p, taken.seq, outcome);
