@@ -6,24 +6,21 @@
 // unrecoverable error, 2 on bad configuration or an unreadable payload, 75 when the gate could
 // not be reached before the iteration's deadline (gate-connection.ts, src/api/gate-unreachable.ts).
 import { readFile } from "node:fs/promises";
-import type { NatsConnection } from "@nats-io/transport-node";
 import { AGENT_ENV } from "../api/agent-env.js";
 import { GATE_UNREACHABLE_EXIT, gateUnreachableFields, type GateUnreachable } from "../api/gate-unreachable.js";
-import { ToolCodeHasher } from "../gate/tool-code.js";
-import { ToolCallClient, ToolCallError } from "../transport/tool-call-client.js";
-import { McpToolbox } from "../mcp/mcp-toolbox.js";
-import { BUILTIN_TOOLS, builtinToolFiles } from "./builtin-tools.js";
+import { ToolCallError } from "../transport/tool-call-client.js";
 import { commandEnvironment, ConfigError, readAgentConfig, type AgentConfig } from "./config.js";
 import { Confinement } from "./confinement.js";
 import { runEndpoint } from "./endpoint-mode.js";
-import { gateBudgetEnd, GateUnreachableError } from "./gate-connection.js";
-import { connectGate, shownUrl } from "./gate-dial.js";
+import { GateUnreachableError } from "./gate-connection.js";
+import { shownUrl } from "./gate-dial.js";
 import { readJudgeInput } from "./judge-input.js";
 import { JUDGE_SYSTEM_PROMPT, ownToolsGate } from "./judge-mode.js";
 import type { ChatModel } from "./model.js";
 import { OpenAiModel } from "./openai-model.js";
 import { parseScript, ScriptedModel } from "./scripted-model.js";
-import { runWorker, type GateClient, type WorkerTask } from "./worker-loop.js";
+import { connectWorker, type WorkerConnections } from "./worker-connections.js";
+import { runWorker, type WorkerTask } from "./worker-loop.js";
 
 function log(event: Record<string, unknown>): void {
   process.stderr.write(`${JSON.stringify({ time: new Date().toISOString(), component: "gavel-agent", ...event })}\n`);
@@ -36,11 +33,14 @@ const ownModelOnly: ChatModel = {
 
 async function buildModel(c: AgentConfig["model"]): Promise<ChatModel> {
   if (c.kind === "none") throw new ConfigError(`${AGENT_ENV.model}: a worker needs a model`);
-  if (c.kind === "openai") return new OpenAiModel({ baseUrl: c.baseUrl, model: c.model, ...(c.apiKey !== undefined ? { apiKey: c.apiKey } : {}) });
+  if (c.kind === "openai")
+    return new OpenAiModel({ baseUrl: c.baseUrl, model: c.model, ...(c.apiKey !== undefined ? { apiKey: c.apiKey } : {}) });
   const source = c.scriptFile ?? "GAVEL_SCRIPT";
-  const text = c.script ?? (await readFile(c.scriptFile as string, "utf8").catch((err: Error) => {
-    throw new ConfigError(`GAVEL_SCRIPT_FILE ${c.scriptFile}: ${err.message}`);
-  }));
+  const text =
+    c.script ??
+    (await readFile(c.scriptFile as string, "utf8").catch((err: Error) => {
+      throw new ConfigError(`GAVEL_SCRIPT_FILE ${c.scriptFile}: ${err.message}`);
+    }));
   return new ScriptedModel(parseScript(text, source));
 }
 
@@ -69,7 +69,11 @@ export async function main(env: Record<string, string | undefined>): Promise<num
     return 2;
   }
   if (config.role === "endpoint") return runEndpoint(config, confinement, env, log);
-  let task: WorkerTask = { instruction: config.task, ...(config.input !== undefined ? { input: config.input } : {}), ...(config.feedback !== undefined ? { feedback: config.feedback } : {}) };
+  let task: WorkerTask = {
+    instruction: config.task,
+    ...(config.input !== undefined ? { input: config.input } : {}),
+    ...(config.feedback !== undefined ? { feedback: config.feedback } : {}),
+  };
   if (config.role === "judge") {
     try {
       task = { instruction: config.task, input: (await readJudgeInput(process.stdin, env)) as WorkerTask["input"] };
@@ -78,25 +82,10 @@ export async function main(env: Record<string, string | undefined>): Promise<num
       return 2;
     }
   }
-  let nc: NatsConnection | undefined;
-  let mcp: McpToolbox | undefined;
+  const parts: WorkerConnections = {};
   try {
-    let gate: GateClient = ownToolsGate;
-    let toolCode: ToolCodeHasher | undefined;
-    if (config.role === "worker") {
-      // Every wait for the gate (the first connect, each proposal) ends before the iteration's.
-      const deadlineMs = gateBudgetEnd(startedAt, config.iterationTimeoutMs, config.gate.totalTimeoutMs, config.deadlineMs);
-      const bounded = config.iterationTimeoutMs !== undefined || config.deadlineMs !== undefined;
-      nc = await connectGate(config, deadlineMs, log);
-      gate = new ToolCallClient(nc, { ...config.gate, ...(bounded ? { deadlineMs } : {}) });
-      toolCode = new ToolCodeHasher(builtinToolFiles());
-      await toolCode.refresh();
-      // The Agent's MCP servers (ADR 0051): a server that does not start fails the run, naming it.
-      if (config.mcpServers.length > 0) {
-        const serverEnv = Object.fromEntries(Object.entries(commandEnvironment(env)).filter((e): e is [string, string] => e[1] !== undefined));
-        mcp = await McpToolbox.start(config.mcpServers, { env: serverEnv, tokens: config.mcpTokens, cwd: confinement.home, outputCapBytes: config.limits.outputCapBytes, reserved: Object.keys(BUILTIN_TOOLS), log });
-      }
-    }
+    if (config.role === "worker") await connectWorker(parts, config, env, startedAt, confinement, log);
+    const { gate = ownToolsGate, toolCode, mcp } = parts;
     log({
       event: "start",
       role: config.role,
@@ -133,8 +122,8 @@ export async function main(env: Record<string, string | undefined>): Promise<num
     log({ event: "failed", error: err instanceof Error ? `${err.name}: ${err.message}` : String(err) });
     return 1;
   } finally {
-    await mcp?.close();
-    await nc?.close().catch(() => undefined);
+    await parts.mcp?.close();
+    await parts.nc?.close().catch(() => undefined);
   }
 }
 
