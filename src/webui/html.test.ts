@@ -7,7 +7,8 @@ import { agent, children, parent, SECRET } from "../../test/fixtures/execution-t
 import { buildExecutionView } from "../views/execution-view.js";
 import { decidedBy } from "../views/execution-view.js";
 import { esc, paragraph, renderExecutionFragment, renderListFragment, renderPage, scoreBar } from "./html.js";
-import { routeOf, sseEvent } from "./handler.js";
+import { sseEvent } from "./live-stream.js";
+import { routeOf } from "./routes.js";
 
 const HOSTILE = `</p><script>alert("x")</script><img src=x onerror='alert(1)'>`;
 const now = Date.parse("2026-01-01T00:05:00Z");
