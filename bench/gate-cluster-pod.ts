@@ -13,7 +13,8 @@ import type { ToolCallDecision } from "../src/api/protocol.js";
 import { encodeDecision, encodeProposal } from "../src/transport/codec.js";
 import { inboxPrefix } from "../src/transport/subjects.js";
 import { ToolCallClient } from "../src/transport/tool-call-client.js";
-import { benchProposal, openLoop, percentile, type LoadResult } from "./load.js";
+import { climbLadder, measureRounds, series, type Measure } from "./gate-cluster-schedule.js";
+import { benchProposal, openLoop } from "./load.js";
 
 /** The echo's subject and its callers' inbox prefix: all the bench credential may use. */
 export const ECHO_SUBJECT = "bench.echo";
@@ -73,7 +74,6 @@ function env(name: string): string {
   return v;
 }
 
-const series = (samples: readonly number[]): Series => ({ p50: percentile(samples, 50), p99: percentile(samples, 99), n: samples.length });
 const log = (msg: string): void => void process.stderr.write(`[bench] ${msg}\n`);
 
 // A reply of the size and shape of the gate's decision for a bench call.
@@ -111,8 +111,18 @@ async function load(): Promise<void> {
   const url = env("GAVEL_NATS_URL");
   const who = { namespace: env("GAVEL_NAMESPACE"), execution: env("GAVEL_EXECUTION"), iteration: Number(env("GAVEL_ITERATION")) };
   const workerCreds = await readFile(env("GAVEL_NATS_CREDS_FILE"));
-  const gateNc = await connect({ servers: url, name: "gavel-bench load (worker)", inboxPrefix: inboxPrefix(who.namespace, who.execution), authenticator: credsAuthenticator(workerCreds) });
-  const echoNc = await connect({ servers: url, name: "gavel-bench load (echo)", inboxPrefix: ECHO_INBOX, authenticator: credsAuthenticator(new TextEncoder().encode(env("BENCH_ECHO_CREDS"))) });
+  const gateNc = await connect({
+    servers: url,
+    name: "gavel-bench load (worker)",
+    inboxPrefix: inboxPrefix(who.namespace, who.execution),
+    authenticator: credsAuthenticator(workerCreds),
+  });
+  const echoNc = await connect({
+    servers: url,
+    name: "gavel-bench load (echo)",
+    inboxPrefix: ECHO_INBOX,
+    authenticator: credsAuthenticator(new TextEncoder().encode(env("BENCH_ECHO_CREDS"))),
+  });
   const conns: NatsConnection[] = [gateNc, echoNc];
   try {
     const client = new ToolCallClient(gateNc, { attemptTimeoutMs: 5000, totalTimeoutMs: 60_000 });
@@ -120,20 +130,25 @@ async function load(): Promise<void> {
     let runs = 0;
     let decisions = 0;
     let decideMs: number[] | undefined;
-    const measure = (kind: "echo" | "gate", rate: number, seconds: number): Promise<LoadResult> => {
+    const measure: Measure = (kind, rate, seconds) => {
       const run = `r${runs++}`;
-      return openLoop(rate, seconds, kind === "echo"
-        ? () => echoNc.request(ECHO_SUBJECT, request, { timeout: 5000 })
-        : async (i) => {
-            const d = await client.propose(benchProposal(run, i, who));
-            if (!d.allowed || d.blocked_by !== "none" || d.judges.length > 0) throw new Error(`bench call ${run}-${i} was not allowed by the guard alone: ${d.blocked_by} ${d.reason}`);
-            decisions++;
-            decideMs?.push(d.latencyMs);
-          });
+      return openLoop(
+        rate,
+        seconds,
+        kind === "echo"
+          ? () => echoNc.request(ECHO_SUBJECT, request, { timeout: 5000 })
+          : async (i) => {
+              const d = await client.propose(benchProposal(run, i, who));
+              if (!d.allowed || d.blocked_by !== "none" || d.judges.length > 0)
+                throw new Error(`bench call ${run}-${i} was not allowed by the guard alone: ${d.blocked_by} ${d.reason}`);
+              decisions++;
+              decideMs?.push(d.latencyMs);
+            },
+      );
     };
 
     // The echo pod may still be starting; then a warm-up of both at the lowest rate.
-    for (let t = Date.now(); ; ) {
+    for (let t = Date.now(); ;) {
       try {
         await echoNc.request(ECHO_SUBJECT, request, { timeout: 1000 });
         break;
@@ -148,42 +163,10 @@ async function load(): Promise<void> {
     log("warm");
     decideMs = [];
 
-    const rates: RateResult[] = [];
-    const samples = new Map(plan.rates.map((r) => [r, { echo: [] as number[], gate: [] as number[], lag: [] as number[] }]));
-    for (let round = 0; round < plan.rounds; round++) {
-      for (const rate of plan.rates) {
-        const s = samples.get(rate);
-        if (s === undefined) continue;
-        // Alternate which goes first, so that neither always follows the other.
-        for (const kind of round % 2 === 0 ? (["echo", "gate"] as const) : (["gate", "echo"] as const)) {
-          const r = await measure(kind, rate, plan.seconds);
-          s[kind].push(...r.latencies);
-          s.lag.push(...r.lags);
-          log(`round ${round + 1} ${kind} ${rate}/s: p50 ${percentile(r.latencies, 50).toFixed(3)} ms, p99 ${percentile(r.latencies, 99).toFixed(3)} ms`);
-        }
-      }
-    }
-    for (const [rate, s] of samples) rates.push({ rate, echo: series(s.echo), gate: series(s.gate), lag: series(s.lag) });
+    const rates = await measureRounds(plan, measure, log);
     const decide = series(decideMs);
     decideMs = undefined;
-
-    const ladder: LadderStep[] = [];
-    const maxRate = { echo: 0, gate: 0 };
-    const failed = { echo: false, gate: false };
-    for (const rate of plan.ladder) {
-      for (const kind of ["echo", "gate"] as const) {
-        if (failed[kind]) continue;
-        // At least 600 calls per step, so that its p99 is not the largest few samples.
-        const r = await measure(kind, rate, Math.max(plan.ladderSeconds, 600 / rate));
-        const p99 = percentile(r.latencies, 99);
-        const passed = p99 < plan.p99LimitMs && r.achieved >= rate * 0.95;
-        ladder.push({ rate, kind, p99, achieved: r.achieved, passed });
-        log(`ladder ${kind} ${rate}/s: p99 ${p99.toFixed(3)} ms, issued ${r.achieved.toFixed(0)}/s${passed ? "" : " (fails)"}`);
-        if (passed) maxRate[kind] = rate;
-        else failed[kind] = true;
-      }
-      if (failed.echo && failed.gate) break;
-    }
+    const { ladder, maxRate } = await climbLadder(plan, measure, log);
     const result: PodResult = { rates, ladder, maxRate, decisions, decide };
     process.stdout.write(`${RESULT_MARK}${JSON.stringify(result)}\n`);
   } finally {
@@ -206,4 +189,5 @@ async function main(role: string): Promise<number> {
 }
 
 // The image's entry point; bench/gate-cluster.ts imports only the types and names above.
-if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) process.exitCode = await main(process.argv[2] ?? "load");
+if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href)
+  process.exitCode = await main(process.argv[2] ?? "load");

@@ -14,7 +14,7 @@ import { ToolCallService } from "../src/gate/tool-call.js";
 import { startJaeger, type Jaeger } from "../test/harness/jaeger.js";
 import { engineIterations } from "./engine.js";
 import { LoadThread } from "./gate.js";
-import { percentile } from "./load.js";
+import { tracingRows } from "./tracing-rows.js";
 import type { BenchResult, BenchSuite } from "./types.js";
 
 const RATE = 1000;
@@ -44,7 +44,10 @@ async function loopRates(tracing: Tracing): Promise<{ loopOff: number[]; loopOn:
   const loopOff: number[] = [];
   const loopOn: number[] = [];
   for (let r = 0; r < ROUNDS; r++) {
-    for (const [into, t] of [[loopOff, undefined], [loopOn, tracing]] as const) {
+    for (const [into, t] of [
+      [loopOff, undefined],
+      [loopOn, tracing],
+    ] as const) {
       // The traced round's spans are exported before the untraced round starts, not during it.
       await tracing.flush();
       const t0 = performance.now();
@@ -53,23 +56,6 @@ async function loopRates(tracing: Tracing): Promise<{ loopOff: number[]; loopOn:
     }
   }
   return { loopOff, loopOn };
-}
-
-/** Two series of the same untraced gate, same rounds (an A/A comparison): this machine's noise floor for the traced rows. */
-function noiseFloor(again: number[], off: number[], p: number): BenchResult {
-  const value = percentile(again, p);
-  const baseline = percentile(off, p);
-  return {
-    name: `gate round trip p${p}, tracing off against tracing off (noise floor, 1,000 calls/s)`,
-    baselineName: "the same gate, tracing off, the other series",
-    baseline,
-    value,
-    unit: "ms",
-    ratio: value / baseline,
-    target: "reported",
-    met: true,
-    notes: `an A/A comparison: a third series of the untraced gate in the same ${ROUNDS} rounds (${again.length} calls); a traced ratio within this one's distance from 1 cannot be told from noise on this machine`,
-  };
 }
 
 /** Measures the gate with tracing on against the same gate with it off. */
@@ -85,7 +71,11 @@ export async function runTracingBench(): Promise<BenchResult[]> {
     const tracing = await tracingFromEnv(process.env, { name: "gavel-bench" });
     if (tracing === undefined) throw new Error("tracing did not start");
     const policy = compilePolicy([]);
-    const options = { policyStore: { get: () => policy }, agent: { spec: { tools: ["fs.read", "fs.list"] } }, judgeRunner: () => Promise.reject(new Error("no judge in this bench")) };
+    const options = {
+      policyStore: { get: () => policy },
+      agent: { spec: { tools: ["fs.read", "fs.list"] } },
+      judgeRunner: () => Promise.reject(new Error("no judge in this bench")),
+    };
     const off = createGate(options);
     const on = createGate({ ...options, tracing });
     const gateNc = await connect({ servers: server.url });
@@ -104,7 +94,13 @@ export async function runTracingBench(): Promise<BenchResult[]> {
     const measure = async (traced: boolean) => {
       const before = process.cpuUsage();
       const jaegerBefore = await processCpuMicros(jaeger.pid);
-      const { latencies } = await lt.run({ kind: "gate", rate: RATE, seconds: SECONDS, run: `${traced ? "t" : "o"}${runId++}`, ...(traced ? { traceParent } : {}) });
+      const { latencies } = await lt.run({
+        kind: "gate",
+        rate: RATE,
+        seconds: SECONDS,
+        run: `${traced ? "t" : "o"}${runId++}`,
+        ...(traced ? { traceParent } : {}),
+      });
       if (traced) await tracing.flush();
       const used = process.cpuUsage(before);
       cpu[traced ? "on" : "off"] += used.user + used.system;
@@ -129,33 +125,19 @@ export async function runTracingBench(): Promise<BenchResult[]> {
     await tracing.flush();
     const exported = (await jaeger.trace("4bf92f3577b34da6a3ce929d0e0e4736", 1)).spans.length;
     await tracing.shutdown();
-    const us = (ms: number): string => (ms * 1000).toFixed(0);
-    const notes = `${onSamples.length} calls each, ${ROUNDS} interleaved rounds of ${SECONDS} s at ${RATE} calls/s; traced calls carry a traceparent header and each makes an execute_tool span exported over OTLP/HTTP (batched) to Jaeger all-in-one on loopback (${exported} spans of the bench's trace there at the end); added p50 ${us(percentile(onSamples, 50) - percentile(offSamples, 50))} µs, p99 ${us(percentile(onSamples, 99) - percentile(offSamples, 99))} µs; this process's CPU per call (gate + load thread) ${(cpu.on / onSamples.length).toFixed(0)} µs traced, ${(cpu.off / offSamples.length).toFixed(0)} µs untraced; Jaeger's ${(cpu.jaegerOn / onSamples.length).toFixed(0)} and ${(cpu.jaegerOff / offSamples.length).toFixed(0)} µs`;
-    const row = (p: number): BenchResult => {
-      const value = percentile(onSamples, p);
-      const baseline = percentile(offSamples, p);
-      // Issue 12's target: traced >= 0.9x the untraced speed, i.e. at most 1/0.9 the latency.
-      return { name: `gate round trip p${p}, tracing on (1,000 calls/s)`, baselineName: "the same gate, tracing off", baseline, value, unit: "ms", ratio: value / baseline, target: "ratio <= 1.11 (>= 0.9x speed)", met: value / baseline <= 1 / 0.9, notes };
-    };
-    const median = (xs: number[]): number => percentile(xs, 50);
-    const perIteration = (rate: number): number => 1e6 / rate;
-    return [
-      row(50),
-      row(99),
-      noiseFloor(againSamples, offSamples, 50),
-      noiseFloor(againSamples, offSamples, 99),
-      {
-        name: "outer loop with tracing on (engine + local driver, in-memory workloads)",
-        baselineName: "the same loop, tracing off",
-        baseline: median(loopOff),
-        value: median(loopOn),
-        unit: "iterations/s",
-        ratio: median(loopOn) / median(loopOff),
-        target: "ratio >= 0.9",
-        met: median(loopOn) / median(loopOff) >= 0.9,
-        notes: `${ROUNDS} interleaved rounds of ${LOOP_ITERATIONS} iterations (Executions of 10, 3 validators, a judge each); each traced iteration makes an iteration, 3 validator and a judge span with 4 evaluation events; added ${(perIteration(median(loopOn)) - perIteration(median(loopOff))).toFixed(0)} µs per iteration`,
-      },
-    ];
+    return tracingRows({
+      rate: RATE,
+      seconds: SECONDS,
+      rounds: ROUNDS,
+      loopIterations: LOOP_ITERATIONS,
+      on: onSamples,
+      off: offSamples,
+      again: againSamples,
+      cpu,
+      exported,
+      loopOff,
+      loopOn,
+    });
   } finally {
     await load?.stop();
     for (const c of conns) await c.close().catch(() => undefined);
