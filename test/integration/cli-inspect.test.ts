@@ -9,10 +9,10 @@ import { join } from "node:path";
 import * as k8s from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Execution, ExecutionStatus } from "../../src/api/types.js";
-import { GROUP, VERSION } from "../../src/api/types.js";
 import { gavel as runGavel } from "../harness/cli.js";
 import { eventually } from "../harness/cluster.js";
 import { startControlPlane, type ControlPlane } from "../harness/control-plane.js";
+import { runWriter, type RunWriter } from "../harness/judged-run.js";
 import { REPO_DIR } from "../harness/paths.js";
 import { viewerKubeconfig } from "../harness/viewer.js";
 
@@ -50,33 +50,11 @@ const gavel = (args: string[], env: NodeJS.ProcessEnv) => runGavel(args, { env }
 describe("gavel get / describe / logs (real kube-apiserver, viewer credentials)", () => {
   let cp: ControlPlane;
   let ns: string;
-  let api: k8s.CustomObjectsApi;
+  let runs: RunWriter;
   let core: k8s.CoreV1Api;
   let dir: string;
   let env: NodeJS.ProcessEnv;
   let viewerConfig: string;
-
-  async function putStatus(name: string, status: ExecutionStatus): Promise<void> {
-    const current = (await api.getNamespacedCustomObject({
-      group: GROUP,
-      version: VERSION,
-      namespace: ns,
-      plural: "executions",
-      name,
-    })) as Execution;
-    await api.replaceNamespacedCustomObjectStatus({
-      group: GROUP,
-      version: VERSION,
-      namespace: ns,
-      plural: "executions",
-      name,
-      body: { ...current, status },
-    });
-  }
-
-  async function createExecution(body: Execution): Promise<void> {
-    await api.createNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: ns, plural: "executions", body });
-  }
 
   const runStatus: ExecutionStatus = {
     phase: "Refining",
@@ -107,44 +85,16 @@ describe("gavel get / describe / logs (real kube-apiserver, viewer credentials)"
   beforeAll(async () => {
     cp = await startControlPlane();
     ns = await cp.createNamespace("cli-inspect");
-    api = cp.kc.makeApiClient(k8s.CustomObjectsApi);
     core = cp.kc.makeApiClient(k8s.CoreV1Api);
     const applied = await cp.kubectl(["apply", "-n", ns, "-f", "-"], { stdin: AGENTS });
     expect(applied.code, applied.stderr).toBe(0);
 
     // The run, its judge child (as the reconciler makes them) and the worker's stored result.
-    await createExecution({
-      apiVersion: "100monkeys.ai/v1",
-      kind: "Execution",
-      metadata: { name: "run" },
-      spec: { agentRef: { name: "writer" }, input: { token: SECRET } },
-    });
-    const run = (await api.getNamespacedCustomObject({
-      group: GROUP,
-      version: VERSION,
-      namespace: ns,
-      plural: "executions",
-      name: "run",
-    })) as Execution;
-    await putStatus("run", runStatus);
-    await createExecution({
-      apiVersion: "100monkeys.ai/v1",
-      kind: "Execution",
-      metadata: {
-        name: "run-i1-v1-checker",
-        labels: { "gavel.dev/parent": "run", "gavel.dev/role": "judge" },
-        ownerReferences: [
-          { apiVersion: "100monkeys.ai/v1", kind: "Execution", name: "run", uid: run.metadata.uid ?? "", controller: true },
-        ],
-      },
-      spec: {
-        agentRef: { name: "checker" },
-        input: { proposed: SECRET },
-        parent: { name: "run", uid: run.metadata.uid ?? "", purpose: "validation", iteration: 1, validatorIndex: 1, depth: 1 },
-        timeoutSeconds: 60,
-      },
-    });
-    await putStatus("run-i1-v1-checker", {
+    runs = runWriter(cp.kc, ns);
+    const run = await runs.createRun("run", "writer", { token: SECRET });
+    await runs.putStatus("run", runStatus);
+    await runs.createJudgeChild(run, { judge: "checker", iteration: 1, validatorIndex: 1, input: { proposed: SECRET } });
+    await runs.putStatus("run-i1-v1-checker", {
       phase: "Succeeded",
       startTime: new Date().toISOString(),
       completionTime: new Date().toISOString(),
@@ -257,13 +207,13 @@ describe("gavel get / describe / logs (real kube-apiserver, viewer credentials)"
     proc.stdout.on("data", (d: Buffer) => (out += d.toString()));
     try {
       await eventually(() => Promise.resolve(/^run\s/m.test(out) ? true : undefined), 30_000, "the first list");
-      await putStatus("run", { ...runStatus, phase: "Failed", completionTime: new Date().toISOString(), score: 0.5 });
+      await runs.putStatus("run", { ...runStatus, phase: "Failed", completionTime: new Date().toISOString(), score: 0.5 });
       await eventually(() => Promise.resolve(/^run\s+writer\s+Failed/m.test(out) ? true : undefined), 30_000, "the watched change");
     } finally {
       const exited = new Promise((r) => proc.once("exit", r));
       proc.kill("SIGINT");
       expect(await exited).toBe(0);
-      await putStatus("run", runStatus);
+      await runs.putStatus("run", runStatus);
     }
   });
 });

@@ -16,6 +16,7 @@ import { apiWatchFeed, eventStreamFeed } from "../../src/webui/changes.js";
 import { LOOPBACK_HOSTS, UiServer } from "../../src/webui/server.js";
 import { eventually } from "../harness/eventually.js";
 import { startControlPlane, type ControlPlane } from "../harness/control-plane.js";
+import { runWriter, type RunWriter } from "../harness/judged-run.js";
 import { startNats, type NatsServer } from "../harness/nats.js";
 import { viewerKubeconfig } from "../harness/viewer.js";
 import { agent, SECRET } from "../fixtures/execution-tree.js";
@@ -92,50 +93,11 @@ describe("web view (real kube-apiserver, viewer credentials; real NATS event str
   let cp: ControlPlane;
   let ns: string;
   let api: k8s.CustomObjectsApi;
+  let runs: RunWriter;
   let dir: string;
   let viewerConfig: string;
   let watchUi: UiServer;
   let base: string;
-
-  async function putStatus(name: string, status: ExecutionStatus): Promise<void> {
-    const current = (await api.getNamespacedCustomObject({
-      group: GROUP,
-      version: VERSION,
-      namespace: ns,
-      plural: "executions",
-      name,
-    })) as Execution;
-    await api.replaceNamespacedCustomObjectStatus({
-      group: GROUP,
-      version: VERSION,
-      namespace: ns,
-      plural: "executions",
-      name,
-      body: { ...current, status },
-    });
-  }
-
-  async function createRun(name: string): Promise<Execution> {
-    await api.createNamespacedCustomObject({
-      group: GROUP,
-      version: VERSION,
-      namespace: ns,
-      plural: "executions",
-      body: {
-        apiVersion: "100monkeys.ai/v1",
-        kind: "Execution",
-        metadata: { name },
-        spec: { agentRef: { name: "writer" }, input: { token: SECRET } },
-      },
-    });
-    return (await api.getNamespacedCustomObject({
-      group: GROUP,
-      version: VERSION,
-      namespace: ns,
-      plural: "executions",
-      name,
-    })) as Execution;
-  }
 
   const validating = (score: number): ExecutionStatus => ({
     phase: "Running",
@@ -153,11 +115,12 @@ describe("web view (real kube-apiserver, viewer credentials; real NATS event str
   beforeAll(async () => {
     cp = await startControlPlane();
     ns = await cp.createNamespace("web-view");
-    api = cp.kc.makeApiClient(k8s.CustomObjectsApi);
     const applied = await cp.kubectl(["apply", "-n", ns, "-f", "-"], { stdin: AGENTS });
     expect(applied.code, applied.stderr).toBe(0);
-    const run = await createRun("run");
-    await putStatus("run", {
+    api = cp.kc.makeApiClient(k8s.CustomObjectsApi);
+    runs = runWriter(cp.kc, ns);
+    const run = await runs.createRun("run", "writer", { token: SECRET });
+    await runs.putStatus("run", {
       ...validating(1),
       iterations: [
         {
@@ -180,30 +143,8 @@ describe("web view (real kube-apiserver, viewer credentials; real NATS event str
         { name: "run-i1-v1-checker", purpose: "validation", iteration: 1, validatorIndex: 1, judge: "checker", phase: "Succeeded" },
       ],
     });
-    await api.createNamespacedCustomObject({
-      group: GROUP,
-      version: VERSION,
-      namespace: ns,
-      plural: "executions",
-      body: {
-        apiVersion: "100monkeys.ai/v1",
-        kind: "Execution",
-        metadata: {
-          name: "run-i1-v1-checker",
-          labels: { "gavel.dev/parent": "run", "gavel.dev/role": "judge" },
-          ownerReferences: [
-            { apiVersion: "100monkeys.ai/v1", kind: "Execution", name: "run", uid: run.metadata.uid ?? "", controller: true },
-          ],
-        },
-        spec: {
-          agentRef: { name: "checker" },
-          input: { proposed: SECRET },
-          parent: { name: "run", uid: run.metadata.uid ?? "", purpose: "validation", iteration: 1, validatorIndex: 1, depth: 1 },
-          timeoutSeconds: 60,
-        },
-      },
-    });
-    await putStatus("run-i1-v1-checker", {
+    await runs.createJudgeChild(run, { judge: "checker", iteration: 1, validatorIndex: 1, input: { proposed: SECRET } });
+    await runs.putStatus("run-i1-v1-checker", {
       phase: "Succeeded",
       verdict: { score: 0.5, confidence: 0.9, reasoning: "sum <script>subtracts</script>" },
     });
@@ -301,15 +242,15 @@ describe("web view (real kube-apiserver, viewer credentials; real NATS event str
   });
 
   it("Given a page's stream (API-server watch), each status change sends the new tree, and deleting the Execution ends it", async () => {
-    await createRun("live");
-    await putStatus("live", validating(0.25));
+    await runs.createRun("live", "writer", { token: SECRET });
+    await runs.putStatus("live", validating(0.25));
     const sse = new EventReader();
     await sse.open(`${base}stream/namespaces/${ns}/executions/live`);
     try {
       expect(sse.status).toBe(200);
       await sse.next("view", (d) => d.includes('data-score="0.25"'));
       const seen = sse.events.length;
-      await putStatus("live", validating(0.75));
+      await runs.putStatus("live", validating(0.75));
       const next = await sse.next("view", (d) => d.includes('data-score="0.75"'), seen);
       expect(next).toContain("exit code 0 &lt;as expected&gt;");
       expect(next).not.toContain(SECRET);
@@ -346,13 +287,13 @@ describe("web view (real kube-apiserver, viewer credentials; real NATS event str
     });
 
     it("Given a page's stream on the event stream, an event of the tree sends its name to the page and the tree read after it", async () => {
-      await createRun("evented");
-      await putStatus("evented", validating(0.25));
+      await runs.createRun("evented", "writer", { token: SECRET });
+      await runs.putStatus("evented", validating(0.25));
       const sse = new EventReader();
       await sse.open(`${natsUi.url}stream/namespaces/${ns}/executions/evented`);
       try {
         await sse.next("view", (d) => d.includes('data-score="0.25"'));
-        await putStatus("evented", validating(0.6));
+        await runs.putStatus("evented", validating(0.6));
         // Another tree's event moves nothing on this page.
         await stream.publish(EventStream.event({ namespace: ns, root: "other", execution: "other", type: "validator.result", data: {} }));
         await stream.publish(
