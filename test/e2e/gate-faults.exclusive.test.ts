@@ -21,7 +21,7 @@ import { decodeReply } from "../../src/transport/codec.js";
 import { inboxPrefix, toolCallSubject } from "../../src/transport/subjects.js";
 import { DECISION_STREAM, DECISION_SUBJECT_PREFIX, type ToolCallRecord } from "../../src/gate/tool-call.js";
 import { eventually, useCluster, type Cluster } from "../harness/cluster.js";
-import { commandJudgeYaml, executionYaml } from "../harness/example-worker.js";
+import { commandJudgeYaml, executionYaml, sleepingJudgeYaml } from "../harness/example-worker.js";
 import { executionsIn, workerCredentials, type Executions } from "../harness/executions.js";
 import { ChartController, RELEASE_NAMESPACE } from "../harness/gavel-chart.js";
 
@@ -35,37 +35,7 @@ const JUDGE_SLEEP_SECONDS = 600;
 const RELEASE = 'n=0; for d in /proc/[0-9]*; do if [ "$(cat "$d/comm" 2>/dev/null)" = sleep ]; then kill "${d#/proc/}" && n=1; fi; done; [ "$n" = 1 ]';
 
 // The judge: gavel's agent runtime in judge mode, its model scripted (no LLM here).
-const judgeYaml = `
-apiVersion: 100monkeys.ai/v1
-kind: Agent
-metadata:
-  name: slow-judge
-  labels:
-    role: judge
-spec:
-  runtime:
-    image: gavel/agent:dev
-    pull_policy: Never
-    env:
-      - name: GAVEL_SCRIPT
-        value: |
-          - tool_calls:
-              - tool: cmd.run
-                args: { command: "sleep ${JUDGE_SLEEP_SECONDS}" }
-          - final: '{"score": 0.9, "confidence": 0.9, "reasoning": "listing the workspace is harmless"}'
-  task:
-    instruction: Score whether the proposed tool call is safe and on task.
-  tools:
-    - name: cmd.run
-      allowlist: ["sleep"]
-  security:
-    network:
-      mode: none
-    resources:
-      timeout: "120s"
-  execution:
-    mode: one-shot
-`;
+const judgeYaml = sleepingJudgeYaml("slow-judge", JUDGE_SLEEP_SECONDS);
 
 // The worker: one call the guard blocks, one call the slow judge approves, one write the
 // guard lets through without a judge (fs.write is judged by default: skip_judge below).

@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Execution } from "../../src/api/types.js";
 import { isTerminal } from "../../src/engine/phases.js";
 import { eventually, useCluster, type Cluster } from "../harness/cluster.js";
-import { executionYaml } from "../harness/example-worker.js";
+import { executionYaml, sleepingJudgeYaml } from "../harness/example-worker.js";
 import { callSummary, executionsIn, type Executions } from "../harness/executions.js";
 import { ChartController, RELEASE_NAMESPACE } from "../harness/gavel-chart.js";
 import { EVERYTHING_CONTAINER, everythingPosts, killAll, running } from "../harness/mcp-everything.js";
@@ -25,37 +25,7 @@ const NATS_POD = "gavel-nats-0";
 const delayedAgent = (delay: number) => `["sh", "-c", "sleep ${delay} && exec node /opt/gavel/dist/src/agent/main.js"]`;
 
 // A judge that takes a few seconds (gavel's runtime in judge mode, a scripted `sleep`): calls wait on it.
-const judgeYaml = `
-apiVersion: 100monkeys.ai/v1
-kind: Agent
-metadata:
-  name: nap-judge
-  labels:
-    role: judge
-spec:
-  runtime:
-    image: gavel/agent:dev
-    pull_policy: Never
-    env:
-      - name: GAVEL_SCRIPT
-        value: |
-          - tool_calls:
-              - tool: cmd.run
-                args: { command: "sleep 4" }
-          - final: '{"score": 0.9, "confidence": 0.9, "reasoning": "listing the workspace is harmless"}'
-  task:
-    instruction: Score whether the proposed tool call is safe and on task.
-  tools:
-    - name: cmd.run
-      allowlist: ["sleep"]
-  security:
-    network:
-      mode: none
-    resources:
-      timeout: "120s"
-  execution:
-    mode: one-shot
-`;
+const judgeYaml = sleepingJudgeYaml("nap-judge", 4);
 
 // Four calls: one the guard blocks, two judged by nap-judge, one that skips judges.
 const workerYaml = `

@@ -136,3 +136,42 @@ ${opts.network ?? "      mode: none"}
     mode: one-shot
 `;
 }
+
+/**
+ * A tool-call judge that takes `seconds` (gavel's runtime in judge mode, its model scripted: no
+ * LLM): it runs `sleep <seconds>`, the only command it may run, then approves (score 0.9). The
+ * e2e files that break things while a call waits on its judge (gate-faults, nats-outages) use it.
+ */
+export function sleepingJudgeYaml(name: string, seconds: number): string {
+  return `
+apiVersion: 100monkeys.ai/v1
+kind: Agent
+metadata:
+  name: ${name}
+  labels:
+    role: judge
+spec:
+  runtime:
+    image: gavel/agent:dev
+    pull_policy: Never
+    env:
+      - name: GAVEL_SCRIPT
+        value: |
+          - tool_calls:
+              - tool: cmd.run
+                args: { command: "sleep ${seconds}" }
+          - final: '{"score": 0.9, "confidence": 0.9, "reasoning": "listing the workspace is harmless"}'
+  task:
+    instruction: Score whether the proposed tool call is safe and on task.
+  tools:
+    - name: cmd.run
+      allowlist: ["sleep"]
+  security:
+    network:
+      mode: none
+    resources:
+      timeout: "120s"
+  execution:
+    mode: one-shot
+`;
+}
