@@ -21,116 +21,10 @@ import { decodeReply } from "../../src/transport/codec.js";
 import { inboxPrefix, toolCallSubject } from "../../src/transport/subjects.js";
 import { DECISION_STREAM, DECISION_SUBJECT_PREFIX, type ToolCallRecord } from "../../src/gate/tool-call.js";
 import { eventually, useCluster, type Cluster } from "../harness/cluster.js";
-import { commandJudgeYaml, executionYaml, sleepingJudgeYaml } from "../harness/example-worker.js";
+import { executionYaml } from "../harness/example-worker.js";
 import { executionsIn, workerCredentials, type Executions } from "../harness/executions.js";
 import { ChartController, RELEASE_NAMESPACE } from "../harness/gavel-chart.js";
-
-/**
- * The judge's wait: far longer than any test needs, ended by releaseJudge once the test has
- * seen what it came for. A judge never released fails its call at its deadline (120 s).
- */
-const JUDGE_SLEEP_SECONDS = 600;
-
-/** Ends the judge's wait from inside its pod: kills its `sleep` (the image has no pkill), failing when there is none. */
-const RELEASE = 'n=0; for d in /proc/[0-9]*; do if [ "$(cat "$d/comm" 2>/dev/null)" = sleep ]; then kill "${d#/proc/}" && n=1; fi; done; [ "$n" = 1 ]';
-
-// The judge: gavel's agent runtime in judge mode, its model scripted (no LLM here).
-const judgeYaml = sleepingJudgeYaml("slow-judge", JUDGE_SLEEP_SECONDS);
-
-// The worker: one call the guard blocks, one call the slow judge approves, one write the
-// guard lets through without a judge (fs.write is judged by default: skip_judge below).
-const workerYaml = `
-apiVersion: 100monkeys.ai/v1
-kind: Agent
-metadata:
-  name: faulty-worker
-spec:
-  runtime:
-    image: gavel/agent:dev
-    pull_policy: Never
-    env:
-      - name: GAVEL_SCRIPT
-        value: |
-          - tool_calls:
-              - tool: cmd.run
-                args: { command: "rm -rf /" }
-          - tool_calls:
-              - tool: cmd.run
-                args: { command: "ls /workspace" }
-                intent: see what the workspace holds
-          - tool_calls:
-              - tool: fs.list
-                args: { path: /workspace }
-          - final: "done"
-  task:
-    instruction: List the workspace.
-  tools:
-    - fs.list
-    - name: cmd.run
-      allowlist: ["ls"]
-  security:
-    network:
-      mode: allow
-    resources:
-      timeout: "240s"
-  volumes:
-    - name: workspace
-      mount_path: /workspace
-      size: 16Mi
-  execution:
-    mode: one-shot
-    tool_validation:
-      - type: semantic
-        judge_agent: slow-judge
-        min_score: 0.5
-        min_confidence: 0.5
-    validation:
-      - type: exit_code
-        expected: 0
-`;
-const faultyRun = (name: string) => executionYaml(name, "faulty-worker");
-
-/** The calls the worker makes, as the store must end up holding them. */
-const EXPECTED = [
-  { step: 1, tool: "cmd.run", allowed: false, blocked_by: "guard" },
-  { step: 2, tool: "cmd.run", allowed: true, blocked_by: "none" },
-  { step: 3, tool: "fs.list", allowed: true, blocked_by: "none" },
-];
-
-/** The file the copy-killed worker writes before its one call: large enough that its stream copy takes seconds. */
-const BIG_BYTES = 128 * 1024 * 1024;
-
-// A worker of a ReadWriteOncePod workspace that writes BIG_BYTES of noise and its checksum, then
-// makes one judged call; its judge checks the checksum in its copy (streamed out of the worker's pod).
-const copyKillYaml = `
-${commandJudgeYaml("checksum-judge", { allowlist: ["sha256sum"], timeout: "180s", inputs: "      proposed_tool_call: { type: object }\n" })}
----
-apiVersion: 100monkeys.ai/v1
-kind: Agent
-metadata: { name: big-writer }
-spec:
-  runtime:
-    image: "gavel/agent:dev"
-    pull_policy: Never
-    command: ["sh", "-c", "head -c ${BIG_BYTES} /dev/urandom > /workspace/big && sha256sum /workspace/big > /workspace/big.sha256 && exec node /opt/gavel/dist/src/agent/main.js"]
-    env:
-      - name: GAVEL_SCRIPT
-        value: |
-          - tool_calls: [{ tool: cmd.run, args: { command: ls /workspace }, intent: list }]
-          - final: listed
-  task: { instruction: "List the workspace." }
-  tools: [{ name: cmd.run, allowlist: [ls] }]
-  security: { network: { mode: none }, resources: { timeout: 300s } }
-  volumes: [{ name: workspace, mount_path: /workspace, size: 512Mi, access_mode: ReadWriteOncePod }]
-  execution:
-    mode: one-shot
-    validation: [{ type: exit_code, expected: 0 }]
-    tool_validation:
-      - type: semantic
-        judge_agent: checksum-judge
-        min_score: 1.0
-        criteria: "run: sha256sum -c /workspace/big.sha256"
-`;
+import { BIG_BYTES, copyKillYaml, EXPECTED, faultyRun, judgeYaml, RELEASE, workerYaml } from "./gate-faults-manifests.js";
 
 describe("the gate decides every tool call once under faults (chart-installed controller and NATS)", () => {
   let cluster: Cluster;
@@ -143,10 +37,16 @@ describe("the gate decides every tool call once under faults (chart-installed co
   let scaled = false;
 
   const natsUrl = async (): Promise<string> => {
-    const pod = await eventually(async () => {
-      const p = await core.readNamespacedPod({ name: "gavel-nats-0", namespace: RELEASE_NAMESPACE }).catch(() => undefined);
-      return p?.metadata?.deletionTimestamp === undefined && p?.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True") ? p : undefined;
-    }, 180_000, "pod gavel-nats-0 Ready");
+    const pod = await eventually(
+      async () => {
+        const p = await core.readNamespacedPod({ name: "gavel-nats-0", namespace: RELEASE_NAMESPACE }).catch(() => undefined);
+        return p?.metadata?.deletionTimestamp === undefined && p?.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True")
+          ? p
+          : undefined;
+      },
+      180_000,
+      "pod gavel-nats-0 Ready",
+    );
     return `nats://${pod.status?.podIP ?? ""}:4222`;
   };
   const dial = async (creds: Buffer, opts: { inboxPrefix?: string } = {}): Promise<NatsConnection> => {
@@ -176,7 +76,14 @@ describe("the gate decides every tool call once under faults (chart-installed co
         storedAt.push(Math.floor(m.info.timestampNanos / 1e6));
       }
     })();
-    return { records, storedAt, stop: async () => { await messages.close(); await done; } };
+    return {
+      records,
+      storedAt,
+      stop: async () => {
+        await messages.close();
+        await done;
+      },
+    };
   };
 
   /** The records the stream holds now for one Execution (the last of each call). */
@@ -196,19 +103,28 @@ describe("the gate decides every tool call once under faults (chart-installed co
   };
 
   const toolJudgeChildren = async (execution: string): Promise<Execution[]> => {
-    const list = (await api.listNamespacedCustomObject({ group: "100monkeys.ai", version: "v1", namespace: ex.namespace, plural: "executions" })) as { items: Execution[] };
+    const list = (await api.listNamespacedCustomObject({
+      group: "100monkeys.ai",
+      version: "v1",
+      namespace: ex.namespace,
+      plural: "executions",
+    })) as { items: Execution[] };
     return list.items.filter((e) => e.spec.parent?.name === execution && e.spec.parent.purpose === "tool_validation");
   };
 
   /** Waits until the judged call of `execution` waits on its judge child's running pod. */
   const judgeRunning = (execution: string) =>
-    eventually(async () => {
-      const [child] = await toolJudgeChildren(execution);
-      if (child === undefined) return undefined;
-      const pods = await core.listNamespacedPod({ namespace: ex.namespace });
-      const pod = pods.items.find((p) => (p.metadata?.ownerReferences ?? []).some((o) => o.name === child.metadata.name));
-      return pod?.status?.phase === "Running" ? { child, pod: pod.metadata?.name ?? "" } : undefined;
-    }, 180_000, `${execution}'s tool-judge child running`);
+    eventually(
+      async () => {
+        const [child] = await toolJudgeChildren(execution);
+        if (child === undefined) return undefined;
+        const pods = await core.listNamespacedPod({ namespace: ex.namespace });
+        const pod = pods.items.find((p) => (p.metadata?.ownerReferences ?? []).some((o) => o.name === child.metadata.name));
+        return pod?.status?.phase === "Running" ? { child, pod: pod.metadata?.name ?? "" } : undefined;
+      },
+      180_000,
+      `${execution}'s tool-judge child running`,
+    );
 
   /** Lets the held judge in `pod` give its verdict now. */
   const releaseJudge = async (pod: string) => {
@@ -218,7 +134,11 @@ describe("the gate decides every tool call once under faults (chart-installed co
 
   /** Waits until a claim on step `step` of the watched run is stored after `since` (ms): a gate holds the call (again). */
   const claimedSince = (watch: { records: ToolCallRecord[]; storedAt: number[] }, step: number, since: number, what: string) =>
-    eventually(() => (watch.records.some((r, i) => r.kind === "claim" && r.step === step && (watch.storedAt[i] ?? 0) > since) ? true : undefined), 60_000, what);
+    eventually(
+      () => (watch.records.some((r, i) => r.kind === "claim" && r.step === step && (watch.storedAt[i] ?? 0) > since) ? true : undefined),
+      60_000,
+      what,
+    );
 
   /** What must hold after any fault: the run succeeded, one judge child, one decision per call, in the status too. */
   const decidedOnce = async (execution: string, extraBlocked = 0): Promise<Execution> => {
@@ -229,14 +149,22 @@ describe("the gate decides every tool call once under faults (chart-installed co
     expect(children[0]?.status?.phase).toBe("Succeeded");
     const stored = [...(await storedRecords(execution)).values()].filter((r) => r.step <= 3).sort((a, b) => a.step - b.step);
     expect(stored.map((r) => r.kind)).toEqual(["decision", "decision", "decision"]);
-    expect(stored.map((r) => (r.kind === "decision" ? { step: r.step, tool: r.tool, allowed: r.decision.allowed, blocked_by: r.decision.blocked_by } : r))).toEqual(EXPECTED);
+    expect(
+      stored.map((r) =>
+        r.kind === "decision" ? { step: r.step, tool: r.tool, allowed: r.decision.allowed, blocked_by: r.decision.blocked_by } : r,
+      ),
+    ).toEqual(EXPECTED);
     const judged = stored[1];
     expect(judged?.kind === "decision" ? judged.decision.judges.map((j) => j.child) : []).toEqual([children[0]?.metadata.name]);
     // The worker got one decision per call (the status the leader folds from the store says what it ran).
-    const status = await eventually(async () => {
-      const e = await ex.get(execution);
-      return e?.status?.toolCalls?.proposed === 3 + extraBlocked ? e.status : undefined;
-    }, 30_000, `${execution}'s tool calls in its status`);
+    const status = await eventually(
+      async () => {
+        const e = await ex.get(execution);
+        return e?.status?.toolCalls?.proposed === 3 + extraBlocked ? e.status : undefined;
+      },
+      30_000,
+      `${execution}'s tool calls in its status`,
+    );
     expect(status.toolCalls).toEqual({ proposed: 3 + extraBlocked, allowed: 2, blocked: 1 + extraBlocked });
     return done;
   };
@@ -251,10 +179,22 @@ describe("the gate decides every tool call once under faults (chart-installed co
     const secret = await core.readNamespacedSecret({ name: "gavel-nats-credentials", namespace: RELEASE_NAMESPACE });
     gavelCreds = Buffer.from(secret.data?.["nats.creds"] ?? "", "base64");
     await ex.apply(judgeYaml + "---" + workerYaml);
-    await eventually(async () => {
-      const r = await cluster.kubectl(["get", "agent", "faulty-worker", "-n", ns, "-o", "jsonpath={.status.conditions[?(@.type=='Ready')].status}"]);
-      return r.stdout === "True" ? true : undefined;
-    }, 60_000, "Agent faulty-worker Ready");
+    await eventually(
+      async () => {
+        const r = await cluster.kubectl([
+          "get",
+          "agent",
+          "faulty-worker",
+          "-n",
+          ns,
+          "-o",
+          "jsonpath={.status.conditions[?(@.type=='Ready')].status}",
+        ]);
+        return r.stdout === "True" ? true : undefined;
+      },
+      60_000,
+      "Agent faulty-worker Ready",
+    );
   });
   afterAll(async () => {
     for (const c of conns) await c.close().catch(() => undefined);
@@ -276,12 +216,16 @@ describe("the gate decides every tool call once under faults (chart-installed co
     await claimedSince(watch, 2, restartedAt, "kill-1's judged call claimed by the new controller's gate");
     await releaseJudge(pod);
     const done = await decidedOnce("kill-1");
-    console.log(`controller killed while ${child.metadata.name} judged; kill-1 ${done.status?.phase} ${Date.now() - killedAt} ms after the kill`);
+    console.log(
+      `controller killed while ${child.metadata.name} judged; kill-1 ${done.status?.phase} ${Date.now() - killedAt} ms after the kill`,
+    );
     await watch.stop();
     // Every record stored while it ran: one decision per call, whatever claims came and went.
     const decisions = watch.records.filter((r) => r.kind === "decision");
     expect(decisions.map((r) => r.step).sort()).toEqual([1, 2, 3]);
-    console.log(`kill-1: ${watch.records.length} records stored (${decisions.length} decisions, ${watch.records.length - decisions.length} claims/renewals)`);
+    console.log(
+      `kill-1: ${watch.records.length} records stored (${decisions.length} decisions, ${watch.records.length - decisions.length} claims/renewals)`,
+    );
   }, 420_000);
 
   it("the controller SIGKILLed in the middle of a tool-call judge's stream copy: the copy is made again, one judge verdict, one decision, nothing left over", async () => {
@@ -291,42 +235,64 @@ describe("the gate decides every tool call once under faults (chart-installed co
     // When the judge's copy holds part of the worker's file, the controller dies
     const child = await eventually(async () => (await toolJudgeChildren("copy-kill"))[0], 180_000, "copy-kill's tool-judge child");
     const copy = await eventually(() => ex.workspace(child.metadata.name).catch(() => undefined), 120_000, "the judge's copy claim bound");
-    const partial = await eventually(async () => {
-      const size = (await stat(join(copy, "big")).catch(() => undefined))?.size ?? 0;
-      return size > 0 ? size : undefined;
-    }, { timeoutMs: 180_000, everyMs: 20, what: "the stream copy under way" });
+    const partial = await eventually(
+      async () => {
+        const size = (await stat(join(copy, "big")).catch(() => undefined))?.size ?? 0;
+        return size > 0 ? size : undefined;
+      },
+      { timeoutMs: 180_000, everyMs: 20, what: "the stream copy under way" },
+    );
     expect(partial, "the copy finished before the controller could be killed: make BIG_BYTES larger").toBeLessThan(BIG_BYTES);
     await controller.kill();
     // The cut copy had not been committed: the new controller streams it again (it would not, had the copier ended).
-    await eventually(async () => {
-      // The log of the running controller container only (controller.log() puts the previous one first).
-      const sections = (await controller.log()).split(/^--- /m);
-      const current = sections.filter((x) => !/^\S+ \(previous container\)/.test(x)).at(-1) ?? "";
-      return current.includes(`"copier":"${ex.namespace}/${child.metadata.name}-copy"`) && current.includes("workspace stream copy started") ? true : undefined;
-    }, 60_000, "the new controller to stream the judge's copy");
+    await eventually(
+      async () => {
+        // The log of the running controller container only (controller.log() puts the previous one first).
+        const sections = (await controller.log()).split(/^--- /m);
+        const current = sections.filter((x) => !/^\S+ \(previous container\)/.test(x)).at(-1) ?? "";
+        return current.includes(`"copier":"${ex.namespace}/${child.metadata.name}-copy"`) &&
+          current.includes("workspace stream copy started")
+          ? true
+          : undefined;
+      },
+      60_000,
+      "the new controller to stream the judge's copy",
+    );
     console.log(`copy-kill: controller killed with ${(partial / 2 ** 20).toFixed(1)} of ${BIG_BYTES / 2 ** 20} MiB copied`);
 
     // Then the new controller copies again: the judge saw the whole file (its checksum), once
     const done = await ex.final("copy-kill", 300_000);
     const children = await toolJudgeChildren("copy-kill");
     expect(done.status?.phase, JSON.stringify(children.map((c) => c.status))).toBe("Succeeded");
-    expect(children.map((c) => [c.metadata.name, c.status?.phase, c.status?.verdict?.score])).toEqual([[child.metadata.name, "Succeeded", 1]]);
+    expect(children.map((c) => [c.metadata.name, c.status?.phase, c.status?.verdict?.score])).toEqual([
+      [child.metadata.name, "Succeeded", 1],
+    ]);
     // The worker got one decision (the status the leader folds from the store says what it ran).
-    await eventually(async () => ((await ex.get("copy-kill"))?.status?.toolCalls?.proposed === 1 ? true : undefined), 30_000, "copy-kill's call in its status");
+    await eventually(
+      async () => ((await ex.get("copy-kill"))?.status?.toolCalls?.proposed === 1 ? true : undefined),
+      30_000,
+      "copy-kill's call in its status",
+    );
     expect((await ex.get("copy-kill"))?.status?.toolCalls).toEqual({ proposed: 1, allowed: 1, blocked: 0 });
     await watch.stop();
     const decisions = watch.records.filter((r) => r.kind === "decision");
-    expect(decisions.map((r) => (r.kind === "decision" ? [r.step, r.tool, r.decision.allowed, r.decision.judges.map((j) => j.child)] : []))).toEqual([[1, "cmd.run", true, [child.metadata.name]]]);
+    expect(
+      decisions.map((r) => (r.kind === "decision" ? [r.step, r.tool, r.decision.allowed, r.decision.judges.map((j) => j.child)] : [])),
+    ).toEqual([[1, "cmd.run", true, [child.metadata.name]]]);
     // Nothing left over: no pod runs, the copier is gone, the claims are the worker's and the judge's copy, each owned.
     await ex.podsEnded("copy-kill");
     const pods = (await core.listNamespacedPod({ namespace: ex.namespace })).items.map((p) => p.metadata?.name ?? "");
     expect(pods.filter((p) => p.includes("copy-kill") && p.endsWith("-copy-ex"))).toEqual([]);
-    const claims = (await core.listNamespacedPersistentVolumeClaim({ namespace: ex.namespace })).items.filter((c) => c.metadata?.name?.startsWith("copy-kill") === true);
+    const claims = (await core.listNamespacedPersistentVolumeClaim({ namespace: ex.namespace })).items.filter(
+      (c) => c.metadata?.name?.startsWith("copy-kill") === true,
+    );
     expect(claims.map((c) => [c.metadata?.name, c.metadata?.ownerReferences?.map((o) => o.name)]).sort()).toEqual([
       [`${child.metadata.name}-workspace`, [child.metadata.name]],
       ["copy-kill-workspace", ["copy-kill"]],
     ]);
-    console.log(`copy-kill: ${done.status?.phase}; judge child ${child.metadata.name} ${child.status?.startTime ?? ""} -> ${(await ex.get(child.metadata.name))?.status?.completionTime ?? ""}`);
+    console.log(
+      `copy-kill: ${done.status?.phase}; judge child ${child.metadata.name} ${child.status?.startTime ?? ""} -> ${(await ex.get(child.metadata.name))?.status?.completionTime ?? ""}`,
+    );
   }, 480_000);
 
   it("NATS restarted while a call waits on its judge: the waiting proposal is decided once and the run succeeds", async () => {
@@ -339,7 +305,11 @@ describe("the gate decides every tool call once under faults (chart-installed co
     expect(isTerminal((await ex.get(child.metadata.name))?.status?.phase)).toBe(false);
     console.log(`NATS pod back and Ready ${Date.now() - deletedAt} ms after its deletion (${child.metadata.name} judging)`);
     // The gate still holds the waiting call on the restarted NATS (it renews its claim there); then the judge may answer.
-    const watch = await eventually(() => watchRecords("nats-1").catch(() => undefined), 60_000, "a consumer on the restarted NATS's decision stream");
+    const watch = await eventually(
+      () => watchRecords("nats-1").catch(() => undefined),
+      60_000,
+      "a consumer on the restarted NATS's decision stream",
+    );
     await claimedSince(watch, 2, deletedAt, "nats-1's judged call claimed on the restarted NATS");
     await watch.stop();
     await releaseJudge(pod);
@@ -358,7 +328,11 @@ describe("the gate decides every tool call once under faults (chart-installed co
     const { pod } = await judgeRunning("pair-1");
 
     // While the judged call waits: bad input with pair-1's own credential, at the gates of both replicas.
-    const creds = await eventually(() => workerCredentials(core, ex.namespace, "pair-1").catch(() => undefined), 30_000, "the worker credential Secret of pair-1");
+    const creds = await eventually(
+      () => workerCredentials(core, ex.namespace, "pair-1").catch(() => undefined),
+      30_000,
+      "the worker credential Secret of pair-1",
+    );
     const nc = await dial(creds, { inboxPrefix: inboxPrefix(ex.namespace, "pair-1") });
     const subject = toolCallSubject(ex.namespace, "pair-1");
     const ask = async (body: string, timeout = 5000) => {
@@ -368,20 +342,38 @@ describe("the gate decides every tool call once under faults (chart-installed co
     };
     const base = { namespace: ex.namespace, execution: "pair-1", iteration: 1, step: 9, tool: "fs.list", args: { path: "/workspace" } };
     expect(await ask("{not json")).toMatchObject({ kind: "error", reply: { error: { code: "invalid_proposal", field: "/" } } });
-    expect(await ask(JSON.stringify({ ...base, toolCallId: "bad-1", step: "nine" }))).toMatchObject({ kind: "error", reply: { error: { code: "invalid_proposal", field: "/step" } } });
-    expect(await ask(JSON.stringify({ ...base, toolCallId: "bad-2", execution: "kill-1" }))).toMatchObject({ kind: "error", reply: { error: { code: "forbidden", field: "/execution" } } });
+    expect(await ask(JSON.stringify({ ...base, toolCallId: "bad-1", step: "nine" }))).toMatchObject({
+      kind: "error",
+      reply: { error: { code: "invalid_proposal", field: "/step" } },
+    });
+    expect(await ask(JSON.stringify({ ...base, toolCallId: "bad-2", execution: "kill-1" }))).toMatchObject({
+      kind: "error",
+      reply: { error: { code: "forbidden", field: "/execution" } },
+    });
     // The worker's judged call (i1 step 2) re-used with other arguments: a conflict, and its judging goes on.
-    const judgedId = (await eventually(async () => {
-      const [c] = await toolJudgeChildren("pair-1");
-      return c?.spec.parent?.toolCallId;
-    }, 30_000, "the judged call's id"));
-    expect(await ask(JSON.stringify({ ...base, step: 2, tool: "cmd.run", args: { command: "ls /" }, toolCallId: judgedId }))).toMatchObject({ kind: "error", reply: { error: { code: "conflict", field: "/toolCallId" } } });
+    const judgedId = await eventually(
+      async () => {
+        const [c] = await toolJudgeChildren("pair-1");
+        return c?.spec.parent?.toolCallId;
+      },
+      30_000,
+      "the judged call's id",
+    );
+    expect(await ask(JSON.stringify({ ...base, step: 2, tool: "cmd.run", args: { command: "ls /" }, toolCallId: judgedId }))).toMatchObject(
+      { kind: "error", reply: { error: { code: "conflict", field: "/toolCallId" } } },
+    );
     // The judged call re-sent 8 times at once, as a worker whose attempts time out would: the
     // queue group spreads them over both replicas (one joins its own judging, the other waits
     // on the claim); every answer is the one decision the store ends up holding.
-    const resent = Promise.all(Array.from({ length: 8 }, () => ask(JSON.stringify({ ...base, step: 2, tool: "cmd.run", args: { command: "ls /workspace" }, toolCallId: judgedId }), 120_000)));
+    const resent = Promise.all(
+      Array.from({ length: 8 }, () =>
+        ask(JSON.stringify({ ...base, step: 2, tool: "cmd.run", args: { command: "ls /workspace" }, toolCallId: judgedId }), 120_000),
+      ),
+    );
     resent.catch(() => undefined); // awaited below; never an unhandled rejection meanwhile
-    const big = await ask(JSON.stringify({ ...base, toolCallId: "bad-big", tool: "fs.list", args: { path: "/workspace", pad: "x".repeat(300 * 1024) } }));
+    const big = await ask(
+      JSON.stringify({ ...base, toolCallId: "bad-big", tool: "fs.list", args: { path: "/workspace", pad: "x".repeat(300 * 1024) } }),
+    );
     expect(big).toMatchObject({ kind: "decision", decision: { allowed: false, blocked_by: "guard" } });
     expect(big.kind === "decision" ? big.decision.reason : "").toMatch(/^argument_too_large: the proposal is \d+ bytes/);
     // The re-sends went out on this connection before the oversized proposal, which is answered:
@@ -395,11 +387,14 @@ describe("the gate decides every tool call once under faults (chart-installed co
     await watch.stop();
     const stored = (await storedRecords("pair-1")).get(judgedId ?? "");
     expect(stored?.kind).toBe("decision");
-    for (const answer of await resent) expect(answer).toEqual({ kind: "decision", decision: stored?.kind === "decision" ? stored.decision : undefined });
+    for (const answer of await resent)
+      expect(answer).toEqual({ kind: "decision", decision: stored?.kind === "decision" ? stored.decision : undefined });
     const decisions = watch.records.filter((r) => r.kind === "decision");
     // One decision per call across both replicas (the oversized one included: it was decided, denied).
     expect(decisions.map((r) => `${r.step}/${r.tool}`).sort()).toEqual(["1/cmd.run", "2/cmd.run", "3/fs.list", "9/fs.list"]);
     const gates = new Set(watch.records.map((r) => r.gate));
-    console.log(`pair-1: ${watch.records.length} records stored by ${gates.size} gate(s) (${[...gates].join(", ")}); ${decisions.length} decisions`);
+    console.log(
+      `pair-1: ${watch.records.length} records stored by ${gates.size} gate(s) (${[...gates].join(", ")}); ${decisions.length} decisions`,
+    );
   }, 480_000);
 });
