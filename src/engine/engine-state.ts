@@ -10,7 +10,6 @@ import type {
   IterationRecord,
   MultiJudgeValidatorSpec,
   SemanticValidatorSpec,
-  ValidatorSpec,
 } from "../api/types.js";
 import type { aggregateConsensus } from "./consensus.js";
 import type { RunLimits } from "./durations.js";
@@ -112,12 +111,6 @@ export function observeJudge(state: EngineState, child: string, outcome: JudgeOu
 /** Asks the Execution to stop; the next `decide` cancels it. */
 export function requestCancel(state: EngineState): void {
   state.cancelRequested = true;
-}
-
-/** The outer-loop validators of an agent (the judge form of `execution.validation` has none). */
-export function validatorsOf(agent: Agent): ValidatorSpec[] {
-  const v = agent.spec.execution?.validation;
-  return Array.isArray(v) ? v : [];
 }
 
 /** Key under which a requested file's content is observed. */

@@ -2,6 +2,7 @@
 // at the first failure; files and judge children are asked for once and folded in when the
 // driver has observed them.
 import type {
+  Agent,
   ChildRef,
   ExecutionStatus,
   MultiJudgeValidatorSpec,
@@ -16,7 +17,6 @@ import {
   currentIteration,
   event,
   fileKey,
-  validatorsOf,
   type EngineAction,
   type EngineContext,
   type EngineState,
@@ -37,6 +37,12 @@ export interface IterationEnd {
   /** Why the iteration failed; undefined when it passed. */
   reason: string | undefined;
   score: number;
+}
+
+/** The outer-loop validators of an agent (the judge form of `execution.validation` has none). */
+export function validatorsOf(agent: Agent): ValidatorSpec[] {
+  const v = agent.spec.execution?.validation;
+  return Array.isArray(v) ? v : [];
 }
 
 /**

@@ -28,7 +28,6 @@ export {
   observeJudge,
   observeWorker,
   requestCancel,
-  validatorsOf,
   type EngineAction,
   type EngineContext,
   type EngineState,
@@ -36,6 +35,7 @@ export {
   type JudgeChildRequest,
   type WorkerObservation,
 } from "./engine-state.js";
+export { validatorsOf } from "./iteration-validation.js";
 export { restoreState, type Observations, type RestoredState } from "./restore-state.js";
 export { runLimits, type RunLimits } from "./durations.js";
 

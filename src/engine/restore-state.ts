@@ -1,11 +1,10 @@
 // The engine state an Execution is in, rebuilt from its status and what a driver that keeps no
 // state (the controller) observes now, so that deciding on it starts nothing twice.
-import { judgeRequest } from "./iteration-validation.js";
+import { judgeRequest, validatorsOf } from "./iteration-validation.js";
 import {
   initialState,
   observeJudge,
   observeWorker,
-  validatorsOf,
   type EngineContext,
   type EngineState,
   type JudgeChildRequest,
