@@ -55,6 +55,21 @@ export function ownerOf(execution: Execution): OwnerReference {
   };
 }
 
+/** How an Execution marks what it owns, worked out once: its name and namespace, its controller ownerReference and the label value that finds them. */
+export interface OwnerMarks {
+  name: string;
+  namespace: string;
+  reference: OwnerReference;
+  /** Its name as a label value (labelValue). */
+  label: string;
+}
+
+/** The marks `execution` puts on what it owns (ownerOf, labelValue). */
+export function ownerMarks(execution: Execution): OwnerMarks {
+  const { name } = execution.metadata;
+  return { name, namespace: execution.metadata.namespace ?? "default", reference: ownerOf(execution), label: labelValue(name) };
+}
+
 /** A label value (≤ 63 characters, alphanumeric at both ends) for any object name. */
 export function labelValue(name: string): string {
   if (name.length <= 63) return name;

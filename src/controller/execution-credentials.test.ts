@@ -6,7 +6,7 @@ import { parseCreds, decodeJwt, createTrust, issueWorkerCredentials } from "../t
 import { podFor, WORKER_CREDS_DIR } from "../runtime/kubernetes/pod-workloads.js";
 import { credentialExpiry, credentialsSecretName, workerCredentialsSecret } from "./execution-credentials.js";
 import { EXECUTION_INSTANCE, judgeSpec, placementOf, workspaceMounts } from "./execution-pods.js";
-import { workerWorkload, type WorkerOptions, type WorkerRun } from "../children/workloads.js";
+import { ownerMarks, workerWorkload, type WorkerOptions, type WorkerRun } from "../children/workloads.js";
 import { runLimits } from "../engine/durations.js";
 
 /** Iteration N's worker as the reconciler builds it: the workspace claims read-write. */
@@ -58,7 +58,7 @@ describe("execution credentials", () => {
   it("mounts the Secret read-only into the worker pod and sets GAVEL_NATS_CREDS_FILE; judges get nothing", () => {
     const pod = podFor(
       workerOf(ex, agent, { name: "demo-i1", iteration: 1, timeoutSeconds: 60 }, { natsUrl: "nats://n:4222" }),
-      { ...placementOf(ex, "apart"), credentialSecret: "demo-nats" },
+      { ...placementOf(ownerMarks(ex), "apart"), credentialSecret: "demo-nats" },
       { instance: EXECUTION_INSTANCE },
     );
     const spec = pod.spec;

@@ -5,7 +5,7 @@ import { describe, expect, it } from "vitest";
 import type { Agent, Execution, VolumeSpec } from "../api/types.js";
 import { LABELS } from "../runtime/kubernetes/pod-spec.js";
 import { INLINE_INPUT_LIMIT, SPAWN_ERROR_ANNOTATION, storedJudgeChild, validationJudgeChild } from "../children/child-executions.js";
-import { ENV_PAYLOAD_LIMIT, INPUT_ANNOTATION, MAX_PAYLOAD_BYTES } from "../children/workloads.js";
+import { ENV_PAYLOAD_LIMIT, INPUT_ANNOTATION, MAX_PAYLOAD_BYTES, ownerMarks } from "../children/workloads.js";
 import { joinParts, PART_BYTES, parseDescriptor } from "../runtime/kubernetes/configmap-parts.js";
 import {
   EXECUTION_INSTANCE,
@@ -83,7 +83,7 @@ describe("execution pods", () => {
   it("the worker pod has a deterministic name, the Execution as controller owner, the env contract and the claim read-write", () => {
     const pod = podFor(
       workerOf(ex, agent, { name: "demo-i2", iteration: 2, feedback: "fix it", timeoutSeconds: 60 }, {}),
-      placementOf(ex, "apart"),
+      placementOf(ownerMarks(ex), "apart"),
       shape,
     );
     expect(pod.metadata?.name).toBe(workloadPodName("demo-i2"));
@@ -176,7 +176,7 @@ describe("execution pods", () => {
     expect(pvc.metadata?.name).toBe("demo-i1-v0-j-workspace");
     expect(pvc.metadata?.ownerReferences?.[0]).toMatchObject({ kind: "Execution", name: "demo-i1-v0-j" });
     expect(pvc.spec?.accessModes).toEqual(["ReadWriteOncePod"]);
-    const pod = podFor(copierWorkload(child, copies, "gavel/base:test"), placementOf(child), shape);
+    const pod = podFor(copierWorkload(child, copies, "gavel/base:test"), placementOf(ownerMarks(child)), shape);
     expect(pod.metadata?.name).toBe("gavel-demo-i1-v0-j-copy-ex");
     expect(pod.metadata?.ownerReferences?.[0]).toMatchObject({ kind: "Execution", name: "demo-i1-v0-j", controller: true });
     const c = pod.spec?.containers[0];
@@ -222,7 +222,7 @@ describe("execution pods", () => {
 
     const worker = with_(undefined, [rwo, rwop]);
     const run = { name: "demo-i1", iteration: 1, timeoutSeconds: 60 };
-    const pod = podFor(workerOf(ex, worker, run, {}), workerPlacement(ex, worker, "gavel/base:test"), {
+    const pod = podFor(workerOf(ex, worker, run, {}), workerPlacement(ownerMarks(ex), worker, "gavel/base:test"), {
       ...shape,
       imagePullPolicy: "Never",
     });
@@ -243,8 +243,11 @@ describe("execution pods", () => {
       pod.spec?.containers[0]?.volumeMounts?.filter((m) => m.mountPath.startsWith("/w") || m.mountPath === "/solo").map((m) => m.readOnly),
     ).toEqual([false, false]);
     expect(
-      podFor(workerOf(ex, with_("snapshot", [rwop]), run, {}), workerPlacement(ex, with_("snapshot", [rwop]), "gavel/base:test"), shape)
-        .spec?.initContainers,
+      podFor(
+        workerOf(ex, with_("snapshot", [rwop]), run, {}),
+        workerPlacement(ownerMarks(ex), with_("snapshot", [rwop]), "gavel/base:test"),
+        shape,
+      ).spec?.initContainers,
     ).toBeUndefined();
 
     const child: Execution = {
@@ -262,7 +265,7 @@ describe("execution pods", () => {
     ]);
     const copier = podFor(
       streamCopierWorkload(child, copies, "gavel/base:test"),
-      { ...placementOf(child), annotations: { [COPY_SOURCE_ANNOTATION]: "gavel-demo-i1-ex" } },
+      { ...placementOf(ownerMarks(child)), annotations: { [COPY_SOURCE_ANNOTATION]: "gavel-demo-i1-ex" } },
       shape,
     );
     expect(copier.metadata?.annotations?.[COPY_SOURCE_ANNOTATION]).toBe("gavel-demo-i1-ex");
@@ -339,7 +342,7 @@ describe("execution pods", () => {
     ]);
     // The worker's node is kept with its result, for judges that start after its pod is gone.
     const result = resultConfigMaps(
-      ex,
+      ownerMarks(ex),
       "demo-i1",
       { iteration: 1, exitCode: 0, stdout: "", stderr: "", timedOut: false, cancelled: false },
       "node-a",
@@ -377,7 +380,7 @@ describe("execution pods", () => {
   });
 
   it("claims take the volume's size, access mode and storage class", () => {
-    const pvc = claimManifest(ex, agent.spec.volumes![0]!);
+    const pvc = claimManifest(ownerMarks(ex), agent.spec.volumes![0]!);
     expect(pvc.metadata?.name).toBe("demo-workspace");
     expect(pvc.spec).toEqual({ accessModes: ["ReadWriteOnce"], resources: { requests: { storage: "2Gi" } }, storageClassName: "fast" });
     expect(claimName("My_Run", "Work Space")).toBe("my-run-work-space");
@@ -385,15 +388,15 @@ describe("execution pods", () => {
 
   it("a worker result survives a ConfigMap round trip; an output larger than one ConfigMap is kept whole in parts", () => {
     const w = { iteration: 2, exitCode: 3, stdout: "out", stderr: "err", timedOut: true, cancelled: false };
-    const small = resultConfigMaps(ex, "demo-i2", w);
+    const small = resultConfigMaps(ownerMarks(ex), "demo-i2", w);
     expect(small.map((c) => c.metadata?.name)).toEqual(["demo-i2-result"]);
     expect(workerResultOf(small[0]!)).toEqual(w);
     // Why stdout holds stderr too (a pod not run under gavel-launch) is kept with it.
     const merged = { ...w, streamsMerged: "stderr is merged into stdout: ..." };
-    expect(workerResultOf(resultConfigMaps(ex, "demo-i2", merged)[0]!)).toEqual(merged);
+    expect(workerResultOf(resultConfigMaps(ownerMarks(ex), "demo-i2", merged)[0]!)).toEqual(merged);
     // 3 MiB of multi-byte text: parts cut inside characters join back intact.
     const text = "é→".repeat(600 * 1024);
-    const big = resultConfigMaps(ex, "demo-i2", { ...w, stdout: text });
+    const big = resultConfigMaps(ownerMarks(ex), "demo-i2", { ...w, stdout: text });
     expect(big.map((c) => c.metadata?.name)).toEqual([
       "demo-i2-result-out-00",
       "demo-i2-result-out-01",

@@ -6,7 +6,16 @@ import { createHash } from "node:crypto";
 import type * as k8s from "@kubernetes/client-node";
 import { API_VERSION, type Agent, type Execution, type VolumeSpec, type WorkspaceStrategy } from "../api/types.js";
 import type { RuntimeTable } from "../children/runtime-table.js";
-import { CHILD_LABELS, INPUT_ANNOTATION, INPUT_DIR, judgeWorkload, labelValue, ownerOf } from "../children/workloads.js";
+import {
+  CHILD_LABELS,
+  INPUT_ANNOTATION,
+  INPUT_DIR,
+  judgeWorkload,
+  labelValue,
+  ownerMarks,
+  ownerOf,
+  type OwnerMarks,
+} from "../children/workloads.js";
 import { inputPartsPrefix } from "../children/child-executions.js";
 import {
   describeParts,
@@ -274,7 +283,7 @@ export function snapshotError(obj: unknown): string | undefined {
 
 /** The claim of a judge's copy of a worker volume: the volume's size, class and access mode, owned by the judge child. */
 export function copyClaimManifest(child: Execution, copy: WorkspaceCopy): k8s.V1PersistentVolumeClaim {
-  const pvc = claimManifest(child, copy.volume);
+  const pvc = claimManifest(ownerMarks(child), copy.volume);
   return { ...pvc, metadata: { ...pvc.metadata, name: copy.to.source } };
 }
 
@@ -326,14 +335,14 @@ function copierSpec(child: Execution, mounts: WorkloadMount[], command: string[]
 }
 
 /** The PersistentVolumeClaim of one workspace volume, owned by the Execution. */
-export function claimManifest(execution: Execution, volume: VolumeSpec): k8s.V1PersistentVolumeClaim {
+export function claimManifest(owner: OwnerMarks, volume: VolumeSpec): k8s.V1PersistentVolumeClaim {
   return {
     apiVersion: "v1",
     kind: "PersistentVolumeClaim",
     metadata: {
-      name: claimName(execution.metadata.name, volume.name),
-      labels: { [CHILD_LABELS.execution]: labelValue(execution.metadata.name) },
-      ownerReferences: [ownerOf(execution)],
+      name: claimName(owner.name, volume.name),
+      labels: { [CHILD_LABELS.execution]: owner.label },
+      ownerReferences: [owner.reference],
     },
     spec: {
       accessModes: [volume.access_mode ?? "ReadWriteOnce"],
@@ -350,14 +359,14 @@ export interface SpecOptions {
 }
 
 /** Where the reconciler places a workload of `owner`: its namespace, owned by it; `streams` "apart" for workers and judges (gavel-launch). */
-export function placementOf(owner: Execution, streams: "apart" | "merged" = "merged"): PodPlacement {
-  return { namespace: owner.metadata.namespace ?? "default", owner: ownerOf(owner), streams };
+export function placementOf(owner: OwnerMarks, streams: "apart" | "merged" = "merged"): PodPlacement {
+  return { namespace: owner.namespace, owner: owner.reference, streams };
 }
 
 /** Where iteration N's worker runs: its Execution's placement, with the copy source when its tool-call judges need one (streamsCopies; `image`: the reader image). */
-export function workerPlacement(execution: Execution, agent: Agent, image: string): PodPlacement {
-  const place = placementOf(execution, "apart");
-  return streamsCopies(agent) ? { ...place, sidecars: [copySource(agent.spec.volumes ?? [], execution.metadata.name, image)] } : place;
+export function workerPlacement(owner: OwnerMarks, agent: Agent, image: string): PodPlacement {
+  const place = placementOf(owner, "apart");
+  return streamsCopies(agent) ? { ...place, sidecars: [copySource(agent.spec.volumes ?? [], owner.name, image)] } : place;
 }
 
 /** The workload name of iteration N's reader of one file (its FileRequest key): deterministic, so a reconcile finds it again. */
@@ -366,10 +375,10 @@ export function readerName(execution: string, iteration: number, fileKey: string
 }
 
 /** A validator's file reader (runtime/file-reader.ts) labelled with its Execution and iteration. */
-export function readerWorkload(execution: Execution, spec: WorkloadSpec, iteration: number): WorkloadSpec {
+export function readerWorkload(owner: OwnerMarks, spec: WorkloadSpec, iteration: number): WorkloadSpec {
   const labels = {
     ...spec.labels,
-    [CHILD_LABELS.execution]: labelValue(execution.metadata.name),
+    [CHILD_LABELS.execution]: owner.label,
     [CHILD_LABELS.role]: "reader",
     [CHILD_LABELS.iteration]: String(iteration),
   };
@@ -394,7 +403,7 @@ export function judgeSpec(
     descriptor === undefined
       ? {}
       : { parts: { volume: "input", prefix: inputPartsPrefix(child.metadata.name), descriptor, mountPath: INPUT_DIR } };
-  return { spec, place: { ...placementOf(child, "apart"), ...parts } };
+  return { spec, place: { ...placementOf(ownerMarks(child), "apart"), ...parts } };
 }
 
 /** Prefix of the ConfigMap parts of a worker output larger than one part: `<worker>-result-out`. */
@@ -412,9 +421,9 @@ function outputPartsPrefix(result: string): string {
  * than one part (up to the runtime's 8 MiB cap), the parts `<worker>-result-out-NN` first and
  * their descriptor in the result, and the worker's node. Create them in order.
  */
-export function resultConfigMaps(execution: Execution, worker: string, w: WorkerObservation, node?: string): k8s.V1ConfigMap[] {
-  const labels = { [CHILD_LABELS.execution]: labelValue(execution.metadata.name), [CHILD_LABELS.iteration]: String(w.iteration) };
-  const ownerReferences = [ownerOf(execution)];
+export function resultConfigMaps(owner: OwnerMarks, worker: string, w: WorkerObservation, node?: string): k8s.V1ConfigMap[] {
+  const labels = { [CHILD_LABELS.execution]: owner.label, [CHILD_LABELS.iteration]: String(w.iteration) };
+  const ownerReferences = [owner.reference];
   const bytes = Buffer.from(w.stdout);
   const parts = bytes.length > PART_BYTES ? partConfigMaps(resultPartsPrefix(worker), bytes, { labels, ownerReferences }) : [];
   const result: k8s.V1ConfigMap = {

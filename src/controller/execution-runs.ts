@@ -7,7 +7,7 @@ import { AGENT_ENV } from "../api/agent-env.js";
 import { withDefaults } from "../api/defaults.js";
 import type { Agent, Execution } from "../api/types.js";
 import { defaultImages } from "../children/images.js";
-import { workerNetworkOf, workerWorkload, type WorkerRun } from "../children/workloads.js";
+import { ownerMarks, workerNetworkOf, workerWorkload, type WorkerRun } from "../children/workloads.js";
 import { workerName } from "../engine/child-names.js";
 import type { JudgeOutcome } from "../engine/gradient.js";
 import { outcomeOfStatus } from "../engine/phases.js";
@@ -32,7 +32,7 @@ import { setGuarded, waitingForGate, type GateStatus } from "./guarded-condition
 import { removeEarlierRun, type EarlierRunAccess } from "./earlier-run.js";
 import type { ExecutionCredentials } from "./execution-credentials.js";
 import type { EngineEvent } from "./execution-events.js";
-import { ensureWorkload, namespaceOf, requeueAt, streamsOf, type ExecutionParts } from "./execution-parts.js";
+import { ensureWorkload, namespaceOf, requeueAt, streamsOf, type ExecutionParts, type RunContext } from "./execution-parts.js";
 import {
   CANCEL_ANNOTATION,
   claimName,
@@ -92,7 +92,7 @@ export class ExecutionRuns {
     if (held !== undefined) return held;
     // Gather and compute: the engine's state rebuilt from the status and what is observed.
     const judges = await this.judgeAgents(namespace, agent);
-    const ctx: EngineContext = { execution: ex, agent, judges, limits };
+    const ctx: RunContext = { execution: ex, agent, judges, limits, owner: ownerMarks(ex) };
     const { state, respawn } = restoreState(ctx, await this.gather(ctx));
     // The gate's tool-judge children are listed too, so a cancel or deadline stops them with the run.
     mergeToolJudgeRefs(
@@ -176,7 +176,7 @@ export class ExecutionRuns {
   }
 
   /** Runs decide and performs its actions until an action observes nothing new; returns the events. */
-  private async decideAll(ctx: EngineContext, state: EngineState): Promise<EngineEvent[]> {
+  private async decideAll(ctx: RunContext, state: EngineState): Promise<EngineEvent[]> {
     const events: EngineEvent[] = [];
     for (let round = 0; round < 100; round++) {
       let observed = false;
@@ -190,7 +190,7 @@ export class ExecutionRuns {
   }
 
   /** Performs one engine action; true when it observed something (decide must run again). */
-  private async perform(ctx: EngineContext, state: EngineState, a: EngineAction): Promise<boolean> {
+  private async perform(ctx: RunContext, state: EngineState, a: EngineAction): Promise<boolean> {
     const ex = ctx.execution;
     switch (a.type) {
       case "event":
@@ -235,13 +235,13 @@ export class ExecutionRuns {
   }
 
   /** The current iteration's worker: collects it when it ended, creates it when it is missing. */
-  private async observeWorker(ctx: EngineContext, state: EngineState): Promise<void> {
+  private async observeWorker(ctx: RunContext, state: EngineState): Promise<void> {
     const record = state.status.iterations?.at(-1);
     if (record === undefined) return;
     const ex = ctx.execution;
     const { workloads, settings, now } = this.parts;
     const worker = workerName(ex.metadata.name, record.number);
-    const place = placementOf(ex, "apart");
+    const place = placementOf(ctx.owner, "apart");
     const seen = await workloads.observe(worker, place);
     if (state.worker !== undefined) {
       // Its result is kept: the pod goes once its retention has passed.
@@ -271,7 +271,7 @@ export class ExecutionRuns {
         : streamsOf(await workloads.output(worker, place));
     const w: WorkerObservation = { iteration: record.number, exitCode: end.exitCode, ...out, timedOut: end.timedOut, cancelled: false };
     // Kept before the pod goes: its log goes with it.
-    await storeWorkerResult(this.parts.core, namespaceOf(ex), resultConfigMaps(ex, worker, w, end.node));
+    await storeWorkerResult(this.parts.core, namespaceOf(ex), resultConfigMaps(ctx.owner, worker, w, end.node));
     observeWorker(state, w);
     await workloads.retire(worker, place, settings.retentionSeconds);
   }
@@ -282,11 +282,11 @@ export class ExecutionRuns {
    * gate's address and an egress rule to it (gate-egress.ts), so its tool calls still reach
    * the gate and nothing else opens up.
    */
-  private async startWorker(ctx: EngineContext, state: EngineState, run: WorkerRun): Promise<void> {
+  private async startWorker(ctx: RunContext, state: EngineState, run: WorkerRun): Promise<void> {
     const ex = ctx.execution;
     const { settings, now } = this.parts;
     const { traces, credentials } = this.access;
-    await this.access.copies.ensureClaims(ex, ctx.agent);
+    await this.access.copies.ensureClaims(ctx.owner, ctx.agent);
     await this.access.readers.removeBefore(ex, run.iteration);
     const mounts = workspaceMounts(ex.metadata.name, ctx.agent, false);
     // The gate's address for a restricted worker is known before its spec is built, so it is built once.
@@ -298,7 +298,7 @@ export class ExecutionRuns {
     };
     let spec = workerWorkload(ex, ctx.agent, run, mounts, options);
     // The Agent's MCP server images run beside the worker (ADR 0066).
-    let place = withMcpServerSidecars(workerPlacement(ex, ctx.agent, settings.readerImage), ctx.agent);
+    let place = withMcpServerSidecars(workerPlacement(ctx.owner, ctx.agent, settings.readerImage), ctx.agent);
     if (access !== undefined) place = { ...place, gate: { policy: workerGatePolicy(access), egress: access.egress } };
     // An agent gavel did not write gets its tools through the in-pod MCP endpoint (ADR 0061).
     if (wantsMcpEndpoint(ctx.agent, spec.env?.[AGENT_ENV.natsUrl] ?? "")) {

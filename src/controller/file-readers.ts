@@ -13,7 +13,7 @@ import { imageReader, readerContent, volumeReader } from "../runtime/file-reader
 import type { WorkloadSpec } from "../runtime/workload.js";
 import type { Execution } from "../api/types.js";
 import { placementOf, readerName, readerWorkload, workloadPodName, workspaceMounts } from "./execution-pods.js";
-import { ensureWorkload, namespaceOf, type ExecutionParts } from "./execution-parts.js";
+import { ensureWorkload, namespaceOf, type ExecutionParts, type RunContext } from "./execution-parts.js";
 
 /** Seconds a reader may take. */
 const READER_TIMEOUT_SECONDS = 60;
@@ -27,16 +27,15 @@ export class FileReaders {
    * it has ended. Finished readers stay (a later reconcile that rebuilt its state reads them
    * again) until the next iteration starts or the Execution ends.
    */
-  async content(ctx: EngineContext, iteration: number, f: FileRequest): Promise<FileContent | undefined> {
-    const ex = ctx.execution;
-    const name = readerName(ex.metadata.name, iteration, f.key);
-    const place = placementOf(ex);
+  async content(ctx: RunContext, iteration: number, f: FileRequest): Promise<FileContent | undefined> {
+    const name = readerName(ctx.owner.name, iteration, f.key);
+    const place = placementOf(ctx.owner);
     const { workloads } = this.parts;
     const seen = await workloads.observe(name, place);
     if (seen.state === "absent") {
       const spec = this.readerSpec(ctx, name, f);
       if ("problem" in spec) return { ok: false, reason: "unreadable", detail: spec.problem };
-      await ensureWorkload(this.parts, readerWorkload(ex, spec, iteration), place);
+      await ensureWorkload(this.parts, readerWorkload(ctx.owner, spec, iteration), place);
       return undefined;
     }
     if (seen.state === "stuck")

@@ -12,6 +12,7 @@ import { isTerminal, type EngineContext, type EngineState, type JudgeChildReques
 import { judgeStatus } from "../engine/phases.js";
 import { ignoreNotFound, isConflict, TerminalError } from "../errors.js";
 import type { GateStatus } from "./guarded-condition.js";
+import { ownerMarks } from "../children/workloads.js";
 import { judgeSpec, judgeWorkspaces, placementOf, resultName, workspaceMounts } from "./execution-pods.js";
 import { ensureWorkload, namespaceOf, requeueAt, streamsOf, type ExecutionParts } from "./execution-parts.js";
 import type { ExecutionStatusWriter } from "./execution-status.js";
@@ -81,7 +82,7 @@ export class JudgeChildren {
     if (step.type === "finish") {
       await this.access.status.writeJudgeEnd(child, step);
       // An ended workload stays for its retention (the terminal child's reconciles remove it then); a running one goes now.
-      const place = placementOf(child);
+      const place = placementOf(ownerMarks(child));
       if ((await this.parts.workloads.observe(child.metadata.name, place)).state !== "absent")
         await this.parts.workloads.retire(child.metadata.name, place, this.parts.settings.retentionSeconds);
       return {};
@@ -96,7 +97,7 @@ export class JudgeChildren {
       child.spec.parent === undefined ? undefined : await this.parts.resources.execution(namespaceOf(child), child.spec.parent.name);
     if (parent === undefined) return { parent: "gone" };
     const observed = { parentObject: parent, ...(parent.status?.phase !== undefined ? { parent: parent.status.phase } : {}) };
-    const place = placementOf(child, "apart");
+    const place = placementOf(ownerMarks(child), "apart");
     const seen = await this.parts.workloads.observe(child.metadata.name, place);
     if (seen.state === "stuck") return { ...observed, stuck: `the judge pod cannot start: ${seen.reason}` };
     if (seen.state !== "ended") return observed;

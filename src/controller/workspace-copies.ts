@@ -5,6 +5,7 @@
 // workspace-snapshots.ts'.
 import type * as k8s from "@kubernetes/client-node";
 import type { Agent, Execution } from "../api/types.js";
+import { ownerMarks, type OwnerMarks } from "../children/workloads.js";
 import { workerName } from "../engine/child-names.js";
 import { createOrAdopt, messageOf } from "../errors.js";
 import {
@@ -45,11 +46,11 @@ export class WorkspaceCopies {
     this.core = parts.core;
   }
 
-  /** The worker's claims, one per workspace volume of its Agent (an existing one is adopted). */
-  async ensureClaims(ex: Execution, agent: Agent): Promise<void> {
+  /** The worker's claims, one per workspace volume of its Agent (an existing one is adopted), marked as its Execution's. */
+  async ensureClaims(owner: OwnerMarks, agent: Agent): Promise<void> {
     for (const v of agent.spec.volumes ?? []) {
       await createOrAdopt(() =>
-        this.core.createNamespacedPersistentVolumeClaim({ namespace: namespaceOf(ex), body: claimManifest(ex, v) }),
+        this.core.createNamespacedPersistentVolumeClaim({ namespace: owner.namespace, body: claimManifest(owner, v) }),
       );
     }
   }
@@ -64,7 +65,7 @@ export class WorkspaceCopies {
   async ensure(child: Execution, copies: WorkspaceCopy[], node: string | undefined): Promise<CopyState> {
     const namespace = namespaceOf(child);
     const name = copierName(child.metadata.name);
-    const place = placementOf(child);
+    const place = placementOf(ownerMarks(child));
     const { workloads } = this.parts;
     const seen = await workloads.observe(name, place);
     if (seen.state === "absent") {
