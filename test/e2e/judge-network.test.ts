@@ -11,9 +11,11 @@ import { commandJudgeYaml, executionYaml, oneShotWorkerYaml, semanticValidation 
 import { executionsIn, type Executions } from "../harness/executions.js";
 import { ChartController } from "../harness/gavel-chart.js";
 
-// Three connects 1 s apart, the last decides (a pod's very first packet may precede the
-// report of its IP to the API server; see network-policy.sh). Exit 0 only when it connected.
-const PROBE = `let n=0;const t=()=>{n++;const s=require('net').connect({host:process.argv[1],port:8080,timeout:2500});s.on('connect',()=>{console.log('connected');s.destroy();if(n>=3)process.exit(0);setTimeout(t,1000)});const bad=(why)=>{console.log(why);s.destroy();if(n>=3)process.exit(1);setTimeout(t,1000)};s.on('timeout',()=>bad('timeout'));s.on('error',(e)=>bad(e.code))};t()`;
+// Five connects 1 s apart; the last three decide, by majority (a pod's very first packet may
+// precede the report of its IP to the API server, see network-policy.sh; and one connect of an
+// allowed pair timed out under load in CI after two had passed). Exit 0 only when at least two
+// of the last three connected.
+const PROBE = `let n=0,ok=0;const next=(c)=>{if(n>2&&c)ok++;if(n>=5)process.exit(ok>=2?0:1);setTimeout(t,1000)};const t=()=>{n++;const s=require('net').connect({host:process.argv[1],port:8080,timeout:2500});s.on('connect',()=>{console.log('connected');s.destroy();next(true)});const bad=(why)=>{console.log(why);s.destroy();next(false)};s.on('timeout',()=>bad('timeout'));s.on('error',(e)=>bad(e.code))};t()`;
 
 /** A command judge with `network` (the lines under security.network). */
 function judgeYaml(name: string, network: string): string {

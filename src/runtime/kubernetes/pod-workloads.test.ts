@@ -159,6 +159,30 @@ describe("pod workloads: observation", () => {
       }),
     ).toEqual({ exitCode: 0, timedOut: false });
     expect(podEnd({ status: { phase: "Failed", reason: "DeadlineExceeded" } })).toEqual({ exitCode: 137, timedOut: true });
+    // A pod with native sidecars passes its deadline while they stop: a main container that
+    // ended by itself before the deadline keeps its exit code and was not killed; one that
+    // ended at or after the deadline was.
+    const ended = (finishedAt: string) =>
+      podEnd({
+        spec: { containers: [], activeDeadlineSeconds: 60 },
+        status: {
+          phase: "Failed",
+          reason: "DeadlineExceeded",
+          startTime: new Date("2026-12-07T14:00:00Z"),
+          containerStatuses: [
+            {
+              name: "main",
+              image: "",
+              imageID: "",
+              ready: false,
+              restartCount: 0,
+              state: { terminated: { exitCode: 75, finishedAt: new Date(finishedAt) } },
+            },
+          ],
+        },
+      });
+    expect(ended("2026-12-07T14:00:58Z")).toEqual({ exitCode: 75, timedOut: false });
+    expect(ended("2026-12-07T14:01:00Z")).toEqual({ exitCode: 75, timedOut: true });
     const stuck = podEnd({
       status: {
         phase: "Pending",

@@ -200,6 +200,19 @@ export interface PodEnd {
   stuck?: string;
 }
 
+/**
+ * Whether the pod's main container ended by itself before the pod's deadline: the pod can still
+ * pass its deadline afterwards while its native sidecars (an MCP server, the endpoint) stop, and
+ * is then marked DeadlineExceeded although its program was not killed (its exit code stands).
+ */
+function endedBeforeDeadline(pod: k8s.V1Pod): boolean {
+  const finished = pod.status?.containerStatuses?.[0]?.state?.terminated?.finishedAt;
+  const started = pod.status?.startTime;
+  const seconds = pod.spec?.activeDeadlineSeconds;
+  if (finished === undefined || started === undefined || seconds === undefined) return false;
+  return new Date(finished).getTime() < new Date(started).getTime() + seconds * 1000;
+}
+
 /** The end of a pod, or undefined while it may still run. */
 export function podEnd(pod: k8s.V1Pod): PodEnd | undefined {
   const phase = pod.status?.phase;
@@ -208,7 +221,7 @@ export function podEnd(pod: k8s.V1Pod): PodEnd | undefined {
     // Ended without its main container running: an init container (the launcher's) failed.
     const stuck = terminated === undefined ? stuckReason(pod) : undefined;
     if (stuck !== undefined) return { exitCode: -1, timedOut: false, stuck };
-    return { exitCode: terminated?.exitCode ?? 137, timedOut: pod.status?.reason === "DeadlineExceeded" };
+    return { exitCode: terminated?.exitCode ?? 137, timedOut: pod.status?.reason === "DeadlineExceeded" && !endedBeforeDeadline(pod) };
   }
   const stuck = stuckReason(pod);
   return stuck === undefined ? undefined : { exitCode: -1, timedOut: false, stuck };
