@@ -118,7 +118,9 @@ alive() {
 }
 stop_proc() {
   local p; p="$(pidof_file "$1")" || return 0
-  if [ -n "$p" ] && kill -0 "$p" 2>/dev/null; then
+  # Only the process the file names if it still runs that command: after the machine's
+  # processes were killed, the pid may belong to another process.
+  if [ -n "$p" ] && alive "$1"; then
     as_root kill "$p" 2>/dev/null || true
     for _ in $(seq 1 50); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
     as_root kill -9 "$p" 2>/dev/null || true
