@@ -9,7 +9,8 @@ import { REPO_DIR } from "./paths.js";
 export interface AgentBuild {
   /** Where it was compiled (the repository's layout below it). */
   dir: string;
-  run(env: Record<string, string>, timeoutMs?: number): Promise<ExecResult>;
+  /** Runs the worker with env; onStderr sees its whole stderr so far after each chunk (to wait on a log line). */
+  run(env: Record<string, string>, timeoutMs?: number, onStderr?: (stderr: string) => void): Promise<ExecResult>;
   remove(): Promise<void>;
 }
 
@@ -42,8 +43,12 @@ export async function buildAgent(name: string): Promise<AgentBuild> {
   if (tsc.code !== 0) throw new Error(`tsc failed:\n${tsc.stdout}${tsc.stderr}`);
   return {
     dir,
-    run: (env, timeoutMs = 60_000) =>
-      run("node", [join(dir, "src", "agent", "main.js")], { env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env }, timeoutMs }),
+    run: (env, timeoutMs = 60_000, onStderr) =>
+      run("node", [join(dir, "src", "agent", "main.js")], {
+        env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env },
+        timeoutMs,
+        onStderr,
+      }),
     remove: () => rm(dir, { recursive: true, force: true }),
   };
 }

@@ -12,7 +12,7 @@ export interface ExecResult {
 export function run(
   file: string,
   args: string[],
-  opts: { stdin?: string; env?: NodeJS.ProcessEnv; cwd?: string; timeoutMs?: number } = {},
+  opts: { stdin?: string; env?: NodeJS.ProcessEnv; cwd?: string; timeoutMs?: number; onStderr?: (chunk: string) => void } = {},
 ): Promise<ExecResult> {
   return new Promise((resolve, reject) => {
     const child = spawn(file, args, {
@@ -24,7 +24,10 @@ export function run(
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
+    child.stderr.on("data", (d: Buffer) => {
+      stderr += d.toString();
+      opts.onStderr?.(stderr);
+    });
     child.on("error", reject);
     child.on("close", (code, signal) => resolve({ code: code ?? (signal ? 128 : 1), stdout, stderr }));
     // A command that exits without reading its stdin closes the pipe first; the EPIPE that
