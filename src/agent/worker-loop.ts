@@ -119,7 +119,8 @@ export function offeredTools(tools: ToolEntry[]): { offered: ToolSpec[]; unsuppo
 /** Text the model gets back for a denied call: who denied it and why. */
 export function denialText(d: ToolCallDecision): string {
   const who = d.blocked_by === "guard" ? `the guard${d.guard.check !== undefined ? ` (${d.guard.check} check)` : ""}` : `a judge`;
-  const lines = [`Tool call denied by ${who}: ${d.reason}`];
+  // A person's answer, or nobody's in time, is told as such: "denied by USER: reason", "approval timed out".
+  const lines = [d.blocked_by === "approval" ? `Tool call ${d.reason}` : `Tool call denied by ${who}: ${d.reason}`];
   for (const j of d.judges) {
     if (j.passed) continue;
     const why =
@@ -130,6 +131,22 @@ export function denialText(d: ToolCallDecision): string {
   }
   lines.push("The call was not executed.");
   return lines.join("\n");
+}
+
+/** What the model gets back for an allowed call: the tool's output, after a person's approval when one was asked. */
+function approvedText(d: ToolCallDecision, content: string): string {
+  const a = d.approval;
+  if (a?.outcome !== "approved") return content;
+  return `[approved by ${a.decidedBy ?? "?"}${a.reason ? `: ${a.reason}` : ""}]\n${content}`;
+}
+
+/** An approval that timed out with onTimeout: fail ends the iteration (the worker fails), not only the call. */
+export class ApprovalTimeoutError extends Error {
+  override readonly name = "ApprovalTimeoutError";
+}
+
+function failIfTimedOut(d: ToolCallDecision): void {
+  if (d.approval?.failIteration === true) throw new ApprovalTimeoutError(d.reason);
 }
 
 /** Runs the loop to the model's final answer; throws on an unrecoverable error (gate, model). */
@@ -181,6 +198,7 @@ async function oneCall(
   const decision = await o.gate.propose(proposal);
   const base = { step, toolCallId, tool: call.name, allowed: decision.allowed, blockedBy: decision.blocked_by };
   o.log?.({ event: "tool_call", ...base, argKeys: Object.keys(call.args), check: decision.guard.check, latencyMs: decision.latencyMs });
+  failIfTimedOut(decision);
   if (!decision.allowed) return { record: { ...base, executed: false }, content: denialText(decision) };
   const entry = toolEntry(o.tools, call.name);
   if (entry === undefined || !offered.some((t) => t.name === call.name)) {
@@ -189,7 +207,7 @@ async function oneCall(
   }
   try {
     const content = await runBuiltin(call.name, call.args, { entry, confinement: o.confinement, limits: o.limits, env: o.commandEnv });
-    return { record: { ...base, executed: true }, content };
+    return { record: { ...base, executed: true }, content: approvedText(decision, content) };
   } catch (err) {
     const error = messageOf(err);
     o.log?.({ event: "tool_error", step, tool: call.name, error });
@@ -238,9 +256,10 @@ async function mcpCall(
     check: decision.guard.check,
     latencyMs: decision.latencyMs,
   });
+  failIfTimedOut(decision);
   if (!decision.allowed) return { record: { ...base, executed: false }, content: denialText(decision) };
   try {
-    return { record: { ...base, executed: true }, content: await mcp.call(call.name, call.args) };
+    return { record: { ...base, executed: true }, content: approvedText(decision, await mcp.call(call.name, call.args)) };
   } catch (err) {
     const error = messageOf(err);
     o.log?.({ event: "tool_error", step, tool: call.name, error });

@@ -6,6 +6,7 @@ import { crd, type CrdDocument } from "./crd-document.js";
 import { executionSpec } from "./agent-execution.js";
 import { runtimeSpec } from "./agent-runtime.js";
 import { agentMcpEndpoint, agentMcpServers, imageServerPortsFreeOfEndpoint } from "./mcp-schema.js";
+import { APPROVAL_MODES, APPROVAL_ON_TIMEOUT, type ApprovalMode, type ApprovalOnTimeout } from "./tool-approval-crd.js";
 
 /** How judges see a worker's volumes: its claim read-only, a VolumeSnapshot clone, or a copy. */
 export const WORKSPACE_STRATEGIES = ["shared", "snapshot", "copy"] as const;
@@ -23,13 +24,31 @@ export interface ToolObject {
   skip_judge?: boolean;
   /** Capability the tool requires (guardian check 3), e.g. "shell:safe". */
   capability?: string;
+  /** When a call goes to a person after the guard and the judges (ADR 0067); a GuardPolicy's approval sets the least. Default never. */
+  approval?: ApprovalMode;
+  /** How long a call waits for a person, e.g. "5m" (default); the worker's iteration deadline keeps running. */
+  approval_timeout?: string;
+  /** What an unanswered approval does at its deadline: deny (default) or fail; never allow. */
+  approval_on_timeout?: ApprovalOnTimeout;
 }
 
 /** Fields of a tools entry in its object form. */
-export const TOOL_FIELDS = ["name", "allowlist", "skip_judge", "capability"] as const;
+export const TOOL_FIELDS = [
+  "name",
+  "allowlist",
+  "skip_judge",
+  "capability",
+  "approval",
+  "approval_timeout",
+  "approval_on_timeout",
+] as const;
+
+const DURATION_RE = "^([0-9]+([.][0-9]+)?(ms|s|m|h))+$";
+const quoted = (values: readonly string[]) => values.map((v) => `'${v}'`).join(", ");
 
 const toolEntry = typed<ToolEntry>({
-  description: "A tool the agent may call: a bare name (e.g. fs.read) or {name, allowlist, skip_judge, capability}.",
+  description:
+    "A tool the agent may call: a bare name (e.g. fs.read) or {name, allowlist, skip_judge, capability, approval, approval_timeout, approval_on_timeout}.",
   "x-kubernetes-preserve-unknown-fields": true,
   [ADMISSION]: [
     cel(
@@ -43,7 +62,7 @@ const toolEntry = typed<ToolEntry>({
     ),
     cel(
       `type(self) != map || self.all(k, k in [${TOOL_FIELDS.map((f) => `'${f}'`).join(", ")}])`,
-      "a tools entry has only name, allowlist, skip_judge and capability",
+      "a tools entry has only name, allowlist, skip_judge, capability, approval, approval_timeout and approval_on_timeout",
       (self) => {
         if (!isMap(self)) return true;
         const bad = Object.keys(self).find((k) => !(TOOL_FIELDS as readonly string[]).includes(k));
@@ -59,6 +78,22 @@ const toolEntry = typed<ToolEntry>({
           return { at: ".allowlist" };
         if ("skip_judge" in self && typeof self.skip_judge !== "boolean") return { at: ".skip_judge" };
         if ("capability" in self && typeof self.capability !== "string") return { at: ".capability" };
+        return true;
+      },
+    ),
+    cel(
+      `type(self) != map || ((!('approval' in self) || self.approval in [${quoted(APPROVAL_MODES)}]) && (!('approval_on_timeout' in self) || self.approval_on_timeout in [${quoted(APPROVAL_ON_TIMEOUT)}]) && (!('approval_timeout' in self) || (type(self.approval_timeout) == string && self.approval_timeout.matches('${DURATION_RE}'))))`,
+      `approval is one of ${APPROVAL_MODES.join(", ")}; approval_on_timeout is ${APPROVAL_ON_TIMEOUT.join(" or ")} (never allow); approval_timeout is a duration such as 5m`,
+      (self) => {
+        if (!isMap(self)) return true;
+        if ("approval" in self && !(APPROVAL_MODES as readonly unknown[]).includes(self.approval)) return { at: ".approval" };
+        if ("approval_on_timeout" in self && !(APPROVAL_ON_TIMEOUT as readonly unknown[]).includes(self.approval_on_timeout))
+          return { at: ".approval_on_timeout" };
+        if (
+          "approval_timeout" in self &&
+          !(typeof self.approval_timeout === "string" && new RegExp(DURATION_RE).test(self.approval_timeout))
+        )
+          return { at: ".approval_timeout" };
         return true;
       },
     ),

@@ -41,7 +41,17 @@ describe("hand-written shapes match the CEL rules' field lists", () => {
   });
 
   it("a tools entry", () => {
-    expect([...TOOL_FIELDS].sort()).toEqual(keysOf<T.ToolObject>({ name: true, allowlist: true, skip_judge: true, capability: true }));
+    expect([...TOOL_FIELDS].sort()).toEqual(
+      keysOf<T.ToolObject>({
+        name: true,
+        allowlist: true,
+        skip_judge: true,
+        capability: true,
+        approval: true,
+        approval_timeout: true,
+        approval_on_timeout: true,
+      }),
+    );
   });
 });
 

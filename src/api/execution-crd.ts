@@ -105,6 +105,7 @@ const executionStatus = obj("Observed state of the Execution, written by the con
             allowed: int("Calls allowed.", { minimum: 0 }),
             blockedByGuard: int("Calls the deterministic guard blocked.", { minimum: 0 }),
             blockedByJudge: int("Calls a tool_validation judge blocked.", { minimum: 0 }),
+            blockedByApproval: int("Calls a person denied, or whose approval timed out (ToolApprovals).", { minimum: 0 }),
             recent: arr(
               "The most recent decided calls, in step order.",
               obj(
@@ -115,7 +116,7 @@ const executionStatus = obj("Observed state of the Execution, written by the con
                   server: str("The MCP server whose tool it is (tool is <server>.<name>); absent for a built-in tool."),
                   toolCallId: str("The call's idempotency key."),
                   allowed: bool("Whether the call was allowed."),
-                  blockedBy: str("none, guard or judge.", { enum: ["none", "guard", "judge"] }),
+                  blockedBy: str("none, guard, judge or approval.", { enum: ["none", "guard", "judge", "approval"] }),
                   check: str("The guard check that denied or flagged it."),
                   reason: str("Why it was blocked (rule names or judge reasoning, never argument values)."),
                   judges: arr("Tool-judge child Executions that judged it.", str("Execution name.")),
@@ -169,7 +170,7 @@ const executionStatus = obj("Observed state of the Execution, written by the con
     {
       proposed: int("Calls proposed.", { minimum: 0 }),
       allowed: int("Calls allowed.", { minimum: 0 }),
-      blocked: int("Calls blocked by the guard or a judge.", { minimum: 0 }),
+      blocked: int("Calls blocked by the guard, a judge or a person's approval.", { minimum: 0 }),
     },
     { written: ["proposed", "allowed", "blocked"] },
   ),

@@ -116,6 +116,10 @@ const guardPolicySpec = obj(
       "skip_judge, decided by operators: tool name -> true to skip the tool_validation judges for its calls, false to judge them, overriding gavel's built-in table (fs.read and fs.list skip, other tools are judged). The guard always runs. An Agent's tools[].skip_judge can only ask for judging (false), never switch it off.",
       bool("Skip the judges for this tool."),
     ),
+    approval: map(
+      "The operators' last word on when a tool's calls go to a person (ADR 0067): tool name, or \"*\" for every tool -> always (every call the guard allows asks a person, whatever the Agent says) or on_judge_reject (an Agent may not say never: a judge's rejection goes to a person). An Agent's tools[].approval can ask for more, never less. The first policy that sets a tool wins.",
+      str("always or on_judge_reject.", { enum: ["always", "on_judge_reject"] }),
+    ),
     mcp_servers: guardPolicyMcpServers,
     destructive_patterns: arr(
       'Destructive patterns (check 4): deny with "destructive_pattern: <pattern>".',

@@ -59,7 +59,7 @@ export const TOOL_CALL_DECISION_SCHEMA = {
   properties: {
     toolCallId: { type: "string", pattern: TOOL_CALL_ID_PATTERN },
     allowed: { type: "boolean" },
-    blocked_by: { enum: ["guard", "judge", "none"] },
+    blocked_by: { enum: ["guard", "judge", "approval", "none"] },
     reason: { type: "string" },
     guard: {
       type: "object",
@@ -88,12 +88,23 @@ export const TOOL_CALL_DECISION_SCHEMA = {
         },
       },
     },
+    approval: {
+      type: "object",
+      required: ["name", "outcome"],
+      properties: {
+        name: { type: "string" },
+        outcome: { enum: ["approved", "denied", "timed_out"] },
+        decidedBy: { type: "string" },
+        reason: { type: "string" },
+        failIteration: { type: "boolean" },
+      },
+    },
     latencyMs: { type: "number", minimum: 0 },
   },
   // An allowed call is blocked by nothing; a blocked one names who blocked it.
   if: { properties: { allowed: { const: true } } },
   then: { properties: { blocked_by: { const: "none" } } },
-  else: { properties: { blocked_by: { enum: ["guard", "judge"] } } },
+  else: { properties: { blocked_by: { enum: ["guard", "judge", "approval"] } } },
 } as const;
 
 /** Schema of the error reply. */

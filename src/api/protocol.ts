@@ -48,7 +48,20 @@ export interface McpToolDescriptor {
   pinned: boolean;
 }
 
-export type BlockedBy = "guard" | "judge" | "none";
+/** Who blocked a call: the guard, a judge, or a person (or nobody answering in time) asked for approval. */
+export type BlockedBy = "guard" | "judge" | "approval" | "none";
+
+/** How a person's approval of a call ended (ADR 0067), told to the worker distinctly. */
+export interface ApprovalRecord {
+  /** The ToolApproval object. */
+  name: string;
+  outcome: "approved" | "denied" | "timed_out";
+  /** The authenticated user who decided; absent when it timed out. */
+  decidedBy?: string;
+  reason?: string;
+  /** With timed_out: the iteration fails (onTimeout: fail), not only the call. */
+  failIteration?: boolean;
+}
 
 /** The guard's answer for one call: the first failing check, or approval. */
 export interface GuardDecision {
@@ -84,6 +97,8 @@ export interface ToolCallDecision {
   /** True when skip_judge bypassed the tool_validation judges. */
   skippedJudges: boolean;
   judges: JudgeVerdictRecord[];
+  /** Present when a person was asked (the tool's approval, bounded by GuardPolicy). */
+  approval?: ApprovalRecord;
   latencyMs: number;
 }
 

@@ -52,3 +52,14 @@ export type {
   GuardProfile,
   GuardThreatClass,
 } from "./guard-policy-crd.js";
+
+export { APPROVAL_MODES, APPROVAL_ON_TIMEOUT, APPROVAL_PHASES, APPROVE_VERB } from "./tool-approval-crd.js";
+export type {
+  ApprovalDecision,
+  ApprovalMode,
+  ApprovalOnTimeout,
+  ApprovalPhase,
+  ToolApproval,
+  ToolApprovalSpec,
+  ToolApprovalStatus,
+} from "./tool-approval-crd.js";

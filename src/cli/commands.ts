@@ -47,6 +47,16 @@ export const commands: CommandEntry[] = [
     load: async () => (await import("./events.js")).eventsCommand,
   },
   {
+    name: "approve",
+    summary: "approve a tool call waiting for a person (a ToolApproval), as the authenticated Kubernetes user",
+    load: async () => (await import("./approve.js")).approveCommand,
+  },
+  {
+    name: "deny",
+    summary: "deny a tool call waiting for a person (a ToolApproval); the worker is told who denied it and why",
+    load: async () => (await import("./approve.js")).denyCommand,
+  },
+  {
     name: "run",
     summary: "run one Execution locally on Docker (live tree, exit 0 only on Succeeded)",
     load: async () => (await import("./run.js")).runCommand,

@@ -11,7 +11,7 @@ const values = async (words: string[]) => (await candidates(words, lookup)).valu
 
 describe("completion candidates", () => {
   it("complete commands, resource types, object names in the -n namespace, flags and their values", async () => {
-    expect(await values(["de"])).toEqual(["describe"]);
+    expect(await values(["de"])).toEqual(["describe", "deny"]);
     expect(await values(["get", ""])).toContain("gp");
     expect(await values(["get", "ex", "-n", "team", "run"])).toEqual(["run-team", "run-i1-v1-checker"]);
     expect(await values(["logs", ""])).toEqual(["run-default", "run-i1-v1-checker"]);

@@ -32,6 +32,8 @@ const FLAGS: Record<string, string[]> = {
     "--context=",
   ],
   describe: ["-n=", "--namespace=", "--kubeconfig=", "--context="],
+  approve: ["--reason=", "-n=", "--namespace=", "--kubeconfig=", "--context="],
+  deny: ["--reason=", "-n=", "--namespace=", "--kubeconfig=", "--context="],
   logs: ["-n=", "--namespace=", "--iteration=", "--judge=", "-f", "--follow", "--kubeconfig=", "--context="],
   ui: ["-n=", "--namespace=", "--addr=", "--nats=", "--nats-creds=", "--kubeconfig=", "--context="],
   // guard check's, then tool-hash's --file.

@@ -11,28 +11,25 @@ import { withDefaults } from "../api/defaults.js";
 import type { ToolCallDecision, ToolCallProposal } from "../api/protocol.js";
 import type { Agent, Execution, ExecutionStatus, SemanticValidatorSpec } from "../api/types.js";
 import { isTerminal } from "../engine/outer-loop.js";
-import { Backoff, sleep } from "../backoff.js";
 import { messageOf } from "../errors.js";
 import { decisionEvent } from "../gate/audit.js";
 import { toolJudgeChild, type ToolJudgeChild } from "../children/child-executions.js";
 import { judgeToolCall } from "../children/tool-judge.js";
 import type { JudgeOutcome } from "../engine/gradient.js";
 import { createGate, decidedBy, decidingCheck, type Gate, type JudgeRunResult, type PolicySource } from "../gate/gate.js";
-import type { GavelEvent } from "../api/events.js";
 import { EventStream } from "../transport/event-stream.js";
 import { parseDecisionSubject, ToolCallRefusal, ToolCallService, type ToolCallStoreOptions } from "../gate/tool-call.js";
-import { toGavelEvents, type EngineEvent } from "./execution-events.js";
+import type { EngineEvent } from "./execution-events.js";
+import { GateEventOutbox } from "./gate-event-outbox.js";
+import { ToolApprovals } from "./tool-approvals.js";
 import { workspaceMounts } from "./execution-pods.js";
 import { JudgeChildWatch } from "./judge-child-watch.js";
 import { toolCallNote } from "./kubernetes-events.js";
-import { EventRecorder } from "./runtime/event-recorder.js";
+import { EventRecorder, type EventNote } from "./runtime/event-recorder.js";
 import { GavelResources } from "./gavel-resources.js";
 import { applySummary, RECENT_TOOL_CALLS } from "../gate/tool-call-summary.js";
 import { gateMetrics, Registry, type GateMetrics } from "../telemetry/metrics.js";
 import type { Tracing } from "../telemetry/tracing.js";
-
-/** How long the gate's events of one Execution gather before they are published together. */
-const EVENT_BATCH_MS = 10;
 
 export interface ClusterGateOptions {
   kc: k8s.KubeConfig;
@@ -91,7 +88,8 @@ export class ClusterGate {
   private readonly resources: GavelResources;
   private readonly kubeEvents: EventRecorder;
   private readonly targets = new Map<string, CachedTarget>();
-  private readonly outbox = new Map<string, { events: GavelEvent[]; drained: Promise<void> }>();
+  private readonly outbox: GateEventOutbox;
+  private readonly approvals: ToolApprovals;
   private service: ToolCallService | undefined;
   /** The tool-judge children this gate waits on, as the watch shows them. */
   private readonly judgeChildren: JudgeChildWatch;
@@ -102,6 +100,9 @@ export class ClusterGate {
     this.resources = new GavelResources(opts.kc);
     this.kubeEvents = new EventRecorder(opts.kc.makeApiClient(k8s.CoreV1Api), "gavel-gate", opts.logger);
     this.metrics = gateMetrics(opts.metrics ?? new Registry());
+    this.outbox = new GateEventOutbox(() => this.events, this.metrics, opts.logger);
+    const notices = { event: (ex: Execution, note: EventNote) => this.kubeEvents.record(ex, note), publish: this.publish.bind(this) };
+    this.approvals = new ToolApprovals(opts.kc, notices, opts.logger);
     this.judgeChildren = new JudgeChildWatch({
       kc: opts.kc,
       ...(opts.namespaces !== undefined ? { namespaces: opts.namespaces } : {}),
@@ -162,7 +163,7 @@ export class ClusterGate {
   async stop(graceMs?: number): Promise<void> {
     await this.service?.stop(graceMs);
     await this.judgeChildren.stop();
-    await Promise.allSettled([...this.outbox.values()].map((q) => q.drained));
+    await this.outbox.drained();
   }
 
   // ------------------------------------------------------------------ deciding
@@ -276,6 +277,7 @@ export class ClusterGate {
       judgeRunner: (entry, proposal, violations, index) =>
         this.runToolJudge(execution, agent, { entry, proposal, violations, index }, announced),
       audit: { record: (r) => this.publish(execution, [{ event: "toolcall.decision", data: decisionEvent(r) }]) },
+      approver: this.approvals.approver(execution),
       ...(this.opts.logger !== undefined ? { logger: this.opts.logger } : {}),
       ...(this.opts.tracing !== undefined ? { tracing: this.opts.tracing } : {}),
     });
@@ -354,50 +356,8 @@ export class ClusterGate {
     );
   }
 
-  /**
-   * Publishes events of an Execution in order: one queue per Execution, drained in batches
-   * whose publishes are all on the wire before their acknowledgements are awaited (a busy
-   * worker's decisions do not wait on one round trip each). A batch gathers for
-   * EVENT_BATCH_MS first, so that a busy worker's audit events leave in one socket write
-   * rather than one each (the write was the largest item of the gate's CPU profile). A batch
-   * that fails is sent again, whole and in order, for a while (dedup ids make the resend
-   * harmless); the decision itself is already durable in the tool-call store.
-   */
+  /** Publishes events of an Execution in order (gate-event-outbox.ts). */
   publish(execution: Execution, events: EngineEvent[]): Promise<void> {
-    const stream = this.events;
-    if (stream === undefined) return Promise.resolve();
-    const key = `${execution.metadata.namespace ?? "default"}/${execution.metadata.name}`;
-    let queue = this.outbox.get(key);
-    if (queue === undefined) {
-      queue = { events: [], drained: Promise.resolve() };
-      this.outbox.set(key, queue);
-    }
-    const q = queue;
-    const wasIdle = q.events.length === 0;
-    q.events.push(...toGavelEvents(execution, events, new Date()));
-    if (wasIdle) q.drained = q.drained.then(() => new Promise((r) => setTimeout(r, EVENT_BATCH_MS))).then(() => this.drain(key, stream, q));
-    return q.drained;
-  }
-
-  private async drain(key: string, stream: EventStream, q: { events: GavelEvent[] }): Promise<void> {
-    while (q.events.length > 0) {
-      const batch = q.events.splice(0);
-      const backoff = new Backoff({ initialMs: 200, maxMs: 5000 });
-      for (let attempt = 1; ; attempt++) {
-        const results = await Promise.allSettled(batch.map((e) => stream.publish(e)));
-        const failed = results.find((r): r is PromiseRejectedResult => r.status === "rejected");
-        if (failed === undefined) {
-          const now = Date.now();
-          for (const e of batch) this.metrics.publishLag.observe({}, Math.max(0, now - Date.parse(e.time)) / 1000);
-          break;
-        }
-        if (attempt >= 30) {
-          this.opts.logger?.error({ execution: key, events: batch.length, err: messageOf(failed.reason) }, "events not published");
-          break;
-        }
-        await sleep(backoff.next());
-      }
-    }
-    if (q.events.length === 0 && this.outbox.get(key) === q) this.outbox.delete(key);
+    return this.outbox.publish(execution, events);
   }
 }

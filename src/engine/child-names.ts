@@ -31,3 +31,12 @@ export function judgeChildName(execution: string, iteration: number, validatorIn
 export function toolJudgeChildName(execution: string, iteration: number, entryIndex: number, step: number, judge: string): string {
   return `${dnsSafe(execution)}-i${iteration}-t${entryIndex}-s${step}-${dnsSafe(judge)}`.slice(0, 253);
 }
+
+/**
+ * Name of the ToolApproval of the tool call at `step` of iteration N: `<exec>-i<N>-s<step>-a<hash>`,
+ * the hash of its toolCallId keeping a re-proposed step's call apart from an earlier one's.
+ */
+export function toolApprovalName(execution: string, iteration: number, step: number, callHash: string): string {
+  const tail = `-i${iteration}-s${step}-a${callHash.slice(0, 8)}`;
+  return `${dnsSafe(execution).slice(0, 253 - tail.length)}${tail}`;
+}

@@ -8,8 +8,9 @@ import { evaluationAttributes, GAVEL, GEN_AI, OPERATION } from "../telemetry/gen
 import { parseTraceparent } from "../telemetry/trace-context.js";
 import type { TraceSpan, Tracing } from "../telemetry/tracing.js";
 
-/** Who decided a call: the guard, a judge (blocking or approving), or the guard alone. */
-export function decidedBy(d: ToolCallDecision): "guard" | "judge" {
+/** Who decided a call: the guard, a judge (blocking or approving), a person (approval), or the guard alone. */
+export function decidedBy(d: ToolCallDecision): "guard" | "judge" | "approval" {
+  if (d.approval !== undefined) return "approval";
   return d.blocked_by !== "none" ? d.blocked_by : d.judges.length > 0 ? "judge" : "guard";
 }
 

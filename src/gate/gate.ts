@@ -5,6 +5,7 @@ import type { ToolCallDecision, ToolCallProposal } from "../api/protocol.js";
 import type { Agent } from "../api/types.js";
 import type { Logger } from "../telemetry/logger.js";
 import type { Tracing } from "../telemetry/tracing.js";
+import { afterApproval, approvalRule, approvalTrigger, callDigest, noApprover, type ApprovalRule, type Approver } from "./approval.js";
 import { auditRecord, recordDecision, scrubArgValues, type AuditSink } from "./audit.js";
 import { endToolSpan, toolSpan } from "./gate-spans.js";
 import type { ViewOptions } from "./guard/argument-views.js";
@@ -14,6 +15,9 @@ import type { CompiledPolicy } from "./guard/policy.js";
 import { mcpToolDigest } from "./mcp-tools.js";
 import { skipJudge } from "./skip-judge.js";
 import { judgeCall, type JudgedFields, type JudgeRunner, type ToolJudges } from "./tool-judges.js";
+
+/** The approval tier's port and types, for the drivers that ask a person. */
+export type { ApprovalAnswer, ApprovalRequest, Approver } from "./approval.js";
 
 /** Who decided a call and the deciding check, for metrics and spans alike. */
 export { decidedBy, decidingCheck } from "./gate-spans.js";
@@ -57,6 +61,8 @@ export interface GateOptions {
   logger?: Logger;
   /** Traces: an execute_tool span per decided call, an invoke_agent span per judge (docs/adr/0036-traces.md). */
   tracing?: Tracing;
+  /** Asks a person about a call whose tool's approval says so (ADR 0067); without one such calls are denied. */
+  approver?: Approver;
 }
 
 /**
@@ -109,21 +115,35 @@ export function createGate(options: GateOptions): Gate {
         span,
         done({ allowed: false, blocked_by: "guard", reason: guard.reason ?? "guard", skippedJudges: false, judges: [] }),
       );
+    const rule = approvalRule(p.tool, scope, policy);
+    // The person, when the tool's approval asks for one, after the guard and the judges (ADR 0067).
+    const ladder = async (d: ToolCallDecision): Promise<ToolCallDecision> => endToolSpan(span, await ask(p, d, rule, done));
     if (skipJudge(p.tool, scope, policy, p.mcp) || semantic.length === 0) {
       const skipped = semantic.length > 0;
-      return endToolSpan(
-        span,
-        done({
-          allowed: true,
-          blocked_by: "none",
-          reason: skipped ? "approved by the guard (skip_judge)" : "approved by the guard",
-          skippedJudges: skipped,
-          judges: [],
-        }),
-      );
+      const d = done({
+        allowed: true,
+        blocked_by: "none",
+        reason: skipped ? "approved by the guard (skip_judge)" : "approved by the guard",
+        skippedJudges: skipped,
+        judges: [],
+      });
+      return rule.mode === "always" ? { judged: () => ladder(d) } : endToolSpan(span, d);
     }
     const violations = [...ctx.iteration.violations];
-    return { judged: async () => endToolSpan(span, await judgeCall(judges, p, violations, done, span)) };
+    return { judged: async () => ladder(await judgeCall(judges, p, violations, done, span)) };
+  }
+
+  async function ask(
+    p: ToolCallProposal,
+    d: ToolCallDecision,
+    rule: ApprovalRule,
+    done: (f: JudgedFields) => ToolCallDecision,
+  ): Promise<ToolCallDecision> {
+    const trigger = approvalTrigger(rule, d);
+    if (trigger === undefined) return d;
+    if (options.approver === undefined) return done(noApprover(d, trigger));
+    const request = { proposal: p, digest: callDigest(p), trigger, pending: d, timeoutMs: rule.timeoutMs, onTimeout: rule.onTimeout };
+    return done(afterApproval(d, await options.approver(request), rule));
   }
 
   async function record(p: ToolCallProposal, d: ToolCallDecision): Promise<void> {

@@ -36,7 +36,7 @@ describe("applySummary", () => {
       record(2, "files.read_text_file", decision("i1-s2-b", false, "destructive_pattern"), "files"),
       record(3, "files.write_file", decision("i1-s3-c", true), "files"),
     ];
-    applySummary(status, new Map([[1, { proposed: 3, allowed: 1, blockedByGuard: 2, blockedByJudge: 0, recent }]]));
+    applySummary(status, new Map([[1, { proposed: 3, allowed: 1, blockedByGuard: 2, blockedByJudge: 0, blockedByApproval: 0, recent }]]));
     const calls = status.iterations?.[0]?.toolCalls;
     expect(calls?.recent?.map((e) => [e.step, e.tool, e.server, e.allowed, e.check])).toEqual([
       [1, "fs.read", undefined, false, "destructive_pattern"],

@@ -28,6 +28,7 @@ export function applySummary(status: ExecutionStatus, tallies: ReadonlyMap<numbe
       allowed: t.allowed,
       blockedByGuard: t.blockedByGuard,
       blockedByJudge: t.blockedByJudge,
+      ...(t.blockedByApproval > 0 ? { blockedByApproval: t.blockedByApproval } : {}),
       recent,
     });
   }
@@ -41,7 +42,7 @@ export function applySummary(status: ExecutionStatus, tallies: ReadonlyMap<numbe
   for (const it of status.iterations ?? []) {
     proposed += it.toolCalls?.proposed ?? 0;
     allowed += it.toolCalls?.allowed ?? 0;
-    blocked += (it.toolCalls?.blockedByGuard ?? 0) + (it.toolCalls?.blockedByJudge ?? 0);
+    blocked += (it.toolCalls?.blockedByGuard ?? 0) + (it.toolCalls?.blockedByJudge ?? 0) + (it.toolCalls?.blockedByApproval ?? 0);
   }
   status.toolCalls = { proposed, allowed, blocked };
 }

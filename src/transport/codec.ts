@@ -139,7 +139,7 @@ export function decodeReply(data: Uint8Array | string): Decoded<ToolCallReply> {
 // JSON with object keys sorted (by UTF-16 code units), so that equal values always serialise
 // the same way. Built into one string without per-key arrays: the gate computes it for
 // every proposal (the Object.entries/sort/map version took 9 µs and 6.9 KB a call).
-function canonical(value: unknown): string {
+export function canonical(value: unknown): string {
   if (value === null || typeof value !== "object") return JSON.stringify(value);
   if (Array.isArray(value)) {
     let out = "[";

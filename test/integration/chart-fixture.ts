@@ -16,7 +16,7 @@ export const CHART = join(REPO_DIR, "charts", "gavel");
 /** The CSI snapshot API group (external-snapshotter's CRDs, not installed here): RBAC still grants on it. */
 const SNAPSHOT_GROUP = "snapshot.storage.k8s.io";
 export const IMAGE = "gavel/controller:dev";
-export const CRDS = ["agents.100monkeys.ai", "executions.100monkeys.ai", "guardpolicies.100monkeys.ai"];
+export const CRDS = ["agents.100monkeys.ai", "executions.100monkeys.ai", "guardpolicies.100monkeys.ai", "toolapprovals.100monkeys.ai"];
 
 /** A Kubernetes object as the chart's tests read one: kind, name, namespace, labels. */
 export interface K8sObject {

@@ -146,12 +146,15 @@ describe("helm template: the branches default values do not take", () => {
     expect(c?.args).toEqual(["controller", "--health-probe-bind-address=:8081", "--leader-elect"]);
   });
 
-  it("admissionPolicy.enabled=false leaves the policies (Agents, controller-exec) out and nothing else", async () => {
+  it("admissionPolicy.enabled=false leaves the policies (Agents, controller-exec) out and nothing else; the ToolApprovals' stays (ADR 0067)", async () => {
     const on = await render();
     const off = await render("admissionPolicy.enabled=false");
     const kinds = (docs: K8sObject[]) => docs.map((d) => d.kind);
     expect(kinds(on)).toEqual(expect.arrayContaining(["ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding"]));
-    expect(kinds(off).filter((k) => k.startsWith("ValidatingAdmission"))).toEqual([]);
+    expect(off.filter((d) => d.kind.startsWith("ValidatingAdmission")).map((d) => `${d.kind}/${d.metadata.name}`)).toEqual([
+      "ValidatingAdmissionPolicy/gavel-toolapprovals",
+      "ValidatingAdmissionPolicyBinding/gavel-toolapprovals",
+    ]);
     expect(off.length).toBe(on.length - 4);
   });
 

@@ -24,6 +24,15 @@
 - apiGroups: ["100monkeys.ai"]
   resources: ["executions/status", "executions/finalizers"]
   verbs: ["update"]
+# Tool calls that need a person (ADR 0067): the gate creates a ToolApproval owned by the
+# Execution, reads it until decided or expired, and writes its phase (never the decision: the
+# controller has no approve verb, and the admission policy requires it).
+- apiGroups: ["100monkeys.ai"]
+  resources: ["toolapprovals"]
+  verbs: ["create", "get"]
+- apiGroups: ["100monkeys.ai"]
+  resources: ["toolapprovals/status"]
+  verbs: ["patch", "update"]
 # Workloads: each iteration, each judge and each file reader is a pod; the controller
 # watches them, reads them, deletes them when done, and a closed runtime removes its
 # leftovers with one deletecollection by label.

@@ -61,6 +61,8 @@ export interface CompiledPolicy {
   requiredCapabilities: ReadonlyMap<string, { capability: string; enforcement: EnforcementAction }>;
   /** The operators' skip_judge per tool (GuardPolicy `skip_judge`), first policy winning. */
   skipJudge: ReadonlyMap<string, boolean>;
+  /** The operators' least approval per tool ("*": every tool), the strictest of all policies (GuardPolicy `approval`, ADR 0067). */
+  approval?: ReadonlyMap<string, "always" | "on_judge_reject">;
   /** The operators' MCP-server declarations by server name (GuardPolicy `mcp_servers`), first policy winning. */
   mcpServers: ReadonlyMap<string, McpServerDeclaration>;
   /** Destructive patterns then forbidden paths that deny, built-in first; the label is the reason text. */
@@ -127,6 +129,7 @@ class Merge {
   private readonly registrations: Registration[] = [];
   private readonly requiredCapabilities = new Map<string, { capability: string; enforcement: EnforcementAction }>();
   private readonly skipJudge = new Map<string, boolean>();
+  private readonly approval = new Map<string, "always" | "on_judge_reject">();
   private readonly mcpServers = new Map<string, McpServerDeclaration>();
   private readonly destructive: PatternEntry[] = [
     ...DESTRUCTIVE_PATTERNS.map((p) => ({ pattern: p.pattern, label: p.pattern, builtin: true as const })),
@@ -152,6 +155,7 @@ class Merge {
     this.addRegistrations(where, s.tool_registry ?? [], policy);
     this.addCapabilities(where, s.required_capabilities ?? {}, policy);
     this.addSkipJudge(where, s.skip_judge ?? {});
+    this.addApproval(where, s.approval ?? {});
     this.addMcpServers(where, s.mcp_servers ?? []);
     this.addThreatPolicy(where, s);
     for (const field of ["destructive_patterns", "forbidden_paths"] as const)
@@ -229,6 +233,15 @@ class Merge {
     }
   }
 
+  /** The operators' least approval per tool: the strictest policy wins (always over on_judge_reject). */
+  private addApproval(where: string, approval: Record<string, string>): void {
+    for (const [tool, mode] of Object.entries(approval)) {
+      if (mode !== "always" && mode !== "on_judge_reject")
+        throw new PolicyError(`${where}: approval.${tool} must be always or on_judge_reject`);
+      if (this.approval.get(tool) !== "always") this.approval.set(tool, mode);
+    }
+  }
+
   /** MCP-server declarations: the first policy that declares a server wins, a later one is a warning. */
   private addMcpServers(where: string, list: NonNullable<GuardPolicySpec["mcp_servers"]>): void {
     for (const [i, d] of list.entries()) {
@@ -298,6 +311,7 @@ class Merge {
       registry: this.registry(),
       requiredCapabilities: this.requiredCapabilities,
       skipJudge: this.skipJudge,
+      approval: this.approval,
       mcpServers: this.mcpServers,
       destructive,
       destructiveWatch,

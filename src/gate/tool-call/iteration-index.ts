@@ -10,6 +10,8 @@ export interface IterationTally {
   allowed: number;
   blockedByGuard: number;
   blockedByJudge: number;
+  /** Calls a person denied or whose approval timed out. */
+  blockedByApproval: number;
   /** The last decided calls, ascending by step. */
   recent: readonly DecisionRecord[];
 }
@@ -47,6 +49,7 @@ export class IterationIndex {
   allowed = 0;
   blockedByGuard = 0;
   blockedByJudge = 0;
+  blockedByApproval = 0;
 
   /** Called once per call, when its first decision is mirrored. */
   add(subject: string, r: DecisionRecord): void {
@@ -55,6 +58,7 @@ export class IterationIndex {
     this.steps.add(r.step);
     if (call.allowed) this.allowed++;
     else if (call.blocked_by === "judge") this.blockedByJudge++;
+    else if (call.blocked_by === "approval") this.blockedByApproval++;
     else this.blockedByGuard++;
     if (call.blocked_by === "guard" && !this.violations.includes(call.tool)) this.violations.push(call.tool);
   }

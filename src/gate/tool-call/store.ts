@@ -244,6 +244,7 @@ export class ToolCallStore {
         allowed: index.allowed,
         blockedByGuard: index.blockedByGuard,
         blockedByJudge: index.blockedByJudge,
+        blockedByApproval: index.blockedByApproval,
         recent: last,
       });
     }

@@ -1,0 +1,227 @@
+// The cluster's Approver (ADR 0067): a tool call that needs a person becomes a ToolApproval
+// owned by its Execution, and the gate holding the call's claim waits on it. The state lives in
+// the API server, not here: the object's name is deterministic (a replica taking the call over
+// adopts it), its deadline is in its spec, and the decision is in its status, where only an
+// authenticated user with the `approve` verb can write it (the chart's admission policy).
+import { createHash } from "node:crypto";
+import * as k8s from "@kubernetes/client-node";
+import type { ToolCallProposal } from "../api/protocol.js";
+import { API_VERSION, GROUP, VERSION, type ApprovalPhase, type Execution, type ToolApproval } from "../api/types.js";
+import { sleep } from "../backoff.js";
+import { toolApprovalName } from "../engine/child-names.js";
+import { ignoreNotFound, isConflict, messageOf, TransientError } from "../errors.js";
+import type { ApprovalAnswer, ApprovalRequest, Approver } from "../gate/gate.js";
+import { shownArguments } from "../gate/approval.js";
+import type { Logger } from "../telemetry/logger.js";
+import { ownerOf } from "../children/workloads.js";
+import type { EngineEvent } from "./execution-events.js";
+import type { EventNote } from "./runtime/event-recorder.js";
+
+const PLURAL = "toolapprovals";
+/** How often a pending approval is read again; a decision reaches the worker within about this. */
+const POLL_MS = 1000;
+
+/** What the approvals lend from the gate: Kubernetes Events and the event stream of an Execution. */
+export interface ApprovalNotices {
+  event(execution: Execution, note: EventNote): Promise<void>;
+  publish(execution: Execution, events: EngineEvent[]): Promise<void>;
+}
+
+/** ToolApprovals on one API server, as the gate creates and waits on them. */
+export class ToolApprovals {
+  private readonly custom: k8s.CustomObjectsApi;
+
+  constructor(
+    kc: k8s.KubeConfig,
+    private readonly notices: ApprovalNotices,
+    private readonly logger?: Logger,
+    private readonly pollMs = POLL_MS,
+  ) {
+    this.custom = kc.makeApiClient(k8s.CustomObjectsApi);
+  }
+
+  /** The Approver of one Execution's calls. */
+  approver(execution: Execution): Approver {
+    return (request) => this.ask(execution, request);
+  }
+
+  /** Creates (or adopts) the call's ToolApproval, announces it, and waits for its decision or its deadline. */
+  async ask(execution: Execution, request: ApprovalRequest): Promise<ApprovalAnswer> {
+    const p = request.proposal;
+    const namespace = execution.metadata.namespace ?? "default";
+    const name = toolApprovalName(p.execution, p.iteration, p.step, createHash("sha256").update(p.toolCallId).digest("hex"));
+    let current = await this.createOrAdopt(namespace, toolApprovalOf(name, execution, request, new Date()));
+    const call = { iteration: p.iteration, step: p.step, tool: p.tool, approval: name };
+    if (current.status?.phase === undefined) {
+      await this.setPhase(current, "Pending", "waiting for a person: gavel approve|deny").catch(() => undefined);
+      // Not awaited: a NATS outage must not hold the call (the events are retried on their own).
+      void this.notices.publish(execution, [
+        { event: "toolcall.approval", data: { ...call, state: "pending", trigger: request.trigger, deadline: current.spec.deadline } },
+      ]);
+      await this.notices.event(execution, {
+        type: "Warning",
+        reason: "ToolCallApprovalPending",
+        message: `iteration ${p.iteration} step ${p.step} ${p.tool} waits for a person (${request.trigger}) until ${current.spec.deadline}: gavel approve|deny ${name}`,
+        once: `${name}.pending`,
+      });
+    }
+    const answer = await this.outcome(current);
+    current = (await this.read(namespace, name)) ?? current;
+    const phase: ApprovalPhase = answer.outcome === "approved" ? "Approved" : answer.outcome === "denied" ? "Denied" : "TimedOut";
+    const told =
+      answer.outcome === "timed_out"
+        ? "approval timed out"
+        : `${answer.outcome} by ${answer.decidedBy ?? "?"}${answer.reason ? `: ${answer.reason}` : ""}`;
+    if (current.status?.phase !== phase) await this.setPhase(current, phase, told).catch(() => undefined);
+    void this.notices.publish(execution, [{ event: "toolcall.approval", data: { ...call, state: answer.outcome, ...decider(answer) } }]);
+    await this.notices.event(execution, {
+      type: answer.outcome === "approved" ? "Normal" : "Warning",
+      reason:
+        answer.outcome === "approved" ? "ToolCallApproved" : answer.outcome === "denied" ? "ToolCallDenied" : "ToolCallApprovalTimedOut",
+      message: `iteration ${p.iteration} step ${p.step} ${p.tool}: ${told} (ToolApproval ${name})`,
+      once: `${name}.${answer.outcome}`,
+    });
+    return answer;
+  }
+
+  /**
+   * Waits for the decision (read every pollMs) or the deadline, at which the approval is marked
+   * TimedOut with the resourceVersion read: a decision written meanwhile makes that a 409, and
+   * the decision wins. A decision for another digest than the call's is no decision (fail closed).
+   */
+  private async outcome(first: ToolApproval): Promise<ApprovalAnswer> {
+    const namespace = first.metadata.namespace ?? "default";
+    const name = first.metadata.name;
+    let current = first;
+    for (;;) {
+      const d = current.status?.decision;
+      if (d !== undefined && d.digest === current.spec.digest)
+        return { name, outcome: d.approved ? "approved" : "denied", decidedBy: d.decidedBy, ...(d.reason ? { reason: d.reason } : {}) };
+      if (d !== undefined) this.logger?.warn({ approval: name }, "a decision for another digest than the call's: ignored");
+      if (current.status?.phase === "TimedOut") return { name, outcome: "timed_out" };
+      if (Date.now() >= Date.parse(current.spec.deadline)) {
+        try {
+          await this.replaceStatus(current, { ...current.status, phase: "TimedOut", message: "approval timed out" });
+          return { name, outcome: "timed_out" };
+        } catch (err) {
+          if (!isConflict(err)) throw err;
+        }
+      } else await sleep(Math.min(this.pollMs, Math.max(0, Date.parse(current.spec.deadline) - Date.now())));
+      const next = await this.read(namespace, name);
+      if (next === undefined) throw new Error(`ToolApproval ${namespace}/${name} was deleted while the call waited on it`);
+      current = next;
+    }
+  }
+
+  private async createOrAdopt(namespace: string, body: ToolApproval): Promise<ToolApproval> {
+    try {
+      return (await this.custom.createNamespacedCustomObject({
+        group: GROUP,
+        version: VERSION,
+        namespace,
+        plural: PLURAL,
+        body,
+      })) as ToolApproval;
+    } catch (err) {
+      if (!isConflict(err)) throw err;
+    }
+    const existing = await this.read(namespace, body.metadata.name);
+    if (existing === undefined) throw new TransientError(`ToolApproval ${namespace}/${body.metadata.name} exists and is gone again`);
+    // Adopted only when it is this very call of this very run: anything else is never a decision for it.
+    if (existing.spec.digest !== body.spec.digest || existing.spec.executionUID !== body.spec.executionUID)
+      throw new Error(`ToolApproval ${namespace}/${body.metadata.name} exists for another call (digest ${existing.spec.digest})`);
+    return existing;
+  }
+
+  private async read(namespace: string, name: string): Promise<ToolApproval | undefined> {
+    try {
+      return (await this.custom.getNamespacedCustomObject({
+        group: GROUP,
+        version: VERSION,
+        namespace,
+        plural: PLURAL,
+        name,
+      })) as ToolApproval;
+    } catch (err) {
+      return ignoreNotFound(err);
+    }
+  }
+
+  private async setPhase(a: ToolApproval, phase: ApprovalPhase, message: string): Promise<void> {
+    try {
+      await this.custom.patchNamespacedCustomObjectStatus(
+        {
+          group: GROUP,
+          version: VERSION,
+          namespace: a.metadata.namespace ?? "default",
+          plural: PLURAL,
+          name: a.metadata.name,
+          body: { status: { phase, message } },
+        },
+        k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.MergePatch),
+      );
+    } catch (err) {
+      this.logger?.warn({ approval: a.metadata.name, phase, err: messageOf(err) }, "could not write the approval's phase");
+      throw err;
+    }
+  }
+
+  private async replaceStatus(a: ToolApproval, status: NonNullable<ToolApproval["status"]>): Promise<void> {
+    await this.custom.replaceNamespacedCustomObjectStatus({
+      group: GROUP,
+      version: VERSION,
+      namespace: a.metadata.namespace ?? "default",
+      plural: PLURAL,
+      name: a.metadata.name,
+      body: { ...a, status },
+    });
+  }
+}
+
+/** The ToolApproval of a call: the call as a person sees it, its digest, what the ladder found, the deadline; owned by the Execution. */
+export function toolApprovalOf(name: string, execution: Execution, r: ApprovalRequest, now: Date): ToolApproval {
+  const p: ToolCallProposal = r.proposal;
+  const findings = [
+    ...(r.pending.guard.flags ?? []).map((f) => `flagged: ${f}`),
+    ...(r.pending.guard.warnings ?? []).map((w) => `warned: ${w}`),
+  ];
+  return {
+    apiVersion: API_VERSION,
+    kind: "ToolApproval",
+    metadata: {
+      name,
+      namespace: execution.metadata.namespace ?? "default",
+      labels: { "gavel.dev/execution": execution.metadata.name.slice(0, 63).replace(/[^a-z0-9]+$/, "") },
+      ownerReferences: [ownerOf(execution)],
+    },
+    spec: {
+      execution: execution.metadata.name,
+      executionUID: execution.metadata.uid ?? "",
+      toolCallId: p.toolCallId,
+      iteration: p.iteration,
+      step: p.step,
+      tool: p.tool,
+      arguments: shownArguments(p.args),
+      ...(p.intent !== undefined ? { intent: p.intent.slice(0, 1024) } : {}),
+      digest: r.digest,
+      trigger: r.trigger,
+      reason: r.pending.reason.slice(0, 2048),
+      ...(findings.length > 0 ? { guardFindings: findings } : {}),
+      judges: r.pending.judges.map((j) => ({
+        judge: j.judge,
+        ...(j.child !== "" ? { child: j.child } : {}),
+        passed: j.passed,
+        ...(j.result !== undefined
+          ? { score: j.result.score, confidence: j.result.confidence, reasoning: j.result.reasoning.slice(0, 2048) }
+          : {}),
+        ...(j.rejection !== undefined ? { rejection: j.rejection } : {}),
+      })),
+      deadline: new Date(now.getTime() + r.timeoutMs).toISOString(),
+      onTimeout: r.onTimeout,
+    },
+  };
+}
+
+function decider(a: ApprovalAnswer): Record<string, unknown> {
+  return { ...(a.decidedBy !== undefined ? { decidedBy: a.decidedBy } : {}), ...(a.reason !== undefined ? { reason: a.reason } : {}) };
+}

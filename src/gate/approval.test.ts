@@ -1,0 +1,157 @@
+// The approval tier of the gate with an Approver that is a plain function: when a person is
+// asked (the Agent's tools[].approval raised by GuardPolicy approval), never after a guard
+// denial, what the decision says for each answer, and the digest that binds it to the call.
+import { describe, expect, it } from "vitest";
+import type { ToolCallDecision, ToolCallProposal } from "../api/protocol.js";
+import type { Agent, JsonObject } from "../api/types.js";
+import { approvalRule, callDigest, shownArguments, type ApprovalAnswer, type ApprovalRequest } from "./approval.js";
+import { createGate, type JudgeRunner } from "./gate.js";
+import { agentScope } from "./guard/context.js";
+import { PolicyStore } from "./guard/policy-store.js";
+
+let seq = 0;
+function proposal(tool: string, args: JsonObject): ToolCallProposal {
+  seq++;
+  return { namespace: "team-a", execution: "ex-1", iteration: 1, step: seq, toolCallId: `call-${seq}`, tool, args };
+}
+const noCalls = { iteration: { calls: () => [], violations: [] } };
+const judgeSays =
+  (score: number): JudgeRunner =>
+  () =>
+    Promise.resolve({ result: { score, confidence: 1, reasoning: score < 0.7 ? "too broad" : "fine" }, child: "j-1" });
+
+/** A gate whose approver answers `answer` and records what it was asked. */
+function gateWith(
+  tools: Agent["spec"]["tools"],
+  o: { answer?: ApprovalAnswer; judges?: boolean; score?: number; store?: PolicyStore } = {},
+) {
+  const asked: ApprovalRequest[] = [];
+  const gate = createGate({
+    policyStore: o.store ?? new PolicyStore(),
+    agent: { spec: { tools, execution: { tool_validation: o.judges === true ? [{ type: "semantic", judge_agent: "sec" }] : [] } } },
+    judgeRunner: judgeSays(o.score ?? 0.9),
+    ...(o.answer !== undefined
+      ? {
+          approver: (r: ApprovalRequest) => {
+            asked.push(r);
+            return Promise.resolve(o.answer as ApprovalAnswer);
+          },
+        }
+      : {}),
+  });
+  const decide = async (p: ToolCallProposal): Promise<ToolCallDecision> => {
+    const out = gate.decide(p, noCalls);
+    return "judged" in out ? out.judged() : out;
+  };
+  return { decide, asked };
+}
+
+describe("approval rule", () => {
+  it("is the Agent's tools[].approval raised, never lowered, by the GuardPolicies' approval (by tool or '*'), with its timeout and onTimeout", () => {
+    const scope = agentScope({
+      spec: { tools: [{ name: "cmd.run", approval: "on_judge_reject", approval_timeout: "90s", approval_on_timeout: "fail" }, "fs.write"] },
+    });
+    const none = new Map<string, "always" | "on_judge_reject">();
+    expect(approvalRule("cmd.run", scope, { approval: none })).toEqual({ mode: "on_judge_reject", timeoutMs: 90_000, onTimeout: "fail" });
+    expect(approvalRule("fs.write", scope, { approval: none })).toEqual({ mode: "never", timeoutMs: 300_000, onTimeout: "deny" });
+    expect(approvalRule("fs.write", scope, { approval: new Map([["*", "on_judge_reject"]]) }).mode).toBe("on_judge_reject");
+    expect(approvalRule("cmd.run", scope, { approval: new Map([["cmd.run", "always"]]) }).mode).toBe("always");
+    // A policy's on_judge_reject does not lower an Agent's always.
+    const always = agentScope({ spec: { tools: [{ name: "fs.write", approval: "always" }] } });
+    expect(approvalRule("fs.write", always, { approval: new Map([["fs.write", "on_judge_reject"]]) }).mode).toBe("always");
+  });
+
+  it("GuardPolicy approval: the strictest policy wins; a bad value is a compile error naming the field", () => {
+    const store = new PolicyStore();
+    store.update([
+      { name: "default", namespace: "gavel-system", spec: { approval: { "cmd.run": "on_judge_reject" } } },
+      { name: "team", namespace: "team-a", spec: { approval: { "cmd.run": "always", "*": "on_judge_reject" } } },
+    ]);
+    const p = store.get("team-a");
+    expect(p.approval?.get("cmd.run")).toBe("always");
+    expect(p.approval?.get("*")).toBe("on_judge_reject");
+    const bad = new PolicyStore();
+    expect(() => bad.update([{ name: "bad", namespace: "team-a", spec: { approval: { "cmd.run": "sometimes" as "always" } } }])).toThrow(
+      "approval.cmd.run must be always or on_judge_reject",
+    );
+  });
+});
+
+describe("gate with an approver", () => {
+  it("always: a call the guard allows waits for the person, who is told the call, its digest and why; approved runs, told by whom", async () => {
+    const g = gateWith([{ name: "fs.write", approval: "always" }, "fs.read"], {
+      answer: { name: "a-1", outcome: "approved", decidedBy: "alice", reason: "ok" },
+    });
+    const p = proposal("fs.write", { path: "/workspace/a", content: "x" });
+    const d = await g.decide(p);
+    expect(d).toMatchObject({ allowed: true, blocked_by: "none", approval: { outcome: "approved", decidedBy: "alice" } });
+    expect(d.reason).toBe("approved by alice: ok (approved by the guard)");
+    expect(g.asked).toHaveLength(1);
+    expect(g.asked[0]).toMatchObject({ trigger: "always", digest: callDigest(p), timeoutMs: 300_000, onTimeout: "deny" });
+    // A tool without approval is not asked about.
+    expect((await g.decide(proposal("fs.read", { path: "/workspace/a" }))).approval).toBeUndefined();
+    expect(g.asked).toHaveLength(1);
+  });
+
+  it("never asks about a call the guard denied (the non-negotiable core)", async () => {
+    const g = gateWith([{ name: "cmd.run", approval: "always" }], { answer: { name: "a", outcome: "approved", decidedBy: "alice" } });
+    const d = await g.decide(proposal("cmd.run", { command: "rm -rf /" }));
+    expect(d).toMatchObject({ allowed: false, blocked_by: "guard" });
+    expect(g.asked).toHaveLength(0);
+  });
+
+  it("on_judge_reject: asks only when a judge rejected; the person's denial and a timeout are told distinctly", async () => {
+    const passed = gateWith([{ name: "fs.write", approval: "on_judge_reject" }], {
+      judges: true,
+      score: 0.9,
+      answer: { name: "a", outcome: "denied" },
+    });
+    expect((await passed.decide(proposal("fs.write", { path: "/workspace/a" }))).allowed).toBe(true);
+    expect(passed.asked).toHaveLength(0);
+    const denied = gateWith([{ name: "fs.write", approval: "on_judge_reject" }], {
+      judges: true,
+      score: 0.2,
+      answer: { name: "a-2", outcome: "denied", decidedBy: "bob", reason: "not now" },
+    });
+    const d = await denied.decide(proposal("fs.write", { path: "/workspace/a" }));
+    expect(d).toMatchObject({
+      allowed: false,
+      blocked_by: "approval",
+      reason: "denied by bob: not now",
+      judges: [{ judge: "sec", passed: false }],
+    });
+    expect(denied.asked[0]?.trigger).toBe("on_judge_reject");
+    expect(denied.asked[0]?.pending.reason).toContain("judge sec");
+    const late = gateWith([{ name: "fs.write", approval: "always", approval_timeout: "20s", approval_on_timeout: "fail" }], {
+      answer: { name: "a-3", outcome: "timed_out" },
+    });
+    const t = await late.decide(proposal("fs.write", { path: "/workspace/a" }));
+    expect(t).toMatchObject({ allowed: false, blocked_by: "approval", approval: { outcome: "timed_out", failIteration: true } });
+    expect(t.reason).toBe("approval timed out: nobody decided ToolApproval a-3 within 20s (onTimeout: fail, the iteration fails)");
+  });
+
+  it("without an approver (local mode) a call that needs a person is denied, fail closed", async () => {
+    const g = gateWith([{ name: "fs.write", approval: "always" }]);
+    const d = await g.decide(proposal("fs.write", { path: "/workspace/a" }));
+    expect(d).toMatchObject({ allowed: false, blocked_by: "approval" });
+    expect(d.reason).toContain("cannot ask a person");
+  });
+});
+
+describe("call digest", () => {
+  it("changes with any argument, the step or the tool's code; the arguments shown are cut, not the digest's", () => {
+    const p = { ...proposal("fs.write", { path: "/workspace/a", content: "one" }), step: 1 };
+    const base = callDigest(p);
+    expect(base).toMatch(/^sha256:[0-9a-f]{64}$/);
+    expect(callDigest({ ...p })).toBe(base);
+    expect(callDigest({ ...p, args: { path: "/workspace/a", content: "two" } })).not.toBe(base);
+    expect(callDigest({ ...p, step: 2 })).not.toBe(base);
+    expect(callDigest({ ...p, toolHash: "ab".repeat(32) })).not.toBe(base);
+    const long = "x".repeat(5000);
+    expect(shownArguments({ a: [long], b: { c: long }, n: 1 })).toEqual({
+      a: [`${"x".repeat(1021)}...`],
+      b: { c: `${"x".repeat(1021)}...` },
+      n: 1,
+    });
+  });
+});

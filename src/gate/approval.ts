@@ -1,0 +1,130 @@
+// The escalation ladder's last tier (issue 25, ADR 0067): when a call the guard allowed goes to
+// a person, and what the worker is told once the person (or nobody, in time) answered. Pure:
+// the driver's Approver does the asking and the waiting (a ToolApproval object on a cluster).
+import { createHash } from "node:crypto";
+import type { ApprovalRecord, ToolCallDecision, ToolCallProposal } from "../api/protocol.js";
+import type { ApprovalMode, ApprovalOnTimeout, JsonObject, JsonValue } from "../api/types.js";
+import { parseDurationSeconds } from "../engine/durations.js";
+import { canonical } from "../transport/codec.js";
+import { declaredTool, type AgentScope } from "./guard/context.js";
+import type { CompiledPolicy } from "./guard/policy.js";
+import { mcpToolDigest } from "./mcp-tools.js";
+import type { JudgedFields } from "./tool-judges.js";
+
+/** How long a call waits for a person when its tool does not say (approval_timeout). */
+export const DEFAULT_APPROVAL_TIMEOUT_MS = 300_000;
+
+/** When a tool's calls go to a person, for how long, and what an unanswered one does. */
+export interface ApprovalRule {
+  mode: ApprovalMode;
+  timeoutMs: number;
+  onTimeout: ApprovalOnTimeout;
+}
+
+/** Why a person is asked about one call. */
+export type ApprovalTrigger = Exclude<ApprovalMode, "never">;
+
+/** What the driver's Approver is asked: the call, its digest, why, what the ladder found before, how long to wait. */
+export interface ApprovalRequest {
+  proposal: ToolCallProposal;
+  digest: string;
+  trigger: ApprovalTrigger;
+  /** The decision of the guard and the judges, which the person may overturn. */
+  pending: ToolCallDecision;
+  timeoutMs: number;
+  onTimeout: ApprovalOnTimeout;
+}
+
+/** How the asking ended: the person's answer (the authenticated user), or nobody in time. */
+export type ApprovalAnswer = Omit<ApprovalRecord, "failIteration">;
+
+/** Asks a person about one call and waits (a driver's port; the cluster's keeps the state in the API server). */
+export type Approver = (request: ApprovalRequest) => Promise<ApprovalAnswer>;
+
+const STRICTNESS: Record<ApprovalMode, number> = { never: 0, on_judge_reject: 1, always: 2 };
+
+/**
+ * The approval rule of a tool: the Agent's tools[].approval, raised to the least the
+ * operators set for it (GuardPolicy approval, by tool name or "*"); never lowered.
+ */
+export function approvalRule(tool: string, scope: AgentScope, policy: Pick<CompiledPolicy, "approval">): ApprovalRule {
+  const own = declaredTool(scope, tool);
+  let mode: ApprovalMode = own?.approval ?? "never";
+  for (const floor of [policy.approval?.get(tool), policy.approval?.get("*")])
+    if (floor !== undefined && STRICTNESS[floor] > STRICTNESS[mode]) mode = floor;
+  const seconds = parseDurationSeconds(own?.approval_timeout);
+  return {
+    mode,
+    timeoutMs: seconds !== undefined && seconds > 0 ? seconds * 1000 : DEFAULT_APPROVAL_TIMEOUT_MS,
+    onTimeout: own?.approval_on_timeout ?? "deny",
+  };
+}
+
+/** Why the rule asks a person about a call the ladder decided so far, or undefined when it does not. */
+export function approvalTrigger(
+  rule: ApprovalRule,
+  pending: Pick<ToolCallDecision, "allowed" | "blocked_by">,
+): ApprovalTrigger | undefined {
+  // A guard denial is the non-negotiable core (vaglio-two-phase-evaluator.txt): never put to a person.
+  if (pending.blocked_by === "guard") return undefined;
+  if (rule.mode === "always") return "always";
+  if (rule.mode === "on_judge_reject" && !pending.allowed && pending.blocked_by === "judge") return "on_judge_reject";
+  return undefined;
+}
+
+/** sha256 of the exact call: who proposes it (execution, iteration, step), the tool, every argument, the tool's code or listing. */
+export function callDigest(p: ToolCallProposal): string {
+  const code = p.mcp !== undefined ? mcpToolDigest(p.mcp) : p.toolHash;
+  const text = canonical({ n: p.namespace, e: p.execution, i: p.iteration, s: p.step, t: p.tool, a: p.args, ...(code ? { h: code } : {}) });
+  return `sha256:${createHash("sha256").update(text).digest("hex")}`;
+}
+
+/** The decision's fields once the person answered (or nobody did): allowed only when approved. */
+export function afterApproval(pending: ToolCallDecision, answer: ApprovalAnswer, rule: ApprovalRule): JudgedFields {
+  const base = { skippedJudges: pending.skippedJudges, judges: pending.judges };
+  const why = answer.reason !== undefined && answer.reason !== "" ? `: ${answer.reason}` : "";
+  switch (answer.outcome) {
+    case "approved":
+      return {
+        ...base,
+        allowed: true,
+        blocked_by: "none",
+        reason: `approved by ${answer.decidedBy ?? "?"}${why} (${pending.reason})`,
+        approval: answer,
+      };
+    case "denied":
+      return { ...base, allowed: false, blocked_by: "approval", reason: `denied by ${answer.decidedBy ?? "?"}${why}`, approval: answer };
+    case "timed_out": {
+      const fail = rule.onTimeout === "fail";
+      return {
+        ...base,
+        allowed: false,
+        blocked_by: "approval",
+        reason: `approval timed out: nobody decided ToolApproval ${answer.name} within ${Math.round(rule.timeoutMs / 1000)}s (onTimeout: ${rule.onTimeout}${fail ? ", the iteration fails" : ""})`,
+        approval: { ...answer, ...(fail ? { failIteration: true } : {}) },
+      };
+    }
+  }
+}
+
+/** The denial when a call needs a person and the driver has none to ask (local mode): fail closed. */
+export function noApprover(pending: ToolCallDecision, trigger: ApprovalTrigger): JudgedFields {
+  return {
+    skippedJudges: pending.skippedJudges,
+    judges: pending.judges,
+    allowed: false,
+    blocked_by: "approval",
+    reason: `approval required (${trigger}) but this driver cannot ask a person (approvals need the cluster's ToolApprovals)`,
+  };
+}
+
+/** The arguments a person is shown: every value, long strings cut to 1024 characters (the digest covers the whole call). */
+export function shownArguments(args: JsonObject): JsonObject {
+  const cut = (v: JsonValue): JsonValue => {
+    if (typeof v === "string") return v.length > 1024 ? `${v.slice(0, 1021)}...` : v;
+    if (Array.isArray(v)) return v.map(cut);
+    if (v !== null && typeof v === "object") return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, cut(x)]));
+    return v;
+  };
+  return cut(args) as JsonObject;
+}

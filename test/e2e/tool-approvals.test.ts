@@ -1,0 +1,283 @@
+// The escalation ladder's last tier on the cluster (issue 25, ADR 0067): a tool whose approval
+// is `always` makes the gate create a ToolApproval owned by the Execution and the worker's call
+// wait on it; people decide with `gavel approve|deny` as the Kubernetes users they are
+// (impersonated here through the admin kubeconfig), and the API server itself refuses a user
+// without the `approve` verb, a decider naming someone else, a decision for another call's
+// digest, and a second decision. The worker is told "approved", "denied by USER: reason" or
+// "approval timed out", and the Execution's Events show the pending approval and its end.
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import * as k8s from "@kubernetes/client-node";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { parse, stringify } from "yaml";
+import { GROUP, VERSION, type ToolApproval } from "../../src/api/types.js";
+import { gavel } from "../harness/cli.js";
+import { eventually, useCluster, type Cluster } from "../harness/cluster.js";
+import { callSummary, executionsIn, type Executions } from "../harness/executions.js";
+import { ChartController, RELEASE } from "../harness/gavel-chart.js";
+
+/** A scripted worker (gavel/agent:dev) whose fs.write asks a person; `tool` adds fields to its tools entry. */
+function workerYaml(name: string, script: unknown[], tool: Record<string, unknown> = {}): string {
+  return stringify({
+    apiVersion: "100monkeys.ai/v1",
+    kind: "Agent",
+    metadata: { name },
+    spec: {
+      runtime: { image: "gavel/agent:dev", pull_policy: "Never", env: [{ name: "GAVEL_SCRIPT", value: stringify(script) }] },
+      task: { instruction: "Write the notes, then read them back." },
+      tools: [{ name: "fs.write", approval: "always", ...tool }, "fs.read"],
+      security: { network: { mode: "none" }, resources: { timeout: "240s" } },
+      volumes: [{ name: "workspace", mount_path: "/workspace", size: "16Mi" }],
+      execution: { mode: "one-shot", validation: [{ type: "exit_code", expected: 0 }] },
+    },
+  });
+}
+
+const executionYaml = (name: string) =>
+  stringify({ apiVersion: "100monkeys.ai/v1", kind: "Execution", metadata: { name }, spec: { agentRef: { name } } });
+const write = (content: string) => ({
+  tool_calls: [{ tool: "fs.write", args: { path: "/workspace/notes.md", content }, intent: "write the notes" }],
+});
+
+describe("tool calls that wait for a person: ToolApprovals decided by authorised Kubernetes users (chart-installed controller)", () => {
+  let cluster: Cluster;
+  let controller: ChartController;
+  let runs: Executions;
+  let custom: k8s.CustomObjectsApi;
+  let dir: string;
+  /** A kubeconfig per user, each the admin's impersonating that user (kubectl's --as). */
+  const as: Record<string, string> = {};
+
+  beforeAll(async () => {
+    cluster = await useCluster();
+    controller = new ChartController(cluster);
+    await controller.ready();
+    custom = cluster.kc.makeApiClient(k8s.CustomObjectsApi);
+    const ns = await cluster.createNamespace("e2e-approvals");
+    runs = executionsIn(cluster, ns, async () => `controller log:\n${(await controller.log()).slice(-6000)}`);
+    dir = await mkdtemp(join(tmpdir(), "gavel-approvals-"));
+    const admin = parse(await readFile(cluster.kubeconfigPath, "utf8")) as { users: { user: Record<string, unknown> }[] };
+    for (const user of ["alice", "mallory", "eve"]) {
+      const config = structuredClone(admin);
+      for (const u of config.users) u.user.as = user;
+      as[user] = join(dir, `${user}.kubeconfig`);
+      await writeFile(as[user], stringify(config));
+    }
+    // alice: the chart's approver ClusterRole. mallory: may read approvals and patch their status, but has no approve verb. eve: nothing.
+    await runs.apply(
+      [
+        {
+          kind: "RoleBinding",
+          metadata: { name: "alice-approves" },
+          roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: `${RELEASE}-approver` },
+        },
+        {
+          kind: "Role",
+          metadata: { name: "approval-writer" },
+          rules: [
+            { apiGroups: [GROUP], resources: ["toolapprovals", "executions"], verbs: ["get", "list"] },
+            { apiGroups: [GROUP], resources: ["toolapprovals/status"], verbs: ["get", "patch"] },
+          ],
+        },
+        {
+          kind: "RoleBinding",
+          metadata: { name: "mallory-writes" },
+          roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: "approval-writer" },
+        },
+      ]
+        .map((o, i) =>
+          stringify({
+            apiVersion: "rbac.authorization.k8s.io/v1",
+            ...o,
+            ...(o.kind === "RoleBinding"
+              ? { subjects: [{ apiGroup: "rbac.authorization.k8s.io", kind: "User", name: i === 0 ? "alice" : "mallory" }] }
+              : {}),
+          }),
+        )
+        .join("---\n"),
+    );
+  }, 300_000);
+
+  afterAll(async () => {
+    if (runs !== undefined) await cluster.deleteNamespace(runs.namespace);
+    if (dir !== undefined) await rm(dir, { recursive: true, force: true });
+  });
+
+  const approvals = async (execution: string): Promise<ToolApproval[]> => {
+    const list = (await custom.listNamespacedCustomObject({
+      group: GROUP,
+      version: VERSION,
+      namespace: runs.namespace,
+      plural: "toolapprovals",
+    })) as {
+      items: ToolApproval[];
+    };
+    return list.items.filter((a) => a.spec.execution === execution).sort((a, b) => a.spec.step - b.spec.step);
+  };
+  const pending = (execution: string, step: number) =>
+    eventually(
+      async () => (await approvals(execution)).find((a) => a.spec.step === step && a.status?.phase === "Pending"),
+      180_000,
+      `a pending ToolApproval of ${execution} step ${step}`,
+    );
+  const cli = (user: string, argv: string[]) => gavel([...argv, "-n", runs.namespace], { env: { KUBECONFIG: as[user] ?? "" } });
+  const decisionPatch = (user: string | undefined, name: string, decision: Record<string, unknown>) =>
+    cluster.kubectl([
+      ...(user !== undefined ? ["--as", user] : []),
+      "patch",
+      "toolapproval",
+      name,
+      "-n",
+      runs.namespace,
+      "--subresource=status",
+      "--type=merge",
+      "-p",
+      JSON.stringify({ status: { decision } }),
+    ]);
+  const reasons = async (execution: string): Promise<string[]> => {
+    const events = await cluster.kc.makeApiClient(k8s.CoreV1Api).listNamespacedEvent({ namespace: runs.namespace });
+    return events.items.filter((e) => e.involvedObject.name === execution).map((e) => e.reason ?? "");
+  };
+  const workerLog = async (execution: string): Promise<string> => {
+    const r = await gavel(["logs", execution, "-n", runs.namespace], { env: { KUBECONFIG: cluster.kubeconfigPath } });
+    expect(r.code, r.err).toBe(0);
+    return r.out;
+  };
+
+  it("Given fs.write with approval: always, a user without the verb is refused by the API server, alice's approval runs the call once, and a changed call needs (and here gets denied) its own approval", async () => {
+    await runs.apply(
+      [
+        workerYaml("ladder-run", [
+          write("one\n"),
+          { tool_calls: [{ tool: "fs.read", args: { path: "/workspace/notes.md" } }] },
+          write("two\n"),
+          { final: "r1={{result 1}} | r2={{result 2}} | r3={{result 3}}" },
+        ]),
+        executionYaml("ladder-run"),
+      ].join("---\n"),
+    );
+    const first = await pending("ladder-run", 1);
+    const execution = await runs.get("ladder-run");
+    // The call as a person sees it, bound to its digest, owned by the Execution (it goes with it).
+    expect(first.spec).toMatchObject({
+      tool: "fs.write",
+      arguments: { path: "/workspace/notes.md", content: "one\n" },
+      intent: "write the notes",
+      trigger: "always",
+      onTimeout: "deny",
+      iteration: 1,
+    });
+    expect(first.spec.digest).toMatch(/^sha256:[0-9a-f]{64}$/);
+    expect(Date.parse(first.spec.deadline) - Date.now()).toBeGreaterThan(60_000);
+    expect(first.metadata.ownerReferences).toEqual([
+      expect.objectContaining({ kind: "Execution", uid: execution?.metadata.uid, controller: true }),
+    ]);
+    const name = first.metadata.name;
+
+    // eve has no access at all: RBAC refuses the read.
+    const eve = await cli("eve", ["approve", name]);
+    expect(eve.code).toBe(1);
+    expect(eve.err).toMatch(/forbidden/i);
+    // mallory may patch the status but lacks the approve verb: the admission policy refuses her, by name.
+    const mallory = await cli("mallory", ["approve", name, "--reason", "trust me"]);
+    expect(mallory.code).toBe(1);
+    expect(mallory.err).toContain("user mallory may not decide ToolApprovals");
+    // Naming someone else as the decider is refused too, whoever writes it.
+    const forged = await decisionPatch("mallory", name, { approved: true, decidedBy: "alice", digest: first.spec.digest });
+    expect(forged.code).not.toBe(0);
+    expect(forged.stderr).toContain("status.decision.decidedBy must be the user who decides: mallory");
+    expect((await approvals("ladder-run"))[0]?.status?.decision).toBeUndefined();
+
+    const approved = await cli("alice", ["approve", name, "--reason", "looks fine"]);
+    expect(approved.err).toBe("");
+    expect(approved.out).toContain(`toolapproval/${name} approved by alice: fs.write`);
+
+    // The changed call (other content) is not covered by the first approval: it waits on its own.
+    const second = await pending("ladder-run", 3);
+    expect(second.metadata.name).not.toBe(name);
+    expect(second.spec.digest).not.toBe(first.spec.digest);
+    expect(second.spec.arguments).toEqual({ path: "/workspace/notes.md", content: "two\n" });
+    // A decision carrying the first call's digest is refused: a decision is bound to the exact call.
+    const reused = await decisionPatch("alice", second.metadata.name, { approved: true, decidedBy: "alice", digest: first.spec.digest });
+    expect(reused.code).not.toBe(0);
+    expect(reused.stderr).toContain("status.decision.digest must be the digest of the call");
+    const denied = await cli("alice", ["deny", second.metadata.name, "--reason", "only the first write was agreed"]);
+    expect(denied.err).toBe("");
+    expect(denied.out).toContain("denied by alice");
+
+    const done = await runs.final("ladder-run", 240_000);
+    expect(done.status?.phase, done.status?.message).toBe("Succeeded");
+    const calls = done.status?.iterations?.[0]?.toolCalls;
+    expect(calls?.recent?.map(callSummary)).toEqual([
+      [1, "fs.write", "allowed", "", 0],
+      [2, "fs.read", "allowed", "", 0],
+      [3, "fs.write", "blocked by approval", "", 0],
+    ]);
+    expect(calls?.blockedByApproval).toBe(1);
+    // The worker was told each outcome; the approved write ran once (the read sees its content).
+    const log = await workerLog("ladder-run");
+    expect(log).toContain("r1=[approved by alice: looks fine]");
+    expect(log).toContain("r2=one");
+    expect(log).toContain("r3=Tool call denied by alice: only the first write was agreed");
+
+    const ended = await approvals("ladder-run");
+    expect(ended.map((a) => [a.spec.step, a.status?.phase, a.status?.decision?.decidedBy, a.status?.decision?.approved])).toEqual([
+      [1, "Approved", "alice", true],
+      [3, "Denied", "alice", false],
+    ]);
+    // Decided once: a second decision is refused by the CLI, and a change of it by the API server (even for the admin).
+    const again = await cli("alice", ["deny", name]);
+    expect(again.code).toBe(1);
+    expect(again.err).toContain("is already decided: approved by alice");
+    const flipped = await decisionPatch(undefined, name, { approved: false });
+    expect(flipped.code).not.toBe(0);
+    expect(flipped.stderr).toContain("decision is recorded once and never changed");
+
+    const seen = await eventually(
+      async () => {
+        const r = await reasons("ladder-run");
+        return r.filter((x) => x.startsWith("ToolCallApproval") || x === "ToolCallApproved" || x === "ToolCallDenied").length >= 4
+          ? r
+          : undefined;
+      },
+      30_000,
+      "the approvals' Events on the Execution",
+    );
+    expect(seen.filter((r) => r === "ToolCallApprovalPending")).toHaveLength(2);
+    expect(seen).toContain("ToolCallApproved");
+    expect(seen).toContain("ToolCallDenied");
+  }, 600_000);
+
+  it("Given nobody answers: onTimeout deny tells the worker the approval timed out (the call is denied, the run goes on); onTimeout fail fails the iteration; a late decision is refused", async () => {
+    const script = [write("late\n"), { final: "r1={{result 1}}" }];
+    await runs.apply(
+      [
+        workerYaml("timeout-deny", script, { approval_timeout: "8s" }),
+        executionYaml("timeout-deny"),
+        workerYaml("timeout-fail", script, { approval_timeout: "8s", approval_on_timeout: "fail" }),
+        executionYaml("timeout-fail"),
+      ].join("---\n"),
+    );
+    const [deny, fail] = await Promise.all([runs.final("timeout-deny", 240_000), runs.final("timeout-fail", 240_000)]);
+    expect(deny.status?.phase, deny.status?.message).toBe("Succeeded");
+    expect(deny.status?.iterations?.[0]?.toolCalls?.recent?.map(callSummary)).toEqual([[1, "fs.write", "blocked by approval", "", 0]]);
+    expect(await workerLog("timeout-deny")).toMatch(
+      /r1=Tool call approval timed out: nobody decided ToolApproval \S+ within 8s \(onTimeout: deny\)/,
+    );
+    expect(fail.status?.phase, fail.status?.message).toBe("Failed");
+
+    for (const execution of ["timeout-deny", "timeout-fail"]) {
+      const [a] = await approvals(execution);
+      expect(a?.status?.phase).toBe("TimedOut");
+      expect(a?.status?.decision).toBeUndefined();
+      const late = await cli("alice", ["approve", a?.metadata.name ?? ""]);
+      expect(late.code).toBe(1);
+      expect(late.err).toContain("expired at");
+      // Written past the CLI's check, the API server refuses it as well.
+      const direct = await decisionPatch("alice", a?.metadata.name ?? "", { approved: true, decidedBy: "alice", digest: a?.spec.digest });
+      expect(direct.stderr).toContain("the approval already ended: TimedOut");
+    }
+    expect(await reasons("timeout-deny")).toEqual(expect.arrayContaining(["ToolCallApprovalPending", "ToolCallApprovalTimedOut"]));
+  }, 600_000);
+});
