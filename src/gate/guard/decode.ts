@@ -115,19 +115,24 @@ export function encodedPayloads(s: string, flags: number): readonly string[] {
   const maybeHex = (flags & F_DIGIT) !== 0;
   if (!maybeBase64 && !maybeHex) return NO_PAYLOADS;
   const found: string[] = [];
-  if (maybeBase64)
-    for (const m of s.matchAll(BASE64_TOKEN_RE)) {
+  // exec with lastIndex, not matchAll, which copies the regex on every call (every view of every call).
+  if (maybeBase64) {
+    BASE64_TOKEN_RE.lastIndex = 0;
+    for (let m = BASE64_TOKEN_RE.exec(s); m !== null; m = BASE64_TOKEN_RE.exec(s)) {
       const tok = m[0];
       // Plain words and lower-case paths also fit the alphabet; real base64 mixes case or pads.
       if (!tok.endsWith("=") && !(/[A-Z]/.test(tok) && /[a-z]/.test(tok))) continue;
       const text = printable(Buffer.from(tok, "base64"));
       if (text !== undefined) found.push(text);
     }
-  if (maybeHex)
-    for (const m of s.matchAll(HEX_TOKEN_RE)) {
+  }
+  if (maybeHex) {
+    HEX_TOKEN_RE.lastIndex = 0;
+    for (let m = HEX_TOKEN_RE.exec(s); m !== null; m = HEX_TOKEN_RE.exec(s)) {
       const text = printable(Buffer.from(m[0], "hex"));
       if (text !== undefined) found.push(text);
     }
+  }
   return found;
 }
 

@@ -43,9 +43,27 @@ export function charFlags(s: string): number {
   return f;
 }
 
-const SHELL_WORDS_RE = /\b(?:rm|chmod)\s/;
+const SPACE_RE = /\s/;
 
-/** Whether a text has anything shellNormalise would change. */
+/**
+ * Whether `word` stands in s as /\bword\s/ would find it (word starts with a word character):
+ * a native substring search first, so most texts never reach a regex (this runs on every
+ * spaced view of every call).
+ */
+function hasWord(s: string, word: string): boolean {
+  for (let i = s.indexOf(word); i !== -1; i = s.indexOf(word, i + 1)) {
+    const before = i === 0 ? 32 : s.charCodeAt(i - 1);
+    const end = i + word.length;
+    if (end < s.length && !isWordChar(before) && SPACE_RE.test(s.charAt(end))) return true;
+  }
+  return false;
+}
+
+function isWordChar(c: number): boolean {
+  return (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 95;
+}
+
+/** Whether a text has anything shellNormalise would change (shell syntax, a double space, `rm` or `chmod` as a word). */
 export function hasShellSyntax(s: string, flags = charFlags(s)): boolean {
-  return (flags & F_SHELL) !== 0 || ((flags & F_SPACE) !== 0 && (s.includes("  ") || SHELL_WORDS_RE.test(s)));
+  return (flags & F_SHELL) !== 0 || ((flags & F_SPACE) !== 0 && (s.includes("  ") || hasWord(s, "rm") || hasWord(s, "chmod")));
 }

@@ -47,11 +47,15 @@ const PATH_IN_ARG_RE = /(?:^|[\s=:,;("'<>@`])((?:~|\.{1,2})?\/(?!\/[^/])[^\s"',;
 /** The paths an argument list names, each with the option whose value it is. */
 function namedPaths(args: readonly string[]): Named[] {
   const out: Named[] = [];
-  args.forEach((a, i) => {
-    if (!a.includes("/")) return;
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i] as string;
+    if (!a.includes("/")) continue;
     const prev = args[i - 1];
     const eq = /^(-{1,2}[\w-]+)=/.exec(a);
-    for (const m of a.matchAll(PATH_IN_ARG_RE)) {
+    // exec with lastIndex, not matchAll: matchAll copies the regex on every call, and this runs
+    // for every argument with a slash of every command the guard reads.
+    PATH_IN_ARG_RE.lastIndex = 0;
+    for (let m = PATH_IN_ARG_RE.exec(a); m !== null; m = PATH_IN_ARG_RE.exec(a)) {
       const path = (m[1] as string).replace(/@$/, "");
       if (path === "/" || path.length < 2) continue;
       const whole = m.index === 0 || (eq !== null && m.index === eq[0].length - 1);
@@ -65,7 +69,7 @@ function namedPaths(args: readonly string[]): Named[] {
               : undefined;
       out.push({ path, ...(option === undefined ? {} : { option }) });
     }
-  });
+  }
   return out;
 }
 
