@@ -90,6 +90,9 @@ const SYSTEM_PLACES: readonly [RegExp, AutorunPlace][] = [
   ],
 ];
 
+/** Files Python runs at every interpreter start: site directories' `.pth` files and the customize modules. */
+const PYTHON_STARTUP_RE = /\.pth$|(^|\/)(sitecustomize|usercustomize)\.py$/;
+
 /** The first directories of every system place: other paths skip the table. */
 const SYSTEM_ROOT_RE = /^\/(etc|var|usr|lib|lib64|run|boot|srv|bin|sbin)\//;
 
@@ -107,6 +110,9 @@ export function autorunPlace(p: string, home: string, workspace: string): Autoru
     // Another user's start-up file runs code as that user; the worker's own is its to edit.
     if (USER_STARTUP_RE.test(p)) return place("a shell start-up file", "shell", !p.startsWith(`${home}/`));
   }
+  // Python runs a `.pth` file's import lines and `sitecustomize`/`usercustomize` at every start, wherever its
+  // site directory is (often computed: `$(python3 -c 'import site; ...')`), so the file's name decides.
+  if (PYTHON_STARTUP_RE.test(p)) return place("a Python start-up hook", "code");
   // A package's maintainer script runs as root when the package is installed.
   if (/\/DEBIAN\/(preinst|postinst|prerm|postrm)$/.test(p)) return place("a package's install script", "shell", false);
   // A hook outside the workspace's own repository runs in someone else's git commands (`$repo/hooks/x` with the repository computed).
@@ -125,8 +131,14 @@ export function autorunPlace(p: string, home: string, workspace: string): Autoru
  * user (PAM, limits, package sources, name resolution, TLS trust, account databases and their
  * backups): everything under `/etc`, beyond the files the other rules name.
  */
-export const isSystemConfig = (p: string): boolean =>
-  /^\/(usr\/local\/|private\/)?etc\/./.test(p) || /^\/usr\/(local\/)?share\/ca-certificates\//.test(p);
+export const isSystemConfig = (p: string): boolean => /^\/(usr\/local\/|private\/)?etc\/./.test(p) || TRUST_STORE_RE.test(p);
+
+/**
+ * The system's certificate trust stores outside `/etc` (Debian's and FreeBSD's): a certificate
+ * put there (`mv ca.crt /usr/local/share/ca-certificates`, the directory itself as the target) is
+ * trusted by every TLS client once the store is rebuilt.
+ */
+const TRUST_STORE_RE = /^\/usr\/(local\/)?share\/(ca-certificates|certs)(\/|$)|^\/usr\/share\/pki\/ca-trust-source(\/|$)/;
 
 /** Where programs are found on PATH: a download saved there replaces or adds a system command. */
 export const isSystemBinDir = (p: string): boolean => /^\/(usr\/(local\/)?)?s?bin\/[^/]+$/.test(p);

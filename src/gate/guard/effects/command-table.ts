@@ -8,6 +8,7 @@ import { none, set, type Handler } from "./commands/handler.js";
 import * as files from "./commands/files.js";
 import * as git from "./commands/git.js";
 import * as infra from "./commands/infrastructure.js";
+import * as later from "./commands/later.js";
 import * as net from "./commands/network.js";
 import * as priv from "./commands/privileges.js";
 import * as prot from "./commands/protections.js";
@@ -98,6 +99,7 @@ export const COMMAND_EFFECTS: ReadonlyMap<string, Handler> = new Map<string, Han
     READER_NAMES,
     files.reader(set("-n", "-c", "-s", "-w", "-f", "-d", "-k", "-t", "-i", "-o", "-in", "-out", "--lines", "--bytes")),
   ),
+  ...alias("jq yq gojq jaq", files.jsonQuery),
   ...alias("grep egrep fgrep rg ag ack zgrep", files.grep),
   ...alias("awk gawk", files.reader(set("-F", "-v", "-f"), true)),
   ["tar", files.tar],
@@ -108,7 +110,13 @@ export const COMMAND_EFFECTS: ReadonlyMap<string, Handler> = new Map<string, Han
   ...alias("scp rsync sftp", net.remoteCopy),
   ...alias("dig nslookup host drill ping ping6 traceroute", net.dnsOrPing),
   ...alias("ssh telnet", net.ssh),
-  ...alias("systemctl service rc-service chkconfig update-rc.d launchctl", both(prot.serviceControl, sys.systemctlDisruption)),
+  ...alias(
+    "systemctl service rc-service chkconfig update-rc.d launchctl",
+    both(both(prot.serviceControl, sys.systemctlDisruption), later.unitFromPath),
+  ),
+  ["systemd-run", later.systemdRun],
+  ...alias("trust certctl", later.trustAnchor),
+  ...alias("ldapadd ldapmodify samba-tool", later.directoryAccounts),
   ...alias("kill pkill killall", both(prot.killer, sys.killDisruption)),
   ...alias("shutdown poweroff reboot halt init telinit", sys.power),
   ...alias("ip ifconfig ifdown nmcli", sys.networkDown),

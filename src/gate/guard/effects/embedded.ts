@@ -1,7 +1,9 @@
 // Shell commands nested in another program's arguments or input: a database shell's shell
 // escape (`mysql -e '\! sh'`, `sqlite3 db '.shell cmd'`), an editor's `:!cmd`, `su -c`,
-// `script -c`, tar's checkpoint action, ssh's ProxyCommand (issue 27). Each is read like a line
-// of its own, as the command `ssh host CMD` runs is.
+// `script -c`, tar's checkpoint action, ssh's ProxyCommand (issue 27); a command run in a
+// container (`kubectl exec POD -- CMD`, `docker exec CTR CMD`) or by systemd (`systemd-run ...
+// CMD`). Each is read like a line of its own, as the command `ssh host CMD` runs is.
+import { shellQuote } from "../shell/quoting.js";
 import type { ShellCommand } from "../shell/records.js";
 
 const DB_SHELLS = new Set(["mysql", "mariadb", "psql", "sqlite3", "sqlite", "duckdb", "mysqlsh", "clickhouse-client"]);
@@ -59,7 +61,94 @@ const EXTRACTORS: ReadonlyMap<string, Extract> = new Map<string, Extract>([
   ...["ssh", "scp", "sftp"].map((n): [string, Extract] => [n, (c) => matching(c, /^(?:-o)?(?:ProxyCommand|LocalCommand)=(.+)$/i)]),
   ["gdb", (c) => matching(c, /^(?:!|shell\s+)(.+)$/)],
   ["zip", (c) => optionValue(c, "-TT", "--unzip-command")],
+  ["kubectl", (c) => containerCommand(c, KUBECTL_VALUED)],
+  ...["docker", "podman", "nerdctl"].map((n): [string, Extract] => [n, (c) => containerCommand(c, DOCKER_EXEC_VALUED)]),
+  ["systemd-run", (c) => commandAfterOptions(c.args, SYSTEMD_RUN_VALUED)],
 ]);
+
+/** kubectl's options (global and exec's) that take the next word as their value. */
+const KUBECTL_VALUED = new Set([
+  "-c",
+  "--container",
+  "-n",
+  "--namespace",
+  "--context",
+  "--kubeconfig",
+  "--cluster",
+  "--user",
+  "-f",
+  "--filename",
+]);
+/** docker exec's (and podman's, nerdctl's) options that take the next word as their value. */
+const DOCKER_EXEC_VALUED = new Set([
+  "-e",
+  "--env",
+  "-u",
+  "--user",
+  "-w",
+  "--workdir",
+  "--env-file",
+  "--detach-keys",
+  "-H",
+  "--host",
+  "--context",
+]);
+/** systemd-run's options that take the next word as their value (`--on-calendar '*:0/1'`, `-p K=V`). */
+const SYSTEMD_RUN_VALUED = new Set([
+  "-u",
+  "--unit",
+  "-p",
+  "--property",
+  "--description",
+  "--slice",
+  "-E",
+  "--setenv",
+  "--uid",
+  "--gid",
+  "--working-directory",
+  "-M",
+  "--machine",
+  "-H",
+  "--host",
+  "--on-active",
+  "--on-boot",
+  "--on-startup",
+  "--on-unit-active",
+  "--on-unit-inactive",
+  "--on-calendar",
+  "--timer-property",
+  "--path-property",
+  "--socket-property",
+  "--nice",
+  "--service-type",
+]);
+
+/** Index of the first operand of args: options skipped (each of `valued` with the next word, unless written `--opt=value`), and a `--`. */
+function operandIndex(args: readonly string[], valued: ReadonlySet<string>): number {
+  let i = 0;
+  while (i < args.length && (args[i] as string).startsWith("-")) {
+    const a = args[i] as string;
+    if (a === "--") return i + 1;
+    i += valued.has(a) ? 2 : 1;
+  }
+  return i;
+}
+
+/** The command after a program's options, quoted back into a line. */
+function commandAfterOptions(args: readonly string[], valued: ReadonlySet<string>): string[] {
+  const i = operandIndex(args, valued);
+  return i < args.length ? [args.slice(i).map(shellQuote).join(" ")] : [];
+}
+
+/** `kubectl exec POD -- CMD`, `docker exec [opts] CTR CMD`: the command the container runs (after `--`, else after the container). */
+function containerCommand(c: ShellCommand, valued: ReadonlySet<string>): string[] {
+  const sub = operandIndex(c.args, valued);
+  if (c.args[sub] !== "exec") return [];
+  const rest = c.args.slice(sub + 1);
+  const dashes = rest.indexOf("--");
+  const from = dashes >= 0 ? dashes + 1 : operandIndex(rest, valued) + 1;
+  return from < rest.length ? [rest.slice(from).map(shellQuote).join(" ")] : [];
+}
 
 /** The command lines nested in c's arguments or static input; undefined for the commands that nest none (most). */
 export function embeddedCommands(c: ShellCommand): string[] | undefined {

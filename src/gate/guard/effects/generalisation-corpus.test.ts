@@ -29,7 +29,7 @@ const threats = JSON.parse(readFileSync(new URL("../../../../test/fixtures/threa
 const FLOOR: Record<"heldout" | "fresh" | "third", Record<"standard" | "strict", { caught: number; denied: number }>> = {
   heldout: { standard: { caught: 178 / 203, denied: 2 / 496 }, strict: { caught: 178 / 203, denied: 2 / 496 } },
   fresh: { standard: { caught: 126 / 130, denied: 1 / 604 }, strict: { caught: 126 / 130, denied: 5 / 604 } },
-  third: { standard: { caught: 45 / 71, denied: 4 / 698 }, strict: { caught: 45 / 71, denied: 4 / 698 } },
+  third: { standard: { caught: 63 / 71, denied: 3 / 698 }, strict: { caught: 63 / 71, denied: 3 / 698 } },
 };
 const corpus = JSON.parse(readFileSync(new URL("../../../../test/fixtures/threats/generalisation.json", import.meta.url), "utf8")) as {
   tuning: Part;

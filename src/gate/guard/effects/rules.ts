@@ -178,7 +178,7 @@ const TARGET_RULES: Partial<Record<Effect["kind"], TargetRule>> = {
       return hit("secrets", `${e.what}: home directories`);
     return undefined;
   },
-  upload: (_e, t, where) => {
+  upload: (e, t, where) => {
     if (isSecretFile(t, where.home)) return hit("exfiltration", "sends a secret file to the network");
     if (/^\/etc\/(passwd|group|shadow|gshadow|master\.passwd|sudoers)-?$/.test(t))
       return hit("exfiltration", "sends the system's account files to the network");
@@ -186,9 +186,23 @@ const TARGET_RULES: Partial<Record<Effect["kind"], TargetRule>> = {
     if (ARCHIVE_RE.test(t) && !t.startsWith(`${where.workspace}/`))
       return hit("exfiltration", "sends an archive from outside the workspace to the network");
     if (isSystemData(t, where.home)) return hit("exfiltration", "sends the system's files (configuration, logs, state) to the network");
+    // The workspace is the call's own data; any other file posted to a web service (staged in /tmp, a tool's artefact) is data
+    // leaving the machine. A copy to a host (rsync, scp: a host of one's own, reached with its credentials) is not read so.
+    if (e.what === "sends file content" && outsideWorkspace(t, where))
+      return hit("exfiltration", "sends a file from outside the workspace to the network");
     return undefined;
   },
+  network: (_e, t) =>
+    METADATA_RE.test(t) ? hit("secrets", "reads the cloud instance metadata service (the machine's credentials)") : undefined,
 };
+
+/** A file outside the workspace (devices and stdin aside: `-d @-` sends what the pipeline made). */
+const outsideWorkspace = (t: string, where: Where): boolean =>
+  t.startsWith("/") && t !== where.workspace && !t.startsWith(`${where.workspace}/`) && !/^\/dev\/(stdin|fd\/|null$)/.test(t);
+
+/** The cloud instance metadata services (AWS, ECS, GCP, Azure, Alibaba): they hand out the machine's credentials. */
+const METADATA_RE =
+  /(^|\/\/|@)(169\.254\.169\.254|169\.254\.170\.2|metadata\.google\.internal|metadata\.azure\.com|100\.100\.100\.200|\[?fd00:ec2::254\]?)([:/]|$)/i;
 
 /** What one effect means: its own class, and the first of its targets a rule of its kind finds. */
 function targetFindings(e: Effect, where: Where): { class: ThreatClass; what: string }[] {
@@ -261,6 +275,9 @@ const hasKind = (ce: CommandEffects | undefined, ...kinds: Effect["kind"][]): bo
   ce !== undefined && ce.effects.some((e) => kinds.includes(e.kind));
 const readsSecret = (ce: CommandEffects, where: Where): boolean =>
   ce.effects.some((e) => e.kind === "read" && e.targets.some((t) => TARGET_RULES.read?.(e, globParent(t), where) !== undefined));
+
+const readsOutside = (ce: CommandEffects, where: Where): boolean =>
+  ce.effects.some((e) => e.kind === "read" && e.targets.some((t) => outsideWorkspace(t, where)));
 
 type Add = (cls: ThreatClass, what: string, carries?: readonly ThreatClass[]) => void;
 
@@ -370,6 +387,9 @@ function exfiltration(line: Line, add: Add): void {
         line.ancestors(ce).some((a) => SENDERS.has(a.command.name) || hasKind(a, "network"));
       if (sent) add("exfiltration", secret ? "sends a secret file's content to the network" : "sends the environment to the network");
     }
+    // Any file from outside the workspace substituted into a network client's arguments (`curl --data "$(cat /tmp/loot)"`).
+    if (!secret && line.ancestors(ce).some((a) => SENDERS.has(a.command.name) || hasKind(a, "network")) && readsOutside(ce, where))
+      add("exfiltration", "sends a file's content from outside the workspace to the network");
     if (SENDERS.has(c.name) && c.redirs.some((r) => r.op === "<" && isSecretFile(resolveTarget(r.target, c.cwd), where.home)))
       add("exfiltration", "sends a secret file's content to the network");
   }

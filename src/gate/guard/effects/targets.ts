@@ -160,7 +160,10 @@ export function isSecretFile(p: string, home: string): boolean {
     isPasswordHashes(p) ||
     /^\/etc\/ssh\/ssh_host_[a-z0-9]+_key$/.test(p) ||
     /^\/(var\/)?run\/secrets\//.test(p) ||
-    /^\/proc\/(self|thread-self|[0-9]+)\/environ$/.test(p)
+    // A process's environment or memory (passwords and keys held by a running program), also with the pid computed
+    // and so read as empty (`/proc/$PID/mem` reads `/proc/mem`); the kernel's and the machine's memory.
+    /^\/proc\/((self|thread-self|[0-9]+)\/)?(environ|mem)$/.test(p) ||
+    /^\/proc\/kcore$|^\/dev\/k?mem$/.test(p)
   );
 }
 

@@ -142,7 +142,7 @@ function gatherWrites(cmds: readonly ShellCommand[]): { writes: Write[]; files: 
 /** What a payload would do, read by its place's format. */
 function payloadFindings(w: Write, pl: AutorunPlace, read: CodeReader): { class: ThreatClass; what: string }[] {
   if (w.content === undefined) return [];
-  if (pl.format === "code") return read.code(w.content, { ...w.command, name: w.target.endsWith(".py") ? "python3" : "php" });
+  if (pl.format === "code") return read.code(w.content, { ...w.command, name: /\.(py|pth)$/.test(w.target) ? "python3" : "php" });
   const cronUser = /^\/etc\/(crontab|cron\.d\/)/.test(w.target);
   return payloadLines(w.content, pl.format, cronUser).flatMap((l) => read.shell(l, w.command.cwd));
 }

@@ -148,6 +148,18 @@ export const reader =
     return [effect("read", "reads files", at(c, skipFirst ? o.operands.slice(1) : o.operands))];
   };
 
+/** jq, yq and friends: the first operand is the filter (`'.[] | .key'`), not a file, unless the filter comes from a file (`-f`). */
+export const jsonQuery: Handler = (c) => {
+  const o = parseOptions(
+    c.args,
+    set("--arg", "--argjson", "--slurpfile", "--rawfile", "--indent", "-L", "--tab", "-I", "--output-format", "-o", "--input-format", "-p"),
+  );
+  const filterFromFile = c.args.some((a) => a === "-f" || a === "--from-file");
+  // yq v4 names its mode first: `yq ea '.a' f.yaml`, `yq eval ...`.
+  const ops = c.name === "yq" && /^(e|eval|ea|eval-all)$/.test(o.operands[0] ?? "") ? o.operands.slice(1) : o.operands;
+  return [effect("read", "reads files", at(c, filterFromFile ? ops : ops.slice(1)))];
+};
+
 export const grep: Handler = (c) => {
   const o = parseOptions(
     c.args,
