@@ -9,9 +9,10 @@ import * as k8s from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse, stringify } from "yaml";
 import type { Agent } from "../../src/api/types.js";
-import { useCluster, type Cluster } from "../harness/cluster.js";
+import { chartRuns } from "../harness/chart-runs.js";
+import { type Cluster } from "../harness/cluster.js";
 import { callSummary, executionsIn, type Executions } from "../harness/executions.js";
-import { ChartController, RELEASE_NAMESPACE } from "../harness/gavel-chart.js";
+import { type ChartController, RELEASE_NAMESPACE } from "../harness/gavel-chart.js";
 import { REPO_DIR } from "../harness/paths.js";
 import { builtinToolHashes, signedRegistry, staleHash } from "../harness/tool-registry.js";
 
@@ -23,13 +24,9 @@ describe("the inner loop's judges and tool registry on the cluster (chart-instal
   let runs: Executions;
 
   beforeAll(async () => {
-    cluster = await useCluster();
-    controller = new ChartController(cluster);
-    await controller.ready();
-    const ns = await cluster.createNamespace("e2e-judged");
-    runs = executionsIn(cluster, ns, async () => `controller log:\n${(await controller.log()).slice(-6000)}`);
+    ({ cluster, controller, runs } = await chartRuns("e2e-judged", { logTail: 6000 }));
     // The example's GuardPolicy (read-before-overwrite) is in scope of the reference's worker too.
-    await cluster.kubectlOk(["apply", "-n", ns, "-f", example("policy.yaml")]);
+    await cluster.kubectlOk(["apply", "-n", runs.namespace, "-f", example("policy.yaml")]);
   }, 300_000);
 
   afterAll(async () => {

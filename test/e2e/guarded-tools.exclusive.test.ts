@@ -14,16 +14,16 @@ import * as k8s from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Agent } from "../../src/api/types.js";
 import { GROUP, VERSION } from "../../src/api/types.js";
-import { eventually, useCluster, type Cluster } from "../harness/cluster.js";
+import { applyExample, chartRuns } from "../harness/chart-runs.js";
+import { eventually, type Cluster } from "../harness/cluster.js";
 import { run } from "../harness/exec.js";
-import { callSummary, executionsIn, type Executions } from "../harness/executions.js";
-import { ChartController, RELEASE_NAMESPACE } from "../harness/gavel-chart.js";
+import { callSummary, type Executions } from "../harness/executions.js";
+import { type ChartController, RELEASE_NAMESPACE } from "../harness/gavel-chart.js";
 import { parseSamples, promtoolCheck, scrapeControllers, sumBy } from "../harness/metrics.js";
 import { E2E_JAEGER_QUERY_ENV, jaegerQuery, type JaegerSpan } from "../harness/jaeger.js";
 import { REPO_DIR } from "../harness/paths.js";
 
 const GAVEL = join(REPO_DIR, "bin", "gavel");
-const example = (file: string) => join(REPO_DIR, "examples", "guarded-tools", file);
 
 describe("the inner loop on the cluster (chart-installed controller and NATS)", () => {
   let cluster: Cluster;
@@ -37,13 +37,9 @@ describe("the inner loop on the cluster (chart-installed controller and NATS)", 
   let before: string[] = [];
 
   beforeAll(async () => {
-    cluster = await useCluster();
+    ({ cluster, controller, runs } = await chartRuns("e2e-guarded", { logTail: 6000 }));
     api = cluster.kc.makeApiClient(k8s.CustomObjectsApi);
     core = cluster.kc.makeApiClient(k8s.CoreV1Api);
-    controller = new ChartController(cluster);
-    await controller.ready();
-    const ns = await cluster.createNamespace("e2e-guarded");
-    runs = executionsIn(cluster, ns, async () => `controller log:\n${(await controller.log()).slice(-6000)}`);
     dir = await mkdtemp(join(tmpdir(), "gavel-e2e-guarded-"));
   }, 300_000);
 
@@ -56,18 +52,7 @@ describe("the inner loop on the cluster (chart-installed controller and NATS)", 
   it("examples/guarded-tools: the four guard blocks and the judged calls of local mode, judge children in kubectl get ex, Succeeded", async () => {
     before = await scrapeControllers(cluster, controller);
     // As the README's cluster quick start: the example's files and the shipped judge, verbatim.
-    await cluster.kubectlOk([
-      "apply",
-      "-n",
-      runs.namespace,
-      "-f",
-      example("agent.yaml"),
-      "-f",
-      example("policy.yaml"),
-      "-f",
-      join(REPO_DIR, "judges", "rule-judge", "agent.yaml"),
-    ]);
-    await cluster.kubectlOk(["apply", "-n", runs.namespace, "-f", example("execution.yaml")]);
+    await applyExample(cluster, runs.namespace, "guarded-tools");
     const done = await runs.final("guarded-tools", 300_000);
     expect(done.status?.phase, done.status?.message).toBe("Succeeded");
 

@@ -6,10 +6,10 @@
 // input_schema fields it reads (criteria, worker_mounts): without one a judge gets {content, intent}.
 import * as k8s from "@kubernetes/client-node";
 import { beforeAll, describe, expect, it } from "vitest";
-import { eventually, useCluster, type Cluster } from "../harness/cluster.js";
+import { eventually, type Cluster } from "../harness/cluster.js";
+import { chartRuns } from "../harness/chart-runs.js";
 import { commandJudgeYaml, executionYaml, oneShotWorkerYaml, semanticValidation } from "../harness/example-worker.js";
-import { executionsIn, type Executions } from "../harness/executions.js";
-import { ChartController } from "../harness/gavel-chart.js";
+import { type Executions } from "../harness/executions.js";
 
 // Five connects 1 s apart; the last three decide, by majority (a pod's very first packet may
 // precede the report of its IP to the API server, see network-policy.sh; and one connect of an
@@ -63,10 +63,8 @@ describe("judge network on the cluster (NetworkPolicy enforced)", () => {
   let otherIp: string;
 
   beforeAll(async () => {
-    cluster = await useCluster();
-    const controller = new ChartController(cluster);
-    ns = await cluster.createNamespace("e2e-judge-network");
-    runs = executionsIn(cluster, ns, async () => `controller log:\n${await controller.log()}`);
+    ({ cluster, runs } = await chartRuns("e2e-judge-network"));
+    ns = runs.namespace;
     await runs.apply(targetYaml("target") + "---" + targetYaml("other"));
     const core = cluster.kc.makeApiClient(k8s.CoreV1Api);
     const ipOf = (name: string) =>

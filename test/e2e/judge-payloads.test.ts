@@ -7,10 +7,10 @@
 import { createHash } from "node:crypto";
 import * as k8s from "@kubernetes/client-node";
 import { beforeAll, describe, expect, it } from "vitest";
-import { useCluster, type Cluster } from "../harness/cluster.js";
+import { type Cluster } from "../harness/cluster.js";
+import { chartRuns } from "../harness/chart-runs.js";
 import { commandJudgeYaml, executionYaml, oneShotWorkerYaml, semanticValidation } from "../harness/example-worker.js";
-import { executionsIn, type Executions } from "../harness/executions.js";
-import { ChartController } from "../harness/gavel-chart.js";
+import { type Executions } from "../harness/executions.js";
 
 const OUTPUT_BYTES = 4 * 1024 * 1024;
 
@@ -37,10 +37,7 @@ describe("judge payloads on the cluster", () => {
   let core: k8s.CoreV1Api;
 
   beforeAll(async () => {
-    cluster = await useCluster();
-    const controller = new ChartController(cluster);
-    const ns = await cluster.createNamespace("e2e-judge-payloads");
-    runs = executionsIn(cluster, ns, async () => `controller log:\n${await controller.log()}`);
+    ({ cluster, runs } = await chartRuns("e2e-judge-payloads"));
     core = cluster.kc.makeApiClient(k8s.CoreV1Api);
   });
 

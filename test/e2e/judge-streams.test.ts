@@ -8,9 +8,9 @@
 import * as k8s from "@kubernetes/client-node";
 import { beforeAll, describe, expect, it } from "vitest";
 import { eventually } from "../harness/eventually.js";
-import { useCluster, type Cluster } from "../harness/cluster.js";
-import { executionsIn, type Executions } from "../harness/executions.js";
-import { ChartController } from "../harness/gavel-chart.js";
+import { type Cluster } from "../harness/cluster.js";
+import { chartRuns } from "../harness/chart-runs.js";
+import { type Executions } from "../harness/executions.js";
 
 // The judge prints a verdict on stdout and a rejecting one on stderr: merged, the parse would
 // see two verdicts (or the wrong last one).
@@ -70,10 +70,7 @@ describe("stdout apart from stderr on the cluster", () => {
   let core: k8s.CoreV1Api;
 
   beforeAll(async () => {
-    cluster = await useCluster();
-    const controller = new ChartController(cluster);
-    const ns = await cluster.createNamespace("e2e-judge-streams");
-    runs = executionsIn(cluster, ns, async () => `controller log:\n${await controller.log()}`);
+    ({ cluster, runs } = await chartRuns("e2e-judge-streams"));
     core = cluster.kc.makeApiClient(k8s.CoreV1Api);
   });
 

@@ -13,10 +13,10 @@ import { readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import * as k8s from "@kubernetes/client-node";
 import { beforeAll, describe, expect, it } from "vitest";
-import { eventuallyGone, useCluster, type Cluster } from "../harness/cluster.js";
+import { eventuallyGone, type Cluster } from "../harness/cluster.js";
+import { chartRuns } from "../harness/chart-runs.js";
 import { commandJudgeYaml, executionYaml, oneShotWorkerYaml, semanticValidation } from "../harness/example-worker.js";
-import { callSummary, executionsIn, type Executions } from "../harness/executions.js";
-import { ChartController } from "../harness/gavel-chart.js";
+import { callSummary, type Executions } from "../harness/executions.js";
 import { CSI_CLASS, CSI_DRIVER } from "../harness/paths.js";
 import { GROUP, VERSION } from "../../src/api/types.js";
 
@@ -58,10 +58,7 @@ describe("judge workspaces on the cluster: the copy, shared and snapshot strateg
   let runs: Executions;
 
   beforeAll(async () => {
-    cluster = await useCluster();
-    const controller = new ChartController(cluster);
-    const ns = await cluster.createNamespace("e2e-judge-workspaces");
-    runs = executionsIn(cluster, ns, async () => `controller log:\n${await controller.log()}`);
+    ({ cluster, runs } = await chartRuns("e2e-judge-workspaces"));
     await runs.apply(JUDGES.map(judgeYaml).join("---"));
   });
 

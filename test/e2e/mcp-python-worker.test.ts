@@ -13,30 +13,23 @@
 import { join } from "node:path";
 import * as k8s from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { eventually, useCluster, type Cluster } from "../harness/cluster.js";
+import { applyExample, chartRuns } from "../harness/chart-runs.js";
+import { eventually, type Cluster } from "../harness/cluster.js";
 import { run } from "../harness/exec.js";
-import { callSummary, executionsIn, type Executions } from "../harness/executions.js";
-import { ChartController } from "../harness/gavel-chart.js";
+import { callSummary, type Executions } from "../harness/executions.js";
 import { REPO_DIR } from "../harness/paths.js";
 
 const GAVEL = join(REPO_DIR, "bin", "gavel");
-const example = (file: string) => join(REPO_DIR, "examples", "mcp-python-worker", file);
 const NAME = "mcp-python-worker";
 const SECRET_READ = "secrets: reads files: a secret file";
 
 describe("a Python worker on the MCP client, guarded through the in-pod endpoint with a Python MCP server (chart-installed controller)", () => {
   let cluster: Cluster;
-  let controller: ChartController;
   let runs: Executions;
 
   beforeAll(async () => {
-    cluster = await useCluster();
-    controller = new ChartController(cluster);
-    await controller.ready();
-    const ns = await cluster.createNamespace("e2e-mcp-python");
     // The README's quick starts run in a namespace that enforces Pod Security restricted: so does this one.
-    await cluster.kubectlOk(["label", "namespace", ns, "pod-security.kubernetes.io/enforce=restricted", "--overwrite"]);
-    runs = executionsIn(cluster, ns, async () => `controller log:\n${(await controller.log()).slice(-6000)}`);
+    ({ cluster, runs } = await chartRuns("e2e-mcp-python", { logTail: 6000, restricted: true }));
   }, 300_000);
 
   afterAll(async () => {
@@ -44,18 +37,7 @@ describe("a Python worker on the MCP client, guarded through the in-pod endpoint
   });
 
   it("denies the secret read and the git commit, judges fs.write and git.git_add by rule-judge children, returns the allowed results to the Python worker", async () => {
-    await cluster.kubectlOk([
-      "apply",
-      "-n",
-      runs.namespace,
-      "-f",
-      example("agent.yaml"),
-      "-f",
-      example("policy.yaml"),
-      "-f",
-      join(REPO_DIR, "judges", "rule-judge", "agent.yaml"),
-    ]);
-    await cluster.kubectlOk(["apply", "-n", runs.namespace, "-f", example("execution.yaml")]);
+    await applyExample(cluster, runs.namespace, "mcp-python-worker");
     // The worker's pod, while it exists: the endpoint as a native sidecar in its own image, admitted under Pod Security restricted.
     const core = cluster.kc.makeApiClient(k8s.CoreV1Api);
     const pod = await eventually(

@@ -13,10 +13,10 @@ import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { stringify } from "yaml";
-import { eventually, useCluster, type Cluster } from "../harness/cluster.js";
+import { chartRuns } from "../harness/chart-runs.js";
+import { eventually, type Cluster } from "../harness/cluster.js";
 import { run } from "../harness/exec.js";
-import { callSummary, executionsIn, type Executions } from "../harness/executions.js";
-import { ChartController } from "../harness/gavel-chart.js";
+import { callSummary, type Executions } from "../harness/executions.js";
 import { EVERYTHING_CONTAINER, everythingPosts as POSTS, killAll } from "../harness/mcp-everything.js";
 import { HARNESS_DIR, REPO_DIR } from "../harness/paths.js";
 import { MAIN_CONTAINER } from "../../src/runtime/kubernetes/pod-spec.js";
@@ -33,15 +33,10 @@ const RESTRICTED = {
 
 describe("MCP servers over Streamable HTTP: a remote server by url with a Secret's token, a server image beside the worker (chart-installed controller and NATS)", () => {
   let cluster: Cluster;
-  let controller: ChartController;
   let runs: Executions;
 
   beforeAll(async () => {
-    cluster = await useCluster();
-    controller = new ChartController(cluster);
-    await controller.ready();
-    const ns = await cluster.createNamespace("e2e-mcp-remote");
-    runs = executionsIn(cluster, ns, async () => `controller log:\n${(await controller.log()).slice(-6000)}`);
+    ({ cluster, runs } = await chartRuns("e2e-mcp-remote", { logTail: 6000 }));
     const server = await readFile(join(HARNESS_DIR, "mcp-http-server.mjs"), "utf8");
     const objects = [
       { apiVersion: "v1", kind: "Secret", metadata: { name: "remote-mcp" }, stringData: { token: TOKEN } },
@@ -80,7 +75,7 @@ describe("MCP servers over Streamable HTTP: a remote server by url with a Secret
       },
     ];
     await runs.apply(objects.map((o) => stringify(o)).join("---\n"));
-    await cluster.kubectlOk(["wait", "-n", ns, "--for=condition=Ready", "pod/mcp-http", "--timeout=120s"]);
+    await cluster.kubectlOk(["wait", "-n", runs.namespace, "--for=condition=Ready", "pod/mcp-http", "--timeout=120s"]);
   }, 300_000);
 
   afterAll(async () => {

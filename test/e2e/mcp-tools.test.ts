@@ -10,28 +10,23 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import * as k8s from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { eventually, useCluster, type Cluster } from "../harness/cluster.js";
+import { applyExample, chartRuns } from "../harness/chart-runs.js";
+import { eventually, type Cluster } from "../harness/cluster.js";
 import { run } from "../harness/exec.js";
-import { callSummary, executionsIn, type Executions } from "../harness/executions.js";
-import { ChartController, RELEASE_NAMESPACE } from "../harness/gavel-chart.js";
+import { callSummary, type Executions } from "../harness/executions.js";
+import { RELEASE_NAMESPACE } from "../harness/gavel-chart.js";
 import { E2E_JAEGER_QUERY_ENV, jaegerQuery, type JaegerSpan } from "../harness/jaeger.js";
 import { REPO_DIR } from "../harness/paths.js";
 
 const GAVEL = join(REPO_DIR, "bin", "gavel");
-const example = (file: string) => join(REPO_DIR, "examples", "mcp-tools", file);
 const SECRET_READ = "secrets: reads files: a secret file";
 
 describe("MCP server tools behind the cluster's gate (examples/mcp-tools, chart-installed controller and NATS)", () => {
   let cluster: Cluster;
-  let controller: ChartController;
   let runs: Executions;
 
   beforeAll(async () => {
-    cluster = await useCluster();
-    controller = new ChartController(cluster);
-    await controller.ready();
-    const ns = await cluster.createNamespace("e2e-mcp");
-    runs = executionsIn(cluster, ns, async () => `controller log:\n${(await controller.log()).slice(-6000)}`);
+    ({ cluster, runs } = await chartRuns("e2e-mcp", { logTail: 6000 }));
   }, 300_000);
 
   afterAll(async () => {
@@ -39,18 +34,7 @@ describe("MCP server tools behind the cluster's gate (examples/mcp-tools, chart-
   });
 
   it("the secret read through files.read_text_file is denied as through fs.read, the MCP write is judged by a rule-judge child, the allowed read reaches the model; kubectl get ex and gavel describe show it", async () => {
-    await cluster.kubectlOk([
-      "apply",
-      "-n",
-      runs.namespace,
-      "-f",
-      example("agent.yaml"),
-      "-f",
-      example("policy.yaml"),
-      "-f",
-      join(REPO_DIR, "judges", "rule-judge", "agent.yaml"),
-    ]);
-    await cluster.kubectlOk(["apply", "-n", runs.namespace, "-f", example("execution.yaml")]);
+    await applyExample(cluster, runs.namespace, "mcp-tools");
     const done = await runs.final("mcp-tools", 300_000);
     expect(done.status?.phase, done.status?.message).toBe("Succeeded");
 

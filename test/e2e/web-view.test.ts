@@ -12,10 +12,11 @@ import { join } from "node:path";
 import * as k8s from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Chromium, type Page } from "../harness/chromium.js";
-import { useCluster, type Cluster } from "../harness/cluster.js";
+import { type Cluster } from "../harness/cluster.js";
+import { chartRuns } from "../harness/chart-runs.js";
 import { eventually, sleep } from "../harness/eventually.js";
-import { executionsIn, type Executions } from "../harness/executions.js";
-import { ChartController, CONTROLLER_DEPLOYMENT, RELEASE_NAMESPACE } from "../harness/gavel-chart.js";
+import { type Executions } from "../harness/executions.js";
+import { CONTROLLER_DEPLOYMENT, RELEASE_NAMESPACE } from "../harness/gavel-chart.js";
 import { KUBECTL, REPO_DIR } from "../harness/paths.js";
 
 const GAVEL = join(REPO_DIR, "bin", "gavel");
@@ -58,11 +59,8 @@ describe("the web view in headless Chromium, on the single-node cluster", () => 
   let uiOut = "";
 
   beforeAll(async () => {
-    cluster = await useCluster();
-    const controller = new ChartController(cluster);
-    await controller.ready();
-    const ns = await cluster.createNamespace("e2e-web-view");
-    runs = executionsIn(cluster, ns, async () => `controller log:\n${(await controller.log()).slice(-4000)}\ngavel ui:\n${uiOut}`);
+    ({ cluster, runs } = await chartRuns("e2e-web-view", { logTail: 4000, diagnostics: () => `gavel ui:\n${uiOut}` }));
+    const ns = runs.namespace;
     const applied = await cluster.kubectl([
       "apply",
       "-n",
