@@ -5,8 +5,8 @@
 import { PassThrough, type Writable } from "node:stream";
 import { StringDecoder } from "node:string_decoder";
 import * as k8s from "@kubernetes/client-node";
-import { resultName, workloadPodName } from "../controller/execution-pods.js";
-import { readWorkerResult } from "../controller/stored-parts.js";
+import { workloadPodName } from "../controller/execution-pods.js";
+import { readWorkerResult, resultName } from "../controller/stored-parts.js";
 import { httpStatusOf, isNotFound, typedError } from "../errors.js";
 import { FramedLogReader, isFramed, podStreams } from "../runtime/kubernetes.js";
 import type { Kube } from "../views/kube.js";

@@ -10,7 +10,8 @@ import type { Execution } from "../api/types.js";
 import { CHILD_LABELS, labelValue } from "../children/workloads.js";
 import { ignoreNotFound } from "../errors.js";
 import { workerName } from "../engine/child-names.js";
-import { controllingOwner, resultName, type Owned } from "./execution-pods.js";
+import { controllingOwner, type Owned } from "./execution-pods.js";
+import { resultName } from "./stored-parts.js";
 
 /** What this module reads and deletes: the reconciler's caches and the core API. */
 export interface EarlierRunAccess {

@@ -6,7 +6,7 @@ import type { Agent, Execution, VolumeSpec } from "../api/types.js";
 import { LABELS } from "../runtime/kubernetes/pod-spec.js";
 import { INLINE_INPUT_LIMIT, SPAWN_ERROR_ANNOTATION, storedJudgeChild, validationJudgeChild } from "../children/child-executions.js";
 import { ENV_PAYLOAD_LIMIT, INPUT_ANNOTATION, MAX_PAYLOAD_BYTES, ownerMarks } from "../children/workloads.js";
-import { joinParts, PART_BYTES, parseDescriptor } from "../runtime/kubernetes/configmap-parts.js";
+import { joinParts, parseDescriptor } from "../runtime/kubernetes/configmap-parts.js";
 import {
   EXECUTION_INSTANCE,
   claimManifest,
@@ -17,8 +17,6 @@ import {
   judgeSpec,
   judgeWorkspaces,
   placementOf,
-  resultConfigMaps,
-  workerResultOf,
   workloadPodName,
   workspaceMounts,
   workspaceStrategy,
@@ -39,6 +37,7 @@ import {
   copierName,
   volumeSnapshotManifest,
 } from "./execution-pods.js";
+import { resultConfigMaps } from "./stored-parts.js";
 import type * as k8s from "@kubernetes/client-node";
 import { podFor } from "../runtime/kubernetes/pod-workloads.js";
 import type { WorkloadMount } from "../runtime/workload.js";
@@ -384,40 +383,6 @@ describe("execution pods", () => {
     expect(pvc.metadata?.name).toBe("demo-workspace");
     expect(pvc.spec).toEqual({ accessModes: ["ReadWriteOnce"], resources: { requests: { storage: "2Gi" } }, storageClassName: "fast" });
     expect(claimName("My_Run", "Work Space")).toBe("my-run-work-space");
-  });
-
-  it("a worker result survives a ConfigMap round trip; an output larger than one ConfigMap is kept whole in parts", () => {
-    const w = { iteration: 2, exitCode: 3, stdout: "out", stderr: "err", timedOut: true, cancelled: false };
-    const small = resultConfigMaps(ownerMarks(ex), "demo-i2", w);
-    expect(small.map((c) => c.metadata?.name)).toEqual(["demo-i2-result"]);
-    expect(workerResultOf(small[0]!)).toEqual(w);
-    // Why stdout holds stderr too (a pod not run under gavel-launch) is kept with it.
-    const merged = { ...w, streamsMerged: "stderr is merged into stdout: ..." };
-    expect(workerResultOf(resultConfigMaps(ownerMarks(ex), "demo-i2", merged)[0]!)).toEqual(merged);
-    // 3 MiB of multi-byte text: parts cut inside characters join back intact.
-    const text = "é→".repeat(600 * 1024);
-    const big = resultConfigMaps(ownerMarks(ex), "demo-i2", { ...w, stdout: text });
-    expect(big.map((c) => c.metadata?.name)).toEqual([
-      "demo-i2-result-out-00",
-      "demo-i2-result-out-01",
-      "demo-i2-result-out-02",
-      "demo-i2-result-out-03",
-      "demo-i2-result",
-    ]);
-    for (const cm of big) {
-      expect(cm.immutable).toBe(true);
-      expect(cm.metadata?.ownerReferences?.[0]).toMatchObject({ kind: "Execution", name: "demo" });
-      expect(Buffer.from(cm.binaryData?.part ?? "", "base64").length).toBeLessThanOrEqual(PART_BYTES);
-    }
-    const result = big.at(-1)!;
-    expect(result.data?.stdout).toBeUndefined();
-    expect(workerResultOf(result, big.slice(0, -1))).toEqual({ ...w, stdout: text });
-    // A part missing or out of order is an error, never a silently short output.
-    expect(() => workerResultOf(result, big.slice(0, 2))).toThrow(/expected 4 parts/);
-    expect(() => workerResultOf(result, [big[1]!, big[0]!, big[2]!, big[3]!])).toThrow(
-      /part 0 of demo-i2-result-out is demo-i2-result-out-01/,
-    );
-    expect(workerResultOf({ data: { iteration: "x" } })).toBeUndefined();
   });
 
   it("a judge payload beyond env goes into ConfigMap parts owned by the parent and mounted read-only; one over 8 MiB fails the child naming spec.input", () => {

@@ -1,8 +1,7 @@
 // The objects the Execution reconciler creates for one Execution, built without I/O: the
-// workloads of its worker, readers, judges and copiers with their placement (deterministic
-// names, owned by the Execution; PodWorkloads makes them pods), workspace claims, snapshots,
-// and the stored worker result.
-import { createHash } from "node:crypto";
+// workloads of its worker, judges and copiers with their placement (deterministic names,
+// owned by the Execution; PodWorkloads makes them pods), workspace claims and snapshots. A
+// reader's workload is file-readers.ts's, the stored worker result stored-parts.ts's.
 import type * as k8s from "@kubernetes/client-node";
 import { API_VERSION, type Agent, type Execution, type VolumeSpec, type WorkspaceStrategy } from "../api/types.js";
 import type { RuntimeTable } from "../children/runtime-table.js";
@@ -17,28 +16,14 @@ import {
   type OwnerMarks,
 } from "../children/workloads.js";
 import { inputPartsPrefix } from "../children/child-executions.js";
-import {
-  describeParts,
-  descriptorText,
-  joinParts,
-  parseDescriptor,
-  PART_BYTES,
-  partConfigMaps,
-  type PartsDescriptor,
-  podName,
-  type PodPlacement,
-  type PodSidecar,
-} from "../runtime/kubernetes.js";
+import { parseDescriptor, podName, type PodPlacement, type PodSidecar } from "../runtime/kubernetes.js";
 import { DEFAULT_JUDGE_TIMEOUT_SECONDS, parseDurationSeconds } from "../engine/durations.js";
-import type { WorkerObservation } from "../engine/outer-loop.js";
 import type { WorkloadMount, WorkloadSpec } from "../runtime/workload.js";
 
 /** Runtime-instance label value of every pod the reconciler makes (pod names end in it). */
 export const EXECUTION_INSTANCE = "ex";
 /** Annotation a user sets (any value) to cancel a running Execution. */
 export const CANCEL_ANNOTATION = "gavel.dev/cancel";
-/** Key of the result ConfigMap that names the parts of a worker output too large to keep inline. */
-const STDOUT_PARTS = "stdoutParts";
 
 export type Owned = {
   metadata?: { ownerReferences?: { kind: string; name: string; uid: string; controller?: boolean; apiVersion: string }[] };
@@ -67,11 +52,6 @@ export function claimName(execution: string, volume: string): string {
     .replace(/-+/g, "-")
     .replace(/^-|-$/g, "");
   return name.slice(0, 253).replace(/-+$/, "");
-}
-
-/** Name of the ConfigMap holding a finished worker run's result. */
-export function resultName(worker: string): string {
-  return `${worker}-result`.slice(0, 253);
 }
 
 /** The mounts of an Execution's workspace volumes (read-only for judges and readers). */
@@ -369,22 +349,6 @@ export function workerPlacement(owner: OwnerMarks, agent: Agent, image: string):
   return streamsCopies(agent) ? { ...place, sidecars: [copySource(agent.spec.volumes ?? [], owner.name, image)] } : place;
 }
 
-/** The workload name of iteration N's reader of one file (its FileRequest key): deterministic, so a reconcile finds it again. */
-export function readerName(execution: string, iteration: number, fileKey: string): string {
-  return `${execution}-i${iteration}-read-${createHash("sha256").update(fileKey).digest("hex").slice(0, 10)}`;
-}
-
-/** A validator's file reader (runtime/file-reader.ts) labelled with its Execution and iteration. */
-export function readerWorkload(owner: OwnerMarks, spec: WorkloadSpec, iteration: number): WorkloadSpec {
-  const labels = {
-    ...spec.labels,
-    [CHILD_LABELS.execution]: owner.label,
-    [CHILD_LABELS.role]: "reader",
-    [CHILD_LABELS.iteration]: String(iteration),
-  };
-  return { ...spec, labels };
-}
-
 /**
  * A judge child's workload and placement, the parent's claims read-only: its payload in env
  * GAVEL_INPUT, or the ConfigMap parts its annotation names mounted read-only at INPUT_DIR
@@ -404,70 +368,4 @@ export function judgeSpec(
       ? {}
       : { parts: { volume: "input", prefix: inputPartsPrefix(child.metadata.name), descriptor, mountPath: INPUT_DIR } };
   return { spec, place: { ...placementOf(ownerMarks(child), "apart"), ...parts } };
-}
-
-/** Prefix of the ConfigMap parts of a worker output larger than one part: `<worker>-result-out`. */
-export function resultPartsPrefix(worker: string): string {
-  return outputPartsPrefix(resultName(worker));
-}
-
-function outputPartsPrefix(result: string): string {
-  return `${result}-out`;
-}
-
-/**
- * The ConfigMaps that keep a finished worker run's result, so a restarted controller still
- * has it: the result `<worker>-result` (last) with the output inline, or, for an output larger
- * than one part (up to the runtime's 8 MiB cap), the parts `<worker>-result-out-NN` first and
- * their descriptor in the result, and the worker's node. Create them in order.
- */
-export function resultConfigMaps(owner: OwnerMarks, worker: string, w: WorkerObservation, node?: string): k8s.V1ConfigMap[] {
-  const labels = { [CHILD_LABELS.execution]: owner.label, [CHILD_LABELS.iteration]: String(w.iteration) };
-  const ownerReferences = [owner.reference];
-  const bytes = Buffer.from(w.stdout);
-  const parts = bytes.length > PART_BYTES ? partConfigMaps(resultPartsPrefix(worker), bytes, { labels, ownerReferences }) : [];
-  const result: k8s.V1ConfigMap = {
-    apiVersion: "v1",
-    kind: "ConfigMap",
-    metadata: { name: resultName(worker), labels, ownerReferences },
-    immutable: true,
-    data: {
-      iteration: String(w.iteration),
-      exitCode: String(w.exitCode),
-      timedOut: String(w.timedOut),
-      cancelled: String(w.cancelled),
-      ...(parts.length > 0 ? { [STDOUT_PARTS]: descriptorText(describeParts(bytes)) } : { stdout: w.stdout }),
-      stderr: w.stderr.slice(-4096),
-      ...(w.streamsMerged !== undefined ? { streamsMerged: w.streamsMerged } : {}),
-      // Where the worker ran (its ReadWriteOnce claims are attached there): judges that share them run there too.
-      ...(node !== undefined ? { node } : {}),
-    },
-  };
-  return [...parts, result];
-}
-
-/** The descriptor of the output parts a result ConfigMap names; undefined when its output is inline. */
-export function resultPartsOf(cm: k8s.V1ConfigMap): PartsDescriptor | undefined {
-  return parseDescriptor(cm.data?.[STDOUT_PARTS]);
-}
-
-/** The worker result a result ConfigMap (and its output's parts, read in order) holds; undefined when it is not one. */
-export function workerResultOf(cm: k8s.V1ConfigMap, parts: readonly k8s.V1ConfigMap[] = []): WorkerObservation | undefined {
-  const d = cm.data;
-  if (d === undefined) return undefined;
-  const iteration = Number(d.iteration);
-  const exitCode = Number(d.exitCode);
-  if (!Number.isInteger(iteration) || !Number.isInteger(exitCode)) return undefined;
-  const described = resultPartsOf(cm);
-  const stdout =
-    described === undefined ? (d.stdout ?? "") : joinParts(outputPartsPrefix(cm.metadata?.name ?? ""), described, parts).toString("utf8");
-  return {
-    iteration,
-    exitCode,
-    stdout,
-    stderr: d.stderr ?? "",
-    timedOut: d.timedOut === "true",
-    cancelled: d.cancelled === "true",
-    ...(d.streamsMerged !== undefined ? { streamsMerged: d.streamsMerged } : {}),
-  };
 }

@@ -33,15 +33,7 @@ import { removeEarlierRun, type EarlierRunAccess } from "./earlier-run.js";
 import type { ExecutionCredentials } from "./execution-credentials.js";
 import type { EngineEvent } from "./execution-events.js";
 import { ensureWorkload, namespaceOf, requeueAt, streamsOf, type ExecutionParts, type RunContext } from "./execution-parts.js";
-import {
-  CANCEL_ANNOTATION,
-  claimName,
-  placementOf,
-  resultConfigMaps,
-  workerPlacement,
-  workloadPodName,
-  workspaceMounts,
-} from "./execution-pods.js";
+import { CANCEL_ANNOTATION, claimName, placementOf, workerPlacement, workloadPodName, workspaceMounts } from "./execution-pods.js";
 import { judgeNamesOf } from "./execution-state.js";
 import { traced, type ExecutionStatusWriter } from "./execution-status.js";
 import type { FileReaders } from "./file-readers.js";
@@ -93,12 +85,10 @@ export class ExecutionRuns {
     // Gather and compute: the engine's state rebuilt from the status and what is observed.
     const judges = await this.judgeAgents(namespace, agent);
     const ctx: RunContext = { execution: ex, agent, judges, limits, owner: ownerMarks(ex) };
-    const { state, respawn } = restoreState(ctx, await this.gather(ctx));
+    const { toolJudges, ...observed } = await this.gather(ctx);
+    const { state, respawn } = restoreState(ctx, observed);
     // The gate's tool-judge children are listed too, so a cancel or deadline stops them with the run.
-    mergeToolJudgeRefs(
-      state.status,
-      this.access.caches.executions.list(namespace).filter((c) => c.spec?.parent?.name === ex.metadata.name),
-    );
+    if (toolJudges.length > 0) mergeToolJudgeRefs(state.status, toolJudges);
     // Apply: what the status says runs is (re)made, then the engine decides until nothing new is observed.
     if (ex.metadata.annotations?.[CANCEL_ANNOTATION] !== undefined) requestCancel(state);
     else {
@@ -158,8 +148,14 @@ export class ExecutionRuns {
     return judges;
   }
 
-  /** What the current iteration has observed: its stored worker result and its validation judges' outcomes (null: not ended yet). */
-  private async gather(ctx: EngineContext): Promise<{ worker?: WorkerObservation; judges: Map<string, JudgeOutcome | null> }> {
+  /**
+   * What the run's children say: the current iteration's stored worker result, its validation
+   * judges' outcomes (null: not ended yet), and the tool-judge children the gate made for its
+   * tool calls (from the cache; none when no tool call was judged).
+   */
+  private async gather(
+    ctx: EngineContext,
+  ): Promise<{ worker?: WorkerObservation; judges: Map<string, JudgeOutcome | null>; toolJudges: Execution[] }> {
     const ex = ctx.execution;
     const namespace = namespaceOf(ex);
     const iteration = ex.status?.iteration;
@@ -172,7 +168,10 @@ export class ExecutionRuns {
       const child = await this.parts.resources.execution(namespace, ref.name);
       if (child !== undefined) judges.set(ref.name, outcomeOfStatus(child.status) ?? null);
     }
-    return { ...(stored !== undefined ? { worker: stored } : {}), judges };
+    const toolJudges = this.access.caches.executions
+      .list(namespace)
+      .filter((c) => c.spec?.parent?.name === ex.metadata.name && c.spec.parent.purpose === "tool_validation");
+    return { ...(stored !== undefined ? { worker: stored } : {}), judges, toolJudges };
   }
 
   /** Runs decide and performs its actions until an action observes nothing new; returns the events. */
@@ -271,7 +270,7 @@ export class ExecutionRuns {
         : streamsOf(await workloads.output(worker, place));
     const w: WorkerObservation = { iteration: record.number, exitCode: end.exitCode, ...out, timedOut: end.timedOut, cancelled: false };
     // Kept before the pod goes: its log goes with it.
-    await storeWorkerResult(this.parts.core, namespaceOf(ex), resultConfigMaps(ctx.owner, worker, w, end.node));
+    await storeWorkerResult(this.parts.core, ctx.owner, worker, w, end.node);
     observeWorker(state, w);
     await workloads.retire(worker, place, settings.retentionSeconds);
   }

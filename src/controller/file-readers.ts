@@ -4,15 +4,16 @@
 // own image. Level-triggered: one reconcile creates the reader, its end wakes the Execution,
 // and a later reconcile reads its log. Its name is fixed by the Execution, the iteration and
 // the path, so a restarted controller finds it again.
+import { createHash } from "node:crypto";
 import { defaultImages } from "../children/images.js";
 import { agentImage, runtimeTable } from "../children/runtime-table.js";
 import { CHILD_LABELS } from "../children/workloads.js";
-import type { EngineContext, FileRequest } from "../engine/outer-loop.js";
+import type { FileRequest } from "../engine/outer-loop.js";
 import type { FileContent } from "../engine/validators.js";
 import { imageReader, readerContent, volumeReader } from "../runtime/file-reader.js";
 import type { WorkloadSpec } from "../runtime/workload.js";
 import type { Execution } from "../api/types.js";
-import { placementOf, readerName, readerWorkload, workloadPodName, workspaceMounts } from "./execution-pods.js";
+import { placementOf, workloadPodName, workspaceMounts } from "./execution-pods.js";
 import { ensureWorkload, namespaceOf, type ExecutionParts, type RunContext } from "./execution-parts.js";
 
 /** Seconds a reader may take. */
@@ -33,9 +34,9 @@ export class FileReaders {
     const { workloads } = this.parts;
     const seen = await workloads.observe(name, place);
     if (seen.state === "absent") {
-      const spec = this.readerSpec(ctx, name, f);
+      const spec = this.readerWorkload(ctx, name, iteration, f);
       if ("problem" in spec) return { ok: false, reason: "unreadable", detail: spec.problem };
-      await ensureWorkload(this.parts, readerWorkload(ctx.owner, spec, iteration), place);
+      await ensureWorkload(this.parts, spec, place);
       return undefined;
     }
     if (seen.state === "stuck")
@@ -59,18 +60,33 @@ export class FileReaders {
     );
   }
 
-  private readerSpec(ctx: EngineContext, name: string, f: FileRequest): WorkloadSpec | { problem: string } {
+  /** The reader of one file (runtime/file-reader.ts), labelled with its Execution and iteration (removeBefore finds it so); or why it cannot be read. */
+  private readerWorkload(ctx: RunContext, name: string, iteration: number, f: FileRequest): WorkloadSpec | { problem: string } {
     const { runtimes, readerImage } = this.parts.settings;
+    let spec: WorkloadSpec;
     if (f.from === "image") {
       const image = agentImage(ctx.agent, runtimes ?? runtimeTable(), defaultImages().worker) ?? defaultImages().worker;
-      return imageReader(name, image, f.path, READER_TIMEOUT_SECONDS);
+      spec = imageReader(name, image, f.path, READER_TIMEOUT_SECONDS);
+    } else {
+      const mounts = workspaceMounts(ctx.owner.name, ctx.agent, true);
+      const mount = mounts
+        .filter((m) => f.path === m.mountPath || f.path.startsWith(m.mountPath.endsWith("/") ? m.mountPath : `${m.mountPath}/`))
+        .sort((a, b) => b.mountPath.length - a.mountPath.length)[0];
+      if (mount === undefined)
+        return { problem: `${f.path} is not inside any workspace volume (${mounts.map((m) => m.mountPath).join(", ") || "none"})` };
+      spec = volumeReader(name, readerImage, mount, f.path, READER_TIMEOUT_SECONDS);
     }
-    const mounts = workspaceMounts(ctx.execution.metadata.name, ctx.agent, true);
-    const mount = mounts
-      .filter((m) => f.path === m.mountPath || f.path.startsWith(m.mountPath.endsWith("/") ? m.mountPath : `${m.mountPath}/`))
-      .sort((a, b) => b.mountPath.length - a.mountPath.length)[0];
-    if (mount === undefined)
-      return { problem: `${f.path} is not inside any workspace volume (${mounts.map((m) => m.mountPath).join(", ") || "none"})` };
-    return volumeReader(name, readerImage, mount, f.path, READER_TIMEOUT_SECONDS);
+    const labels = {
+      ...spec.labels,
+      [CHILD_LABELS.execution]: ctx.owner.label,
+      [CHILD_LABELS.role]: "reader",
+      [CHILD_LABELS.iteration]: String(iteration),
+    };
+    return { ...spec, labels };
   }
+}
+
+/** The workload name of iteration N's reader of one file (its FileRequest key): deterministic, so a reconcile finds it again. */
+export function readerName(execution: string, iteration: number, fileKey: string): string {
+  return `${execution}-i${iteration}-read-${createHash("sha256").update(fileKey).digest("hex").slice(0, 10)}`;
 }

@@ -115,10 +115,13 @@ function runValidator(
     case "exit_code":
       return validateExitCode(spec, w.exitCode, w.stderr);
     case "regex": {
+      // stdout is at hand; a file is read by the driver first (validateRegex names the merged streams on stdout only).
       const path = regexTargetPath(spec);
-      if (path === undefined) return validateRegex(spec, { ok: true, content: w.stdout }, w.streamsMerged);
-      const files = need(state, iteration, k, [{ key: fileKey("workspace", path), path, from: "workspace" }], actions);
-      return files === undefined ? undefined : validateRegex(spec, files[0] as FileContent);
+      const files: FileContent[] | undefined =
+        path === undefined
+          ? [{ ok: true, content: w.stdout }]
+          : need(state, iteration, k, [{ key: fileKey("workspace", path), path, from: "workspace" }], actions);
+      return files === undefined ? undefined : validateRegex(spec, files[0] as FileContent, w.streamsMerged);
     }
     case "json_schema": {
       const reqs: FileRequest[] = [{ key: fileKey("workspace", spec.target_path), path: spec.target_path, from: "workspace" }];
@@ -130,9 +133,8 @@ function runValidator(
       return validateJsonSchema(spec, files[0] as FileContent, files[1]);
     }
     case "semantic":
-      return judged(ctx, state, iteration, k, spec, [spec.judge_agent], actions);
     case "multi_judge":
-      return judged(ctx, state, iteration, k, spec, spec.judges, actions);
+      return judged(ctx, state, iteration, k, spec, spec.type === "semantic" ? [spec.judge_agent] : spec.judges, actions);
   }
 }
 
