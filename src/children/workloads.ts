@@ -1,14 +1,13 @@
 // What a driver creates for one run of a worker or a judge: the WorkloadSpec with the worker
 // runtime's env contract, the judge payload, the mounts (read-only for judges), network,
 // resources, deadline and labels. Docker (local mode) and Kubernetes run the same spec.
-import { AGENT_ENV, agentEnvironment } from "../api/agent-env.js";
+import { AGENT_ENV, agentEnvironment, mcpTokenEnv } from "../api/agent-env.js";
 import { API_VERSION, type Agent, type EnvVar, type Execution, type OwnerReference } from "../api/types.js";
 import { childTimeoutSeconds } from "../engine/durations.js";
 import type { WorkloadMount, WorkloadSpec } from "../runtime/workload.js";
 import { TerminalError } from "../errors.js";
 import { TRACEPARENT_ENV } from "../telemetry/trace-context.js";
 import { AGENT_ENTRYPOINT, defaultImages } from "./images.js";
-import { mcpTokenEnvOf } from "./mcp-token-env.js";
 import { resourcesOf } from "./quantities.js";
 import { builtinRuntimes, chooseRuntime, type RuntimeTable } from "./runtime-table.js";
 import { parseDescriptor } from "../runtime/kubernetes.js";
@@ -83,6 +82,20 @@ export function agentEnvOf(agent: Agent, extra: EnvVar[] = []): Pick<WorkloadSpe
   const envFrom = agent.spec.runtime?.envFrom;
   if ((env ?? []).length === 0 && (envFrom ?? []).length === 0) return {};
   return { agentEnv: { ...(env !== undefined ? { env } : {}), ...(envFrom !== undefined ? { envFrom } : {}) } };
+}
+
+/**
+ * The worker's env entries that take its remote MCP servers' bearer tokens from their Secret keys
+ * (ADR 0059): GAVEL_MCP_TOKEN_<index> as a secretKeyRef for each url server with a
+ * bearer_token_secret, so the kubelet puts the token in the worker's container and gavel never
+ * reads or stores it.
+ */
+export function mcpTokenEnvOf(agent: Agent): EnvVar[] {
+  return (agent.spec.mcp_servers ?? []).flatMap((s, i) =>
+    s.bearer_token_secret === undefined
+      ? []
+      : [{ name: mcpTokenEnv(i), valueFrom: { secretKeyRef: { name: s.bearer_token_secret.name, key: s.bearer_token_secret.key } } }],
+  );
 }
 
 /**

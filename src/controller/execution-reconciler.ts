@@ -15,7 +15,7 @@ import type { ExecutionTraces } from "../telemetry/execution-trace.js";
 import { silentLogger, type Logger } from "../telemetry/logger.js";
 import { executionMetrics, type Registry } from "../telemetry/metrics.js";
 import { NO_GATE } from "./gate-guarding.js";
-import type { GateStatus } from "./guarded-condition.js";
+import type { GateStatus } from "./gate-status.js";
 import type { ExecutionCredentials } from "./execution-credentials.js";
 import type { ExecutionEventPublisher } from "./execution-events.js";
 import { requeueAt, type ExecutionParts, type PodPort } from "./execution-parts.js";

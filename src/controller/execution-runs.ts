@@ -1,8 +1,9 @@
 // A run (an Execution without `spec.parent`) through one reconcile, in kubebuilder's order:
 // validate (its Agent, a gate for its tool calls, its workspace strategy), gather what is
-// observed (the stored worker result, its judges' outcomes), compute (the engine's state
-// rebuilt from the status: restoreState, then decide), apply (the worker, judge children and
-// file readers the engine asks for), and hand the status to ExecutionStatusWriter.
+// observed (the stored worker result, its judges' outcomes, the gate's tool-judge children),
+// compute (the engine's state rebuilt from the status: restoreState, then decide), apply (the
+// worker, judge children and file readers the engine asks for), and hand the status (with the
+// Guarded condition's data) to ExecutionStatusWriter.
 import { AGENT_ENV } from "../api/agent-env.js";
 import { withDefaults } from "../api/defaults.js";
 import type { Agent, Execution } from "../api/types.js";
@@ -28,19 +29,18 @@ import {
 } from "../engine/outer-loop.js";
 import type { ExecutionTraces } from "../telemetry/execution-trace.js";
 import { mergeToolJudgeRefs } from "../children/tool-judge.js";
-import { setGuarded, waitingForGate, type GateStatus } from "./guarded-condition.js";
+import type { GateStatus } from "./gate-status.js";
 import { removeEarlierRun, type EarlierRunAccess } from "./earlier-run.js";
 import type { ExecutionCredentials } from "./execution-credentials.js";
 import type { EngineEvent } from "./execution-events.js";
 import { ensureWorkload, namespaceOf, requeueAt, streamsOf, type ExecutionParts, type RunContext } from "./execution-parts.js";
 import { CANCEL_ANNOTATION, claimName, placementOf, workerPlacement, workloadPodName, workspaceMounts } from "./execution-pods.js";
 import { judgeNamesOf } from "./execution-state.js";
-import { traced, type ExecutionStatusWriter } from "./execution-status.js";
+import { traced, waitingForGate, type ExecutionStatusWriter } from "./execution-status.js";
 import type { FileReaders } from "./file-readers.js";
 import { gateAccess, isRestrictedNetwork, workerGatePolicy, type GateAccess } from "./gate-egress.js";
 import type { JudgeChildren } from "./judge-children.js";
-import { wantsMcpEndpoint, withMcpEndpoint } from "./mcp-endpoint-pod.js";
-import { withMcpServerSidecars } from "./mcp-server-pod.js";
+import { wantsMcpEndpoint, withMcpEndpoint, withMcpServerSidecars } from "./mcp-sidecars.js";
 import { readWorkerResult, storeWorkerResult } from "./stored-parts.js";
 import type { WorkspaceCopies } from "./workspace-copies.js";
 import type { WorkspaceSnapshots } from "./workspace-snapshots.js";
@@ -97,8 +97,7 @@ export class ExecutionRuns {
     }
     const events = await this.decideAll(ctx, state);
     // Status (with the Guarded condition of a run that needs a gate), then what an ended run leaves behind.
-    if (guarding.guarded) setGuarded(state.status, guarding.blocked, new Date(this.parts.now()), ex.metadata.generation);
-    const foldAgainInMs = await status.writeRun(ctx, state, events);
+    const foldAgainInMs = await status.writeRun(ctx, state, events, guarding);
     if (isTerminal(state.status.phase)) {
       await this.parts.workloads.retireOwned(namespace, ex.metadata.name, this.parts.settings.retentionSeconds);
       await credentials?.release(namespace, ex.metadata.name, ex.metadata.uid);
@@ -296,10 +295,11 @@ export class ExecutionRuns {
       ...(traces !== undefined ? { traceParent: traces.iterationParent(traced(ex, ctx.agent), run.iteration) } : {}),
     };
     let spec = workerWorkload(ex, ctx.agent, run, mounts, options);
-    // The Agent's MCP server images run beside the worker (ADR 0066).
-    let place = withMcpServerSidecars(workerPlacement(ctx.owner, ctx.agent, settings.readerImage), ctx.agent);
+    let place = workerPlacement(ctx.owner, ctx.agent, settings.readerImage);
     if (access !== undefined) place = { ...place, gate: { policy: workerGatePolicy(access), egress: access.egress } };
-    // An agent gavel did not write gets its tools through the in-pod MCP endpoint (ADR 0061).
+    // The Agent's MCP server images run beside the worker (ADR 0066); an agent gavel did not
+    // write gets its tools through the in-pod MCP endpoint, which starts after them (ADR 0061).
+    place = withMcpServerSidecars(place, ctx.agent);
     if (wantsMcpEndpoint(ctx.agent, spec.env?.[AGENT_ENV.natsUrl] ?? "")) {
       const endpoint = withMcpEndpoint(spec, ctx.agent, defaultImages().worker);
       spec = endpoint.spec;

@@ -1,14 +1,16 @@
 // An Execution's status, conditions and Events as the reconciler writes them: one status write
 // per reconcile, only when it changed (a stale one is a 409 the work queue retries); the
-// Accepted condition of an Execution that cannot run as declared; and what follows a written
-// status: its engine events published, traced, counted and recorded as Kubernetes Events.
+// Accepted condition of an Execution that cannot run as declared; the Guarded condition of one
+// whose Agent needs a tool-call gate (while none can decide its calls it waits Pending, or
+// times out, and says why); and what follows a written status: its engine events published,
+// traced, counted and recorded as Kubernetes Events.
 import { setCondition } from "../api/conditions.js";
 import type { Agent, Execution, ExecutionStatus } from "../api/types.js";
 import type { JudgeRunStep } from "../engine/judge-run.js";
-import { isTerminal, type EngineContext, type EngineState } from "../engine/outer-loop.js";
+import { isTerminal, type EngineContext, type EngineState, type RunLimits } from "../engine/outer-loop.js";
 import type { ExecutionTraces, TracedExecution } from "../telemetry/execution-trace.js";
 import type { ExecutionMetrics } from "../telemetry/metrics.js";
-import type { GateStatus } from "./guarded-condition.js";
+import type { GateStatus, Guarding } from "./gate-status.js";
 import { toGavelEvents, type EngineEvent, type ExecutionEventPublisher } from "./execution-events.js";
 import { namespaceOf, type ExecutionParts } from "./execution-parts.js";
 import { engineEventNote } from "./kubernetes-events.js";
@@ -16,6 +18,8 @@ import { EventRecorder } from "./runtime/event-recorder.js";
 
 /** Condition type the reconciler sets when it cannot run an Execution as specified. */
 export const ACCEPTED = "Accepted";
+/** Condition on an Execution that needs a gate: False while none can be reached (it then does not start). */
+export const GUARDED = "Guarded";
 /** A running Execution's tool-call counts reach its status at most this often (unless it is written anyway). */
 const TOOL_CALL_FOLD_MS = 1000;
 
@@ -60,11 +64,13 @@ export class ExecutionStatusWriter {
    * Writes a run's status (with the gate's tool calls folded in); its events
    * are staged before (an outbox a restarted controller reads) and published, traced, counted
    * and recorded only once the status that holds the transitions is written: a retried
-   * reconcile (409) decides them again then. Returns, when the tool-call fold was skipped,
-   * how soon to look again.
+   * reconcile (409) decides them again then. A run whose Agent needs a gate carries the
+   * Guarded condition (`guarding`, the gate's plain data). Returns, when the tool-call fold was
+   * skipped, how soon to look again.
    */
-  async writeRun(ctx: EngineContext, state: EngineState, events: EngineEvent[]): Promise<number | undefined> {
+  async writeRun(ctx: EngineContext, state: EngineState, events: EngineEvent[], guarding?: Guarding): Promise<number | undefined> {
     const ex = ctx.execution;
+    if (guarding?.guarded === true) setGuarded(state.status, guarding.blocked, new Date(this.parts.now()), ex.metadata.generation);
     const { events: stream, traces } = this.opts;
     const before = ex.metadata.resourceVersion;
     const streamed = stream === undefined && traces === undefined ? [] : toGavelEvents(ex, events, new Date(this.parts.now()));
@@ -153,6 +159,49 @@ export class ExecutionStatusWriter {
         this.opts.outcomes.executions.inc({ phase: e.data.phase });
     }
   }
+}
+
+/** Waiting for a gate, the Execution is re-checked this often. */
+const GATE_RECHECK_MS = 2000;
+
+/**
+ * The status of an Execution that may not start until a gate can decide its tool calls:
+ * Pending with the Guarded condition saying why, or TimedOut once its own deadline (from
+ * its creation; without one, what max_iterations iterations may take) has passed.
+ */
+export function waitingForGate(
+  ex: Execution,
+  limits: RunLimits,
+  why: string,
+  now: number,
+): { status: ExecutionStatus; requeueAfterMs?: number } {
+  const created = Date.parse(ex.metadata.creationTimestamp ?? "") || now;
+  const limitSeconds = limits.executionSeconds ?? limits.iterationSeconds * limits.maxIterations;
+  const deadline = created + limitSeconds * 1000;
+  const status: ExecutionStatus = { ...structuredClone(ex.status ?? {}) };
+  setGuarded(status, why, new Date(now), ex.metadata.generation);
+  if (now >= deadline) {
+    const message = `never started within its deadline of ${limitSeconds}s: ${why}`;
+    return { status: { ...status, phase: "TimedOut", message, completionTime: new Date(now).toISOString() } };
+  }
+  return {
+    status: { ...status, phase: "Pending", message: `waiting for a tool-call gate: ${why}` },
+    requeueAfterMs: Math.min(GATE_RECHECK_MS, deadline - now),
+  };
+}
+
+/** Sets the Guarded condition: True while a gate decides the Execution's tool calls, False with why not. */
+export function setGuarded(status: ExecutionStatus, why: string | undefined, now: Date, generation?: number): void {
+  const next =
+    why === undefined
+      ? ({
+          type: GUARDED,
+          status: "True",
+          reason: "GateServing",
+          message: "every tool call is decided by the gate before it runs",
+        } as const)
+      : ({ type: GUARDED, status: "False", reason: "GateUnavailable", message: why } as const);
+  status.conditions = setCondition(status.conditions, next, now, generation);
 }
 
 /** What a trace says about an Execution. */

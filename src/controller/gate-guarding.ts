@@ -1,9 +1,9 @@
-// The gate's side of the GateStatus port (guarded-condition.ts): whether an Agent's Executions
+// The gate's side of the GateStatus port (gate-status.ts): whether an Agent's Executions
 // need a tool-call gate (the fail-closed rule of gate/enforcement.ts) and, when they do, why
 // this replica's gate cannot decide their calls now, or that no gate runs at all.
 import type { Agent } from "../api/types.js";
 import { gateRequirement } from "../gate/enforcement.js";
-import type { GateStatus, Guarding } from "./guarded-condition.js";
+import type { GateStatus, Guarding } from "./gate-status.js";
 
 /** What a running gate says of itself. */
 export interface GateHealth {

@@ -6,7 +6,7 @@ import { Backoff } from "../backoff.js";
 import { messageOf } from "../errors.js";
 import { ClusterGate, type ClusterGateOptions } from "./cluster-gate.js";
 import { guardingOf, type GateHealth } from "./gate-guarding.js";
-import type { GateStatus, Guarding } from "./guarded-condition.js";
+import type { GateStatus, Guarding } from "./gate-status.js";
 
 export interface GateSupervisorOptions extends Omit<ClusterGateOptions, "nc"> {
   /** NATS URL(s) of the gate. */

@@ -11,7 +11,7 @@ import { judgeRunStep, stoppedByParent, type JudgeRunContext, type JudgeRunObser
 import { isTerminal, type EngineContext, type EngineState, type JudgeChildRequest } from "../engine/outer-loop.js";
 import { judgeStatus } from "../engine/phases.js";
 import { ignoreNotFound, isConflict, TerminalError } from "../errors.js";
-import type { GateStatus } from "./guarded-condition.js";
+import type { GateStatus } from "./gate-status.js";
 import { ownerMarks } from "../children/workloads.js";
 import { judgeSpec, judgeWorkspaces, placementOf, workspaceMounts } from "./execution-pods.js";
 import { resultName } from "./stored-parts.js";

@@ -1,15 +1,58 @@
-// The in-pod MCP endpoint of a worker gavel did not write (ADR 0061): a native sidecar of the
-// worker's pod running gavel's agent image as GAVEL_ROLE=endpoint, on 127.0.0.1 (the pod's
-// loopback, which the worker shares), with the worker's volumes at the same paths and its NATS
-// credential, so every tool call it serves goes to the gate under the worker's identity. The
-// worker finds it in GAVEL_MCP_URL and starts only once it serves (a startup probe).
+// The MCP containers of a worker's pod, each a native sidecar that starts before the worker:
+// - an Agent's MCP server images (ADR 0066), which serve Streamable HTTP on the pod's loopback,
+//   where the worker runtime reaches them as it reaches a url server. Each is the server's image
+//   and nothing of gavel's: none of the worker's volumes, variables or NATS credential, a /tmp of
+//   its own, the pod's non-root user and hardening (Pod Security restricted);
+// - the in-pod MCP endpoint of a worker gavel did not write (ADR 0061), after the servers:
+//   gavel's agent image as GAVEL_ROLE=endpoint on 127.0.0.1, with the worker's volumes at the
+//   same paths and its NATS credential, so every tool call it serves goes to the gate under the
+//   worker's identity. The worker finds it in GAVEL_MCP_URL and starts only once it serves (a
+//   startup probe).
 import { AGENT_ENV } from "../api/agent-env.js";
 import { DEFAULT_MCP_ENDPOINT_PORT } from "../api/mcp-schema.js";
-import type { Agent } from "../api/types.js";
+import type { Agent, McpServerSpec } from "../api/types.js";
 import { AGENT_ENTRYPOINT } from "../children/images.js";
-import type { PodSidecar } from "../runtime/kubernetes.js";
+import type { PodPlacement, PodSidecar } from "../runtime/kubernetes.js";
 import type { WorkloadSpec } from "../runtime/workload.js";
 import { TRACEPARENT_ENV } from "../telemetry/trace-context.js";
+
+/** The container names of the Agent's image servers, in spec order: mcp-<server>, `_` written `-` (a container name is a DNS label). */
+export function mcpServerContainerNames(servers: readonly McpServerSpec[]): string[] {
+  const names: string[] = [];
+  servers.forEach((s, i) => {
+    if (s.image === undefined) return;
+    const name = `mcp-${s.name.replace(/_/g, "-")}`;
+    // a_b and a-b both read mcp-a-b: the later one keeps its index so names stay unique and fixed.
+    names.push(names.includes(name) ? `${name}-${i}` : name);
+  });
+  return names;
+}
+
+/** The sidecars of the Agent's image servers: the image's entrypoint with the server's args and literal env. */
+export function mcpServerSidecars(agent: Agent): PodSidecar[] {
+  const servers = agent.spec.mcp_servers ?? [];
+  const names = mcpServerContainerNames(servers);
+  return servers
+    .filter((s) => s.image !== undefined)
+    .map((s, i) => ({
+      name: names[i] ?? `mcp-${i}`,
+      image: s.image ?? "",
+      ...(s.args !== undefined ? { args: [...s.args] } : {}),
+      // The root filesystem is read-only: HOME is its own /tmp unless the Agent names one.
+      env: { HOME: "/tmp", ...Object.fromEntries((s.env ?? []).map((e) => [e.name, e.value])) },
+      mounts: [],
+      ownTmp: true,
+    }));
+}
+
+/**
+ * The worker's placement with its image servers' sidecars after the ones it has (the copy
+ * source), so each server starts before the worker and before an MCP endpoint added later.
+ */
+export function withMcpServerSidecars(place: PodPlacement, agent: Agent): PodPlacement {
+  const sidecars = mcpServerSidecars(agent);
+  return sidecars.length === 0 ? place : { ...place, sidecars: [...(place.sidecars ?? []), ...sidecars] };
+}
 
 /** The sidecar's container name (`kubectl logs -c gavel-mcp-endpoint`). */
 export const MCP_ENDPOINT_CONTAINER = "gavel-mcp-endpoint";

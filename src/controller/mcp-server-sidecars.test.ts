@@ -6,8 +6,7 @@ import { describe, expect, it } from "vitest";
 import type { Agent, Execution } from "../api/types.js";
 import { workerWorkload } from "../children/workloads.js";
 import { podFor } from "../runtime/kubernetes/pod-workloads.js";
-import { MCP_ENDPOINT_CONTAINER, withMcpEndpoint } from "./mcp-endpoint-pod.js";
-import { mcpServerContainerNames, withMcpServerSidecars } from "./mcp-server-pod.js";
+import { MCP_ENDPOINT_CONTAINER, mcpServerContainerNames, withMcpEndpoint, withMcpServerSidecars } from "./mcp-sidecars.js";
 
 const agent: Agent = {
   apiVersion: "100monkeys.ai/v1",
