@@ -10,7 +10,7 @@ import type { Execution } from "../api/types.js";
 import { defaultImages } from "../children/images.js";
 import type { RuntimeTable } from "../children/runtime-table.js";
 import { isTerminal } from "../engine/outer-loop.js";
-import { LABELS, type PodUser, PodWorkloads } from "../runtime/kubernetes.js";
+import { cachedPod, LABELS, type PodUser, PodWorkloads } from "../runtime/kubernetes.js";
 import type { ExecutionTraces } from "../telemetry/execution-trace.js";
 import { silentLogger, type Logger } from "../telemetry/logger.js";
 import { executionMetrics, type Registry } from "../telemetry/metrics.js";
@@ -64,6 +64,7 @@ export function podWorkloadsFor(kc: k8s.KubeConfig, opts: PodShapeOptions = {}):
     kc,
     resource: podResource(kc, `${LABELS.instance}=${EXECUTION_INSTANCE}`),
     ...(opts.namespace !== undefined ? { namespaces: [opts.namespace] } : {}),
+    transform: cachedPod,
     logger: opts.logger ?? silentLogger,
   });
   const workloads = new PodWorkloads({

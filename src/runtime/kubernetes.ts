@@ -12,6 +12,7 @@ export {
   partName,
   type PartsDescriptor,
 } from "./kubernetes/configmap-parts.js";
+export { cachedPod } from "./kubernetes/cached-pod.js";
 export { cidrOf, systemResolver, type HostResolver } from "./kubernetes/egress-hosts.js";
 export { FramedLogReader, isFramed, podStreams } from "./kubernetes/log-streams.js";
 export { LABELS, MAIN_CONTAINER, MANAGED_BY, podName, type PodUser } from "./kubernetes/pod-spec.js";

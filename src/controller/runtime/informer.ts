@@ -72,7 +72,20 @@ export interface InformerOptions<T extends ApiObject> {
   backoffBaseMs?: number;
   /** Upper bound of that pause, in ms (default 5 000). */
   backoffMaxMs?: number;
+  /**
+   * What of an object the cache keeps (client-go's TransformFunc), applied before handlers see it.
+   * Default withoutManagedFields: no controller reads them, and they are about a third of an object.
+   */
+  transform?: (obj: T) => T;
   logger?: Logger;
+}
+
+/** An object without metadata.managedFields (the API server keeps them; a status PUT without them leaves them as they are). */
+export function withoutManagedFields<T extends ApiObject>(obj: T): T {
+  const meta = obj.metadata as (T["metadata"] & { managedFields?: unknown }) | undefined;
+  if (meta?.managedFields === undefined) return obj;
+  const { managedFields: _dropped, ...rest } = meta;
+  return { ...obj, metadata: rest };
 }
 
 /** The cache key of an object: namespace/name (namespace empty for cluster-scoped objects). */
@@ -94,8 +107,10 @@ export class Informer<T extends ApiObject> {
   private readonly handlers: ((event: InformerEvent, obj: T) => void)[] = [];
   private readonly streams: Stream<T>[];
   private relists = 0;
+  private readonly transform: (obj: T) => T;
 
   constructor(private readonly opts: InformerOptions<T>) {
+    this.transform = opts.transform ?? withoutManagedFields;
     const scopes: (string | undefined)[] = opts.namespaces === undefined ? [undefined] : [...new Set(opts.namespaces)];
     this.streams = scopes.map((ns) => new Stream(this, opts, ns));
   }
@@ -152,7 +167,7 @@ export class Informer<T extends ApiObject> {
     const listed = new Map<string, T>();
     for (const o of items) {
       const k = objectKey(o);
-      if (k !== undefined) listed.set(k, o);
+      if (k !== undefined) listed.set(k, this.transform(o));
     }
     // Deletions first, so a handler never sees a set that still holds a removed object.
     for (const [k, o] of [...this.cache]) {
@@ -169,9 +184,10 @@ export class Informer<T extends ApiObject> {
   }
 
   /** A stream's watch event. */
-  apply(type: "ADDED" | "MODIFIED" | "DELETED", obj: T): void {
-    const k = objectKey(obj);
+  apply(type: "ADDED" | "MODIFIED" | "DELETED", received: T): void {
+    const k = objectKey(received);
     if (k === undefined) return;
+    const obj = this.transform(received);
     if (type === "DELETED") {
       this.cache.delete(k);
       this.emit("delete", obj);
