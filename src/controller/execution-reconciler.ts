@@ -21,12 +21,13 @@ import type { ExecutionEventPublisher } from "./execution-events.js";
 import { requeueAt, type ExecutionParts, type PodPort } from "./execution-parts.js";
 import { controllingExecution, EXECUTION_INSTANCE } from "./execution-pods.js";
 import { ExecutionRuns } from "./execution-runs.js";
+import { CachedResources, readOnlyWatch, reconcilerCaches } from "./cached-resources.js";
 import { ExecutionStatusWriter } from "./execution-status.js";
 import { FileReaders } from "./file-readers.js";
-import { GavelResources } from "./gavel-resources.js";
+import type { GavelResources } from "./gavel-resources.js";
 import { JudgeChildren } from "./judge-children.js";
 import { Controller, type ControllerOptions } from "./runtime/controller.js";
-import { customResource, Informer, objectKey, podResource, splitKey } from "./runtime/informer.js";
+import { Informer, objectKey, podResource, splitKey } from "./runtime/informer.js";
 import type { WorkQueue, WorkQueueOptions } from "./runtime/work-queue.js";
 import { WorkspaceCopies } from "./workspace-copies.js";
 import { WorkspaceSnapshots } from "./workspace-snapshots.js";
@@ -85,7 +86,7 @@ export interface ExecutionReconcilerOptions {
   kc: k8s.KubeConfig;
   /** Its pods: the informer it watches and the Workloads port that makes them (podWorkloadsFor; a test passes a double). */
   pods: ExecutionPods;
-  /** gavel's Executions and Agents; default a GavelResources on `kc`. */
+  /** gavel's Executions and Agents; default read through the reconciler's caches (CachedResources). */
   resources?: GavelResources;
   /** Namespace to watch; all namespaces when undefined. */
   namespace?: string;
@@ -158,21 +159,16 @@ export class ExecutionReconciler {
   constructor(private readonly opts: ExecutionReconcilerOptions) {
     const logger = opts.logger ?? silentLogger;
     const now = opts.now ?? Date.now;
-    const namespaces = opts.namespace === undefined ? {} : { namespaces: [opts.namespace] };
-    this.executions = new Informer<Execution>({
-      kc: opts.kc,
-      resource: customResource<Execution>(opts.kc, "execution", "executions"),
-      ...namespaces,
-      logger,
-    });
+    const cached = reconcilerCaches(opts.kc, opts.namespace === undefined ? undefined : [opts.namespace], logger);
+    this.executions = cached.executions;
     const pods = opts.pods.informer;
     this.controller = new Controller<Execution>({
       name: "execution",
       kc: opts.kc,
       // An Execution's change wakes it and its parent (a judge child finished: the parent goes on).
       primary: { informer: this.executions, keys: (ex) => [objectKey(ex), ownerKey(ex)].filter((k) => k !== undefined) },
-      // A pod's change wakes the Execution that owns it.
-      watches: [{ informer: pods, keys: (pod) => [ownerKey(pod)].filter((k) => k !== undefined) }],
+      // A pod's change wakes the Execution that owns it; the Agents are only read (CachedResources).
+      watches: [{ informer: pods, keys: (pod) => [ownerKey(pod)].filter((k) => k !== undefined) }, readOnlyWatch(cached.agents)],
       reconcile: (key) => this.reconcile(key),
       workers: opts.workers ?? 4,
       resyncMs: opts.resyncMs ?? 60_000,
@@ -183,7 +179,7 @@ export class ExecutionReconciler {
     });
     const { reconcile: m, labels } = this.controller.metrics;
     this.parts = {
-      resources: opts.resources ?? new GavelResources(opts.kc),
+      resources: opts.resources ?? new CachedResources(opts.kc, cached),
       core: opts.kc.makeApiClient(k8s.CoreV1Api),
       workloads: opts.pods.workloads,
       settings: {
@@ -280,7 +276,7 @@ export class ExecutionReconciler {
    */
   async reconcile(key: string): Promise<{ requeueAfterMs?: number }> {
     const { namespace, name } = splitKey(key);
-    // Read from the API, not the cache: a stale status would redo work the last reconcile did.
+    // Never older than the status this process last wrote (CachedResources): a stale one would redo that work.
     const ex = await this.parts.resources.execution(namespace, name);
     if (ex === undefined) {
       this.status.forget(key);

@@ -11,6 +11,7 @@ import { CHILD_LABELS } from "../../src/children/workloads.js";
 import { ExecutionReconciler, podWorkloadsFor } from "../../src/controller/execution-reconciler.js";
 import { startControlPlane, type ControlPlane } from "../harness/control-plane.js";
 import { eventually } from "../harness/eventually.js";
+import { parseSamples } from "../harness/metrics.js";
 import { InMemoryWorkloads, type SimulatedRun } from "../harness/in-memory-workloads.js";
 import type { WorkloadSpec } from "../../src/runtime/workload.js";
 
@@ -324,6 +325,55 @@ describe("Execution reconciler on a control plane with in-memory workloads (the 
       );
       expect(events.map((e) => e.reason)).toEqual(expect.arrayContaining(["ExecutionStarted", "IterationStarted", "ExecutionPhase"]));
       expect(events.find((e) => e.reason === "ExecutionPhase" && e.message?.includes("Cancelled"))?.type).toBe("Warning");
+    });
+  });
+
+  describe("API requests", () => {
+    /** GETs of gavel's Executions and Agents so far, as the API server counts them (apiserver_request_total). */
+    const gets = async (): Promise<number> => {
+      const r = await cp.kubectl(["get", "--raw", "/metrics"]);
+      return parseSamples(r.stdout)
+        .filter((s) => s.name === "apiserver_request_total" && s.labels.verb === "GET" && s.labels.group === GROUP)
+        .filter((s) => s.labels.resource === "executions" || s.labels.resource === "agents")
+        .reduce((n, s) => n + s.value, 0);
+    };
+    const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+    it("Given judged runs, reconciles read Executions and Agents from the caches: few GETs of them while they run, none at rest", async () => {
+      judges.set("test/judge-yes", () => VERDICT(1));
+      await judgeAgent("yes-judge", "test/judge-yes");
+      await agent("cached-worker", {
+        runtime: { image: "test/worker" },
+        execution: { mode: "one-shot", validation: [{ type: "semantic", judge_agent: "yes-judge", min_score: 1 }] },
+      } as Agent["spec"]);
+      const names = ["cached-1", "cached-2", "cached-3", "cached-4", "cached-5", "cached-6"];
+      const [before, reconciled] = [await gets(), reconciler.stats.reconciles];
+      for (const name of names) await execution(name, "cached-worker");
+      // Waited for with LISTs, so every GET the API server counts meanwhile is the reconciler's.
+      const ended = await eventually(
+        async () => {
+          const list = (await api.listNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: ns, plural: "executions" })) as {
+            items: Execution[];
+          };
+          const ours = list.items.filter((e) => names.includes(e.metadata.name));
+          return ours.length === names.length && ours.every((e) => FINAL.includes(e.status?.phase ?? "")) ? ours : undefined;
+        },
+        60_000,
+        "the runs to end",
+      );
+      expect(ended.map((e) => e.status?.phase)).toEqual(names.map(() => "Succeeded"));
+      const reconciles = reconciler.stats.reconciles - reconciled;
+      const read = (await gets()) - before;
+      // Reading the API server, each reconcile GETs its Execution, and each run's its Agent and judge Agent:
+      // more GETs than reconciles. From the caches, only a read the cache cannot answer yet goes to the server.
+      expect(reconciles).toBeGreaterThan(names.length * 4);
+      expect(read).toBeLessThan(reconciles / 4);
+      // At rest the 200 ms resync reconciles every Execution of the namespace again: from the caches alone.
+      await sleep(500);
+      const [rest, restReconciled] = [await gets(), reconciler.stats.reconciles];
+      await sleep(1000);
+      expect(reconciler.stats.reconciles - restReconciled).toBeGreaterThan(names.length);
+      expect((await gets()) - rest).toBe(0);
     });
   });
 });
