@@ -22,7 +22,6 @@ import {
   restoreState,
   runLimits,
   type EngineAction,
-  type EngineContext,
   type EngineState,
   type RunLimits,
   type WorkerObservation,
@@ -153,13 +152,18 @@ export class ExecutionRuns {
    * tool calls (from the cache; none when no tool call was judged).
    */
   private async gather(
-    ctx: EngineContext,
+    ctx: RunContext,
   ): Promise<{ worker?: WorkerObservation; judges: Map<string, JudgeOutcome | null>; toolJudges: Execution[] }> {
     const ex = ctx.execution;
     const namespace = namespaceOf(ex);
     const iteration = ex.status?.iteration;
+    const worker = iteration === undefined ? undefined : workerName(ex.metadata.name, iteration);
+    // A result is stored only once its pod was seen ended (observeWorker), so none exists while the pod runs: no read.
+    const seen = worker === undefined ? undefined : (await this.parts.workloads.observe(worker, placementOf(ctx.owner, "apart"))).state;
     const stored =
-      iteration === undefined ? undefined : await readWorkerResult(this.parts.core, namespace, workerName(ex.metadata.name, iteration));
+      worker === undefined || seen === "running" || seen === "pending"
+        ? undefined
+        : await readWorkerResult(this.parts.core, namespace, worker);
     const judges = new Map<string, JudgeOutcome | null>();
     for (const ref of ex.status?.children ?? []) {
       // Tool-judge children are the gate's to wait on, not the outer loop's.

@@ -329,12 +329,12 @@ describe("Execution reconciler on a control plane with in-memory workloads (the 
   });
 
   describe("API requests", () => {
-    /** GETs of gavel's Executions and Agents so far, as the API server counts them (apiserver_request_total). */
-    const gets = async (): Promise<number> => {
+    /** GETs so far of gavel's Executions and Agents (or of the resources named), as the API server counts them (apiserver_request_total). */
+    const gets = async (group = GROUP, resources = ["executions", "agents"]): Promise<number> => {
       const r = await cp.kubectl(["get", "--raw", "/metrics"]);
       return parseSamples(r.stdout)
-        .filter((s) => s.name === "apiserver_request_total" && s.labels.verb === "GET" && s.labels.group === GROUP)
-        .filter((s) => s.labels.resource === "executions" || s.labels.resource === "agents")
+        .filter((s) => s.name === "apiserver_request_total" && s.labels.verb === "GET" && s.labels.group === group)
+        .filter((s) => resources.includes(s.labels.resource ?? ""))
         .reduce((n, s) => n + s.value, 0);
     };
     const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -374,6 +374,30 @@ describe("Execution reconciler on a control plane with in-memory workloads (the 
       await sleep(1000);
       expect(reconciler.stats.reconciles - restReconciled).toBeGreaterThan(names.length);
       expect((await gets()) - rest).toBe(0);
+    });
+
+    it("Given a worker that runs, its run's reconciles read no stored result while its pod runs (none can exist yet)", async () => {
+      workers.set("running", () => ({ hang: true }));
+      await agent("running-worker", { runtime: { image: "test/worker" }, execution: { mode: "one-shot" } } as Agent["spec"]);
+      await execution("running", "running-worker");
+      await eventually(() => (workloads.names().includes("running-i1") ? true : undefined), 10_000, "the worker to start");
+      await sleep(300);
+      const [before, reconciled] = [await gets("", ["configmaps"]), reconciler.stats.reconciles];
+      await sleep(1000);
+      expect(reconciler.stats.reconciles - reconciled).toBeGreaterThan(3);
+      expect((await gets("", ["configmaps"])) - before).toBe(0);
+      await api.patchNamespacedCustomObject(
+        {
+          group: GROUP,
+          version: VERSION,
+          namespace: ns,
+          plural: "executions",
+          name: "running",
+          body: { metadata: { annotations: { "gavel.dev/cancel": "done" } } },
+        },
+        k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.MergePatch),
+      );
+      expect((await final("running")).status?.phase).toBe("Cancelled");
     });
   });
 });
