@@ -102,7 +102,9 @@ describe("McpToolbox refuses servers that misbehave, naming server and tool", ()
     ["garbage", /^MCP tool flaky\.echo: MCP server flaky answered out of protocol/],
     ["huge", /^MCP tool flaky\.echo: MCP server flaky (answered out of protocol: .*ReadBuffer exceeded|exited)/],
   ])("a server that answers a call with a %s: the call fails fast, later calls too", async (mode, message) => {
-    const box = await McpToolbox.start([fault(mode, { timeout_seconds: 1 })], options);
+    // Only the hang needs its timeout to fire; the others get a long one, so that reading a
+    // huge answer at load 17-20 (which took over 1 s) is not cut short by the timer.
+    const box = await McpToolbox.start([fault(mode, { timeout_seconds: mode === "hang" ? 1 : 30 })], options);
     try {
       const { err } = await failure(box.call("flaky.echo", { text: "hi" }));
       expect(err).toMatchObject({ server: "flaky", tool: "echo" });
