@@ -13,6 +13,13 @@
  *                                 this into an emptyDir the main container mounts.
  *   gavel-launch PROGRAM [ARG...] run PROGRAM (PATH looked up) with stdin inherited; exit with
  *                                 its exit code (128 + N when signal N killed it).
+ *   gavel-launch --wait           a warm judge pod's main container (ADR 0069): wait, reaping
+ *                                 what ends, until SIGTERM or SIGINT; exit 0.
+ *   gavel-launch --judge-input DIR [--env NAME=VALUE]... -- PROGRAM [ARG...]
+ *                                 what the controller execs in a warm judge pod: stdin (the judge's
+ *                                 payload) into DIR/payload (DIR made 0700, the file created new),
+ *                                 the variables set, then PROGRAM exec'd in its place with stdin
+ *                                 /dev/null; its streams are the exec's own (nothing framed).
  * Signals sent to the launcher (PID 1 of the container) are passed on to the program.
  */
 #define _GNU_SOURCE
@@ -130,10 +137,84 @@ static int install(const char *dest) {
   return 0;
 }
 
+static volatile sig_atomic_t stopping = 0;
+
+static void stop_child_noop(int sig) { (void)sig; }
+
+static void stop(int sig) {
+  (void)sig;
+  stopping = 1;
+}
+
+/* --wait: PID 1 of a warm judge pod, idle until the pod is deleted. */
+static int wait_for_stop(void) {
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = stop;
+  sigaction(SIGTERM, &sa, NULL);
+  sigaction(SIGINT, &sa, NULL);
+  sigset_t block, old;
+  sigemptyset(&block);
+  sigaddset(&block, SIGTERM);
+  sigaddset(&block, SIGINT);
+  sigaddset(&block, SIGCHLD);
+  signal(SIGCHLD, stop_child_noop);
+  sigprocmask(SIG_BLOCK, &block, &old);
+  while (!stopping) {
+    /* Orphans of an exec'd judge are reparented to PID 1: reap them. */
+    while (waitpid(-1, NULL, WNOHANG) > 0) {}
+    sigsuspend(&old);
+  }
+  return 0;
+}
+
+/* --judge-input: the payload from stdin into DIR/payload, the variables set, then PROGRAM in its place. */
+static int judge_input(int argc, char **argv) {
+  int i = 3;
+  for (; i + 1 < argc && strcmp(argv[i], "--env") == 0; i += 2) {
+    char *eq = strchr(argv[i + 1], '=');
+    if (eq == NULL || eq == argv[i + 1]) { fprintf(stderr, "gavel-launch: --env %s: expected NAME=VALUE\n", argv[i + 1]); return 2; }
+    *eq = '\0';
+    if (setenv(argv[i + 1], eq + 1, 1) != 0) { perror("gavel-launch: setenv"); return 2; }
+  }
+  if (i >= argc || strcmp(argv[i], "--") != 0 || i + 1 >= argc) {
+    fprintf(stderr, "usage: gavel-launch --judge-input DIR [--env NAME=VALUE]... -- PROGRAM [ARG...]\n");
+    return 2;
+  }
+  const char *dir = argv[2];
+  if (mkdir(dir, 0700) != 0) { fprintf(stderr, "gavel-launch: %s: %s\n", dir, strerror(errno)); return 126; }
+  char path[4096];
+  if (snprintf(path, sizeof path, "%s/payload", dir) >= (int)sizeof path) { fprintf(stderr, "gavel-launch: %s: too long\n", dir); return 2; }
+  int out = open(path, O_WRONLY | O_CREAT | O_EXCL, 0400);
+  if (out < 0) { fprintf(stderr, "gavel-launch: %s: %s\n", path, strerror(errno)); return 126; }
+  char buf[CHUNK];
+  for (;;) {
+    ssize_t r = read(0, buf, sizeof buf);
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0) { perror("gavel-launch: reading the payload"); return 126; }
+    if (r == 0) break;
+    for (ssize_t off = 0; off < r;) {
+      ssize_t w = write(out, buf + off, (size_t)(r - off));
+      if (w < 0 && errno == EINTR) continue;
+      if (w < 0) { fprintf(stderr, "gavel-launch: %s: %s\n", path, strerror(errno)); return 126; }
+      off += w;
+    }
+  }
+  if (close(out) != 0) { fprintf(stderr, "gavel-launch: %s: %s\n", path, strerror(errno)); return 126; }
+  int null = open("/dev/null", O_RDONLY);
+  if (null < 0 || dup2(null, 0) < 0) { perror("gavel-launch: /dev/null"); return 126; }
+  if (null > 0) close(null);
+  execvp(argv[i + 1], argv + i + 1);
+  fprintf(stderr, "gavel-launch: %s: %s\n", argv[i + 1], strerror(errno));
+  return errno == ENOENT ? 127 : 126;
+}
+
 int main(int argc, char **argv) {
   if (argc == 3 && strcmp(argv[1], "--install") == 0) return install(argv[2]);
+  if (argc == 2 && strcmp(argv[1], "--wait") == 0) return wait_for_stop();
+  if (argc >= 3 && strcmp(argv[1], "--judge-input") == 0) return judge_input(argc, argv);
   if (argc < 2) {
-    fprintf(stderr, "usage: gavel-launch PROGRAM [ARG...] | gavel-launch --install DEST\n");
+    fprintf(stderr, "usage: gavel-launch PROGRAM [ARG...] | --install DEST | --wait | --judge-input DIR [--env NAME=VALUE]... -- PROGRAM [ARG...]\n");
     return 2;
   }
   int out[2], err[2];

@@ -1,6 +1,7 @@
 // The framed pod log of gavel-launch: decoded exactly, and produced by the real launcher (dist/bin, `make build`).
-import { execFileSync } from "node:child_process";
-import { existsSync } from "node:fs";
+import { execFileSync, spawn, spawnSync } from "node:child_process";
+import { existsSync, mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { FramedLogReader, mergedStreamsReason, podStreams, splitFramedLog, type Streams } from "./log-streams.js";
@@ -83,5 +84,42 @@ describe.runIf(existsSync(LAUNCHER))("gavel-launch (dist/bin)", () => {
     expect(s.stdout === `${"a".repeat(300000)}\n`).toBe(true);
     expect(s.stderr.length).toBe(200000);
     expect(s.stderr === "b".repeat(200000)).toBe(true);
+  });
+
+  it("--judge-input writes stdin to DIR/payload (made new), sets the variables, then runs the program with its own streams", () => {
+    const dir = join(mkdtempSync(join(tmpdir(), "gji-")), "input");
+    const out = execFileSync(
+      LAUNCHER,
+      [
+        "--judge-input",
+        dir,
+        "--env",
+        "GAVEL_INPUT_DIR=" + dir,
+        "--env",
+        "X=a=b",
+        "--",
+        "sh",
+        "-c",
+        'echo "$X"; cat "$GAVEL_INPUT_DIR/payload"; cat; ls -ld "$GAVEL_INPUT_DIR" | cut -c1-10',
+      ],
+      { encoding: "utf8", input: '{"call":1}' },
+    );
+    expect(out).toBe('a=b\n{"call":1}drwx------\n');
+    // The payload directory is made new: a second call in the same pod is refused (one call per pod).
+    const again = spawnSync(LAUNCHER, ["--judge-input", dir, "--", "true"], { encoding: "utf8", input: "{}" });
+    expect(again.status).toBe(126);
+    expect(again.stderr).toContain("File exists");
+    const bad = spawnSync(LAUNCHER, ["--judge-input", `${dir}2`, "--env", "NOEQUALS", "--", "true"], { encoding: "utf8" });
+    expect(bad.status).toBe(2);
+    expect(bad.stderr).toContain("--env NOEQUALS: expected NAME=VALUE");
+  });
+
+  it("--wait waits until SIGTERM, then exits 0", async () => {
+    const child = spawn(LAUNCHER, ["--wait"]);
+    await new Promise((r) => setTimeout(r, 1000));
+    expect(child.exitCode).toBe(null);
+    child.kill("SIGTERM");
+    const code = await new Promise((r) => child.on("exit", (c) => r(c)));
+    expect(code).toBe(0);
   });
 });
