@@ -5,13 +5,20 @@ import { controllerConfig } from "./controller-config.js";
 
 describe("controllerConfig", () => {
   it("takes the chart's variables as defaults and the built-in ones where none is set", () => {
-    expect(controllerConfig([], {})).toEqual({ controllerNamespace: "gavel-system", logLevel: "info", leaderElect: false, webView: false });
+    expect(controllerConfig([], {})).toEqual({
+      controllerNamespace: "gavel-system",
+      logLevel: "info",
+      leaderElect: false,
+      warmJudges: 4,
+      webView: false,
+    });
     const env = {
       KUBECONFIG: "/k/config",
       GAVEL_NAMESPACE: "ops",
       GAVEL_POD_NAME: "gavel-controller-7d9-x",
       GAVEL_LOG_LEVEL: "debug",
       GAVEL_POD_RETENTION_SECONDS: "600",
+      GAVEL_WARM_JUDGES_MAX: "2",
       GAVEL_NATS_URL: "nats://gavel-nats.ops.svc:4222",
       GAVEL_NATS_CREDS: "/etc/gavel/nats/nats.creds",
       GAVEL_NATS_KEYS: "/etc/gavel/nats",
@@ -29,6 +36,7 @@ describe("controllerConfig", () => {
       workerNatsUrl: "nats://gavel-nats.ops.svc:4222",
       runtimes: "/etc/gavel/runtimes/runtimes.yaml",
       podRetentionSeconds: 600,
+      warmJudges: 2,
       healthProbe: { port: 8081 },
       metrics: { host: "127.0.0.1", port: 8080 },
       webView: true,
@@ -38,7 +46,18 @@ describe("controllerConfig", () => {
 
   it("lets flags win over the variables; an empty variable counts as unset", () => {
     const c = controllerConfig(
-      ["-n", "team-a", "--leader-elect", "--log-level=warn", "--pod-retention", "0", "--nats-worker-url", "nats://10.0.0.8:4222"],
+      [
+        "-n",
+        "team-a",
+        "--leader-elect",
+        "--log-level=warn",
+        "--pod-retention",
+        "0",
+        "--warm-judges",
+        "0",
+        "--nats-worker-url",
+        "nats://10.0.0.8:4222",
+      ],
       {
         GAVEL_LOG_LEVEL: "debug",
         GAVEL_NATS_URL: "nats://n:4222",
@@ -51,6 +70,7 @@ describe("controllerConfig", () => {
       leaderElect: true,
       logLevel: "warn",
       podRetentionSeconds: 0,
+      warmJudges: 0,
       nats: { url: "nats://n:4222" },
       workerNatsUrl: "nats://10.0.0.8:4222",
       webView: false,

@@ -37,6 +37,8 @@ export interface ControllerConfig {
   /** gavel-launch, which keeps a pod's stdout apart from its stderr; default the one `make build` leaves beside the CLI. */
   launcher?: string;
   podRetentionSeconds?: number;
+  /** Warm judge pods per tool_validation judge at most (ADR 0069); 0 keeps none. */
+  warmJudges: number;
   healthProbe?: BindAddress;
   metrics?: BindAddress;
   webView: boolean;
@@ -90,6 +92,14 @@ const FLAGS = {
     env: "GAVEL_POD_RETENTION_SECONDS",
     schema: { pattern: "^\\s*\\d+\\s*$" },
     must: "a whole number of seconds (0 deletes finished pods at once)",
+  },
+  // Warm judge pods per tool_validation judge at most (the chart's warmJudges.max; an Agent asks for fewer or more by annotation).
+  "warm-judges": {
+    type: "string",
+    env: "GAVEL_WARM_JUDGES_MAX",
+    fallback: "4",
+    schema: { pattern: "^\\s*\\d{1,3}\\s*$" },
+    must: "a whole number of pods (0 keeps no warm judge pods)",
   },
   // controller-runtime's flag: /healthz and /readyz (":8081"; "0", the default, serves none).
   "health-probe-bind-address": {
@@ -195,6 +205,7 @@ export function controllerConfig(argv: string[], env: NodeJS.ProcessEnv): Contro
     ...optional("runtimes", str("runtimes")),
     ...optional("launcher", str("launcher")),
     ...(str("pod-retention") !== undefined ? { podRetentionSeconds: Number(str("pod-retention")?.trim()) } : {}),
+    warmJudges: Number(str("warm-judges")?.trim() ?? "0"),
     ...(healthProbe !== undefined ? { healthProbe } : {}),
     ...(metrics !== undefined ? { metrics } : {}),
     webView: values["web-view"] === true,

@@ -154,6 +154,8 @@ export async function wireControllers(d: ControllerDeps): Promise<Controllers> {
   const executions: ExecutionReconciler = new ExecutionReconciler({
     ...{ kc, pods, namespace: config.namespace, runtimes, logger, metrics },
     ...(retention !== undefined ? { podRetentionSeconds: retention } : {}),
+    // A warm pod waits under gavel-launch: without the launcher there are none.
+    ...(launcher !== undefined ? { warmJudges: config.warmJudges } : {}),
     ...(leaderElection !== undefined ? { leaderElection } : {}),
     ...(events !== undefined ? { events } : {}),
     ...(credentials !== undefined ? { credentials } : {}),

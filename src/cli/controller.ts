@@ -73,7 +73,7 @@ export const controllerCommand: Command = {
   name: "controller",
   summary: "run gavel's controllers against a cluster (Agent Ready condition, GuardPolicy hot reload, Executions on pods)",
   usage:
-    "gavel controller [--kubeconfig FILE] [-n NAMESPACE] [--controller-namespace NS] [--leader-elect] [--nats URL [--nats-creds FILE] [--nats-keys DIR] [--nats-worker-url URL]] [--runtimes FILE] [--launcher FILE] [--pod-retention SECONDS] [--health-probe-bind-address ADDR [--web-view]] [--metrics-bind-address ADDR] [--log-level LEVEL]",
+    "gavel controller [--kubeconfig FILE] [-n NAMESPACE] [--controller-namespace NS] [--leader-elect] [--nats URL [--nats-creds FILE] [--nats-keys DIR] [--nats-worker-url URL]] [--runtimes FILE] [--launcher FILE] [--pod-retention SECONDS] [--warm-judges N] [--health-probe-bind-address ADDR [--web-view]] [--metrics-bind-address ADDR] [--log-level LEVEL]",
   async run(argv: string[], io: CommandIO) {
     const config = controllerConfig(argv, io.env);
     // Every component counts into this one registry; /metrics renders it.

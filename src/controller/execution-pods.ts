@@ -39,6 +39,12 @@ export function controllingExecution(obj: Owned): string | undefined {
   return controllingOwner(obj)?.name;
 }
 
+/** The key (namespace/name) of the Execution that controls an object (a pod, a judge child), if any. */
+export function ownerKey(obj: Owned & { metadata?: { namespace?: string } }): string | undefined {
+  const owner = controllingExecution(obj);
+  return owner === undefined ? undefined : `${obj.metadata?.namespace ?? ""}/${owner}`;
+}
+
 /** Pod name of a workload (worker run `<exec>-i<N>` or judge child): `gavel-<name>-ex`, ≤ 63 characters. */
 export function workloadPodName(workload: string): string {
   return podName(workload, EXECUTION_INSTANCE);

@@ -19,13 +19,14 @@ import type { GateStatus } from "./gate-status.js";
 import type { ExecutionCredentials } from "./execution-credentials.js";
 import type { ExecutionEventPublisher } from "./execution-events.js";
 import { requeueAt, type ExecutionParts, type PodPort } from "./execution-parts.js";
-import { controllingExecution, EXECUTION_INSTANCE } from "./execution-pods.js";
+import { EXECUTION_INSTANCE, ownerKey } from "./execution-pods.js";
 import { ExecutionRuns } from "./execution-runs.js";
 import { CachedResources, readOnlyWatch, reconcilerCaches } from "./cached-resources.js";
 import { ExecutionStatusWriter } from "./execution-status.js";
 import { FileReaders } from "./file-readers.js";
 import type { GavelResources } from "./gavel-resources.js";
 import { JudgeChildren } from "./judge-children.js";
+import { warmJudgesOf } from "./warm-judges.js";
 import { Controller, type ControllerOptions } from "./runtime/controller.js";
 import { Informer, objectKey, podResource, splitKey } from "./runtime/informer.js";
 import type { WorkQueue, WorkQueueOptions } from "./runtime/work-queue.js";
@@ -108,6 +109,8 @@ export interface ExecutionReconcilerOptions {
   /** Every resyncMs every known Execution is reconciled again. Default 60 000; 0 = never. */
   resyncMs?: number;
   queue?: WorkQueueOptions;
+  /** Warm judge pods per tool_validation judge at most (ADR 0069; needs the launcher); undefined or 0 keeps none. */
+  warmJudges?: number;
   /** Reconcile only while holding this Lease (one active replica); without it every replica reconciles. */
   leaderElection?: {
     /** Namespace of the Lease (the controller's own). */
@@ -206,7 +209,8 @@ export class ExecutionReconciler {
     });
     const copies = new WorkspaceCopies(this.parts, { kc: opts.kc, pods });
     const snapshots = new WorkspaceSnapshots(opts.kc);
-    this.judges = new JudgeChildren(this.parts, { status: this.status, copies, snapshots, ...(gate !== undefined ? { gate } : {}) });
+    const judgeAccess = { status: this.status, copies, snapshots, ...(gate !== undefined ? { gate } : {}) };
+    this.judges = new JudgeChildren(this.parts, { ...judgeAccess, ...warmJudgesOf(this.parts, opts.kc, pods, opts.warmJudges) });
     const readers = new FileReaders(this.parts);
     const caches = { pods, executions: this.executions };
     this.runs = new ExecutionRuns(this.parts, {
@@ -311,10 +315,4 @@ function leaderElectionOf(le: ExecutionReconcilerOptions["leaderElection"]): Pic
       ...(le.onLost !== undefined ? { onLost: le.onLost } : {}),
     },
   };
-}
-
-/** The key of the Execution that controls an object (a pod, a judge child), if any. */
-function ownerKey(obj: { metadata?: { namespace?: string; ownerReferences?: k8s.V1OwnerReference[] } }): string | undefined {
-  const owner = controllingExecution(obj);
-  return owner === undefined ? undefined : `${obj.metadata?.namespace ?? ""}/${owner}`;
 }

@@ -4,7 +4,7 @@
 // decision (judgeRunStep, src/engine/judge-run.ts) from what is observed here: its spawn
 // error, its judge Agent, its parent, its workload's end and the clock.
 import { withDefaults } from "../api/defaults.js";
-import type { Agent, Execution } from "../api/types.js";
+import type { Agent, Execution, ExecutionStatus } from "../api/types.js";
 import { SPAWN_ERROR_ANNOTATION, validationJudgeChild } from "../children/child-executions.js";
 import { workerName } from "../engine/child-names.js";
 import { judgeRunStep, stoppedByParent, type JudgeRunContext, type JudgeRunObservation } from "../engine/judge-run.js";
@@ -15,10 +15,11 @@ import type { GateStatus } from "./gate-status.js";
 import { ownerMarks } from "../children/workloads.js";
 import { judgeSpec, judgeWorkspaces, placementOf, workspaceMounts } from "./execution-pods.js";
 import { resultName } from "./stored-parts.js";
-import { ensureWorkload, namespaceOf, requeueAt, streamsOf, type ExecutionParts } from "./execution-parts.js";
+import { ensureWorkload, namespaceOf, requeueAt, streamsOf, type ExecutionParts, type RunContext } from "./execution-parts.js";
 import type { ExecutionStatusWriter } from "./execution-status.js";
 import type { WorkspaceCopies } from "./workspace-copies.js";
 import type { WorkspaceSnapshots } from "./workspace-snapshots.js";
+import type { WarmJudges } from "./warm-judges.js";
 
 /** The concerns a judge child's workspace and status come from. */
 export interface JudgeChildrenAccess {
@@ -27,6 +28,8 @@ export interface JudgeChildrenAccess {
   snapshots: WorkspaceSnapshots;
   /** The tool-call gate, whose decided calls are a judge's tool_call_history; none when undefined. */
   gate?: GateStatus;
+  /** Warm judge pods (ADR 0069): tool-call judges run in one when its pool has one ready; none when undefined. */
+  warm?: WarmJudges;
 }
 
 /** Spawns a run's judge children and runs each as one judge workload. */
@@ -51,6 +54,11 @@ export class JudgeChildren {
       workerMounts: workspaceMounts(ex.metadata.name, ctx.agent, true),
     });
     if (await this.parts.resources.createJudgeChild(body)) this.parts.count.childCreated();
+  }
+
+  /** Keeps the warm pools of a run's tool-call judges (ADR 0069), when the controller keeps any. */
+  async keepWarm(ctx: RunContext, status: ExecutionStatus): Promise<void> {
+    await this.access.warm?.keep(ctx, status);
   }
 
   /** Ends a judge child its parent stops (cancelled, or past the parent's deadline); a verdict its own reconcile just wrote stands. */
@@ -82,6 +90,7 @@ export class JudgeChildren {
     }
     if (step.type === "finish") {
       await this.access.status.writeJudgeEnd(child, step);
+      this.access.warm?.forget(child);
       // An ended workload stays for its retention (the terminal child's reconciles remove it then); a running one goes now.
       const place = placementOf(ownerMarks(child));
       if ((await this.parts.workloads.observe(child.metadata.name, place)).state !== "absent")
@@ -98,6 +107,9 @@ export class JudgeChildren {
       child.spec.parent === undefined ? undefined : await this.parts.resources.execution(namespaceOf(child), child.spec.parent.name);
     if (parent === undefined) return { parent: "gone" };
     const observed = { parentObject: parent, ...(parent.status?.phase !== undefined ? { parent: parent.status.phase } : {}) };
+    // A call handed to a warm pod (ADR 0069): its exec's end, kept by this process.
+    const warm = this.access.warm?.observe(child);
+    if (warm !== undefined) return warm.end === undefined ? observed : { ...observed, end: warm.end };
     const place = placementOf(ownerMarks(child), "apart");
     const seen = await this.parts.workloads.observe(child.metadata.name, place);
     if (seen.state === "stuck") return { ...observed, stuck: `the judge pod cannot start: ${seen.reason}` };
@@ -127,6 +139,9 @@ export class JudgeChildren {
     if (typeof built === "string") return built;
     // A pod that mounts the worker's ReadWriteOnce claim runs where that claim is attached.
     const node = onWorkerNode ? await this.workerNode(parent, child.spec.parent?.iteration ?? 1) : undefined;
+    // A tool-call judge of a shared workspace goes to a warm pod of its parent's pool when one is ready.
+    const warmable = copies.length === 0 && snapshots.length === 0 && child.spec.parent?.purpose === "tool_validation";
+    if (warmable && (await this.access.warm?.start(child, judge, parent, built, node)) === true) return undefined;
     // The snapshot strategy: a VolumeSnapshot of each worker claim and a claim restored from it (the judge's pod waits for the restore).
     const snapped = snapshots.length === 0 ? undefined : await snapshotter.ensure(child, snapshots);
     if (snapped !== undefined) return snapped;

@@ -100,7 +100,7 @@ function tail(max: number): { stream: Writable; text: () => string } {
 }
 
 /** Runs one exec with stdin/stdout as given; resolves with how it ended, and hands its socket over once open. */
-function runExec(
+export function runExec(
   exec: k8s.Exec,
   target: { namespace: string; pod: string; container: string; command: string[] },
   io: { stdout: Writable | null; stderr: Writable | null; stdin: PassThrough | null },

@@ -14,6 +14,6 @@ export {
 } from "./kubernetes/configmap-parts.js";
 export { cachedPod } from "./kubernetes/cached-pod.js";
 export { cidrOf, systemResolver, type HostResolver } from "./kubernetes/egress-hosts.js";
-export { FramedLogReader, isFramed, podStreams } from "./kubernetes/log-streams.js";
+export { FramedLogReader, isFramed, LAUNCHER_PATH, podStreams } from "./kubernetes/log-streams.js";
 export { LABELS, MAIN_CONTAINER, MANAGED_BY, podName, type PodUser } from "./kubernetes/pod-spec.js";
 export { PodWorkloads, WORKER_CREDS_KEY, type PodPlacement, type PodSidecar } from "./kubernetes/pod-workloads.js";

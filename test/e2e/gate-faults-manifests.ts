@@ -25,6 +25,8 @@ apiVersion: 100monkeys.ai/v1
 kind: Agent
 metadata:
   name: faulty-worker
+  # Its judge runs in a pod of its own (no warm pod, ADR 0069): the faults here hit the pod the test holds.
+  annotations: { gavel.dev/warm-judges: "0" }
 spec:
   runtime:
     image: gavel/agent:dev
@@ -69,6 +71,18 @@ spec:
       - type: exit_code
         expected: 0
 `;
+/**
+ * faulty-worker with a warm judge pod (ADR 0069): its worker waits until its pool's pod is ready
+ * before the calls, so its judged call runs in the warm pod.
+ */
+export const warmWorkerYaml = workerYaml
+  .replace("name: faulty-worker", "name: warm-worker")
+  .replace('gavel.dev/warm-judges: "0"', 'gavel.dev/warm-judges: "1"')
+  .replace(
+    "    pull_policy: Never\n",
+    `    pull_policy: Never\n    command: ["sh", "-c", "sleep 10 && exec node /opt/gavel/dist/src/agent/main.js"]\n`,
+  );
+
 /** An Execution of faulty-worker. */
 export const faultyRun = (name: string) => executionYaml(name, "faulty-worker");
 

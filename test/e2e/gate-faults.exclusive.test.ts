@@ -24,7 +24,8 @@ import { eventually, useCluster, type Cluster } from "../harness/cluster.js";
 import { executionYaml } from "../harness/example-worker.js";
 import { executionsIn, workerCredentials, type Executions } from "../harness/executions.js";
 import { ChartController, RELEASE_NAMESPACE } from "../harness/gavel-chart.js";
-import { BIG_BYTES, copyKillYaml, EXPECTED, faultyRun, judgeYaml, RELEASE, workerYaml } from "./gate-faults-manifests.js";
+import { BIG_BYTES, copyKillYaml, EXPECTED, faultyRun, judgeYaml, RELEASE, warmWorkerYaml, workerYaml } from "./gate-faults-manifests.js";
+import { WARM_CLAIM_ANNOTATION, WARM_ROLE } from "../../src/controller/warm-judge-pods.js";
 
 describe("the gate decides every tool call once under faults (chart-installed controller and NATS)", () => {
   let cluster: Cluster;
@@ -227,6 +228,66 @@ describe("the gate decides every tool call once under faults (chart-installed co
       `kill-1: ${watch.records.length} records stored (${decisions.length} decisions, ${watch.records.length - decisions.length} claims/renewals)`,
     );
   }, 420_000);
+
+  it("the controller SIGKILLed while a call runs in a warm judge pod: the orphaned pod goes, the call is judged again, one judge child, one decision; no warm pod outlives the run", async () => {
+    await ex.apply(warmWorkerYaml);
+    const watch = await watchRecords("warm-kill");
+    await ex.apply(executionYaml("warm-kill", "warm-worker"));
+    const warmPods = async () =>
+      (await core.listNamespacedPod({ namespace: ex.namespace, labelSelector: `gavel.dev/role=${WARM_ROLE},gavel.dev/parent=warm-kill` }))
+        .items;
+    // The judged call is handed to the warm pod (claimed for its child), and its judge sleeps there.
+    const claimed = await eventually(
+      async () => (await warmPods()).find((p) => p.metadata?.annotations?.[WARM_CLAIM_ANNOTATION] !== undefined),
+      180_000,
+      "warm-kill's judged call in a warm pod",
+    );
+    const child = claimed.metadata?.annotations?.[WARM_CLAIM_ANNOTATION] ?? "";
+    expect(claimed.metadata?.ownerReferences?.map((o) => o.name)).toEqual([child]);
+    await controller.kill();
+    const restartedAt = Date.now();
+    await claimedSince(watch, 2, restartedAt, "warm-kill's judged call claimed by the new controller's gate");
+    // The new controller deletes the pod no process of its own runs a call in, and runs the judge again.
+    await eventually(
+      async () => ((await warmPods()).some((p) => p.metadata?.uid === claimed.metadata?.uid) ? undefined : true),
+      60_000,
+      "the orphaned warm pod deleted",
+    );
+    // The judge's second run (in a warm pod again, or a pod of its own): release its sleep once it is there.
+    await eventually(
+      async () => {
+        const pods = (await core.listNamespacedPod({ namespace: ex.namespace })).items.filter(
+          (p) => p.status?.phase === "Running" && (p.metadata?.ownerReferences ?? []).some((o) => o.name === child),
+        );
+        for (const p of pods) {
+          const r = await cluster.kubectl([
+            "exec",
+            "-n",
+            ex.namespace,
+            p.metadata?.name ?? "",
+            "-c",
+            MAIN_CONTAINER,
+            "--",
+            "sh",
+            "-c",
+            RELEASE,
+          ]);
+          if (r.code === 0) return true;
+        }
+        return undefined;
+      },
+      120_000,
+      "the judge's second run released",
+    );
+    const done = await decidedOnce("warm-kill");
+    expect((await toolJudgeChildren("warm-kill")).map((c) => c.metadata.name)).toEqual([child]);
+    await watch.stop();
+    // Nothing left behind: no warm pod of the run, none running owned by its judge.
+    await eventually(async () => ((await warmPods()).length === 0 ? true : undefined), 60_000, "no warm pod of warm-kill left");
+    console.log(
+      `warm-kill: ${done.status?.phase}; judge ${child} ran in warm pod ${claimed.metadata?.name ?? ""} when the controller was killed`,
+    );
+  }, 480_000);
 
   it("the controller SIGKILLed in the middle of a tool-call judge's stream copy: the copy is made again, one judge verdict, one decision, nothing left over", async () => {
     await ex.apply(copyKillYaml);

@@ -35,16 +35,18 @@
   verbs: ["patch", "update"]
 # Workloads: each iteration, each judge and each file reader is a pod; the controller
 # watches them, reads them, deletes them when done, and a closed runtime removes its
-# leftovers with one deletecollection by label.
+# leftovers with one deletecollection by label. patch: a warm judge pod is claimed for one
+# call (its annotation and owner become the judge child's, ADR 0069).
 - apiGroups: [""]
   resources: ["pods"]
-  verbs: ["create", "get", "list", "watch", "delete", "deletecollection"]
+  verbs: ["create", "get", "list", "watch", "patch", "delete", "deletecollection"]
 - apiGroups: [""]
   resources: ["pods/log"]
   verbs: ["get"]
 # Tool-call judges of a ReadWriteOncePod workspace (ADR 0041): their copies are streamed out of
 # the running worker's pod, `tar c` in its copy-source sidecar into `tar x` in the judge's
-# copier. An exec is a websocket GET, which Kubernetes >= 1.31 also authorizes as create.
+# copier. A warm judge pod runs its call's judge by exec, the payload on stdin (ADR 0069).
+# An exec is a websocket GET, which Kubernetes >= 1.31 also authorizes as create.
 - apiGroups: [""]
   resources: ["pods/exec"]
   verbs: ["create", "get"]
