@@ -24,8 +24,11 @@ import { executionsIn } from "../test/harness/executions.js";
 import { ChartController, installChart } from "../test/harness/gavel-chart.js";
 import { percentile } from "./judge-overhead.js";
 import type { BenchResult, BenchSuite } from "./types.js";
+import { measureWarm, warmResults } from "./judge-cluster-warm.js";
 
 const RUNS = Number(process.env.GAVEL_BENCH_JUDGE_RUNS ?? "8");
+/** Which parts run (comma-separated): shared, copy, stream, warm (judge-cluster-warm.ts); default all. */
+const VARIANTS = (process.env.GAVEL_BENCH_JUDGE_VARIANTS ?? "shared,copy,stream,warm").split(",").map((v) => v.trim());
 const JUDGE_IMAGE = "gavel/rule-judge:dev";
 const VOLUME_SIZE = "16Mi";
 /** What the `stream` variant's worker writes before its one tool call (its judge's copy carries it). */
@@ -272,11 +275,15 @@ export const suite: BenchSuite = {
     const namespace = await cluster.createNamespace("bench-judge");
     try {
       const before = loadavg()[0] ?? 0;
-      const shared = await measure(cluster, namespace, "shared", RUNS);
-      const copy = await measure(cluster, namespace, "copy", Math.max(3, Math.floor(RUNS / 2)));
-      const stream = await measure(cluster, namespace, "stream", Math.max(3, Math.floor(RUNS / 2)));
-      const load = `1-min load average ${before.toFixed(2)} before, ${(loadavg()[0] ?? 0).toFixed(2)} after`;
-      return [...results("shared", shared, load), ...results("copy", copy, load), ...results("stream", stream, load)];
+      const load = () => `1-min load average ${before.toFixed(2)} before, ${(loadavg()[0] ?? 0).toFixed(2)} after`;
+      const out: BenchResult[] = [];
+      for (const v of ["shared", "copy", "stream"] as const) {
+        if (!VARIANTS.includes(v)) continue;
+        const rounds = await measure(cluster, namespace, v, v === "shared" ? RUNS : Math.max(3, Math.floor(RUNS / 2)));
+        out.push(...results(v, rounds, load()));
+      }
+      if (VARIANTS.includes("warm")) out.push(...warmResults(await measureWarm(cluster, namespace, RUNS), load()));
+      return out;
     } finally {
       await cluster.deleteNamespace(namespace);
     }
