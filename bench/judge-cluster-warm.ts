@@ -1,4 +1,4 @@
-// Tool-call judges on the single-node cluster, warm (ADR 0069) against cold against a bare pod,
+// Tool-call judges on the single-node cluster, warm (ADR 0070) against cold against a bare pod,
 // interleaved in the same run, through the chart-installed controller. Two running workers
 // (their pods only sleep) whose tool_validation names the rule judge: `warm` keeps one warm pod
 // per judge (the default), `cold` none (annotation gavel.dev/warm-judges: "0"). Each round makes

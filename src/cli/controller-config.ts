@@ -37,7 +37,7 @@ export interface ControllerConfig {
   /** gavel-launch, which keeps a pod's stdout apart from its stderr; default the one `make build` leaves beside the CLI. */
   launcher?: string;
   podRetentionSeconds?: number;
-  /** Warm judge pods per tool_validation judge at most (ADR 0069); 0 keeps none. */
+  /** Warm judge pods per tool_validation judge at most (ADR 0070); 0 keeps none. */
   warmJudges: number;
   healthProbe?: BindAddress;
   metrics?: BindAddress;

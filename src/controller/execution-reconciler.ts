@@ -109,7 +109,7 @@ export interface ExecutionReconcilerOptions {
   /** Every resyncMs every known Execution is reconciled again. Default 60 000; 0 = never. */
   resyncMs?: number;
   queue?: WorkQueueOptions;
-  /** Warm judge pods per tool_validation judge at most (ADR 0069; needs the launcher); undefined or 0 keeps none. */
+  /** Warm judge pods per tool_validation judge at most (ADR 0070; needs the launcher); undefined or 0 keeps none. */
   warmJudges?: number;
   /** Reconcile only while holding this Lease (one active replica); without it every replica reconciles. */
   leaderElection?: {

@@ -28,7 +28,7 @@ export interface JudgeChildrenAccess {
   snapshots: WorkspaceSnapshots;
   /** The tool-call gate, whose decided calls are a judge's tool_call_history; none when undefined. */
   gate?: GateStatus;
-  /** Warm judge pods (ADR 0069): tool-call judges run in one when its pool has one ready; none when undefined. */
+  /** Warm judge pods (ADR 0070): tool-call judges run in one when its pool has one ready; none when undefined. */
   warm?: WarmJudges;
 }
 
@@ -56,7 +56,7 @@ export class JudgeChildren {
     if (await this.parts.resources.createJudgeChild(body)) this.parts.count.childCreated();
   }
 
-  /** Keeps the warm pools of a run's tool-call judges (ADR 0069), when the controller keeps any. */
+  /** Keeps the warm pools of a run's tool-call judges (ADR 0070), when the controller keeps any. */
   async keepWarm(ctx: RunContext, status: ExecutionStatus): Promise<void> {
     await this.access.warm?.keep(ctx, status);
   }
@@ -107,7 +107,7 @@ export class JudgeChildren {
       child.spec.parent === undefined ? undefined : await this.parts.resources.execution(namespaceOf(child), child.spec.parent.name);
     if (parent === undefined) return { parent: "gone" };
     const observed = { parentObject: parent, ...(parent.status?.phase !== undefined ? { parent: parent.status.phase } : {}) };
-    // A call handed to a warm pod (ADR 0069): its exec's end, kept by this process.
+    // A call handed to a warm pod (ADR 0070): its exec's end, kept by this process.
     const warm = this.access.warm?.observe(child);
     if (warm !== undefined) return warm.end === undefined ? observed : { ...observed, end: warm.end };
     const place = placementOf(ownerMarks(child), "apart");

@@ -1,4 +1,4 @@
-// What a warm judge pod is (ADR 0069), without I/O: the pool size an Agent asks for, the pod's
+// What a warm judge pod is (ADR 0070), without I/O: the pool size an Agent asks for, the pod's
 // workload (a judge's own workload, waiting under gavel-launch instead of running its program),
 // the fingerprint a call's judge must match to be handed to it, and the exec that runs the judge
 // program in it with the call's payload on stdin.

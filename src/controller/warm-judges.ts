@@ -1,4 +1,4 @@
-// Warm judge pods (issue 26, ADR 0069): while a run's worker runs, each judge its tool_validation
+// Warm judge pods (issue 26, ADR 0070): while a run's worker runs, each judge its tool_validation
 // names keeps a few ready pods (warm-judge-pods.ts: the judge's own pod, waiting); a judged call's
 // child is handed to one (claimed with a compare-and-set on the pod: its annotation and owner
 // become the child's) and the controller runs the judge program in it through pods/exec, the

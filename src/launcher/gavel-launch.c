@@ -13,7 +13,7 @@
  *                                 this into an emptyDir the main container mounts.
  *   gavel-launch PROGRAM [ARG...] run PROGRAM (PATH looked up) with stdin inherited; exit with
  *                                 its exit code (128 + N when signal N killed it).
- *   gavel-launch --wait           a warm judge pod's main container (ADR 0069): wait, reaping
+ *   gavel-launch --wait           a warm judge pod's main container (ADR 0070): wait, reaping
  *                                 what ends, until SIGTERM or SIGINT; exit 0.
  *   gavel-launch --judge-input DIR [--env NAME=VALUE]... -- PROGRAM [ARG...]
  *                                 what the controller execs in a warm judge pod: stdin (the judge's

@@ -25,7 +25,7 @@ apiVersion: 100monkeys.ai/v1
 kind: Agent
 metadata:
   name: faulty-worker
-  # Its judge runs in a pod of its own (no warm pod, ADR 0069): the faults here hit the pod the test holds.
+  # Its judge runs in a pod of its own (no warm pod, ADR 0070): the faults here hit the pod the test holds.
   annotations: { gavel.dev/warm-judges: "0" }
 spec:
   runtime:
@@ -72,7 +72,7 @@ spec:
         expected: 0
 `;
 /**
- * faulty-worker with a warm judge pod (ADR 0069): its worker waits until its pool's pod is ready
+ * faulty-worker with a warm judge pod (ADR 0070): its worker waits until its pool's pod is ready
  * before the calls, so its judged call runs in the warm pod.
  */
 export const warmWorkerYaml = workerYaml

@@ -1,4 +1,4 @@
-// Warm judge pods on the cluster (ADR 0069), as `helm install` runs them: the guarded-tools
+// Warm judge pods on the cluster (ADR 0070), as `helm install` runs them: the guarded-tools
 // example decides the same with warm judges as with none, every judged call still a child
 // Execution with its verdict, and no warm pod outlives its run; and a judge in a warm pod sees
 // its own Execution's workspace only, never another's.

@@ -36,7 +36,7 @@
 # Workloads: each iteration, each judge and each file reader is a pod; the controller
 # watches them, reads them, deletes them when done, and a closed runtime removes its
 # leftovers with one deletecollection by label. patch: a warm judge pod is claimed for one
-# call (its annotation and owner become the judge child's, ADR 0069).
+# call (its annotation and owner become the judge child's, ADR 0070).
 - apiGroups: [""]
   resources: ["pods"]
   verbs: ["create", "get", "list", "watch", "patch", "delete", "deletecollection"]
@@ -45,7 +45,7 @@
   verbs: ["get"]
 # Tool-call judges of a ReadWriteOncePod workspace (ADR 0041): their copies are streamed out of
 # the running worker's pod, `tar c` in its copy-source sidecar into `tar x` in the judge's
-# copier. A warm judge pod runs its call's judge by exec, the payload on stdin (ADR 0069).
+# copier. A warm judge pod runs its call's judge by exec, the payload on stdin (ADR 0070).
 # An exec is a websocket GET, which Kubernetes >= 1.31 also authorizes as create.
 - apiGroups: [""]
   resources: ["pods/exec"]
