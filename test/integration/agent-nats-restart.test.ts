@@ -155,7 +155,9 @@ describe("worker runtime while NATS restarts (real process, real nats-server sto
       expect(r.code).toBe(GATE_UNREACHABLE_EXIT);
       const u = gateUnreachableOf(r.code, r.stderr);
       expect(u?.detail).toMatch(new RegExp(`^NATS at ${nats.url}: .*refused.* \\(\\d+ attempt\\(s\\)\\)$`, "i"));
-      expect(u?.seconds).toBeGreaterThanOrEqual(2);
+      // It gave up before its deadline, keeping its margin. No lower bound: the deadline counts
+      // from when the worker was started, and node's own start took most of it at load (CI
+      // 2026-12-07: one refused connect, 1 s, before giving up).
       expect(u?.seconds).toBeLessThanOrEqual(4);
       await expect(readFile(join(ws, "out.txt"))).rejects.toThrow(/ENOENT/);
     } finally {
