@@ -25,11 +25,13 @@ import { ChartController } from "../test/harness/gavel-chart.js";
 import { percentile } from "./judge-overhead.js";
 import type { BenchResult } from "./types.js";
 
-const JUDGE_IMAGE = "gavel/rule-judge:dev";
+/** The judge every judge-cluster variant uses: the shipped rule judge. */
+export const JUDGE_IMAGE = "gavel/rule-judge:dev";
 const BURST = 20;
 const BURST_POOL = 4;
 
-const agentsYaml = `
+/** The judge Agent of every judge-cluster variant (a one-shot rule judge, no network). */
+export const BENCH_JUDGE_YAML = `
 apiVersion: 100monkeys.ai/v1
 kind: Agent
 metadata: { name: bench-judge, labels: { role: judge } }
@@ -37,7 +39,9 @@ spec:
   runtime: { image: ${JUDGE_IMAGE}, pull_policy: Never }
   security: { network: { mode: none }, resources: { timeout: "60s" } }
   execution: { mode: one-shot }
-${[
+`;
+
+const agentsYaml = `${BENCH_JUDGE_YAML}${[
   ["warm", undefined],
   ["cold", "0"],
   ["burst", String(BURST_POOL)],

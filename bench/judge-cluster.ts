@@ -24,12 +24,11 @@ import { executionsIn } from "../test/harness/executions.js";
 import { ChartController, installChart } from "../test/harness/gavel-chart.js";
 import { percentile } from "./judge-overhead.js";
 import type { BenchResult, BenchSuite } from "./types.js";
-import { measureWarm, warmResults } from "./judge-cluster-warm.js";
+import { BENCH_JUDGE_YAML, JUDGE_IMAGE, measureWarm, warmResults } from "./judge-cluster-warm.js";
 
 const RUNS = Number(process.env.GAVEL_BENCH_JUDGE_RUNS ?? "8");
 /** Which parts run (comma-separated): shared, copy, stream, warm (judge-cluster-warm.ts); default all. */
 const VARIANTS = (process.env.GAVEL_BENCH_JUDGE_VARIANTS ?? "shared,copy,stream,warm").split(",").map((v) => v.trim());
-const JUDGE_IMAGE = "gavel/rule-judge:dev";
 const VOLUME_SIZE = "16Mi";
 /** What the `stream` variant's worker writes before its one tool call (its judge's copy carries it). */
 const STREAM_BYTES = 8 * 1024 * 1024;
@@ -65,15 +64,7 @@ spec:
 `;
 
 function agentsYaml(strategy: Variant): string {
-  const judge = `
-apiVersion: 100monkeys.ai/v1
-kind: Agent
-metadata: { name: bench-judge, labels: { role: judge } }
-spec:
-  runtime: { image: ${JUDGE_IMAGE}, pull_policy: Never }
-  security: { network: { mode: none }, resources: { timeout: "60s" } }
-  execution: { mode: one-shot }
----`;
+  const judge = `${BENCH_JUDGE_YAML}---`;
   if (strategy === "stream") return judge + streamWorkerYaml;
   return `${judge}
 apiVersion: 100monkeys.ai/v1
