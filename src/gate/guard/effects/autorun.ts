@@ -15,7 +15,9 @@ export type PayloadFormat =
   /** Source code run by a server or a plugin host (PHP in a web root, a yum/dnf plugin). */
   | "code"
   /** A shell script (profile, rc.local, an init script, a git hook, a motd script). */
-  | "shell";
+  | "shell"
+  /** A launchd job's property list: its `Program` and `ProgramArguments` strings, the command it runs. */
+  | "plist";
 
 /** A place that runs what is written to it. */
 export interface AutorunPlace {
@@ -84,6 +86,8 @@ const SYSTEM_PLACES: readonly [RegExp, AutorunPlace][] = [
     /^\/(usr\/(?!(local\/)?(src|include|share|etc)\/)|lib|lib32|lib64|libx32|bin|sbin)/,
     { what: "a system program or library directory", format: "shell", always: false, downloads: true },
   ],
+  // launchd's jobs (macOS): what a systemd unit is on Linux.
+  [/^\/(System\/)?Library\/(LaunchAgents|LaunchDaemons)\//, place("a launchd job", "plist")],
   [
     /^\/var\/www\/|^\/srv\/(www|http)\/|^\/usr\/share\/nginx\/html\/|^\/usr\/local\/apache2\/htdocs\/|^\/var\/lib\/tomcat[\d]*\/webapps\//,
     place("a web root", "code"),
@@ -94,7 +98,7 @@ const SYSTEM_PLACES: readonly [RegExp, AutorunPlace][] = [
 const PYTHON_STARTUP_RE = /\.pth$|(^|\/)(sitecustomize|usercustomize)\.py$/;
 
 /** The first directories of every system place: other paths skip the table. */
-const SYSTEM_ROOT_RE = /^\/(etc|var|usr|lib|lib64|run|boot|srv|bin|sbin)\//;
+const SYSTEM_ROOT_RE = /^\/(etc|var|usr|lib|lib64|run|boot|srv|bin|sbin|Library|System)\//;
 
 /** The start-up files of a user's shell and session, in any home. */
 const USER_STARTUP_RE =
@@ -105,6 +109,7 @@ export function autorunPlace(p: string, home: string, workspace: string): Autoru
   if (SYSTEM_ROOT_RE.test(p)) for (const [re, pl] of SYSTEM_PLACES) if (re.test(p)) return pl;
   if (underAnyHome(p, home)) {
     if (/\/\.config\/systemd\/user\//.test(p)) return place("a user systemd unit", "unit");
+    if (/\/Library\/LaunchAgents\//.test(p)) return place("a user launchd job", "plist");
     if (/\/\.config\/autostart\//.test(p)) return place("an autostart entry", "unit");
     if (/\/\.ssh\/rc$/.test(p)) return place("a login script", "shell");
     // Another user's start-up file runs code as that user; the worker's own is its to edit.
@@ -129,9 +134,10 @@ export function autorunPlace(p: string, home: string, workspace: string): Autoru
 /**
  * System configuration: writing, moving or deleting it changes how the system behaves for every
  * user (PAM, limits, package sources, name resolution, TLS trust, account databases and their
- * backups): everything under `/etc`, beyond the files the other rules name.
+ * backups): everything under `/etc` (macOS's `/Library/Preferences` too), beyond the files the other rules name.
  */
-export const isSystemConfig = (p: string): boolean => /^\/(usr\/local\/|private\/)?etc\/./.test(p) || TRUST_STORE_RE.test(p);
+export const isSystemConfig = (p: string): boolean =>
+  /^\/(usr\/local\/|private\/)?etc\/./.test(p) || TRUST_STORE_RE.test(p) || /^\/Library\/(Managed )?Preferences\/./.test(p);
 
 /**
  * The system's certificate trust stores outside `/etc` (Debian's and FreeBSD's): a certificate
@@ -175,6 +181,28 @@ export function payloadLines(content: string, format: PayloadFormat, cronUser: b
       return [...l.matchAll(/RUN\{?\w*\}?\+?=\s*"([^"]*)"/g)].map((m) => m[1] as string);
     });
   }
+  if (format === "plist") return plistCommands(text);
   if (format === "apt") return [...text.matchAll(/"((?:\\.|[^"\\])*)"/g)].map((m) => (m[1] as string).replace(/\\(.)/g, "$1"));
   return [];
 }
+
+/** The command lines of a launchd job: `ProgramArguments`' strings as one line's words (single-quoted), `Program` alone. */
+function plistCommands(text: string): string[] {
+  const out: string[] = [];
+  const args = /<key>\s*ProgramArguments\s*<\/key>\s*<array>([\s\S]*?)<\/array>/.exec(text);
+  if (args !== null) {
+    const words = [...(args[1] as string).matchAll(/<string>([\s\S]*?)<\/string>/g)].map((m) => unescapeXml(m[1] as string));
+    if (words.length > 0) out.push(words.map((w) => `'${w.replace(/'/g, "'\\''")}'`).join(" "));
+  }
+  const program = /<key>\s*Program\s*<\/key>\s*<string>([\s\S]*?)<\/string>/.exec(text);
+  if (program !== null) out.push(`'${unescapeXml(program[1] as string).replace(/'/g, "'\\''")}'`);
+  return out;
+}
+
+const unescapeXml = (s: string): string =>
+  s
+    .replace(/&lt;/g, "<")
+    .replace(/&gt;/g, ">")
+    .replace(/&quot;/g, '"')
+    .replace(/&apos;/g, "'")
+    .replace(/&amp;/g, "&");

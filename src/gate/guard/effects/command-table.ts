@@ -11,7 +11,9 @@ import * as infra from "./commands/infrastructure.js";
 import * as later from "./commands/later.js";
 import * as net from "./commands/network.js";
 import * as priv from "./commands/privileges.js";
+import { defaults } from "./commands/preferences.js";
 import * as prot from "./commands/protections.js";
+import { secretStore } from "./commands/secret-stores.js";
 import * as sys from "./commands/system.js";
 import type { Effect } from "./effect.js";
 
@@ -80,6 +82,8 @@ const both =
   (a: Handler, b: Handler): Handler =>
   (c) => [...a(c), ...b(c)];
 
+const reads = files.reader(set("-n", "-c", "-s", "-w", "-f", "-d", "-k", "-t", "-i", "-o", "-in", "-out", "--lines", "--bytes"));
+
 /** Commands by bare name, each with the handler that reads its effects. */
 export const COMMAND_EFFECTS: ReadonlyMap<string, Handler> = new Map<string, Handler>([
   ...alias("rm unlink rmdir srm", files.rm),
@@ -95,10 +99,10 @@ export const COMMAND_EFFECTS: ReadonlyMap<string, Handler> = new Map<string, Han
   ["sed", files.sed],
   ["chmod", files.chmod],
   ...alias("chown chgrp", files.chown),
-  ...alias(
-    READER_NAMES,
-    files.reader(set("-n", "-c", "-s", "-w", "-f", "-d", "-k", "-t", "-i", "-o", "-in", "-out", "--lines", "--bytes")),
-  ),
+  ...alias(READER_NAMES, reads),
+  ["gpg", both(reads, secretStore)],
+  ["security", both(later.trustAnchor, secretStore)],
+  ...alias("secret-tool pass kwallet-query", secretStore),
   ...alias("jq yq gojq jaq", files.jsonQuery),
   ...alias("grep egrep fgrep rg ag ack zgrep", files.grep),
   ...alias("awk gawk", files.reader(set("-F", "-v", "-f"), true)),
@@ -122,6 +126,7 @@ export const COMMAND_EFFECTS: ReadonlyMap<string, Handler> = new Map<string, Han
   ...alias("ip ifconfig ifdown nmcli", sys.networkDown),
   ...alias("userdel deluser chpasswd chpass passwd chage gpasswd newusers dscl sysadminctl", sys.accounts),
   ...alias("spctl csrutil mdatp tmutil log", prot.macProtections),
+  ["defaults", defaults],
   ...alias("iptables ip6tables iptables-legacy iptables-nft ip6tables-legacy ip6tables-nft", prot.iptables),
   ["nft", prot.nft],
   ["ufw", prot.ufw],
@@ -138,6 +143,7 @@ export const COMMAND_EFFECTS: ReadonlyMap<string, Handler> = new Map<string, Han
   ["pw", both(priv.pw, sys.accounts)],
   ...alias("docker podman nerdctl", priv.container),
   ["setcap", priv.setcap],
+  ["alias", priv.shadowsPrivilege],
   ["nsenter", priv.nsenter],
   ...alias("terraform tofu terragrunt", infra.terraform),
   ["pulumi", infra.pulumi],

@@ -26,12 +26,12 @@ interface Part {
   everyday: Entry[];
 }
 const threats = JSON.parse(readFileSync(new URL("../../../../test/fixtures/threats/corpus.json", import.meta.url), "utf8")) as Part;
-/** The figures of the held-out, fresh and third parts after the work (docs/guard.md), as shares: the tests keep them from regressing. */
+/** The figures of the held-out, fresh, third and fourth parts after the work (docs/guard.md), as shares: the tests keep them from regressing. */
 const FLOOR: Record<"heldout" | "fresh" | "third" | "fourth", Record<"standard" | "strict", { caught: number; denied: number }>> = {
   heldout: { standard: { caught: 178 / 203, denied: 2 / 496 }, strict: { caught: 178 / 203, denied: 2 / 496 } },
   fresh: { standard: { caught: 126 / 130, denied: 1 / 604 }, strict: { caught: 126 / 130, denied: 5 / 604 } },
   third: { standard: { caught: 63 / 71, denied: 3 / 698 }, strict: { caught: 63 / 71, denied: 3 / 698 } },
-  fourth: { standard: { caught: 23 / 57, denied: 2 / 270 }, strict: { caught: 23 / 57, denied: 2 / 270 } },
+  fourth: { standard: { caught: 42 / 57, denied: 0 / 270 }, strict: { caught: 42 / 57, denied: 0 / 270 } },
 };
 const corpus = JSON.parse(readFileSync(new URL("../../../../test/fixtures/threats/generalisation.json", import.meta.url), "utf8")) as {
   tuning: Part;

@@ -27,7 +27,9 @@ describe("what the system is told to run or trust later", () => {
   });
 
   it("a unit file linked or enabled by its path is persistence; the status of a unit is not", () => {
-    expect(reasonOf("systemctl link /dev/shm/x.service")).toMatch(/^persistence: registers a unit file with systemd by its path/);
+    expect(reasonOf("systemctl link /dev/shm/x.service")).toMatch(
+      /^persistence: registers a unit file with the service manager by its path/,
+    );
     expect(reasonOf("systemctl --user enable /tmp/app.service")).toMatch(/^persistence: /);
     expect(decide("systemctl status nginx.service").approved).toBe(true);
   });

@@ -11,6 +11,7 @@ import { classified, effect, type Effect, type Finding, type ThreatClass } from 
 import { autorunPlace, isDotfile, isSystemConfig } from "./autorun.js";
 import { mining } from "./commands/system.js";
 import { embeddedCommands } from "./embedded.js";
+import { foundSecrets } from "./found-files.js";
 import { inlineCode, inlineCodeEffects } from "./inline-code.js";
 import { inlineCodeWrites, namedFileEffects } from "./named-files.js";
 import { outbound } from "./outbound.js";
@@ -276,6 +277,8 @@ const hasKind = (ce: CommandEffects | undefined, ...kinds: Effect["kind"][]): bo
 const readsSecret = (ce: CommandEffects, where: Where): boolean =>
   ce.effects.some((e) => e.kind === "read" && e.targets.some((t) => TARGET_RULES.read?.(e, globParent(t), where) !== undefined));
 
+const readsSystemData = (ce: CommandEffects, where: Where): boolean =>
+  ce.effects.some((e) => e.kind === "read" && e.targets.some((t) => isSystemData(t, where.home) || isSystemData(`${t}/.x`, where.home)));
 const readsOutside = (ce: CommandEffects, where: Where): boolean =>
   ce.effects.some((e) => e.kind === "read" && e.targets.some((t) => outsideWorkspace(t, where)));
 
@@ -387,6 +390,9 @@ function exfiltration(line: Line, add: Add): void {
         line.ancestors(ce).some((a) => SENDERS.has(a.command.name) || hasKind(a, "network"));
       if (sent) add("exfiltration", secret ? "sends a secret file's content to the network" : "sends the environment to the network");
     }
+    // The system's own files (configuration, other users' homes, logs) piped into a network client (`tar c /home/x - | ssh h`).
+    if (!secret && line.after(ce).some((b) => SENDERS.has(b.command.name)) && readsSystemData(ce, where))
+      add("exfiltration", "sends the system's files (configuration, logs, state) to the network");
     // Any file from outside the workspace substituted into a network client's arguments (`curl --data "$(cat /tmp/loot)"`).
     if (!secret && line.ancestors(ce).some((a) => SENDERS.has(a.command.name) || hasKind(a, "network")) && readsOutside(ce, where))
       add("exfiltration", "sends a file's content from outside the workspace to the network");
@@ -419,4 +425,5 @@ function combinedFindings(cmds: readonly CommandEffects[], where: Where, add: Ad
   reverseShell(line, add);
   exfiltration(line, add);
   outbound(cmds, where, add);
+  foundSecrets(cmds, where.home, add);
 }

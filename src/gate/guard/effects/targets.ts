@@ -122,6 +122,8 @@ export const isProtectionConfig = (p: string): boolean =>
     p,
   ) ||
   /^\/proc\/sys\/(kernel|fs|net)\//.test(p) ||
+  // macOS: Gatekeeper and the quarantine (com.apple.security, LaunchServices), the application firewall (com.apple.alf).
+  /^\/Library\/Preferences\/com\.apple\.(security|alf|LaunchServices)[.\w]*\.plist$/.test(p) ||
   /^\/sys\/kernel\/security(\/|$)/.test(p) ||
   false;
 
@@ -150,6 +152,11 @@ export function isSecretFile(p: string, home: string): boolean {
   // Whole stores of keys and tokens, and shell history (commands typed with tokens in them).
   if (/\/\.(ssh|aws|gnupg|kube|docker|azure|oci|password-store)$|\/\.config\/gcloud$|\/Library\/Keychains$/.test(p)) return true;
   if (/\/\.(bash_|zsh_)?history$/.test(p)) return true;
+  // Secret stores' own files: macOS keychains, GNOME keyrings, KWallet wallets; a browser profile's saved logins,
+  // cookies and the key that decrypts them (Firefox and Chromium keep the same files on Linux and macOS).
+  if (/\.keychain(-db)?$|\/Library\/Keychains\/.|\/\.local\/share\/(keyrings|kwalletd)\/./.test(p)) return true;
+  if (/^(cookies\.sqlite|logins\.json|key[34]\.db|signons\.sqlite)$/.test(base)) return true;
+  if (/^(Login Data|Cookies|Web Data|Local State)$/.test(base) && /(chrom|google|brave|edge|opera|vivaldi)/i.test(p)) return true;
   if (/\/\.ssh\/(?!.*\.pub$)[^/]+$/.test(p) && !/\/\.ssh\/(config|known_hosts(\.old)?)$/.test(p)) return true;
   // Tool configuration that holds tokens when it is a user's (a project's .npmrc usually holds none).
   if (/^\.(npmrc|pypirc|netrc|pgpass|git-credentials|vault-token)$/.test(base) && underAnyHome(p, home)) return true;

@@ -113,8 +113,23 @@ const gitConfig: CommandWrites = (c, _files, put) => {
   put(c, "(git config)", run, false, false, GIT_CONFIG);
 };
 
+/**
+ * `sed -i '4i TEXT' FILE`, `sed -i '$a TEXT'`, `sed -i '/re/c TEXT'`: the text inserted, appended or
+ * put in place is what the file gains (the rest of an in-place edit is unknown content).
+ */
+const sedInPlace: CommandWrites = (c, _files, put) => {
+  const o = parseOptions(c.args, new Set(["-e", "--expression", "-f", "--file", "-l", "--line-length"]));
+  if (![...o.flags].some((f) => f === "-i" || f.startsWith("--in-place") || /^-[a-zA-Z]*i/.test(f))) return;
+  const scripts = o.values.get("-e") ?? o.values.get("--expression") ?? [];
+  const files = scripts.length > 0 ? o.operands : o.operands.slice(1);
+  const script = (scripts.length > 0 ? scripts : o.operands.slice(0, 1)).join("\n");
+  const text = [...script.matchAll(/(?:^|[;\n])\s*(?:\d+|\$|\/[^/]*\/)?\s*[aic]\\?\s*(.+)/g)].map((m) => m[1] as string);
+  for (const f of files) put(c, resolveTarget(f, c.cwd), text.length > 0 ? text.join("\n") : undefined, true);
+};
+
 const WRITERS_BY_NAME: ReadonlyMap<string, CommandWrites> = new Map<string, CommandWrites>([
   ["tee", tee],
+  ["sed", sedInPlace],
   ...[...COPIERS].map((n): [string, CommandWrites] => [n, copy]),
   ["crontab", crontab],
   ["at", atJob],
@@ -133,10 +148,19 @@ function gatherWrites(cmds: readonly ShellCommand[]): { writes: Write[]; files: 
     writes.push({ target, content: full, fetched, command, ...(pl === undefined ? {} : { place: pl }) });
   };
   for (const c of cmds) {
-    for (const r of c.redirs) if (writesFile(r)) put(c, resolveTarget(r.target, c.cwd), c.output, r.op.startsWith(">>") || r.op === "&>>");
+    // `cat /tmp/x >> ~/.bashrc`: what cat prints of files the line wrote is what the redirection writes.
+    const output = c.output ?? (c.name === "cat" ? catOfWritten(c, files) : undefined);
+    for (const r of c.redirs) if (writesFile(r)) put(c, resolveTarget(r.target, c.cwd), output, r.op.startsWith(">>") || r.op === "&>>");
     WRITERS_BY_NAME.get(c.name)?.(c, files, put);
   }
   return { writes, files };
+}
+
+/** The content `cat` prints when every file it reads was written earlier in the line. */
+function catOfWritten(c: ShellCommand, files: ReadonlyMap<string, string>): string | undefined {
+  const ops = c.args.filter((a) => !a.startsWith("-"));
+  const parts = ops.map((a) => files.get(resolveTarget(a, c.cwd)));
+  return ops.length > 0 && parts.every((p) => p !== undefined) ? parts.join("") : undefined;
 }
 
 /** What a payload would do, read by its place's format. */

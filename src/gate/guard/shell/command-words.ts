@@ -115,7 +115,8 @@ export function commandStart(argv: Expanded[]): number {
   let prefix: number | undefined;
   for (let w = argv[0]?.values[0]; w !== undefined; w = argv[k]?.values[0]) {
     const name = baseName(w);
-    if (KEYWORDS.has(w)) k++;
+    // `[[ ... ]]` is a test, as `[ ... ]` is: its words are operands, not a command to find after it.
+    if (KEYWORDS.has(w) && w !== "[[") k++;
     else if (PREFIX_COMMANDS.has(name)) {
       prefix = k;
       k = skipPrefixOptions(argv, k + 1, name);

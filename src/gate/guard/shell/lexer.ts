@@ -152,6 +152,12 @@ class Lexer {
     const n = src[i + 1] ?? "";
     if (n === "(") return this.parenthesised(i, quoted);
     if (n === "{") return this.braced(i, quoted);
+    // `$[ expr ]`: the old form of `$(( expr ))`, arithmetic (unknown), not a `(` opening a subshell.
+    if (n === "[") {
+      const end = src.indexOf("]", i + 2);
+      this.pushPart({ t: "unknown", quoted });
+      return end < 0 ? src.length : end + 1;
+    }
     if (n === "'" && !quoted) {
       const { text, end } = decodeAnsiC(src, i + 2);
       this.pushLit(text, true);

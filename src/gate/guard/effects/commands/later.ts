@@ -16,19 +16,29 @@ export const systemdRun: Handler = (c) =>
     ? [classified("persistence", "schedules a command to run later (a transient systemd timer)")]
     : none;
 
-/** `systemctl link|enable /path/x.service`: a unit file wherever it lies becomes one systemd starts. */
+/**
+ * `systemctl link|enable /path/x.service`, and launchd's `launchctl load|bootstrap DOMAIN /path/x.plist`
+ * (the same act on macOS): a unit or job file wherever it lies becomes one the service manager
+ * starts; `launchctl submit -l LABEL -- CMD` is a job made from a command line, as systemd-run's is.
+ */
 export const unitFromPath: Handler = (c) => {
-  if (c.name !== "systemctl") return none;
   const ops = c.args.filter((a) => !a.startsWith("-"));
-  return /^(link|enable|reenable)$/.test(ops[0] ?? "") && ops.slice(1).some((u) => u.includes("/"))
-    ? [classified("persistence", "registers a unit file with systemd by its path")]
+  const verbs = c.name === "systemctl" ? /^(link|enable|reenable)$/ : c.name === "launchctl" ? /^(load|bootstrap|enable)$/ : undefined;
+  if (c.name === "launchctl" && ops[0] === "submit")
+    return [classified("persistence", "registers a command as a job the service manager keeps running")];
+  return verbs?.test(ops[0] ?? "") === true && ops.slice(1).some((u) => u.includes("/"))
+    ? [classified("persistence", "registers a unit file with the service manager by its path")]
     : none;
 };
 
-/** p11-kit's `trust anchor FILE` and FreeBSD's `certctl trust FILE`: a certificate every TLS client then trusts. */
+/** p11-kit's `trust anchor FILE`, FreeBSD's `certctl trust FILE`: a certificate every TLS client then trusts. */
 export const trustAnchor: Handler = (c) => {
   const ops = c.args.filter((a) => !a.startsWith("-"));
-  const adds = c.name === "trust" ? ops[0] === "anchor" && !c.args.includes("--remove") : c.name === "certctl" && ops[0] === "trust";
+  // macOS's `security add-trusted-cert` is the same act on its trust settings.
+  const adds =
+    c.name === "trust"
+      ? ops[0] === "anchor" && !c.args.includes("--remove")
+      : (c.name === "certctl" && ops[0] === "trust") || (c.name === "security" && ops[0] === "add-trusted-cert");
   return adds ? [classified("persistence", "adds a certificate authority to the system's trust")] : none;
 };
 

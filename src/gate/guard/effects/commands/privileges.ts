@@ -120,3 +120,19 @@ export const nsenter: Handler = (c) =>
   c.args.some((a) => /^(-t|--target)=?1?$/.test(a) || a === "--target=1") || c.args.join(" ").includes("-t 1")
     ? [classified("privilege_escalation", "enters the host's namespaces")]
     : none;
+
+/** What a user types a password into to act as root: an alias of one of them runs whatever it names with that password. */
+const PRIVILEGE_PROGRAMS = /^(sudo|su|doas|pkexec|run0)$/;
+/**
+ * `alias sudo=~/.hidden/fakesudo`, `alias sudo='read -s pw; ...'` (issue 27, fifth round): the
+ * privilege program replaced by another, which gets the password and root's commands; read in
+ * a start-up file as what it plants. `alias sudo='sudo '` (so that aliases expand after sudo) is
+ * the program itself.
+ */
+export const shadowsPrivilege: Handler = (c) =>
+  c.args.some((a) => {
+    const m = /^([\w.-]+)=\s*(\S*)/.exec(a);
+    return m !== null && PRIVILEGE_PROGRAMS.test(m[1] as string) && (m[2] as string).replace(/^.*\//, "") !== m[1];
+  })
+    ? [classified("privilege_escalation", "makes a privilege program (sudo, su) run another program")]
+    : none;

@@ -118,7 +118,12 @@ export const dmesg: Handler = (c) =>
     ? [classified("protection_off", "clears the kernel log")]
     : none;
 export const historyCmd: Handler = (c) =>
-  c.args.some((a) => /^-[a-z]*[cw]/.test(a) && a.includes("c")) ? [classified("protection_off", "clears the shell history")] : none;
+  c.args.some((a) => /^-[a-z]*[cw]/.test(a) && a.includes("c"))
+    ? [classified("protection_off", "clears the shell history")]
+    : // `history -d N`: the entries that would show what was run, taken out one by one.
+      c.args.some((a) => /^-[a-z]*d/.test(a))
+      ? [classified("protection_off", "deletes entries from the shell history")]
+      : none;
 export const unsetOrExport: Handler = (c) =>
   c.args.some((a) =>
     /^HISTFILE$|^HISTFILE=(\/dev\/null)?$|^HISTSIZE=0$|^HISTFILESIZE=0$|^HISTCONTROL=ignore(space|both)|^HISTIGNORE=./.test(a),

@@ -70,12 +70,17 @@ export const accounts: Handler = (c) => {
   if (c.name === "passwd" && o.flags.size > 0 && [...o.flags].every((f) => /^(-S|--status|-h|--help|-a|--all)$/.test(f))) return none;
   if (/^(chage|gpasswd)$/.test(c.name) && o.flags.has("-l")) return none;
   if (c.name === "pw" && !/^(user|group)(add|mod|del)$|^(mod|del|add)$/.test(c.args[0] ?? "")) return none;
-  if (
-    (c.name === "dscl" || c.name === "sysadminctl") &&
-    !c.args.some((a) => /^-(create|passwd|delete|append|addUser|deleteUser|resetPasswordFor)$/.test(a))
-  )
+  // dscl takes its verbs with or without the dash (`dscl . passwd /Users/x old new`).
+  const verb = c.args.find((a) => /^-?(create|passwd|delete|append|addUser|deleteUser|resetPasswordFor)$/.test(a));
+  if ((c.name === "dscl" || c.name === "sysadminctl") && (verb === undefined || (c.name === "sysadminctl" && !verb.startsWith("-"))))
     return none;
-  const password = /chpasswd|chpass|passwd|newusers/.test(c.name) || c.args.some((a) => /^(-p|--password|-passwd|-password)$/.test(a));
+  const password =
+    /chpasswd|chpass|passwd|newusers/.test(c.name) ||
+    c.args.some((a) => /^(-p|--password|-passwd|-password)$/.test(a)) ||
+    verb === "passwd";
+  // An administrator made (`sysadminctl -addUser x -admin`) is a new admin, as `useradd -G sudo` is.
+  if (c.name === "sysadminctl" && c.args.includes("-admin"))
+    return [classified("privilege_escalation", "creates an administrator account")];
   return [classified("account_change", password ? "sets a password" : "creates, deletes or changes a user account")];
 };
 
