@@ -134,6 +134,13 @@ function costRows(r: ScaleRun, row: Row): BenchResult[] {
   ];
 }
 
+/** The queue's depth about every 5 s of the run, as "s: keys" pairs. */
+export function depthOverTime(samples: ScaleRun["queueDepth"]): string {
+  const picked: ScaleRun["queueDepth"] = [];
+  for (const d of samples) if (picked.length === 0 || d.atSeconds - (picked.at(-1)?.atSeconds ?? 0) >= 5) picked.push(d);
+  return picked.map((d) => `${d.atSeconds.toFixed(0)}: ${d.depth}`).join(", ");
+}
+
 /** The rows of one scale run; with the run of a smaller scale, whether the drain time grew linearly. */
 export function scaleRows(r: ScaleRun, smaller?: ScaleRun): BenchResult[] {
   const n = r.executions;
@@ -143,6 +150,7 @@ export function scaleRows(r: ScaleRun, smaller?: ScaleRun): BenchResult[] {
     `${at}: phases ${JSON.stringify(r.phases)}; pods created: ${r.pods.workers} workers, ${r.pods.judges} judges`,
     `${at}: gavel's writes per Execution (apiserver_request_total, less kube-scheduler's, kwok's and the harness's): ${perExecution(gavelWrites(kinds, r.harnessWrites), n).join("; ")}`,
     `${at}: all API requests per Execution, every client: ${perExecution(kinds, n).join("; ")}`,
+    `${at}: the ${n} creates took ${r.createSeconds.toFixed(1)} s (16 in flight); work queue depth over the run (s: keys): ${depthOverTime(r.queueDepth)}`,
   ];
   const row: Row = (x) => ({ ...x, notes: notes.join("\n- ") });
   const rows = [...timeRows(r, row), ...costRows(r, row)];

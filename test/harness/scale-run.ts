@@ -45,6 +45,8 @@ export interface ScaleRun {
   phases: Record<string, number>;
   /** Seconds from the first create call to the last Execution's final phase. */
   drainSeconds: number;
+  /** Seconds from the first create call to the last one's answer (16 in flight). */
+  createSeconds: number;
   /** Seconds from each Execution's create call to the first sight of its worker pod, sorted. */
   createToPodSeconds: number[];
   /** The controller's reconciles during the run (its controller_runtime_reconcile_total). */
@@ -54,6 +56,8 @@ export interface ScaleRun {
   heap: { idle: number; peak: number };
   /** The deepest the controller's work queues were (sum over queues, sampled each second). */
   queueDepthPeak: number;
+  /** The work queues' depth (sum) over the run: seconds since the first create, keys waiting; sampled each second. */
+  queueDepth: { atSeconds: number; depth: number }[];
   /** The API server's apiserver_request_total before and after the run. */
   apiBefore: string;
   apiAfter: string;
@@ -143,6 +147,7 @@ function sumOf(text: string, name: string): number {
 /** Polls the controller's /metrics and /proc status while the run goes. */
 function sampler(pid: number, metricsUrl: string) {
   const s = { rssPeak: 0, heapPeak: 0, depthPeak: 0 };
+  const depths: { at: number; depth: number }[] = [];
   const once = async () => {
     const status = await readFile(`/proc/${pid}/status`, "utf8").catch(() => "");
     const rss = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? "0") * 1024;
@@ -152,7 +157,9 @@ function sampler(pid: number, metricsUrl: string) {
       () => "",
     );
     s.heapPeak = Math.max(s.heapPeak, sumOf(text, "nodejs_heap_size_used_bytes"));
-    s.depthPeak = Math.max(s.depthPeak, sumOf(text, "workqueue_depth"));
+    const depth = sumOf(text, "workqueue_depth");
+    s.depthPeak = Math.max(s.depthPeak, depth);
+    if (text !== "") depths.push({ at: performance.now(), depth });
     return { rss, heap: sumOf(text, "nodejs_heap_size_used_bytes"), text };
   };
   let running = true;
@@ -164,6 +171,7 @@ function sampler(pid: number, metricsUrl: string) {
   })();
   return {
     peaks: s,
+    depths,
     once,
     async stop() {
       running = false;
@@ -324,13 +332,19 @@ export async function scaleRun(opts: ScaleRunOptions): Promise<ScaleRun> {
       cp,
       names.map((x) => x.execution),
     );
+    const createSeconds = (performance.now() - start) / 1000;
     await eventually(() => (seen.ended.size === n ? true : undefined), {
       timeoutMs: opts.timeoutMs ?? 600_000,
       everyMs: 200,
       what: `${n} Executions to end (${seen.ended.size} ended)`,
     });
     const last = Math.max(...[...seen.ended.values()].map((e) => e.at));
-    // Events and the last status writes land right after the phase: let them in before counting.
+    // The controller sends Kubernetes Events in the background: all of them are counted.
+    await eventually(async () => (sumOf((await samples.once()).text, "gavel_kube_events_pending") === 0 ? true : undefined), {
+      timeoutMs: 120_000,
+      what: "the controller's queued Kubernetes Events to be sent",
+    });
+    // The last status writes land right after the phase: let them in before counting.
     await sleep(3000);
     const apiAfter = await cluster.apiMetrics();
     const end = await samples.once();
@@ -343,6 +357,7 @@ export async function scaleRun(opts: ScaleRunOptions): Promise<ScaleRun> {
       executions: n,
       phases,
       drainSeconds: (last - start) / 1000,
+      createSeconds,
       createToPodSeconds: names
         .map((x) => ((seen.podSeen.get(x.workerPod) ?? NaN) - (sent.get(x.execution) ?? NaN)) / 1000)
         .sort((a, b) => a - b),
@@ -350,6 +365,7 @@ export async function scaleRun(opts: ScaleRunOptions): Promise<ScaleRun> {
       rss: { idle: idle.rss, peak: samples.peaks.rssPeak },
       heap: { idle: idle.heap, peak: samples.peaks.heapPeak },
       queueDepthPeak: samples.peaks.depthPeak,
+      queueDepth: samples.depths.filter((d) => d.at >= start).map((d) => ({ atSeconds: (d.at - start) / 1000, depth: d.depth })),
       apiBefore,
       apiAfter,
       harnessWrites: { "POST 100monkeys.ai/executions": n },
