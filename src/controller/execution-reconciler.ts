@@ -19,7 +19,8 @@ import type { GateStatus } from "./gate-status.js";
 import type { ExecutionCredentials } from "./execution-credentials.js";
 import type { ExecutionEventPublisher } from "./execution-events.js";
 import { requeueAt, type ExecutionParts, type PodPort } from "./execution-parts.js";
-import { EXECUTION_INSTANCE, ownerKey } from "./execution-pods.js";
+import { EXECUTION_INSTANCE } from "./execution-pods.js";
+import { executionKeys, podKeys } from "./execution-keys.js";
 import { ExecutionRuns } from "./execution-runs.js";
 import { CachedResources, readOnlyWatch, reconcilerCaches } from "./cached-resources.js";
 import { ExecutionStatusWriter } from "./execution-status.js";
@@ -28,7 +29,7 @@ import type { GavelResources } from "./gavel-resources.js";
 import { JudgeChildren } from "./judge-children.js";
 import { warmJudgesOf } from "./warm-judges.js";
 import { Controller, type ControllerOptions } from "./runtime/controller.js";
-import { Informer, objectKey, podResource, splitKey } from "./runtime/informer.js";
+import { Informer, podResource, splitKey } from "./runtime/informer.js";
 import type { WorkQueue, WorkQueueOptions } from "./runtime/work-queue.js";
 import { WorkspaceCopies } from "./workspace-copies.js";
 import { WorkspaceSnapshots } from "./workspace-snapshots.js";
@@ -168,10 +169,9 @@ export class ExecutionReconciler {
     this.controller = new Controller<Execution>({
       name: "execution",
       kc: opts.kc,
-      // An Execution's change wakes it and its parent (a judge child finished: the parent goes on).
-      primary: { informer: this.executions, keys: (ex) => [objectKey(ex), ownerKey(ex)].filter((k) => k !== undefined) },
-      // A pod's change wakes the Execution that owns it; the Agents are only read (CachedResources).
-      watches: [{ informer: pods, keys: (pod) => [ownerKey(pod)].filter((k) => k !== undefined) }, readOnlyWatch(cached.agents)],
+      // An Execution wakes itself (first while not started) and its parent, a pod its owner; Agents are only read.
+      primary: { informer: this.executions, keys: executionKeys },
+      watches: [{ informer: pods, keys: podKeys }, readOnlyWatch(cached.agents)],
       reconcile: (key) => this.reconcile(key),
       workers: opts.workers ?? 4,
       resyncMs: opts.resyncMs ?? 60_000,
@@ -245,10 +245,7 @@ export class ExecutionReconciler {
     };
   }
 
-  /**
-   * Fills both caches and starts the watches; starts the workers at once, or with leader
-   * election once this replica holds the Lease (keys queue up meanwhile).
-   */
+  /** Fills the caches and starts the watches, then the workers: at once, or once this replica holds the Lease (keys queue up meanwhile). */
   async start(): Promise<void> {
     await this.controller.start();
   }

@@ -8,7 +8,7 @@ import { classify, isConflict, messageOf, typedError, type TerminalError } from 
 import { EventRecorder, type EventNote } from "./event-recorder.js";
 import { objectKey, splitKey, type ApiObject, type Informer } from "./informer.js";
 import { LeaderLease, type LeaderLeaseOptions } from "./leader-lease.js";
-import { runWorkers, WorkQueue, type ProcessResult, type WorkQueueOptions } from "./work-queue.js";
+import { PRIORITY, runWorkers, WorkQueue, type PrioritizedKey, type ProcessResult, type WorkQueueOptions } from "./work-queue.js";
 import { silentLogger, type Logger } from "../../telemetry/logger.js";
 import { reconcileMetrics, Registry, workQueueMetrics, type ReconcileMetrics } from "../../telemetry/metrics.js";
 
@@ -18,8 +18,8 @@ export type ReconcileResult = ProcessResult;
 /** An informer and the keys of the primary objects a change of one of its objects concerns. */
 export interface WatchSource<T extends ApiObject> {
   informer: Informer<T>;
-  /** Keys (namespace/name of primary objects) to reconcile when `obj` changes. */
-  keys(obj: T): Iterable<string>;
+  /** Keys (namespace/name of primary objects) to reconcile when `obj` changes; a bare key is queued at PRIORITY.normal. */
+  keys(obj: T): Iterable<string | PrioritizedKey>;
 }
 
 /** Leader election: the Lease, and what to do once it is lost (reconciling has stopped then). */
@@ -31,7 +31,7 @@ export interface ControllerOptions<P extends ApiObject> {
   name: string;
   kc: k8s.KubeConfig;
   /** The kind reconciled: keys are its objects' namespace/name; resync and terminal Events use it. Keys default to the object's own. */
-  primary: { informer: Informer<P>; keys?: (obj: P) => Iterable<string> };
+  primary: { informer: Informer<P>; keys?: (obj: P) => Iterable<string | PrioritizedKey> };
   /** Other kinds whose changes wake primary keys (owned pods, child objects). Started before the primary. */
   watches?: WatchSource<ApiObject>[];
   /** Level-triggered: reads state by key, acts, returns when to look again. Throw to retry with backoff; throw TerminalError to stop. */
@@ -156,11 +156,11 @@ export class Controller<P extends ApiObject> {
     return waiting.length === 0 ? undefined : `${this.opts.name}: ${waiting.join("; ")}`;
   }
 
-  /** Queues every known primary object again. */
-  requeueAll(): void {
+  /** Queues every known primary object again (the resync's PRIORITY.resync: behind every change; a key queued higher stays). */
+  requeueAll(priority: number = PRIORITY.normal): void {
     for (const obj of this.opts.primary.informer.list()) {
       const key = objectKey(obj);
-      if (key !== undefined) this.queue.add(key);
+      if (key !== undefined) this.queue.add(key, priority);
     }
   }
 
@@ -176,8 +176,11 @@ export class Controller<P extends ApiObject> {
     await this.lease?.stop();
   }
 
-  private enqueue(keys: Iterable<string>): void {
-    for (const key of keys) this.queue.add(key);
+  private enqueue(keys: Iterable<string | PrioritizedKey>): void {
+    for (const k of keys) {
+      if (typeof k === "string") this.queue.add(k);
+      else this.queue.add(k.key, k.priority);
+    }
   }
 
   private startWorkers(): void {
@@ -197,7 +200,7 @@ export class Controller<P extends ApiObject> {
     // Everything known is looked at once: keys queued before the workers ran are not lost either way.
     this.requeueAll();
     const resyncMs = this.opts.resyncMs ?? 0;
-    if (resyncMs > 0) this.resync = setInterval(() => this.requeueAll(), resyncMs);
+    if (resyncMs > 0) this.resync = setInterval(() => this.requeueAll(PRIORITY.resync), resyncMs);
   }
 
   /** One reconcile: a terminal error is recorded and ends the key's retries; anything else is rethrown (backoff). */

@@ -1,7 +1,7 @@
 // WorkQueue: de-duplication, one worker per key, re-processing of keys added while in flight,
 // per-key exponential backoff with a cap, and shutdown.
 import { describe, expect, it } from "vitest";
-import { runWorkers, WorkQueue } from "./work-queue.js";
+import { PRIORITY, runWorkers, WorkQueue } from "./work-queue.js";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -35,6 +35,49 @@ describe("WorkQueue", () => {
     expect(second).toBe("a");
     q.done("a");
     expect(q.length).toBe(0);
+  });
+
+  it("hands out higher priorities first, each priority in first-added order", async () => {
+    const q = new WorkQueue();
+    q.add("running-1");
+    q.add("resynced", PRIORITY.resync);
+    q.add("new-1", PRIORITY.first);
+    q.add("running-2", PRIORITY.normal);
+    q.add("new-2", PRIORITY.first);
+    expect(q.length).toBe(5);
+    const order = [];
+    for (let i = 0; i < 5; i++) order.push(await q.get());
+    expect(order).toEqual(["new-1", "new-2", "running-1", "running-2", "resynced"]);
+    expect(q.length).toBe(0);
+  });
+
+  it("moves a waiting key up when it is added again at a higher priority, never down, and hands it out once", async () => {
+    const q = new WorkQueue();
+    q.add("a");
+    q.add("b");
+    q.add("c");
+    q.add("b", PRIORITY.first);
+    q.add("a", PRIORITY.resync);
+    expect(q.length).toBe(3);
+    const order = [];
+    for (let i = 0; i < 3; i++) order.push(await q.get());
+    expect(order).toEqual(["b", "a", "c"]);
+    expect(q.length).toBe(0);
+    // The entry b left behind in the normal lane is dead: nothing more is handed out.
+    const next = await Promise.race([q.get(), sleep(20).then(() => "none")]);
+    expect(next).toBe("none");
+    q.shutDown();
+  });
+
+  it("a key added at a higher priority while it is processed is queued again at that priority after done()", async () => {
+    const q = new WorkQueue();
+    q.add("a");
+    const k = await q.get();
+    q.add("a", PRIORITY.first);
+    q.add("b");
+    q.done(k!);
+    expect(await q.get()).toBe("a");
+    expect(await q.get()).toBe("b");
   });
 
   it("processes a key once after it is done when nobody re-added it", async () => {

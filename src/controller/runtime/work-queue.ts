@@ -1,8 +1,23 @@
 // A de-duplicating work queue of string keys for level-triggered controllers (client-go's
 // workqueue, in small): one worker per key at a time, per-key exponential backoff, and
-// client-go's workqueue metrics. No Kubernetes.
+// client-go's workqueue metrics. Keys carry a priority (controller-runtime's priority queue,
+// 2024): a higher one is handed out first, keys of one priority in the order they came, so the
+// first look at a new object does not wait behind wake-ups of objects already at work. No Kubernetes.
 import { backoffDelay } from "../../backoff.js";
 import type { Labels, WorkQueueMetrics } from "../../telemetry/metrics.js";
+
+/**
+ * Priorities a key may be queued with. `first`: an object no reconcile has acted on yet (its
+ * first reconcile starts its work); `normal`: a change or a requeue; `resync`: the periodic look
+ * at everything, which must not push ahead of real changes.
+ */
+export const PRIORITY = { first: 100, normal: 0, resync: -100 } as const;
+
+/** A key and the priority to queue it with (a bare key is PRIORITY.normal). */
+export interface PrioritizedKey {
+  key: string;
+  priority: number;
+}
 
 /** Tuning of a WorkQueue. */
 export interface WorkQueueOptions {
@@ -15,12 +30,18 @@ export interface WorkQueueOptions {
 }
 
 /**
- * Keys waiting to be processed. A key is queued at most once (dirty set); a key being processed
- * is not handed to a second worker, and a key added meanwhile is handed out again after done().
+ * Keys waiting to be processed. A key is queued at most once (dirty set), at the highest
+ * priority it was added with; a key being processed is not handed to a second worker, and a key
+ * added meanwhile is handed out again after done().
  */
 export class WorkQueue {
-  private readonly order: string[] = [];
-  private readonly dirty = new Set<string>();
+  /** FIFO lanes by priority, highest first. An entry whose seq is no longer its key's in `queued` was superseded (promoted) and is skipped. */
+  private readonly lanes: { priority: number; entries: { key: string; seq: number }[] }[] = [];
+  /** Keys in a lane, and the seq of their live entry. */
+  private readonly queued = new Map<string, number>();
+  private seq = 0;
+  /** Keys waiting (queued, or to be queued again once processed), each with its priority. */
+  private readonly dirty = new Map<string, number>();
   private readonly processing = new Set<string>();
   private readonly failures = new Map<string, number>();
   private readonly timers = new Map<string, { at: number; timer: NodeJS.Timeout }>();
@@ -51,10 +72,20 @@ export class WorkQueue {
     return [...this.startedAt.values()].map((t) => (now - t) / 1000);
   }
 
-  /** Queues the key unless it is already waiting; ignored after shutDown(). */
-  add(key: string): void {
-    if (this.shuttingDown || this.dirty.has(key)) return;
-    this.dirty.add(key);
+  /**
+   * Queues the key unless it is already waiting; one waiting at a lower priority moves up to
+   * this one (behind the keys already there). Ignored after shutDown().
+   */
+  add(key: string, priority: number = PRIORITY.normal): void {
+    if (this.shuttingDown) return;
+    const waiting = this.dirty.get(key);
+    if (waiting !== undefined) {
+      if (priority <= waiting) return;
+      this.dirty.set(key, priority);
+      if (this.queued.has(key)) this.enqueue(key, priority);
+      return;
+    }
+    this.dirty.set(key, priority);
     this.addedAt.set(key, performance.now());
     this.metrics?.family.adds.inc(this.metrics.labels);
     // A key being processed goes back in the queue when its worker calls done().
@@ -108,7 +139,7 @@ export class WorkQueue {
   /** Waits for the next key; undefined once the queue is shut down. Call done(key) when finished. */
   get(): Promise<string | undefined> {
     if (this.shuttingDown) return Promise.resolve(undefined);
-    const key = this.order.shift();
+    const key = this.next();
     if (key !== undefined) return Promise.resolve(this.take(key));
     return new Promise((resolve) => this.waiters.push(resolve));
   }
@@ -137,13 +168,39 @@ export class WorkQueue {
 
   /** Keys waiting (not counting those being processed or delayed). */
   get length(): number {
-    return this.order.length;
+    return this.queued.size;
   }
 
   private backoffMs(failures: number): number {
     // No jitter, as client-go's per-item limiter: the delay logged is the delay taken, and
     // keys fail at different times anyway.
     return backoffDelay(failures + 1, { initialMs: this.baseDelayMs, maxMs: this.maxDelayMs, jitter: 0 });
+  }
+
+  /** The first live key of the highest lane, out of its lane; undefined when none waits. */
+  private next(): string | undefined {
+    for (const lane of this.lanes) {
+      for (let e = lane.entries.shift(); e !== undefined; e = lane.entries.shift()) {
+        if (this.queued.get(e.key) !== e.seq) continue;
+        this.queued.delete(e.key);
+        return e.key;
+      }
+    }
+    return undefined;
+  }
+
+  /** Puts the key at the end of its priority's lane; an entry it had in a lower lane is left behind, dead. */
+  private enqueue(key: string, priority: number): void {
+    let lane = this.lanes.find((l) => l.priority === priority);
+    if (lane === undefined) {
+      lane = { priority, entries: [] };
+      this.lanes.push(lane);
+      this.lanes.sort((a, b) => b.priority - a.priority);
+    }
+    const seq = ++this.seq;
+    lane.entries.push({ key, seq });
+    this.queued.set(key, seq);
+    this.metrics?.family.depth.set(this.metrics.labels, this.queued.size);
   }
 
   private take(key: string): string {
@@ -155,7 +212,7 @@ export class WorkQueue {
     this.startedAt.set(key, now);
     if (this.metrics !== undefined) {
       if (added !== undefined) this.metrics.family.queueDuration.observe(this.metrics.labels, (now - added) / 1000);
-      this.metrics.family.depth.set(this.metrics.labels, this.order.length);
+      this.metrics.family.depth.set(this.metrics.labels, this.queued.size);
     }
     return key;
   }
@@ -163,10 +220,7 @@ export class WorkQueue {
   private hand(key: string): void {
     const waiter = this.waiters.shift();
     if (waiter !== undefined) waiter(this.take(key));
-    else {
-      this.order.push(key);
-      this.metrics?.family.depth.set(this.metrics.labels, this.order.length);
-    }
+    else this.enqueue(key, this.dirty.get(key) ?? PRIORITY.normal);
   }
 }
 
