@@ -265,9 +265,10 @@ export class ExecutionReconciler {
     return this.controller.isLeader;
   }
 
-  /** Stops watching and reconciling; resolves when in-flight reconciles have returned. Pods keep running. */
+  /** Stops watching and reconciling; resolves when in-flight reconciles have returned and their Events are sent. Pods keep running. */
   async stop(): Promise<void> {
     await this.controller.stop();
+    await this.status.flushEvents();
   }
 
   /**

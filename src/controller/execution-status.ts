@@ -14,6 +14,7 @@ import type { GateStatus, Guarding } from "./gate-status.js";
 import { toGavelEvents, type EngineEvent, type ExecutionEventPublisher } from "./execution-events.js";
 import { namespaceOf, type ExecutionParts } from "./execution-parts.js";
 import { engineEventNote } from "./kubernetes-events.js";
+import { EventQueue } from "./runtime/event-queue.js";
 import { EventRecorder } from "./runtime/event-recorder.js";
 
 /** Condition type the reconciler sets when it cannot run an Execution as specified. */
@@ -39,7 +40,8 @@ export interface StatusOptions {
 
 /** Writes Executions' statuses and what follows them. */
 export class ExecutionStatusWriter {
-  private readonly kubeEvents: EventRecorder;
+  /** Kubernetes Events go out in the background (event-queue.ts): a reconcile does not wait for them. */
+  private readonly kubeEvents: EventQueue;
   /** When each running Execution's tool calls were last folded into its status (foldToolCalls). */
   private readonly toolCallsFolded = new Map<string, number>();
 
@@ -47,7 +49,13 @@ export class ExecutionStatusWriter {
     private readonly parts: ExecutionParts,
     private readonly opts: StatusOptions,
   ) {
-    this.kubeEvents = new EventRecorder(parts.core, "gavel-controller", parts.logger, parts.now);
+    this.kubeEvents = new EventQueue(new EventRecorder(parts.core, "gavel-controller", parts.logger, parts.now), { now: parts.now });
+    opts.outcomes.kubeEventsPending.readWith({}, () => this.kubeEvents.pending);
+  }
+
+  /** Resolves once every Kubernetes Event queued so far is sent (a stopping controller waits for it). */
+  flushEvents(): Promise<void> {
+    return this.kubeEvents.flush();
   }
 
   /** Replaces the status when it changed; the resourceVersion makes a stale write a 409 (retried). A gone Execution is left alone. */

@@ -355,6 +355,10 @@ export function executionMetrics(r: Registry) {
       "Judge children that ended, by purpose and result: verdict, or the rejection reason (timed_out, failed, cancelled, malformed_output, ...)",
       ["purpose", "result"],
     ),
+    kubeEventsPending: r.gauge(
+      "gavel_kube_events_pending",
+      "Kubernetes Events on Executions queued or being sent (they go out off the reconcile's path)",
+    ),
   };
 }
 export type ExecutionMetrics = ReturnType<typeof executionMetrics>;

@@ -66,9 +66,9 @@ export class EventRecorder {
     private readonly now: () => number = Date.now,
   ) {}
 
-  /** Records a note on an object; a failure is logged, and an Event recorded `once` already is kept as is. */
-  async record(obj: EventSubject, note: EventNote): Promise<void> {
-    const body = coreEvent(obj, note, this.component, new Date(this.now()));
+  /** Records a note on an object, at `at` (default now); a failure is logged, and an Event recorded `once` already is kept as is. */
+  async record(obj: EventSubject, note: EventNote, at?: Date): Promise<void> {
+    const body = coreEvent(obj, note, this.component, at ?? new Date(this.now()));
     try {
       await this.core.createNamespacedEvent({ namespace: body.metadata?.namespace ?? "default", body });
     } catch (err) {
