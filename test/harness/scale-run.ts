@@ -23,9 +23,14 @@ import { startKwokCluster } from "./kwok.js";
 import { criLog } from "./kwok-stages.js";
 import { REPO_DIR } from "./paths.js";
 
+/** Which validation each worker gets: one `semantic` judge, or a `multi_judge` of three (unanimous, all three required). */
+export type ScaleVariant = "semantic" | "multi_judge";
+
 /** What one scale run is. */
 export interface ScaleRunOptions {
   executions: number;
+  /** Default semantic. */
+  variant?: ScaleVariant;
   /** How long each simulated worker and judge pod runs (ms). */
   podRunMs?: number;
   /** Simulated nodes. */
@@ -41,6 +46,9 @@ export interface ScaleRunOptions {
 /** What one scale run measured. */
 export interface ScaleRun {
   executions: number;
+  variant: ScaleVariant;
+  /** Judge pods each Execution needs (1, or 3 for multi_judge). */
+  judgesPerExecution: number;
   /** Phases of the top-level Executions at the end, by phase. */
   phases: Record<string, number>;
   /** Seconds from the first create call to the last Execution's final phase. */
@@ -69,13 +77,46 @@ export interface ScaleRun {
 
 const NAMESPACE = "scale";
 const JUDGE = "scale-judge";
+/** The judges of the multi_judge variant. */
+const JUDGES = ["scale-judge-a", "scale-judge-b", "scale-judge-c"];
 // As the chart's values.yaml `nodeOptions` sets them for the controller's Node.js.
 const CHART_NODE_OPTIONS = "--max-semi-space-size=16";
 
 const WORKER_STDOUT = "Summary\n1. Input\n2. Method\n3. Result\n";
 const CRITERIA = "contains: Summary";
 
-const agents = `
+/** A judge Agent: the real rule judge's image (its pods' logs are what kwok serves). */
+const judgeAgent = (name: string) => `
+apiVersion: 100monkeys.ai/v1
+kind: Agent
+metadata: { name: ${name}, labels: { role: judge } }
+spec:
+  runtime: { image: gavel/rule-judge:dev, pull_policy: Never }
+  task: { instruction: Score the summary against the rules in the criteria. }
+  security: { network: { mode: none } }
+  execution: { mode: one-shot }
+`;
+
+const VALIDATION: Record<ScaleVariant, string> = {
+  semantic: `
+      - type: semantic
+        judge_agent: ${JUDGE}
+        criteria: "${CRITERIA}"
+        min_score: 0.5
+        timeout_seconds: 120`,
+  multi_judge: `
+      - type: multi_judge
+        judges: [${JUDGES.join(", ")}]
+        consensus: unanimous
+        min_judges_required: 3
+        criteria: "${CRITERIA}"
+        min_score: 0.5
+        timeout_seconds: 120`,
+};
+
+/** The worker Agent and its judges for a variant. */
+function agents(variant: ScaleVariant): string {
+  const worker = `
 apiVersion: 100monkeys.ai/v1
 kind: Agent
 metadata: { name: scale-worker }
@@ -86,30 +127,23 @@ spec:
   execution:
     mode: iterative
     max_iterations: 1
-    validation:
-      - type: semantic
-        judge_agent: ${JUDGE}
-        criteria: "${CRITERIA}"
-        min_score: 0.5
-        timeout_seconds: 120
----
-apiVersion: 100monkeys.ai/v1
-kind: Agent
-metadata: { name: ${JUDGE}, labels: { role: judge } }
-spec:
-  runtime: { image: gavel/rule-judge:dev, pull_policy: Never }
-  task: { instruction: Score the summary against the rules in the criteria. }
-  security: { network: { mode: none } }
-  execution: { mode: one-shot }
+    validation:${VALIDATION[variant]}
 `;
+  return [worker, ...judgesOf(variant).map(judgeAgent)].join("---");
+}
 
-/** Names of run i's Execution, its worker pod and its judge's pod. */
-export function scaleNames(i: number): { execution: string; workerPod: string; judgePod: string } {
+/** The judge Agents a variant's worker names. */
+function judgesOf(variant: ScaleVariant): string[] {
+  return variant === "multi_judge" ? JUDGES : [JUDGE];
+}
+
+/** Names of run i's Execution, its worker pod and its judges' pods (the semantic variant's one judge unless told). */
+export function scaleNames(i: number, variant: ScaleVariant = "semantic"): { execution: string; workerPod: string; judgePods: string[] } {
   const execution = `s-${String(i).padStart(4, "0")}`;
   return {
     execution,
     workerPod: workloadPodName(workerName(execution, 1)),
-    judgePod: workloadPodName(judgeChildName(execution, 1, 0, JUDGE)),
+    judgePods: judgesOf(variant).map((j) => workloadPodName(judgeChildName(execution, 1, 0, j))),
   };
 }
 
@@ -275,11 +309,11 @@ async function createExecutions(cp: ControlPlane, executions: string[]): Promise
 }
 
 /** The namespace, its ServiceAccount and the two Agents. */
-async function prepare(cp: ControlPlane): Promise<void> {
+async function prepare(cp: ControlPlane, variant: ScaleVariant): Promise<void> {
   const core = cp.kc.makeApiClient(k8s.CoreV1Api);
   await core.createNamespace({ body: { metadata: { name: NAMESPACE } } });
   await core.createNamespacedServiceAccount({ namespace: NAMESPACE, body: { metadata: { name: "default" } } });
-  const applied = await cp.kubectl(["apply", "-n", NAMESPACE, "-f", "-"], { stdin: agents });
+  const applied = await cp.kubectl(["apply", "-n", NAMESPACE, "-f", "-"], { stdin: agents(variant) });
   if (applied.code !== 0) throw new Error(`kubectl apply of the scale Agents: ${applied.stderr}`);
 }
 
@@ -305,21 +339,22 @@ async function controllerReady(cp: ControlPlane): Promise<void> {
 /** Runs `executions` Executions at once on a fresh kwok cluster and measures them (see ScaleRun). */
 export async function scaleRun(opts: ScaleRunOptions): Promise<ScaleRun> {
   const n = opts.executions;
+  const variant = opts.variant ?? "semantic";
   const dir = await mkdtemp(join(tmpdir(), "gavel-scale-"));
-  const names = Array.from({ length: n }, (_, i) => scaleNames(i));
+  const names = Array.from({ length: n }, (_, i) => scaleNames(i, variant));
   const logs = await podLogs(dir);
   const cluster = await startKwokCluster({
     nodes: opts.nodes ?? 10,
     podRunMs: opts.podRunMs ?? 1000,
     logs: [
       { name: "workers", file: logs.worker, pods: names.map((x) => x.workerPod) },
-      { name: "judges", file: logs.judge, pods: names.map((x) => x.judgePod) },
+      { name: "judges", file: logs.judge, pods: names.flatMap((x) => x.judgePods) },
     ],
   });
   const { cp } = cluster;
   let controller: ReturnType<typeof startController> | undefined;
   try {
-    await prepare(cp);
+    await prepare(cp, variant);
     controller = startController(cp, opts.cpuProfileDir);
     await controllerReady(cp);
     await sleep(2000);
@@ -355,6 +390,8 @@ export async function scaleRun(opts: ScaleRunOptions): Promise<ScaleRun> {
     for (const e of seen.ended.values()) phases[e.phase] = (phases[e.phase] ?? 0) + 1;
     return {
       executions: n,
+      variant,
+      judgesPerExecution: judgesOf(variant).length,
       phases,
       drainSeconds: (last - start) / 1000,
       createSeconds,
