@@ -22,6 +22,7 @@ describe("controllerConfig", () => {
       GAVEL_NATS_URL: "nats://gavel-nats.ops.svc:4222",
       GAVEL_NATS_CREDS: "/etc/gavel/nats/nats.creds",
       GAVEL_NATS_KEYS: "/etc/gavel/nats",
+      GAVEL_NATS_STREAM_REPLICAS: "3",
       GAVEL_RUNTIMES: "/etc/gavel/runtimes/runtimes.yaml",
       GAVEL_HEALTH_PROBE_BIND_ADDRESS: ":8081",
       GAVEL_METRICS_BIND_ADDRESS: "127.0.0.1:8080",
@@ -32,7 +33,7 @@ describe("controllerConfig", () => {
       controllerNamespace: "ops",
       logLevel: "debug",
       leaderElect: false,
-      nats: { url: "nats://gavel-nats.ops.svc:4222", creds: "/etc/gavel/nats/nats.creds", keys: "/etc/gavel/nats" },
+      nats: { url: "nats://gavel-nats.ops.svc:4222", creds: "/etc/gavel/nats/nats.creds", keys: "/etc/gavel/nats", streamReplicas: 3 },
       workerNatsUrl: "nats://gavel-nats.ops.svc:4222",
       runtimes: "/etc/gavel/runtimes/runtimes.yaml",
       podRetentionSeconds: 600,
@@ -87,6 +88,9 @@ describe("controllerConfig", () => {
     expect(() => controllerConfig(["--metrics-bind-address", "8080"], {})).toThrow(
       '--metrics-bind-address (GAVEL_METRICS_BIND_ADDRESS) must be HOST:PORT or :PORT (0 turns it off), got "8080"',
     );
+    expect(() => controllerConfig(["--nats", "nats://n:4222", "--nats-stream-replicas", "6"], {})).toThrow(
+      '--nats-stream-replicas (GAVEL_NATS_STREAM_REPLICAS) must be a whole number of replicas from 1 to 5 (JetStream\'s bound; at most the servers of the NATS cluster), got "6"',
+    );
     expect(() => controllerConfig(["--health-probe-bind-address", ":99999"], {})).toThrow(
       '--health-probe-bind-address: ":99999" is not HOST:PORT or :PORT (0 turns it off)',
     );
@@ -95,6 +99,9 @@ describe("controllerConfig", () => {
   it("refuses flags that need another one, and stray arguments", () => {
     expect(() => controllerConfig(["--nats-creds", "/c"], {})).toThrow("--nats-creds (GAVEL_NATS_CREDS) needs --nats (GAVEL_NATS_URL)");
     expect(() => controllerConfig([], { GAVEL_NATS_KEYS: "/k" })).toThrow("--nats-keys (GAVEL_NATS_KEYS) needs --nats (GAVEL_NATS_URL)");
+    expect(() => controllerConfig([], { GAVEL_NATS_STREAM_REPLICAS: "3" })).toThrow(
+      "--nats-stream-replicas (GAVEL_NATS_STREAM_REPLICAS) needs --nats (GAVEL_NATS_URL)",
+    );
     expect(() => controllerConfig(["--web-view"], {})).toThrow("--web-view needs --health-probe-bind-address");
     expect(() => controllerConfig(["extra"], {})).toThrow("unexpected argument extra");
     expect(() => controllerConfig(["--nope"], {})).toThrow(/nope/);

@@ -29,6 +29,8 @@ export interface ControllerConfig {
     creds?: string;
     /** Directory of the keys that mint and revoke worker credentials. */
     keys?: string;
+    /** Replicas of gavel's JetStream streams (a JetStream cluster); undefined keeps existing streams' (docs/nats.md). */
+    streamReplicas?: number;
   };
   /** The URL worker pods reach NATS at: --nats-worker-url, else the controller's own. */
   workerNatsUrl?: string;
@@ -82,6 +84,13 @@ const FLAGS = {
   // The credentials Secret mounted (docs/nats.md): keys to mint and revoke worker credentials.
   "nats-creds": { type: "string", env: "GAVEL_NATS_CREDS", schema: { minLength: 1 }, must: "a file name" },
   "nats-keys": { type: "string", env: "GAVEL_NATS_KEYS", schema: { minLength: 1 }, must: "a directory" },
+  // Replicas of gavel's streams (tool calls, events, outbox, credential ledger): the chart's nats.streamReplicas.
+  "nats-stream-replicas": {
+    type: "string",
+    env: "GAVEL_NATS_STREAM_REPLICAS",
+    schema: { pattern: "^\\s*[1-5]\\s*$" },
+    must: "a whole number of replicas from 1 to 5 (JetStream's bound; at most the servers of the NATS cluster)",
+  },
   // The URL worker pods reach NATS at, when it is not the controller's own.
   "nats-worker-url": { type: "string", env: "GAVEL_NATS_WORKER_URL", schema: { pattern: URLS }, must: "a NATS URL" },
   runtimes: { type: "string", env: "GAVEL_RUNTIMES", schema: { minLength: 1 }, must: "a file name" },
@@ -128,7 +137,7 @@ type Values = Partial<Record<FlagName, string | boolean>>;
 const SCHEMA = {
   type: "object",
   properties: Object.fromEntries(Object.entries(FLAGS).map(([name, f]: [string, Flag]) => [name, { type: f.type, ...f.schema }])),
-  dependencies: { "nats-creds": ["nats"], "nats-keys": ["nats"] },
+  dependencies: { "nats-creds": ["nats"], "nats-keys": ["nats"], "nats-stream-replicas": ["nats"] },
 } as const;
 
 const validate = new Ajv({ allErrors: true, strict: true }).compile<Values>(SCHEMA);
@@ -176,6 +185,16 @@ function readValues(argv: string[], env: NodeJS.ProcessEnv): Values {
   return values;
 }
 
+/** The `nats` part of the configuration from its flags' checked values. */
+function natsOf(url: string, creds?: string, keys?: string, replicas?: string): NonNullable<ControllerConfig["nats"]> {
+  return {
+    url,
+    ...(creds !== undefined ? { creds } : {}),
+    ...(keys !== undefined ? { keys } : {}),
+    ...(replicas !== undefined ? { streamReplicas: Number(replicas.trim()) } : {}),
+  };
+}
+
 /** Reads `gavel controller`'s configuration from its arguments and environment; a UsageError names every bad flag. */
 export function controllerConfig(argv: string[], env: NodeJS.ProcessEnv): ControllerConfig {
   const values = readValues(argv, env);
@@ -200,7 +219,7 @@ export function controllerConfig(argv: string[], env: NodeJS.ProcessEnv): Contro
     controllerNamespace: str("controller-namespace") as string,
     logLevel: str("log-level") as string,
     leaderElect: values["leader-elect"] === true,
-    ...(nats !== undefined ? { nats: { url: nats, ...optional("creds", str("nats-creds")), ...optional("keys", str("nats-keys")) } } : {}),
+    ...(nats !== undefined ? { nats: natsOf(nats, str("nats-creds"), str("nats-keys"), str("nats-stream-replicas")) } : {}),
     ...optional("workerNatsUrl", str("nats-worker-url") ?? nats),
     ...optional("runtimes", str("runtimes")),
     ...optional("launcher", str("launcher")),

@@ -62,6 +62,7 @@ async function natsParts(
       }),
     logger,
     metrics,
+    ...(nats.streamReplicas !== undefined ? { streamReplicas: nats.streamReplicas } : {}),
   });
   await events.start();
   if (nats.keys === undefined) return { ...(creds !== undefined ? { creds } : {}), events };
@@ -77,6 +78,7 @@ async function natsParts(
     keys,
     servers: nats.url,
     ...(creds !== undefined ? { controllerCreds: creds } : {}),
+    ...(nats.streamReplicas !== undefined ? { streamReplicas: nats.streamReplicas } : {}),
     isLeader,
     logger,
   });
@@ -126,6 +128,7 @@ export async function wireControllers(d: ControllerDeps): Promise<Controllers> {
         ...{ kc, servers: config.nats.url, policies: store, gateId: identity, logger, metrics },
         ...(namespaces !== undefined ? { namespaces } : {}),
         ...(creds !== undefined ? { creds } : {}),
+        ...(config.nats.streamReplicas !== undefined ? { store: { replicas: config.nats.streamReplicas } } : {}),
         onToolCall: (ns, name) => executions.queue.addAfter(`${ns}/${name}`, 1000),
         executions: (ns, name) => executions.cached(ns, name),
         // Agents' Ready and unfinished Executions' Guarded condition follow the gate's NATS.

@@ -79,6 +79,8 @@ export interface ExecutionCredentialsOptions {
   revoker?: AccountRevoker;
   /** How often the ledger is checked against the Executions that exist; default 60 s, 0 = never. */
   sweepMs?: number;
+  /** Replicas of the ledger's stream on a JetStream cluster; undefined keeps an existing stream's. */
+  streamReplicas?: number;
   /** Only the leader sweeps (two writers of the account JWT could lose an update). Default: always. */
   isLeader?: () => boolean;
   now?: () => number;
@@ -226,7 +228,7 @@ export class ExecutionCredentials {
       const l = await this.ledger.catch(() => undefined);
       if (l === undefined || l.connection.isClosed()) this.ledger = undefined;
     }
-    this.ledger ??= this.opts.connect().then((nc) => CredentialLedger.open(nc));
+    this.ledger ??= this.opts.connect().then((nc) => CredentialLedger.open(nc, this.opts.streamReplicas));
     const ledger = await this.ledger.catch((err: unknown) => {
       this.ledger = undefined;
       throw new Error(`the NATS credential ledger is not reachable: ${messageOf(err)}`, { cause: err });
@@ -247,6 +249,7 @@ export function executionCredentials(opts: {
   /** gavel's own user (.creds text), for the ledger. */
   controllerCreds?: Uint8Array;
   sweepMs?: number;
+  streamReplicas?: number;
   isLeader?: () => boolean;
   logger?: Logger;
 }): ExecutionCredentials {
@@ -272,6 +275,7 @@ export function executionCredentials(opts: {
     connect: dial(opts.controllerCreds),
     ...(revoker !== undefined ? { revoker } : {}),
     ...(opts.sweepMs !== undefined ? { sweepMs: opts.sweepMs } : {}),
+    ...(opts.streamReplicas !== undefined ? { streamReplicas: opts.streamReplicas } : {}),
     ...(opts.isLeader !== undefined ? { isLeader: opts.isLeader } : {}),
     ...(opts.logger !== undefined ? { logger: opts.logger } : {}),
   });

@@ -7,6 +7,7 @@ import { jetstream, jetstreamManager, RetentionPolicy, StorageType, type JetStre
 import type { Execution, ExecutionStatus } from "../api/types.js";
 import type { GavelEvent } from "../api/events.js";
 import { EventStream } from "../transport/event-stream.js";
+import { ensureStream } from "../transport/streams.js";
 import { EVENT_STREAM, eventSubject, token } from "../transport/subjects.js";
 import { Backoff, sleep } from "../backoff.js";
 import { messageOf } from "../errors.js";
@@ -154,6 +155,8 @@ export interface ExecutionEventPublisherOptions {
   retryMs?: number;
   /** Where its counters (`stats`) and the publish lag are exported; none when undefined. */
   metrics?: Registry;
+  /** Replicas of the event stream and the outbox on a JetStream cluster; undefined keeps existing streams' (ensureStream). */
+  streamReplicas?: number;
 }
 
 /**
@@ -204,7 +207,8 @@ export class ExecutionEventPublisher {
     this.ready ??= (async () => {
       this.nc ??= await this.opts.connect();
       const nc = this.nc;
-      this.stream = await EventStream.open(nc);
+      const replicas = this.opts.streamReplicas;
+      this.stream = await EventStream.open(nc, replicas !== undefined ? { replicas } : {});
       this.js = jetstream(nc);
       const jsm = await jetstreamManager(nc);
       const config = {
@@ -215,12 +219,7 @@ export class ExecutionEventPublisher {
         max_msgs_per_subject: 1,
         max_age: 7 * 24 * 3600 * 1e9,
       };
-      try {
-        await jsm.streams.info(OUTBOX_STREAM);
-        await jsm.streams.update(OUTBOX_STREAM, config);
-      } catch {
-        await jsm.streams.add(config);
-      }
+      await ensureStream(jsm, config, replicas);
       this.jsm = jsm;
     })().catch((err: unknown) => {
       this.ready = undefined;

@@ -4,6 +4,7 @@
 // revoked by the next one (src/controller/execution-credentials.ts sweeps it).
 import type { NatsConnection } from "@nats-io/transport-node";
 import { jetstreamManager, DiscardPolicy, RetentionPolicy, StorageType, type JetStreamManager } from "@nats-io/jetstream";
+import { ensureStream } from "./streams.js";
 
 /** The stream holding the ledger; only gavel's own user can reach it (workers have no JetStream API). */
 export const LEDGER_STREAM = "GAVEL_NATS_USERS";
@@ -41,8 +42,8 @@ export class CredentialLedger {
     private readonly nc: NatsConnection,
   ) {}
 
-  /** Opens the ledger, creating its stream when it is missing. */
-  static async open(nc: NatsConnection): Promise<CredentialLedger> {
+  /** Opens the ledger, creating its stream when it is missing (with `replicas`, or bringing an existing one to them). */
+  static async open(nc: NatsConnection, replicas?: number): Promise<CredentialLedger> {
     const jsm = await jetstreamManager(nc);
     const config = {
       name: LEDGER_STREAM,
@@ -53,11 +54,7 @@ export class CredentialLedger {
       discard: DiscardPolicy.Old,
       allow_direct: true,
     };
-    try {
-      await jsm.streams.info(LEDGER_STREAM);
-    } catch {
-      await jsm.streams.add(config);
-    }
+    await ensureStream(jsm, config, replicas);
     return new CredentialLedger(jsm, nc);
   }
 

@@ -6,6 +6,7 @@ import { headers, type NatsConnection } from "@nats-io/transport-node";
 import { DeliverPolicy, jetstream, jetstreamManager, RetentionPolicy, StorageType, type JetStreamClient } from "@nats-io/jetstream";
 import type { GavelEvent } from "../api/events.js";
 import { JetStreamPublisher } from "./jetstream-publisher.js";
+import { ensureStream } from "./streams.js";
 import { EVENT_STREAM, eventFilter, eventSubject, EVENT_SUBJECT_PREFIX } from "./subjects.js";
 
 export interface EventStreamOptions {
@@ -13,6 +14,8 @@ export interface EventStreamOptions {
   maxAgeSeconds?: number;
   /** Window within which a re-published event id is dropped; default 2 minutes. */
   duplicateWindowSeconds?: number;
+  /** The stream's replicas on a JetStream cluster; undefined keeps an existing stream's (ensureStream). */
+  replicas?: number;
 }
 
 /** Publishes and reads gavel events on JetStream. */
@@ -27,7 +30,6 @@ export class EventStream {
 
   /** Connects to the stream, creating or updating it to gavel's settings. */
   static async open(nc: NatsConnection, options: EventStreamOptions = {}): Promise<EventStream> {
-    const jsm = await jetstreamManager(nc);
     const config = {
       name: EVENT_STREAM,
       subjects: [`${EVENT_SUBJECT_PREFIX}.>`],
@@ -36,12 +38,7 @@ export class EventStream {
       max_age: (options.maxAgeSeconds ?? 7 * 24 * 3600) * 1e9,
       duplicate_window: (options.duplicateWindowSeconds ?? 120) * 1e9,
     };
-    try {
-      await jsm.streams.info(EVENT_STREAM);
-      await jsm.streams.update(EVENT_STREAM, config);
-    } catch {
-      await jsm.streams.add(config);
-    }
+    await ensureStream(await jetstreamManager(nc), config, options.replicas);
     return new EventStream(nc);
   }
 

@@ -39,12 +39,16 @@ function canConnect(port: number): Promise<boolean> {
   });
 }
 
-/** Starts nats-server -js with the given extra config text; resolves once it accepts connections. */
-export async function startNats(opts: { extraConfig?: string; binary?: string } = {}): Promise<NatsServer> {
+/**
+ * Starts nats-server -js with the given extra config text (and `jetstream`, extra lines of its
+ * jetstream block, such as `sync_interval: always`); resolves once it accepts connections.
+ */
+export async function startNats(opts: { extraConfig?: string; jetstream?: string; binary?: string } = {}): Promise<NatsServer> {
   const dir = await mkdtemp(join(tmpdir(), "gavel-nats-"));
   const port = await freePort();
   const configPath = join(dir, "nats.conf");
-  await writeFile(configPath, `listen: 127.0.0.1:${port}\njetstream { store_dir: "${join(dir, "js")}" }\n${opts.extraConfig ?? ""}\n`);
+  const js = `jetstream { store_dir: "${join(dir, "js")}"${opts.jetstream !== undefined ? `, ${opts.jetstream}` : ""} }`;
+  await writeFile(configPath, `listen: 127.0.0.1:${port}\n${js}\n${opts.extraConfig ?? ""}\n`);
   // In its own directory: relative paths of the config (an operator-mode resolver's "jwt") land there.
   const child = spawn(opts.binary ?? "nats-server", ["-c", configPath], { cwd: dir, stdio: ["ignore", "ignore", "pipe"] });
   let log = "";

@@ -24,7 +24,7 @@ const BUILT = join(GAVEL_CACHE, "nats", NATS_VERSION, "bin", "nats-server");
 export const NATS_SERVER = existsSync(BUILT) ? BUILT : "nats-server";
 
 /** Starts a nats-server with JetStream on a free loopback port (see src/transport/nats-server.ts). */
-export function startNats(opts: { extraConfig?: string; binary?: string } = {}): Promise<NatsServer> {
+export function startNats(opts: { extraConfig?: string; jetstream?: string; binary?: string } = {}): Promise<NatsServer> {
   return start({ binary: NATS_SERVER, ...opts });
 }
 

@@ -101,3 +101,38 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
 {{- end -}}
 {{- printf "%dMi" (div (mul (atoi $digits) (get $mib $unit) 9) 10) -}}
 {{- end -}}
+
+{{/* The NATS servers of the chart's StatefulSet: 1, or a JetStream cluster of 3 or more. */}}
+{{- define "gavel.natsServers" -}}
+{{- $n := int .Values.nats.cluster.replicas -}}
+{{- if eq $n 2 -}}
+{{- fail "nats.cluster.replicas: 2 servers cannot lose one (JetStream needs a majority of them): use 1, or 3 or more" -}}
+{{- end -}}
+{{- $n -}}
+{{- end -}}
+
+{{/*
+Replicas of gavel's JetStream streams the controller is given (GAVEL_NATS_STREAM_REPLICAS; ""
+= none: existing streams keep theirs). nats.streamReplicas 0 means: with the chart's NATS as
+many as its servers, at most 3; with an existing NATS, none.
+*/}}
+{{- define "gavel.natsStreamReplicas" -}}
+{{- $want := int .Values.nats.streamReplicas -}}
+{{- if .Values.nats.enabled -}}
+{{- $servers := int (include "gavel.natsServers" .) -}}
+{{- if gt $want $servers -}}
+{{- fail (printf "nats.streamReplicas: %d replicas need as many NATS servers, and nats.cluster.replicas is %d" $want $servers) -}}
+{{- end -}}
+{{- if eq $want 0 -}}{{- min $servers 3 -}}{{- else -}}{{- $want -}}{{- end -}}
+{{- else if and (gt $want 0) .Values.nats.url -}}
+{{- $want -}}
+{{- end -}}
+{{- end -}}
+
+{{/* The route URLs of the chart's NATS servers (stable names through the headless Service). */}}
+{{- define "gavel.natsRoutes" -}}
+{{- $name := printf "%s-nats" (include "gavel.fullname" .) -}}
+{{- range $i := until (int (include "gavel.natsServers" .)) }}
+- nats://{{ $name }}-{{ $i }}.{{ $name }}-headless.{{ $.Release.Namespace }}.svc:6222
+{{- end }}
+{{- end -}}

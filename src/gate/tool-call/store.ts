@@ -17,6 +17,7 @@ import {
 } from "@nats-io/jetstream";
 import type { ToolCallDecision } from "../../api/protocol.js";
 import { JetStreamPublisher } from "../../transport/jetstream-publisher.js";
+import { ensureStream } from "../../transport/streams.js";
 import {
   firstAtLeast,
   IterationIndex,
@@ -56,6 +57,8 @@ export interface ToolCallStoreOptions {
   replayTimeoutMs?: number;
   /** How long to wait for one write's acknowledgement; default 5 s. */
   writeTimeoutMs?: number;
+  /** The stream's replicas on a JetStream cluster; undefined keeps an existing stream's (ensureStream). */
+  replicas?: number;
 }
 
 /** Counters a test or an exporter reads. */
@@ -77,24 +80,22 @@ interface Mirrored {
 const WRONG_LAST_SEQUENCE = 10071;
 
 /** Creates the stream, or updates it to these settings; safe to call from every gate. */
-async function ensureStream(jsm: JetStreamManager, maxAgeSeconds: number): Promise<void> {
-  const config = {
-    name: DECISION_STREAM,
-    subjects: [`${DECISION_SUBJECT_PREFIX}.>`],
-    retention: RetentionPolicy.Limits,
-    storage: StorageType.File,
-    discard: DiscardPolicy.Old,
-    max_age: maxAgeSeconds * 1e9,
-    // The last message of a subject is the call's record: a claim replaced by its decision.
-    max_msgs_per_subject: 1,
-    allow_direct: true,
-  };
-  try {
-    await jsm.streams.add(config);
-  } catch {
-    // Already there (perhaps made by another gate a moment ago): bring it to our settings.
-    await jsm.streams.update(DECISION_STREAM, config);
-  }
+async function ensureDecisionStream(jsm: JetStreamManager, maxAgeSeconds: number, replicas: number | undefined): Promise<void> {
+  await ensureStream(
+    jsm,
+    {
+      name: DECISION_STREAM,
+      subjects: [`${DECISION_SUBJECT_PREFIX}.>`],
+      retention: RetentionPolicy.Limits,
+      storage: StorageType.File,
+      discard: DiscardPolicy.Old,
+      max_age: maxAgeSeconds * 1e9,
+      // The last message of a subject is the call's record: a claim replaced by its decision.
+      max_msgs_per_subject: 1,
+      allow_direct: true,
+    },
+    replicas,
+  );
 }
 
 /** The store of one gate process: compare-and-set writes, reads, and a live mirror. */
@@ -132,7 +133,7 @@ export class ToolCallStore {
   /** Creates or updates the stream, replays it into the mirror, and keeps following it. */
   static async open(nc: NatsConnection, options: ToolCallStoreOptions = {}): Promise<ToolCallStore> {
     const jsm = await jetstreamManager(nc);
-    await ensureStream(jsm, options.maxAgeSeconds ?? 3600);
+    await ensureDecisionStream(jsm, options.maxAgeSeconds ?? 3600, options.replicas);
     const store = new ToolCallStore(nc, jsm, options);
     await store.follow(options.replayTimeoutMs ?? 30_000);
     store.pruner = setInterval(() => store.prune(), 60_000);
