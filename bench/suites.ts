@@ -12,12 +12,14 @@ import { clusterSuite as reconcileTracingCluster, suite as reconcileTracing } fr
 import { suite as judgeCluster } from "./judge-cluster.js";
 import { suite as mcpEndpoint } from "./mcp-endpoint.js";
 import { suite as scale } from "./scale.js";
+import { suite as natsSync } from "./nats-sync.js";
 
 export const suites: BenchSuite[] = [
   gradient,
   engine,
   judgeOverhead,
   gate,
+  natsSync,
   mcpEndpoint,
   tracing,
   reconcileTracing,
