@@ -1,4 +1,4 @@
-// What JetStream's `sync_interval: always` costs gavel (ADR 0072): the publish-to-acknowledgement
+// What JetStream's `sync_interval: always` costs gavel (ADR 0073): the publish-to-acknowledgement
 // latency of the event stream (EventStream.publish, as the controller publishes) and of the
 // tool-call store's compare-and-set write (a claim, as the gate writes one per call), with every
 // write flushed to disk before its ack, against the server's default (a flush every 2 minutes),
@@ -15,7 +15,7 @@ import type { BenchResult, BenchSuite } from "./types.js";
 
 const WRITES = Number(process.env.GAVEL_BENCH_NATS_SYNC_WRITES ?? "200");
 const ROUNDS = Number(process.env.GAVEL_BENCH_NATS_SYNC_ROUNDS ?? "5");
-/** The cost accepted for never losing an acknowledged write: p50 within 4 times the default's (ADR 0072). */
+/** The cost accepted for never losing an acknowledged write: p50 within 4 times the default's (ADR 0073). */
 const TARGET = 4;
 
 /** One setup under test: its streams, opened once, and the samples (µs) of each kind of write. */

@@ -1,6 +1,6 @@
 // The routes between the servers of the chart's JetStream cluster: their password, derived
 // from the operator seed so that every server's bootstrap computes the same one without a
-// Secret of its own (ADR 0072), and cluster.conf, which nats.conf includes in its cluster block.
+// Secret of its own (ADR 0073), and cluster.conf, which nats.conf includes in its cluster block.
 import { createHmac } from "node:crypto";
 
 /** The user the servers' routes authenticate as. */
