@@ -176,6 +176,19 @@ const guardPolicyStatus = obj("Observed state.", {
   observedGeneration: int("metadata.generation last loaded.", { format: "int64" }),
   counts: map("Entries loaded per list.", int("Count.")),
   conditions,
+  replicas: arr(
+    "What each live controller replica's guard has taken in (gavel extension, ADR 0074): an Agent is Ready only once every live replica reports the generation of every policy that covers it.",
+    obj(
+      "One replica's report.",
+      {
+        name: str("The replica (its pod name).", { minLength: 1 }),
+        observedGeneration: int("The metadata.generation this replica's guard has taken in (compiled, or refused).", { format: "int64" }),
+        enforcedGeneration: int("The generation of the version it enforces: the last that compiled.", { format: "int64" }),
+      },
+      { required: ["name", "observedGeneration"] },
+    ),
+    { "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name"] },
+  ),
 });
 
 /** The GuardPolicy CRD. */

@@ -14,6 +14,7 @@ import { requeueUnfinished } from "../controller/gate-availability.js";
 import { NO_GATE } from "../controller/gate-guarding.js";
 import { GateSupervisor } from "../controller/gate-supervisor.js";
 import { GuardPolicySource } from "../controller/guard-policy-source.js";
+import { ReplicaLeases } from "../controller/runtime.js";
 import { readMintingKeys } from "../controller/nats-secrets.js";
 import { messageOf } from "../errors.js";
 import { PolicyStore } from "../gate/guard.js";
@@ -103,6 +104,8 @@ export interface ControllerDeps {
 /** The controllers of one replica, built and wired but not started. */
 export interface Controllers {
   policies: GuardPolicySource;
+  /** This replica's Lease and the live replicas (ADR 0074): started before the policies, stopped after the gate. */
+  replicas: ReplicaLeases;
   readiness: AgentReadinessController;
   executions: ExecutionReconciler;
   gate: GateSupervisor | undefined;
@@ -117,7 +120,17 @@ export async function wireControllers(d: ControllerDeps): Promise<Controllers> {
   const { config, kc, logger, metrics, runtimes, launcher, tracing, traces, identity } = d;
   const namespaces = config.namespace === undefined ? undefined : [config.namespace];
   const store = new PolicyStore();
-  const policies = new GuardPolicySource({ kc, store, controllerNamespace: config.controllerNamespace, namespaces, logger, metrics });
+  // Each replica reports in a GuardPolicy's status the generation its guard took in; Agents are
+  // Ready once every live replica (by its Lease) has taken in the policies that cover them.
+  const replicas = new ReplicaLeases({ kc, namespace: config.controllerNamespace, identity, logger });
+  const policies = new GuardPolicySource({
+    ...{ kc, store, controllerNamespace: config.controllerNamespace, namespaces, logger, metrics, replicas },
+    onReconciled: () => readiness.requeueAll(),
+  });
+  replicas.onChange(() => {
+    policies.requeueAll();
+    readiness.requeueAll();
+  });
   // isLeader is the reconciler's, once it exists: credentials are minted by the leader only.
   let isLeader = () => true;
   const { creds, events, credentials } = await natsParts(config, kc, logger, metrics, () => isLeader());
@@ -142,7 +155,12 @@ export async function wireControllers(d: ControllerDeps): Promise<Controllers> {
       })
     : undefined;
   const enforcement = (agent: Agent) => (gate ?? NO_GATE).guarding(agent, agent.metadata.namespace ?? "default").blocked;
-  const readiness = new AgentReadinessController({ kc, namespace: config.namespace, logger, enforcement, metrics, runtimes });
+  // Policies matter only to Agents whose calls a gate decides.
+  const policyLag = (agent: Agent) => {
+    const ns = agent.metadata.namespace ?? "default";
+    return gate?.guarding(agent, ns).guarded === true ? policies.lagging(ns) : undefined;
+  };
+  const readiness = new AgentReadinessController({ kc, namespace: config.namespace, logger, enforcement, policyLag, metrics, runtimes });
   // With --leader-elect only the replica holding the Lease runs Executions; losing it ends the process.
   let lostLease: (() => void) | undefined;
   const lost = new Promise<string>((resolve) => (lostLease = () => resolve("lost leader lease")));
@@ -167,5 +185,5 @@ export async function wireControllers(d: ControllerDeps): Promise<Controllers> {
     ...(traces !== undefined ? { traces } : {}),
   });
   isLeader = () => executions.isLeader;
-  return { policies, readiness, executions, gate, events, credentials, lost };
+  return { policies, replicas, readiness, executions, gate, events, credentials, lost };
 }

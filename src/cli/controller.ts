@@ -11,7 +11,7 @@ import type { ExecutionEventPublisher } from "../controller/execution-events.js"
 import type { ExecutionReconciler } from "../controller/execution-reconciler.js";
 import type { GateSupervisor } from "../controller/gate-supervisor.js";
 import type { GuardPolicySource } from "../controller/guard-policy-source.js";
-import { ApiServerCheck, loadKubeConfig, type EndpointServer } from "../controller/runtime.js";
+import { ApiServerCheck, loadKubeConfig, type EndpointServer, type ReplicaLeases } from "../controller/runtime.js";
 import { messageOf } from "../errors.js";
 import { ExecutionTraces } from "../telemetry/execution-trace.js";
 import { createLogger, type Logger } from "../telemetry/logger.js";
@@ -31,6 +31,7 @@ interface Running {
   /** Stopped while still starting: the starts waiting on a first list are stopped first. */
   stillStarting: boolean;
   policies: GuardPolicySource;
+  replicas: ReplicaLeases;
   readiness: AgentReadinessController;
   executions: ExecutionReconciler;
   gate: GateSupervisor | undefined;
@@ -50,6 +51,8 @@ async function stopAll(r: Running): Promise<void> {
   await r.executions.stop();
   await r.credentials?.stop();
   await r.gate?.stop();
+  // This replica decides no call any more: the others stop waiting for its reports.
+  await r.replicas.stop();
   await r.events?.stop();
   if (r.events !== undefined) r.logger.info({ events: r.events.stats }, "event stream");
   await r.readiness.stop();
@@ -99,7 +102,7 @@ export const controllerCommand: Command = {
     const kc = loadKubeConfig(config.kubeconfig);
     const identity = config.podName ?? `${hostname()}-${process.pid}`;
 
-    const { policies, readiness, executions, gate, events, credentials, lost } = await wireControllers({
+    const { policies, replicas, readiness, executions, gate, events, credentials, lost } = await wireControllers({
       config,
       kc,
       logger,
@@ -123,6 +126,8 @@ export const controllerCommand: Command = {
     // Each start waits for its caches: while the API server cannot be reached they retry with
     // backoff (the controller is not ready meanwhile); a signal then still stops everything.
     const starting = (async () => {
+      // Its Lease first: a replica's reports are kept only while it is seen alive.
+      await replicas.start();
       await policies.start();
       // A moment for the gate first, so Agents are not marked unenforceable while it connects.
       gate?.start();
@@ -149,6 +154,7 @@ export const controllerCommand: Command = {
     await stopAll({
       stillStarting: early !== undefined,
       policies,
+      replicas,
       readiness,
       executions,
       gate,

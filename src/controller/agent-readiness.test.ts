@@ -3,7 +3,16 @@
 import { describe, expect, it } from "vitest";
 import type { Agent, Condition } from "../api/types.js";
 import { runtimeTable } from "../children/runtime-table.js";
-import { currentReady, desiredReady, INVALID_SPEC, readyStatusPatch, referrersOf, UNKNOWN_RUNTIME } from "./agent-readiness.js";
+import {
+  CANNOT_ENFORCE,
+  currentReady,
+  desiredReady,
+  INVALID_SPEC,
+  POLICY_NOT_ENFORCED,
+  readyStatusPatch,
+  referrersOf,
+  UNKNOWN_RUNTIME,
+} from "./agent-readiness.js";
 
 const T0 = new Date("2026-01-01T00:00:00Z");
 const T1 = new Date("2026-01-01T01:00:00Z");
@@ -44,6 +53,17 @@ describe("desiredReady", () => {
   it("is True/Valid when the judge exists, is labelled a judge and runs one-shot", () => {
     const c = desiredReady(worker("w", "j"), lookupIn([judge("j")]), T0);
     expect(c).toMatchObject({ status: "True", reason: "Valid", observedGeneration: 1 });
+  });
+
+  it("is False/PolicyNotEnforced while a covering GuardPolicy is not in force on every replica, and says which (ADR 0074)", () => {
+    const lag = "GuardPolicy ns/team generation 2 is not yet enforced by b (at generation 1)";
+    expect(desiredReady(worker("w", "j"), lookupIn([judge("j")]), T0, undefined, undefined, lag)).toMatchObject({
+      status: "False",
+      reason: POLICY_NOT_ENFORCED,
+      message: lag,
+    });
+    // A gate that cannot serve at all says so first.
+    expect(desiredReady(worker("w", "j"), lookupIn([judge("j")]), T0, "no gate", undefined, lag).reason).toBe(CANNOT_ENFORCE);
   });
 
   it("is False/JudgeNotOneShot when the judge is iterative, and False/NotAJudge when it lacks the label", () => {

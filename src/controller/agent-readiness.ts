@@ -20,6 +20,9 @@ export const READY = "Ready";
 /** Reason when the Agent is valid but its Executions cannot run guarded (no tool-call gate serves). */
 export const CANNOT_ENFORCE = "CannotEnforce";
 
+/** Reason when a GuardPolicy covering the Agent is not yet in force on every live controller replica (ADR 0074). */
+export const POLICY_NOT_ENFORCED = "PolicyNotEnforced";
+
 /** Reason when `spec.runtime.language`/`version` name no entry of the controller's runtime table. */
 export const UNKNOWN_RUNTIME = "UnknownRuntime";
 
@@ -38,6 +41,7 @@ export function desiredReady(
   now: Date,
   unenforceable?: string,
   runtimes?: RuntimeTable,
+  policyLag?: string,
 ): Condition {
   const generation = agent.metadata?.generation;
   let schema: { path: string; message: string }[];
@@ -72,6 +76,10 @@ export function desiredReady(
         reason: CANNOT_ENFORCE,
         message: `this cluster cannot enforce what the Agent declares: ${unenforceable}`,
       };
+    }
+    // Applied means enforced: a policy some replica has not taken in yet could be bypassed there.
+    if (condition.status === "True" && policyLag !== undefined) {
+      condition = { ...condition, status: "False", reason: POLICY_NOT_ENFORCED, message: policyLag };
     }
   }
   if (condition.message.length > MAX_MESSAGE) condition.message = `${condition.message.slice(0, MAX_MESSAGE - 3)}...`;
@@ -129,6 +137,8 @@ export interface AgentReadinessOptions {
   logger?: Logger;
   /** Why this cluster cannot enforce what an Agent declares (no tool-call gate); Ready is False then. */
   enforcement?: (agent: Agent) => string | undefined;
+  /** Why the GuardPolicies covering an Agent are not yet in force on every replica (ADR 0074); Ready is False then. */
+  policyLag?: (agent: Agent) => string | undefined;
   /** The controller's runtime table: an Agent whose language runtime it lacks is not Ready. */
   runtimes?: RuntimeTable;
   /** Where its counters live (the runtime's, labelled controller="agent"); default its own. */
@@ -225,7 +235,10 @@ export class AgentReadinessController {
     // Gone: nothing to write; its referrers were queued by the delete event.
     if (agent === undefined || agent.metadata.deletionTimestamp !== undefined) return;
     const lookup = (n: string) => this.agents.get(n, ns === "" ? undefined : ns);
-    const patch = readyStatusPatch(agent, desiredReady(agent, lookup, this.now(), this.opts.enforcement?.(agent), this.opts.runtimes));
+    const patch = readyStatusPatch(
+      agent,
+      desiredReady(agent, lookup, this.now(), this.opts.enforcement?.(agent), this.opts.runtimes, this.opts.policyLag?.(agent)),
+    );
     if (patch === undefined) return;
     // Gone: nothing to write (false). A conflict (thrown) means the cache was stale: the watch brings the new version; look again then.
     if (await this.resources.patchStatus("agents", ns, name, patch))

@@ -2,7 +2,7 @@
 // them, recompiles on every change (hot reload) and reports each object's compile result in its status.
 import type * as k8s from "@kubernetes/client-node";
 import { findCondition, setCondition } from "../api/conditions.js";
-import type { GuardPolicy, GuardPolicySpec, GuardPolicyStatus } from "../api/types.js";
+import { DEFAULT_GUARD_POLICY, type GuardPolicy, type GuardPolicySpec, type GuardPolicyStatus } from "../api/types.js";
 import type { NamedPolicy, PolicyStore } from "../gate/guard.js";
 import type { Logger } from "../telemetry/logger.js";
 import { messageOf } from "../errors.js";
@@ -10,6 +10,17 @@ import { Controller } from "./runtime/controller.js";
 import { customResource, Informer, splitKey } from "./runtime/informer.js";
 import type { Registry } from "../telemetry/metrics.js";
 import { GavelResources } from "./gavel-resources.js";
+import { policyLag, replicaEntries, sameEntries, withMyEntry, type LiveReplicas, type ReplicaEnforcement } from "./policy-enforcement.js";
+
+/** The replicas of the controller as GuardPolicySource sees them (runtime/replica-leases.ts). */
+export interface Replicas {
+  /** This replica's name in status.replicas. */
+  readonly identity: string;
+  /** Whether the other replicas are known yet (until then no entry of theirs is dropped). */
+  readonly synced: boolean;
+  /** The live replicas and since when each is alive. */
+  live(): LiveReplicas;
+}
 
 const PLURAL = "guardpolicies";
 
@@ -28,6 +39,10 @@ export interface GuardPolicySourceOptions {
   logger?: Logger;
   /** Where its counters live (the runtime's, labelled controller="guardpolicy"); default its own. */
   metrics?: Registry;
+  /** The controller's replicas: each reports in status.replicas the generation its guard took in (ADR 0074). */
+  replicas?: Replicas;
+  /** Called after each reconcile of a policy (a change of its status included): Agents' Ready may follow. */
+  onReconciled?: () => void;
 }
 
 /** The outcome of the last compile of one object, as written to its status. */
@@ -61,6 +76,11 @@ export class GuardPolicyCompiler {
   /** The last compile outcome of `namespace/name`, if it was seen. */
   outcome(namespace: string, name: string): PolicyOutcome | undefined {
     return this.outcomes.get(`${namespace}/${name}`);
+  }
+
+  /** The generation of the version of key `k` in force (the last that compiled), if any. */
+  enforcedGeneration(k: string): number | undefined {
+    return this.accepted.get(k)?.generation;
   }
 
   /**
@@ -179,6 +199,27 @@ export class GuardPolicySource {
     return this.compiler.outcome(namespace, name);
   }
 
+  /** Reconciles every policy again (the set of live replicas changed: entries of gone ones are dropped). */
+  requeueAll(): void {
+    this.controller.requeueAll();
+  }
+
+  /**
+   * Why the policies covering `namespace` (its own and the cluster default) are not yet in force
+   * on every live replica, or undefined when they are (or replicas are not tracked).
+   */
+  lagging(namespace: string): string | undefined {
+    const replicas = this.opts.replicas;
+    if (replicas === undefined || !replicas.synced) return undefined;
+    const covering = [
+      ...this.policies.list(namespace),
+      ...(namespace === this.opts.controllerNamespace ? [] : this.policies.list(this.opts.controllerNamespace)).filter(
+        (p) => p.metadata.name === DEFAULT_GUARD_POLICY,
+      ),
+    ];
+    return policyLag(covering, replicas.live(), new Date());
+  }
+
   /** How many full lists were made after the first one (reconnects after errors or 410 Gone). */
   get relistCount(): number {
     return this.policies.relistCount;
@@ -196,21 +237,54 @@ export class GuardPolicySource {
 
   /** Compiles the key's object into the store, then writes its status when it does not already say the outcome. */
   private async reconcile(k: string): Promise<void> {
+    try {
+      await this.compileAndReport(k);
+    } finally {
+      this.opts.onReconciled?.();
+    }
+  }
+
+  private async compileAndReport(k: string): Promise<void> {
     const compiled = this.compile(k);
     if (compiled === undefined || this.opts.writeStatus === false) return;
     const { obj, outcome } = compiled;
+    const replicas = this.replicasAfter(k, obj, outcome);
     const ready = findCondition(obj.status?.conditions, "Ready");
     const want = outcome.ready ? "True" : "False";
-    if (obj.status?.observedGeneration === outcome.generation && ready?.status === want && ready.message === statusMessage(outcome)) return;
-    const status = desiredStatus(obj, outcome, new Date());
+    const sameReplicas = replicas === undefined || sameEntries(replicaEntries(obj.status), replicas);
+    if (
+      obj.status?.observedGeneration === outcome.generation &&
+      ready?.status === want &&
+      ready.message === statusMessage(outcome) &&
+      sameReplicas
+    )
+      return;
+    const status = desiredStatus(obj, outcome, new Date(), replicas);
     const { namespace, name } = splitKey(k);
+    // Written after the store took the policy in: once a replica's entry says generation N, its
+    // guard decides every call under N. The resourceVersion makes two replicas' writes of
+    // status.replicas a conflict (retried) instead of one dropping the other's entry.
+    const precondition = replicas === undefined ? {} : { metadata: { resourceVersion: obj.metadata.resourceVersion } };
     // Gone already: nothing to write. Anything else is thrown and retried with backoff.
-    await this.resources.patchStatus(PLURAL, namespace, name, { status });
+    await this.resources.patchStatus(PLURAL, namespace, name, { ...precondition, status });
+  }
+
+  /** status.replicas once this replica reports what its guard took in for key `k`; undefined when replicas are not tracked. */
+  private replicasAfter(k: string, obj: GuardPolicy, outcome: PolicyOutcome): ReplicaEnforcement[] | undefined {
+    const replicas = this.opts.replicas;
+    if (replicas === undefined) return undefined;
+    const enforced = this.compiler.enforcedGeneration(k);
+    const mine: ReplicaEnforcement = {
+      name: replicas.identity,
+      observedGeneration: outcome.generation,
+      ...(enforced !== undefined ? { enforcedGeneration: enforced } : {}),
+    };
+    return withMyEntry(replicaEntries(obj.status), mine, replicas.synced ? replicas.live() : undefined);
   }
 }
 
 /** The status for an object given its compile outcome; lastTransitionTime moves only on a change (setCondition). */
-export function desiredStatus(obj: GuardPolicy, outcome: PolicyOutcome, now: Date): GuardPolicyStatus {
+export function desiredStatus(obj: GuardPolicy, outcome: PolicyOutcome, now: Date, replicas?: ReplicaEnforcement[]): GuardPolicyStatus {
   const ready = {
     type: "Ready",
     status: outcome.ready ? "True" : "False",
@@ -221,6 +295,7 @@ export function desiredStatus(obj: GuardPolicy, outcome: PolicyOutcome, now: Dat
     observedGeneration: outcome.generation,
     counts: specCounts(obj.spec),
     conditions: setCondition(obj.status?.conditions, ready, now, outcome.generation),
+    ...(replicas !== undefined ? { replicas } : {}),
   };
 }
 

@@ -80,7 +80,12 @@ export const NEEDED: Access[] = [
   ["create", "volumesnapshots.snapshot.storage.k8s.io"],
   ["get", "volumesnapshots.snapshot.storage.k8s.io"],
   ["create", "events"],
-  ...["get", "create", "update"].map((v): [string, string, { ns: string }] => [v, "leases.coordination.k8s.io", { ns: NS }]),
+  // Leader election, and each replica's own Lease (ADR 0074): listed, watched, deleted on stop.
+  ...["get", "list", "watch", "create", "update", "delete"].map((v): [string, string, { ns: string }] => [
+    v,
+    "leases.coordination.k8s.io",
+    { ns: NS },
+  ]),
 ];
 
 /** Accesses next to the needed ones, none of which the controller needs. */
@@ -119,7 +124,8 @@ export const NOT_NEEDED: Access[] = [
   ["list", "events"],
   ["create", "events.events.k8s.io"],
   ["get", "leases.coordination.k8s.io"],
-  ["delete", "leases.coordination.k8s.io", { ns: NS }],
+  ["list", "leases.coordination.k8s.io", { all: true }],
+  ["patch", "leases.coordination.k8s.io", { ns: NS }],
   ["create", "serviceaccounts", { sub: "token", ns: NS }],
   ["create", "namespaces", { all: true }],
   ["list", "nodes", { all: true }],

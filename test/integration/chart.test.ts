@@ -156,7 +156,7 @@ describe("Helm chart on the real kube-apiserver", () => {
     }
     expect(flatten(role.rules)).toEqual(EXPECTED_RULES);
     const lease = await getJson<{ rules: PolicyRule[] }>(["role", "gavel-leader-election", "-n", NS]);
-    expect(flatten(lease.rules)).toEqual({ "coordination.k8s.io/leases": ["create", "get", "update"] });
+    expect(flatten(lease.rules)).toEqual({ "coordination.k8s.io/leases": ["create", "delete", "get", "list", "update", "watch"] });
   });
 
   it("impersonating the ServiceAccount: every needed verb is allowed, everything around it is denied", async () => {

@@ -221,6 +221,49 @@ describe("the tool-call gate in gavel controller (real kube-apiserver, real nats
     }
   }, 60_000);
 
+  it("once both replicas report a GuardPolicy's new generation in status.replicas, every call is decided under it (ADR 0074)", async () => {
+    const revoking = (tool: string) =>
+      `apiVersion: 100monkeys.ai/v1\nkind: GuardPolicy\nmetadata:\n  name: no-list\nspec:\n  revoked_tools:\n    - tool: ${tool}\n      reason: not here\n`;
+    const reportedBoth = (generation: number) =>
+      eventually(
+        async () => {
+          const r = await g.cp.kubectl(["get", "guardpolicy", "no-list", "-n", g.ns, "-o", "json"]);
+          const p = JSON.parse(r.stdout) as { metadata: { generation: number }; status?: { replicas?: { observedGeneration: number }[] } };
+          const replicas = p.status?.replicas ?? [];
+          if (p.metadata.generation !== generation || replicas.length !== 2 || replicas.some((e) => e.observedGeneration !== generation))
+            throw new Error(`generation ${p.metadata.generation}, replicas ${JSON.stringify(replicas)}`);
+          return true;
+        },
+        30_000,
+        `both replicas report no-list generation ${generation}`,
+      );
+    expect((await g.cp.kubectl(["apply", "-n", g.ns, "-f", "-"], { stdin: executionYaml("enforce-1", "editor") })).code).toBe(0);
+    await eventually(
+      async () => ((await execution(g.ns, "enforce-1")).status?.phase === "Running" ? true : undefined),
+      30_000,
+      "enforce-1 runs",
+    );
+    const worker = await asWorker(g.ns, "enforce-1");
+    const base = { namespace: g.ns, execution: "enforce-1", iteration: 1, tool: "fs.read", args: { path: "/workspace/report.md" } };
+    let step = 0;
+    // Several calls each time: the queue group spreads them over both replicas.
+    const decide = async () => {
+      const out: boolean[] = [];
+      for (let i = 0; i < 8; i++) {
+        step++;
+        out.push((await worker.propose({ ...base, step, toolCallId: `i1-s${step}-enforce` })).allowed);
+      }
+      return out;
+    };
+    expect((await g.cp.kubectl(["apply", "-n", g.ns, "-f", "-"], { stdin: revoking("fs.read") })).code).toBe(0);
+    await reportedBoth(1);
+    expect(await decide()).toEqual(Array(8).fill(false));
+    expect((await g.cp.kubectl(["apply", "-n", g.ns, "-f", "-"], { stdin: revoking("net.fetch") })).code).toBe(0);
+    await reportedBoth(2);
+    expect(await decide()).toEqual(Array(8).fill(true));
+    expect((await g.cp.kubectl(["delete", "guardpolicy", "no-list", "-n", g.ns])).code).toBe(0);
+  }, 120_000);
+
   it("an Execution that ends: its calls are refused once the gate has read it again (no call waits on that read)", async () => {
     const worker = await asWorker(g.ns, "edit-1");
     const base = { namespace: g.ns, execution: "edit-1", iteration: 1, tool: "fs.read", args: { path: "/workspace/report.md" } };
