@@ -16,13 +16,14 @@ const agent: Agent = {
         { type: "semantic", judge_agent: "rule-judge" },
         { type: "multi_judge", judges: ["rule-judge", "command-judge"] },
       ],
+      tool_validation: [{ type: "semantic", judge_agent: "tool-judge" }],
     },
   },
 };
 
 describe("execution state", () => {
   it("names the judges an agent's validators use and compares statuses field by field", () => {
-    expect(judgeNamesOf(agent)).toEqual(["rule-judge", "command-judge"]);
+    expect(judgeNamesOf(agent)).toEqual(["rule-judge", "command-judge", "tool-judge"]);
     expect(sameStatus({ phase: "Running", iteration: 1 }, { iteration: 1, phase: "Running" })).toBe(true);
     expect(sameStatus({ phase: "Running" }, { phase: "Running", message: undefined })).toBe(true);
     expect(sameStatus({ phase: "Running" }, { phase: "Refining" })).toBe(false);

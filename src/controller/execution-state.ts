@@ -3,12 +3,16 @@
 import type { Agent } from "../api/types.js";
 import { validatorsOf } from "../engine/outer-loop.js";
 
-/** Judge Agent names an Agent's outer-loop validators refer to. */
+/**
+ * Judge Agent names an Agent refers to: its outer-loop validators' and its tool_validation
+ * entries' (whose warm pools a run keeps), as local mode's judges map holds them.
+ */
 export function judgeNamesOf(agent: Agent): string[] {
   const names = new Set<string>();
   for (const v of validatorsOf(agent)) {
     if (v.type === "semantic") names.add(v.judge_agent);
     if (v.type === "multi_judge") for (const j of v.judges) names.add(j);
   }
+  for (const e of agent.spec.execution?.tool_validation ?? []) names.add(e.judge_agent);
   return [...names];
 }

@@ -16,6 +16,7 @@ import {
   WARM_LABELS,
   warmFingerprint,
   warmName,
+  warmPools,
   warmPoolSize,
   warmTemplate,
   warmWorkload,
@@ -97,6 +98,29 @@ describe("warm judge pods", () => {
       problem: 'metadata.annotations["gavel.dev/warm-judges"] must be a whole number of warm pods per judge, got "two"',
     });
     expect(toolJudgesOf(worker)).toEqual(["rule-judge"]);
+  });
+
+  it("are what a run's pools want: a pod per slot of each tool judge that exists, beside the worker of a ReadWriteOnce claim", () => {
+    const ctx = (judges: Map<string, Agent>, annotations?: Record<string, string>) => ({
+      execution: parent,
+      agent: { ...worker, metadata: { name: "w", ...(annotations !== undefined ? { annotations } : {}) } },
+      judges,
+      limits: { iterationSeconds: 600, maxIterations: 1 },
+      owner: ownerMarks(parent),
+    });
+    const o = { iteration: 1, cap: 4, workerNode: "n1", settings: {} };
+    const pools = warmPools(ctx(new Map([["rule-judge", judge]]), { "gavel.dev/warm-judges": "2" }), o);
+    expect([...pools.pods.keys()]).toEqual([0, 1].map((k) => workloadPodName(warmName("demo", "rule-judge", k))));
+    const first = [...pools.pods.values()][0];
+    expect(first?.place).toMatchObject({ node: "n1", owner: { name: "demo", uid: "uid-1" } });
+    expect(first?.spec.labels?.[WARM_LABELS.fingerprint]).toBe(warmFingerprint(built(warmTemplate(parent, "rule-judge", 1)), "n1"));
+    expect(first?.spec.timeoutSeconds).toBe(600);
+    // No judge Agent, no worker node known yet (the claim is ReadWriteOnce), or a bad size: no pods.
+    expect(warmPools(ctx(new Map()), o).pods.size).toBe(0);
+    expect(warmPools(ctx(new Map([["rule-judge", judge]])), { ...o, workerNode: undefined }).pods.size).toBe(0);
+    const bad = warmPools(ctx(new Map([["rule-judge", judge]]), { "gavel.dev/warm-judges": "two" }), o);
+    expect(bad.pods.size).toBe(0);
+    expect(bad.problem).toMatch(/gavel.dev\/warm-judges/);
   });
 
   it("are named so their pod name ends in -warm-ex, whatever the Execution's name", () => {

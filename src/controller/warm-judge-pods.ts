@@ -1,13 +1,15 @@
-// What a warm judge pod is (ADR 0070), without I/O: the pool size an Agent asks for, the pod's
-// workload (a judge's own workload, waiting under gavel-launch instead of running its program),
-// the fingerprint a call's judge must match to be handed to it, and the exec that runs the judge
-// program in it with the call's payload on stdin.
+// What a warm judge pod is (ADR 0070), without I/O: the pool size an Agent asks for, the pods a
+// run's pools should have (each a judge's own workload, waiting under gavel-launch instead of
+// running its program), the fingerprint a call's judge must match to be handed to one, and the
+// exec that runs the judge program in it with the call's payload on stdin.
 import { createHash } from "node:crypto";
 import { AGENT_ENV } from "../api/agent-env.js";
 import type { Agent, Execution } from "../api/types.js";
 import { CHILD_LABELS, labelValue } from "../children/workloads.js";
-import { LAUNCHER_PATH } from "../runtime/kubernetes.js";
+import { LAUNCHER_PATH, type PodPlacement } from "../runtime/kubernetes.js";
 import type { WorkloadSpec } from "../runtime/workload.js";
+import type { RunContext } from "./execution-parts.js";
+import { judgeSpec, judgeWorkspaces, workloadPodName, type SpecOptions } from "./execution-pods.js";
 
 /** Annotation of a worker Agent: how many warm pods each of its tool_validation judges keeps while it runs. */
 export const WARM_POOL_ANNOTATION = "gavel.dev/warm-judges";
@@ -39,6 +41,54 @@ export function warmPoolSize(agent: Agent, cap: number): { size: number; problem
       problem: `metadata.annotations["${WARM_POOL_ANNOTATION}"] must be a whole number of warm pods per judge, got "${raw}"`,
     };
   return { size: Math.min(Number(raw), cap) };
+}
+
+/** A warm pod to be made: its workload and placement. */
+export interface WarmPod {
+  spec: WorkloadSpec;
+  place: PodPlacement;
+}
+
+/**
+ * The pods a run's warm pools should have while the worker of `iteration` runs (on
+ * `workerNode`), by pod name: the pool size its Agent asks for (at most `cap`) for each
+ * tool_validation judge whose Agent exists (ctx.judges) and whose pod a warm one can stand for
+ * (the worker's volumes shared, the program known, the payload inline). `problem` names a bad
+ * pool size annotation (no pool then).
+ */
+export function warmPools(
+  ctx: RunContext,
+  o: { iteration: number; cap: number; workerNode: string | undefined; settings: SpecOptions },
+): { pods: Map<string, WarmPod>; problem?: string } {
+  const { size, problem } = warmPoolSize(ctx.agent, o.cap);
+  const pods = new Map<string, WarmPod>();
+  for (const judge of size > 0 ? toolJudgesOf(ctx.agent) : []) {
+    const agent = ctx.judges.get(judge);
+    if (agent === undefined) continue;
+    const template = warmTemplate(ctx.execution, judge, o.iteration);
+    const ws = judgeWorkspaces(ctx.owner.name, ctx.agent, template.metadata.name);
+    // A copy or snapshot is of the workspace as it is at the call: no pod can be made for it before.
+    if (ws.copies.length > 0 || ws.snapshots.length > 0) continue;
+    const node = ws.onWorkerNode ? o.workerNode : undefined;
+    if (ws.onWorkerNode && node === undefined) continue;
+    const built = judgeSpec(template, agent, ws.mounts, o.settings);
+    if (typeof built === "string") continue;
+    const { parts: _parts, ...place } = built.place;
+    for (let slot = 0; slot < size; slot++) {
+      const name = warmName(ctx.owner.name, judge, slot);
+      const spec = warmWorkload(built.spec, {
+        name,
+        parent: ctx.owner.name,
+        judge,
+        slot,
+        node,
+        lifetimeSeconds: ctx.limits.iterationSeconds,
+      });
+      if (spec === undefined) break;
+      pods.set(workloadPodName(name), { spec, place: { ...place, owner: ctx.owner.reference, ...(node !== undefined ? { node } : {}) } });
+    }
+  }
+  return { pods, ...(problem !== undefined ? { problem } : {}) };
 }
 
 /** The judges of an Agent's tool_validation entries, once each. */

@@ -8,28 +8,24 @@
 // runs, which the next one deletes, and the child runs again on the cold path.
 import { PassThrough, Writable } from "node:stream";
 import * as k8s from "@kubernetes/client-node";
-import { withDefaults } from "../api/defaults.js";
 import type { Agent, Execution, ExecutionStatus } from "../api/types.js";
 import { CHILD_LABELS, labelValue, ownerOf } from "../children/workloads.js";
 import { workerName } from "../engine/child-names.js";
 import { childTimeoutSeconds } from "../engine/durations.js";
 import type { JudgeWorkloadEnd } from "../engine/judge-run.js";
 import { ignoreNotFound, isConflict, isNotFound, messageOf } from "../errors.js";
-import { MAIN_CONTAINER, type PodPlacement } from "../runtime/kubernetes.js";
+import { MAIN_CONTAINER } from "../runtime/kubernetes.js";
 import { OUTPUT_CAP_BYTES, type WorkloadSpec } from "../runtime/workload.js";
 import { ensureWorkload, namespaceOf, type ExecutionParts, type RunContext } from "./execution-parts.js";
-import { judgeSpec, judgeWorkspaces, workloadPodName } from "./execution-pods.js";
+import { workloadPodName } from "./execution-pods.js";
 import {
   judgeExecCommand,
-  toolJudgesOf,
   WARM_CLAIM_ANNOTATION,
   WARM_LABELS,
   WARM_ROLE,
   warmFingerprint,
-  warmName,
-  warmPoolSize,
-  warmTemplate,
-  warmWorkload,
+  warmPools,
+  type WarmPod,
 } from "./warm-judge-pods.js";
 import { runExec } from "./workspace-stream.js";
 
@@ -48,9 +44,6 @@ interface WarmRun {
   pod: string;
   end?: JudgeWorkloadEnd;
 }
-
-/** A judge's built workload and placement (judgeSpec). */
-type Built = { spec: WorkloadSpec; place: PodPlacement };
 
 /** Text a Writable collects, up to `max` bytes (the rest dropped, as a pod log is capped). */
 function collect(max: number): { stream: Writable; text: () => string } {
@@ -97,24 +90,25 @@ export class WarmJudges {
   }
 
   /**
-   * Makes the run's pools what they should be: while its worker runs, `size` ready pods per
-   * tool_validation judge whose pod a warm one can stand for (the worker's volumes shared, the
-   * program known, the payload inline); pods of a stale spec, of a judge or slot no longer
-   * wanted, or of a run no longer running go, and so do claimed pods no call of this process holds.
+   * Makes the run's pools what they should be (warmPools): while its worker runs, ready pods per
+   * tool_validation judge; pods of a stale spec, of a judge or slot no longer wanted, or of a run
+   * no longer running go, and so do claimed pods no call of this process holds.
    */
   async keep(ctx: RunContext, status: ExecutionStatus): Promise<void> {
     if (this.opts.max <= 0) return;
-    const ex = ctx.execution;
-    const namespace = namespaceOf(ex);
-    const wanted = new Map<string, Built>();
+    const { namespace, name: execution, label } = ctx.owner;
     const iteration = status.iterations?.at(-1);
+    let wanted = new Map<string, WarmPod>();
     if (status.phase === "Running" && iteration?.phase === "Running") {
-      const pool = warmPoolSize(ctx.agent, this.opts.max);
-      if (pool.problem !== undefined) this.parts.logger.warn({ agent: ctx.agent.metadata.name }, pool.problem);
-      if (pool.size > 0) for (const judge of toolJudgesOf(ctx.agent)) await this.want(ctx, judge, iteration.number, pool.size, wanted);
+      // The worker's node, from the cache: a judge of a ReadWriteOnce claim runs beside it.
+      const worker = workloadPodName(workerName(execution, iteration.number));
+      const workerNode = this.opts.pods.list(namespace).find((p) => p.metadata?.name === worker)?.spec?.nodeName;
+      const pools = warmPools(ctx, { iteration: iteration.number, cap: this.opts.max, workerNode, settings: this.parts.settings });
+      if (pools.problem !== undefined) this.parts.logger.warn({ agent: ctx.agent.metadata.name }, pools.problem);
+      wanted = pools.pods;
     }
     const have = new Set<string>();
-    for (const pod of this.poolPods(namespace, ex.metadata.name)) {
+    for (const pod of this.poolPods(namespace, label)) {
       const name = pod.metadata?.name ?? "";
       if (this.keeps(pod, namespace, wanted.get(name))) have.add(name);
       else await this.deletePod(namespace, name);
@@ -124,7 +118,7 @@ export class WarmJudges {
   }
 
   /** Whether a pool pod stays: a claimed one while a call of this process runs in it, an idle one while wanted as it is. */
-  private keeps(pod: k8s.V1Pod, namespace: string, wanted: Built | undefined): boolean {
+  private keeps(pod: k8s.V1Pod, namespace: string, wanted: WarmPod | undefined): boolean {
     const claim = pod.metadata?.annotations?.[WARM_CLAIM_ANNOTATION];
     if (claim !== undefined) return this.runs.has(`${namespace}/${claim}`);
     const ended = pod.status?.phase === "Succeeded" || pod.status?.phase === "Failed";
@@ -144,10 +138,10 @@ export class WarmJudges {
    * own pod would get (`built`, on `node`) and starts its judge there; false when none is (the
    * caller makes the cold pod). A claimed pod that no run of this process holds is deleted first.
    */
-  async start(child: Execution, judge: Agent, parent: Execution, built: Built, node: string | undefined): Promise<boolean> {
+  async start(child: Execution, judge: Agent, parent: Execution, built: WarmPod, node: string | undefined): Promise<boolean> {
     const namespace = namespaceOf(child);
     const key = `${namespace}/${child.metadata.name}`;
-    const pool = this.poolPods(namespace, parent.metadata.name);
+    const pool = this.poolPods(namespace, labelValue(parent.metadata.name));
     for (const pod of pool)
       if (pod.metadata?.annotations?.[WARM_CLAIM_ANNOTATION] === child.metadata.name && !this.runs.has(key))
         await this.deletePod(namespace, pod.metadata.name ?? "");
@@ -179,39 +173,8 @@ export class WarmJudges {
     this.cold.delete(key);
   }
 
-  /** Adds the pool of one judge (`size` slots) to `wanted`, when a warm pod can stand for its pod. */
-  private async want(ctx: RunContext, judge: string, iteration: number, size: number, wanted: Map<string, Built>): Promise<void> {
-    const ex = ctx.execution;
-    const namespace = namespaceOf(ex);
-    const raw = await this.parts.resources.agent(namespace, judge);
-    if (raw === undefined) return;
-    const template = warmTemplate(ex, judge, iteration);
-    const ws = judgeWorkspaces(ex.metadata.name, ctx.agent, template.metadata.name);
-    // A copy or snapshot is of the workspace as it is at the call: no pod can be made for it before.
-    if (ws.copies.length > 0 || ws.snapshots.length > 0) return;
-    const node = ws.onWorkerNode ? this.workerNode(namespace, workerName(ex.metadata.name, iteration)) : undefined;
-    if (ws.onWorkerNode && node === undefined) return;
-    const built = judgeSpec(template, withDefaults(raw), ws.mounts, this.parts.settings);
-    if (typeof built === "string") return;
-    const lifetimeSeconds = ctx.limits.iterationSeconds;
-    for (let slot = 0; slot < size; slot++) {
-      const name = warmName(ex.metadata.name, judge, slot);
-      const spec = warmWorkload(built.spec, { name, parent: ex.metadata.name, judge, slot, node, lifetimeSeconds });
-      if (spec === undefined) return;
-      const { parts: _parts, ...place } = built.place;
-      wanted.set(workloadPodName(name), { spec, place: { ...place, owner: ctx.owner.reference, ...(node !== undefined ? { node } : {}) } });
-    }
-  }
-
-  /** The node the worker pod of this iteration runs on, from the cache. */
-  private workerNode(namespace: string, worker: string): string | undefined {
-    const pod = this.opts.pods.list(namespace).find((p) => p.metadata?.name === workloadPodName(worker));
-    return pod?.spec?.nodeName;
-  }
-
-  /** The pool pods of one Execution in the cache (claimed ones included). */
-  private poolPods(namespace: string, execution: string): k8s.V1Pod[] {
-    const parent = labelValue(execution);
+  /** The pool pods of one Execution (by its label value) in the cache, claimed ones included. */
+  private poolPods(namespace: string, parent: string): k8s.V1Pod[] {
     return this.opts.pods
       .list(namespace)
       .filter((p) => p.metadata?.labels?.[CHILD_LABELS.role] === WARM_ROLE && p.metadata.labels[CHILD_LABELS.parent] === parent);
