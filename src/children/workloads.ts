@@ -99,13 +99,13 @@ export function mcpTokenEnvOf(agent: Agent): EnvVar[] {
 }
 
 /**
- * The program of an Agent's containers: its own `spec.runtime.command` (run on every driver),
- * else the image's program when gavel knows it (`entrypoint`: Kubernetes runs it under gavel-launch).
+ * The program of an Agent's containers when the Agent names it (`spec.runtime.command`, run on
+ * every driver); undefined: the image's program, when gavel knows it (`entrypoint`: Kubernetes
+ * runs it under gavel-launch).
  */
-function programOf(agent: Agent, entrypoint: readonly string[] | undefined): Pick<WorkloadSpec, "command" | "entrypoint"> {
+function ownProgram(agent: Agent): Pick<WorkloadSpec, "command"> | undefined {
   const command = agent.spec.runtime?.command;
-  if (command !== undefined && command.length > 0) return { command: [...command] };
-  return entrypoint !== undefined ? { entrypoint: [...entrypoint] } : {};
+  return command !== undefined && command.length > 0 ? { command: [...command] } : undefined;
 }
 
 /** The allowlist of an Agent with network allow, as the workload's egress hosts. */
@@ -158,6 +158,16 @@ export function workerWorkload(
   opts: WorkerOptions = {},
 ): WorkloadSpec {
   const writable = mounts.map((m) => ({ ...m, readOnly: false }));
+  // What the Agent says itself first; then its runtime, the env contract and its limits.
+  const program = ownProgram(agent);
+  // A url MCP server's bearer token comes from its Secret key, resolved by the kubelet (ADR 0059).
+  const own = agentEnvOf(agent, mcpTokenEnvOf(agent));
+  const network = workerNetworkOf(agent);
+  const labels = {
+    [CHILD_LABELS.execution]: labelValue(execution.metadata.name),
+    [CHILD_LABELS.role]: "worker",
+    [CHILD_LABELS.iteration]: String(run.iteration),
+  };
   // gavel's agent image runs AGENT_ENTRYPOINT; a driver's other default image is not known.
   const runtime = chooseRuntime(
     agent,
@@ -191,20 +201,15 @@ export function workerWorkload(
   return {
     name: run.name,
     image: runtime.image,
-    ...programOf(agent, runtime.entrypoint),
+    ...(program ?? (runtime.entrypoint !== undefined ? { entrypoint: [...runtime.entrypoint] } : {})),
     env,
-    // A url MCP server's bearer token comes from its Secret key, resolved by the kubelet (ADR 0059).
-    ...agentEnvOf(agent, mcpTokenEnvOf(agent)),
+    ...own,
     mounts: writable,
-    ...workerNetworkOf(agent),
+    ...network,
     resources: resourcesOf(agent),
     ...(pullPolicy !== undefined ? { pullPolicy } : {}),
     timeoutSeconds: run.timeoutSeconds,
-    labels: {
-      [CHILD_LABELS.execution]: labelValue(execution.metadata.name),
-      [CHILD_LABELS.role]: "worker",
-      [CHILD_LABELS.iteration]: String(run.iteration),
-    },
+    labels,
   };
 }
 
@@ -247,9 +252,20 @@ export function judgeWorkload(
   workerMounts: WorkloadMount[],
   opts: JudgeWorkloadOptions,
 ): WorkloadSpec | string {
+  const readOnly = workerMounts.map((m) => ({ ...m, readOnly: true }));
+  // What the judge's own manifest says first; then its runtime, its payload and its limits.
+  const program = ownProgram(judge);
+  const own = agentEnvOf(judge);
+  const network = { network: judge.spec.security?.network?.mode === "allow" ? ("allow" as const) : ("none" as const), ...egressOf(judge) };
+  const parent = child.spec.parent?.name;
+  const labels = {
+    [CHILD_LABELS.execution]: labelValue(child.metadata.name),
+    [CHILD_LABELS.role]: "judge",
+    ...(parent !== undefined ? { [CHILD_LABELS.parent]: labelValue(parent) } : {}),
+  };
+  const environment = judgeEnvironment(child, judge, readOnly);
   const runtime = chooseRuntime(judge, opts.runtimes ?? builtinRuntimes());
   if ("problem" in runtime) return `judge Agent ${judge.metadata.name}: ${runtime.problem}`;
-  const readOnly = workerMounts.map((m) => ({ ...m, readOnly: true }));
   const parts = opts.stdin ? undefined : parseDescriptor(child.metadata.annotations?.[INPUT_ANNOTATION]);
   const input = JSON.stringify(child.spec.input ?? {});
   const bytes = parts?.bytes ?? Buffer.byteLength(input);
@@ -260,29 +276,23 @@ export function judgeWorkload(
     return `spec.input: the judge payload is ${bytes} bytes; a pod gets at most ${ENV_PAYLOAD_LIMIT} in env GAVEL_INPUT, and the child names no parts (annotation ${INPUT_ANNOTATION})`;
   }
   const pullPolicy = judge.spec.runtime?.pull_policy;
-  const parent = child.spec.parent?.name;
   return {
     name: child.metadata.name,
     image: runtime.image,
-    ...programOf(judge, runtime.entrypoint),
+    ...(program ?? (runtime.entrypoint !== undefined ? { entrypoint: [...runtime.entrypoint] } : {})),
     env: {
       ...runtime.env,
-      ...judgeEnvironment(child, judge, readOnly),
+      ...environment,
       ...(fits ? { GAVEL_INPUT: input } : {}),
       ...(parts !== undefined ? { [AGENT_ENV.inputDir]: INPUT_DIR } : {}),
     },
-    ...agentEnvOf(judge),
+    ...own,
     ...(opts.stdin ? { stdin: input } : {}),
     mounts: readOnly,
-    network: judge.spec.security?.network?.mode === "allow" ? "allow" : "none",
-    ...egressOf(judge),
+    ...network,
     resources: resourcesOf(judge),
     ...(pullPolicy !== undefined ? { pullPolicy } : {}),
     timeoutSeconds: childTimeoutSeconds(child, judge),
-    labels: {
-      [CHILD_LABELS.execution]: labelValue(child.metadata.name),
-      [CHILD_LABELS.role]: "judge",
-      ...(parent !== undefined ? { [CHILD_LABELS.parent]: labelValue(parent) } : {}),
-    },
+    labels,
   };
 }

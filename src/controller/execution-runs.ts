@@ -4,11 +4,9 @@
 // compute (the engine's state rebuilt from the status: restoreState, then decide), apply (the
 // worker, judge children and file readers the engine asks for), and hand the status (with the
 // Guarded condition's data) to ExecutionStatusWriter.
-import { AGENT_ENV } from "../api/agent-env.js";
 import { withDefaults } from "../api/defaults.js";
 import type { Agent, Execution } from "../api/types.js";
-import { defaultImages } from "../children/images.js";
-import { ownerMarks, workerNetworkOf, workerWorkload, type WorkerRun } from "../children/workloads.js";
+import { ownerMarks, workerNetworkOf, type WorkerRun } from "../children/workloads.js";
 import { workerName } from "../engine/child-names.js";
 import type { JudgeOutcome } from "../engine/gradient.js";
 import { outcomeOfStatus } from "../engine/phases.js";
@@ -33,13 +31,13 @@ import { removeEarlierRun, type EarlierRunAccess } from "./earlier-run.js";
 import type { ExecutionCredentials } from "./execution-credentials.js";
 import type { EngineEvent } from "./execution-events.js";
 import { ensureWorkload, namespaceOf, requeueAt, streamsOf, type ExecutionParts, type RunContext } from "./execution-parts.js";
-import { CANCEL_ANNOTATION, claimName, placementOf, workerPlacement, workloadPodName, workspaceMounts } from "./execution-pods.js";
+import { CANCEL_ANNOTATION, claimName, placementOf, workloadPodName } from "./execution-pods.js";
 import { judgeNamesOf } from "./execution-state.js";
 import { traced, waitingForGate, type ExecutionStatusWriter } from "./execution-status.js";
 import type { FileReaders } from "./file-readers.js";
-import { gateAccess, isRestrictedNetwork, workerGatePolicy, type GateAccess } from "./gate-egress.js";
+import { gateAccess, isRestrictedNetwork, type GateAccess } from "./gate-egress.js";
 import type { JudgeChildren } from "./judge-children.js";
-import { wantsMcpEndpoint, withMcpEndpoint, withMcpServerSidecars } from "./mcp-sidecars.js";
+import { workerPod } from "./worker-pod.js";
 import { readWorkerResult, storeWorkerResult } from "./stored-parts.js";
 import type { WorkspaceCopies } from "./workspace-copies.js";
 import type { WorkspaceSnapshots } from "./workspace-snapshots.js";
@@ -280,9 +278,8 @@ export class ExecutionRuns {
 
   /**
    * Iteration N's worker, after its claims and with its credential; the readers of earlier
-   * iterations go. A worker whose network is restricted (none, or an allowlist) gets the
-   * gate's address and an egress rule to it (gate-egress.ts), so its tool calls still reach
-   * the gate and nothing else opens up.
+   * iterations go. Its pod is assembled in worker-pod.ts; a restricted network (none, or an
+   * allowlist) needs the gate's address first (gate-egress.ts), so its tool calls still reach it.
    */
   private async startWorker(ctx: RunContext, state: EngineState, run: WorkerRun): Promise<void> {
     const ex = ctx.execution;
@@ -290,27 +287,16 @@ export class ExecutionRuns {
     const { traces, credentials } = this.access;
     await this.access.copies.ensureClaims(ctx.owner, ctx.agent);
     await this.access.readers.removeBefore(ex, run.iteration);
-    const mounts = workspaceMounts(ex.metadata.name, ctx.agent, false);
-    // The gate's address for a restricted worker is known before its spec is built, so it is built once.
-    const access = settings.natsUrl !== "" && isRestrictedNetwork(workerNetworkOf(ctx.agent)) ? await this.gateAccess() : undefined;
-    const options = {
-      natsUrl: access?.url ?? settings.natsUrl,
-      ...(settings.runtimes !== undefined ? { runtimes: settings.runtimes } : {}),
-      ...(traces !== undefined ? { traceParent: traces.iterationParent(traced(ex, ctx.agent), run.iteration) } : {}),
-    };
-    let spec = workerWorkload(ex, ctx.agent, run, mounts, options);
-    let place = workerPlacement(ctx.owner, ctx.agent, settings.readerImage);
-    if (access !== undefined) place = { ...place, gate: { policy: workerGatePolicy(access), egress: access.egress } };
-    // The Agent's MCP server images run beside the worker (ADR 0066); an agent gavel did not
-    // write gets its tools through the in-pod MCP endpoint, which starts after them (ADR 0061).
-    place = withMcpServerSidecars(place, ctx.agent);
-    if (wantsMcpEndpoint(ctx.agent, spec.env?.[AGENT_ENV.natsUrl] ?? "")) {
-      const endpoint = withMcpEndpoint(spec, ctx.agent, defaultImages().worker);
-      spec = endpoint.spec;
-      place = { ...place, sidecars: [...(place.sidecars ?? []), endpoint.sidecar] };
-    }
-    if (credentials !== undefined) place = { ...place, credentialSecret: await credentials.ensure(ctx, state.startedAtMs ?? now()) };
-    await ensureWorkload(this.parts, spec, place);
+    const gate = settings.natsUrl !== "" && isRestrictedNetwork(workerNetworkOf(ctx.agent)) ? await this.gateAccess() : undefined;
+    const credentialSecret = await credentials?.ensure(ctx, state.startedAtMs ?? now());
+    const traceParent = traces?.iterationParent(traced(ex, ctx.agent), run.iteration);
+    const pod = workerPod(ctx, run, {
+      settings,
+      ...(gate !== undefined ? { gate } : {}),
+      ...(traceParent !== undefined ? { traceParent } : {}),
+      ...(credentialSecret !== undefined ? { credentialSecret } : {}),
+    });
+    await ensureWorkload(this.parts, pod.spec, pod.place);
   }
 
   private gateAccess(): Promise<GateAccess> {

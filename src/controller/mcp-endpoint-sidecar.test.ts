@@ -5,7 +5,7 @@ import { describe, expect, it } from "vitest";
 import type { Agent, Execution } from "../api/types.js";
 import { workerWorkload } from "../children/workloads.js";
 import { podFor, WORKER_CREDS_DIR } from "../runtime/kubernetes/pod-workloads.js";
-import { MCP_ENDPOINT_CONTAINER, MCP_ENDPOINT_READY_FILE, wantsMcpEndpoint, withMcpEndpoint } from "./mcp-sidecars.js";
+import { MCP_ENDPOINT_CONTAINER, MCP_ENDPOINT_READY_FILE, wantsMcpEndpoint, withMcpEndpoint } from "./worker-pod.js";
 
 const agent: Agent = {
   apiVersion: "100monkeys.ai/v1",

@@ -4,9 +4,9 @@
 // Security restricted requires.
 import { describe, expect, it } from "vitest";
 import type { Agent, Execution } from "../api/types.js";
-import { workerWorkload } from "../children/workloads.js";
+import { ownerMarks } from "../children/workloads.js";
 import { podFor } from "../runtime/kubernetes/pod-workloads.js";
-import { MCP_ENDPOINT_CONTAINER, mcpServerContainerNames, withMcpEndpoint, withMcpServerSidecars } from "./mcp-sidecars.js";
+import { MCP_ENDPOINT_CONTAINER, mcpServerContainerNames, workerPod } from "./worker-pod.js";
 
 const agent: Agent = {
   apiVersion: "100monkeys.ai/v1",
@@ -33,22 +33,17 @@ const agent: Agent = {
 const execution = {
   apiVersion: "100monkeys.ai/v1",
   kind: "Execution",
-  metadata: { name: "t-1", namespace: "team" },
+  metadata: { name: "t-1", namespace: "team", uid: "u-1" },
   spec: { agentRef: { name: "tools" } },
 } as Execution;
-const mounts = [{ name: "workspace", source: "t-1-workspace", mountPath: "/workspace", readOnly: false }];
-const natsUrl = "nats://gavel-nats.gavel-system:4222";
+const settings = { readerImage: "gavel/base:test", natsUrl: "nats://gavel-nats.gavel-system:4222", retentionSeconds: 600 };
 
+/** The worker's pod as the reconciler assembles it (workerPod). */
 function pod(a: Agent = agent) {
-  const spec = workerWorkload(execution, a, { name: "t-1-i1", iteration: 1, timeoutSeconds: 120 }, mounts, { natsUrl, now: 0 });
-  let place = withMcpServerSidecars({ namespace: "team", credentialSecret: "t-1-nats" }, a);
-  let s = spec;
-  if (a.spec.mcp_endpoint?.enabled === true) {
-    const endpoint = withMcpEndpoint(spec, a, "gavel/agent:9.9.9");
-    s = endpoint.spec;
-    place = { ...place, sidecars: [...(place.sidecars ?? []), endpoint.sidecar] };
-  }
-  return podFor(s, place, { instance: "ex", writerUser: { uid: 1000, gid: 1000 } });
+  const ctx = { execution, agent: a, judges: new Map(), limits: { iterationSeconds: 120, maxIterations: 1 }, owner: ownerMarks(execution) };
+  const run = { name: "t-1-i1", iteration: 1, timeoutSeconds: 120 };
+  const { spec, place } = workerPod(ctx, run, { settings, credentialSecret: "t-1-nats" });
+  return podFor(spec, place, { instance: "ex", writerUser: { uid: 1000, gid: 1000 } });
 }
 
 describe("an Agent's MCP server images in the worker's pod", () => {
@@ -94,11 +89,9 @@ describe("an Agent's MCP server images in the worker's pod", () => {
     }
   });
 
-  it("leave a pod without image servers as it was", () => {
-    const place = { namespace: "team" };
-    expect(
-      withMcpServerSidecars(place, { ...agent, spec: { ...agent.spec, mcp_servers: [agent.spec.mcp_servers?.[0] ?? { name: "x" }] } }),
-    ).toBe(place);
+  it("leave a pod without image servers without sidecars", () => {
+    const commandOnly = { ...agent, spec: { ...agent.spec, mcp_servers: [agent.spec.mcp_servers?.[0] ?? { name: "x" }] } };
+    expect(pod(commandOnly).spec?.initContainers).toBeUndefined();
   });
 
   it("have container names that are DNS labels, unique and fixed by spec order", () => {

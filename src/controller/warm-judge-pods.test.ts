@@ -137,8 +137,7 @@ describe("warm judge pods", () => {
     const judgeWorkload = built(template);
     const spec = warmWorkload(judgeWorkload, {
       name: warmName("demo", "rule-judge", 0),
-      parent: "demo",
-      judge: "rule-judge",
+      labels: { parent: "demo", judge: "rule-judge" },
       slot: 0,
       node: undefined,
       lifetimeSeconds: 600,
@@ -169,8 +168,7 @@ describe("warm judge pods", () => {
     const b = built(callChild(2));
     const warm = warmWorkload(built(warmTemplate(parent, "rule-judge", 1)), {
       name: "w",
-      parent: "demo",
-      judge: "rule-judge",
+      labels: { parent: "demo", judge: "rule-judge" },
       slot: 0,
       node: "n1",
       lifetimeSeconds: 60,
@@ -184,7 +182,7 @@ describe("warm judge pods", () => {
     expect(
       warmWorkload(
         { ...unknown, image: "someone/judge:1" },
-        { name: "w", parent: "demo", judge: "j", slot: 0, node: undefined, lifetimeSeconds: 60 },
+        { name: "w", labels: { parent: "demo", judge: "j" }, slot: 0, node: undefined, lifetimeSeconds: 60 },
       ),
     ).toBeUndefined();
   });

@@ -74,12 +74,12 @@ export function warmPools(
     const built = judgeSpec(template, agent, ws.mounts, o.settings);
     if (typeof built === "string") continue;
     const { parts: _parts, ...place } = built.place;
+    const labels = { parent: ctx.owner.label, judge: labelValue(judge) };
     for (let slot = 0; slot < size; slot++) {
       const name = warmName(ctx.owner.name, judge, slot);
       const spec = warmWorkload(built.spec, {
         name,
-        parent: ctx.owner.name,
-        judge,
+        labels,
         slot,
         node,
         lifetimeSeconds: ctx.limits.iterationSeconds,
@@ -154,13 +154,13 @@ export function warmFingerprint(spec: WorkloadSpec, node: string | undefined): s
 
 /**
  * A warm pod's workload from a judge's (judgeSpec of warmTemplate): the same image, variables
- * shared by every call, mounts, network, limits and labels, but gavel-launch --wait instead of
+ * shared by every call, mounts, network, limits and labels (its parent's and judge's label values), but gavel-launch --wait instead of
  * the program (the placement must run it under gavel-launch), living `lifetimeSeconds`.
  * Undefined when gavel does not know the judge's program (it could not be started by exec).
  */
 export function warmWorkload(
   judgeSpec: WorkloadSpec,
-  o: { name: string; parent: string; judge: string; slot: number; node: string | undefined; lifetimeSeconds: number },
+  o: { name: string; labels: { parent: string; judge: string }; slot: number; node: string | undefined; lifetimeSeconds: number },
 ): WorkloadSpec | undefined {
   if (programOf(judgeSpec) === undefined) return undefined;
   const { entrypoint: _entrypoint, stdin: _stdin, ...rest } = judgeSpec;
@@ -172,10 +172,10 @@ export function warmWorkload(
     env: sharedEnv(judgeSpec),
     timeoutSeconds: o.lifetimeSeconds,
     labels: {
-      [CHILD_LABELS.execution]: labelValue(o.parent),
-      [CHILD_LABELS.parent]: labelValue(o.parent),
+      [CHILD_LABELS.execution]: o.labels.parent,
+      [CHILD_LABELS.parent]: o.labels.parent,
       [CHILD_LABELS.role]: WARM_ROLE,
-      [WARM_LABELS.judge]: labelValue(o.judge),
+      [WARM_LABELS.judge]: o.labels.judge,
       [WARM_LABELS.slot]: String(o.slot),
       [WARM_LABELS.fingerprint]: warmFingerprint(judgeSpec, o.node),
     },

@@ -96,19 +96,19 @@ export class WarmJudges {
    */
   async keep(ctx: RunContext, status: ExecutionStatus): Promise<void> {
     if (this.opts.max <= 0) return;
-    const { namespace, name: execution, label } = ctx.owner;
+    const namespace = ctx.owner.namespace;
     const iteration = status.iterations?.at(-1);
     let wanted = new Map<string, WarmPod>();
     if (status.phase === "Running" && iteration?.phase === "Running") {
       // The worker's node, from the cache: a judge of a ReadWriteOnce claim runs beside it.
-      const worker = workloadPodName(workerName(execution, iteration.number));
+      const worker = workloadPodName(workerName(ctx.owner.name, iteration.number));
       const workerNode = this.opts.pods.list(namespace).find((p) => p.metadata?.name === worker)?.spec?.nodeName;
       const pools = warmPools(ctx, { iteration: iteration.number, cap: this.opts.max, workerNode, settings: this.parts.settings });
       if (pools.problem !== undefined) this.parts.logger.warn({ agent: ctx.agent.metadata.name }, pools.problem);
       wanted = pools.pods;
     }
     const have = new Set<string>();
-    for (const pod of this.poolPods(namespace, label)) {
+    for (const pod of this.poolPods(namespace, ctx.owner.label)) {
       const name = pod.metadata?.name ?? "";
       if (this.keeps(pod, namespace, wanted.get(name))) have.add(name);
       else await this.deletePod(namespace, name);

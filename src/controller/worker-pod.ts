@@ -1,4 +1,8 @@
-// The MCP containers of a worker's pod, each a native sidecar that starts before the worker:
+// A worker's pod, assembled in one place (workerPod): its workload (the worker runtime's env
+// contract, children/workloads.ts) with its claims read-write, its placement (the copy source
+// its tool-call judges' stream copies read, ADR 0041), the gate's egress for a restricted
+// network (ADR 0021), its NATS credential, and its MCP containers, each a native sidecar that
+// starts before the worker:
 // - an Agent's MCP server images (ADR 0066), which serve Streamable HTTP on the pod's loopback,
 //   where the worker runtime reaches them as it reaches a url server. Each is the server's image
 //   and nothing of gavel's: none of the worker's volumes, variables or NATS credential, a /tmp of
@@ -11,10 +15,52 @@
 import { AGENT_ENV } from "../api/agent-env.js";
 import { DEFAULT_MCP_ENDPOINT_PORT } from "../api/mcp-schema.js";
 import type { Agent, McpServerSpec } from "../api/types.js";
-import { AGENT_ENTRYPOINT } from "../children/images.js";
+import { AGENT_ENTRYPOINT, defaultImages } from "../children/images.js";
+import { workerWorkload, type WorkerRun } from "../children/workloads.js";
 import type { PodPlacement, PodSidecar } from "../runtime/kubernetes.js";
 import type { WorkloadSpec } from "../runtime/workload.js";
 import { TRACEPARENT_ENV } from "../telemetry/trace-context.js";
+import type { ExecutionSettings, RunContext } from "./execution-parts.js";
+import { workerPlacement, workspaceMounts } from "./execution-pods.js";
+import { workerGatePolicy, type GateAccess } from "./gate-egress.js";
+
+/** What a worker's pod is made of beyond its run and its Execution's context. */
+export interface WorkerPodInputs {
+  settings: ExecutionSettings;
+  /** The gate's address and egress rule, for a worker whose network is restricted (gate-egress.ts). */
+  gate?: GateAccess;
+  /** The iteration span's W3C traceparent, when the Execution is traced. */
+  traceParent?: string;
+  /** The Secret of the worker's NATS credential (execution-credentials.ts). */
+  credentialSecret?: string;
+}
+
+/**
+ * Iteration N's worker pod, top to bottom: its MCP server images, its claims and placement (with
+ * the copy source), the gate's egress, its workload, the in-pod MCP endpoint, its credential.
+ */
+export function workerPod(ctx: RunContext, run: WorkerRun, o: WorkerPodInputs): { spec: WorkloadSpec; place: PodPlacement } {
+  const servers = mcpServerSidecars(ctx.agent);
+  const mounts = workspaceMounts(ctx.owner.name, ctx.agent, false);
+  let place = workerPlacement(ctx.owner, ctx.agent, o.settings.readerImage);
+  // A restricted worker gets the gate's address and a rule to reach it, and nothing else opens up.
+  if (o.gate !== undefined) place = { ...place, gate: { policy: workerGatePolicy(o.gate), egress: o.gate.egress } };
+  let spec = workerWorkload(ctx.execution, ctx.agent, run, mounts, {
+    natsUrl: o.gate?.url ?? o.settings.natsUrl,
+    ...(o.settings.runtimes !== undefined ? { runtimes: o.settings.runtimes } : {}),
+    ...(o.traceParent !== undefined ? { traceParent: o.traceParent } : {}),
+  });
+  // The servers start before the worker and before the endpoint, which serves their tools too.
+  const sidecars = [...(place.sidecars ?? []), ...servers];
+  if (wantsMcpEndpoint(ctx.agent, spec.env?.[AGENT_ENV.natsUrl] ?? "")) {
+    const endpoint = withMcpEndpoint(spec, ctx.agent, defaultImages().worker);
+    spec = endpoint.spec;
+    sidecars.push(endpoint.sidecar);
+  }
+  if (sidecars.length > 0) place = { ...place, sidecars };
+  if (o.credentialSecret !== undefined) place = { ...place, credentialSecret: o.credentialSecret };
+  return { spec, place };
+}
 
 /** The container names of the Agent's image servers, in spec order: mcp-<server>, `_` written `-` (a container name is a DNS label). */
 export function mcpServerContainerNames(servers: readonly McpServerSpec[]): string[] {
@@ -43,15 +89,6 @@ export function mcpServerSidecars(agent: Agent): PodSidecar[] {
       mounts: [],
       ownTmp: true,
     }));
-}
-
-/**
- * The worker's placement with its image servers' sidecars after the ones it has (the copy
- * source), so each server starts before the worker and before an MCP endpoint added later.
- */
-export function withMcpServerSidecars(place: PodPlacement, agent: Agent): PodPlacement {
-  const sidecars = mcpServerSidecars(agent);
-  return sidecars.length === 0 ? place : { ...place, sidecars: [...(place.sidecars ?? []), ...sidecars] };
 }
 
 /** The sidecar's container name (`kubectl logs -c gavel-mcp-endpoint`). */
