@@ -210,16 +210,16 @@ export class ExecutionReconciler {
     const copies = new WorkspaceCopies(this.parts, { kc: opts.kc, pods });
     const snapshots = new WorkspaceSnapshots(opts.kc);
     const judgeAccess = { status: this.status, copies, snapshots, ...(gate !== undefined ? { gate } : {}) };
-    this.judges = new JudgeChildren(this.parts, { ...judgeAccess, ...warmJudgesOf(this.parts, opts.kc, pods, opts.warmJudges) });
-    const readers = new FileReaders(this.parts);
-    const caches = { pods, executions: this.executions };
+    const warm = warmJudgesOf(this.parts, opts.kc, pods, opts.warmJudges);
+    this.judges = new JudgeChildren(this.parts, { ...judgeAccess, ...warm });
     this.runs = new ExecutionRuns(this.parts, {
       status: this.status,
       judges: this.judges,
-      readers,
+      readers: new FileReaders(this.parts),
       copies,
       snapshots,
-      caches,
+      caches: { pods, executions: this.executions },
+      ...warm,
       ...optional,
       gate: gate ?? NO_GATE,
       ...(credentials !== undefined ? { credentials } : {}),

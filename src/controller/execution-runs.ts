@@ -40,6 +40,7 @@ import type { JudgeChildren } from "./judge-children.js";
 import { workerPod } from "./worker-pod.js";
 import { readWorkerResult, storeWorkerResult } from "./stored-parts.js";
 import type { WorkspaceCopies } from "./workspace-copies.js";
+import type { WarmJudges } from "./warm-judges.js";
 import type { WorkspaceSnapshots } from "./workspace-snapshots.js";
 
 /** The concerns a run uses, and what it reads beyond them. */
@@ -55,6 +56,8 @@ export interface RunAccess {
   gate: GateStatus;
   traces?: ExecutionTraces;
   credentials?: ExecutionCredentials;
+  /** The warm judge pods of its tool-call judges (ADR 0070); none when the controller keeps none. */
+  warm?: WarmJudges;
 }
 
 /** Runs the outer loop of top-level Executions. */
@@ -98,7 +101,7 @@ export class ExecutionRuns {
     if (isTerminal(state.status.phase)) {
       await this.parts.workloads.retireOwned(namespace, ex.metadata.name, this.parts.settings.retentionSeconds);
       await credentials?.release(namespace, ex.metadata.name, ex.metadata.uid);
-    } else await this.access.judges.keepWarm(ctx, state.status);
+    } else await this.access.warm?.keep(ctx, state.status);
     const deadline = nextDeadline(ctx, state);
     const wake = Math.min(deadline === undefined ? Infinity : requeueAt(deadline, this.parts.now()), foldAgainInMs ?? Infinity);
     return wake === Infinity ? {} : { requeueAfterMs: wake };

@@ -4,7 +4,7 @@
 // decision (judgeRunStep, src/engine/judge-run.ts) from what is observed here: its spawn
 // error, its judge Agent, its parent, its workload's end and the clock.
 import { withDefaults } from "../api/defaults.js";
-import type { Agent, Execution, ExecutionStatus } from "../api/types.js";
+import type { Agent, Execution } from "../api/types.js";
 import { SPAWN_ERROR_ANNOTATION, validationJudgeChild } from "../children/child-executions.js";
 import { workerName } from "../engine/child-names.js";
 import { judgeRunStep, stoppedByParent, type JudgeRunContext, type JudgeRunObservation } from "../engine/judge-run.js";
@@ -15,7 +15,7 @@ import type { GateStatus } from "./gate-status.js";
 import { ownerMarks } from "../children/workloads.js";
 import { judgeSpec, judgeWorkspaces, placementOf, workspaceMounts } from "./execution-pods.js";
 import { resultName } from "./stored-parts.js";
-import { ensureWorkload, namespaceOf, requeueAt, streamsOf, type ExecutionParts, type RunContext } from "./execution-parts.js";
+import { ensureWorkload, namespaceOf, requeueAt, streamsOf, type ExecutionParts } from "./execution-parts.js";
 import type { ExecutionStatusWriter } from "./execution-status.js";
 import type { WorkspaceCopies } from "./workspace-copies.js";
 import type { WorkspaceSnapshots } from "./workspace-snapshots.js";
@@ -54,11 +54,6 @@ export class JudgeChildren {
       workerMounts: workspaceMounts(ex.metadata.name, ctx.agent, true),
     });
     if (await this.parts.resources.createJudgeChild(body)) this.parts.count.childCreated();
-  }
-
-  /** Keeps the warm pools of a run's tool-call judges (ADR 0070), when the controller keeps any. */
-  async keepWarm(ctx: RunContext, status: ExecutionStatus): Promise<void> {
-    await this.access.warm?.keep(ctx, status);
   }
 
   /** Ends a judge child its parent stops (cancelled, or past the parent's deadline); a verdict its own reconcile just wrote stands. */

@@ -23,9 +23,9 @@ export function regexTargetPath(spec: RegexValidatorSpec): string | undefined {
  * `streamsMerged`: why the driver's stdout holds stderr too; a failing match on stdout says so.
  */
 export function validateRegex(spec: RegexValidatorSpec, subject: FileContent, streamsMerged?: string): ValidatorOutcome {
+  const where = regexTargetPath(spec) ?? "stdout";
   const compiled = compilePattern(spec.pattern);
   if (!compiled.ok) return deterministic(false, compiled.error);
-  const where = regexTargetPath(spec) ?? "stdout";
   if (!subject.ok) {
     return deterministic(false, subject.reason === "missing" ? `${where} does not exist` : `${where} could not be read: ${subject.detail}`);
   }
