@@ -93,7 +93,7 @@ export const TOOL_CALL_DECISION_SCHEMA = {
       required: ["name", "outcome"],
       properties: {
         name: { type: "string" },
-        outcome: { enum: ["approved", "denied", "timed_out"] },
+        outcome: { enum: ["approved", "denied", "timed_out", "withdrawn"] },
         decidedBy: { type: "string" },
         reason: { type: "string" },
         failIteration: { type: "boolean" },

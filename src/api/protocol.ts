@@ -55,8 +55,9 @@ export type BlockedBy = "guard" | "judge" | "approval" | "none";
 export interface ApprovalRecord {
   /** The ToolApproval object. */
   name: string;
-  outcome: "approved" | "denied" | "timed_out";
-  /** The authenticated user who decided; absent when it timed out. */
+  /** withdrawn: the run ended (cancelled, deleted) while the call waited; nobody decided. */
+  outcome: "approved" | "denied" | "timed_out" | "withdrawn";
+  /** The authenticated user who decided; absent when nobody did. */
   decidedBy?: string;
   reason?: string;
   /** With timed_out: the iteration fails (onTimeout: fail), not only the call. */

@@ -15,7 +15,7 @@ export type ApprovalMode = (typeof APPROVAL_MODES)[number];
 export const APPROVAL_ON_TIMEOUT = ["deny", "fail"] as const;
 export type ApprovalOnTimeout = (typeof APPROVAL_ON_TIMEOUT)[number];
 /** Where an approval stands: waiting, or how it ended. */
-export const APPROVAL_PHASES = ["Pending", "Approved", "Denied", "TimedOut"] as const;
+export const APPROVAL_PHASES = ["Pending", "Approved", "Denied", "TimedOut", "Withdrawn"] as const;
 export type ApprovalPhase = (typeof APPROVAL_PHASES)[number];
 
 /** The verb of `toolapprovals` a decider needs (as `approve` on certificatesigningrequests/approval). */
@@ -85,7 +85,9 @@ const toolApprovalStatus = obj("The decision and how the approval ended.", {
     },
     { required: ["approved", "decidedBy", "digest"] },
   ),
-  phase: str("Pending, or how it ended: Approved, Denied, TimedOut (written by the gate).", { enum: [...APPROVAL_PHASES] }),
+  phase: str("Pending, or how it ended: Approved, Denied, TimedOut, Withdrawn (its run ended while it waited); written by the gate.", {
+    enum: [...APPROVAL_PHASES],
+  }),
   message: str("What the worker was told."),
   conditions,
 });

@@ -39,6 +39,11 @@ describe("gavel approve|deny refusals", () => {
     );
     expect(refusal(approval(undefined, "2026-12-07T14:59:59Z"), execution("uid-1"), now)).toContain("expired at");
   });
+  it("refuses one withdrawn because its run ended while it waited, saying why", () => {
+    expect(refusal(approval({ phase: "Withdrawn", message: "the run was cancelled" }), execution("uid-1"), now)).toBe(
+      "toolapproval run-i1-s1-a0badf00d was withdrawn: the run was cancelled",
+    );
+  });
   it("refuses one whose Execution is gone or is another run of the same name", () => {
     expect(refusal(approval(), undefined, now)).toBe("toolapproval run-i1-s1-a0badf00d: its Execution run is gone");
     expect(refusal(approval(), execution("uid-2"), now)).toContain("is gone");

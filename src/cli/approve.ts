@@ -17,6 +17,7 @@ const PLURAL = "toolapprovals";
 export function refusal(a: ToolApproval, execution: Execution | undefined, now: Date): string | undefined {
   const d = a.status?.decision;
   if (d !== undefined) return `toolapproval ${a.metadata.name} is already decided: ${d.approved ? "approved" : "denied"} by ${d.decidedBy}`;
+  if (a.status?.phase === "Withdrawn") return `toolapproval ${a.metadata.name} was withdrawn: ${a.status.message ?? "its run ended"}`;
   if (a.status?.phase === "TimedOut" || now.getTime() >= Date.parse(a.spec.deadline))
     return `toolapproval ${a.metadata.name} expired at ${a.spec.deadline} (onTimeout: ${a.spec.onTimeout})`;
   if (execution === undefined || (a.spec.executionUID !== undefined && execution.metadata.uid !== a.spec.executionUID))

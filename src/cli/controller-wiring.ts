@@ -143,7 +143,7 @@ export async function wireControllers(d: ControllerDeps): Promise<Controllers> {
         ...(creds !== undefined ? { creds } : {}),
         ...(config.nats.streamReplicas !== undefined ? { store: { replicas: config.nats.streamReplicas } } : {}),
         onToolCall: (ns, name) => executions.queue.addAfter(`${ns}/${name}`, 1000),
-        executions: (ns, name) => executions.cached(ns, name),
+        executions: { get: (ns, name) => executions.cache.get(name, ns), on: (handler) => executions.cache.on(handler) },
         // Agents' Ready and unfinished Executions' Guarded condition follow the gate's NATS.
         onAvailabilityChange: () => {
           readiness.requeueAll();

@@ -21,7 +21,7 @@ import { EventStream } from "../transport/event-stream.js";
 import { parseDecisionSubject, ToolCallRefusal, ToolCallService, type ToolCallStoreOptions } from "../gate/tool-call.js";
 import type { EngineEvent } from "./execution-events.js";
 import { GateEventOutbox } from "./gate-event-outbox.js";
-import { ToolApprovals } from "./tool-approvals.js";
+import { ToolApprovals, type ExecutionCache } from "./tool-approvals.js";
 import { workspaceMounts } from "./execution-pods.js";
 import { JudgeChildWatch } from "./judge-child-watch.js";
 import { toolCallNote } from "./kubernetes-events.js";
@@ -57,9 +57,9 @@ export interface ClusterGateOptions {
   /**
    * The controller's Execution cache (its informer), when it has one: a cached read of an
    * Execution whose uid the cache no longer shows (deleted and created again under the same
-   * name) is read again before any call is decided with it.
+   * name) is read again before any call is decided with it; a call waiting for a person stops when its run ends.
    */
-  executions?: (namespace: string, name: string) => Execution | undefined;
+  executions?: ExecutionCache;
 }
 
 /** One read of the Execution a proposal names: what decides its calls, or why none may be decided. */
@@ -102,7 +102,7 @@ export class ClusterGate {
     this.metrics = gateMetrics(opts.metrics ?? new Registry());
     this.outbox = new GateEventOutbox(() => this.events, this.metrics, opts.logger);
     const notices = { event: (ex: Execution, note: EventNote) => this.kubeEvents.record(ex, note), publish: this.publish.bind(this) };
-    this.approvals = new ToolApprovals(opts.kc, notices, opts.logger);
+    this.approvals = new ToolApprovals(opts, notices);
     this.judgeChildren = new JudgeChildWatch({
       kc: opts.kc,
       ...(opts.namespaces !== undefined ? { namespaces: opts.namespaces } : {}),
@@ -162,7 +162,7 @@ export class ClusterGate {
   /** Stops answering (running decides finish or are taken over by another replica). */
   async stop(graceMs?: number): Promise<void> {
     await this.service?.stop(graceMs);
-    await this.judgeChildren.stop();
+    await Promise.all([this.judgeChildren.stop(), this.approvals.stop()]);
     await this.outbox.drained();
   }
 
@@ -219,7 +219,7 @@ export class ClusterGate {
 
   /** True when the controller's cache shows an Execution of that name under another uid than the read's (re-created). */
   private replaced(p: ToolCallProposal, uid: string | undefined): boolean {
-    const current = this.opts.executions?.(p.namespace, p.execution);
+    const current = this.opts.executions?.get(p.namespace, p.execution);
     return current !== undefined && current.metadata.uid !== uid;
   }
 

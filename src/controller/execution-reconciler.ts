@@ -255,9 +255,9 @@ export class ExecutionReconciler {
     return this.controller.unsynced();
   }
 
-  /** The Execution as this replica's cache holds it (every replica watches, leader or not). */
-  cached(namespace: string, name: string): Execution | undefined {
-    return this.executions.get(name, namespace);
+  /** The Executions as this replica's cache holds them, and their changes (every replica watches, leader or not). */
+  get cache(): Pick<Informer<Execution>, "get" | "on"> {
+    return this.executions;
   }
 
   /** Whether this replica reconciles (always true without leader election). */

@@ -7,19 +7,20 @@ import { createHash } from "node:crypto";
 import * as k8s from "@kubernetes/client-node";
 import type { ToolCallProposal } from "../api/protocol.js";
 import { API_VERSION, GROUP, VERSION, type ApprovalPhase, type Execution, type ToolApproval } from "../api/types.js";
-import { sleep } from "../backoff.js";
 import { toolApprovalName } from "../engine/child-names.js";
-import { ignoreNotFound, isConflict, messageOf, TransientError } from "../errors.js";
+import { ignoreNotFound, isConflict, isNotFound, messageOf, TransientError } from "../errors.js";
 import type { ApprovalAnswer, ApprovalRequest, Approver } from "../gate/gate.js";
 import { shownArguments } from "../gate/approval.js";
 import type { Logger } from "../telemetry/logger.js";
 import { ownerOf } from "../children/workloads.js";
+import { ApprovalWatch, type ApprovalWatchOptions } from "./approval-watch.js";
+
+/** The controller's Execution cache, as the approvals read it (approval-watch.ts). */
+export type { ExecutionCache } from "./approval-watch.js";
 import type { EngineEvent } from "./execution-events.js";
 import type { EventNote } from "./runtime/event-recorder.js";
 
 const PLURAL = "toolapprovals";
-/** How often a pending approval is read again; a decision reaches the worker within about this. */
-const POLL_MS = 1000;
 
 /** What the approvals lend from the gate: Kubernetes Events and the event stream of an Execution. */
 export interface ApprovalNotices {
@@ -30,14 +31,21 @@ export interface ApprovalNotices {
 /** ToolApprovals on one API server, as the gate creates and waits on them. */
 export class ToolApprovals {
   private readonly custom: k8s.CustomObjectsApi;
+  private readonly watch: ApprovalWatch;
+  private readonly logger: Logger | undefined;
 
   constructor(
-    kc: k8s.KubeConfig,
+    opts: ApprovalWatchOptions,
     private readonly notices: ApprovalNotices,
-    private readonly logger?: Logger,
-    private readonly pollMs = POLL_MS,
   ) {
-    this.custom = kc.makeApiClient(k8s.CustomObjectsApi);
+    this.custom = opts.kc.makeApiClient(k8s.CustomObjectsApi);
+    this.watch = new ApprovalWatch(opts);
+    this.logger = opts.logger;
+  }
+
+  /** Stops watching (waits in flight are taken over by the replica that takes their claims). */
+  async stop(): Promise<void> {
+    await this.watch.stop();
   }
 
   /** The Approver of one Execution's calls. */
@@ -65,19 +73,27 @@ export class ToolApprovals {
         once: `${name}.pending`,
       });
     }
-    const answer = await this.outcome(current);
-    current = (await this.read(namespace, name)) ?? current;
-    const phase: ApprovalPhase = answer.outcome === "approved" ? "Approved" : answer.outcome === "denied" ? "Denied" : "TimedOut";
+    const answer = await this.outcome(current, { namespace, name: execution.metadata.name, uid: execution.metadata.uid ?? "" });
+    const phase = PHASE[answer.outcome];
     const told =
       answer.outcome === "timed_out"
         ? "approval timed out"
-        : `${answer.outcome} by ${answer.decidedBy ?? "?"}${answer.reason ? `: ${answer.reason}` : ""}`;
-    if (current.status?.phase !== phase) await this.setPhase(current, phase, told).catch(() => undefined);
+        : answer.outcome === "withdrawn"
+          ? `withdrawn: ${answer.reason ?? "the run ended"}`
+          : `${answer.outcome} by ${answer.decidedBy ?? "?"}${answer.reason ? `: ${answer.reason}` : ""}`;
+    current = (await this.read(namespace, name)) ?? current;
+    if (answer.outcome !== "withdrawn" && current.status?.phase !== phase) await this.setPhase(current, phase, told).catch(() => undefined);
     void this.notices.publish(execution, [{ event: "toolcall.approval", data: { ...call, state: answer.outcome, ...decider(answer) } }]);
     await this.notices.event(execution, {
       type: answer.outcome === "approved" ? "Normal" : "Warning",
       reason:
-        answer.outcome === "approved" ? "ToolCallApproved" : answer.outcome === "denied" ? "ToolCallDenied" : "ToolCallApprovalTimedOut",
+        answer.outcome === "approved"
+          ? "ToolCallApproved"
+          : answer.outcome === "denied"
+            ? "ToolCallDenied"
+            : answer.outcome === "withdrawn"
+              ? "ToolCallApprovalWithdrawn"
+              : "ToolCallApprovalTimedOut",
       message: `iteration ${p.iteration} step ${p.step} ${p.tool}: ${told} (ToolApproval ${name})`,
       once: `${name}.${answer.outcome}`,
     });
@@ -85,32 +101,51 @@ export class ToolApprovals {
   }
 
   /**
-   * Waits for the decision (read every pollMs) or the deadline, at which the approval is marked
-   * TimedOut with the resourceVersion read: a decision written meanwhile makes that a 409, and
-   * the decision wins. A decision for another digest than the call's is no decision (fail closed).
+   * Waits for the decision, the deadline or the run's end, woken by the watch (approval-watch.ts),
+   * never by reading again and again. An end the gate writes (TimedOut, Withdrawn) is written
+   * with the resourceVersion read: a decision written meanwhile makes that a 409, and the
+   * decision wins. A decision for another digest than the call's is no decision (fail closed).
    */
-  private async outcome(first: ToolApproval): Promise<ApprovalAnswer> {
-    const namespace = first.metadata.namespace ?? "default";
+  private async outcome(first: ToolApproval, run: { namespace: string; name: string; uid: string }): Promise<ApprovalAnswer> {
     const name = first.metadata.name;
     let current = first;
+    let ended: string | undefined;
     for (;;) {
-      const d = current.status?.decision;
-      if (d !== undefined && d.digest === current.spec.digest)
-        return { name, outcome: d.approved ? "approved" : "denied", decidedBy: d.decidedBy, ...(d.reason ? { reason: d.reason } : {}) };
-      if (d !== undefined) this.logger?.warn({ approval: name }, "a decision for another digest than the call's: ignored");
-      if (current.status?.phase === "TimedOut") return { name, outcome: "timed_out" };
-      if (Date.now() >= Date.parse(current.spec.deadline)) {
-        try {
-          await this.replaceStatus(current, { ...current.status, phase: "TimedOut", message: "approval timed out" });
-          return { name, outcome: "timed_out" };
-        } catch (err) {
-          if (!isConflict(err)) throw err;
-        }
-      } else await sleep(Math.min(this.pollMs, Math.max(0, Date.parse(current.spec.deadline) - Date.now())));
-      const next = await this.read(namespace, name);
-      if (next === undefined) throw new Error(`ToolApproval ${namespace}/${name} was deleted while the call waited on it`);
-      current = next;
+      if (current.status?.decision !== undefined && current.status.decision.digest !== current.spec.digest)
+        this.logger?.warn({ approval: name }, "a decision for another digest than the call's: ignored");
+      const known = answerOf(current);
+      if (known !== undefined) return known;
+      const end: ApprovalPhase | undefined =
+        ended !== undefined ? "Withdrawn" : Date.now() >= Date.parse(current.spec.deadline) ? "TimedOut" : undefined;
+      if (end !== undefined) {
+        const written = await this.end(current, end, end === "TimedOut" ? "approval timed out" : (ended ?? ""));
+        if (written === undefined) return { name, outcome: "withdrawn", reason: ended ?? "the approval was deleted" };
+        current = written;
+        continue;
+      }
+      const change = await this.watch.next(current, run, Date.parse(current.spec.deadline));
+      if (change.kind === "changed") current = change.approval;
+      // Deleted with its Execution (the garbage collector): the run is gone, nobody can decide.
+      else if (change.kind === "deleted") return { name, outcome: "withdrawn", reason: "the approval was deleted (its Execution is gone)" };
+      else if (change.kind === "run-ended") ended = change.why;
     }
+  }
+
+  /**
+   * Writes how an undecided approval ended (TimedOut, Withdrawn) with the resourceVersion read;
+   * returns the approval as it then is (a decision written meanwhile made the write a 409, and
+   * is what the next look finds), or undefined once it is gone.
+   */
+  private async end(current: ToolApproval, phase: ApprovalPhase, message: string): Promise<ToolApproval | undefined> {
+    const status = { ...current.status, phase, message };
+    try {
+      await this.replaceStatus(current, status);
+      return { ...current, status };
+    } catch (err) {
+      if (isNotFound(err)) return undefined;
+      if (!isConflict(err)) throw err;
+    }
+    return this.read(current.metadata.namespace ?? "default", current.metadata.name);
   }
 
   private async createOrAdopt(namespace: string, body: ToolApproval): Promise<ToolApproval> {
@@ -221,6 +256,25 @@ export function toolApprovalOf(name: string, execution: Execution, r: ApprovalRe
     },
   };
 }
+
+/** How an approval ended, as its object says (a decision for another digest is none), or undefined while it waits. */
+function answerOf(a: ToolApproval): ApprovalAnswer | undefined {
+  const name = a.metadata.name;
+  const d = a.status?.decision;
+  if (d !== undefined && d.digest === a.spec.digest)
+    return { name, outcome: d.approved ? "approved" : "denied", decidedBy: d.decidedBy, ...(d.reason ? { reason: d.reason } : {}) };
+  if (a.status?.phase === "TimedOut") return { name, outcome: "timed_out" };
+  if (a.status?.phase === "Withdrawn") return { name, outcome: "withdrawn", reason: a.status.message ?? "the run ended" };
+  return undefined;
+}
+
+/** The phase an approval ends in, by how the asking ended. */
+const PHASE: Record<ApprovalAnswer["outcome"], ApprovalPhase> = {
+  approved: "Approved",
+  denied: "Denied",
+  timed_out: "TimedOut",
+  withdrawn: "Withdrawn",
+};
 
 function decider(a: ApprovalAnswer): Record<string, unknown> {
   return { ...(a.decidedBy !== undefined ? { decidedBy: a.decidedBy } : {}), ...(a.reason !== undefined ? { reason: a.reason } : {}) };

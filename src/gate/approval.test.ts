@@ -130,6 +130,16 @@ describe("gate with an approver", () => {
     expect(t.reason).toBe("approval timed out: nobody decided ToolApproval a-3 within 20s (onTimeout: fail, the iteration fails)");
   });
 
+  it("withdrawn (the run ended while the call waited): denied with why, never told as a person's denial or a timeout", async () => {
+    const g = gateWith([{ name: "fs.write", approval: "always" }], {
+      answer: { name: "a-4", outcome: "withdrawn", reason: "the run ended (Cancelled)" },
+    });
+    const d = await g.decide(proposal("fs.write", { path: "/workspace/a" }));
+    expect(d).toMatchObject({ allowed: false, blocked_by: "approval", approval: { outcome: "withdrawn" } });
+    expect(d.reason).toBe("approval withdrawn: the run ended (Cancelled) while ToolApproval a-4 waited for a person");
+    expect(d.approval?.failIteration).toBeUndefined();
+  });
+
   it("without an approver (local mode) a call that needs a person is denied, fail closed", async () => {
     const g = gateWith([{ name: "fs.write", approval: "always" }]);
     const d = await g.decide(proposal("fs.write", { path: "/workspace/a" }));

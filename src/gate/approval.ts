@@ -104,6 +104,14 @@ export function afterApproval(pending: ToolCallDecision, answer: ApprovalAnswer,
         approval: { ...answer, ...(fail ? { failIteration: true } : {}) },
       };
     }
+    case "withdrawn":
+      return {
+        ...base,
+        allowed: false,
+        blocked_by: "approval",
+        reason: `approval withdrawn: ${answer.reason ?? "the run ended"} while ToolApproval ${answer.name} waited for a person`,
+        approval: answer,
+      };
   }
 }
 

@@ -280,4 +280,31 @@ describe("tool calls that wait for a person: ToolApprovals decided by authorised
     }
     expect(await reasons("timeout-deny")).toEqual(expect.arrayContaining(["ToolCallApprovalPending", "ToolCallApprovalTimedOut"]));
   }, 600_000);
+
+  it("Given a call waiting for a person, cancelling its Execution ends the wait at once (Withdrawn, long before the deadline); nobody can decide it afterwards", async () => {
+    await runs.apply([workerYaml("cancelled", [write("never\n"), { final: "r1={{result 1}}" }]), executionYaml("cancelled")].join("---\n"));
+    const waiting = await pending("cancelled", 1);
+    const cancelledAt = Date.now();
+    const annotated = await cluster.kubectl(["annotate", "execution", "cancelled", "-n", runs.namespace, "gavel.dev/cancel=test"]);
+    expect(annotated.code, annotated.stderr).toBe(0);
+    const withdrawn = await eventually(
+      async () => (await approvals("cancelled")).find((a) => a.status?.phase === "Withdrawn"),
+      120_000,
+      "the ToolApproval Withdrawn",
+    );
+    // The deadline (the default 5 minutes) was not what ended it.
+    expect(Date.parse(waiting.spec.deadline)).toBeGreaterThan(Date.now() + 60_000);
+    expect(withdrawn.status?.message).toMatch(/^the run (was cancelled|ended \(Cancelled\))$/);
+    expect(withdrawn.status?.decision).toBeUndefined();
+    console.log(`cancelled: the approval was Withdrawn ${Date.now() - cancelledAt} ms after the cancel annotation`);
+    const done = await runs.final("cancelled", 120_000);
+    expect(done.status?.phase).toBe("Cancelled");
+    const late = await decisionPatch("alice", withdrawn.metadata.name, {
+      approved: true,
+      decidedBy: "alice",
+      digest: withdrawn.spec.digest,
+    });
+    expect(late.stderr).toContain("the approval already ended: Withdrawn");
+    expect(await reasons("cancelled")).toContain("ToolCallApprovalWithdrawn");
+  }, 600_000);
 });

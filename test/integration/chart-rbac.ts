@@ -18,7 +18,7 @@ export const EXPECTED_RULES: Record<string, string[]> = {
   "100monkeys.ai/executions": ["create", "get", "list", "watch"],
   "100monkeys.ai/executions/status": ["update"],
   "100monkeys.ai/executions/finalizers": ["update"],
-  "100monkeys.ai/toolapprovals": ["create", "get"],
+  "100monkeys.ai/toolapprovals": ["create", "get", "list", "watch"],
   "100monkeys.ai/toolapprovals/status": ["patch", "update"],
   "/pods": ["create", "delete", "deletecollection", "get", "list", "patch", "watch"],
   "/pods/log": ["get"],
@@ -64,6 +64,9 @@ export const NEEDED: Access[] = [
   ["update", "executions.100monkeys.ai", { sub: "finalizers" }],
   ["create", "toolapprovals.100monkeys.ai"],
   ["get", "toolapprovals.100monkeys.ai"],
+  // The gate's wait for a person is a watch (approval-watch.ts), in every namespace it serves.
+  ["list", "toolapprovals.100monkeys.ai", { all: true }],
+  ["watch", "toolapprovals.100monkeys.ai"],
   ["patch", "toolapprovals.100monkeys.ai", { sub: "status" }],
   ["update", "toolapprovals.100monkeys.ai", { sub: "status" }],
   // patch: a warm judge pod is claimed for one call (ADR 0070).

@@ -25,11 +25,11 @@
   resources: ["executions/status", "executions/finalizers"]
   verbs: ["update"]
 # Tool calls that need a person (ADR 0067): the gate creates a ToolApproval owned by the
-# Execution, reads it until decided or expired, and writes its phase (never the decision: the
-# controller has no approve verb, and the admission policy requires it).
+# Execution, watches it until decided, expired or its run ended, and writes its phase (never the
+# decision: the controller has no approve verb, and the admission policy requires it).
 - apiGroups: ["100monkeys.ai"]
   resources: ["toolapprovals"]
-  verbs: ["create", "get"]
+  verbs: ["create", "get", "list", "watch"]
 - apiGroups: ["100monkeys.ai"]
   resources: ["toolapprovals/status"]
   verbs: ["patch", "update"]
