@@ -9,6 +9,7 @@ import { BUILTIN_TOOLS, runBuiltin, toolEntry, toolName, type BuiltinLimits, typ
 import type { Confinement } from "./confinement.js";
 import { ModelError, type ChatMessage, type ChatModel, type ModelToolCall } from "./model.js";
 import { messageOf } from "../errors.js";
+import { refusalOf, refusalText } from "../gate/refusal.js";
 
 /** The worker's side of the gate, where proposals go: the NATS client in a worker, its own tools' bounds in a judge, anything with the same shape in tests. */
 export interface GateClient {
@@ -116,21 +117,9 @@ export function offeredTools(tools: ToolEntry[]): { offered: ToolSpec[]; unsuppo
   return { offered, unsupported };
 }
 
-/** Text the model gets back for a denied call: who denied it and why. */
-export function denialText(d: ToolCallDecision): string {
-  const who = d.blocked_by === "guard" ? `the guard${d.guard.check !== undefined ? ` (${d.guard.check} check)` : ""}` : `a judge`;
-  // A person's answer, or nobody's in time, is told as such: "denied by USER: reason", "approval timed out".
-  const lines = [d.blocked_by === "approval" ? `Tool call ${d.reason}` : `Tool call denied by ${who}: ${d.reason}`];
-  for (const j of d.judges) {
-    if (j.passed) continue;
-    const why =
-      j.result !== undefined
-        ? `score ${j.result.score}, confidence ${j.result.confidence}: ${j.result.reasoning}`
-        : (j.rejection ?? "rejected");
-    lines.push(`- judge ${j.judge}: ${why}`);
-  }
-  lines.push("The call was not executed.");
-  return lines.join("\n");
+/** Text the model gets back for a denied call: who denied it, why, and what would be allowed instead (gate/refusal.ts). */
+export function denialText(d: ToolCallDecision, tool = ""): string {
+  return refusalText(refusalOf(tool, d));
 }
 
 /** What the model gets back for an allowed call: the tool's output, after a person's approval when one was asked. */
@@ -199,7 +188,7 @@ async function oneCall(
   const base = { step, toolCallId, tool: call.name, allowed: decision.allowed, blockedBy: decision.blocked_by };
   o.log?.({ event: "tool_call", ...base, argKeys: Object.keys(call.args), check: decision.guard.check, latencyMs: decision.latencyMs });
   failIfTimedOut(decision);
-  if (!decision.allowed) return { record: { ...base, executed: false }, content: denialText(decision) };
+  if (!decision.allowed) return { record: { ...base, executed: false }, content: denialText(decision, call.name) };
   const entry = toolEntry(o.tools, call.name);
   if (entry === undefined || !offered.some((t) => t.name === call.name)) {
     const error = `tool "${call.name}" is not available to this agent (offered: ${offered.map((t) => t.name).join(", ") || "none"})`;
@@ -257,7 +246,7 @@ async function mcpCall(
     latencyMs: decision.latencyMs,
   });
   failIfTimedOut(decision);
-  if (!decision.allowed) return { record: { ...base, executed: false }, content: denialText(decision) };
+  if (!decision.allowed) return { record: { ...base, executed: false }, content: denialText(decision, call.name) };
   try {
     return { record: { ...base, executed: true }, content: approvedText(decision, await mcp.call(call.name, call.args)) };
   } catch (err) {

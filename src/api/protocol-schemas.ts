@@ -99,6 +99,14 @@ export const TOOL_CALL_DECISION_SCHEMA = {
         failIteration: { type: "boolean" },
       },
     },
+    instead: {
+      type: "object",
+      properties: {
+        tools: { type: "array", items: { type: "string" } },
+        paths: { type: "array", items: { type: "string" } },
+        commands: { type: "array", items: { type: "string" } },
+      },
+    },
     latencyMs: { type: "number", minimum: 0 },
   },
   // An allowed call is blocked by nothing; a blocked one names who blocked it.

@@ -88,6 +88,16 @@ export interface JudgeVerdictRecord {
   rejection?: "malformed_output" | "failed" | "cancelled" | "timed_out";
 }
 
+/** What the gate would allow instead of a denied call, when it knows (gate/refusal.ts). */
+export interface RefusalAlternatives {
+  /** Tools the Agent may call. */
+  tools?: string[];
+  /** Path prefixes its file tools may use (its volumes' mount paths). */
+  paths?: string[];
+  /** Command prefixes the tool's allowlist allows. */
+  commands?: string[];
+}
+
 /** The gate's reply to a proposal. */
 export interface ToolCallDecision {
   toolCallId: string;
@@ -100,6 +110,8 @@ export interface ToolCallDecision {
   judges: JudgeVerdictRecord[];
   /** Present when a person was asked (the tool's approval, bounded by GuardPolicy). */
   approval?: ApprovalRecord;
+  /** With a denial: what would be allowed instead, when known. */
+  instead?: RefusalAlternatives;
   latencyMs: number;
 }
 

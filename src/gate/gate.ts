@@ -13,6 +13,7 @@ import { agentScope, workerViews, type AgentScope, type HistoryEntry } from "./g
 import { runGuard } from "./guard/guard.js";
 import type { CompiledPolicy } from "./guard/policy.js";
 import { mcpToolDigest } from "./mcp-tools.js";
+import { guardAlternatives } from "./refusal.js";
 import { skipJudge } from "./skip-judge.js";
 import { judgeCall, type JudgedFields, type JudgeRunner, type ToolJudges } from "./tool-judges.js";
 
@@ -110,11 +111,11 @@ export function createGate(options: GateOptions): Gate {
       reason: scrubArgValues(d.reason, p.args),
       latencyMs: clock() - started,
     });
-    if (!guard.approved)
-      return endToolSpan(
-        span,
-        done({ allowed: false, blocked_by: "guard", reason: guard.reason ?? "guard", skippedJudges: false, judges: [] }),
-      );
+    if (!guard.approved) {
+      const instead = guardAlternatives(p.tool, p.args, guard, scope, options.agent);
+      const denied = done({ allowed: false, blocked_by: "guard", reason: guard.reason ?? "guard", skippedJudges: false, judges: [] });
+      return endToolSpan(span, instead !== undefined ? { ...denied, instead } : denied);
+    }
     const rule = approvalRule(p.tool, scope, policy);
     // The person, when the tool's approval asks for one, after the guard and the judges (ADR 0067).
     const ladder = async (d: ToolCallDecision): Promise<ToolCallDecision> => endToolSpan(span, await ask(p, d, rule, done));

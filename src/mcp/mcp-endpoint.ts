@@ -18,6 +18,7 @@ import {
 import type { ToolCallDecision, ToolCallProposal } from "../api/protocol.js";
 import type { JsonObject } from "../api/types.js";
 import { messageOf } from "../errors.js";
+import { refusalOf, refusalText } from "../gate/refusal.js";
 import { gavelVersion } from "../version.js";
 import type { McpToolbox } from "./mcp-toolbox.js";
 
@@ -65,28 +66,10 @@ function httpError(res: ServerResponse, status: number, message: string): void {
     .end(JSON.stringify({ jsonrpc: "2.0", error: { code: -32000, message }, id: null }));
 }
 
-/** The tool result of a denial: who decided and why, readable and structured. */
+/** The tool result of a denial: the refusal (gate/refusal.ts) as text and as structuredContent, the same the worker loop tells. */
 export function denialResult(tool: string, d: ToolCallDecision): CallToolResult {
-  const who = d.blocked_by === "guard" ? `the guard${d.guard.check !== undefined ? ` (${d.guard.check} check)` : ""}` : "a judge";
-  const judges = d.judges
-    .filter((j) => !j.passed)
-    .map((j) => ({
-      judge: j.judge,
-      ...(j.result !== undefined ? { score: j.result.score, reasoning: j.result.reasoning } : {}),
-      ...(j.rejection !== undefined ? { rejection: j.rejection } : {}),
-    }));
-  return {
-    isError: true,
-    content: [{ type: "text", text: `Tool call ${tool} denied by ${who}: ${d.reason}. The call was not executed.` }],
-    structuredContent: {
-      denied: true,
-      tool,
-      blocked_by: d.blocked_by,
-      ...(d.guard.check !== undefined ? { check: d.guard.check } : {}),
-      reason: d.reason,
-      judges,
-    },
-  };
+  const refusal = refusalOf(tool, d);
+  return { isError: true, content: [{ type: "text", text: refusalText(refusal) }], structuredContent: { ...refusal } };
 }
 
 /** The tools served: the built-ins, then the MCP servers' (annotations passed on as the servers' hints). */
