@@ -93,7 +93,7 @@ const toolApprovalStatus = obj("The decision and how the approval ended.", {
 });
 
 /** The ToolApproval CRD. */
-export const toolApprovalCrd: CrdDocument = crd("ToolApproval", "toolapprovals", ["ta"], {
+export const toolApprovalCrd: CrdDocument = crd("ToolApproval", "toolapprovals", ["ta", "approvals"], {
   columns: [
     { name: "Execution", type: "string", jsonPath: ".spec.execution" },
     { name: "Tool", type: "string", jsonPath: ".spec.tool" },

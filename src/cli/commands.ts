@@ -23,7 +23,7 @@ export interface CommandEntry {
 export const commands: CommandEntry[] = [
   {
     name: "get",
-    summary: "list Executions, Agents or GuardPolicies (kubectl's -n, -A, -l, -o, --watch)",
+    summary: "list Executions, Agents, GuardPolicies or ToolApprovals (kubectl's -n, -A, -l, -o, --watch)",
     load: async () => (await import("./get.js")).getCommand,
   },
   {

@@ -6,7 +6,7 @@
 // recent Events. Agents and GuardPolicies are described by their spec and status.
 import type * as k8s from "@kubernetes/client-node";
 import { stringify } from "yaml";
-import type { Agent, Execution, GuardPolicy } from "../api/types.js";
+import type { Agent, Execution, GuardPolicy, ToolApproval } from "../api/types.js";
 import { UsageError, type Command } from "./command.js";
 import {
   buildExecutionView,
@@ -283,8 +283,8 @@ export function judgeOutputs(judged: readonly Execution[], read: ReadonlyMap<str
   return new Map(judged.map((c) => [c.metadata.name, read.get(c.metadata.name) ?? c.status?.rawOutput?.stdout]));
 }
 
-/** Agents and GuardPolicies: metadata, status conditions, then the spec as YAML. */
-function renderOther(obj: Agent | GuardPolicy, now: number): string {
+/** Agents, GuardPolicies and ToolApprovals: metadata, the spec as YAML, an approval's status, conditions. */
+function renderOther(obj: Agent | GuardPolicy | ToolApproval, now: number): string {
   const out = new Out();
   out.fields(0, [
     ["Name", obj.metadata.name],
@@ -307,6 +307,10 @@ function renderOther(obj: Agent | GuardPolicy, now: number): string {
   }
   out.line(0, "Spec:");
   out.line(2, stringify(obj.spec).trimEnd());
+  if (obj.kind === "ToolApproval") {
+    out.line(0, "Status:");
+    out.line(2, obj.status === undefined ? "<none>" : stringify(obj.status).trimEnd());
+  }
   out.line(0, "Conditions:");
   const conditions = obj.status?.conditions ?? [];
   if (conditions.length === 0) out.line(2, "<none>");
@@ -324,7 +328,8 @@ function renderOther(obj: Agent | GuardPolicy, now: number): string {
 export const describeCommand: Command = {
   name: "describe",
   summary: "show one Execution's tree: iterations, validators, judges' verdicts, tool calls, conditions, events",
-  usage: "gavel describe execution|agent|guardpolicy (ex|ag|gp) NAME [NAME...] [-n NS] [--kubeconfig FILE] [--context NAME]",
+  usage:
+    "gavel describe execution|agent|guardpolicy|toolapproval (ex|ag|gp|ta) NAME [NAME...] [-n NS] [--kubeconfig FILE] [--context NAME]",
   async run(argv, io) {
     const parsed = parseFlags({ args: argv, allowPositionals: true, options: KUBE_FLAGS });
     const [what, ...names] = parsed.positionals;
@@ -337,7 +342,7 @@ export const describeCommand: Command = {
       texts.push(
         r.kind === "Execution"
           ? await describeExecution(kube, kube.namespace, name)
-          : renderOther(await getObject<Agent | GuardPolicy>(kube, r, kube.namespace, name), Date.now()),
+          : renderOther(await getObject<Agent | GuardPolicy | ToolApproval>(kube, r, kube.namespace, name), Date.now()),
       );
     }
     io.stdout.write(texts.join("\n\n"));

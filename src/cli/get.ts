@@ -1,14 +1,14 @@
-// `gavel get`: lists Executions, Agents or GuardPolicies from the API server with kubectl's
+// `gavel get`: lists Executions, Agents, GuardPolicies or ToolApprovals from the API server with kubectl's
 // conventions (-n, -A, -l, -o wide|yaml|json|name, --watch, --no-headers). Executions are
 // listed as trees: each judge child right under the Execution it judges, indented.
 import { stringify } from "yaml";
-import type { Execution } from "../api/types.js";
+import type { Execution, ToolApproval } from "../api/types.js";
 import { ExitCode, UsageError, type Command, type CommandIO } from "./command.js";
 import { messageOf, NotFoundError, typedError } from "../errors.js";
 import { parseFlags } from "./flags.js";
 import { connectKube, getObject, KUBE_FLAGS, listObjects, type GavelObject, type Kube } from "../views/kube.js";
 import { treeOrder } from "../views/execution-view.js";
-import { cells, columns } from "../views/rows.js";
+import { approvalOrder, cells, columns } from "../views/rows.js";
 import type { Resource } from "../views/resources.js";
 import { resolveResource } from "./resources.js";
 import { renderTable } from "../views/table.js";
@@ -47,13 +47,14 @@ const FLAGS = {
 
 export const getCommand: Command = {
   name: "get",
-  summary: "list Executions, Agents or GuardPolicies (kubectl's -n, -A, -l, -o, --watch)",
+  summary: "list Executions, Agents, GuardPolicies or ToolApprovals (kubectl's -n, -A, -l, -o, --watch)",
   usage:
-    "gavel get executions|agents|guardpolicies (ex|ag|gp) [NAME...] [-n NS | -A] [-l SELECTOR] [-o wide|yaml|json|name] [-w] [--no-headers] [--kubeconfig FILE] [--context NAME]",
+    "gavel get executions|agents|guardpolicies|approvals (ex|ag|gp|ta) [NAME...] [-n NS | -A] [-l SELECTOR] [-o wide|yaml|json|name] [-w] [--no-headers] [--kubeconfig FILE] [--context NAME]",
   async run(argv, io) {
     const { values, positionals } = parseFlags({ args: argv, allowPositionals: true, options: FLAGS });
     const [what, ...names] = positionals;
-    if (what === undefined) throw new UsageError("name a resource type: executions (ex), agents (ag) or guardpolicies (gp)");
+    if (what === undefined)
+      throw new UsageError("name a resource type: executions (ex), agents (ag), guardpolicies (gp) or approvals (toolapprovals, ta)");
     const r = resolveResource(what);
     const output = values.output as Output;
     if (!OUTPUTS.includes(output)) throw new UsageError(`-o must be one of wide, yaml, json, name, not "${values.output}"`);
@@ -140,7 +141,9 @@ function write(
   const ordered =
     r.kind === "Execution"
       ? treeOrder(items as Execution[]).map(({ ex, depth }) => rowOf(ex, depth))
-      : [...items].sort((a, b) => a.metadata.name.localeCompare(b.metadata.name)).map((o) => rowOf(o, 0));
+      : r.kind === "ToolApproval"
+        ? approvalOrder(items as ToolApproval[]).map((o) => rowOf(o, 0))
+        : [...items].sort((a, b) => a.metadata.name.localeCompare(b.metadata.name)).map((o) => rowOf(o, 0));
   const table = renderTable(
     header,
     ordered.map((x) => x.cells),

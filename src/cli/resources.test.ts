@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { agentCrd, executionCrd, guardPolicyCrd } from "../api/crds.js";
+import { agentCrd, executionCrd, guardPolicyCrd, toolApprovalCrd } from "../api/crds.js";
 import { UsageError } from "./command.js";
 import { RESOURCES } from "../views/resources.js";
 import { resolveResource } from "./resources.js";
@@ -10,6 +10,7 @@ describe("resource names", () => {
       [RESOURCES[0], executionCrd],
       [RESOURCES[1], agentCrd],
       [RESOURCES[2], guardPolicyCrd],
+      [RESOURCES[3], toolApprovalCrd],
     ] as const) {
       const n = crd.spec.names;
       expect(r?.names).toEqual([n.plural, n.singular, ...n.shortNames]);

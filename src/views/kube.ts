@@ -3,7 +3,7 @@
 // namespace, else "default"), and read-only helpers over gavel's custom resources.
 import * as k8s from "@kubernetes/client-node";
 import { loadKubeConfig } from "../controller/runtime.js";
-import type { Agent, Execution, GuardPolicy } from "../api/types.js";
+import type { Agent, Execution, GuardPolicy, ToolApproval } from "../api/types.js";
 import { GROUP, VERSION } from "../api/types.js";
 import { isNotFound, NotFoundError, typedError } from "../errors.js";
 import { CHILD_LABELS, labelValue } from "../children/workloads.js";
@@ -45,7 +45,7 @@ export function kubeOf(kc: k8s.KubeConfig, namespace: string): Kube {
   return { kc, namespace, custom: kc.makeApiClient(k8s.CustomObjectsApi), core: kc.makeApiClient(k8s.CoreV1Api) };
 }
 
-export type GavelObject = Execution | Agent | GuardPolicy;
+export type GavelObject = Execution | Agent | GuardPolicy | ToolApproval;
 
 /** Lists objects of a kind in one namespace (or all, when namespace is undefined). */
 export async function listObjects<T extends GavelObject>(

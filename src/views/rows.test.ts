@@ -1,8 +1,8 @@
-// gavel get's columns for MCP: an Agent's servers and their form, an Execution's calls per server.
+// gavel get's columns for MCP (an Agent's servers and their form, an Execution's calls per server) and for approvals.
 import { describe, expect, it } from "vitest";
-import type { Agent, Execution } from "../api/types.js";
-import { cells, columns, mcpCallsCell } from "./rows.js";
-import { AGENTS, EXECUTIONS } from "./resources.js";
+import type { Agent, Execution, ToolApproval } from "../api/types.js";
+import { approvalOrder, cells, columns, mcpCallsCell } from "./rows.js";
+import { AGENTS, EXECUTIONS, TOOL_APPROVALS } from "./resources.js";
 
 const now = Date.parse("2026-01-01T00:10:00Z");
 const created = "2026-01-01T00:00:00Z";
@@ -59,5 +59,58 @@ describe("MCP columns of gavel get -o wide", () => {
     expect(cells(AGENTS, a, true, now)[head.indexOf("MCP-SERVERS")]).toBe("files(stdio),remote(url),everything(image)");
     expect(cells(AGENTS, { ...a, spec: {} } as Agent, true, now)[head.indexOf("MCP-SERVERS")]).toBe("<none>");
     expect(columns(AGENTS, false)).not.toContain("MCP-SERVERS");
+  });
+});
+
+describe("gavel get approvals", () => {
+  const approval = (name: string, phase: string | undefined, deadline: string, createdAt = created) =>
+    ({
+      apiVersion: "100monkeys.ai/v1",
+      kind: "ToolApproval",
+      metadata: { name, creationTimestamp: createdAt },
+      spec: {
+        execution: "run",
+        toolCallId: "i1-s1-x",
+        iteration: 1,
+        step: 1,
+        tool: "fs.write",
+        digest: `sha256:0123456789ab${"c".repeat(52)}`,
+        trigger: "always",
+        deadline,
+        onTimeout: "deny",
+      },
+      ...(phase !== undefined
+        ? { status: { phase, ...(phase === "Approved" ? { decision: { approved: true, decidedBy: "alice", digest: "x" } } : {}) } }
+        : {}),
+    }) as ToolApproval;
+
+  it("shows where each stands, its execution, tool, digest prefix and the deadline from now; -o wide why and who", () => {
+    expect(columns(TOOL_APPROVALS, false)).toEqual(["NAME", "PHASE", "AGE", "EXECUTION", "TOOL", "DIGEST", "DEADLINE"]);
+    expect(cells(TOOL_APPROVALS, approval("a", "Pending", "2026-01-01T00:14:00Z"), false, now)).toEqual([
+      "a",
+      "Pending",
+      "10m",
+      "run",
+      "fs.write",
+      "0123456789ab",
+      "in 4m",
+    ]);
+    expect(cells(TOOL_APPROVALS, approval("b", undefined, "2026-01-01T00:09:00Z"), false, now)[6]).toBe("expired");
+    expect(cells(TOOL_APPROVALS, approval("c", "Approved", "2026-01-01T00:14:00Z"), true, now).slice(6)).toEqual([
+      "",
+      "always",
+      "alice",
+      "",
+    ]);
+  });
+
+  it("lists pending approvals first, the nearest deadline first, then the ended ones newest first", () => {
+    const order = approvalOrder([
+      approval("old-done", "Denied", "2026-01-01T00:01:00Z", "2026-01-01T00:00:00Z"),
+      approval("later", "Pending", "2026-01-01T00:20:00Z"),
+      approval("new-done", "Approved", "2026-01-01T00:09:00Z", "2026-01-01T00:05:00Z"),
+      approval("sooner", undefined, "2026-01-01T00:12:00Z"),
+    ]).map((a) => a.metadata.name);
+    expect(order).toEqual(["sooner", "later", "new-done", "old-done"]);
   });
 });

@@ -1,9 +1,9 @@
 // The table rows of gavel's objects, kubectl-style: the columns of Executions (as trees),
-// Agents and GuardPolicies, plain and with -o wide. What `gavel get` prints and the web view's list shows.
-import type { Agent, Execution, GuardPolicy } from "../api/types.js";
+// Agents, GuardPolicies and ToolApprovals (pending first), plain and with -o wide. What `gavel get` prints and the web view's list shows.
+import type { Agent, Execution, GuardPolicy, ToolApproval } from "../api/types.js";
 import type { GavelObject } from "./kube.js";
 import type { Resource } from "./resources.js";
-import { age, fixed2, oneLine } from "./table.js";
+import { age, fixed2, humanDuration, oneLine } from "./table.js";
 
 function condition(obj: Agent | GuardPolicy, type: string): string {
   return obj.status?.conditions?.find((c) => c.type === type)?.status ?? "Unknown";
@@ -38,6 +38,8 @@ export function columns(r: Resource, wide: boolean): string[] {
       return ["NAME", "ROLE", "MODE", "VALIDATION", "READY", "AGE", ...(wide ? ["IMAGE", "JUDGES", "TOOL-JUDGES", "MCP-SERVERS"] : [])];
     case "GuardPolicy":
       return ["NAME", "ENTRIES", "READY", "AGE", ...(wide ? ["COUNTS", "REVOKED"] : [])];
+    case "ToolApproval":
+      return ["NAME", "PHASE", "AGE", "EXECUTION", "TOOL", "DIGEST", "DEADLINE", ...(wide ? ["TRIGGER", "DECIDED-BY", "MESSAGE"] : [])];
   }
 }
 
@@ -131,6 +133,34 @@ function guardPolicyCells(g: GuardPolicy, name: string, wide: boolean, now: numb
   ];
 }
 
+/** A ToolApproval's row: where it stands, its call (execution, tool, digest prefix), the deadline from now; -o wide why and who. */
+function toolApprovalCells(a: ToolApproval, name: string, wide: boolean, now: number): string[] {
+  const phase = a.status?.phase ?? "Pending";
+  const left = Date.parse(a.spec.deadline) - now;
+  const deadline = phase !== "Pending" ? "" : left > 0 ? `in ${humanDuration(left)}` : "expired";
+  const base = [
+    name,
+    phase,
+    age(a.metadata.creationTimestamp, now),
+    a.spec.execution,
+    a.spec.tool,
+    a.spec.digest.replace(/^sha256:/, "").slice(0, 12),
+    deadline,
+  ];
+  if (!wide) return base;
+  return [...base, a.spec.trigger, a.status?.decision?.decidedBy ?? "", oneLine(a.status?.message, 80)];
+}
+
+/** Pending approvals first, the nearest deadline first among them; then the others, newest first. */
+export function approvalOrder(items: readonly ToolApproval[]): ToolApproval[] {
+  const pending = (a: ToolApproval) => (a.status?.phase ?? "Pending") === "Pending";
+  return [...items].sort((x, y) => {
+    if (pending(x) !== pending(y)) return pending(x) ? -1 : 1;
+    if (pending(x)) return Date.parse(x.spec.deadline) - Date.parse(y.spec.deadline);
+    return (y.metadata.creationTimestamp ?? "").localeCompare(x.metadata.creationTimestamp ?? "");
+  });
+}
+
 /** One object's row under columns(r, wide); `depth` indents a child under its parent (--tree). */
 export function cells(r: Resource, obj: GavelObject, wide: boolean, now: number, depth = 0): string[] {
   const name = depth === 0 ? obj.metadata.name : `${"   ".repeat(depth - 1)}└─ ${obj.metadata.name}`;
@@ -141,5 +171,7 @@ export function cells(r: Resource, obj: GavelObject, wide: boolean, now: number,
       return agentCells(obj as Agent, name, wide, now);
     case "GuardPolicy":
       return guardPolicyCells(obj as GuardPolicy, name, wide, now);
+    case "ToolApproval":
+      return toolApprovalCells(obj as ToolApproval, name, wide, now);
   }
 }
