@@ -126,7 +126,8 @@ export function denialText(d: ToolCallDecision, tool = ""): string {
 function approvedText(d: ToolCallDecision, content: string): string {
   const a = d.approval;
   if (a?.outcome !== "approved") return content;
-  return `[approved by ${a.decidedBy ?? "?"}${a.reason ? `: ${a.reason}` : ""}]\n${content}`;
+  const standing = a.standing === true ? ` (standing for this execution: ToolApproval ${a.name})` : "";
+  return `[approved by ${a.decidedBy ?? "?"}${a.reason ? `: ${a.reason}` : ""}${standing}]\n${content}`;
 }
 
 /** An approval that timed out with onTimeout: fail ends the iteration (the worker fails), not only the call. */

@@ -96,6 +96,7 @@ export const TOOL_CALL_DECISION_SCHEMA = {
         outcome: { enum: ["approved", "denied", "timed_out", "withdrawn"] },
         decidedBy: { type: "string" },
         reason: { type: "string" },
+        standing: { type: "boolean" },
         failIteration: { type: "boolean" },
       },
     },

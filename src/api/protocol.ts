@@ -60,6 +60,8 @@ export interface ApprovalRecord {
   /** The authenticated user who decided; absent when nobody did. */
   decidedBy?: string;
   reason?: string;
+  /** The decision was not asked for this call: a standing one (--for-execution) of an identical earlier call, ToolApproval `name`. */
+  standing?: boolean;
   /** With timed_out: the iteration fails (onTimeout: fail), not only the call. */
   failIteration?: boolean;
 }

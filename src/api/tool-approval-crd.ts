@@ -56,6 +56,10 @@ const toolApprovalSpec = obj(
         pattern: "^sha256:[0-9a-f]{64}$",
       },
     ),
+    repeatDigest: str(
+      "sha256 of the call without its iteration and step (execution, tool, arguments, tool code): a decision for the execution applies to every call of this Execution with this digest.",
+      { pattern: "^sha256:[0-9a-f]{64}$" },
+    ),
     trigger: str("Why a person is asked: always (the tool's approval), or on_judge_reject (a judge rejected it).", {
       enum: ["always", "on_judge_reject"],
     }),
@@ -82,6 +86,9 @@ const toolApprovalStatus = obj("The decision and how the approval ended.", {
       reason: str("Why (told to the worker with a denial)."),
       digest: str("The digest the decider saw: must equal spec.digest.", { pattern: "^sha256:[0-9a-f]{64}$" }),
       decidedAt: str("When.", { format: "date-time" }),
+      forExecution: bool(
+        "gavel approve|deny --for-execution: the decision stands for the identical calls of this Execution (same spec.repeatDigest) that follow, without asking again.",
+      ),
     },
     { required: ["approved", "decidedBy", "digest"] },
   ),

@@ -1,4 +1,5 @@
-// `gavel approve|deny NAME [--reason TEXT]`: a person's decision on a ToolApproval (ADR 0067).
+// `gavel approve|deny NAME [--reason TEXT] [--for-execution]`: a person's decision on a
+// ToolApproval (ADR 0067); --for-execution makes it stand for the identical calls of that run.
 // The decision goes into the approval's status subresource as the authenticated user the API
 // server names (SelfSubjectReview), with the digest of the call shown; the API server's
 // admission policy refuses it unless that user holds the `approve` verb on toolapprovals, the
@@ -45,7 +46,12 @@ async function whoAmI(kc: k8s.KubeConfig): Promise<string> {
 }
 
 async function decide(approved: boolean, argv: string[], io: CommandIO): Promise<number> {
-  const parsed = parseFlags({ args: argv, allowPositionals: true, options: { ...KUBE_FLAGS, reason: { type: "string" } } });
+  const parsed = parseFlags({
+    args: argv,
+    allowPositionals: true,
+    options: { ...KUBE_FLAGS, reason: { type: "string" }, "for-execution": { type: "boolean", default: false } },
+  });
+  const forExecution = parsed.values["for-execution"];
   const [name, ...extra] = parsed.positionals;
   if (name === undefined) throw new UsageError("name the ToolApproval (gavel get toolapprovals, or kubectl get ta)");
   if (extra.length > 0) throw new UsageError(`one ToolApproval at a time (got ${parsed.positionals.join(", ")})`);
@@ -66,6 +72,8 @@ async function decide(approved: boolean, argv: string[], io: CommandIO): Promise
         digest: approval.spec.digest,
         decidedAt: new Date().toISOString(),
         ...(reason !== undefined && reason !== "" ? { reason } : {}),
+        // Stands for the identical calls of this run that follow (same spec.repeatDigest): the gate answers them without asking.
+        ...(forExecution ? { forExecution: true } : {}),
       },
     },
   };
@@ -78,7 +86,7 @@ async function decide(approved: boolean, argv: string[], io: CommandIO): Promise
     throw new Error(`the API server refused the decision on toolapproval ${name}: ${messageOf(err)}`, { cause: err });
   }
   io.stdout.write(
-    `toolapproval/${name} ${approved ? "approved" : "denied"} by ${decidedBy}: ${approval.spec.tool} (step ${approval.spec.step} of ${approval.spec.execution}, ${approval.spec.digest})\n`,
+    `toolapproval/${name} ${approved ? "approved" : "denied"} by ${decidedBy}: ${approval.spec.tool} (step ${approval.spec.step} of ${approval.spec.execution}, ${approval.spec.digest})${forExecution ? `; also for the identical calls of ${approval.spec.execution} that follow` : ""}\n`,
   );
   return 0;
 }
@@ -86,13 +94,13 @@ async function decide(approved: boolean, argv: string[], io: CommandIO): Promise
 export const approveCommand: Command = {
   name: "approve",
   summary: "approve a tool call waiting for a person (a ToolApproval), as the authenticated Kubernetes user",
-  usage: "gavel approve TOOLAPPROVAL [--reason TEXT] [-n NS] [--kubeconfig FILE] [--context NAME]",
+  usage: "gavel approve TOOLAPPROVAL [--reason TEXT] [--for-execution] [-n NS] [--kubeconfig FILE] [--context NAME]",
   run: (argv, io) => decide(true, argv, io),
 };
 
 export const denyCommand: Command = {
   name: "deny",
   summary: "deny a tool call waiting for a person (a ToolApproval); the worker is told who denied it and why",
-  usage: "gavel deny TOOLAPPROVAL [--reason TEXT] [-n NS] [--kubeconfig FILE] [--context NAME]",
+  usage: "gavel deny TOOLAPPROVAL [--reason TEXT] [--for-execution] [-n NS] [--kubeconfig FILE] [--context NAME]",
   run: (argv, io) => decide(false, argv, io),
 };

@@ -49,7 +49,7 @@ export class ApprovalWatch {
   private readonly byApproval = new Map<string, Set<Waiter>>();
   /** Waiters by Execution key, with the run (uid) each waits for. */
   private readonly byExecution = new Map<string, Map<Waiter, string>>();
-  private started = false;
+  private started: Promise<void> | undefined;
   private stopped = false;
 
   constructor(private readonly opts: ApprovalWatchOptions) {
@@ -74,11 +74,36 @@ export class ApprovalWatch {
   }
 
   /**
+   * The standing decision (gavel approve|deny --for-execution) of this run that covers a call
+   * with this repeatDigest, once the watch has listed the approvals (so a restarted controller
+   * finds what was decided before it); undefined when there is none, or the first list takes
+   * longer than `listWaitMs` (then the person is asked: the safe side).
+   */
+  async standing(namespace: string, executionUID: string, repeatDigest: string, listWaitMs = 10_000): Promise<ToolApproval | undefined> {
+    let timer: NodeJS.Timeout | undefined;
+    const listed = await Promise.race([
+      this.start().then(() => true),
+      new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), listWaitMs))),
+    ]);
+    clearTimeout(timer);
+    if (!listed || !this.informer.synced) return undefined;
+    return this.informer.list(namespace).find((a) => {
+      const d = a.status?.decision;
+      return (
+        a.spec.executionUID === executionUID &&
+        a.spec.repeatDigest === repeatDigest &&
+        d?.forExecution === true &&
+        d.digest === a.spec.digest
+      );
+    });
+  }
+
+  /**
    * Resolves at the first of: the approval as the watch shows it differs from `seen` (another
    * resourceVersion), it is deleted, its run ends (the Execution cache), or `until` (epoch ms).
    */
   next(seen: ToolApproval, execution: { namespace: string; name: string; uid: string }, until: number): Promise<ApprovalChange> {
-    this.start();
+    void this.start();
     const key = `${seen.metadata.namespace ?? "default"}/${seen.metadata.name}`;
     const exKey = `${execution.namespace}/${execution.name}`;
     return new Promise<ApprovalChange>((resolve) => {
@@ -118,10 +143,11 @@ export class ApprovalWatch {
 
   // Started by the first wait, so that a cluster without approvals has no watch for them; the
   // informer lists and watches in the background (a failed list is tried again with backoff).
-  private start(): void {
-    if (this.started) return;
-    this.started = true;
-    void this.informer.start().catch((err: unknown) => this.opts.logger?.warn({ err: messageOf(err) }, "watching ToolApprovals failed"));
+  private start(): Promise<void> {
+    if (this.started !== undefined) return this.started;
+    this.started = this.informer
+      .start()
+      .catch((err: unknown) => this.opts.logger?.warn({ err: messageOf(err) }, "watching ToolApprovals failed"));
     this.opts.executions?.on((event, ex) => {
       if (this.stopped) return;
       const key = objectKey(ex);
@@ -132,5 +158,6 @@ export class ApprovalWatch {
         if (why !== undefined) w({ kind: "run-ended", why });
       }
     });
+    return this.started;
   }
 }

@@ -39,7 +39,15 @@ describe("toolApprovalOf", () => {
     const a = toolApprovalOf(
       "run-i2-s3-a1",
       execution,
-      { proposal, digest, trigger: "on_judge_reject", pending, timeoutMs: 90_000, onTimeout: "fail" },
+      {
+        proposal,
+        digest,
+        repeatDigest: `sha256:${"b".repeat(64)}`,
+        trigger: "on_judge_reject",
+        pending,
+        timeoutMs: 90_000,
+        onTimeout: "fail",
+      },
       now,
     );
     expect(a.metadata).toMatchObject({ name: "run-i2-s3-a1", namespace: "team", labels: { "gavel.dev/execution": "run" } });
@@ -55,6 +63,7 @@ describe("toolApprovalOf", () => {
       tool: "cmd.run",
       intent: "say it",
       digest,
+      repeatDigest: `sha256:${"b".repeat(64)}`,
       trigger: "on_judge_reject",
       reason: pending.reason,
       guardFindings: ["flagged: noisy_echo"],

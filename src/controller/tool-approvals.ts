@@ -58,6 +58,8 @@ export class ToolApprovals {
     const p = request.proposal;
     const namespace = execution.metadata.namespace ?? "default";
     const name = toolApprovalName(p.execution, p.iteration, p.step, createHash("sha256").update(p.toolCallId).digest("hex"));
+    const standing = await this.watch.standing(namespace, execution.metadata.uid ?? "", request.repeatDigest);
+    if (standing !== undefined && standing.metadata.name !== name) return this.standingAnswer(execution, request, name, standing);
     let current = await this.createOrAdopt(namespace, toolApprovalOf(name, execution, request, new Date()));
     const call = { iteration: p.iteration, step: p.step, tool: p.tool, approval: name };
     if (current.status?.phase === undefined) {
@@ -96,6 +98,46 @@ export class ToolApprovals {
               : "ToolCallApprovalTimedOut",
       message: `iteration ${p.iteration} step ${p.step} ${p.tool}: ${told} (ToolApproval ${name})`,
       once: `${name}.${answer.outcome}`,
+    });
+    return answer;
+  }
+
+  /** The answer of a standing decision (--for-execution) on an identical earlier call: told, not asked. */
+  private async standingAnswer(
+    execution: Execution,
+    request: ApprovalRequest,
+    name: string,
+    standing: ToolApproval,
+  ): Promise<ApprovalAnswer> {
+    const p = request.proposal;
+    const d = standing.status?.decision;
+    const answer: ApprovalAnswer = {
+      name: standing.metadata.name,
+      outcome: d?.approved === true ? "approved" : "denied",
+      ...(d?.decidedBy !== undefined ? { decidedBy: d.decidedBy } : {}),
+      ...(d?.reason ? { reason: d.reason } : {}),
+      standing: true,
+    };
+    const told = `${answer.outcome} by ${answer.decidedBy ?? "?"} for this execution (ToolApproval ${standing.metadata.name}, --for-execution)`;
+    void this.notices.publish(execution, [
+      {
+        event: "toolcall.approval",
+        data: {
+          iteration: p.iteration,
+          step: p.step,
+          tool: p.tool,
+          approval: standing.metadata.name,
+          state: answer.outcome,
+          standing: true,
+          ...decider(answer),
+        },
+      },
+    ]);
+    await this.notices.event(execution, {
+      type: answer.outcome === "approved" ? "Normal" : "Warning",
+      reason: answer.outcome === "approved" ? "ToolCallApproved" : "ToolCallDenied",
+      message: `iteration ${p.iteration} step ${p.step} ${p.tool}: ${told}`,
+      once: `${name}.standing`,
     });
     return answer;
   }
@@ -239,6 +281,7 @@ export function toolApprovalOf(name: string, execution: Execution, r: ApprovalRe
       arguments: shownArguments(p.args),
       ...(p.intent !== undefined ? { intent: p.intent.slice(0, 1024) } : {}),
       digest: r.digest,
+      repeatDigest: r.repeatDigest,
       trigger: r.trigger,
       reason: r.pending.reason.slice(0, 2048),
       ...(findings.length > 0 ? { guardFindings: findings } : {}),

@@ -4,7 +4,7 @@
 import { describe, expect, it } from "vitest";
 import type { ToolCallDecision, ToolCallProposal } from "../api/protocol.js";
 import type { Agent, JsonObject } from "../api/types.js";
-import { approvalRule, callDigest, shownArguments, type ApprovalAnswer, type ApprovalRequest } from "./approval.js";
+import { approvalRule, callDigest, repeatDigest, shownArguments, type ApprovalAnswer, type ApprovalRequest } from "./approval.js";
 import { createGate, type JudgeRunner } from "./gate.js";
 import { agentScope } from "./guard/context.js";
 import { PolicyStore } from "./guard/policy-store.js";
@@ -130,6 +130,16 @@ describe("gate with an approver", () => {
     expect(t.reason).toBe("approval timed out: nobody decided ToolApproval a-3 within 20s (onTimeout: fail, the iteration fails)");
   });
 
+  it("a standing decision (--for-execution) of an identical earlier call: told as the person's, naming the approval it stands on", async () => {
+    const g = gateWith([{ name: "fs.write", approval: "always" }], {
+      answer: { name: "a-1", outcome: "denied", decidedBy: "bob", reason: "never this", standing: true },
+    });
+    const d = await g.decide(proposal("fs.write", { path: "/workspace/a" }));
+    expect(d).toMatchObject({ allowed: false, blocked_by: "approval", approval: { standing: true, name: "a-1" } });
+    expect(d.reason).toBe("denied by bob: never this (standing decision for this execution, ToolApproval a-1)");
+    expect(g.asked[0]?.repeatDigest).toMatch(/^sha256:[0-9a-f]{64}$/);
+  });
+
   it("withdrawn (the run ended while the call waited): denied with why, never told as a person's denial or a timeout", async () => {
     const g = gateWith([{ name: "fs.write", approval: "always" }], {
       answer: { name: "a-4", outcome: "withdrawn", reason: "the run ended (Cancelled)" },
@@ -157,6 +167,12 @@ describe("call digest", () => {
     expect(callDigest({ ...p, args: { path: "/workspace/a", content: "two" } })).not.toBe(base);
     expect(callDigest({ ...p, step: 2 })).not.toBe(base);
     expect(callDigest({ ...p, toolHash: "ab".repeat(32) })).not.toBe(base);
+    // The same call later in the run (another iteration or step) has the same repeatDigest: what --for-execution covers.
+    const again = repeatDigest(p);
+    expect(repeatDigest({ ...p, step: 7, iteration: 2, toolCallId: "other" })).toBe(again);
+    expect(repeatDigest({ ...p, args: { path: "/workspace/a", content: "two" } })).not.toBe(again);
+    expect(repeatDigest({ ...p, execution: "ex-2" })).not.toBe(again);
+    expect(repeatDigest({ ...p, toolHash: "ab".repeat(32) })).not.toBe(again);
     const long = "x".repeat(5000);
     expect(shownArguments({ a: [long], b: { c: long }, n: 1 })).toEqual({
       a: [`${"x".repeat(1021)}...`],

@@ -28,6 +28,8 @@ export type ApprovalTrigger = Exclude<ApprovalMode, "never">;
 export interface ApprovalRequest {
   proposal: ToolCallProposal;
   digest: string;
+  /** The digest of the call as it repeats in its Execution (repeatDigest): what a decision --for-execution covers. */
+  repeatDigest: string;
   trigger: ApprovalTrigger;
   /** The decision of the guard and the judges, which the person may overturn. */
   pending: ToolCallDecision;
@@ -79,10 +81,17 @@ export function callDigest(p: ToolCallProposal): string {
   return `sha256:${createHash("sha256").update(text).digest("hex")}`;
 }
 
+/** sha256 of the call as it repeats within its Execution: callDigest without the iteration and step (a decision --for-execution). */
+export function repeatDigest(p: ToolCallProposal): string {
+  const code = p.mcp !== undefined ? mcpToolDigest(p.mcp) : p.toolHash;
+  const text = canonical({ n: p.namespace, e: p.execution, t: p.tool, a: p.args, ...(code ? { h: code } : {}) });
+  return `sha256:${createHash("sha256").update(text).digest("hex")}`;
+}
+
 /** The decision's fields once the person answered (or nobody did): allowed only when approved. */
 export function afterApproval(pending: ToolCallDecision, answer: ApprovalAnswer, rule: ApprovalRule): JudgedFields {
   const base = { skippedJudges: pending.skippedJudges, judges: pending.judges };
-  const why = answer.reason !== undefined && answer.reason !== "" ? `: ${answer.reason}` : "";
+  const why = `${answer.reason !== undefined && answer.reason !== "" ? `: ${answer.reason}` : ""}${answer.standing === true ? ` (standing decision for this execution, ToolApproval ${answer.name})` : ""}`;
   switch (answer.outcome) {
     case "approved":
       return {

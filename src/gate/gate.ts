@@ -5,7 +5,16 @@ import type { ToolCallDecision, ToolCallProposal } from "../api/protocol.js";
 import type { Agent } from "../api/types.js";
 import type { Logger } from "../telemetry/logger.js";
 import type { Tracing } from "../telemetry/tracing.js";
-import { afterApproval, approvalRule, approvalTrigger, callDigest, noApprover, type ApprovalRule, type Approver } from "./approval.js";
+import {
+  afterApproval,
+  approvalRule,
+  approvalTrigger,
+  callDigest,
+  noApprover,
+  repeatDigest,
+  type ApprovalRule,
+  type Approver,
+} from "./approval.js";
 import { auditRecord, recordDecision, scrubArgValues, type AuditSink } from "./audit.js";
 import { endToolSpan, toolSpan } from "./gate-spans.js";
 import type { ViewOptions } from "./guard/argument-views.js";
@@ -143,7 +152,10 @@ export function createGate(options: GateOptions): Gate {
     const trigger = approvalTrigger(rule, d);
     if (trigger === undefined) return d;
     if (options.approver === undefined) return done(noApprover(d, trigger));
-    const request = { proposal: p, digest: callDigest(p), trigger, pending: d, timeoutMs: rule.timeoutMs, onTimeout: rule.onTimeout };
+    const request = {
+      ...{ proposal: p, digest: callDigest(p), repeatDigest: repeatDigest(p), trigger, pending: d },
+      ...{ timeoutMs: rule.timeoutMs, onTimeout: rule.onTimeout },
+    };
     return done(afterApproval(d, await options.approver(request), rule));
   }
 

@@ -281,6 +281,47 @@ describe("tool calls that wait for a person: ToolApprovals decided by authorised
     expect(await reasons("timeout-deny")).toEqual(expect.arrayContaining(["ToolCallApprovalPending", "ToolCallApprovalTimedOut"]));
   }, 600_000);
 
+  it("Given alice approves a call --for-execution, the identical calls of that run that follow run without asking again; a changed call still asks", async () => {
+    const same = write("same\n");
+    await runs.apply(
+      [
+        workerYaml("standing", [
+          same,
+          same,
+          { tool_calls: [{ tool: "fs.read", args: { path: "/workspace/notes.md" } }] },
+          same,
+          write("other\n"),
+          { final: "r2={{result 2}} | r4={{result 4}} | r5={{result 5}}" },
+        ]),
+        executionYaml("standing"),
+      ].join("---\n"),
+    );
+    const first = await pending("standing", 1);
+    const approved = await cli("alice", ["approve", first.metadata.name, "--for-execution", "--reason", "same notes are fine"]);
+    expect(approved.err).toBe("");
+    expect(approved.out).toContain("also for the identical calls of standing that follow");
+    // The changed call (step 5) asks; steps 2 and 4 (identical to step 1) did not.
+    const changed = await pending("standing", 5);
+    expect((await approvals("standing")).map((a) => a.spec.step)).toEqual([1, 5]);
+    expect(changed.spec.repeatDigest).not.toBe(first.spec.repeatDigest);
+    const denied = await cli("alice", ["deny", changed.metadata.name, "--reason", "not that"]);
+    expect(denied.err).toBe("");
+    const done = await runs.final("standing", 240_000);
+    expect(done.status?.phase, done.status?.message).toBe("Succeeded");
+    expect(done.status?.iterations?.[0]?.toolCalls?.recent?.map(callSummary)).toEqual([
+      [1, "fs.write", "allowed", "", 0],
+      [2, "fs.write", "allowed", "", 0],
+      [3, "fs.read", "allowed", "", 0],
+      [4, "fs.write", "allowed", "", 0],
+      [5, "fs.write", "blocked by approval", "", 0],
+    ]);
+    const log = await workerLog("standing");
+    expect(log).toContain(`r2=[approved by alice: same notes are fine (standing for this execution: ToolApproval ${first.metadata.name})]`);
+    expect(log).toContain("r5=Tool call denied by alice: not that");
+    const [one] = await approvals("standing");
+    expect(one?.status?.decision).toMatchObject({ approved: true, decidedBy: "alice", forExecution: true });
+  }, 600_000);
+
   it("Given a call waiting for a person, cancelling its Execution ends the wait at once (Withdrawn, long before the deadline); nobody can decide it afterwards", async () => {
     await runs.apply([workerYaml("cancelled", [write("never\n"), { final: "r1={{result 1}}" }]), executionYaml("cancelled")].join("---\n"));
     const waiting = await pending("cancelled", 1);
