@@ -30,6 +30,10 @@ export interface ToolObject {
   approval_timeout?: string;
   /** What an unanswered approval does at its deadline: deny (default) or fail; never allow. */
   approval_on_timeout?: ApprovalOnTimeout;
+  /** on_uncertain: a judge's score within this of its min_score asks a person (default 0.1). */
+  approval_margin?: number;
+  /** on_uncertain: the judges' agreement (1 - score spread) below this asks a person (the reference's multi_judge field). */
+  min_agreement_confidence?: number;
 }
 
 /** Fields of a tools entry in its object form. */
@@ -41,6 +45,8 @@ export const TOOL_FIELDS = [
   "approval",
   "approval_timeout",
   "approval_on_timeout",
+  "approval_margin",
+  "min_agreement_confidence",
 ] as const;
 
 const DURATION_RE = "^([0-9]+([.][0-9]+)?(ms|s|m|h))+$";
@@ -48,7 +54,7 @@ const quoted = (values: readonly string[]) => values.map((v) => `'${v}'`).join("
 
 const toolEntry = typed<ToolEntry>({
   description:
-    "A tool the agent may call: a bare name (e.g. fs.read) or {name, allowlist, skip_judge, capability, approval, approval_timeout, approval_on_timeout}.",
+    "A tool the agent may call: a bare name (e.g. fs.read) or {name, allowlist, skip_judge, capability, approval, approval_timeout, approval_on_timeout, approval_margin, min_agreement_confidence}.",
   "x-kubernetes-preserve-unknown-fields": true,
   [ADMISSION]: [
     cel(
@@ -62,7 +68,7 @@ const toolEntry = typed<ToolEntry>({
     ),
     cel(
       `type(self) != map || self.all(k, k in [${TOOL_FIELDS.map((f) => `'${f}'`).join(", ")}])`,
-      "a tools entry has only name, allowlist, skip_judge, capability, approval, approval_timeout and approval_on_timeout",
+      "a tools entry has only name, allowlist, skip_judge, capability, approval, approval_timeout, approval_on_timeout, approval_margin and min_agreement_confidence",
       (self) => {
         if (!isMap(self)) return true;
         const bad = Object.keys(self).find((k) => !(TOOL_FIELDS as readonly string[]).includes(k));
@@ -94,6 +100,18 @@ const toolEntry = typed<ToolEntry>({
           !(typeof self.approval_timeout === "string" && new RegExp(DURATION_RE).test(self.approval_timeout))
         )
           return { at: ".approval_timeout" };
+        return true;
+      },
+    ),
+    cel(
+      "type(self) != map || ['approval_margin', 'min_agreement_confidence'].all(k, !(k in self) || ((type(self[k]) == int || type(self[k]) == double) && double(self[k]) >= 0.0 && double(self[k]) <= 1.0))",
+      "approval_margin and min_agreement_confidence are numbers from 0 to 1",
+      (self) => {
+        if (!isMap(self)) return true;
+        for (const f of ["approval_margin", "min_agreement_confidence"] as const) {
+          const v = self[f];
+          if (f in self && !(typeof v === "number" && v >= 0 && v <= 1)) return { at: `.${f}` };
+        }
         return true;
       },
     ),

@@ -50,6 +50,8 @@ describe("hand-written shapes match the CEL rules' field lists", () => {
         approval: true,
         approval_timeout: true,
         approval_on_timeout: true,
+        approval_margin: true,
+        min_agreement_confidence: true,
       }),
     );
   });

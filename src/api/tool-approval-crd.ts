@@ -9,7 +9,7 @@ import { conditions, type API_VERSION, type JsonObject, type ObjectMeta } from "
 import { crd, type CrdDocument } from "./crd-document.js";
 
 /** When a tool's calls go to a person (an Agent's tools[].approval; a GuardPolicy's approval sets the least). */
-export const APPROVAL_MODES = ["never", "always", "on_judge_reject"] as const;
+export const APPROVAL_MODES = ["never", "always", "on_judge_reject", "on_flag", "on_uncertain"] as const;
 export type ApprovalMode = (typeof APPROVAL_MODES)[number];
 /** What an unanswered approval does at its deadline: the call is denied, or denied and the iteration fails. Never allowed. */
 export const APPROVAL_ON_TIMEOUT = ["deny", "fail"] as const;
@@ -60,9 +60,10 @@ const toolApprovalSpec = obj(
       "sha256 of the call without its iteration and step (execution, tool, arguments, tool code): a decision for the execution applies to every call of this Execution with this digest.",
       { pattern: "^sha256:[0-9a-f]{64}$" },
     ),
-    trigger: str("Why a person is asked: always (the tool's approval), or on_judge_reject (a judge rejected it).", {
-      enum: ["always", "on_judge_reject"],
-    }),
+    trigger: str(
+      "Why a person is asked: always (the tool's approval), on_judge_reject (a judge rejected it), on_flag (the guard flagged it without denying), or on_uncertain (a judge's score near its threshold, or judges that disagree).",
+      { enum: ["always", "on_judge_reject", "on_flag", "on_uncertain"] },
+    ),
     reason: str("What the ladder found before asking: the guard's and the judges' outcome."),
     guardFindings: arr(
       "What the guard flagged or warned about (it allowed the call: a guard denial is never escalated).",

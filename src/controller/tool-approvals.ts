@@ -283,7 +283,7 @@ export function toolApprovalOf(name: string, execution: Execution, r: ApprovalRe
       digest: r.digest,
       repeatDigest: r.repeatDigest,
       trigger: r.trigger,
-      reason: r.pending.reason.slice(0, 2048),
+      reason: `${r.findings !== undefined ? `${r.findings}. ` : ""}${r.pending.reason}`.slice(0, 2048),
       ...(findings.length > 0 ? { guardFindings: findings } : {}),
       judges: r.pending.judges.map((j) => ({
         judge: j.judge,

@@ -4,7 +4,15 @@
 import { describe, expect, it } from "vitest";
 import type { ToolCallDecision, ToolCallProposal } from "../api/protocol.js";
 import type { Agent, JsonObject } from "../api/types.js";
-import { approvalRule, callDigest, repeatDigest, shownArguments, type ApprovalAnswer, type ApprovalRequest } from "./approval.js";
+import {
+  approvalRule,
+  callDigest,
+  judgeUncertainty,
+  repeatDigest,
+  shownArguments,
+  type ApprovalAnswer,
+  type ApprovalRequest,
+} from "./approval.js";
 import { createGate, type JudgeRunner } from "./gate.js";
 import { agentScope } from "./guard/context.js";
 import { PolicyStore } from "./guard/policy-store.js";
@@ -52,13 +60,30 @@ describe("approval rule", () => {
       spec: { tools: [{ name: "cmd.run", approval: "on_judge_reject", approval_timeout: "90s", approval_on_timeout: "fail" }, "fs.write"] },
     });
     const none = new Map<string, "always" | "on_judge_reject">();
-    expect(approvalRule("cmd.run", scope, { approval: none })).toEqual({ mode: "on_judge_reject", timeoutMs: 90_000, onTimeout: "fail" });
-    expect(approvalRule("fs.write", scope, { approval: none })).toEqual({ mode: "never", timeoutMs: 300_000, onTimeout: "deny" });
+    expect(approvalRule("cmd.run", scope, { approval: none })).toEqual({
+      mode: "on_judge_reject",
+      modes: new Set(["on_judge_reject"]),
+      timeoutMs: 90_000,
+      onTimeout: "fail",
+      margin: 0.1,
+    });
+    expect(approvalRule("fs.write", scope, { approval: none })).toEqual({
+      mode: "never",
+      modes: new Set(),
+      timeoutMs: 300_000,
+      onTimeout: "deny",
+      margin: 0.1,
+    });
     expect(approvalRule("fs.write", scope, { approval: new Map([["*", "on_judge_reject"]]) }).mode).toBe("on_judge_reject");
     expect(approvalRule("cmd.run", scope, { approval: new Map([["cmd.run", "always"]]) }).mode).toBe("always");
     // A policy's on_judge_reject does not lower an Agent's always.
     const always = agentScope({ spec: { tools: [{ name: "fs.write", approval: "always" }] } });
     expect(approvalRule("fs.write", always, { approval: new Map([["fs.write", "on_judge_reject"]]) }).mode).toBe("always");
+    // An Agent's on_uncertain and a policy's on_judge_reject both hold: each asks on its own.
+    const unsure = agentScope({ spec: { tools: [{ name: "fs.write", approval: "on_uncertain", min_agreement_confidence: 0.8 }] } });
+    const both = approvalRule("fs.write", unsure, { approval: new Map([["*", "on_judge_reject"]]) });
+    expect([...both.modes].sort()).toEqual(["on_judge_reject", "on_uncertain"]);
+    expect(both.minAgreement).toBe(0.8);
   });
 
   it("GuardPolicy approval: the strictest policy wins; a bad value is a compile error naming the field", () => {
@@ -138,6 +163,63 @@ describe("gate with an approver", () => {
     expect(d).toMatchObject({ allowed: false, blocked_by: "approval", approval: { standing: true, name: "a-1" } });
     expect(d.reason).toBe("denied by bob: never this (standing decision for this execution, ToolApproval a-1)");
     expect(g.asked[0]?.repeatDigest).toMatch(/^sha256:[0-9a-f]{64}$/);
+  });
+
+  it("on_flag: asks about a call the guard flagged without denying (even without judges), not about one it passed quietly", async () => {
+    const store = new PolicyStore("gavel-system", [
+      {
+        name: "default",
+        namespace: "gavel-system",
+        spec: { adaptive_rules: [{ name: "watch_env", match_field: "args", pattern: "\\.env", action: "flag", reason: "env files" }] },
+      },
+    ]);
+    const g = gateWith([{ name: "fs.write", approval: "on_flag" }], {
+      store,
+      answer: { name: "a", outcome: "approved", decidedBy: "bob" },
+    });
+    expect((await g.decide(proposal("fs.write", { path: "/workspace/notes.md" }))).allowed).toBe(true);
+    expect(g.asked).toHaveLength(0);
+    const d = await g.decide(proposal("fs.write", { path: "/workspace/x.env.example" }));
+    expect(d).toMatchObject({ allowed: true, approval: { outcome: "approved" } });
+    expect(g.asked.map((r) => r.trigger)).toEqual(["on_flag"]);
+    expect(g.asked[0]?.findings).toContain("the guard flagged: ");
+  });
+
+  it("on_uncertain: asks when a judge's score is within approval_margin of its min_score (either side), not when it is clear", async () => {
+    const ask = (score: number, margin?: number) =>
+      gateWith([{ name: "fs.write", approval: "on_uncertain", ...(margin !== undefined ? { approval_margin: margin } : {}) }], {
+        judges: true,
+        score,
+        answer: { name: "a", outcome: "denied", decidedBy: "bob", reason: "too close" },
+      });
+    const clear = ask(0.95);
+    expect((await clear.decide(proposal("fs.write", { path: "/workspace/a" }))).allowed).toBe(true);
+    expect(clear.asked).toHaveLength(0);
+    const narrowPass = ask(0.75);
+    const d = await narrowPass.decide(proposal("fs.write", { path: "/workspace/a" }));
+    expect(d).toMatchObject({ allowed: false, blocked_by: "approval", reason: "denied by bob: too close" });
+    expect(narrowPass.asked[0]?.trigger).toBe("on_uncertain");
+    expect(narrowPass.asked[0]?.findings).toBe("judge sec's score 0.75 is within 0.10 of its min_score 0.70");
+    // A narrow rejection goes to the person too (who may overturn it); a clear one does not.
+    const narrowReject = ask(0.65);
+    await narrowReject.decide(proposal("fs.write", { path: "/workspace/a" }));
+    expect(narrowReject.asked).toHaveLength(1);
+    const clearReject = ask(0.2);
+    expect((await clearReject.decide(proposal("fs.write", { path: "/workspace/a" }))).blocked_by).toBe("judge");
+    expect(clearReject.asked).toHaveLength(0);
+    const wider = ask(0.95, 0.3);
+    await wider.decide(proposal("fs.write", { path: "/workspace/a" }));
+    expect(wider.asked).toHaveLength(1);
+  });
+
+  it("on_uncertain: judges whose agreement is below min_agreement_confidence", () => {
+    const v = (judge: string, score: number) => ({ judge, child: "", passed: true, result: { score, confidence: 1, reasoning: "" } });
+    expect(judgeUncertainty([v("a", 0.95), v("b", 0.9)], [0.7, 0.7], { margin: 0.1, minAgreement: 0.8 })).toBeUndefined();
+    expect(judgeUncertainty([v("a", 1), v("b", 0.71)], [0.5, 0.5], { margin: 0.1, minAgreement: 0.8 })).toBe(
+      "the judges' agreement 0.71 is below min_agreement_confidence 0.80",
+    );
+    // Without min_agreement_confidence only the margin counts.
+    expect(judgeUncertainty([v("a", 1), v("b", 0.71)], [0.5, 0.5], { margin: 0.1 })).toBeUndefined();
   });
 
   it("withdrawn (the run ended while the call waited): denied with why, never told as a person's denial or a timeout", async () => {

@@ -10,6 +10,8 @@ import {
   approvalRule,
   approvalTrigger,
   callDigest,
+  guardFlags,
+  judgeUncertainty,
   noApprover,
   repeatDigest,
   type ApprovalRule,
@@ -22,6 +24,7 @@ import { agentScope, workerViews, type AgentScope, type HistoryEntry } from "./g
 import { runGuard } from "./guard/guard.js";
 import type { CompiledPolicy } from "./guard/policy.js";
 import { mcpToolDigest } from "./mcp-tools.js";
+import { thresholdsOf, TOOL_MIN_SCORE } from "../engine/validators.js";
 import { guardAlternatives } from "./refusal.js";
 import { skipJudge } from "./skip-judge.js";
 import { judgeCall, type JudgedFields, type JudgeRunner, type ToolJudges } from "./tool-judges.js";
@@ -95,6 +98,8 @@ export function createGate(options: GateOptions): Gate {
   const scope: AgentScope = options.capabilities ? { ...base, capabilities: new Set(options.capabilities) } : base;
   const allEntries = options.agent.spec.execution?.tool_validation ?? [];
   const semantic = allEntries.filter((e) => e.type === "semantic");
+  // The min_score of each judge in the order they are asked (on_uncertain compares each verdict with its own).
+  const minScores = semantic.map((e) => thresholdsOf(e, TOOL_MIN_SCORE).min_score);
   const judges: ToolJudges = {
     judgeRunner: options.judgeRunner,
     entries: allEntries,
@@ -137,7 +142,10 @@ export function createGate(options: GateOptions): Gate {
         skippedJudges: skipped,
         judges: [],
       });
-      return rule.mode === "always" ? { judged: () => ladder(d) } : endToolSpan(span, d);
+      // Without judges only always and on_flag (the guard's flags) can ask: the rest go on at once.
+      return rule.modes.has("always") || (rule.modes.has("on_flag") && guardFlags(guard) !== undefined)
+        ? { judged: () => ladder(d) }
+        : endToolSpan(span, d);
     }
     const violations = [...ctx.iteration.violations];
     return { judged: async () => ladder(await judgeCall(judges, p, violations, done, span)) };
@@ -149,12 +157,14 @@ export function createGate(options: GateOptions): Gate {
     rule: ApprovalRule,
     done: (f: JudgedFields) => ToolCallDecision,
   ): Promise<ToolCallDecision> {
-    const trigger = approvalTrigger(rule, d);
+    const found = { flagged: guardFlags(d.guard), uncertain: judgeUncertainty(d.judges, minScores, rule) };
+    const trigger = approvalTrigger(rule, d, found);
     if (trigger === undefined) return d;
     if (options.approver === undefined) return done(noApprover(d, trigger));
+    const findings = trigger === "on_flag" ? found.flagged : trigger === "on_uncertain" ? found.uncertain : undefined;
     const request = {
       ...{ proposal: p, digest: callDigest(p), repeatDigest: repeatDigest(p), trigger, pending: d },
-      ...{ timeoutMs: rule.timeoutMs, onTimeout: rule.onTimeout },
+      ...{ timeoutMs: rule.timeoutMs, onTimeout: rule.onTimeout, ...(findings !== undefined ? { findings } : {}) },
     };
     return done(afterApproval(d, await options.approver(request), rule));
   }

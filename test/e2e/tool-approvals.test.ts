@@ -322,6 +322,48 @@ describe("tool calls that wait for a person: ToolApprovals decided by authorised
     expect(one?.status?.decision).toMatchObject({ approved: true, decidedBy: "alice", forExecution: true });
   }, 600_000);
 
+  it("Given on_flag and on_uncertain: a call the guard flagged and a call its judge passed narrowly go to a person, plain and clear calls do not", async () => {
+    const judge = await readFile(join(process.cwd(), "judges/rule-judge/agent.yaml"), "utf8");
+    const unsure = parse(workerYaml("unsure", [write("close call\n"), { final: "r1={{result 1}}" }], { approval: "on_uncertain" })) as {
+      spec: { execution: Record<string, unknown> };
+    };
+    // The rule judge scores such a write 0.80: within the default approval_margin 0.1 of min_score 0.75.
+    unsure.spec.execution.tool_validation = [{ type: "semantic", judge_agent: "rule-judge", min_score: 0.75, min_confidence: 0.5 }];
+    await runs.apply(
+      [
+        judge,
+        stringify({
+          apiVersion: "100monkeys.ai/v1",
+          kind: "GuardPolicy",
+          metadata: { name: "flag-marked-notes" },
+          spec: { adaptive_rules: [{ name: "marked", match_field: "args", pattern: "FLAGME", action: "flag", reason: "marked notes" }] },
+        }),
+        workerYaml("flagged", [write("plain\n"), write("FLAGME\n"), { final: "r1={{result 1}} | r2={{result 2}}" }], {
+          approval: "on_flag",
+        }),
+        executionYaml("flagged"),
+        stringify(unsure),
+        executionYaml("unsure"),
+      ].join("---\n"),
+    );
+    const flagged = await pending("flagged", 2);
+    expect(flagged.spec.trigger).toBe("on_flag");
+    // The guard names the flag rule that matched (adaptive rules' flags are their names).
+    expect(flagged.spec.reason).toContain("the guard flagged: marked");
+    expect((await approvals("flagged")).map((a) => a.spec.step)).toEqual([2]);
+    expect((await cli("alice", ["approve", flagged.metadata.name])).err).toBe("");
+    const close = await pending("unsure", 1);
+    expect(close.spec.trigger).toBe("on_uncertain");
+    expect(close.spec.reason).toContain("judge rule-judge's score 0.80 is within 0.10 of its min_score 0.75");
+    expect(close.spec.judges?.[0]).toMatchObject({ judge: "rule-judge", passed: true });
+    expect((await cli("alice", ["deny", close.metadata.name, "--reason", "too close to call"])).err).toBe("");
+    const [f, u] = await Promise.all([runs.final("flagged", 240_000), runs.final("unsure", 240_000)]);
+    expect(f.status?.phase, f.status?.message).toBe("Succeeded");
+    expect(u.status?.phase, u.status?.message).toBe("Succeeded");
+    expect(await workerLog("flagged")).toMatch(/r1=[^|]*\| r2=\[approved by alice\]/);
+    expect(await workerLog("unsure")).toContain("r1=Tool call denied by alice: too close to call");
+  }, 600_000);
+
   it("Given a call waiting for a person, cancelling its Execution ends the wait at once (Withdrawn, long before the deadline); nobody can decide it afterwards", async () => {
     await runs.apply([workerYaml("cancelled", [write("never\n"), { final: "r1={{result 1}}" }]), executionYaml("cancelled")].join("---\n"));
     const waiting = await pending("cancelled", 1);
