@@ -2,9 +2,9 @@
 // the guard and the judges found, the deadline, owned by the Execution so it goes with it.
 import { describe, expect, it } from "vitest";
 import type { ToolCallDecision } from "../api/protocol.js";
-import type { Execution } from "../api/types.js";
+import type { Execution, ToolApproval } from "../api/types.js";
 import { callDigest } from "../gate/approval.js";
-import { toolApprovalOf } from "./tool-approvals.js";
+import { expiryWarningAt, toolApprovalOf } from "./tool-approvals.js";
 
 const execution = {
   apiVersion: "100monkeys.ai/v1",
@@ -31,6 +31,22 @@ const pending: ToolCallDecision = {
   judges: [{ judge: "sec", child: "run-i2-t0-s3-sec", passed: false, result: { score: 0.4, confidence: 0.9, reasoning: "too broad" } }],
   latencyMs: 12,
 };
+
+describe("expiryWarningAt", () => {
+  const at = (created: string | undefined, deadline: string) =>
+    new Date(
+      expiryWarningAt({
+        metadata: { name: "a", ...(created !== undefined ? { creationTimestamp: created } : {}) },
+        spec: { deadline } as ToolApproval["spec"],
+      }),
+    ).toISOString();
+  it("is a fifth of the approval's time before its deadline, at most a minute before", () => {
+    expect(at("2026-12-07T15:00:00Z", "2026-12-07T15:00:10Z")).toBe("2026-12-07T15:00:08.000Z");
+    expect(at("2026-12-07T15:00:00Z", "2026-12-07T15:05:00Z")).toBe("2026-12-07T15:04:00.000Z");
+    expect(at("2026-12-07T15:00:00Z", "2026-12-07T16:00:00Z")).toBe("2026-12-07T15:59:00.000Z");
+    expect(at(undefined, "2026-12-07T16:00:00Z")).toBe("2026-12-07T15:59:00.000Z");
+  });
+});
 
 describe("toolApprovalOf", () => {
   it("shows the call (long strings cut), binds it to its digest, lists the guard's findings and each verdict, and is owned by the Execution", () => {

@@ -75,7 +75,19 @@ export class ToolApprovals {
         once: `${name}.pending`,
       });
     }
-    const answer = await this.outcome(current, { namespace, name: execution.metadata.name, uid: execution.metadata.uid ?? "" });
+    const warn = async (a: ToolApproval) => {
+      const left = Math.max(0, Math.round((Date.parse(a.spec.deadline) - Date.now()) / 1000));
+      void this.notices.publish(execution, [
+        { event: "toolcall.approval", data: { ...call, state: "expiring", deadline: a.spec.deadline } },
+      ]);
+      await this.notices.event(execution, {
+        type: "Warning",
+        reason: "ToolCallApprovalExpiring",
+        message: `iteration ${p.iteration} step ${p.step} ${p.tool}: ToolApproval ${name} expires in ${left}s (${a.spec.deadline}, onTimeout: ${a.spec.onTimeout}) unless decided: gavel approve|deny ${name}`,
+        once: `${name}.expiring`,
+      });
+    };
+    const answer = await this.outcome(current, { namespace, name: execution.metadata.name, uid: execution.metadata.uid ?? "" }, warn);
     const phase = PHASE[answer.outcome];
     const told =
       answer.outcome === "timed_out"
@@ -148,10 +160,17 @@ export class ToolApprovals {
    * with the resourceVersion read: a decision written meanwhile makes that a 409, and the
    * decision wins. A decision for another digest than the call's is no decision (fail closed).
    */
-  private async outcome(first: ToolApproval, run: { namespace: string; name: string; uid: string }): Promise<ApprovalAnswer> {
+  private async outcome(
+    first: ToolApproval,
+    run: { namespace: string; name: string; uid: string },
+    warn: (a: ToolApproval) => Promise<void>,
+  ): Promise<ApprovalAnswer> {
     const name = first.metadata.name;
     let current = first;
     let ended: string | undefined;
+    // The warning before expiry is due once (a replica that adopts the approval late warns at once; the Event is recorded once).
+    const warnAt = expiryWarningAt(first);
+    let warned = false;
     for (;;) {
       if (current.status?.decision !== undefined && current.status.decision.digest !== current.spec.digest)
         this.logger?.warn({ approval: name }, "a decision for another digest than the call's: ignored");
@@ -165,7 +184,11 @@ export class ToolApprovals {
         current = written;
         continue;
       }
-      const change = await this.watch.next(current, run, Date.parse(current.spec.deadline));
+      if (!warned && Date.now() >= warnAt) {
+        warned = true;
+        await warn(current);
+      }
+      const change = await this.watch.next(current, run, warned ? Date.parse(current.spec.deadline) : warnAt);
       if (change.kind === "changed") current = change.approval;
       // Deleted with its Execution (the garbage collector): the run is gone, nobody can decide.
       else if (change.kind === "deleted") return { name, outcome: "withdrawn", reason: "the approval was deleted (its Execution is gone)" };
@@ -298,6 +321,14 @@ export function toolApprovalOf(name: string, execution: Execution, r: ApprovalRe
       onTimeout: r.onTimeout,
     },
   };
+}
+
+/** When the warning before an approval's expiry is due: a fifth of its time before the deadline, at most a minute before. */
+export function expiryWarningAt(a: Pick<ToolApproval, "metadata" | "spec">): number {
+  const deadline = Date.parse(a.spec.deadline);
+  const created = Date.parse(a.metadata.creationTimestamp ?? "");
+  const lead = Number.isNaN(created) ? 60_000 : Math.min(60_000, Math.max(0, deadline - created) / 5);
+  return deadline - lead;
 }
 
 /** How an approval ended, as its object says (a decision for another digest is none), or undefined while it waits. */

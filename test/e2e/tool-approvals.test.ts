@@ -278,7 +278,10 @@ describe("tool calls that wait for a person: ToolApprovals decided by authorised
       const direct = await decisionPatch("alice", a?.metadata.name ?? "", { approved: true, decidedBy: "alice", digest: a?.spec.digest });
       expect(direct.stderr).toContain("the approval already ended: TimedOut");
     }
-    expect(await reasons("timeout-deny")).toEqual(expect.arrayContaining(["ToolCallApprovalPending", "ToolCallApprovalTimedOut"]));
+    // The warning before expiry (a fifth of the 8 s before the deadline) came before the timeout.
+    expect(await reasons("timeout-deny")).toEqual(
+      expect.arrayContaining(["ToolCallApprovalPending", "ToolCallApprovalExpiring", "ToolCallApprovalTimedOut"]),
+    );
   }, 600_000);
 
   it("Given alice approves a call --for-execution, the identical calls of that run that follow run without asking again; a changed call still asks", async () => {
