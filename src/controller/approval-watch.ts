@@ -19,7 +19,15 @@ export interface ExecutionCache {
 
 /** What woke a waiting call. */
 export type ApprovalChange =
-  { kind: "changed"; approval: ToolApproval } | { kind: "deleted" } | { kind: "run-ended"; why: string } | { kind: "deadline" };
+  | { kind: "changed"; approval: ToolApproval }
+  | { kind: "deleted" }
+  | { kind: "run-ended"; why: string }
+  | { kind: "deadline" }
+  /** The watch has not listed the approvals (yet, or cannot: RBAC without list/watch): read the approval again. */
+  | { kind: "unwatched" };
+
+/** How long a wait lasts while the watch cannot see the approvals, before the approval is read directly. */
+const UNWATCHED_READ_MS = 5000;
 
 export interface ApprovalWatchOptions {
   kc: k8s.KubeConfig;
@@ -128,7 +136,13 @@ export class ApprovalWatch {
         runs.delete(see);
         if (runs.size === 0 && this.byExecution.get(exKey) === runs) this.byExecution.delete(exKey);
       };
-      const timer = setTimeout(() => finish({ kind: "deadline" }), Math.max(0, until - Date.now()));
+      // While the watch has not listed (a list refused, e.g. a cluster whose RBAC lacks list/watch on
+      // toolapprovals), the wait falls back to reading the approval every few seconds: slower, never stuck.
+      const blind = !this.informer.synced && until - Date.now() > UNWATCHED_READ_MS;
+      const timer = setTimeout(
+        () => finish(blind ? { kind: "unwatched" } : { kind: "deadline" }),
+        Math.max(0, blind ? UNWATCHED_READ_MS : until - Date.now()),
+      );
       // A controller that stops leaves its waits to the replica that takes the claim over: they hold no exit.
       timer.unref();
       // What the caches hold already (a change the watch delivered before this wait began).

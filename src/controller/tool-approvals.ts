@@ -193,6 +193,7 @@ export class ToolApprovals {
       // Deleted with its Execution (the garbage collector): the run is gone, nobody can decide.
       else if (change.kind === "deleted") return { name, outcome: "withdrawn", reason: "the approval was deleted (its Execution is gone)" };
       else if (change.kind === "run-ended") ended = change.why;
+      else if (change.kind === "unwatched") current = (await this.read(current.metadata.namespace ?? "default", name)) ?? current;
     }
   }
 
