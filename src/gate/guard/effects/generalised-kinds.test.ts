@@ -5,18 +5,8 @@
 // alias, sed's inserted text, the system's files piped into a network client, history entries
 // deleted; and the everyday look-alikes that stay allowed.
 import { describe, expect, it } from "vitest";
-import { agentScope } from "../context.js";
-import { runGuard } from "../guard.js";
-import { compilePolicy } from "../policy.js";
+import { decide, reasonOf } from "./decide-command.test-support.js";
 
-const scope = agentScope({ spec: { tools: ["cmd.run"] } });
-const policy = compilePolicy([]);
-const decide = (command: string) =>
-  runGuard(
-    { tool: "cmd.run", args: { command }, step: 1 },
-    { policy, scope, history: [], views: { home: "/home/agent", cwd: "/workspace" } },
-  );
-const reasonOf = (command: string): string => decide(command).reason ?? "allowed";
 const allowed = (command: string): boolean => decide(command).approved;
 
 describe("kinds generalised from the fourth held-out part", () => {

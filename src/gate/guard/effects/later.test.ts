@@ -3,18 +3,7 @@
 // and the metadata service's credentials, files from outside the workspace posted to a web
 // service, Python's start-up hooks; and the everyday look-alikes that stay allowed.
 import { describe, expect, it } from "vitest";
-import { agentScope } from "../context.js";
-import { runGuard } from "../guard.js";
-import { compilePolicy } from "../policy.js";
-
-const scope = agentScope({ spec: { tools: ["cmd.run"] } });
-const policy = compilePolicy([]);
-const decide = (command: string) =>
-  runGuard(
-    { tool: "cmd.run", args: { command }, step: 1 },
-    { policy, scope, history: [], views: { home: "/home/agent", cwd: "/workspace" } },
-  );
-const reasonOf = (command: string): string => decide(command).reason ?? "allowed";
+import { decide, reasonOf } from "./decide-command.test-support.js";
 
 describe("what the system is told to run or trust later", () => {
   it("a transient systemd timer is persistence, and the command it schedules is read", () => {

@@ -3,18 +3,7 @@
 // system's programs live, any system file sent out, code given to an interpreter the table does
 // not know, a shell between two network commands; and the everyday look-alikes that stay allowed.
 import { describe, expect, it } from "vitest";
-import { agentScope } from "../context.js";
-import { runGuard } from "../guard.js";
-import { compilePolicy } from "../policy.js";
-
-const scope = agentScope({ spec: { tools: ["cmd.run"] } });
-const policy = compilePolicy([]);
-const decide = (command: string) =>
-  runGuard(
-    { tool: "cmd.run", args: { command }, step: 1 },
-    { policy, scope, history: [], views: { home: "/home/agent", cwd: "/workspace" } },
-  );
-const reasonOf = (command: string): string => decide(command).reason ?? "allowed";
+import { decide, reasonOf } from "./decide-command.test-support.js";
 
 describe("a shell function", () => {
   it("is read at each call as its body, with the call's arguments as $1, $2, ...", () => {
