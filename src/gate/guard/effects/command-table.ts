@@ -193,6 +193,7 @@ export const KNOWN_COMMANDS: readonly string[] = [
       "sudo",
       "eval",
       "xargs",
+      "parallel",
       "python",
       "python3",
       "perl",

@@ -166,7 +166,10 @@ function catOfWritten(c: ShellCommand, files: ReadonlyMap<string, string>): stri
 /** What a payload would do, read by its place's format. */
 function payloadFindings(w: Write, pl: AutorunPlace, read: CodeReader): { class: ThreatClass; what: string }[] {
   if (w.content === undefined) return [];
-  if (pl.format === "code") return read.code(w.content, { ...w.command, name: /\.(py|pth)$/.test(w.target) ? "python3" : "php" });
+  // The payload is read as the program it becomes, without the writing command's redirections:
+  // those are this write, already found once for its destination (not again, nested, per level).
+  if (pl.format === "code")
+    return read.code(w.content, { ...w.command, name: /\.(py|pth)$/.test(w.target) ? "python3" : "php", redirs: [] });
   const cronUser = /^\/etc\/(crontab|cron\.d\/)/.test(w.target);
   return payloadLines(w.content, pl.format, cronUser).flatMap((l) => read.shell(l, w.command.cwd));
 }

@@ -96,10 +96,14 @@ const KNOWN = new Set(KNOWN_COMMANDS);
  */
 export function plainCommandLog(line: string, cwd: string): CommandLog {
   const log = newCommandLog();
-  const argv: Expanded[] = line
-    .split(/\s+/)
-    .filter((w) => w !== "")
-    .map((w) => ({ values: [w], unknown: false }));
+  const all = line.split(/\s+/).filter((w) => w !== "");
+  // `git checkout master   # a note`: a word starting with # begins a comment.
+  const hash = all.findIndex((w) => w.startsWith("#"));
+  const words = hash < 0 ? all : all.slice(0, hash);
+  // `GIT_WORK_TREE=. git reset --hard`: leading assignments are not the command.
+  let first = 0;
+  while (first < words.length && /^[A-Za-z_][A-Za-z0-9_]*=/.test(words[first] as string)) first++;
+  const argv: Expanded[] = words.slice(first).map((w) => ({ values: [w], unknown: false }));
   const k = commandStart(argv);
   const word = argv[k]?.values[0];
   if (word === undefined) return log;
@@ -126,9 +130,44 @@ export function commandStart(argv: Expanded[]): number {
   return k >= argv.length && prefix !== undefined ? prefix : k;
 }
 
-/** Past a prefix command's options: `env`'s NAME=value, `timeout`'s duration, `nice`'s number. */
+/** The options of prefix commands that take a value as the next word (`env -u NAME`, `sudo -D DIR`). */
+const PREFIX_VALUED: Readonly<Record<string, ReadonlySet<string>>> = {
+  env: new Set(["-u", "--unset", "-C", "--chdir"]),
+  sudo: new Set([
+    "-u",
+    "--user",
+    "-g",
+    "--group",
+    "-D",
+    "--chdir",
+    "-C",
+    "--close-from",
+    "-p",
+    "--prompt",
+    "-r",
+    "--role",
+    "-t",
+    "--type",
+    "-U",
+    "--other-user",
+    "-T",
+    "--command-timeout",
+    "-R",
+    "--chroot",
+  ]),
+  doas: new Set(["-u", "-C"]),
+  timeout: new Set(["-s", "--signal", "-k", "--kill-after"]),
+  nice: new Set(["-n", "--adjustment"]),
+  ionice: new Set(["-c", "--class", "-n", "--classdata", "-p", "--pid", "-P", "--pgid", "-u", "--uid"]),
+  watch: new Set(["-n", "--interval"]),
+  chroot: new Set(["--userspec", "--groups"]),
+  stdbuf: new Set(["-i", "--input", "-o", "--output", "-e", "--error"]),
+};
+
+/** Past a prefix command's options: `env`'s NAME=value, `timeout`'s duration, `nice`'s number, an option's value. */
 function skipPrefixOptions(argv: Expanded[], from: number, prefix: string): number {
   let k = from;
+  const valued = PREFIX_VALUED[prefix];
   for (let o = argv[k]?.values[0]; o !== undefined; o = argv[k]?.values[0]) {
     const isOption =
       o.startsWith("-") ||
@@ -137,6 +176,9 @@ function skipPrefixOptions(argv: Expanded[], from: number, prefix: string): numb
       (prefix === "nice" && /^-?[0-9]+$/.test(o));
     if (!isOption) break;
     k++;
+    // `-u NAME`, `--chdir DIR`: the value is the next word (`-uNAME`, `--chdir=DIR` carry their own).
+    if (o === "--") break;
+    if (valued?.has(o) === true && argv[k] !== undefined) k++;
   }
   return k;
 }

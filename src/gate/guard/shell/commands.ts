@@ -1,9 +1,10 @@
 // The commands the shell reader treats specially, one handler each: those that change where
 // later words point (`cd`), and those that run other text as commands (`eval`, `sh -c`, a shell
-// reading stdin or `<(...)`, `source`, `xargs`, `find -exec`).
+// reading stdin or `<(...)`, `source`, `xargs` and `parallel` (fan-out.ts), `find -exec`).
 import { posix } from "node:path";
 import { MAX_DEPTH, MAX_SOURCE, substitute, type Env, type Expanded } from "./expansion.js";
 import { tokenize, type Word } from "./lexer.js";
+import { fanOutHandlers } from "./fan-out.js";
 import { shellQuote } from "./quoting.js";
 import { SHELLS } from "../command-names.js";
 
@@ -74,23 +75,6 @@ const shell: CommandHandler = ({ env, name, args, argWords, input, unknownInput 
   else if (unknownInput) env.unresolved ??= "shell reading computed input";
 };
 
-/** `echo / | xargs rm -rf`: the command after xargs's options gets stdin's words. */
-const xargs: CommandHandler = ({ env, args, argValues, input }) => {
-  let j = 0;
-  while (j < args.length && (args[j]?.values[0] ?? "").startsWith("-")) j++;
-  const rest = argValues.slice(j);
-  if (rest.length === 0) return;
-  const stdinWords =
-    input === undefined
-      ? ""
-      : ` ${input
-          .split(/\s+/)
-          .filter((x) => x !== "")
-          .map(shellQuote)
-          .join(" ")}`;
-  readNested(env, `${rest.map(shellQuote).join(" ")}${stdinWords}`, "xargs of a computed command");
-};
-
 /** find's -exec/-execdir/-ok run the words up to `;` or `+` as a command. */
 const find: CommandHandler = ({ env, argValues }) => {
   const at = argValues.findIndex((a) => a === "-exec" || a === "-execdir" || a === "-ok" || a === "-okdir");
@@ -100,6 +84,8 @@ const find: CommandHandler = ({ env, argValues }) => {
   if (body.length > 0) readNested(env, body.map(shellQuote).join(" "), "find -exec of a computed command");
 };
 
+const fanOut = fanOutHandlers(readNested);
+
 /** The special commands by bare name; every other command is expanded and its output computed if static. */
 export const COMMAND_HANDLERS: ReadonlyMap<string, CommandHandler> = new Map<string, CommandHandler>([
   ["cd", cd],
@@ -108,6 +94,7 @@ export const COMMAND_HANDLERS: ReadonlyMap<string, CommandHandler> = new Map<str
   ...[...SHELLS].map((s): [string, CommandHandler] => [s, shell]),
   ["source", shell],
   [".", shell],
-  ["xargs", xargs],
+  ["xargs", fanOut.xargs],
+  ["parallel", fanOut.parallel],
   ["find", find],
 ]);

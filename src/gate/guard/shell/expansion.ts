@@ -188,8 +188,11 @@ export function expandWord(parts: Part[], env: Env): Expanded {
   const acc = new Alternatives();
   parts.forEach((p, idx) => {
     if (p.t === "lit") literal(p, idx === 0, env, acc);
-    else if (p.t === "unknown") acc.unknown = true;
-    else {
+    else if (p.t === "unknown") {
+      acc.unknown = true;
+      // `$(( $(rm -rf /) + 1 ))`: the value is unknown, but the substituted commands run.
+      for (const sub of p.subs ?? []) substitute(sub, env);
+    } else {
       const alts = p.t === "var" ? parameter(p, env, acc) : substitution(p, env, acc);
       if (alts !== undefined && alts.length > 0) {
         // Unquoted, an expansion's glob characters are live: `$X` with X='/etc/pass*' globs.

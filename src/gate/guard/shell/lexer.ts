@@ -7,7 +7,7 @@ export type Part =
   | { t: "lit"; s: string; quoted: boolean }
   | { t: "var"; name: string; op: string; arg: string; quoted: boolean }
   | { t: "sub"; src: string; quoted: boolean; proc?: boolean }
-  | { t: "unknown"; quoted: boolean };
+  | { t: "unknown"; quoted: boolean; subs?: string[] };
 export type Word = { k: "word"; parts: Part[] };
 export type Token = Word | { k: "op"; op: string };
 
@@ -34,6 +34,23 @@ export function closeParen(s: string, i: number): number {
     else if (c === ")" && --depth === 0) return j;
   }
   return -1;
+}
+
+/** The command substitutions (`$(...)`, backquotes) inside an arithmetic expression, nested arithmetic included. */
+export function substitutionsIn(expr: string): string[] {
+  const out: string[] = [];
+  for (let j = 0; j < expr.length; j++) {
+    if (expr[j] === "`") {
+      const e = expr.indexOf("`", j + 1);
+      out.push(expr.slice(j + 1, e < 0 ? expr.length : e));
+      j = e < 0 ? expr.length : e;
+    } else if (expr.startsWith("$(", j) && expr[j + 2] !== "(") {
+      const e = closeParen(expr, j + 2);
+      out.push(expr.slice(j + 2, e < 0 ? expr.length : e));
+      j = e < 0 ? expr.length : e;
+    }
+  }
+  return out;
 }
 
 /** Splits a command line into words (with their quoting and expansions) and operators. */
@@ -172,12 +189,13 @@ class Lexer {
     return i + 1 + name.length;
   }
 
-  /** `$((...))` (arithmetic: unknown) or `$(...)` (a command substitution). */
+  /** `$((...))` (arithmetic: unknown, the commands substituted inside it still run) or `$(...)` (a command substitution). */
   private parenthesised(i: number, quoted: boolean): number {
     const src = this.src;
     if (src[i + 2] === "(") {
       const end = closeParen(src, i + 2);
-      this.pushPart({ t: "unknown", quoted });
+      const subs = substitutionsIn(src.slice(i + 3, end < 0 ? src.length : end));
+      this.pushPart(subs.length > 0 ? { t: "unknown", quoted, subs } : { t: "unknown", quoted });
       return end < 0 ? src.length : end + 1;
     }
     const end = closeParen(src, i + 2);

@@ -4,6 +4,7 @@ import type { JsonObject } from "../../../api/types.js";
 import { deobfuscate } from "../decode.js";
 import { normalisePath, PATH_SPLIT_RE } from "../paths.js";
 import { plainCommandLog } from "../shell/command-words.js";
+import { COMMAND_HANDLERS } from "../shell/commands.js";
 import { analyseShell } from "../shell/interpreter.js";
 import { shellQuote } from "../shell/quoting.js";
 import type { CommandLog } from "../shell/records.js";
@@ -54,9 +55,13 @@ export function shellLine(
   for (const text of decoded === line ? [line] : [line, decoded]) {
     const flags = charFlags(text);
     if ((flags & (F_SHELL | F_GLOB | F_TILDE)) === 0 && cwd === ctx.cwd) {
-      // Plain words: nothing to view beyond the text, but the effect model reads its command.
-      onLog(plainCommandLog(text, cwd));
-      continue;
+      // Plain words: nothing to view beyond the text, but the effect model reads its command,
+      // unless that command runs others (`parallel rm -rf ::: /`, `xargs`, `sh -c`): the reader follows it.
+      const log = plainCommandLog(text, cwd);
+      if (!log.commands.some((c) => COMMAND_HANDLERS.has(c.name))) {
+        onLog(log);
+        continue;
+      }
     }
     const analysis = analyseShell(text, { home: ctx.home, cwd });
     onLog(analysis.log);

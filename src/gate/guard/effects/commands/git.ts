@@ -26,13 +26,33 @@ export const gitPush: GitRule = (o, rest) => {
   return force && shared ? [classified("git_history", "force-pushes a shared branch")] : none;
 };
 
+/**
+ * `git checkout` discards work when forced, when given paths (`-- FILE`, `.`, a file list) or a
+ * commit then paths (`REF FILE`: the file restored from REF); `git checkout BRANCH` and `-b` do not.
+ */
+const OPTIONAL_VALUE_RE = /^(direct|inherit|checkout|on-demand|yes|no)$/;
+const gitCheckout: GitRule = (o, rest, c) => {
+  if (has(o, "-b", "-B", "--orphan")) return none;
+  const force = has(o, "-f", "--force");
+  // `--track direct main`, `--recurse-submodules on-demand main`: an optional value written apart is not a path.
+  const optionalValues = c.args.filter(
+    (a, i) => /^(--track|-t|--recurse-submodules)$/.test(c.args[i - 1] ?? "") && OPTIONAL_VALUE_RE.test(a),
+  );
+  const operands = rest.length - optionalValues.length;
+  const paths = has(o, "--pathspec-from-file") || (rest.length > 0 && (c.args.includes("--") || rest.includes("."))) || operands >= 2;
+  if (force) return [classified("git_history", "discards uncommitted changes (checkout --force)")];
+  return paths ? [classified("git_history", "discards uncommitted changes (checkout -- paths)")] : none;
+};
+
 export const GIT_RULES: Readonly<Record<string, GitRule>> = {
   reset: gitIf((o) => has(o, "--hard"), "discards uncommitted changes (reset --hard)"),
   clean: gitIf((o) => has(o, "-f", "--force"), "deletes untracked files (clean -f)"),
   push: gitPush,
-  checkout: gitIf(
-    (o, rest, c) => rest.length > 0 && (c.args.includes("--") || rest.includes(".")) && !has(o, "-b", "-B"),
-    "discards uncommitted changes (checkout -- paths)",
+  checkout: gitCheckout,
+  switch: gitIf((o) => has(o, "-f", "--force", "--discard-changes"), "discards uncommitted changes (switch --discard-changes)"),
+  worktree: gitIf(
+    (o, rest) => rest[0] === "remove" && has(o, "-f", "--force"),
+    "deletes a worktree with its uncommitted changes (worktree remove --force)",
   ),
   restore: gitIf((o) => !has(o, "--staged", "-S") || has(o, "--worktree", "-W"), "discards uncommitted changes (restore)"),
   stash: gitIf((_o, rest) => rest[0] === "drop" || rest[0] === "clear", "deletes stashed changes"),
@@ -50,7 +70,11 @@ export const GIT_RULES: Readonly<Record<string, GitRule>> = {
 export const git: Handler = (c) => {
   const o = parseOptions(
     c.args,
-    set("-C", "-c", "--git-dir", "--work-tree", "-m", "--message", "-b", "-B", "-o", "--push-option", "--exec", "--repo", "-F", "--file"),
+    set(
+      ...["-C", "-c", "--git-dir", "--work-tree", "--config-env", "--namespace", "-m", "--message", "-b", "-B", "--orphan"],
+      ...["--conflict", "--unified", "-U", "--inter-hunk-context"],
+      ...["-o", "--push-option", "--exec", "--repo", "-F", "--file", "--pathspec-from-file"],
+    ),
   );
   const [sub, ...rest] = o.operands;
   const rule = sub === undefined || !Object.hasOwn(GIT_RULES, sub) ? undefined : GIT_RULES[sub];

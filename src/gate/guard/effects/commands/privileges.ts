@@ -74,6 +74,16 @@ export const CONTAINER_VALUED = set(
   "--platform",
   "-l",
   "--label",
+  // docker's global options before the subcommand (`docker -H unix:///host/docker.sock run ...`).
+  "-H",
+  "--host",
+  "-c",
+  "--context",
+  "--config",
+  "--log-level",
+  "--tlscacert",
+  "--tlscert",
+  "--tlskey",
 );
 export const container: Handler = (c) => {
   const o = parseOptions(c.args, CONTAINER_VALUED);
