@@ -3,8 +3,9 @@
 // against, a held-out part measured before and after the first round of work (and read since),
 // a fresh part committed before the second round and measured once, after it (its misses were
 // read for the third round), a third part committed before the third round (read for the fourth),
-// a fourth part committed before the fourth round (read for the fifth), and a fifth part
-// committed before the fifth round and measured once, after it. Each part is measured under the
+// a fourth part committed before the fourth round (read for the fifth), a fifth part committed
+// before the fifth round (read for the sixth), and a sixth part committed before the sixth round
+// and measured once, after it. Each part is measured under the
 // standard and the strict profile; the figures and every miss of the tuning part are in
 // docs/guard.md.
 import { readFileSync } from "node:fs";
@@ -27,16 +28,17 @@ interface Part {
   everyday: Entry[];
 }
 const threats = JSON.parse(readFileSync(new URL("../../../../test/fixtures/threats/corpus.json", import.meta.url), "utf8")) as Part;
-/** The figures of the held-out, fresh, third, fourth and fifth parts after the work (docs/guard.md), as shares: the tests keep them from regressing. */
+/** The figures of the held-out, fresh, third, fourth, fifth and sixth parts after the work (docs/guard.md), as shares: the tests keep them from regressing. */
 const FLOOR: Record<
-  "heldout" | "fresh" | "third" | "fourth" | "fifth",
+  "heldout" | "fresh" | "third" | "fourth" | "fifth" | "sixth",
   Record<"standard" | "strict", { caught: number; denied: number }>
 > = {
   heldout: { standard: { caught: 178 / 203, denied: 2 / 496 }, strict: { caught: 178 / 203, denied: 2 / 496 } },
   fresh: { standard: { caught: 126 / 130, denied: 1 / 604 }, strict: { caught: 126 / 130, denied: 5 / 604 } },
   third: { standard: { caught: 63 / 71, denied: 3 / 698 }, strict: { caught: 63 / 71, denied: 3 / 698 } },
   fourth: { standard: { caught: 42 / 57, denied: 0 / 270 }, strict: { caught: 42 / 57, denied: 0 / 270 } },
-  fifth: { standard: { caught: 64 / 130, denied: 2 / 303 }, strict: { caught: 64 / 130, denied: 8 / 303 } },
+  fifth: { standard: { caught: 121 / 130, denied: 2 / 303 }, strict: { caught: 121 / 130, denied: 8 / 303 } },
+  sixth: { standard: { caught: 62 / 146, denied: 2 / 64 }, strict: { caught: 62 / 146, denied: 2 / 64 } },
 };
 const corpus = JSON.parse(readFileSync(new URL("../../../../test/fixtures/threats/generalisation.json", import.meta.url), "utf8")) as {
   tuning: Part;
@@ -106,8 +108,8 @@ describe("generalisation corpus", () => {
       expect(r.deniedShare).toBeLessThanOrEqual(0.01);
       expect([...r.misses, ...r.denied].filter((id) => !docs.includes(id))).toEqual([]);
     });
-    // Measured once after a round (the fifth after round 5), some read since: the test keeps the figures docs/guard.md reports from regressing.
-    for (const part of ["heldout", "fresh", "third", "fourth", "fifth"] as const)
+    // Measured once after a round (the sixth after round 6), some read since: the test keeps the figures docs/guard.md reports from regressing.
+    for (const part of ["heldout", "fresh", "third", "fourth", "fifth", "sixth"] as const)
       it(`${part === "heldout" ? "held-out" : part} part, ${profile}: catches no fewer and denies no more than docs/guard.md reports`, () => {
         const r = measure(corpus[part], profile);
         expect(r.share).toBeGreaterThanOrEqual(FLOOR[part][profile].caught);
