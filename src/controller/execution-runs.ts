@@ -101,7 +101,7 @@ export class ExecutionRuns {
     if (isTerminal(state.status.phase)) {
       await this.parts.workloads.retireOwned(namespace, ex.metadata.name, this.parts.settings.retentionSeconds);
       await credentials?.release(namespace, ex.metadata.name, ex.metadata.uid);
-    } else await this.access.warm?.keep(ctx, state.status);
+    } else await this.access.warm?.keep(ctx.owner, state.status, limits.iterationSeconds, { agent, judges });
     const deadline = nextDeadline(ctx, state);
     const wake = Math.min(deadline === undefined ? Infinity : requeueAt(deadline, this.parts.now()), foldAgainInMs ?? Infinity);
     return wake === Infinity ? {} : { requeueAfterMs: wake };

@@ -101,24 +101,24 @@ describe("warm judge pods", () => {
   });
 
   it("are what a run's pools want: a pod per slot of each tool judge that exists, beside the worker of a ReadWriteOnce claim", () => {
-    const ctx = (judges: Map<string, Agent>, annotations?: Record<string, string>) => ({
-      execution: parent,
+    const agents = (judges: Map<string, Agent>, annotations?: Record<string, string>) => ({
       agent: { ...worker, metadata: { name: "w", ...(annotations !== undefined ? { annotations } : {}) } },
       judges,
-      limits: { iterationSeconds: 600, maxIterations: 1 },
-      owner: ownerMarks(parent),
     });
-    const o = { iteration: 1, cap: 4, workerNode: "n1", settings: {} };
-    const pools = warmPools(ctx(new Map([["rule-judge", judge]]), { "gavel.dev/warm-judges": "2" }), o);
+    const owner = ownerMarks(parent);
+    const o = { iteration: 1, lifetimeSeconds: 600, cap: 4, workerNode: "n1" };
+    const pools = warmPools(owner, agents(new Map([["rule-judge", judge]]), { "gavel.dev/warm-judges": "2" }), {}, o);
     expect([...pools.pods.keys()]).toEqual([0, 1].map((k) => workloadPodName(warmName("demo", "rule-judge", k))));
     const first = [...pools.pods.values()][0];
     expect(first?.place).toMatchObject({ node: "n1", owner: { name: "demo", uid: "uid-1" } });
-    expect(first?.spec.labels?.[WARM_LABELS.fingerprint]).toBe(warmFingerprint(built(warmTemplate(parent, "rule-judge", 1)), "n1"));
+    expect(first?.spec.labels?.[WARM_LABELS.fingerprint]).toBe(
+      warmFingerprint(built(warmTemplate(ownerMarks(parent), "rule-judge", 1)), "n1"),
+    );
     expect(first?.spec.timeoutSeconds).toBe(600);
     // No judge Agent, no worker node known yet (the claim is ReadWriteOnce), or a bad size: no pods.
-    expect(warmPools(ctx(new Map()), o).pods.size).toBe(0);
-    expect(warmPools(ctx(new Map([["rule-judge", judge]])), { ...o, workerNode: undefined }).pods.size).toBe(0);
-    const bad = warmPools(ctx(new Map([["rule-judge", judge]]), { "gavel.dev/warm-judges": "two" }), o);
+    expect(warmPools(owner, agents(new Map()), {}, o).pods.size).toBe(0);
+    expect(warmPools(owner, agents(new Map([["rule-judge", judge]])), {}, { ...o, workerNode: undefined }).pods.size).toBe(0);
+    const bad = warmPools(owner, agents(new Map([["rule-judge", judge]]), { "gavel.dev/warm-judges": "two" }), {}, o);
     expect(bad.pods.size).toBe(0);
     expect(bad.problem).toMatch(/gavel.dev\/warm-judges/);
   });
@@ -133,7 +133,7 @@ describe("warm judge pods", () => {
   });
 
   it("are the judge's own pod (image, mounts read-only, network, limits, owner) waiting under gavel-launch", () => {
-    const template = warmTemplate(parent, "rule-judge", 1);
+    const template = warmTemplate(ownerMarks(parent), "rule-judge", 1);
     const judgeWorkload = built(template);
     const spec = warmWorkload(judgeWorkload, {
       name: warmName("demo", "rule-judge", 0),
@@ -166,7 +166,7 @@ describe("warm judge pods", () => {
   it("match a call's judge by fingerprint: the same for every call, another for another node or judge spec", () => {
     const a = built(callChild(1));
     const b = built(callChild(2));
-    const warm = warmWorkload(built(warmTemplate(parent, "rule-judge", 1)), {
+    const warm = warmWorkload(built(warmTemplate(ownerMarks(parent), "rule-judge", 1)), {
       name: "w",
       labels: { parent: "demo", judge: "rule-judge" },
       slot: 0,

@@ -4,12 +4,12 @@
 // exec that runs the judge program in it with the call's payload on stdin.
 import { createHash } from "node:crypto";
 import { AGENT_ENV } from "../api/agent-env.js";
-import type { Agent, Execution } from "../api/types.js";
-import { CHILD_LABELS, labelValue } from "../children/workloads.js";
+import { API_VERSION, type Agent, type Execution } from "../api/types.js";
+import { CHILD_LABELS, judgeWorkload, labelValue, type OwnerMarks } from "../children/workloads.js";
+import type { EngineContext } from "../engine/outer-loop.js";
 import { LAUNCHER_PATH, type PodPlacement } from "../runtime/kubernetes.js";
 import type { WorkloadSpec } from "../runtime/workload.js";
-import type { RunContext } from "./execution-parts.js";
-import { judgeSpec, judgeWorkspaces, workloadPodName, type SpecOptions } from "./execution-pods.js";
+import { judgeWorkspaces, placementOf, workloadPodName, type SpecOptions } from "./execution-pods.js";
 
 /** Annotation of a worker Agent: how many warm pods each of its tool_validation judges keeps while it runs. */
 export const WARM_POOL_ANNOTATION = "gavel.dev/warm-judges";
@@ -49,43 +49,47 @@ export interface WarmPod {
   place: PodPlacement;
 }
 
+/** The Agents a run's pools are made from (defaults applied): the worker's, and its judges that exist. */
+export type PoolAgents = Pick<EngineContext, "agent" | "judges">;
+
 /**
- * The pods a run's warm pools should have while the worker of `iteration` runs (on
- * `workerNode`), by pod name: the pool size its Agent asks for (at most `cap`) for each
- * tool_validation judge whose Agent exists (ctx.judges) and whose pod a warm one can stand for
- * (the worker's volumes shared, the program known, the payload inline). `problem` names a bad
- * pool size annotation (no pool then).
+ * The pods the warm pools of the run that `owner` marks should have while the worker of
+ * `iteration` runs (on `workerNode`), by pod name, shaped by the controller's `settings`: the pool size its Agent asks for (at most
+ * `cap`) for each tool_validation judge whose Agent exists (`agents.judges`) and whose pod a warm
+ * one can stand for (the worker's volumes shared, the program known, the payload inline), each
+ * living `lifetimeSeconds` (an iteration's). `problem` names a bad pool size annotation (no pool then).
  */
 export function warmPools(
-  ctx: RunContext,
-  o: { iteration: number; cap: number; workerNode: string | undefined; settings: SpecOptions },
+  owner: OwnerMarks,
+  agents: PoolAgents,
+  settings: SpecOptions,
+  o: { iteration: number; lifetimeSeconds: number; cap: number; workerNode: string | undefined },
 ): { pods: Map<string, WarmPod>; problem?: string } {
-  const { size, problem } = warmPoolSize(ctx.agent, o.cap);
+  const { size, problem } = warmPoolSize(agents.agent, o.cap);
   const pods = new Map<string, WarmPod>();
-  for (const judge of size > 0 ? toolJudgesOf(ctx.agent) : []) {
-    const agent = ctx.judges.get(judge);
+  // Every pool pod is placed as the run's own (its owner, streams apart for gavel-launch); a node is added below.
+  const place = placementOf(owner, "apart");
+  for (const judge of size > 0 ? toolJudgesOf(agents.agent) : []) {
+    const agent = agents.judges.get(judge);
     if (agent === undefined) continue;
-    const template = warmTemplate(ctx.execution, judge, o.iteration);
-    const ws = judgeWorkspaces(ctx.owner.name, ctx.agent, template.metadata.name);
+    const template = warmTemplate(owner, judge, o.iteration);
+    const ws = judgeWorkspaces(owner.name, agents.agent, template.metadata.name);
     // A copy or snapshot is of the workspace as it is at the call: no pod can be made for it before.
     if (ws.copies.length > 0 || ws.snapshots.length > 0) continue;
     const node = ws.onWorkerNode ? o.workerNode : undefined;
     if (ws.onWorkerNode && node === undefined) continue;
-    const built = judgeSpec(template, agent, ws.mounts, o.settings);
+    // The judge's own workload, as a call's judge child gets it (judgeSpec): its fingerprint must match that one's.
+    const built = judgeWorkload(template, agent, ws.mounts, {
+      stdin: false,
+      ...(settings.runtimes !== undefined ? { runtimes: settings.runtimes } : {}),
+    });
     if (typeof built === "string") continue;
-    const { parts: _parts, ...place } = built.place;
-    const labels = { parent: ctx.owner.label, judge: labelValue(judge) };
+    const labels = { parent: owner.label, judge: labelValue(judge) };
     for (let slot = 0; slot < size; slot++) {
-      const name = warmName(ctx.owner.name, judge, slot);
-      const spec = warmWorkload(built.spec, {
-        name,
-        labels,
-        slot,
-        node,
-        lifetimeSeconds: ctx.limits.iterationSeconds,
-      });
+      const name = warmName(owner.name, judge, slot);
+      const spec = warmWorkload(built, { name, labels, slot, node, lifetimeSeconds: o.lifetimeSeconds });
       if (spec === undefined) break;
-      pods.set(workloadPodName(name), { spec, place: { ...place, owner: ctx.owner.reference, ...(node !== undefined ? { node } : {}) } });
+      pods.set(workloadPodName(name), { spec, place: { ...place, ...(node !== undefined ? { node } : {}) } });
     }
   }
   return { pods, ...(problem !== undefined ? { problem } : {}) };
@@ -107,15 +111,15 @@ export function warmName(execution: string, judge: string, slot: number): string
   return `${clean === "" ? "ex" : clean}-${hash}-${slot}${WARM_SUFFIX}`;
 }
 
-/** A judge child as the pool sees it before any call: what judgeSpec builds a warm pod's workload from. */
-export function warmTemplate(parent: Execution, judge: string, iteration: number): Execution {
+/** A judge child of the run that `parent` marks as its pool sees it before any call: what a warm pod's judge workload is built from. */
+export function warmTemplate(parent: OwnerMarks, judge: string, iteration: number): Execution {
   return {
-    apiVersion: parent.apiVersion,
+    apiVersion: API_VERSION,
     kind: "Execution",
-    metadata: { name: warmName(parent.metadata.name, judge, 0), namespace: parent.metadata.namespace ?? "default" },
+    metadata: { name: warmName(parent.name, judge, 0), namespace: parent.namespace },
     spec: {
       agentRef: { name: judge },
-      parent: { name: parent.metadata.name, uid: parent.metadata.uid ?? "", iteration, purpose: "tool_validation", validatorIndex: 0 },
+      parent: { name: parent.name, uid: parent.reference.uid, iteration, purpose: "tool_validation", validatorIndex: 0 },
       input: {},
     },
   };

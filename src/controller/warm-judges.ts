@@ -9,14 +9,14 @@
 import { PassThrough, Writable } from "node:stream";
 import * as k8s from "@kubernetes/client-node";
 import type { Agent, Execution, ExecutionStatus } from "../api/types.js";
-import { CHILD_LABELS, labelValue, ownerOf } from "../children/workloads.js";
+import { CHILD_LABELS, labelValue, ownerOf, type OwnerMarks } from "../children/workloads.js";
 import { workerName } from "../engine/child-names.js";
 import { childTimeoutSeconds } from "../engine/durations.js";
 import type { JudgeWorkloadEnd } from "../engine/judge-run.js";
 import { ignoreNotFound, isConflict, isNotFound, messageOf } from "../errors.js";
 import { MAIN_CONTAINER } from "../runtime/kubernetes.js";
 import { OUTPUT_CAP_BYTES, type WorkloadSpec } from "../runtime/workload.js";
-import { ensureWorkload, namespaceOf, type ExecutionParts, type RunContext } from "./execution-parts.js";
+import { ensureWorkload, namespaceOf, type ExecutionParts } from "./execution-parts.js";
 import { workloadPodName } from "./execution-pods.js";
 import {
   judgeExecCommand,
@@ -25,6 +25,7 @@ import {
   WARM_ROLE,
   warmFingerprint,
   warmPools,
+  type PoolAgents,
   type WarmPod,
 } from "./warm-judge-pods.js";
 import { runExec } from "./workspace-stream.js";
@@ -90,25 +91,32 @@ export class WarmJudges {
   }
 
   /**
-   * Makes the run's pools what they should be (warmPools): while its worker runs, ready pods per
-   * tool_validation judge; pods of a stale spec, of a judge or slot no longer wanted, or of a run
-   * no longer running go, and so do claimed pods no call of this process holds.
+   * Makes the pools of the run that `owner` marks what they should be (warmPools): while its
+   * worker runs (its `status` says which iteration), ready pods per tool_validation judge of its
+   * Agents, living an iteration's `iterationSeconds`; pods of a stale spec, of a judge or slot no
+   * longer wanted, or of a run no longer running go, and so do claimed pods no call of this
+   * process holds.
    */
-  async keep(ctx: RunContext, status: ExecutionStatus): Promise<void> {
+  async keep(owner: OwnerMarks, status: ExecutionStatus, iterationSeconds: number, agents: PoolAgents): Promise<void> {
     if (this.opts.max <= 0) return;
-    const namespace = ctx.owner.namespace;
+    const namespace = owner.namespace;
     const iteration = status.iterations?.at(-1);
     let wanted = new Map<string, WarmPod>();
     if (status.phase === "Running" && iteration?.phase === "Running") {
       // The worker's node, from the cache: a judge of a ReadWriteOnce claim runs beside it.
-      const worker = workloadPodName(workerName(ctx.owner.name, iteration.number));
+      const worker = workloadPodName(workerName(owner.name, iteration.number));
       const workerNode = this.opts.pods.list(namespace).find((p) => p.metadata?.name === worker)?.spec?.nodeName;
-      const pools = warmPools(ctx, { iteration: iteration.number, cap: this.opts.max, workerNode, settings: this.parts.settings });
-      if (pools.problem !== undefined) this.parts.logger.warn({ agent: ctx.agent.metadata.name }, pools.problem);
+      const pools = warmPools(owner, agents, this.parts.settings, {
+        iteration: iteration.number,
+        lifetimeSeconds: iterationSeconds,
+        cap: this.opts.max,
+        workerNode,
+      });
+      if (pools.problem !== undefined) this.parts.logger.warn({ agent: agents.agent.metadata.name }, pools.problem);
       wanted = pools.pods;
     }
     const have = new Set<string>();
-    for (const pod of this.poolPods(namespace, ctx.owner.label)) {
+    for (const pod of this.poolPods(namespace, owner.label)) {
       const name = pod.metadata?.name ?? "";
       if (this.keeps(pod, namespace, wanted.get(name))) have.add(name);
       else await this.deletePod(namespace, name);
