@@ -9,7 +9,7 @@ import { TerminalError } from "../errors.js";
 import { TRACEPARENT_ENV } from "../telemetry/trace-context.js";
 import { AGENT_ENTRYPOINT, defaultImages } from "./images.js";
 import { resourcesOf } from "./quantities.js";
-import { builtinRuntimes, chooseRuntime, type RuntimeTable } from "./runtime-table.js";
+import { builtinRuntimes, chooseRuntime, type RuntimeChoice, type RuntimeTable } from "./runtime-table.js";
 import { parseDescriptor } from "../runtime/kubernetes.js";
 
 /** Largest judge payload also passed in env GAVEL_INPUT (Linux caps one env string at 128 KiB, MAX_ARG_STRLEN). */
@@ -145,6 +145,27 @@ export interface WorkerOptions {
 }
 
 /**
+ * What a worker Agent's containers run, from the Agent alone: its runtime (image, program and
+ * env, or why it has none) and its limits. The same for every iteration, so a driver works it
+ * out once per run (or reconcile) and each worker's workload reads it.
+ */
+export interface WorkerProgram {
+  runtime: RuntimeChoice;
+  resources: NonNullable<WorkloadSpec["resources"]>;
+}
+
+/** The worker program of `agent`: gavel's agent image runs AGENT_ENTRYPOINT; a driver's other default image is not known. */
+export function workerProgram(agent: Agent, opts: Pick<WorkerOptions, "runtimes" | "defaultImage"> = {}): WorkerProgram {
+  const runtime = chooseRuntime(
+    agent,
+    opts.runtimes ?? builtinRuntimes(),
+    opts.defaultImage ?? defaultImages().worker,
+    opts.defaultImage === undefined ? AGENT_ENTRYPOINT : undefined,
+  );
+  return { runtime, resources: resourcesOf(agent) };
+}
+
+/**
  * The workload of iteration N's worker: the env contract of the worker runtime
  * (src/api/agent-env.ts) plus GAVEL_WORKSPACE for plain scripts; feedback and input are always
  * set so a script can read them blindly. The workspace mounts are read-write. A language the
@@ -157,9 +178,21 @@ export function workerWorkload(
   mounts: WorkloadMount[],
   opts: WorkerOptions = {},
 ): WorkloadSpec {
+  return programWorkload(execution, agent, workerProgram(agent, opts), run, mounts, opts);
+}
+
+/** workerWorkload with the Agent's program already worked out (workerProgram), as a driver that resolves it once per run has it. */
+export function programWorkload(
+  execution: Execution,
+  agent: Agent,
+  program: WorkerProgram,
+  run: WorkerRun,
+  mounts: WorkloadMount[],
+  opts: Omit<WorkerOptions, "runtimes" | "defaultImage"> = {},
+): WorkloadSpec {
   const writable = mounts.map((m) => ({ ...m, readOnly: false }));
   // What the Agent says itself first; then its runtime, the env contract and its limits.
-  const program = ownProgram(agent);
+  const command = ownProgram(agent);
   // A url MCP server's bearer token comes from its Secret key, resolved by the kubelet (ADR 0059).
   const own = agentEnvOf(agent, mcpTokenEnvOf(agent));
   const network = workerNetworkOf(agent);
@@ -168,13 +201,7 @@ export function workerWorkload(
     [CHILD_LABELS.role]: "worker",
     [CHILD_LABELS.iteration]: String(run.iteration),
   };
-  // gavel's agent image runs AGENT_ENTRYPOINT; a driver's other default image is not known.
-  const runtime = chooseRuntime(
-    agent,
-    opts.runtimes ?? builtinRuntimes(),
-    opts.defaultImage ?? defaultImages().worker,
-    opts.defaultImage === undefined ? AGENT_ENTRYPOINT : undefined,
-  );
+  const runtime = program.runtime;
   if ("problem" in runtime) throw new TerminalError("UnknownRuntime", runtime.problem);
   const env: Record<string, string> = {
     ...runtime.env,
@@ -201,12 +228,12 @@ export function workerWorkload(
   return {
     name: run.name,
     image: runtime.image,
-    ...(program ?? (runtime.entrypoint !== undefined ? { entrypoint: [...runtime.entrypoint] } : {})),
+    ...(command ?? (runtime.entrypoint !== undefined ? { entrypoint: [...runtime.entrypoint] } : {})),
     env,
     ...own,
     mounts: writable,
     ...network,
-    resources: resourcesOf(agent),
+    resources: program.resources,
     ...(pullPolicy !== undefined ? { pullPolicy } : {}),
     timeoutSeconds: run.timeoutSeconds,
     labels,

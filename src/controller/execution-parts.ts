@@ -4,16 +4,21 @@
 import type * as k8s from "@kubernetes/client-node";
 import type { Execution } from "../api/types.js";
 import type { RuntimeTable } from "../children/runtime-table.js";
-import type { OwnerMarks } from "../children/workloads.js";
+import type { OwnerMarks, WorkerProgram } from "../children/workloads.js";
 import type { EngineContext } from "../engine/outer-loop.js";
 import type { PodPlacement } from "../runtime/kubernetes.js";
 import type { OwnedWorkloads, WorkloadOutput, Workloads, WorkloadSpec } from "../runtime/workload.js";
 import type { Logger } from "../telemetry/logger.js";
 import type { GavelResources } from "./gavel-resources.js";
 
-/** A run's context through one reconcile: the engine's, and how its Execution marks what it owns (worked out once). */
+/**
+ * A run's context through one reconcile: the engine's, and what is worked out once for the
+ * concerns: how its Execution marks what it owns, and what its Agent's containers run.
+ */
 export interface RunContext extends EngineContext {
   owner: OwnerMarks;
+  /** The worker Agent's runtime and limits (workerProgram): its worker pods run it, its image's file readers read its image. */
+  program: WorkerProgram;
 }
 
 /** What the concerns count (the controller runtime's reconcile metrics). */

@@ -6,7 +6,7 @@
 // Guarded condition's data) to ExecutionStatusWriter.
 import { withDefaults } from "../api/defaults.js";
 import type { Agent, Execution } from "../api/types.js";
-import { ownerMarks, workerNetworkOf, type WorkerRun } from "../children/workloads.js";
+import { ownerMarks, workerNetworkOf, workerProgram, type WorkerRun } from "../children/workloads.js";
 import { workerName } from "../engine/child-names.js";
 import type { JudgeOutcome } from "../engine/gradient.js";
 import { outcomeOfStatus } from "../engine/phases.js";
@@ -84,7 +84,10 @@ export class ExecutionRuns {
     if (held !== undefined) return held;
     // Gather and compute: the engine's state rebuilt from the status and what is observed.
     const judges = await this.judgeAgents(namespace, agent);
-    const ctx: RunContext = { execution: ex, agent, judges, limits, owner: ownerMarks(ex) };
+    // Worked out once for the concerns: the marks of what the run owns, and its Agent's runtime and limits.
+    const { runtimes } = this.parts.settings;
+    const program = workerProgram(agent, runtimes !== undefined ? { runtimes } : {});
+    const ctx: RunContext = { execution: ex, agent, judges, limits, owner: ownerMarks(ex), program };
     const { toolJudges, ...observed } = await this.gather(ctx);
     const { state, respawn } = restoreState(ctx, observed);
     // The gate's tool-judge children are listed too, so a cancel or deadline stops them with the run.

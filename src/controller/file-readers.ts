@@ -6,7 +6,6 @@
 // the path, so a restarted controller finds it again.
 import { createHash } from "node:crypto";
 import { defaultImages } from "../children/images.js";
-import { agentImage, runtimeTable } from "../children/runtime-table.js";
 import { CHILD_LABELS } from "../children/workloads.js";
 import type { FileRequest } from "../engine/outer-loop.js";
 import type { FileContent } from "../engine/validators.js";
@@ -62,10 +61,12 @@ export class FileReaders {
 
   /** The reader of one file (runtime/file-reader.ts), labelled with its Execution and iteration (removeBefore finds it so); or why it cannot be read. */
   private readerWorkload(ctx: RunContext, name: string, iteration: number, f: FileRequest): WorkloadSpec | { problem: string } {
-    const { runtimes, readerImage } = this.parts.settings;
+    const { readerImage } = this.parts.settings;
     let spec: WorkloadSpec;
     if (f.from === "image") {
-      const image = agentImage(ctx.agent, runtimes ?? runtimeTable(), defaultImages().worker) ?? defaultImages().worker;
+      // The worker's own image (its Agent's, its runtime's, else gavel's agent image): the file is baked into it.
+      const { runtime } = ctx.program;
+      const image = "image" in runtime ? runtime.image : defaultImages().worker;
       spec = imageReader(name, image, f.path, READER_TIMEOUT_SECONDS);
     } else {
       const mounts = workspaceMounts(ctx.owner.name, ctx.agent, true);

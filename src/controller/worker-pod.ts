@@ -16,7 +16,7 @@ import { AGENT_ENV } from "../api/agent-env.js";
 import { DEFAULT_MCP_ENDPOINT_PORT } from "../api/mcp-schema.js";
 import type { Agent, McpServerSpec } from "../api/types.js";
 import { AGENT_ENTRYPOINT, defaultImages } from "../children/images.js";
-import { workerWorkload, type WorkerRun } from "../children/workloads.js";
+import { programWorkload, type WorkerRun } from "../children/workloads.js";
 import type { PodPlacement, PodSidecar } from "../runtime/kubernetes.js";
 import type { WorkloadSpec } from "../runtime/workload.js";
 import { TRACEPARENT_ENV } from "../telemetry/trace-context.js";
@@ -45,9 +45,8 @@ export function workerPod(ctx: RunContext, run: WorkerRun, o: WorkerPodInputs): 
   let place = workerPlacement(ctx.owner, ctx.agent, o.settings.readerImage);
   // A restricted worker gets the gate's address and a rule to reach it, and nothing else opens up.
   if (o.gate !== undefined) place = { ...place, gate: { policy: workerGatePolicy(o.gate), egress: o.gate.egress } };
-  let spec = workerWorkload(ctx.execution, ctx.agent, run, mounts, {
+  let spec = programWorkload(ctx.execution, ctx.agent, ctx.program, run, mounts, {
     natsUrl: o.gate?.url ?? o.settings.natsUrl,
-    ...(o.settings.runtimes !== undefined ? { runtimes: o.settings.runtimes } : {}),
     ...(o.traceParent !== undefined ? { traceParent: o.traceParent } : {}),
   });
   // The servers start before the worker and before the endpoint, which serves their tools too.
