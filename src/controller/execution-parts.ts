@@ -7,16 +7,18 @@ import type { RuntimeTable } from "../children/runtime-table.js";
 import type { OwnerMarks, WorkerProgram } from "../children/workloads.js";
 import type { EngineContext } from "../engine/outer-loop.js";
 import type { PodPlacement } from "../runtime/kubernetes.js";
-import type { OwnedWorkloads, WorkloadOutput, Workloads, WorkloadSpec } from "../runtime/workload.js";
+import type { OwnedWorkloads, WorkloadMount, WorkloadOutput, Workloads, WorkloadSpec } from "../runtime/workload.js";
 import type { Logger } from "../telemetry/logger.js";
 import type { GavelResources } from "./gavel-resources.js";
 
 /**
  * A run's context through one reconcile: the engine's, and what is worked out once for the
- * concerns: how its Execution marks what it owns, and what its Agent's containers run.
+ * concerns: how its Execution marks what it owns, its workspace, and what its Agent's containers run.
  */
 export interface RunContext extends EngineContext {
   owner: OwnerMarks;
+  /** Its workspace: the claim of each of its Agent's volumes at the volume's path, read-write (judges and readers mount them read-only). */
+  mounts: WorkloadMount[];
   /** The worker Agent's runtime and limits (workerProgram): its worker pods run it, its image's file readers read its image. */
   program: WorkerProgram;
 }

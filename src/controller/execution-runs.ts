@@ -24,6 +24,7 @@ import {
   type RunLimits,
   type WorkerObservation,
 } from "../engine/outer-loop.js";
+import type { WorkloadMount } from "../runtime/workload.js";
 import type { ExecutionTraces } from "../telemetry/execution-trace.js";
 import { mergeToolJudgeRefs } from "../children/tool-judge.js";
 import type { GateStatus } from "./gate-status.js";
@@ -31,7 +32,7 @@ import { removeEarlierRun, type EarlierRunAccess } from "./earlier-run.js";
 import type { ExecutionCredentials } from "./execution-credentials.js";
 import type { EngineEvent } from "./execution-events.js";
 import { ensureWorkload, namespaceOf, requeueAt, streamsOf, type ExecutionParts, type RunContext } from "./execution-parts.js";
-import { CANCEL_ANNOTATION, claimName, placementOf, workloadPodName } from "./execution-pods.js";
+import { CANCEL_ANNOTATION, placementOf, workloadPodName, workspaceMounts } from "./execution-pods.js";
 import { judgeNamesOf } from "./execution-state.js";
 import { traced, waitingForGate, type ExecutionStatusWriter } from "./execution-status.js";
 import type { FileReaders } from "./file-readers.js";
@@ -79,15 +80,16 @@ export class ExecutionRuns {
     if (raw === undefined) return status.agentMissing(ex);
     const agent = withDefaults(raw);
     const limits = runLimits(ex, agent);
+    const mounts = workspaceMounts(ex.metadata.name, agent, false);
     const guarding = this.access.gate.guarding(agent, namespace);
-    const held = ex.status?.startTime === undefined ? await this.holdBeforeStart(ex, agent, limits, guarding.blocked) : undefined;
+    const held = ex.status?.startTime === undefined ? await this.holdBeforeStart(ex, agent, limits, mounts, guarding.blocked) : undefined;
     if (held !== undefined) return held;
     // Gather and compute: the engine's state rebuilt from the status and what is observed.
     const judges = await this.judgeAgents(namespace, agent);
-    // Worked out once for the concerns: the marks of what the run owns, and its Agent's runtime and limits.
+    // Worked out once for the concerns: the marks of what the run owns, its workspace, and its Agent's runtime and limits.
     const { runtimes } = this.parts.settings;
     const program = workerProgram(agent, runtimes !== undefined ? { runtimes } : {});
-    const ctx: RunContext = { execution: ex, agent, judges, limits, owner: ownerMarks(ex), program };
+    const ctx: RunContext = { execution: ex, agent, judges, limits, owner: ownerMarks(ex), mounts, program };
     const { toolJudges, ...observed } = await this.gather(ctx);
     const { state, respawn } = restoreState(ctx, observed);
     // The gate's tool-judge children are listed too, so a cancel or deadline stops them with the run.
@@ -119,6 +121,7 @@ export class ExecutionRuns {
     ex: Execution,
     agent: Agent,
     limits: RunLimits,
+    mounts: WorkloadMount[],
     unguarded: string | undefined,
   ): Promise<{ requeueAfterMs?: number } | undefined> {
     const { status } = this.access;
@@ -129,7 +132,7 @@ export class ExecutionRuns {
       return waiting.requeueAfterMs === undefined ? {} : { requeueAfterMs: waiting.requeueAfterMs };
     }
     // Deleted and created again at once: the earlier run's pods and results must not pass for this run's.
-    const claims = (agent.spec.volumes ?? []).map((v) => claimName(ex.metadata.name, v.name));
+    const claims = mounts.map((m) => m.source);
     const earlier = await removeEarlierRun({ core: this.parts.core, ...this.access.caches }, ex, claims);
     if (earlier !== undefined) {
       await status.write(ex, { ...ex.status, phase: "Pending", message: earlier });

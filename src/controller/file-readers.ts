@@ -12,7 +12,7 @@ import type { FileContent } from "../engine/validators.js";
 import { imageReader, readerContent, volumeReader } from "../runtime/file-reader.js";
 import type { WorkloadSpec } from "../runtime/workload.js";
 import type { Execution } from "../api/types.js";
-import { placementOf, workloadPodName, workspaceMounts } from "./execution-pods.js";
+import { placementOf, workloadPodName } from "./execution-pods.js";
 import { ensureWorkload, namespaceOf, type ExecutionParts, type RunContext } from "./execution-parts.js";
 
 /** Seconds a reader may take. */
@@ -69,7 +69,8 @@ export class FileReaders {
       const image = "image" in runtime ? runtime.image : defaultImages().worker;
       spec = imageReader(name, image, f.path, READER_TIMEOUT_SECONDS);
     } else {
-      const mounts = workspaceMounts(ctx.owner.name, ctx.agent, true);
+      // The run's workspace, mounted read-only by the reader.
+      const mounts = ctx.mounts;
       const mount = mounts
         .filter((m) => f.path === m.mountPath || f.path.startsWith(m.mountPath.endsWith("/") ? m.mountPath : `${m.mountPath}/`))
         .sort((a, b) => b.mountPath.length - a.mountPath.length)[0];

@@ -8,14 +8,14 @@ import type { Agent, Execution } from "../api/types.js";
 import { SPAWN_ERROR_ANNOTATION, validationJudgeChild } from "../children/child-executions.js";
 import { workerName } from "../engine/child-names.js";
 import { judgeRunStep, stoppedByParent, type JudgeRunContext, type JudgeRunObservation } from "../engine/judge-run.js";
-import { isTerminal, type EngineContext, type EngineState, type JudgeChildRequest } from "../engine/outer-loop.js";
+import { isTerminal, type EngineState, type JudgeChildRequest } from "../engine/outer-loop.js";
 import { judgeStatus } from "../engine/phases.js";
 import { ignoreNotFound, isConflict, TerminalError } from "../errors.js";
 import type { GateStatus } from "./gate-status.js";
 import { ownerMarks } from "../children/workloads.js";
-import { judgeSpec, judgeWorkspaces, placementOf, workspaceMounts } from "./execution-pods.js";
+import { judgeSpec, judgeWorkspaces, placementOf } from "./execution-pods.js";
 import { resultName } from "./stored-parts.js";
-import { ensureWorkload, namespaceOf, requeueAt, streamsOf, type ExecutionParts } from "./execution-parts.js";
+import { ensureWorkload, namespaceOf, requeueAt, streamsOf, type ExecutionParts, type RunContext } from "./execution-parts.js";
 import type { ExecutionStatusWriter } from "./execution-status.js";
 import type { WorkspaceCopies } from "./workspace-copies.js";
 import type { WorkspaceSnapshots } from "./workspace-snapshots.js";
@@ -40,7 +40,7 @@ export class JudgeChildren {
   ) {}
 
   /** Creates the child Execution of a judge the engine asked for (its payload parts first); an existing one is adopted. */
-  async spawn(ctx: EngineContext, state: EngineState, c: JudgeChildRequest): Promise<void> {
+  async spawn(ctx: RunContext, state: EngineState, c: JudgeChildRequest): Promise<void> {
     const ex = ctx.execution;
     // The iteration's decided tool calls as the gate has them now (the judge's tool_call_history).
     this.access.gate?.annotate(ex, state.status);
@@ -51,7 +51,7 @@ export class JudgeChildren {
       judge: ctx.judges.get(c.judge),
       request: c,
       output: state.worker?.stdout ?? "",
-      workerMounts: workspaceMounts(ex.metadata.name, ctx.agent, true),
+      workerMounts: ctx.mounts,
     });
     if (await this.parts.resources.createJudgeChild(body)) this.parts.count.childCreated();
   }

@@ -6,6 +6,7 @@ import { describe, expect, it } from "vitest";
 import type { Agent, Execution } from "../api/types.js";
 import { ownerMarks, workerProgram } from "../children/workloads.js";
 import { podFor } from "../runtime/kubernetes/pod-workloads.js";
+import { workspaceMounts } from "./execution-pods.js";
 import { MCP_ENDPOINT_CONTAINER, mcpServerContainerNames, workerPod } from "./worker-pod.js";
 
 const agent: Agent = {
@@ -41,7 +42,8 @@ const settings = { readerImage: "gavel/base:test", natsUrl: "nats://gavel-nats.g
 /** The worker's pod as the reconciler assembles it (workerPod). */
 function pod(a: Agent = agent) {
   const limits = { iterationSeconds: 120, maxIterations: 1 };
-  const ctx = { execution, agent: a, judges: new Map(), limits, owner: ownerMarks(execution), program: workerProgram(a) };
+  const mounts = workspaceMounts(execution.metadata.name, a, false);
+  const ctx = { execution, agent: a, judges: new Map(), limits, owner: ownerMarks(execution), mounts, program: workerProgram(a) };
   const run = { name: "t-1-i1", iteration: 1, timeoutSeconds: 120 };
   const { spec, place } = workerPod(ctx, run, { settings, credentialSecret: "t-1-nats" });
   return podFor(spec, place, { instance: "ex", writerUser: { uid: 1000, gid: 1000 } });

@@ -21,7 +21,7 @@ import type { PodPlacement, PodSidecar } from "../runtime/kubernetes.js";
 import type { WorkloadSpec } from "../runtime/workload.js";
 import { TRACEPARENT_ENV } from "../telemetry/trace-context.js";
 import type { ExecutionSettings, RunContext } from "./execution-parts.js";
-import { workerPlacement, workspaceMounts } from "./execution-pods.js";
+import { workerPlacement } from "./execution-pods.js";
 import { workerGatePolicy, type GateAccess } from "./gate-egress.js";
 
 /** What a worker's pod is made of beyond its run and its Execution's context. */
@@ -41,7 +41,7 @@ export interface WorkerPodInputs {
  */
 export function workerPod(ctx: RunContext, run: WorkerRun, o: WorkerPodInputs): { spec: WorkloadSpec; place: PodPlacement } {
   const servers = mcpServerSidecars(ctx.agent);
-  const mounts = workspaceMounts(ctx.owner.name, ctx.agent, false);
+  const mounts = ctx.mounts;
   let place = workerPlacement(ctx.owner, ctx.agent, o.settings.readerImage);
   // A restricted worker gets the gate's address and a rule to reach it, and nothing else opens up.
   if (o.gate !== undefined) place = { ...place, gate: { policy: workerGatePolicy(o.gate), egress: o.gate.egress } };
