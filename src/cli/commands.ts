@@ -57,6 +57,16 @@ export const commands: CommandEntry[] = [
     load: async () => (await import("./approve.js")).denyCommand,
   },
   {
+    name: "replay",
+    summary: "replay a run's recorded tool calls against a candidate GuardPolicy (guard only) and print which decisions would change",
+    load: async () => (await import("./replay.js")).replayCommand,
+  },
+  {
+    name: "audit",
+    summary: "export a run's recorded tool calls (proposals and decisions) from the tool-call store as JSON lines (audit export)",
+    load: async () => (await import("./audit.js")).auditCommand,
+  },
+  {
     name: "run",
     summary: "run one Execution locally on Docker (live tree, exit 0 only on Succeeded)",
     load: async () => (await import("./run.js")).runCommand,

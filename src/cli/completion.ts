@@ -36,6 +36,24 @@ const FLAGS: Record<string, string[]> = {
   deny: ["--reason=", "-n=", "--namespace=", "--kubeconfig=", "--context="],
   logs: ["-n=", "--namespace=", "--iteration=", "--judge=", "-f", "--follow", "--kubeconfig=", "--context="],
   ui: ["-n=", "--namespace=", "--addr=", "--nats=", "--nats-creds=", "--kubeconfig=", "--context="],
+  replay: [
+    "--policy=",
+    "--from=",
+    "--agent=",
+    "--nats=",
+    "--nats-creds=",
+    "--run=",
+    "--policy-only",
+    "--controller-namespace=",
+    "--all",
+    "-o=",
+    "--output=",
+    "-n=",
+    "--namespace=",
+    "--kubeconfig=",
+    "--context=",
+  ],
+  audit: ["--nats=", "--nats-creds=", "--run=", "--output-file=", "-n=", "--namespace=", "--kubeconfig=", "--context="],
   // guard check's, then tool-hash's --file.
   guard: [
     "--tool=",
@@ -53,7 +71,7 @@ const FLAGS: Record<string, string[]> = {
 };
 
 /** Flags whose value is a file: the shell completes it. */
-const FILE_FLAGS = ["--kubeconfig", "--agent", "--policy", "--file"];
+const FILE_FLAGS = ["--kubeconfig", "--agent", "--policy", "--file", "--from", "--nats-creds", "--output-file"];
 
 /** Object names completion may look up; injected so the rules are tested without a cluster. */
 export interface NameLookup {
@@ -121,11 +139,15 @@ async function positional(
         );
       return pick(await lookup.names(positionals[0] ?? "", ns).catch(() => []));
     case "logs":
+    case "replay":
       return positionals.length === 0 ? pick(await lookup.names("executions", ns).catch(() => [])) : pick([]);
     case "completion":
       return pick(positionals.length === 0 ? ["bash", "zsh"] : []);
     case "guard":
       return pick(positionals.length === 0 ? ["check", "tool-hash"] : []);
+    case "audit":
+      if (positionals.length === 0) return pick(["export"]);
+      return positionals.length === 1 ? pick(await lookup.names("executions", ns).catch(() => [])) : pick([]);
     default:
       return { values: [], directive: DIRECTIVE_DEFAULT };
   }

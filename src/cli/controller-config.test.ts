@@ -10,6 +10,7 @@ describe("controllerConfig", () => {
       logLevel: "info",
       leaderElect: false,
       warmJudges: 4,
+      recordedCallsMaxAgeSeconds: 86400,
       webView: false,
     });
     const env = {
@@ -19,6 +20,7 @@ describe("controllerConfig", () => {
       GAVEL_LOG_LEVEL: "debug",
       GAVEL_POD_RETENTION_SECONDS: "600",
       GAVEL_WARM_JUDGES_MAX: "2",
+      GAVEL_RECORDED_CALLS_MAX_AGE: "3600",
       GAVEL_NATS_URL: "nats://gavel-nats.ops.svc:4222",
       GAVEL_NATS_CREDS: "/etc/gavel/nats/nats.creds",
       GAVEL_NATS_KEYS: "/etc/gavel/nats",
@@ -38,6 +40,7 @@ describe("controllerConfig", () => {
       runtimes: "/etc/gavel/runtimes/runtimes.yaml",
       podRetentionSeconds: 600,
       warmJudges: 2,
+      recordedCallsMaxAgeSeconds: 3600,
       healthProbe: { port: 8081 },
       metrics: { host: "127.0.0.1", port: 8080 },
       webView: true,
@@ -56,6 +59,8 @@ describe("controllerConfig", () => {
         "0",
         "--warm-judges",
         "0",
+        "--recorded-calls-max-age",
+        "0",
         "--nats-worker-url",
         "nats://10.0.0.8:4222",
       ],
@@ -72,6 +77,7 @@ describe("controllerConfig", () => {
       logLevel: "warn",
       podRetentionSeconds: 0,
       warmJudges: 0,
+      recordedCallsMaxAgeSeconds: 0,
       nats: { url: "nats://n:4222" },
       workerNatsUrl: "nats://10.0.0.8:4222",
       webView: false,
@@ -90,6 +96,9 @@ describe("controllerConfig", () => {
     );
     expect(() => controllerConfig(["--nats", "nats://n:4222", "--nats-stream-replicas", "6"], {})).toThrow(
       '--nats-stream-replicas (GAVEL_NATS_STREAM_REPLICAS) must be a whole number of replicas from 1 to 5 (JetStream\'s bound; at most the servers of the NATS cluster), got "6"',
+    );
+    expect(() => controllerConfig(["--recorded-calls-max-age", "1d"], {})).toThrow(
+      '--recorded-calls-max-age (GAVEL_RECORDED_CALLS_MAX_AGE) must be a whole number of seconds (0 records no calls), got "1d"',
     );
     expect(() => controllerConfig(["--health-probe-bind-address", ":99999"], {})).toThrow(
       '--health-probe-bind-address: ":99999" is not HOST:PORT or :PORT (0 turns it off)',

@@ -41,6 +41,8 @@ export interface ControllerConfig {
   podRetentionSeconds?: number;
   /** Warm judge pods per tool_validation judge at most (ADR 0070); 0 keeps none. */
   warmJudges: number;
+  /** How long decided calls are kept with their proposals for `gavel replay` (GAVEL_CALLS, ADR 0076); 0 records none. */
+  recordedCallsMaxAgeSeconds: number;
   healthProbe?: BindAddress;
   metrics?: BindAddress;
   webView: boolean;
@@ -109,6 +111,14 @@ const FLAGS = {
     fallback: "4",
     schema: { pattern: "^\\s*\\d{1,3}\\s*$" },
     must: "a whole number of pods (0 keeps no warm judge pods)",
+  },
+  // Seconds decided calls are kept with their arguments for `gavel replay` (ADR 0076); 0 records none.
+  "recorded-calls-max-age": {
+    type: "string",
+    env: "GAVEL_RECORDED_CALLS_MAX_AGE",
+    fallback: "86400",
+    schema: { pattern: "^\\s*\\d{1,9}\\s*$" },
+    must: "a whole number of seconds (0 records no calls)",
   },
   // controller-runtime's flag: /healthz and /readyz (":8081"; "0", the default, serves none).
   "health-probe-bind-address": {
@@ -225,6 +235,7 @@ export function controllerConfig(argv: string[], env: NodeJS.ProcessEnv): Contro
     ...optional("launcher", str("launcher")),
     ...(str("pod-retention") !== undefined ? { podRetentionSeconds: Number(str("pod-retention")?.trim()) } : {}),
     warmJudges: Number(str("warm-judges")?.trim() ?? "0"),
+    recordedCallsMaxAgeSeconds: Number(str("recorded-calls-max-age")?.trim() ?? "0"),
     ...(healthProbe !== undefined ? { healthProbe } : {}),
     ...(metrics !== undefined ? { metrics } : {}),
     webView: values["web-view"] === true,

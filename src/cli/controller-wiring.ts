@@ -142,6 +142,7 @@ export async function wireControllers(d: ControllerDeps): Promise<Controllers> {
         ...(namespaces !== undefined ? { namespaces } : {}),
         ...(creds !== undefined ? { creds } : {}),
         ...(config.nats.streamReplicas !== undefined ? { store: { replicas: config.nats.streamReplicas } } : {}),
+        ...(config.recordedCallsMaxAgeSeconds > 0 ? { callLog: { maxAgeSeconds: config.recordedCallsMaxAgeSeconds } } : {}),
         onToolCall: (ns, name) => executions.queue.addAfter(`${ns}/${name}`, 1000),
         executions: { get: (ns, name) => executions.cache.get(name, ns), on: (handler) => executions.cache.on(handler) },
         // Agents' Ready and unfinished Executions' Guarded condition follow the gate's NATS.

@@ -1,21 +1,16 @@
 // `gavel guard check`: runs the deterministic guard over one proposed call offline, with the
 // same code the gate uses, so operators can test GuardPolicy objects before applying them.
-import { readFile } from "node:fs/promises";
 import { resolve } from "node:path";
 import { parseArgs } from "node:util";
-import type { Agent, GuardPolicySpec, JsonObject } from "../api/types.js";
-import type { validateManifest as ValidateManifest } from "../api/validate.js";
-import { DEFAULT_GUARD_POLICY } from "../api/types.js";
+import type { JsonObject } from "../api/types.js";
+import type { compilePolicy } from "../gate/guard.js";
 import {
   type AgentScope,
   agentScope,
   callViews,
-  compilePolicy,
   findingAction,
   type HistoryEntry,
   isShellTool,
-  type NamedPolicy,
-  PolicyError,
   readCall,
   runGuard,
   type ViewOptions,
@@ -23,6 +18,7 @@ import {
 } from "../gate/guard.js";
 import { ExitCode, UsageError, type Command } from "./command.js";
 import { messageOf } from "../errors.js";
+import { checkPolicy, readAgent } from "./manifests.js";
 
 const USAGE = [
   "gavel guard check --tool NAME --args JSON [--agent FILE] [--policy FILE...] [--history JSON] [--step N] [--capabilities a,b] [--live-hash TOOL=SHA256...] [--home DIR] [--explain]",
@@ -86,19 +82,6 @@ async function checkScope(values: CheckFlags, tool: string, cwd: string): Promis
       ),
     };
   return { scope, views };
-}
-
-/** The --policy files merged (`default` first) and compiled; a policy that cannot compile is a UsageError. */
-async function checkPolicy(files: string[], cwd: string): Promise<ReturnType<typeof compilePolicy>> {
-  const policies: NamedPolicy[] = [];
-  for (const file of files) policies.push(...(await readPolicies(resolve(cwd, file), file)));
-  const ordered = [...policies.filter((p) => p.name === DEFAULT_GUARD_POLICY), ...policies.filter((p) => p.name !== DEFAULT_GUARD_POLICY)];
-  try {
-    return compilePolicy(ordered);
-  } catch (err) {
-    if (err instanceof PolicyError) throw new UsageError(err.message);
-    throw err;
-  }
 }
 
 /** --live-hash TOOL=SHA256 pairs. */
@@ -268,60 +251,4 @@ function parseHistory(v: unknown): HistoryEntry[] {
     }
     throw new UsageError(`--history[${i}] must be a tool name or {tool, step}`);
   });
-}
-
-async function readDocs(path: string, shown: string): Promise<unknown[]> {
-  let text: string;
-  try {
-    text = await readFile(path, "utf8");
-  } catch (err) {
-    throw new UsageError(`cannot read ${shown}: ${messageOf(err)}`);
-  }
-  // Imported here, not at the top: a check without manifest files starts without the YAML
-  // parser and the schema validator (bench/cli-start.ts).
-  const { parseAllDocuments } = await import("yaml");
-  const docs = parseAllDocuments(text);
-  const list = Array.isArray(docs) ? docs : [docs];
-  return list
-    .map((d, i) => {
-      if (d.errors.length > 0) throw new UsageError(`${shown}: document ${i + 1} is not valid YAML: ${d.errors[0]?.message ?? ""}`);
-      return d.toJS() as unknown;
-    })
-    .filter((d) => d !== null && d !== undefined);
-}
-
-async function readAgent(path: string): Promise<Agent> {
-  const docs = await readDocs(path, path);
-  const agent = docs.find((d) => (d as { kind?: unknown }).kind === "Agent") as Agent | undefined;
-  if (agent === undefined) throw new UsageError(`--agent ${path}: no document of kind Agent`);
-  const { validateManifest } = await import("../api/validate.js");
-  refuseProblems(validateManifest, `--agent ${path}`, agent);
-  return agent;
-}
-
-async function readPolicies(path: string, shown: string): Promise<NamedPolicy[]> {
-  const docs = await readDocs(path, shown);
-  const { validateManifest } = await import("../api/validate.js");
-  return docs.map((d, i) => {
-    const o = d as { kind?: unknown; metadata?: { name?: unknown; namespace?: unknown }; spec?: unknown };
-    const where = `--policy ${shown} (document ${i + 1})`;
-    if (o.kind !== "GuardPolicy") throw new UsageError(`${where}: kind must be GuardPolicy, not ${JSON.stringify(o.kind ?? null)}`);
-    refuseProblems(validateManifest, where, d);
-    if (typeof o.metadata?.name !== "string") throw new UsageError(`${where}: metadata.name is required`);
-    return {
-      name: o.metadata.name,
-      ...(typeof o.metadata.namespace === "string" ? { namespace: o.metadata.namespace } : {}),
-      spec: (o.spec ?? {}) as GuardPolicySpec,
-    };
-  });
-}
-
-/** Refuses a manifest the API server would refuse, naming the first bad field. */
-function refuseProblems(validateManifest: typeof ValidateManifest, where: string, doc: unknown): void {
-  const errors = validateManifest(doc).filter((p) => p.severity === "error");
-  const first = errors[0];
-  if (first !== undefined)
-    throw new UsageError(
-      `${where}: ${first.path === "" ? "" : `${first.path}: `}${first.message}${errors.length > 1 ? ` (and ${errors.length - 1} more)` : ""}`,
-    );
 }

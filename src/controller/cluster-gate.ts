@@ -18,7 +18,13 @@ import { judgeToolCall } from "../children/tool-judge.js";
 import type { JudgeOutcome } from "../engine/gradient.js";
 import { createGate, decidedBy, decidingCheck, type Gate, type JudgeRunResult, type PolicySource } from "../gate/gate.js";
 import { EventStream } from "../transport/event-stream.js";
-import { parseDecisionSubject, ToolCallRefusal, ToolCallService, type ToolCallStoreOptions } from "../gate/tool-call.js";
+import {
+  parseDecisionSubject,
+  ToolCallRefusal,
+  ToolCallService,
+  type CallLogOptions,
+  type ToolCallStoreOptions,
+} from "../gate/tool-call.js";
 import type { EngineEvent } from "./execution-events.js";
 import { GateEventOutbox } from "./gate-event-outbox.js";
 import { ToolApprovals, type ExecutionCache } from "./tool-approvals.js";
@@ -45,6 +51,8 @@ export interface ClusterGateOptions {
   /** Called when a decision of an Execution is stored by any replica (the reconciler folds it into the status). */
   onToolCall?: (namespace: string, execution: string) => void;
   store?: ToolCallStoreOptions;
+  /** Record decided calls with their proposals for `gavel replay` (GAVEL_CALLS, ADR 0076); off when undefined. */
+  callLog?: CallLogOptions;
   claimLeaseMs?: number;
   maxProposalBytes?: number;
   /** How long an Execution or Agent read from the API answers proposals before it is read again; default 2 s. */
@@ -120,6 +128,7 @@ export class ClusterGate {
       onDecided: (p, d) => gate.decided(p, d),
       gateId: opts.gateId,
       ...(opts.store !== undefined ? { store: opts.store } : {}),
+      ...(opts.callLog !== undefined ? { callLog: opts.callLog } : {}),
       ...(opts.claimLeaseMs !== undefined ? { claimLeaseMs: opts.claimLeaseMs } : {}),
       ...(opts.maxProposalBytes !== undefined ? { maxProposalBytes: opts.maxProposalBytes } : {}),
       ...(opts.logger !== undefined ? { logger: opts.logger } : {}),

@@ -16,3 +16,4 @@ export {
 export { ToolCallService } from "./tool-call/service.js";
 export type { ToolCallServiceOptions, ToolCallServiceStats } from "./tool-call/service-options.js";
 export type { ToolCallStore, ToolCallStoreOptions } from "./tool-call/store.js";
+export { CALL_LOG_STREAM, CallLog, callLogSubject, readLoggedCalls, type CallLogOptions, type LoggedCall } from "./tool-call/call-log.js";

@@ -2,6 +2,7 @@
 // lease and size limit) and what it counts, for tests and the metrics exporter.
 import type { Logger } from "pino";
 import type { ToolCallDecision, ToolCallProposal } from "../../api/protocol.js";
+import type { CallLogOptions } from "./call-log.js";
 import type { Decide } from "./decide.js";
 import type { RunId } from "./records.js";
 import type { ToolCallStoreOptions } from "./store.js";
@@ -22,6 +23,11 @@ export interface ToolCallServiceOptions {
   /** Queue group shared by every gate replica; default "gavel-gate". */
   queue?: string;
   store?: ToolCallStoreOptions;
+  /**
+   * Records each decided call, its proposal included, in the stream GAVEL_CALLS for `gavel
+   * replay` (ADR 0076), after the decision is stored; not recorded when undefined.
+   */
+  callLog?: CallLogOptions;
   /** This gate's name in claims; default `<hostname>-<pid>`. */
   gateId?: string;
   /** A claim not renewed for this long may be taken over; default 15 s. Renewed every third of it. */

@@ -10,6 +10,7 @@ import { ConflictError, messageOf } from "../../errors.js";
 import { TRACEPARENT } from "../../telemetry/trace-context.js";
 import { ATTEMPT_HEADER, decodeProposal, encodeErrorReply, proposalFingerprint } from "../../transport/codec.js";
 import { parseToolCallSubject, replyPrefixOf, TOOL_CALL_WILDCARD } from "../../transport/subjects.js";
+import { CallLog } from "./call-log.js";
 import { checked, failClosed, isJudged, ToolCallRefusal, type DecideContext, type Judged } from "./decide.js";
 import {
   decisionSubject,
@@ -58,6 +59,7 @@ export class ToolCallService {
     private readonly nc: NatsConnection,
     readonly store: ToolCallStore,
     private readonly options: ToolCallServiceOptions,
+    private readonly callLog: CallLog | undefined,
   ) {
     this.gateId = options.gateId ?? `${hostname()}-${process.pid}`;
     this.leaseMs = options.claimLeaseMs ?? 15_000;
@@ -67,7 +69,12 @@ export class ToolCallService {
   /** Opens the store (replaying it), then starts answering proposals. */
   static async start(nc: NatsConnection, options: ToolCallServiceOptions): Promise<ToolCallService> {
     const store = await ToolCallStore.open(nc, options.store);
-    const service = new ToolCallService(nc, store, options);
+    const replicas = options.store?.replicas;
+    const callLog =
+      options.callLog === undefined
+        ? undefined
+        : await CallLog.open(nc, { ...(replicas !== undefined ? { replicas } : {}), ...options.callLog });
+    const service = new ToolCallService(nc, store, options, callLog);
     service.sub = nc.subscribe(TOOL_CALL_WILDCARD, {
       queue: options.queue ?? "gavel-gate",
       callback: (err, msg) => {
@@ -94,6 +101,7 @@ export class ToolCallService {
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([Promise.allSettled([...this.inFlight]), new Promise((r) => (timer = setTimeout(r, graceMs)))]);
     clearTimeout(timer);
+    this.callLog?.close();
     await this.store.close();
   }
 
@@ -327,6 +335,12 @@ export class ToolCallService {
 
   private decided(p: ToolCallProposal, d: ToolCallDecision): void {
     this.stats.stored++;
+    // Off the answer's path: the worker has its decision; a lost record only narrows a later replay.
+    this.callLog
+      ?.record(this.runs.get(p) ?? { namespace: p.namespace, execution: p.execution, run: LOCAL_RUN }, p, d)
+      .catch((err: unknown) =>
+        this.options.logger?.warn({ toolCallId: p.toolCallId, err: messageOf(err) }, "could not record a decided call"),
+      );
     try {
       this.options.onDecided?.(p, d);
     } catch (err) {
