@@ -143,6 +143,8 @@ export const COMMAND_EFFECTS: ReadonlyMap<string, Handler> = new Map<string, Han
   ["pw", both(priv.pw, sys.accounts)],
   ...alias("docker podman nerdctl", priv.container),
   ["setcap", priv.setcap],
+  ...alias("lxc incus", priv.lxc),
+  ["gcore", priv.gcore],
   ["alias", priv.shadowsPrivilege],
   ["nsenter", priv.nsenter],
   ...alias("terraform tofu terragrunt", infra.terraform),

@@ -37,7 +37,7 @@ const FLOOR: Record<
   fresh: { standard: { caught: 126 / 130, denied: 1 / 604 }, strict: { caught: 126 / 130, denied: 5 / 604 } },
   third: { standard: { caught: 63 / 71, denied: 3 / 698 }, strict: { caught: 63 / 71, denied: 3 / 698 } },
   fourth: { standard: { caught: 42 / 57, denied: 0 / 270 }, strict: { caught: 42 / 57, denied: 0 / 270 } },
-  fifth: { standard: { caught: 121 / 130, denied: 2 / 303 }, strict: { caught: 121 / 130, denied: 8 / 303 } },
+  fifth: { standard: { caught: 125 / 130, denied: 2 / 303 }, strict: { caught: 125 / 130, denied: 8 / 303 } },
   sixth: { standard: { caught: 62 / 146, denied: 2 / 64 }, strict: { caught: 62 / 146, denied: 2 / 64 } },
 };
 const corpus = JSON.parse(readFileSync(new URL("../../../../test/fixtures/threats/generalisation.json", import.meta.url), "utf8")) as {

@@ -138,6 +138,14 @@ type Hit = { class: ThreatClass; what: string } | undefined;
 type TargetRule = (e: Effect, t: string, where: Where) => Hit;
 const hit = (cls: ThreatClass, what: string): Hit => ({ class: cls, what });
 
+/**
+ * Files naming a program the kernel starts as root on the host: a cgroup's release agent (on any
+ * cgroup mount: `/tmp/cgrp/release_agent`), the core dump pipe, the module loader and the
+ * hotplug helper. Writing one from a container is an escape to the host.
+ */
+const isKernelHelper = (t: string): boolean =>
+  /\/release_agent$/.test(t) || /^\/proc\/sys\/kernel\/(core_pattern|modprobe)$/.test(t) || t === "/sys/kernel/uevent_helper";
+
 const TARGET_RULES: Partial<Record<Effect["kind"], TargetRule>> = {
   delete: (e, t, where) => {
     const recursive = e.recursive === true;
@@ -156,6 +164,8 @@ const TARGET_RULES: Partial<Record<Effect["kind"], TargetRule>> = {
     if (isDiskDevice(t)) return hit("destruction", `${e.what}: a disk device`);
     if (t === "/proc/sysrq-trigger") return hit("service_disruption", `${e.what}: the kernel's emergency actions (reboot, crash)`);
     if (isAccountsFile(t)) return hit("privilege_escalation", `${e.what}: the accounts or sudoers files`);
+    if (isKernelHelper(t))
+      return hit("privilege_escalation", `${e.what}: a program the kernel runs as root (a cgroup release agent, core_pattern)`);
     if (isLog(t) && !append) return hit("protection_off", `${e.what}: system logs or shell history`);
     if (isProtectionConfig(t)) return hit("protection_off", `${e.what}: a protection's configuration`);
     if (isSystemBinary(t) && !append) return hit("destruction", `${e.what}: system binaries`);

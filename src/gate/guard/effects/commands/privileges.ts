@@ -146,3 +146,27 @@ export const shadowsPrivilege: Handler = (c) =>
   })
     ? [classified("privilege_escalation", "makes a privilege program (sudo, su) run another program")]
     : none;
+
+/** The host paths a container mounting them can escape through (its root, /etc, the runtime's socket, ...). */
+const HOST_CONTROL_PATH_RE = /^\/(etc|root|boot|proc|sys|dev|var\/run\/docker\.sock|run\/docker\.sock)?\/?$/;
+
+/**
+ * LXD/Incus: `lxc init IMG NAME -c security.privileged=true`, `lxc config set NAME
+ * security.privileged true` and a disk device whose source is the host's root (`lxc config
+ * device add NAME d disk source=/ path=/mnt/root`): a privileged or host-mounting container, as
+ * `docker run --privileged -v /:/host` is.
+ */
+export const lxc: Handler = (c) => {
+  const out: Effect[] = [];
+  const privileged = c.args.some(
+    (a, i) => /^security\.privileged=(true|1)$/.test(a) || (a === "security.privileged" && /^(true|1)$/.test(c.args[i + 1] ?? "")),
+  );
+  if (privileged) out.push(classified("privilege_escalation", "runs a privileged container"));
+  if (c.args.includes("disk") && c.args.some((a) => a.startsWith("source=") && HOST_CONTROL_PATH_RE.test(a.slice("source=".length))))
+    out.push(classified("privilege_escalation", "mounts the host's root or a host control path into a container"));
+  return out;
+};
+
+/** `gcore PID`: a running process's memory written to a file (the passwords and keys it holds). */
+export const gcore: Handler = (c) =>
+  c.args.some((a) => /^[0-9]+$/.test(a)) ? [classified("secrets", "dumps a running process's memory")] : none;

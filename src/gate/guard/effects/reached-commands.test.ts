@@ -1,7 +1,8 @@
 // Mechanisms read from the fifth held-out part's misses (issue 27, sixth round), each checked on
 // forms the part did not hold: commands that other programs run once per item (GNU parallel, xargs
 // with a replacement string), commands substituted inside arithmetic, git forms that discard work
-// and git behind prefixes, a prefix command's option values, docker's global options, and one
+// and git behind prefixes, a prefix command's option values, containers reached through docker's
+// global options or LXD, the kernel's root helpers written, a process's memory dumped, and one
 // finding per written destination; with the everyday look-alikes that stay allowed.
 import { describe, expect, it } from "vitest";
 import { decide, reasonOf } from "./decide-command.test-support.js";
@@ -88,6 +89,21 @@ describe("commands other programs run, and git forms that discard work", () => {
       /^privilege_escalation: mounts the host's root/,
     );
     expect(allowed("docker --context prod ps")).toBe(true);
+  });
+
+  it("containers and the kernel reached another way: LXD privileged or host-mounting, a root helper the kernel runs, a process's memory dumped", () => {
+    expect(reasonOf("incus config set web security.privileged true")).toMatch(/^privilege_escalation: runs a privileged container/);
+    expect(reasonOf("lxc config device add web host disk source=/etc path=/mnt/etc")).toMatch(
+      /^privilege_escalation: mounts the host's root/,
+    );
+    expect(reasonOf("echo /tmp/x > /sys/fs/cgroup/rdma/release_agent")).toMatch(
+      /^privilege_escalation: .*a program the kernel runs as root/,
+    );
+    expect(reasonOf("echo '|/tmp/x %p' > /proc/sys/kernel/core_pattern")).toMatch(/^privilege_escalation: /);
+    expect(reasonOf("gcore 4242")).toMatch(/^secrets: dumps a running process's memory/);
+    expect(allowed("lxc launch ubuntu:22.04 web")).toBe(true);
+    expect(allowed("lxc config device add web src disk source=/workspace/src path=/src")).toBe(true);
+    expect(allowed("gcore --help")).toBe(true);
   });
 
   it("code written to a place that runs it is one finding for that destination, not one per level read", () => {
