@@ -146,12 +146,13 @@ export interface WorkerOptions {
 
 /**
  * What a worker Agent's containers run, from the Agent alone: its runtime (image, program and
- * env, or why it has none) and its limits. The same for every iteration, so a driver works it
- * out once per run (or reconcile) and each worker's workload reads it.
+ * env, or why it has none), its limits and its network. The same for every iteration, so a
+ * driver works it out once per run (or reconcile) and each worker's workload reads it.
  */
 export interface WorkerProgram {
   runtime: RuntimeChoice;
   resources: NonNullable<WorkloadSpec["resources"]>;
+  network: Pick<WorkloadSpec, "network" | "egressHosts">;
 }
 
 /** The worker program of `agent`: gavel's agent image runs AGENT_ENTRYPOINT; a driver's other default image is not known. */
@@ -162,7 +163,7 @@ export function workerProgram(agent: Agent, opts: Pick<WorkerOptions, "runtimes"
     opts.defaultImage ?? defaultImages().worker,
     opts.defaultImage === undefined ? AGENT_ENTRYPOINT : undefined,
   );
-  return { runtime, resources: resourcesOf(agent) };
+  return { runtime, resources: resourcesOf(agent), network: workerNetworkOf(agent) };
 }
 
 /**
@@ -195,7 +196,6 @@ export function programWorkload(
   const command = ownProgram(agent);
   // A url MCP server's bearer token comes from its Secret key, resolved by the kubelet (ADR 0059).
   const own = agentEnvOf(agent, mcpTokenEnvOf(agent));
-  const network = workerNetworkOf(agent);
   const labels = {
     [CHILD_LABELS.execution]: labelValue(execution.metadata.name),
     [CHILD_LABELS.role]: "worker",
@@ -232,7 +232,7 @@ export function programWorkload(
     env,
     ...own,
     mounts: writable,
-    ...network,
+    ...program.network,
     resources: program.resources,
     ...(pullPolicy !== undefined ? { pullPolicy } : {}),
     timeoutSeconds: run.timeoutSeconds,

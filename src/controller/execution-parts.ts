@@ -19,7 +19,7 @@ export interface RunContext extends EngineContext {
   owner: OwnerMarks;
   /** Its workspace: the claim of each of its Agent's volumes at the volume's path, read-write (judges and readers mount them read-only). */
   mounts: WorkloadMount[];
-  /** The worker Agent's runtime and limits (workerProgram): its worker pods run it, its image's file readers read its image. */
+  /** The worker Agent's runtime, limits and network (workerProgram): its worker pods run it, its image's file readers read its image. */
   program: WorkerProgram;
 }
 

@@ -6,7 +6,7 @@
 // Guarded condition's data) to ExecutionStatusWriter.
 import { withDefaults } from "../api/defaults.js";
 import type { Agent, Execution } from "../api/types.js";
-import { ownerMarks, workerNetworkOf, workerProgram, type WorkerRun } from "../children/workloads.js";
+import { ownerMarks, workerProgram, type WorkerRun } from "../children/workloads.js";
 import { workerName } from "../engine/child-names.js";
 import type { JudgeOutcome } from "../engine/gradient.js";
 import { outcomeOfStatus } from "../engine/phases.js";
@@ -296,7 +296,7 @@ export class ExecutionRuns {
     const { traces, credentials } = this.access;
     await this.access.copies.ensureClaims(ctx.owner, ctx.agent);
     await this.access.readers.removeBefore(ex, run.iteration);
-    const gate = settings.natsUrl !== "" && isRestrictedNetwork(workerNetworkOf(ctx.agent)) ? await this.gateAccess() : undefined;
+    const gate = settings.natsUrl !== "" && isRestrictedNetwork(ctx.program.network) ? await this.gateAccess() : undefined;
     const credentialSecret = await credentials?.ensure(ctx, state.startedAtMs ?? now());
     const traceParent = traces?.iterationParent(traced(ex, ctx.agent), run.iteration);
     const pod = workerPod(ctx, run, {
