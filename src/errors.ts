@@ -145,11 +145,6 @@ export function isConflict(err: unknown): boolean {
   return classify(err) === "conflict";
 }
 
-/** Whether retrying cannot help. */
-export function isTerminal(err: unknown): boolean {
-  return classify(err) === "terminal";
-}
-
 /** Whether the error is a network failure (no HTTP answer at all): the server is unreachable. */
 export function isNetworkError(err: unknown): boolean {
   return errnoOf(err) !== undefined && httpStatusOf(err) === undefined;
