@@ -117,8 +117,8 @@ const guardPolicySpec = obj(
       bool("Skip the judges for this tool."),
     ),
     approval: map(
-      "The operators' last word on when a tool's calls go to a person (ADR 0067): tool name, or \"*\" for every tool -> always (every call the guard allows asks a person, whatever the Agent says) or on_judge_reject (an Agent may not say never: a judge's rejection goes to a person). An Agent's tools[].approval can ask for more, never less. The first policy that sets a tool wins.",
-      str("always or on_judge_reject.", { enum: ["always", "on_judge_reject"] }),
+      "The operators' last word on when a tool's calls go to a person (ADR 0067): tool name, or \"*\" for every tool -> always (every call the guard allows asks a person, whatever the Agent says), on_judge_reject (a judge's rejection goes to a person), on_flag (a call the guard flagged without denying it) or on_uncertain (a judge's score within the tool's approval_margin of its min_score, or the judges' agreement below its min_agreement_confidence). Each trigger adds to the Agent's tools[].approval and to every other policy's: an Agent can ask for more, never less.",
+      str("always, on_judge_reject, on_flag or on_uncertain.", { enum: ["always", "on_judge_reject", "on_flag", "on_uncertain"] }),
     ),
     mcp_servers: guardPolicyMcpServers,
     destructive_patterns: arr(

@@ -11,6 +11,9 @@ import { crd, type CrdDocument } from "./crd-document.js";
 /** When a tool's calls go to a person (an Agent's tools[].approval; a GuardPolicy's approval sets the least). */
 export const APPROVAL_MODES = ["never", "always", "on_judge_reject", "on_flag", "on_uncertain"] as const;
 export type ApprovalMode = (typeof APPROVAL_MODES)[number];
+/** What asks a person: every approval mode but never (what a GuardPolicy's approval may name). */
+export const APPROVAL_TRIGGERS = ["always", "on_judge_reject", "on_flag", "on_uncertain"] as const;
+export type ApprovalTrigger = (typeof APPROVAL_TRIGGERS)[number];
 /** What an unanswered approval does at its deadline: the call is denied, or denied and the iteration fails. Never allowed. */
 export const APPROVAL_ON_TIMEOUT = ["deny", "fail"] as const;
 export type ApprovalOnTimeout = (typeof APPROVAL_ON_TIMEOUT)[number];

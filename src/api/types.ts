@@ -53,10 +53,11 @@ export type {
   GuardThreatClass,
 } from "./guard-policy-crd.js";
 
-export { APPROVAL_MODES, APPROVAL_ON_TIMEOUT, APPROVAL_PHASES, APPROVE_VERB } from "./tool-approval-crd.js";
+export { APPROVAL_MODES, APPROVAL_ON_TIMEOUT, APPROVAL_PHASES, APPROVAL_TRIGGERS, APPROVE_VERB } from "./tool-approval-crd.js";
 export type {
   ApprovalDecision,
   ApprovalMode,
+  ApprovalTrigger,
   ApprovalOnTimeout,
   ApprovalPhase,
   ToolApproval,

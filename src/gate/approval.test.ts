@@ -3,7 +3,7 @@
 // denial, what the decision says for each answer, and the digest that binds it to the call.
 import { describe, expect, it } from "vitest";
 import type { ToolCallDecision, ToolCallProposal } from "../api/protocol.js";
-import type { Agent, JsonObject } from "../api/types.js";
+import type { Agent, ApprovalTrigger, JsonObject } from "../api/types.js";
 import {
   approvalRule,
   callDigest,
@@ -59,7 +59,8 @@ describe("approval rule", () => {
     const scope = agentScope({
       spec: { tools: [{ name: "cmd.run", approval: "on_judge_reject", approval_timeout: "90s", approval_on_timeout: "fail" }, "fs.write"] },
     });
-    const none = new Map<string, "always" | "on_judge_reject">();
+    const none = new Map<string, Set<ApprovalTrigger>>();
+    const floors = (entries: [string, ApprovalTrigger][]) => new Map(entries.map(([t, m]) => [t, new Set([m])]));
     expect(approvalRule("cmd.run", scope, { approval: none })).toEqual({
       mode: "on_judge_reject",
       modes: new Set(["on_judge_reject"]),
@@ -74,30 +75,33 @@ describe("approval rule", () => {
       onTimeout: "deny",
       margin: 0.1,
     });
-    expect(approvalRule("fs.write", scope, { approval: new Map([["*", "on_judge_reject"]]) }).mode).toBe("on_judge_reject");
-    expect(approvalRule("cmd.run", scope, { approval: new Map([["cmd.run", "always"]]) }).mode).toBe("always");
+    expect(approvalRule("fs.write", scope, { approval: floors([["*", "on_judge_reject"]]) }).mode).toBe("on_judge_reject");
+    expect(approvalRule("cmd.run", scope, { approval: floors([["cmd.run", "always"]]) }).mode).toBe("always");
     // A policy's on_judge_reject does not lower an Agent's always.
     const always = agentScope({ spec: { tools: [{ name: "fs.write", approval: "always" }] } });
-    expect(approvalRule("fs.write", always, { approval: new Map([["fs.write", "on_judge_reject"]]) }).mode).toBe("always");
+    expect(approvalRule("fs.write", always, { approval: floors([["fs.write", "on_judge_reject"]]) }).mode).toBe("always");
     // An Agent's on_uncertain and a policy's on_judge_reject both hold: each asks on its own.
     const unsure = agentScope({ spec: { tools: [{ name: "fs.write", approval: "on_uncertain", min_agreement_confidence: 0.8 }] } });
-    const both = approvalRule("fs.write", unsure, { approval: new Map([["*", "on_judge_reject"]]) });
+    const both = approvalRule("fs.write", unsure, { approval: floors([["*", "on_judge_reject"]]) });
     expect([...both.modes].sort()).toEqual(["on_judge_reject", "on_uncertain"]);
     expect(both.minAgreement).toBe(0.8);
   });
 
-  it("GuardPolicy approval: the strictest policy wins; a bad value is a compile error naming the field", () => {
+  it("GuardPolicy approval: every policy's trigger adds to the others'; a bad value is a compile error naming the field", () => {
     const store = new PolicyStore();
     store.update([
-      { name: "default", namespace: "gavel-system", spec: { approval: { "cmd.run": "on_judge_reject" } } },
-      { name: "team", namespace: "team-a", spec: { approval: { "cmd.run": "always", "*": "on_judge_reject" } } },
+      { name: "default", namespace: "gavel-system", spec: { approval: { "cmd.run": "on_judge_reject", "*": "on_flag" } } },
+      { name: "team", namespace: "team-a", spec: { approval: { "cmd.run": "always", "*": "on_uncertain" } } },
     ]);
     const p = store.get("team-a");
-    expect(p.approval?.get("cmd.run")).toBe("always");
-    expect(p.approval?.get("*")).toBe("on_judge_reject");
+    expect([...(p.approval?.get("cmd.run") ?? [])].sort()).toEqual(["always", "on_judge_reject"]);
+    expect([...(p.approval?.get("*") ?? [])].sort()).toEqual(["on_flag", "on_uncertain"]);
+    // An Agent that says never still gets the operators' triggers: on_flag and on_uncertain for every tool.
+    const rule = approvalRule("fs.write", agentScope({ spec: { tools: [{ name: "fs.write", approval: "never" }] } }), p);
+    expect([rule.mode, [...rule.modes].sort()]).toEqual(["on_flag", ["on_flag", "on_uncertain"]]);
     const bad = new PolicyStore();
     expect(() => bad.update([{ name: "bad", namespace: "team-a", spec: { approval: { "cmd.run": "sometimes" as "always" } } }])).toThrow(
-      "approval.cmd.run must be always or on_judge_reject",
+      'approval.cmd.run must be one of always, on_judge_reject, on_flag, on_uncertain, not "sometimes"',
     );
   });
 });
@@ -183,6 +187,24 @@ describe("gate with an approver", () => {
     expect(d).toMatchObject({ allowed: true, approval: { outcome: "approved" } });
     expect(g.asked.map((r) => r.trigger)).toEqual(["on_flag"]);
     expect(g.asked[0]?.findings).toContain("the guard flagged: ");
+  });
+
+  it("a GuardPolicy's on_flag asks about a flagged call of an Agent that says never, and denies it when nobody answers", async () => {
+    const store = new PolicyStore("gavel-system", [
+      {
+        name: "default",
+        namespace: "gavel-system",
+        spec: {
+          adaptive_rules: [{ name: "watch_env", match_field: "args", pattern: "\\.env", action: "flag", reason: "env files" }],
+          approval: { "*": "on_flag" },
+        },
+      },
+    ]);
+    const g = gateWith([{ name: "fs.write", approval: "never" }], { store, answer: { name: "a", outcome: "timed_out" } });
+    expect((await g.decide(proposal("fs.write", { path: "/workspace/notes.md" }))).allowed).toBe(true);
+    const d = await g.decide(proposal("fs.write", { path: "/workspace/.env" }));
+    expect(d).toMatchObject({ allowed: false, blocked_by: "approval", approval: { outcome: "timed_out" } });
+    expect(g.asked.map((r) => r.trigger)).toEqual(["on_flag"]);
   });
 
   it("on_uncertain: asks when a judge's score is within approval_margin of its min_score (either side), not when it is clear", async () => {

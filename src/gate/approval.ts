@@ -3,7 +3,7 @@
 // the driver's Approver does the asking and the waiting (a ToolApproval object on a cluster).
 import { createHash } from "node:crypto";
 import type { ApprovalRecord, GuardDecision, JudgeVerdictRecord, ToolCallDecision, ToolCallProposal } from "../api/protocol.js";
-import type { ApprovalMode, ApprovalOnTimeout, JsonObject, JsonValue } from "../api/types.js";
+import type { ApprovalMode, ApprovalOnTimeout, ApprovalTrigger, JsonObject, JsonValue } from "../api/types.js";
 import { agreementOf } from "../engine/consensus.js";
 import { parseDurationSeconds } from "../engine/durations.js";
 import { fmt } from "../engine/validators.js";
@@ -40,7 +40,7 @@ export interface LadderFindings {
 }
 
 /** Why a person is asked about one call. */
-export type ApprovalTrigger = Exclude<ApprovalMode, "never">;
+export type { ApprovalTrigger };
 
 /** What the driver's Approver is asked: the call, its digest, why, what the ladder found before, how long to wait. */
 export interface ApprovalRequest {
@@ -73,8 +73,8 @@ export function approvalRule(tool: string, scope: AgentScope, policy: Pick<Compi
   const own = declaredTool(scope, tool);
   let mode: ApprovalMode = own?.approval ?? "never";
   const modes = new Set<ApprovalTrigger>(mode === "never" ? [] : [mode]);
-  for (const floor of [policy.approval?.get(tool), policy.approval?.get("*")]) {
-    if (floor === undefined) continue;
+  // The operators' triggers for this tool and for every tool: each adds to the Agent's, none removes one.
+  for (const floor of [...(policy.approval?.get(tool) ?? []), ...(policy.approval?.get("*") ?? [])]) {
     modes.add(floor);
     if (STRICTNESS[floor] > STRICTNESS[mode]) mode = floor;
   }

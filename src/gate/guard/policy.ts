@@ -2,6 +2,8 @@
 // compiled once (RE2, keys, signatures) so that a check at call time is lookups and searches.
 import type { KeyObject } from "node:crypto";
 import {
+  APPROVAL_TRIGGERS,
+  type ApprovalTrigger,
   GUARD_PROFILES,
   GUARD_THREAT_CLASSES,
   type EnforcementAction,
@@ -61,8 +63,8 @@ export interface CompiledPolicy {
   requiredCapabilities: ReadonlyMap<string, { capability: string; enforcement: EnforcementAction }>;
   /** The operators' skip_judge per tool (GuardPolicy `skip_judge`), first policy winning. */
   skipJudge: ReadonlyMap<string, boolean>;
-  /** The operators' least approval per tool ("*": every tool), the strictest of all policies (GuardPolicy `approval`, ADR 0067). */
-  approval?: ReadonlyMap<string, "always" | "on_judge_reject">;
+  /** The operators' approval triggers per tool ("*": every tool), of every policy together (GuardPolicy `approval`, ADR 0067). */
+  approval?: ReadonlyMap<string, ReadonlySet<ApprovalTrigger>>;
   /** The operators' MCP-server declarations by server name (GuardPolicy `mcp_servers`), first policy winning. */
   mcpServers: ReadonlyMap<string, McpServerDeclaration>;
   /** Destructive patterns then forbidden paths that deny, built-in first; the label is the reason text. */
@@ -129,7 +131,7 @@ class Merge {
   private readonly registrations: Registration[] = [];
   private readonly requiredCapabilities = new Map<string, { capability: string; enforcement: EnforcementAction }>();
   private readonly skipJudge = new Map<string, boolean>();
-  private readonly approval = new Map<string, "always" | "on_judge_reject">();
+  private readonly approval = new Map<string, Set<ApprovalTrigger>>();
   private readonly mcpServers = new Map<string, McpServerDeclaration>();
   private readonly destructive: PatternEntry[] = [
     ...DESTRUCTIVE_PATTERNS.map((p) => ({ pattern: p.pattern, label: p.pattern, builtin: true as const })),
@@ -233,12 +235,14 @@ class Merge {
     }
   }
 
-  /** The operators' least approval per tool: the strictest policy wins (always over on_judge_reject). */
+  /** The operators' approval triggers per tool: each policy's adds to the others' (each asks on its own), none removes one. */
   private addApproval(where: string, approval: Record<string, string>): void {
     for (const [tool, mode] of Object.entries(approval)) {
-      if (mode !== "always" && mode !== "on_judge_reject")
-        throw new PolicyError(`${where}: approval.${tool} must be always or on_judge_reject`);
-      if (this.approval.get(tool) !== "always") this.approval.set(tool, mode);
+      if (!(APPROVAL_TRIGGERS as readonly string[]).includes(mode))
+        throw new PolicyError(`${where}: approval.${tool} must be one of ${APPROVAL_TRIGGERS.join(", ")}, not ${JSON.stringify(mode)}`);
+      const set = this.approval.get(tool) ?? new Set<ApprovalTrigger>();
+      set.add(mode as ApprovalTrigger);
+      this.approval.set(tool, set);
     }
   }
 
