@@ -19,7 +19,16 @@ import type { JudgeChildRequest } from "../engine/outer-loop.js";
 import { messageOf } from "../errors.js";
 import type { WorkloadMount, WorkloadSpec } from "../runtime/workload.js";
 import type { RuntimeTable } from "./runtime-table.js";
-import { CHILD_LABELS, ENV_PAYLOAD_LIMIT, INPUT_ANNOTATION, judgeWorkload, labelValue, ownerOf, payloadProblem } from "./workloads.js";
+import {
+  CHILD_LABELS,
+  ENV_PAYLOAD_LIMIT,
+  INPUT_ANNOTATION,
+  judgeWorkload,
+  labelValue,
+  ownerMarks,
+  payloadProblem,
+  type OwnerMarks,
+} from "./workloads.js";
 import { describeParts, descriptorText, partConfigMaps } from "../runtime/kubernetes.js";
 
 /** Annotation on a judge child that could not be given a payload: the child ends Failed with this text. */
@@ -39,23 +48,24 @@ interface ChildShape {
   spawnError?: string;
 }
 
-function childExecution(parent: Execution, c: ChildShape): Execution {
+/** A judge child of the Execution that `parent` marks: in its namespace, labelled with it and owned by it. */
+function childExecution(parent: OwnerMarks, c: ChildShape): Execution {
   return {
     apiVersion: API_VERSION,
     kind: "Execution",
     metadata: {
       name: c.name,
-      namespace: parent.metadata.namespace ?? "default",
-      labels: { [CHILD_LABELS.parent]: labelValue(parent.metadata.name), [CHILD_LABELS.role]: "judge" },
+      namespace: parent.namespace,
+      labels: { [CHILD_LABELS.parent]: parent.label, [CHILD_LABELS.role]: "judge" },
       ...(c.spawnError !== undefined ? { annotations: { [SPAWN_ERROR_ANNOTATION]: c.spawnError.slice(0, 4000) } } : {}),
-      ownerReferences: [ownerOf(parent)],
+      ownerReferences: [parent.reference],
     },
     spec: {
       agentRef: { name: c.judge },
       ...(c.input !== undefined ? { input: c.input } : {}),
       parent: {
-        name: parent.metadata.name,
-        uid: parent.metadata.uid ?? "",
+        name: parent.name,
+        uid: parent.reference.uid,
         purpose: c.purpose,
         iteration: c.iteration,
         validatorIndex: c.validatorIndex,
@@ -71,6 +81,8 @@ function childExecution(parent: Execution, c: ChildShape): Execution {
 export interface ValidationJudgeInput {
   /** The worker's Execution. */
   parent: Execution;
+  /** How it marks what it owns (ownerMarks), as the driver worked them out: the child's namespace, parent label and owner. */
+  owner: OwnerMarks;
   /** The worker's Agent (its task goes into the payload). */
   worker: Agent;
   /** The judge Agent; undefined when it does not exist. */
@@ -116,7 +128,7 @@ export function validationJudgeChild(v: ValidationJudgeInput): ValidationJudgeCh
       problem = messageOf(err);
     }
   }
-  const execution = childExecution(v.parent, {
+  const execution = childExecution(v.owner, {
     name: req.name,
     judge: req.judge,
     purpose: "validation",
@@ -192,7 +204,7 @@ export function toolJudgeChild(t: ToolJudgeInput): ToolJudgeChild {
       problem = messageOf(err);
     }
   }
-  const execution = childExecution(t.parent, {
+  const execution = childExecution(ownerMarks(t.parent), {
     name,
     judge: t.entry.judge_agent,
     purpose: "tool_validation",

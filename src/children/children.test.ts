@@ -8,7 +8,7 @@ import type { WorkloadMount } from "../runtime/workload.js";
 import { SPAWN_ERROR_ANNOTATION, toolJudgeChild, validationJudgeChild } from "./child-executions.js";
 import { AGENT_ENTRYPOINT, defaultImages } from "./images.js";
 import { parseMemoryBytes, parseNanoCpus, resourcesOf } from "./quantities.js";
-import { ENV_PAYLOAD_LIMIT, judgeWorkload, MAX_PAYLOAD_BYTES, labelValue, ownerOf, workerWorkload } from "./workloads.js";
+import { ENV_PAYLOAD_LIMIT, judgeWorkload, MAX_PAYLOAD_BYTES, labelValue, ownerMarks, ownerOf, workerWorkload } from "./workloads.js";
 
 const parent: Execution = {
   apiVersion: "100monkeys.ai/v1",
@@ -28,6 +28,8 @@ const worker: Agent = {
     volumes: [{ name: "workspace", mount_path: "/workspace" }],
   },
 };
+/** The run a validation judge is a child of: its Execution, the marks it puts on what it owns, its Agent. */
+const ofRun = { parent, owner: ownerMarks(parent), worker };
 const judge: Agent = {
   apiVersion: "100monkeys.ai/v1",
   kind: "Agent",
@@ -142,7 +144,7 @@ describe("judge workload", () => {
     timeoutSeconds: 30,
     network: "none" as const,
   };
-  const child = validationJudgeChild({ parent, worker, judge, request, output: "worker said", workerMounts: mounts }).execution;
+  const child = validationJudgeChild({ ...ofRun, judge, request, output: "worker said", workerMounts: mounts }).execution;
 
   it("gets the child's payload in GAVEL_INPUT (and stdin where the driver writes it), the worker's mounts read-only, no network", () => {
     const withStdin = judgeWorkload(child, judge, mounts, { stdin: true });
@@ -271,7 +273,7 @@ describe("child Executions", () => {
       timeoutSeconds: 45,
       network: "none" as const,
     };
-    const { execution, problem } = validationJudgeChild({ parent, worker, judge, request, output: "out", workerMounts: mounts });
+    const { execution, problem } = validationJudgeChild({ ...ofRun, judge, request, output: "out", workerMounts: mounts });
     expect(problem).toBeUndefined();
     expect(execution.metadata).toMatchObject({
       name: "demo-i3-v1-rule-judge",
@@ -352,7 +354,7 @@ describe("child Executions", () => {
         },
       ],
     };
-    const { execution } = validationJudgeChild({ parent, worker, judge: historian, request, output: "out", workerMounts: mounts, status });
+    const { execution } = validationJudgeChild({ ...ofRun, judge: historian, request, output: "out", workerMounts: mounts, status });
     expect(execution.spec.input).toEqual({
       output: "out",
       tool_call_history: [
@@ -362,8 +364,7 @@ describe("child Executions", () => {
     });
     // An iteration without recorded calls sends none (the field is optional in the reference).
     const quiet = validationJudgeChild({
-      parent,
-      worker,
+      ...ofRun,
       judge: historian,
       request: { ...request, iteration: 3 },
       output: "out",
@@ -391,11 +392,11 @@ describe("child Executions", () => {
       timeoutSeconds: 45,
       network: "none" as const,
     };
-    const v = validationJudgeChild({ parent, worker, judge: picky, request, output: "", workerMounts: [] });
+    const v = validationJudgeChild({ ...ofRun, judge: picky, request, output: "", workerMounts: [] });
     expect(v.problem).toMatch(/secret_field/);
     expect(v.execution.metadata.annotations?.[SPAWN_ERROR_ANNOTATION]).toBe(v.problem);
     expect(v.execution.spec.input).toBeUndefined();
-    expect(validationJudgeChild({ parent, worker, judge: undefined, request, output: "", workerMounts: [] }).problem).toBe(
+    expect(validationJudgeChild({ ...ofRun, judge: undefined, request, output: "", workerMounts: [] }).problem).toBe(
       'judge agent "rule-judge" is not known',
     );
   });

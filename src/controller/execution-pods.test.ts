@@ -129,6 +129,7 @@ describe("execution pods", () => {
     };
     const child = validationJudgeChild({
       parent: ex,
+      owner: ownerMarks(ex),
       worker: agent,
       judge: { ...judge, spec: { ...judge.spec, input_schema: { type: "object", properties: { criteria: { type: "string" } } } } },
       request,
@@ -397,7 +398,7 @@ describe("execution pods", () => {
       network: "none" as const,
     };
     const make = (output: string) =>
-      validationJudgeChild({ parent: ex, worker: agent, judge, request, output, workerMounts: [] }).execution;
+      validationJudgeChild({ parent: ex, owner: ownerMarks(ex), worker: agent, judge, request, output, workerMounts: [] }).execution;
     // Small: nothing changes, the payload stays in spec.input and env.
     expect(storedJudgeChild(make("tiny"))).toEqual({ execution: make("tiny"), parts: [] });
     // Between env and inline limits: parts, and spec.input kept for kubectl.

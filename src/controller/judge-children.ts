@@ -47,6 +47,7 @@ export class JudgeChildren {
     const { execution: body } = validationJudgeChild({
       status: state.status,
       parent: ex,
+      owner: ctx.owner,
       worker: ctx.agent,
       judge: ctx.judges.get(c.judge),
       request: c,

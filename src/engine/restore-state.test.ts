@@ -4,6 +4,7 @@
 import { describe, expect, it } from "vitest";
 import type { Agent, Execution, ExecutionStatus, ValidatorSpec } from "../api/types.js";
 import { validationJudgeChild } from "../children/child-executions.js";
+import { ownerMarks } from "../children/workloads.js";
 import type { JudgeOutcome } from "./gradient.js";
 import {
   decide,
@@ -148,6 +149,7 @@ function runRebuilt(ctx: EngineContext, w: World): Run {
         if (a.type === "spawn_judge") {
           const { execution: child } = validationJudgeChild({
             parent: ex,
+            owner: ownerMarks(ex),
             worker: ctx.agent,
             judge: ctx.judges.get(a.child.judge),
             request: a.child,

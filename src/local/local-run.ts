@@ -9,7 +9,7 @@ import { toolJudgeChild, validationJudgeChild } from "../children/child-executio
 import { judgeToolCall } from "../children/tool-judge.js";
 import { defaultImages } from "../children/images.js";
 import { agentImage, runtimeTable, type RuntimeTable } from "../children/runtime-table.js";
-import { judgeWorkload, workerWorkload } from "../children/workloads.js";
+import { judgeWorkload, ownerMarks, workerWorkload } from "../children/workloads.js";
 import type { JudgeRunResult } from "../gate/gate.js";
 import { applySummary } from "../gate/tool-call-summary.js";
 import type { IterationTally } from "../gate/tool-call.js";
@@ -366,6 +366,7 @@ export class LocalRun {
     this.foldToolCalls();
     const v = validationJudgeChild({
       parent: this.opts.execution,
+      owner: ownerMarks(this.opts.execution),
       worker: this.opts.agent,
       judge,
       request: c,
