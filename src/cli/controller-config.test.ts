@@ -21,6 +21,7 @@ describe("controllerConfig", () => {
       GAVEL_POD_RETENTION_SECONDS: "600",
       GAVEL_WARM_JUDGES_MAX: "2",
       GAVEL_RECORDED_CALLS_MAX_AGE: "3600",
+      GAVEL_APPROVAL_WEBHOOK_URL: "https://hooks.example.com/gavel",
       GAVEL_NATS_URL: "nats://gavel-nats.ops.svc:4222",
       GAVEL_NATS_CREDS: "/etc/gavel/nats/nats.creds",
       GAVEL_NATS_KEYS: "/etc/gavel/nats",
@@ -41,6 +42,7 @@ describe("controllerConfig", () => {
       podRetentionSeconds: 600,
       warmJudges: 2,
       recordedCallsMaxAgeSeconds: 3600,
+      approvalWebhookUrl: "https://hooks.example.com/gavel",
       healthProbe: { port: 8081 },
       metrics: { host: "127.0.0.1", port: 8080 },
       webView: true,
@@ -96,6 +98,9 @@ describe("controllerConfig", () => {
     );
     expect(() => controllerConfig(["--nats", "nats://n:4222", "--nats-stream-replicas", "6"], {})).toThrow(
       '--nats-stream-replicas (GAVEL_NATS_STREAM_REPLICAS) must be a whole number of replicas from 1 to 5 (JetStream\'s bound; at most the servers of the NATS cluster), got "6"',
+    );
+    expect(() => controllerConfig(["--approval-webhook-url", "hooks.example.com"], {})).toThrow(
+      '--approval-webhook-url (GAVEL_APPROVAL_WEBHOOK_URL) must be an http:// or https:// URL, got "hooks.example.com"',
     );
     expect(() => controllerConfig(["--recorded-calls-max-age", "1d"], {})).toThrow(
       '--recorded-calls-max-age (GAVEL_RECORDED_CALLS_MAX_AGE) must be a whole number of seconds (0 records no calls), got "1d"',

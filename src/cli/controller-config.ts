@@ -41,6 +41,8 @@ export interface ControllerConfig {
   podRetentionSeconds?: number;
   /** Warm judge pods per tool_validation judge at most (ADR 0070); 0 keeps none. */
   warmJudges: number;
+  /** Where pending tool-call approvals are announced with a JSON POST (ADR 0067). */
+  approvalWebhookUrl?: string;
   /** How long decided calls are kept with their proposals for `gavel replay` (GAVEL_CALLS, ADR 0076); 0 records none. */
   recordedCallsMaxAgeSeconds: number;
   healthProbe?: BindAddress;
@@ -111,6 +113,13 @@ const FLAGS = {
     fallback: "4",
     schema: { pattern: "^\\s*\\d{1,3}\\s*$" },
     must: "a whole number of pods (0 keeps no warm judge pods)",
+  },
+  // An operator's URL told of each tool call that waits for a person (the chart's approvals.webhookUrl).
+  "approval-webhook-url": {
+    type: "string",
+    env: "GAVEL_APPROVAL_WEBHOOK_URL",
+    schema: { pattern: "^https?://[^\\s]+$" },
+    must: "an http:// or https:// URL",
   },
   // Seconds decided calls are kept with their arguments for `gavel replay` (ADR 0076); 0 records none.
   "recorded-calls-max-age": {
@@ -236,6 +245,7 @@ export function controllerConfig(argv: string[], env: NodeJS.ProcessEnv): Contro
     ...(str("pod-retention") !== undefined ? { podRetentionSeconds: Number(str("pod-retention")?.trim()) } : {}),
     warmJudges: Number(str("warm-judges")?.trim() ?? "0"),
     recordedCallsMaxAgeSeconds: Number(str("recorded-calls-max-age")?.trim() ?? "0"),
+    ...optional("approvalWebhookUrl", str("approval-webhook-url")),
     ...(healthProbe !== undefined ? { healthProbe } : {}),
     ...(metrics !== undefined ? { metrics } : {}),
     webView: values["web-view"] === true,

@@ -7,6 +7,7 @@ import { connect, credsAuthenticator } from "@nats-io/transport-node";
 import type { Agent } from "../api/types.js";
 import type { RuntimeTable } from "../children/runtime-table.js";
 import { AgentReadinessController } from "../controller/agent-readiness.js";
+import { ApprovalWebhook } from "../controller/approval-webhook.js";
 import { executionCredentials, type ExecutionCredentials } from "../controller/execution-credentials.js";
 import { ExecutionEventPublisher } from "../controller/execution-events.js";
 import { ExecutionReconciler, podWorkloadsFor } from "../controller/execution-reconciler.js";
@@ -143,6 +144,9 @@ export async function wireControllers(d: ControllerDeps): Promise<Controllers> {
         ...(creds !== undefined ? { creds } : {}),
         ...(config.nats.streamReplicas !== undefined ? { store: { replicas: config.nats.streamReplicas } } : {}),
         ...(config.recordedCallsMaxAgeSeconds > 0 ? { callLog: { maxAgeSeconds: config.recordedCallsMaxAgeSeconds } } : {}),
+        ...(config.approvalWebhookUrl !== undefined
+          ? { approvalWebhook: new ApprovalWebhook({ url: config.approvalWebhookUrl, logger }) }
+          : {}),
         onToolCall: (ns, name) => executions.queue.addAfter(`${ns}/${name}`, 1000),
         executions: { get: (ns, name) => executions.cache.get(name, ns), on: (handler) => executions.cache.on(handler) },
         // Agents' Ready and unfinished Executions' Guarded condition follow the gate's NATS.

@@ -9,7 +9,7 @@ import type { NatsConnection } from "@nats-io/transport-node";
 import type { Logger } from "pino";
 import { withDefaults } from "../api/defaults.js";
 import type { ToolCallDecision, ToolCallProposal } from "../api/protocol.js";
-import type { Agent, Execution, ExecutionStatus, SemanticValidatorSpec } from "../api/types.js";
+import type { Agent, Execution, ExecutionStatus, SemanticValidatorSpec, ToolApproval } from "../api/types.js";
 import { isTerminal } from "../engine/outer-loop.js";
 import { messageOf } from "../errors.js";
 import { decisionEvent } from "../gate/audit.js";
@@ -32,6 +32,7 @@ import { workspaceMounts } from "./execution-pods.js";
 import { JudgeChildWatch } from "./judge-child-watch.js";
 import { toolCallNote } from "./kubernetes-events.js";
 import { EventRecorder, type EventNote } from "./runtime/event-recorder.js";
+import type { ApprovalWebhook } from "./approval-webhook.js";
 import { GavelResources } from "./gavel-resources.js";
 import { applySummary, RECENT_TOOL_CALLS } from "../gate/tool-call-summary.js";
 import { gateMetrics, Registry, type GateMetrics } from "../telemetry/metrics.js";
@@ -51,6 +52,8 @@ export interface ClusterGateOptions {
   /** Called when a decision of an Execution is stored by any replica (the reconciler folds it into the status). */
   onToolCall?: (namespace: string, execution: string) => void;
   store?: ToolCallStoreOptions;
+  /** Where pending approvals are announced (a JSON POST each, retried; never waited on); none when undefined. */
+  approvalWebhook?: ApprovalWebhook;
   /** Record decided calls with their proposals for `gavel replay` (GAVEL_CALLS, ADR 0076); off when undefined. */
   callLog?: CallLogOptions;
   claimLeaseMs?: number;
@@ -109,7 +112,11 @@ export class ClusterGate {
     this.kubeEvents = new EventRecorder(opts.kc.makeApiClient(k8s.CoreV1Api), "gavel-gate", opts.logger);
     this.metrics = gateMetrics(opts.metrics ?? new Registry());
     this.outbox = new GateEventOutbox(() => this.events, this.metrics, opts.logger);
-    const notices = { event: (ex: Execution, note: EventNote) => this.kubeEvents.record(ex, note), publish: this.publish.bind(this) };
+    const notices = {
+      event: (ex: Execution, note: EventNote) => this.kubeEvents.record(ex, note),
+      publish: this.publish.bind(this),
+      ...(opts.approvalWebhook !== undefined ? { announce: (a: ToolApproval) => opts.approvalWebhook?.announce(a) } : {}),
+    };
     this.approvals = new ToolApprovals(opts, notices);
     this.judgeChildren = new JudgeChildWatch({
       kc: opts.kc,

@@ -26,6 +26,8 @@ const PLURAL = "toolapprovals";
 export interface ApprovalNotices {
   event(execution: Execution, note: EventNote): Promise<void>;
   publish(execution: Execution, events: EngineEvent[]): Promise<void>;
+  /** Tells the operators' webhook (approval-webhook.ts) of an approval that starts waiting; must return at once. */
+  announce?(approval: ToolApproval): void;
 }
 
 /** ToolApprovals on one API server, as the gate creates and waits on them. */
@@ -74,6 +76,7 @@ export class ToolApprovals {
         message: `iteration ${p.iteration} step ${p.step} ${p.tool} waits for a person (${request.trigger}) until ${current.spec.deadline}: gavel approve|deny ${name}`,
         once: `${name}.pending`,
       });
+      this.notices.announce?.(current);
     }
     const warn = async (a: ToolApproval) => {
       const left = Math.max(0, Math.round((Date.parse(a.spec.deadline) - Date.now()) / 1000));

@@ -56,9 +56,9 @@ export interface GateCluster {
 
 /**
  * Registers the suite's beforeAll (control plane, NATS, two gate replicas in a namespace named
- * after `label`) and afterAll; the returned object is filled in by the beforeAll.
+ * after `label`, started with `controllerArgs` too) and afterAll; the returned object is filled in by the beforeAll.
  */
-export function gateCluster(label: string): GateCluster {
+export function gateCluster(label: string, opts: { controllerArgs?: string[] } = {}): GateCluster {
   let dir: string | undefined;
   const g = {
     conns: [],
@@ -111,7 +111,7 @@ export function gateCluster(label: string): GateCluster {
     const natsArgs = ["--nats", g.nats.url, "--nats-creds", join(dir, "controller.creds")];
     // Two replicas: one leads the reconciler, both serve the gate.
     for (const name of ["gate-a", "gate-b"])
-      g.controller(name, ["-n", g.ns, "--controller-namespace", g.ns, "--leader-elect", ...natsArgs]);
+      g.controller(name, ["-n", g.ns, "--controller-namespace", g.ns, "--leader-elect", ...natsArgs, ...(opts.controllerArgs ?? [])]);
   }, 120_000);
 
   afterAll(async () => {
