@@ -7,7 +7,7 @@ export GAVEL_CACHE ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/gavel
 HARNESS := test/harness
 VITEST := node_modules/.bin/vitest run
 
-.PHONY: all deps build install lint typecheck eslint fmt fmt-check verify test test-setup test-unit test-integration test-e2e promtool jaeger \
+.PHONY: all deps build install lint typecheck eslint fmt fmt-check verify test test-setup test-checks test-unit test-integration test-e2e promtool jaeger \
         demo bench bench-scale kwok images base-image k8s-binaries docker-up cluster-up cluster-down clean
 
 all: build
@@ -47,8 +47,7 @@ fmt-check: deps ## fail, naming them, on files that are not as make fmt writes t
 verify: build k8s-binaries ## generated files have not drifted from their sources (the chart's with helm)
 	$(HARNESS)/verify.sh
 
-# UNIT_AFTER: what the unit tier waits for when make runs targets side by side (make test).
-test-unit: deps $(UNIT_AFTER) ## pure logic, no servers
+test-unit: deps ## pure logic, no servers
 	$(VITEST) --project unit
 
 k8s-binaries: deps ## kube-apiserver & co. and helm, built from the Go module proxy
@@ -84,18 +83,35 @@ promtool: ## promtool (Prometheus' exposition linter), built from the Go module 
 test-e2e: cluster-up promtool jaeger ## the chart on the single-node cluster, real pods (*.exclusive.test.ts last, one at a time)
 	$(VITEST) --project e2e --project e2e-exclusive
 
-# What make test runs before the integration and e2e tiers, side by side where nothing orders
-# it: three jobs on two cores (the compilers and the unit tier use them, image builds and the
-# cluster's start mostly wait), each target's output printed together when it ends. The unit
-# tier waits for the build: a unit test runs its gavel-launch (and skips without one).
-test-setup: lint verify test-unit build k8s-binaries images jaeger cluster-up promtool kwok
+# What make test runs before the controller, integration and e2e tiers: only what they need,
+# side by side where nothing orders it (three jobs on two cores; image builds and the
+# cluster's start mostly wait), each target's output printed together when it ends.
+test-setup: verify build k8s-binaries images jaeger cluster-up promtool kwok
 
+# The checks no tier needs (tsc, eslint, prettier, the unit tier). make test runs them niced,
+# beside its set-up and tiers, after the build (a unit test runs the built gavel-launch): they
+# take the CPU the tiers leave idle (ADR 0077). Never a target that writes dist/ or the images.
+test-checks: lint test-unit
+
+# The checks' exit code and output wait for the tiers: printed after them, and make test fails
+# when either failed. A clock line says when the checks ended. Both sub-makes take deps and the
+# build as done (-o: build is phony, and would compile again).
 test: ## everything CI runs (the clock lines say where a run's time went)
 	@date -u '+[make test] %T set-up starts'
-	$(MAKE) --no-print-directory -j3 --output-sync=target test-setup UNIT_AFTER=build
-	@date -u '+[make test] %T set-up done; the controller, integration and e2e tiers start'
-	$(VITEST) --project controller --project integration --project e2e --project e2e-exclusive
-	@date -u '+[make test] %T done'
+	$(MAKE) --no-print-directory deps build
+	@checks_log="$$(mktemp)"; \
+	( nice -n 10 $(MAKE) --no-print-directory -j2 --output-sync=target -o deps -o build test-checks >"$$checks_log" 2>&1 && rc=0 || rc=$$?; \
+	  date -u "+[make test] %T the checks (lint, unit tier) ended: exit $$rc"; exit $$rc ) & checks=$$!; \
+	date -u '+[make test] %T built; the checks start beside the rest (niced)'; \
+	tiers=0; \
+	{ $(MAKE) --no-print-directory -j3 --output-sync=target -o deps -o build test-setup && \
+	  date -u '+[make test] %T set-up done; the controller, integration and e2e tiers start' && \
+	  $(VITEST) --project controller --project integration --project e2e --project e2e-exclusive; } || tiers=$$?; \
+	date -u '+[make test] %T tiers done: exit '"$$tiers"; \
+	checks_rc=0; wait $$checks || checks_rc=$$?; \
+	echo "--- the checks' output (make test-checks: lint, unit tier), exit $$checks_rc"; cat "$$checks_log"; rm -f "$$checks_log"; \
+	date -u '+[make test] %T done'; \
+	[ "$$tiers" -eq 0 ] && [ "$$checks_rc" -eq 0 ]
 
 kwok: ## kwok (simulated nodes and pods for the scale bench), built from the Go module proxy
 	$(HARNESS)/build-kwok.sh
