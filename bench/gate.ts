@@ -200,7 +200,12 @@ export async function runGateBench(): Promise<BenchResult[]> {
     // Calls whose id starts with "g" go through the real guard; the others are approved at
     // once, which isolates the cost of the transport, codec, cache and decision store.
     const guard = guardDecide();
-    const service = await ToolCallService.start(gateNc, { decide: (p) => (p.toolCallId.startsWith("g") ? guard(p) : approve(p)) });
+    // GAVEL_BENCH_GATE_CALL_LOG=0: without recording each call in GAVEL_CALLS (ADR 0076), which the controller does by default.
+    const callLog = process.env.GAVEL_BENCH_GATE_CALL_LOG === "0" ? {} : { callLog: {} };
+    const service = await ToolCallService.start(gateNc, {
+      decide: (p) => (p.toolCallId.startsWith("g") ? guard(p) : approve(p)),
+      ...callLog,
+    });
     // The baseline answers on this thread too, like the gate.
     echoNc.subscribe("bench.echo", { callback: (err, m) => void (err === null && m.respond(m.data)) });
     await echoNc.flush();
