@@ -112,6 +112,8 @@ spec:
 // A worker with an MCP server image (examples/mcp-container's server-everything beside it in
 // its pod, ADR 0066): its first call (cmd.run sleep) holds it until the test has taken NATS
 // away and ends the sleep; its next call, to the server, must then never reach the server.
+// Its run ends by its deadline, which is most of the scaled-to-zero case's time: 40 s (was 60;
+// the test ends the sleep within about 20 s of the worker's start, 2026-12-07).
 const mcpWorkerYaml = `
 apiVersion: 100monkeys.ai/v1
 kind: Agent
@@ -142,7 +144,7 @@ spec:
     network:
       mode: allow
     resources:
-      timeout: "60s"
+      timeout: "40s"
   execution:
     mode: one-shot
 `;
