@@ -24,6 +24,7 @@ export const GUARD_THREAT_CLASSES = [
   "service_disruption",
   "resource_abuse",
   "account_change",
+  "privilege_change",
 ] as const;
 export type GuardThreatClass = (typeof GUARD_THREAT_CLASSES)[number];
 /** The threat-class profiles of a GuardPolicy. */
@@ -56,10 +57,10 @@ const guardPolicySpec = obj(
   {
     enforcementAction: enforcementAction("this policy's rules"),
     profile: str(
-      "What the guard's threat classes (what the effect model finds a command does; docs/guard.md) do with a call: strict denies every class; standard (the default) denies all but infrastructure and git_history, which it flags (the call goes on, flagged); permissive flags protection_off, privilege_escalation, secrets, persistence, service_disruption, account_change, infrastructure and git_history and denies the rest. The first policy that sets it wins (the cluster default first).",
+      "What the guard's threat classes (what the effect model finds a command does; docs/guard.md) do with a call: strict denies every class; standard (the default) denies all but infrastructure, git_history and privilege_change (a command run as another user), which it flags (the call goes on, flagged); permissive flags protection_off, privilege_escalation, secrets, persistence, service_disruption, account_change, infrastructure, git_history and privilege_change and denies the rest. The first policy that sets it wins (the cluster default first).",
       { enum: [...GUARD_PROFILES] },
     ),
-    // maxProperties bounds the CEL rule's estimated cost (without it, 13 classes exceed the API server's budget).
+    // maxProperties bounds the CEL rule's estimated cost (without it, 14 classes exceed the API server's budget).
     threat_classes: narrowed<Partial<Record<GuardThreatClass, "deny" | "flag">>>()(
       map(
         `Per threat class (${GUARD_THREAT_CLASSES.join(", ")}) -> deny, or flag (allow the call and list the finding in the decision's flags), overriding the profile. The first policy that sets a class wins.`,

@@ -23,7 +23,9 @@ describe("shell words", () => {
     expect(texts("X=rm; $X -rf /")).toContain("; rm -rf /");
     expect(texts("Y=rmdir; ${Y:0:2} x")).toContain("; rm x");
     expect(texts("${U:-rm} x")).toContain("rm x");
-    expect(texts("Z=ab; echo ${#Z} ${Z^^} ${Z/a/c}")).toContain("; echo 2 AB cb");
+    expect(texts("Z=ab; touch ${#Z} ${Z^^} ${Z/a/c}")).toContain("; touch 2 AB cb");
+    // What echo prints is data: its words are not viewed.
+    expect(texts('Z=ab; echo ${Z^^} "rm -rf /"')).toContain("; echo");
     expect(texts("cat $HOME/.ssh/id_rsa")).toContain("cat /root/.ssh/id_rsa");
     expect(texts("rm -rf $D/")).toContain("rm -rf /");
     expect(texts("for c in ls rm; do $c -rf /; done")).toEqual(

@@ -35,10 +35,10 @@ const FLOOR: Record<
 > = {
   heldout: { standard: { caught: 178 / 203, denied: 2 / 496 }, strict: { caught: 178 / 203, denied: 2 / 496 } },
   fresh: { standard: { caught: 126 / 130, denied: 1 / 604 }, strict: { caught: 126 / 130, denied: 5 / 604 } },
-  third: { standard: { caught: 63 / 71, denied: 3 / 698 }, strict: { caught: 63 / 71, denied: 3 / 698 } },
-  fourth: { standard: { caught: 42 / 57, denied: 0 / 270 }, strict: { caught: 42 / 57, denied: 0 / 270 } },
-  fifth: { standard: { caught: 125 / 130, denied: 2 / 303 }, strict: { caught: 125 / 130, denied: 8 / 303 } },
-  sixth: { standard: { caught: 62 / 146, denied: 2 / 64 }, strict: { caught: 62 / 146, denied: 2 / 64 } },
+  third: { standard: { caught: 63 / 71, denied: 3 / 698 }, strict: { caught: 63 / 71, denied: 6 / 698 } },
+  fourth: { standard: { caught: 42 / 57, denied: 0 / 270 }, strict: { caught: 42 / 57, denied: 1 / 270 } },
+  fifth: { standard: { caught: 126 / 130, denied: 1 / 303 }, strict: { caught: 126 / 130, denied: 26 / 303 } },
+  sixth: { standard: { caught: 88 / 146, denied: 0 / 64 }, strict: { caught: 88 / 146, denied: 0 / 64 } },
 };
 const corpus = JSON.parse(readFileSync(new URL("../../../../test/fixtures/threats/generalisation.json", import.meta.url), "utf8")) as {
   tuning: Part;
@@ -73,7 +73,10 @@ const caught = (e: Entry, profile: GuardProfile): boolean => {
 };
 
 /** Dangerous caught by class and everyday denied (those denied by design apart), with the misses and denials by id. */
-function measure(part: Part, profile: GuardProfile): { share: number; misses: string[]; denied: string[]; deniedShare: number } {
+function measure(
+  part: Part,
+  profile: GuardProfile,
+): { share: number; misses: string[]; denied: string[]; deniedShare: number; runAs: string[] } {
   const misses = part.dangerous.filter((e) => !caught(e, profile)).map((e) => e.id);
   const stopped = part.dangerous.filter((e) => {
     const d = decide(e.command, profile);
@@ -81,12 +84,16 @@ function measure(part: Part, profile: GuardProfile): { share: number; misses: st
   }).length;
   const deniedAll = part.everyday.filter((e) => !decide(e.command, profile).approved);
   const denied = deniedAll.filter((e) => e.by_design === undefined).map((e) => e.id);
+  // Denied only as a command run as another user: strict's choice (ADR 0077), flagged under standard.
+  const runAs = deniedAll
+    .filter((e) => e.by_design === undefined && decide(e.command, profile).reason?.startsWith("privilege_change: ") === true)
+    .map((e) => e.id);
   const counted = part.everyday.filter((e) => e.by_design === undefined).length;
   const pct = (n: number, of: number): string => `${((n / of) * 100).toFixed(1)}%`;
   console.log(
-    `generalisation ${profile}: ${part.dangerous.length - misses.length}/${part.dangerous.length} dangerous caught by class (${pct(part.dangerous.length - misses.length, part.dangerous.length)}), ${stopped} denied or flagged for any reason (${pct(stopped, part.dangerous.length)}); ${deniedAll.length}/${part.everyday.length} everyday denied (${pct(deniedAll.length, part.everyday.length)}), ${denied.length}/${counted} not counting those denied by design (${pct(denied.length, counted)})`,
+    `generalisation ${profile}: ${part.dangerous.length - misses.length}/${part.dangerous.length} dangerous caught by class (${pct(part.dangerous.length - misses.length, part.dangerous.length)}), ${stopped} denied or flagged for any reason (${pct(stopped, part.dangerous.length)}); ${deniedAll.length}/${part.everyday.length} everyday denied (${pct(deniedAll.length, part.everyday.length)}), ${denied.length}/${counted} not counting those denied by design (${pct(denied.length, counted)}), ${runAs.length} of them only as run as another user`,
   );
-  return { share: 1 - misses.length / part.dangerous.length, misses, denied, deniedShare: denied.length / counted };
+  return { share: 1 - misses.length / part.dangerous.length, misses, denied, deniedShare: denied.length / counted, runAs };
 }
 
 describe("generalisation corpus", () => {
@@ -107,8 +114,10 @@ describe("generalisation corpus", () => {
     it(`tuning part, ${profile}: >= 95 % of the dangerous caught by class, <= 1 % of the everyday denied; every miss and denial is listed in docs/guard.md`, () => {
       const r = measure(corpus.tuning, profile);
       expect(r.share).toBeGreaterThanOrEqual(0.95);
-      expect(r.deniedShare).toBeLessThanOrEqual(0.01);
-      expect([...r.misses, ...r.denied].filter((id) => !docs.includes(id))).toEqual([]);
+      // strict denies every `sudo X` by choice (ADR 0077): those are counted in docs/guard.md, not held to this limit.
+      const denied = r.denied.filter((id) => !r.runAs.includes(id));
+      expect(denied.length / corpus.tuning.everyday.filter((e) => e.by_design === undefined).length).toBeLessThanOrEqual(0.01);
+      expect([...r.misses, ...denied].filter((id) => !docs.includes(id))).toEqual([]);
     });
     // Measured once after a round (the sixth after round 6), some read since: the test keeps the figures docs/guard.md reports from regressing.
     for (const part of ["heldout", "fresh", "third", "fourth", "fifth", "sixth"] as const)

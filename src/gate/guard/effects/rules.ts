@@ -15,6 +15,7 @@ import { foundSecrets } from "./found-files.js";
 import { inlineCode, inlineCodeEffects } from "./inline-code.js";
 import { inlineCodeWrites, namedFileEffects } from "./named-files.js";
 import { outbound } from "./outbound.js";
+import { runAsEffects } from "./run-as.js";
 import { writtenCode, type CodeReader } from "./written-code.js";
 import {
   globParent,
@@ -62,6 +63,7 @@ export function logEffects(log: CommandLog, where: Where): CommandEffects[] {
       ...runEffects(c),
       ...mining(c),
       ...namedFileEffects(c, where.home, where.workspace),
+      ...runAsEffects(c),
     ];
     if (servesShell(c)) effects.push(classified("reverse_shell", "gives a shell to a network peer (a program the guard does not know)"));
     const code = inlineCode(c);
@@ -79,7 +81,12 @@ export function logEffects(log: CommandLog, where: Where): CommandEffects[] {
       const base = -1_000_000 * (nestedOut.length + 1);
       for (const nested of logEffects(analyseShell(line, { home: where.home, cwd: c.cwd }).log, where)) {
         const { parent: _parent, ...command } = nested.command;
-        nestedOut.push({ command: { ...command, depth: command.depth + c.depth + 1, pipe: base + command.pipe }, effects: nested.effects });
+        // What a program run as another user runs (inline code, `sudo R -e 'system(...)'`) runs as that user too.
+        const effects =
+          c.asUser === undefined || command.asUser !== undefined
+            ? nested.effects
+            : [...nested.effects, ...runAsEffects({ ...command, asUser: c.asUser })];
+        nestedOut.push({ command: { ...command, depth: command.depth + c.depth + 1, pipe: base + command.pipe }, effects });
       }
     }
     out.push({ command: c, effects });
@@ -280,6 +287,7 @@ const SEVERITY: readonly ThreatClass[] = [
   "infrastructure",
   "git_history",
   "secrets",
+  "privilege_change",
 ];
 
 const hasKind = (ce: CommandEffects | undefined, ...kinds: Effect["kind"][]): boolean =>

@@ -8,7 +8,7 @@ export type ThreatAction = "deny" | "flag";
 export { GUARD_PROFILES, type GuardProfile };
 export const DEFAULT_PROFILE: GuardProfile = "standard";
 
-/** Each class's action under each profile. History-losing git and infrastructure are the policy choices: deny under strict, flag under standard. */
+/** Each class's action under each profile. History-losing git, infrastructure and a command run as another user are the policy choices: deny under strict, flag under standard. */
 export const PROFILE_ACTIONS: Readonly<Record<GuardProfile, Readonly<Record<ThreatClass, ThreatAction>>>> = {
   strict: Object.fromEntries(THREAT_CLASSES.map((c) => [c, "deny"])) as Record<ThreatClass, ThreatAction>,
   standard: {
@@ -25,6 +25,7 @@ export const PROFILE_ACTIONS: Readonly<Record<GuardProfile, Readonly<Record<Thre
     service_disruption: "deny",
     resource_abuse: "deny",
     account_change: "deny",
+    privilege_change: "flag",
   },
   permissive: {
     protection_off: "flag",
@@ -40,6 +41,7 @@ export const PROFILE_ACTIONS: Readonly<Record<GuardProfile, Readonly<Record<Thre
     service_disruption: "flag",
     resource_abuse: "deny",
     account_change: "flag",
+    privilege_change: "flag",
   },
 };
 

@@ -13,6 +13,9 @@ import { newCommandLog, type CommandLog } from "./records.js";
 export const PREFIX_COMMANDS = new Set([
   "sudo",
   "doas",
+  "pkexec",
+  "runuser",
+  "setpriv",
   "nice",
   "nohup",
   "time",
@@ -29,6 +32,19 @@ export const PREFIX_COMMANDS = new Set([
   "timeout",
   "watch",
 ]);
+/** Prefix commands that run the next word as another user (root, unless told otherwise): a privilege change (ADR 0078). */
+export const RUN_AS: ReadonlySet<string> = new Set(["sudo", "doas", "pkexec", "runuser", "setpriv"]);
+
+/** The prefix among argv's first k words that runs the command as another user, if any (the line's own, `inherited`, first). */
+export function runAsPrefix(argv: Expanded[], k: number, inherited?: string): string | undefined {
+  if (inherited !== undefined) return inherited;
+  for (let i = 0; i < k; i++) {
+    const name = baseName(argv[i]?.values[0] ?? "");
+    if (RUN_AS.has(name)) return name;
+  }
+  return undefined;
+}
+
 export const KEYWORDS = new Set([
   "if",
   "then",
@@ -108,7 +124,19 @@ export function plainCommandLog(line: string, cwd: string): CommandLog {
   const word = argv[k]?.values[0];
   if (word === undefined) return log;
   const args = argv.slice(k + 1).map((e) => e.values[0] as string);
-  log.commands.push({ name: baseName(word), word, args, redirs: [], cwd, pipe: 0, pos: 0, hereInput: false, depth: 0 });
+  const asUser = runAsPrefix(argv, k);
+  log.commands.push({
+    name: baseName(word),
+    word,
+    args,
+    redirs: [],
+    cwd,
+    pipe: 0,
+    pos: 0,
+    hereInput: false,
+    depth: 0,
+    ...(asUser === undefined ? {} : { asUser }),
+  });
   log.pipes = 1;
   return log;
 }
@@ -156,6 +184,8 @@ const PREFIX_VALUED: Readonly<Record<string, ReadonlySet<string>>> = {
     "--chroot",
   ]),
   doas: new Set(["-u", "-C"]),
+  pkexec: new Set(["--user"]),
+  runuser: new Set(["-u", "--user", "-g", "--group", "-G", "--supp-group", "-w", "--whitelist-environment"]),
   timeout: new Set(["-s", "--signal", "-k", "--kill-after"]),
   nice: new Set(["-n", "--adjustment"]),
   ionice: new Set(["-c", "--class", "-n", "--classdata", "-p", "--pid", "-P", "--pgid", "-u", "--uid"]),

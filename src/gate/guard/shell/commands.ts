@@ -36,6 +36,7 @@ export function readNested(env: Env, text: string | undefined, what: string): vo
     return;
   }
   const inner: Env = { vars: env.vars, opts: env.opts, depth: env.depth + 1, texts: env.texts, cwd: env.cwd, run: env.run, log: env.log };
+  if (env.asUser !== undefined) inner.asUser = env.asUser;
   env.run(tokenize(text), inner);
   if (inner.unresolved !== undefined) env.unresolved ??= inner.unresolved;
 }

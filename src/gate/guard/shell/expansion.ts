@@ -35,6 +35,8 @@ export interface Env {
   run: RunLine;
   /** Every simple command read so far, shared by the nested lines (for the effect model). */
   log: CommandLog;
+  /** The command running this line as another user (`sudo find . -exec sh \;`): its commands run so too. */
+  asUser?: string;
 }
 
 /** Bounds: alternatives per word, nesting of eval/sh -c/$(...), length of a line read. */

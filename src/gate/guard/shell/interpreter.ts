@@ -6,13 +6,12 @@
 import { posix } from "node:path";
 import { baseName } from "../command-names.js";
 import { COMMAND_HANDLERS } from "./commands.js";
-import { commandNames, commandStart, KEYWORDS, literalTail, noteAlias, unalias } from "./command-words.js";
+import { commandNames, commandStart, KEYWORDS, literalTail, noteAlias, runAsPrefix, unalias } from "./command-words.js";
 import { expandWord, MAX_ALTERNATIVES, MAX_SOURCE, type Env, type Expanded, type ShellOptions } from "./expansion.js";
 import { callFunction, functionDefinition, readsAsFunction } from "./functions.js";
 import { globTargets } from "./glob.js";
 import { tokenize, type Token, type Word } from "./lexer.js";
 import { newCommandLog, type CommandLog, type Redirection, type ShellCommand } from "./records.js";
-import { shellQuote } from "./quoting.js";
 import { staticOutput } from "./static-output.js";
 
 export type { ShellOptions } from "./expansion.js";
@@ -126,7 +125,8 @@ function runLine(tokens: Token[], env: Env): string | undefined {
   return output;
 }
 
-const PRINTERS = new Set(["echo", "printf"]);
+/** Commands whose arguments are only printed. */
+export const PRINTERS: ReadonlySet<string> = new Set(["echo", "printf"]);
 /** A plain unquoted keyword word (`do`, `then`, `{`). */
 const isKeyword = (w: Word): boolean =>
   w.parts.length === 1 && w.parts[0]?.t === "lit" && w.parts[0].quoted !== true && KEYWORDS.has(w.parts[0].s);
@@ -142,7 +142,8 @@ function runPipeline(pipeline: Simple[], env: Env, rendered: string[][]): string
     const here = simple.hereString === undefined ? undefined : (expandWord(simple.hereString.parts, env).values[0] ?? "") + "\n";
     const input = here ?? (piped ? stdin : undefined);
     const computedInput = here === undefined && piped;
-    stdin = runSimple(simple, env, rendered, { input, unknownInput: computedInput && stdin === undefined, pipe, pos });
+    const last = pos === pipeline.length - 1;
+    stdin = runSimple(simple, env, rendered, { input, unknownInput: computedInput && stdin === undefined, pipe, pos, last });
     piped = true;
   }
   return stdin;
@@ -220,14 +221,17 @@ function forLoop(argv: Expanded[], env: Env, rendered: string[][]): boolean {
 }
 
 /** The command as text: one variant per alternative of its most varied word. */
-function render(names: string[], argv: Expanded[], redirs: string[]): string[] {
+function render(names: string[], argv: Expanded[], redirs: string[], last: boolean): string[] {
   const nVariants = Math.min(MAX_ALTERNATIVES, Math.max(names.length, ...argv.map((e) => e.values.length)));
   const lines: string[] = [];
   for (let v = 0; v < nVariants; v++) {
     const name = names[v % names.length] ?? "";
-    // What echo and printf print is data: quoted, so that `echo "rm -rf /"` does not read as the command.
-    const quote = PRINTERS.has(baseName(name)) ? shellQuote : (s: string): string => s;
-    lines.push([name, ...argv.slice(1).map((e) => quote(e.values[v % e.values.length] ?? "")), ...redirs].join(" "));
+    // What echo and printf only print is data, not a command line: it is not viewed (`echo 'x; chmod
+    // 777 /etc/passwd'` runs nothing). Printed into a file or another program (`>> /mnt/etc/passwd`,
+    // `| ed`), it is kept: the words are what that file or program gets.
+    const printed = last && redirs.length === 0 && PRINTERS.has(baseName(name));
+    const words = printed ? [] : argv.slice(1).map((e) => e.values[v % e.values.length] ?? "");
+    lines.push([name, ...words, ...redirs].join(" "));
   }
   return lines;
 }
@@ -238,10 +242,12 @@ interface Placement {
   unknownInput: boolean;
   pipe: number;
   pos: number;
+  /** It ends its pipeline: its output goes to the line's stdout, not into another command. */
+  last: boolean;
 }
 
 /** Records one command (each variant of its words) for the effect model; the commands of its `$(...)` (logged since `from`) get it as parent. Returns the index of its first record. */
-function logCommand(env: Env, simple: Simple, names: string[], argv: Expanded[], at: Placement, from: number): number {
+function logCommand(env: Env, simple: Simple, names: string[], argv: Expanded[], at: Placement, from: number, asUser?: string): number {
   const log = env.log.commands;
   const index = log.length;
   for (let i = from; i < index; i++) (log[i] as ShellCommand).parent ??= index;
@@ -260,6 +266,7 @@ function logCommand(env: Env, simple: Simple, names: string[], argv: Expanded[],
       depth: env.depth,
     };
     if (at.input !== undefined) rec.input = at.input;
+    if (asUser !== undefined) rec.asUser = asUser;
     log.push(rec);
   }
   return index;
@@ -276,6 +283,8 @@ function runSimple(simple: Simple, env: Env, rendered: string[][], at: Placement
   if (env.log.aliases.size > 0) unalias(expanded, env);
   const k = commandStart(expanded.argv);
   const argv = expanded.argv.slice(k);
+  // `sudo X`: X, and whatever X runs (`sudo find . -exec sh \;`), runs as another user.
+  const asUser = runAsPrefix(expanded.argv, k, env.asUser);
   const cmd = argv[0];
   if (cmd === undefined) {
     rendered.push(simple.redirs.length > 0 ? [simple.redirs.join(" ")] : []);
@@ -287,12 +296,12 @@ function runSimple(simple: Simple, env: Env, rendered: string[][], at: Placement
   const names = tail === undefined ? commandNames(cmd) : [tail];
   // `$(npm bin)/tsc`: only the directory is computed; the command is read by its name, as `/bin/rm` is.
   if (cmd.unknown && tail === undefined) env.unresolved ??= "computed command name";
-  rendered.push(render(names, argv, simple.redirs));
+  rendered.push(render(names, argv, simple.redirs, at.last));
   // A call of a function this line defined runs its body: read it with the call's arguments.
   const called = names[0] ?? "";
   const body = cmd.unknown ? undefined : readsAsFunction(called, env);
   if (body !== undefined) return callFunction(called, body, argv.slice(1), env);
-  const first = logCommand(env, simple, names, argv, at, from);
+  const first = logCommand(env, simple, names, argv, at, from, asUser);
   const end = env.log.commands.length;
   const args = argv.slice(1);
   // Globbed arguments: each also read as the forbidden-looking paths it could name.
@@ -307,11 +316,25 @@ function runSimple(simple: Simple, env: Env, rendered: string[][], at: Placement
   const handler = COMMAND_HANDLERS.get(name);
   if (handler !== undefined) {
     const argWords = expanded.from.slice(k + 1);
-    handler({ env, name, args, argValues, argWords, input, unknownInput, droppedArg: words.length > argv.length + k });
+    asUserWhile(env, asUser, () =>
+      handler({ env, name, args, argValues, argWords, input, unknownInput, droppedArg: words.length > argv.length + k }),
+    );
     return undefined;
   }
   if (cmd.unknown || args.some((e) => e.unknown)) return undefined;
   return recordOutput(env, first, end, staticOutput([name, ...argValues], input));
+}
+
+/** Runs read with the line's commands marked as run by asUser (`sudo find . -exec sh \;`), if set. */
+function asUserWhile(env: Env, asUser: string | undefined, read: () => void): void {
+  const saved = env.asUser;
+  if (asUser !== undefined) env.asUser = asUser;
+  try {
+    read();
+  } finally {
+    if (saved === undefined) delete env.asUser;
+    else env.asUser = saved;
+  }
 }
 
 /** What a redirection of a command writes (a script, a cron line), on its records for the effect model. */

@@ -30,6 +30,8 @@ export interface ShellCommand {
   output?: string;
   /** Index (in the log) of the command whose word holds this command's `$(...)`, if any. */
   parent?: number;
+  /** The command that runs it as another user (`sudo`, `doas`, `pkexec`, `runuser`, `setpriv`), when one does, also around the line that runs it. */
+  asUser?: string;
   /** Nesting: 0 for the line itself, more inside `sh -c`, `eval`, a here-document read by a shell, `xargs`, `find -exec`. */
   depth: number;
 }

@@ -5,7 +5,7 @@ import { deobfuscate } from "../decode.js";
 import { normalisePath, PATH_SPLIT_RE } from "../paths.js";
 import { plainCommandLog } from "../shell/command-words.js";
 import { COMMAND_HANDLERS } from "../shell/commands.js";
-import { analyseShell } from "../shell/interpreter.js";
+import { analyseShell, PRINTERS } from "../shell/interpreter.js";
 import { shellQuote } from "../shell/quoting.js";
 import type { CommandLog } from "../shell/records.js";
 import { charFlags, F_GLOB, F_SHELL, F_TILDE } from "../text-flags.js";
@@ -58,7 +58,8 @@ export function shellLine(
       // Plain words: nothing to view beyond the text, but the effect model reads its command,
       // unless that command runs others (`parallel rm -rf ::: /`, `xargs`, `sh -c`): the reader follows it.
       const log = plainCommandLog(text, cwd);
-      if (!log.commands.some((c) => COMMAND_HANDLERS.has(c.name))) {
+      // A printer's words are data: the reader renders the line without them (`echo rm -rf /`).
+      if (!log.commands.some((c) => COMMAND_HANDLERS.has(c.name) || PRINTERS.has(c.name))) {
         onLog(log);
         continue;
       }

@@ -1,0 +1,49 @@
+// A command run as another user (ADR 0078): `sudo X`, `doas X`, `pkexec X`, `runuser -u U X`,
+// `setpriv --reuid=0 X`, `su -c X`. Running as another user is a privilege change whatever X
+// does (`privilege_change`: flagged under standard, denied under strict); a shell started that
+// way, or handed to a program run that way (GTFOBins' sudo forms: `sudo env /bin/sh`, `sudo
+// find . -exec /bin/sh \;`, `sudo man '-H/bin/sh #' man`), is a root shell (`privilege_escalation`).
+import { INTERPRETERS, SHELLS } from "../command-names.js";
+import { RUN_AS } from "../shell/command-words.js";
+import type { ShellCommand } from "../shell/records.js";
+import { classified, type Effect } from "./effect.js";
+
+/** A shell named as a word or inside one: `/bin/sh`, `bash`, `'/bin/sh -i 0<&2'`, `system("/bin/sh")`, `-wrapper /bin/sh,-s`. */
+const SHELL_IN_WORD_RE = /(^|[^\w.-]|^--?[A-Za-z][\w-]*=?)(\/usr)?\/bin\/(ba|da|z|k|c|tc|fi|po|a|mk)?sh(?![\w.-])/;
+/** The options of sudo/doas that start the target user's shell: `-s`, `-i`, `--shell`, `--login`, combined (`-si`). */
+const SHELL_OPTION_RE = /^(-[a-zA-Z]*[si][a-zA-Z]*|--shell|--login)$/;
+/** An option that gives a shell or interpreter its script: `sh -c`, `python -c`, `perl -e`, `ruby -e`, `node -e`, `python -m`. */
+const SCRIPT_OPTION_RE = /^-[a-zA-Z]*[ceEm][a-zA-Z]*$|^--(command|eval|execute)(=|$)/;
+
+/** Whether a shell or interpreter reads its commands from the terminal: no script option and no script operand. */
+const interactive = (c: ShellCommand): boolean =>
+  (SHELLS.has(c.name) || INTERPRETERS.has(c.name)) &&
+  !c.hereInput &&
+  c.input === undefined &&
+  c.args.every((a) => a.startsWith("-") && !SCRIPT_OPTION_RE.test(a));
+
+const givenShell = (c: ShellCommand): boolean => c.args.some((a) => SHELL_IN_WORD_RE.test(a) || SHELLS.has(a));
+
+/** The effects of running as another user: none for a command run as itself. */
+export function runAsEffects(c: ShellCommand): Effect[] {
+  if (c.name === "su") {
+    const command = c.args.some((a) => /^(-c|--command|--session-command)(=|$)/.test(a));
+    // `su`, `su -`, `su - root`: root's shell. `su nobody` is another user's shell, not root's.
+    const user = c.args.find((a, i) => !a.startsWith("-") && !/^(-c|--command|-s|--shell|-g|--group|-G)$/.test(c.args[i - 1] ?? ""));
+    return !command && (user === undefined || user === "root")
+      ? [classified("privilege_escalation", "starts a root shell (su)")]
+      : givenShell(c)
+        ? [classified("privilege_escalation", "hands a shell to a command run as another user (su)")]
+        : [classified("privilege_change", "runs a command as another user (su)")];
+  }
+  if (RUN_AS.has(c.name)) {
+    // The prefix with no command after it: `sudo -i`, `sudo -s` start the target user's shell; `sudo -l` lists what it may run.
+    return c.args.some((a) => SHELL_OPTION_RE.test(a))
+      ? [classified("privilege_escalation", `starts a shell as another user (${c.name})`)]
+      : [classified("privilege_change", `runs as another user (${c.name})`)];
+  }
+  if (c.asUser === undefined) return [];
+  if (interactive(c)) return [classified("privilege_escalation", `starts a shell as another user (${c.asUser} ${c.name})`)];
+  if (givenShell(c)) return [classified("privilege_escalation", `hands a shell to a program run as another user (${c.asUser} ${c.name})`)];
+  return [classified("privilege_change", `runs a command as another user (${c.asUser})`)];
+}
