@@ -4,8 +4,9 @@
 // a fresh part committed before the second round and measured once, after it (its misses were
 // read for the third round), a third part committed before the third round (read for the fourth),
 // a fourth part committed before the fourth round (read for the fifth), a fifth part committed
-// before the fifth round (read for the sixth), and a sixth part committed before the sixth round
-// and measured once, after it. Each part is measured under the
+// before the fifth round (read for the sixth), a sixth part committed before the sixth round
+// (read for the seventh), and a seventh part committed before the seventh round and measured
+// once, after it. Each part is measured under the
 // standard and the strict profile; the figures and every miss of the tuning part are in
 // docs/guard.md.
 import { readFileSync } from "node:fs";
@@ -28,9 +29,9 @@ interface Part {
   everyday: Entry[];
 }
 const threats = JSON.parse(readFileSync(new URL("../../../../test/fixtures/threats/corpus.json", import.meta.url), "utf8")) as Part;
-/** The figures of the held-out, fresh, third, fourth, fifth and sixth parts after the work (docs/guard.md), as shares: the tests keep them from regressing. */
+/** The figures of the held-out, fresh, third, fourth, fifth, sixth and seventh parts after the work (docs/guard.md), as shares: the tests keep them from regressing. */
 const FLOOR: Record<
-  "heldout" | "fresh" | "third" | "fourth" | "fifth" | "sixth",
+  "heldout" | "fresh" | "third" | "fourth" | "fifth" | "sixth" | "seventh",
   Record<"standard" | "strict", { caught: number; denied: number }>
 > = {
   heldout: { standard: { caught: 178 / 203, denied: 2 / 496 }, strict: { caught: 178 / 203, denied: 2 / 496 } },
@@ -39,6 +40,7 @@ const FLOOR: Record<
   fourth: { standard: { caught: 42 / 57, denied: 0 / 270 }, strict: { caught: 42 / 57, denied: 1 / 270 } },
   fifth: { standard: { caught: 126 / 130, denied: 1 / 303 }, strict: { caught: 126 / 130, denied: 26 / 303 } },
   sixth: { standard: { caught: 88 / 146, denied: 0 / 64 }, strict: { caught: 88 / 146, denied: 0 / 64 } },
+  seventh: { standard: { caught: 22 / 26, denied: 0 / 35 }, strict: { caught: 22 / 26, denied: 0 / 35 } },
 };
 const corpus = JSON.parse(readFileSync(new URL("../../../../test/fixtures/threats/generalisation.json", import.meta.url), "utf8")) as {
   tuning: Part;
@@ -84,7 +86,7 @@ function measure(
   }).length;
   const deniedAll = part.everyday.filter((e) => !decide(e.command, profile).approved);
   const denied = deniedAll.filter((e) => e.by_design === undefined).map((e) => e.id);
-  // Denied only as a command run as another user: strict's choice (ADR 0077), flagged under standard.
+  // Denied only as a command run as another user: strict's choice (ADR 0078), flagged under standard.
   const runAs = deniedAll
     .filter((e) => e.by_design === undefined && decide(e.command, profile).reason?.startsWith("privilege_change: ") === true)
     .map((e) => e.id);
@@ -114,13 +116,13 @@ describe("generalisation corpus", () => {
     it(`tuning part, ${profile}: >= 95 % of the dangerous caught by class, <= 1 % of the everyday denied; every miss and denial is listed in docs/guard.md`, () => {
       const r = measure(corpus.tuning, profile);
       expect(r.share).toBeGreaterThanOrEqual(0.95);
-      // strict denies every `sudo X` by choice (ADR 0077): those are counted in docs/guard.md, not held to this limit.
+      // strict denies every `sudo X` by choice (ADR 0078): those are counted in docs/guard.md, not held to this limit.
       const denied = r.denied.filter((id) => !r.runAs.includes(id));
       expect(denied.length / corpus.tuning.everyday.filter((e) => e.by_design === undefined).length).toBeLessThanOrEqual(0.01);
       expect([...r.misses, ...denied].filter((id) => !docs.includes(id))).toEqual([]);
     });
-    // Measured once after a round (the sixth after round 6), some read since: the test keeps the figures docs/guard.md reports from regressing.
-    for (const part of ["heldout", "fresh", "third", "fourth", "fifth", "sixth"] as const)
+    // Measured once after a round (the seventh after round 7), some read since: the test keeps the figures docs/guard.md reports from regressing.
+    for (const part of ["heldout", "fresh", "third", "fourth", "fifth", "sixth", "seventh"] as const)
       it(`${part === "heldout" ? "held-out" : part} part, ${profile}: catches no fewer and denies no more than docs/guard.md reports`, () => {
         const r = measure(corpus[part], profile);
         expect(r.share).toBeGreaterThanOrEqual(FLOOR[part][profile].caught);
