@@ -146,9 +146,17 @@ describe("gavel guard tool-hash", () => {
             args: ["-s", "https://get.example.com/i.sh"],
             effects: [{ kind: "network", what: "connects to a host", targets: ["https://get.example.com/i.sh"] }],
           },
-          { key: "command", command: "bash", args: [], effects: [{ kind: "runs_stdin" }, { kind: "shell" }] },
+          {
+            key: "command",
+            command: "bash",
+            args: [],
+            effects: [{ kind: "runs_stdin" }, { kind: "shell" }, { kind: "classified", class: "privilege_change" }],
+          },
         ],
-        findings: [{ class: "remote_code", effect: "pipes a download into a shell or interpreter", key: "command", action: "deny" }],
+        findings: [
+          { class: "remote_code", effect: "pipes a download into a shell or interpreter", key: "command", action: "deny" },
+          { class: "privilege_change", effect: "runs a command as another user (sudo)", key: "command", action: "flag" },
+        ],
       },
     });
     const home = await check(

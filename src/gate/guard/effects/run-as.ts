@@ -15,9 +15,10 @@ const SHELL_OPTION_RE = /^(-[a-zA-Z]*[si][a-zA-Z]*|--shell|--login)$/;
 /** An option that gives a shell or interpreter its script: `sh -c`, `python -c`, `perl -e`, `ruby -e`, `node -e`, `python -m`. */
 const SCRIPT_OPTION_RE = /^-[a-zA-Z]*[ceEm][a-zA-Z]*$|^--(command|eval|execute)(=|$)/;
 
-/** Whether a shell or interpreter reads its commands from the terminal: no script option and no script operand. */
+/** Whether a shell or interpreter reads its commands from the terminal: not fed by a pipe or here-document, no script option or operand. */
 const interactive = (c: ShellCommand): boolean =>
   (SHELLS.has(c.name) || INTERPRETERS.has(c.name)) &&
+  c.pos === 0 &&
   !c.hereInput &&
   c.input === undefined &&
   c.args.every((a) => a.startsWith("-") && !SCRIPT_OPTION_RE.test(a));
