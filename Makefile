@@ -8,7 +8,7 @@ HARNESS := test/harness
 VITEST := node_modules/.bin/vitest run
 
 .PHONY: all deps build install lint typecheck eslint fmt fmt-check verify test test-setup test-checks test-unit test-integration test-e2e promtool jaeger \
-        demo bench bench-scale kwok images base-image k8s-binaries docker-up cluster-up cluster-down clean
+        demo soak bench bench-scale kwok images base-image k8s-binaries docker-up cluster-up cluster-down clean
 
 all: build
 
@@ -112,6 +112,10 @@ test: ## everything CI runs (the clock lines say where a run's time went)
 	echo "--- the checks' output (make test-checks: lint, unit tier), exit $$checks_rc"; cat "$$checks_log"; rm -f "$$checks_log"; \
 	date -u '+[make test] %T done'; \
 	[ "$$tiers" -eq 0 ] && [ "$$checks_rc" -eq 0 ]
+
+# SOAK_EXECUTIONS and SOAK_KILLS (10 and 20 here; 3 and 3 in make test), SOAK_SEED repeats a run's kill moments (docs/soak.md).
+soak: cluster-up ## the soak with faults on real pods: Executions at once, the controller SIGKILLed at seeded random moments, each ending as in an undisturbed run
+	SOAK_EXECUTIONS=$${SOAK_EXECUTIONS:-10} SOAK_KILLS=$${SOAK_KILLS:-20} $(VITEST) --project e2e-exclusive test/e2e/soak.exclusive.test.ts
 
 kwok: ## kwok (simulated nodes and pods for the scale bench), built from the Go module proxy
 	$(HARNESS)/build-kwok.sh

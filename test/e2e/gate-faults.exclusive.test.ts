@@ -11,16 +11,15 @@
 import { stat } from "node:fs/promises";
 import { join } from "node:path";
 import * as k8s from "@kubernetes/client-node";
-import { connect, credsAuthenticator, type NatsConnection } from "@nats-io/transport-node";
-import { DeliverPolicy, jetstream, jetstreamManager, type ConsumerMessages } from "@nats-io/jetstream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Execution } from "../../src/api/types.js";
 import { isTerminal } from "../../src/engine/phases.js";
 import { MAIN_CONTAINER } from "../../src/runtime/kubernetes/pod-spec.js";
 import { decodeReply } from "../../src/transport/codec.js";
 import { inboxPrefix, toolCallSubject } from "../../src/transport/subjects.js";
-import { DECISION_STREAM, DECISION_SUBJECT_PREFIX, type ToolCallRecord } from "../../src/gate/tool-call.js";
+import type { ToolCallRecord } from "../../src/gate/tool-call.js";
 import { eventually, useCluster, type Cluster } from "../harness/cluster.js";
+import { chartNats, type ChartNats, type RecordWatch } from "../harness/decision-records.js";
 import { executionYaml } from "../harness/example-worker.js";
 import { executionsIn, workerCredentials, type Executions } from "../harness/executions.js";
 import { ChartController, RELEASE_NAMESPACE } from "../harness/gavel-chart.js";
@@ -33,75 +32,11 @@ describe("the gate decides every tool call once under faults (chart-installed co
   let api: k8s.CustomObjectsApi;
   let ex: Executions;
   let controller: ChartController;
-  let gavelCreds: Buffer;
-  const conns: NatsConnection[] = [];
+  let nats: ChartNats;
   let scaled = false;
 
-  const natsUrl = async (): Promise<string> => {
-    const pod = await eventually(
-      async () => {
-        const p = await core.readNamespacedPod({ name: "gavel-nats-0", namespace: RELEASE_NAMESPACE }).catch(() => undefined);
-        return p?.metadata?.deletionTimestamp === undefined && p?.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True")
-          ? p
-          : undefined;
-      },
-      180_000,
-      "pod gavel-nats-0 Ready",
-    );
-    return `nats://${pod.status?.podIP ?? ""}:4222`;
-  };
-  const dial = async (creds: Buffer, opts: { inboxPrefix?: string } = {}): Promise<NatsConnection> => {
-    const nc = await connect({ servers: await natsUrl(), reconnect: false, authenticator: credsAuthenticator(creds), ...opts });
-    conns.push(nc);
-    return nc;
-  };
-
-  /**
-   * Every record stored for one Execution from now on, in stream order: a consumer on the
-   * decision stream (as gavel's user) sees each claim and decision as it is stored, before a
-   * later record of the same call replaces it. Valid while NATS keeps running.
-   */
-  const watchRecords = async (execution: string): Promise<{ records: ToolCallRecord[]; storedAt: number[]; stop: () => Promise<void> }> => {
-    const nc = await dial(gavelCreds);
-    const consumer = await jetstream(nc).consumers.get(DECISION_STREAM, {
-      filter_subjects: `${DECISION_SUBJECT_PREFIX}.${ex.namespace}.${execution}.>`,
-      deliver_policy: DeliverPolicy.New,
-    });
-    const messages: ConsumerMessages = await consumer.consume();
-    const records: ToolCallRecord[] = [];
-    // When the server stored each record (ms, the node's clock, which the test shares).
-    const storedAt: number[] = [];
-    const done = (async () => {
-      for await (const m of messages) {
-        records.push(m.json<ToolCallRecord>());
-        storedAt.push(Math.floor(m.info.timestampNanos / 1e6));
-      }
-    })();
-    return {
-      records,
-      storedAt,
-      stop: async () => {
-        await messages.close();
-        await done;
-      },
-    };
-  };
-
-  /** The records the stream holds now for one Execution (the last of each call). */
-  const storedRecords = async (execution: string): Promise<Map<string, ToolCallRecord>> => {
-    const nc = await dial(gavelCreds);
-    const jsm = await jetstreamManager(nc);
-    const prefix = `${DECISION_SUBJECT_PREFIX}.${ex.namespace}.${execution}.`;
-    const info = await jsm.streams.info(DECISION_STREAM, { subjects_filter: `${prefix}>` });
-    const out = new Map<string, ToolCallRecord>();
-    for (const subject of Object.keys(info.state.subjects ?? {})) {
-      const m = await jsm.streams.getMessage(DECISION_STREAM, { last_by_subj: subject });
-      // <prefix><run (the Execution's uid)>.<toolCallId>
-      if (m !== null) out.set(subject.slice(prefix.length).split(".")[1] ?? "", m.json<ToolCallRecord>());
-    }
-    await nc.close();
-    return out;
-  };
+  const watchRecords = (execution: string): Promise<RecordWatch> => nats.watchRecords(ex.namespace, execution);
+  const storedRecords = (execution: string) => nats.storedRecords(ex.namespace, execution);
 
   const toolJudgeChildren = async (execution: string): Promise<Execution[]> => {
     const list = (await api.listNamespacedCustomObject({
@@ -177,8 +112,7 @@ describe("the gate decides every tool call once under faults (chart-installed co
     controller = new ChartController(cluster);
     const ns = await cluster.createNamespace("e2e-gate-faults");
     ex = executionsIn(cluster, ns, () => controller.log());
-    const secret = await core.readNamespacedSecret({ name: "gavel-nats-credentials", namespace: RELEASE_NAMESPACE });
-    gavelCreds = Buffer.from(secret.data?.["nats.creds"] ?? "", "base64");
+    nats = await chartNats(cluster);
     await ex.apply(judgeYaml + "---" + workerYaml);
     await eventually(
       async () => {
@@ -198,7 +132,7 @@ describe("the gate decides every tool call once under faults (chart-installed co
     );
   });
   afterAll(async () => {
-    for (const c of conns) await c.close().catch(() => undefined);
+    await nats?.close();
     if (scaled) await controller.configure();
     if (ex !== undefined) await cluster.deleteNamespace(ex.namespace);
   });
@@ -362,7 +296,7 @@ describe("the gate decides every tool call once under faults (chart-installed co
     const deletedAt = Date.now();
     const del = await cluster.kubectl(["delete", "pod", "-n", RELEASE_NAMESPACE, "gavel-nats-0", "--wait=false"]);
     expect(del.code, del.stderr).toBe(0);
-    await natsUrl();
+    await nats.url();
     expect(isTerminal((await ex.get(child.metadata.name))?.status?.phase)).toBe(false);
     console.log(`NATS pod back and Ready ${Date.now() - deletedAt} ms after its deletion (${child.metadata.name} judging)`);
     // The gate still holds the waiting call on the restarted NATS (it renews its claim there); then the judge may answer.
@@ -394,7 +328,7 @@ describe("the gate decides every tool call once under faults (chart-installed co
       30_000,
       "the worker credential Secret of pair-1",
     );
-    const nc = await dial(creds, { inboxPrefix: inboxPrefix(ex.namespace, "pair-1") });
+    const nc = await nats.dial(creds, { inboxPrefix: inboxPrefix(ex.namespace, "pair-1") });
     const subject = toolCallSubject(ex.namespace, "pair-1");
     const ask = async (body: string, timeout = 5000) => {
       const r = decodeReply((await nc.request(subject, body, { timeout })).data);

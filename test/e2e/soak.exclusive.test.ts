@@ -1,0 +1,116 @@
+// The soak with faults on real pods (issue 24 item 5, docs/soak.md): N Executions at once on
+// the single-node cluster (the guarded-tools worker: calls the guard blocks, calls the rule
+// judge judges; a judged validator that passes or fails), run undisturbed as the baseline, then
+// again while the chart's controller is SIGKILLed K times at seeded random moments. Each
+// Execution must end as in the baseline (phase, score, iterations, validators, every call's
+// decision, every judge child); no pod or Execution is created twice (a watch from before the
+// first create); every call has exactly one decision in the tool-call store; nothing is left
+// once the Executions are deleted. `make test` runs it short (3 Executions, 3 kills);
+// `make soak` runs 10 and 20 (SOAK_EXECUTIONS, SOAK_KILLS, SOAK_SEED).
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { useCluster, type Cluster } from "../harness/cluster.js";
+import { chartNats, type ChartNats } from "../harness/decision-records.js";
+import { ChartController } from "../harness/gavel-chart.js";
+import { decisionsPerCall, killLoop, runSet, seededRandom, type SetRun } from "../harness/soak.js";
+
+/** A whole number from the environment, or `fallback`; anything else is refused naming the variable. */
+function wholeFromEnv(name: string, fallback: number): number {
+  const raw = process.env[name];
+  if (raw === undefined || raw === "") return fallback;
+  if (!/^\d+$/.test(raw)) throw new Error(`${name}=${raw}: expected a whole number`);
+  return Number(raw);
+}
+
+const EXECUTIONS = wholeFromEnv("SOAK_EXECUTIONS", 3);
+const KILLS = wholeFromEnv("SOAK_KILLS", 3);
+const SEED = wholeFromEnv("SOAK_SEED", Math.floor(Math.random() * 2 ** 31));
+/** How long one set may take to end: generous, the kills' restarts included (up to ~30 s each). */
+const SET_TIMEOUT_MS = 300_000 + EXECUTIONS * 15_000 + KILLS * 45_000;
+
+/** Pods of one run by role label (worker, judge, ...), for the report. */
+function podsByRole(run: SetRun): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const p of run.pods.seen.values()) {
+    const role = p.labels["gavel.dev/role"] ?? "other";
+    out[role] = (out[role] ?? 0) + 1;
+  }
+  return out;
+}
+
+const names = (run: SetRun, what: "pods" | "executions") => [...run[what].seen.values()].map((o) => o.name).sort();
+
+describe(`the soak: ${EXECUTIONS} Executions at once, the controller SIGKILLed ${KILLS} times (chart-installed controller, real pods)`, () => {
+  let cluster: Cluster;
+  let controller: ChartController;
+  let nats: ChartNats;
+  const sets: SetRun[] = [];
+
+  beforeAll(async () => {
+    cluster = await useCluster();
+    controller = new ChartController(cluster);
+    await controller.ready();
+    nats = await chartNats(cluster);
+  });
+
+  afterAll(async () => {
+    for (const s of sets) {
+      await Promise.all([s.pods.stop(), s.executions.stop(), s.records.stop()]);
+      await cluster.deleteNamespace(s.namespace);
+    }
+    await nats?.close();
+  });
+
+  it(
+    "every Execution ends as in the undisturbed run; no pod or Execution created twice; one decision per call; nothing left",
+    async () => {
+      console.log(`soak: seed ${SEED} (SOAK_SEED=${SEED} repeats the kill moments), ${EXECUTIONS} Executions, ${KILLS} kills`);
+      const base = await runSet(cluster, nats, "soak-base", { executions: EXECUTIONS, timeoutMs: SET_TIMEOUT_MS });
+      sets.push(base);
+      // Kills spread over about as long as the undisturbed set took (each uptime uniform in 0 to twice the mean).
+      const meanUptimeMs = Math.max(1000, Math.round(base.durationMs / KILLS));
+      const killed = await runSet(cluster, nats, "soak-kill", {
+        executions: EXECUTIONS,
+        timeoutMs: SET_TIMEOUT_MS,
+        during: killLoop(controller, seededRandom(SEED), KILLS, meanUptimeMs),
+      });
+      sets.push(killed);
+      const calls = decisionsPerCall(killed.records);
+      const report = {
+        seed: SEED,
+        executions: EXECUTIONS,
+        kills: killed.kills.length,
+        baselineS: base.durationMs / 1000,
+        killedS: killed.durationMs / 1000,
+        restartsS: killed.kills.map((k) => Math.round(k.restartMs / 100) / 10),
+        killAtS: killed.kills.map((k) => Math.round(k.at / 100) / 10),
+        pods: { baseline: podsByRole(base), killed: podsByRole(killed) },
+        executionsCreated: { baseline: base.executions.seen.size, killed: killed.executions.seen.size },
+        calls: calls.size,
+        decisions: [...calls.values()].reduce((a, b) => a + b, 0),
+        records: killed.records.records.length,
+        leftovers: { baseline: base.leftovers, killed: killed.leftovers },
+      };
+      console.log(`soak report: ${JSON.stringify(report)}`);
+
+      // The baseline is what the set does: every Execution ended, the passing ones Succeeded.
+      expect([...base.outcomes.keys()]).toHaveLength(EXECUTIONS);
+      expect([...base.outcomes.values()].map((o) => o.phase)).toContain("Succeeded");
+      // Every kill came while the set ran.
+      expect(killed.kills).toHaveLength(KILLS);
+      // Each Execution ends with the same phase, score, validators, decisions and judge children.
+      expect(Object.fromEntries(killed.outcomes)).toEqual(Object.fromEntries(base.outcomes));
+      // No pod and no judge child created twice for one step: the same names as the baseline's, each once.
+      expect([...killed.pods.recreated().keys()]).toEqual([]);
+      expect([...killed.executions.recreated().keys()]).toEqual([]);
+      expect(names(killed, "pods")).toEqual(names(base, "pods"));
+      expect(names(killed, "executions")).toEqual(names(base, "executions"));
+      // One decision per call in the store, none lost: as many calls as the baseline's, each decided once.
+      expect([...calls].filter(([, n]) => n !== 1)).toEqual([]);
+      expect(calls.size).toBe(decisionsPerCall(base.records).size);
+      // Nothing left once the Executions are deleted.
+      expect(base.leftovers).toEqual([]);
+      expect(killed.leftovers).toEqual([]);
+    },
+    2 * SET_TIMEOUT_MS + 300_000,
+  );
+});
