@@ -65,23 +65,8 @@ export async function chartNats(cluster: Cluster): Promise<ChartNats> {
     url,
     dial,
     async watchRecords(namespace, execution) {
-      const nc = await dial();
       const filter = `${DECISION_SUBJECT_PREFIX}.${token(namespace)}.${execution === undefined ? "" : `${token(execution)}.`}>`;
-      const consumer = await jetstream(nc).consumers.get(DECISION_STREAM, { filter_subjects: filter, deliver_policy: DeliverPolicy.New });
-      const messages: ConsumerMessages = await consumer.consume();
-      const watch: RecordWatch = { records: [], subjects: [], storedAt: [], stop: () => Promise.resolve() };
-      const done = (async () => {
-        for await (const m of messages) {
-          watch.records.push(m.json<ToolCallRecord>());
-          watch.subjects.push(m.subject);
-          watch.storedAt.push(Math.floor(m.info.timestampNanos / 1e6));
-        }
-      })();
-      watch.stop = async () => {
-        await messages.close();
-        await done;
-      };
-      return watch;
+      return watchDecisionRecords(await dial(), filter);
     },
     async storedRecords(namespace, execution) {
       const nc = await dial();
@@ -101,4 +86,23 @@ export async function chartNats(cluster: Cluster): Promise<ChartNats> {
       for (const c of conns) await c.close().catch(() => undefined);
     },
   };
+}
+
+/** Every record stored on `filter` of the decision stream from now on, on the connection `nc`. */
+export async function watchDecisionRecords(nc: NatsConnection, filter: string): Promise<RecordWatch> {
+  const consumer = await jetstream(nc).consumers.get(DECISION_STREAM, { filter_subjects: filter, deliver_policy: DeliverPolicy.New });
+  const messages: ConsumerMessages = await consumer.consume();
+  const watch: RecordWatch = { records: [], subjects: [], storedAt: [], stop: () => Promise.resolve() };
+  const done = (async () => {
+    for await (const m of messages) {
+      watch.records.push(m.json<ToolCallRecord>());
+      watch.subjects.push(m.subject);
+      watch.storedAt.push(Math.floor(m.info.timestampNanos / 1e6));
+    }
+  })();
+  watch.stop = async () => {
+    await messages.close();
+    await done;
+  };
+  return watch;
 }

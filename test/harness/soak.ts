@@ -92,16 +92,17 @@ export async function runSet(cluster: Cluster, nats: ChartNats, prefix: string, 
       `Agent ${agent} Ready`,
     );
   }
-  const pods = await watchCreated(cluster.kc, PODS, namespace);
-  const executions = await watchCreated(cluster.kc, EXECUTIONS, namespace);
-  const records = await nats.watchRecords(namespace);
+  const pods = await within(60_000, "a watch on pods", watchCreated(cluster.kc, PODS, namespace));
+  const executions = await within(60_000, "a watch on Executions", watchCreated(cluster.kc, EXECUTIONS, namespace));
+  const records = await within(60_000, "a consumer of the tool-call store", nats.watchRecords(namespace));
   const list = async (): Promise<Execution[]> =>
     ((await api.listNamespacedCustomObject({ group: GROUP, version: VERSION, namespace, plural: "executions" })) as { items: Execution[] })
       .items;
   const top = (all: Execution[]) => all.filter((e) => e.spec.parent === undefined);
 
   const startedAt = Date.now();
-  await runs.apply(soakExecutionsYaml(o.executions));
+  await within(60_000, "kubectl apply of the Executions", runs.apply(soakExecutionsYaml(o.executions)));
+  console.log(`soak ${namespace}: ${o.executions} Executions created at ${new Date(startedAt).toISOString()}`);
   let ended = false;
   let endedAt = 0;
   const watching = (async () => {
@@ -110,6 +111,7 @@ export async function runSet(cluster: Cluster, nats: ChartNats, prefix: string, 
       if (all !== undefined && top(all).length === o.executions && top(all).every((e) => FINAL_PHASES.includes(e.status?.phase ?? ""))) {
         ended = true;
         endedAt = Date.now();
+        console.log(`soak ${namespace}: every Execution ended ${(endedAt - startedAt) / 1000} s after the first create`);
       }
       if (!ended) await sleep(500);
       if (Date.now() - startedAt > o.timeoutMs) throw new Error(`the soak set in ${namespace} did not end in ${o.timeoutMs} ms`);
@@ -133,6 +135,17 @@ export async function runSet(cluster: Cluster, nats: ChartNats, prefix: string, 
   const outcomes = new Map(top(all).map((e) => [e.metadata.name, outcomeOf(e, all, decidedCalls(e.metadata.name))]));
   const leftovers = await deleteAndList(cluster, namespace);
   return { namespace, durationMs: endedAt - startedAt, outcomes, pods, executions, records, kills, leftovers };
+}
+
+/** `p`, or an error naming `what` after `ms`: a step that hangs says which it is. */
+async function within<T>(ms: number, what: string, p: Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what}: no answer in ${ms} ms`)), ms)));
+  try {
+    return await Promise.race([p, late]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /** The last record of each call of one Execution, as the watch saw them stored. */
@@ -189,6 +202,9 @@ export function killLoop(controller: ChartController, random: () => number, kill
       const at = Date.now();
       await controller.kill();
       out.push({ at: at - startedAt, waitedMs, restartMs: Date.now() - at });
+      console.log(
+        `soak: kill ${i + 1} at ${(at - startedAt) / 1000} s (after ${waitedMs} ms up), a new controller ${(Date.now() - at) / 1000} s later`,
+      );
     }
     await controller.ready();
     return out;
