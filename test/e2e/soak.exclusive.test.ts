@@ -44,6 +44,8 @@ describe(`the soak: ${EXECUTIONS} Executions at once, the controller SIGKILLed $
   let controller: ChartController;
   let nats: ChartNats;
   const sets: SetRun[] = [];
+  const namespaces: string[] = [];
+  const created = (ns: string) => namespaces.push(ns);
 
   beforeAll(async () => {
     cluster = await useCluster();
@@ -53,10 +55,8 @@ describe(`the soak: ${EXECUTIONS} Executions at once, the controller SIGKILLed $
   });
 
   afterAll(async () => {
-    for (const s of sets) {
-      await Promise.all([s.pods.stop(), s.executions.stop(), s.records.stop()]);
-      await cluster.deleteNamespace(s.namespace);
-    }
+    for (const s of sets) await Promise.all([s.pods.stop(), s.executions.stop(), s.records.stop()]);
+    for (const ns of namespaces) await cluster.deleteNamespace(ns);
     await nats?.close();
   });
 
@@ -64,13 +64,14 @@ describe(`the soak: ${EXECUTIONS} Executions at once, the controller SIGKILLed $
     "every Execution ends as in the undisturbed run; no pod or Execution created twice; one decision per call; nothing left",
     async () => {
       console.log(`soak: seed ${SEED} (SOAK_SEED=${SEED} repeats the kill moments), ${EXECUTIONS} Executions, ${KILLS} kills`);
-      const base = await runSet(cluster, nats, "soak-base", { executions: EXECUTIONS, timeoutMs: SET_TIMEOUT_MS });
+      const base = await runSet(cluster, nats, "soak-base", { executions: EXECUTIONS, timeoutMs: SET_TIMEOUT_MS, created });
       sets.push(base);
       // Kills spread over about as long as the undisturbed set took (each uptime uniform in 0 to twice the mean).
       const meanUptimeMs = Math.max(1000, Math.round(base.durationMs / KILLS));
       const killed = await runSet(cluster, nats, "soak-kill", {
         executions: EXECUTIONS,
         timeoutMs: SET_TIMEOUT_MS,
+        created,
         during: killLoop(controller, seededRandom(SEED), KILLS, meanUptimeMs),
       });
       sets.push(killed);

@@ -66,12 +66,15 @@ export interface SetOptions {
   during?: (ended: () => boolean, startedAt: number) => Promise<Kill[]>;
   /** How long the set may take to end. */
   timeoutMs: number;
+  /** Told the namespace as soon as it exists (to delete it whatever happens next). */
+  created?: (namespace: string) => void;
 }
 
 /** Runs the soak set in a new namespace, deletes its Executions and lists what is left; the caller stops the watches. */
 export async function runSet(cluster: Cluster, nats: ChartNats, prefix: string, o: SetOptions): Promise<SetRun> {
   const api = cluster.kc.makeApiClient(k8s.CustomObjectsApi);
   const namespace = await cluster.createNamespace(prefix);
+  o.created?.(namespace);
   const runs = executionsIn(cluster, namespace);
   await runs.apply(soakSetupYaml(), { validate: "warn" });
   for (const agent of Object.values(SOAK_AGENTS)) {
@@ -169,8 +172,12 @@ export function decisionsPerCall(watch: RecordWatch): Map<string, number> {
   return out;
 }
 
-/** The objects a soak namespace may hold with no Execution in it: the API server's own. */
-const EXPECTED_LEFT = new Set(["configmap/kube-root-ca.crt"]);
+/**
+ * The objects a namespace holds with no Execution in it: the API server's CA bundle, and
+ * gavel's launcher binary (`gavel-launch-<hash>`, one per namespace and launcher build, shared
+ * by every pod there and owned by none: log-streams.ts).
+ */
+const namespaceOwn = (obj: string): boolean => obj === "configmap/kube-root-ca.crt" || /^configmap\/gavel-launch-[0-9a-f]+$/.test(obj);
 
 /** Deletes every Execution of the namespace, waits until it holds no pod, claim, Secret or ConfigMap of theirs, and returns what is left after 3 minutes. */
 async function deleteAndList(cluster: Cluster, namespace: string): Promise<string[]> {
@@ -181,7 +188,7 @@ async function deleteAndList(cluster: Cluster, namespace: string): Promise<strin
       .split("\n")
       .filter((l) => l !== "")
       .map((l) => l.replace(/^persistentvolumeclaim\//, "pvc/"))
-      .filter((l) => !EXPECTED_LEFT.has(l));
+      .filter((l) => !namespaceOwn(l));
   };
   return eventually(async () => ((await left()).length === 0 ? [] : undefined), 180_000, `${namespace} empty`).catch(() => left());
 }
