@@ -98,7 +98,7 @@ describe("judgeRunStep", () => {
     expect(judgeRunStep(ctx(child(running)), { parent: "Validating" as never }, T0).type).toBe("run");
   });
 
-  it("times a child out past its deadline and the grace, whatever its workload did; a stuck one fails before that", () => {
+  it("times a child out past its deadline and the grace while its workload has not ended; a stuck one fails before that", () => {
     const late = T0 + (30 + JUDGE_GRACE_SECONDS) * 1000;
     expect(judgeRunStep(ctx(child(running)), { stuck: "the judge pod cannot start: ErrImagePull" }, late)).toMatchObject({
       outcome: { rejection: "timed_out", detail: "the judge did not finish within 30s" },
@@ -106,6 +106,20 @@ describe("judgeRunStep", () => {
     });
     expect(judgeRunStep(ctx(child(running)), { stuck: "the judge pod cannot start: ErrImagePull" }, late - 1)).toMatchObject({
       outcome: { rejection: "failed", detail: "the judge pod cannot start: ErrImagePull" },
+    });
+  });
+
+  it("takes the verdict of a workload that ended by itself however late it is read (a driver back from a crash); one its deadline stopped times out", () => {
+    const muchLater = T0 + (30 + JUDGE_GRACE_SECONDS) * 1000 + 60_000;
+    const end = { exitCode: 0, stdout: VERDICT, stderr: "", timedOut: false };
+    expect(judgeRunStep(ctx(child(running)), { end }, muchLater)).toMatchObject({
+      type: "finish",
+      outcome: { ok: true, result: { score: 0.8 } },
+      status: { phase: "Succeeded" },
+    });
+    expect(judgeRunStep(ctx(child(running)), { end: { ...end, exitCode: 137, stdout: "", timedOut: true } }, muchLater)).toMatchObject({
+      outcome: { ok: false, rejection: "timed_out" },
+      status: { phase: "TimedOut" },
     });
   });
 

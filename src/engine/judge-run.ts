@@ -62,9 +62,10 @@ export function stoppedByParent(reason: "cancelled" | "timed_out"): JudgeOutcome
 
 /**
  * Decides a judge child's next step at time `now` (epoch ms). A child without a start time
- * starts now. A recorded problem, a missing judge or a gone or ended parent end it; then one
- * past its deadline plus JUDGE_GRACE_SECONDS times out whatever its workload does; then a
- * stuck workload fails it and an ended one's output becomes its outcome (judgeOutcome).
+ * starts now. A recorded problem, a missing judge or a gone or ended parent end it; then an
+ * ended workload's output becomes its outcome (judgeOutcome), also when it is read past the
+ * deadline; then one past its deadline plus JUDGE_GRACE_SECONDS times out; then a stuck
+ * workload fails it.
  */
 export function judgeRunStep(ctx: JudgeRunContext, observed: JudgeRunObservation, now: number): JudgeRunStep {
   const { child, judge } = ctx;
@@ -90,8 +91,9 @@ export function judgeRunStep(ctx: JudgeRunContext, observed: JudgeRunObservation
     child.status?.startTime !== undefined ? structuredClone(child.status) : { phase: "Running", startTime: new Date(now).toISOString() };
   const timeoutSeconds = childTimeoutSeconds(child, judge);
   const deadlineMs = Date.parse(status.startTime as string) + (timeoutSeconds + JUDGE_GRACE_SECONDS) * 1000;
-  if (now >= deadlineMs) return finish({ ok: false, rejection: "timed_out", detail: `the judge did not finish within ${timeoutSeconds}s` });
-  if (observed.stuck !== undefined) return finish({ ok: false, rejection: "failed", detail: observed.stuck });
+  // An ended workload is read first: one its own deadline did not stop (the pod's
+  // activeDeadlineSeconds, the container's kill) finished in time, however late a driver
+  // restarted after a crash reads it (issue 24's soak: verdicts lost as timed out).
   const end = observed.end;
   if (end !== undefined) {
     const validation = judge.spec.execution?.validation;
@@ -104,5 +106,7 @@ export function judgeRunStep(ctx: JudgeRunContext, observed: JudgeRunObservation
     });
     return finish(outcome, rawOutputOf(end));
   }
+  if (now >= deadlineMs) return finish({ ok: false, rejection: "timed_out", detail: `the judge did not finish within ${timeoutSeconds}s` });
+  if (observed.stuck !== undefined) return finish({ ok: false, rejection: "failed", detail: observed.stuck });
   return { type: "run", status, deadlineMs };
 }
