@@ -20,7 +20,9 @@ function packagesImportedBy(file) {
   const seen = new Set();
   const packages = new Set();
   const queue = [resolvePath(file)];
-  const specifier = /(?:^|[\s;}])(?:import|export)\s*(?:[^"'`;]*?\sfrom\s*)?["']([^"']+)["']|import\(\s*["']([^"']+)["']\s*\)|\brequire\(\s*["']([^"']+)["']\s*\)/g;
+  // A specifier holds no whitespace or quote: prose in a string ("missing subcommand: export")
+  // is not read as an export.
+  const specifier = /(?:^|[\s;}])(?:import|export)\s*(?:[^"'`;]*?\sfrom\s*)?["']([^"'`\s]+)["']|import\(\s*["']([^"'`\s]+)["']\s*\)|\brequire\(\s*["']([^"'`\s]+)["']\s*\)/g;
   while (queue.length > 0) {
     const f = queue.pop();
     if (seen.has(f)) continue;
