@@ -16,6 +16,7 @@ import { eventually, useCluster, type Cluster } from "../harness/cluster.js";
 import { executionYaml, sleepingJudgeYaml } from "../harness/example-worker.js";
 import { callSummary, executionsIn, type Executions } from "../harness/executions.js";
 import { ChartController, RELEASE_NAMESPACE } from "../harness/gavel-chart.js";
+import { natsPodReady } from "../harness/decision-records.js";
 import { EVERYTHING_CONTAINER, everythingPosts, killAll, running } from "../harness/mcp-everything.js";
 import { MAIN_CONTAINER } from "../../src/runtime/kubernetes/pod-spec.js";
 
@@ -159,17 +160,7 @@ describe("Executions while the chart's NATS goes away (chart-installed controlle
   let scaledDown = false;
   const timings: Record<string, number> = {};
 
-  const natsReady = () =>
-    eventually(
-      async () => {
-        const p = await core.readNamespacedPod({ name: NATS_POD, namespace: RELEASE_NAMESPACE }).catch(() => undefined);
-        return p?.metadata?.deletionTimestamp === undefined && p?.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True")
-          ? p
-          : undefined;
-      },
-      180_000,
-      `pod ${NATS_POD} Ready`,
-    );
+  const natsReady = () => natsPodReady(core);
   const deleteNats = async (): Promise<number> => {
     const t0 = Date.now();
     const del = await cluster.kubectl(["delete", "pod", "-n", RELEASE_NAMESPACE, NATS_POD, "--wait=false"]);

@@ -37,25 +37,27 @@ export interface ChartNats {
   close(): Promise<void>;
 }
 
+/** The chart's NATS pod once it is Ready and not being deleted (waits up to 3 min). */
+export function natsPodReady(core: k8s.CoreV1Api): Promise<k8s.V1Pod> {
+  return eventually(
+    async () => {
+      const p = await core.readNamespacedPod({ name: NATS_POD, namespace: RELEASE_NAMESPACE }).catch(() => undefined);
+      return p?.metadata?.deletionTimestamp === undefined && p?.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True")
+        ? p
+        : undefined;
+    },
+    180_000,
+    `pod ${NATS_POD} Ready`,
+  );
+}
+
 /** The chart's NATS of the e2e fixture (gavel-system), reached at its pod's address from the node. */
 export async function chartNats(cluster: Cluster): Promise<ChartNats> {
   const core = cluster.kc.makeApiClient(k8s.CoreV1Api);
   const secret = await core.readNamespacedSecret({ name: GAVEL_CREDS_SECRET, namespace: RELEASE_NAMESPACE });
   const gavelCreds = Buffer.from(secret.data?.["nats.creds"] ?? "", "base64");
   const conns: NatsConnection[] = [];
-  const url = async (): Promise<string> => {
-    const pod = await eventually(
-      async () => {
-        const p = await core.readNamespacedPod({ name: NATS_POD, namespace: RELEASE_NAMESPACE }).catch(() => undefined);
-        return p?.metadata?.deletionTimestamp === undefined && p?.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True")
-          ? p
-          : undefined;
-      },
-      180_000,
-      `pod ${NATS_POD} Ready`,
-    );
-    return `nats://${pod.status?.podIP ?? ""}:4222`;
-  };
+  const url = async (): Promise<string> => `nats://${(await natsPodReady(core)).status?.podIP ?? ""}:4222`;
   const dial = async (creds = gavelCreds, opts: { inboxPrefix?: string } = {}): Promise<NatsConnection> => {
     const nc = await connect({ servers: await url(), reconnect: false, authenticator: credsAuthenticator(creds), ...opts });
     conns.push(nc);
