@@ -27,7 +27,7 @@ import { ExecutionStatusWriter } from "./execution-status.js";
 import { FileReaders } from "./file-readers.js";
 import type { GavelResources } from "./gavel-resources.js";
 import { JudgeChildren } from "./judge-children.js";
-import { warmJudgesOf } from "./warm-judges.js";
+import { warmJudgesOf, type WarmJudges } from "./warm-judges.js";
 import { Controller, type ControllerOptions } from "./runtime/controller.js";
 import { Informer, podResource, splitKey } from "./runtime/informer.js";
 import type { WorkQueue, WorkQueueOptions } from "./runtime/work-queue.js";
@@ -159,6 +159,8 @@ export class ExecutionReconciler {
   private readonly status: ExecutionStatusWriter;
   private readonly runs: ExecutionRuns;
   private readonly judges: JudgeChildren;
+  /** The warm judge pods of runs' tool-call judges (ADR 0070), kept in a step of their own (ADR 0079); none when the controller keeps none. */
+  private readonly warm: WarmJudges | undefined;
 
   constructor(private readonly opts: ExecutionReconcilerOptions) {
     const logger = opts.logger ?? silentLogger;
@@ -211,6 +213,7 @@ export class ExecutionReconciler {
     const snapshots = new WorkspaceSnapshots(opts.kc);
     const judgeAccess = { status: this.status, copies, snapshots, ...(gate !== undefined ? { gate } : {}) };
     const warm = warmJudgesOf(this.parts, opts.kc, pods, opts.warmJudges);
+    this.warm = warm.warm;
     this.judges = new JudgeChildren(this.parts, { ...judgeAccess, ...warm });
     this.runs = new ExecutionRuns(this.parts, {
       status: this.status,
@@ -219,7 +222,6 @@ export class ExecutionReconciler {
       copies,
       snapshots,
       caches: { pods, executions: this.executions },
-      ...warm,
       ...optional,
       gate: gate ?? NO_GATE,
       ...(credentials !== undefined ? { credentials } : {}),
@@ -274,7 +276,8 @@ export class ExecutionReconciler {
   /**
    * Reconciles one Execution (key namespace/name); returns when to look again. Get; deletion
    * (no finalizer: every object it made is owned by it, so the garbage collector removes
-   * them; its pods go at once); an ended one's leftovers; else a run or a judge child.
+   * them; its pods go at once); an ended one's leftovers; else a run (then its warm pools, from
+   * the status it wrote) or a judge child.
    */
   async reconcile(key: string): Promise<{ requeueAfterMs?: number }> {
     const { namespace, name } = splitKey(key);
@@ -296,7 +299,11 @@ export class ExecutionReconciler {
       await this.opts.credentials?.release(namespace, name, ex.metadata.uid);
       return kept === undefined ? {} : { requeueAfterMs: requeueAt(kept, this.parts.now()) };
     }
-    return ex.spec.parent !== undefined ? this.judges.reconcile(ex) : this.runs.reconcile(ex);
+    if (ex.spec.parent !== undefined) return this.judges.reconcile(ex);
+    const result = await this.runs.reconcile(ex);
+    // The pools learn their demand from the run as written, not from the run's reconcile (ADR 0079).
+    await this.warm?.reconcile(namespace, name);
+    return result;
   }
 }
 

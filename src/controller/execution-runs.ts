@@ -33,7 +33,7 @@ import type { ExecutionCredentials } from "./execution-credentials.js";
 import type { EngineEvent } from "./execution-events.js";
 import { ensureWorkload, namespaceOf, requeueAt, streamsOf, type ExecutionParts, type RunContext } from "./execution-parts.js";
 import { CANCEL_ANNOTATION, placementOf, workloadPodName, workspaceMounts } from "./execution-pods.js";
-import { judgeNamesOf } from "./execution-state.js";
+import { judgeAgents } from "./execution-state.js";
 import { traced, waitingForGate, type ExecutionStatusWriter } from "./execution-status.js";
 import type { FileReaders } from "./file-readers.js";
 import { gateAccess, isRestrictedNetwork, type GateAccess } from "./gate-egress.js";
@@ -41,7 +41,6 @@ import type { JudgeChildren } from "./judge-children.js";
 import { workerPod } from "./worker-pod.js";
 import { readWorkerResult, storeWorkerResult } from "./stored-parts.js";
 import type { WorkspaceCopies } from "./workspace-copies.js";
-import type { WarmJudges } from "./warm-judges.js";
 import type { WorkspaceSnapshots } from "./workspace-snapshots.js";
 
 /** The concerns a run uses, and what it reads beyond them. */
@@ -57,8 +56,6 @@ export interface RunAccess {
   gate: GateStatus;
   traces?: ExecutionTraces;
   credentials?: ExecutionCredentials;
-  /** The warm judge pods of its tool-call judges (ADR 0070); none when the controller keeps none. */
-  warm?: WarmJudges;
 }
 
 /** Runs the outer loop of top-level Executions. */
@@ -85,7 +82,7 @@ export class ExecutionRuns {
     const held = ex.status?.startTime === undefined ? await this.holdBeforeStart(ex, agent, limits, mounts, guarding.blocked) : undefined;
     if (held !== undefined) return held;
     // Gather and compute: the engine's state rebuilt from the status and what is observed.
-    const judges = await this.judgeAgents(namespace, agent);
+    const judges = await judgeAgents(this.parts.resources, namespace, agent);
     // Worked out once for the concerns: the marks of what the run owns, its workspace, and its Agent's runtime and limits.
     const { runtimes } = this.parts.settings;
     const program = workerProgram(agent, runtimes !== undefined ? { runtimes } : {});
@@ -106,7 +103,7 @@ export class ExecutionRuns {
     if (isTerminal(state.status.phase)) {
       await this.parts.workloads.retireOwned(namespace, ex.metadata.name, this.parts.settings.retentionSeconds);
       await credentials?.release(namespace, ex.metadata.name, ex.metadata.uid);
-    } else await this.access.warm?.keep(ctx.owner, state.status, limits.iterationSeconds, { agent, judges });
+    }
     const deadline = nextDeadline(ctx, state);
     const wake = Math.min(deadline === undefined ? Infinity : requeueAt(deadline, this.parts.now()), foldAgainInMs ?? Infinity);
     return wake === Infinity ? {} : { requeueAfterMs: wake };
@@ -141,16 +138,6 @@ export class ExecutionRuns {
     // Refused before any pod starts: the worker would run for judges that cannot get its volumes.
     const problem = agent.spec.workspace_strategy === "snapshot" ? await this.access.snapshots.problem(agent) : undefined;
     return problem === undefined ? undefined : status.refuse(ex, "WorkspaceStrategyUnsupported", problem);
-  }
-
-  /** The judge Agents the run's validators name (those that exist), with defaults. */
-  private async judgeAgents(namespace: string, agent: Agent): Promise<Map<string, Agent>> {
-    const judges = new Map<string, Agent>();
-    for (const j of judgeNamesOf(agent)) {
-      const a = await this.parts.resources.agent(namespace, j);
-      if (a !== undefined) judges.set(j, withDefaults(a));
-    }
-    return judges;
   }
 
   /**

@@ -8,16 +8,19 @@
 // runs, which the next one deletes, and the child runs again on the cold path.
 import { PassThrough, Writable } from "node:stream";
 import * as k8s from "@kubernetes/client-node";
-import type { Agent, Execution, ExecutionStatus } from "../api/types.js";
-import { CHILD_LABELS, labelValue, ownerOf, type OwnerMarks } from "../children/workloads.js";
+import { withDefaults } from "../api/defaults.js";
+import type { Agent, Execution } from "../api/types.js";
+import { CHILD_LABELS, labelValue, ownerMarks, ownerOf, type OwnerMarks } from "../children/workloads.js";
 import { workerName } from "../engine/child-names.js";
-import { childTimeoutSeconds } from "../engine/durations.js";
+import { childTimeoutSeconds, iterationTimeoutSeconds } from "../engine/durations.js";
+import { isTerminal } from "../engine/phases.js";
 import type { JudgeWorkloadEnd } from "../engine/judge-run.js";
 import { ignoreNotFound, isConflict, isNotFound, messageOf } from "../errors.js";
 import { MAIN_CONTAINER } from "../runtime/kubernetes.js";
 import { OUTPUT_CAP_BYTES, type WorkloadSpec } from "../runtime/workload.js";
 import { ensureWorkload, namespaceOf, type ExecutionParts } from "./execution-parts.js";
 import { workloadPodName } from "./execution-pods.js";
+import { judgeAgents } from "./execution-state.js";
 import {
   judgeExecCommand,
   WARM_CLAIM_ANNOTATION,
@@ -91,38 +94,50 @@ export class WarmJudges {
   }
 
   /**
-   * Makes the pools of the run that `owner` marks what they should be (warmPools): while its
-   * worker runs (its `status` says which iteration), ready pods per tool_validation judge of its
-   * Agents, living an iteration's `iterationSeconds`; pods of a stale spec, of a judge or slot no
+   * One reconcile of a run's warm pools, the reconciler's step after the run's own (ADR 0079):
+   * the demand is read from the run as stored, not handed over by its reconcile: while its
+   * status says its worker runs, ready pods per tool_validation judge of its Agents
+   * (warmPools), living an iteration's lifetime; pods of a stale spec, of a judge or slot no
    * longer wanted, or of a run no longer running go, and so do claimed pods no call of this
-   * process holds.
+   * process holds. A run that is gone or ended has none to keep (its pods go with the rest it
+   * owns: retireOwned).
    */
-  async keep(owner: OwnerMarks, status: ExecutionStatus, iterationSeconds: number, agents: PoolAgents): Promise<void> {
+  async reconcile(namespace: string, name: string): Promise<void> {
     if (this.opts.max <= 0) return;
-    const namespace = owner.namespace;
-    const iteration = status.iterations?.at(-1);
-    let wanted = new Map<string, WarmPod>();
-    if (status.phase === "Running" && iteration?.phase === "Running") {
-      // The worker's node, from the cache: a judge of a ReadWriteOnce claim runs beside it.
-      const worker = workloadPodName(workerName(owner.name, iteration.number));
-      const workerNode = this.opts.pods.list(namespace).find((p) => p.metadata?.name === worker)?.spec?.nodeName;
-      const pools = warmPools(owner, agents, this.parts.settings, {
-        iteration: iteration.number,
-        lifetimeSeconds: iterationSeconds,
-        cap: this.opts.max,
-        workerNode,
-      });
-      if (pools.problem !== undefined) this.parts.logger.warn({ agent: agents.agent.metadata.name }, pools.problem);
-      wanted = pools.pods;
-    }
+    // Never older than the status this process last wrote (CachedResources): the run's reconcile just wrote it.
+    const run = await this.parts.resources.execution(namespace, name);
+    if (run === undefined || run.spec.parent !== undefined || isTerminal(run.status?.phase)) return;
+    const iteration = run.status?.iterations?.at(-1);
+    const running = run.status?.phase === "Running" && iteration?.phase === "Running" ? iteration.number : undefined;
+    const raw = running === undefined ? undefined : await this.parts.resources.agent(namespace, run.spec.agentRef.name);
+    const agent = raw === undefined ? undefined : withDefaults(raw);
+    const wanted =
+      running === undefined || agent === undefined
+        ? new Map<string, WarmPod>()
+        : this.wanted(ownerMarks(run), running, { agent, judges: await judgeAgents(this.parts.resources, namespace, agent) });
     const have = new Set<string>();
-    for (const pod of this.poolPods(namespace, owner.label)) {
-      const name = pod.metadata?.name ?? "";
-      if (this.keeps(pod, namespace, wanted.get(name))) have.add(name);
-      else await this.deletePod(namespace, name);
+    for (const pod of this.poolPods(namespace, labelValue(name))) {
+      const podName = pod.metadata?.name ?? "";
+      if (this.keeps(pod, namespace, wanted.get(podName))) have.add(podName);
+      else await this.deletePod(namespace, podName);
     }
-    for (const [name, w] of wanted)
-      if (!have.has(name)) await ensureWorkload(this.parts, w.spec, w.place).catch((err: unknown) => this.failedToWarm(name, err));
+    for (const [podName, w] of wanted)
+      if (!have.has(podName)) await ensureWorkload(this.parts, w.spec, w.place).catch((err: unknown) => this.failedToWarm(podName, err));
+  }
+
+  /** The pods the pools of the run that `owner` marks should have while the worker of `iteration` runs, by name. */
+  private wanted(owner: OwnerMarks, iteration: number, agents: PoolAgents): Map<string, WarmPod> {
+    // The worker's node, from the cache: a judge of a ReadWriteOnce claim runs beside it.
+    const worker = workloadPodName(workerName(owner.name, iteration));
+    const workerNode = this.opts.pods.list(owner.namespace).find((p) => p.metadata?.name === worker)?.spec?.nodeName;
+    const pools = warmPools(owner, agents, this.parts.settings, {
+      iteration,
+      lifetimeSeconds: iterationTimeoutSeconds(agents.agent),
+      cap: this.opts.max,
+      workerNode,
+    });
+    if (pools.problem !== undefined) this.parts.logger.warn({ agent: agents.agent.metadata.name }, pools.problem);
+    return pools.pods;
   }
 
   /** Whether a pool pod stays: a claimed one while a call of this process runs in it, an idle one while wanted as it is. */
