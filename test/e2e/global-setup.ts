@@ -3,13 +3,15 @@
 // it: the chart's own NATS (StatefulSet, operator mode) and the controller, both Ready pods.
 // Test files share them (test/harness/gavel-chart.ts) and skip bringing the cluster up. A
 // Jaeger on the node's address receives the controller's traces (chart value
-// tracing.otlpEndpoint, set by every install of the fixture) for the whole run.
+// tracing.otlpEndpoint, set by every install of the fixture) for the whole run, and a webhook
+// receiver there its approval announcements (approvals.webhookUrl, test/harness/webhook-receiver.ts).
 import { join } from "node:path";
 import { useCluster } from "../harness/cluster.js";
 import { runOk } from "../harness/exec.js";
 import { installChart } from "../harness/gavel-chart.js";
 import { E2E_JAEGER_QUERY_ENV, E2E_OTLP_ENDPOINT_ENV, startJaeger } from "../harness/jaeger.js";
 import { HARNESS_DIR, NODE_IP } from "../harness/paths.js";
+import { E2E_APPROVAL_WEBHOOK_ENV, startWebhookReceiver } from "../harness/webhook-receiver.js";
 
 export default async function setup(): Promise<() => Promise<void>> {
   const t0 = Date.now();
@@ -23,7 +25,12 @@ export default async function setup(): Promise<() => Promise<void>> {
     const jaeger = await startJaeger(NODE_IP);
     process.env[E2E_OTLP_ENDPOINT_ENV] = jaeger.otlpEndpoint;
     process.env[E2E_JAEGER_QUERY_ENV] = jaeger.queryUrl;
-    stop = () => jaeger.stop();
+    const receiver = await startWebhookReceiver(NODE_IP);
+    process.env[E2E_APPROVAL_WEBHOOK_ENV] = receiver.base;
+    stop = async () => {
+      await jaeger.stop();
+      await receiver.stop();
+    };
   }
   const t1 = Date.now();
   await installChart(cluster);

@@ -16,29 +16,7 @@ import { gavel } from "../harness/cli.js";
 import { eventually, useCluster, type Cluster } from "../harness/cluster.js";
 import { callSummary, executionsIn, type Executions } from "../harness/executions.js";
 import { ChartController, RELEASE } from "../harness/gavel-chart.js";
-
-/** A scripted worker (gavel/agent:dev) whose fs.write asks a person; `tool` adds fields to its tools entry. */
-function workerYaml(name: string, script: unknown[], tool: Record<string, unknown> = {}): string {
-  return stringify({
-    apiVersion: "100monkeys.ai/v1",
-    kind: "Agent",
-    metadata: { name },
-    spec: {
-      runtime: { image: "gavel/agent:dev", pull_policy: "Never", env: [{ name: "GAVEL_SCRIPT", value: stringify(script) }] },
-      task: { instruction: "Write the notes, then read them back." },
-      tools: [{ name: "fs.write", approval: "always", ...tool }, "fs.read"],
-      security: { network: { mode: "none" }, resources: { timeout: "240s" } },
-      volumes: [{ name: "workspace", mount_path: "/workspace", size: "16Mi" }],
-      execution: { mode: "one-shot", validation: [{ type: "exit_code", expected: 0 }] },
-    },
-  });
-}
-
-const executionYaml = (name: string) =>
-  stringify({ apiVersion: "100monkeys.ai/v1", kind: "Execution", metadata: { name }, spec: { agentRef: { name } } });
-const write = (content: string) => ({
-  tool_calls: [{ tool: "fs.write", args: { path: "/workspace/notes.md", content }, intent: "write the notes" }],
-});
+import { executionYaml, workerYaml, write } from "../harness/approval-runs.js";
 
 describe("tool calls that wait for a person: ToolApprovals decided by authorised Kubernetes users (chart-installed controller)", () => {
   let cluster: Cluster;

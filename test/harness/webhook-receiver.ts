@@ -1,0 +1,77 @@
+// A real HTTP receiver for the approval webhook (chart value approvals.webhookUrl, ADR 0067),
+// started once per e2e run by the global set-up on the node's address, where the controller
+// pod reaches it, like the run's Jaeger. It answers 204 to every POST on /hook and keeps what
+// it got (headers and the raw body, as sent); tests in other processes read that back from
+// GET /deliveries on loopback.
+import { createServer, type IncomingMessage, type Server } from "node:http";
+
+/** Where the e2e global set-up tells the test files the receiver is (its base URL). */
+export const E2E_APPROVAL_WEBHOOK_ENV = "GAVEL_E2E_APPROVAL_WEBHOOK";
+
+/** One POST the receiver got. */
+export interface WebhookDelivery {
+  receivedAt: number;
+  path: string;
+  headers: Record<string, string>;
+  /** The body exactly as sent (what a signature covers). */
+  body: string;
+}
+
+export interface WebhookReceiver {
+  /** http://HOST:PORT: POSTs to `${base}/hook` are kept, GET `${base}/deliveries` lists them. */
+  base: string;
+  stop(): Promise<void>;
+}
+
+function bodyOf(req: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    req.on("data", (c: Buffer) => chunks.push(c));
+    req.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")));
+    req.on("error", reject);
+  });
+}
+
+/** Starts the receiver on `host` (a free port); at most `keep` deliveries are kept, the oldest dropped. */
+export async function startWebhookReceiver(host: string, keep = 2000): Promise<WebhookReceiver> {
+  const deliveries: WebhookDelivery[] = [];
+  const server: Server = createServer((req, res) => {
+    void (async () => {
+      const path = new URL(req.url ?? "/", "http://receiver").pathname;
+      if (req.method === "GET" && path === "/deliveries") {
+        res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(deliveries));
+        return;
+      }
+      if (req.method !== "POST") {
+        res.writeHead(405).end();
+        return;
+      }
+      const body = await bodyOf(req);
+      const headers: Record<string, string> = {};
+      for (const [k, v] of Object.entries(req.headers)) if (typeof v === "string") headers[k] = v;
+      deliveries.push({ receivedAt: Date.now(), path, headers, body });
+      if (deliveries.length > keep) deliveries.shift();
+      res.writeHead(204).end();
+    })().catch(() => res.writeHead(500).end());
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(0, host, () => resolve());
+  });
+  const address = server.address();
+  if (address === null || typeof address === "string") throw new Error("webhook receiver: no address");
+  return {
+    base: `http://${host}:${String(address.port)}`,
+    stop: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
+/** What the run's receiver got so far (the global set-up's, named by E2E_APPROVAL_WEBHOOK_ENV). */
+export async function webhookDeliveries(): Promise<WebhookDelivery[]> {
+  const base = process.env[E2E_APPROVAL_WEBHOOK_ENV];
+  if (base === undefined || base === "")
+    throw new Error(`${E2E_APPROVAL_WEBHOOK_ENV} is not set: the e2e global set-up starts the receiver`);
+  const r = await fetch(`${base}/deliveries`);
+  if (!r.ok) throw new Error(`GET ${base}/deliveries: HTTP ${r.status}`);
+  return (await r.json()) as WebhookDelivery[];
+}
