@@ -5,8 +5,9 @@
 // Jaeger on the node's address receives the controller's traces (chart value
 // tracing.otlpEndpoint, set by every install of the fixture) for the whole run, and a webhook
 // receiver there its approval announcements (approvals.webhookUrl, test/harness/webhook-receiver.ts).
+// At the end, the namespaces the files made are deleted (some files leave theirs, e.g. judge-drivers).
 import { join } from "node:path";
-import { useCluster } from "../harness/cluster.js";
+import { deleteTestNamespaces, useCluster } from "../harness/cluster.js";
 import { runOk } from "../harness/exec.js";
 import { installChart } from "../harness/gavel-chart.js";
 import { E2E_JAEGER_QUERY_ENV, E2E_OTLP_ENDPOINT_ENV, startJaeger } from "../harness/jaeger.js";
@@ -37,5 +38,14 @@ export default async function setup(): Promise<() => Promise<void>> {
   console.log(
     `e2e fixture: cluster up in ${(t1 - t0) / 1000}s, chart installed and controller Ready in ${(Date.now() - t1) / 1000}s, traces to Jaeger at ${process.env[E2E_OTLP_ENDPOINT_ENV] ?? ""}`,
   );
-  return stop;
+  // Both projects' teardowns run after every file of the run: the second finds nothing left.
+  return async () => {
+    try {
+      const deleted = await deleteTestNamespaces(cluster);
+      if (deleted > 0) console.log(`e2e teardown: ${deleted} test namespace(s) deleted`);
+    } catch (err) {
+      console.warn(`e2e teardown: test namespaces not deleted: ${String(err)}`);
+    }
+    await stop();
+  };
 }

@@ -7,6 +7,13 @@ import { GAVEL_CACHE, HARNESS_DIR, KUBECTL } from "./paths.js";
 
 export { eventually, eventuallyGone } from "./eventually.js";
 
+/**
+ * The label on every namespace a test makes through `createNamespace`: the e2e global teardown
+ * deletes what carries it, so a file that ends without deleting its namespace (or fails before
+ * its own clean-up) leaves nothing on the shared cluster for the next run.
+ */
+export const TEST_NAMESPACE_LABEL = "e2e.gavel.dev/test-namespace";
+
 export interface Cluster {
   kubeconfigPath: string;
   kc: k8s.KubeConfig;
@@ -38,7 +45,7 @@ export async function useCluster(): Promise<Cluster> {
     },
     async createNamespace(prefix) {
       const name = `${prefix}-${Math.random().toString(36).slice(2, 8)}`;
-      await core.createNamespace({ body: { metadata: { name } } });
+      await core.createNamespace({ body: { metadata: { name, labels: { [TEST_NAMESPACE_LABEL]: "true" } } } });
       // Pods need the namespace's default service account, made by the controller-manager.
       for (let i = 0; i < 100; i++) {
         try {
@@ -54,4 +61,10 @@ export async function useCluster(): Promise<Cluster> {
       await run(KUBECTL, ["--kubeconfig", kubeconfigPath, "delete", "namespace", name, "--wait=false"]);
     },
   };
+}
+
+/** Deletes every namespace a test made (TEST_NAMESPACE_LABEL) without waiting: their count. */
+export async function deleteTestNamespaces(cluster: Cluster): Promise<number> {
+  const out = await cluster.kubectlOk(["delete", "namespace", "-l", `${TEST_NAMESPACE_LABEL}=true`, "--wait=false", "-o", "name"]);
+  return out.split("\n").filter((l) => l.trim() !== "").length;
 }
