@@ -113,9 +113,12 @@ test: ## everything CI runs (the clock lines say where a run's time went)
 	date -u '+[make test] %T done'; \
 	[ "$$tiers" -eq 0 ] && [ "$$checks_rc" -eq 0 ]
 
-# SOAK_EXECUTIONS and SOAK_KILLS (10 and 20 here; 3 and 3 in make test), SOAK_SEED repeats a run's kill moments (docs/soak.md).
-soak: cluster-up ## the soak with faults on real pods: Executions at once, the controller SIGKILLed at seeded random moments, each ending as in an undisturbed run
-	SOAK_EXECUTIONS=$${SOAK_EXECUTIONS:-10} SOAK_KILLS=$${SOAK_KILLS:-20} $(VITEST) --project e2e-exclusive test/e2e/soak.exclusive.test.ts
+# SOAK_FAULT: controller (SIGKILLed), nats (the single server restarted) or nats-cluster (one of 3 servers SIGKILLed);
+# SOAK_EXECUTIONS and SOAK_KILLS (10, and 20 controller kills or 3 NATS faults here; 3 and 3 in make test);
+# SOAK_SEED repeats a run's fault moments (docs/soak.md).
+soak: cluster-up ## the soak with faults on real pods: Executions at once, the controller or NATS struck at seeded random moments, each ending as in an undisturbed run
+	SOAK_EXECUTIONS=$${SOAK_EXECUTIONS:-10} SOAK_KILLS=$${SOAK_KILLS:-$$(case "$${SOAK_FAULT:-controller}" in controller) echo 20;; *) echo 3;; esac)} \
+	  $(VITEST) --project e2e-exclusive test/e2e/soak.exclusive.test.ts
 
 kwok: ## kwok (simulated nodes and pods for the scale bench), built from the Go module proxy
 	$(HARNESS)/build-kwok.sh

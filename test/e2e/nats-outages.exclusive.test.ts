@@ -17,6 +17,7 @@ import { executionYaml, sleepingJudgeYaml } from "../harness/example-worker.js";
 import { callSummary, executionsIn, type Executions } from "../harness/executions.js";
 import { ChartController, RELEASE_NAMESPACE } from "../harness/gavel-chart.js";
 import { natsPodReady } from "../harness/decision-records.js";
+import { NatsServers } from "../harness/nats-servers.js";
 import { EVERYTHING_CONTAINER, everythingPosts, killAll, running } from "../harness/mcp-everything.js";
 import { MAIN_CONTAINER } from "../../src/runtime/kubernetes/pod-spec.js";
 
@@ -163,18 +164,7 @@ describe("Executions while the chart's NATS goes away (chart-installed controlle
   const natsReady = () => natsPodReady(core);
   const deleteNats = async (): Promise<number> => {
     const t0 = Date.now();
-    const del = await cluster.kubectl(["delete", "pod", "-n", RELEASE_NAMESPACE, NATS_POD, "--wait=false"]);
-    expect(del.code, del.stderr).toBe(0);
-    // The old pod is gone before the new one can be Ready: wait for its replacement.
-    await eventually(
-      async () => {
-        const p = await core.readNamespacedPod({ name: NATS_POD, namespace: RELEASE_NAMESPACE }).catch(() => undefined);
-        return p === undefined || (p.metadata?.creationTimestamp?.getTime() ?? 0) >= t0 - 1000 ? true : undefined;
-      },
-      60_000,
-      `${NATS_POD} replaced`,
-    );
-    await natsReady();
+    await new NatsServers(cluster).restart(NATS_POD);
     return Date.now() - t0;
   };
   const ready = (pod: k8s.V1Pod) => pod.status?.conditions?.find((c) => c.type === "Ready")?.status;

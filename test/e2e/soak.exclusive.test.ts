@@ -1,17 +1,20 @@
 // The soak with faults on real pods (issue 24 item 5, docs/soak.md): N Executions at once on
 // the single-node cluster (the guarded-tools worker: calls the guard blocks, calls the rule
 // judge judges; a judged validator that passes or fails), run undisturbed as the baseline, then
-// again while the chart's controller is SIGKILLed K times at seeded random moments. Each
+// again while a part is struck K times at seeded random moments (SOAK_FAULT: the chart's
+// controller SIGKILLed, by default; `nats`, its single NATS server restarted; `nats-cluster`,
+// one server of a 3-server NATS cluster with 3-replica streams SIGKILLed). Each
 // Execution must end as in the baseline (phase, score, iterations, validators, every call's
 // decision, every judge child); no pod or Execution is created twice (a watch from before the
 // first create); every call has exactly one decision in the tool-call store; nothing is left
 // once the Executions are deleted. `make test` runs it short (3 Executions, 3 kills);
-// `make soak` runs 10 and 20 (SOAK_EXECUTIONS, SOAK_KILLS, SOAK_SEED).
+// `make soak` runs 10 and 20, or 3 NATS faults (SOAK_EXECUTIONS, SOAK_KILLS, SOAK_SEED, SOAK_FAULT).
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { useCluster, type Cluster } from "../harness/cluster.js";
 import { chartNats, type ChartNats } from "../harness/decision-records.js";
-import { ChartController } from "../harness/gavel-chart.js";
-import { decisionsPerCall, killLoop, runSet, seededRandom, type SetRun } from "../harness/soak.js";
+import { ChartController, installChart } from "../harness/gavel-chart.js";
+import { NatsServers } from "../harness/nats-servers.js";
+import { decisionsPerCall, faultLoop, faultOf, FAULTS, runSet, seededRandom, type FaultKind, type SetRun } from "../harness/soak.js";
 
 /** A whole number from the environment, or `fallback`; anything else is refused naming the variable. */
 function wholeFromEnv(name: string, fallback: number): number {
@@ -21,6 +24,25 @@ function wholeFromEnv(name: string, fallback: number): number {
   return Number(raw);
 }
 
+/** The part struck: `SOAK_FAULT` (controller, nats or nats-cluster; docs/soak.md). */
+function faultFromEnv(): FaultKind {
+  const raw = process.env.SOAK_FAULT ?? "";
+  if (raw === "") return "controller";
+  const kind = FAULTS.find((f) => f === raw);
+  if (kind === undefined) throw new Error(`SOAK_FAULT=${raw}: expected one of ${FAULTS.join(", ")}`);
+  return kind;
+}
+
+const FAULT = faultFromEnv();
+/** The NATS cluster's install: three servers, every stream on all three, each write synced (charts/gavel/values-production.yaml). */
+const NATS_CLUSTER = [
+  "--set",
+  "nats.cluster.replicas=3",
+  "--set",
+  "nats.streamReplicas=3",
+  "--set-string",
+  "nats.jetstream.syncInterval=always",
+];
 const EXECUTIONS = wholeFromEnv("SOAK_EXECUTIONS", 3);
 const KILLS = wholeFromEnv("SOAK_KILLS", 3);
 const SEED = wholeFromEnv("SOAK_SEED", Math.floor(Math.random() * 2 ** 31));
@@ -39,10 +61,17 @@ function podsByRole(run: SetRun): Record<string, number> {
 
 const names = (run: SetRun, what: "pods" | "executions") => [...run[what].seen.values()].map((o) => o.name).sort();
 
-describe(`the soak: ${EXECUTIONS} Executions at once, the controller SIGKILLed ${KILLS} times (chart-installed controller, real pods)`, () => {
+const STRUCK = {
+  controller: "the controller SIGKILLed",
+  nats: "the NATS server restarted",
+  "nats-cluster": "a server of 3 NATS SIGKILLed",
+}[FAULT];
+
+describe(`the soak: ${EXECUTIONS} Executions at once, ${STRUCK} ${KILLS} times (chart-installed controller and NATS, real pods)`, () => {
   let cluster: Cluster;
   let controller: ChartController;
   let nats: ChartNats;
+  let servers: NatsServers;
   const sets: SetRun[] = [];
   const namespaces: string[] = [];
   const created = (ns: string) => namespaces.push(ns);
@@ -50,20 +79,24 @@ describe(`the soak: ${EXECUTIONS} Executions at once, the controller SIGKILLed $
   beforeAll(async () => {
     cluster = await useCluster();
     controller = new ChartController(cluster);
-    await controller.ready();
+    servers = new NatsServers(cluster);
+    if (FAULT === "nats-cluster") await installChart(cluster, NATS_CLUSTER);
+    await Promise.all([controller.ready(), servers.ready()]);
     nats = await chartNats(cluster);
-  });
+  }, 600_000);
 
   afterAll(async () => {
     for (const s of sets) await Promise.all([s.pods.stop(), s.executions.stop(), s.records.stop()]);
     for (const ns of namespaces) await cluster.deleteNamespace(ns);
     await nats?.close();
-  });
+    // Back to the fixture's single server for the files after this one.
+    if (FAULT === "nats-cluster") await installChart(cluster);
+  }, 600_000);
 
   it(
     "every Execution ends as in the undisturbed run; no pod or Execution created twice; one decision per call; nothing left",
     async () => {
-      console.log(`soak: seed ${SEED} (SOAK_SEED=${SEED} repeats the kill moments), ${EXECUTIONS} Executions, ${KILLS} kills`);
+      console.log(`soak: seed ${SEED} (SOAK_SEED=${SEED} repeats the fault moments), ${EXECUTIONS} Executions, ${FAULT} faults: ${KILLS}`);
       const base = await runSet(cluster, nats, "soak-base", { executions: EXECUTIONS, timeoutMs: SET_TIMEOUT_MS, created });
       sets.push(base);
       // Kills within about half as long as the undisturbed set took (each uptime uniform in 0 to twice the mean):
@@ -73,17 +106,19 @@ describe(`the soak: ${EXECUTIONS} Executions at once, the controller SIGKILLed $
         executions: EXECUTIONS,
         timeoutMs: SET_TIMEOUT_MS,
         created,
-        during: killLoop(controller, seededRandom(SEED), KILLS, meanUptimeMs),
+        during: faultLoop(faultOf(FAULT, controller, servers), seededRandom(SEED), KILLS, meanUptimeMs),
       });
       sets.push(killed);
       const calls = decisionsPerCall(killed.records);
       const report = {
         seed: SEED,
+        fault: FAULT,
         executions: EXECUTIONS,
         kills: killed.kills.length,
         baselineS: base.durationMs / 1000,
         killedS: killed.durationMs / 1000,
         restartsS: killed.kills.map((k) => Math.round(k.restartMs / 100) / 10),
+        targets: killed.kills.map((k) => k.target),
         killAtS: killed.kills.map((k) => Math.round(k.at / 100) / 10),
         pods: { baseline: podsByRole(base), killed: podsByRole(killed) },
         executionsCreated: { baseline: base.executions.seen.size, killed: killed.executions.seen.size },
@@ -97,7 +132,7 @@ describe(`the soak: ${EXECUTIONS} Executions at once, the controller SIGKILLed $
       // The baseline is what the set does: every Execution ended, the passing ones Succeeded.
       expect([...base.outcomes.keys()]).toHaveLength(EXECUTIONS);
       expect([...base.outcomes.values()].map((o) => o.phase)).toContain("Succeeded");
-      // Every kill came while the set ran.
+      // Every fault came while the set ran.
       expect(killed.kills).toHaveLength(KILLS);
       // Each Execution ends with the same phase, score, validators, decisions and judge children.
       expect(Object.fromEntries(killed.outcomes)).toEqual(Object.fromEntries(base.outcomes));

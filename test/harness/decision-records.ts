@@ -12,6 +12,8 @@ import { RELEASE_NAMESPACE } from "./gavel-chart.js";
 
 /** The chart's NATS server pod (one server: the chart's default). */
 const NATS_POD = "gavel-nats-0";
+/** The chart's NATS Service: every Ready server. */
+const NATS_SERVICE = "gavel-nats";
 /** The Secret holding the controller's (gavel's own) NATS credentials. */
 const GAVEL_CREDS_SECRET = "gavel-nats-credentials";
 
@@ -30,7 +32,7 @@ export interface ChartNats {
   url(): Promise<string>;
   /** A connection with `creds` (gavel's by default), closed by close(). */
   dial(creds?: Buffer, opts?: { inboxPrefix?: string }): Promise<NatsConnection>;
-  /** Every record stored from now on for the calls of `namespace` (and of `execution` in it, when given). */
+  /** Every record stored from now on for the calls of `namespace` (and of `execution` in it, when given), across NATS restarts. */
   watchRecords(namespace: string, execution?: string): Promise<RecordWatch>;
   /** The record each call of one Execution holds now (the last of its subject), by toolCallId. */
   storedRecords(namespace: string, execution: string): Promise<Map<string, ToolCallRecord>>;
@@ -68,7 +70,20 @@ export async function chartNats(cluster: Cluster): Promise<ChartNats> {
     dial,
     async watchRecords(namespace, execution) {
       const filter = `${DECISION_SUBJECT_PREFIX}.${token(namespace)}.${execution === undefined ? "" : `${token(execution)}.`}>`;
-      return watchDecisionRecords(await dial(), filter);
+      // Through the Service, reconnecting for as long as it takes: the watch outlives a NATS
+      // server's restart (a new pod, a new address) or loss (another server of a cluster), and
+      // its ordered consumer resumes after the last record it saw.
+      const svc = await core.readNamespacedService({ name: NATS_SERVICE, namespace: RELEASE_NAMESPACE });
+      const nc = await connect({
+        servers: `nats://${svc.spec?.clusterIP ?? ""}:4222`,
+        ignoreClusterUpdates: true,
+        reconnect: true,
+        maxReconnectAttempts: -1,
+        reconnectTimeWait: 250,
+        authenticator: credsAuthenticator(gavelCreds),
+      });
+      conns.push(nc);
+      return watchDecisionRecords(nc, filter);
     },
     async storedRecords(namespace, execution) {
       const nc = await dial();

@@ -16,6 +16,9 @@ export const RELEASE_NAMESPACE = "gavel-system";
 export const CONTROLLER_DEPLOYMENT = "gavel-controller";
 const CHART = join(REPO_DIR, "charts", "gavel");
 const SELECTOR = "app.kubernetes.io/instance=gavel,app.kubernetes.io/component=controller";
+export const NATS_STATEFULSET = "gavel-nats";
+/** The chart's NATS server pods. */
+export const NATS_SELECTOR = "app.kubernetes.io/instance=gavel,app.kubernetes.io/component=nats";
 
 async function version(): Promise<string> {
   return (JSON.parse(await readFile(join(REPO_DIR, "package.json"), "utf8")) as { version: string }).version;
@@ -49,6 +52,7 @@ async function fixtureValues(): Promise<string[]> {
  * (docs/install.md, Upgrade), and the test cluster lives across runs.
  */
 export async function installChart(cluster: Cluster, values: string[] = []): Promise<void> {
+  const wiped = await natsServersChange(cluster, values);
   const crds = join(CHART, "crds");
   const applied = await cluster.kubectl(["apply", "--server-side", "--force-conflicts", "-f", crds]);
   if (applied.code !== 0) throw new Error(`kubectl apply ${crds}: ${applied.stderr}`);
@@ -82,6 +86,37 @@ export async function installChart(cluster: Cluster, values: string[] = []): Pro
       `helm upgrade --install ${RELEASE}: ${helm.stderr}\n${pods.stdout}\n${logs.stdout}${logs.stderr}\n${nats.stdout}${nats.stderr}`,
     );
   }
+  if (wiped) {
+    // The controller held the old servers' streams and ledger: a new one starts on the new NATS.
+    await cluster.kubectlOk(["rollout", "restart", "-n", RELEASE_NAMESPACE, `deployment/${CONTROLLER_DEPLOYMENT}`]);
+    await cluster.kubectlOk(["rollout", "status", "-n", RELEASE_NAMESPACE, `deployment/${CONTROLLER_DEPLOYMENT}`, "--timeout=180s"]);
+  }
+}
+
+/** The NATS servers an install with `values` runs (`nats.cluster.replicas`, the chart's default 1). */
+export function natsServersOf(values: string[]): number {
+  const set = values.map((v) => /^nats\.cluster\.replicas=(\d+)$/.exec(v)?.[1]).filter((v) => v !== undefined);
+  return Number(set.at(-1) ?? 1);
+}
+
+/**
+ * Before an install whose NATS server count differs from the running one's: deletes the NATS
+ * StatefulSet and its volumes (one server and a cluster differ in podManagementPolicy, which a
+ * StatefulSet cannot change, and a single server's streams do not move into a cluster:
+ * docs/nats.md). The key Secrets stay. Returns whether it deleted them. So the soak's 3-server
+ * install and its way back, or the e2e set-up after a run that could not go back, start clean.
+ */
+async function natsServersChange(cluster: Cluster, values: string[]): Promise<boolean> {
+  const apps = cluster.kc.makeApiClient(k8s.AppsV1Api);
+  const sts = await apps.readNamespacedStatefulSet({ name: NATS_STATEFULSET, namespace: RELEASE_NAMESPACE }).catch(() => undefined);
+  if (sts === undefined || (sts.spec?.replicas ?? 1) === natsServersOf(values)) return false;
+  await cluster.kubectlOk(["delete", "statefulset", "-n", RELEASE_NAMESPACE, NATS_STATEFULSET, "--wait=true", "--timeout=120s"]);
+  await cluster.kubectlOk(["delete", "pods", "-n", RELEASE_NAMESPACE, "-l", NATS_SELECTOR, "--wait=true", "--timeout=120s"]);
+  const claims = (await cluster.kubectlOk(["get", "pvc", "-n", RELEASE_NAMESPACE, "-o", "name"]))
+    .split("\n")
+    .filter((c) => c.startsWith(`persistentvolumeclaim/data-${NATS_STATEFULSET}-`));
+  if (claims.length > 0) await cluster.kubectlOk(["delete", "-n", RELEASE_NAMESPACE, "--wait=true", "--timeout=120s", ...claims]);
+  return true;
 }
 
 /** The chart-installed controller, seen from a test. */

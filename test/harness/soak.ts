@@ -1,6 +1,7 @@
 // The soak with faults on real pods (issue 24 item 5, docs/soak.md): the set of soak-set.ts run
 // on the single-node cluster by the chart's controller, once undisturbed (the baseline) and
-// once while the controller is SIGKILLed K times at seeded random moments; what each run
+// once while a part is struck K times at seeded random moments (the controller SIGKILLed, the
+// single NATS server restarted, or one server of a NATS cluster SIGKILLed); what each run
 // created is counted from the API server (watches on pods and Executions from before the first
 // create) and from the tool-call store (a consumer of every record stored), and what is left
 // once its Executions are deleted is listed. test/e2e/soak.exclusive.test.ts asserts on it.
@@ -14,6 +15,7 @@ import { PODS, watchCreated, type CreatedObjects } from "./created-objects.js";
 import type { ChartNats, RecordWatch } from "./decision-records.js";
 import { FINAL_PHASES, executionsIn } from "./executions.js";
 import type { ChartController } from "./gavel-chart.js";
+import type { NatsServers } from "./nats-servers.js";
 import { outcomeOf, soakExecutionsYaml, soakSetupYaml, SOAK_AGENTS, type Outcome } from "./soak-set.js";
 
 const EXECUTIONS: { apiVersion: string; kind: string; plural: string } = {
@@ -34,14 +36,24 @@ export function seededRandom(seed: number): () => number {
   };
 }
 
-/** One SIGKILL of the controller. */
+/** One fault struck during the set: the controller SIGKILLed, a NATS server restarted or SIGKILLed. */
 export interface Kill {
   /** ms after the set's first create. */
   at: number;
-  /** The controller's uptime chosen before it (ms from its restart). */
+  /** The part's uptime chosen before it (ms from its restart). */
   waitedMs: number;
-  /** From the kill to a new controller container running (ms). */
+  /** From the fault to the part running again (ms). */
   restartMs: number;
+  /** What was struck (a pod's name). */
+  target: string;
+}
+
+/** A part the soak strikes: `strike` makes one fault and resolves once the part runs again; `ready` once it serves. */
+export interface Fault {
+  /** How the report and the test's title name it. */
+  name: string;
+  strike(random: () => number): Promise<string>;
+  ready(): Promise<unknown>;
 }
 
 /** What one run of the set did. */
@@ -194,12 +206,12 @@ async function deleteAndList(cluster: Cluster, namespace: string): Promise<strin
 }
 
 /**
- * The kill loop: K times, after a seeded random uptime of the controller (uniform in 0 to twice
- * `meanUptimeMs`, from its container's start: a kill may hit its start-up too), SIGKILL it and
- * wait for its new container. A kill that would come after the set has ended is not made (a
- * controller with nothing to do tells nothing); the controller is Ready again at the end.
+ * The fault loop: K times, after a seeded random uptime of the part (uniform in 0 to twice
+ * `meanUptimeMs`, from its restart: a fault may hit its start-up too), strike it and wait until
+ * it runs again. A fault that would come after the set has ended is not made (a part with
+ * nothing to do tells nothing); the part is Ready again at the end.
  */
-export function killLoop(controller: ChartController, random: () => number, kills: number, meanUptimeMs: number) {
+export function faultLoop(fault: Fault, random: () => number, kills: number, meanUptimeMs: number) {
   return async (ended: () => boolean, startedAt: number): Promise<Kill[]> => {
     const out: Kill[] = [];
     for (let i = 0; i < kills; i++) {
@@ -207,13 +219,29 @@ export function killLoop(controller: ChartController, random: () => number, kill
       await sleep(waitedMs);
       if (ended()) break;
       const at = Date.now();
-      await controller.kill();
-      out.push({ at: at - startedAt, waitedMs, restartMs: Date.now() - at });
+      const target = await fault.strike(random);
+      out.push({ at: at - startedAt, waitedMs, restartMs: Date.now() - at, target });
       console.log(
-        `soak: kill ${i + 1} at ${(at - startedAt) / 1000} s (after ${waitedMs} ms up), a new controller ${(Date.now() - at) / 1000} s later`,
+        `soak: ${fault.name} fault ${i + 1} (${target}) at ${(at - startedAt) / 1000} s (after ${waitedMs} ms up), running again ${(Date.now() - at) / 1000} s later`,
       );
     }
-    await controller.ready();
+    await fault.ready();
     return out;
   };
+}
+
+/** The faults `SOAK_FAULT` names: the controller SIGKILLed, the single NATS server restarted, one server of a 3-server NATS cluster SIGKILLed. */
+export const FAULTS = ["controller", "nats", "nats-cluster"] as const;
+export type FaultKind = (typeof FAULTS)[number];
+
+/** The fault of `kind` on the chart's parts. */
+export function faultOf(kind: FaultKind, controller: ChartController, servers: NatsServers): Fault {
+  switch (kind) {
+    case "controller":
+      return { name: kind, strike: () => controller.kill().then(() => "controller"), ready: () => controller.ready() };
+    case "nats":
+      return { name: kind, strike: () => servers.restart(), ready: () => Promise.all([servers.ready(), controller.ready()]) };
+    case "nats-cluster":
+      return { name: kind, strike: (random) => servers.kill(random), ready: () => Promise.all([servers.ready(), controller.ready()]) };
+  }
 }
