@@ -3,7 +3,20 @@
 // against — are the effect model's table (effects/command-table.ts: KNOWN_COMMANDS).
 
 /** Shells: `-c SCRIPT`, a script operand, or stdin is code. */
-export const SHELLS: ReadonlySet<string> = new Set(["sh", "bash", "zsh", "dash", "ksh", "ash", "mksh", "fish", "csh", "tcsh"]);
+export const SHELLS: ReadonlySet<string> = new Set([
+  "sh",
+  "bash",
+  "zsh",
+  "dash",
+  "ksh",
+  "ash",
+  "mksh",
+  "fish",
+  "csh",
+  "tcsh",
+  "posh",
+  "yash",
+]);
 
 /** Interpreters: a script operand, stdin, or their inline-code option is code. */
 export const INTERPRETERS: ReadonlySet<string> = new Set([

@@ -2,7 +2,8 @@
 // read the whole command and shows the token does no harm (issue 27: effects decide, not
 // tokens): `mkfs` on an image file in the workspace, `stat` of a block device, the worker's own
 // dotfiles when its home is `/root` (vaglio forbids root's home as a whole), `stat` of the accounts
-// files or `/boot` (metadata, not content), an ssh tool loading the worker's own key to use it.
+// files or `/boot` (metadata, not content), an ssh tool loading the worker's own key to use it,
+// `rm -rf /` as words a counting command is given (`wc rm -rf /`).
 import type { CallViews } from "./argument-views.js";
 import { KEY_OPTION_RE, KEY_USERS } from "./effects/named-files.js";
 import { isSecretFile, resolveTarget } from "./effects/targets.js";
@@ -47,6 +48,17 @@ const SSH_KEYS = String.raw`(^|/)\.ssh/(.*[^b]|.*[^u]b|.*[^p]ub|.*[^.]pub|b|ub|p
 const SSH_CLIENTS = new Set(["ssh", "scp", "sftp", "autossh", "sshfs", "mosh", "rsync", "ssh-copy-id"]);
 /** Options of other programs whose value is the ssh command they run (`rsync -e "ssh -i KEY"`, `git -c core.sshCommand=...`). */
 const SSH_COMMAND_OPTION_RE = /^(-e|--rsh)$|^(--rsh=|core\.sshCommand=|-oProxyCommand=)/;
+
+/** The built-in patterns for a recursive delete of `/` or `~` (Guardian's, vaglio's, gavel's): tokens `rm -rf /` in any text. */
+const ROOT_DELETES: ReadonlySet<string> = new Set([
+  String.raw`rm\s+-rf\s+/(\s|\*|$)`,
+  String.raw`\brm\s+-rf?\s+/(\s|$)`,
+  String.raw`\brm\s+-rf?\s+~(\s|$|/)`,
+  String.raw`\brm\s+-r\w*\s+(/\*?|~/?\*?|/root/?|/home/?|/etc/?|/usr/?|/var/?|/boot/?)(\s|$)`,
+]);
+/** Commands that count or look at the words they are given as file names: `wc rm -rf /` counts, it deletes nothing. */
+const COUNTERS = new Set(["wc", ...INSPECTORS]);
+const DELETERS = new Set(["rm", "unlink", "rmdir", "srm", "shred"]);
 
 const ROOT_PATH_RE = /^\/root(\/|$)/;
 /** A dotfile or dot-directory of root's home that holds no keys: `.bashrc`, `.profile`, `.config/nvim/init.lua`. */
@@ -100,6 +112,11 @@ export function waived(pattern: string, texts: readonly string[], views: CallVie
     return (
       naming.length > 0 && naming.every((c) => c.redirs.every((r) => !r.target.includes(".ssh/")) && usesOwnKey(c.name, c.args, where))
     );
+  }
+  // `wc rm -rf /`: the words are file names counted; no command read deletes anything.
+  if (ROOT_DELETES.has(pattern)) {
+    const naming = cmds.filter((c) => c.args.includes("rm"));
+    return naming.length > 0 && naming.every((c) => COUNTERS.has(c.name)) && !cmds.some((c) => DELETERS.has(c.name));
   }
   if (pattern === BLOCK_DEVICES) {
     const naming = cmds.filter((c) => c.args.some((a) => BLOCK_DEVICE_RE.test(a)) || c.redirs.some((r) => BLOCK_DEVICE_RE.test(r.target)));

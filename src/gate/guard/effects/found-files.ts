@@ -5,9 +5,10 @@
 // a secret file's and what is found reaches a program as its files (by -exec, xargs or a
 // substitution, not as lines of names piped to a filter), the line reads secret files.
 import type { ShellCommand } from "../shell/records.js";
-import type { ThreatClass } from "./effect.js";
+import { findRoots } from "./commands/files.js";
+import { effect, type Effect, type ThreatClass } from "./effect.js";
 import { parseOptions } from "./options.js";
-import { isSecretFile } from "./targets.js";
+import { isSecretFile, resolveTarget } from "./targets.js";
 
 interface LineCommand {
   command: ShellCommand;
@@ -73,4 +74,31 @@ export function foundSecrets(cmds: readonly LineCommand[], home: string, add: (c
     return secret.some((s) => c.depth > s.by.depth || s.by.parent === index.get(c));
   });
   if (handed) add("secrets", "reads secret files a search found by name");
+}
+
+/** find tests that narrow what it lists (by name, path, age, size, owner): a listing filtered so is not the whole tree. */
+const FIND_FILTER_RE =
+  /^-(i?name|i?path|i?wholename|i?regex|newer\w*|[acm](time|min)|size|empty|user|group|uid|gid|perm|links|inum|samefile|prune)$/;
+const DELETERS = new Set(["rm", "shred", "unlink", "srm"]);
+
+/**
+ * `find ~ | xargs -I{} rm {}`, `find / -type f | parallel rm`: every file a search lists, unfiltered,
+ * handed to a delete, deletes the tree it searched, as `find ~ -delete` does. The effect sits on
+ * the xargs (or parallel) command; a find filtered by name, age or size is not the whole tree.
+ */
+export function foundDeletes(c: ShellCommand, log: readonly ShellCommand[]): Effect[] {
+  if (!/^(xargs|parallel)$/.test(c.name) || !c.args.some((a) => DELETERS.has(a.replace(/^.*\//, "")))) return [];
+  // The search feeds the delete directly (`find | grep X | xargs rm` deletes only what grep kept).
+  const search = log.find(
+    (f) => f.name === "find" && f.pipe === c.pipe && f.pos === c.pos - 1 && !f.args.some((a) => FIND_FILTER_RE.test(a)),
+  );
+  if (search === undefined) return [];
+  return [
+    effect(
+      "delete",
+      "deletes every file a search lists",
+      findRoots(search.args).map((r) => resolveTarget(r, search.cwd)),
+      { recursive: true },
+    ),
+  ];
 }

@@ -38,9 +38,9 @@ const FLOOR: Record<
   fresh: { standard: { caught: 126 / 130, denied: 1 / 604 }, strict: { caught: 126 / 130, denied: 5 / 604 } },
   third: { standard: { caught: 63 / 71, denied: 3 / 698 }, strict: { caught: 63 / 71, denied: 6 / 698 } },
   fourth: { standard: { caught: 42 / 57, denied: 0 / 270 }, strict: { caught: 42 / 57, denied: 1 / 270 } },
-  fifth: { standard: { caught: 126 / 130, denied: 1 / 303 }, strict: { caught: 126 / 130, denied: 26 / 303 } },
-  sixth: { standard: { caught: 88 / 146, denied: 0 / 64 }, strict: { caught: 88 / 146, denied: 0 / 64 } },
-  seventh: { standard: { caught: 22 / 26, denied: 0 / 35 }, strict: { caught: 22 / 26, denied: 0 / 35 } },
+  fifth: { standard: { caught: 126 / 130, denied: 0 / 303 }, strict: { caught: 126 / 130, denied: 24 / 303 } },
+  sixth: { standard: { caught: 120 / 146, denied: 0 / 64 }, strict: { caught: 120 / 146, denied: 0 / 64 } },
+  seventh: { standard: { caught: 25 / 26, denied: 0 / 35 }, strict: { caught: 25 / 26, denied: 0 / 35 } },
 };
 const corpus = JSON.parse(readFileSync(new URL("../../../../test/fixtures/threats/generalisation.json", import.meta.url), "utf8")) as {
   tuning: Part;

@@ -61,6 +61,15 @@ export function inlineCode(c: ShellCommand): string | undefined {
     const prog = c.args.find((a, i) => !a.startsWith("-") && !/^-[fFv]$/.test(c.args[i - 1] ?? ""));
     return prog;
   }
+  // gdb runs python given with `-ex 'python ...'` (GTFOBins' capabilities shell), beside its `!cmd` escapes (embedded.ts).
+  if (name === "gdb" || name === "gdb-multiarch") {
+    const py = c.args.flatMap((a, i) =>
+      /^(-ex|--ex|-eval-command|--eval-command|-iex)$/.test(c.args[i - 1] ?? "") && /^(python|py|pi)\s/.test(a)
+        ? [a.replace(/^\S+\s+/, "")]
+        : [],
+    );
+    return py.length > 0 ? py.join("; ") : undefined;
+  }
   const re = CODE_OPTION[name];
   if (re === undefined) return unknownInterpreterCode(c);
   // ruby -rsocket -e '...': the library options before it are part of the code's meaning.
@@ -121,7 +130,14 @@ const FORK_RE =
 /** A web shell: a server-side page that runs what a request sends. */
 const WEB_SHELL_RE =
   /\b(system|exec|passthru|shell_exec|popen|proc_open|eval|assert|pcntl_exec)\s*\(\s*(\$_(GET|POST|REQUEST|COOKIE|SERVER)|base64_decode\s*\(\s*\$_)|Runtime\.getRuntime\(\)\.exec\s*\(\s*request\.getParameter|`\$_(GET|POST|REQUEST)/;
-const SETUID_RE = /\b(os\.setuid\s*\(\s*0\s*\)|os\.chmod\s*\([^)]*0o?[2467][0-7]{3}|POSIX::setuid\s*\(\s*0)/;
+/**
+ * Code that makes its process root (then whatever it runs is root's): a set*uid call given 0 in
+ * any language — python's `os.setuid(0)`, perl's `POSIX::setuid(0)`, PHP's `posix_setuid(0)`,
+ * node's `process.setuid(0)`, ruby's `Process::Sys.setuid(0)`, Go's `syscall.Setuid(0)`, C's
+ * `setuid(0)` — ruby's `Process.uid = 0`; or a file given a setuid or setgid mode.
+ */
+const SETUID_RE =
+  /\b(?:[\w$]+(?:\.|::))*(?:posix_)?set(?:e|re|res)?[ug]id\s*\(\s*0\s*[,)]|\bProcess(?:::Sys)?\.(?:e?uid)\s*=\s*0\b|\bos\.chmod\s*\([^)]*0o?[2467][0-7]{3}/i;
 
 function strings(code: string, re: RegExp, group: number): string[] {
   re.lastIndex = 0;
@@ -147,7 +163,7 @@ export function inlineCodeEffects(code: string, c: ShellCommand): { effects: Eff
   if (EVAL_FETCH_RE.test(code)) effects.push(classified("remote_code", "runs downloaded code (inline code)"));
   if (FORK_RE.test(code)) effects.push(classified("resource_abuse", "forks without end (inline code)"));
   if (WEB_SHELL_RE.test(code)) effects.push(classified("remote_code", "runs the commands a request sends (a web shell)"));
-  if (SETUID_RE.test(code)) effects.push(classified("privilege_escalation", "sets uid 0 or a setuid bit (inline code)"));
+  if (SETUID_RE.test(code)) effects.push(classified("privilege_escalation", "makes its process root or sets a setuid bit (inline code)"));
   if (network && /\bos\.environ\b|process\.env\b|\$ENV\b|ENV\[/.test(code) && /\b(post|send|write|request|urlopen)\b/.test(code))
     effects.push(classified("exfiltration", "sends the environment to the network (inline code)"));
   const shellLines = [

@@ -9,13 +9,14 @@ import { INTERPRETERS, SHELLS } from "../command-names.js";
 import { COMMAND_EFFECTS, commandEffects, FETCHERS, remoteCommand, SENDERS } from "./command-table.js";
 import { classified, effect, type Effect, type Finding, type ThreatClass } from "./effect.js";
 import { autorunPlace, isDotfile, isSystemConfig } from "./autorun.js";
+import { unpack } from "./commands/files.js";
 import { mining } from "./commands/system.js";
 import { embeddedCommands } from "./embedded.js";
-import { foundSecrets } from "./found-files.js";
+import { foundDeletes, foundSecrets } from "./found-files.js";
 import { inlineCode, inlineCodeEffects } from "./inline-code.js";
 import { inlineCodeWrites, namedFileEffects } from "./named-files.js";
 import { outbound } from "./outbound.js";
-import { runAsEffects } from "./run-as.js";
+import { runAsEffects, typedEscapes } from "./run-as.js";
 import { writtenCode, type CodeReader } from "./written-code.js";
 import {
   globParent,
@@ -64,6 +65,8 @@ export function logEffects(log: CommandLog, where: Where): CommandEffects[] {
       ...mining(c),
       ...namedFileEffects(c, where.home, where.workspace),
       ...runAsEffects(c),
+      ...unpack(c),
+      ...foundDeletes(c, log.commands),
     ];
     if (servesShell(c)) effects.push(classified("reverse_shell", "gives a shell to a network peer (a program the guard does not know)"));
     const code = inlineCode(c);
@@ -182,6 +185,9 @@ const TARGET_RULES: Partial<Record<Effect["kind"], TargetRule>> = {
     return undefined;
   },
   permissions: (e, t) => {
+    // Anyone may then write a uid-0 line or a sudo rule: an escalation, whatever else it breaks.
+    if (/world-writable/.test(e.what) && isAccountsFile(t))
+      return hit("privilege_escalation", `${e.what}: the accounts or sudoers files (anyone can add a root user)`);
     const systemTree = isSystemRoot(t) || /^\/(etc|usr|bin|sbin|lib|boot|var)(\/|$)/.test(t);
     if (e.recursive === true && systemTree) return hit("destruction", `${e.what}: a system tree`);
     if (/world-writable/.test(e.what) && (isSystemRoot(t) || /^\/(etc|usr|bin|sbin|boot)\//.test(t)))
@@ -201,6 +207,8 @@ const TARGET_RULES: Partial<Record<Effect["kind"], TargetRule>> = {
     if (/^\/etc\/(passwd|group|shadow|gshadow|master\.passwd|sudoers)-?$/.test(t))
       return hit("exfiltration", "sends the system's account files to the network");
     if (isDotfile(t, where.home)) return hit("exfiltration", "sends a user's dotfile to the network");
+    if (t === "/home" || t === "/Users" || (isHomeDir(t, where.home) && t !== where.home))
+      return hit("exfiltration", "sends users' home directories to the network");
     if (ARCHIVE_RE.test(t) && !t.startsWith(`${where.workspace}/`))
       return hit("exfiltration", "sends an archive from outside the workspace to the network");
     if (isSystemData(t, where.home)) return hit("exfiltration", "sends the system's files (configuration, logs, state) to the network");
@@ -443,5 +451,6 @@ function combinedFindings(cmds: readonly CommandEffects[], where: Where, add: Ad
   reverseShell(line, add);
   exfiltration(line, add);
   outbound(cmds, where, add);
+  for (const e of typedEscapes(line.cmds.map((ce) => ce.command))) add("privilege_escalation", e.what);
   foundSecrets(cmds, where.home, add);
 }

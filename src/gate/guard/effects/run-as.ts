@@ -6,6 +6,7 @@
 import { INTERPRETERS, SHELLS } from "../command-names.js";
 import { RUN_AS } from "../shell/command-words.js";
 import type { ShellCommand } from "../shell/records.js";
+import { COMMAND_EFFECTS } from "./command-table.js";
 import { classified, type Effect } from "./effect.js";
 
 /** A shell named as a word or inside one: `/bin/sh`, `bash`, `'/bin/sh -i 0<&2'`, `system("/bin/sh")`, `-wrapper /bin/sh,-s`. */
@@ -23,10 +24,17 @@ const interactive = (c: ShellCommand): boolean =>
   c.input === undefined &&
   c.args.every((a) => a.startsWith("-") && !SCRIPT_OPTION_RE.test(a));
 
+/** `script` without `-c` starts the user's shell and records it (`sudo script -q /dev/null`). */
+const startsShell = (c: ShellCommand): boolean => c.name === "script" && !c.args.some((a) => /^(-[a-zA-Z]*c|--command)(=|$)/.test(a));
+
+/** A shell in privileged mode (`sh -p`, `bash -p`): it keeps the effective uid of a setuid copy instead of dropping it. */
+const privilegedMode = (c: ShellCommand): boolean => SHELLS.has(c.name) && c.args.some((a) => /^-[a-zA-Z]*p[a-zA-Z]*$/.test(a));
+
 const givenShell = (c: ShellCommand): boolean => c.args.some((a) => SHELL_IN_WORD_RE.test(a) || SHELLS.has(a));
 
 /** The effects of running as another user: none for a command run as itself. */
 export function runAsEffects(c: ShellCommand): Effect[] {
+  if (privilegedMode(c)) return [classified("privilege_escalation", "starts a shell that keeps a setuid owner's privileges (-p)")];
   if (c.name === "su") {
     const command = c.args.some((a) => /^(-c|--command|--session-command)(=|$)/.test(a));
     // `su`, `su -`, `su - root`: root's shell. `su nobody` is another user's shell, not root's.
@@ -44,7 +52,57 @@ export function runAsEffects(c: ShellCommand): Effect[] {
       : [classified("privilege_change", `runs as another user (${c.name})`)];
   }
   if (c.asUser === undefined) return [];
-  if (interactive(c)) return [classified("privilege_escalation", `starts a shell as another user (${c.asUser} ${c.name})`)];
+  if (interactive(c) || startsShell(c))
+    return [classified("privilege_escalation", `starts a shell as another user (${c.asUser} ${c.name})`)];
   if (givenShell(c)) return [classified("privilege_escalation", `hands a shell to a program run as another user (${c.asUser} ${c.name})`)];
   return [classified("privilege_change", `runs a command as another user (${c.asUser})`)];
+}
+
+/** Programs with a command prompt of their own that the command table knows (clients, pagers, editors); those it does not know may have one too. */
+const PROMPTING = new Set([
+  "sftp",
+  "ftp",
+  "less",
+  "more",
+  "man",
+  "vi",
+  "vim",
+  "nano",
+  "ed",
+  "gdb",
+  "mysql",
+  "psql",
+  "sqlite3",
+  "ssh",
+  "telnet",
+]);
+/** Programs that only print or test their words: a shell path among them is text. */
+const TEXT_ONLY = new Set(["echo", "printf", "[", "[[", "test", "true", "false", ":"]);
+
+/**
+ * Lines typed into a program run as another user: in a call typed at a terminal, the line after
+ * a program with a prompt of its own (`sudo ispell F`, `sudo sftp host`, `sudo jtag --interactive`)
+ * is its input, so a shell started on it (`!/bin/sh`, `shell /bin/sh`) is that program's shell
+ * escape, run as its user. Only the next line is read so, and only when it starts a shell bare or
+ * hands one to a word the table does not know (`sudo touch F` then `printf '#!/bin/bash'` is not).
+ */
+export function typedEscapes(cmds: readonly ShellCommand[]): Effect[] {
+  const i = cmds.findIndex(
+    (c) =>
+      c.asUser !== undefined &&
+      c.depth === 0 &&
+      !RUN_AS.has(c.name) &&
+      !SHELLS.has(c.name) &&
+      (PROMPTING.has(c.name) || !COMMAND_EFFECTS.has(c.name)) &&
+      !TEXT_ONLY.has(c.name),
+  );
+  const program = cmds[i];
+  if (program === undefined) return [];
+  const next = cmds.slice(i + 1).find((c) => c.depth === 0 && c.pipe > program.pipe);
+  if (next === undefined || next.asUser !== undefined) return [];
+  const escape =
+    interactive(next) || (next.name !== "" && !COMMAND_EFFECTS.has(next.name) && !TEXT_ONLY.has(next.name) && givenShell(next));
+  return escape
+    ? [classified("privilege_escalation", `starts a shell typed into a program run as another user (${program.asUser} ${program.name})`)]
+    : [];
 }

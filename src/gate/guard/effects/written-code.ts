@@ -232,6 +232,12 @@ function writtenPrograms(
   add: AddCarrying,
 ): void {
   for (const { command: c, effects } of cmds) {
+    // What a copier or writer run so does with the file is a write (read above), not a program run on it.
+    if (c.asUser !== undefined && !COPIERS.has(c.name) && !WRITERS_BY_NAME.has(c.name) && handsShellFile(c, files))
+      add(
+        "privilege_escalation",
+        `hands a program run as another user (${c.asUser} ${c.name}) a file written in this call that starts a shell`,
+      );
     const run = effects.filter((e) => e.kind === "runs_file").flatMap((e) => e.targets);
     // A compiler, or a program the table does not know (`v run t.v`, `crystal t.cr`), given a file the line wrote: the file is its code.
     const compiled =
@@ -246,6 +252,26 @@ function writtenPrograms(
         add(f.class, `${f.what} (a program written in this call)`);
     }
   }
+}
+
+/** A shell named in a file's text past its `#!` line (`exec /bin/sh`, `CALL "SYSTEM" USING "/bin/sh"`, `! exec /bin/sh`). */
+const STARTS_SHELL_RE = /(^|[^\w./-])(\/usr)?\/bin\/(ba|da|z|k|c|tc|fi|po|a|mk)?sh(?![\w.-])/m;
+
+/**
+ * A file the line wrote, whose text starts a shell, named in the arguments of a program run as
+ * another user (`sudo check_ssl_cert --grep-bin F`, `sudo wget --use-askpass=F`, `sudo cobc F`):
+ * the program runs or interprets it as that user, so the shell is theirs (GTFOBins' sudo forms).
+ * A script whose only shell is its `#!` line (`sudo ./install.sh`) is not a shell handed over.
+ * A program the table knows takes the file as an option's value (`--use-askpass=F`), not as an
+ * operand it works on (`sudo chmod +x F`).
+ */
+function handsShellFile(c: ShellCommand, files: ReadonlyMap<string, string>): boolean {
+  const known = COMMAND_EFFECTS.has(c.name);
+  return c.args.some((a, i) => {
+    if (known && !/^--?[\w-]+=/.test(a) && !(c.args[i - 1] ?? "").startsWith("-")) return false;
+    const text = files.get(resolveTarget(a.replace(/^-[\w-]*=/, ""), c.cwd));
+    return text !== undefined && STARTS_SHELL_RE.test(text.replace(/\\n/g, "\n").replace(/^#!\S*/, ""));
+  });
 }
 
 /** `find / -perm ... -exec sh -c 'echo ... >> "{}"'`: code appended to every file a search outside the workspace finds. */

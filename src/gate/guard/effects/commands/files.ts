@@ -28,6 +28,9 @@ export const find: Handler = (c) => {
   const names = c.args
     .flatMap((a, i) => (/^-i?(name|path)$/.test(a) ? [c.args[i + 1] ?? ""] : []))
     .filter((n) => n !== "" && !/[*?[]/.test(n.replace(/^\*\//, "")));
+  // `-fprint FILE`, `-fls FILE`: find writes its listing to FILE (`find . -fprint /etc/passwd` empties the accounts file).
+  const written = c.args.flatMap((a, i) => (/^-(fprint|fprint0|fprintf|fls)$/.test(a) ? [c.args[i + 1] ?? ""] : []));
+  if (written.length > 0) out.push(effect("overwrite", "writes its listing to a file", at(c, written)));
   if (exec >= 0 && !deletes && names.length > 0)
     out.push(
       effect(
@@ -74,20 +77,31 @@ export const diskTool =
     ),
   ];
 
-/** cp/install: the last operand is written, the others read. */
+/**
+ * Where a copy or move writes: the destination, and when it is written as a directory (`-t DIR`,
+ * `DIR/`) each source's name inside it (`mv file /etc/` writes `/etc/file`).
+ */
+function destinations(target: readonly string[], operands: readonly string[]): { sources: string[]; dest: string[] } {
+  const sources = target.length > 0 ? [...operands] : operands.slice(0, -1);
+  const dest = target.length > 0 ? [...target] : operands.slice(-1);
+  const dirs = dest.filter((d) => target.length > 0 || d.endsWith("/"));
+  const inside = dirs.flatMap((d) => sources.map((s) => `${d.replace(/\/+$/, "")}/${s.replace(/\/+$/, "").replace(/^.*\//, "")}`));
+  return { sources, dest: [...dest, ...inside.filter((p) => !p.endsWith("/"))] };
+}
+
+/** cp/install: the last operand is written, the others read; `install -m 4755` sets the setuid bit as `chmod` does. */
 export const copy: Handler = (c) => {
   const o = parseOptions(c.args, set("-t", "--target-directory", "-m", "--mode", "-o", "--owner", "-g", "--group", "-S", "--suffix"));
-  const target = valuesOf(o, "-t", "--target-directory");
-  const sources = target.length > 0 ? o.operands : o.operands.slice(0, -1);
-  const dest = target.length > 0 ? target : o.operands.slice(-1);
-  return [effect("read", "copies files", at(c, sources)), effect("overwrite", "writes a copy", at(c, dest))];
+  const { sources, dest } = destinations(valuesOf(o, "-t", "--target-directory"), o.operands);
+  const out = [effect("read", "copies files", at(c, sources)), effect("overwrite", "writes a copy", at(c, dest))];
+  if (c.name === "install" && valuesOf(o, "-m", "--mode").some((m) => m.split(",").some((x) => SETUID_MODE_RE.test(x))))
+    out.push(effect("permissions", "sets the setuid or setgid bit (install -m)", at(c, dest), { class: "privilege_escalation" }));
+  return out;
 };
 
 export const mv: Handler = (c) => {
   const o = parseOptions(c.args, set("-t", "--target-directory", "-S", "--suffix"));
-  const target = valuesOf(o, "-t", "--target-directory");
-  const sources = target.length > 0 ? o.operands : o.operands.slice(0, -1);
-  const dest = target.length > 0 ? target : o.operands.slice(-1);
+  const { sources, dest } = destinations(valuesOf(o, "-t", "--target-directory"), o.operands);
   return [effect("delete", "moves files away", at(c, sources), { recursive: true }), effect("overwrite", "moves files over", at(c, dest))];
 };
 
@@ -197,9 +211,40 @@ export const grep: Handler = (c) => {
   return out;
 };
 
+/**
+ * The system places an archive unpacked into overwrites with whatever it holds: the root, `/etc`,
+ * the distribution's program and library directories, `/boot` (not `/usr/local` or `/opt`, where
+ * `tar -xzf node.tgz -C /usr/local` installs a toolchain).
+ */
+const SYSTEM_UNPACK_RE = /^\/(etc|boot|bin|sbin|lib|lib32|lib64|usr\/(s?bin|lib|lib32|lib64|libexec))?(\/|$)/;
+const unpacksOverSystem = (dirs: readonly string[]): Effect[] =>
+  dirs.some((d) => SYSTEM_UNPACK_RE.test(d))
+    ? [classified("persistence", "unpacks an archive over the system's configuration or programs")]
+    : none;
+
+/**
+ * unzip -d DIR, 7z x -oDIR: an archive unpacked over a system place. Called by the rules for every
+ * command, not from the table: unzip stays out of it, so the files it names are still read as an
+ * unknown program's are (named-files.ts: `unzip x.zip -d /etc/cron.d`), and 7z stays a reader.
+ */
+export const unpack: Handler = (c) => {
+  if (!/^(unzip|7z|7za|7zr)$/.test(c.name)) return none;
+  if (c.name === "7z" || c.name === "7za" || c.name === "7zr") {
+    if (!/^[xe]$/.test(c.args[0] ?? "")) return none;
+    const out = c.args.find((a) => a.startsWith("-o"));
+    return unpacksOverSystem(at(c, [out === undefined ? "." : out.slice(2)]));
+  }
+  if (c.name === "unzip" && c.args.some((a) => /^-[lvtzZ]$/.test(a))) return none;
+  const dir = c.args.findIndex((a) => a === "-d" || a === "--directory");
+  return unpacksOverSystem(at(c, [dir >= 0 ? (c.args[dir + 1] ?? ".") : "."]));
+};
+
 export const tar: Handler = (c) => {
   const o = parseOptions(c.args, set("-f", "--file", "-C", "--directory", "-T", "--files-from", "-X", "--exclude-from"));
   const creates = has(o, "-c", "--create", "-r", "--append") || /^[a-z]*c/.test(c.args[0] ?? "");
+  const extracts = has(o, "-x", "--extract", "--get") || /^[a-z]*x/.test(c.args[0] ?? "");
+  // Unpacked into the last `-C` directory, else where tar runs.
+  if (extracts && !creates) return unpacksOverSystem(at(c, [valuesOf(o, "-C", "--directory").at(-1) ?? "."]));
   if (!creates) return none;
   const files = at(
     c,

@@ -45,7 +45,8 @@ const gitCheckout: GitRule = (o, rest, c) => {
 };
 
 export const GIT_RULES: Readonly<Record<string, GitRule>> = {
-  reset: gitIf((o) => has(o, "--hard"), "discards uncommitted changes (reset --hard)"),
+  // `--merge` also resets the index and the files that differ between the commit and HEAD: staged work is lost.
+  reset: gitIf((o) => has(o, "--hard", "--merge"), "discards uncommitted changes (reset --hard or --merge)"),
   clean: gitIf((o) => has(o, "-f", "--force"), "deletes untracked files (clean -f)"),
   push: gitPush,
   checkout: gitCheckout,
@@ -77,6 +78,8 @@ export const git: Handler = (c) => {
     ),
   );
   const [sub, ...rest] = o.operands;
+  // `git restore --help`, `git reset -h`: the manual or the usage, nothing run.
+  if (has(o, "--help", "-h")) return none;
   const rule = sub === undefined || !Object.hasOwn(GIT_RULES, sub) ? undefined : GIT_RULES[sub];
   return rule === undefined ? none : rule(o, rest, c);
 };

@@ -65,6 +65,15 @@ export const networkDown: Handler = (c) => {
 };
 
 /** Users and passwords: created, deleted, given passwords or other shells (privileges are privilege_escalation). */
+/**
+ * root's password set through sudo (`sudo passwd`, `sudo passwd root`, `root:...` fed to `sudo
+ * chpasswd`): root's login is then the caller's. Without sudo only root can do it, so no one gains
+ * anything: an account change.
+ */
+const setsRootPassword = (c: ShellCommand, operands: readonly string[]): boolean =>
+  c.asUser !== undefined &&
+  ((c.name === "passwd" && (operands[0] ?? "root") === "root") || (c.name === "chpasswd" && /(^|\n)root:/.test(c.input ?? "")));
+
 export const accounts: Handler = (c) => {
   const o = parseOptions(c.args);
   if (c.name === "passwd" && o.flags.size > 0 && [...o.flags].every((f) => /^(-S|--status|-h|--help|-a|--all)$/.test(f))) return none;
@@ -81,6 +90,7 @@ export const accounts: Handler = (c) => {
   // An administrator made (`sysadminctl -addUser x -admin`) is a new admin, as `useradd -G sudo` is.
   if (c.name === "sysadminctl" && c.args.includes("-admin"))
     return [classified("privilege_escalation", "creates an administrator account")];
+  if (setsRootPassword(c, o.operands)) return [classified("privilege_escalation", "sets root's password")];
   return [classified("account_change", password ? "sets a password" : "creates, deletes or changes a user account")];
 };
 
