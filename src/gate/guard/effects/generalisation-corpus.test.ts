@@ -5,8 +5,8 @@
 // read for the third round), a third part committed before the third round (read for the fourth),
 // a fourth part committed before the fourth round (read for the fifth), a fifth part committed
 // before the fifth round (read for the sixth), a sixth part committed before the sixth round
-// (read for the seventh), and a seventh part committed before the seventh round and measured
-// once, after it. Each part is measured under the
+// (read for the seventh), a seventh part committed before the seventh round (read for the eighth),
+// and an eighth part committed before the eighth round and measured once, after it. Each part is measured under the
 // standard and the strict profile; the figures and every miss of the tuning part are in
 // docs/guard.md.
 import { readFileSync } from "node:fs";
@@ -29,9 +29,9 @@ interface Part {
   everyday: Entry[];
 }
 const threats = JSON.parse(readFileSync(new URL("../../../../test/fixtures/threats/corpus.json", import.meta.url), "utf8")) as Part;
-/** The figures of the held-out, fresh, third, fourth, fifth, sixth and seventh parts after the work (docs/guard.md), as shares: the tests keep them from regressing. */
+/** The figures of the held-out, fresh, third, fourth, fifth, sixth, seventh and eighth parts after the work (docs/guard.md), as shares: the tests keep them from regressing. */
 const FLOOR: Record<
-  "heldout" | "fresh" | "third" | "fourth" | "fifth" | "sixth" | "seventh",
+  "heldout" | "fresh" | "third" | "fourth" | "fifth" | "sixth" | "seventh" | "eighth",
   Record<"standard" | "strict", { caught: number; denied: number }>
 > = {
   heldout: { standard: { caught: 178 / 203, denied: 2 / 496 }, strict: { caught: 178 / 203, denied: 2 / 496 } },
@@ -41,6 +41,7 @@ const FLOOR: Record<
   fifth: { standard: { caught: 126 / 130, denied: 0 / 303 }, strict: { caught: 126 / 130, denied: 24 / 303 } },
   sixth: { standard: { caught: 120 / 146, denied: 0 / 64 }, strict: { caught: 120 / 146, denied: 0 / 64 } },
   seventh: { standard: { caught: 25 / 26, denied: 0 / 35 }, strict: { caught: 25 / 26, denied: 0 / 35 } },
+  eighth: { standard: { caught: 30 / 40, denied: 1 / 153 }, strict: { caught: 30 / 40, denied: 2 / 153 } },
 };
 const corpus = JSON.parse(readFileSync(new URL("../../../../test/fixtures/threats/generalisation.json", import.meta.url), "utf8")) as {
   tuning: Part;
@@ -55,6 +56,8 @@ const corpus = JSON.parse(readFileSync(new URL("../../../../test/fixtures/threat
   sixth: Part;
   /** The seventh held-out part: committed before the guard was run on it, measured once after the seventh round. */
   seventh: Part;
+  /** The eighth held-out part: committed before the guard was run on it, measured once after the eighth round. */
+  eighth: Part;
 };
 const docs = readFileSync(new URL("../../../../docs/guard.md", import.meta.url), "utf8");
 
@@ -100,7 +103,17 @@ function measure(
 
 describe("generalisation corpus", () => {
   it("names a source for every entry and a class for every dangerous one", () => {
-    const parts = [corpus.tuning, corpus.heldout, corpus.fresh, corpus.third, corpus.fourth, corpus.fifth, corpus.sixth, corpus.seventh];
+    const parts = [
+      corpus.tuning,
+      corpus.heldout,
+      corpus.fresh,
+      corpus.third,
+      corpus.fourth,
+      corpus.fifth,
+      corpus.sixth,
+      corpus.seventh,
+      corpus.eighth,
+    ];
     const all = parts.flatMap((p) => [...p.dangerous, ...p.everyday]);
     expect(all.filter((e) => !/^[\w.-]+\/[\w.-]+(@[0-9a-f]{7})?:\S/.test(e.source)).map((e) => e.id)).toEqual([]);
     expect(
@@ -121,8 +134,8 @@ describe("generalisation corpus", () => {
       expect(denied.length / corpus.tuning.everyday.filter((e) => e.by_design === undefined).length).toBeLessThanOrEqual(0.01);
       expect([...r.misses, ...denied].filter((id) => !docs.includes(id))).toEqual([]);
     });
-    // Measured once after a round (the seventh after round 7), some read since: the test keeps the figures docs/guard.md reports from regressing.
-    for (const part of ["heldout", "fresh", "third", "fourth", "fifth", "sixth", "seventh"] as const)
+    // Measured once after a round (the eighth after round 8), some read since: the test keeps the figures docs/guard.md reports from regressing.
+    for (const part of ["heldout", "fresh", "third", "fourth", "fifth", "sixth", "seventh", "eighth"] as const)
       it(`${part === "heldout" ? "held-out" : part} part, ${profile}: catches no fewer and denies no more than docs/guard.md reports`, () => {
         const r = measure(corpus[part], profile);
         expect(r.share).toBeGreaterThanOrEqual(FLOOR[part][profile].caught);
