@@ -179,12 +179,17 @@ export function workerWorkload(
   mounts: WorkloadMount[],
   opts: WorkerOptions = {},
 ): WorkloadSpec {
-  return programWorkload(execution, agent, workerProgram(agent, opts), run, mounts, opts);
+  return programWorkload(ownerMarks(execution), execution.spec.input, agent, workerProgram(agent, opts), run, mounts, opts);
 }
 
-/** workerWorkload with the Agent's program already worked out (workerProgram), as a driver that resolves it once per run has it. */
+/**
+ * workerWorkload with the Agent's program already worked out (workerProgram), as a driver that
+ * resolves it once per run has it, for the Execution that `owner` marks (its name, namespace and
+ * label; `input`: its spec.input): a worker needs no more of its Execution.
+ */
 export function programWorkload(
-  execution: Execution,
+  owner: Pick<OwnerMarks, "name" | "namespace" | "label">,
+  input: Execution["spec"]["input"],
   agent: Agent,
   program: WorkerProgram,
   run: WorkerRun,
@@ -197,7 +202,7 @@ export function programWorkload(
   // A url MCP server's bearer token comes from its Secret key, resolved by the kubelet (ADR 0059).
   const own = agentEnvOf(agent, mcpTokenEnvOf(agent));
   const labels = {
-    [CHILD_LABELS.execution]: labelValue(execution.metadata.name),
+    [CHILD_LABELS.execution]: owner.label,
     [CHILD_LABELS.role]: "worker",
     [CHILD_LABELS.iteration]: String(run.iteration),
   };
@@ -206,8 +211,8 @@ export function programWorkload(
   const env: Record<string, string> = {
     ...runtime.env,
     ...agentEnvironment({
-      namespace: execution.metadata.namespace ?? "default",
-      execution: execution.metadata.name,
+      namespace: owner.namespace,
+      execution: owner.name,
       iteration: run.iteration,
       task: agent.spec.task?.instruction ?? "",
       tools: agent.spec.tools ?? [],
@@ -218,7 +223,7 @@ export function programWorkload(
       // Stamped when the workload is made: its kill counts from its own start, later.
       deadline: new Date((opts.now ?? Date.now()) + run.timeoutSeconds * 1000).toISOString(),
     }),
-    GAVEL_INPUT: JSON.stringify(execution.spec.input ?? null),
+    GAVEL_INPUT: JSON.stringify(input ?? null),
     GAVEL_FEEDBACK: run.feedback ?? "",
     GAVEL_WORKSPACE: writable.map((m) => m.mountPath).join(":"),
     ...(opts.traceParent !== undefined ? { [TRACEPARENT_ENV]: opts.traceParent } : {}),

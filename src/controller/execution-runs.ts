@@ -282,7 +282,7 @@ export class ExecutionRuns {
     const { settings, now } = this.parts;
     const { traces, credentials } = this.access;
     await this.access.copies.ensureClaims(ctx.owner, ctx.agent);
-    await this.access.readers.removeBefore(ex, run.iteration);
+    await this.access.readers.removeBefore(ctx.owner, run.iteration);
     const gate = settings.natsUrl !== "" && isRestrictedNetwork(ctx.program.network) ? await this.gateAccess() : undefined;
     const credentialSecret = await credentials?.ensure(ctx, state.startedAtMs ?? now());
     const traceParent = traces?.iterationParent(traced(ex, ctx.agent), run.iteration);

@@ -6,14 +6,13 @@
 // the path, so a restarted controller finds it again.
 import { createHash } from "node:crypto";
 import { defaultImages } from "../children/images.js";
-import { CHILD_LABELS } from "../children/workloads.js";
+import { CHILD_LABELS, type OwnerMarks } from "../children/workloads.js";
 import type { FileRequest } from "../engine/outer-loop.js";
 import type { FileContent } from "../engine/validators.js";
 import { imageReader, readerContent, volumeReader } from "../runtime/file-reader.js";
 import type { WorkloadSpec } from "../runtime/workload.js";
-import type { Execution } from "../api/types.js";
 import { placementOf, workloadPodName } from "./execution-pods.js";
-import { ensureWorkload, namespaceOf, type ExecutionParts, type RunContext } from "./execution-parts.js";
+import { ensureWorkload, type ExecutionParts, type RunContext } from "./execution-parts.js";
 
 /** Seconds a reader may take. */
 const READER_TIMEOUT_SECONDS = 60;
@@ -49,11 +48,11 @@ export class FileReaders {
     );
   }
 
-  /** Retires the readers of iterations before `iteration` (their validators are recorded). */
-  async removeBefore(ex: Execution, iteration: number): Promise<void> {
+  /** Retires the readers of iterations before `iteration` of the run that `owner` marks (their validators are recorded). */
+  async removeBefore(owner: OwnerMarks, iteration: number): Promise<void> {
     await this.parts.workloads.retireOwned(
-      namespaceOf(ex),
-      ex.metadata.name,
+      owner.namespace,
+      owner.name,
       0,
       (labels) => labels[CHILD_LABELS.role] === "reader" && Number(labels[CHILD_LABELS.iteration]) < iteration,
     );

@@ -45,7 +45,7 @@ export function workerPod(ctx: RunContext, run: WorkerRun, o: WorkerPodInputs): 
   let place = workerPlacement(ctx.owner, ctx.agent, o.settings.readerImage);
   // A restricted worker gets the gate's address and a rule to reach it, and nothing else opens up.
   if (o.gate !== undefined) place = { ...place, gate: { policy: workerGatePolicy(o.gate), egress: o.gate.egress } };
-  let spec = programWorkload(ctx.execution, ctx.agent, ctx.program, run, mounts, {
+  let spec = programWorkload(ctx.owner, ctx.execution.spec.input, ctx.agent, ctx.program, run, mounts, {
     natsUrl: o.gate?.url ?? o.settings.natsUrl,
     ...(o.traceParent !== undefined ? { traceParent: o.traceParent } : {}),
   });
