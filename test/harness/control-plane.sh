@@ -7,8 +7,8 @@
 # KUBELET_ADDRESS_TYPES (default Hostname) is the node address the apiserver reaches a kubelet
 # at (logs): kwok's simulated nodes serve them on InternalIP 127.0.0.1 (test/harness/kwok.ts).
 source "$(dirname "$0")/lib.sh"
-cmd="${1:?usage: control-plane.sh up|down DIR}"
-dir="${2:?usage: control-plane.sh up|down DIR}"
+cmd="${1:?usage: control-plane.sh up|down|restart-apiserver DIR}"
+dir="${2:?usage: control-plane.sh up|down|restart-apiserver DIR}"
 PKI="$GAVEL_CACHE/pki"
 API_ADDRESS="${API_ADDRESS:-127.0.0.1}"
 
@@ -46,6 +46,39 @@ stop_pid() {
   kill -9 "$pid" 2>/dev/null || true
 }
 
+# start_apiserver: kube-apiserver on $API_PORT over the etcd at $ETCD_PORT, its log appended to
+# $dir/kube-apiserver.log; sets API_PID.
+start_apiserver() {
+  (close_fds; exec "$K8S_BIN/kube-apiserver" \
+    --etcd-servers "http://127.0.0.1:$ETCD_PORT" \
+    --bind-address "$API_ADDRESS" --advertise-address "$API_ADDRESS" --secure-port "$API_PORT" \
+    --tls-cert-file "$PKI/apiserver.crt" --tls-private-key-file "$PKI/apiserver.key" \
+    --client-ca-file "$PKI/ca.crt" \
+    --kubelet-client-certificate "$PKI/apiserver-kubelet-client.crt" --kubelet-client-key "$PKI/apiserver-kubelet-client.key" \
+    --kubelet-certificate-authority "$PKI/ca.crt" \
+    --service-account-key-file "$PKI/sa.pub" --service-account-signing-key-file "$PKI/sa.key" \
+    --service-account-issuer https://kubernetes.default.svc.cluster.local \
+    --authorization-mode "${AUTHORIZATION_MODE:-RBAC}" \
+    --service-cluster-ip-range 10.0.0.0/24 --allow-privileged=true \
+    --kubelet-preferred-address-types "${KUBELET_ADDRESS_TYPES:-Hostname}" \
+    --enable-priority-and-fairness=false \
+    --profiling=false --v=1 >>"$dir/kube-apiserver.log" 2>&1) &
+  API_PID=$!
+}
+
+# wait_apiserver: until its /readyz answers (30 s); otherwise names its log's last lines and fails.
+wait_apiserver() {
+  for _ in $(seq 1 300); do
+    if ! kill -0 "$API_PID" 2>/dev/null; then break; fi
+    if curl -fsS --cacert "$PKI/ca.crt" --cert "$PKI/admin.crt" --key "$PKI/admin.key" \
+        "https://$API_ADDRESS:$API_PORT/readyz" >/dev/null 2>&1; then return 0; fi
+    sleep 0.1
+  done
+  log "kube-apiserver did not become ready; last lines of $dir/kube-apiserver.log:"
+  tail -30 "$dir/kube-apiserver.log" >&2
+  return 1
+}
+
 case "$cmd" in
 up)
   "$HARNESS_DIR/pki.sh"
@@ -63,21 +96,7 @@ up)
     curl -fsS "http://127.0.0.1:$ETCD_PORT/health" 2>/dev/null | grep -q '"health":"true"' && break
     sleep 0.1
   done
-  (close_fds; exec "$K8S_BIN/kube-apiserver" \
-    --etcd-servers "http://127.0.0.1:$ETCD_PORT" \
-    --bind-address "$API_ADDRESS" --advertise-address "$API_ADDRESS" --secure-port "$API_PORT" \
-    --tls-cert-file "$PKI/apiserver.crt" --tls-private-key-file "$PKI/apiserver.key" \
-    --client-ca-file "$PKI/ca.crt" \
-    --kubelet-client-certificate "$PKI/apiserver-kubelet-client.crt" --kubelet-client-key "$PKI/apiserver-kubelet-client.key" \
-    --kubelet-certificate-authority "$PKI/ca.crt" \
-    --service-account-key-file "$PKI/sa.pub" --service-account-signing-key-file "$PKI/sa.key" \
-    --service-account-issuer https://kubernetes.default.svc.cluster.local \
-    --authorization-mode "${AUTHORIZATION_MODE:-RBAC}" \
-    --service-cluster-ip-range 10.0.0.0/24 --allow-privileged=true \
-    --kubelet-preferred-address-types "${KUBELET_ADDRESS_TYPES:-Hostname}" \
-    --enable-priority-and-fairness=false \
-    --profiling=false --v=1 >"$dir/kube-apiserver.log" 2>&1) &
-  API_PID=$!
+  start_apiserver
   kubeconfig "$dir/kubeconfig" admin "$PKI/admin.crt" "$PKI/admin.key"
   cat > "$dir/env" <<ENV
 ETCD_PORT=$ETCD_PORT
@@ -87,19 +106,7 @@ API_PORT=$API_PORT
 API_PID=$API_PID
 KUBECONFIG=$dir/kubeconfig
 ENV
-  ok=""
-  for _ in $(seq 1 300); do
-    if ! kill -0 "$API_PID" 2>/dev/null; then break; fi
-    if curl -fsS --cacert "$PKI/ca.crt" --cert "$PKI/admin.crt" --key "$PKI/admin.key" \
-        "https://$API_ADDRESS:$API_PORT/readyz" >/dev/null 2>&1; then ok=1; break; fi
-    sleep 0.1
-  done
-  if [ -z "$ok" ]; then
-    log "kube-apiserver did not become ready; last lines of $dir/kube-apiserver.log:"
-    tail -30 "$dir/kube-apiserver.log" >&2
-    stop_pid "$API_PID"; stop_pid "$ETCD_PID"
-    exit 1
-  fi
+  if ! wait_apiserver; then stop_pid "$API_PID"; stop_pid "$ETCD_PID"; exit 1; fi
   CRDS_DIR="${CRDS_DIR:-$REPO_DIR/crds}"
   if [ "${NO_CRDS:-0}" != 1 ] && ls "$CRDS_DIR"/*.yaml >/dev/null 2>&1; then
     "$K8S_BIN/kubectl" --kubeconfig "$dir/kubeconfig" apply --server-side -f "$CRDS_DIR" >/dev/null
@@ -133,5 +140,15 @@ down)
   stop_pid "${ETCD_PID:-}"
   rm -f "$dir/env"
   ;;
-*) echo "usage: control-plane.sh up|down DIR" >&2; exit 2 ;;
+restart-apiserver)
+  # The API server stopped (SIGTERM, then SIGKILL after 5 s) and started again on the same
+  # port and etcd: what clients see of an API server's restart (issue 24 item 6).
+  # shellcheck disable=SC1091
+  source "$dir/env"
+  stop_pid "$API_PID"
+  start_apiserver
+  sed -i "s/^API_PID=.*/API_PID=$API_PID/" "$dir/env"
+  wait_apiserver
+  ;;
+*) echo "usage: control-plane.sh up|down|restart-apiserver DIR" >&2; exit 2 ;;
 esac

@@ -18,6 +18,8 @@ export interface ControlPlane {
   kubectl(args: string[], opts?: { stdin?: string }): Promise<ExecResult>;
   /** Creates a namespace named PREFIX-<random> with its `default` ServiceAccount and returns its name. */
   createNamespace(prefix: string): Promise<string>;
+  /** Stops the API server (SIGTERM) and starts it again on the same port and etcd; resolves once it is ready. */
+  restartApiServer(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -26,12 +28,14 @@ export async function startControlPlane(opts: { installCrds?: boolean; env?: Rec
   const dir = await mkdtemp(join(tmpdir(), "gavel-cp-"));
   const env = { ...process.env, ...opts.env, NO_CRDS: opts.installCrds === false ? "1" : "0" };
   await runOk(join(HARNESS_DIR, "control-plane.sh"), ["up", dir], { env });
-  const vars = Object.fromEntries(
-    (await readFile(join(dir, "env"), "utf8"))
-      .split("\n")
-      .filter((l) => l.includes("="))
-      .map((l) => [l.slice(0, l.indexOf("=")), l.slice(l.indexOf("=") + 1)]),
-  ) as Record<string, string>;
+  const readVars = async () =>
+    Object.fromEntries(
+      (await readFile(join(dir, "env"), "utf8"))
+        .split("\n")
+        .filter((l) => l.includes("="))
+        .map((l) => [l.slice(0, l.indexOf("=")), l.slice(l.indexOf("=") + 1)]),
+    ) as Record<string, string>;
+  let vars = await readVars();
   const kubeconfigPath = join(dir, "kubeconfig");
   const kc = new k8s.KubeConfig();
   kc.loadFromFile(kubeconfigPath);
@@ -72,6 +76,10 @@ export async function startControlPlane(opts: { installCrds?: boolean; env?: Rec
       // What kube-controller-manager's ServiceAccount controller does (this control plane runs none): pods need it.
       await core.createNamespacedServiceAccount({ namespace: name, body: { metadata: { name: "default" } } });
       return name;
+    },
+    async restartApiServer() {
+      await runOk(join(HARNESS_DIR, "control-plane.sh"), ["restart-apiserver", dir], { env });
+      vars = await readVars();
     },
     stop,
   };
