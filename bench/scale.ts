@@ -6,6 +6,7 @@
 import { gavelWrites, isWrite, perExecution, requestsBetween, type RequestKind } from "./scale-metrics.js";
 import { percentile } from "./judge-overhead.js";
 import { scaleRun, type ScaleRun, type ScaleVariant } from "../test/harness/scale-run.js";
+import { TOOL_CALLS } from "../test/harness/scale-tools.js";
 import type { BenchResult, BenchSuite } from "./types.js";
 
 /** The scales of a comma-separated list. */
@@ -16,6 +17,8 @@ const scalesOf = (list: string) =>
     .filter((n) => Number.isInteger(n) && n > 0);
 const SCALES = scalesOf(process.env.GAVEL_BENCH_SCALE ?? "100,500");
 const MULTI_JUDGE_SCALES = scalesOf(process.env.GAVEL_BENCH_SCALE_MULTI_JUDGE ?? "100");
+/** The tools variant's scales (three tool calls per worker through the gate over NATS). */
+const TOOLS_SCALES = scalesOf(process.env.GAVEL_BENCH_SCALE_TOOLS ?? "100");
 /** How long each simulated worker and judge pod runs. */
 const POD_RUN_MS = Number(process.env.GAVEL_BENCH_SCALE_POD_MS ?? "1000");
 /** Where the controller's CPU profiles go (one per scale), when set: docs/scale.md. */
@@ -144,6 +147,80 @@ function costRows(r: ScaleRun, row: Row): BenchResult[] {
   ];
 }
 
+/** The tools variant's rows: every call decided, once each in the store, and the gate's round trip as the workers timed it. */
+function toolRows(r: ScaleRun, row: Row): BenchResult[] {
+  const t = r.tools;
+  if (t === undefined) return [];
+  const at = label(r);
+  const expected = r.executions * TOOL_CALLS.length;
+  const decided = t.calls.filter((c) => c.decision !== undefined).length;
+  const records = [...t.decisions.values()].reduce((a, n) => a + n, 0);
+  const once = [...t.decisions.values()].filter((n) => n === 1).length;
+  const ms = (judged: boolean) =>
+    t.calls
+      .filter((c) => c.decision !== undefined && (c.expect === "judged") === judged)
+      .map((c) => c.ms)
+      .sort((a, b) => a - b);
+  const direct = ms(false);
+  const judged = ms(true);
+  return [
+    row({
+      name: `${at}: tool calls decided`,
+      value: decided,
+      unit: "calls",
+      baselineName: "calls the workers made",
+      baseline: expected,
+      ratio: decided / expected,
+      target: "all",
+      met: decided === expected && t.errors.length === 0,
+    }),
+    row({
+      name: `${at}: decision records per call in the JetStream store`,
+      value: records / Math.max(1, t.decisions.size),
+      unit: "records",
+      baselineName: "calls with exactly one",
+      baseline: once,
+      ratio: once / expected,
+      target: "exactly 1 for every call",
+      met: once === expected && t.decisions.size === expected && t.claimsOnly.length === 0,
+    }),
+    row({
+      name: `${at}: gate round trip (guard only), p99`,
+      value: percentile(direct, 99),
+      unit: "ms",
+      baselineName: "p50",
+      baseline: percentile(direct, 50),
+      ratio: percentile(direct, 99) / percentile(direct, 50),
+      target: "reported",
+      met: true,
+    }),
+    row({
+      name: `${at}: gate round trip (judged: a judge pod's life), p99`,
+      value: percentile(judged, 99),
+      unit: "ms",
+      baselineName: "p50",
+      baseline: percentile(judged, 50),
+      ratio: percentile(judged, 99) / percentile(judged, 50),
+      target: "reported",
+      met: true,
+    }),
+  ];
+}
+
+/** The tools variant's calls by outcome and round trip, and what failed. */
+function toolNote(r: ScaleRun, t: NonNullable<ScaleRun["tools"]>): string {
+  const by = new Map<string, number[]>();
+  for (const c of t.calls) {
+    const key = `step ${c.step} (${c.expect}): ${c.decision === undefined ? `no decision` : c.decision.allowed ? "allowed" : `blocked by ${c.decision.blocked_by}`}`;
+    by.set(key, [...(by.get(key) ?? []), c.ms]);
+  }
+  const parts = [...by].map(
+    ([k, v]) => `${k} x${v.length}, p50 ${percentile(v, 50).toFixed(0)} ms, p99 ${percentile(v, 99).toFixed(0)} ms`,
+  );
+  const twice = [...t.decisions].filter(([, n]) => n > 1).map(([k]) => k);
+  return `${label(r)}: calls ${parts.join("; ")}; decided more than once: ${twice.length === 0 ? "none" : twice.join(", ")}; claims never decided: ${t.claimsOnly.length === 0 ? "none" : t.claimsOnly.join(", ")}${t.errors.length === 0 ? "" : `; harness errors: ${t.errors.slice(0, 5).join("; ")}`}`;
+}
+
 /** The queue's depth about every 5 s of the run, as "s: keys" pairs. */
 export function depthOverTime(samples: ScaleRun["queueDepth"]): string {
   const picked: ScaleRun["queueDepth"] = [];
@@ -161,9 +238,10 @@ export function scaleRows(r: ScaleRun, smaller?: ScaleRun): BenchResult[] {
     `${at}: gavel's writes per Execution (apiserver_request_total, less kube-scheduler's, kwok's and the harness's): ${perExecution(gavelWrites(kinds, r.harnessWrites), n).join("; ")}`,
     `${at}: all API requests per Execution, every client: ${perExecution(kinds, n).join("; ")}`,
     `${at}: the ${n} creates took ${r.createSeconds.toFixed(1)} s (16 in flight); work queue depth over the run (s: keys): ${depthOverTime(r.queueDepth)}`,
+    ...(r.tools === undefined ? [] : [toolNote(r, r.tools)]),
   ];
   const row: Row = (x) => ({ ...x, notes: notes.join("\n- ") });
-  const rows = [...timeRows(r, row), ...costRows(r, row)];
+  const rows = [...timeRows(r, row), ...costRows(r, row), ...toolRows(r, row)];
   if (smaller !== undefined) {
     const linear = (r.drainSeconds / smaller.drainSeconds) * (smaller.executions / n);
     rows.push(
@@ -190,6 +268,7 @@ export const suite: BenchSuite = {
     const runs: [ScaleVariant, number[]][] = [
       ["semantic", SCALES],
       ["multi_judge", MULTI_JUDGE_SCALES],
+      ["tools", TOOLS_SCALES],
     ];
     for (const [variant, scales] of runs) {
       // Linearity is judged against the smallest scale of the same variant.

@@ -27,4 +27,24 @@ describe("kwokConfig", () => {
     expect(docs[4]).toContain('matchNames: ["gavel-a-i1-ex"]');
     expect(docs[4]).toContain('logsFile: "/tmp/w.log"');
   });
+
+  it("holds named pods until their annotation is set, the others for the run time", () => {
+    const text = kwokConfig({
+      podRunMs: 800,
+      logs: [],
+      held: { pods: ["w-i1-ex"], annotation: "scale.gavel.dev/program-ended" },
+    });
+    const docs = text.split("---\n");
+    expect(docs.map((d) => /name: ([\w"-]+)/.exec(d)?.[1])).toEqual([
+      "node-initialize",
+      "pod-ready",
+      "pod-complete",
+      "pod-complete-held",
+      "pod-delete",
+    ]);
+    expect(docs[2]).toContain('{ key: .metadata.name, operator: NotIn, values: ["w-i1-ex"] }');
+    expect(docs[2]).toContain("durationMilliseconds: 800");
+    expect(docs[3]).toContain(`{ key: '.metadata.annotations["scale.gavel.dev/program-ended"]', operator: Exists }`);
+    expect(docs[3]).toContain("durationMilliseconds: 0");
+  });
 });

@@ -17,6 +17,11 @@ export interface KwokPlay {
   /** Milliseconds from Running to Succeeded (exit code 0). */
   podRunMs: number;
   logs: PodLogs[];
+  /**
+   * Pods that run until `annotation` is set on them rather than for `podRunMs`: their program
+   * ends when the harness says so (the tools variant's workers end after their calls).
+   */
+  held?: { pods: string[]; annotation: string };
 }
 
 /**
@@ -128,18 +133,21 @@ spec:
       startTime: {{ $now | Quote }}
 `;
 
-/** A running pod's main container exits 0 after `ms`; the pod is Succeeded, as its restartPolicy Never makes it. */
-function podComplete(ms: number): string {
+/**
+ * A running pod's main container exits 0 after `ms`; the pod is Succeeded, as its restartPolicy
+ * Never makes it. `only` narrows which pods (more selector lines), `name` names the Stage.
+ */
+function podComplete(ms: number, only: string[] = [], name = "pod-complete"): string {
   return `apiVersion: kwok.x-k8s.io/v1alpha1
 kind: Stage
-metadata: { name: pod-complete }
+metadata: { name: ${name} }
 spec:
   resourceRef: { apiGroup: v1, kind: Pod }
   selector:
     matchExpressions:
       - { key: .metadata.deletionTimestamp, operator: DoesNotExist }
       - { key: .status.phase, operator: In, values: [Running] }
-  delay:
+${only.map((l) => `      - ${l}\n`).join("")}  delay:
     durationMilliseconds: ${Math.max(0, Math.round(ms))}
   next:
     statusTemplate: |
@@ -194,5 +202,14 @@ spec:
 
 /** kwok's --config file: the Stages of the play and its ClusterLogs, as YAML documents. */
 export function kwokConfig(play: KwokPlay): string {
-  return [NODE_INITIALIZE, POD_READY, podComplete(play.podRunMs), POD_DELETE, ...play.logs.map(clusterLogs)].join("---\n");
+  const held = play.held;
+  const complete =
+    held === undefined
+      ? [podComplete(play.podRunMs)]
+      : [
+          podComplete(play.podRunMs, [`{ key: .metadata.name, operator: NotIn, values: ${JSON.stringify(held.pods)} }`]),
+          // A held pod's program ended: its container exits at once.
+          podComplete(0, [`{ key: '.metadata.annotations["${held.annotation}"]', operator: Exists }`], "pod-complete-held"),
+        ];
+  return [NODE_INITIALIZE, POD_READY, ...complete, POD_DELETE, ...play.logs.map(clusterLogs)].join("---\n");
 }

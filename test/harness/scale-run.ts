@@ -7,7 +7,8 @@ import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import * as k8s from "@kubernetes/client-node";
-import type { Execution } from "../../src/api/types.js";
+import { parse } from "yaml";
+import type { Agent, Execution } from "../../src/api/types.js";
 import { GROUP, VERSION } from "../../src/api/types.js";
 import { customResource, Informer, podResource } from "../../src/controller/runtime/informer.js";
 import { workloadPodName } from "../../src/controller/execution-pods.js";
@@ -22,9 +23,26 @@ import { parseSamples } from "./metrics.js";
 import { startKwokCluster } from "./kwok.js";
 import { criLog } from "./kwok-stages.js";
 import { REPO_DIR } from "./paths.js";
+import { WARM_POOL_ANNOTATION } from "../../src/controller/warm-judge-pods.js";
+import {
+  PROGRAM_ENDED,
+  startScaleNats,
+  startToolCalls,
+  TOOL_SPEC,
+  TOOL_VALIDATION,
+  toolJudgeOutput,
+  toolJudgePod,
+  toolManifests,
+  type ScaleNats,
+  type ToolsOutcome,
+} from "./scale-tools.js";
 
-/** Which validation each worker gets: one `semantic` judge, or a `multi_judge` of three (unanimous, all three required). */
-export type ScaleVariant = "semantic" | "multi_judge";
+/**
+ * Which validation each worker gets: one `semantic` judge, or a `multi_judge` of three
+ * (unanimous, all three required); `tools`: one `semantic` judge and three tool calls through
+ * the gate over NATS (scale-tools.ts).
+ */
+export type ScaleVariant = "semantic" | "multi_judge" | "tools";
 
 /** What one scale run is. */
 export interface ScaleRunOptions {
@@ -73,6 +91,8 @@ export interface ScaleRun {
   harnessWrites: Record<string, number>;
   /** Worker and judge pods created, by role: one each per Execution when nothing ran twice. */
   pods: { workers: number; judges: number };
+  /** The tools variant's calls: as each worker saw them, and the store's decision records per call. */
+  tools?: ToolsOutcome;
 }
 
 const NAMESPACE = "scale";
@@ -82,6 +102,7 @@ const JUDGES = ["scale-judge-a", "scale-judge-b", "scale-judge-c"];
 // As the chart's values.yaml `nodeOptions` sets them for the controller's Node.js.
 const CHART_NODE_OPTIONS = "--max-semi-space-size=16";
 
+const TASK = "Summarise the input in three sections.";
 const WORKER_STDOUT = "Summary\n1. Input\n2. Method\n3. Result\n";
 const CRITERIA = "contains: Summary";
 
@@ -97,13 +118,15 @@ spec:
   execution: { mode: one-shot }
 `;
 
-const VALIDATION: Record<ScaleVariant, string> = {
-  semantic: `
+const SEMANTIC = `
       - type: semantic
         judge_agent: ${JUDGE}
         criteria: "${CRITERIA}"
         min_score: 0.5
-        timeout_seconds: 120`,
+        timeout_seconds: 120`;
+const VALIDATION: Record<ScaleVariant, string> = {
+  semantic: SEMANTIC,
+  tools: `\n${TOOL_VALIDATION}    validation:${SEMANTIC}`,
   multi_judge: `
       - type: multi_judge
         judges: [${JUDGES.join(", ")}]
@@ -114,22 +137,23 @@ const VALIDATION: Record<ScaleVariant, string> = {
         timeout_seconds: 120`,
 };
 
-/** The worker Agent and its judges for a variant. */
-function agents(variant: ScaleVariant): string {
+/** The worker Agent and its judges for a variant (the tools variant's: its tools, the worker reaching NATS, the GuardPolicy and the tool judge). */
+async function agents(variant: ScaleVariant): Promise<string> {
+  const tools = variant === "tools";
   const worker = `
 apiVersion: 100monkeys.ai/v1
 kind: Agent
-metadata: { name: scale-worker }
+metadata: { name: scale-worker${tools ? `, annotations: { ${WARM_POOL_ANNOTATION}: "0" }` : ""} }
 spec:
   runtime: { image: gavel/agent:dev, pull_policy: Never }
   task: { instruction: Summarise the input in three sections. }
-  security: { network: { mode: none } }
+${tools ? TOOL_SPEC : ""}  security: { network: { mode: ${tools ? "allow" : "none"} } }
   execution:
     mode: iterative
     max_iterations: 1
-    validation:${VALIDATION[variant]}
+${tools ? "" : "    validation:"}${VALIDATION[variant]}
 `;
-  return [worker, ...judgesOf(variant).map(judgeAgent)].join("---");
+  return [worker, ...judgesOf(variant).map(judgeAgent), ...(tools ? [await toolManifests()] : [])].join("\n---\n");
 }
 
 /** The judge Agents a variant's worker names. */
@@ -138,12 +162,16 @@ function judgesOf(variant: ScaleVariant): string[] {
 }
 
 /** Names of run i's Execution, its worker pod and its judges' pods (the semantic variant's one judge unless told). */
-export function scaleNames(i: number, variant: ScaleVariant = "semantic"): { execution: string; workerPod: string; judgePods: string[] } {
+export function scaleNames(
+  i: number,
+  variant: ScaleVariant = "semantic",
+): { execution: string; workerPod: string; judgePods: string[]; toolJudgePods: string[] } {
   const execution = `s-${String(i).padStart(4, "0")}`;
   return {
     execution,
     workerPod: workloadPodName(workerName(execution, 1)),
     judgePods: judgesOf(variant).map((j) => workloadPodName(judgeChildName(execution, 1, 0, j))),
+    toolJudgePods: variant === "tools" ? [toolJudgePod(execution)] : [],
   };
 }
 
@@ -154,20 +182,22 @@ export function scaleNames(i: number, variant: ScaleVariant = "semantic"): { exe
  * and logs on stderr; the judge is the real rule judge (dist/judges/rule-judge) given the payload
  * a judge child gets, and prints its GradientResult.
  */
-async function podLogs(dir: string): Promise<{ worker: string; judge: string }> {
+async function podLogs(dir: string): Promise<{ worker: string; judge: string; toolJudge: string }> {
   const launch = join(REPO_DIR, "dist", "bin", "gavel-launch");
   const worker = await runOk(launch, [
     "sh",
     "-c",
     `echo '{"level":30,"msg":"iteration 1 started"}' >&2; printf '${WORKER_STDOUT.replace(/\n/g, "\\n")}'`,
   ]);
-  const payload = { task: "Summarise the input in three sections.", output: WORKER_STDOUT, criteria: CRITERIA };
+  const payload = { task: TASK, output: WORKER_STDOUT, criteria: CRITERIA };
   const judge = await runOk(launch, ["node", join(REPO_DIR, "dist", "judges", "rule-judge", "main.js")], {
     env: { ...process.env, GAVEL_INPUT: JSON.stringify(payload) },
   });
-  const files = { worker: join(dir, "worker.log"), judge: join(dir, "judge.log") };
+  const files = { worker: join(dir, "worker.log"), judge: join(dir, "judge.log"), toolJudge: join(dir, "tool-judge.log") };
   await writeFile(files.worker, criLog(worker));
   await writeFile(files.judge, criLog(judge));
+  const ruleJudge = parse(await readFile(join(REPO_DIR, "judges", "rule-judge", "agent.yaml"), "utf8")) as Agent;
+  await writeFile(files.toolJudge, criLog(await toolJudgeOutput(TASK, ruleJudge)));
   return files;
 }
 
@@ -215,7 +245,7 @@ function sampler(pid: number, metricsUrl: string) {
 }
 
 /** `gavel controller` as the chart's image runs it (node dist/src/cli/main.js, NODE_ENV, NODE_OPTIONS, --leader-elect), watching the scale namespace. */
-function startController(cp: ControlPlane, cpuProfileDir?: string) {
+function startController(cp: ControlPlane, cpuProfileDir?: string, natsArgs: string[] = []) {
   const metricsPort = 20000 + Math.floor(Math.random() * 20000);
   const proc = spawn(
     "node",
@@ -227,6 +257,7 @@ function startController(cp: ControlPlane, cpuProfileDir?: string) {
       ...["--kubeconfig", cp.kubeconfigPath, "-n", NAMESPACE, "--controller-namespace", NAMESPACE],
       ...["--launcher", join(REPO_DIR, "dist", "bin", "gavel-launch")],
       ...["--metrics-bind-address", `127.0.0.1:${metricsPort}`, "--log-level", "warn", "--leader-elect"],
+      ...natsArgs,
     ],
     { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, NODE_ENV: "production", NODE_OPTIONS: CHART_NODE_OPTIONS } },
   );
@@ -313,7 +344,7 @@ async function prepare(cp: ControlPlane, variant: ScaleVariant): Promise<void> {
   const core = cp.kc.makeApiClient(k8s.CoreV1Api);
   await core.createNamespace({ body: { metadata: { name: NAMESPACE } } });
   await core.createNamespacedServiceAccount({ namespace: NAMESPACE, body: { metadata: { name: "default" } } });
-  const applied = await cp.kubectl(["apply", "-n", NAMESPACE, "-f", "-"], { stdin: agents(variant) });
+  const applied = await cp.kubectl(["apply", "-n", NAMESPACE, "-f", "-"], { stdin: await agents(variant) });
   if (applied.code !== 0) throw new Error(`kubectl apply of the scale Agents: ${applied.stderr}`);
 }
 
@@ -336,27 +367,39 @@ async function controllerReady(cp: ControlPlane): Promise<void> {
   );
 }
 
+/** The kwok cluster of a run: its nodes, its pods' run time and logs; the tools variant's workers held until their calls are made. */
+function kwokFor(opts: ScaleRunOptions, names: ReturnType<typeof scaleNames>[], tools: boolean, logs: Awaited<ReturnType<typeof podLogs>>) {
+  return startKwokCluster({
+    nodes: opts.nodes ?? 10,
+    podRunMs: opts.podRunMs ?? 1000,
+    logs: [
+      { name: "workers", file: logs.worker, pods: names.map((x) => x.workerPod) },
+      { name: "judges", file: logs.judge, pods: names.flatMap((x) => x.judgePods) },
+      ...(tools ? [{ name: "tool-judges", file: logs.toolJudge, pods: names.flatMap((x) => x.toolJudgePods) }] : []),
+    ],
+    // A worker's pod runs until its program has made its calls (scale-tools.ts).
+    ...(tools ? { held: { pods: names.map((x) => x.workerPod), annotation: PROGRAM_ENDED } } : {}),
+  });
+}
+
 /** Runs `executions` Executions at once on a fresh kwok cluster and measures them (see ScaleRun). */
 export async function scaleRun(opts: ScaleRunOptions): Promise<ScaleRun> {
   const n = opts.executions;
   const variant = opts.variant ?? "semantic";
   const dir = await mkdtemp(join(tmpdir(), "gavel-scale-"));
   const names = Array.from({ length: n }, (_, i) => scaleNames(i, variant));
-  const logs = await podLogs(dir);
-  const cluster = await startKwokCluster({
-    nodes: opts.nodes ?? 10,
-    podRunMs: opts.podRunMs ?? 1000,
-    logs: [
-      { name: "workers", file: logs.worker, pods: names.map((x) => x.workerPod) },
-      { name: "judges", file: logs.judge, pods: names.flatMap((x) => x.judgePods) },
-    ],
-  });
+  const tools = variant === "tools";
+  const cluster = await kwokFor(opts, names, tools, await podLogs(dir));
   const { cp } = cluster;
   let controller: ReturnType<typeof startController> | undefined;
+  let nats: ScaleNats | undefined;
+  let calls: Awaited<ReturnType<typeof startToolCalls>> | undefined;
   try {
     await prepare(cp, variant);
-    controller = startController(cp, opts.cpuProfileDir);
+    if (tools) nats = await startScaleNats(cp, NAMESPACE, dir);
+    controller = startController(cp, opts.cpuProfileDir, nats?.controllerArgs);
     await controllerReady(cp);
+    if (nats !== undefined) calls = await startToolCalls(cp, NAMESPACE, dir, nats);
     await sleep(2000);
     const samples = sampler(controller.pid, controller.metricsUrl);
     const idle = await samples.once();
@@ -374,6 +417,7 @@ export async function scaleRun(opts: ScaleRunOptions): Promise<ScaleRun> {
       what: `${n} Executions to end (${seen.ended.size} ended)`,
     });
     const last = Math.max(...[...seen.ended.values()].map((e) => e.at));
+    const toolsOutcome = await calls?.finish();
     // The controller sends Kubernetes Events in the background: all of them are counted.
     await eventually(async () => (sumOf((await samples.once()).text, "gavel_kube_events_pending") === 0 ? true : undefined), {
       timeoutMs: 120_000,
@@ -391,7 +435,7 @@ export async function scaleRun(opts: ScaleRunOptions): Promise<ScaleRun> {
     return {
       executions: n,
       variant,
-      judgesPerExecution: judgesOf(variant).length,
+      judgesPerExecution: judgesOf(variant).length + (tools ? 1 : 0),
       phases,
       drainSeconds: (last - start) / 1000,
       createSeconds,
@@ -405,15 +449,19 @@ export async function scaleRun(opts: ScaleRunOptions): Promise<ScaleRun> {
       queueDepth: samples.depths.filter((d) => d.at >= start).map((d) => ({ atSeconds: (d.at - start) / 1000, depth: d.depth })),
       apiBefore,
       apiAfter,
-      harnessWrites: { "POST 100monkeys.ai/executions": n },
+      // The tools variant's worker pods: the harness marks each one's program ended (scale-tools.ts).
+      harnessWrites: { "POST 100monkeys.ai/executions": n, ...(tools ? { "PATCH /pods": n } : {}) },
       pods: seen.created,
+      ...(toolsOutcome !== undefined ? { tools: toolsOutcome } : {}),
     };
   } catch (err) {
     throw new Error(`scale run of ${n}: ${messageOf(err)}\ncontroller log (tail):\n${controller?.log().slice(-4000) ?? ""}`, {
       cause: err,
     });
   } finally {
+    await calls?.stop();
     await controller?.stop();
+    await nats?.stop();
     await cluster.stop();
     await rm(dir, { recursive: true, force: true });
   }
