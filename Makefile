@@ -129,7 +129,7 @@ demo: build images ## gavel's main job, end to end
 bench: build images k8s-binaries jaeger kwok ## benchmarks, reported as ratios against a same-run baseline (gate-cluster brings the cluster up; tracing sends to Jaeger; scale runs on kwok nodes)
 	node dist/bench/run.js
 
-# GAVEL_BENCH_SCALE=100,500 (the default) sets the scales; docs/scale.md.
+# GAVEL_BENCH_SCALE=100,500 (the default) sets the scales; GAVEL_BENCH_SCALE_MULTI_JUDGE and GAVEL_BENCH_SCALE_TOOLS (default 100 each) the variants'; docs/scale.md.
 bench-scale: build k8s-binaries kwok ## the scale bench alone: Executions at once on kwok's simulated nodes, a control plane of its own
 	GAVEL_BENCH=scale node dist/bench/run.js bench-scale-results.json
 
