@@ -86,6 +86,14 @@ describe("controllerConfig", () => {
     });
   });
 
+  it("--namespace-selector (GAVEL_NAMESPACE_SELECTOR) instead of one namespace, never both", () => {
+    expect(controllerConfig([], { GAVEL_NAMESPACE_SELECTOR: "!gavel.dev/lane" })).toMatchObject({ namespaceSelector: "!gavel.dev/lane" });
+    expect(controllerConfig(["--namespace-selector", "team in (a,b)"], {}).namespace).toBeUndefined();
+    expect(() => controllerConfig(["-n", "team-a", "--namespace-selector", "team=a"], {})).toThrow(
+      "--namespace and --namespace-selector (GAVEL_NAMESPACE_SELECTOR) exclude each other",
+    );
+  });
+
   it("names every bad flag with its variable and what it must be", () => {
     expect(() => controllerConfig(["--pod-retention", "ten"], {})).toThrow(
       '--pod-retention (GAVEL_POD_RETENTION_SECONDS) must be a whole number of seconds (0 deletes finished pods at once), got "ten"',

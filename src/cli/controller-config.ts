@@ -18,6 +18,8 @@ export interface ControllerConfig {
   kubeconfig?: string;
   /** Namespace whose Agents and Executions are watched; all when undefined. */
   namespace?: string;
+  /** Label selector of the namespaces whose objects are reconciled (all watched, others ignored); exclusive with namespace. */
+  namespaceSelector?: string;
   /** The controller's own namespace: its cluster-default GuardPolicy and its Lease. */
   controllerNamespace: string;
   logLevel: string;
@@ -69,6 +71,12 @@ interface Flag {
 const FLAGS = {
   kubeconfig: { type: "string", env: "KUBECONFIG", schema: { minLength: 1 }, must: "a file name" },
   namespace: { type: "string", short: "n", schema: { pattern: NAME, maxLength: 63 }, must: "a namespace name (RFC 1123 label)" },
+  "namespace-selector": {
+    type: "string",
+    env: "GAVEL_NAMESPACE_SELECTOR",
+    schema: { minLength: 1, maxLength: 1024 },
+    must: "a label selector (e.g. team=a or !gavel.dev/lane)",
+  },
   "controller-namespace": {
     type: "string",
     env: "GAVEL_NAMESPACE",
@@ -230,11 +238,16 @@ export function controllerConfig(argv: string[], env: NodeJS.ProcessEnv): Contro
   const metrics = bind("metrics-bind-address");
   if (values["web-view"] === true && healthProbe === undefined)
     throw new UsageError("--web-view needs --health-probe-bind-address: the view is served there, under /ui/");
+  if (str("namespace") !== undefined && str("namespace-selector") !== undefined)
+    throw new UsageError(
+      "--namespace and --namespace-selector (GAVEL_NAMESPACE_SELECTOR) exclude each other: watch one namespace, or those a selector matches",
+    );
   const nats = str("nats");
   const optional = <K extends string>(key: K, v: string | undefined) => (v === undefined ? {} : ({ [key]: v } as Record<K, string>));
   return {
     ...optional("kubeconfig", str("kubeconfig")),
     ...optional("namespace", str("namespace")),
+    ...optional("namespaceSelector", str("namespace-selector")),
     controllerNamespace: str("controller-namespace") as string,
     logLevel: str("log-level") as string,
     leaderElect: values["leader-elect"] === true,

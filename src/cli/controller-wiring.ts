@@ -15,7 +15,7 @@ import { requeueUnfinished } from "../controller/gate-availability.js";
 import { NO_GATE } from "../controller/gate-guarding.js";
 import { GateSupervisor } from "../controller/gate-supervisor.js";
 import { GuardPolicySource } from "../controller/guard-policy-source.js";
-import { ReplicaLeases } from "../controller/runtime.js";
+import { alsoAdmitting, NamespaceScope, ReplicaLeases } from "../controller/runtime.js";
 import { readMintingKeys } from "../controller/nats-secrets.js";
 import { messageOf } from "../errors.js";
 import { PolicyStore } from "../gate/guard.js";
@@ -114,18 +114,26 @@ export interface Controllers {
   credentials: ExecutionCredentials | undefined;
   /** Resolves when this replica loses the leader Lease (--leader-elect). */
   lost: Promise<string>;
+  /** The namespaces --namespace-selector matches (ADR 0081): started before the others, stopped after them. */
+  scope: NamespaceScope | undefined;
 }
 
 /** Builds the controllers and wires them to each other (the gate requeues Executions, the reconciler's leadership gates minting). */
 export async function wireControllers(d: ControllerDeps): Promise<Controllers> {
   const { config, kc, logger, metrics, runtimes, launcher, tracing, traces, identity } = d;
   const namespaces = config.namespace === undefined ? undefined : [config.namespace];
-  const store = new PolicyStore();
+  // With --namespace-selector every informer watches all namespaces and keeps the matching ones' objects.
+  const scope = config.namespaceSelector === undefined ? undefined : new NamespaceScope({ kc, selector: config.namespaceSelector, logger });
+  const inScope = scope === undefined ? {} : { scope };
+  // The cluster-default policy is the one in the controller's own namespace, wherever the release is installed.
+  const store = new PolicyStore(config.controllerNamespace);
   // Each replica reports in a GuardPolicy's status the generation its guard took in; Agents are
   // Ready once every live replica (by its Lease) has taken in the policies that cover them.
   const replicas = new ReplicaLeases({ kc, namespace: config.controllerNamespace, identity, logger });
   const policies = new GuardPolicySource({
     ...{ kc, store, controllerNamespace: config.controllerNamespace, namespaces, logger, metrics, replicas },
+    // The cluster-default policy lives in the controller's namespace, whatever its labels.
+    ...(scope === undefined ? {} : { scope: alsoAdmitting(scope, config.controllerNamespace) }),
     onReconciled: () => readiness.requeueAll(),
   });
   replicas.onChange(() => {
@@ -141,6 +149,7 @@ export async function wireControllers(d: ControllerDeps): Promise<Controllers> {
     ? new GateSupervisor({
         ...{ kc, servers: config.nats.url, policies: store, gateId: identity, logger, metrics },
         ...(namespaces !== undefined ? { namespaces } : {}),
+        ...inScope,
         ...(creds !== undefined ? { creds } : {}),
         ...(config.nats.streamReplicas !== undefined ? { store: { replicas: config.nats.streamReplicas } } : {}),
         ...(config.recordedCallsMaxAgeSeconds > 0 ? { callLog: { maxAgeSeconds: config.recordedCallsMaxAgeSeconds } } : {}),
@@ -152,7 +161,7 @@ export async function wireControllers(d: ControllerDeps): Promise<Controllers> {
         // Agents' Ready and unfinished Executions' Guarded condition follow the gate's NATS.
         onAvailabilityChange: () => {
           readiness.requeueAll();
-          requeueUnfinished(kc, config.namespace, (key) => executions.queue.add(key)).catch((err: unknown) =>
+          requeueUnfinished(kc, config.namespace, (key) => executions.queue.add(key), scope).catch((err: unknown) =>
             logger.warn({ err: messageOf(err) }, "requeueing Executions after a change of the gate's NATS failed"),
           );
         },
@@ -165,7 +174,10 @@ export async function wireControllers(d: ControllerDeps): Promise<Controllers> {
     const ns = agent.metadata.namespace ?? "default";
     return gate?.guarding(agent, ns).guarded === true ? policies.lagging(ns) : undefined;
   };
-  const readiness = new AgentReadinessController({ kc, namespace: config.namespace, logger, enforcement, policyLag, metrics, runtimes });
+  const readiness = new AgentReadinessController({
+    ...{ kc, namespace: config.namespace, logger, enforcement, policyLag, metrics, runtimes },
+    ...inScope,
+  });
   // With --leader-elect only the replica holding the Lease runs Executions; losing it ends the process.
   let lostLease: (() => void) | undefined;
   const lost = new Promise<string>((resolve) => (lostLease = () => resolve("lost leader lease")));
@@ -175,10 +187,12 @@ export async function wireControllers(d: ControllerDeps): Promise<Controllers> {
   const pods = podWorkloadsFor(kc, {
     ...(config.namespace !== undefined ? { namespace: config.namespace } : {}),
     ...(launcher !== undefined ? { launcher } : {}),
+    ...inScope,
     logger,
   });
   const executions: ExecutionReconciler = new ExecutionReconciler({
     ...{ kc, pods, namespace: config.namespace, runtimes, logger, metrics },
+    ...inScope,
     ...(retention !== undefined ? { podRetentionSeconds: retention } : {}),
     // A warm pod waits under gavel-launch: without the launcher there are none.
     ...(launcher !== undefined ? { warmJudges: config.warmJudges } : {}),
@@ -190,5 +204,5 @@ export async function wireControllers(d: ControllerDeps): Promise<Controllers> {
     ...(traces !== undefined ? { traces } : {}),
   });
   isLeader = () => executions.isLeader;
-  return { policies, replicas, readiness, executions, gate, events, credentials, lost };
+  return { policies, replicas, readiness, executions, gate, events, credentials, lost, scope };
 }

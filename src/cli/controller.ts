@@ -11,7 +11,7 @@ import type { ExecutionEventPublisher } from "../controller/execution-events.js"
 import type { ExecutionReconciler } from "../controller/execution-reconciler.js";
 import type { GateSupervisor } from "../controller/gate-supervisor.js";
 import type { GuardPolicySource } from "../controller/guard-policy-source.js";
-import { ApiServerCheck, loadKubeConfig, type EndpointServer, type ReplicaLeases } from "../controller/runtime.js";
+import { ApiServerCheck, loadKubeConfig, type EndpointServer, type NamespaceScope, type ReplicaLeases } from "../controller/runtime.js";
 import { messageOf } from "../errors.js";
 import { ExecutionTraces } from "../telemetry/execution-trace.js";
 import { createLogger, type Logger } from "../telemetry/logger.js";
@@ -37,6 +37,7 @@ interface Running {
   gate: GateSupervisor | undefined;
   events: ExecutionEventPublisher | undefined;
   credentials: ExecutionCredentials | undefined;
+  scope: NamespaceScope | undefined;
   tracing: Tracing | undefined;
   apiServer: ApiServerCheck;
   servers: EndpointServer[];
@@ -47,7 +48,7 @@ interface Running {
 async function stopAll(r: Running): Promise<void> {
   // Stopped while still starting: every start waiting on a first list gives up (a list
   // request in flight finishes on its own; nothing starts after it).
-  if (r.stillStarting) await Promise.all([r.readiness.stop(), r.policies.stop()]);
+  if (r.stillStarting) await Promise.all([r.readiness.stop(), r.policies.stop(), r.scope?.stop()]);
   await r.executions.stop();
   await r.credentials?.stop();
   await r.gate?.stop();
@@ -57,6 +58,7 @@ async function stopAll(r: Running): Promise<void> {
   if (r.events !== undefined) r.logger.info({ events: r.events.stats }, "event stream");
   await r.readiness.stop();
   await r.policies.stop();
+  await r.scope?.stop();
   // Spans still open stay unexported: the replica that takes over starts them at its first event of them.
   await r.tracing?.shutdown().catch((err: unknown) => r.logger.warn({ err: messageOf(err) }, "exporting traces failed"));
   r.apiServer.stop();
@@ -76,7 +78,7 @@ export const controllerCommand: Command = {
   name: "controller",
   summary: "run gavel's controllers against a cluster (Agent Ready condition, GuardPolicy hot reload, Executions on pods)",
   usage:
-    "gavel controller [--kubeconfig FILE] [-n NAMESPACE] [--controller-namespace NS] [--leader-elect] [--nats URL [--nats-creds FILE] [--nats-keys DIR] [--nats-worker-url URL]] [--runtimes FILE] [--launcher FILE] [--pod-retention SECONDS] [--warm-judges N] [--health-probe-bind-address ADDR [--web-view]] [--metrics-bind-address ADDR] [--log-level LEVEL]",
+    "gavel controller [--kubeconfig FILE] [-n NAMESPACE | --namespace-selector SELECTOR] [--controller-namespace NS] [--leader-elect] [--nats URL [--nats-creds FILE] [--nats-keys DIR] [--nats-worker-url URL]] [--runtimes FILE] [--launcher FILE] [--pod-retention SECONDS] [--warm-judges N] [--health-probe-bind-address ADDR [--web-view]] [--metrics-bind-address ADDR] [--log-level LEVEL]",
   async run(argv: string[], io: CommandIO) {
     const config = controllerConfig(argv, io.env);
     // Every component counts into this one registry; /metrics renders it.
@@ -102,7 +104,7 @@ export const controllerCommand: Command = {
     const kc = loadKubeConfig(config.kubeconfig);
     const identity = config.podName ?? `${hostname()}-${process.pid}`;
 
-    const { policies, replicas, readiness, executions, gate, events, credentials, lost } = await wireControllers({
+    const controllers = await wireControllers({
       config,
       kc,
       logger,
@@ -113,6 +115,7 @@ export const controllerCommand: Command = {
       traces,
       identity,
     });
+    const { policies, replicas, readiness, executions, gate, credentials, lost, scope } = controllers;
 
     const shutdown: { since?: string } = {};
     const apiServer = new ApiServerCheck({ kc });
@@ -126,7 +129,8 @@ export const controllerCommand: Command = {
     // Each start waits for its caches: while the API server cannot be reached they retry with
     // backoff (the controller is not ready meanwhile); a signal then still stops everything.
     const starting = (async () => {
-      // Its Lease first: a replica's reports are kept only while it is seen alive.
+      // The namespaces of --namespace-selector, then its Lease: a replica's reports count while it is seen alive.
+      await scope?.start();
       await replicas.start();
       await policies.start();
       // A moment for the gate first, so Agents are not marked unenforceable while it connects.
@@ -141,7 +145,11 @@ export const controllerCommand: Command = {
     if (early !== undefined) signal = early.sig;
     else {
       logger.info(
-        { namespace: config.namespace ?? "*", controllerNamespace: config.controllerNamespace, eventStream: config.nats !== undefined },
+        {
+          namespace: config.namespace ?? config.namespaceSelector ?? "*",
+          controllerNamespace: config.controllerNamespace,
+          eventStream: config.nats !== undefined,
+        },
         "controllers started",
       );
       io.stdout.write(
@@ -151,20 +159,8 @@ export const controllerCommand: Command = {
     }
     shutdown.since = new Date().toISOString();
     logger.info({ signal }, "stopping");
-    await stopAll({
-      stillStarting: early !== undefined,
-      policies,
-      replicas,
-      readiness,
-      executions,
-      gate,
-      events,
-      credentials,
-      tracing,
-      apiServer,
-      servers,
-      logger,
-    });
+    await stopAll({ ...controllers, stillStarting: early !== undefined, tracing, apiServer, servers, logger });
+
     return signal === "lost leader lease" ? 1 : 0;
   },
 };

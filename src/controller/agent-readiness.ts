@@ -1,6 +1,7 @@
 // The Agent Ready condition: a controller that watches Agents and writes Ready=True/False from the
 // schema rules and the cross-object rules (judges exist, are judges, run one-shot). Pure part first.
 import type * as k8s from "@kubernetes/client-node";
+import type { NamespaceFilter } from "./runtime/namespace-scope.js";
 import { findCondition, sameCondition, setCondition } from "../api/conditions.js";
 import { crossValidateAgent, judgeReferences, readyCondition } from "../api/cross-validate.js";
 import type { Agent, Condition } from "../api/types.js";
@@ -128,6 +129,8 @@ export interface AgentReadinessOptions {
   kc: k8s.KubeConfig;
   /** Namespace to watch; all namespaces when undefined. */
   namespace?: string;
+  /** Only objects of the namespaces this admits (--namespace-selector, ADR 0081); all when undefined. */
+  scope?: NamespaceFilter;
   /** Concurrent reconciles (of different keys). Default 2; 0 runs none (the caller calls reconcile()). */
   workers?: number;
   /** Every resyncMs every known Agent is reconciled again (no write unless something differs). 0 = never. Default 300 000. */
@@ -168,6 +171,7 @@ export class AgentReadinessController {
       kc: opts.kc,
       resource: customResource<Agent>(opts.kc, "agent", "agents"),
       ...(opts.namespace !== undefined ? { namespaces: [opts.namespace] } : {}),
+      ...(opts.scope !== undefined ? { scope: opts.scope } : {}),
       ...(logger !== undefined ? { logger } : {}),
     });
     this.controller = new Controller<Agent>({

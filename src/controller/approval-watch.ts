@@ -3,6 +3,7 @@
 // and the controller's Execution cache wakes it when its run ends (cancelled, ended, deleted).
 // Nothing is read from the API server in a loop; the waiting itself stays in the API server.
 import type * as k8s from "@kubernetes/client-node";
+import type { NamespaceFilter } from "./runtime/namespace-scope.js";
 import type { Execution, ToolApproval } from "../api/types.js";
 import { isTerminal } from "../engine/outer-loop.js";
 import { messageOf } from "../errors.js";
@@ -33,6 +34,8 @@ export interface ApprovalWatchOptions {
   kc: k8s.KubeConfig;
   /** Namespaces to watch (the controller's); all when undefined. */
   namespaces?: readonly string[];
+  /** Only objects of the namespaces this admits (--namespace-selector, ADR 0081); all when undefined. */
+  scope?: NamespaceFilter;
   /** The controller's Execution cache; without it a run's end reaches the wait only when its approval is garbage-collected. */
   executions?: ExecutionCache;
   logger?: Logger;
@@ -65,6 +68,7 @@ export class ApprovalWatch {
       kc: opts.kc,
       resource: customResource<ToolApproval>(opts.kc, "toolapproval", "toolapprovals"),
       ...(opts.namespaces !== undefined ? { namespaces: opts.namespaces } : {}),
+      ...(opts.scope !== undefined ? { scope: opts.scope } : {}),
       ...(opts.logger !== undefined ? { logger: opts.logger } : {}),
     });
     this.informer.on((event, a) => {

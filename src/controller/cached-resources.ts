@@ -4,6 +4,7 @@
 // server when they cannot: an object the cache does not hold, or an Execution whose cached
 // copy is not the newest version this process has seen (its own status write, or a live read).
 import type * as k8s from "@kubernetes/client-node";
+import type { NamespaceFilter } from "./runtime/namespace-scope.js";
 import type { Agent, Execution, ExecutionStatus } from "../api/types.js";
 import type { Logger } from "../telemetry/logger.js";
 import { GavelResources } from "./gavel-resources.js";
@@ -17,8 +18,13 @@ export interface ReconcilerCaches {
 }
 
 /** The informers of Executions and Agents of the watched namespaces (all when undefined); not started. */
-export function reconcilerCaches(kc: k8s.KubeConfig, namespaces: readonly string[] | undefined, logger: Logger): ReconcilerCaches {
-  const scope = namespaces === undefined ? {} : { namespaces };
+export function reconcilerCaches(
+  kc: k8s.KubeConfig,
+  namespaces: readonly string[] | undefined,
+  logger: Logger,
+  filter?: NamespaceFilter,
+): ReconcilerCaches {
+  const scope = { ...(namespaces === undefined ? {} : { namespaces }), ...(filter === undefined ? {} : { scope: filter }) };
   return {
     executions: new Informer<Execution>({ kc, resource: customResource<Execution>(kc, "execution", "executions"), ...scope, logger }),
     agents: new Informer<Agent>({ kc, resource: customResource<Agent>(kc, "agent", "agents"), ...scope, logger }),

@@ -5,6 +5,7 @@
 // Execution and Agent a proposal belongs to, the tool-judge children, the events, and the
 // tool-call summary the reconciler writes into the Execution's status.
 import * as k8s from "@kubernetes/client-node";
+import type { NamespaceFilter } from "./runtime/namespace-scope.js";
 import type { NatsConnection } from "@nats-io/transport-node";
 import type { Logger } from "pino";
 import { withDefaults } from "../api/defaults.js";
@@ -47,6 +48,8 @@ export interface ClusterGateOptions {
   gateId: string;
   /** Namespaces whose tool-judge children the gate watches (the controller's); all when undefined. */
   namespaces?: readonly string[];
+  /** Only objects of the namespaces this admits (--namespace-selector, ADR 0081); all when undefined. */
+  scope?: NamespaceFilter;
   /** Publish decisions and tool-judge events to the event stream (`gavel events`); default true. */
   publishEvents?: boolean;
   /** Called when a decision of an Execution is stored by any replica (the reconciler folds it into the status). */
@@ -121,6 +124,7 @@ export class ClusterGate {
     this.judgeChildren = new JudgeChildWatch({
       kc: opts.kc,
       ...(opts.namespaces !== undefined ? { namespaces: opts.namespaces } : {}),
+      ...(opts.scope !== undefined ? { scope: opts.scope } : {}),
       ...(opts.logger !== undefined ? { logger: opts.logger } : {}),
     });
   }

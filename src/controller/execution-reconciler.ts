@@ -6,6 +6,7 @@
 // concerns and holds the reconcile body's first steps (get, deletion, ended); a run is
 // execution-runs.ts', a judge child judge-children.ts'.
 import * as k8s from "@kubernetes/client-node";
+import type { NamespaceFilter } from "./runtime/namespace-scope.js";
 import type { Execution } from "../api/types.js";
 import { defaultImages } from "../children/images.js";
 import type { RuntimeTable } from "../children/runtime-table.js";
@@ -47,6 +48,8 @@ export interface ExecutionPods {
 export interface PodShapeOptions {
   /** Namespace to watch; all namespaces when undefined. */
   namespace?: string;
+  /** Only objects of the namespaces this admits (--namespace-selector, ADR 0081); all when undefined. */
+  scope?: NamespaceFilter;
   /** Pull policy when an Agent sets none (default IfNotPresent; tests with imported images use Never). */
   imagePullPolicy?: "Always" | "IfNotPresent" | "Never";
   /** User of workers (pods with a writable workspace); default nobody. */
@@ -67,6 +70,7 @@ export function podWorkloadsFor(kc: k8s.KubeConfig, opts: PodShapeOptions = {}):
     kc,
     resource: podResource(kc, `${LABELS.instance}=${EXECUTION_INSTANCE}`),
     ...(opts.namespace !== undefined ? { namespaces: [opts.namespace] } : {}),
+    ...(opts.scope !== undefined ? { scope: opts.scope } : {}),
     transform: cachedPod,
     logger: opts.logger ?? silentLogger,
   });
@@ -92,6 +96,8 @@ export interface ExecutionReconcilerOptions {
   resources?: GavelResources;
   /** Namespace to watch; all namespaces when undefined. */
   namespace?: string;
+  /** Only objects of the namespaces this admits (--namespace-selector, ADR 0081); all when undefined. */
+  scope?: NamespaceFilter;
   /** Concurrent reconciles (of different Executions). Default 4. */
   workers?: number;
   /** Image of the workspace file reader and copier (needs sh, cat, cp, tar). Default gavel/base:bookworm-node20. */
@@ -165,7 +171,7 @@ export class ExecutionReconciler {
   constructor(private readonly opts: ExecutionReconcilerOptions) {
     const logger = opts.logger ?? silentLogger;
     const now = opts.now ?? Date.now;
-    const cached = reconcilerCaches(opts.kc, opts.namespace === undefined ? undefined : [opts.namespace], logger);
+    const cached = reconcilerCaches(opts.kc, opts.namespace === undefined ? undefined : [opts.namespace], logger, opts.scope);
     this.executions = cached.executions;
     const pods = opts.pods.informer;
     this.controller = new Controller<Execution>({

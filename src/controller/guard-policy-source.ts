@@ -1,6 +1,7 @@
 // Feeds the guard's PolicyStore from GuardPolicy objects in the Kubernetes API: lists and watches
 // them, recompiles on every change (hot reload) and reports each object's compile result in its status.
 import type * as k8s from "@kubernetes/client-node";
+import type { NamespaceFilter } from "./runtime/namespace-scope.js";
 import { findCondition, setCondition } from "../api/conditions.js";
 import { DEFAULT_GUARD_POLICY, type GuardPolicy, type GuardPolicySpec, type GuardPolicyStatus } from "../api/types.js";
 import type { NamedPolicy, PolicyStore } from "../gate/guard.js";
@@ -32,6 +33,8 @@ export interface GuardPolicySourceOptions {
   controllerNamespace: string;
   /** Namespaces to watch (the controller's is always added); all namespaces when omitted. */
   namespaces?: readonly string[];
+  /** Only objects of the namespaces this admits (--namespace-selector, ADR 0081); all when undefined. */
+  scope?: NamespaceFilter;
   /** Server-side watch timeout; the watch then resumes from the last resourceVersion. */
   watchTimeoutSeconds?: number;
   /** Whether to write `status` (Ready condition, observedGeneration, counts); default true. */
@@ -163,6 +166,7 @@ export class GuardPolicySource {
       kc: opts.kc,
       resource: customResource<GuardPolicy>(opts.kc, "guardpolicy", PLURAL),
       ...(opts.namespaces !== undefined ? { namespaces: [opts.controllerNamespace, ...opts.namespaces] } : {}),
+      ...(opts.scope !== undefined ? { scope: opts.scope } : {}),
       watchTimeoutSeconds: opts.watchTimeoutSeconds ?? 300,
       ...logger,
     });

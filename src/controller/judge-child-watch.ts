@@ -2,6 +2,7 @@
 // children (an informer with its cache, on every replica), whose changes wake the waiting
 // call, instead of reading the child from the API server again and again.
 import type * as k8s from "@kubernetes/client-node";
+import type { NamespaceFilter } from "./runtime/namespace-scope.js";
 import type { Execution } from "../api/types.js";
 import { CHILD_LABELS } from "../children/workloads.js";
 import type { JudgeOutcome } from "../engine/gradient.js";
@@ -14,6 +15,8 @@ export interface JudgeChildWatchOptions {
   kc: k8s.KubeConfig;
   /** Namespaces to watch (the controller's); all when undefined. */
   namespaces?: readonly string[];
+  /** Only objects of the namespaces this admits (--namespace-selector, ADR 0081); all when undefined. */
+  scope?: NamespaceFilter;
   logger?: Logger;
 }
 
@@ -33,6 +36,7 @@ export class JudgeChildWatch {
       // Judge children only (validation and tool judges): the gate waits on nothing else.
       resource: customResource<Execution>(opts.kc, "judge execution", "executions", `${CHILD_LABELS.role}=judge`),
       ...(opts.namespaces !== undefined ? { namespaces: opts.namespaces } : {}),
+      ...(opts.scope !== undefined ? { scope: opts.scope } : {}),
       ...(opts.logger !== undefined ? { logger: opts.logger } : {}),
     });
     this.informer.on((event, child) => {

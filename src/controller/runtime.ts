@@ -6,3 +6,4 @@ export { ApiServerCheck } from "./runtime/api-server-check.js";
 export { EndpointServer, parseBindAddress, probeRoutes, type Check, type Routes } from "./runtime/health.js";
 export { loadKubeConfig } from "./runtime/kube-config.js";
 export { ReplicaLeases } from "./runtime/replica-leases.js";
+export { alsoAdmitting, NamespaceScope, type NamespaceFilter } from "./runtime/namespace-scope.js";

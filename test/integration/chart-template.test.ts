@@ -158,6 +158,34 @@ describe("helm template: the branches default values do not take", () => {
     expect(off.length).toBe(on.length - 4);
   });
 
+  it("watchNamespaceSelector: --namespace-selector, and a ClusterRole that only lists and watches Namespaces; never with watchNamespaces", async () => {
+    const docs = await render("watchNamespaceSelector=!gavel.dev/lane");
+    expect(deploymentOf(docs).spec.template.spec.containers[0]?.args).toEqual(
+      expect.arrayContaining(["--namespace-selector", "!gavel.dev/lane"]),
+    );
+    const role = docs.find((d) => d.kind === "ClusterRole" && d.metadata.name === "gavel-namespaces") as unknown as { rules: PolicyRule[] };
+    expect(role.rules).toEqual([{ apiGroups: [""], resources: ["namespaces"], verbs: ["list", "watch"] }]);
+    const binding = docs.find((d) => d.kind === "ClusterRoleBinding" && d.metadata.name === "gavel-namespaces");
+    expect(binding).toMatchObject({ roleRef: { name: "gavel-namespaces" }, subjects: [{ name: "gavel", namespace: NS }] });
+    // Without it nothing reads Namespaces, and the controller gets no selector.
+    const plain = await render();
+    expect(plain.filter((d) => d.metadata.name === "gavel-namespaces")).toEqual([]);
+    expect(deploymentOf(plain).spec.template.spec.containers[0]?.args).not.toContain("--namespace-selector");
+    const both = await run(HELM, [
+      "template",
+      "gavel",
+      CHART,
+      "--namespace",
+      NS,
+      "--set",
+      "watchNamespaceSelector=a=b",
+      "--set",
+      "watchNamespaces={x}",
+    ]);
+    expect(both.code).not.toBe(0);
+    expect(both.stderr).toContain('watchNamespaceSelector: "a=b" needs watchNamespaces []');
+  });
+
   it("a release not named gavel prefixes every name, so it never collides with another's RBAC", async () => {
     const out = await runOk(HELM, ["template", "team", CHART, "--namespace", "ops"]);
     const names = parseAllDocuments(out)

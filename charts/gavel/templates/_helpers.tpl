@@ -40,6 +40,9 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
 {{- if gt (len .Values.watchNamespaces) 1 -}}
 {{- fail (printf "watchNamespaces: the controller watches one namespace or all of them ([]), got %d: %v" (len .Values.watchNamespaces) .Values.watchNamespaces) -}}
 {{- end -}}
+{{- if and .Values.watchNamespaces .Values.watchNamespaceSelector -}}
+{{- fail (printf "watchNamespaceSelector: %q needs watchNamespaces [] (a selector picks among every namespace; watchNamespaces names one)" .Values.watchNamespaceSelector) -}}
+{{- end -}}
 {{- first .Values.watchNamespaces | default "" -}}
 {{- end -}}
 

@@ -6,6 +6,7 @@ import { GROUP, VERSION } from "../../api/types.js";
 import { Backoff, sleep } from "../../backoff.js";
 import { messageOf } from "../../errors.js";
 import { type Logger } from "../../telemetry/logger.js";
+import { type NamespaceFilter } from "./namespace-scope.js";
 
 /** What the runtime reads of any API object (client-node's and gavel's own types both fit). */
 export interface ApiObject {
@@ -66,6 +67,11 @@ export interface InformerOptions<T extends ApiObject> {
   resource: Resource<T>;
   /** Namespaces to watch, one list + watch each; all namespaces when undefined. */
   namespaces?: readonly string[];
+  /**
+   * Only objects of the namespaces this admits are in the cache (--namespace-selector); the
+   * others are held aside and enter, with an add, when their namespace enters the scope.
+   */
+  scope?: NamespaceFilter;
   /** Server-side watch timeout: the watch then resumes from the last resourceVersion without a list. Default 300. */
   watchTimeoutSeconds?: number;
   /** Pause before the first relist after a failure, in ms (default 200); doubles per consecutive failure. */
@@ -104,6 +110,8 @@ export function splitKey(key: string): { namespace: string; name: string } {
 /** One kind's objects, kept equal to the server's by list + watch; handlers hear every change. */
 export class Informer<T extends ApiObject> {
   private readonly cache = new Map<string, T>();
+  /** Objects of namespaces the scope does not admit (yet), by key. */
+  private readonly aside = new Map<string, T>();
   private readonly handlers: ((event: InformerEvent, obj: T) => void)[] = [];
   private readonly streams: Stream<T>[];
   private relists = 0;
@@ -113,6 +121,22 @@ export class Informer<T extends ApiObject> {
     this.transform = opts.transform ?? withoutManagedFields;
     const scopes: (string | undefined)[] = opts.namespaces === undefined ? [undefined] : [...new Set(opts.namespaces)];
     this.streams = scopes.map((ns) => new Stream(this, opts, ns));
+    opts.scope?.onChange((ns, admitted) => this.rescope(ns, admitted));
+  }
+
+  private admits(obj: T): boolean {
+    return this.opts.scope?.admits(obj.metadata?.namespace ?? "") ?? true;
+  }
+
+  /** A namespace entered or left the scope: its objects move into the cache (add) or out of it (delete). */
+  private rescope(namespace: string, admitted: boolean): void {
+    const [from, to] = admitted ? [this.aside, this.cache] : [this.cache, this.aside];
+    for (const [k, o] of [...from]) {
+      if ((o.metadata?.namespace ?? "") !== namespace) continue;
+      from.delete(k);
+      to.set(k, o);
+      this.emit(admitted ? "add" : "delete", o);
+    }
   }
 
   /** Adds a change handler (call before start()). */
@@ -131,12 +155,13 @@ export class Informer<T extends ApiObject> {
 
   /** True once every scope has been listed (client-go's HasSynced): the cache holds the server's objects. */
   get synced(): boolean {
-    return this.streams.every((s) => s.synced);
+    return this.streams.every((s) => s.synced) && (this.opts.scope?.synced ?? true);
   }
 
   /** Why the cache is not synced yet (each unlisted scope and its last list error), or undefined once it is. */
   unsynced(): string | undefined {
     const waiting = this.streams.filter((s) => !s.synced).map((s) => s.why());
+    if (this.opts.scope?.synced === false) waiting.push("namespaces of --namespace-selector not listed yet");
     return waiting.length === 0 ? undefined : waiting.join("; ");
   }
 
@@ -165,13 +190,18 @@ export class Informer<T extends ApiObject> {
   replaceScope(namespace: string | undefined, items: readonly T[], initial: boolean): void {
     if (!initial) this.relists++;
     const listed = new Map<string, T>();
+    const inScope = (o: T) => namespace === undefined || (o.metadata?.namespace ?? "") === namespace;
+    for (const [k, o] of [...this.aside]) if (inScope(o)) this.aside.delete(k);
     for (const o of items) {
       const k = objectKey(o);
-      if (k !== undefined) listed.set(k, this.transform(o));
+      if (k === undefined) continue;
+      const kept = this.transform(o);
+      if (this.admits(kept)) listed.set(k, kept);
+      else this.aside.set(k, kept);
     }
     // Deletions first, so a handler never sees a set that still holds a removed object.
     for (const [k, o] of [...this.cache]) {
-      if ((namespace === undefined || (o.metadata?.namespace ?? "") === namespace) && !listed.has(k)) {
+      if (inScope(o) && !listed.has(k)) {
         this.cache.delete(k);
         this.emit("delete", o);
       }
@@ -188,6 +218,11 @@ export class Informer<T extends ApiObject> {
     const k = objectKey(received);
     if (k === undefined) return;
     const obj = this.transform(received);
+    if (!this.admits(obj)) {
+      if (type === "DELETED") this.aside.delete(k);
+      else this.aside.set(k, obj);
+      return;
+    }
     if (type === "DELETED") {
       this.cache.delete(k);
       this.emit("delete", obj);
