@@ -22,6 +22,7 @@ describe("controllerConfig", () => {
       GAVEL_WARM_JUDGES_MAX: "2",
       GAVEL_RECORDED_CALLS_MAX_AGE: "3600",
       GAVEL_APPROVAL_WEBHOOK_URL: "https://hooks.example.com/gavel",
+      GAVEL_APPROVAL_WEBHOOK_SECRET_FILE: "/etc/gavel/approval-webhook/secret",
       GAVEL_NATS_URL: "nats://gavel-nats.ops.svc:4222",
       GAVEL_NATS_CREDS: "/etc/gavel/nats/nats.creds",
       GAVEL_NATS_KEYS: "/etc/gavel/nats",
@@ -43,6 +44,7 @@ describe("controllerConfig", () => {
       warmJudges: 2,
       recordedCallsMaxAgeSeconds: 3600,
       approvalWebhookUrl: "https://hooks.example.com/gavel",
+      approvalWebhookSecretFile: "/etc/gavel/approval-webhook/secret",
       healthProbe: { port: 8081 },
       metrics: { host: "127.0.0.1", port: 8080 },
       webView: true,
@@ -109,6 +111,9 @@ describe("controllerConfig", () => {
     );
     expect(() => controllerConfig(["--approval-webhook-url", "hooks.example.com"], {})).toThrow(
       '--approval-webhook-url (GAVEL_APPROVAL_WEBHOOK_URL) must be an http:// or https:// URL, got "hooks.example.com"',
+    );
+    expect(() => controllerConfig(["--approval-webhook-secret-file", "/s"], {})).toThrow(
+      "--approval-webhook-secret-file (GAVEL_APPROVAL_WEBHOOK_SECRET_FILE) needs --approval-webhook-url (GAVEL_APPROVAL_WEBHOOK_URL)",
     );
     expect(() => controllerConfig(["--recorded-calls-max-age", "1d"], {})).toThrow(
       '--recorded-calls-max-age (GAVEL_RECORDED_CALLS_MAX_AGE) must be a whole number of seconds (0 records no calls), got "1d"',

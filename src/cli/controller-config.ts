@@ -45,6 +45,8 @@ export interface ControllerConfig {
   warmJudges: number;
   /** Where pending tool-call approvals are announced with a JSON POST (ADR 0067). */
   approvalWebhookUrl?: string;
+  /** The file of the secret that signs each announcement (a mounted Secret's key; ADR 0082). */
+  approvalWebhookSecretFile?: string;
   /** How long decided calls are kept with their proposals for `gavel replay` (GAVEL_CALLS, ADR 0076); 0 records none. */
   recordedCallsMaxAgeSeconds: number;
   healthProbe?: BindAddress;
@@ -129,6 +131,13 @@ const FLAGS = {
     schema: { pattern: "^https?://[^\\s]+$" },
     must: "an http:// or https:// URL",
   },
+  // The signing secret's file (the chart's approvals.webhookSecret, mounted): Standard Webhooks signatures (ADR 0082).
+  "approval-webhook-secret-file": {
+    type: "string",
+    env: "GAVEL_APPROVAL_WEBHOOK_SECRET_FILE",
+    schema: { minLength: 1 },
+    must: "a file name",
+  },
   // Seconds decided calls are kept with their arguments for `gavel replay` (ADR 0076); 0 records none.
   "recorded-calls-max-age": {
     type: "string",
@@ -164,7 +173,12 @@ type Values = Partial<Record<FlagName, string | boolean>>;
 const SCHEMA = {
   type: "object",
   properties: Object.fromEntries(Object.entries(FLAGS).map(([name, f]: [string, Flag]) => [name, { type: f.type, ...f.schema }])),
-  dependencies: { "nats-creds": ["nats"], "nats-keys": ["nats"], "nats-stream-replicas": ["nats"] },
+  dependencies: {
+    "nats-creds": ["nats"],
+    "nats-keys": ["nats"],
+    "nats-stream-replicas": ["nats"],
+    "approval-webhook-secret-file": ["approval-webhook-url"],
+  },
 } as const;
 
 const validate = new Ajv({ allErrors: true, strict: true }).compile<Values>(SCHEMA);
@@ -259,6 +273,7 @@ export function controllerConfig(argv: string[], env: NodeJS.ProcessEnv): Contro
     warmJudges: Number(str("warm-judges")?.trim() ?? "0"),
     recordedCallsMaxAgeSeconds: Number(str("recorded-calls-max-age")?.trim() ?? "0"),
     ...optional("approvalWebhookUrl", str("approval-webhook-url")),
+    ...optional("approvalWebhookSecretFile", str("approval-webhook-secret-file")),
     ...(healthProbe !== undefined ? { healthProbe } : {}),
     ...(metrics !== undefined ? { metrics } : {}),
     webView: values["web-view"] === true,

@@ -118,6 +118,19 @@ export interface Controllers {
   scope: NamespaceScope | undefined;
 }
 
+/** The approval webhook of --approval-webhook-url (signed with --approval-webhook-secret-file), as the gate's option. */
+function approvalWebhookOf(config: ControllerConfig, logger: Logger): { approvalWebhook?: ApprovalWebhook } {
+  if (config.approvalWebhookUrl === undefined) return {};
+  const secret = config.approvalWebhookSecretFile;
+  return {
+    approvalWebhook: new ApprovalWebhook({
+      url: config.approvalWebhookUrl,
+      logger,
+      ...(secret !== undefined ? { secretFile: secret } : {}),
+    }),
+  };
+}
+
 /** Builds the controllers and wires them to each other (the gate requeues Executions, the reconciler's leadership gates minting). */
 export async function wireControllers(d: ControllerDeps): Promise<Controllers> {
   const { config, kc, logger, metrics, runtimes, launcher, tracing, traces, identity } = d;
@@ -153,9 +166,7 @@ export async function wireControllers(d: ControllerDeps): Promise<Controllers> {
         ...(creds !== undefined ? { creds } : {}),
         ...(config.nats.streamReplicas !== undefined ? { store: { replicas: config.nats.streamReplicas } } : {}),
         ...(config.recordedCallsMaxAgeSeconds > 0 ? { callLog: { maxAgeSeconds: config.recordedCallsMaxAgeSeconds } } : {}),
-        ...(config.approvalWebhookUrl !== undefined
-          ? { approvalWebhook: new ApprovalWebhook({ url: config.approvalWebhookUrl, logger }) }
-          : {}),
+        ...approvalWebhookOf(config, logger),
         onToolCall: (ns, name) => executions.queue.addAfter(`${ns}/${name}`, 1000),
         executions: { get: (ns, name) => executions.cache.get(name, ns), on: (handler) => executions.cache.on(handler) },
         // Agents' Ready and unfinished Executions' Guarded condition follow the gate's NATS.

@@ -6,6 +6,7 @@ import { hostname } from "node:os";
 import { fileURLToPath } from "node:url";
 import { loadRuntimeTable } from "../children/runtime-table.js";
 import type { AgentReadinessController } from "../controller/agent-readiness.js";
+import { readWebhookKey } from "../controller/approval-webhook.js";
 import type { ExecutionCredentials } from "../controller/execution-credentials.js";
 import type { ExecutionEventPublisher } from "../controller/execution-events.js";
 import type { ExecutionReconciler } from "../controller/execution-reconciler.js";
@@ -74,13 +75,22 @@ function untilSignal(): Promise<string> {
   });
 }
 
+/** A signing secret that cannot be read or is malformed stops the start (it would fail every announcement). */
+async function checkWebhookSecret(file: string | undefined): Promise<void> {
+  if (file === undefined) return;
+  await readWebhookKey(file).catch((err: unknown) => {
+    throw new UsageError(`--approval-webhook-secret-file: ${messageOf(err)}`);
+  });
+}
+
 export const controllerCommand: Command = {
   name: "controller",
   summary: "run gavel's controllers against a cluster (Agent Ready condition, GuardPolicy hot reload, Executions on pods)",
   usage:
-    "gavel controller [--kubeconfig FILE] [-n NAMESPACE | --namespace-selector SELECTOR] [--controller-namespace NS] [--leader-elect] [--nats URL [--nats-creds FILE] [--nats-keys DIR] [--nats-worker-url URL]] [--runtimes FILE] [--launcher FILE] [--pod-retention SECONDS] [--warm-judges N] [--health-probe-bind-address ADDR [--web-view]] [--metrics-bind-address ADDR] [--log-level LEVEL]",
+    "gavel controller [--kubeconfig FILE] [-n NAMESPACE | --namespace-selector SELECTOR] [--controller-namespace NS] [--leader-elect] [--nats URL [--nats-creds FILE] [--nats-keys DIR] [--nats-worker-url URL]] [--runtimes FILE] [--launcher FILE] [--pod-retention SECONDS] [--warm-judges N] [--health-probe-bind-address ADDR [--web-view]] [--metrics-bind-address ADDR] [--approval-webhook-url URL [--approval-webhook-secret-file FILE]] [--log-level LEVEL]",
   async run(argv: string[], io: CommandIO) {
     const config = controllerConfig(argv, io.env);
+    await checkWebhookSecret(config.approvalWebhookSecretFile);
     // Every component counts into this one registry; /metrics renders it.
     const metrics = new Registry();
     processMetrics(metrics);

@@ -2,7 +2,11 @@
 // person is announced with a JSON POST to an operator's URL (a chat bridge, a pager), retried with
 // backoff until the approval's deadline, and never in the gate's way: announce() returns at once.
 // The announcement names the approval and summarises the call; it carries no argument values
-// (their key paths only), no judge reasoning and no credential, as the audit does not.
+// (their key paths only), no judge reasoning and no credential, as the audit does not. With a
+// secret, each attempt is signed as Standard Webhooks signs (ADR 0082): HMAC-SHA256 over
+// "id.timestamp.body", so a receiver knows who sent it and refuses an old one played again.
+import { createHmac } from "node:crypto";
+import { readFile } from "node:fs/promises";
 import type { ToolApproval } from "../api/types.js";
 import { Backoff } from "../backoff.js";
 import { messageOf } from "../errors.js";
@@ -36,6 +40,11 @@ export interface ApprovalAnnouncement {
 /** Where and how announcements go. */
 export interface ApprovalWebhookOptions {
   url: string;
+  /**
+   * The file holding the signing secret (a mounted Secret's key: "whsec_" and base64), read at
+   * each attempt so that a rotated Secret counts without a restart; unsigned when undefined.
+   */
+  secretFile?: string;
   logger?: Logger;
   /** Per attempt; default 10 s. */
   timeoutMs?: number;
@@ -67,6 +76,44 @@ export function announcementOf(a: ToolApproval): ApprovalAnnouncement {
     summary: `${namespace}/${s.execution} iteration ${s.iteration} step ${s.step}: ${s.tool} waits for a person (${s.trigger}) until ${s.deadline}, then ${s.onTimeout}`,
     decide: `gavel approve|deny ${a.metadata.name} -n ${namespace}`,
   };
+}
+
+/** The prefix of a Standard Webhooks secret; the HMAC key is the base64 after it. */
+const SECRET_PREFIX = "whsec_";
+
+/** The HMAC key of a Standard Webhooks secret ("whsec_" and the base64 of 24 to 64 bytes); an error names `where`. */
+export function webhookKey(text: string, where: string): Buffer {
+  const t = text.trim();
+  const b64 = t.startsWith(SECRET_PREFIX) ? t.slice(SECRET_PREFIX.length) : undefined;
+  if (b64 === undefined || !/^[A-Za-z0-9+/]+={0,2}$/.test(b64))
+    throw new Error(
+      `${where}: an approval webhook secret is "${SECRET_PREFIX}" followed by base64 (Standard Webhooks), e.g. ${SECRET_PREFIX}$(head -c 32 /dev/urandom | base64)`,
+    );
+  const key = Buffer.from(b64, "base64");
+  if (key.length < 24 || key.length > 64) throw new Error(`${where}: the secret's key is ${key.length} bytes, it must be 24 to 64`);
+  return key;
+}
+
+/** Reads and checks the secret file: its HMAC key, or an error naming the file. */
+export async function readWebhookKey(file: string): Promise<Buffer> {
+  let text: string;
+  try {
+    text = await readFile(file, "utf8");
+  } catch (err) {
+    throw new Error(`approval webhook secret ${file}: ${messageOf(err)}`, { cause: err });
+  }
+  return webhookKey(text, `approval webhook secret ${file}`);
+}
+
+/**
+ * The Standard Webhooks headers of one attempt: webhook-id (the same on every attempt),
+ * webhook-timestamp (seconds, now) and webhook-signature, "v1," and the base64 HMAC-SHA256 of
+ * "id.timestamp.body" under `key`.
+ */
+export function signatureHeaders(key: Buffer, id: string, body: string, nowMs = Date.now()): Record<string, string> {
+  const timestamp = String(Math.floor(nowMs / 1000));
+  const signature = createHmac("sha256", key).update(`${id}.${timestamp}.${body}`).digest("base64");
+  return { "webhook-id": id, "webhook-timestamp": timestamp, "webhook-signature": `v1,${signature}` };
 }
 
 /** Announces pending approvals to one URL; a failing or slow receiver costs the gate nothing. */
@@ -103,17 +150,21 @@ export class ApprovalWebhook {
     const body = JSON.stringify(announcementOf(approval));
     const deadline = Date.parse(approval.spec.deadline);
     const backoff = new Backoff(this.o.backoff ?? { initialMs: 1000, maxMs: 60_000 });
+    // The same for every attempt: a receiver that got it already can tell.
+    const id = approval.metadata.uid ?? approval.metadata.name;
     for (;;) {
       this.stats.attempts++;
       let why: string;
       try {
+        // Signed anew at each attempt: its timestamp is when it was sent, which the receiver checks.
+        const signed = this.o.secretFile !== undefined ? signatureHeaders(await readWebhookKey(this.o.secretFile), id, body) : {};
         const res = await fetch(this.o.url, {
           method: "POST",
           headers: {
             "content-type": "application/json",
             "user-agent": `gavel/${gavelVersion()}`,
-            // The same for every attempt: a receiver that got it already can tell.
-            "x-gavel-delivery": approval.metadata.uid ?? approval.metadata.name,
+            "x-gavel-delivery": id,
+            ...signed,
           },
           body,
           signal: AbortSignal.any([this.stopping.signal, AbortSignal.timeout(this.o.timeoutMs ?? 10_000)]),

@@ -4,15 +4,21 @@
 // Test files share them (test/harness/gavel-chart.ts) and skip bringing the cluster up. A
 // Jaeger on the node's address receives the controller's traces (chart value
 // tracing.otlpEndpoint, set by every install of the fixture) for the whole run, and a webhook
-// receiver there its approval announcements (approvals.webhookUrl, test/harness/webhook-receiver.ts).
+// receiver there its approval announcements, signed (approvals.webhookUrl and webhookSecret,
+// test/harness/webhook-receiver.ts).
 // At the end, the namespaces the files made are deleted (some files leave theirs, e.g. judge-drivers).
 import { join } from "node:path";
 import { deleteTestNamespaces, useCluster } from "../harness/cluster.js";
 import { runOk } from "../harness/exec.js";
-import { installChart } from "../harness/gavel-chart.js";
+import { installChart, RELEASE_NAMESPACE } from "../harness/gavel-chart.js";
 import { E2E_JAEGER_QUERY_ENV, E2E_OTLP_ENDPOINT_ENV, startJaeger } from "../harness/jaeger.js";
 import { HARNESS_DIR, NODE_IP } from "../harness/paths.js";
-import { E2E_APPROVAL_WEBHOOK_ENV, startWebhookReceiver } from "../harness/webhook-receiver.js";
+import {
+  E2E_APPROVAL_WEBHOOK_ENV,
+  E2E_APPROVAL_WEBHOOK_SECRET_ENV,
+  startWebhookReceiver,
+  writeWebhookSecret,
+} from "../harness/webhook-receiver.js";
 
 export default async function setup(): Promise<() => Promise<void>> {
   const t0 = Date.now();
@@ -28,6 +34,7 @@ export default async function setup(): Promise<() => Promise<void>> {
     process.env[E2E_JAEGER_QUERY_ENV] = jaeger.queryUrl;
     const receiver = await startWebhookReceiver(NODE_IP);
     process.env[E2E_APPROVAL_WEBHOOK_ENV] = receiver.base;
+    process.env[E2E_APPROVAL_WEBHOOK_SECRET_ENV] = await writeWebhookSecret(cluster, RELEASE_NAMESPACE);
     stop = async () => {
       await jaeger.stop();
       await receiver.stop();

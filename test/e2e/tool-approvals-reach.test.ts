@@ -7,6 +7,7 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import * as k8s from "@kubernetes/client-node";
+import { Webhook } from "standardwebhooks";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { stringify } from "yaml";
 import { GROUP, VERSION, type ToolApproval } from "../../src/api/types.js";
@@ -18,7 +19,7 @@ import { eventually, useCluster, type Cluster } from "../harness/cluster.js";
 import { chartNats, type ChartNats } from "../harness/decision-records.js";
 import { callSummary, executionsIn, type Executions } from "../harness/executions.js";
 import { ChartController, RELEASE_NAMESPACE } from "../harness/gavel-chart.js";
-import { webhookDeliveries } from "../harness/webhook-receiver.js";
+import { E2E_APPROVAL_WEBHOOK_SECRET_ENV, webhookDeliveries } from "../harness/webhook-receiver.js";
 
 describe("approvals and recorded calls seen from outside the run: the webhook and gavel replay (chart-installed controller)", () => {
   let cluster: Cluster;
@@ -44,7 +45,7 @@ describe("approvals and recorded calls seen from outside the run: the webhook an
   /** `gavel ARGV -n NS` as the cluster's admin. */
   const admin = (argv: string[]) => gavel([...argv, "-n", runs.namespace], { env: { KUBECONFIG: cluster.kubeconfigPath } });
 
-  it("Given the chart's approvals.webhookUrl (the run's receiver on the node), a pending approval is POSTed there once, with its name and a summary and no argument value", async () => {
+  it("Given the chart's approvals.webhookUrl (the run's receiver on the node), a pending approval is POSTed there once, signed, with its name and a summary and no argument value", async () => {
     const secret = "hunter2-never-announced";
     await runs.apply(
       [workerYaml("announced", [write(`${secret}\n`), { final: "r1={{result 1}}" }]), executionYaml("announced")].join("---\n"),
@@ -92,6 +93,10 @@ describe("approvals and recorded calls seen from outside the run: the webhook an
     expect(delivery?.body).not.toContain(secret);
     expect(delivery?.body).not.toContain("/workspace");
     expect(delivery?.headers["x-gavel-delivery"]).toBe(waiting.metadata.uid);
+    // Signed with the Secret the chart names (Standard Webhooks, ADR 0082), verified by the reference verifier.
+    const signing = new Webhook(process.env[E2E_APPROVAL_WEBHOOK_SECRET_ENV] ?? "");
+    expect(signing.verify(delivery?.body ?? "", delivery?.headers ?? {})).toEqual(body);
+    expect(delivery?.headers["webhook-id"]).toBe(waiting.metadata.uid);
     expect((await admin(["deny", name, "--reason", "announced only"])).err).toBe("");
     expect((await runs.final("announced", 60_000)).status?.phase).toBe("Succeeded");
     // Delivered at the first attempt, so announced once.

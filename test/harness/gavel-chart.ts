@@ -9,7 +9,7 @@ import { eventually, type Cluster } from "./cluster.js";
 import { run, runOk } from "./exec.js";
 import { E2E_OTLP_ENDPOINT_ENV } from "./jaeger.js";
 import { HARNESS_DIR, HELM, REPO_DIR } from "./paths.js";
-import { E2E_APPROVAL_WEBHOOK_ENV } from "./webhook-receiver.js";
+import { E2E_APPROVAL_WEBHOOK_ENV, E2E_APPROVAL_WEBHOOK_SECRET } from "./webhook-receiver.js";
 
 export const RELEASE = "gavel";
 export const RELEASE_NAMESPACE = "gavel-system";
@@ -28,7 +28,7 @@ async function version(): Promise<string> {
  * The values every e2e install sets before the caller's: the controller image's ID as a pod
  * annotation, so that an image rebuilt under the same tag rolls the pod (the kubelet would
  * otherwise keep running the old one), and the e2e run's Jaeger as the trace collector when
- * the global setup started one, and its webhook receiver as approvals.webhookUrl; and ui.enabled, the web view's opt-in (it only adds read-only
+ * the global setup started one, and its webhook receiver as approvals.webhookUrl (signing with its Secret); and ui.enabled, the web view's opt-in (it only adds read-only
  * pages on the probe port), so that its e2e test runs in the shared lane with no rollout of its
  * own. Everything else is the chart's default, as for a user, its own NATS included.
  */
@@ -42,7 +42,9 @@ async function fixtureValues(): Promise<string[]> {
     "--set",
     "ui.enabled=true",
     ...(otlp !== undefined && otlp !== "" ? ["--set-string", `tracing.otlpEndpoint=${otlp}`] : []),
-    ...(hook !== undefined && hook !== "" ? ["--set-string", `approvals.webhookUrl=${hook}/hook`] : []),
+    ...(hook !== undefined && hook !== ""
+      ? ["--set-string", `approvals.webhookUrl=${hook}/hook`, "--set-string", `approvals.webhookSecret.name=${E2E_APPROVAL_WEBHOOK_SECRET}`]
+      : []),
   ];
 }
 

@@ -2,11 +2,33 @@
 // started once per e2e run by the global set-up on the node's address, where the controller
 // pod reaches it, like the run's Jaeger. It answers 204 to every POST on /hook and keeps what
 // it got (headers and the raw body, as sent); tests in other processes read that back from
-// GET /deliveries on loopback.
+// GET /deliveries on loopback. The announcements are signed (approvals.webhookSecret, ADR 0082)
+// with a secret made for the run, in a Secret of the release's namespace.
+import { randomBytes } from "node:crypto";
 import { createServer, type IncomingMessage, type Server } from "node:http";
+import { stringify } from "yaml";
+import type { Cluster } from "./cluster.js";
 
 /** Where the e2e global set-up tells the test files the receiver is (its base URL). */
 export const E2E_APPROVAL_WEBHOOK_ENV = "GAVEL_E2E_APPROVAL_WEBHOOK";
+/** The run's signing secret ("whsec_" and base64), for the tests to verify with. */
+export const E2E_APPROVAL_WEBHOOK_SECRET_ENV = "GAVEL_E2E_APPROVAL_WEBHOOK_SECRET";
+/** The Secret in the release's namespace that holds it (key `secret`), the chart's approvals.webhookSecret.name. */
+export const E2E_APPROVAL_WEBHOOK_SECRET = "gavel-e2e-approval-webhook";
+
+/** Makes a new signing secret and writes it to the Secret in `namespace` (made with it, if absent); returns it. */
+export async function writeWebhookSecret(cluster: Cluster, namespace: string): Promise<string> {
+  const secret = `whsec_${randomBytes(32).toString("base64")}`;
+  const yaml = [
+    { apiVersion: "v1", kind: "Namespace", metadata: { name: namespace } },
+    { apiVersion: "v1", kind: "Secret", metadata: { name: E2E_APPROVAL_WEBHOOK_SECRET, namespace }, stringData: { secret } },
+  ]
+    .map((o) => stringify(o))
+    .join("---\n");
+  const r = await cluster.kubectl(["apply", "-f", "-"], { stdin: yaml });
+  if (r.code !== 0) throw new Error(`the approval webhook's Secret: ${r.stderr}`);
+  return secret;
+}
 
 /** One POST the receiver got. */
 export interface WebhookDelivery {
