@@ -1,7 +1,7 @@
 // The GuardPolicy resource (the deterministic guard's extensible part): its CRD schema, the
 // one declaration from which its TypeScript types are read
 // (docs/adr/0060-api-types-derived-from-the-crd-schemas.md).
-import { arr, bool, cel, int, isMap, map, narrowed, obj, str, type Static } from "./schema-dsl.js";
+import { arr, bool, cel, int, isMap, map, narrowed, obj, str, threshold, type Static } from "./schema-dsl.js";
 import { conditions, type API_VERSION, type ObjectMeta } from "./meta.js";
 import { crd, type CrdDocument } from "./crd-document.js";
 import { guardPolicyMcpServers } from "./mcp-schema.js";
@@ -120,6 +120,14 @@ const guardPolicySpec = obj(
     approval: map(
       "The operators' last word on when a tool's calls go to a person (ADR 0067): tool name, or \"*\" for every tool -> always (every call the guard allows asks a person, whatever the Agent says), on_judge_reject (a judge's rejection goes to a person), on_flag (a call the guard flagged without denying it) or on_uncertain (a judge's score within the tool's approval_margin of its min_score, or the judges' agreement below its min_agreement_confidence). Each trigger adds to the Agent's tools[].approval and to every other policy's: an Agent can ask for more, never less.",
       str("always, on_judge_reject, on_flag or on_uncertain.", { enum: ["always", "on_judge_reject", "on_flag", "on_uncertain"] }),
+    ),
+    approval_margin: map(
+      "The least approval_margin of a tool's on_uncertain trigger (tool name, or \"*\" for every tool -> 0 to 1): a judge's score within it of its min_score, a narrow pass or a narrow rejection, goes to a person. The widest of the Agent's tools[].approval_margin (default 0.1) and every policy's counts: an Agent can widen it, never narrow it. It counts where on_uncertain is in force (the Agent's approval or a policy's).",
+      threshold("The margin."),
+    ),
+    min_agreement_confidence: map(
+      "The least min_agreement_confidence of a tool's on_uncertain trigger (tool name, or \"*\" for every tool -> 0 to 1): with two judges or more, their agreement (1 - score spread) below it goes to a person. The highest of the Agent's tools[].min_agreement_confidence and every policy's counts: an Agent can raise it, never lower it.",
+      threshold("The least agreement."),
     ),
     mcp_servers: guardPolicyMcpServers,
     destructive_patterns: arr(

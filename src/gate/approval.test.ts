@@ -106,6 +106,53 @@ describe("approval rule", () => {
   });
 });
 
+describe("GuardPolicy bounds of on_uncertain", () => {
+  it("approval_margin and min_agreement_confidence are the least an Agent's tool can use: the strictest of the Agent's and every policy's (by tool or '*'); a bad value names the field", () => {
+    const store = new PolicyStore();
+    store.update([
+      {
+        name: "default",
+        namespace: "gavel-system",
+        spec: { approval_margin: { "*": 0.2 }, min_agreement_confidence: { "fs.write": 0.7 } },
+      },
+      { name: "team", namespace: "team-a", spec: { approval_margin: { "fs.write": 0.15 }, min_agreement_confidence: { "*": 0.9 } } },
+    ]);
+    const p = store.get("team-a");
+    const rule = (tool: Record<string, unknown>) =>
+      approvalRule("fs.write", agentScope({ spec: { tools: [{ name: "fs.write", approval: "on_uncertain", ...tool }] } }), p);
+    // The Agent narrows the margin to 0.05 and lowers the agreement to 0.5: the operators' 0.2 and 0.9 hold.
+    expect(rule({ approval_margin: 0.05, min_agreement_confidence: 0.5 })).toMatchObject({ margin: 0.2, minAgreement: 0.9 });
+    // Asking for more is the Agent's to do.
+    expect(rule({ approval_margin: 0.4, min_agreement_confidence: 0.95 })).toMatchObject({ margin: 0.4, minAgreement: 0.95 });
+    expect(rule({})).toMatchObject({ margin: 0.2, minAgreement: 0.9 });
+    // No policy: the Agent's own, or the default margin and no agreement bound.
+    expect(approvalRule("fs.write", agentScope({ spec: { tools: ["fs.write"] } }), new PolicyStore().get("team-a"))).toMatchObject({
+      margin: 0.1,
+    });
+    expect(approvalRule("fs.write", agentScope({ spec: { tools: ["fs.write"] } }), new PolicyStore().get("team-a")).minAgreement).toBe(
+      undefined,
+    );
+    const bad = new PolicyStore();
+    expect(() => bad.update([{ name: "bad", namespace: "team-a", spec: { approval_margin: { "cmd.run": 1.5 } } }])).toThrow(
+      "approval_margin.cmd.run must be a number from 0 to 1",
+    );
+  });
+
+  it("the gate asks about a score the Agent's narrowed margin would let through, once a policy widens it", async () => {
+    const store = new PolicyStore();
+    store.update([{ name: "team", namespace: "team-a", spec: { approval_margin: { "fs.write": 0.2 } } }]);
+    const tools = [{ name: "fs.write", approval: "on_uncertain" as const, approval_margin: 0.01 }];
+    const answer = { name: "a", outcome: "denied" as const, decidedBy: "bob", reason: "too close" };
+    // 0.85 against min_score 0.7: outside the Agent's 0.01, inside the policy's 0.2.
+    const alone = gateWith(tools, { judges: true, score: 0.85, answer });
+    expect((await alone.decide(proposal("fs.write", { path: "/workspace/a" }))).allowed).toBe(true);
+    expect(alone.asked).toHaveLength(0);
+    const bounded = gateWith(tools, { judges: true, score: 0.85, answer, store });
+    expect(await bounded.decide(proposal("fs.write", { path: "/workspace/a" }))).toMatchObject({ allowed: false, blocked_by: "approval" });
+    expect(bounded.asked[0]?.findings).toBe("judge sec's score 0.85 is within 0.20 of its min_score 0.70");
+  });
+});
+
 describe("gate with an approver", () => {
   it("always: a call the guard allows waits for the person, who is told the call, its digest and why; approved runs, told by whom", async () => {
     const g = gateWith([{ name: "fs.write", approval: "always" }, "fs.read"], {

@@ -69,7 +69,7 @@ const STRICTNESS: Record<ApprovalMode, number> = { never: 0, on_flag: 1, on_unce
  * The approval rule of a tool: the Agent's tools[].approval, raised to the least the
  * operators set for it (GuardPolicy approval, by tool name or "*"); never lowered.
  */
-export function approvalRule(tool: string, scope: AgentScope, policy: Pick<CompiledPolicy, "approval">): ApprovalRule {
+export function approvalRule(tool: string, scope: AgentScope, policy: Pick<CompiledPolicy, "approval" | "approvalBounds">): ApprovalRule {
   const own = declaredTool(scope, tool);
   let mode: ApprovalMode = own?.approval ?? "never";
   const modes = new Set<ApprovalTrigger>(mode === "never" ? [] : [mode]);
@@ -79,13 +79,16 @@ export function approvalRule(tool: string, scope: AgentScope, policy: Pick<Compi
     if (STRICTNESS[floor] > STRICTNESS[mode]) mode = floor;
   }
   const seconds = parseDurationSeconds(own?.approval_timeout);
+  // on_uncertain's bounds: the operators' are the least (a wider margin, a higher agreement ask more).
+  const bounds = [policy.approvalBounds?.get(tool), policy.approvalBounds?.get("*")];
+  const minAgreement = [own?.min_agreement_confidence, ...bounds.map((b) => b?.minAgreement)].filter((v) => v !== undefined);
   return {
     mode,
     modes,
     timeoutMs: seconds !== undefined && seconds > 0 ? seconds * 1000 : DEFAULT_APPROVAL_TIMEOUT_MS,
     onTimeout: own?.approval_on_timeout ?? "deny",
-    margin: own?.approval_margin ?? DEFAULT_APPROVAL_MARGIN,
-    ...(own?.min_agreement_confidence !== undefined ? { minAgreement: own.min_agreement_confidence } : {}),
+    margin: Math.max(own?.approval_margin ?? DEFAULT_APPROVAL_MARGIN, ...bounds.map((b) => b?.margin ?? 0)),
+    ...(minAgreement.length > 0 ? { minAgreement: Math.max(...minAgreement) } : {}),
   };
 }
 

@@ -303,12 +303,15 @@ describe("tool calls that wait for a person: ToolApprovals decided by authorised
     expect(one?.status?.decision).toMatchObject({ approved: true, decidedBy: "alice", forExecution: true });
   }, 600_000);
 
-  it("Given on_flag and on_uncertain: a call the guard flagged and a call its judge passed narrowly go to a person, plain and clear calls do not", async () => {
+  it("Given on_flag and on_uncertain: a call the guard flagged and a call its judge passed narrowly (within the GuardPolicy's approval_margin, which the Agent narrowed in vain) go to a person, plain and clear calls do not", async () => {
     const judge = await readFile(join(process.cwd(), "judges/rule-judge/agent.yaml"), "utf8");
-    const unsure = parse(workerYaml("unsure", [write("close call\n"), { final: "r1={{result 1}}" }], { approval: "on_uncertain" })) as {
+    // The Agent narrows its margin to 0.01; the namespace's GuardPolicy keeps it at least 0.1 (an Agent cannot loosen it).
+    const unsure = parse(
+      workerYaml("unsure", [write("close call\n"), { final: "r1={{result 1}}" }], { approval: "on_uncertain", approval_margin: 0.01 }),
+    ) as {
       spec: { execution: Record<string, unknown> };
     };
-    // The rule judge scores such a write 0.80: within the default approval_margin 0.1 of min_score 0.75.
+    // The rule judge scores such a write 0.80: within the policy's approval_margin 0.1 of min_score 0.75.
     unsure.spec.execution.tool_validation = [{ type: "semantic", judge_agent: "rule-judge", min_score: 0.75, min_confidence: 0.5 }];
     await runs.apply(
       [
@@ -317,7 +320,10 @@ describe("tool calls that wait for a person: ToolApprovals decided by authorised
           apiVersion: "100monkeys.ai/v1",
           kind: "GuardPolicy",
           metadata: { name: "flag-marked-notes" },
-          spec: { adaptive_rules: [{ name: "marked", match_field: "args", pattern: "FLAGME", action: "flag", reason: "marked notes" }] },
+          spec: {
+            adaptive_rules: [{ name: "marked", match_field: "args", pattern: "FLAGME", action: "flag", reason: "marked notes" }],
+            approval_margin: { "fs.write": 0.1 },
+          },
         }),
         workerYaml("flagged", [write("plain\n"), write("FLAGME\n"), { final: "r1={{result 1}} | r2={{result 2}}" }], {
           approval: "on_flag",
@@ -327,6 +333,17 @@ describe("tool calls that wait for a person: ToolApprovals decided by authorised
         executionYaml("unsure"),
       ].join("---\n"),
     );
+    // The API server refuses a bound outside 0..1 (the CRD's schema).
+    await expect(
+      runs.apply(
+        stringify({
+          apiVersion: "100monkeys.ai/v1",
+          kind: "GuardPolicy",
+          metadata: { name: "wide" },
+          spec: { approval_margin: { "*": 1.5 } },
+        }),
+      ),
+    ).rejects.toThrow(/spec\.approval_margin\S*: Invalid value: 1\.5: .*less than or equal to 1/);
     const flagged = await pending("flagged", 2);
     expect(flagged.spec.trigger).toBe("on_flag");
     // The guard names the flag rule that matched (adaptive rules' flags are their names).

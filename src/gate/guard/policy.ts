@@ -54,6 +54,12 @@ export interface AdaptiveRule {
   enforcement: EnforcementAction;
 }
 
+/** on_uncertain's bounds that operators set for a tool: each the least an Agent may use. */
+export interface ApprovalBounds {
+  margin?: number;
+  minAgreement?: number;
+}
+
 /** Everything the seven checks read, immutable once compiled. */
 export interface CompiledPolicy {
   /** Names of the merged policies, in merge order. */
@@ -65,6 +71,8 @@ export interface CompiledPolicy {
   skipJudge: ReadonlyMap<string, boolean>;
   /** The operators' approval triggers per tool ("*": every tool), of every policy together (GuardPolicy `approval`, ADR 0067). */
   approval?: ReadonlyMap<string, ReadonlySet<ApprovalTrigger>>;
+  /** The operators' least on_uncertain bounds per tool ("*": every tool), the strictest of every policy (GuardPolicy `approval_margin`, `min_agreement_confidence`). */
+  approvalBounds?: ReadonlyMap<string, ApprovalBounds>;
   /** The operators' MCP-server declarations by server name (GuardPolicy `mcp_servers`), first policy winning. */
   mcpServers: ReadonlyMap<string, McpServerDeclaration>;
   /** Destructive patterns then forbidden paths that deny, built-in first; the label is the reason text. */
@@ -132,6 +140,7 @@ class Merge {
   private readonly requiredCapabilities = new Map<string, { capability: string; enforcement: EnforcementAction }>();
   private readonly skipJudge = new Map<string, boolean>();
   private readonly approval = new Map<string, Set<ApprovalTrigger>>();
+  private readonly approvalBounds = new Map<string, ApprovalBounds>();
   private readonly mcpServers = new Map<string, McpServerDeclaration>();
   private readonly destructive: PatternEntry[] = [
     ...DESTRUCTIVE_PATTERNS.map((p) => ({ pattern: p.pattern, label: p.pattern, builtin: true as const })),
@@ -158,6 +167,8 @@ class Merge {
     this.addCapabilities(where, s.required_capabilities ?? {}, policy);
     this.addSkipJudge(where, s.skip_judge ?? {});
     this.addApproval(where, s.approval ?? {});
+    this.addApprovalBound(where, "approval_margin", "margin", s.approval_margin ?? {});
+    this.addApprovalBound(where, "min_agreement_confidence", "minAgreement", s.min_agreement_confidence ?? {});
     this.addMcpServers(where, s.mcp_servers ?? []);
     this.addThreatPolicy(where, s);
     for (const field of ["destructive_patterns", "forbidden_paths"] as const)
@@ -246,6 +257,16 @@ class Merge {
     }
   }
 
+  /** One of on_uncertain's bounds per tool: the strictest (the highest) of every policy's counts. */
+  private addApprovalBound(where: string, field: string, key: keyof ApprovalBounds, values: Record<string, number>): void {
+    for (const [tool, v] of Object.entries(values)) {
+      if (typeof v !== "number" || !(v >= 0 && v <= 1)) throw new PolicyError(`${where}: ${field}.${tool} must be a number from 0 to 1`);
+      const bounds = this.approvalBounds.get(tool) ?? {};
+      bounds[key] = Math.max(bounds[key] ?? 0, v);
+      this.approvalBounds.set(tool, bounds);
+    }
+  }
+
   /** MCP-server declarations: the first policy that declares a server wins, a later one is a warning. */
   private addMcpServers(where: string, list: NonNullable<GuardPolicySpec["mcp_servers"]>): void {
     for (const [i, d] of list.entries()) {
@@ -316,6 +337,7 @@ class Merge {
       requiredCapabilities: this.requiredCapabilities,
       skipJudge: this.skipJudge,
       approval: this.approval,
+      approvalBounds: this.approvalBounds,
       mcpServers: this.mcpServers,
       destructive,
       destructiveWatch,
