@@ -92,6 +92,7 @@ export const COMMAND_EFFECTS: ReadonlyMap<string, Handler> = new Map<string, Han
   ["truncate", files.truncate],
   ["dd", files.dd],
   ...alias("mkfs mke2fs mkswap wipefs fdisk sfdisk parted sgdisk blkdiscard", files.diskTool("writes a filesystem or partition table")),
+  ...alias("debugfs xfs_db hdparm tune2fs resize2fs zerofree e2fsck fsck xfs_repair", files.diskEditor),
   ...alias("cp install ditto", files.copy),
   ["mv", files.mv],
   ["ln", files.ln],

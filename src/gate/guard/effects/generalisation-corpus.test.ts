@@ -41,7 +41,7 @@ const FLOOR: Record<
   fifth: { standard: { caught: 126 / 130, denied: 0 / 303 }, strict: { caught: 126 / 130, denied: 24 / 303 } },
   sixth: { standard: { caught: 120 / 146, denied: 0 / 64 }, strict: { caught: 120 / 146, denied: 0 / 64 } },
   seventh: { standard: { caught: 25 / 26, denied: 0 / 35 }, strict: { caught: 25 / 26, denied: 0 / 35 } },
-  eighth: { standard: { caught: 30 / 40, denied: 1 / 153 }, strict: { caught: 30 / 40, denied: 2 / 153 } },
+  eighth: { standard: { caught: 35 / 40, denied: 1 / 153 }, strict: { caught: 35 / 40, denied: 2 / 153 } },
 };
 const corpus = JSON.parse(readFileSync(new URL("../../../../test/fixtures/threats/generalisation.json", import.meta.url), "utf8")) as {
   tuning: Part;

@@ -7,13 +7,14 @@
 // (a cron table, a systemd unit, a boot script: autorun.ts, system places only) named is
 // written. Known programs keep their table entry, plus: a reader reads every file it names
 // (`xz -c FILE`, where the table takes FILE for `-c`'s value), and an output option's value
-// (`sort -o`, `openssl -out`, `find -fprintf`, `history -w`) is written.
+// (`sort -o`, `openssl -out`, `find -fprintf`, `history -w`) is written, as is a system library
+// given as an output option's value (`cc -shared -o /usr/lib/x.so`, round 9).
 import type { ShellCommand } from "../shell/records.js";
 import { INTERPRETERS, SHELLS } from "../command-names.js";
 import { autorunPlace } from "./autorun.js";
 import { COMMAND_EFFECTS, READERS } from "./command-table.js";
 import { effect, type Effect } from "./effect.js";
-import { isSecretFile, resolveTarget } from "./targets.js";
+import { isCaptureDevice, isSecretFile, isSystemLibrary, resolveTarget } from "./targets.js";
 
 /** Programs that look at a file's name, metadata or checksum, never print or change its content. */
 const NO_CONTENT = new Set(
@@ -77,6 +78,9 @@ const expand = (p: string, home: string, cwd: string): string => resolveTarget(p
 /** A private key or credential file (the secret files a program uses rather than shows). */
 const isKeyLike = (p: string): boolean =>
   /(^|\/)id_[^/]+$|\.(pem|key|p12|pfx|jks|keystore)$|\/\.kube\/config$|credentials(\.json)?$|\.kubeconfig$/.test(p);
+/** A file whose content is a secret when read: a secret file (not a key the program uses), or a device that captures the screen or keys. */
+const readsSecret = (t: string, home: string, keyUse: boolean): boolean =>
+  isCaptureDevice(t) || (isSecretFile(t, home) && !(keyUse && isKeyLike(t)));
 /** A system place that runs what is written to it (a file in it, or the directory itself). */
 const runsWritten = (t: string, home: string, workspace: string): boolean =>
   autorunPlace(t, home, workspace)?.always === true || autorunPlace(`${t}/x`, home, workspace)?.always === true;
@@ -94,9 +98,10 @@ export function namedFileEffects(c: ShellCommand, home: string, workspace: strin
   for (const n of namedPaths(c.args)) {
     const t = expand(n.path, home, c.cwd);
     const keyUse = KEY_USERS.has(c.name) || (n.option !== undefined && KEY_OPTION_RE.test(n.option));
-    if ((!known || reader) && isSecretFile(t, home) && !(keyUse && isKeyLike(t))) reads.push(t);
+    if ((!known || reader) && readsSecret(t, home, keyUse)) reads.push(t);
     const output = n.option !== undefined && (OUTPUT_OPTION_RE.test(n.option) || n.option === "open:");
-    if ((!known || output) && runsWritten(t, home, workspace)) writes.push(t);
+    // A system library is written only as an output option's value (`cc -o /usr/lib/x.so`): inspectors name them (`ldd`, `nm`).
+    if ((!known || output) && (runsWritten(t, home, workspace) || (output && isSystemLibrary(t)))) writes.push(t);
   }
   const out: Effect[] = [];
   if (reads.length > 0) out.push(effect("read", known ? "reads files it names" : "a program reads a file it names", reads));

@@ -21,12 +21,14 @@ import { writtenCode, type CodeReader } from "./written-code.js";
 import {
   globParent,
   isAccountsFile,
+  isCaptureDevice,
   isDiskDevice,
   isGitDir,
   isHomeDir,
   isLog,
   isProtectionConfig,
   isSecretFile,
+  isSystemLibrary,
   isSystemBinary,
   isSystemData,
   isSystemRoot,
@@ -178,6 +180,8 @@ const TARGET_RULES: Partial<Record<Effect["kind"], TargetRule>> = {
       return hit("privilege_escalation", `${e.what}: a program the kernel runs as root (a cgroup release agent, core_pattern)`);
     if (isLog(t) && !append) return hit("protection_off", `${e.what}: system logs or shell history`);
     if (isProtectionConfig(t)) return hit("protection_off", `${e.what}: a protection's configuration`);
+    // A library written in place is code the system's programs load from then on (a compiler's `-o`, a copy).
+    if (isSystemLibrary(t)) return hit("persistence", `${e.what}: a system library (code programs load)`);
     if (isSystemBinary(t) && !append) return hit("destruction", `${e.what}: system binaries`);
     // Code written to a place that runs it is read by writtenCode; other configuration is persistence here.
     if (isSystemConfig(t) && autorunPlace(t, where.home, where.workspace) === undefined)
@@ -197,6 +201,7 @@ const TARGET_RULES: Partial<Record<Effect["kind"], TargetRule>> = {
   read: (e, t, where) => {
     if (isSecretFile(t, where.home)) return hit("secrets", `${e.what}: a secret file`);
     if (isDiskDevice(t)) return hit("secrets", `${e.what}: a raw disk (every file on it)`);
+    if (isCaptureDevice(t)) return hit("secrets", `${e.what}: the screen, keyboard, camera or microphone`);
     // Archiving or copying whole home directories takes every key and token in them.
     if (/archives|copies/.test(e.what) && (isHomeDir(t, where.home) || t === "/home" || t === "/Users"))
       return hit("secrets", `${e.what}: home directories`);

@@ -75,7 +75,11 @@ const PROMPTING = new Set([
   "sqlite3",
   "ssh",
   "telnet",
+  "debugfs",
+  "xfs_db",
 ]);
+/** Options that ask a program for its prompt (`jtag --interactive`, `gdb -i`). */
+const INTERACTIVE_OPTION_RE = /^(-i|--interactive|--repl|--shell|--console)$/;
 /** Programs that only print or test their words: a shell path among them is text. */
 const TEXT_ONLY = new Set(["echo", "printf", "[", "[[", "test", "true", "false", ":"]);
 
@@ -83,8 +87,11 @@ const TEXT_ONLY = new Set(["echo", "printf", "[", "[[", "test", "true", "false",
  * Lines typed into a program run as another user: in a call typed at a terminal, the line after
  * a program with a prompt of its own (`sudo ispell F`, `sudo sftp host`, `sudo jtag --interactive`)
  * is its input, so a shell started on it (`!/bin/sh`, `shell /bin/sh`) is that program's shell
- * escape, run as its user. Only the next line is read so, and only when it starts a shell bare or
- * hands one to a word the table does not know (`sudo touch F` then `printf '#!/bin/bash'` is not).
+ * escape, run as its user. Only the next line is read so, and only when it is an escape's form
+ * (`!CMD`, or a word the table does not know handed a shell: `sudo touch F` then `printf
+ * '#!/bin/bash'` is not) or a bare shell after a program known to prompt or told to (`-i`,
+ * `--interactive`): a bare `bash` after `sudo apt-get update`, which prompts for nothing, is the
+ * caller's own shell (round 9).
  */
 export function typedEscapes(cmds: readonly ShellCommand[]): Effect[] {
   const i = cmds.findIndex(
@@ -100,8 +107,10 @@ export function typedEscapes(cmds: readonly ShellCommand[]): Effect[] {
   if (program === undefined) return [];
   const next = cmds.slice(i + 1).find((c) => c.depth === 0 && c.pipe > program.pipe);
   if (next === undefined || next.asUser !== undefined) return [];
+  const prompts = PROMPTING.has(program.name) || program.args.some((a) => INTERACTIVE_OPTION_RE.test(a));
   const escape =
-    interactive(next) || (next.name !== "" && !COMMAND_EFFECTS.has(next.name) && !TEXT_ONLY.has(next.name) && givenShell(next));
+    (interactive(next) && (prompts || next.word.startsWith("!"))) ||
+    (next.name !== "" && !COMMAND_EFFECTS.has(next.name) && !TEXT_ONLY.has(next.name) && givenShell(next));
   return escape
     ? [classified("privilege_escalation", `starts a shell typed into a program run as another user (${program.asUser} ${program.name})`)]
     : [];

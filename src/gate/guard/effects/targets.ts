@@ -103,6 +103,25 @@ export const isLog = (p: string): boolean =>
 /** Block and character devices that hold disks (raw writes destroy filesystems). */
 export const isDiskDevice = (p: string): boolean => /^\/dev\/(sd|hd|vd|xvd|nvme|mmcblk|disk|loop|md|dm-|mapper\/|rdisk)/.test(p);
 
+/**
+ * Devices that capture what the machine's user sees, types or says: the framebuffer and the
+ * consoles' screen memory (`/dev/fb0`, `/dev/vcs1`, `/dev/vcsa`), input events (keystrokes:
+ * `/dev/input/event0`, `/dev/input/by-id/...-kbd`), cameras and microphones (`/dev/video0`,
+ * `/dev/snd/pcmC0D0c`, `/dev/dsp`). Read, they are a screenshot, a keylogger or a recording.
+ */
+export const isCaptureDevice = (p: string): boolean =>
+  /^\/dev\/(fb\d+|vcsa?\d*|vcsu\d*|input\/.+|video\d+|snd\/pcm.+c|dsp\d*|audio\d*|uinput|hidraw\d+)$/.test(p);
+
+/**
+ * Code every program that links or imports it loads: shared libraries anywhere under the system's
+ * library directories (`/lib/x86_64-linux-gnu/libaudit.so.1`, `/usr/local/lib/libfoo.so`) and the
+ * system interpreters' modules (`/usr/lib/python3/dist-packages/x.py`, a `.pth` start-up file).
+ */
+export const isSystemLibrary = (p: string): boolean =>
+  /^\/(usr\/(local\/)?)?(lib|lib32|lib64|libx32)\/(.+\/)?[^/]+\.so(\.[\d.]+)?$/.test(p) ||
+  /^\/(usr\/(local\/)?)?lib\/python[\d.]*\/(site|dist)-packages\/.+\.(py|pth)$/.test(p) ||
+  /^\/(usr\/(local\/)?)?(lib|share)\/perl5?\/.+\.pm$/.test(p);
+
 /** The password-hash databases, their backups (`shadow-`) and the store of old passwords (`security/opasswd`). */
 const isPasswordHashes = (p: string): boolean =>
   /^\/etc\/(shadow|gshadow|master\.passwd|spwd\.db|security\/opasswd)(-|\.old|\.bak)?$/.test(p);

@@ -5,6 +5,7 @@
 // code appended is an infection (issue 27, ADR 0052).
 import { posix } from "node:path";
 import type { ShellCommand } from "../shell/records.js";
+import { SHELLS } from "../command-names.js";
 import { autorunPlace, payloadLines, type AutorunPlace } from "./autorun.js";
 import type { ThreatClass } from "./effect.js";
 import { COMMAND_EFFECTS } from "./command-table.js";
@@ -209,9 +210,14 @@ export function writtenCode(
     for (const e of ce.effects)
       if (e.kind === "overwrite" && e.named === true)
         for (const t of e.targets) writes.push({ target: t, content: undefined, fetched: false, named: true, command: ce.command });
+  const staged: Write[] = [];
+  let placed = false;
   for (const w of writes) {
     const pl = w.place ?? autorunPlace(w.target, home, workspace);
-    if (pl === undefined) continue;
+    if (pl === undefined) {
+      staged.push(w);
+      continue;
+    }
     const found = payloadFindings(w, pl, read);
     if (!pl.always && found.length === 0 && !(w.fetched && pl.downloads === true)) continue;
     const first = found[0];
@@ -219,9 +225,55 @@ export function writtenCode(
     add("persistence", `${how} to ${pl.what}${first === undefined ? "" : ` (${first.class}: ${first.what})`}`, [
       ...new Set(found.map((f) => f.class)),
     ]);
+    placed = true;
   }
+  // A script staged and then put where it runs is read there (above), not as staged.
+  if (!placed) for (const w of staged) stagedScript(w, shellCmds, read, add);
   if (files.size > 0) writtenPrograms(cmds, files, read, add);
   infection(shellCmds, workspace, add);
+}
+
+/** Classes a staged script carries to be read as planted: what a run of it would be denied for, not a privilege change or a git rewrite. */
+const PLANTED: ReadonlySet<ThreatClass> = new Set<ThreatClass>([
+  "privilege_escalation",
+  "reverse_shell",
+  "exfiltration",
+  "remote_code",
+  "secrets",
+  "protection_off",
+  "persistence",
+  "account_change",
+  "destruction",
+]);
+/** `chmod +x F`, `chmod 755 F`, `chmod u+x F`: the mode makes F a program. */
+const MAKES_EXECUTABLE_RE = /^([ugoa]*\+[rwxst]*x[rwxst]*|[0-7]?[0-7]*[1357][0-7]{0,2})$/;
+
+/**
+ * A script written anywhere, not run in the line but made a program (a `#!` line, or `chmod +x` on
+ * it): whatever runs it later (a hook, a root job that runs the file by that name, the caller's
+ * next call) runs its code, so code in it that escalates, persists, opens a shell or sends data
+ * is planted now (`echo '#!/bin/bash ... chmod 4777 /tmp/b' > pre-commit; chmod +x pre-commit`,
+ * round 9). A script with only harmless code, or one the line runs (read as run), is not.
+ */
+function stagedScript(w: Write, cmds: readonly ShellCommand[], read: CodeReader, add: AddCarrying): void {
+  if (w.content === undefined || w.fetched || w.target === "/dev/null") return;
+  const text = w.content.replace(/\\n/g, "\n");
+  const executable =
+    /^#!.*\b(ba|da|z|k)?sh\b/.test(text) ||
+    cmds.some(
+      (c) =>
+        c.name === "chmod" && c.args.some((a) => MAKES_EXECUTABLE_RE.test(a)) && c.args.some((a) => resolveTarget(a, c.cwd) === w.target),
+    );
+  const runs = cmds.some(
+    (c) =>
+      (c.word.includes("/") && resolveTarget(c.word, c.cwd) === w.target) ||
+      ((SHELLS.has(c.name) || c.name === "source" || c.name === ".") && c.args.some((a) => resolveTarget(a, c.cwd) === w.target)),
+  );
+  if (!executable || runs) return;
+  const found = read.shell(text, w.command.cwd).filter((f) => PLANTED.has(f.class));
+  const first = found[0];
+  if (first === undefined) return;
+  add("persistence", `writes a script that runs later (${first.class}: ${first.what})`, [...new Set(found.map((f) => f.class))]);
 }
 
 /** A program written in the line (`echo '...' > x.go`) and then run or compiled: what it would do. */

@@ -64,6 +64,32 @@ export const dd: Handler = (c) => {
   ];
 };
 
+/** Options that make a filesystem editor, checker or drive tool write the device (a checker writes unless told `-n`). */
+const DISK_WRITE: Readonly<Record<string, (args: readonly string[]) => boolean>> = {
+  debugfs: (a) => a.some((x) => /^-[a-zA-Z]*w/.test(x)),
+  xfs_db: (a) => a.some((x) => /^-[a-zA-Z]*x/.test(x)),
+  hdparm: (a) =>
+    a.some((x) =>
+      /^--(security-erase|security-erase-enhanced|write-sector|trim-sector-ranges|fwdownload|dco-restore|make-bad-sector)/.test(x),
+    ),
+  tune2fs: (a) => a.some((x) => x.startsWith("-") && x !== "-l"),
+  resize2fs: (a) => !a.includes("-P"),
+  zerofree: () => true,
+  e2fsck: (a) => !a.some((x) => /^-[a-zA-Z]*n/.test(x)),
+  fsck: (a) => !a.some((x) => /^-[a-zA-Z]*n/.test(x)),
+  xfs_repair: (a) => !a.some((x) => /^-[a-zA-Z]*n/.test(x)),
+};
+/**
+ * A filesystem editor, checker or drive tool that writes the device it opens (`debugfs -w
+ * /dev/sda1`, `xfs_db -x`, `hdparm --security-erase`, `tune2fs`, `e2fsck -y`): a disk written
+ * below its filesystem, as `mkfs` writes it (round 9). Read-only forms write nothing.
+ */
+export const diskEditor: Handler = (c) => {
+  const writes = DISK_WRITE[c.name.replace(/\..*$/, "")]?.(c.args) === true;
+  const devices = c.args.filter((p) => p.startsWith("/dev/"));
+  return writes && devices.length > 0 ? [effect("overwrite", "edits a filesystem or drive below its files", at(c, devices))] : [];
+};
+
 export const diskTool =
   (what: string): Handler =>
   (c) => [
