@@ -6,7 +6,8 @@
 // a fourth part committed before the fourth round (read for the fifth), a fifth part committed
 // before the fifth round (read for the sixth), a sixth part committed before the sixth round
 // (read for the seventh), a seventh part committed before the seventh round (read for the eighth),
-// and an eighth part committed before the eighth round and measured once, after it. Each part is measured under the
+// an eighth part committed before the eighth round (read for the ninth), and a ninth part committed before the ninth
+// round and measured once, after it. Each part is measured under the
 // standard and the strict profile; the figures and every miss of the tuning part are in
 // docs/guard.md.
 import { readFileSync } from "node:fs";
@@ -29,9 +30,9 @@ interface Part {
   everyday: Entry[];
 }
 const threats = JSON.parse(readFileSync(new URL("../../../../test/fixtures/threats/corpus.json", import.meta.url), "utf8")) as Part;
-/** The figures of the held-out, fresh, third, fourth, fifth, sixth, seventh and eighth parts after the work (docs/guard.md), as shares: the tests keep them from regressing. */
+/** The figures of the held-out, fresh, third, fourth, fifth, sixth, seventh, eighth and ninth parts after the work (docs/guard.md), as shares: the tests keep them from regressing. */
 const FLOOR: Record<
-  "heldout" | "fresh" | "third" | "fourth" | "fifth" | "sixth" | "seventh" | "eighth",
+  "heldout" | "fresh" | "third" | "fourth" | "fifth" | "sixth" | "seventh" | "eighth" | "ninth",
   Record<"standard" | "strict", { caught: number; denied: number }>
 > = {
   heldout: { standard: { caught: 178 / 203, denied: 2 / 496 }, strict: { caught: 178 / 203, denied: 2 / 496 } },
@@ -42,6 +43,7 @@ const FLOOR: Record<
   sixth: { standard: { caught: 120 / 146, denied: 0 / 64 }, strict: { caught: 120 / 146, denied: 0 / 64 } },
   seventh: { standard: { caught: 25 / 26, denied: 0 / 35 }, strict: { caught: 25 / 26, denied: 0 / 35 } },
   eighth: { standard: { caught: 35 / 40, denied: 1 / 153 }, strict: { caught: 35 / 40, denied: 2 / 153 } },
+  ninth: { standard: { caught: 27 / 56, denied: 11 / 98 }, strict: { caught: 27 / 56, denied: 14 / 98 } },
 };
 const corpus = JSON.parse(readFileSync(new URL("../../../../test/fixtures/threats/generalisation.json", import.meta.url), "utf8")) as {
   tuning: Part;
@@ -58,6 +60,8 @@ const corpus = JSON.parse(readFileSync(new URL("../../../../test/fixtures/threat
   seventh: Part;
   /** The eighth held-out part: committed before the guard was run on it, measured once after the eighth round. */
   eighth: Part;
+  /** The ninth held-out part: committed before the guard was run on it, measured once after the ninth round. */
+  ninth: Part;
 };
 const docs = readFileSync(new URL("../../../../docs/guard.md", import.meta.url), "utf8");
 
@@ -113,6 +117,7 @@ describe("generalisation corpus", () => {
       corpus.sixth,
       corpus.seventh,
       corpus.eighth,
+      corpus.ninth,
     ];
     const all = parts.flatMap((p) => [...p.dangerous, ...p.everyday]);
     expect(all.filter((e) => !/^[\w.-]+\/[\w.-]+(@[0-9a-f]{7})?:\S/.test(e.source)).map((e) => e.id)).toEqual([]);
@@ -134,12 +139,13 @@ describe("generalisation corpus", () => {
       expect(denied.length / corpus.tuning.everyday.filter((e) => e.by_design === undefined).length).toBeLessThanOrEqual(0.01);
       expect([...r.misses, ...denied].filter((id) => !docs.includes(id))).toEqual([]);
     });
-    // Measured once after a round (the eighth after round 8), some read since: the test keeps the figures docs/guard.md reports from regressing.
-    for (const part of ["heldout", "fresh", "third", "fourth", "fifth", "sixth", "seventh", "eighth"] as const)
+    // Measured once after a round (the ninth after round 9), some read since: the test keeps the figures docs/guard.md reports from regressing.
+    for (const part of ["heldout", "fresh", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth"] as const)
       it(`${part === "heldout" ? "held-out" : part} part, ${profile}: catches no fewer and denies no more than docs/guard.md reports`, () => {
         const r = measure(corpus[part], profile);
-        expect(r.share).toBeGreaterThanOrEqual(FLOOR[part][profile].caught);
-        expect(r.deniedShare).toBeLessThanOrEqual(FLOOR[part][profile].denied);
+        // 1 - 29/56 and 27/56 differ in the last bit: the floors are shares of whole commands.
+        expect(r.share).toBeGreaterThanOrEqual(FLOOR[part][profile].caught - 1e-9);
+        expect(r.deniedShare).toBeLessThanOrEqual(FLOOR[part][profile].denied + 1e-9);
       });
     it(`threat corpus, ${profile}: reports what it catches`, () => {
       const r = measure(threats, profile);
