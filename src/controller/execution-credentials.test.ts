@@ -8,6 +8,7 @@ import { credentialExpiry, credentialsSecretName, workerCredentialsSecret } from
 import { EXECUTION_INSTANCE, judgeSpec, placementOf, workspaceMounts } from "./execution-pods.js";
 import { ownerMarks, workerWorkload, type WorkerOptions, type WorkerRun } from "../children/workloads.js";
 import { runLimits } from "../engine/durations.js";
+import { agentPlan } from "../engine/outer-loop.js";
 
 /** Iteration N's worker as the reconciler builds it: the workspace claims read-write. */
 function workerOf(ex: Execution, agent: Agent, run: WorkerRun, opts: WorkerOptions) {
@@ -89,14 +90,12 @@ describe("execution credentials", () => {
   it("expires at the Execution's deadline, or at the longest run the engine's deadlines allow", () => {
     const start = 1_700_000_000_000;
     const timed: Execution = { ...ex, spec: { ...ex.spec, timeoutSeconds: 600 } };
-    expect(credentialExpiry({ execution: timed, agent, judges: new Map(), limits: runLimits(timed, agent) }, start)).toBe(1_700_000_600);
+    expect(credentialExpiry(agentPlan(agent, new Map(), runLimits(timed, agent)), start)).toBe(1_700_000_600);
     // Default: 10 iterations of (300 s + 30 s slack + one semantic judge of 300 s + 10 s), plus 10 min.
     const judged: Agent = { ...agent, spec: { ...agent.spec, execution: { validation: [{ type: "semantic", judge_agent: "j" }] } } };
-    expect(credentialExpiry({ execution: ex, agent: judged, judges: new Map([["j", judge]]), limits: runLimits(ex, judged) }, start)).toBe(
-      1_700_000_000 + 10 * 640 + 600,
-    );
+    expect(credentialExpiry(agentPlan(judged, new Map([["j", judge]]), runLimits(ex, judged)), start)).toBe(1_700_000_000 + 10 * 640 + 600);
     const c = issueWorkerCredentials(createTrust(), "team", "demo", {
-      expiresAt: credentialExpiry({ execution: timed, agent, judges: new Map(), limits: runLimits(timed, agent) }, start),
+      expiresAt: credentialExpiry(agentPlan(agent, new Map(), runLimits(timed, agent)), start),
     });
     expect(decodeJwt(c.jwt).exp).toBe(1_700_000_600);
   });

@@ -8,7 +8,7 @@ import * as k8s from "@kubernetes/client-node";
 import { connect, credsAuthenticator, type NatsConnection } from "@nats-io/transport-node";
 import type { Execution } from "../api/types.js";
 import { judgeTimeoutSeconds } from "../engine/durations.js";
-import { isTerminal, validatorsOf, type EngineContext } from "../engine/outer-loop.js";
+import { isTerminal, type AgentPlan } from "../engine/outer-loop.js";
 import { isConflict, messageOf } from "../errors.js";
 import { AccountRevoker } from "../transport/account-revocations.js";
 import { CredentialLedger, type LedgerEntry } from "../transport/credential-ledger.js";
@@ -39,17 +39,17 @@ export function credentialsSecretName(execution: string, uid: string): string {
  * longest run the engine's own deadlines allow (every iteration to its deadline, every
  * validator's judges to theirs) plus ten minutes of scheduling slack.
  */
-export function credentialExpiry(ctx: EngineContext, startMs: number): number {
-  const overall = ctx.limits.executionSeconds;
+export function credentialExpiry(plan: AgentPlan, startMs: number): number {
+  const overall = plan.limits.executionSeconds;
   if (overall !== undefined) return Math.ceil(startMs / 1000 + overall);
   let validation = 0;
-  for (const v of validatorsOf(ctx.agent)) {
-    if (v.type === "semantic") validation += judgeTimeoutSeconds(v, ctx.judges.get(v.judge_agent)) + 10;
-    else if (v.type === "multi_judge") for (const j of v.judges) validation += judgeTimeoutSeconds(v, ctx.judges.get(j)) + 10;
+  for (const v of plan.validators) {
+    if (v.type === "semantic") validation += judgeTimeoutSeconds(v, plan.judges.get(v.judge_agent)) + 10;
+    else if (v.type === "multi_judge") for (const j of v.judges) validation += judgeTimeoutSeconds(v, plan.judges.get(j)) + 10;
     else validation += 60; // a file read
   }
-  const perIteration = ctx.limits.iterationSeconds + 30 + validation;
-  return Math.ceil(startMs / 1000 + ctx.limits.maxIterations * perIteration + 600);
+  const perIteration = plan.limits.iterationSeconds + 30 + validation;
+  return Math.ceil(startMs / 1000 + plan.limits.maxIterations * perIteration + 600);
 }
 
 /** The Secret with an Execution's worker credential, owned by the Execution. */
@@ -135,13 +135,12 @@ export class ExecutionCredentials {
    * same Execution uid), records it in the ledger, creates its Secret; returns the Secret's
    * name. Users minted for an earlier Execution of the same name are revoked first.
    */
-  async ensure(ctx: EngineContext, startMs: number): Promise<string> {
+  async ensure(ex: Execution, plan: AgentPlan, startMs: number): Promise<string> {
     const t0 = this.now();
-    const ex = ctx.execution;
     const namespace = ex.metadata.namespace ?? "default";
     const uid = ex.metadata.uid;
     if (uid === undefined || uid === "") throw new Error(`Execution ${namespace}/${ex.metadata.name} has no uid`);
-    const expiresAt = credentialExpiry(ctx, startMs);
+    const expiresAt = credentialExpiry(plan, startMs);
     const creds = issueWorkerCredentials(this.opts.keys, namespace, ex.metadata.name, { expiresAt, uid, nowMs: this.now() });
     const ledger = await this.loadedLedger();
     const stale = [...this.live.values()].filter((e) => e.namespace === namespace && e.name === ex.metadata.name && e.uid !== uid);

@@ -4,6 +4,7 @@
 import type * as k8s from "@kubernetes/client-node";
 import type { Execution } from "../api/types.js";
 import type { RuntimeTable } from "../children/runtime-table.js";
+import type { Agent } from "../api/types.js";
 import type { OwnerMarks, WorkerProgram } from "../children/workloads.js";
 import type { EngineContext } from "../engine/outer-loop.js";
 import type { PodPlacement } from "../runtime/kubernetes.js";
@@ -13,9 +14,12 @@ import type { GavelResources } from "./gavel-resources.js";
 
 /**
  * A run's context through one reconcile: the engine's, and what is worked out once for the
- * concerns: how its Execution marks what it owns, its workspace, and what its Agent's containers run.
+ * concerns: its Agent, how its Execution marks what it owns, its workspace, and what its
+ * Agent's containers run. What the engine takes from the Agent (AgentPlan) is handed beside it.
  */
 export interface RunContext extends EngineContext {
+  /** The Execution's Agent, defaults applied. */
+  agent: Agent;
   owner: OwnerMarks;
   /** Its workspace: the claim of each of its Agent's volumes at the volume's path, read-write (judges and readers mount them read-only). */
   mounts: WorkloadMount[];

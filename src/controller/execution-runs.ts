@@ -1,7 +1,8 @@
 // A run (an Execution without `spec.parent`) through one reconcile, in kubebuilder's order:
 // validate (its Agent, a gate for its tool calls, its workspace strategy), gather what is
 // observed (the stored worker result, its judges' outcomes, the gate's tool-judge children),
-// compute (the engine's state rebuilt from the status: restoreState, then decide), apply (the
+// compute (the engine's state rebuilt from the status: restoreState, then decide, each handed
+// what it takes from the Agent, its AgentPlan, beside the run's context), apply (the
 // worker, judge children and file readers the engine asks for), and hand the status (with the
 // Guarded condition's data) to ExecutionStatusWriter.
 import { withDefaults } from "../api/defaults.js";
@@ -11,6 +12,7 @@ import { workerName } from "../engine/child-names.js";
 import type { JudgeOutcome } from "../engine/gradient.js";
 import { outcomeOfStatus } from "../engine/phases.js";
 import {
+  agentPlan,
   decide,
   isTerminal,
   nextDeadline,
@@ -19,6 +21,7 @@ import {
   requestCancel,
   restoreState,
   runLimits,
+  type AgentPlan,
   type EngineAction,
   type EngineState,
   type RunLimits,
@@ -83,28 +86,30 @@ export class ExecutionRuns {
     if (held !== undefined) return held;
     // Gather and compute: the engine's state rebuilt from the status and what is observed.
     const judges = await judgeAgents(this.parts.resources, namespace, agent);
-    // Worked out once for the concerns: the marks of what the run owns, its workspace, and its Agent's runtime and limits.
+    // Worked out once: what the engine takes from the Agent, and for the concerns the marks of
+    // what the run owns, its workspace, and its Agent's runtime and limits.
+    const plan = agentPlan(agent, judges, limits);
     const { runtimes } = this.parts.settings;
     const program = workerProgram(agent, runtimes !== undefined ? { runtimes } : {});
-    const ctx: RunContext = { execution: ex, agent, judges, limits, owner: ownerMarks(ex), mounts, program };
+    const ctx: RunContext = { execution: ex, agent, owner: ownerMarks(ex), mounts, program };
     const { toolJudges, ...observed } = await this.gather(ctx);
-    const { state, respawn } = restoreState(ctx, observed);
+    const { state, respawn } = restoreState(plan, ctx, observed);
     // The gate's tool-judge children are listed too, so a cancel or deadline stops them with the run.
     if (toolJudges.length > 0) mergeToolJudgeRefs(state.status, toolJudges);
     // Apply: what the status says runs is (re)made, then the engine decides until nothing new is observed.
     if (ex.metadata.annotations?.[CANCEL_ANNOTATION] !== undefined) requestCancel(state);
     else {
-      for (const req of respawn) await this.access.judges.spawn(ctx, state, req);
-      await this.observeWorker(ctx, state);
+      for (const req of respawn) await this.access.judges.spawn(ctx, state, req, plan.judges.get(req.judge));
+      await this.observeWorker(ctx, plan, state);
     }
-    const events = await this.decideAll(ctx, state);
+    const events = await this.decideAll(plan, ctx, state);
     // Status (with the Guarded condition of a run that needs a gate), then what an ended run leaves behind.
     const foldAgainInMs = await status.writeRun(ctx, state, events, guarding);
     if (isTerminal(state.status.phase)) {
       await this.parts.workloads.retireOwned(namespace, ex.metadata.name, this.parts.settings.retentionSeconds);
       await credentials?.release(namespace, ex.metadata.name, ex.metadata.uid);
     }
-    const deadline = nextDeadline(ctx, state);
+    const deadline = nextDeadline(plan, state);
     const wake = Math.min(deadline === undefined ? Infinity : requeueAt(deadline, this.parts.now()), foldAgainInMs ?? Infinity);
     return wake === Infinity ? {} : { requeueAfterMs: wake };
   }
@@ -172,13 +177,13 @@ export class ExecutionRuns {
   }
 
   /** Runs decide and performs its actions until an action observes nothing new; returns the events. */
-  private async decideAll(ctx: RunContext, state: EngineState): Promise<EngineEvent[]> {
+  private async decideAll(plan: AgentPlan, ctx: RunContext, state: EngineState): Promise<EngineEvent[]> {
     const events: EngineEvent[] = [];
     for (let round = 0; round < 100; round++) {
       let observed = false;
-      for (const a of decide(ctx, state, this.parts.now())) {
+      for (const a of decide(plan, ctx, state, this.parts.now())) {
         if (a.type === "event") events.push(a);
-        observed = (await this.perform(ctx, state, a)) || observed;
+        observed = (await this.perform(plan, ctx, state, a)) || observed;
       }
       if (!observed) break;
     }
@@ -186,7 +191,7 @@ export class ExecutionRuns {
   }
 
   /** Performs one engine action; true when it observed something (decide must run again). */
-  private async perform(ctx: RunContext, state: EngineState, a: EngineAction): Promise<boolean> {
+  private async perform(plan: AgentPlan, ctx: RunContext, state: EngineState, a: EngineAction): Promise<boolean> {
     const ex = ctx.execution;
     switch (a.type) {
       case "event":
@@ -201,7 +206,7 @@ export class ExecutionRuns {
         );
         return false;
       case "start_worker":
-        await this.startWorker(ctx, state, a);
+        await this.startWorker(plan, ctx, state, a);
         return false;
       case "read_files": {
         // Level-triggered: each file's reader is a workload observed on a later reconcile (its
@@ -216,7 +221,7 @@ export class ExecutionRuns {
         return observed;
       }
       case "spawn_judge":
-        await this.access.judges.spawn(ctx, state, a.child);
+        await this.access.judges.spawn(ctx, state, a.child, plan.judges.get(a.child.judge));
         return false;
       case "stop":
         // A judge child's status says why it stopped; every stopped workload goes.
@@ -231,7 +236,7 @@ export class ExecutionRuns {
   }
 
   /** The current iteration's worker: collects it when it ended, creates it when it is missing. */
-  private async observeWorker(ctx: RunContext, state: EngineState): Promise<void> {
+  private async observeWorker(ctx: RunContext, plan: AgentPlan, state: EngineState): Promise<void> {
     const record = state.status.iterations?.at(-1);
     if (record === undefined) return;
     const ex = ctx.execution;
@@ -249,9 +254,9 @@ export class ExecutionRuns {
       // Never created (the controller stopped first) or gone before its result was kept: run it.
       const timeoutSeconds = Math.max(
         1,
-        Math.ceil(((state.iterationStartedAtMs ?? now()) + ctx.limits.iterationSeconds * 1000 - now()) / 1000),
+        Math.ceil(((state.iterationStartedAtMs ?? now()) + plan.limits.iterationSeconds * 1000 - now()) / 1000),
       );
-      await this.startWorker(ctx, state, {
+      await this.startWorker(plan, ctx, state, {
         name: worker,
         iteration: record.number,
         ...(record.feedback !== undefined ? { feedback: record.feedback } : {}),
@@ -277,14 +282,14 @@ export class ExecutionRuns {
    * iterations go. Its pod is assembled in worker-pod.ts; a restricted network (none, or an
    * allowlist) needs the gate's address first (gate-egress.ts), so its tool calls still reach it.
    */
-  private async startWorker(ctx: RunContext, state: EngineState, run: WorkerRun): Promise<void> {
+  private async startWorker(plan: AgentPlan, ctx: RunContext, state: EngineState, run: WorkerRun): Promise<void> {
     const ex = ctx.execution;
     const { settings, now } = this.parts;
     const { traces, credentials } = this.access;
     await this.access.copies.ensureClaims(ctx.owner, ctx.agent);
     await this.access.readers.removeBefore(ctx.owner, run.iteration);
     const gate = settings.natsUrl !== "" && isRestrictedNetwork(ctx.program.network) ? await this.gateAccess() : undefined;
-    const credentialSecret = await credentials?.ensure(ctx, state.startedAtMs ?? now());
+    const credentialSecret = await credentials?.ensure(ex, plan, state.startedAtMs ?? now());
     const traceParent = traces?.iterationParent(traced(ex, ctx.agent), run.iteration);
     const pod = workerPod(ctx, run, {
       settings,

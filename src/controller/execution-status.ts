@@ -7,12 +7,12 @@
 import { setCondition } from "../api/conditions.js";
 import type { Agent, Execution, ExecutionStatus } from "../api/types.js";
 import type { JudgeRunStep } from "../engine/judge-run.js";
-import { isTerminal, type EngineContext, type EngineState, type RunLimits } from "../engine/outer-loop.js";
+import { isTerminal, type EngineState, type RunLimits } from "../engine/outer-loop.js";
 import type { ExecutionTraces, TracedExecution } from "../telemetry/execution-trace.js";
 import type { ExecutionMetrics } from "../telemetry/metrics.js";
 import type { GateStatus, Guarding } from "./gate-status.js";
 import { toGavelEvents, type EngineEvent, type ExecutionEventPublisher } from "./execution-events.js";
-import { namespaceOf, type ExecutionParts } from "./execution-parts.js";
+import { namespaceOf, type ExecutionParts, type RunContext } from "./execution-parts.js";
 import { engineEventNote } from "./kubernetes-events.js";
 import { EventQueue } from "./runtime/event-queue.js";
 import { EventRecorder } from "./runtime/event-recorder.js";
@@ -76,7 +76,7 @@ export class ExecutionStatusWriter {
    * Guarded condition (`guarding`, the gate's plain data). Returns, when the tool-call fold was
    * skipped, how soon to look again.
    */
-  async writeRun(ctx: EngineContext, state: EngineState, events: EngineEvent[], guarding?: Guarding): Promise<number | undefined> {
+  async writeRun(ctx: RunContext, state: EngineState, events: EngineEvent[], guarding?: Guarding): Promise<number | undefined> {
     const ex = ctx.execution;
     if (guarding?.guarded === true) setGuarded(state.status, guarding.blocked, new Date(this.parts.now()), ex.metadata.generation);
     const { events: stream, traces } = this.opts;

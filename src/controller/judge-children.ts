@@ -40,7 +40,7 @@ export class JudgeChildren {
   ) {}
 
   /** Creates the child Execution of a judge the engine asked for (its payload parts first); an existing one is adopted. */
-  async spawn(ctx: RunContext, state: EngineState, c: JudgeChildRequest): Promise<void> {
+  async spawn(ctx: RunContext, state: EngineState, c: JudgeChildRequest, judge: Agent | undefined): Promise<void> {
     const ex = ctx.execution;
     // The iteration's decided tool calls as the gate has them now (the judge's tool_call_history).
     this.access.gate?.annotate(ex, state.status);
@@ -49,7 +49,7 @@ export class JudgeChildren {
       parent: ex,
       owner: ctx.owner,
       worker: ctx.agent,
-      judge: ctx.judges.get(c.judge),
+      judge,
       request: c,
       output: state.worker?.stdout ?? "",
       workerMounts: ctx.mounts,

@@ -6,7 +6,6 @@ import { createHash } from "node:crypto";
 import { AGENT_ENV } from "../api/agent-env.js";
 import { API_VERSION, type Agent, type Execution } from "../api/types.js";
 import { CHILD_LABELS, judgeWorkload, labelValue, type OwnerMarks } from "../children/workloads.js";
-import type { EngineContext } from "../engine/outer-loop.js";
 import { LAUNCHER_PATH, type PodPlacement } from "../runtime/kubernetes.js";
 import type { WorkloadSpec } from "../runtime/workload.js";
 import { judgeWorkspaces, placementOf, workloadPodName, type SpecOptions } from "./execution-pods.js";
@@ -50,7 +49,11 @@ export interface WarmPod {
 }
 
 /** The Agents a run's pools are made from (defaults applied): the worker's, and its judges that exist. */
-export type PoolAgents = Pick<EngineContext, "agent" | "judges">;
+export interface PoolAgents {
+  agent: Agent;
+  /** Judge Agents by name. */
+  judges: ReadonlyMap<string, Agent>;
+}
 
 /**
  * The pods the warm pools of the run that `owner` marks should have while the worker of

@@ -1,7 +1,7 @@
-// What the outer loop is given (EngineContext), what drivers observe into its state, and the
-// actions it hands back: the engine's ports, shared by the loop (outer-loop.ts), the
-// validation of an iteration (iteration-validation.ts) and the rebuild of a state from a status
-// (restore-state.ts).
+// What the outer loop is given (the Agent's part, AgentPlan, apart from the run it drives,
+// EngineContext), what drivers observe into its state, and the actions it hands back: the
+// engine's ports, shared by the loop (outer-loop.ts), the validation of an iteration
+// (iteration-validation.ts) and the rebuild of a state from a status (restore-state.ts).
 import type {
   Agent,
   Execution,
@@ -10,17 +10,28 @@ import type {
   IterationRecord,
   MultiJudgeValidatorSpec,
   SemanticValidatorSpec,
+  ValidatorSpec,
 } from "../api/types.js";
 import type { aggregateConsensus } from "./consensus.js";
 import type { RunLimits } from "./durations.js";
 import type { JudgeOutcome } from "./gradient.js";
 import type { FileContent } from "./validators/outcome.js";
 
-/** What the engine is given once per Execution. */
+/** The run the engine drives: its Execution (its name, its parent's depth, the status it resumes from). */
 export interface EngineContext {
   execution: Execution;
-  /** The Execution's Agent, defaults applied. */
-  agent: Agent;
+}
+
+/**
+ * What the engine takes from the Execution's Agent, worked out once per run by the driver
+ * (agentPlan) and handed to the engine beside the run, not inside it: the Agent's validators,
+ * its judges, its deadlines and iteration budget.
+ */
+export interface AgentPlan {
+  /** The Agent's name (the execution.started event names it). */
+  agent: string;
+  /** Its outer-loop validators, in declared order (validatorsOf). */
+  validators: readonly ValidatorSpec[];
   /** Judge Agents by name. */
   judges: ReadonlyMap<string, Agent>;
   /** Its deadlines and iteration budget, parsed once by the driver (runLimits in durations.ts). */

@@ -12,11 +12,12 @@ import type {
 } from "../api/types.js";
 import { aggregateConsensus, type JudgeVote } from "./consensus.js";
 import { judgeChildName, MAX_JUDGE_DEPTH } from "./child-names.js";
-import { judgeTimeoutSeconds } from "./durations.js";
+import { judgeTimeoutSeconds, type RunLimits } from "./durations.js";
 import {
   currentIteration,
   event,
   fileKey,
+  type AgentPlan,
   type EngineAction,
   type EngineContext,
   type EngineState,
@@ -45,18 +46,28 @@ export function validatorsOf(agent: Agent): ValidatorSpec[] {
   return Array.isArray(v) ? v : [];
 }
 
+/** The engine's part of an Agent (defaults applied) with its judges and the run's limits, worked out once per run. */
+export function agentPlan(agent: Agent, judges: ReadonlyMap<string, Agent>, limits: RunLimits): AgentPlan {
+  return { agent: agent.metadata.name, validators: validatorsOf(agent), judges, limits };
+}
+
 /**
  * Runs the iteration's validators from the first unrecorded one, in declared order, until one
  * must wait (undefined: its files or judges were asked for), one fails, or all pass.
  */
-export function validateIteration(ctx: EngineContext, state: EngineState, actions: EngineAction[]): IterationEnd | undefined {
+export function validateIteration(
+  plan: AgentPlan,
+  ctx: EngineContext,
+  state: EngineState,
+  actions: EngineAction[],
+): IterationEnd | undefined {
   const record = currentIteration(state.status);
-  const specs = validatorsOf(ctx.agent);
+  const specs = plan.validators;
   const done = record.validators as ValidatorRecord[];
   while (done.length < specs.length) {
     const k = done.length;
     const spec = specs[k] as ValidatorSpec;
-    const outcome = runValidator(ctx, state, record.number, k, spec, actions);
+    const outcome = runValidator(plan, ctx, state, record.number, k, spec, actions);
     if (outcome === undefined) return undefined; // waiting on files or judges
     const rec: ValidatorRecord = {
       index: k,
@@ -98,6 +109,7 @@ function childrenOf(status: ExecutionStatus, iteration: number, k: number): Chil
 
 /** One validator's outcome, or undefined when it waits for files or judges (requests issued). */
 function runValidator(
+  plan: AgentPlan,
   ctx: EngineContext,
   state: EngineState,
   iteration: number,
@@ -134,7 +146,7 @@ function runValidator(
     }
     case "semantic":
     case "multi_judge":
-      return judged(ctx, state, iteration, k, spec, spec.type === "semantic" ? [spec.judge_agent] : spec.judges, actions);
+      return judged(plan, ctx, state, iteration, k, spec, spec.type === "semantic" ? [spec.judge_agent] : spec.judges, actions);
   }
 }
 
@@ -151,6 +163,7 @@ function need(state: EngineState, iteration: number, k: number, reqs: FileReques
 
 /** A semantic or multi_judge validator: spawns its children once, then folds their outcomes. */
 function judged(
+  plan: AgentPlan,
   ctx: EngineContext,
   state: EngineState,
   iteration: number,
@@ -171,7 +184,7 @@ function judged(
     state.requested.add(spawnKey);
     for (const judge of judgeNames) {
       const name = judgeChildName(exec, iteration, k, judge);
-      const agent = ctx.judges.get(judge);
+      const agent = plan.judges.get(judge);
       const ref: ChildRef = { name, purpose: "validation", iteration, validatorIndex: k, judge, phase: "Running" };
       children.push(ref);
       if (agent === undefined) {
@@ -183,7 +196,7 @@ function judged(
         continue;
       }
       actions.push(event("judge.spawned", { child: name, judge, iteration, index: k, purpose: "validation" }));
-      actions.push({ type: "spawn_judge", child: judgeRequest(ctx, ref, spec) });
+      actions.push({ type: "spawn_judge", child: judgeRequest(plan, ctx, ref, spec) });
     }
   }
   const mine = childrenOf(state.status, iteration, k);
@@ -216,12 +229,17 @@ function judged(
     const o = state.judgeResults.get(c.name) as JudgeOutcome;
     return o.ok ? { judge: c.judge, result: o.result } : { judge: c.judge, rejection: o.rejection };
   });
-  return (ctx.aggregate ?? aggregateConsensus)(spec, votes, 1.0);
+  return (plan.aggregate ?? aggregateConsensus)(spec, votes, 1.0);
 }
 
 /** The spawn request of a judge child the status names (the engine's own, and a restored one). */
-export function judgeRequest(ctx: EngineContext, ref: ChildRef, spec: SemanticValidatorSpec | MultiJudgeValidatorSpec): JudgeChildRequest {
-  const agent = ctx.judges.get(ref.judge);
+export function judgeRequest(
+  plan: AgentPlan,
+  ctx: EngineContext,
+  ref: ChildRef,
+  spec: SemanticValidatorSpec | MultiJudgeValidatorSpec,
+): JudgeChildRequest {
+  const agent = plan.judges.get(ref.judge);
   return {
     name: ref.name,
     judge: ref.judge,

@@ -4,6 +4,7 @@ import { describe, expect, it } from "vitest";
 import fc from "fast-check";
 import type { Agent, Execution, ValidatorSpec } from "../api/types.js";
 import {
+  agentPlan,
   decide,
   fileKey,
   initialState,
@@ -12,6 +13,7 @@ import {
   observeJudge,
   observeWorker,
   requestCancel,
+  type AgentPlan,
   type EngineAction,
   type EngineContext,
   type EngineState,
@@ -43,8 +45,9 @@ function judge(name: string, network: "none" | "allow" = "none"): Agent {
 function execution(name = "ex1", extra: Partial<Execution["spec"]> = {}): Execution {
   return { apiVersion: "100monkeys.ai/v1", kind: "Execution", metadata: { name }, spec: { agentRef: { name: "worker" }, ...extra } };
 }
-function ctxOf(a: Agent, judges: Agent[] = [], ex = execution()): EngineContext {
-  return { execution: ex, agent: a, judges: new Map(judges.map((j) => [j.metadata.name, j])), limits: runLimits(ex, a) };
+/** What the engine is handed for a run of `a`: the Agent's part (its plan) and the run's context. */
+function runOf(a: Agent, judges: Agent[] = [], ex = execution()): { plan: AgentPlan; ctx: EngineContext } {
+  return { plan: agentPlan(a, new Map(judges.map((j) => [j.metadata.name, j])), runLimits(ex, a)), ctx: { execution: ex } };
 }
 const ofType = <T extends EngineAction["type"]>(actions: EngineAction[], type: T) =>
   actions.filter((a): a is Extract<EngineAction, { type: T }> => a.type === type);
@@ -57,36 +60,36 @@ const verdict = (score: number, confidence = 1, reasoning = "r") => ({ ok: true 
 
 describe("outer loop", () => {
   it("starts iteration 1 with no feedback and a deterministic worker name", () => {
-    const ctx = ctxOf(agent([{ type: "exit_code" }]));
+    const { plan, ctx } = runOf(agent([{ type: "exit_code" }]));
     const s = initialState();
-    const actions = decide(ctx, s, T0);
+    const actions = decide(plan, ctx, s, T0);
     expect(events(actions)).toEqual(["execution.started", "execution.phase", "iteration.started"]);
     const start = ofType(actions, "start_worker");
     expect(start).toEqual([{ type: "start_worker", name: "ex1-i1", iteration: 1, timeoutSeconds: 300 }]);
     expect(s.status.phase).toBe("Running");
-    expect(decide(ctx, s, T0 + 1)).toEqual([]); // nothing new, nothing to do
+    expect(decide(plan, ctx, s, T0 + 1)).toEqual([]); // nothing new, nothing to do
   });
 
   it("succeeds in one iteration when every validator passes; score is the lowest", () => {
-    const ctx = ctxOf(agent([{ type: "exit_code" }, { type: "regex", pattern: "done" }]));
+    const { plan, ctx } = runOf(agent([{ type: "exit_code" }, { type: "regex", pattern: "done" }]));
     const s = initialState();
-    decide(ctx, s, T0);
+    decide(plan, ctx, s, T0);
     worker(s, 0, "all done\n");
-    const actions = decide(ctx, s, T0 + 1000);
+    const actions = decide(plan, ctx, s, T0 + 1000);
     expect(ofType(actions, "finish")).toEqual([
       { type: "finish", phase: "Succeeded", score: 1, message: "iteration 1 passed every validator" },
     ]);
     expect(s.status.iterations?.[0]).toMatchObject({ number: 1, phase: "Passed", exitCode: 0 });
     expect(s.status.iterations?.[0]?.validators?.map((v) => v.passed)).toEqual([true, true]);
-    expect(decide(ctx, s, T0 + 2000)).toEqual([]);
+    expect(decide(plan, ctx, s, T0 + 2000)).toEqual([]);
   });
 
   it("stops at the first failing validator and hands its reasoning and signals to the next iteration", () => {
-    const ctx = ctxOf(agent([{ type: "exit_code" }, { type: "regex", pattern: "done" }, { type: "exit_code", expected: 0 }]));
+    const { plan, ctx } = runOf(agent([{ type: "exit_code" }, { type: "regex", pattern: "done" }, { type: "exit_code", expected: 0 }]));
     const s = initialState();
-    decide(ctx, s, T0);
+    decide(plan, ctx, s, T0);
     worker(s, 0, "not finished");
-    const actions = decide(ctx, s, T0 + 1000);
+    const actions = decide(plan, ctx, s, T0 + 1000);
     const rec = s.status.iterations?.[0];
     expect(rec?.phase).toBe("Refining");
     expect(rec?.validators?.map((v) => v.index)).toEqual([0, 1]); // validator 2 never ran
@@ -101,7 +104,7 @@ describe("outer loop", () => {
     expect(s.status.score).toBe(0);
     // iteration 2 passes
     worker(s, 0, "done");
-    decide(ctx, s, T0 + 2000);
+    decide(plan, ctx, s, T0 + 2000);
     expect(s.status.phase).toBe("Succeeded");
     expect(s.status.iteration).toBe(2);
     expect(s.status.score).toBe(1);
@@ -112,12 +115,12 @@ describe("outer loop", () => {
       [{ max_iterations: 2 }, 2],
       [{ mode: "one-shot" as const, max_iterations: 5 }, 1],
     ] as const) {
-      const ctx = ctxOf(agent([{ type: "exit_code" }], extra));
+      const { plan, ctx } = runOf(agent([{ type: "exit_code" }], extra));
       const s = initialState();
-      decide(ctx, s, T0);
+      decide(plan, ctx, s, T0);
       for (let i = 0; i < 10 && s.status.phase !== "Failed"; i++) {
         worker(s, 1, "", "boom");
-        decide(ctx, s, T0 + i);
+        decide(plan, ctx, s, T0 + i);
       }
       expect(s.status.phase).toBe("Failed");
       expect(s.status.iterations).toHaveLength(n);
@@ -131,11 +134,11 @@ describe("outer loop", () => {
       { type: "json_schema", target_path: "/workspace/out.json", schema_path: "/agent/schema.json" },
       { type: "regex", pattern: "^ok", target: "/workspace/log.txt" },
     ]);
-    const ctx = ctxOf(a);
+    const { plan, ctx } = runOf(a);
     const s = initialState();
-    decide(ctx, s, T0);
+    decide(plan, ctx, s, T0);
     worker(s, 0);
-    const a1 = decide(ctx, s, T0 + 1);
+    const a1 = decide(plan, ctx, s, T0 + 1);
     expect(ofType(a1, "read_files")).toEqual([
       {
         type: "read_files",
@@ -147,13 +150,13 @@ describe("outer loop", () => {
         ],
       },
     ]);
-    expect(decide(ctx, s, T0 + 2)).toEqual([]); // not asked twice
+    expect(decide(plan, ctx, s, T0 + 2)).toEqual([]); // not asked twice
     observeFile(s, fileKey("workspace", "/workspace/out.json"), { ok: true, content: '{"n": 1}' });
     observeFile(s, fileKey("image", "/agent/schema.json"), { ok: true, content: '{"type":"object","required":["n"]}' });
-    const a2 = decide(ctx, s, T0 + 3);
+    const a2 = decide(plan, ctx, s, T0 + 3);
     expect(ofType(a2, "read_files")[0]?.files.map((f) => f.path)).toEqual(["/workspace/log.txt"]);
     observeFile(s, fileKey("workspace", "/workspace/log.txt"), { ok: false, reason: "missing", detail: "" });
-    decide(ctx, s, T0 + 4);
+    decide(plan, ctx, s, T0 + 4);
     expect(s.status.iterations?.[0]?.validators?.map((v) => [v.type, v.passed])).toEqual([
       ["json_schema", true],
       ["regex", false],
@@ -162,11 +165,13 @@ describe("outer loop", () => {
   });
 
   it("spawns a semantic judge child with a deterministic name, its network and deadline, then applies thresholds", () => {
-    const ctx = ctxOf(agent([{ type: "semantic", judge_agent: "quality", min_score: 0.8, min_confidence: 0.7 }]), [judge("quality")]);
+    const { plan, ctx } = runOf(agent([{ type: "semantic", judge_agent: "quality", min_score: 0.8, min_confidence: 0.7 }]), [
+      judge("quality"),
+    ]);
     const s = initialState();
-    decide(ctx, s, T0);
+    decide(plan, ctx, s, T0);
     worker(s, 0, "output");
-    const a1 = decide(ctx, s, T0 + 1);
+    const a1 = decide(plan, ctx, s, T0 + 1);
     const spawn = ofType(a1, "spawn_judge");
     expect(spawn).toHaveLength(1);
     expect(spawn[0]?.child).toMatchObject({ name: "ex1-i1-v0-quality", judge: "quality", depth: 1, timeoutSeconds: 60, network: "none" });
@@ -174,7 +179,7 @@ describe("outer loop", () => {
       { name: "ex1-i1-v0-quality", purpose: "validation", iteration: 1, validatorIndex: 0, judge: "quality", phase: "Running" },
     ]);
     observeJudge(s, "ex1-i1-v0-quality", verdict(0.9, 0.6, "unsure"));
-    const a2 = decide(ctx, s, T0 + 2);
+    const a2 = decide(plan, ctx, s, T0 + 2);
     expect(events(a2)).toContain("judge.finished");
     const v = s.status.iterations?.[0]?.validators?.[0];
     expect(v).toMatchObject({ passed: false, score: 0.9, confidence: 0.6, children: ["ex1-i1-v0-quality"] });
@@ -182,25 +187,25 @@ describe("outer loop", () => {
     expect(s.status.children?.[0]?.phase).toBe("Succeeded");
     // iteration 2 gets a new child with a new name
     worker(s, 0, "better");
-    const a3 = decide(ctx, s, T0 + 3);
+    const a3 = decide(plan, ctx, s, T0 + 3);
     expect(ofType(a3, "spawn_judge")[0]?.child.name).toBe("ex1-i2-v0-quality");
     observeJudge(s, "ex1-i2-v0-quality", verdict(0.85, 0.9));
-    decide(ctx, s, T0 + 4);
+    decide(plan, ctx, s, T0 + 4);
     expect(s.status.phase).toBe("Succeeded");
     expect(s.status.score).toBe(0.85);
   });
 
   it("treats each judge rejection as a failing score, even with zero thresholds", () => {
     for (const rejection of ["malformed_output", "failed", "cancelled", "timed_out"] as const) {
-      const ctx = ctxOf(agent([{ type: "semantic", judge_agent: "j", min_score: 0, min_confidence: 0 }], { max_iterations: 1 }), [
+      const { plan, ctx } = runOf(agent([{ type: "semantic", judge_agent: "j", min_score: 0, min_confidence: 0 }], { max_iterations: 1 }), [
         judge("j"),
       ]);
       const s = initialState();
-      decide(ctx, s, T0);
+      decide(plan, ctx, s, T0);
       worker(s, 0);
-      decide(ctx, s, T0 + 1);
+      decide(plan, ctx, s, T0 + 1);
       observeJudge(s, "ex1-i1-v0-j", { ok: false, rejection, detail: "d" });
-      decide(ctx, s, T0 + 2);
+      decide(plan, ctx, s, T0 + 2);
       expect(s.status.phase).toBe("Failed");
       const v = s.status.iterations?.[0]?.validators?.[0];
       expect(v).toMatchObject({ passed: false, score: 0, confidence: 0 });
@@ -212,40 +217,41 @@ describe("outer loop", () => {
   });
 
   it("runs multi_judge children in parallel and waits for all before aggregating", () => {
-    const ctx = ctxOf(agent([{ type: "multi_judge", judges: ["a", "b"], min_score: 0.5 }]), [judge("a"), judge("b", "allow")]);
+    const { plan, ctx } = runOf(agent([{ type: "multi_judge", judges: ["a", "b"], min_score: 0.5 }]), [judge("a"), judge("b", "allow")]);
     const s = initialState();
-    decide(ctx, s, T0);
+    decide(plan, ctx, s, T0);
     worker(s, 0);
-    const spawns = ofType(decide(ctx, s, T0 + 1), "spawn_judge");
+    const spawns = ofType(decide(plan, ctx, s, T0 + 1), "spawn_judge");
     expect(spawns.map((x) => [x.child.name, x.child.network])).toEqual([
       ["ex1-i1-v0-a", "none"],
       ["ex1-i1-v0-b", "allow"],
     ]);
     observeJudge(s, "ex1-i1-v0-a", verdict(0.4));
-    decide(ctx, s, T0 + 2);
+    decide(plan, ctx, s, T0 + 2);
     expect(s.status.iterations?.[0]?.validators).toEqual([]);
     observeJudge(s, "ex1-i1-v0-b", verdict(0.8));
-    decide(ctx, s, T0 + 3);
+    decide(plan, ctx, s, T0 + 3);
     expect(s.status.phase).toBe("Succeeded");
     expect(s.status.iterations?.[0]?.validators?.[0]?.children).toEqual(["ex1-i1-v0-a", "ex1-i1-v0-b"]);
   });
 
   it("uses the injected consensus and counts an unknown judge as a failed vote", () => {
     let seen: unknown;
-    const ctx: EngineContext = {
-      ...ctxOf(agent([{ type: "multi_judge", judges: ["a", "ghost"] }], { max_iterations: 1 }), [judge("a")]),
+    const { plan: base, ctx } = runOf(agent([{ type: "multi_judge", judges: ["a", "ghost"] }], { max_iterations: 1 }), [judge("a")]);
+    const plan: AgentPlan = {
+      ...base,
       aggregate: (_spec, votes) => {
         seen = votes;
         return { score: 0.3, confidence: 1, reasoning: "custom", signals: [], passed: false };
       },
     };
     const s = initialState();
-    decide(ctx, s, T0);
+    decide(plan, ctx, s, T0);
     worker(s, 0);
-    const spawns = ofType(decide(ctx, s, T0 + 1), "spawn_judge");
+    const spawns = ofType(decide(plan, ctx, s, T0 + 1), "spawn_judge");
     expect(spawns.map((x) => x.child.judge)).toEqual(["a"]);
     observeJudge(s, "ex1-i1-v0-a", verdict(1));
-    decide(ctx, s, T0 + 2);
+    decide(plan, ctx, s, T0 + 2);
     expect(seen).toEqual([
       { judge: "a", result: { score: 1, confidence: 1, reasoning: "r" } },
       { judge: "ghost", rejection: "failed" },
@@ -255,28 +261,32 @@ describe("outer loop", () => {
 
   it("refuses judges deeper than 3", () => {
     const parent = { name: "p", uid: "u", purpose: "validation" as const, iteration: 1, validatorIndex: 0, depth: 3 };
-    const ctx = ctxOf(agent([{ type: "semantic", judge_agent: "j" }], { max_iterations: 1 }), [judge("j")], execution("deep", { parent }));
+    const { plan, ctx } = runOf(
+      agent([{ type: "semantic", judge_agent: "j" }], { max_iterations: 1 }),
+      [judge("j")],
+      execution("deep", { parent }),
+    );
     const s = initialState();
-    decide(ctx, s, T0);
+    decide(plan, ctx, s, T0);
     worker(s, 0);
-    const actions = decide(ctx, s, T0 + 1);
+    const actions = decide(plan, ctx, s, T0 + 1);
     expect(ofType(actions, "spawn_judge")).toEqual([]);
     expect(s.status.message).toContain("limited to a depth of 3");
   });
 
   it("a worker killed at its deadline fails the iteration with that reason as feedback", () => {
-    const ctx = ctxOf(agent([{ type: "exit_code" }], {}, "30s"));
+    const { plan, ctx } = runOf(agent([{ type: "exit_code" }], {}, "30s"));
     const s = initialState();
-    expect(ofType(decide(ctx, s, T0), "start_worker")[0]?.timeoutSeconds).toBe(30);
+    expect(ofType(decide(plan, ctx, s, T0), "start_worker")[0]?.timeoutSeconds).toBe(30);
     observeWorker(s, { iteration: 1, exitCode: 137, stdout: "", stderr: "", timedOut: true, cancelled: false });
-    const actions = decide(ctx, s, T0 + 30_000);
+    const actions = decide(plan, ctx, s, T0 + 30_000);
     expect(ofType(actions, "start_worker")[0]?.feedback).toContain("ran past its iteration deadline of 30s");
   });
 
   it("a worker that exits 75 with its gate_unreachable line fails the iteration as an unreachable gate, not through its validators", () => {
-    const ctx = ctxOf(agent([{ type: "exit_code" }], { max_iterations: 2 }));
+    const { plan, ctx } = runOf(agent([{ type: "exit_code" }], { max_iterations: 2 }));
     const s = initialState();
-    decide(ctx, s, T0);
+    decide(plan, ctx, s, T0);
     const line = JSON.stringify({
       component: "gavel-agent",
       event: "gate_unreachable",
@@ -284,7 +294,7 @@ describe("outer loop", () => {
       detail: "NATS at nats://gavel-nats:4222: connection refused (9 attempt(s))",
     });
     worker(s, 75, "", `{"event":"start"}\n${line}\n`);
-    const actions = decide(ctx, s, T0 + 27_000);
+    const actions = decide(plan, ctx, s, T0 + 27_000);
     const finished = ofType(actions, "event").find((e) => e.event === "worker.finished");
     expect(finished?.data.gateUnreachable).toMatch(
       /^the tool-call gate could not be reached for 27 s \(NATS at nats:\/\/gavel-nats:4222: connection refused/,
@@ -295,28 +305,28 @@ describe("outer loop", () => {
     expect(feedback).not.toContain("exit code 75, expected 0");
     // The last iteration's outcome is the Execution's message.
     worker(s, 75, "", line);
-    decide(ctx, s, T0 + 60_000);
+    decide(plan, ctx, s, T0 + 60_000);
     expect(s.status.phase).toBe("Failed");
     expect(s.status.message).toMatch(/last the tool-call gate could not be reached for 27 s/);
   });
 
   it("exit 75 without the gate_unreachable line is the agent's own exit code, judged by its validators", () => {
-    const ctx = ctxOf(agent([{ type: "exit_code" }], { max_iterations: 1 }));
+    const { plan, ctx } = runOf(agent([{ type: "exit_code" }], { max_iterations: 1 }));
     const s = initialState();
-    decide(ctx, s, T0);
+    decide(plan, ctx, s, T0);
     worker(s, 75, "", "my own tempfail\n");
-    const actions = decide(ctx, s, T0 + 1);
+    const actions = decide(plan, ctx, s, T0 + 1);
     expect(events(actions)).toContain("validator.started");
     expect(s.status.message).toContain("exit code 75, expected 0");
   });
 
   it("declares a silent worker timed out itself past the deadline plus grace, and stops it", () => {
-    const ctx = ctxOf(agent([{ type: "exit_code" }], {}, "30s"));
+    const { plan, ctx } = runOf(agent([{ type: "exit_code" }], {}, "30s"));
     const s = initialState();
-    decide(ctx, s, T0);
-    expect(nextDeadline(ctx, s)).toBe(T0 + 40_000);
-    expect(decide(ctx, s, T0 + 39_999)).toEqual([]);
-    const actions = decide(ctx, s, T0 + 40_000);
+    decide(plan, ctx, s, T0);
+    expect(nextDeadline(plan, s)).toBe(T0 + 40_000);
+    expect(decide(plan, ctx, s, T0 + 39_999)).toEqual([]);
+    const actions = decide(plan, ctx, s, T0 + 40_000);
     expect(ofType(actions, "stop")).toEqual([{ type: "stop", names: ["ex1-i1"], reason: "timed_out" }]);
     expect(s.status.iteration).toBe(2);
     // a late report of iteration 1 is ignored
@@ -325,42 +335,42 @@ describe("outer loop", () => {
   });
 
   it("times the whole execution out, stopping the worker and running judges", () => {
-    const ctx = ctxOf(agent([{ type: "semantic", judge_agent: "j" }]), [judge("j")], execution("ex1", { timeoutSeconds: 5 }));
+    const { plan, ctx } = runOf(agent([{ type: "semantic", judge_agent: "j" }]), [judge("j")], execution("ex1", { timeoutSeconds: 5 }));
     const s = initialState();
-    decide(ctx, s, T0);
+    decide(plan, ctx, s, T0);
     worker(s, 0);
-    decide(ctx, s, T0 + 1000);
-    expect(nextDeadline(ctx, s)).toBe(T0 + 5000);
-    const actions = decide(ctx, s, T0 + 5000);
+    decide(plan, ctx, s, T0 + 1000);
+    expect(nextDeadline(plan, s)).toBe(T0 + 5000);
+    const actions = decide(plan, ctx, s, T0 + 5000);
     expect(ofType(actions, "stop")).toEqual([{ type: "stop", names: ["ex1-i1-v0-j"], reason: "timed_out" }]);
     expect(s.status.phase).toBe("TimedOut");
     expect(s.status.children?.[0]?.phase).toBe("TimedOut");
     expect(s.status.iterations?.[0]?.phase).toBe("Failed");
-    expect(decide(ctx, s, T0 + 6000)).toEqual([]);
+    expect(decide(plan, ctx, s, T0 + 6000)).toEqual([]);
   });
 
   it("cancels: stops the running worker and finishes Cancelled", () => {
-    const ctx = ctxOf(agent([{ type: "exit_code" }]));
+    const { plan, ctx } = runOf(agent([{ type: "exit_code" }]));
     const s = initialState();
-    decide(ctx, s, T0);
+    decide(plan, ctx, s, T0);
     requestCancel(s);
-    const actions = decide(ctx, s, T0 + 1);
+    const actions = decide(plan, ctx, s, T0 + 1);
     expect(ofType(actions, "stop")).toEqual([{ type: "stop", names: ["ex1-i1"], reason: "cancelled" }]);
     expect(ofType(actions, "finish")[0]?.phase).toBe("Cancelled");
     expect(events(actions)).toEqual(["iteration.finished", "execution.phase"]);
     expect(s.status.iterations?.[0]?.phase).toBe("Failed");
     const s2 = initialState();
     requestCancel(s2);
-    expect(ofType(decide(ctx, s2, T0), "start_worker")).toEqual([]);
+    expect(ofType(decide(plan, ctx, s2, T0), "start_worker")).toEqual([]);
     expect(s2.status.phase).toBe("Cancelled");
   });
 
   it("with no validators the first iteration succeeds", () => {
-    const ctx = ctxOf(agent([]));
+    const { plan, ctx } = runOf(agent([]));
     const s = initialState();
-    decide(ctx, s, T0);
+    decide(plan, ctx, s, T0);
     worker(s, 3);
-    decide(ctx, s, T0 + 1);
+    decide(plan, ctx, s, T0 + 1);
     expect(s.status).toMatchObject({ phase: "Succeeded", score: 1 });
   });
 });
@@ -394,20 +404,20 @@ describe("outer loop properties", () => {
     fc.assert(
       fc.property(scenario, ({ max, minScores, runs }) => {
         const specs: ValidatorSpec[] = minScores.map((m, i) => ({ type: "semantic", judge_agent: `j${i}`, min_score: m }));
-        const ctx = ctxOf(
+        const { plan, ctx } = runOf(
           agent(specs, { max_iterations: max }),
           minScores.map((_, i) => judge(`j${i}`)),
         );
         const s = initialState();
         let t = T0;
-        let pending = decide(ctx, s, t);
+        let pending = decide(plan, ctx, s, t);
         for (let guard = 0; guard < 100 && !["Succeeded", "Failed"].includes(s.status.phase ?? ""); guard++) {
           const n = s.status.iteration ?? 1;
           const scores = runs[n - 1] as number[];
           if (ofType(pending, "start_worker").length > 0) worker(s, 0);
           for (const sp of ofType(pending, "spawn_judge"))
             observeJudge(s, sp.child.name, verdict(scores[sp.child.validatorIndex] as number));
-          pending = decide(ctx, s, ++t);
+          pending = decide(plan, ctx, s, ++t);
         }
         const iterations = s.status.iterations ?? [];
         expect(iterations.length).toBeLessThanOrEqual(max);

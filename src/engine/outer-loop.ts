@@ -1,5 +1,5 @@
-// The outer loop of one Execution as a state machine without I/O: from the Execution, its
-// Agent, the judges and what a driver observed (worker exit, files read, judge outcomes,
+// The outer loop of one Execution as a state machine without I/O: from the Execution, what it
+// takes from its Agent (its validators, judges and limits: AgentPlan) and what a driver observed (worker exit, files read, judge outcomes,
 // the clock, a cancel request) it decides what happens next and records it in the status.
 // Drivers (local mode on Docker, the Kubernetes controller) perform the actions it returns.
 // Its ports are in engine-state.ts, an iteration's validators in iteration-validation.ts, the
@@ -11,6 +11,7 @@ import { workerName } from "./child-names.js";
 import {
   currentIteration,
   event,
+  type AgentPlan,
   type EngineAction,
   type EngineContext,
   type EngineState,
@@ -28,6 +29,7 @@ export {
   observeJudge,
   observeWorker,
   requestCancel,
+  type AgentPlan,
   type EngineAction,
   type EngineContext,
   type EngineState,
@@ -35,19 +37,19 @@ export {
   type JudgeChildRequest,
   type WorkerObservation,
 } from "./engine-state.js";
-export { validatorsOf } from "./iteration-validation.js";
+export { agentPlan, validatorsOf } from "./iteration-validation.js";
 export { restoreState, type Observations, type RestoredState } from "./restore-state.js";
 export { runLimits, type RunLimits } from "./durations.js";
 
 /** When `decide` next needs to run even if nothing is observed (a deadline), in epoch ms. */
-export function nextDeadline(ctx: EngineContext, state: EngineState): number | undefined {
+export function nextDeadline(plan: AgentPlan, state: EngineState): number | undefined {
   if (isTerminal(state.status.phase) || state.startedAtMs === undefined) return undefined;
-  const overall = ctx.limits.executionSeconds;
+  const overall = plan.limits.executionSeconds;
   const deadlines: number[] = [];
   if (overall !== undefined) deadlines.push(state.startedAtMs + overall * 1000);
   // The runtime kills the worker at its deadline; this later one catches a runtime that did not.
   if (state.worker === undefined && state.iterationStartedAtMs !== undefined) {
-    deadlines.push(state.iterationStartedAtMs + (ctx.limits.iterationSeconds + WORKER_GRACE_SECONDS) * 1000);
+    deadlines.push(state.iterationStartedAtMs + (plan.limits.iterationSeconds + WORKER_GRACE_SECONDS) * 1000);
   }
   return deadlines.length === 0 ? undefined : Math.min(...deadlines);
 }
@@ -59,7 +61,7 @@ const WORKER_GRACE_SECONDS = 10;
  * Decides what happens next at time `now` (epoch ms): updates `state.status` and returns
  * the actions to perform. Calling it again with no new observation returns no action.
  */
-export function decide(ctx: EngineContext, state: EngineState, now: number): EngineAction[] {
+export function decide(plan: AgentPlan, ctx: EngineContext, state: EngineState, now: number): EngineAction[] {
   const actions: EngineAction[] = [];
   const status = state.status;
   if (isTerminal(status.phase)) return actions;
@@ -68,24 +70,24 @@ export function decide(ctx: EngineContext, state: EngineState, now: number): Eng
     status.startTime = iso(now);
     status.iterations = [];
     status.children = [];
-    actions.push(event("execution.started", { agent: ctx.agent.metadata.name }));
-    if (state.cancelRequested) return finish(ctx, state, now, actions, "Cancelled", "cancelled before it started");
-    startIteration(ctx, state, now, 1, undefined, actions);
+    actions.push(event("execution.started", { agent: plan.agent }));
+    if (state.cancelRequested) return finish(state, now, actions, "Cancelled", "cancelled before it started");
+    startIteration(plan, ctx, state, now, 1, undefined, actions);
     return actions;
   }
   if (state.cancelRequested) {
     stopRunning(ctx, state, now, actions, "cancelled");
-    return finish(ctx, state, now, actions, "Cancelled", "cancelled");
+    return finish(state, now, actions, "Cancelled", "cancelled");
   }
-  const overall = ctx.limits.executionSeconds;
+  const overall = plan.limits.executionSeconds;
   if (overall !== undefined && now >= state.startedAtMs + overall * 1000) {
     stopRunning(ctx, state, now, actions, "timed_out");
-    return finish(ctx, state, now, actions, "TimedOut", `the execution ran past its deadline of ${overall}s`);
+    return finish(state, now, actions, "TimedOut", `the execution ran past its deadline of ${overall}s`);
   }
   const record = currentIteration(status);
   if (record.phase === "Running") {
     if (state.worker === undefined) {
-      const limit = ctx.limits.iterationSeconds;
+      const limit = plan.limits.iterationSeconds;
       if (state.iterationStartedAtMs !== undefined && now >= state.iterationStartedAtMs + (limit + WORKER_GRACE_SECONDS) * 1000) {
         actions.push({ type: "stop", names: [workerName(ctx.execution.metadata.name, record.number)], reason: "timed_out" });
         state.worker = { iteration: record.number, exitCode: -1, stdout: "", stderr: "", timedOut: true, cancelled: false };
@@ -95,7 +97,7 @@ export function decide(ctx: EngineContext, state: EngineState, now: number): Eng
     }
     const w = state.worker;
     record.exitCode = w.exitCode;
-    const unvalidated = unvalidatedEnd(w, ctx.limits.iterationSeconds);
+    const unvalidated = unvalidatedEnd(w, plan.limits.iterationSeconds);
     actions.push(
       event("worker.finished", {
         iteration: record.number,
@@ -107,14 +109,14 @@ export function decide(ctx: EngineContext, state: EngineState, now: number): Eng
     );
     if (unvalidated !== undefined) {
       record.validators = [];
-      endIteration(ctx, state, now, actions, { failed: undefined, reason: unvalidated.reason, score: 0 });
+      endIteration(plan, ctx, state, now, actions, { failed: undefined, reason: unvalidated.reason, score: 0 });
       return actions;
     }
     record.phase = "Validating";
     record.validators = [];
   }
-  const end = validateIteration(ctx, state, actions);
-  if (end !== undefined) endIteration(ctx, state, now, actions, end);
+  const end = validateIteration(plan, ctx, state, actions);
+  if (end !== undefined) endIteration(plan, ctx, state, now, actions, end);
   return actions;
 }
 
@@ -130,6 +132,7 @@ function iso(ms: number): string {
 }
 
 function startIteration(
+  plan: AgentPlan,
   ctx: EngineContext,
   state: EngineState,
   now: number,
@@ -157,11 +160,18 @@ function startIteration(
     name: workerName(ctx.execution.metadata.name, n),
     iteration: n,
     ...(feedback !== undefined ? { feedback } : {}),
-    timeoutSeconds: ctx.limits.iterationSeconds,
+    timeoutSeconds: plan.limits.iterationSeconds,
   });
 }
 
-function endIteration(ctx: EngineContext, state: EngineState, now: number, actions: EngineAction[], end: IterationEnd): void {
+function endIteration(
+  plan: AgentPlan,
+  ctx: EngineContext,
+  state: EngineState,
+  now: number,
+  actions: EngineAction[],
+  end: IterationEnd,
+): void {
   const status = state.status;
   const record = currentIteration(status);
   record.completionTime = iso(now);
@@ -169,21 +179,21 @@ function endIteration(ctx: EngineContext, state: EngineState, now: number, actio
   if (end.reason === undefined) {
     record.phase = "Passed";
     actions.push(event("iteration.finished", { iteration: record.number, outcome: "passed", score: end.score }));
-    finish(ctx, state, now, actions, "Succeeded", `iteration ${record.number} passed every validator`);
+    finish(state, now, actions, "Succeeded", `iteration ${record.number} passed every validator`);
     return;
   }
   const feedback = end.failed !== undefined ? feedbackFrom(record.number, end.failed) : feedbackFromWorker(record.number, end.reason);
-  const max = ctx.limits.maxIterations;
+  const max = plan.limits.maxIterations;
   if (record.number < max) {
     record.phase = "Refining";
     actions.push(event("iteration.finished", { iteration: record.number, outcome: "refining", score: end.score }));
-    startIteration(ctx, state, now, record.number + 1, feedback, actions);
+    startIteration(plan, ctx, state, now, record.number + 1, feedback, actions);
     return;
   }
   record.phase = "Failed";
   actions.push(event("iteration.finished", { iteration: record.number, outcome: "failed", score: end.score }));
   const what = end.failed !== undefined ? `validator ${end.failed.index} (${end.failed.type}) failed: ${end.failed.reasoning}` : end.reason;
-  finish(ctx, state, now, actions, "Failed", `no iteration passed within max_iterations ${max}; last ${what}`);
+  finish(state, now, actions, "Failed", `no iteration passed within max_iterations ${max}; last ${what}`);
 }
 
 /** Stops the current worker (if running) and every running judge child. */
@@ -214,14 +224,7 @@ function stopRunning(
   }
 }
 
-function finish(
-  _ctx: EngineContext,
-  state: EngineState,
-  now: number,
-  actions: EngineAction[],
-  phase: ExecutionPhase,
-  message: string,
-): EngineAction[] {
+function finish(state: EngineState, now: number, actions: EngineAction[], phase: ExecutionPhase, message: string): EngineAction[] {
   const status = state.status;
   status.phase = phase;
   status.message = message;

@@ -7,6 +7,7 @@ import { validationJudgeChild } from "../children/child-executions.js";
 import { ownerMarks } from "../children/workloads.js";
 import type { JudgeOutcome } from "./gradient.js";
 import {
+  agentPlan,
   decide,
   fileKey,
   initialState,
@@ -15,8 +16,8 @@ import {
   observeJudge,
   observeWorker,
   restoreState,
+  type AgentPlan,
   type EngineAction,
-  type EngineContext,
   type WorkerObservation,
 } from "./outer-loop.js";
 import { runLimits } from "./durations.js";
@@ -96,12 +97,13 @@ function perform(state: ReturnType<typeof initialState>, a: EngineAction, w: Wor
 }
 
 /** Local-mode style: one state, observations folded in as they come. */
-/** The engine's context for the shared Execution and judges. */
-function ctxOf(a: Agent): EngineContext {
-  return { execution, agent: a, judges: JUDGES, limits: runLimits(execution, a) };
+/** What the engine is handed for a run of `a` with the shared judges: its plan, and the Agent the judge payload names. */
+function planOf(a: Agent): { plan: AgentPlan; agent: Agent } {
+  return { plan: agentPlan(a, JUDGES, runLimits(execution, a)), agent: a };
 }
 
-function runKept(ctx: EngineContext, w: World): Run {
+function runKept({ plan }: { plan: AgentPlan }, w: World): Run {
+  const ctx = { execution };
   const state = initialState();
   const t = { started: [] as string[], spawned: [] as string[] };
   let now = T0;
@@ -113,7 +115,7 @@ function runKept(ctx: EngineContext, w: World): Run {
     for (const j of pendingJudges.splice(0)) observeJudge(state, j.name, w.judge(j.name, j.iteration));
     for (let again = true; again;) {
       again = false;
-      for (const a of decide(ctx, state, now)) {
+      for (const a of decide(plan, ctx, state, now)) {
         again = perform(state, a, w, t) || again;
         if (a.type === "start_worker") pendingWorker = a.iteration;
         if (a.type === "spawn_judge") pendingJudges.push({ name: a.child.name, iteration: a.child.iteration });
@@ -125,7 +127,7 @@ function runKept(ctx: EngineContext, w: World): Run {
 }
 
 /** Controller style: nothing kept but the status (as JSON), the stored worker results and the child objects. */
-function runRebuilt(ctx: EngineContext, w: World): Run {
+function runRebuilt({ plan, agent }: { plan: AgentPlan; agent: Agent }, w: World): Run {
   let status: ExecutionStatus | undefined;
   const results = new Map<number, WorkerObservation>();
   const children = new Map<string, Execution>();
@@ -138,11 +140,11 @@ function runRebuilt(ctx: EngineContext, w: World): Run {
     };
     const worker = status?.iteration === undefined ? undefined : results.get(status.iteration);
     const judges = new Map([...children].map(([name, child]) => [name, outcomeOfStatus(child.status) ?? null]));
-    const { state, respawn } = restoreState({ ...ctx, execution: ex }, { ...(worker !== undefined ? { worker } : {}), judges });
+    const { state, respawn } = restoreState(plan, { execution: ex }, { ...(worker !== undefined ? { worker } : {}), judges });
     expect(respawn).toEqual([]);
     for (let again = true; again;) {
       again = false;
-      for (const a of decide({ ...ctx, execution: ex }, state, now)) {
+      for (const a of decide(plan, { execution: ex }, state, now)) {
         again = perform(state, a, w, t) || again;
         // The pod and the child run between reconciles; their results are what the next one finds.
         if (a.type === "start_worker") results.set(a.iteration, { iteration: a.iteration, ...w.worker(a.iteration) });
@@ -150,8 +152,8 @@ function runRebuilt(ctx: EngineContext, w: World): Run {
           const { execution: child } = validationJudgeChild({
             parent: ex,
             owner: ownerMarks(ex),
-            worker: ctx.agent,
-            judge: ctx.judges.get(a.child.judge),
+            worker: agent,
+            judge: plan.judges.get(a.child.judge),
             request: a.child,
             output: "",
             workerMounts: [],
@@ -169,9 +171,9 @@ function runRebuilt(ctx: EngineContext, w: World): Run {
 
 describe("restoreState: the status is the controller's whole memory", () => {
   it("a run rebuilt from its status at every step ends exactly as one that kept its state, starting nothing twice", () => {
-    const ctx = ctxOf(agent(VALIDATORS));
-    const kept = runKept(ctx, world);
-    const rebuilt = runRebuilt(ctx, world);
+    const run = planOf(agent(VALIDATORS));
+    const kept = runKept(run, world);
+    const rebuilt = runRebuilt(run, world);
 
     expect(kept.status.phase).toBe("Succeeded");
     expect(kept.status.iterations?.map((i) => i.phase)).toEqual(["Refining", "Passed"]);
@@ -193,24 +195,26 @@ describe("restoreState: the status is the controller's whole memory", () => {
 
   it("a failing run ends Failed after max_iterations either way", () => {
     const failing: World = { ...world, judge: () => ({ ok: false, rejection: "malformed_output", detail: "no JSON" }) };
-    const ctx = ctxOf(agent(VALIDATORS.slice(0, 3), 2));
-    const kept = runKept(ctx, failing);
-    const rebuilt = runRebuilt(ctx, failing);
+    const run = planOf(agent(VALIDATORS.slice(0, 3), 2));
+    const kept = runKept(run, failing);
+    const rebuilt = runRebuilt(run, failing);
     expect(kept.status.phase).toBe("Failed");
     expect(rebuilt.status).toEqual(kept.status);
     expect(rebuilt.status.children?.map((c) => c.phase)).toEqual(["Failed", "Failed"]);
   });
 
   it("reports recorded Running children whose objects are missing, and folds an unknown judge without an object", () => {
-    const ctx = ctxOf(agent([{ type: "multi_judge", judges: ["rule-judge", "ghost"], min_judges_required: 1 }]));
+    const { plan } = planOf(agent([{ type: "multi_judge", judges: ["rule-judge", "ghost"], min_judges_required: 1 }]));
+    const ctx = { execution };
     const state = initialState();
-    decide(ctx, state, T0);
+    decide(plan, ctx, state, T0);
     observeWorker(state, { iteration: 1, exitCode: 0, stdout: "", stderr: "", timedOut: false, cancelled: false });
-    const actions = decide(ctx, state, T0 + 1);
+    const actions = decide(plan, ctx, state, T0 + 1);
     expect(actions.filter((a) => a.type === "spawn_judge")).toHaveLength(1);
     const ex: Execution = { ...execution, status: JSON.parse(JSON.stringify(state.status)) as ExecutionStatus };
     const { state: again, respawn } = restoreState(
-      { ...ctx, execution: ex },
+      plan,
+      { execution: ex },
       { worker: { iteration: 1, exitCode: 0, stdout: "", stderr: "", timedOut: false, cancelled: false }, judges: new Map() },
     );
     // The engine hands back the request of the recorded child whose object is missing, as it made it the first time.
@@ -225,41 +229,43 @@ describe("restoreState: the status is the controller's whole memory", () => {
     });
     expect(again.judgeResults.get("ex1-i1-v0-ghost")).toMatchObject({ ok: false, rejection: "failed" });
     // Nothing is spawned again by decide; the driver recreates the missing object from `respawn`.
-    expect(decide({ ...ctx, execution: ex }, again, T0 + 2).filter((a) => a.type === "spawn_judge")).toEqual([]);
+    expect(decide(plan, { execution: ex }, again, T0 + 2).filter((a) => a.type === "spawn_judge")).toEqual([]);
   });
 
   it("a validator whose files arrive a reconcile later (a reader pod) is started once, not once per reconcile", () => {
-    const ctx = ctxOf(agent(VALIDATORS.slice(0, 2)));
+    const { plan } = planOf(agent(VALIDATORS.slice(0, 2)));
+    const ctx = { execution };
     const worker: WorkerObservation = { iteration: 1, exitCode: 0, stdout: "", stderr: "", timedOut: false, cancelled: false };
     const started = (actions: EngineAction[]) =>
       actions.flatMap((a) => (a.type === "event" && a.event === "validator.started" ? [a.data.index] : []));
     const rebuilt = (status: ExecutionStatus) =>
       restoreState(
-        { ...ctx, execution: { ...execution, status: JSON.parse(JSON.stringify(status)) as ExecutionStatus } },
+        plan,
+        { execution: { ...execution, status: JSON.parse(JSON.stringify(status)) as ExecutionStatus } },
         { worker, judges: new Map() },
       ).state;
     const first = initialState();
-    decide(ctx, first, T0);
+    decide(plan, ctx, first, T0);
     // The worker ended: exit_code passes, json_schema asks for its file and waits.
     const second = rebuilt(first.status);
-    const reading = decide(ctx, second, T0 + 1000);
+    const reading = decide(plan, ctx, second, T0 + 1000);
     expect(started(reading)).toEqual([0, 1]);
     expect(reading.filter((a) => a.type === "read_files")).toHaveLength(1);
     // The next reconciles, the reader still running: the read is asked again (level-triggered), the start is not told again.
     const third = rebuilt(second.status);
-    const again = decide(ctx, third, T0 + 2000);
+    const again = decide(plan, ctx, third, T0 + 2000);
     expect(started(again)).toEqual([]);
     expect(again.filter((a) => a.type === "read_files")).toHaveLength(1);
     // The reader's content arrives: the validator ends, still without a second start.
     const fourth = rebuilt(third.status);
     observeFile(fourth, fileKey("workspace", "/workspace/report.json"), { ok: true, content: '{"ok":true}' });
-    const done = decide(ctx, fourth, T0 + 3000);
+    const done = decide(plan, ctx, fourth, T0 + 3000);
     expect(started(done)).toEqual([]);
     expect(fourth.status.phase).toBe("Succeeded");
   });
 
   it("a fresh Execution rebuilds to the initial state", () => {
-    const { state } = restoreState(ctxOf(agent(VALIDATORS)), { judges: new Map() });
+    const { state } = restoreState(planOf(agent(VALIDATORS)).plan, { execution }, { judges: new Map() });
     expect(state.status).toEqual({ phase: "Pending" });
     expect(state.startedAtMs).toBeUndefined();
   });

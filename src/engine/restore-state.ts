@@ -1,10 +1,11 @@
 // The engine state an Execution is in, rebuilt from its status and what a driver that keeps no
 // state (the controller) observes now, so that deciding on it starts nothing twice.
-import { judgeRequest, validatorsOf } from "./iteration-validation.js";
+import { judgeRequest } from "./iteration-validation.js";
 import {
   initialState,
   observeJudge,
   observeWorker,
+  type AgentPlan,
   type EngineContext,
   type EngineState,
   type JudgeChildRequest,
@@ -36,7 +37,7 @@ export interface RestoredState {
  * and what the driver observes now. Deciding on it is the same as deciding on the state the
  * previous reconcile (or the previous process) had, so nothing is started twice.
  */
-export function restoreState(ctx: EngineContext, observed: Observations): RestoredState {
+export function restoreState(plan: AgentPlan, ctx: EngineContext, observed: Observations): RestoredState {
   const state = initialState();
   const status = ctx.execution.status;
   if (status?.startTime === undefined) return { state, respawn: [] };
@@ -55,7 +56,7 @@ export function restoreState(ctx: EngineContext, observed: Observations): Restor
   // and saw it wait), so it is not started again; its children were spawned (and recorded).
   // Its files are asked for again: reading them is level-triggered (a reader pod by name).
   const k = (record.validators ?? []).length;
-  const spec = validatorsOf(ctx.agent)[k];
+  const spec = plan.validators[k];
   state.requested.add(`v${k}:started`);
   const mine = refs.filter((c) => c.iteration === record.number && c.validatorIndex === k && c.purpose === "validation");
   if (mine.length > 0) state.requested.add(`v${k}:spawned`);
@@ -71,7 +72,7 @@ export function restoreState(ctx: EngineContext, observed: Observations): Restor
         detail: `judge agent "${ref.judge}" is not known`,
       });
     } else if (outcome === undefined && spec !== undefined && (spec.type === "semantic" || spec.type === "multi_judge")) {
-      respawn.push(judgeRequest(ctx, ref, spec));
+      respawn.push(judgeRequest(plan, ctx, ref, spec));
     }
   }
   return { state, respawn };

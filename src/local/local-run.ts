@@ -17,6 +17,7 @@ import type { JudgeOutcome } from "../engine/gradient.js";
 import { judgeRunStep, stoppedByParent, type JudgeRunContext, type JudgeRunObservation } from "../engine/judge-run.js";
 import { judgeStatus } from "../engine/phases.js";
 import {
+  agentPlan,
   decide,
   initialState,
   isTerminal,
@@ -26,6 +27,7 @@ import {
   observeWorker,
   requestCancel,
   runLimits,
+  type AgentPlan,
   type EngineAction,
   type EngineContext,
   type EngineState,
@@ -84,6 +86,8 @@ export interface LocalRunResult {
 export class LocalRun {
   private readonly state: EngineState = initialState();
   private readonly ctx: EngineContext;
+  /** What the engine takes from the Agent, worked out once. */
+  private readonly plan: AgentPlan;
   /** The workloads running now: how to stop each, and its end. */
   private readonly running = new Map<string, { stop: Stop; end: Promise<unknown> }>();
   private readonly children = new Map<string, Execution>();
@@ -97,7 +101,8 @@ export class LocalRun {
   private readonly place: WorkloadPlacement;
 
   constructor(private readonly opts: LocalRunOptions) {
-    this.ctx = { execution: opts.execution, agent: opts.agent, judges: opts.judges, limits: runLimits(opts.execution, opts.agent) };
+    this.ctx = { execution: opts.execution };
+    this.plan = agentPlan(opts.agent, opts.judges, runLimits(opts.execution, opts.agent));
     this.now = opts.now ?? Date.now;
     this.namespace = opts.execution.metadata.namespace ?? "default";
     this.place = { namespace: this.namespace };
@@ -120,7 +125,7 @@ export class LocalRun {
     this.workspace = await (this.opts.workspace ?? createWorkspace)(this.opts.agent, this.opts.execution.metadata.name);
     try {
       for (;;) {
-        const actions = decide(this.ctx, this.state, this.now());
+        const actions = decide(this.plan, this.ctx, this.state, this.now());
         for (const a of actions) this.perform(a);
         if (isTerminal(this.state.status.phase)) break;
         await this.sleepUntilObserved();
@@ -128,7 +133,7 @@ export class LocalRun {
         if (fatal !== undefined) {
           // Stop whatever is still running before giving up on the run.
           requestCancel(this.state);
-          for (const a of decide(this.ctx, this.state, this.now())) this.perform(a);
+          for (const a of decide(this.plan, this.ctx, this.state, this.now())) this.perform(a);
           throw fatal;
         }
       }
@@ -177,7 +182,7 @@ export class LocalRun {
       return Promise.resolve();
     }
     return new Promise<void>((resolve) => {
-      const deadline = nextDeadline(this.ctx, this.state);
+      const deadline = nextDeadline(this.plan, this.state);
       const timer = deadline === undefined ? undefined : setTimeout(() => done(), Math.max(0, deadline - this.now()) + 5);
       const done = () => {
         if (timer !== undefined) clearTimeout(timer);

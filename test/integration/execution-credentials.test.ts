@@ -14,6 +14,7 @@ import { GROUP, VERSION } from "../../src/api/types.js";
 import { executionCredentials, type ExecutionCredentials } from "../../src/controller/execution-credentials.js";
 import { readMintingKeys, type MintingKeys } from "../../src/controller/nats-secrets.js";
 import { runLimits } from "../../src/engine/durations.js";
+import { agentPlan } from "../../src/engine/outer-loop.js";
 import { inboxPrefix, toolCallSubject, TOOL_CALL_WILDCARD } from "../../src/transport/subjects.js";
 import { startControlPlane, type ControlPlane } from "../harness/control-plane.js";
 import { run } from "../harness/exec.js";
@@ -144,7 +145,7 @@ describe("per-Execution NATS credentials (real kube-apiserver, real nats-server 
   it("mints an Execution's worker user into a Secret it owns; the worker proposes as itself only; the end of the Execution revokes it", async () => {
     const ex = await createExecution("run-a");
     const creds = controller();
-    const secretName = await creds.ensure({ execution: ex, agent, judges: new Map(), limits: runLimits(ex, agent) }, Date.now());
+    const secretName = await creds.ensure(ex, agentPlan(agent, new Map(), runLimits(ex, agent)), Date.now());
     console.log(`credential ready (minted, recorded, Secret created) in ${creds.stats.lastMintMs} ms`);
     expect(secretName).toBe(`run-a-nats-${(ex.metadata.uid ?? "").slice(0, 8)}`);
     const secret = await core.readNamespacedSecret({ name: secretName, namespace: ns });
@@ -152,7 +153,7 @@ describe("per-Execution NATS credentials (real kube-apiserver, real nats-server 
       expect.objectContaining({ kind: "Execution", name: "run-a", uid: ex.metadata.uid, controller: true }),
     ]);
     // A second ensure (a retried reconcile) keeps the same Secret and user.
-    expect(await creds.ensure({ execution: ex, agent, judges: new Map(), limits: runLimits(ex, agent) }, Date.now())).toBe(secretName);
+    expect(await creds.ensure(ex, agentPlan(agent, new Map(), runLimits(ex, agent)), Date.now())).toBe(secretName);
     expect((await core.readNamespacedSecret({ name: secretName, namespace: ns })).data).toEqual(secret.data);
 
     const nc = await asWorker("run-a");
@@ -172,7 +173,7 @@ describe("per-Execution NATS credentials (real kube-apiserver, real nats-server 
   it("a credential whose Execution was deleted while no controller ran is revoked by the next controller's sweep", async () => {
     const ex = await createExecution("run-b");
     const before = controller();
-    await before.ensure({ execution: ex, agent, judges: new Map(), limits: runLimits(ex, agent) }, Date.now());
+    await before.ensure(ex, agentPlan(agent, new Map(), runLimits(ex, agent)), Date.now());
     const nc = await asWorker("run-b");
     await before.stop();
     await api.deleteNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: ns, plural: "executions", name: "run-b" });
@@ -184,7 +185,7 @@ describe("per-Execution NATS credentials (real kube-apiserver, real nats-server 
     await expect(asWorker("run-b")).rejects.toThrow(/revoked|Authorization/i);
     // A running Execution's credential is left alone by the sweep.
     const live = await createExecution("run-c");
-    await after.ensure({ execution: live, agent, judges: new Map(), limits: runLimits(live, agent) }, Date.now());
+    await after.ensure(live, agentPlan(agent, new Map(), runLimits(live, agent)), Date.now());
     await after.sweep();
     const c = await asWorker("run-c");
     expect((await c.request(toolCallSubject(ns, "run-c"), "{}", { timeout: 2000 })).string()).toContain("run-c");
