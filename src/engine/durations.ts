@@ -60,7 +60,7 @@ export function childTimeoutSeconds(child: Execution, judge: Agent | undefined):
   );
 }
 
-/** An Execution's deadlines, parsed once per reconcile (or local run) and handed to the engine in EngineContext. */
+/** An Execution's deadlines, parsed once per reconcile (or local run) and handed to the engine in its AgentPlan. */
 export interface RunLimits {
   /** Seconds the whole Execution may run (executionTimeoutSeconds); undefined means no limit. */
   executionSeconds?: number;
