@@ -15,7 +15,7 @@ import { toGavelEvents, type EngineEvent, type ExecutionEventPublisher } from ".
 import { namespaceOf, type ExecutionParts, type RunContext } from "./execution-parts.js";
 import { engineEventNote } from "./kubernetes-events.js";
 import { EventQueue } from "./runtime/event-queue.js";
-import { EventRecorder } from "./runtime/event-recorder.js";
+import { EventRecorder, type EventNote } from "./runtime/event-recorder.js";
 
 /** Condition type the reconciler sets when it cannot run an Execution as specified. */
 export const ACCEPTED = "Accepted";
@@ -92,6 +92,11 @@ export class ExecutionStatusWriter {
       for (const e of events) await this.kubeEvents.record(ex, engineEventNote(e.event, e.data));
     }
     return foldAgainInMs;
+  }
+
+  /** Records one Event on `ex` (best effort, as every Event: src/controller/runtime/event-recorder.ts). */
+  async note(ex: Execution, note: EventNote): Promise<void> {
+    await this.kubeEvents.record(ex, note);
   }
 
   /** Writes a judge child's final status and counts it once, with the write that ends it. */

@@ -4,7 +4,7 @@
 // decision (judgeRunStep, src/engine/judge-run.ts) from what is observed here: its spawn
 // error, its judge Agent, its parent, its workload's end and the clock.
 import { withDefaults } from "../api/defaults.js";
-import type { Agent, Execution } from "../api/types.js";
+import type { Agent, Execution, ExecutionStatus } from "../api/types.js";
 import { SPAWN_ERROR_ANNOTATION, validationJudgeChild } from "../children/child-executions.js";
 import { workerName } from "../engine/child-names.js";
 import { judgeRunStep, stoppedByParent, type JudgeRunContext, type JudgeRunObservation } from "../engine/judge-run.js";
@@ -80,6 +80,7 @@ export class JudgeChildren {
     const ctx: JudgeRunContext = { child, judge: raw === undefined ? undefined : withDefaults(raw) };
     const observed = spawnError !== undefined ? { problem: spawnError } : ctx.judge === undefined ? {} : await this.observe(child);
     let step = judgeRunStep(ctx, observed, now());
+    if (step.type === "run" && step.lost !== undefined) return this.restartLost(child, step.lost, step.status);
     if (step.type === "run" && observed.parentObject !== undefined) {
       const problem = await this.start(child, ctx.judge as Agent, observed.parentObject);
       if (problem !== undefined) step = judgeRunStep(ctx, { ...observed, problem }, now());
@@ -97,6 +98,27 @@ export class JudgeChildren {
     return { requeueAfterMs: requeueAt(step.deadlineMs, now()) };
   }
 
+  /**
+   * A judge whose pod was deleted or evicted from outside before it ended: a Warning Event on
+   * the child says so (once per pod), what is left of the pod goes, and the next reconcile,
+   * once it is gone, starts the judge again (issue 24 item 6).
+   */
+  private async restartLost(
+    child: Execution,
+    lost: { reason: string; id: string },
+    status: ExecutionStatus,
+  ): Promise<{ requeueAfterMs: number }> {
+    await this.access.status.write(child, status);
+    await this.access.status.note(child, {
+      type: "Warning",
+      reason: "JudgePodLost",
+      message: `The judge's pod was stopped before it ended (${lost.reason}); the judge runs again in a new pod`,
+      once: `lost-${lost.id}`,
+    });
+    await this.parts.workloads.retire(child.metadata.name, placementOf(ownerMarks(child), "apart"), 0);
+    return { requeueAfterMs: 1000 };
+  }
+
   /** What the engine needs of a judge child whose judge exists: its parent and its workload's end. */
   private async observe(child: Execution): Promise<JudgeRunObservation & { parentObject?: Execution }> {
     const parent =
@@ -112,7 +134,8 @@ export class JudgeChildren {
     if (seen.state !== "ended") return observed;
     // stdout apart from stderr when the pod ran under gavel-launch; else the merged log.
     const streams = streamsOf(await this.parts.workloads.output(child.metadata.name, place));
-    return { ...observed, end: { exitCode: seen.exitCode, ...streams, timedOut: seen.timedOut } };
+    const killed = { ...(seen.oomKilled === true ? { oomKilled: true } : {}), ...(seen.lost !== undefined ? { lost: seen.lost } : {}) };
+    return { ...observed, end: { exitCode: seen.exitCode, ...streams, timedOut: seen.timedOut, ...killed } };
   }
 
   /**

@@ -123,6 +123,34 @@ describe("judgeRunStep", () => {
     });
   });
 
+  it("runs the judge again when its pod was deleted or evicted before it ended, within the same deadline; past it, times out (issue 24 item 6)", () => {
+    const lost = { reason: "EvictionByEvictionAPI: Eviction API: evicting", id: "uid-1" };
+    // A judge that printed a verdict as it was stopped still runs again: it did not end by itself.
+    const end = { exitCode: 143, stdout: VERDICT, timedOut: false, lost };
+    expect(judgeRunStep(ctx(child(running)), { end }, T0 + 5000)).toEqual({ type: "run", status: running, deadlineMs: T0 + 40_000, lost });
+    const late = judgeRunStep(ctx(child(running)), { end }, T0 + 40_000);
+    expect(late.type === "finish" && late.outcome).toEqual({
+      ok: false,
+      rejection: "timed_out",
+      detail: "the judge did not finish within 30s (its pod was stopped: EvictionByEvictionAPI: Eviction API: evicting)",
+    });
+  });
+
+  it("fails a judge its memory limit killed, naming the OOM kill and the limit, its output kept", () => {
+    const small: Agent = { ...judge, spec: { ...judge.spec, security: { resources: { memory: "16Mi" } } } };
+    const step = judgeRunStep(
+      ctx(child(running), small),
+      { end: { exitCode: 137, stdout: "", timedOut: false, oomKilled: true } },
+      T0 + 3000,
+    );
+    expect(step.type === "finish" && step.outcome).toEqual({
+      ok: false,
+      rejection: "failed",
+      detail: "the judge was OOM-killed: it went past its memory limit (security.resources.memory 16Mi) (exit code 137)",
+    });
+    expect(step.type === "finish" && step.status.rawOutput?.exitCode).toBe(137);
+  });
+
   it("takes the deadline from the judge's own timeout when the child sets none", () => {
     const own: Agent = { ...judge, spec: { ...judge.spec, security: { resources: { timeout: "5s" } } } };
     const c = child(running);

@@ -27,6 +27,10 @@ export interface JudgeWorkloadEnd {
   cancelled?: boolean;
   /** Set when stderr could not be kept apart from stdout: why (kept in the child's rawOutput). */
   streamsMerged?: string;
+  /** Its memory limit killed it (the pod's OOMKilled). */
+  oomKilled?: boolean;
+  /** It was stopped from outside before it ended by itself (its pod deleted or evicted): why, and which pod. */
+  lost?: { reason: string; id: string };
 }
 
 /** What a driver observed of one judge child. */
@@ -46,8 +50,12 @@ export interface JudgeRunObservation {
 
 /** What happens to the judge child next. */
 export type JudgeRunStep =
-  /** Make sure its workload exists (create it when missing) and look again at `deadlineMs` or when it ends. */
-  | { type: "run"; status: ExecutionStatus; deadlineMs: number }
+  /**
+   * Make sure its workload exists (create it when missing) and look again at `deadlineMs` or
+   * when it ends. With `lost`, the workload was stopped from outside before it ended (its pod
+   * deleted or evicted): remove what is left of it, say so, and start it again.
+   */
+  | { type: "run"; status: ExecutionStatus; deadlineMs: number; lost?: { reason: string; id: string } }
   /** It ends: write `status` (its outcome, and what the workload printed when it ran). */
   | { type: "finish"; outcome: JudgeOutcome; status: ExecutionStatus };
 
@@ -64,7 +72,8 @@ export function stoppedByParent(reason: "cancelled" | "timed_out"): JudgeOutcome
  * Decides a judge child's next step at time `now` (epoch ms). A child without a start time
  * starts now. A recorded problem, a missing judge or a gone or ended parent end it; then an
  * ended workload's output becomes its outcome (judgeOutcome), also when it is read past the
- * deadline; then one past its deadline plus JUDGE_GRACE_SECONDS times out; then a stuck
+ * deadline (a workload stopped from outside runs again instead; one its memory limit killed
+ * fails naming it); then one past its deadline plus JUDGE_GRACE_SECONDS times out; then a stuck
  * workload fails it.
  */
 export function judgeRunStep(ctx: JudgeRunContext, observed: JudgeRunObservation, now: number): JudgeRunStep {
@@ -95,6 +104,27 @@ export function judgeRunStep(ctx: JudgeRunContext, observed: JudgeRunObservation
   // activeDeadlineSeconds, the container's kill) finished in time, however late a driver
   // restarted after a crash reads it (issue 24's soak: verdicts lost as timed out).
   const end = observed.end;
+  // A workload stopped from outside did not answer: its step runs again, within the same deadline.
+  if (end?.lost !== undefined) {
+    if (now < deadlineMs) return { type: "run", status, deadlineMs, lost: end.lost };
+    return finish({
+      ok: false,
+      rejection: "timed_out",
+      detail: `the judge did not finish within ${timeoutSeconds}s (its pod was stopped: ${end.lost.reason})`,
+    });
+  }
+  // Killed by its memory limit: no verdict, and the same limit would kill it again.
+  if (end?.oomKilled === true) {
+    const limit = judge.spec.security?.resources?.memory;
+    return finish(
+      {
+        ok: false,
+        rejection: "failed",
+        detail: `the judge was OOM-killed: it went past its memory limit${limit !== undefined ? ` (security.resources.memory ${limit})` : ""} (exit code ${end.exitCode})`,
+      },
+      rawOutputOf(end),
+    );
+  }
   if (end !== undefined) {
     const validation = judge.spec.execution?.validation;
     const outcome = judgeOutcome({

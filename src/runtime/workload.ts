@@ -96,7 +96,17 @@ export type WorkloadObservation =
   | { state: "pending" | "running"; node?: string }
   /** It cannot start (image, volume, init container...): the reason. */
   | { state: "stuck"; reason: string; node?: string }
-  | { state: "ended"; exitCode: number; timedOut: boolean; finishedAt?: Date; node?: string };
+  | { state: "ended"; exitCode: number; timedOut: boolean; finishedAt?: Date; node?: string; oomKilled?: boolean; lost?: WorkloadLoss };
+
+/**
+ * Why a workload ended that was stopped from outside before its program ended by itself: its
+ * pod deleted or evicted (the Eviction API, the kubelet's node pressure, a preemption), not by
+ * gavel. `id` names the lost pod (its uid): what happened to it is told once.
+ */
+export interface WorkloadLoss {
+  reason: string;
+  id: string;
+}
 
 /** An ended workload's output, capped per stream at OUTPUT_CAP_BYTES. */
 export interface WorkloadOutput {

@@ -146,6 +146,48 @@ describe("pod workloads: observation", () => {
     expect(keepPodUntil({ status: { phase: "Failed" } }, 600, t)).toBeUndefined();
   });
 
+  it("reads a pod stopped from outside: OOM-killed, evicted (the Eviction API's condition, the kubelet's Evicted), deleted (issue 24 item 6)", () => {
+    const main = (reason: string, exitCode: number) => [
+      { name: "main", image: "", imageID: "", ready: false, restartCount: 0, state: { terminated: { exitCode, reason } } },
+    ];
+    expect(podEnd({ status: { phase: "Failed", containerStatuses: main("OOMKilled", 137) } })).toEqual({
+      exitCode: 137,
+      timedOut: false,
+      oomKilled: true,
+    });
+    const evicted = {
+      metadata: { uid: "u-1" },
+      status: {
+        phase: "Failed",
+        containerStatuses: main("Error", 143),
+        conditions: [{ type: "DisruptionTarget", status: "True", reason: "EvictionByEvictionAPI", message: "Eviction API: evicting" }],
+      },
+    };
+    expect(podEnd(evicted)).toEqual({
+      exitCode: 143,
+      timedOut: false,
+      lost: { id: "u-1", reason: "EvictionByEvictionAPI: Eviction API: evicting" },
+    });
+    expect(observationOf(evicted)).toMatchObject({ state: "ended", lost: { id: "u-1" } });
+    expect(
+      podEnd({
+        metadata: { uid: "u-2" },
+        status: { phase: "Failed", reason: "Evicted", message: "The node was low on resource: memory." },
+      }),
+    ).toEqual({
+      exitCode: 137,
+      timedOut: false,
+      lost: { id: "u-2", reason: "Evicted: The node was low on resource: memory." },
+    });
+    const deleted = {
+      metadata: { uid: "u-3", deletionTimestamp: new Date() },
+      status: { phase: "Succeeded", containerStatuses: main("Completed", 0) },
+    };
+    expect(podEnd(deleted)?.lost).toEqual({ id: "u-3", reason: "deleted" });
+    // Running while it is deleted: not ended yet.
+    expect(podEnd({ metadata: { deletionTimestamp: new Date() }, status: { phase: "Running" } })).toBeUndefined();
+  });
+
   it("reads how a pod ended: exit code, deadline, or never starting", () => {
     expect(podEnd({ status: { phase: "Running" } })).toBeUndefined();
     expect(

@@ -10,6 +10,7 @@ import { createOrAdopt, ignoreNotFound, messageOf, TerminalError } from "../../e
 import {
   OUTPUT_CAP_BYTES,
   type OwnedWorkloads,
+  type WorkloadLoss,
   type WorkloadMount,
   type WorkloadObservation,
   type WorkloadOutput,
@@ -198,6 +199,25 @@ export interface PodEnd {
   timedOut: boolean;
   /** Set when the pod never ran (image missing, bad config): the reason. */
   stuck?: string;
+  /** Its main container went past its memory limit and was killed (OOMKilled). */
+  oomKilled?: boolean;
+  /** Its pod was deleted or evicted from outside before its program ended: why. */
+  lost?: WorkloadLoss;
+}
+
+/**
+ * Why a pod was stopped from outside, if it was: its DisruptionTarget condition (the Eviction
+ * API, a preemption, the kubelet's node pressure, a taint), the kubelet's `Evicted`, or a
+ * deletion. gavel deletes a judge's or worker's pod only once it ended or its Execution did,
+ * so a pod of a running step being deleted was deleted by someone else.
+ */
+export function podLoss(pod: k8s.V1Pod): WorkloadLoss | undefined {
+  const id = pod.metadata?.uid ?? pod.metadata?.name ?? "";
+  const disruption = pod.status?.conditions?.find((c) => c.type === "DisruptionTarget" && c.status === "True");
+  if (disruption !== undefined) return { id, reason: [disruption.reason, disruption.message].filter((x) => x).join(": ") };
+  if (pod.status?.reason === "Evicted") return { id, reason: `Evicted: ${pod.status.message ?? "by the kubelet"}` };
+  if (pod.metadata?.deletionTimestamp !== undefined) return { id, reason: "deleted" };
+  return undefined;
 }
 
 /**
@@ -221,7 +241,13 @@ export function podEnd(pod: k8s.V1Pod): PodEnd | undefined {
     // Ended without its main container running: an init container (the launcher's) failed.
     const stuck = terminated === undefined ? stuckReason(pod) : undefined;
     if (stuck !== undefined) return { exitCode: -1, timedOut: false, stuck };
-    return { exitCode: terminated?.exitCode ?? 137, timedOut: pod.status?.reason === "DeadlineExceeded" && !endedBeforeDeadline(pod) };
+    const lost = podLoss(pod);
+    return {
+      exitCode: terminated?.exitCode ?? 137,
+      timedOut: pod.status?.reason === "DeadlineExceeded" && !endedBeforeDeadline(pod),
+      ...(terminated?.reason === "OOMKilled" ? { oomKilled: true } : {}),
+      ...(lost !== undefined ? { lost } : {}),
+    };
   }
   const stuck = stuckReason(pod);
   return stuck === undefined ? undefined : { exitCode: -1, timedOut: false, stuck };
@@ -262,6 +288,8 @@ export function observationOf(pod: k8s.V1Pod | undefined): WorkloadObservation {
     timedOut: end.timedOut,
     ...(finished !== undefined ? { finishedAt: new Date(finished) } : {}),
     ...node,
+    ...(end.oomKilled === true ? { oomKilled: true } : {}),
+    ...(end.lost !== undefined ? { lost: end.lost } : {}),
   };
 }
 
