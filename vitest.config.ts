@@ -3,7 +3,10 @@
 import { readdirSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { defineConfig } from "vitest/config";
-import { CLUSTER_PROJECT, FILE_SLOTS, TierSequencer } from "./test/harness/file-slots.js";
+import { CLUSTER_PROJECT, FILE_SLOTS } from "./test/harness/file-slots.js";
+
+/** Files run at once by the e2e files that only need the shared controller up. */
+const SHARED_WORKERS = 3;
 
 /** The tiers that spawn bin/gavel refuse to run an out-of-date dist/ (test/harness/dist-fresh.ts). */
 const DIST_FRESH = "test/harness/dist-fresh.ts";
@@ -12,28 +15,21 @@ const DIST_FRESH = "test/harness/dist-fresh.ts";
 const E2E_SETUP = [DIST_FRESH, "test/e2e/global-setup.ts"];
 const E2E_TIMEOUTS = { testTimeout: 600_000, hookTimeout: 600_000 };
 
-/** The e2e projects' files take a slot before they start (test/harness/file-slots.ts). */
+/** The projects whose files take a slot before they start (test/harness/file-slots.ts). */
 const FILE_SLOTS_SETUP = "test/harness/file-slots.ts";
-const TAKE_SLOT = "test/harness/take-file-slot.ts";
-const E2E_FILES = readdirSync(fileURLToPath(new URL("test/e2e/", import.meta.url))).filter((f) => f.endsWith(".test.ts")).length;
+const EXCLUSIVE_FILES = readdirSync(fileURLToPath(new URL("test/e2e/", import.meta.url))).filter((f) => f.endsWith(".exclusive.test.ts")).length;
 const SLOTTED = {
+  setupFiles: ["test/harness/take-file-slot.ts"],
   fileParallelism: true,
-  // Vitest starts the files in TierSequencer's order, the lanes' first: every e2e file gets a
-  // worker of its own (idle while it waits for its slot), so that the next file of a lane or of
-  // the shared release starts the moment a slot is free.
-  maxWorkers: E2E_FILES,
-  setupFiles: [TAKE_SLOT],
-  sequence: { groupOrder: 1 },
+  // Vitest starts every file of the group; FILE_SLOTS of them are at work at once, the others
+  // wait for their slot. Each exclusive file waits in a worker of its own, so that the next one
+  // starts the moment the cluster is free.
+  maxWorkers: FILE_SLOTS + EXCLUSIVE_FILES,
+  sequence: { groupOrder: 2 },
 };
-/**
- * The tiers that never touch the cluster, after the e2e tier, FILE_SLOTS files at a time: beside
- * five e2e files their API-server and process timeouts failed at load 20-40 (ADR 0081).
- */
-const OFF_CLUSTER = { fileParallelism: true, maxWorkers: FILE_SLOTS, sequence: { groupOrder: 2 } };
 
 export default defineConfig({
   test: {
-    sequence: { sequencer: TierSequencer },
     projects: [
       // Unit tests get 30 s each, not vitest's 5 s: the property tests and the CLI spawns take 1-3 s
       // alone and passed 5 s on a quiet machine, but timed out at load 15-20 (two cores shared
@@ -49,33 +45,36 @@ export default defineConfig({
       // The controller's fast tier: the Execution reconciler on a control plane of its own (API
       // server + etcd, no kubelet) with in-memory workloads; needs the Kubernetes binaries, not
       // the cluster, images or NATS (make test-controller; make test runs it too). In make test it
-      // runs beside the integration tier, as one of its files (vitest refuses projects of one
-      // group with different maxWorkers).
+      // runs beside the integration tier and takes one of its slots, as an integration file does
+      // (vitest refuses projects of one group with different maxWorkers).
       {
         test: {
           name: "controller",
           include: ["test/controller/**/*.test.ts"],
+          globalSetup: [FILE_SLOTS_SETUP],
           testTimeout: 60_000,
           hookTimeout: 180_000,
-          ...OFF_CLUSTER,
+          ...SLOTTED,
+          env: { GAVEL_FILE_SLOT: "shared" },
         },
       },
-      // First the e2e tier: the files that only need the shared release's controller up, three at
-      // a time (most of a file's time is waiting on pods, so they overlap well on two cores), and
-      // beside them the files that crash, restart or reconfigure the chart's controller or NATS,
-      // or count its metrics (*.exclusive.test.ts), each on a release of its lane (ADR 0081):
-      // E2E_LANES lanes, one file at a time in each. Each release's controller reconciles only
-      // its own namespaces (watchNamespaceSelector), so a lane's crashes reach no other file.
-      // Then the integration and controller tiers, which never touch the cluster.
+      // First the e2e files that only need the shared controller up, three at a time: most of a
+      // file's time is waiting on pods, so they overlap well on two cores. Then the e2e files
+      // that crash, restart or reconfigure the chart's controller or NATS, or count its metrics
+      // (*.exclusive.test.ts), one at a time with no other e2e file running, and beside them the
+      // integration tier, which never touches the cluster: two of its files at a time (three
+      // in a run without exclusive files). The exclusive files are the run's longest chain
+      // (455 s one after another at a716ab2); the integration tier (429 s of files) fits beside.
       {
         test: {
           name: "e2e",
           include: ["test/e2e/**/*.test.ts"],
           exclude: ["test/e2e/**/*.exclusive.test.ts"],
-          globalSetup: [...E2E_SETUP, FILE_SLOTS_SETUP],
+          globalSetup: E2E_SETUP,
           ...E2E_TIMEOUTS,
-          ...SLOTTED,
-          env: { GAVEL_FILE_SLOT: "e2e" },
+          fileParallelism: true,
+          maxWorkers: SHARED_WORKERS,
+          sequence: { groupOrder: 1 },
         },
       },
       {
@@ -85,7 +84,6 @@ export default defineConfig({
           globalSetup: [...E2E_SETUP, FILE_SLOTS_SETUP],
           ...E2E_TIMEOUTS,
           ...SLOTTED,
-          setupFiles: [TAKE_SLOT, "test/e2e/lane-setup.ts"],
           env: { GAVEL_FILE_SLOT: "cluster" },
         },
       },
@@ -93,10 +91,11 @@ export default defineConfig({
         test: {
           name: "integration",
           include: ["test/integration/**/*.test.ts"],
-          globalSetup: [DIST_FRESH],
+          globalSetup: [DIST_FRESH, FILE_SLOTS_SETUP],
           testTimeout: 120_000,
           hookTimeout: 180_000,
-          ...OFF_CLUSTER,
+          ...SLOTTED,
+          env: { GAVEL_FILE_SLOT: "shared" },
         },
       },
     ],

@@ -22,7 +22,7 @@ import { eventually, useCluster, type Cluster } from "../harness/cluster.js";
 import { chartNats, type ChartNats, type RecordWatch } from "../harness/decision-records.js";
 import { executionYaml } from "../harness/example-worker.js";
 import { executionsIn, workerCredentials, type Executions } from "../harness/executions.js";
-import { ChartController, NATS_POD, RELEASE_NAMESPACE } from "../harness/gavel-chart.js";
+import { ChartController, RELEASE_NAMESPACE } from "../harness/gavel-chart.js";
 import { BIG_BYTES, copyKillYaml, EXPECTED, faultyRun, judgeYaml, RELEASE, warmWorkerYaml, workerYaml } from "./gate-faults-manifests.js";
 import { WARM_CLAIM_ANNOTATION, WARM_ROLE } from "../../src/controller/warm-judge-pods.js";
 
@@ -294,7 +294,7 @@ describe("the gate decides every tool call once under faults (chart-installed co
     await ex.apply(faultyRun("nats-1"));
     const { child, pod } = await judgeRunning("nats-1");
     const deletedAt = Date.now();
-    const del = await cluster.kubectl(["delete", "pod", "-n", RELEASE_NAMESPACE, NATS_POD, "--wait=false"]);
+    const del = await cluster.kubectl(["delete", "pod", "-n", RELEASE_NAMESPACE, "gavel-nats-0", "--wait=false"]);
     expect(del.code, del.stderr).toBe(0);
     await nats.url();
     expect(isTerminal((await ex.get(child.metadata.name))?.status?.phase)).toBe(false);

@@ -18,7 +18,7 @@ import { applyExample, chartRuns } from "../harness/chart-runs.js";
 import { eventually, type Cluster } from "../harness/cluster.js";
 import { run } from "../harness/exec.js";
 import { callSummary, type Executions } from "../harness/executions.js";
-import { type ChartController, NATS_CREDENTIALS_SECRET, NATS_POD, RELEASE_NAMESPACE } from "../harness/gavel-chart.js";
+import { type ChartController, RELEASE_NAMESPACE } from "../harness/gavel-chart.js";
 import { parseSamples, promtoolCheck, scrapeControllers, sumBy } from "../harness/metrics.js";
 import { E2E_JAEGER_QUERY_ENV, jaegerQuery, type JaegerSpan } from "../harness/jaeger.js";
 import { REPO_DIR } from "../harness/paths.js";
@@ -232,10 +232,10 @@ describe("the inner loop on the cluster (chart-installed controller and NATS)", 
   }, 120_000);
 
   it("gavel events -o tree draws the run as local mode does: blocked calls with their check, judged calls with their child", async () => {
-    const secret = await core.readNamespacedSecret({ name: NATS_CREDENTIALS_SECRET, namespace: RELEASE_NAMESPACE });
+    const secret = await core.readNamespacedSecret({ name: "gavel-nats-credentials", namespace: RELEASE_NAMESPACE });
     const creds = join(dir, "gavel.creds");
     await writeFile(creds, Buffer.from(secret.data?.["nats.creds"] ?? "", "base64"), { mode: 0o600 });
-    const nats = await core.readNamespacedPod({ name: NATS_POD, namespace: RELEASE_NAMESPACE });
+    const nats = await core.readNamespacedPod({ name: "gavel-nats-0", namespace: RELEASE_NAMESPACE });
     const url = `nats://${nats.status?.podIP ?? ""}:4222`;
     // Publishing trails the status write: wait until the tree has its final phase.
     const tree = await eventually(

@@ -20,8 +20,7 @@ export interface Cluster {
   kubectl(args: string[], opts?: { stdin?: string }): Promise<ExecResult>;
   /** kubectl that must succeed: its stdout, or an error naming the command and its stderr. */
   kubectlOk(args: string[]): Promise<string>;
-  /** A new namespace PREFIX-xxxxxx with `labels`; by default this file's lane's label (none on the shared release). */
-  createNamespace(prefix: string, labels?: Record<string, string>): Promise<string>;
+  createNamespace(prefix: string): Promise<string>;
   deleteNamespace(name: string): Promise<void>;
 }
 
@@ -29,20 +28,6 @@ export interface Cluster {
  * Ensures the single-node cluster is up and returns clients for it. In the e2e tier the global
  * setup has brought it up already (GAVEL_CLUSTER_READY), so test files skip cluster.sh up.
  */
-/**
- * The label of the namespaces of an e2e lane: an exclusive e2e file runs on a chart release of
- * its own (gavel-lane-N, test/harness/gavel-chart.ts) whose controller reconciles only the
- * namespaces labelled with its lane, and the shared release only the unlabelled ones (chart
- * value watchNamespaceSelector, ADR 0081).
- */
-export const LANE_LABEL = "gavel.dev/lane";
-
-/** This test file's e2e lane (GAVEL_E2E_LANE, set by the slot it took: test/harness/take-file-slot.ts), or undefined on the shared release. */
-export function e2eLane(env: NodeJS.ProcessEnv = process.env): string | undefined {
-  const lane = env.GAVEL_E2E_LANE;
-  return lane === undefined || lane === "" ? undefined : lane;
-}
-
 export async function useCluster(): Promise<Cluster> {
   if (process.env.GAVEL_CLUSTER_READY !== "1") await runOk(join(HARNESS_DIR, "cluster.sh"), ["up"], { timeoutMs: 900_000 });
   const kubeconfigPath = join(GAVEL_CACHE, "cluster", "kubeconfig");
@@ -58,11 +43,9 @@ export async function useCluster(): Promise<Cluster> {
       if (r.code !== 0) throw new Error(`kubectl ${args.join(" ")}: ${r.stderr}`);
       return r.stdout;
     },
-    async createNamespace(prefix, labels) {
+    async createNamespace(prefix) {
       const name = `${prefix}-${Math.random().toString(36).slice(2, 8)}`;
-      const lane = e2eLane();
-      const chosen = labels ?? (lane !== undefined ? { [LANE_LABEL]: lane } : {});
-      await core.createNamespace({ body: { metadata: { name, labels: { ...chosen, [TEST_NAMESPACE_LABEL]: "true" } } } });
+      await core.createNamespace({ body: { metadata: { name, labels: { [TEST_NAMESPACE_LABEL]: "true" } } } });
       // Pods need the namespace's default service account, made by the controller-manager.
       for (let i = 0; i < 100; i++) {
         try {

@@ -8,12 +8,14 @@ import { DeliverPolicy, jetstream, jetstreamManager, type ConsumerMessages } fro
 import { DECISION_STREAM, DECISION_SUBJECT_PREFIX, type ToolCallRecord } from "../../src/gate/tool-call.js";
 import { token } from "../../src/transport/subjects.js";
 import { eventually, type Cluster } from "./cluster.js";
-import {
-  NATS_CREDENTIALS_SECRET as GAVEL_CREDS_SECRET,
-  NATS_POD,
-  NATS_STATEFULSET as NATS_SERVICE,
-  RELEASE_NAMESPACE,
-} from "./gavel-chart.js";
+import { RELEASE_NAMESPACE } from "./gavel-chart.js";
+
+/** The chart's NATS server pod (one server: the chart's default). */
+const NATS_POD = "gavel-nats-0";
+/** The chart's NATS Service: every Ready server. */
+const NATS_SERVICE = "gavel-nats";
+/** The Secret holding the controller's (gavel's own) NATS credentials. */
+const GAVEL_CREDS_SECRET = "gavel-nats-credentials";
 
 /** Every record stored after the watch began, in stream order, with the subject it was stored under. */
 export interface RecordWatch {
@@ -51,7 +53,7 @@ export function natsPodReady(core: k8s.CoreV1Api): Promise<k8s.V1Pod> {
   );
 }
 
-/** The chart's NATS of this file's release (the shared one, or its lane's), reached at its pod's address from the node. */
+/** The chart's NATS of the e2e fixture (gavel-system), reached at its pod's address from the node. */
 export async function chartNats(cluster: Cluster): Promise<ChartNats> {
   const core = cluster.kc.makeApiClient(k8s.CoreV1Api);
   const secret = await core.readNamespacedSecret({ name: GAVEL_CREDS_SECRET, namespace: RELEASE_NAMESPACE });

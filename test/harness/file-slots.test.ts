@@ -3,14 +3,14 @@ import { once } from "node:events";
 import { randomUUID } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
 import { describe, expect, it } from "vitest";
-import { E2E_LANES, E2E_SLOTS, slotNames, slotsOfThisFile, takeSlot } from "./file-slots.js";
+import { FILE_SLOTS, slotNames, slotsOfThisFile, takeSlot } from "./file-slots.js";
 
 describe("file slots", () => {
-  it("names the lanes and the shared release's e2e slots, per run", () => {
-    expect(slotNames("7", "cluster", 2)).toEqual(["\0gavel-test-7-lane-1", "\0gavel-test-7-lane-2"]);
-    expect(slotNames("7", "e2e")).toEqual(["\0gavel-test-7-e2e-0", "\0gavel-test-7-e2e-1", "\0gavel-test-7-e2e-2"]);
-    expect(slotsOfThisFile({ GAVEL_FILE_SLOT: "e2e", GAVEL_FILE_SLOTS_RUN: "7" })).toHaveLength(E2E_SLOTS);
-    expect(slotsOfThisFile({ GAVEL_FILE_SLOT: "cluster", GAVEL_FILE_SLOTS_RUN: "7" })).toHaveLength(E2E_LANES);
+  it("names one cluster slot and the shared ones, per run", () => {
+    expect(slotNames("7", "cluster", 2)).toEqual(["\0gavel-test-7-cluster"]);
+    expect(slotNames("7", "shared", 2)).toEqual(["\0gavel-test-7-shared-0", "\0gavel-test-7-shared-1"]);
+    expect(slotsOfThisFile({ GAVEL_FILE_SLOT: "shared", GAVEL_FILE_SLOTS_RUN: "7" })).toHaveLength(FILE_SLOTS);
+    expect(slotsOfThisFile({ GAVEL_FILE_SLOT: "shared", GAVEL_FILE_SLOTS_RUN: "7", GAVEL_FILE_SLOTS_SHARED: "2" })).toHaveLength(2);
   });
 
   it("refuses a project without its kind or the run's global setup, naming what is missing", () => {
@@ -19,23 +19,22 @@ describe("file slots", () => {
   });
 
   it("gives each slot to one taker at a time: the next takes it once it is released", async () => {
-    const names = slotNames(randomUUID(), "cluster", 2);
+    const names = slotNames(randomUUID(), "shared", 2);
     const first = await takeSlot(names, 10);
     const second = await takeSlot(names, 10);
-    expect([first.index, second.index]).toEqual([0, 1]);
-    let third: Awaited<ReturnType<typeof takeSlot>> | undefined;
+    let third: (() => Promise<void>) | undefined;
     const waiting = takeSlot(names, 10).then((r) => (third = r));
     await sleep(100);
     expect(third).toBeUndefined();
-    await first.release();
+    await first();
     await waiting;
-    expect(third?.index).toBe(0);
-    await second.release();
-    await third?.release();
+    expect(third).toBeDefined();
+    await second();
+    await third?.();
   });
 
   it("frees a slot when the process holding it dies", async () => {
-    const [name] = slotNames(randomUUID(), "cluster", 1);
+    const [name] = slotNames(randomUUID(), "cluster", 0);
     const holder = spawn(process.execPath, [
       "-e",
       `require("node:net").createServer().listen(${JSON.stringify(name)}, () => console.log("held"))`,
@@ -46,6 +45,8 @@ describe("file slots", () => {
     await sleep(100);
     expect(taken).toBe(false);
     holder.kill("SIGKILL");
-    await (await waiting).release();
+    await (
+      await waiting
+    )();
   });
 });

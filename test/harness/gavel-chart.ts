@@ -5,30 +5,20 @@
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import * as k8s from "@kubernetes/client-node";
-import { e2eLane, eventually, LANE_LABEL, type Cluster } from "./cluster.js";
+import { eventually, type Cluster } from "./cluster.js";
 import { run, runOk } from "./exec.js";
 import { E2E_OTLP_ENDPOINT_ENV } from "./jaeger.js";
 import { HARNESS_DIR, HELM, REPO_DIR } from "./paths.js";
 import { E2E_APPROVAL_WEBHOOK_ENV, E2E_APPROVAL_WEBHOOK_SECRET } from "./webhook-receiver.js";
 
-const LANE = e2eLane();
-/** The release the e2e files without a lane share (installed by test/e2e/global-setup.ts). */
-export const SHARED_RELEASE_NAMESPACE = "gavel-system";
-export const SHARED_CONTROLLER_DEPLOYMENT = "gavel-controller";
-/** The release this test file runs on: the shared one (gavel in gavel-system), or its lane's (gavel-lane-N in a namespace of that name). */
-export const RELEASE = LANE === undefined ? "gavel" : `gavel-lane-${LANE}`;
-export const RELEASE_NAMESPACE = LANE === undefined ? "gavel-system" : RELEASE;
-export const CONTROLLER_DEPLOYMENT = `${RELEASE}-controller`;
-/** The release's NATS: its StatefulSet, its first pod and the Secret with gavel's own credentials (the chart's names). */
-export const NATS_STATEFULSET = `${RELEASE}-nats`;
-export const NATS_POD = `${NATS_STATEFULSET}-0`;
-export const NATS_CREDENTIALS_SECRET = `${NATS_STATEFULSET}-credentials`;
-/** The namespaces this release's controller reconciles: its lane's, or (shared) those of no lane. */
-const NAMESPACE_SELECTOR = LANE === undefined ? `!${LANE_LABEL}` : `${LANE_LABEL}=${LANE}`;
+export const RELEASE = "gavel";
+export const RELEASE_NAMESPACE = "gavel-system";
+export const CONTROLLER_DEPLOYMENT = "gavel-controller";
 const CHART = join(REPO_DIR, "charts", "gavel");
-const SELECTOR = `app.kubernetes.io/instance=${RELEASE},app.kubernetes.io/component=controller`;
+const SELECTOR = "app.kubernetes.io/instance=gavel,app.kubernetes.io/component=controller";
+export const NATS_STATEFULSET = "gavel-nats";
 /** The chart's NATS server pods. */
-export const NATS_SELECTOR = `app.kubernetes.io/instance=${RELEASE},app.kubernetes.io/component=nats`;
+export const NATS_SELECTOR = "app.kubernetes.io/instance=gavel,app.kubernetes.io/component=nats";
 
 async function version(): Promise<string> {
   return (JSON.parse(await readFile(join(REPO_DIR, "package.json"), "utf8")) as { version: string }).version;
@@ -51,8 +41,6 @@ async function fixtureValues(): Promise<string[]> {
     `podAnnotations.gavel\\.dev/image=${id.replace(/^sha256:/, "").slice(0, 16)}`,
     "--set",
     "ui.enabled=true",
-    "--set-string",
-    `watchNamespaceSelector=${NAMESPACE_SELECTOR}`,
     ...(otlp !== undefined && otlp !== "" ? ["--set-string", `tracing.otlpEndpoint=${otlp}`] : []),
     ...(hook !== undefined && hook !== ""
       ? ["--set-string", `approvals.webhookUrl=${hook}/hook`, "--set-string", `approvals.webhookSecret.name=${E2E_APPROVAL_WEBHOOK_SECRET}`]
@@ -72,13 +60,6 @@ export async function installChart(cluster: Cluster, values: string[] = []): Pro
   if (applied.code !== 0) throw new Error(`kubectl apply ${crds}: ${applied.stderr}`);
   const established = await cluster.kubectl(["wait", "--for", "condition=established", "--timeout=60s", "-f", crds]);
   if (established.code !== 0) throw new Error(`CRDs not established: ${established.stderr}`);
-  // A lane's release namespace carries its lane too: the shared controller must not take the
-  // lane's cluster-default GuardPolicy there for a namespace policy (Helm cannot label it).
-  if (LANE !== undefined) {
-    const made = await cluster.kubectl(["create", "namespace", RELEASE_NAMESPACE]);
-    if (made.code !== 0 && !made.stderr.includes("AlreadyExists")) throw new Error(`namespace ${RELEASE_NAMESPACE}: ${made.stderr}`);
-    await cluster.kubectlOk(["label", "namespace", RELEASE_NAMESPACE, `${LANE_LABEL}=${LANE}`, "--overwrite"]);
-  }
   const helm = await run(
     HELM,
     [
