@@ -62,11 +62,20 @@ describe("the gate decides every tool call once under faults (chart-installed co
       `${execution}'s tool-judge child running`,
     );
 
-  /** Lets the held judge in `pod` give its verdict now. */
-  const releaseJudge = async (pod: string) => {
-    const r = await cluster.kubectl(["exec", "-n", ex.namespace, pod, "-c", MAIN_CONTAINER, "--", "sh", "-c", RELEASE]);
-    if (r.code !== 0) throw new Error(`releasing the judge in pod ${pod} (kill its sleep): exit ${r.code} ${r.stderr}`);
-  };
+  /**
+   * Lets the held judge in `pod` give its verdict now, once its `sleep` runs: a judge child is
+   * Running before its program reaches the sleep (the CI run at 9403c7f found none yet).
+   */
+  const releaseJudge = (pod: string) =>
+    eventually(
+      async () => {
+        const r = await cluster.kubectl(["exec", "-n", ex.namespace, pod, "-c", MAIN_CONTAINER, "--", "sh", "-c", RELEASE]);
+        if (r.code !== 0) throw new Error(`releasing the judge in pod ${pod} (kill its sleep): exit ${r.code} ${r.stderr}`);
+        return true;
+      },
+      30_000,
+      `the judge in pod ${pod} sleeping, then released`,
+    );
 
   /** Waits until a claim on step `step` of the watched run is stored after `since` (ms): a gate holds the call (again). */
   const claimedSince = (watch: { records: ToolCallRecord[]; storedAt: number[] }, step: number, since: number, what: string) =>
